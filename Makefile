@@ -1,0 +1,31 @@
+# Two commands set everything up on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip -q --disable-pip-version-check
+
+.PHONY: demo test fuzz bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --upgrade pip
+
+demo: $(PY)
+	$(PIP) install -e .
+	$(VENV)/bin/shardconv demo
+
+test: $(PY)
+	$(PIP) install -e '.[test]'
+	$(PY) -m pytest -q
+
+fuzz: $(PY)
+	$(PIP) install -e '.[test]'
+	SHARDCONV_FUZZ=long $(PY) -m pytest -q tests/fuzz
+
+bench: $(PY)
+	$(PIP) install -e '.[test]'
+	$(PY) bench/convert.py
+	$(PY) bench/cli.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis

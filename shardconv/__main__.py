@@ -1,0 +1,5 @@
+"""``python -m shardconv``."""
+
+from .cli.main import main
+
+main()

@@ -1,0 +1,84 @@
+"""The ``shardconv`` click group. Subcommands are imported only when invoked, so ``--version`` is quick."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from typing import Any
+
+import click
+
+from .. import __version__
+
+# command name -> "module:function" under shardconv.cli
+COMMANDS: dict[str, str] = {
+    "convert": "shardconv.cli.convert:convert",
+    "show": "shardconv.cli.show:show",
+    "roundtrip": "shardconv.cli.roundtrip:roundtrip",
+    "compare": "shardconv.cli.compare:compare",
+    "check": "shardconv.cli.check:check",
+    "outputs": "shardconv.cli.outputs:outputs",
+    "examples": "shardconv.cli.examples:examples",
+    "demo": "shardconv.cli.examples:demo",
+}
+
+SHORT_HELP: dict[str, str] = {
+    "convert": "Convert a sharding between HLO, Shardy, partition specs and protos.",
+    "show": "Show which device holds which tile, and every equivalent spelling.",
+    "roundtrip": "Round-trip a sharding through the other format and check it against the mesh.",
+    "compare": "Do two shardings place the same data on the same devices?",
+    "check": "Scan IR dumps for sharding problems (a pre-commit / CI gate).",
+    "outputs": "Output shardings of a post-Shardy module, in the form a PJRT plugin reports them.",
+    "examples": "Run the bundled example round trips on a backend.",
+    "demo": "Run the bundled examples and the seed-scenario check.",
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose commands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [name for name in COMMANDS if self._exists(name)]
+
+    @staticmethod
+    def _exists(name: str) -> bool:
+        module = COMMANDS[name].split(":")[0]
+        return importlib.util.find_spec(module) is not None
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None or not self._exists(name):
+            return None
+        module, attr = target.split(":")
+        return getattr(importlib.import_module(module), attr)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, SHORT_HELP.get(name, "")) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, "--version", "-V", prog_name="shardconv")
+def cli() -> None:
+    """Parse, convert and check XLA HLO and Shardy tensor shardings.
+
+    \b
+    Examples:
+      shardconv convert '{devices=[1,4,2]<=[8] last_tile_dim_replicate}' --mesh batch=2,model=4
+      shardconv convert '#sdy.sharding<@mesh, [{}, {"model"}]>' --mesh batch=2,model=4
+      shardconv check dumps/ --mesh batch=2,model=4
+    """
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Console entry point: clean exits on Ctrl-C and closed pipes, never a traceback for bad input."""
+    from .runner import run
+
+    return run(cli, argv)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

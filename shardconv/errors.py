@@ -1,0 +1,111 @@
+"""Every error shardconv raises on bad input derives from ShardingError, so callers catch one class."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class ShardingError(Exception):
+    """Bad input. Carries the offending text and a position so ``str()`` can show a caret line."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        text: str | None = None,
+        pos: int | None = None,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.text = text
+        self.pos = pos
+        if pos is not None and text is not None and (line is None or column is None):
+            line = text.count("\n", 0, pos) + 1
+            column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+        self.line = line
+        self.column = column
+
+    def caret_excerpt(self) -> str:
+        """The source line holding the error with a ``^`` under the column; empty when unknown."""
+        if self.text is None or self.line is None or self.column is None:
+            return ""
+        lines = self.text.split("\n")
+        if not 1 <= self.line <= len(lines):
+            return ""
+        src = lines[self.line - 1]
+        col = self.column - 1
+        # Keep long lines readable: show a window around the column.
+        width = 100
+        start = max(0, min(col - width // 2, len(src) - width))
+        prefix = "..." if start > 0 else ""
+        suffix = "..." if start + width < len(src) else ""
+        shown = prefix + src[start : start + width] + suffix
+        caret_at = len(prefix) + col - start
+        return f"  {shown}\n  {' ' * caret_at}^"
+
+    def __str__(self) -> str:
+        where = f"{self.line}:{self.column}: " if self.line is not None else ""
+        excerpt = self.caret_excerpt()
+        return f"{where}{self.message}" + (f"\n{excerpt}" if excerpt else "")
+
+    def located(self, text: str, offset: int) -> "ShardingError":
+        """Re-anchor a position-less error at ``offset`` in ``text`` (used when a nested value fails)."""
+        if self.text is None:
+            self.text = text
+            self.pos = offset + (self.pos or 0)
+            self.line = text.count("\n", 0, self.pos) + 1
+            self.column = self.pos - (text.rfind("\n", 0, self.pos) + 1) + 1
+        return self
+
+
+class ShardingSyntaxError(ShardingError):
+    """The text does not match the grammar."""
+
+    def __init__(self, message: str, *, expected: tuple[str, ...] = (), **kw: object) -> None:
+        super().__init__(message, **kw)  # type: ignore[arg-type]
+        self.expected = expected
+
+
+class ShardingValidationError(ShardingError):
+    """The text parses but describes something invalid (duplicate devices, unknown axis, ...)."""
+
+
+class LimitExceededError(ShardingValidationError):
+    """A size limit was hit before anything was allocated; the message names the limit and how to raise it."""
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """An alternative the user can take when a sharding cannot be expressed as asked."""
+
+    description: str
+    value: str = ""
+
+
+class NotExpressibleError(ShardingError):
+    """A valid sharding that has no equivalent in the requested target (mesh, format)."""
+
+    def __init__(self, message: str, *, suggestions: tuple[Suggestion, ...] = (), **kw: object) -> None:
+        super().__init__(message, **kw)  # type: ignore[arg-type]
+        self.suggestions = suggestions
+
+    def __str__(self) -> str:
+        base = super().__str__()
+        if not self.suggestions:
+            return base
+        tips = "\n".join(
+            f"  try: {s.description}" + (f"\n       {s.value}" if s.value else "") for s in self.suggestions
+        )
+        return f"{base}\n{tips}"
+
+
+__all__ = [
+    "ShardingError",
+    "ShardingSyntaxError",
+    "ShardingValidationError",
+    "LimitExceededError",
+    "NotExpressibleError",
+    "Suggestion",
+]

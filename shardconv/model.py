@@ -1,0 +1,512 @@
+"""The one model both formats parse into and print from: frozen dataclasses, no text handling.
+
+HLO side: ``TileAssignment``, ``HloSharding`` (+ ``SubgroupType``, ``ShardGroup``, ``OpMetadata``,
+``MeshSharding`` for V3). Shardy side: ``Mesh``, ``MeshAxis``, ``AxisRef``, ``SubAxis``, ``DimSharding``,
+``TensorSharding``, ``TensorShardingPerValue``, ``ManualAxes``. Plus ``PartitionSpec``.
+``str(x)`` on any of them gives the canonical text (printers live in ``shardconv.printers``).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from functools import cached_property
+from math import prod
+from typing import Union
+
+from .canonical import canonical_iota
+from .device_order import iota_order, transposed
+from .errors import ShardingValidationError
+from .limits import check_device_count
+
+# --------------------------------------------------------------------------------------------------
+# HLO side
+# --------------------------------------------------------------------------------------------------
+
+
+class SubgroupType(enum.Enum):
+    """Type of a trailing subgroup dim of a tile array. Declaration order is XLA's canonical order."""
+
+    MANUAL = "manual"
+    UNREDUCED = "unreduced"
+    REPLICATED = "replicated"
+
+    @property
+    def order(self) -> int:
+        return _SUBGROUP_ORDER[self]
+
+
+_SUBGROUP_ORDER = {t: i for i, t in enumerate(SubgroupType)}
+
+
+class Kind(enum.Enum):
+    """What an ``HloSharding`` is. Precedence when several flags are given: the declaration order."""
+
+    REPLICATED = "replicated"
+    MAXIMAL = "maximal"
+    MANUAL = "manual"
+    UNKNOWN = "unknown"
+    UNREDUCED = "unreduced"
+    TILED = "tiled"
+    TUPLE = "tuple"
+    MESH = "mesh"  # V3: mesh-based ("named") sharding
+
+
+@dataclass(frozen=True)
+class TileAssignment:
+    """The device array of a tiled sharding: either iota (``reshape_dims``/``perm``) or an explicit list.
+
+    Build it with ``TileAssignment.iota`` or ``TileAssignment.from_devices`` so it is validated and
+    canonical; ``devices`` materialises the array lazily (iota stays symbolic until asked).
+    """
+
+    dims: tuple[int, ...]
+    reshape_dims: tuple[int, ...] | None = None
+    perm: tuple[int, ...] | None = None
+    explicit: tuple[int, ...] | None = None
+
+    @classmethod
+    def iota(
+        cls,
+        dims: tuple[int, ...] | list[int],
+        reshape_dims: tuple[int, ...] | list[int] | None = None,
+        perm: tuple[int, ...] | list[int] | None = None,
+    ) -> TileAssignment:
+        dims = tuple(dims)
+        _check_dims(dims, "tile")
+        n = check_device_count(dims)
+        if reshape_dims is None:
+            reshape_dims = (n,)
+        reshape_dims = tuple(reshape_dims)
+        _check_dims(reshape_dims, "iota reshape")
+        if perm is None:
+            perm = tuple(range(len(reshape_dims)))
+        perm = tuple(perm)
+        if sorted(perm) != list(range(len(reshape_dims))):
+            raise ShardingValidationError(
+                f"iota transpose T({','.join(map(str, perm))}) is not a permutation of "
+                f"0..{len(reshape_dims) - 1}"
+            )
+        m = check_device_count(reshape_dims)
+        if m != n:
+            raise ShardingValidationError(
+                f"iota <=[{','.join(map(str, reshape_dims))}] has {m} devices but the tile dims "
+                f"[{','.join(map(str, dims))}] need {n}"
+            )
+        r, p = canonical_iota(reshape_dims, perm)
+        return cls(dims=dims, reshape_dims=r, perm=p)
+
+    @classmethod
+    def from_devices(cls, dims: tuple[int, ...] | list[int], devices: tuple[int, ...] | list[int]) -> TileAssignment:
+        dims = tuple(dims)
+        _check_dims(dims, "tile")
+        n = check_device_count(dims)
+        if len(devices) != n:
+            raise ShardingValidationError(
+                f"device list has {len(devices)} entries but the tile dims "
+                f"[{','.join(map(str, dims))}] need {n}"
+            )
+        devices = tuple(devices)
+        if len(set(devices)) != n:
+            seen: set[int] = set()
+            dup = next(d for d in devices if d in seen or seen.add(d))  # type: ignore[func-returns-value]
+            raise ShardingValidationError(f"device {dup} appears more than once in the device list")
+        if any(d < 0 for d in devices):
+            raise ShardingValidationError(f"negative device id {min(devices)}")
+        return cls(dims=dims, explicit=devices)
+
+    @property
+    def is_iota(self) -> bool:
+        return self.explicit is None
+
+    @property
+    def num_devices(self) -> int:
+        return prod(self.dims)
+
+    @cached_property
+    def devices(self) -> tuple[int, ...]:
+        """Row-major device ids of the tile array."""
+        if self.explicit is not None:
+            return self.explicit
+        assert self.reshape_dims is not None and self.perm is not None
+        return tuple(iota_order(self.reshape_dims, self.perm))
+
+    def transpose(self, perm: tuple[int, ...]) -> TileAssignment:
+        """The tile array transposed by ``perm`` (materialised; callers that can stay iota do so themselves)."""
+        dims = tuple(self.dims[p] for p in perm)
+        return TileAssignment(dims=dims, explicit=tuple(transposed(self.devices, self.dims, perm)))
+
+    def reshape(self, dims: tuple[int, ...]) -> TileAssignment:
+        """Same device order, new shape (iota stays iota)."""
+        dims = tuple(dims)
+        if prod(dims) != self.num_devices:
+            raise ShardingValidationError(f"cannot reshape {list(self.dims)} to {list(dims)}")
+        if self.explicit is None:
+            return TileAssignment(dims=dims, reshape_dims=self.reshape_dims, perm=self.perm)
+        return TileAssignment(dims=dims, explicit=self.explicit)
+
+
+def _check_dims(dims: tuple[int, ...], what: str) -> None:
+    if not dims:
+        raise ShardingValidationError(f"{what} dims are empty")
+    for d in dims:
+        if d <= 0:
+            raise ShardingValidationError(
+                f"{what} dims [{','.join(map(str, dims))}] contain {d}; every dim must be at least 1"
+            )
+
+
+@dataclass(frozen=True)
+class ShardGroup:
+    """``shard_as N`` / ``shard_like N``."""
+
+    kind: str  # "shard_as" | "shard_like"
+    id: int
+
+
+@dataclass(frozen=True)
+class OpMetadata:
+    """``metadata={op_name="a" source_file="x.py" source_line=3}``: ordered key/value pairs as written."""
+
+    fields: tuple[tuple[str, str | int | tuple[int, ...]], ...] = ()
+
+    def get(self, key: str) -> str | int | tuple[int, ...] | None:
+        return next((v for k, v in self.fields if k == key), None)
+
+
+@dataclass(frozen=True)
+class HloSharding:
+    """An XLA HloSharding. Build tiled ones with ``HloSharding.tiled`` so XLA's normalisations apply.
+
+    ``subgroups`` lists the types of the trailing subgroup dims of ``tile`` (already merged/sorted).
+    Equality ignores metadata, as XLA's does.
+    """
+
+    kind: Kind
+    tile: TileAssignment | None = None
+    subgroups: tuple[SubgroupType, ...] = ()
+    device: int | None = None
+    elements: tuple[HloSharding, ...] = ()
+    mesh_sharding: MeshSharding | None = None
+    shard_group: ShardGroup | None = None
+    metadata: tuple[OpMetadata, ...] = field(default=(), compare=False)
+
+    # --- constructors -------------------------------------------------------------------------
+    @classmethod
+    def replicated(cls, **kw: object) -> HloSharding:
+        return cls(Kind.REPLICATED, **kw)  # type: ignore[arg-type]
+
+    @classmethod
+    def manual(cls, **kw: object) -> HloSharding:
+        return cls(Kind.MANUAL, **kw)  # type: ignore[arg-type]
+
+    @classmethod
+    def unknown(cls, **kw: object) -> HloSharding:
+        return cls(Kind.UNKNOWN, **kw)  # type: ignore[arg-type]
+
+    @classmethod
+    def unreduced(cls, **kw: object) -> HloSharding:
+        return cls(Kind.UNREDUCED, **kw)  # type: ignore[arg-type]
+
+    @classmethod
+    def maximal(cls, device: int, **kw: object) -> HloSharding:
+        if device < 0:
+            raise ShardingValidationError(f"maximal device id {device} is negative")
+        return cls(Kind.MAXIMAL, device=device, **kw)  # type: ignore[arg-type]
+
+    @classmethod
+    def tuple_of(cls, elements: tuple[HloSharding, ...] | list[HloSharding], **kw: object) -> HloSharding:
+        return cls(Kind.TUPLE, elements=tuple(elements), **kw)  # type: ignore[arg-type]
+
+    @classmethod
+    def tiled(
+        cls,
+        tile: TileAssignment,
+        subgroups: tuple[SubgroupType, ...] | list[SubgroupType] = (),
+        **kw: object,
+    ) -> HloSharding:
+        """A tiled sharding after XLA's normalisations (replicate-last-dim collapse, subgroup merge/sort)."""
+        from .canonical import canonical_tiled
+
+        return canonical_tiled(tile, tuple(subgroups), **kw)
+
+    # --- queries ------------------------------------------------------------------------------
+    @property
+    def is_tuple(self) -> bool:
+        return self.kind is Kind.TUPLE
+
+    @property
+    def is_tiled(self) -> bool:
+        return self.kind is Kind.TILED
+
+    @property
+    def replicate_on_last_tile_dim(self) -> bool:
+        return self.subgroups == (SubgroupType.REPLICATED,)
+
+    @property
+    def rank(self) -> int | None:
+        """Tensor rank a tiled sharding applies to; None when any rank fits."""
+        if self.kind is Kind.TILED and self.tile is not None:
+            return len(self.tile.dims) - len(self.subgroups)
+        if self.kind is Kind.MESH and self.mesh_sharding is not None:
+            return len(self.mesh_sharding.dims)
+        return None
+
+    @property
+    def tile_counts(self) -> tuple[int, ...]:
+        """Number of tiles along each tensor dim (tiled shardings only)."""
+        assert self.tile is not None and self.rank is not None
+        return self.tile.dims[: self.rank]
+
+    def with_metadata(self, metadata: tuple[OpMetadata, ...]) -> HloSharding:
+        from dataclasses import replace
+
+        return replace(self, metadata=metadata)
+
+    def to_proto(self) -> bytes:
+        """Serialized ``xla.OpSharding``, byte-identical to XLA's ``to_proto().SerializeToString()``."""
+        from .proto import to_proto_bytes
+
+        return to_proto_bytes(self)
+
+    def to_text(self, *, include_metadata: bool = False) -> str:
+        from .printers.hlo import print_hlo
+
+        return print_hlo(self, include_metadata=include_metadata)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+
+# --------------------------------------------------------------------------------------------------
+# Shardy side
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MeshAxis:
+    name: str
+    size: int
+
+
+@dataclass(frozen=True)
+class Mesh:
+    """A Shardy mesh. ``explicit_device_ids`` is None when the ids are iota (Shardy drops them then).
+
+    ``name`` is the symbol (``@mesh``) when known; it does not take part in equality.
+    """
+
+    axes: tuple[MeshAxis, ...] = ()
+    explicit_device_ids: tuple[int, ...] | None = None
+    name: str | None = field(default=None, compare=False)
+
+    @classmethod
+    def of(
+        cls,
+        axes: dict[str, int] | list[tuple[str, int]] | tuple[MeshAxis, ...],
+        device_ids: tuple[int, ...] | list[int] | None = None,
+        name: str | None = None,
+    ) -> Mesh:
+        """Build a mesh, dropping ``device_ids`` that equal iota (as Shardy's printer does)."""
+        if isinstance(axes, dict):
+            axes = list(axes.items())
+        ax = tuple(a if isinstance(a, MeshAxis) else MeshAxis(a[0], a[1]) for a in axes)
+        ids = tuple(device_ids) if device_ids is not None else None
+        if ids is not None and ax and ids == tuple(range(len(ids))):
+            ids = None
+        return cls(axes=ax, explicit_device_ids=ids, name=name)
+
+    @property
+    def axis_names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.axes)
+
+    @property
+    def axis_sizes(self) -> tuple[int, ...]:
+        return tuple(a.size for a in self.axes)
+
+    @cached_property
+    def _size_by_name(self) -> dict[str, int]:
+        return {a.name: a.size for a in self.axes}
+
+    def axis_size(self, name: str) -> int:
+        return self._size_by_name[name]
+
+    def has_axis(self, name: str) -> bool:
+        return name in self._size_by_name
+
+    @property
+    def num_devices(self) -> int:
+        if not self.axes and self.explicit_device_ids is not None:
+            return len(self.explicit_device_ids)
+        return prod(self.axis_sizes)
+
+    @property
+    def is_maximal(self) -> bool:
+        """No axes and exactly one device id: a single-device mesh."""
+        return not self.axes and self.explicit_device_ids is not None and len(self.explicit_device_ids) == 1
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.axes and self.explicit_device_ids is None
+
+    @cached_property
+    def device_ids(self) -> tuple[int, ...]:
+        """Device id at every mesh position (row-major over the axes); iota unless given."""
+        if self.explicit_device_ids is not None:
+            return self.explicit_device_ids
+        return tuple(range(self.num_devices))
+
+    def shape_str(self) -> str:
+        """Compact ``batch=2,model=4`` form for messages and the CLI."""
+        return ",".join(f"{a.name}={a.size}" for a in self.axes)
+
+    def __str__(self) -> str:
+        from .printers.sdy import print_mesh
+
+        return print_mesh(self)
+
+
+@dataclass(frozen=True)
+class SubAxis:
+    """``:(pre_size)size`` — the middle of reshaping the axis to ``[pre_size, size, rest]``."""
+
+    pre_size: int
+    size: int
+
+
+@dataclass(frozen=True)
+class AxisRef:
+    name: str
+    sub_axis: SubAxis | None = None
+
+    def size(self, mesh: Mesh) -> int:
+        return self.sub_axis.size if self.sub_axis is not None else mesh.axis_size(self.name)
+
+    def __str__(self) -> str:
+        from .printers.sdy import print_axis_ref
+
+        return print_axis_ref(self)
+
+
+@dataclass(frozen=True)
+class DimSharding:
+    """One tensor dim: axes major->minor, closed or open (``?``), optional priority ``pN``."""
+
+    axes: tuple[AxisRef, ...] = ()
+    is_closed: bool = True
+    priority: int | None = None
+
+
+MeshRef = Union[str, Mesh]  # a symbol name (without '@') or an inlined mesh
+
+
+@dataclass(frozen=True)
+class TensorSharding:
+    """``#sdy.sharding<@mesh, [dims...], replicated={...}, unreduced={...}>``."""
+
+    mesh: MeshRef
+    dims: tuple[DimSharding, ...] = ()
+    replicated: tuple[AxisRef, ...] = ()
+    unreduced: tuple[AxisRef, ...] = ()
+    unreduced_op: str = "sum"  # "sum" (default, not printed) | "max" | "min"
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+    @property
+    def mesh_name(self) -> str | None:
+        return self.mesh if isinstance(self.mesh, str) else None
+
+    def resolve_mesh(self, mesh: Mesh | None = None) -> Mesh:
+        """The mesh this sharding lives on: the inlined one, else the one passed in."""
+        if isinstance(self.mesh, Mesh):
+            return self.mesh
+        if mesh is None:
+            raise ShardingValidationError(f"unknown mesh: @{self.mesh} (pass the mesh it refers to)")
+        return mesh
+
+    def to_text(self, *, attribute: bool = True) -> str:
+        from .printers.sdy import print_sharding
+
+        return print_sharding(self, attribute=attribute)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+
+@dataclass(frozen=True)
+class TensorShardingPerValue:
+    """``#sdy.sharding_per_value<[...]>``: one sharding per result of an op."""
+
+    shardings: tuple[TensorSharding, ...] = ()
+
+    def __str__(self) -> str:
+        from .printers.sdy import print_sharding_per_value
+
+        return print_sharding_per_value(self)
+
+
+@dataclass(frozen=True)
+class ManualAxes:
+    """``manual_axes={"a", "b"}`` of a ``sdy.manual_computation``."""
+
+    axes: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        from .printers.sdy import print_manual_axes
+
+        return print_manual_axes(self)
+
+
+# --------------------------------------------------------------------------------------------------
+# HLO V3 (mesh-based) and partition specs: they reuse the Shardy vocabulary
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MeshSharding:
+    """HLO V3 ``{mesh['a'=2,'b'=4], [{'a'}, {}], replicated={'b'}}``: Shardy's shape in XLA's syntax."""
+
+    mesh: Mesh
+    dims: tuple[DimSharding, ...] = ()
+    replicated: tuple[AxisRef, ...] = ()
+    unreduced: tuple[AxisRef, ...] = ()
+    manual: tuple[AxisRef, ...] = ()
+
+
+PartitionEntry = Union[None, str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class PartitionSpec:
+    """JAX ``P(None, ('d','b'), 'c')`` / torch-xla ``(None, ('d','b'), 'c')``: axis names per tensor dim."""
+
+    entries: tuple[PartitionEntry, ...] = ()
+
+    def __str__(self) -> str:
+        from .printers.spec import print_partition_spec
+
+        return print_partition_spec(self)
+
+
+__all__ = [
+    "AxisRef",
+    "DimSharding",
+    "HloSharding",
+    "Kind",
+    "ManualAxes",
+    "Mesh",
+    "MeshAxis",
+    "MeshRef",
+    "MeshSharding",
+    "OpMetadata",
+    "PartitionEntry",
+    "PartitionSpec",
+    "ShardGroup",
+    "SubAxis",
+    "SubgroupType",
+    "TensorSharding",
+    "TensorShardingPerValue",
+    "TileAssignment",
+]

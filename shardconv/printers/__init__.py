@@ -1,0 +1,1 @@
+"""Model -> text. Canonical printers for each format, next to the model they print."""
