@@ -1,0 +1,62 @@
+"""The one place that decides colour, width and TTY-ness, and builds rich Consoles (rich imported lazily).
+
+Colour only when the stream is a terminal and ``NO_COLOR`` is unset (https://no-color.org);
+``FORCE_COLOR`` turns it on for pipes. Width: ``COLUMNS`` if set, else the terminal's, else 80.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+DEFAULT_WIDTH = 80
+
+
+def is_tty(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def use_color(stream: IO[str]) -> bool:
+    """Colour policy: NO_COLOR wins, then FORCE_COLOR, then 'is it a terminal'."""
+    if os.environ.get("NO_COLOR", "") != "":
+        return False
+    if os.environ.get("FORCE_COLOR", "") != "":
+        return True
+    return is_tty(stream) and os.environ.get("TERM") != "dumb"
+
+
+def width(stream: IO[str]) -> int:
+    """Columns to lay tables out in."""
+    cols = os.environ.get("COLUMNS", "")
+    if cols.isdigit() and int(cols) > 0:
+        return int(cols)
+    if is_tty(stream):
+        return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    return DEFAULT_WIDTH
+
+
+def make_console(stream: IO[str] | None = None, *, stderr: bool = False) -> Console:
+    """A rich Console on ``stream`` (stdout by default) following the colour and width policy."""
+    from rich.console import Console
+
+    if stream is None:
+        stream = sys.stderr if stderr else sys.stdout
+    color = use_color(stream)
+    return Console(
+        file=stream,
+        width=width(stream),
+        color_system="auto" if color else None,
+        force_terminal=color,
+        no_color=not color,
+        highlight=False,
+        emoji=False,
+        soft_wrap=False,
+    )

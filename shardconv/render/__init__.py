@@ -1,0 +1,1 @@
+"""Rendering of placements (which device holds which tile) for the CLI."""
