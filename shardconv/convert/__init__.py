@@ -1,0 +1,7 @@
+"""Converters between the models (never text): sdy -> HLO, HLO -> sdy on a real mesh, XLA's own
+mesh-less import, partition specs, and round trips."""
+
+from .to_hlo import export_layout, to_hlo
+from .to_sdy import same_assignment, to_sdy, to_sdy_manual
+
+__all__ = ["export_layout", "same_assignment", "to_hlo", "to_sdy", "to_sdy_manual"]

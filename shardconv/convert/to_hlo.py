@@ -1,0 +1,166 @@
+"""sdy -> HLO exactly as XLA's Shardy export does it (FORMATS §3.1), symbolic for iota meshes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..device_order import iota_order, transposed
+from ..errors import ShardingValidationError
+from ..model import (
+    AxisRef,
+    HloSharding,
+    Mesh,
+    SubAxis,
+    SubgroupType,
+    TensorSharding,
+    TensorShardingPerValue,
+    TileAssignment,
+)
+
+MeshArg = Mesh | Mapping[str, Mesh] | None
+
+
+@dataclass(frozen=True)
+class ExportLayout:
+    """Tile dims, iota reshape dims/perm over the mesh pieces, and subgroup types of an export."""
+
+    tile_dims: tuple[int, ...]
+    reshape_dims: tuple[int, ...]
+    perm: tuple[int, ...]
+    subgroups: tuple[SubgroupType, ...]
+
+
+def resolve(sharding: TensorSharding, mesh: MeshArg) -> Mesh:
+    """The mesh a sharding lives on: inlined, the mesh passed in, or looked up by name in a mapping."""
+    if isinstance(sharding.mesh, Mesh):
+        return sharding.mesh
+    if isinstance(mesh, Mapping):
+        if sharding.mesh not in mesh:
+            raise ShardingValidationError(f"unknown mesh: @{sharding.mesh}")
+        return mesh[sharding.mesh]
+    if mesh is not None and mesh.name is not None and mesh.name != sharding.mesh:
+        raise ShardingValidationError(f"sharding refers to @{sharding.mesh} but the mesh given is @{mesh.name}")
+    return sharding.resolve_mesh(mesh)
+
+
+def _check_refs(sharding: TensorSharding, mesh: Mesh, manual_axes: Sequence[str]) -> None:
+    """Enough validation to keep the export well defined (the full verifier lives in shardconv.verify)."""
+    seen: set[str] = set()
+    refs = [r for d in sharding.dims for r in d.axes] + list(sharding.unreduced) + list(sharding.replicated)
+    for ref in refs:
+        if not mesh.has_axis(ref.name):
+            raise ShardingValidationError(f"unknown axis name: {ref.name!r} (mesh is {mesh.shape_str() or '<[]>'})")
+    for name in manual_axes:
+        if not mesh.has_axis(name):
+            raise ShardingValidationError(f"unknown manual axis: {name!r}")
+        if name in seen:
+            raise ShardingValidationError(f"manual axis {name!r} given twice")
+        seen.add(name)
+    for ref in refs:
+        if ref.name in seen:
+            raise ShardingValidationError(f"axis {ref.name!r} is manual and cannot also shard the value")
+
+
+def export_layout(sharding: TensorSharding, mesh: Mesh, manual_axes: Sequence[str] = ()) -> ExportLayout:
+    """XLA's convertToHloSharding up to building the tile assignment (mesh must have axes)."""
+    tile_dims = [1] * sharding.rank
+    pos: dict[AxisRef, int] = {}
+    for i, dim in enumerate(sharding.dims):
+        for ref in dim.axes:
+            tile_dims[i] *= ref.size(mesh)
+            pos[ref] = len(pos)
+    types: list[SubgroupType] = []
+    for kind, refs in (
+        (SubgroupType.MANUAL, [AxisRef(n) for n in manual_axes]),
+        (SubgroupType.UNREDUCED, list(sharding.unreduced)),
+    ):
+        if refs:
+            types.append(kind)
+            tile_dims.append(1)
+            for ref in refs:
+                tile_dims[-1] *= ref.size(mesh)
+                pos[ref] = len(pos)
+    pieces = _ordered_pieces(sharding, mesh)
+    perm = [0] * len(pieces)
+    nxt = len(pos)
+    replicated = 1
+    for idx, ref in enumerate(pieces):
+        at = pos.get(ref)
+        if at is None:
+            perm[nxt] = idx
+            nxt += 1
+            replicated *= ref.size(mesh)
+        else:
+            perm[at] = idx
+    if replicated > 1:
+        tile_dims.append(replicated)
+        types.append(SubgroupType.REPLICATED)
+    if nxt != len(pieces):
+        raise ShardingValidationError("axis refs overlap or repeat (the sharding is not valid on its mesh)")
+    return ExportLayout(tuple(tile_dims), tuple(r.size(mesh) for r in pieces), tuple(perm), tuple(types))
+
+
+def _ordered_pieces(sharding: TensorSharding, mesh: Mesh) -> list[AxisRef]:
+    """Every mesh axis split at the sub-axis boundaries used by dims and unreduced axes, in mesh order."""
+    cuts: dict[str, set[int]] = {a.name: {1, a.size} for a in mesh.axes}
+    for ref in [r for d in sharding.dims for r in d.axes] + list(sharding.unreduced):
+        if ref.sub_axis is not None:
+            cuts[ref.name].update((ref.sub_axis.pre_size, ref.sub_axis.pre_size * ref.sub_axis.size))
+    out: list[AxisRef] = []
+    for axis in mesh.axes:
+        points = sorted(cuts[axis.name])
+        if len(points) == 1:  # a size-1 axis: one empty piece, dropped again by iota canonicalisation
+            out.append(AxisRef(axis.name))
+            continue
+        for lo, hi in zip(points, points[1:]):
+            size = hi // lo
+            out.append(AxisRef(axis.name) if size == axis.size else AxisRef(axis.name, SubAxis(lo, size)))
+    return out
+
+
+def _to_hlo_one(sharding: TensorSharding, mesh: MeshArg, manual_axes: Sequence[str], explicit: bool) -> HloSharding:
+    m = resolve(sharding, mesh)
+    if not m.axes:
+        if m.explicit_device_ids:
+            return HloSharding.maximal(m.explicit_device_ids[0])
+        return HloSharding.replicated()
+    _check_refs(sharding, m, manual_axes)
+    if len(manual_axes) == len(m.axes):
+        return HloSharding.manual()
+    lay = export_layout(sharding, m, manual_axes)
+    if m.explicit_device_ids is not None:
+        devices = transposed(m.explicit_device_ids, lay.reshape_dims, lay.perm)
+        tile = _from_devices(lay.tile_dims, devices)
+    elif explicit:
+        tile = _from_devices(lay.tile_dims, iota_order(lay.reshape_dims, lay.perm))
+    else:
+        tile = TileAssignment.iota(_nonempty(lay.tile_dims), lay.reshape_dims, lay.perm)
+    return HloSharding.tiled(tile, lay.subgroups)
+
+
+def _nonempty(dims: tuple[int, ...]) -> tuple[int, ...]:
+    # A rank-0 value on a mesh whose axes are all size 1 has no tile dims; XLA treats it as one tile.
+    return dims or (1,)
+
+
+def _from_devices(dims: tuple[int, ...], devices: Sequence[int]) -> TileAssignment:
+    return TileAssignment.from_devices(_nonempty(dims), devices)
+
+
+def to_hlo(
+    sharding: TensorSharding | TensorShardingPerValue,
+    mesh: MeshArg = None,
+    *,
+    manual_axes: Sequence[str] = (),
+    explicit: bool = False,
+) -> HloSharding:
+    """The HLO sharding XLA exports for ``sharding`` (a ``@name`` resolves against ``mesh``).
+
+    ``manual_axes`` are those of the enclosing ``sdy.manual_computation``; ``explicit=True`` gives the
+    V1 explicit device list (torch-xla's V1 path) even on an iota mesh.
+    """
+    if isinstance(sharding, TensorShardingPerValue):
+        return HloSharding.tuple_of([_to_hlo_one(s, mesh, manual_axes, explicit) for s in sharding.shardings])
+    return _to_hlo_one(sharding, mesh, tuple(manual_axes), explicit)
+

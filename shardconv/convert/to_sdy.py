@@ -1,0 +1,377 @@
+"""HLO -> sdy on the user's global mesh (FORMATS §3.3): decompose the device order into mesh axes.
+
+``to_sdy`` returns the sharding; ``to_sdy_manual`` also returns the manual axes an HLO manual subgroup
+stands for (a ``TensorSharding`` cannot carry them: they belong to the enclosing manual_computation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import prod
+
+from ..device_order import strides
+from ..errors import NotExpressibleError, ShardingValidationError
+from ..model import (
+    AxisRef,
+    DimSharding,
+    HloSharding,
+    Kind,
+    ManualAxes,
+    Mesh,
+    SubgroupType,
+    TensorSharding,
+    TensorShardingPerValue,
+)
+from .factoring import Piece, common_factor_walk, mesh_sorted_refs, pieces_to_refs
+from .to_hlo import to_hlo
+
+SdyValue = TensorSharding | TensorShardingPerValue
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A device order as mesh-position pieces: per ordered tile dim (major -> minor), plus the replicated set."""
+
+    ordered: tuple[tuple[Piece, ...], ...]
+    replicated: tuple[Piece, ...]
+
+
+class _Broken(Exception):
+    """The device order is not a reshape+transpose of the mesh; ``why`` says where it breaks."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+def mesh_ref(mesh: Mesh) -> str:
+    """How results refer to the global mesh: by its symbol (``@mesh`` when it has none)."""
+    return mesh.name or "mesh"
+
+
+def maximal_mesh(device: int) -> Mesh:
+    """The single-device mesh XLA's importer declares for ``{maximal device=N}`` (name as in jaxlib 0.10)."""
+    return Mesh.of([], device_ids=[device], name=f"maximal_mesh_{device}")
+
+
+# --------------------------------------------------------------------------------------------------
+# Layout of a tiled sharding on a mesh
+# --------------------------------------------------------------------------------------------------
+
+
+def iota_layout(hlo: HloSharding) -> Layout | None:
+    """Symbolic layout of an iota tile array on an iota mesh of the same size; None if it does not refine."""
+    tile = hlo.tile
+    assert tile is not None and tile.reshape_dims is not None and tile.perm is not None
+    rd, perm = tile.reshape_dims, tile.perm
+    shape = [rd[p] for p in perm]
+    walk = common_factor_walk(tile.dims, shape)
+    if walk is None:
+        return None
+    rstride = strides(rd)
+    inner = [1] * len(shape)
+    stride_of: list[int] = [0] * len(walk)
+    for k in range(len(walk) - 1, -1, -1):
+        f = walk[k]
+        stride_of[k] = rstride[perm[f.b_dim]] * inner[f.b_dim]
+        inner[f.b_dim] *= f.size
+    n_ordered = len(tile.dims) - (1 if hlo.subgroups and hlo.subgroups[-1] is SubgroupType.REPLICATED else 0)
+    ordered: list[list[Piece]] = [[] for _ in range(n_ordered)]
+    replicated: list[Piece] = []
+    for f, st in zip(walk, stride_of):
+        (ordered[f.a_dim] if f.a_dim < n_ordered else replicated).append(Piece(f.size, st))
+    return Layout(tuple(tuple(p) for p in ordered), tuple(replicated))
+
+
+def explicit_layout(hlo: HloSharding, mesh: Mesh) -> Layout:
+    """Layout from the materialised device array; raises ``_Broken`` saying where the order breaks."""
+    tile = hlo.tile
+    assert tile is not None
+    pos = _positions(tile.devices, mesh)
+    dims = tile.dims
+    g = dims[-1] if hlo.subgroups and hlo.subgroups[-1] is SubgroupType.REPLICATED else 1
+    shape = dims[:-1] if g > 1 else dims
+    mins = pos if g == 1 else [min(pos[i : i + g]) for i in range(0, len(pos), g)]
+    if mins[0] != 0:
+        raise _Broken(f"the first tile does not hold mesh position 0 (it holds {_fmt_set(pos[:g])})")
+    ordered = [_runs(mins, shape, d) for d in range(len(shape))]
+    _check_regenerates(mins, shape, ordered)
+    replicated = _gaps([p for dim in ordered for p in dim], mesh.num_devices)
+    if prod(p.size for p in replicated) != g:
+        raise _Broken(
+            f"the tiles use {mesh.num_devices // g} distinct mesh-position patterns but the order only "
+            f"leaves room for {prod(p.size for p in replicated)} replicas per tile, not {g}"
+        )
+    if g > 1:
+        span = sorted(_span(replicated))
+        for t, base in enumerate(mins):
+            group = sorted(pos[t * g : (t + 1) * g])
+            if group != [base + s for s in span]:
+                raise _Broken(
+                    f"replica group of tile {_index(t, shape)} holds mesh positions {_fmt_set(group)}, "
+                    f"not {_fmt_set([base + s for s in span])}"
+                )
+    return Layout(tuple(tuple(d) for d in ordered), tuple(replicated))
+
+
+def _positions(devices: Sequence[int], mesh: Mesh) -> list[int]:
+    if mesh.explicit_device_ids is None:
+        n = mesh.num_devices
+        bad = next((d for d in devices if d >= n), None)
+        if bad is not None:
+            raise NotExpressibleError(f"device {bad} is not in the mesh {mesh.shape_str()} (devices 0..{n - 1})")
+        return list(devices)
+    where = {d: i for i, d in enumerate(mesh.explicit_device_ids)}
+    try:
+        return [where[d] for d in devices]
+    except KeyError as e:
+        raise NotExpressibleError(f"device {e.args[0]} is not in the mesh's device_ids") from None
+
+
+def _runs(flat: Sequence[int], shape: Sequence[int], dim: int) -> list[Piece]:
+    """(size, stride) runs along one dim through the origin, major -> minor."""
+    step = strides(shape)[dim]
+    seq = [flat[i * step] for i in range(shape[dim])]
+    out: list[Piece] = []
+    every, remaining = 1, len(seq)
+    while remaining > 1:
+        s = seq[every]
+        k = 1
+        while k < remaining and seq[k * every] == k * s:
+            k += 1
+        if s <= 0 or remaining % k:
+            shown = ", ".join(map(str, seq[: min(len(seq), 12)])) + (", ..." if len(seq) > 12 else "")
+            raise _Broken(
+                f"along tile dim {dim} the mesh positions go {shown}: after a run of {k} with step {s} the "
+                f"order breaks (position {seq[k * every] if k < remaining else '?'} at index {k * every})"
+            )
+        out.append(Piece(k, s))
+        every *= k
+        remaining //= k
+    out.reverse()
+    return out
+
+
+def _check_regenerates(flat: Sequence[int], shape: Sequence[int], ordered: Sequence[Sequence[Piece]]) -> None:
+    """Every tile's position must be the sum of its per-dim offsets (catches orders runs cannot see)."""
+    offsets = [_span(d) for d in ordered]
+    expect = [0]
+    for offs in offsets:
+        expect = [e + o for e in expect for o in offs]
+    if list(flat) != expect:
+        i = next(i for i, (a, b) in enumerate(zip(flat, expect)) if a != b)
+        raise _Broken(f"tile {_index(i, shape)} is at mesh position {flat[i]}, the per-dim strides predict {expect[i]}")
+
+
+def _span(pieces: Sequence[Piece]) -> list[int]:
+    """All offsets spanned by some pieces, in row-major order of the pieces as given (first = major)."""
+    out = [0]
+    for p in pieces:
+        out = [o + k * p.stride for o in out for k in range(p.size)]
+    return out
+
+
+def _gaps(pieces: Sequence[Piece], total: int) -> list[Piece]:
+    """The mesh-position pieces no ordered dim uses (minor -> major weight order, sorted by stride)."""
+    out: list[Piece] = []
+    at = 1
+    for p in sorted(pieces, key=lambda p: p.stride):
+        if p.stride % at:
+            raise _Broken(f"a run with step {p.stride} overlaps the run below it (which ends at {at})")
+        if p.stride > at:
+            out.append(Piece(p.stride // at, at))
+        at = p.end
+    if total % at:
+        raise _Broken(f"the runs cover {at} mesh positions, which does not divide the mesh size {total}")
+    if total > at:
+        out.append(Piece(total // at, at))
+    return out
+
+
+def _index(flat: int, shape: Sequence[int]) -> list[int]:
+    out = []
+    for s, n in zip(strides(shape), shape):
+        out.append(flat // s % n)
+    return out
+
+
+def _fmt_set(values: Sequence[int]) -> str:
+    v = sorted(values)
+    return "{" + ", ".join(map(str, v[:16])) + (", ..." if len(v) > 16 else "") + "}"
+
+
+# --------------------------------------------------------------------------------------------------
+# Layout -> sdy
+# --------------------------------------------------------------------------------------------------
+
+
+def layout_to_sdy(layout: Layout, hlo: HloSharding, mesh: Mesh, ref: str | Mesh) -> tuple[TensorSharding, ManualAxes]:
+    """Name the pieces of a layout as dims, unreduced and manual axes on ``mesh``."""
+    rank = hlo.rank
+    assert rank is not None
+    dims = tuple(DimSharding(pieces_to_refs(layout.ordered[i], mesh)) for i in range(rank))
+    unreduced: tuple[AxisRef, ...] = ()
+    manual: tuple[AxisRef, ...] = ()
+    for k, kind in enumerate(hlo.subgroups):
+        if kind is SubgroupType.REPLICATED:
+            continue
+        refs = pieces_to_refs(layout.ordered[rank + k], mesh)
+        if mesh_sorted_refs(layout.ordered[rank + k], mesh) != refs:
+            raise NotExpressibleError(
+                f"the {kind.value} subgroup orders its devices against the mesh ({', '.join(map(str, refs))}); "
+                f"Shardy lists {kind.value} axes in mesh order"
+            )
+        if kind is SubgroupType.UNREDUCED:
+            unreduced = refs
+        else:
+            manual = refs
+    if any(r.sub_axis is not None for r in manual):
+        raise NotExpressibleError(
+            f"the manual subgroup needs sub-axes ({', '.join(map(str, manual))}); manual_axes take whole axes"
+        )
+    return TensorSharding(ref, dims, unreduced=unreduced), ManualAxes(tuple(r.name for r in manual))
+
+
+def tiled_to_sdy(hlo: HloSharding, mesh: Mesh, ref: str | Mesh) -> tuple[TensorSharding, ManualAxes]:
+    """A tiled sharding on ``mesh``: symbolic for iota on iota, else from the device array; verified."""
+    tile = hlo.tile
+    assert tile is not None
+    if tile.num_devices != mesh.num_devices:
+        raise NotExpressibleError(
+            f"the sharding spans {tile.num_devices} devices but the mesh {mesh.shape_str()} has {mesh.num_devices}"
+        )
+    layout = None
+    if tile.is_iota and mesh.explicit_device_ids is None:
+        layout = iota_layout(hlo)
+    try:
+        if layout is None:
+            layout = explicit_layout(hlo, mesh)
+        sharding, manual = layout_to_sdy(layout, hlo, mesh, ref)
+    except _Broken as e:
+        from .suggest import suggestions
+
+        raise NotExpressibleError(
+            f"{hlo} is not a sharding on mesh {mesh.shape_str()}: {e.why}\n{tile_table(hlo, mesh)}",
+            suggestions=suggestions(hlo, mesh),
+        ) from None
+    except NotExpressibleError as e:
+        from .suggest import suggestions
+
+        raise NotExpressibleError(
+            f"{hlo} is not a sharding on mesh {mesh.shape_str()}: {e.message}", suggestions=suggestions(hlo, mesh)
+        ) from None
+    back = to_hlo(sharding, mesh, manual_axes=manual.axes)
+    if not same_assignment(back, hlo):
+        raise AssertionError(f"internal error: {hlo} converted to {sharding} which exports as {back}")
+    return sharding, manual
+
+
+def tile_table(hlo: HloSharding, mesh: Mesh, limit: int = 8) -> str:
+    """Which tile holds which devices (first few), for error messages."""
+    tile = hlo.tile
+    assert tile is not None and hlo.rank is not None
+    rank = hlo.rank
+    n_tiles = prod(tile.dims[:rank]) * prod(
+        tile.dims[rank + k] for k, t in enumerate(hlo.subgroups) if t is not SubgroupType.REPLICATED
+    )
+    per = tile.num_devices // n_tiles
+    devs = tile.devices
+    shape = tile.dims[: len(tile.dims) - (1 if per > 1 else 0)]
+    lines = [f"  tile {_index(t, shape)} holds devices {_fmt_set(devs[t * per : (t + 1) * per])}" for t in range(min(n_tiles, limit))]
+    if n_tiles > limit:
+        lines.append(f"  ... ({n_tiles - limit} more tiles)")
+    return "\n".join(lines)
+
+
+def same_assignment(a: HloSharding, b: HloSharding) -> bool:
+    """Same tiles on the same devices (replica groups compared as sets)."""
+    if a == b:
+        return True
+    if a.kind is not b.kind or a.subgroups != b.subgroups:
+        return False
+    if a.kind is Kind.TUPLE:
+        return len(a.elements) == len(b.elements) and all(map(same_assignment, a.elements, b.elements))
+    if a.kind is not Kind.TILED or a.tile is None or b.tile is None or a.tile.dims != b.tile.dims:
+        return False
+    g = a.tile.dims[-1] if a.subgroups and a.subgroups[-1] is SubgroupType.REPLICATED else 1
+    da, db = a.tile.devices, b.tile.devices
+    if g == 1:
+        return da == db
+    return all(sorted(da[i : i + g]) == sorted(db[i : i + g]) for i in range(0, len(da), g))
+
+
+# --------------------------------------------------------------------------------------------------
+# Public API
+# --------------------------------------------------------------------------------------------------
+
+
+def _need_rank(hlo: HloSharding, rank: int | None) -> int:
+    if rank is None:
+        raise ShardingValidationError(f"{hlo} applies to any rank: pass rank= to convert it")
+    return rank
+
+
+def _convert(hlo: HloSharding, mesh: Mesh, rank: int | None) -> tuple[SdyValue, ManualAxes]:
+    ref: str | Mesh = mesh_ref(mesh)
+    kind = hlo.kind
+    if kind is Kind.TUPLE:
+        parts = [_convert(e, mesh, None) for e in hlo.elements]
+        manual = {p[1] for p in parts if p[1].axes}
+        if len(manual) > 1:
+            raise NotExpressibleError("tuple elements are manual over different axes")
+        sh = tuple(p[0] for p in parts)
+        if not all(isinstance(s, TensorSharding) for s in sh):
+            raise NotExpressibleError("nested tuple shardings have no Shardy form")
+        return TensorShardingPerValue(sh), next(iter(manual), ManualAxes())  # type: ignore[arg-type]
+    if kind is Kind.MAXIMAL:
+        assert hlo.device is not None
+        if hlo.device not in set(mesh.device_ids):
+            raise NotExpressibleError(f"device {hlo.device} is not in the mesh {mesh.shape_str()}")
+        return TensorSharding(maximal_mesh(hlo.device), ()), ManualAxes()
+    if kind is Kind.MESH:
+        return _from_v3(hlo, mesh, rank)
+    if kind is Kind.TILED:
+        if rank is not None and hlo.rank != rank:
+            raise ShardingValidationError(f"{hlo} is for rank {hlo.rank}, not {rank}")
+        return tiled_to_sdy(hlo, mesh, ref)
+    r = _need_rank(hlo, rank)
+    if kind is Kind.UNKNOWN:
+        return TensorSharding(ref, (DimSharding(is_closed=False),) * r), ManualAxes()
+    empty = (DimSharding(),) * r
+    if kind is Kind.MANUAL:
+        return TensorSharding(ref, empty), ManualAxes(mesh.axis_names)
+    if kind is Kind.UNREDUCED:
+        return TensorSharding(ref, empty, unreduced=tuple(AxisRef(n) for n in mesh.axis_names)), ManualAxes()
+    return TensorSharding(ref, empty), ManualAxes()
+
+
+def _from_v3(hlo: HloSharding, mesh: Mesh, rank: int | None) -> tuple[SdyValue, ManualAxes]:
+    """A V3 sharding lives on its own mesh; re-map it through its device assignment if that differs."""
+    ms = hlo.mesh_sharding
+    assert ms is not None
+    own = TensorSharding(ms.mesh, ms.dims, replicated=ms.replicated, unreduced=ms.unreduced)
+    manual = tuple(r.name for r in ms.manual)
+    if ms.mesh.axes == mesh.axes and ms.mesh.explicit_device_ids == mesh.explicit_device_ids:
+        return TensorSharding(mesh_ref(mesh), ms.dims, replicated=ms.replicated, unreduced=ms.unreduced), ManualAxes(manual)
+    return _convert(to_hlo(own, ms.mesh, manual_axes=manual), mesh, rank)
+
+
+def to_sdy(hlo: HloSharding, mesh: Mesh, *, rank: int | None = None) -> SdyValue:
+    """``hlo`` as a Shardy sharding on the user's global ``mesh`` (FORMATS §3.3).
+
+    Raises NotExpressibleError (with suggestions) when no sharding on ``mesh`` places the devices the
+    same way, and when ``hlo`` is manual over some axes: use ``to_sdy_manual`` for those.
+    """
+    sharding, manual = to_sdy_manual(hlo, mesh, rank=rank)
+    if manual.axes:
+        raise NotExpressibleError(
+            f"{hlo} is manual over axes {', '.join(manual.axes)}: a Shardy sharding carries no manual axes "
+            "(they belong to the enclosing sdy.manual_computation); use to_sdy_manual()"
+        )
+    return sharding
+
+
+def to_sdy_manual(hlo: HloSharding, mesh: Mesh, *, rank: int | None = None) -> tuple[SdyValue, ManualAxes]:
+    """Like ``to_sdy``, also returning the manual axes (the ``manual_axes`` of a manual_computation)."""
+    return _convert(hlo, mesh, rank)
