@@ -1,0 +1,66 @@
+"""MLIR lexical values (string literals, integers, symbol names) decoded exactly as MLIR's lexer does,
+so names with escapes or non-UTF-8 bytes round-trip byte for byte."""
+
+from __future__ import annotations
+
+from ..errors import ShardingSyntaxError
+from ..limits import INT64_MAX
+
+_SIMPLE_ESCAPES = {'"': 0x22, "\\": 0x5C, "n": 0x0A, "t": 0x09}
+_HEX = set("0123456789abcdefABCDEF")
+
+
+def decode_string(token: str, pos: int = 0) -> str:
+    """The value of a quoted MLIR string literal (``"a\\22b"`` -> ``a"b``); bytes that are not UTF-8
+    are kept as surrogate escapes so the printer can write them back unchanged."""
+    body = token[1:-1]
+    if "\\" not in body:
+        return body
+    out = bytearray()
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\":
+            out += ch.encode("utf-8", "surrogateescape")
+            i += 1
+            continue
+        nxt = body[i + 1] if i + 1 < len(body) else ""
+        if nxt in _SIMPLE_ESCAPES:
+            out.append(_SIMPLE_ESCAPES[nxt])
+            i += 2
+        elif nxt in _HEX and i + 2 < len(body) and body[i + 2] in _HEX:
+            out.append(int(body[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            raise ShardingSyntaxError("unknown escape in string literal", pos=pos + 1 + i)
+    return out.decode("utf-8", "surrogateescape")
+
+
+def decode_symbol(token: str, pos: int = 0) -> str:
+    """``@name`` or ``@"quoted name"`` -> the symbol name; MLIR accepts ``@""`` but cannot print it back."""
+    name = decode_string(token[1:], pos + 1) if token.startswith('@"') else token[1:]
+    if not name:
+        raise ShardingSyntaxError("empty symbol name (@\"\") is not a valid mesh reference", pos=pos)
+    return name
+
+
+def parse_int(text: str, negative: bool = False, pos: int = 0) -> int:
+    """An MLIR integer literal (decimal or ``0x`` hex, leading zeros allowed) that must fit in int64."""
+    value = int(text, 16) if text.startswith("0x") else int(text, 10)
+    if value > INT64_MAX + (1 if negative else 0):
+        raise ShardingSyntaxError("integer value too large", pos=pos)
+    return -value if negative else value
+
+
+def parse_int_list(text: str, pos: int = 0) -> tuple[int, ...]:
+    """A comma-separated MLIR integer list lexed as one token (``1, 0x2, -3``)."""
+    values: list[int] = []
+    offset = 0
+    for part in text.split(","):
+        stripped = part.strip()
+        item_pos = pos + offset + (len(part) - len(part.lstrip()))
+        negative = stripped.startswith("-")
+        digits = stripped[1:].strip() if negative else stripped
+        values.append(parse_int(digits, negative, item_pos))
+        offset += len(part) + 1
+    return tuple(values)

@@ -1,0 +1,207 @@
+"""Shardy's verifier for meshes and tensor shardings, with its checks in its order and its messages
+(jaxlib 0.10.2), so a sharding shardconv accepts is one Shardy accepts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from math import prod
+from typing import Union
+
+from .errors import ShardingValidationError
+from .model import AxisRef, Mesh, TensorSharding, TensorShardingPerValue
+from .printers.sdy import print_axis_ref
+
+MeshArg = Union[Mesh, Mapping[str, Mesh], None]
+
+
+def verify_mesh(mesh: Mesh) -> None:
+    """Axis sizes >= 1, device ids non-negative, unique axis names, ids a permutation of iota."""
+    for axis in mesh.axes:
+        if axis.size < 1:
+            raise ShardingValidationError(f"axis size must be at least 1, got: {axis.size}")
+    ids = mesh.explicit_device_ids or ()
+    negative = next((d for d in ids if d < 0), None)
+    if negative is not None:
+        raise ShardingValidationError(f"device id must be non-negative, got: {negative}")
+    seen: set[str] = set()
+    for axis in mesh.axes:
+        if axis.name in seen:
+            raise ShardingValidationError(f'duplicate axis name: "{axis.name}"')
+        seen.add(axis.name)
+    if not ids:
+        return
+    if not mesh.axes:
+        if len(ids) != 1:
+            raise ShardingValidationError("axes is empty and device_ids has more than one element")
+        return
+    total = prod(mesh.axis_sizes)
+    if total != len(ids):
+        raise ShardingValidationError(
+            f"total product of axis sizes must match total number of device ids, got: {total} != {len(ids)}"
+        )
+    ordered = sorted(ids)
+    if ordered != list(range(len(ordered))):
+        raise ShardingValidationError(f"sorted device ids must be iota(product(axes)), got: {', '.join(map(str, ordered))}")
+
+
+def _resolve(sharding: TensorSharding, mesh: MeshArg) -> Mesh:
+    """The mesh a sharding lives on; a symbol that the given mesh(es) do not define is Shardy's
+    ``unknown mesh``."""
+    if isinstance(sharding.mesh, Mesh):
+        return sharding.mesh
+    name = sharding.mesh
+    found: Mesh | None
+    if isinstance(mesh, Mapping):
+        found = mesh.get(name)
+    else:
+        found = mesh if mesh is not None and mesh.name in (None, name) else None
+    if found is None:
+        raise ShardingValidationError(f"unknown mesh: @{name}")
+    return found
+
+
+def _order_key(ref: AxisRef, mesh: Mesh) -> tuple[int, str, int, float]:
+    """Shardy's mesh order: axis index (unknown names last, by name), then pre-size, then size; a
+    full axis counts as ``(1)size``."""
+    known = mesh.has_axis(ref.name)
+    index = mesh.axis_names.index(ref.name) if known else len(mesh.axes)
+    if ref.sub_axis is not None:
+        return index, "" if known else ref.name, ref.sub_axis.pre_size, ref.sub_axis.size
+    return index, "" if known else ref.name, 1, mesh.axis_size(ref.name) if known else float("inf")
+
+
+def _can_merge(a: AxisRef, b: AxisRef) -> bool:
+    return (
+        a.name == b.name
+        and a.sub_axis is not None
+        and b.sub_axis is not None
+        and a.sub_axis.pre_size * a.sub_axis.size == b.sub_axis.pre_size
+    )
+
+
+def _verify_axis_ref(ref: AxisRef, mesh: Mesh) -> None:
+    if not mesh.has_axis(ref.name):
+        raise ShardingValidationError(f'unknown axis name: "{ref.name}"')
+    sub = ref.sub_axis
+    if sub is None:
+        return
+    text = print_axis_ref(ref)
+    if sub.pre_size < 1:
+        raise ShardingValidationError(f"sub-axis pre-size must be at least 1: {text}")
+    if sub.size <= 1:
+        raise ShardingValidationError(f"sub-axis sizes must be greater than 1: {text}")
+    full = mesh.axis_size(ref.name)
+    next_pre = sub.pre_size * sub.size
+    if full % next_pre != 0:
+        raise ShardingValidationError(
+            f"sub-axis next pre-size {next_pre} doesn't divide the size of the full axis {full}: {text}"
+        )
+    if sub.size == full:
+        raise ShardingValidationError(f"sub-axis size is equal to the full axis size: {text}")
+
+
+def _verify_axis_list(refs: Sequence[AxisRef], mesh: Mesh, seen: set[AxisRef], subs: dict[str, list[AxisRef]]) -> None:
+    prev: AxisRef | None = None
+    for ref in refs:
+        if prev is not None and _can_merge(prev, ref):
+            raise ShardingValidationError(
+                f"two consecutive sub-axes can be merged: {print_axis_ref(prev)}, {print_axis_ref(ref)}"
+            )
+        _verify_axis_ref(ref, mesh)
+        if ref in seen:
+            raise ShardingValidationError(f"duplicate axis ref: {print_axis_ref(ref)}")
+        seen.add(ref)
+        if ref.sub_axis is not None:
+            subs.setdefault(ref.name, []).append(ref)
+        prev = ref
+
+
+def _verify_ordered(refs: Sequence[AxisRef], mesh: Mesh, what: str) -> None:
+    keys = [_order_key(r, mesh) for r in refs]
+    if any(b < a for a, b in zip(keys, keys[1:])):
+        raise ShardingValidationError(f"{what} axes are not ordered w.r.t. mesh")
+
+
+def _verify_sub_axes(seen: set[AxisRef], subs: dict[str, list[AxisRef]]) -> None:
+    for name, refs in subs.items():
+        if AxisRef(name) in seen:
+            raise ShardingValidationError(f'both sub-axis and full-axis are used for axis name: "{name}"')
+        ordered = sorted(refs, key=lambda r: (r.sub_axis.pre_size, r.sub_axis.size))  # type: ignore[union-attr]
+        for a, b in zip(ordered, ordered[1:]):
+            assert a.sub_axis is not None and b.sub_axis is not None
+            if b.sub_axis.pre_size < a.sub_axis.pre_size * a.sub_axis.size:
+                raise ShardingValidationError(f"overlapping sub-axes: {print_axis_ref(a)}, {print_axis_ref(b)}")
+
+
+def _verify_manual(sharding: TensorSharding, mesh: Mesh, manual_axes: tuple[str, ...]) -> None:
+    """Inside a manual_computation, manual axes come first in every dim (Shardy's in/out check)."""
+    for name in manual_axes:
+        if not mesh.has_axis(name):
+            raise ShardingValidationError(f'unknown axis name: "{name}"')
+    for i, dim in enumerate(sharding.dims):
+        free: AxisRef | None = None
+        for ref in dim.axes:
+            if ref.name not in manual_axes:
+                free = free or ref
+            elif free is not None:
+                raise ShardingValidationError(
+                    f"sharding must have all manual axes come before free axes in its dimension sharding at "
+                    f'index {i}. Saw manual axis "{ref.name}" after free axis "{free.name}"'
+                )
+
+
+def _verify_one(sharding: TensorSharding, mesh: MeshArg, rank: int | None, manual_axes: tuple[str, ...]) -> None:
+    m = _resolve(sharding, mesh)
+    verify_mesh(m)
+    if m.is_maximal:
+        if sharding.dims or sharding.replicated or sharding.unreduced:
+            raise ShardingValidationError(
+                "a maximal sharding can only have a sharding with rank 0 and no replicated or unreduced axes."
+            )
+        return
+    if rank is not None and sharding.rank != rank:
+        raise ShardingValidationError(f"sharding doesn't match tensor rank: {sharding.rank} != {rank}")
+    seen: set[AxisRef] = set()
+    subs: dict[str, list[AxisRef]] = {}
+    for i, dim in enumerate(sharding.dims):
+        if dim.is_closed and not dim.axes and dim.priority is not None:
+            raise ShardingValidationError(f"dim {i} is empty and closed but has a priority")
+        _verify_axis_list(dim.axes, m, seen, subs)
+    for what, refs in (("replicated", sharding.replicated), ("unreduced", sharding.unreduced)):
+        _verify_ordered(refs, m, what)
+        _verify_axis_list(refs, m, seen, subs)
+    _verify_sub_axes(seen, subs)
+    if manual_axes:
+        _verify_manual(sharding, m, manual_axes)
+
+
+def verify(
+    sharding: TensorSharding | TensorShardingPerValue,
+    mesh: MeshArg = None,
+    rank: int | Sequence[int] | None = None,
+    *,
+    manual_axes: tuple[str, ...] = (),
+) -> None:
+    """Raise ShardingValidationError with Shardy's message if Shardy's verifier would reject this.
+
+    ``mesh`` is the mesh a ``@name`` refers to (or a name -> mesh mapping); ``rank`` the tensor rank
+    (one per value for a per-value sharding). Non-divisible dims are legal (padding)."""
+    if isinstance(sharding, TensorShardingPerValue):
+        ranks: Sequence[int | None]
+        if rank is None or isinstance(rank, int):
+            ranks = [rank] * len(sharding.shardings)
+        else:
+            ranks = list(rank)
+            if len(ranks) != len(sharding.shardings):
+                raise ShardingValidationError(
+                    f"sharding_per_value has {len(sharding.shardings)} shardings but {len(ranks)} values"
+                )
+        for s, r in zip(sharding.shardings, ranks):
+            _verify_one(s, mesh, r, tuple(manual_axes))
+        return
+    if rank is not None and not isinstance(rank, int):
+        raise ShardingValidationError("a single sharding takes a single rank")
+    _verify_one(sharding, mesh, rank, tuple(manual_axes))
+
+
+__all__ = ["verify", "verify_mesh"]
