@@ -1,0 +1,19 @@
+"""Output (and parameter) shardings of a post-Shardy module, in the forms a PJRT plugin reports them."""
+
+from .read import OutputSharding, output_shardings, parameter_shardings, read_shardings
+from .rewrite import to_mlir
+from .writers import hlo_lines, length_prefixed, proto_blobs, proto_hex_lines, textproto, tuple_string
+
+__all__ = [
+    "OutputSharding",
+    "hlo_lines",
+    "length_prefixed",
+    "output_shardings",
+    "parameter_shardings",
+    "proto_blobs",
+    "proto_hex_lines",
+    "read_shardings",
+    "textproto",
+    "to_mlir",
+    "tuple_string",
+]

@@ -1,0 +1,134 @@
+"""The ``mlir`` format: a copy of the module that XLA reads output shardings from, as returned by
+``PJRT_Executable_OptimizedProgram``: ``mhlo.sharding`` on args and results, ``mhlo.spmd_output_sharding``
+and ``mhlo.spmd_parameters_shardings`` on the module; optionally with the body replaced by zeros."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..errors import ShardingValidationError
+from ..model import HloSharding
+from .module import AttrDict, ModuleIR, Port
+from .writers import tuple_string
+
+Edit = tuple[int, int, str]
+
+_FLOAT = re.compile(r"(?:f\d+\w*|bf16|tf32)")
+_INT = re.compile(r"(?:[su]?i|ui|si)\d+")
+_TENSOR = re.compile(r"tensor<((?:\d+x)*)([^<>,?]+|complex<[^<>]+>)>")
+
+
+def mlir_string(value: str) -> str:
+    """``value`` as an MLIR string literal (``"`` and non-printable bytes escaped as MLIR does)."""
+    from ..dumps.escapes import escape_mlir
+
+    return '"' + escape_mlir(value.encode("utf-8", "surrogateescape")).decode("ascii") + '"'
+
+
+def _dict_text(d: AttrDict, set_: dict[str, str], drop_prefix: str | None) -> str:
+    """The dict with ``set_`` entries replaced/added and keys under ``drop_prefix`` removed."""
+    kept = []
+    for a in d.entries:
+        if a.key in set_ or (drop_prefix is not None and a.key.startswith(drop_prefix)):
+            continue
+        kept.append(f"{a.key} = {a.value}" if a.value else a.key)
+    kept += [f"{k} = {v}" for k, v in set_.items()]
+    return "{" + ", ".join(kept) + "}"
+
+
+def _port_edit(text: str, port: Port, h: HloSharding, strip: bool) -> Edit:
+    drop = "sdy." if strip else "sdy.sharding"
+    new = _dict_text(port.attrs, {"mhlo.sharding": mlir_string(str(h))}, drop)
+    if port.attrs.span is None:
+        return (port.attrs.insert_at, port.attrs.insert_at, " " + new)
+    return (*port.attrs.span, new)
+
+
+def zero_value(name: str, type_: str) -> str:
+    """An op defining ``name`` as zeros of ``type_`` (a static tensor or ``!stablehlo.token``)."""
+    if type_ == "!stablehlo.token":
+        return f"{name} = stablehlo.after_all : {type_}"
+    m = _TENSOR.fullmatch(type_)
+    if not m:
+        raise ShardingValidationError(f"cannot build a zero constant of type {type_} (static tensors only)")
+    elt = m.group(2)
+    if elt == "i1":
+        lit = "false"
+    elif _INT.fullmatch(elt):
+        lit = "0"
+    elif _FLOAT.fullmatch(elt):
+        lit = "0.000000e+00"
+    elif elt.startswith("complex<"):
+        lit = "(0.000000e+00,0.000000e+00)"
+    else:
+        raise ShardingValidationError(f"cannot build a zero constant of element type {elt}")
+    return f"{name} = stablehlo.constant dense<{lit}> : {type_}"
+
+
+def _zero_body(ir: ModuleIR) -> str:
+    f = ir.func
+    text = ir.text
+    line_start = text.rfind("\n", 0, f.span[0]) + 1
+    indent = text[line_start : f.span[0]]
+    inner = indent + "  "
+    names = [f"%{i}" for i in range(len(f.results))]
+    lines = [inner + zero_value(n, p.type) for n, p in zip(names, f.results)]
+    if names:
+        lines.append(f"{inner}return {', '.join(names)} : {', '.join(p.type for p in f.results)}")
+    else:
+        lines.append(f"{inner}return")
+    return "\n" + "\n".join(lines) + "\n" + indent
+
+
+def to_mlir(
+    ir: ModuleIR,
+    outputs: Sequence[HloSharding],
+    params: Sequence[HloSharding],
+    *,
+    strip_body: bool = False,
+) -> str:
+    """The module with HLO shardings written where XLA reads them (see the module docstring)."""
+    text, f = ir.text, ir.func
+    edits: list[Edit] = [_port_edit(text, p, h, strip_body) for p, h in zip(f.args, params)]
+    if f.results_span is not None and f.results and text[f.results_span[0]] != "(":
+        p = f.results[0]
+        new = f"({p.type} {{mhlo.sharding = {mlir_string(str(outputs[0]))}}})"
+        edits.append((*f.results_span, new))
+    else:
+        edits += [_port_edit(text, p, h, strip_body) for p, h in zip(f.results, outputs)]
+    if strip_body:
+        edits.append((*f.body, _zero_body(ir)))
+        edits += [_drop_line(text, span) for name, span in ir.ops if name != "func.func" and name.startswith("sdy.")]
+        edits += [_drop_line(text, span) for name, span in ir.ops if name == "func.func" and span[0] != f.span[0]]
+    module_attrs = {
+        "mhlo.spmd_output_sharding": mlir_string(tuple_string(outputs)),
+        "mhlo.spmd_parameters_shardings": "[" + ", ".join(mlir_string(str(h)) for h in params) + "]",
+    }
+    attrs = _dict_text(ir.attrs, module_attrs, "sdy." if strip_body else None)
+    if ir.module_span is None:
+        return f"module attributes {attrs} {{\n{_apply(text, edits)}\n}}\n"
+    if ir.attrs.span is None:
+        edits.append((ir.attrs.insert_at, ir.attrs.insert_at, f"attributes {attrs} "))
+    else:
+        edits.append((*ir.attrs.span, attrs))
+    return _apply(text, edits)
+
+
+def _drop_line(text: str, span: tuple[int, int]) -> Edit:
+    """Remove a top-level op together with its indentation and line break."""
+    start = text.rfind("\n", 0, span[0]) + 1
+    end = span[1] + 1 if text.startswith("\n", span[1]) else span[1]
+    return (start, end, "")
+
+
+def _apply(text: str, edits: list[Edit]) -> str:
+    out, last = [], len(text)
+    for s, e, new in sorted(edits, key=lambda x: (x[0], x[1]), reverse=True):
+        if e > last:
+            raise AssertionError("overlapping edits")  # pragma: no cover - a bug, not bad input
+        out.append(text[e:last])
+        out.append(new)
+        last = s
+    out.append(text[:last])
+    return "".join(reversed(out))
