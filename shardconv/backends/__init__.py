@@ -1,0 +1,32 @@
+"""Execution backends: turn "the strings look right" into "these devices hold these exact bytes".
+
+``reference`` is pure Python and always available; ``jax`` runs real XLA in a worker subprocess
+(the ``shardconv[jax]`` extra). Nothing heavy is imported until a backend runs.
+"""
+
+from __future__ import annotations
+
+from .base import AGREE, DIFFER, FAIL, PASS, SKIP, Backend, BackendResult, Check, DeviceSlices, Example
+
+BACKEND_NAMES = ("reference", "jax")
+
+
+def get_backend(name: str) -> Backend:
+    """The backend called ``name`` (``reference`` or ``jax``)."""
+    if name == "reference":
+        from .reference import ReferenceBackend
+
+        return ReferenceBackend()
+    if name == "jax":
+        from .jax_backend import JaxBackend
+
+        return JaxBackend()
+    from ..errors import ShardingValidationError
+
+    raise ShardingValidationError(f"unknown backend {name!r}; expected one of {', '.join(BACKEND_NAMES)}")
+
+
+__all__ = [
+    "AGREE", "DIFFER", "FAIL", "PASS", "SKIP", "BACKEND_NAMES", "Backend", "BackendResult", "Check",
+    "DeviceSlices", "Example", "get_backend",
+]

@@ -1,0 +1,134 @@
+"""Turns an ``Example`` into two comparable sides (native forms per tensor value) and a shape.
+
+Text goes through the CLI's input detection and shardconv's parsers; the missing form comes from
+shardconv's converters. Nothing here parses, prints or converts by itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import lcm, prod
+from typing import Union
+
+from ..errors import ShardingValidationError
+from ..model import HloSharding, Kind, Mesh, PartitionSpec, TensorSharding, TensorShardingPerValue
+from .base import Example, ShardingLike
+
+HLO, SDY = "hlo", "sdy"
+Value = Union[HloSharding, TensorSharding]
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison: its format and its sharding per tensor value (tuples are split)."""
+
+    kind: str  # HLO | SDY
+    values: tuple[Value, ...]
+    label: str  # how it was given, e.g. "hlo", "spec", "sdy (converted)"
+
+    @property
+    def ranks(self) -> tuple[int | None, ...]:
+        return tuple(_rank(v) for v in self.values)
+
+
+def to_model(x: ShardingLike, mesh: Mesh) -> tuple[HloSharding | TensorSharding | TensorShardingPerValue, str]:
+    """The model object for ``x`` and the name of the form it came in."""
+    if isinstance(x, str):
+        from ..cli.inputs import parse_input
+
+        parsed = parse_input(x, num_devices=mesh.num_devices)
+        value, label = parsed.value, parsed.kind
+    else:
+        value, label = x, _LABELS.get(type(x), type(x).__name__)
+    if isinstance(value, PartitionSpec):
+        from ..convert import from_partition_spec
+
+        return from_partition_spec(mesh, value), "spec"
+    return value, label
+
+
+_LABELS: dict[type, str] = {HloSharding: HLO, TensorSharding: SDY, TensorShardingPerValue: SDY, PartitionSpec: "spec"}
+
+
+def native_side(x: ShardingLike, mesh: Mesh) -> Side:
+    """The side as given: an HLO side, or a Shardy side (specs and HLO V3 are Shardy-shaped)."""
+    value, label = to_model(x, mesh)
+    if isinstance(value, TensorShardingPerValue):
+        return Side(SDY, value.shardings, label)
+    if isinstance(value, TensorSharding):
+        return Side(SDY, (value,), label)
+    if value.kind is Kind.MESH and value.mesh_sharding is not None:
+        ms = value.mesh_sharding
+        if ms.manual:
+            raise ShardingValidationError(f"{value}: manual axes do not describe a data placement")
+        return Side(SDY, (TensorSharding(ms.mesh, ms.dims, ms.replicated, ms.unreduced),), label)
+    if value.kind is Kind.TUPLE:
+        return Side(HLO, value.elements, label)
+    return Side(HLO, (value,), label)
+
+
+def converted_side(side: Side, mesh: Mesh, ranks: tuple[int | None, ...]) -> Side:
+    """The other format of ``side`` on ``mesh``, through shardconv's converters."""
+    from .. import convert
+
+    if side.kind == HLO:
+        vals = tuple(convert.to_sdy(h, mesh, rank=r) for h, r in zip(side.values, ranks))
+        return Side(SDY, vals, "sdy (converted)")
+    return Side(HLO, tuple(convert.to_hlo(s, mesh) for s in side.values), "hlo (converted)")
+
+
+def resolve(example: Example) -> tuple[Side, Side | None, tuple[int, ...], str]:
+    """Side A, side B (None when it could not be built: see the returned error text), and the shape."""
+    mesh = example.mesh
+    a = native_side(example.sharding, mesh)
+    error = ""
+    b: Side | None
+    if example.other is not None:
+        b = native_side(example.other, mesh)
+    else:
+        try:
+            b = converted_side(a, mesh, _ranks(a, None, example.shape))
+        except (ImportError, AttributeError) as e:
+            b, error = None, f"converter not available: {e}"
+        except Exception as e:  # a ShardingError is a finding; report it, do not crash the run
+            b, error = None, f"{type(e).__name__}: {e}"
+    if b is not None and len(a.values) != len(b.values):
+        raise ShardingValidationError(f"the two sides have {len(a.values)} and {len(b.values)} values")
+    shape = example.shape or default_shape(a, b, mesh)
+    return a, b, tuple(shape), error
+
+
+def default_shape(a: Side, b: Side | None, mesh: Mesh) -> tuple[int, ...]:
+    """Smallest shape divisible by every tile count of every value on both sides, times 2."""
+    sides = [a] + ([b] if b is not None else [])
+    ranks = {r for s in sides for r in s.ranks if r is not None}
+    if len(ranks) > 1:
+        raise ShardingValidationError(f"the values have different ranks {sorted(ranks)}; give a shape")
+    rank = ranks.pop() if ranks else 2
+    dims = [1] * rank
+    for s in sides:
+        for v in s.values:
+            for i, n in enumerate(_tile_counts(v, mesh) or ()):
+                dims[i] = lcm(dims[i], n)
+    return tuple(2 * d for d in dims)
+
+
+def _ranks(a: Side, b: Side | None, shape: tuple[int, ...] | None) -> tuple[int | None, ...]:
+    if shape is not None:
+        return tuple(len(shape) for _ in a.values)
+    return a.ranks
+
+
+def _rank(v: Value) -> int | None:
+    return v.rank
+
+
+def _tile_counts(v: Value, mesh: Mesh) -> tuple[int, ...] | None:
+    if isinstance(v, TensorSharding):
+        m = v.resolve_mesh(mesh)
+        if any(not m.has_axis(r.name) for d in v.dims for r in d.axes):
+            return None  # reported by the slice derivation
+        return tuple(prod(r.size(m) for r in d.axes) for d in v.dims)
+    if v.kind is Kind.TILED and v.tile is not None:
+        return v.tile_counts
+    return None
