@@ -6,6 +6,10 @@ Works on plain tuples so the model, the converters and the parsers can all call 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .model import HloSharding, SubgroupType, TileAssignment
 
 
 def canonical_iota(reshape_dims: Sequence[int], perm: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -40,3 +44,150 @@ def canonical_iota(reshape_dims: Sequence[int], perm: Sequence[int]) -> tuple[tu
     if not dims:
         return (1,), (0,)
     return tuple(dims), tuple(prm)
+
+
+def transpose_iota(
+    dims: Sequence[int], reshape_dims: Sequence[int], perm: Sequence[int], tperm: Sequence[int]
+) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """XLA's IotaTileAssignment::Transpose: the iota of the tile array transposed by ``tperm``, or None.
+
+    Each tile dim is matched against the transposed reshape dims (splitting one when the tile dim is a
+    factor of it); when neither divides the other XLA materialises the array, and so do callers here.
+    """
+    seq = [[p, reshape_dims[p]] for p in perm]  # [source dim, size still available] major->minor
+    pieces: list[tuple[int, int]] = []  # (source dim, size) in the order they are cut
+    groups: list[list[int]] = [[] for _ in dims]
+    j = 0
+    for t, size in enumerate(dims):
+        rem = size
+        while rem > 1:
+            while seq[j][1] == 1:
+                j += 1
+            src, avail = seq[j]
+            if rem % avail == 0:
+                take = avail
+            elif avail % rem == 0:
+                take = rem
+            else:
+                return None
+            seq[j][1] = avail // take
+            rem //= take
+            groups[t].append(len(pieces))
+            pieces.append((src, take))
+    # Refined reshape dims: each source dim's pieces in cut order (major->minor), sources in order.
+    order = sorted(range(len(pieces)), key=lambda k: (pieces[k][0], k))
+    index = {k: i for i, k in enumerate(order)}
+    new_reshape = [pieces[k][1] for k in order]
+    new_perm = [index[k] for t in tperm for k in groups[t]]
+    return canonical_iota(new_reshape or [1], new_perm or [0])
+
+
+def group_sorted_iota(
+    reshape_dims: Sequence[int], perm: Sequence[int], group: int
+) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """XLA's PartialTile fast path: an iota whose trailing groups of ``group`` devices are sorted, or None.
+
+    Walks ``perm`` from the minor end taking whole reshape dims that divide what is left of the group,
+    splits the first larger one, then sorts the taken tail so each group is ascending.
+    """
+    reshape = list(reshape_dims)
+    prm = list(perm)
+    if reshape[prm[-1]] == group:
+        return tuple(reshape), tuple(prm)
+    rem = group
+    i = len(prm) - 1
+    while rem > 1:
+        d = prm[i]
+        size = reshape[d]
+        if rem % size == 0:
+            rem //= size
+            i -= 1
+        elif size % rem == 0:
+            reshape[d : d + 1] = [size // rem, rem]
+            prm = [q + 1 if q > d else q for q in prm]
+            prm.insert(i + 1, d + 1)
+            rem = 1
+        else:
+            return None
+    prm[i + 1 :] = sorted(prm[i + 1 :])
+    return canonical_iota(reshape, prm)
+
+
+def canonical_tiled(tile: "TileAssignment", subgroups: tuple["SubgroupType", ...], **kw: Any) -> "HloSharding":
+    """XLA's HloSharding::Subgroup: drop size-1 subgroup dims, merge repeats, order manual < unreduced <
+    replicated (transposing the devices), collapse to {manual}/{replicated}/{unreduced}, sort groups."""
+    from math import prod
+
+    from .errors import ShardingValidationError
+    from .model import HloSharding, Kind, SubgroupType
+
+    dims = tile.dims
+    if len(subgroups) > len(dims):
+        raise ShardingValidationError(
+            f"{len(subgroups)} subgroup types but the tile array has only {len(dims)} dims"
+        )
+    if not subgroups:
+        return HloSharding(Kind.TILED, tile=tile, **kw)
+    data = len(dims) - len(subgroups)
+    if len(set(subgroups)) == 1 and prod(dims[:data]) == 1:
+        return _all_of(subgroups[0], kw)
+    by_type: dict[SubgroupType, list[int]] = {}
+    removed: list[int] = []
+    needs_merging = False
+    for i, t in enumerate(subgroups):
+        if dims[data + i] == 1:
+            removed.append(data + i)
+            needs_merging = True
+            continue
+        needs_merging |= t in by_type
+        by_type.setdefault(t, []).append(data + i)
+    needs_merging |= len(by_type) > 1
+    types = tuple(subgroups)
+    if needs_merging:
+        perm = list(range(data))
+        shape = list(dims[:data])
+        merged: list[SubgroupType] = []
+        for t in sorted(by_type, key=lambda t: t.order):
+            perm += by_type[t]
+            shape.append(prod(dims[d] for d in by_type[t]))
+            merged.append(t)
+        tile = tile.transpose(tuple(perm + removed)).reshape(tuple(shape))
+        types = tuple(merged)
+    if types == (SubgroupType.REPLICATED,):
+        return partial_tile(tile, **kw)
+    if types == (SubgroupType.MANUAL,) and tile.num_devices == tile.dims[-1]:
+        return HloSharding.manual(**kw)
+    if types and types[-1] is SubgroupType.REPLICATED:
+        tile = partial_tile(tile).tile  # type: ignore[assignment]
+    return HloSharding(Kind.TILED, tile=tile, subgroups=types, **kw)
+
+
+def _all_of(t: "SubgroupType", kw: dict[str, Any]) -> "HloSharding":
+    """The sharding a tile array that is one subgroup of type ``t`` collapses to."""
+    from .model import HloSharding, Kind, SubgroupType
+
+    kind = {SubgroupType.MANUAL: Kind.MANUAL, SubgroupType.REPLICATED: Kind.REPLICATED,
+            SubgroupType.UNREDUCED: Kind.UNREDUCED}[t]
+    return HloSharding(kind, **kw)
+
+
+def partial_tile(tile: "TileAssignment", **kw: Any) -> "HloSharding":
+    """XLA's HloSharding::PartialTile: last tile dim replicated, each replication group sorted by id."""
+    from .model import HloSharding, Kind, SubgroupType, TileAssignment
+
+    dims = tile.dims
+    if len(dims) == 1 or dims[-1] == tile.num_devices:
+        return HloSharding(Kind.REPLICATED, **kw)
+    if dims[-1] == 1:
+        return HloSharding(Kind.TILED, tile=tile.reshape(dims[:-1]), **kw)
+    group = dims[-1]
+    if tile.is_iota:
+        assert tile.reshape_dims is not None and tile.perm is not None
+        sorted_iota = group_sorted_iota(tile.reshape_dims, tile.perm, group)
+        if sorted_iota is not None:
+            new = TileAssignment(dims=dims, reshape_dims=sorted_iota[0], perm=sorted_iota[1])
+            return HloSharding(Kind.TILED, tile=new, subgroups=(SubgroupType.REPLICATED,), **kw)
+    devs = tile.devices
+    ordered = tuple(d for k in range(0, len(devs), group) for d in sorted(devs[k : k + group]))
+    new = TileAssignment(dims=dims, explicit=ordered)
+    return HloSharding(Kind.TILED, tile=new, subgroups=(SubgroupType.REPLICATED,), **kw)

@@ -14,7 +14,7 @@ from functools import cached_property
 from math import prod
 from typing import Union
 
-from .canonical import canonical_iota
+from .canonical import canonical_iota, transpose_iota
 from .device_order import iota_order, transposed
 from .errors import ShardingValidationError
 from .limits import check_device_count
@@ -132,8 +132,13 @@ class TileAssignment:
         return tuple(iota_order(self.reshape_dims, self.perm))
 
     def transpose(self, perm: tuple[int, ...]) -> TileAssignment:
-        """The tile array transposed by ``perm`` (materialised; callers that can stay iota do so themselves)."""
+        """The tile array transposed by ``perm``: stays iota exactly when XLA's Transpose keeps it iota."""
         dims = tuple(self.dims[p] for p in perm)
+        if self.explicit is None:
+            assert self.reshape_dims is not None and self.perm is not None
+            iota = transpose_iota(self.dims, self.reshape_dims, self.perm, perm)
+            if iota is not None:
+                return TileAssignment(dims=dims, reshape_dims=iota[0], perm=iota[1])
         return TileAssignment(dims=dims, explicit=tuple(transposed(self.devices, self.dims, perm)))
 
     def reshape(self, dims: tuple[int, ...]) -> TileAssignment:
@@ -473,6 +478,8 @@ class MeshSharding:
     replicated: tuple[AxisRef, ...] = ()
     unreduced: tuple[AxisRef, ...] = ()
     manual: tuple[AxisRef, ...] = ()
+    # ``device_ids=([reshape]T(perm))``: the mesh's device ids written as a (non-trivial) iota.
+    device_iota: tuple[tuple[int, ...], tuple[int, ...]] | None = None
 
 
 PartitionEntry = Union[None, str, tuple[str, ...]]

@@ -1,0 +1,127 @@
+"""Model -> XLA's canonical HLO sharding text (HloSharding::ToString), byte for byte."""
+
+from __future__ import annotations
+
+from ..model import AxisRef, DimSharding, HloSharding, Kind, MeshSharding, OpMetadata, TileAssignment
+
+# XLA's OpMetadataToString order; only these keys are printed, and only when non-empty/non-zero.
+METADATA_KEYS: tuple[str, ...] = (
+    "op_type", "op_name", "source_file", "source_line", "source_end_line", "source_column",
+    "source_end_column", "deduplicated_name", "scheduling_name", "stack_frame_id",
+)
+INT_METADATA_KEYS = frozenset({"source_line", "source_end_line", "source_column", "source_end_column", "stack_frame_id"})
+
+_ESCAPES = {0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t", 0x22: '\\"', 0x27: "\\'", 0x5C: "\\\\"}
+
+
+def c_escape(value: str) -> str:
+    """absl::CEscape of the UTF-8 bytes: C escapes, other non-printable bytes as 3-digit octal."""
+    out = []
+    for b in value.encode("utf-8", "surrogateescape"):
+        if b in _ESCAPES:
+            out.append(_ESCAPES[b])
+        elif b < 0x20 or b >= 0x7F:
+            out.append(f"\\{b:03o}")
+        else:
+            out.append(chr(b))
+    return "".join(out)
+
+
+def _ints(values: tuple[int, ...] | list[int]) -> str:
+    return ",".join(map(str, values))
+
+
+def print_metadata_fields(m: OpMetadata) -> str:
+    """``op_type="t" op_name="a" ...`` in XLA's order, skipping empty strings and zeros."""
+    parts = []
+    values = dict(m.fields)
+    for key in METADATA_KEYS:
+        v = values.get(key)
+        if v in (None, "", 0):
+            continue
+        parts.append(f"{key}={v}" if key in INT_METADATA_KEYS else f'{key}="{c_escape(str(v))}"')
+    return " ".join(parts)
+
+
+def _metadata_list(ms: tuple[OpMetadata, ...]) -> str:
+    return "{" + ", ".join("{" + print_metadata_fields(m) + "}" for m in ms) + "}"
+
+
+def _metadata(ms: tuple[OpMetadata, ...]) -> str:
+    if not ms:
+        return ""
+    if len(ms) == 1:
+        return " metadata={" + print_metadata_fields(ms[0]) + "}"
+    return " metadata=" + _metadata_list(ms)
+
+
+def print_tile_assignment(t: TileAssignment) -> str:
+    """``devices=[dims]<=[reshape]T(perm)`` or ``devices=[dims]0,1,...``."""
+    head = f"devices=[{_ints(t.dims)}]"
+    if t.explicit is not None:
+        return head + _ints(t.explicit)
+    assert t.reshape_dims is not None and t.perm is not None
+    tail = f"T({_ints(t.perm)})" if len(t.reshape_dims) > 1 else ""
+    return f"{head}<=[{_ints(t.reshape_dims)}]{tail}"
+
+
+def _axis(a: AxisRef) -> str:
+    name = f"'{a.name}'"
+    return name if a.sub_axis is None else f"{name}:({a.sub_axis.pre_size}){a.sub_axis.size}"
+
+
+def _dim(d: DimSharding) -> str:
+    items = [_axis(a) for a in d.axes] + ([] if d.is_closed else ["?"])
+    return "{" + ", ".join(items) + "}"
+
+
+def print_mesh_sharding(m: MeshSharding, metadata: tuple[OpMetadata, ...] = (), include_metadata: bool = False) -> str:
+    """V3: ``{mesh['a'=2], device_ids=(...), [{'a'}], replicated={...}, ...}`` or ``{maximal_mesh[...]}``."""
+    meta = f", metadata={_metadata_list(metadata)}" if include_metadata and metadata else ""
+    mesh = m.mesh
+    if mesh.is_maximal:
+        assert mesh.explicit_device_ids is not None
+        return f"{{maximal_mesh[device_id={mesh.explicit_device_ids[0]}]{meta}}}"
+    parts = ["mesh[" + ",".join(f"'{a.name}'={a.size}" for a in mesh.axes) + "]"]
+    if m.device_iota is not None:
+        r, p = m.device_iota
+        parts.append(f"device_ids=([{_ints(r)}]" + (f"T({_ints(p)})" if len(r) > 1 else "") + ")")
+    elif mesh.explicit_device_ids is not None:
+        parts.append(f"device_ids=({_ints(mesh.explicit_device_ids)})")
+    parts.append("[" + ", ".join(_dim(d) for d in m.dims) + "]" if m.dims else "replicated")
+    for key, axes in (("replicated", m.replicated), ("unreduced", m.unreduced), ("manual", m.manual)):
+        if axes:
+            parts.append(f"{key}={{" + ", ".join(_axis(a) for a in axes) + "}")
+    return "{" + ", ".join(parts) + meta + "}"
+
+
+def print_hlo(h: HloSharding, *, include_metadata: bool = False) -> str:
+    """XLA's canonical text; metadata only when asked (XLA's default printer omits it)."""
+    if h.kind is Kind.TUPLE:
+        elems = [
+            (f"/*index={i}*/" if i and i % 5 == 0 else "") + print_hlo(e, include_metadata=include_metadata)
+            for i, e in enumerate(h.elements)
+        ]
+        return "{" + ", ".join(elems) + "}"
+    if h.kind is Kind.MESH:
+        assert h.mesh_sharding is not None
+        return print_mesh_sharding(h.mesh_sharding, h.metadata, include_metadata)
+    if h.kind is Kind.MAXIMAL:
+        body = f"maximal device={h.device}"
+    elif h.kind is Kind.TILED:
+        assert h.tile is not None
+        body = print_tile_assignment(h.tile)
+        if h.replicate_on_last_tile_dim:
+            body += " last_tile_dim_replicate"
+        elif h.subgroups:
+            body += " last_tile_dims={" + ", ".join(t.value for t in h.subgroups) + "}"
+    else:
+        body = h.kind.value
+    if h.shard_group is not None:
+        body += f" {h.shard_group.kind} {h.shard_group.id}"
+    if include_metadata:
+        body += _metadata(h.metadata)
+    return "{" + body + "}"
+
+
+__all__ = ["c_escape", "print_hlo", "print_mesh_sharding", "print_metadata_fields", "print_tile_assignment"]

@@ -1,0 +1,126 @@
+"""XLA's own HLO-sharding parser/printer (jaxlib) as a test oracle, in-process or crash-safe.
+
+In-process helpers are for strings known to be well-formed; ``xla_results``/``xla_verdicts`` run the
+oracle in a child process, one per batch, and resume after XLA aborts the process (FORMATS §1.3).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+
+@cache
+def _xc() -> Any:
+    from jax._src.lib import xla_client as xc
+
+    return xc
+
+
+def xla_sharding(s: str) -> Any:
+    """``xc.HloSharding.from_string(s)`` (raises on a syntax error; may abort on malformed lists)."""
+    return _xc().HloSharding.from_string(s)
+
+
+def xla_canonical(s: str) -> str:
+    """XLA's canonical text for ``s``."""
+    return repr(xla_sharding(s))
+
+
+def xla_proto(s: str) -> bytes:
+    """XLA's serialized OpSharding for ``s``."""
+    return xla_sharding(s).to_proto().SerializeToString()
+
+
+def xla_from_proto(data: bytes) -> str:
+    """XLA's canonical text for a serialized OpSharding."""
+    xc = _xc()
+    op = xc.OpSharding()
+    op.ParseFromString(data)
+    return repr(xc.HloSharding.from_proto(op))
+
+
+@dataclass(frozen=True)
+class OracleResult:
+    """What XLA did with one string: canonical text + proto, a rejection message, or a crash."""
+
+    text: str | None = None
+    proto: bytes | None = None
+    error: str | None = None
+    crashed: bool = False
+
+    @property
+    def accepted(self) -> bool:
+        return self.text is not None
+
+
+def _child() -> None:
+    """Child loop: one JSON string per stdin line -> one JSON result per stdout line."""
+    out = sys.stdout
+    sys.stdout = sys.stderr  # keep library chatter off the protocol channel
+    for line in sys.stdin:
+        s = json.loads(line)
+        try:
+            h = xla_sharding(s)
+            res = {"text": repr(h), "proto": h.to_proto().SerializeToString().hex()}
+        except Exception as e:  # noqa: BLE001 - any rejection is a verdict
+            res = {"error": str(e)}
+        out.write(json.dumps(res) + "\n")
+        out.flush()
+
+
+def xla_results(strings: list[str]) -> list[OracleResult]:
+    """Run XLA on every string in a child process; a crash marks that string and the child restarts."""
+    results: list[OracleResult] = []
+    i = 0
+    while i < len(strings):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", "import sys; sys.path.insert(0, %r); import oracle_xla; oracle_xla._child()"
+             % os.path.dirname(os.path.abspath(__file__))],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            while i < len(strings):
+                proc.stdin.write(json.dumps(strings[i]) + "\n")
+                proc.stdin.flush()
+                line = proc.stdout.readline()
+                if not line:
+                    results.append(OracleResult(crashed=True, error="XLA aborted the process"))
+                    i += 1
+                    break
+                d = json.loads(line)
+                if "text" in d:
+                    results.append(OracleResult(text=d["text"], proto=bytes.fromhex(d["proto"])))
+                else:
+                    results.append(OracleResult(error=d["error"]))
+                i += 1
+        except BrokenPipeError:
+            results.append(OracleResult(crashed=True, error="XLA aborted the process"))
+            i += 1
+        finally:
+            try:
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+            proc.wait()
+    return results
+
+
+def xla_verdicts(strings: list[str]) -> list[str | None]:
+    """Canonical text per string, or None where XLA rejected it or aborted (subprocess-safe)."""
+    return [r.text for r in xla_results(strings)]
+
+
+__all__ = ["OracleResult", "xla_canonical", "xla_from_proto", "xla_proto", "xla_results", "xla_sharding", "xla_verdicts"]
