@@ -207,3 +207,17 @@ def output_shardings(module_text: str, func: str = "main") -> list[HloSharding]:
 def parameter_shardings(module_text: str, func: str = "main") -> list[HloSharding]:
     """The HLO sharding of each parameter of ``func`` (unannotated parameters are replicated)."""
     return [o.hlo for o in read_shardings(module_text, func, params=True)]
+
+
+def num_devices(ir: ModuleIR, shardings: list[HloSharding] | None = None) -> int:
+    """Devices the module runs on: ``mhlo.num_partitions``, else the largest mesh, else the shardings."""
+    a = ir.attrs.get("mhlo.num_partitions")
+    if a is not None and a.value.split(":")[0].strip().isdigit():
+        return int(a.value.split(":")[0])
+    sizes = [m.num_devices for m in _Resolver(ir).meshes().values()]
+    for h in shardings or ():
+        if h.tile is not None:
+            sizes.append(h.tile.num_devices)
+        elif h.device is not None:
+            sizes.append(h.device + 1)
+    return max(sizes, default=1)
