@@ -188,18 +188,20 @@ def _balanced_end(text: str, open_at: int) -> int | None:
     return None
 
 
-_SHAPE = re.compile(r"(?:tensor<)?\[?\s*(\d+(?:\s*[x,]\s*\d+)*)?\s*\]?(?:x\w+)?>?")
+_SHAPE = re.compile(r"\d+(?:\s*[x,]\s*\d+)*")
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
     """``--shape``: ``32x32``, ``32,32``, ``[32, 32]``, ``tensor<32x32xf32>``; ``scalar`` or ``""`` is rank 0."""
     s = text.strip()
-    if s in ("", "scalar", "[]", "()"):
+    if s.startswith("tensor<") and s.endswith(">"):
+        s = re.sub(r"(?:^|x)[A-Za-z][A-Za-z0-9]*$", "", s[7:-1])
+    s = s.strip("[]() ")
+    if s in ("", "scalar"):
         return ()
-    m = _SHAPE.fullmatch(s)
-    if m is None or m.group(1) is None:
+    if not _SHAPE.fullmatch(s):
         raise ShardingSyntaxError("expected a shape like 32x32 or 8,16,4", text=text, pos=0)
-    dims = tuple(int(d) for d in re.split(r"\s*[x,]\s*", m.group(1)))
+    dims = tuple(int(d) for d in re.split(r"\s*[x,]\s*", s))
     if any(d <= 0 for d in dims):
         raise ShardingValidationError(f"shape {text!r} has a dim of size 0")
     return dims

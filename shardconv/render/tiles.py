@@ -59,21 +59,24 @@ def render_placement(p: Placement, *, width: int, color: bool) -> list[Renderabl
     by_index = {t.index: t for t in p.tiles}
     if p.rank <= 2:
         return [_grid(p, by_index, (), color)]
-    out: list[Any] = []
+    from rich.columns import Columns
+    from rich.console import Group
+
+    grids = []
     for lead in product(*(range(c) for c in p.tile_counts[:-2])):
-        title = "tiles [" + ", ".join([*map(str, lead), ":", ":"]) + "]"
-        out.append(_grid(p, by_index, lead, color, title=title))
-    return out
+        title = "[" + ", ".join([*map(str, lead), ":", ":"]) + "]"
+        grids.append(Group(title, _grid(p, by_index, lead, color)))
+    return [Columns(grids, padding=(0, 2))]
 
 
-def _grid(p: Placement, by_index: dict[tuple[int, ...], Tile], lead: tuple[int, ...], color: bool, title: str | None = None) -> Any:
+def _grid(p: Placement, by_index: dict[tuple[int, ...], Tile], lead: tuple[int, ...], color: bool) -> Any:
     from rich import box
     from rich.table import Table
     from rich.text import Text
 
     rows = p.tile_counts[-2] if p.rank >= 2 else 1
     cols = p.tile_counts[-1] if p.rank >= 1 else 1
-    table = Table(show_header=False, show_lines=True, box=box.SQUARE, title=title, title_justify="left", padding=(0, 1))
+    table = Table(show_header=False, show_lines=True, box=box.SQUARE, padding=(0, 1))
     for _ in range(cols):
         table.add_column(justify="center", vertical="middle")
     for r in range(rows):

@@ -1,0 +1,250 @@
+"""``shardconv convert``: one sharding (or one per stdin line) into another spelling.
+
+stdout carries only the answer, one line per input, so ``$(shardconv convert ...)`` captures it;
+explanations go to stderr (on a terminal, or with ``--explain``) or into the JSON.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ..errors import ShardingError
+from .options import common_options, context, mesh_option
+from .spell import TARGETS, needs_sdy, render_target
+
+if TYPE_CHECKING:
+    from .inputs import Input
+    from .options import Context
+    from .resolve import OnMesh
+
+@dataclass(frozen=True)
+class Note:
+    """One explanation: a stable ``code`` for scripts, a sentence, and the values it refers to."""
+
+    code: str
+    message: str
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Converted:
+    """The answer for one input and what the user should know about it."""
+
+    input: Input
+    target: str
+    output: str
+    on: OnMesh | None  # the Shardy side, when it was computed
+    xla: OnMesh | ShardingError | None  # what XLA's importer makes of an HLO input
+    notes: tuple[Note, ...]
+
+
+def default_target(inp: Input) -> str:
+    """HLO in -> sdy out; everything else -> HLO."""
+    return "sdy" if inp.is_hlo else "hlo"
+
+
+def convert_item(inp: Input, target: str, ctx: Context) -> Converted:
+    """Convert one parsed input to ``target`` on ``ctx.mesh`` (pure: no I/O)."""
+    from . import resolve
+
+    rank = resolve.input_rank(inp, ctx.rank)
+    on: OnMesh | None = None
+    if needs_sdy(inp, target, ctx.mesh):
+        on = resolve.as_sdy(inp, ctx.mesh, rank=rank)
+    xla = _xla_view(inp, rank) if inp.is_hlo and on is not None else None
+    output = render_target(inp, target, ctx, on, rank)
+    return Converted(inp, target, output, on, xla, tuple(_notes(inp, ctx, on, xla)))
+
+
+def _xla_view(inp: Input, rank: int | None) -> OnMesh | ShardingError:
+    from .resolve import xla_view
+
+    try:
+        return xla_view(inp.value, rank=rank)  # type: ignore[arg-type]
+    except ShardingError as e:
+        return e
+
+
+def _notes(inp: Input, ctx: Context, on: OnMesh | None, xla: OnMesh | ShardingError | None) -> list[Note]:
+    """What the answer alone does not say: synthetic or distorted meshes, near-misses, lost details."""
+    from ..printers.sdy import print_mesh
+
+    from . import resolve
+
+    notes: list[Note] = []
+    if on is not None and on.synthetic:
+        notes.append(
+            Note(
+                "synthetic-mesh",
+                "no --mesh: this is on the synthetic mesh XLA's importer would invent",
+                (print_mesh(on.mesh, form="decl"), str(on.sharding)),
+            )
+        )
+    elif isinstance(xla, ShardingError) and on is not None:
+        notes.append(Note("xla-import-fails", f"XLA's importer cannot convert this input: {xla.message}"))
+    elif xla is not None and on is not None and not isinstance(xla, ShardingError):
+        vals = (print_mesh(xla.mesh, form="decl"), str(xla.sharding))
+        if resolve.same_shape(xla.mesh, on.mesh):
+            notes.append(Note("xla-renames-axes", "XLA's importer ignores your mesh and renames its axes", vals))
+        else:
+            shape = "x".join(map(str, xla.mesh.axis_sizes)) or "scalar"
+            notes.append(
+                Note(
+                    "distorted-mesh",
+                    f"XLA's importer ignores your mesh and would invent a {shape} mesh "
+                    f"(yours is {on.mesh.shape_str()})",
+                    vals,
+                )
+            )
+    alt = resolve.whole_axis_alternative(inp.value, on) if inp.is_hlo and on is not None else None  # type: ignore[arg-type]
+    if alt is not None:
+        notes.append(
+            Note(
+                "whole-axis-alternative",
+                f"the whole-axis sharding {alt[0].to_text(attribute=False)} is a different device order",
+                (str(alt[1]),),
+            )
+        )
+    if not inp.is_hlo and inp.kind == "sdy":
+        dims = inp.value.dims  # type: ignore[union-attr]
+        if any(not d.is_closed or d.priority is not None for d in dims):
+            notes.append(Note("dropped", "HLO has no open dims or priorities; they were dropped"))
+    return notes
+
+
+def explain_text(c: Converted) -> str:
+    """The notes as indented lines for stderr."""
+    out = []
+    for n in c.notes:
+        out.append(f"note: {n.message}" + (":" if n.values else ""))
+        out.extend(f"        {v}" for v in n.values)
+    return "\n".join(out)
+
+
+def json_doc(c: Converted | None, *, err: ShardingError | None = None, line: int | None = None, text: str = "") -> dict[str, Any]:
+    """The ``convert`` JSON document for one item (see docs/cli-json-schema.md)."""
+    from . import jsonout
+
+    doc: dict[str, Any] = jsonout.document("convert")
+    if line is not None:
+        doc["line"] = line
+    if c is None:
+        assert err is not None
+        doc.update(input={"text": text, "kind": None}, to=None, output=None, error=jsonout.error_dict(err))
+        return doc
+    xla: Any = None
+    if isinstance(c.xla, ShardingError):
+        xla = {"error": jsonout.error_dict(c.xla)}
+    elif c.xla is not None:
+        xla = {"mesh": jsonout.mesh_dict(c.xla.mesh, synthetic=True), "sharding": str(c.xla.sharding)}
+    doc.update(
+        input={"text": c.input.text, "kind": c.input.kind},
+        to=c.target,
+        output=c.output,
+        mesh=jsonout.mesh_dict(c.on.mesh, synthetic=c.on.synthetic) if c.on else None,
+        xla_import=xla,
+        notes=[{"code": n.code, "message": n.message, "values": list(n.values)} for n in c.notes],
+        error=None,
+    )
+    return doc
+
+
+def _mesh_line(c: Converted) -> str | None:
+    from ..printers.sdy import print_mesh
+
+    return print_mesh(c.on.mesh, form="decl") if c.on is not None else None
+
+
+EPILOG = """\b
+Examples:
+  shardconv convert '{devices=[1,4,2]<=[8] last_tile_dim_replicate}' --mesh batch=2,model=4
+  shardconv convert '#sdy.sharding<@mesh, [{}, {"model"}]>' --mesh batch=2,model=4
+  shardconv convert "P(None, 'model')" --mesh batch=2,model=4 --to v1
+  shardconv convert 08031a0301040230014a02020452020100 --mesh batch=2,model=4
+  shardconv convert '{devices=[2,4]<=[8]}' --to proto-hex
+  shardconv convert - --mesh @model.mlir < shardings.txt
+
+\b
+--to defaults to sdy for HLO/proto input and to hlo otherwise. Without --mesh an
+HLO input lands on the synthetic _axis_N mesh XLA's importer would invent; it is
+printed inline in the sharding (and as XLA writes it on stderr).
+\b
+TEXT '-' reads stdin, one item per line (blank lines and '// ...' skipped). Each
+line gets one output line; a bad line prints an empty line, reports
+'error: line N: ...' on stderr, and the run goes on, exiting 2 at the end.
+With --format json, batch output is JSON Lines, one object per item.
+"""
+
+
+@click.command(epilog=EPILOG, context_settings={"max_content_width": 100})
+@click.argument("text")
+@mesh_option()
+@click.option("--to", "-t", "target", type=click.Choice(TARGETS), help="Output format (default: sdy for HLO input, else hlo).")
+@common_options
+@click.option("--explain/--no-explain", default=None, help="Explanations on stderr (default: when stderr is a terminal).")
+@click.option("--with-mesh", is_flag=True, help="Print the mesh declaration line before an sdy answer.")
+def convert(
+    text: str,
+    mesh_text: str | None,
+    target: str | None,
+    from_kind: str,
+    rank: int | None,
+    shape_text: str | None,
+    fmt: str,
+    explain: bool | None,
+    with_mesh: bool,
+) -> int:
+    """Convert a sharding between HLO (V1/V2/V3), Shardy, partition specs and OpSharding protos.
+
+    TEXT is detected automatically: '{...}' HLO, '#sdy.sharding<...>' / '<@mesh, [...]>' /
+    '[{...}]' Shardy, "P(None, 'model')" partition spec, hex or base64 OpSharding proto.
+    """
+    from .console import is_tty
+    from .inputs import parse_input, stdin_items
+
+    ctx = context(mesh_text, rank, shape_text)
+    if explain is None:
+        explain = is_tty(sys.stderr)
+    batch = text == "-"
+    if batch and with_mesh:
+        raise click.UsageError("--with-mesh prints two lines per item; it cannot be combined with '-'")
+    items = stdin_items(sys.stdin) if batch else iter([(None, text)])
+    failed = 0
+    for line, item in items:
+        try:
+            inp = parse_input(item, from_kind, num_devices=ctx.mesh.num_devices if ctx.mesh else None)
+            c = convert_item(inp, target or default_target(inp), ctx)
+        except ShardingError as e:
+            failed += 1
+            _report_error(e, line, item, fmt, batch)
+            continue
+        _emit(c, line, fmt, explain, with_mesh)
+    return 2 if failed else 0
+
+
+def _emit(c: Converted, line: int | None, fmt: str, explain: bool, with_mesh: bool) -> None:
+    from . import jsonout
+
+    if fmt == "json":
+        click.echo(jsonout.dumps(json_doc(c, line=line), lines=line is not None))
+        return
+    if with_mesh and c.on is not None and not c.on.synthetic:
+        click.echo(_mesh_line(c))
+    click.echo(c.output)
+    if explain and c.notes:
+        click.echo(explain_text(c), err=True)
+
+
+def _report_error(e: ShardingError, line: int | None, item: str, fmt: str, batch: bool) -> None:
+    from . import jsonout
+
+    where = f"line {line}: " if line is not None else ""
+    click.echo(f"error: {where}{e}", err=True)
+    if fmt == "json":
+        click.echo(jsonout.dumps(json_doc(None, err=e, line=line, text=item), lines=batch))
+    elif batch:
+        click.echo("")

@@ -1,0 +1,62 @@
+"""Options shared by ``convert``, ``show`` and ``roundtrip``, declared once; values parsed lazily."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from .inputs import INPUT_KINDS
+
+if TYPE_CHECKING:
+    from ..model import Mesh
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+MESH_HELP = (
+    "The real global mesh: batch=2,model=4, '<[\"batch\"=2, \"model\"=4]>', '#sdy.mesh<...>', "
+    "'sdy.mesh @m = <...>' (device_ids allowed), or @FILE for the first sdy.mesh in an MLIR/HLO dump."
+)
+
+
+def mesh_option(required: bool = False) -> Callable[[F], F]:
+    return click.option("--mesh", "-m", "mesh_text", metavar="MESH", required=required, help=MESH_HELP)
+
+
+def common_options(fn: F) -> F:
+    """--from, --rank, --shape, --format."""
+    fn = click.option(
+        "--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+        help="text for people, json for scripts (schema: docs/cli-json-schema.md).",
+    )(fn)
+    fn = click.option("--shape", "-s", "shape_text", metavar="SHAPE", help="Tensor shape, e.g. 32x32 (implies --rank).")(fn)
+    fn = click.option("--rank", "-r", type=click.IntRange(0, 64), help="Tensor rank, when the input does not fix it.")(fn)
+    fn = click.option(
+        "--from", "from_kind", type=click.Choice(INPUT_KINDS), default="auto", show_default=True,
+        help="Input format; auto-detected from the first characters.",
+    )(fn)
+    return fn
+
+
+@dataclass(frozen=True)
+class Context:
+    """The parsed shared options."""
+
+    mesh: Mesh | None
+    rank: int | None
+    shape: tuple[int, ...] | None
+
+
+def context(mesh_text: str | None, rank: int | None, shape_text: str | None) -> Context:
+    """Parse ``--mesh``/``--rank``/``--shape`` (bad values raise ShardingError: exit 2 with a caret)."""
+    from .inputs import parse_mesh_option, parse_shape
+
+    mesh = parse_mesh_option(mesh_text) if mesh_text else None
+    shape = parse_shape(shape_text) if shape_text is not None else None
+    if shape is not None:
+        if rank is not None and rank != len(shape):
+            raise click.UsageError(f"--rank {rank} disagrees with --shape {shape_text} (rank {len(shape)})")
+        rank = len(shape)
+    return Context(mesh, rank, shape)

@@ -1,0 +1,184 @@
+"""Brings any parsed input to the HLO or the Shardy side, by calling the library's converters.
+
+Shared by ``convert``, ``show`` and ``roundtrip`` so they agree on what an input means on a mesh.
+Nothing here converts by itself: it only chooses which converter to call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Union
+
+from ..errors import NotExpressibleError, ShardingError, ShardingValidationError
+from .inputs import HLO, PROTO_BASE64, PROTO_HEX, SDY, SDY_PER_VALUE, SPEC, Input
+
+if TYPE_CHECKING:
+    from ..model import HloSharding, Mesh, TensorSharding
+
+
+@dataclass(frozen=True)
+class OnMesh:
+    """A Shardy sharding and the mesh it lives on; ``synthetic`` when XLA's importer invented the mesh."""
+
+    sharding: TensorSharding
+    mesh: Mesh
+    synthetic: bool = False
+
+
+Outcome = Union[str, ShardingError]  # a spelling, or why there is none
+
+
+def need_mesh(mesh: Mesh | None, what: str) -> Mesh:
+    if mesh is None:
+        raise ShardingValidationError(f"{what} needs a mesh: pass --mesh (e.g. --mesh batch=2,model=4)")
+    return mesh
+
+
+def sdy_mesh(s: TensorSharding, mesh: Mesh | None) -> Mesh:
+    """The mesh of a Shardy input: inlined, else ``--mesh``."""
+    from ..model import Mesh as MeshT
+
+    if isinstance(s.mesh, MeshT):
+        return s.mesh
+    return need_mesh(mesh, f"the sharding refers to @{s.mesh}; it")
+
+
+def input_rank(inp: Input, rank: int | None) -> int | None:
+    """``--rank``/``--shape`` if given, else what the input itself says."""
+    if rank is not None:
+        return rank
+    v = inp.value
+    if inp.kind in (SDY,):
+        return v.rank  # type: ignore[union-attr]
+    if inp.is_hlo:
+        return v.rank  # type: ignore[union-attr]
+    if inp.kind == SPEC:
+        return len(v.entries)  # type: ignore[union-attr]
+    return None
+
+
+def as_hlo(inp: Input, mesh: Mesh | None, *, rank: int | None = None, explicit: bool = False) -> HloSharding:
+    """The HLO sharding XLA would export for ``inp`` (an HLO input is returned as parsed)."""
+    from ..convert import to_hlo
+
+    if inp.is_hlo:
+        return v2_of_v3(inp.value)  # type: ignore[arg-type]
+    if inp.kind == SDY_PER_VALUE:
+        from ..model import HloSharding as H
+
+        return H.tuple_of([to_hlo(s, sdy_mesh(s, mesh), explicit=explicit) for s in inp.value.shardings])  # type: ignore[union-attr]
+    on = as_sdy(inp, mesh, rank=rank)
+    return to_hlo(on.sharding, on.mesh, explicit=explicit)
+
+
+def as_sdy(inp: Input, mesh: Mesh | None, *, rank: int | None = None) -> OnMesh:
+    """The Shardy sharding of ``inp`` on ``mesh``; for HLO without a mesh, XLA's synthetic one."""
+    if inp.kind == SDY:
+        s = inp.value
+        return OnMesh(s, sdy_mesh(s, mesh))  # type: ignore[arg-type]
+    if inp.kind == SPEC:
+        from ..convert import from_partition_spec
+
+        m = need_mesh(mesh, "a partition spec")
+        return OnMesh(from_partition_spec(m, inp.value, rank=rank), m)
+    if inp.kind == SDY_PER_VALUE:
+        raise ShardingValidationError("a per-value sharding holds several shardings; convert it to hlo")
+    hlo: HloSharding = inp.value  # type: ignore[assignment]
+    if mesh is None:
+        return xla_view(hlo, rank=rank)
+    from ..convert import to_sdy
+
+    return OnMesh(to_sdy(hlo, mesh, rank=rank), mesh)
+
+
+def xla_view(hlo: HloSharding, *, rank: int | None = None) -> OnMesh:
+    """What XLA's importer makes of ``hlo`` alone: its invented ``_axis_N`` mesh and sharding."""
+    from ..convert import xla_import
+
+    mesh, shardings = xla_import([hlo], ranks=[rank] if rank is not None else None)
+    return OnMesh(shardings[0], mesh, synthetic=True)
+
+
+def v2_of_v3(hlo: HloSharding) -> HloSharding:
+    """A V3 (mesh-based) sharding as the tile-array sharding XLA derives from it; others unchanged."""
+    from ..convert import to_hlo, to_sdy_manual
+    from ..model import Kind
+
+    if hlo.kind is not Kind.MESH or hlo.mesh_sharding is None:
+        return hlo
+    mesh = hlo.mesh_sharding.mesh
+    sharding, manual = to_sdy_manual(hlo, mesh)
+    return to_hlo(sharding, mesh, manual_axes=manual.axes)
+
+
+def as_v1(hlo: HloSharding) -> HloSharding:
+    """The same sharding with an explicit device list (V1); tuples element-wise."""
+    from ..model import HloSharding as H, Kind, TileAssignment
+
+    if hlo.kind is Kind.TUPLE:
+        return H.tuple_of([as_v1(e) for e in hlo.elements])
+    if hlo.tile is None or not hlo.tile.is_iota:
+        return hlo
+    tile = TileAssignment.from_devices(hlo.tile.dims, hlo.tile.devices)
+    return replace(hlo, tile=tile)
+
+
+def as_v2(hlo: HloSharding) -> HloSharding:
+    """The same sharding as an iota (V2): found by reading the device order on a one-axis mesh,
+    which succeeds exactly when the order is a reshape+transpose of iota."""
+    from ..convert import to_hlo, to_sdy
+    from ..model import HloSharding as H, Kind, Mesh
+
+    if hlo.kind is Kind.TUPLE:
+        return H.tuple_of([as_v2(e) for e in hlo.elements])
+    if hlo.tile is None or hlo.tile.is_iota:
+        return hlo
+    line = Mesh.of([("d", hlo.tile.num_devices)])
+    try:
+        out = to_hlo(to_sdy(hlo, line), line)
+    except NotExpressibleError:
+        out = None
+    if out is None or out.tile is None or (out.tile.dims, out.tile.devices, out.subgroups) != (
+        hlo.tile.dims, hlo.tile.devices, hlo.subgroups
+    ):
+        raise NotExpressibleError("the explicit device order is not a reshape+transpose of iota")
+    return out
+
+
+def as_v3(on: OnMesh) -> HloSharding:
+    """HLO V3 (mesh-based) spelling: Shardy's structure in XLA's syntax, on the mesh itself."""
+    from ..model import HloSharding as H, Kind, MeshSharding
+
+    s = on.sharding
+    if s.unreduced_op != "sum":
+        raise NotExpressibleError(f"HLO V3 has no unreduced={s.unreduced_op}")
+    closed = tuple(replace(d, is_closed=True, priority=None) for d in s.dims)
+    return H(Kind.MESH, mesh_sharding=MeshSharding(on.mesh, closed, s.replicated, s.unreduced))
+
+
+def attempt(fn: object, *args: object, **kw: object) -> Outcome:
+    """``str(fn(...))``, or the ShardingError that says why not (for 'not expressible: why' rows)."""
+    try:
+        return str(fn(*args, **kw))  # type: ignore[operator]
+    except ShardingError as e:
+        return e
+
+
+def same_shape(a: Mesh, b: Mesh) -> bool:
+    """Meshes with the same axis sizes in the same order (names aside)."""
+    return a.axis_sizes == b.axis_sizes
+
+
+def whole_axis_alternative(hlo: HloSharding, on: OnMesh) -> tuple[TensorSharding, HloSharding] | None:
+    """When the answer needs sub-axes, the closest whole-axis sharding and its (different) HLO:
+    usually what the user *meant* to write."""
+    from ..convert import same_assignment, to_hlo
+    from ..convert.suggest import whole_axis_alternative as closest
+
+    if on.synthetic or not any(a.sub_axis is not None for d in on.sharding.dims for a in d.axes):
+        return None
+    alt = closest(hlo, on.mesh)
+    if alt is None:
+        return None
+    alt_hlo = to_hlo(alt, on.mesh)
+    return None if same_assignment(alt_hlo, hlo) else (alt, alt_hlo)

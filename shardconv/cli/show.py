@@ -1,0 +1,231 @@
+"""``shardconv show``: which device holds which tile, the replication groups, and every spelling."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ..errors import ShardingError
+from .options import common_options, context, mesh_option
+
+if TYPE_CHECKING:
+    from ..model import HloSharding, Mesh
+    from ..render.placement import Placement
+    from .inputs import Input
+    from .options import Context
+    from .resolve import OnMesh, Outcome
+
+# (label, --to target) of the spellings ``show`` lists, in order.
+SPELLINGS = (
+    ("sdy", "sdy"),
+    ("HLO V2", "v2"),
+    ("HLO V1", "v1"),
+    ("HLO V3", "v3"),
+    ("spec", "spec"),
+    ("proto", "proto-hex"),
+)
+JSON_KEYS = {"sdy": "sdy", "v2": "hlo_v2", "v1": "hlo_v1", "v3": "hlo_v3", "spec": "spec", "proto-hex": "proto_hex"}
+
+
+@dataclass(frozen=True)
+class Shown:
+    """Everything ``show`` prints for one (non-tuple) sharding."""
+
+    input: Input
+    hlo: HloSharding
+    mesh: Mesh | None
+    synthetic: bool  # the mesh is the one XLA's importer invented (no --mesh)
+    placement: Placement
+    spellings: tuple[tuple[str, Outcome], ...]  # (target, text or why not)
+    xla: OnMesh | ShardingError | None
+
+
+def build(inp: Input, ctx: Context) -> Shown:
+    """Compute the placement and spellings of ``inp`` on ``ctx.mesh`` (pure)."""
+    from ..render.placement import placement
+    from . import resolve
+    from .spell import needs_sdy, render_target
+
+    rank = resolve.input_rank(inp, ctx.rank)
+    hlo = resolve.as_hlo(inp, ctx.mesh, rank=rank)
+    n = ctx.mesh.num_devices if ctx.mesh is not None else None
+    if inp.kind == "sdy" and n is None:
+        n = resolve.sdy_mesh(inp.value, None).num_devices  # type: ignore[arg-type]
+    place = placement(hlo, shape=ctx.shape, num_devices=n or (hlo.tile.num_devices if hlo.tile else None))
+    on: OnMesh | ShardingError
+    try:
+        on = resolve.as_sdy(inp, ctx.mesh, rank=rank)
+    except ShardingError as e:
+        on = e
+    spellings = []
+    for _, target in SPELLINGS:
+        if needs_sdy(inp, target, ctx.mesh) and isinstance(on, ShardingError):
+            spellings.append((target, on))
+            continue
+        spellings.append((target, resolve.attempt(render_target, inp, target, ctx, on, rank)))
+    xla: OnMesh | ShardingError | None = None
+    if hlo.is_tiled or hlo.kind.value in ("replicated", "maximal", "unknown"):
+        try:
+            xla = resolve.xla_view(hlo, rank=rank)
+        except ShardingError as e:
+            xla = e
+    mesh = ctx.mesh if ctx.mesh is not None else (on.mesh if not isinstance(on, ShardingError) else None)
+    synthetic = ctx.mesh is None and not isinstance(on, ShardingError) and on.synthetic
+    return Shown(inp, hlo, mesh, synthetic, place, tuple(spellings), xla)
+
+
+def json_doc(s: Shown) -> dict[str, Any]:
+    from . import jsonout
+
+    return jsonout.document(
+        "show",
+        input={"text": s.input.text, "kind": s.input.kind},
+        hlo=str(s.hlo),
+        mesh=jsonout.mesh_dict(s.mesh, synthetic=s.synthetic) if s.mesh is not None else None,
+        placement=jsonout.placement_dict(s.placement),
+        spellings={
+            JSON_KEYS[t]: {"text": o if isinstance(o, str) else None, "error": None if isinstance(o, str) else o.message}
+            for t, o in s.spellings
+        },
+        xla_import=_xla_json(s),
+    )
+
+
+def _mesh_is_synthetic(s: Shown) -> bool:
+    return s.synthetic
+
+
+def _xla_json(s: Shown) -> dict[str, Any] | None:
+    from . import jsonout
+    from .resolve import same_shape
+
+    if s.xla is None:
+        return None
+    if isinstance(s.xla, ShardingError):
+        return {"error": jsonout.error_dict(s.xla)}
+    return {
+        "mesh": jsonout.mesh_dict(s.xla.mesh, synthetic=True),
+        "sharding": str(s.xla.sharding),
+        "differs_from_mesh": s.mesh is not None and not same_shape(s.xla.mesh, s.mesh),
+    }
+
+
+# --------------------------------------------------------------------------------------------------
+# text output
+# --------------------------------------------------------------------------------------------------
+
+
+def summary_line(s: Shown) -> str:
+    """``rank 2 · 4 tiles × 2 replicas · 8 devices · mesh batch=2,model=4``."""
+    p = s.placement
+    parts = [f"rank {p.rank}"]
+    if p.kind == "tiled":
+        reps = len(p.tiles[0].devices) if p.tiles else 0
+        parts.append(f"{len(p.tiles)} tiles" + (f" × {reps} devices" if reps > 1 else ""))
+    else:
+        parts.append(p.kind)
+    parts.append(f"{p.num_devices} devices")
+    if s.mesh is not None:
+        parts.append(f"mesh {s.mesh.shape_str() or '<[]>'}" + (" (XLA's, synthetic)" if _mesh_is_synthetic(s) else ""))
+    if p.shape is not None:
+        parts.append("shape " + "x".join(map(str, p.shape)))
+    return " · ".join(parts)
+
+
+def groups_text(p: Placement, limit: int = 16) -> str:
+    """``4 groups of 2: {0,1} {2,3} ...`` (or 'none' when every device holds distinct data)."""
+    from ..render.placement import compress_ids
+
+    sizes = {len(g) for g in p.groups}
+    if sizes == {1}:
+        return "none (every device holds different data)"
+    size = f"of {sizes.pop()}" if len(sizes) == 1 else "of mixed sizes"
+    shown = " ".join("{" + compress_ids(g) + "}" for g in p.groups[:limit])
+    more = f" … (+{len(p.groups) - limit})" if len(p.groups) > limit else ""
+    return f"{len(p.groups)} groups {size}: {shown}{more}"
+
+
+def render_text(s: Shown, console: Any) -> None:
+    """Print ``s`` on a rich console."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from ..render.tiles import render_placement
+    from .console import use_color
+    from .resolve import same_shape
+
+    color = use_color(console.file)
+    console.print(Text(str(s.hlo), style="bold" if color else ""), overflow="fold")
+    console.print(summary_line(s), style="dim" if color else "")
+    console.print()
+    for r in render_placement(s.placement, width=console.width, color=color):
+        console.print(r)
+    console.print(Text("replication groups ", style="bold" if color else "") + Text(groups_text(s.placement)))
+    console.print()
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(no_wrap=True, style="bold" if color else "")
+    grid.add_column(overflow="fold")
+    for label, target in SPELLINGS:
+        outcome = dict(s.spellings)[target]
+        if isinstance(outcome, str):
+            grid.add_row(label, outcome)
+        else:
+            grid.add_row(label, Text(f"not expressible: {outcome.message}", style="yellow" if color else ""))
+    console.print(Text("spellings", style="bold underline" if color else ""))
+    console.print(grid)
+    if s.xla is None or _mesh_is_synthetic(s):
+        if _mesh_is_synthetic(s):
+            console.print()
+            console.print("no --mesh: the sdy spelling is on the mesh XLA's importer would invent")
+        return
+    console.print()
+    if isinstance(s.xla, ShardingError):
+        console.print(f"XLA's importer: cannot convert this ({s.xla.message})")
+        return
+    from ..printers.sdy import print_mesh
+
+    distorted = s.mesh is not None and not same_shape(s.xla.mesh, s.mesh)
+    shape = "x".join(map(str, s.xla.mesh.axis_sizes)) or "empty"
+    head = f"XLA's importer would invent a {shape} mesh"
+    if distorted:
+        assert s.mesh is not None
+        head += f", not your {s.mesh.shape_str()} (distorted mesh)"
+    console.print(Text(head, style="bold red" if color and distorted else ""))
+    console.print(Text("  " + print_mesh(s.xla.mesh, form="decl")), overflow="fold")
+    console.print(Text("  " + str(s.xla.sharding)), overflow="fold")
+
+
+EPILOG = """\b
+Examples:
+  shardconv show '{devices=[1,4,2]<=[8] last_tile_dim_replicate}' --mesh batch=2,model=4
+  shardconv show '#sdy.sharding<@mesh, [{}, {"model"}]>' --mesh batch=2,model=4 --shape 32x32
+  shardconv show '{devices=[2,2,2]<=[8]}' --shape 4x4x4
+  shardconv show "P('batch', None)" --mesh @model.mlir --format json
+"""
+
+
+@click.command(epilog=EPILOG, context_settings={"max_content_width": 100})
+@click.argument("text")
+@mesh_option()
+@common_options
+def show(text: str, mesh_text: str | None, from_kind: str, rank: int | None, shape_text: str | None, fmt: str) -> int:
+    """Show what each device holds: a tile grid for any rank (in the style of
+    jax.debug.visualize_sharding), the replication groups, the slice each device owns (with --shape),
+    every equivalent spelling, and the mesh XLA's importer would invent.
+    """
+    from .inputs import parse_input
+
+    ctx = context(mesh_text, rank, shape_text)
+    inp = parse_input(text, from_kind, num_devices=ctx.mesh.num_devices if ctx.mesh else None)
+    shown = build(inp, ctx)
+    if fmt == "json":
+        from . import jsonout
+
+        click.echo(jsonout.dumps(json_doc(shown)))
+        return 0
+    from .console import make_console
+
+    render_text(shown, make_console())
+    return 0

@@ -1,0 +1,76 @@
+"""Every output spelling of one input, in one place, so ``convert --to X`` and ``show`` agree."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..model import Mesh
+    from .inputs import Input
+    from .options import Context
+    from .resolve import OnMesh
+
+TARGETS = ("hlo", "sdy", "v1", "v2", "v3", "spec", "proto-hex", "proto-base64", "textproto", "json")
+SDY_TARGETS = ("sdy", "v3", "spec")
+
+
+def needs_sdy(inp: Input, target: str, mesh: Mesh | None) -> bool:
+    """Whether ``target`` is computed from the Shardy side (and so needs a mesh, real or synthetic)."""
+    return target in SDY_TARGETS or (target == "json" and (mesh is not None or inp.is_hlo))
+
+
+def render_target(inp: Input, target: str, ctx: Context, on: OnMesh | None, rank: int | None) -> str:
+    """``inp`` spelled as ``target``; ``on`` is its Shardy side (required for SDY_TARGETS)."""
+    from . import resolve
+
+    if target == "sdy":
+        assert on is not None
+        return str(_inline(on) if on.synthetic else on.sharding)
+    if target == "spec":
+        from ..convert import to_partition_spec
+
+        assert on is not None
+        return str(to_partition_spec(on.sharding, on.mesh))
+    if target == "v3":
+        assert on is not None
+        return str(resolve.as_v3(on))
+    if target == "json":
+        return _json_target(inp, ctx, on, rank)
+    hlo = resolve.as_hlo(inp, ctx.mesh, rank=rank, explicit=target == "v1")
+    if target == "hlo":
+        return str(hlo)
+    if target == "v1":
+        return str(resolve.as_v1(hlo))
+    if target == "v2":
+        return str(resolve.as_v2(hlo))
+    if target == "textproto":
+        from ..proto import to_textproto
+
+        return to_textproto(hlo).strip()
+    data = hlo.to_proto()
+    if target == "proto-hex":
+        return data.hex()
+    import base64
+
+    return base64.b64encode(data).decode()
+
+
+def _json_target(inp: Input, ctx: Context, on: OnMesh | None, rank: int | None) -> str:
+    """``--to json``: the structure of the sharding on both sides, one line of JSON."""
+    from . import jsonout, resolve
+
+    hlo = resolve.as_hlo(inp, ctx.mesh, rank=rank)
+    body = {
+        "hlo": jsonout.hlo_dict(hlo),
+        "sdy": jsonout.sdy_dict(on.sharding) if on else None,
+        "mesh": jsonout.mesh_dict(on.mesh, synthetic=on.synthetic) if on else None,
+    }
+    return jsonout.dumps(body, lines=True)
+
+
+def _inline(on: OnMesh) -> Any:
+    """A synthetic mesh goes inside the sharding, so the one-line answer stands on its own."""
+    return replace(on.sharding, mesh=on.mesh)
+
+

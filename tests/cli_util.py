@@ -1,0 +1,50 @@
+"""Run the CLI in-process (click's CliRunner isolation, through the real runner so exit codes match)
+or as a real subprocess of the installed ``shardconv`` script."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from shardconv.cli.main import main
+
+BIN = Path(sys.executable).with_name("shardconv")
+SEED = "{devices=[1,4,2]<=[8] last_tile_dim_replicate}"
+SEED_MESH = "batch=2,model=4"
+SEED_SDY = '#sdy.sharding<@mesh, [{}, {"batch", "model":(1)2}]>'
+WHOLE_AXIS_HLO = "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}"
+
+
+@dataclass(frozen=True)
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+def run(*args: str, input: str | None = None, env: dict[str, str] | None = None) -> Result:
+    """In-process: CliRunner's isolated stdin/stdout/stderr, exit code from the real runner."""
+    runner = CliRunner()
+    with runner.isolation(input=input, env={"NO_COLOR": "1", "COLUMNS": "80", **(env or {})}) as streams:
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as e:
+            code = int(e.code or 0)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        out, err = streams[0].getvalue().decode(), streams[1].getvalue().decode()
+    return Result(code, out, err)
+
+
+def run_proc(*args: str, input: str | None = None, env: dict[str, str] | None = None) -> Result:
+    """As a real subprocess (pipes, so stdout/stderr are not terminals)."""
+    base = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR")}
+    full_env = {**base, "COLUMNS": "80", **(env or {})}
+    p = subprocess.run([str(BIN), *args], input=input, capture_output=True, text=True, env=full_env, timeout=60)
+    return Result(p.returncode, p.stdout, p.stderr)
