@@ -96,7 +96,7 @@ def escape_mlir(data: bytes, *, quote_style: str = "hex") -> bytes:
         if b == 0x22:
             out += b'\\"' if quote_style == "backslash" else b"\\22"
         elif b == 0x5C:
-            out += b"\\\\" if quote_style == "backslash" else b"\\5C"
+            out += b"\\\\"
         elif 0x20 <= b < 0x7F:
             out.append(b)
         else:

@@ -309,6 +309,7 @@ class LineScanner:
             encoding=encoding,
             value=value,
             shapes=shapes,
+            line_text=ln.text,
         )
 
     def _mlir_context(self, ln: _Line, pos: int) -> tuple[str | None, tuple[Shape, ...] | None]:

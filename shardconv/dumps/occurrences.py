@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .escapes import Encoding
 
@@ -46,6 +46,7 @@ class Occurrence:
     value: str | None = None  # "%arg0", "result[1]", "%param.1", "@mesh", "module"
     shapes: tuple[Shape | None, ...] | None = None  # tensor type(s) annotated; one per result
     target_line: int | None = None  # EXPECTED_ERROR only
+    line_text: bytes = field(default=b"", repr=False, compare=False)  # the source line (shared, not copied)
 
     @property
     def rank(self) -> int | None:

@@ -10,7 +10,7 @@ SNIFF_BYTES = 1 << 16
 
 _HLO = re.compile(rb"^\s*(?:HloModule\s|ENTRY\s|ROOT\s)|=\s*[a-z][a-z0-9]*\[[\d,<=?]*\]\S*\s+[\w\-]+\(|(?<![\w.])sharding=\{", re.M)
 _MLIR = re.compile(
-    rb"^\s*(?:module\b|func\.func\b|sdy\.mesh\b|//\s*-----)|\b(?:stablehlo|mhlo|sdy|func|tt\w*)\.[a-z_]+|tensor<|#sdy\.",
+    rb"^\s*(?:module\b|func\.func\b|sdy\.mesh\b|//\s*-----)|(?<![\w.])(?:stablehlo|mhlo|sdy|func|tt\w*)\.[a-z_]+|tensor<",
     re.M,
 )
 
