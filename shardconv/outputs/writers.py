@@ -64,9 +64,13 @@ def split_length_prefixed(data: bytes) -> list[bytes] | None:
     return out
 
 
+EMPTY_HEX = '""'
+
+
 def proto_hex_lines(shardings: Sequence[HloSharding]) -> str:
-    """One hex-encoded serialized OpSharding per line."""
-    return "".join(b.hex() + "\n" for b in proto_blobs(shardings))
+    """One hex-encoded serialized OpSharding per line; an empty proto (replicated) is written ``""``
+    so every output keeps a visible line."""
+    return "".join((b.hex() or EMPTY_HEX) + "\n" for b in proto_blobs(shardings))
 
 
 def textproto(shardings: Sequence[HloSharding], what: str = "output") -> str:
