@@ -81,21 +81,19 @@ def resolve(example: Example) -> tuple[Side, Side | None, tuple[int, ...], str]:
     """Side A, side B (None when it could not be built: see the returned error text), and the shape."""
     mesh = example.mesh
     a = native_side(example.sharding, mesh)
+    b = native_side(example.other, mesh) if example.other is not None else None
+    shape = tuple(example.shape or default_shape(a, b, mesh))
     error = ""
-    b: Side | None
-    if example.other is not None:
-        b = native_side(example.other, mesh)
-    else:
+    if b is None:
         try:
-            b = converted_side(a, mesh, _ranks(a, None, example.shape))
+            b = converted_side(a, mesh, tuple(len(shape) for _ in a.values))
         except (ImportError, AttributeError) as e:
-            b, error = None, f"converter not available: {e}"
+            error = f"converter not available: {e}"
         except Exception as e:  # a ShardingError is a finding; report it, do not crash the run
-            b, error = None, f"{type(e).__name__}: {e}"
+            error = f"{type(e).__name__}: {e}"
     if b is not None and len(a.values) != len(b.values):
         raise ShardingValidationError(f"the two sides have {len(a.values)} and {len(b.values)} values")
-    shape = example.shape or default_shape(a, b, mesh)
-    return a, b, tuple(shape), error
+    return a, b, shape, error
 
 
 def default_shape(a: Side, b: Side | None, mesh: Mesh) -> tuple[int, ...]:
@@ -111,12 +109,6 @@ def default_shape(a: Side, b: Side | None, mesh: Mesh) -> tuple[int, ...]:
             for i, n in enumerate(_tile_counts(v, mesh) or ()):
                 dims[i] = lcm(dims[i], n)
     return tuple(2 * d for d in dims)
-
-
-def _ranks(a: Side, b: Side | None, shape: tuple[int, ...] | None) -> tuple[int | None, ...]:
-    if shape is not None:
-        return tuple(len(shape) for _ in a.values)
-    return a.ranks
 
 
 def _rank(v: Value) -> int | None:
