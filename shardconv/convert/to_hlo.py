@@ -128,6 +128,8 @@ def _to_hlo_one(sharding: TensorSharding, mesh: MeshArg, manual_axes: Sequence[s
     _check_refs(sharding, m, manual_axes)
     if len(manual_axes) == len(m.axes):
         return HloSharding.manual()
+    if m.num_devices == 1:  # XLA: a one-device tile is {unreduced} / {replicated} (rank 0: no sharding)
+        return HloSharding.unreduced() if sharding.unreduced else HloSharding.replicated()
     lay = export_layout(sharding, m, manual_axes)
     if m.explicit_device_ids is not None:
         devices = transposed(m.explicit_device_ids, lay.reshape_dims, lay.perm)

@@ -340,9 +340,10 @@ def _convert(hlo: HloSharding, mesh: Mesh, rank: int | None) -> tuple[SdyValue, 
         return TensorSharding(ref, (DimSharding(is_closed=False),) * r), ManualAxes()
     empty = (DimSharding(),) * r
     if kind is Kind.MANUAL:
-        return TensorSharding(ref, empty), ManualAxes(mesh.axis_names)
+        return TensorSharding(ref, empty), ManualAxes(tuple(a.name for a in mesh.axes if a.size > 1))
     if kind is Kind.UNREDUCED:
-        return TensorSharding(ref, empty, unreduced=tuple(AxisRef(n) for n in mesh.axis_names)), ManualAxes()
+        axes = tuple(AxisRef(a.name) for a in mesh.axes if a.size > 1)
+        return TensorSharding(ref, empty, unreduced=axes), ManualAxes()
     return TensorSharding(ref, empty), ManualAxes()
 
 
