@@ -17,7 +17,7 @@ from .module import Attr, EntryFunc, ModuleIR, Port, Producer, attr_dict, read_m
 T = TypeVar("T")
 
 # Where a sharding came from (the "source" of an OutputSharding).
-RESULT_ATTR, ARG_ATTR, MHLO_ATTR = "sdy.sharding", "sdy.sharding", "mhlo.sharding"
+RESULT_ATTR, MHLO_ATTR = "sdy.sharding", "mhlo.sharding"
 CONSTRAINT, RESHARD, MANUAL, UNANNOTATED = "sdy.sharding_constraint", "sdy.reshard", "sdy.manual_computation", "unannotated"
 
 
