@@ -93,6 +93,7 @@ class BackendResult:
     forms: tuple[str, ...]  # how each side was given, e.g. ("hlo", "sdy (converted)")
     slices: tuple[DeviceSlices, ...]  # side A, one per tensor value
     checks: tuple[Check, ...] = field(default=())
+    other: tuple[DeviceSlices, ...] = ()  # side B, when it could be placed
 
     @property
     def ok(self) -> bool:

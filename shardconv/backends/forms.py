@@ -41,8 +41,10 @@ def to_model(x: ShardingLike, mesh: Mesh) -> tuple[HloSharding | TensorSharding 
     else:
         value, label = x, _LABELS.get(type(x), type(x).__name__)
     if isinstance(value, PartitionSpec):
-        from ..convert import from_partition_spec
-
+        try:
+            from ..convert import from_partition_spec
+        except ImportError as e:
+            raise ShardingValidationError(f"partition specs need shardconv.convert.from_partition_spec: {e}") from None
         return from_partition_spec(mesh, value), "spec"
     return value, label
 

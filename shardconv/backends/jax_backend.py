@@ -50,6 +50,7 @@ class JaxBackend:
             forms=tuple(p.side.label for p in plans) + (("-",) if b is None else ()),
             slices=plans[0].observed or (),
             checks=tuple(checks),
+            other=plans[1].observed if len(plans) == 2 else (),
         )
 
 

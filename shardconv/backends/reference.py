@@ -25,6 +25,7 @@ class ReferenceBackend:
         a, b, shape, error = resolve(example)
         n = example.mesh.num_devices
         checks: list[Check] = []
+        sb: tuple[DeviceSlices, ...] | None = None
         sa = _slices_check(f"slices of A ({a.label})", a, example.mesh, shape, n, checks)
         if b is None:
             checks.append(Check("other form of A", FAIL, error))
@@ -38,6 +39,7 @@ class ReferenceBackend:
             forms=(a.label, b.label if b is not None else "-"),
             slices=sa or (),
             checks=tuple(checks),
+            other=sb or (),
         )
 
 

@@ -1,0 +1,62 @@
+"""Runs a set of examples on one or more backends; a bad example becomes a failed row, not a crash."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from ..errors import ShardingError
+from .base import AGREE, Backend, BackendResult, Check
+from .examples import ExampleSpec
+
+
+@dataclass(frozen=True)
+class Row:
+    """One (example, backend) outcome. ``error`` is set when the example could not even be set up."""
+
+    spec: ExampleSpec
+    backend: str
+    result: BackendResult | None
+    error: str = ""
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        """The outcome matched the example's expectation."""
+        return self.result is not None and self.result.verdict(self.spec.expect)
+
+    @property
+    def counts(self) -> tuple[int, int, int]:
+        """(pass, fail, skip) check counts."""
+        checks: Sequence[Check] = self.result.checks if self.result is not None else ()
+        return tuple(sum(c.status == s for c in checks) for s in ("pass", "fail", "skip"))  # type: ignore[return-value]
+
+    @property
+    def verdict(self) -> str:
+        if self.error:
+            return "error"
+        if self.spec.expect == AGREE:
+            return "pass" if self.passed else "FAIL"
+        return "pass (differs as expected)" if self.passed else "FAIL (expected a difference)"
+
+
+def run_suite(
+    specs: Iterable[ExampleSpec],
+    backends: Sequence[Backend],
+    progress: Callable[[Row], None] | None = None,
+) -> list[Row]:
+    """Every spec on every backend, in order."""
+    rows = []
+    for spec in specs:
+        for backend in backends:
+            t0 = time.perf_counter()
+            try:
+                row = Row(spec, backend.name, backend.run(spec.load()))
+            except ShardingError as e:
+                row = Row(spec, backend.name, None, error=str(e))
+            row = Row(row.spec, row.backend, row.result, row.error, time.perf_counter() - t0)
+            rows.append(row)
+            if progress is not None:
+                progress(row)
+    return rows
