@@ -1,4 +1,5 @@
-"""Regenerates the JAX-produced dumps in this folder: ``.venv/bin/python tests/data/dumps/generate.py``.
+"""Regenerates the JAX-produced dumps in this folder (or in the folder given as the first argument):
+``.venv/bin/python tests/data/dumps/generate.py [OUT_DIR]``.
 
 Sets XLA_FLAGS for 8 host devices before importing jax; lowers one small model on a batch=2,model=4
 mesh with Shardy (MLIR and the HLO export with ``xla.sdy`` frontend attributes), with GSPMD
@@ -8,6 +9,7 @@ mesh with Shardy (MLIR and the HLO export with ``xla.sdy`` frontend attributes),
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
@@ -17,7 +19,7 @@ import jax.numpy as jnp  # noqa: E402
 from jax.sharding import NamedSharding  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent
 
 
 def _model(mesh: jax.sharding.Mesh):  # type: ignore[no-untyped-def]

@@ -1,0 +1,161 @@
+"""``shardconv check`` end to end on realistic dumps: rules, exit codes, output formats."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import jax  # noqa: F401  - the generator test below needs it; import fails loudly if missing
+
+from shardconv.cli.main import main
+
+DUMPS = Path(__file__).parent / "data" / "dumps"
+MESH = ["--mesh", "batch=2,model=4"]
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as e:
+        main(["check", *args])
+    out = capsys.readouterr()
+    return int(e.value.code or 0), out.out, out.err
+
+
+def d(name: str) -> str:
+    return str(DUMPS / name)
+
+
+def test_seed_distorted_mesh_names_global_mesh_and_correct_sharding(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run([d("replicate_sharded_data.mlir"), *MESH], capsys)
+    assert rc == 1
+    head = out.splitlines()[0]
+    assert head.startswith(f"{d('replicate_sharded_data.mlir')}:3:20: error: ")
+    assert head.endswith("[distorted-mesh]")
+    assert 'the global mesh <["batch"=2, "model"=4]>' in head
+    assert "Mesh is not valid" in head
+    assert '#sdy.sharding<@mesh, [{}, {"batch", "model":(1)2}]>' in head
+    assert "{devices=[1,4,2]<=[8] last_tile_dim_replicate}" in out  # the cause
+    assert out.splitlines()[2].index("^") == out.splitlines()[1].index("<")  # caret under the mesh
+
+
+def test_seed_without_mesh_is_a_warning_and_allowed_meshes_fail(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run([d("replicate_sharded_data.mlir")], capsys)
+    assert rc == 0 and "warning:" in out and "[synthetic-mesh]" in out
+    rc, out, _ = run([d("replicate_sharded_data.mlir"), "--allowed-meshes", "1x8,2x4"], capsys)
+    assert rc == 1 and "[mesh-not-allowed]" in out and "4x2" in out
+
+
+def test_jax_dumps_are_clean_on_their_mesh(capsys: pytest.CaptureFixture[str]) -> None:
+    names = ["jax_lowered.mlir", "jax_lowered.hlo", "jax_compiled.hlo", "jax_gspmd.mlir", "binary_sharding.mlir"]
+    rc, out, _ = run([*map(d, names), *MESH], capsys)
+    assert rc == 0, out
+    assert "5 file(s) checked" in out and ": clean" in out
+
+
+def test_fresh_jax_dump_from_a_subprocess(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
+    subprocess.run([sys.executable, str(DUMPS / "generate.py"), str(tmp_path)], check=True, env=env, timeout=300)
+    rc, out, _ = run([str(tmp_path), *MESH, "--format", "json"], capsys)
+    doc = json.loads(out)
+    assert rc == 0 and doc["summary"]["errors"] == 0
+    assert doc["summary"]["files_checked"] == 4 and doc["summary"]["occurrences"] >= 40
+
+
+def test_bad_dump_rules_and_positions(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run([d("bad.mlir"), "--format", "json"], capsys)
+    assert rc == 1
+    got = {(f["rule"], f["line"], f["column"]) for f in json.loads(out)["findings"]}
+    assert got == {
+        ("device-count-mismatch", 3, 21),
+        ("syntax", 4, 91),  # the stray ']' itself
+        ("rank-mismatch", 4, 133),
+        ("device-out-of-range", 4, 210),
+        ("verify", 4, 274),
+    }
+
+
+def test_roundtrip_mismatch_between_frontend_attribute_and_mhlo_sharding(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run([d("roundtrip_frontend.mlir"), "--format", "json"], capsys)
+    findings = json.loads(out)["findings"]
+    assert rc == 1 and [(f["rule"], f["line"], f["column"]) for f in findings] == [("roundtrip-mismatch", 2, 348)]
+    assert "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}" in findings[0]["message"]
+
+
+def test_lit_expected_errors_do_not_fail(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run([d("lit_expected.mlir"), "--format", "json"], capsys)
+    findings = json.loads(out)["findings"]
+    assert [(f["line"], f["expected"]) for f in findings] == [(6, True), (16, True), (24, False)]
+    assert rc == 1
+    rc, _, _ = run([d("lit_expected.mlir"), "--warn-only", "verify"], capsys)
+    assert rc == 0
+    rc, out, _ = run([d("lit_expected.mlir"), "--ignore", "verify,rank-mismatch", "--format", "json"], capsys)
+    assert rc == 0 and json.loads(out)["findings"] == []
+
+
+def test_not_expressible_on_mesh_with_suggestion(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "m.hlo"
+    f.write_text(
+        "HloModule m, num_partitions=4\n\nENTRY %e (p: f32[8,8]) -> f32[8,8] {\n"
+        "  ROOT %p = f32[8,8]{1,0} parameter(0), sharding={devices=[2,2]0,3,1,2}\n}\n"
+    )
+    rc, out, _ = run([str(f), "--mesh", "a=2,b=2", "--format", "json"], capsys)
+    (finding,) = json.loads(out)["findings"]
+    assert rc == 1 and finding["rule"] == "not-expressible" and (finding["line"], finding["column"]) == (4, 50)
+    assert "a=2,b=2" in finding["message"] or '"a"=2' in finding["message"]
+    assert any(n.startswith("try: ") for n in finding["notes"])
+
+
+def test_github_and_sarif_formats(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run([d("bad.mlir"), d("notes.txt"), "--format", "github"], capsys)
+    lines = out.splitlines()
+    assert rc == 1
+    assert any(line.startswith(f"::error file={d('bad.mlir')},line=4,col=91,") for line in lines)
+    assert lines[-1].startswith("::notice file=") and "skipped" in lines[-1]
+    rc, out, _ = run([d("lit_expected.mlir"), "--format", "sarif"], capsys)
+    log = json.loads(out)
+    assert log["version"] == "2.1.0" and log["$schema"].endswith("sarif-2.1.0.json")
+    run_ = log["runs"][0]
+    ids = [r["id"] for r in run_["tool"]["driver"]["rules"]]
+    for res in run_["results"]:
+        assert ids[res["ruleIndex"]] == res["ruleId"]
+        region = res["locations"][0]["physicalLocation"]["region"]
+        assert region["startLine"] >= 1 and region["startColumn"] >= 1
+    assert sum("suppressions" in r for r in run_["results"]) == 2
+
+
+def test_directories_include_exclude_and_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    rc, out, _ = run([str(DUMPS), "--include", "jax_*", "--exclude", "*.py", "--format", "json"], capsys)
+    doc = json.loads(out)
+    assert rc == 0 and sorted(Path(f["path"]).name for f in doc["files"]) == [
+        "jax_compiled.hlo", "jax_gspmd.mlir", "jax_lowered.hlo", "jax_lowered.mlir"
+    ]
+    import io
+
+    data = (DUMPS / "replicate_sharded_data.mlir").read_bytes()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    rc, out, _ = run(["-", *MESH], capsys)
+    assert rc == 1 and out.startswith("-:3:20: error:")
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run([d("bad.mlir"), "--ignore", "no-such-rule"], capsys)[0] == 2
+    assert run([d("bad.mlir"), "--mesh", "batch=2,,"], capsys)[0] == 2
+    assert run([d("bad.mlir"), "--dry-run"], capsys)[0] == 2
+    assert run(["/no/such/file.mlir"], capsys)[0] == 2
+    assert run([d("bad.mlir"), "--allowed-meshes", "2xfour"], capsys)[0] == 2
+
+
+def test_help_has_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run(["--help"], capsys)
+    assert rc == 0 and "Examples:" in out and "--fix --dry-run" in out and "distorted-mesh" in out
+
+
+def test_no_color_when_not_a_tty(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("NO_COLOR", "1")
+    _, out, _ = run([d("bad.mlir")], capsys)
+    assert "\x1b[" not in out

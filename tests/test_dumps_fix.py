@@ -1,0 +1,145 @@
+"""``--fix``: the fixed file passes, only sharding spans change, and a failed write changes nothing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from difflib import SequenceMatcher
+from pathlib import Path
+
+import pytest
+
+from shardconv.cli.main import main
+from shardconv.dumps import scan_path
+from shardconv.dumps.fixer import FixError, apply
+from shardconv.dumps.run import plan_file
+from shardconv.dumps.checker import CheckOptions
+from shardconv.parsing import parse_mesh
+
+DUMPS = Path(__file__).parent / "data" / "dumps"
+MESH = ["--mesh", "batch=2,model=4"]
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as e:
+        main(["check", *args])
+    out = capsys.readouterr()
+    return int(e.value.code or 0), out.out, out.err
+
+
+def copy(tmp_path: Path, name: str) -> Path:
+    dst = tmp_path / name
+    shutil.copyfile(DUMPS / name, dst)
+    return dst
+
+
+def changed_spans(a: bytes, b: bytes) -> list[tuple[bytes, bytes]]:
+    """Line-level diff of two files with the same line count: (old line, new line) for each change."""
+    la, lb = a.split(b"\n"), b.split(b"\n")
+    assert len(la) == len(lb)
+    return [(x, y) for x, y in zip(la, lb) if x != y]
+
+
+def test_fix_seed_then_check_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = copy(tmp_path, "replicate_sharded_data.mlir")
+    before = f.read_bytes()
+    rc, out, err = run([str(f), *MESH, "--fix"], capsys)
+    assert rc == 0, out
+    assert "fixed 2 value(s)" in err
+    after = f.read_bytes()
+    assert b'sdy.mesh @mesh = <["batch"=2, "model"=4]>' in after
+    assert b'#sdy.sharding<@mesh, [{}, {"batch", "model":(1)2}]>' in after
+    assert len(changed_spans(before, after)) == 2
+    _, found = scan_path(str(DUMPS / "replicate_sharded_data.mlir"))
+    spans = [(o.start, o.end) for o in found]
+    ops = [op for op in SequenceMatcher(None, before, after, autojunk=False).get_opcodes() if op[0] != "equal"]
+    assert ops and all(any(a <= i1 and i2 <= b for a, b in spans) for _, i1, i2, _, _ in ops)
+    assert run([str(f), *MESH, "--allowed-meshes", "2x4"], capsys)[0] == 0
+
+
+def test_dry_run_prints_a_diff_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = copy(tmp_path, "replicate_sharded_data.mlir")
+    before = f.read_bytes()
+    rc, out, _ = run([str(f), *MESH, "--fix", "--dry-run"], capsys)
+    assert rc == 1 and f.read_bytes() == before
+    assert f"--- a/{f}" in out and "@@ -3,1 +3,1 @@" in out
+    assert '+  sdy.mesh @mesh = <["batch"=2, "model"=4]>' in out
+
+
+def test_nothing_written_when_nothing_to_fix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = copy(tmp_path, "jax_lowered.mlir")
+    st = f.stat()
+    rc, _, err = run([str(f), *MESH, "--fix"], capsys)
+    assert rc == 0 and "fixed" not in err
+    assert f.stat().st_ino == st.st_ino and f.stat().st_mtime_ns == st.st_mtime_ns
+
+
+def test_mhlo_sharding_canonicalised_and_mode_kept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "g.mlir"
+    f.write_text(
+        'module @m attributes {mhlo.num_partitions = 8 : i32} {\n'
+        '  func.func @main(%arg0: tensor<8x8xf32> {mhlo.sharding = "{devices=[2,4,1]<=[8] last_tile_dim_replicate}"}) '
+        '-> (tensor<8x8xf32> {mhlo.sharding = "{ replicated }"}) {\n'
+        "    return %arg0 : tensor<8x8xf32>\n  }\n}\n"
+    )
+    f.chmod(0o640)
+    before = f.read_bytes()
+    rc, _, _ = run([str(f), "--fix"], capsys)
+    after = f.read_bytes()
+    assert rc == 0 and stat.S_IMODE(f.stat().st_mode) == 0o640
+    assert after == before.replace(b"{devices=[2,4,1]<=[8] last_tile_dim_replicate}", b"{devices=[2,4]<=[8]}").replace(
+        b"{ replicated }", b"{replicated}"
+    )
+
+
+def test_failed_write_leaves_original_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    f = copy(tmp_path, "replicate_sharded_data.mlir")
+    before = f.read_bytes()
+    opts = CheckOptions(mesh=parse_mesh("batch=2,model=4"))
+    edits = plan_file(str(f), opts)
+    assert edits
+
+    def boom(*_: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", boom)
+    with pytest.raises(FixError, match="No space left"):
+        apply(str(f), edits)
+    assert f.read_bytes() == before
+    assert os.listdir(tmp_path) == [f.name]  # the temp file is gone too
+
+
+def test_changed_file_is_not_clobbered(tmp_path: Path) -> None:
+    f = copy(tmp_path, "replicate_sharded_data.mlir")
+    edits = plan_file(str(f), CheckOptions(mesh=parse_mesh("batch=2,model=4")))
+    f.write_bytes(f.read_bytes().replace(b"_axis_0", b"_axis_9"))
+    changed = f.read_bytes()
+    with pytest.raises(FixError, match="changed since it was scanned"):
+        apply(str(f), edits)
+    assert f.read_bytes() == changed
+
+
+def test_process_killed_mid_write_leaves_original_intact(tmp_path: Path) -> None:
+    f = copy(tmp_path, "replicate_sharded_data.mlir")
+    before = f.read_bytes()
+    script = (
+        "import os, sys\n"
+        "from shardconv.dumps import fixer\n"
+        "from shardconv.dumps.run import plan_file\n"
+        "from shardconv.dumps.checker import CheckOptions\n"
+        "from shardconv.parsing import parse_mesh\n"
+        "edits = plan_file(sys.argv[1], CheckOptions(mesh=parse_mesh('batch=2,model=4')))\n"
+        "real = fixer._copy\n"
+        "def dying_copy(src, dst, n):\n"
+        "    real(src, dst, n)\n"
+        "    if n is None:\n"
+        "        dst.flush(); os.kill(os.getpid(), 9)\n"
+        "fixer._copy = dying_copy\n"
+        "fixer.apply(sys.argv[1], edits)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script, str(f)], timeout=120)
+    assert proc.returncode == -9
+    assert f.read_bytes() == before
