@@ -284,8 +284,17 @@ def tile_table(hlo: HloSharding, mesh: Mesh, limit: int = 8) -> str:
     return "\n".join(lines)
 
 
+def _one_device_is_replicated(h: HloSharding) -> HloSharding:
+    if h.kind is Kind.TILED and h.tile is not None and h.tile.num_devices == 1:
+        return HloSharding.replicated()
+    return h
+
+
 def same_assignment(a: HloSharding, b: HloSharding) -> bool:
     """Same tiles on the same devices (replica groups compared as sets)."""
+    if a == b:
+        return True
+    a, b = _one_device_is_replicated(a), _one_device_is_replicated(b)
     if a == b:
         return True
     if a.kind is not b.kind or a.subgroups != b.subgroups:
