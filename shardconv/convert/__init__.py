@@ -3,5 +3,6 @@ mesh-less import, partition specs, and round trips."""
 
 from .to_hlo import export_layout, to_hlo
 from .to_sdy import same_assignment, to_sdy, to_sdy_manual
+from .xla_import import xla_import
 
-__all__ = ["export_layout", "same_assignment", "to_hlo", "to_sdy", "to_sdy_manual"]
+__all__ = ["export_layout", "same_assignment", "to_hlo", "to_sdy", "to_sdy_manual", "xla_import"]
