@@ -54,6 +54,9 @@ def transpose_iota(
     Each tile dim is matched against the transposed reshape dims (splitting one when the tile dim is a
     factor of it); when neither divides the other XLA materialises the array, and so do callers here.
     """
+    moved = [p for p in tperm if dims[p] != 1]
+    if moved == sorted(moved):  # only size-1 dims move: a reshape, which keeps the iota as it is
+        return tuple(reshape_dims), tuple(perm)
     seq = [[p, reshape_dims[p]] for p in perm]  # [source dim, size still available] major->minor
     pieces: list[tuple[int, int]] = []  # (source dim, size) in the order they are cut
     groups: list[list[int]] = [[] for _ in dims]

@@ -77,45 +77,50 @@ def _child() -> None:
         out.flush()
 
 
-def xla_results(strings: list[str]) -> list[OracleResult]:
-    """Run XLA on every string in a child process; a crash marks that string and the child restarts."""
-    results: list[OracleResult] = []
-    i = 0
-    while i < len(strings):
-        proc = subprocess.Popen(
-            [sys.executable, "-c", "import sys; sys.path.insert(0, %r); import oracle_xla; oracle_xla._child()"
-             % os.path.dirname(os.path.abspath(__file__))],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
+class _Worker:
+    """One long-lived child running ``_child``; restarted transparently after XLA aborts it."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen[str] | None = None
+
+    def _start(self) -> subprocess.Popen[str]:
+        here = os.path.dirname(os.path.abspath(__file__))
+        return subprocess.Popen(
+            [sys.executable, "-c", f"import sys; sys.path.insert(0, {here!r}); import oracle_xla; oracle_xla._child()"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         )
-        assert proc.stdin is not None and proc.stdout is not None
+
+    def ask(self, s: str) -> OracleResult:
+        if self.proc is None or self.proc.poll() is not None:
+            self.proc = self._start()
+        assert self.proc.stdin is not None and self.proc.stdout is not None
         try:
-            while i < len(strings):
-                proc.stdin.write(json.dumps(strings[i]) + "\n")
-                proc.stdin.flush()
-                line = proc.stdout.readline()
-                if not line:
-                    results.append(OracleResult(crashed=True, error="XLA aborted the process"))
-                    i += 1
-                    break
-                d = json.loads(line)
-                if "text" in d:
-                    results.append(OracleResult(text=d["text"], proto=bytes.fromhex(d["proto"])))
-                else:
-                    results.append(OracleResult(error=d["error"]))
-                i += 1
-        except BrokenPipeError:
-            results.append(OracleResult(crashed=True, error="XLA aborted the process"))
-            i += 1
-        finally:
-            try:
-                proc.stdin.close()
-            except BrokenPipeError:
-                pass
-            proc.wait()
-    return results
+            self.proc.stdin.write(json.dumps(s) + "\n")
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+        except (BrokenPipeError, OSError):
+            line = ""
+        if not line:
+            self.proc.wait()
+            self.proc = None
+            return OracleResult(crashed=True, error="XLA aborted the process")
+        d = json.loads(line)
+        if "text" in d:
+            return OracleResult(text=d["text"], proto=bytes.fromhex(d["proto"]))
+        return OracleResult(error=d["error"])
+
+
+_worker = _Worker()
+
+
+def xla_result(s: str) -> OracleResult:
+    """XLA's verdict on one string, crash-safe (a persistent child process does the parsing)."""
+    return _worker.ask(s)
+
+
+def xla_results(strings: list[str]) -> list[OracleResult]:
+    """XLA's verdict on every string; a crash marks that string and the child restarts for the rest."""
+    return [_worker.ask(s) for s in strings]
 
 
 def xla_verdicts(strings: list[str]) -> list[str | None]:
@@ -123,4 +128,4 @@ def xla_verdicts(strings: list[str]) -> list[str | None]:
     return [r.text for r in xla_results(strings)]
 
 
-__all__ = ["OracleResult", "xla_canonical", "xla_from_proto", "xla_proto", "xla_results", "xla_sharding", "xla_verdicts"]
+__all__ = ["OracleResult", "xla_result", "xla_canonical", "xla_from_proto", "xla_proto", "xla_results", "xla_sharding", "xla_verdicts"]

@@ -279,8 +279,8 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
     def v3_dims(self, c: list[DimSharding]) -> tuple[DimSharding, ...]:
         return tuple(c)
 
-    def v3_replicated(self, c: list[Token]) -> tuple[DimSharding, ...]:
-        return ()
+    def v3_keyword(self, c: list[Token]) -> Token:
+        return c[0]
 
     def v3_axes(self, c: list[Any]) -> _Item:
         return _Item(str(c[0]), c[0], tuple(c[1:]))
@@ -292,12 +292,19 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
         head = c[0]
         axes = tuple(a for a in c if isinstance(a, MeshAxis))
         ids_spec = next((x for x in c if isinstance(x, tuple) and len(x) == 3 and x[0] in ("explicit", "iota")), None)
-        dims = next(x for x in c if isinstance(x, tuple) and (not x or isinstance(x[0], DimSharding)))
+        keyword = next((x for x in c if isinstance(x, Token) and x.type in ("REPLICATED", "UNREDUCED", "MANUAL")), None)
+        dims = () if keyword else next(x for x in c if isinstance(x, tuple) and (not x or isinstance(x[0], DimSharding)))
         attrs: dict[str, _Item] = {}
         for it in (x for x in c if isinstance(x, _Item)):
             if it.key in attrs:
                 raise _err(f"{it.key.rstrip('=')} given twice", it.tok)
+            if keyword is not None and it.key != "metadata=":
+                raise _err(f"no {it.key} after the '{keyword}' shorthand (write [] and list the axes)", it.tok)
             attrs[it.key] = it
+        if keyword is not None and keyword.type != "REPLICATED":  # shorthand for every mesh axis
+            if not axes:
+                raise _err(f"'{keyword}' needs a mesh with axes (XLA aborts on an empty one)", keyword)
+            attrs[f"{keyword}="] = _Item(f"{keyword}=", keyword, tuple(AxisRef(a.name) for a in axes))
         n = check_device_count(a.size for a in axes if a.size > 0)
         ids: tuple[int, ...] | None = None
         device_iota = None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from math import prod
+
 from ..model import AxisRef, DimSharding, HloSharding, Kind, MeshSharding, OpMetadata, TileAssignment
 
 # XLA's OpMetadataToString order; only these keys are printed, and only when non-empty/non-zero.
@@ -75,6 +77,20 @@ def _dim(d: DimSharding) -> str:
     return "{" + ", ".join(items) + "}"
 
 
+def _shorthand(m: MeshSharding) -> str | None:
+    """XLA prints a rank-0 V3 sharding as ``replicated`` when no axis set is given, else as ``unreduced``
+    (then ``manual``) when that set spans every device; other sets are then not printed."""
+    if m.dims:
+        return None
+    if not (m.replicated or m.unreduced or m.manual):
+        return "replicated"
+    n = m.mesh.num_devices
+    for key, axes in (("unreduced", m.unreduced), ("manual", m.manual)):
+        if axes and prod(a.size(m.mesh) for a in axes) == n:
+            return key
+    return None
+
+
 def print_mesh_sharding(m: MeshSharding, metadata: tuple[OpMetadata, ...] = (), include_metadata: bool = False) -> str:
     """V3: ``{mesh['a'=2], device_ids=(...), [{'a'}], replicated={...}, ...}`` or ``{maximal_mesh[...]}``."""
     meta = f", metadata={_metadata_list(metadata)}" if include_metadata and metadata else ""
@@ -88,10 +104,11 @@ def print_mesh_sharding(m: MeshSharding, metadata: tuple[OpMetadata, ...] = (), 
         parts.append(f"device_ids=([{_ints(r)}]" + (f"T({_ints(p)})" if len(r) > 1 else "") + ")")
     elif mesh.explicit_device_ids is not None:
         parts.append(f"device_ids=({_ints(mesh.explicit_device_ids)})")
-    parts.append("[" + ", ".join(_dim(d) for d in m.dims) + "]" if m.dims else "replicated")
-    for key, axes in (("replicated", m.replicated), ("unreduced", m.unreduced), ("manual", m.manual)):
-        if axes:
-            parts.append(f"{key}={{" + ", ".join(_axis(a) for a in axes) + "}")
+    parts.append(_shorthand(m) or "[" + ", ".join(_dim(d) for d in m.dims) + "]")
+    if not _shorthand(m):
+        for key, axes in (("replicated", m.replicated), ("unreduced", m.unreduced), ("manual", m.manual)):
+            if axes:
+                parts.append(f"{key}={{" + ", ".join(_axis(a) for a in axes) + "}")
     return "{" + ", ".join(parts) + meta + "}"
 
 
