@@ -38,7 +38,7 @@ class Row:
             return "error"
         if self.spec.expect == AGREE:
             return "pass" if self.passed else "FAIL"
-        return "pass (differs as expected)" if self.passed else "FAIL (expected a difference)"
+        return "pass (differs)" if self.passed else "FAIL (no diff)"
 
 
 def run_suite(

@@ -42,11 +42,11 @@ def print_table(rows: list[Row], console: Console, title: str) -> None:
     from rich.table import Table
 
     table = Table(title=title, title_justify="left", show_lines=False)
-    table.add_column("example", no_wrap=True, overflow="ellipsis", ratio=3)
-    table.add_column("forms", overflow="fold", ratio=2)
+    table.add_column("example", overflow="fold")
+    table.add_column("forms", overflow="fold", min_width=12)
     table.add_column("backend", no_wrap=True)
     table.add_column("checks", no_wrap=True)
-    table.add_column("verdict", overflow="fold", ratio=1)
+    table.add_column("verdict", no_wrap=True)
     for row in rows:
         forms = " vs ".join(row.result.forms) if row.result is not None else "-"
         style = "green" if row.passed else "red"
