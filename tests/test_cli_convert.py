@@ -156,7 +156,11 @@ def test_json_schema_seed() -> None:
     assert doc["xla_import"]["sharding"] == '#sdy.sharding<@mesh, [{}, {"_axis_0"}]>'
     codes = [n["code"] for n in doc["notes"]]
     assert codes == ["distorted-mesh", "whole-axis-alternative"]
-    assert doc["notes"][1]["values"] == [WHOLE_AXIS_HLO]
+    assert doc["notes"][1]["values"] == [
+        WHOLE_AXIS_HLO,
+        "its tiles: {0,4} {1,5} {2,6} {3,7}",
+        "yours:     {0,1} {2,3} {4,5} {6,7}",
+    ]
 
 
 def test_json_error_document_and_exit_2() -> None:

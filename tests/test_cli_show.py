@@ -11,13 +11,13 @@ def test_seed_text() -> None:
     r = run("show", SEED, "--mesh", SEED_MESH, "--shape", "32x32")
     assert r.code == 0, r.err
     out = r.out
-    assert "rank 2 · 4 tiles × 2 devices · 8 devices · mesh batch=2,model=4 · shape 32x32" in out
+    assert "rank 2 · 4 tiles × 2 replicas · 8 devices · shape 32x32\nmesh batch=2,model=4\n" in out
     assert "[0:32, 8:16]" in out
     assert "4 groups of 2: {0,1} {2,3} {4,5} {6,7}" in out
     assert SEED_SDY in out
     assert "{devices=[1,4,2]0,1,2,3,4,5,6,7 last_tile_dim_replicate}" in out
     assert "not expressible" in out  # the partition spec has no sub-axes
-    assert "would invent a 4x2 mesh, not your batch=2,model=4 (distorted mesh)" in out
+    assert "distorted mesh: XLA's importer would invent 4x2, not batch=2,model=4" in out
     assert 'sdy.mesh @mesh = <["_axis_0"=4, "_axis_1"=2]>' in out
     assert max(map(len, out.splitlines())) <= 80
 
@@ -40,7 +40,7 @@ def test_rank3_grids_per_leading_index() -> None:
 def test_without_mesh_says_synthetic() -> None:
     r = run("show", SEED)
     assert r.code == 0, r.err
-    assert "(XLA's, synthetic)" in r.out
+    assert "mesh _axis_0=4,_axis_1=2 (synthetic: XLA's importer)" in r.out
     assert '"_axis_0"' in r.out
 
 

@@ -106,7 +106,7 @@ def _notes(inp: Input, ctx: Context, on: OnMesh | None, xla: OnMesh | ShardingEr
             Note(
                 "whole-axis-alternative",
                 f"the whole-axis sharding {alt[0].to_text(attribute=False)} is a different device order",
-                (str(alt[1]),),
+                (str(alt[1]), f"its tiles: {_tiles_on(alt[1])}", f"yours:     {_tiles_on(inp.value)}"),  # type: ignore[arg-type]
             )
         )
     if not inp.is_hlo and inp.kind == "sdy":
@@ -114,6 +114,15 @@ def _notes(inp: Input, ctx: Context, on: OnMesh | None, xla: OnMesh | ShardingEr
         if any(not d.is_closed or d.priority is not None for d in dims):
             notes.append(Note("dropped", "HLO has no open dims or priorities; they were dropped"))
     return notes
+
+
+def _tiles_on(hlo: Any) -> str:
+    """``{0,1} {2,3} ...``: the devices of each tile in tile order."""
+    from ..render.placement import compress_ids, placement
+
+    tiles = placement(hlo).tiles
+    shown = " ".join("{" + compress_ids(t.devices) + "}" for t in tiles[:8])
+    return shown + (" ..." if len(tiles) > 8 else "")
 
 
 def explain_text(c: Converted) -> str:

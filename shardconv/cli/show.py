@@ -118,20 +118,21 @@ def _xla_json(s: Shown) -> dict[str, Any] | None:
 
 
 def summary_line(s: Shown) -> str:
-    """``rank 2 · 4 tiles × 2 replicas · 8 devices · mesh batch=2,model=4``."""
+    """``rank 2 · 4 tiles × 2 replicas · 8 devices · shape 32x32`` and a ``mesh ...`` line."""
     p = s.placement
     parts = [f"rank {p.rank}"]
     if p.kind == "tiled":
         reps = len(p.tiles[0].devices) if p.tiles else 0
-        parts.append(f"{len(p.tiles)} tiles" + (f" × {reps} devices" if reps > 1 else ""))
+        parts.append(f"{len(p.tiles)} tiles" + (f" × {reps} replicas" if reps > 1 else ""))
     else:
         parts.append(p.kind)
     parts.append(f"{p.num_devices} devices")
-    if s.mesh is not None:
-        parts.append(f"mesh {s.mesh.shape_str() or '<[]>'}" + (" (XLA's, synthetic)" if _mesh_is_synthetic(s) else ""))
     if p.shape is not None:
         parts.append("shape " + "x".join(map(str, p.shape)))
-    return " · ".join(parts)
+    line = " · ".join(parts)
+    if s.mesh is not None:
+        line += f"\nmesh {s.mesh.shape_str() or '<[]>'}" + (" (synthetic: XLA's importer)" if s.synthetic else "")
+    return line
 
 
 def groups_text(p: Placement, limit: int = 16) -> str:
@@ -164,21 +165,23 @@ def render_text(s: Shown, console: Any) -> None:
         console.print(r)
     console.print(Text("replication groups ", style="bold" if color else "") + Text(groups_text(s.placement)))
     console.print()
-    grid = Table.grid(padding=(0, 2))
+    grid = Table.grid(padding=(0, 2), pad_edge=True)
+    grid.add_column(width=0)
     grid.add_column(no_wrap=True, style="bold" if color else "")
     grid.add_column(overflow="fold")
     for label, target in SPELLINGS:
         outcome = dict(s.spellings)[target]
         if isinstance(outcome, str):
-            grid.add_row(label, outcome)
+            grid.add_row("", label, outcome)
         else:
-            grid.add_row(label, Text(f"not expressible: {outcome.message}", style="yellow" if color else ""))
+            grid.add_row("", label, Text(f"not expressible: {outcome.message}", style="yellow" if color else ""))
     console.print(Text("spellings", style="bold underline" if color else ""))
     console.print(grid)
     if s.xla is None or _mesh_is_synthetic(s):
         if _mesh_is_synthetic(s):
             console.print()
-            console.print("no --mesh: the sdy spelling is on the mesh XLA's importer would invent")
+            console.print("no --mesh: sdy, V3 and spec are on the mesh XLA's importer would invent;")
+            console.print("pass --mesh (e.g. --mesh batch=2,model=4) to see them on your real mesh")
         return
     console.print()
     if isinstance(s.xla, ShardingError):
@@ -188,11 +191,12 @@ def render_text(s: Shown, console: Any) -> None:
 
     distorted = s.mesh is not None and not same_shape(s.xla.mesh, s.mesh)
     shape = "x".join(map(str, s.xla.mesh.axis_sizes)) or "empty"
-    head = f"XLA's importer would invent a {shape} mesh"
     if distorted:
         assert s.mesh is not None
-        head += f", not your {s.mesh.shape_str()} (distorted mesh)"
-    console.print(Text(head, style="bold red" if color and distorted else ""))
+        head = f"distorted mesh: XLA's importer would invent {shape}, not {s.mesh.shape_str()}"
+    else:
+        head = f"XLA's importer would invent a {shape} mesh (same shape, _axis_N names)"
+    console.print(Text(head, style="bold red" if color and distorted else "bold" if color else ""))
     console.print(Text("  " + print_mesh(s.xla.mesh, form="decl")), overflow="fold")
     console.print(Text("  " + str(s.xla.sharding)), overflow="fold")
 

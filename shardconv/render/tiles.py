@@ -76,7 +76,9 @@ def _grid(p: Placement, by_index: dict[tuple[int, ...], Tile], lead: tuple[int, 
 
     rows = p.tile_counts[-2] if p.rank >= 2 else 1
     cols = p.tile_counts[-1] if p.rank >= 1 else 1
-    table = Table(show_header=False, show_lines=True, box=box.SQUARE, padding=(0, 1))
+    from rich.padding import Padding
+
+    table = Table(show_header=False, show_lines=True, box=box.SQUARE, padding=0)
     for _ in range(cols):
         table.add_column(justify="center", vertical="middle")
     for r in range(rows):
@@ -85,7 +87,8 @@ def _grid(p: Placement, by_index: dict[tuple[int, ...], Tile], lead: tuple[int, 
             index = () if p.rank == 0 else (c,) if p.rank == 1 else (*lead, r, c)
             tile = by_index[index]
             style = _style(tile, p, color)
-            cells.append(Text(cell_text(tile, with_slice=True), style=style, justify="center"))
+            text = Text(cell_text(tile, with_slice=True), justify="center")
+            cells.append(Padding(text, (0, 1), style=style, expand=True))
         table.add_row(*cells)
     return table
 
