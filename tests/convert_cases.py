@@ -107,4 +107,6 @@ def hlo_visible(s: TensorSharding, mesh: Mesh) -> TensorSharding:
     def keep(refs: tuple[AxisRef, ...]) -> tuple[AxisRef, ...]:
         return tuple(r for r in refs if r.size(mesh) > 1)
 
-    return TensorSharding(s.mesh, tuple(DimSharding(keep(d.axes)) for d in s.dims), (), keep(s.unreduced))
+    # On a one-device mesh XLA keeps {unreduced}, which comes back as every (size-1) axis.
+    unreduced = tuple(AxisRef(n) for n in mesh.axis_names) if s.unreduced and mesh.num_devices == 1 else keep(s.unreduced)
+    return TensorSharding(s.mesh, tuple(DimSharding(keep(d.axes)) for d in s.dims), (), unreduced)

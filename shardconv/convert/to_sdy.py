@@ -351,7 +351,7 @@ def _convert(hlo: HloSharding, mesh: Mesh, rank: int | None) -> tuple[SdyValue, 
     if kind is Kind.MANUAL:
         return TensorSharding(ref, empty), ManualAxes(tuple(a.name for a in mesh.axes if a.size > 1))
     if kind is Kind.UNREDUCED:
-        axes = tuple(AxisRef(a.name) for a in mesh.axes if a.size > 1)
+        axes = tuple(AxisRef(a.name) for a in mesh.axes if a.size > 1 or mesh.num_devices == 1)
         return TensorSharding(ref, empty, unreduced=axes), ManualAxes()
     return TensorSharding(ref, empty), ManualAxes()
 

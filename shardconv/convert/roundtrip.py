@@ -1,0 +1,230 @@
+"""Round trips through the other format, with what was dropped and how XLA's mesh-less import would
+distort the mesh (seed: distorted-mesh-on-replicate)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import NotExpressibleError
+from ..model import AxisRef, DimSharding, HloSharding, Mesh, TensorSharding, TensorShardingPerValue
+from .suggest import whole_axis_alternative
+from .to_hlo import resolve, to_hlo
+from .to_sdy import same_assignment, to_sdy
+from .xla_import import xla_import
+
+Value = HloSharding | TensorSharding | TensorShardingPerValue
+
+
+@dataclass(frozen=True)
+class Step:
+    label: str
+    value: Value | None
+    text: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    level: str  # "error" | "warning" | "note"
+    message: str
+
+
+@dataclass(frozen=True)
+class MeshComparison:
+    """The global mesh next to the meshes the two import paths rebuild, axis by axis."""
+
+    global_mesh: Mesh
+    to_sdy_mesh: Mesh | None
+    xla_import_mesh: Mesh | None
+    verdict: str  # "same" | "coarsened" | "refined" | "distorted" | "unavailable"
+    explanation: str
+
+    def rows(self) -> list[dict[str, Any]]:
+        g, x = self.global_mesh.axes, self.xla_import_mesh.axes if self.xla_import_mesh else ()
+        n = max(len(g), len(x))
+        return [
+            {
+                "index": i,
+                "global": f"{g[i].name}={g[i].size}" if i < len(g) else None,
+                "to_sdy": f"{g[i].name}={g[i].size}" if i < len(g) and self.to_sdy_mesh else None,
+                "xla_import": f"{x[i].name}={x[i].size}" if i < len(x) else None,
+            }
+            for i in range(n)
+        ]
+
+
+@dataclass(frozen=True)
+class RoundTripReport:
+    direction: str  # "sdy->hlo->sdy" | "hlo->sdy->hlo"
+    steps: tuple[Step, ...]
+    dropped: tuple[str, ...]
+    mesh: MeshComparison
+    findings: tuple[Finding, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.level == "error" for f in self.findings)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "direction": self.direction,
+            "ok": self.ok,
+            "steps": [{"label": s.label, "text": s.text} for s in self.steps],
+            "dropped": list(self.dropped),
+            "mesh": {
+                "global": str(self.mesh.global_mesh),
+                "to_sdy": str(self.mesh.to_sdy_mesh) if self.mesh.to_sdy_mesh else None,
+                "xla_import": str(self.mesh.xla_import_mesh) if self.mesh.xla_import_mesh else None,
+                "verdict": self.mesh.verdict,
+                "explanation": self.mesh.explanation,
+                "axes": self.mesh.rows(),
+            },
+            "findings": [{"level": f.level, "message": f.message} for f in self.findings],
+        }
+
+
+def _cuts(sizes: list[int]) -> set[int]:
+    out, acc = {1}, 1
+    for s in sizes:
+        acc *= s
+        out.add(acc)
+    return out
+
+
+def compare_meshes(global_mesh: Mesh, to_sdy_mesh: Mesh | None, imported: Mesh | None, why: str = "") -> MeshComparison:
+    """Classify XLA's rebuilt mesh against the real one by their axis boundaries (major to minor)."""
+    if imported is None:
+        return MeshComparison(global_mesh, to_sdy_mesh, None, "unavailable", why)
+    g = [a.size for a in global_mesh.axes if a.size > 1]
+    x = [a.size for a in imported.axes]
+    gs, xs = global_mesh.shape_str(), imported.shape_str()
+    if g == x:
+        return MeshComparison(global_mesh, to_sdy_mesh, imported, "same", f"XLA's import rebuilds {xs}: same axis sizes as {gs} (names are lost)")
+    if _cuts(x) <= _cuts(g):
+        verdict, text = "coarsened", f"XLA's import rebuilds {xs}: adjacent axes of {gs} merged (this sharding does not tell them apart)"
+    elif _cuts(g) <= _cuts(x):
+        verdict, text = "refined", f"XLA's import rebuilds {xs}: axes of {gs} split into smaller ones"
+    else:
+        verdict = "distorted"
+        text = (
+            f"XLA's import rebuilds the mesh as {xs}, which is not the global mesh {gs} (nor a merge or split "
+            "of its axes): XLA derives the mesh from this sharding's tile dims alone, so a consumer of the "
+            "re-imported module (e.g. torch-xla's ReplicateShardedData) compiles against a mesh that does "
+            "not exist. Convert with the global mesh instead (to_sdy), or export a sharding whose device "
+            "order follows the mesh axes."
+        )
+    return MeshComparison(global_mesh, to_sdy_mesh, imported, verdict, text)
+
+
+def _dropped(s: TensorSharding, mesh: Mesh) -> tuple[list[str], TensorSharding]:
+    """What HLO cannot carry, and the sharding without it."""
+    out: list[str] = []
+    dims = []
+    for i, d in enumerate(s.dims):
+        if not d.is_closed:
+            out.append(f"dim {i}: open flag '?'")
+        if d.priority is not None:
+            out.append(f"dim {i}: priority p{d.priority}")
+        keep = tuple(r for r in d.axes if r.size(mesh) > 1)
+        out += [f"dim {i}: size-1 axis {r}" for r in d.axes if r.size(mesh) == 1]
+        dims.append(DimSharding(keep))
+    if s.replicated:
+        out.append("explicit replicated={" + ", ".join(map(str, s.replicated)) + "}")
+    unred: tuple[AxisRef, ...] = tuple(r for r in s.unreduced if r.size(mesh) > 1)
+    if s.unreduced and mesh.num_devices == 1:  # XLA keeps {unreduced}; it names every axis again
+        unred = tuple(AxisRef(n) for n in mesh.axis_names)
+    if s.unreduced_op != "sum":
+        out.append(f"unreduced reduction {s.unreduced_op}")
+    return out, TensorSharding(s.mesh, tuple(dims), (), unred)
+
+
+def _xla_mesh(h: HloSharding, rank: int | None) -> tuple[Mesh | None, str]:
+    try:
+        mesh, _ = xla_import([h], ranks=rank)
+    except NotExpressibleError as e:
+        return None, e.message
+    return mesh, ""
+
+
+def _sub_axis_note(h: HloSharding, s: TensorSharding, mesh: Mesh) -> list[Finding]:
+    if not any(r.sub_axis for d in s.dims for r in d.axes):
+        return []
+    alt = whole_axis_alternative(h, mesh)
+    if alt is None:
+        return [Finding("note", f"{s.to_text(attribute=False)} needs sub-axes; no whole-axis sharding has the same shard counts")]
+    return [
+        Finding(
+            "note",
+            f"this sharding needs sub-axes on {mesh.shape_str()}; {alt.to_text(attribute=False)} "
+            f"(same shard counts, whole axes) would be {to_hlo(alt, mesh)}",
+        )
+    ]
+
+
+def roundtrip(x: Value, mesh: Mesh, *, rank: int | None = None) -> RoundTripReport:
+    """sdy -> HLO -> sdy or HLO -> sdy -> HLO on the global ``mesh``, with findings and a mesh check."""
+    if isinstance(x, HloSharding):
+        return _from_hlo(x, mesh, rank)
+    return _from_sdy(x, mesh)
+
+
+def _from_sdy(s: TensorSharding | TensorShardingPerValue, mesh: Mesh) -> RoundTripReport:
+    parts = s.shardings if isinstance(s, TensorShardingPerValue) else (s,)
+    dropped: list[str] = []
+    expect = []
+    for i, p in enumerate(parts):
+        m = resolve(p, mesh)
+        d, e = _dropped(p, m)
+        dropped += [f"value {i}: {x}" if len(parts) > 1 else x for x in d]
+        expect.append(e)
+    h = to_hlo(s, mesh)
+    steps = [Step("input (sdy)", s, str(s)), Step("to_hlo", h, str(h))]
+    findings: list[Finding] = []
+    try:
+        back = to_sdy(h, mesh, rank=None if isinstance(s, TensorShardingPerValue) else s.rank)
+        steps.append(Step("to_sdy", back, str(back)))
+        want: TensorSharding | TensorShardingPerValue = (
+            TensorShardingPerValue(tuple(expect)) if isinstance(s, TensorShardingPerValue) else expect[0]
+        )
+        if back != want:
+            findings.append(Finding("error", f"sdy -> HLO -> sdy gave {back}, expected {want}"))
+    except NotExpressibleError as e:
+        findings.append(Finding("error", f"the exported HLO does not come back on the mesh: {e.message}"))
+    if dropped:
+        findings.append(Finding("note", "HLO cannot carry: " + "; ".join(dropped)))
+    single = h if not h.is_tuple else next((e for e in h.elements if e.is_tiled), h)
+    xm, why = _xla_mesh(single, parts[0].rank if parts else None)
+    cmp = compare_meshes(mesh, mesh, xm, why)
+    findings += _mesh_findings(cmp)
+    return RoundTripReport("sdy->hlo->sdy", tuple(steps), tuple(dropped), cmp, tuple(findings))
+
+
+def _from_hlo(h: HloSharding, mesh: Mesh, rank: int | None) -> RoundTripReport:
+    steps = [Step("input (HLO)", h, str(h))]
+    findings: list[Finding] = []
+    xm, why = _xla_mesh(h, rank)
+    try:
+        s = to_sdy(h, mesh, rank=rank)
+    except NotExpressibleError as e:
+        findings.append(Finding("error", str(e)))
+        cmp = compare_meshes(mesh, None, xm, why)
+        return RoundTripReport("hlo->sdy->hlo", tuple(steps), (), cmp, tuple(findings + _mesh_findings(cmp)))
+    back = to_hlo(s, mesh)
+    steps += [Step("to_sdy", s, str(s)), Step("to_hlo", back, str(back))]
+    if not same_assignment(h, back):
+        findings.append(Finding("error", f"HLO -> sdy -> HLO changed the device assignment: {h} became {back}"))
+    elif str(h) != str(back):
+        findings.append(Finding("note", f"same device assignment, different canonical text: {h} vs {back}"))
+    if isinstance(s, TensorSharding):
+        findings += _sub_axis_note(h, s, mesh)
+    cmp = compare_meshes(mesh, mesh, xm, why)
+    findings += _mesh_findings(cmp)
+    return RoundTripReport("hlo->sdy->hlo", tuple(steps), (), cmp, tuple(findings))
+
+
+def _mesh_findings(cmp: MeshComparison) -> list[Finding]:
+    level = {"distorted": "error", "coarsened": "warning", "refined": "warning", "unavailable": "warning"}.get(cmp.verdict)
+    if level is None or not cmp.explanation:
+        return []
+    prefix = "XLA's mesh-less import: " if cmp.verdict == "unavailable" else ""
+    return [Finding(level, prefix + cmp.explanation)]
