@@ -48,17 +48,18 @@ _MESSAGES: dict[str, list[tuple[str, int, str, str, str]]] = {
         ("metadata", 6, _M, _REP, ".xla.OpMetadata"), ("manual_axes", 7, _M, _REP, ".xla.AxisRefProto"),
     ],
     "OpSharding": [
-        ("type", 1, _E, _OPT, ".xla.OpShardingType"), ("tile_assignment_dimensions", 3, _I64, _REP, ""),
+        ("type", 1, _E, _OPT, ".xla.OpSharding.Type"), ("tile_assignment_dimensions", 3, _I64, _REP, ""),
         ("tile_assignment_devices", 4, _I64, _REP, ""), ("tuple_shardings", 5, _M, _REP, ".xla.OpSharding"),
         ("replicate_on_last_tile_dim", 6, _B, _OPT, ""), ("metadata", 7, _M, _REP, ".xla.OpMetadata"),
-        ("last_tile_dims", 8, _E, _REP, ".xla.OpShardingType"), ("iota_reshape_dims", 9, _I64, _REP, ""),
+        ("last_tile_dims", 8, _E, _REP, ".xla.OpSharding.Type"), ("iota_reshape_dims", 9, _I64, _REP, ""),
         ("iota_transpose_perm", 10, _I32, _REP, ""), ("is_shard_group", 11, _B, _OPT, ""),
-        ("shard_group_id", 12, _I64, _OPT, ""), ("shard_group_type", 13, _E, _OPT, ".xla.ShardGroupType"),
+        ("shard_group_id", 12, _I64, _OPT, ""), ("shard_group_type", 13, _E, _OPT, ".xla.OpSharding.ShardGroupType"),
         ("named_sharding", 14, _M, _OPT, ".xla.NamedShardingProto"),
     ],
 }
+# Enums nested in OpSharding, as in xla_data.proto (so text format prints ``type: OTHER``).
 _ENUMS = {
-    "OpShardingType": ["REPLICATED", "MAXIMAL", "TUPLE", "OTHER", "MANUAL", "UNKNOWN", "UNREDUCED"],
+    "Type": ["REPLICATED", "MAXIMAL", "TUPLE", "OTHER", "MANUAL", "UNKNOWN", "UNREDUCED"],
     "ShardGroupType": ["AS", "LIKE"],
 }
 
@@ -69,21 +70,21 @@ def _classes() -> dict[str, Any]:
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
     fdp = descriptor_pb2.FileDescriptorProto(name="shardconv/xla_op_sharding.proto", package="xla", syntax="proto3")
-    for ename, values in _ENUMS.items():
-        e = fdp.enum_type.add(name=ename)
-        for i, v in enumerate(values):
-            e.value.add(name=f"{ename.upper()}_{v}", number=i)
     F = descriptor_pb2.FieldDescriptorProto
     for mname, fields in _MESSAGES.items():
         m = fdp.message_type.add(name=mname)
+        if mname == "OpSharding":
+            for ename, values in _ENUMS.items():
+                e = m.enum_type.add(name=ename)
+                for i, v in enumerate(values):
+                    e.value.add(name=v, number=i)
         for name, number, typ, label, type_name in fields:
             f = m.field.add(name=name, number=number, type=F.Type.Value(typ), label=F.Label.Value(label))
             if type_name:
                 f.type_name = type_name
     pool = descriptor_pool.DescriptorPool()
-    fd = pool.Add(fdp)
+    pool.Add(fdp)
     return {name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"xla.{name}")) for name in _MESSAGES}
-    del fd
 
 
 def _fill_metadata(msg: Any, ms: tuple[OpMetadata, ...]) -> None:

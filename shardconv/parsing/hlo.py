@@ -10,7 +10,7 @@ from typing import Any
 from lark import Token, Transformer
 
 from ..canonical import canonical_iota
-from ..errors import ShardingError, ShardingSyntaxError, ShardingValidationError
+from ..errors import LimitExceededError, ShardingError, ShardingSyntaxError, ShardingValidationError
 from ..limits import INT64_MAX, check_device_count
 from ..model import (
     AxisRef, DimSharding, HloSharding, Kind, Mesh, MeshAxis, MeshSharding, OpMetadata, ShardGroup, SubAxis,
@@ -32,19 +32,23 @@ def _err(msg: str, tok: Any) -> ShardingValidationError:
     return ShardingValidationError(msg, pos=getattr(tok, "start_pos", None))
 
 
+def _checked(text: str, tok: Any, what: str, limit: int) -> int:
+    """``int(text)`` refusing values beyond ``limit`` before converting huge digit strings."""
+    digits = text.lstrip("-").lstrip("0")
+    if len(digits) > 20 or int(text) > limit:
+        raise LimitExceededError(
+            f"{what} {text if len(text) < 30 else text[:27] + '...'} does not fit in int{64 if limit == INT64_MAX else 32}",
+            pos=getattr(tok, "start_pos", None),
+        )
+    return int(text)
+
+
 def _int(tok: Token, what: str, limit: int = INT64_MAX) -> int:
-    value = int(tok)
-    if value > limit:
-        raise _err(f"{what} {value} does not fit in int{64 if limit == INT64_MAX else 32}", tok)
-    return value
+    return _checked(str(tok), tok, what, limit)
 
 
 def _ints(tok: Token, what: str) -> tuple[int, ...]:
-    values = tuple(int(x) for x in _SPLIT.split(str(tok).strip()))
-    for v in values:
-        if v > INT64_MAX:
-            raise _err(f"{what} {v} does not fit in int64", tok)
-    return values
+    return tuple(_checked(x, tok, what, INT64_MAX) for x in _SPLIT.split(str(tok).strip()))
 
 
 def c_unescape(tok: Token) -> str:
@@ -147,8 +151,8 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
         if name in _INT_KEYS:
             if not isinstance(value, Token):
                 raise _err(f"metadata {name} takes an integer", key)
-            v = int(value)
-            if not -INT32_MAX - 1 <= v <= INT32_MAX:
+            v = _checked(str(value), value, f"metadata {name}", INT32_MAX)
+            if v < -INT32_MAX - 1:
                 raise _err(f"metadata {name}={v} does not fit in int32", value)
             return key, v
         if name in _STRING_KEYS:
