@@ -159,3 +159,15 @@ def test_no_color_when_not_a_tty(capsys: pytest.CaptureFixture[str], monkeypatch
     monkeypatch.setenv("NO_COLOR", "1")
     _, out, _ = run([d("bad.mlir")], capsys)
     assert "\x1b[" not in out
+
+
+def test_repeated_lines_are_counted_and_each_bad_one_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = '  %{n} = sdy.reshard %x{n} <@mesh, [{{"batch"}}, {{}}]> : tensor<8x8xf32>\n'
+    bad = '  %{n} = sdy.reshard %x{n} <@mesh, [{{"batch"}}]> : tensor<8x8xf32>\n'
+    body = "".join(good.format(n=i) + bad.format(n=i + 1000) for i in range(50))
+    f = tmp_path / "r.mlir"
+    f.write_text('module {\n  sdy.mesh @mesh = <["batch"=2, "model"=4]>\n' + body + "}\n")
+    rc, out, _ = run([str(f), "--format", "json"], capsys)
+    doc = json.loads(out)
+    assert rc == 1 and doc["summary"]["occurrences"] == 101
+    assert [x["line"] for x in doc["findings"]] == list(range(4, 103, 2))

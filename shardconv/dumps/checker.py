@@ -18,6 +18,12 @@ _SYNTHETIC = re.compile(r"_axis_\d+")
 _HLO_PAIR_SITES = frozenset({"sharding=", "mhlo.sharding"})
 _SDY_PAIR_SITES = frozenset({"xla.sdy.sharding", "sdy.sharding"})
 MAX_USERS = 8
+MEMO_LINES = 1 << 16
+# What varies between otherwise identical lines: SSA names and source locations. Two lines equal after
+# removing these carry the same values on the same types, so they get the same verdict.
+_SSA_NAMES = re.compile(rb"%[^\s,():\[\]{}<>=]+")
+_LOCATIONS = re.compile(rb"source_line=\d+|stack_frame_id=\d+|parameter\(\d+\)|#loc\d+")
+_STATEFUL = frozenset({Kind.SDY_MESH, Kind.NUM_PARTITIONS, Kind.EXPECTED_ERROR, Kind.SDY_PER_VALUE_LIST})
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,41 @@ class FileChecker:
         self.memo: dict[tuple[object, ...], tuple[Issue, ...]] = {}
         self.pair_line = -1
         self.pairs: dict[str | None, dict[str, tuple[Occurrence, object]]] = {}
+        self.line_memo: dict[bytes, tuple[int, int]] = {}
+        self.open_line: tuple[bytes, int, int, int] | None = None
+        self.memoizable = True
+
+    # ---- repeated lines ----------------------------------------------------------------------
+    def gate(self, text: bytes) -> bool:
+        """Scanner callback before a line is scanned: True when an identical line (up to SSA names
+        and locations) was already found clean in the same file state; its values are counted."""
+        if self.pairs:
+            self._flush_pairs()
+        if self.open_line is not None:
+            self._close_line()
+        sig = _SSA_NAMES.sub(b"%", text)
+        if b"source_line" in sig or b"parameter(" in sig or b"#loc" in sig or b"stack_frame_id" in sig:
+            sig = _LOCATIONS.sub(b"", sig)
+        hit = self.line_memo.get(sig)
+        if hit is not None and hit[0] == self.version:
+            self.count += hit[1]
+            return True
+        self.open_line = (sig, self.version, self._issued(), self.count)
+        self.memoizable = True
+        return False
+
+    def _issued(self) -> int:
+        return sum(self.per_rule.values()) + len(self.deferred)
+
+    def _close_line(self) -> None:
+        if self.open_line is None:
+            return
+        sig, version, issued, count = self.open_line
+        self.open_line = None
+        if self.memoizable and version == self.version and issued == self._issued():
+            if len(self.line_memo) >= MEMO_LINES:
+                self.line_memo.clear()
+            self.line_memo[sig] = (version, self.count - count)
 
     # ---- intake ------------------------------------------------------------------------------
     def add_all(self, occs: Iterable[Occurrence]) -> FileReport:
@@ -90,10 +131,13 @@ class FileChecker:
 
     def add(self, occ: Occurrence) -> None:
         if occ.kind is Kind.EXPECTED_ERROR:
+            self.memoizable = False
             if occ.target_line is not None:
                 self.expected_lines.add(occ.target_line)
             return
         self.count += 1
+        if occ.kind in _STATEFUL:
+            self.memoizable = False
         if occ.line != self.pair_line:
             self._flush_pairs()
             self.pair_line = occ.line

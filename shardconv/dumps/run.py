@@ -57,10 +57,12 @@ def check_file(path: str, opts: CheckOptions, scan: ScanOptions = ScanOptions())
     """Scan and check one file (``-`` is stdin) in one streaming pass."""
     try:
         with open_input(path) as f:
-            kind, occs = scan_stream(f, path, scan)
+            checker = FileChecker(path, "", opts)
+            kind, occs = scan_stream(f, path, scan, gate=checker.gate)
             if kind.skipped:
                 return Skipped(path, kind.reason)
-            return FileChecker(path, kind.kind, opts).add_all(occs)
+            checker.kind = kind.kind
+            return checker.add_all(occs)
     except OSError as e:
         reason = e.strerror or str(e)
         return FileReport(path, "unreadable", (Finding("io-error", "error", path, 1, 1, f"cannot read {path}: {reason}"),))

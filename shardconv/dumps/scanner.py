@@ -5,7 +5,7 @@ longer than ``max_line`` is scanned in overlapping windows instead of being held
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -13,11 +13,16 @@ from .linescan import LineScanner
 from .occurrences import FileKind, Occurrence
 from .sniff import SNIFF_BYTES, sniff
 
-KEYWORDS: tuple[bytes, ...] = (b"sharding", b"sdy", b"num_partitions", b"expected-error", b"unspecified_dims")
+# Every place a value can sit holds one of these on its line ("sharding" covers mhlo./sdy./xla.sdy.
+# shardings, in/out_shardings and sharding_constraint; unspecified_dims only appear next to one).
+KEYWORDS: tuple[bytes, ...] = (b"sharding", b"sdy.mesh", b"sdy.reshard", b"manual_axes", b"num_partitions", b"expected-error")
 REGION_CLOSE = b"} : "
 CHUNK = 1 << 20
 MAX_LINE = 4 << 20
 OVERLAP = 1 << 20  # longest single value guaranteed intact inside an over-long line
+
+
+Gate = Callable[[bytes], bool]
 
 
 @dataclass(frozen=True)
@@ -34,13 +39,16 @@ def open_input(path: str) -> BinaryIO:
     return open(path, "rb")  # noqa: SIM115 - the caller owns it
 
 
-def scan_stream(stream: BinaryIO, path: str, opts: ScanOptions = ScanOptions()) -> tuple[FileKind, Iterator[Occurrence]]:
-    """Sniff the stream, then lazily yield its occurrences (none when the file is skipped)."""
+def scan_stream(
+    stream: BinaryIO, path: str, opts: ScanOptions = ScanOptions(), gate: Gate | None = None
+) -> tuple[FileKind, Iterator[Occurrence]]:
+    """Sniff the stream, then lazily yield its occurrences (none when the file is skipped).
+    ``gate`` lets a consumer skip lines it has already seen clean (see ``FileChecker.gate``)."""
     head = _read_at_least(stream, SNIFF_BYTES)
     kind = sniff(head, path)
     if kind.skipped:
         return kind, iter(())
-    return kind, _occurrences(stream, path, head, opts)
+    return kind, _occurrences(stream, path, head, opts, gate)
 
 
 def scan_path(path: str, opts: ScanOptions = ScanOptions()) -> tuple[FileKind, list[Occurrence]]:
@@ -62,7 +70,7 @@ def _read_at_least(stream: BinaryIO, n: int) -> bytes:
     return b"".join(parts)
 
 
-def _occurrences(stream: BinaryIO, path: str, head: bytes, opts: ScanOptions) -> Iterator[Occurrence]:
+def _occurrences(stream: BinaryIO, path: str, head: bytes, opts: ScanOptions, gate: Gate | None) -> Iterator[Occurrence]:
     lines = LineScanner(path)
     buf = head
     buf_off = 0  # file offset of buf[0]
@@ -85,7 +93,7 @@ def _occurrences(stream: BinaryIO, path: str, head: bytes, opts: ScanOptions) ->
         else:
             continue
         if limit >= 0:
-            yield from _scan_region(lines, buf, limit, buf_off, lineno, col_base)
+            yield from _scan_region(lines, buf, limit, buf_off, lineno, col_base, gate)
             lineno += buf.count(b"\n", 0, limit)
             if limit and buf[limit - 1 : limit] == b"\n":
                 col_base = 0
@@ -107,33 +115,47 @@ def _occurrences(stream: BinaryIO, path: str, head: bytes, opts: ScanOptions) ->
     yield from lines.finish()
 
 
-def _scan_region(lines: LineScanner, buf: bytes, limit: int, buf_off: int, lineno: int, col_base: int) -> Iterator[Occurrence]:
-    """Scan the complete lines in ``buf[:limit]`` that hold a keyword."""
-    kws = list(KEYWORDS)
-    if lines.pending:
-        kws.append(REGION_CLOSE)
-    nexts = [buf.find(k, 0, limit) for k in kws]
-    counted = 0
-    pos = 0
+def _candidate_lines(buf: bytes, begin: int, limit: int, kws: list[bytes]) -> list[int]:
+    """Sorted start offsets of the lines in ``buf[begin:limit]`` holding a keyword (``bytes.find`` hops, in C)."""
+    starts: set[int] = set()
+    for k in kws:
+        p = buf.find(k, begin, limit)
+        while p >= 0:
+            starts.add(buf.rfind(b"\n", begin, p) + 1 if p > begin else begin)
+            e = buf.find(b"\n", p, limit)
+            if e < 0:
+                break
+            p = buf.find(k, e, limit)
+    return sorted(starts)
+
+
+def _scan_region(
+    lines: LineScanner, buf: bytes, limit: int, buf_off: int, lineno: int, col_base: int, gate: Gate | None = None
+) -> Iterator[Occurrence]:
+    """Scan the complete lines in ``buf[:limit]`` that hold a keyword. ``gate(line)`` may vouch for a
+    line (a repeat of a line already found clean) so it is not scanned again."""
+    begin = counted = 0
     while True:
-        live = [n for n in nexts if n >= 0]
-        if not live:
+        kws = [*KEYWORDS, REGION_CLOSE] if lines.pending else list(KEYWORDS)
+        restart = -1
+        for start in _candidate_lines(buf, begin, limit, kws):
+            end = buf.find(b"\n", start, limit)
+            end = limit if end < 0 else end
+            lineno += buf.count(b"\n", counted, start)
+            counted = start
+            text = buf[start:end]
+            if text.endswith(b"\r"):
+                text = text[:-1]
+            if gate is not None and not lines.pending and gate(text):
+                continue
+            yield from lines.scan(text, buf_off + start, lineno, col_base if start == 0 else 0)
+            if lines.pending and REGION_CLOSE not in kws and end < limit:
+                restart = end + 1  # a manual computation opened: rescan the rest watching for its close
+                break
+        if restart < 0:
             return
-        hit = min(live)
-        start = buf.rfind(b"\n", 0, hit) + 1
-        end = buf.find(b"\n", hit, limit)
-        end = limit if end < 0 else end
-        lineno += buf.count(b"\n", counted, start)
-        counted = start
-        text = buf[start:end]
-        if text.endswith(b"\r"):
-            text = text[:-1]
-        yield from lines.scan(text, buf_off + start, lineno, col_base if start == 0 else 0)
-        pos = end + 1
-        if lines.pending and REGION_CLOSE not in kws:
-            kws.append(REGION_CLOSE)
-            nexts.append(buf.find(REGION_CLOSE, pos, limit))
-        nexts = [n if n >= pos or n < 0 else buf.find(k, pos, limit) for n, k in zip(nexts, kws)]
+        lineno += buf.count(b"\n", counted, restart)
+        begin = counted = restart
 
 
 __all__ = ["KEYWORDS", "ScanOptions", "open_input", "scan_path", "scan_stream"]
