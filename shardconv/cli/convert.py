@@ -47,16 +47,19 @@ def default_target(inp: Input) -> str:
     return "sdy" if inp.is_hlo else "hlo"
 
 
-def convert_item(inp: Input, target: str, ctx: Context) -> Converted:
-    """Convert one parsed input to ``target`` on ``ctx.mesh`` (pure: no I/O)."""
+def convert_item(inp: Input, target: str, ctx: Context, *, explain: bool = True) -> Converted:
+    """Convert one parsed input to ``target`` on ``ctx.mesh`` (pure: no I/O). Without ``explain`` the
+    XLA-importer view and the notes are skipped (the plain answer path stays fast)."""
     from . import resolve
 
     rank = resolve.input_rank(inp, ctx.rank)
     on: OnMesh | None = None
     if needs_sdy(inp, target, ctx.mesh):
         on = resolve.as_sdy(inp, ctx.mesh, rank=rank)
-    xla = _xla_view(inp, rank) if inp.is_hlo and on is not None else None
     output = render_target(inp, target, ctx, on, rank)
+    if not explain:
+        return Converted(inp, target, output, on, None, ())
+    xla = _xla_view(inp, rank) if inp.is_hlo and on is not None else None
     return Converted(inp, target, output, on, xla, tuple(_notes(inp, ctx, on, xla)))
 
 
@@ -226,7 +229,7 @@ def convert(
     for line, item in items:
         try:
             inp = parse_input(item, from_kind, num_devices=ctx.mesh.num_devices if ctx.mesh else None)
-            c = convert_item(inp, target or default_target(inp), ctx)
+            c = convert_item(inp, target or default_target(inp), ctx, explain=explain or fmt == "json")
         except ShardingError as e:
             failed += 1
             _report_error(e, line, item, fmt, batch)
@@ -236,9 +239,9 @@ def convert(
 
 
 def _emit(c: Converted, line: int | None, fmt: str, explain: bool, with_mesh: bool) -> None:
-    from . import jsonout
-
     if fmt == "json":
+        from . import jsonout
+
         click.echo(jsonout.dumps(json_doc(c, line=line), lines=line is not None))
         return
     if with_mesh and c.on is not None and not c.on.synthetic:
@@ -249,11 +252,11 @@ def _emit(c: Converted, line: int | None, fmt: str, explain: bool, with_mesh: bo
 
 
 def _report_error(e: ShardingError, line: int | None, item: str, fmt: str, batch: bool) -> None:
-    from . import jsonout
-
     where = f"line {line}: " if line is not None else ""
     click.echo(f"error: {where}{e}", err=True)
     if fmt == "json":
+        from . import jsonout
+
         click.echo(jsonout.dumps(json_doc(None, err=e, line=line, text=item), lines=batch))
     elif batch:
         click.echo("")

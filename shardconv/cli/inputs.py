@@ -6,12 +6,10 @@ Detection only looks at the first characters; the real work is done by the parse
 
 from __future__ import annotations
 
-import base64
 import binascii
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Union
 
 from ..errors import ShardingSyntaxError, ShardingValidationError
@@ -25,13 +23,10 @@ Parsed = Union["HloSharding", "TensorSharding", "TensorShardingPerValue", "Parti
 HLO, SDY, SDY_PER_VALUE, SPEC, PROTO_HEX, PROTO_BASE64 = "hlo", "sdy", "sdy-per-value", "spec", "proto-hex", "proto-base64"
 INPUT_KINDS = ("auto", HLO, SDY, SPEC, PROTO_HEX, PROTO_BASE64)
 
-_HEX = re.compile(r"(?:0x)?(?:[0-9a-fA-F]{2})*")
-_B64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
-_WRAPPERS = (  # prefixes copied along with a value from an IR dump; dropped before parsing
-    re.compile(r"^mhlo\.sharding\s*=\s*"),
-    re.compile(r"^sdy\.sharding\s*=\s*"),
-    re.compile(r"^sharding\s*=\s*"),
-)
+# Patterns are compiled on first use (``re`` caches them): nothing to pay on the common HLO/sdy path.
+_HEX = r"(?:0x)?(?:[0-9a-fA-F]{2})*"
+_B64 = r"[A-Za-z0-9+/]+={0,2}"
+_WRAPPERS = ("mhlo.sharding", "sdy.sharding", "sharding")  # `NAME = "..."` copied from an IR dump
 
 
 @dataclass(frozen=True)
@@ -65,9 +60,9 @@ def detect_kind(text: str) -> str:
         return SPEC
     if s == "":
         return PROTO_HEX  # mhlo.sharding = "" means replicated; the empty proto says the same
-    if _HEX.fullmatch(s) and len(s) >= 2:
+    if re.fullmatch(_HEX, s) and len(s) >= 2:
         return PROTO_HEX
-    if _B64.fullmatch(s) and len(s) % 4 == 0:
+    if re.fullmatch(_B64, s) and len(s) % 4 == 0:
         return PROTO_BASE64
     raise ShardingSyntaxError(
         "cannot tell what this is; expected an HLO sharding '{...}', a Shardy '#sdy.sharding<...>' or "
@@ -113,6 +108,8 @@ def decode_proto_text(text: str, kind: str) -> bytes:
             s = re.sub(r"^(?i:hex:)", "", s)
             s = s[2:] if s[:2].lower() == "0x" else s
             return binascii.unhexlify(s)
+        import base64
+
         s = re.sub(r"^(?i:base64:|b64:)", "", s)
         return base64.b64decode(s, validate=True)
     except (binascii.Error, ValueError) as e:
@@ -122,10 +119,10 @@ def decode_proto_text(text: str, kind: str) -> bytes:
 def _unwrap(text: str) -> str:
     """Drop an ``mhlo.sharding = "..."``-style wrapper that came along with a copied value."""
     s = text.strip()
-    for pat in _WRAPPERS:
-        m = pat.match(s)
-        if m:
-            s = s[m.end() :].strip()
+    for prefix in _WRAPPERS:
+        rest = s[len(prefix) :].lstrip() if s.startswith(prefix) else ""
+        if rest.startswith("="):
+            s = rest[1:].strip()
             if len(s) >= 2 and s[0] == s[-1] == '"':
                 s = s[1:-1].replace('\\"', '"').replace("\\22", '"')
             break
@@ -148,16 +145,17 @@ def parse_mesh_option(value: str) -> Mesh:
     return parse_mesh(value)
 
 
-_MESH_DECL = re.compile(r"sdy\.mesh\s+@[\w.$-]+\s*=\s*<|#sdy\.mesh<")
+_MESH_DECL = r"sdy\.mesh\s+@[\w.$-]+\s*=\s*<|#sdy\.mesh<"
 
 
 def first_mesh_in_file(path: str) -> str:
     """The text of the first ``sdy.mesh @name = <...>`` (or ``#sdy.mesh<...>``) in the file at ``path``."""
     try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
     except OSError as e:
         raise ShardingValidationError(f"--mesh @{path}: cannot read file: {e.strerror or e}") from None
-    m = _MESH_DECL.search(text)
+    m = re.search(_MESH_DECL, text)
     if m is None:
         raise ShardingValidationError(f"--mesh @{path}: no sdy.mesh declaration in the file")
     end = _balanced_end(text, m.end() - 1)
@@ -188,7 +186,7 @@ def _balanced_end(text: str, open_at: int) -> int | None:
     return None
 
 
-_SHAPE = re.compile(r"\d+(?:\s*[x,]\s*\d+)*")
+_SHAPE = r"\d+(?:\s*[x,]\s*\d+)*"
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
@@ -199,7 +197,7 @@ def parse_shape(text: str) -> tuple[int, ...]:
     s = s.strip("[]() ")
     if s in ("", "scalar"):
         return ()
-    if not _SHAPE.fullmatch(s):
+    if not re.fullmatch(_SHAPE, s):
         raise ShardingSyntaxError("expected a shape like 32x32 or 8,16,4", text=text, pos=0)
     dims = tuple(int(d) for d in re.split(r"\s*[x,]\s*", s))
     if any(d <= 0 for d in dims):
