@@ -39,7 +39,15 @@ def test_seed_distorted_mesh_names_global_mesh_and_correct_sharding(capsys: pyte
     assert "Mesh is not valid" in head
     assert '#sdy.sharding<@mesh, [{}, {"batch", "model":(1)2}]>' in head
     assert "{devices=[1,4,2]<=[8] last_tile_dim_replicate}" in out  # the cause
+    assert "XLA's import of it yields exactly this mesh" in out
     assert out.splitlines()[2].index("^") == out.splitlines()[1].index("<")  # caret under the mesh
+
+
+def test_hlo_module_whose_import_would_distort_the_mesh(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run([d("replicate_sharded_data.hlo"), *MESH, "--format", "json"], capsys)
+    (f,) = json.loads(out)["findings"]
+    assert rc == 0 and (f["rule"], f["severity"], f["line"], f["column"]) == ("import-distorts-mesh", "warning", 4, 50)
+    assert '"_axis_0"=4, "_axis_1"=2' in f["message"] and '[{}, {"batch", "model":(1)2}]' in f["message"]
 
 
 def test_seed_without_mesh_is_a_warning_and_allowed_meshes_fail(capsys: pytest.CaptureFixture[str]) -> None:
