@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from hlo_strategies import any_sharding, tiled, tuple_sharding, v3
-from oracle_xla import xla_canonical, xla_from_proto, xla_proto, xla_result
+from oracle_xla import xla_canonical, xla_from_proto, xla_result
 from shardconv.parsing.hlo import parse_hlo
 from shardconv.proto import from_proto_bytes, to_proto_bytes
 
@@ -21,29 +21,33 @@ def assert_same_as_xla(s: str) -> None:
     assert to_proto_bytes(ours).hex() == r.proto.hex(), s
 
 
-@settings(max_examples=1500, suppress_health_check=list(HealthCheck))
+@settings(max_examples=1200, suppress_health_check=list(HealthCheck))
 @given(any_sharding)
 def test_generated_match_xla(s: str) -> None:
     assert_same_as_xla(s)
 
 
-@settings(max_examples=1500, suppress_health_check=list(HealthCheck))
+@settings(max_examples=1000, suppress_health_check=list(HealthCheck))
 @given(tiled())
 def test_generated_tiled_match_xla(s: str) -> None:
     assert_same_as_xla(s)
 
 
-@settings(max_examples=400, suppress_health_check=list(HealthCheck))
+@settings(max_examples=300, suppress_health_check=list(HealthCheck))
 @given(any_sharding)
 def test_proto_round_trip(s: str) -> None:
     ours = parse_hlo(s)
     data = to_proto_bytes(ours)
     back = from_proto_bytes(data)
-    assert back == ours
-    assert str(back) == str(ours)
+    # Reading a proto re-applies XLA's normalisations, exactly as re-parsing the canonical text does
+    # (XLA is not idempotent on rank-0 subgroup shardings: {devices=[2]<=[2] last_tile_dims={unreduced}}
+    # prints as such but reads back as {unreduced}).
+    assert back == parse_hlo(str(ours))
+    if str(back) == str(ours):
+        assert back == ours
     # XLA's own bytes parse to the same sharding, and XLA reads ours back to the same text.
-    assert parse_hlo(xla_result(s).proto) == ours
-    assert xla_from_proto(data) == str(ours)
+    assert parse_hlo(xla_result(s).proto) == back
+    assert xla_from_proto(data) == str(back)
 
 
 def test_canonical_text_is_a_fixed_point() -> None:

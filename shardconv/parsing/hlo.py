@@ -365,16 +365,13 @@ def parse_hlo(text_or_bytes: str | bytes, *, num_devices: int | None = None) -> 
     """Text or serialized proto -> ``HloSharding``; ``""``/``b""`` mean replicated. Only ShardingErrors escape."""
     if isinstance(text_or_bytes, (bytes, bytearray, memoryview)):
         data = bytes(text_or_bytes)
-        try:
+        # A serialized OpSharding never starts with '{' (that would be a field-15 group), text always does.
+        if not data.lstrip().startswith(b"{"):
             return parse_hlo_proto(data, num_devices=num_devices)
-        except ShardingError:
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                raise ShardingSyntaxError("bytes are neither a serialized OpSharding nor UTF-8 text") from None
-            if not text.lstrip().startswith("{"):
-                raise
-            return parse_hlo_text(text, num_devices=num_devices)
+        try:
+            text_or_bytes = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ShardingSyntaxError("bytes start like sharding text but are not UTF-8") from None
     if not text_or_bytes.strip():
         return HloSharding.replicated()
     return parse_hlo_text(text_or_bytes, num_devices=num_devices)
