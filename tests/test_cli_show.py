@@ -69,3 +69,19 @@ def test_colour_only_on_tty() -> None:
     assert "\x1b[" not in run_proc("show", SEED).out
     assert "\x1b[" in run_proc("show", SEED, env={"FORCE_COLOR": "1"}).out
     assert "\x1b[" not in run_proc("show", SEED, env={"FORCE_COLOR": "1", "NO_COLOR": "1"}).out
+
+
+def test_tuple_is_shown_element_by_element() -> None:
+    r = run("show", "{{devices=[2,1]<=[2]}, {replicated}}", "--rank", "2")
+    assert r.code == 0, r.err
+    assert "element 0" in r.out and "element 1" in r.out
+    assert "every device holds the whole tensor" in r.out
+
+
+def test_per_value_json_elements() -> None:
+    r = run("show", '#sdy.sharding_per_value<[<@mesh, [{"batch"}]>, <@mesh, []>]>', "-m", SEED_MESH, "-f", "json")
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    assert (doc["schema"], doc["command"], doc["input"]["kind"]) == (1, "show", "sdy-per-value")
+    assert [e["hlo"] for e in doc["elements"]] == ["{devices=[2,4]<=[8] last_tile_dim_replicate}", "{replicated}"]
+    assert "schema" not in doc["elements"][0]

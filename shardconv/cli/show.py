@@ -53,7 +53,7 @@ def build(inp: Input, ctx: Context) -> Shown:
     n = ctx.mesh.num_devices if ctx.mesh is not None else None
     if inp.kind == "sdy" and n is None:
         n = resolve.sdy_mesh(inp.value, None).num_devices  # type: ignore[arg-type]
-    place = placement(hlo, shape=ctx.shape, num_devices=n or (hlo.tile.num_devices if hlo.tile else None))
+    place = placement(hlo, shape=ctx.shape, num_devices=n, rank=rank)
     on: OnMesh | ShardingError
     try:
         on = resolve.as_sdy(inp, ctx.mesh, rank=rank)
@@ -126,7 +126,7 @@ def summary_line(s: Shown) -> str:
         parts.append(f"{len(p.tiles)} tiles" + (f" × {reps} replicas" if reps > 1 else ""))
     else:
         parts.append(p.kind)
-    parts.append(f"{p.num_devices} devices")
+    parts.append(f"{p.num_devices} devices" if p.num_devices else "every device")
     if p.shape is not None:
         parts.append("shape " + "x".join(map(str, p.shape)))
     line = " · ".join(parts)
@@ -140,12 +140,15 @@ def groups_text(p: Placement, limit: int = 16) -> str:
     from ..render.placement import compress_ids
 
     sizes = {len(g) for g in p.groups}
+    if sizes == {0}:
+        return "one: every device holds the whole tensor"
     if sizes == {1}:
         return "none (every device holds different data)"
     size = f"of {sizes.pop()}" if len(sizes) == 1 else "of mixed sizes"
     shown = " ".join("{" + compress_ids(g) + "}" for g in p.groups[:limit])
     more = f" … (+{len(p.groups) - limit})" if len(p.groups) > limit else ""
-    return f"{len(p.groups)} groups {size}: {shown}{more}"
+    n = len(p.groups)
+    return f"{n} group{'s' if n != 1 else ''} {size}: {shown}{more}"
 
 
 def render_text(s: Shown, console: Any) -> None:
@@ -172,7 +175,7 @@ def render_text(s: Shown, console: Any) -> None:
     for label, target in SPELLINGS:
         outcome = dict(s.spellings)[target]
         if isinstance(outcome, str):
-            grid.add_row("", label, outcome)
+            grid.add_row("", label, outcome or '"" (the empty proto: replicated)')
         else:
             grid.add_row("", label, Text(f"not expressible: {outcome.message}", style="yellow" if color else ""))
     console.print(Text("spellings", style="bold underline" if color else ""))
@@ -223,13 +226,36 @@ def show(text: str, mesh_text: str | None, from_kind: str, rank: int | None, sha
 
     ctx = context(mesh_text, rank, shape_text)
     inp = parse_input(text, from_kind, num_devices=ctx.mesh.num_devices if ctx.mesh else None)
-    shown = build(inp, ctx)
+    parts = elements(inp)
+    shown = [build(p, ctx) for p in parts]
     if fmt == "json":
         from . import jsonout
 
-        click.echo(jsonout.dumps(json_doc(shown)))
+        drop = ("schema", "command")
+        doc = json_doc(shown[0]) if parts == [inp] else jsonout.document(
+            "show",
+            input={"text": inp.text, "kind": inp.kind},
+            elements=[{k: v for k, v in json_doc(s).items() if k not in drop} for s in shown],
+        )
+        click.echo(jsonout.dumps(doc))
         return 0
     from .console import make_console
 
-    render_text(shown, make_console())
+    console = make_console()
+    for i, one in enumerate(shown):
+        if parts != [inp]:
+            console.rule(f"element {i}", align="left")
+        render_text(one, console)
     return 0
+
+
+def elements(inp: Input) -> list[Input]:
+    """A tuple / per-value sharding is shown element by element; anything else as itself."""
+    from ..model import Kind
+    from .inputs import HLO, SDY, SDY_PER_VALUE, Input as In
+
+    if inp.kind == SDY_PER_VALUE:
+        return [In(str(s), SDY, s) for s in inp.value.shardings]  # type: ignore[union-attr]
+    if inp.is_hlo and inp.value.kind is Kind.TUPLE:  # type: ignore[union-attr]
+        return [In(str(e), HLO, e) for e in inp.value.elements]  # type: ignore[union-attr]
+    return [inp]

@@ -43,11 +43,14 @@ class Placement:
         return len(self.tile_counts)
 
 
-def placement(hlo: HloSharding, *, shape: tuple[int, ...] | None = None, num_devices: int | None = None) -> Placement:
-    """The placement of ``hlo``; untiled kinds need ``num_devices`` (from the mesh) to list devices."""
+def placement(
+    hlo: HloSharding, *, shape: tuple[int, ...] | None = None, num_devices: int | None = None, rank: int | None = None
+) -> Placement:
+    """The placement of ``hlo``; untiled kinds list ``num_devices`` devices (none when unknown: every
+    device) and take their rank from ``shape`` or ``rank``."""
     if hlo.kind is Kind.TUPLE:
         raise ShardingValidationError("a tuple sharding has one placement per element; pick one")
-    rank = len(shape) if shape is not None else (hlo.rank or 0)
+    rank = len(shape) if shape is not None else (hlo.rank if hlo.rank is not None else rank or 0)
     if hlo.kind is Kind.TILED:
         return _tiled(hlo, shape)
     if hlo.kind is Kind.MESH:
@@ -57,7 +60,7 @@ def placement(hlo: HloSharding, *, shape: tuple[int, ...] | None = None, num_dev
         assert hlo.device is not None
         devices = (hlo.device,)
     else:
-        devices = tuple(range(num_devices or 1))
+        devices = tuple(range(num_devices or 0))
     whole = tuple((0, d) for d in shape) if shape is not None else None
     tile = Tile(index=(0,) * rank, devices=devices, slice=whole)
     groups = (devices,) if hlo.kind in (Kind.REPLICATED, Kind.MAXIMAL) else tuple((d,) for d in devices)
@@ -115,7 +118,9 @@ def _slice(
 
 
 def compress_ids(ids: tuple[int, ...] | list[int]) -> str:
-    """``0,1,2,3,6`` -> ``0-3,6``: short device lists for tables."""
+    """``0,1,2,3,6`` -> ``0-3,6``: short device lists for tables (``all`` for an unknown set)."""
+    if not ids:
+        return "all"
     parts: list[str] = []
     i = 0
     while i < len(ids):
