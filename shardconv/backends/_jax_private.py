@@ -89,10 +89,12 @@ def compile_module(mlir_text: str, devices: list[Any], *, shardy: bool) -> Any:
     return backend.compile_and_load(module, executable_devices=xc.DeviceList(tuple(devices)), compile_options=opts)
 
 
-def output_shardings(executable: Any) -> list[str]:
-    """What PJRT reports as the output shardings (serialized OpSharding → XLA's text)."""
+def output_shardings(executable: Any) -> list[str] | None:
+    """What PJRT reports as the output shardings (serialized OpSharding → XLA's text); None when it
+    reports none (single-device executables)."""
     xc = xla_client()
-    return [repr(xc.HloSharding.from_proto(p)) for p in executable.get_output_shardings()]
+    protos = executable.get_output_shardings()
+    return None if protos is None else [repr(xc.HloSharding.from_proto(p)) for p in protos]
 
 
 def execute(executable: Any, args: list[Any]) -> list[list[Any]]:

@@ -44,13 +44,19 @@ class Worker:
             text=True,
             bufsize=1,
         )
+        self.jax_version: str | None = None  # set by the worker's hello line, read on first use
+
+    def _ensure_ready(self) -> None:
+        if self.jax_version is not None:
+            return
         hello = self._read()
-        if hello.get("ready") != num_devices:
-            raise WorkerError(f"jax worker started with {hello.get('ready')} devices, wanted {num_devices}")
-        self.jax_version: str = hello.get("jax", "?")
+        if hello.get("ready") != self.num_devices:
+            raise WorkerError(f"jax worker started with {hello.get('ready')} devices, wanted {self.num_devices}")
+        self.jax_version = str(hello.get("jax", "?"))
 
     def request(self, tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Run ``tasks`` in the worker; one result dict per task."""
+        self._ensure_ready()
         self._next_id += 1
         assert self._proc.stdin is not None
         try:
