@@ -88,3 +88,10 @@ def test_wide_grid_falls_back_to_tile_list() -> None:
     out = _render(HloSharding.tiled(TileAssignment.iota((1, 64))), shape=(8, 1024))
     assert "tile" in out and "(0, 63)" in out
     assert max(map(len, out.splitlines())) <= 80
+
+
+def test_compact_grid_when_boxes_do_not_fit() -> None:
+    out = _render(HloSharding.tiled(TileAssignment.iota((16, 16))), shape=(64, 64))
+    assert "┌" not in out and "[0:4" not in out
+    assert out.splitlines()[-1].split() == [str(d) for d in range(240, 256)]
+    assert max(map(len, out.splitlines())) <= 80

@@ -112,6 +112,15 @@ def _notes(inp: Input, ctx: Context, on: OnMesh | None, xla: OnMesh | ShardingEr
                 (str(alt[1]), f"its tiles: {_tiles_on(alt[1])}", f"yours:     {_tiles_on(inp.value)}"),  # type: ignore[arg-type]
             )
         )
+    if on is not None and on.manual_axes:
+        names = ", ".join(f'"{a}"' for a in on.manual_axes)
+        notes.append(
+            Note(
+                "manual-axes",
+                f"the input is manual over {{{names}}}: those axes belong to the enclosing "
+                "sdy.manual_computation (manual_axes), not to this sharding",
+            )
+        )
     if not inp.is_hlo and inp.kind == "sdy":
         dims = inp.value.dims  # type: ignore[union-attr]
         if any(not d.is_closed or d.priority is not None for d in dims):

@@ -23,6 +23,7 @@ class OnMesh:
     sharding: TensorSharding
     mesh: Mesh
     synthetic: bool = False
+    manual_axes: tuple[str, ...] = ()  # for HLO with a manual subgroup: the manual_computation's axes
 
 
 Outcome = Union[str, ShardingError]  # a spelling, or why there is none
@@ -86,9 +87,10 @@ def as_sdy(inp: Input, mesh: Mesh | None, *, rank: int | None = None) -> OnMesh:
     hlo: HloSharding = inp.value  # type: ignore[assignment]
     if mesh is None:
         return xla_view(hlo, rank=rank)
-    from ..convert import to_sdy
+    from ..convert import to_sdy_manual
 
-    return OnMesh(to_sdy(hlo, mesh, rank=rank), mesh)
+    sharding, manual = to_sdy_manual(hlo, mesh, rank=rank)
+    return OnMesh(sharding, mesh, manual_axes=manual.axes)
 
 
 def xla_view(hlo: HloSharding, *, rank: int | None = None) -> OnMesh:
@@ -150,6 +152,8 @@ def as_v3(on: OnMesh) -> HloSharding:
     from ..model import HloSharding as H, Kind, MeshSharding
 
     s = on.sharding
+    if on.manual_axes:
+        raise NotExpressibleError("shardconv does not spell manual axes in HLO V3 yet")
     if s.unreduced_op != "sum":
         raise NotExpressibleError(f"HLO V3 has no unreduced={s.unreduced_op}")
     closed = tuple(replace(d, is_closed=True, priority=None) for d in s.dims)

@@ -126,7 +126,8 @@ def summary_line(s: Shown) -> str:
         parts.append(f"{len(p.tiles)} tiles" + (f" × {reps} replicas" if reps > 1 else ""))
     else:
         parts.append(p.kind)
-    parts.append(f"{p.num_devices} devices" if p.num_devices else "every device")
+    n = p.num_devices
+    parts.append(f"{n} device{'s' if n != 1 else ''}" if n else "every device")
     if p.shape is not None:
         parts.append("shape " + "x".join(map(str, p.shape)))
     line = " · ".join(parts)
@@ -143,6 +144,8 @@ def groups_text(p: Placement, limit: int = 16) -> str:
     if sizes == {0}:
         return "one: every device holds the whole tensor"
     if sizes == {1}:
+        if len(p.groups) == 1:
+            return f"none (device {p.groups[0][0]} holds the whole tensor)"
         return "none (every device holds different data)"
     size = f"of {sizes.pop()}" if len(sizes) == 1 else "of mixed sizes"
     shown = " ".join("{" + compress_ids(g) + "}" for g in p.groups[:limit])

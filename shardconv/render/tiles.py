@@ -34,15 +34,17 @@ def slice_text(bounds: tuple[tuple[int, int], ...]) -> str:
     return "[" + ", ".join(f"{a}:{b}" for a, b in bounds) + "]"
 
 
-def grid_fits(p: Placement, width: int) -> bool:
-    """Whether the per-2-D-slice grids fit ``width`` columns and stay a sensible size."""
+def grid_fits(p: Placement, width: int, *, compact: bool = False) -> bool:
+    """Whether the per-2-D-slice grids fit ``width`` columns and stay a sensible size; ``compact``
+    grids are borderless and list devices only."""
     if p.rank == 0:
         return True
     cols = p.tile_counts[-1]
-    if len(p.tiles) > MAX_GRID_TILES or _num_grids(p) > MAX_GRIDS:
+    limit = MAX_GRID_TILES * (4 if compact else 1)
+    if len(p.tiles) > limit or _num_grids(p) > MAX_GRIDS:
         return False
-    widest = max(max(len(s) for s in cell_text(t, with_slice=True).split("\n")) for t in p.tiles)
-    return 1 + cols * (widest + 3) <= width
+    widest = max(max(len(s) for s in cell_text(t, with_slice=not compact).split("\n")) for t in p.tiles)
+    return (cols * (widest + 1) if compact else 1 + cols * (widest + 3)) <= width
 
 
 def _num_grids(p: Placement) -> int:
@@ -53,32 +55,36 @@ def _num_grids(p: Placement) -> int:
 
 
 def render_placement(p: Placement, *, width: int, color: bool) -> list[RenderableType]:
-    """The grid(s) when they fit, else a tile list (rank > 2 gets one grid per leading index)."""
-    if not grid_fits(p, width):
+    """Boxed grid(s) with slices when they fit, else borderless device grids, else a tile list
+    (rank > 2 gets one grid per leading index)."""
+    compact = not grid_fits(p, width)
+    if compact and not grid_fits(p, width, compact=True):
         return [tile_list(p)]
     by_index = {t.index: t for t in p.tiles}
     if p.rank <= 2:
-        return [_grid(p, by_index, (), color)]
+        return [_grid(p, by_index, (), color, compact)]
     from rich.columns import Columns
     from rich.console import Group
 
     grids = []
     for lead in product(*(range(c) for c in p.tile_counts[:-2])):
         title = "[" + ", ".join([*map(str, lead), ":", ":"]) + "]"
-        grids.append(Group(title, _grid(p, by_index, lead, color)))
+        grids.append(Group(title, _grid(p, by_index, lead, color, compact)))
     return [Columns(grids, padding=(0, 2))]
 
 
-def _grid(p: Placement, by_index: dict[tuple[int, ...], Tile], lead: tuple[int, ...], color: bool) -> Any:
+def _grid(p: Placement, by_index: dict[tuple[int, ...], Tile], lead: tuple[int, ...], color: bool, compact: bool) -> Any:
     from rich import box
+    from rich.padding import Padding
     from rich.table import Table
     from rich.text import Text
 
     rows = p.tile_counts[-2] if p.rank >= 2 else 1
     cols = p.tile_counts[-1] if p.rank >= 1 else 1
-    from rich.padding import Padding
-
-    table = Table(show_header=False, show_lines=True, box=box.SQUARE, padding=0)
+    if compact:
+        table = Table(show_header=False, box=None, padding=(0, 1, 0, 0), pad_edge=False)
+    else:
+        table = Table(show_header=False, show_lines=True, box=box.SQUARE, padding=0)
     for _ in range(cols):
         table.add_column(justify="center", vertical="middle")
     for r in range(rows):
@@ -87,8 +93,8 @@ def _grid(p: Placement, by_index: dict[tuple[int, ...], Tile], lead: tuple[int, 
             index = () if p.rank == 0 else (c,) if p.rank == 1 else (*lead, r, c)
             tile = by_index[index]
             style = _style(tile, p, color)
-            text = Text(cell_text(tile, with_slice=True), justify="center")
-            cells.append(Padding(text, (0, 1), style=style, expand=True))
+            text = Text(cell_text(tile, with_slice=not compact), justify="right" if compact else "center")
+            cells.append(text if compact else Padding(text, (0, 1), style=style, expand=True))
         table.add_row(*cells)
     return table
 
@@ -105,7 +111,7 @@ def tile_list(p: Placement) -> Any:
     from rich import box
     from rich.table import Table
 
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     table.add_column("tile", no_wrap=True)
     if p.shape is not None:
         table.add_column("slice", no_wrap=True)
