@@ -21,10 +21,10 @@ def test_seed_scenario_answer_alone_on_stdout() -> None:
 def test_seed_scenario_explains_distorted_mesh_and_whole_axis_alternative() -> None:
     r = run("convert", SEED, "--mesh", SEED_MESH, "--explain")
     assert r.out == SEED_SDY + "\n"
-    assert "would invent a 4x2 mesh (yours is batch=2,model=4)" in r.err
+    assert "distorted mesh: XLA's importer would invent 4x2, not your batch=2,model=4:" in r.err
     assert XLA_MESH in r.err
     assert '#sdy.sharding<@mesh, [{}, {"_axis_0"}]>' in r.err
-    assert '<@mesh, [{}, {"model"}]> is a different device order' in r.err
+    assert '<@mesh, [{}, {"model"}]> (whole axes) is a different device order:' in r.err
     assert WHOLE_AXIS_HLO in r.err
 
 

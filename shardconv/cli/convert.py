@@ -98,8 +98,7 @@ def _notes(inp: Input, ctx: Context, on: OnMesh | None, xla: OnMesh | ShardingEr
             notes.append(
                 Note(
                     "distorted-mesh",
-                    f"XLA's importer ignores your mesh and would invent a {shape} mesh "
-                    f"(yours is {on.mesh.shape_str()})",
+                    f"distorted mesh: XLA's importer would invent {shape}, not your {on.mesh.shape_str()}",
                     vals,
                 )
             )
@@ -108,7 +107,7 @@ def _notes(inp: Input, ctx: Context, on: OnMesh | None, xla: OnMesh | ShardingEr
         notes.append(
             Note(
                 "whole-axis-alternative",
-                f"the whole-axis sharding {alt[0].to_text(attribute=False)} is a different device order",
+                f"{alt[0].to_text(attribute=False)} (whole axes) is a different device order",
                 (str(alt[1]), f"its tiles: {_tiles_on(alt[1])}", f"yours:     {_tiles_on(inp.value)}"),  # type: ignore[arg-type]
             )
         )
@@ -137,11 +136,14 @@ def _tiles_on(hlo: Any) -> str:
     return shown + (" ..." if len(tiles) > 8 else "")
 
 
-def explain_text(c: Converted) -> str:
-    """The notes as indented lines for stderr."""
+def explain_text(c: Converted, width: int = 80) -> str:
+    """The notes for stderr: messages wrapped to ``width``, values indented and never wrapped."""
+    import textwrap
+
     out = []
     for n in c.notes:
-        out.append(f"note: {n.message}" + (":" if n.values else ""))
+        msg = f"note: {n.message}" + (":" if n.values else "")
+        out.append(textwrap.fill(msg, width=width, subsequent_indent="      ", break_on_hyphens=False))
         out.extend(f"        {v}" for v in n.values)
     return "\n".join(out)
 
@@ -257,7 +259,9 @@ def _emit(c: Converted, line: int | None, fmt: str, explain: bool, with_mesh: bo
         click.echo(_mesh_line(c))
     click.echo(c.output)
     if explain and c.notes:
-        click.echo(explain_text(c), err=True)
+        from .console import width
+
+        click.echo(explain_text(c, width(sys.stderr)), err=True)
 
 
 def _report_error(e: ShardingError, line: int | None, item: str, fmt: str, batch: bool) -> None:
