@@ -52,6 +52,13 @@ def print_table(rows: list[Row], console: Console, title: str) -> None:
         style = "green" if row.passed else "red"
         table.add_row(escape(row.spec.name), escape(forms), row.backend, _checks_cell(row), f"[{style}]{escape(row.verdict)}[/{style}]")
     console.print(table)
+    print_failures(rows, console)
+
+
+def print_failures(rows: list[Row], console: Console) -> None:
+    """Each failed (example, backend) with its failed checks."""
+    from rich.markup import escape
+
     for row in rows:
         if row.passed:
             continue
@@ -84,7 +91,34 @@ def json_rows(rows: list[Row]) -> list[dict[str, Any]]:
     return out
 
 
-def run_examples(backend: str, fmt: str, match: str | None, console: Console) -> tuple[list[Row], float]:
+def print_summary(rows: list[Row], console: Console, title: str) -> None:
+    """One line per example group (the name up to '/') and a column per backend; failures spelled out."""
+    from rich.table import Table
+
+    backends = list(dict.fromkeys(r.backend for r in rows))
+    groups: dict[str, dict[str, list[Row]]] = {}
+    for r in rows:
+        groups.setdefault(r.spec.name.split("/")[0], {}).setdefault(r.backend, []).append(r)
+    table = Table(title=title, title_justify="left")
+    table.add_column("group")
+    table.add_column("examples", justify="right")
+    for b in backends:
+        table.add_column(b, no_wrap=True)
+    for group, by_backend in groups.items():
+        cells = []
+        for b in backends:
+            rs = by_backend.get(b, [])
+            ok = sum(r.passed for r in rs)
+            style = "green" if ok == len(rs) else "red"
+            cells.append(f"[{style}]{ok}/{len(rs)} pass[/{style}]")
+        table.add_row(group, str(len(next(iter(by_backend.values())))), *cells)
+    console.print(table)
+    print_failures(rows, console)
+
+
+def run_examples(
+    backend: str, fmt: str, match: str | None, console: Console, *, summary: bool = False
+) -> tuple[list[Row], float]:
     """Run the bundled examples (optionally only those whose name contains ``match``) and report them."""
     from ..backends.examples import load_examples
     from ..backends.suite import run_suite
@@ -96,7 +130,7 @@ def run_examples(backend: str, fmt: str, match: str | None, console: Console) ->
     elapsed = time.perf_counter() - t0
     if fmt == "text":
         names = ", ".join(b.name for b in backends)
-        print_table(rows, console, f"{len(specs)} examples on {names}")
+        (print_summary if summary else print_table)(rows, console, f"{len(specs)} examples on {names}")
         failed = sum(not r.passed for r in rows)
         colour = "red" if failed else "green"
         console.print(f"[{colour}]{len(rows) - failed}/{len(rows)} passed[/{colour}] in {elapsed:.1f} s")
@@ -151,7 +185,7 @@ def demo() -> int:
     from .console import make_console
 
     console = make_console()
-    rows, _ = run_examples("all", "text", None, console)
+    rows, _ = run_examples("all", "text", None, console, summary=True)
     rc = run_seed_check(console)
     seed_ok = rc is None or rc == 1  # the seed dump holds the bug: findings are the expected outcome
     if rc is not None:
