@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from ..dumps.findings import RULES
+from ..dumps.findings import RULES, FileReport
+
+if TYPE_CHECKING:
+    from ..dumps.checker import CheckOptions
 
 FORMATS = ("text", "json", "github", "sarif")
 
@@ -80,9 +84,8 @@ def check(
     error (expected-error) are reported as expected, not as failures.
     """
     from ..dumps.checker import CheckOptions
-    from ..dumps.findings import FileReport, Skipped
-    from ..dumps.fixer import FixError, unified_diff
-    from ..dumps.run import Selection, check_file, iter_files, plan_file
+    from ..dumps.findings import Skipped
+    from ..dumps.run import Selection, check_file, iter_files
     from ..dumps.report import FORMATTERS, print_text
     from .inputs import parse_mesh_option
 
@@ -103,14 +106,14 @@ def check(
         if isinstance(item, Skipped):
             skipped.append(item)
             continue
-        if not item.startswith("-") and item != "-" and not _exists(item):
+        if item != "-" and not _exists(item):
             raise click.UsageError(f"no such file or directory: {item}")
         result = check_file(item, opts)
         if isinstance(result, Skipped):
             skipped.append(result)
             continue
         if fix and result.kind != "unreadable":
-            result = _fix(item, opts, dry_run, result, diffs, plan_file, unified_diff, FixError, check_file)
+            result = _fix(item, opts, dry_run, result, diffs)
         reports.append(result)
     out = sys.stdout
     for d in diffs:
@@ -128,9 +131,10 @@ def _exists(path: str) -> bool:
     return os.path.exists(path)
 
 
-def _fix(path, opts, dry_run, result, diffs, plan_file, unified_diff, FixError, check_file):  # type: ignore[no-untyped-def]
-    """Plan the file's edits; print them (--dry-run) or apply them and re-check."""
-    from ..dumps.fixer import apply
+def _fix(path: str, opts: CheckOptions, dry_run: bool, result: FileReport, diffs: list[str]) -> FileReport:
+    """Plan the file's edits; keep them as a diff (--dry-run) or apply them and re-check the file."""
+    from ..dumps.fixer import FixError, apply, unified_diff
+    from ..dumps.run import check_file, plan_file
 
     edits = plan_file(path, opts)
     if not edits:
@@ -145,4 +149,4 @@ def _fix(path, opts, dry_run, result, diffs, plan_file, unified_diff, FixError, 
         return result
     sys.stderr.write(f"{path}: fixed {len(edits)} value(s)\n")
     again = check_file(path, opts)
-    return again if not hasattr(again, "reason") else result
+    return again if isinstance(again, FileReport) else result
