@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..errors import ShardingError
-from ..model import DimSharding, HloSharding, Kind as HloKind, Mesh, TensorSharding, TensorShardingPerValue
+from ..model import HloSharding, Kind as HloKind, Mesh, TensorSharding, TensorShardingPerValue
 from .checker import Issue, mesh_shape
 from .occurrences import Occurrence
 
