@@ -7,7 +7,6 @@ Colour only when the stream is a terminal and ``NO_COLOR`` is unset (https://no-
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from typing import IO, TYPE_CHECKING
 
@@ -39,6 +38,8 @@ def width(stream: IO[str]) -> int:
     if cols.isdigit() and int(cols) > 0:
         return int(cols)
     if is_tty(stream):
+        import shutil
+
         return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
     return DEFAULT_WIDTH
 
