@@ -105,7 +105,8 @@ def hlo_visible(s: TensorSharding, mesh: Mesh) -> TensorSharding:
     """What survives sdy -> HLO -> sdy: no size-1 axes, no explicit replicated, closed dims, no priorities."""
 
     def keep(refs: tuple[AxisRef, ...]) -> tuple[AxisRef, ...]:
-        return tuple(r for r in refs if r.size(mesh) > 1)
+        kept = [(mesh.axis_names.index(r.name), r) for r in refs if r.size(mesh) > 1]
+        return merge_refs(kept, mesh)  # dropping a size-1 axis can make neighbours mergeable
 
     # On a one-device mesh XLA keeps {unreduced}, which comes back as every (size-1) axis.
     unreduced = tuple(AxisRef(n) for n in mesh.axis_names) if s.unreduced and mesh.num_devices == 1 else keep(s.unreduced)

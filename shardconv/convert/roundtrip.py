@@ -8,6 +8,7 @@ from typing import Any
 
 from ..errors import NotExpressibleError
 from ..model import AxisRef, DimSharding, HloSharding, Mesh, TensorSharding, TensorShardingPerValue
+from .factoring import merge_refs
 from .suggest import whole_axis_alternative
 from .to_hlo import resolve, to_hlo
 from .to_sdy import same_assignment, to_sdy
@@ -125,7 +126,7 @@ def _dropped(s: TensorSharding, mesh: Mesh) -> tuple[list[str], TensorSharding]:
             out.append(f"dim {i}: open flag '?'")
         if d.priority is not None:
             out.append(f"dim {i}: priority p{d.priority}")
-        keep = tuple(r for r in d.axes if r.size(mesh) > 1)
+        keep = merge_refs([(mesh.axis_names.index(r.name), r) for r in d.axes if r.size(mesh) > 1], mesh)
         out += [f"dim {i}: size-1 axis {r}" for r in d.axes if r.size(mesh) == 1]
         dims.append(DimSharding(keep))
     if s.replicated:
