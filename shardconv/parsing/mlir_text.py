@@ -3,11 +3,15 @@ so names with escapes or non-UTF-8 bytes round-trip byte for byte."""
 
 from __future__ import annotations
 
+import re
+
 from ..errors import ShardingSyntaxError
 from ..limits import INT64_MAX
 
 _SIMPLE_ESCAPES = {'"': 0x22, "\\": 0x5C, "n": 0x0A, "t": 0x09}
 _HEX = set("0123456789abcdefABCDEF")
+_COMMENT = re.compile(r"//[^\n]*")
+_LIST_ITEM = re.compile(r"(-)?\s*(0x[0-9a-fA-F]+|[0-9]+)")
 
 
 def decode_string(token: str, pos: int = 0) -> str:
@@ -53,14 +57,40 @@ def parse_int(text: str, negative: bool = False, pos: int = 0) -> int:
 
 
 def parse_int_list(text: str, pos: int = 0) -> tuple[int, ...]:
-    """A comma-separated MLIR integer list lexed as one token (``1, 0x2, -3``)."""
-    values: list[int] = []
-    offset = 0
-    for part in text.split(","):
-        stripped = part.strip()
-        item_pos = pos + offset + (len(part) - len(part.lstrip()))
-        negative = stripped.startswith("-")
-        digits = stripped[1:].strip() if negative else stripped
-        values.append(parse_int(digits, negative, item_pos))
-        offset += len(part) + 1
-    return tuple(values)
+    """A comma-separated MLIR integer list lexed as one token (``1, 0x2, -3``, ``//`` comments allowed)."""
+    blanked = _COMMENT.sub(lambda m: " " * len(m.group()), text)
+    return tuple(parse_int(m.group(2), bool(m.group(1)), pos + m.start(2)) for m in _LIST_ITEM.finditer(blanked))
+
+
+_OPENERS = {">": "<", "]": "[", ")": "(", "}": "{"}
+_STRING_BODY = re.compile(r'"(?:[^"\\\n\x0b\x0c]|\\[^\n])*"')
+
+
+def check_dialect_body(text: str, start: int) -> None:
+    """MLIR's pre-scan of a pretty dialect attribute body (``#sdy.x<...>`` from the ``<`` at ``start``):
+    brackets must balance, skipping string literals but *not* comments, as MLIR does."""
+    stack: list[str] = []
+    i = start
+    while True:
+        if i >= len(text):
+            if stack:
+                raise ShardingSyntaxError(f"unbalanced '{stack[-1]}' character in pretty dialect name", pos=i)
+            return
+        c = text[i]
+        i += 1
+        if c in "<[({":
+            stack.append(c)
+        elif c == "-" and text.startswith(">", i):
+            i += 1
+        elif c in _OPENERS:
+            if not stack or stack[-1] != _OPENERS[c]:
+                top = stack[-1] if stack else c
+                raise ShardingSyntaxError(f"unbalanced '{top}' character in pretty dialect name", pos=i - 1)
+            stack.pop()
+            if not stack:
+                return
+        elif c == '"':
+            m = _STRING_BODY.match(text, i - 1)
+            if m is None:
+                raise ShardingSyntaxError("expected '\"' in string literal", pos=i - 1)
+            i = m.end()

@@ -25,7 +25,7 @@ from ..model import (
 )
 from ..verify import verify_mesh
 from .grammar import parse as _parse
-from .mlir_text import decode_string, decode_symbol, parse_int, parse_int_list
+from .mlir_text import check_dialect_body, decode_string, decode_symbol, parse_int, parse_int_list
 
 _PRIORITY = re.compile(r"p([0-9]+)")
 
@@ -187,27 +187,40 @@ class _SdyTransformer(Transformer[Token, Any]):
 
 
 _TRANSFORMER = _SdyTransformer()
+_DIALECT_PREFIX = re.compile(r"\s*#sdy[.<]")
+
+
+def _parse_sdy_text(start: str, text: str) -> Any:
+    """Parse with MLIR's bracket pre-scan first when the text is a ``#sdy...`` dialect attribute."""
+    m = _DIALECT_PREFIX.match(text)
+    if m is not None:
+        opening = text.find("<", m.start() + len(m.group()) - 1)
+        try:
+            check_dialect_body(text, opening if opening >= 0 else len(text))
+        except ShardingError as e:
+            raise e.located(text, 0) from None
+    return _parse("sdy", start, text, _TRANSFORMER)
 
 
 def parse_mesh(text: str) -> Mesh:
     """A mesh in any spelling: ``sdy.mesh @m = <[...]>``, ``#sdy.mesh<[...]>``, ``<[...]>``, or the
     shorthand ``batch=2,model=4`` (optionally ``;device_ids=[...]``). Verified as Shardy does."""
-    return _parse("sdy", "mesh_start", text, _TRANSFORMER)  # type: ignore[no-any-return]
+    return _parse_sdy_text("mesh_start", text)  # type: ignore[no-any-return]
 
 
 def parse_sdy(text: str) -> TensorSharding:
     """``#sdy.sharding<...>`` or the bare ``<@mesh, [...]>`` of sharding_constraint / manual_computation."""
-    return _parse("sdy", "sharding_start", text, _TRANSFORMER)  # type: ignore[no-any-return]
+    return _parse_sdy_text("sharding_start", text)  # type: ignore[no-any-return]
 
 
 def parse_sdy_per_value(text: str) -> TensorShardingPerValue:
     """``#sdy.sharding_per_value<[<@mesh, [...]>, ...]>``."""
-    return _parse("sdy", "per_value_start", text, _TRANSFORMER)  # type: ignore[no-any-return]
+    return _parse_sdy_text("per_value_start", text)  # type: ignore[no-any-return]
 
 
 def parse_manual_axes(text: str) -> ManualAxes:
     """``manual_axes={"a", "b"}``, ``{"a", "b"}`` or ``#sdy<manual_axes{"a", "b"}>``."""
-    return _parse("sdy", "manual_axes_start", text, _TRANSFORMER)  # type: ignore[no-any-return]
+    return _parse_sdy_text("manual_axes_start", text)  # type: ignore[no-any-return]
 
 
 __all__ = ["parse_manual_axes", "parse_mesh", "parse_sdy", "parse_sdy_per_value"]
