@@ -1,14 +1,19 @@
-"""Text -> model. The one place that loads the grammars and turns parse trees into model objects."""
+"""Text -> model. The one place that loads the grammars and turns parse trees into model objects.
 
-from .hlo import parse_hlo
-from .sdy import parse_manual_axes, parse_mesh, parse_sdy, parse_sdy_per_value
-from .spec import parse_partition_spec
+Each parser module is imported on first use, so a caller pays only for the grammar it needs.
+"""
 
-__all__ = [
-    "parse_hlo",
-    "parse_manual_axes",
-    "parse_mesh",
-    "parse_partition_spec",
-    "parse_sdy",
-    "parse_sdy_per_value",
-]
+from .._lazy import lazy_exports
+
+_EXPORTS = {
+    "parse_hlo": "shardconv.parsing.hlo",
+    "parse_hlo_text": "shardconv.parsing.hlo",
+    "parse_hlo_proto": "shardconv.parsing.hlo",
+    "parse_mesh": "shardconv.parsing.sdy",
+    "parse_sdy": "shardconv.parsing.sdy",
+    "parse_sdy_per_value": "shardconv.parsing.sdy",
+    "parse_manual_axes": "shardconv.parsing.sdy",
+    "parse_partition_spec": "shardconv.parsing.spec",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
