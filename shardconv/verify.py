@@ -8,6 +8,7 @@ from math import prod
 from typing import Union
 
 from .errors import ShardingValidationError
+from .limits import check_device_count
 from .model import AxisRef, Mesh, TensorSharding, TensorShardingPerValue
 from .printers.sdy import print_axis_ref
 
@@ -19,6 +20,7 @@ def verify_mesh(mesh: Mesh) -> None:
     for axis in mesh.axes:
         if axis.size < 1:
             raise ShardingValidationError(f"axis size must be at least 1, got: {axis.size}")
+    check_device_count(mesh.axis_sizes)
     ids = mesh.explicit_device_ids or ()
     negative = next((d for d in ids if d < 0), None)
     if negative is not None:

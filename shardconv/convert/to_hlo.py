@@ -106,7 +106,10 @@ def _ordered_pieces(sharding: TensorSharding, mesh: Mesh) -> list[AxisRef]:
     cuts: dict[str, set[int]] = {a.name: {1, a.size} for a in mesh.axes}
     for ref in [r for d in sharding.dims for r in d.axes] + list(sharding.unreduced):
         if ref.sub_axis is not None:
-            cuts[ref.name].update((ref.sub_axis.pre_size, ref.sub_axis.pre_size * ref.sub_axis.size))
+            pre, size, whole = ref.sub_axis.pre_size, ref.sub_axis.size, mesh.axis_size(ref.name)
+            if pre < 1 or size < 1 or whole % (pre * size):
+                raise ShardingValidationError(f"sub-axis {ref.name}:({pre}){size} does not fit axis size {whole}")
+            cuts[ref.name].update((pre, pre * size))
     out: list[AxisRef] = []
     for axis in mesh.axes:
         points = sorted(cuts[axis.name])

@@ -93,7 +93,12 @@ def mlir_shapes(text: bytes) -> tuple[Shape, ...]:
 
 
 def _mlir_dims(dims: bytes) -> Shape:
-    return tuple(None if d == b"?" else int(d) for d in dims.split(b"x")[:-1])
+    return tuple(None if d == b"?" else _dim(d) for d in dims.split(b"x")[:-1])
+
+
+def _dim(d: bytes) -> int | None:
+    """A dim size, or None (unknown) when it has more digits than any int64."""
+    return int(d) if len(d) <= 19 else None
 
 
 def hlo_shapes(text: bytes) -> tuple[Shape, ...]:
@@ -107,7 +112,7 @@ def _hlo_dims(dims: bytes) -> Shape:
     out: list[int | None] = []
     for d in dims.split(b","):
         d = d.strip()
-        out.append(int(d) if d.isdigit() else None)
+        out.append(_dim(d) if d.isdigit() else None)
     return tuple(out)
 
 

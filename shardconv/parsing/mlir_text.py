@@ -50,6 +50,8 @@ def decode_symbol(token: str, pos: int = 0) -> str:
 
 def parse_int(text: str, negative: bool = False, pos: int = 0) -> int:
     """An MLIR integer literal (decimal or ``0x`` hex, leading zeros allowed) that must fit in int64."""
+    if len(text.lstrip("0x")) > 20:
+        raise ShardingSyntaxError("integer value too large", pos=pos)
     value = int(text, 16) if text.startswith("0x") else int(text, 10)
     if value > INT64_MAX + (1 if negative else 0):
         raise ShardingSyntaxError("integer value too large", pos=pos)

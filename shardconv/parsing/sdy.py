@@ -47,10 +47,9 @@ def _priority(token: Token) -> int:
     digits = m.group(1)
     if len(digits) > 1 and digits[0] == "0":
         raise _err(f"priorities with leading zeros are not allowed, got: {text}", token)
-    value = int(digits)
-    if value >= 1 << 63:
+    if len(digits) > 19 or int(digits) >= 1 << 63:
         raise _err(f"expecting integer priority, got: {text}", token)
-    return value
+    return int(digits)
 
 
 def _second_occurrence(axes: list[tuple[MeshAxis, Token]]) -> Token | None:

@@ -78,7 +78,7 @@ class _Parser:
             return None
         if kind == "str":
             self.i += 1
-            return _unquote(val)
+            return _unquote(val, self.text, pos)
         if kind == "int":
             raise ShardingSyntaxError(
                 "integer mesh-axis indices (torch-xla) need the mesh's axis names: write the names instead",
@@ -95,7 +95,7 @@ class _Parser:
                         raise ShardingSyntaxError("integer mesh-axis indices need axis names", text=self.text, pos=p)
                     raise self.fail("a quoted axis name")
                 self.i += 1
-                names.append(_unquote(v))
+                names.append(_unquote(v, self.text, p))
                 if self.peek()[1] != ")":
                     self.take(",")
             self.i += 1
@@ -105,9 +105,17 @@ class _Parser:
         raise self.fail("None, an axis name or a tuple of axis names")
 
 
-def _unquote(token: str) -> str:
-    body = token[1:-1]
-    return re.sub(r"\\(.)", r"\1", body)
+def _unquote(token: str, text: str = "", pos: int = 0) -> str:
+    """A quoted name read as the Python literal it is (the printer writes ``repr()``)."""
+    import ast
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return str(ast.literal_eval(token))
+    except (SyntaxError, ValueError):
+        raise ShardingSyntaxError("invalid escape in axis name", text=text, pos=pos) from None
 
 
 def parse_partition_spec(text: str) -> PartitionSpec:
