@@ -10,6 +10,7 @@ from functools import cache
 from typing import Any
 
 from .errors import ShardingError, ShardingSyntaxError, ShardingValidationError
+from .limits import check_nesting
 from .model import (
     AxisRef, DimSharding, HloSharding, Kind, Mesh, MeshAxis, MeshSharding, OpMetadata, ShardGroup, SubAxis,
     SubgroupType, TileAssignment,
@@ -229,7 +230,8 @@ def _check_ids(ids: tuple[int, ...] | list[int], num_devices: int | None) -> Non
             raise ShardingValidationError(f"device id {d} is outside {bound}")
 
 
-def _from_message(msg: Any, num_devices: int | None) -> HloSharding:
+def _from_message(msg: Any, num_devices: int | None, depth: int = 0) -> HloSharding:
+    check_nesting(depth, "tuple shardings")
     if msg.HasField("named_sharding"):
         return _named(msg.named_sharding, num_devices)
     kw: dict[str, Any] = {"metadata": _metadata(msg.metadata)}
@@ -239,7 +241,7 @@ def _from_message(msg: Any, num_devices: int | None) -> HloSharding:
         kw["shard_group"] = ShardGroup("shard_like" if msg.shard_group_type == 1 else "shard_as", msg.shard_group_id)
     t = msg.type
     if t == TUPLE:
-        return HloSharding.tuple_of([_from_message(e, num_devices) for e in msg.tuple_shardings])
+        return HloSharding.tuple_of([_from_message(e, num_devices, depth + 1) for e in msg.tuple_shardings])
     if t == MAXIMAL:
         if len(msg.tile_assignment_devices) != 1:
             raise ShardingValidationError("a maximal OpSharding needs exactly one device")

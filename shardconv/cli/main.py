@@ -62,6 +62,11 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, "--version", "-V", prog_name="shardconv")
+@click.option(
+    "--max-devices", type=click.IntRange(1), metavar="N", expose_value=False, is_eager=True,
+    callback=lambda ctx, param, value: _set_max_devices(value),
+    help="Refuse shardings and meshes with more than N devices (default 2^24; env SHARDCONV_MAX_DEVICES).",
+)
 def cli() -> None:
     """Parse, convert and check XLA HLO and Shardy tensor shardings.
 
@@ -71,6 +76,13 @@ def cli() -> None:
       shardconv convert '#sdy.sharding<@mesh, [{}, {"model"}]>' --mesh batch=2,model=4
       shardconv check dumps/ --mesh batch=2,model=4
     """
+
+
+def _set_max_devices(value: int | None) -> None:
+    """--max-devices: the process-wide device ceiling (None: the environment or the default)."""
+    from ..limits import set_max_devices
+
+    set_max_devices(value)
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ShardingError, ShardingSyntaxError
+from ..limits import check_text_length
 
 if TYPE_CHECKING:
     from lark import Lark
@@ -79,6 +80,7 @@ def parse(name: str, start: str, text: str, transformer: Any) -> Any:
     """Parse ``text`` from ``start`` and transform; every failure becomes a ``ShardingError``."""
     from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
+    check_text_length(len(text))
     parser = load(name, (start,))
     try:
         tree = parser.parse(text, start=start)
