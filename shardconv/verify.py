@@ -63,13 +63,14 @@ def _resolve(sharding: TensorSharding, mesh: MeshArg) -> Mesh:
 
 
 def _order_key(ref: AxisRef, mesh: Mesh) -> tuple[int, str, int, float]:
-    """Shardy's mesh order: axis index (unknown names last, by name), then pre-size, then size; a
-    full axis counts as ``(1)size``."""
+    """Shardy's mesh order: axis index (unknown names last, by name), then pre-size, then size; a full
+    axis sorts as pre-size 1 and an unbounded size (after every ``(1)k``, before every ``(2)k``)."""
     known = mesh.has_axis(ref.name)
     index = mesh.axis_names.index(ref.name) if known else len(mesh.axes)
+    name = "" if known else ref.name
     if ref.sub_axis is not None:
-        return index, "" if known else ref.name, ref.sub_axis.pre_size, ref.sub_axis.size
-    return index, "" if known else ref.name, 1, mesh.axis_size(ref.name) if known else float("inf")
+        return index, name, ref.sub_axis.pre_size, ref.sub_axis.size
+    return index, name, 1, float("inf")
 
 
 def _can_merge(a: AxisRef, b: AxisRef) -> bool:
@@ -81,12 +82,14 @@ def _can_merge(a: AxisRef, b: AxisRef) -> bool:
     )
 
 
-def _verify_axis_ref(ref: AxisRef, mesh: Mesh) -> None:
+def _verify_known(ref: AxisRef, mesh: Mesh) -> None:
     if not mesh.has_axis(ref.name):
         raise ShardingValidationError(f'unknown axis name: "{ref.name}"')
+
+
+def _verify_sub_axis(ref: AxisRef, mesh: Mesh) -> None:
     sub = ref.sub_axis
-    if sub is None:
-        return
+    assert sub is not None
     text = print_axis_ref(ref)
     if sub.pre_size < 1:
         raise ShardingValidationError(f"sub-axis pre-size must be at least 1: {text}")
@@ -103,16 +106,17 @@ def _verify_axis_ref(ref: AxisRef, mesh: Mesh) -> None:
 
 
 def _verify_axis_list(refs: Sequence[AxisRef], mesh: Mesh, seen: set[AxisRef], subs: dict[str, list[AxisRef]]) -> None:
+    """First pass, item by item: unknown name, duplicate, mergeable with the previous one."""
     prev: AxisRef | None = None
     for ref in refs:
+        _verify_known(ref, mesh)
+        if ref in seen:
+            raise ShardingValidationError(f"duplicate axis ref: {print_axis_ref(ref)}")
+        seen.add(ref)
         if prev is not None and _can_merge(prev, ref):
             raise ShardingValidationError(
                 f"two consecutive sub-axes can be merged: {print_axis_ref(prev)}, {print_axis_ref(ref)}"
             )
-        _verify_axis_ref(ref, mesh)
-        if ref in seen:
-            raise ShardingValidationError(f"duplicate axis ref: {print_axis_ref(ref)}")
-        seen.add(ref)
         if ref.sub_axis is not None:
             subs.setdefault(ref.name, []).append(ref)
         prev = ref
@@ -124,15 +128,20 @@ def _verify_ordered(refs: Sequence[AxisRef], mesh: Mesh, what: str) -> None:
         raise ShardingValidationError(f"{what} axes are not ordered w.r.t. mesh")
 
 
-def _verify_sub_axes(seen: set[AxisRef], subs: dict[str, list[AxisRef]]) -> None:
+def _verify_sub_axes(mesh: Mesh, seen: set[AxisRef], subs: dict[str, list[AxisRef]]) -> None:
+    """Last pass, per axis name in order of first use: no full axis too, then each sub-axis (sorted)
+    valid and not overlapping the previous one."""
     for name, refs in subs.items():
         if AxisRef(name) in seen:
             raise ShardingValidationError(f'both sub-axis and full-axis are used for axis name: "{name}"')
-        ordered = sorted(refs, key=lambda r: (r.sub_axis.pre_size, r.sub_axis.size))  # type: ignore[union-attr]
-        for a, b in zip(ordered, ordered[1:]):
-            assert a.sub_axis is not None and b.sub_axis is not None
-            if b.sub_axis.pre_size < a.sub_axis.pre_size * a.sub_axis.size:
-                raise ShardingValidationError(f"overlapping sub-axes: {print_axis_ref(a)}, {print_axis_ref(b)}")
+        prev: AxisRef | None = None
+        for ref in sorted(refs, key=lambda r: (r.sub_axis.pre_size, r.sub_axis.size)):  # type: ignore[union-attr]
+            _verify_sub_axis(ref, mesh)
+            if prev is not None:
+                assert prev.sub_axis is not None and ref.sub_axis is not None
+                if ref.sub_axis.pre_size < prev.sub_axis.pre_size * prev.sub_axis.size:
+                    raise ShardingValidationError(f"overlapping sub-axes: {print_axis_ref(prev)}, {print_axis_ref(ref)}")
+            prev = ref
 
 
 def _verify_manual(sharding: TensorSharding, mesh: Mesh, manual_axes: tuple[str, ...]) -> None:
@@ -172,7 +181,7 @@ def _verify_one(sharding: TensorSharding, mesh: MeshArg, rank: int | None, manua
     for what, refs in (("replicated", sharding.replicated), ("unreduced", sharding.unreduced)):
         _verify_ordered(refs, m, what)
         _verify_axis_list(refs, m, seen, subs)
-    _verify_sub_axes(seen, subs)
+    _verify_sub_axes(m, seen, subs)
     if manual_axes:
         _verify_manual(sharding, m, manual_axes)
 

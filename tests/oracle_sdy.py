@@ -1,5 +1,8 @@
 """Shardy's own parser, printer and verifier (jaxlib's MLIR bindings), batched so thousands of cases
-cost one module parse. Reused by every test that needs Shardy's word on a text."""
+cost one module parse. Reused by every test that needs Shardy's word on a text.
+
+Caution: a diagnostic that quotes a name which is not UTF-8 (``"\\FF"``) aborts the whole process
+(nanobind cannot convert it), so give the verifier helpers UTF-8 names only."""
 
 from __future__ import annotations
 

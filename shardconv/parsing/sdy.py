@@ -12,7 +12,7 @@ from typing import Any
 
 from lark import Token, Transformer, v_args
 
-from ..errors import ShardingError, ShardingSyntaxError
+from ..errors import ShardingError, ShardingSyntaxError, ShardingValidationError
 from ..model import (
     AxisRef,
     DimSharding,
@@ -74,14 +74,14 @@ class _SdyTransformer(Transformer[Token, Any]):
     def mesh_axis(self, name: Token, size: tuple[int, Token]) -> tuple[MeshAxis, Token]:
         value, tok = size
         if value < 1:
-            raise _err(f"axis size must be at least 1, got: {value}", tok)
+            raise ShardingValidationError(f"axis size must be at least 1, got: {value}", pos=tok.start_pos)
         return MeshAxis(_string(name), value), name
 
     def short_axis(self, name: Token, size: tuple[int, Token]) -> tuple[MeshAxis, Token]:
         if name.type == "SHORT_NAME":
             value, tok = size
             if value < 1:
-                raise _err(f"axis size must be at least 1, got: {value}", tok)
+                raise ShardingValidationError(f"axis size must be at least 1, got: {value}", pos=tok.start_pos)
             return MeshAxis(str(name), value), name
         return self.mesh_axis(name, size)
 

@@ -4,6 +4,7 @@ iota device_ids dropped, names escaped as MLIR prints string literals."""
 from __future__ import annotations
 
 import re
+from math import prod
 from typing import Literal
 
 from ..model import AxisRef, DimSharding, ManualAxes, Mesh, MeshRef, TensorSharding, TensorShardingPerValue
@@ -37,7 +38,7 @@ def print_symbol(name: str) -> str:
 def _mesh_body(mesh: Mesh) -> str:
     axes = ", ".join(f"{quote_name(a.name)}={a.size}" for a in mesh.axes)
     ids = mesh.explicit_device_ids
-    if ids and (not mesh.axes or ids != tuple(range(len(ids)))):
+    if ids and (not mesh.axes or len(ids) != prod(mesh.axis_sizes) or ids != tuple(range(len(ids)))):
         return f"<[{axes}], device_ids=[{', '.join(map(str, ids))}]>"
     return f"<[{axes}]>"
 
