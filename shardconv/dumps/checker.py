@@ -12,6 +12,8 @@ from ..errors import NotExpressibleError, ShardingError
 from ..model import HloSharding, Kind as HloKind, Mesh, TensorSharding, TensorShardingPerValue
 from .findings import RULES, FileReport, Finding, excerpt_of
 from .occurrences import Kind, Occurrence
+from .scanner import KEYWORDS
+from .templates import Templates
 from .values import error_col, parse_value
 
 _SYNTHETIC = re.compile(r"_axis_\d+")
@@ -88,8 +90,9 @@ class FileChecker:
         self.pair_line = -1
         self.pairs: dict[str | None, dict[str, tuple[Occurrence, object]]] = {}
         self.line_memo: dict[bytes, tuple[int, int]] = {}
-        self.open_line: tuple[bytes, int, int, int] | None = None
+        self.open_line: tuple[bytes, bytes, int, int, int] | None = None
         self.memoizable = True
+        self.templates = Templates(KEYWORDS)
 
     # ---- repeated lines ----------------------------------------------------------------------
     def gate(self, text: bytes) -> bool:
@@ -106,9 +109,21 @@ class FileChecker:
         if hit is not None and hit[0] == self.version:
             self.count += hit[1]
             return True
-        self.open_line = (sig, self.version, self._issued(), self.count)
+        self.open_line = (text, sig, self.version, self._issued(), self.count)
         self.memoizable = True
         return False
+
+    def vouch(self, region: bytes | memoryview) -> bool:
+        """Scanner callback before a region of complete lines is scanned: True when every keyword
+        line in it is a repeat of a clean line (the gate would pass them all); they are counted."""
+        if self.pairs:
+            self._flush_pairs()
+        self._close_line()
+        n = self.templates.cover(region, self.version)
+        if n is None:
+            return False
+        self.count += n
+        return True
 
     def _issued(self) -> int:
         return sum(self.per_rule.values()) + len(self.deferred)
@@ -116,12 +131,13 @@ class FileChecker:
     def _close_line(self) -> None:
         if self.open_line is None:
             return
-        sig, version, issued, count = self.open_line
+        text, sig, version, issued, count = self.open_line
         self.open_line = None
         if self.memoizable and version == self.version and issued == self._issued():
             if len(self.line_memo) >= MEMO_LINES:
                 self.line_memo.clear()
             self.line_memo[sig] = (version, self.count - count)
+            self.templates.learn(text, self.count - count, version)
 
     # ---- intake ------------------------------------------------------------------------------
     def add_all(self, occs: Iterable[Occurrence]) -> FileReport:

@@ -58,7 +58,7 @@ def check_file(path: str, opts: CheckOptions, scan: ScanOptions = ScanOptions())
     try:
         with open_input(path) as f:
             checker = FileChecker(path, "", opts)
-            kind, occs = scan_stream(f, path, scan, gate=checker.gate)
+            kind, occs = scan_stream(f, path, scan, gate=checker.gate, vouch=checker.vouch)
             if kind.skipped:
                 return Skipped(path, kind.reason)
             checker.kind = kind.kind

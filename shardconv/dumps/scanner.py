@@ -1,6 +1,7 @@
 """Streams a dump and yields every sharding occurrence. Memory stays bounded: the file is read in
 chunks, only lines holding a keyword are looked at (found with ``bytes.find``, in C), and a line
-longer than ``max_line`` is scanned in overlapping windows instead of being held whole."""
+longer than ``max_line`` is scanned in overlapping windows instead of being held whole. A consumer
+may vouch for whole regions of repeated lines (``FileChecker.vouch``), which are then skipped."""
 
 from __future__ import annotations
 
@@ -17,12 +18,14 @@ from .sniff import SNIFF_BYTES, sniff
 # shardings, in/out_shardings and sharding_constraint; unspecified_dims only appear next to one).
 KEYWORDS: tuple[bytes, ...] = (b"sharding", b"sdy.mesh", b"sdy.reshard", b"manual_axes", b"num_partitions", b"expected-error")
 REGION_CLOSE = b"} : "
-CHUNK = 1 << 20
+CHUNK = 8 << 20
+PIECE = 256 << 10  # a region the consumer cannot vouch for is retried in pieces this big
 MAX_LINE = 4 << 20
 OVERLAP = 1 << 20  # longest single value guaranteed intact inside an over-long line
 
 
 Gate = Callable[[bytes], bool]
+Vouch = Callable[[memoryview], bool]
 
 
 @dataclass(frozen=True)
@@ -40,15 +43,16 @@ def open_input(path: str) -> BinaryIO:
 
 
 def scan_stream(
-    stream: BinaryIO, path: str, opts: ScanOptions = ScanOptions(), gate: Gate | None = None
+    stream: BinaryIO, path: str, opts: ScanOptions = ScanOptions(), gate: Gate | None = None, vouch: Vouch | None = None
 ) -> tuple[FileKind, Iterator[Occurrence]]:
     """Sniff the stream, then lazily yield its occurrences (none when the file is skipped).
-    ``gate`` lets a consumer skip lines it has already seen clean (see ``FileChecker.gate``)."""
+    ``gate`` lets a consumer skip lines it has already seen clean, ``vouch`` whole regions of them
+    (see ``FileChecker.gate`` and ``FileChecker.vouch``)."""
     head = _read_at_least(stream, SNIFF_BYTES)
     kind = sniff(head, path)
     if kind.skipped:
         return kind, iter(())
-    return kind, _occurrences(stream, path, head, opts, gate)
+    return kind, _occurrences(stream, path, head, opts, gate, vouch)
 
 
 def scan_path(path: str, opts: ScanOptions = ScanOptions()) -> tuple[FileKind, list[Occurrence]]:
@@ -70,7 +74,9 @@ def _read_at_least(stream: BinaryIO, n: int) -> bytes:
     return b"".join(parts)
 
 
-def _occurrences(stream: BinaryIO, path: str, head: bytes, opts: ScanOptions, gate: Gate | None) -> Iterator[Occurrence]:
+def _occurrences(
+    stream: BinaryIO, path: str, head: bytes, opts: ScanOptions, gate: Gate | None, vouch: Vouch | None
+) -> Iterator[Occurrence]:
     lines = LineScanner(path)
     buf = head
     buf_off = 0  # file offset of buf[0]
@@ -93,7 +99,10 @@ def _occurrences(stream: BinaryIO, path: str, head: bytes, opts: ScanOptions, ga
         else:
             continue
         if limit >= 0:
-            yield from _scan_region(lines, buf, limit, buf_off, lineno, col_base, gate)
+            if vouch is None or col_base or lines.pending:
+                yield from _scan_region(lines, buf, 0, limit, buf_off, lineno, col_base, gate)
+            else:
+                yield from _vouched_region(lines, buf, limit, buf_off, lineno, gate, vouch)
             lineno += buf.count(b"\n", 0, limit)
             if limit and buf[limit - 1 : limit] == b"\n":
                 col_base = 0
@@ -121,7 +130,7 @@ def _candidate_lines(buf: bytes, begin: int, limit: int, kws: list[bytes]) -> li
     for k in kws:
         p = buf.find(k, begin, limit)
         while p >= 0:
-            starts.add(buf.rfind(b"\n", begin, p) + 1 if p > begin else begin)
+            starts.add(buf.rfind(b"\n", begin, p) + 1 or begin)
             e = buf.find(b"\n", p, limit)
             if e < 0:
                 break
@@ -129,12 +138,30 @@ def _candidate_lines(buf: bytes, begin: int, limit: int, kws: list[bytes]) -> li
     return sorted(starts)
 
 
-def _scan_region(
-    lines: LineScanner, buf: bytes, limit: int, buf_off: int, lineno: int, col_base: int, gate: Gate | None = None
+def _vouched_region(
+    lines: LineScanner, buf: bytes, limit: int, buf_off: int, lineno: int, gate: Gate | None, vouch: Vouch
 ) -> Iterator[Occurrence]:
-    """Scan the complete lines in ``buf[:limit]`` that hold a keyword. ``gate(line)`` may vouch for a
-    line (a repeat of a line already found clean) so it is not scanned again."""
-    begin = counted = 0
+    """``buf[:limit]`` (complete lines) skipped whole when ``vouch`` passes it, else in pieces: each
+    piece vouched for or scanned, so a few new lines cost a piece, not the chunk."""
+    view = memoryview(buf)
+    if vouch(view[:limit]):
+        return
+    begin = 0
+    while begin < limit:
+        end = buf.find(b"\n", min(begin + PIECE, limit) - 1, limit) + 1 or limit
+        if lines.pending or not vouch(view[begin:end]):
+            yield from _scan_region(lines, buf, begin, end, buf_off, lineno, 0, gate)
+        lineno += buf.count(b"\n", begin, end)
+        begin = end
+
+
+def _scan_region(
+    lines: LineScanner, buf: bytes, begin: int, limit: int, buf_off: int, lineno: int, col_base: int, gate: Gate | None = None
+) -> Iterator[Occurrence]:
+    """Scan the complete lines in ``buf[begin:limit]`` (``lineno`` is the line at ``begin``) that hold a
+    keyword. ``gate(line)`` may vouch for a line (a repeat of one already found clean) so it is not
+    scanned again."""
+    first = counted = begin
     while True:
         kws = [*KEYWORDS, REGION_CLOSE] if lines.pending else list(KEYWORDS)
         restart = -1
@@ -148,7 +175,7 @@ def _scan_region(
                 text = text[:-1]
             if gate is not None and not lines.pending and gate(text):
                 continue
-            yield from lines.scan(text, buf_off + start, lineno, col_base if start == 0 else 0)
+            yield from lines.scan(text, buf_off + start, lineno, col_base if start == first else 0)
             if lines.pending and REGION_CLOSE not in kws and end < limit:
                 restart = end + 1  # a manual computation opened: rescan the rest watching for its close
                 break
