@@ -20,6 +20,15 @@ def strides(dims: Sequence[int]) -> list[int]:
     return out
 
 
+def unravel(flat: int, dims: Sequence[int]) -> tuple[int, ...]:
+    """Row-major coordinates of position ``flat`` in an array with shape ``dims``."""
+    out = []
+    for d in reversed(dims):
+        flat, r = divmod(flat, d)
+        out.append(r)
+    return tuple(reversed(out))
+
+
 def transposed_indices(dims: Sequence[int], perm: Sequence[int]) -> list[int]:
     """Flat source index of every element of ``arange(prod(dims)).reshape(dims).transpose(perm)``."""
     src_strides = strides(dims)

@@ -7,7 +7,8 @@ import io
 import pytest
 
 from shardconv.model import HloSharding, SubgroupType, TileAssignment
-from shardconv.render.placement import compress_ids, placement
+from shardconv.placement import placement
+from shardconv.render.device_ids import compress_ids
 from shardconv.render.tiles import render_placement
 
 R = SubgroupType.REPLICATED

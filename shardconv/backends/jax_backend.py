@@ -12,6 +12,7 @@ import importlib.util
 from math import prod
 from typing import Any
 
+from ..device_order import strides, unravel
 from ..errors import ShardingError
 from ..model import DimSharding, Mesh, TensorSharding
 from .base import FAIL, PASS, SKIP, BackendResult, Box, Check, DeviceSlices, Example
@@ -166,7 +167,7 @@ def _observed(shards: list[list[Any]], shape: tuple[int, ...], n: int) -> Device
         if not flat or flat[0] < 1 or flat[0] > prod(shape):
             by_device[device] = tuple((0, 0) for _ in shape)  # padding only
             continue
-        start = _unravel(flat[0] - 1, shape)
+        start = unravel(flat[0] - 1, shape)
         box = tuple((s, min(s + e, d)) for s, e, d in zip(start, buf, shape))
         by_device[device] = box if _contents_match(flat, buf, box, shape) else _GARBAGE
     return DeviceSlices.of(shape, by_device)
@@ -177,31 +178,15 @@ _GARBAGE: Box = ((-1, 0),)  # contents that are no box of the data: never equal 
 
 def _contents_match(flat: list[int], buf: list[int], box: Box, shape: tuple[int, ...]) -> bool:
     """The valid (unpadded) corner of the buffer equals ``1 + arange`` over ``box``."""
-    strides_buf = _strides(buf)
-    strides_full = _strides(list(shape))
+    strides_buf = strides(buf)
+    strides_full = strides(shape)
     extents = [hi - lo for lo, hi in box]
     for k in range(prod(extents)):
-        idx = _unravel(k, tuple(extents))
+        idx = unravel(k, tuple(extents))
         want = 1 + sum((lo + j) * s for (lo, _), j, s in zip(box, idx, strides_full))
         if flat[sum(j * s for j, s in zip(idx, strides_buf))] != want:
             return False
     return True
-
-
-def _strides(dims: list[int]) -> list[int]:
-    out, acc = [], 1
-    for d in reversed(dims):
-        out.append(acc)
-        acc *= d
-    return out[::-1]
-
-
-def _unravel(flat: int, dims: tuple[int, ...]) -> tuple[int, ...]:
-    out = []
-    for d in reversed(dims):
-        flat, r = divmod(flat, d)
-        out.append(r)
-    return tuple(reversed(out))
 
 
 def _to_hlo_text(v: Any, mesh: Mesh) -> str | None:

@@ -129,7 +129,8 @@ def _notes(inp: Input, ctx: Context, on: OnMesh | None, xla: OnMesh | ShardingEr
 
 def _tiles_on(hlo: Any) -> str:
     """``{0,1} {2,3} ...``: the devices of each tile in tile order."""
-    from ..render.placement import compress_ids, placement
+    from ..placement import placement
+    from ..render.device_ids import compress_ids
 
     tiles = placement(hlo).tiles
     shown = " ".join("{" + compress_ids(t.devices) + "}" for t in tiles[:8])

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..errors import ShardingError
     from ..model import AxisRef, HloSharding, Mesh, TensorSharding
-    from ..render.placement import Placement
+    from ..placement import Placement
 
 SCHEMA = 1
 

@@ -12,7 +12,7 @@ from .options import common_options, context, mesh_option
 
 if TYPE_CHECKING:
     from ..model import HloSharding, Mesh
-    from ..render.placement import Placement
+    from ..placement import Placement
     from .inputs import Input
     from .options import Context
     from .resolve import OnMesh, Outcome
@@ -44,7 +44,7 @@ class Shown:
 
 def build(inp: Input, ctx: Context) -> Shown:
     """Compute the placement and spellings of ``inp`` on ``ctx.mesh`` (pure)."""
-    from ..render.placement import placement
+    from ..placement import placement
     from . import resolve
     from .spell import needs_sdy, render_target
 
@@ -138,7 +138,7 @@ def summary_line(s: Shown) -> str:
 
 def groups_text(p: Placement, limit: int = 16) -> str:
     """``4 groups of 2: {0,1} {2,3} ...`` (or 'none' when every device holds distinct data)."""
-    from ..render.placement import compress_ids
+    from ..render.device_ids import compress_ids
 
     sizes = {len(g) for g in p.groups}
     if sizes == {0}:

@@ -91,7 +91,7 @@ class Mismatch:
 
 def _first_difference(a: HloSharding, b: HloSharding, num_devices: int) -> str:
     """``device 1 holds tile [0, 1] per the module but [1] per the report`` for the first device that differs."""
-    from ..render.placement import placement
+    from ..placement import placement
 
     def where(h: HloSharding) -> dict[int, tuple[int, ...]]:
         try:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from itertools import product
 from typing import TYPE_CHECKING, Any
 
-from .placement import Placement, Tile, compress_ids
+from ..placement import Placement, Tile
+from .device_ids import compress_ids
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

@@ -1,26 +1,31 @@
-"""What each device holds under an HloSharding: its tile, its group of replicas, its slice of a shape.
+"""What each device holds under an HloSharding: tile index per device, tile boxes with XLA's padding,
+replica groups.
 
-Pure functions over the model; the CLI's ``show`` table and its JSON are built from ``Placement``.
+The one HLO-side placement routine: ``shardconv show`` renders it and the reference backend's HLO side
+derives its slices from it. (The backend's Shardy side stays independent on purpose: mesh coordinates.)
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from math import prod
 
-from ..device_order import strides
-from ..errors import ShardingValidationError
-from ..model import HloSharding, Kind, SubgroupType
+from .device_order import strides, unravel
+from .errors import ShardingValidationError
+from .model import HloSharding, Kind, SubgroupType
+
+Box = tuple[tuple[int, int], ...]  # [start, stop) per tensor dim
 
 
 @dataclass(frozen=True)
 class Tile:
-    """One tile of the tensor: its index per tensor dim, the devices holding it (ascending), and for
-    manual / unreduced subgroups the subgroup coordinates that tell those copies apart."""
+    """One tile of the tensor: its index per tensor dim, the devices holding it (ascending), and its
+    slice of the shape when one is known."""
 
     index: tuple[int, ...]
     devices: tuple[int, ...]
-    slice: tuple[tuple[int, int], ...] | None = None  # [start, stop) per dim, when a shape is known
+    slice: Box | None = None
 
 
 @dataclass(frozen=True)
@@ -69,29 +74,44 @@ def placement(
 
 def _tiled(hlo: HloSharding, shape: tuple[int, ...] | None) -> Placement:
     assert hlo.tile is not None and hlo.rank is not None
-    dims, rank = hlo.tile.dims, hlo.rank
+    rank = hlo.rank
     if shape is not None and len(shape) != rank:
         raise ShardingValidationError(f"--shape has rank {len(shape)} but the sharding has rank {rank}")
-    devs = hlo.tile.devices
-    st = strides(dims)
-    n_tiles = prod(dims[:rank])
-    per_tile = prod(dims[rank:])
-    # Flat position = tile * per_tile + subgroup position (row-major with the subgroup dims last).
-    sub_dims = dims[rank:]
+    sub_dims = hlo.tile.dims[rank:]
     repl = [i for i, t in enumerate(hlo.subgroups) if t is SubgroupType.REPLICATED]
     tiles: list[Tile] = []
     groups: list[tuple[int, ...]] = []
-    for t in range(n_tiles):
-        index = tuple((t * per_tile // st[d]) % dims[d] for d in range(rank))
-        block = devs[t * per_tile : (t + 1) * per_tile]
-        tiles.append(Tile(index, tuple(sorted(block)), _slice(index, hlo.tile_counts, shape)))
-        groups.extend(_replica_groups(block, sub_dims, repl))
+    for index, block in tile_blocks(hlo):
+        box = tile_box(index, hlo.tile_counts, shape) if shape is not None else None
+        tiles.append(Tile(index, tuple(sorted(block)), box))
+        groups.extend(replica_groups(block, sub_dims, repl))
     return Placement(
-        "tiled", tuple(dims[:rank]), tuple(tiles), tuple(groups), tuple(t.value for t in hlo.subgroups), shape
+        "tiled", hlo.tile_counts, tuple(tiles), tuple(groups), tuple(t.value for t in hlo.subgroups), shape
     )
 
 
-def _replica_groups(block: tuple[int, ...], sub_dims: tuple[int, ...], repl: list[int]) -> list[tuple[int, ...]]:
+def tile_blocks(hlo: HloSharding) -> Iterator[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Each tile's index and the devices holding it (tile-array order: subgroup dims last, row-major)."""
+    assert hlo.tile is not None and hlo.rank is not None
+    counts = hlo.tile_counts
+    per_tile = prod(hlo.tile.dims[hlo.rank :])
+    devs = hlo.tile.devices
+    for t in range(prod(counts)):
+        yield unravel(t, counts), devs[t * per_tile : (t + 1) * per_tile]
+
+
+def tile_box(index: tuple[int, ...], counts: tuple[int, ...], shape: tuple[int, ...]) -> Box:
+    """XLA's shard bounds: shard size ceil(dim/tiles); offset and limit clamped to the dim, so the last
+    shards are short or empty when the dims don't divide."""
+    box = []
+    for i, n, dim in zip(index, counts, shape):
+        size = -(-dim // n)
+        start = min(i * size, dim)
+        box.append((start, min(start + size, dim)))
+    return tuple(box)
+
+
+def replica_groups(block: tuple[int, ...], sub_dims: tuple[int, ...], repl: list[int]) -> list[tuple[int, ...]]:
     """Split one tile's devices into groups that hold identical data: only REPLICATED subgroup dims
     copy data; manual and unreduced ones give each device its own (partial or manual) value."""
     if not repl:
@@ -102,31 +122,3 @@ def _replica_groups(block: tuple[int, ...], sub_dims: tuple[int, ...], repl: lis
         key = tuple((pos // st[i]) % sub_dims[i] for i in range(len(sub_dims)) if i not in repl)
         keyed.setdefault(key, []).append(dev)
     return [tuple(sorted(g)) for g in keyed.values()]
-
-
-def _slice(
-    index: tuple[int, ...], counts: tuple[int, ...], shape: tuple[int, ...] | None
-) -> tuple[tuple[int, int], ...] | None:
-    """XLA's tile bounds: ceil-sized tiles, the last ones clipped (possibly empty) when dims don't divide."""
-    if shape is None:
-        return None
-    out = []
-    for i, n, size in zip(index, counts, shape):
-        step = -(-size // n)
-        out.append((min(i * step, size), min((i + 1) * step, size)))
-    return tuple(out)
-
-
-def compress_ids(ids: tuple[int, ...] | list[int]) -> str:
-    """``0,1,2,3,6`` -> ``0-3,6``: short device lists for tables (``all`` for an unknown set)."""
-    if not ids:
-        return "all"
-    parts: list[str] = []
-    i = 0
-    while i < len(ids):
-        j = i
-        while j + 1 < len(ids) and ids[j + 1] == ids[j] + 1:
-            j += 1
-        parts.append(str(ids[i]) if j == i else f"{ids[i]}-{ids[j]}" if j > i + 1 else f"{ids[i]},{ids[j]}")
-        i = j + 1
-    return ",".join(parts)
