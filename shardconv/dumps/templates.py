@@ -6,6 +6,7 @@ normalises them, so a line matches a template iff it has the same signature (the
 
 from __future__ import annotations
 
+import os
 import re
 
 # One left-to-right pass equals the gate's SSA-then-locations substitution: the tokens never overlap.
@@ -17,14 +18,26 @@ LIMIT = 64  # templates per file state; the alternation is tried on every line, 
 
 def template(text: bytes) -> bytes:
     """Regex source matching exactly the lines whose gate signature equals that of ``text``."""
+    return b"".join(_tokens(text))
+
+
+def _tokens(text: bytes) -> tuple[bytes, ...]:
+    """``template`` as regex pieces, one per byte or generalised token, so templates can share a prefix."""
     out: list[bytes] = []
     pos = 0
     for m in _IGNORED.finditer(text):
-        out.append(re.escape(text[pos : m.start()]))
+        out.extend(re.escape(text[i : i + 1]) for i in range(pos, m.start()))
         out.append(_SSA if m.group(1) else _DIGITS.sub(rb"\\d+", re.escape(m.group(0))))
         pos = m.end()
-    out.append(re.escape(text[pos:]))
-    return b"".join(out)
+    out.extend(re.escape(text[i : i + 1]) for i in range(pos, len(text)))
+    return tuple(out)
+
+
+def _alternation(templates: list[tuple[bytes, ...]]) -> bytes:
+    """One regex for several templates, their common prefix factored out (``re`` tries branches in turn)."""
+    common = os.path.commonprefix(templates) if len(templates) > 1 else ()
+    rests = b"|".join(b"".join(t[len(common) :]) for t in templates)
+    return b"".join(common) + b"(?:" + rests + b")"
 
 
 class Templates:
@@ -33,7 +46,7 @@ class Templates:
     def __init__(self, keywords: tuple[bytes, ...]) -> None:
         self.keywords = keywords
         self.version = -1
-        self.by_count: dict[int, dict[bytes, None]] = {}
+        self.by_count: dict[int, dict[tuple[bytes, ...], None]] = {}
         self.size = 0
         self.compiled: list[tuple[int, re.Pattern[bytes]]] | None = None
 
@@ -44,7 +57,7 @@ class Templates:
         if self.size >= LIMIT:
             return
         pats = self.by_count.setdefault(count, {})
-        src = template(text)
+        src = _tokens(text)
         if src not in pats:
             pats[src] = None
             self.size += 1
@@ -67,7 +80,7 @@ class Templates:
     def _patterns(self) -> list[tuple[int, re.Pattern[bytes]]]:
         if self.compiled is None:
             self.compiled = [
-                (count, re.compile(b"\n(?:" + b"|".join(pats) + rb")(?=\r?\n|\Z)"))
+                (count, re.compile(b"\n" + _alternation(list(pats)) + rb"(?=\r?\n|\Z)"))
                 for count, pats in self.by_count.items()
             ]
         return self.compiled
