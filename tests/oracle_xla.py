@@ -35,6 +35,11 @@ def xla_canonical(s: str) -> str:
     return repr(xla_sharding(s))
 
 
+def xla_v3_to_v2(s: str) -> str:
+    """XLA's canonical text for the V2 (tile-array) sharding it derives from the V3 string ``s``."""
+    return repr(xla_sharding(s).v3_to_v2_sharding())
+
+
 def xla_proto(s: str) -> bytes:
     """XLA's serialized OpSharding for ``s``."""
     return xla_sharding(s).to_proto().SerializeToString()

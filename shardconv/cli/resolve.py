@@ -6,10 +6,10 @@ Nothing here converts by itself: it only chooses which converter to call.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
 
-from ..errors import NotExpressibleError, ShardingError, ShardingValidationError
+from ..errors import ShardingError, ShardingValidationError
 from .inputs import HLO, PROTO_BASE64, PROTO_HEX, SDY, SDY_PER_VALUE, SPEC, Input
 
 if TYPE_CHECKING:
@@ -60,10 +60,10 @@ def input_rank(inp: Input, rank: int | None) -> int | None:
 
 def as_hlo(inp: Input, mesh: Mesh | None, *, rank: int | None = None, explicit: bool = False) -> HloSharding:
     """The HLO sharding XLA would export for ``inp`` (an HLO input is returned as parsed)."""
-    from ..convert import to_hlo
+    from ..convert import to_hlo, v3_to_v2
 
     if inp.is_hlo:
-        return v2_of_v3(inp.value)  # type: ignore[arg-type]
+        return v3_to_v2(inp.value)  # type: ignore[arg-type]
     if inp.kind == SDY_PER_VALUE:
         from ..model import HloSharding as H
 
@@ -99,65 +99,6 @@ def xla_view(hlo: HloSharding, *, rank: int | None = None) -> OnMesh:
 
     mesh, shardings = xla_import([hlo], ranks=[rank] if rank is not None else None)
     return OnMesh(shardings[0], mesh, synthetic=True)
-
-
-def v2_of_v3(hlo: HloSharding) -> HloSharding:
-    """A V3 (mesh-based) sharding as the tile-array sharding XLA derives from it; others unchanged."""
-    from ..convert import to_hlo, to_sdy_manual
-    from ..model import Kind
-
-    if hlo.kind is not Kind.MESH or hlo.mesh_sharding is None:
-        return hlo
-    mesh = hlo.mesh_sharding.mesh
-    sharding, manual = to_sdy_manual(hlo, mesh)
-    return to_hlo(sharding, mesh, manual_axes=manual.axes)
-
-
-def as_v1(hlo: HloSharding) -> HloSharding:
-    """The same sharding with an explicit device list (V1); tuples element-wise."""
-    from ..model import HloSharding as H, Kind, TileAssignment
-
-    if hlo.kind is Kind.TUPLE:
-        return H.tuple_of([as_v1(e) for e in hlo.elements])
-    if hlo.tile is None or not hlo.tile.is_iota:
-        return hlo
-    tile = TileAssignment.from_devices(hlo.tile.dims, hlo.tile.devices)
-    return replace(hlo, tile=tile)
-
-
-def as_v2(hlo: HloSharding) -> HloSharding:
-    """The same sharding as an iota (V2): found by reading the device order on a one-axis mesh,
-    which succeeds exactly when the order is a reshape+transpose of iota."""
-    from ..convert import to_hlo, to_sdy
-    from ..model import HloSharding as H, Kind, Mesh
-
-    if hlo.kind is Kind.TUPLE:
-        return H.tuple_of([as_v2(e) for e in hlo.elements])
-    if hlo.tile is None or hlo.tile.is_iota:
-        return hlo
-    line = Mesh.of([("d", hlo.tile.num_devices)])
-    try:
-        out = to_hlo(to_sdy(hlo, line), line)
-    except NotExpressibleError:
-        out = None
-    if out is None or out.tile is None or (out.tile.dims, out.tile.devices, out.subgroups) != (
-        hlo.tile.dims, hlo.tile.devices, hlo.subgroups
-    ):
-        raise NotExpressibleError("the explicit device order is not a reshape+transpose of iota")
-    return out
-
-
-def as_v3(on: OnMesh) -> HloSharding:
-    """HLO V3 (mesh-based) spelling: Shardy's structure in XLA's syntax, on the mesh itself."""
-    from ..model import HloSharding as H, Kind, MeshSharding
-
-    s = on.sharding
-    if on.manual_axes:
-        raise NotExpressibleError("shardconv does not spell manual axes in HLO V3 yet")
-    if s.unreduced_op != "sum":
-        raise NotExpressibleError(f"HLO V3 has no unreduced={s.unreduced_op}")
-    closed = tuple(replace(d, is_closed=True, priority=None) for d in s.dims)
-    return H(Kind.MESH, mesh_sharding=MeshSharding(on.mesh, closed, s.replicated, s.unreduced))
 
 
 def attempt(fn: object, *args: object, **kw: object) -> Outcome:

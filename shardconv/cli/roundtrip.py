@@ -21,7 +21,7 @@ MESH_VERDICT_STYLE = {"same": "green", "coarsened": "yellow", "refined": "yellow
 
 def report_for(inp: Input, ctx: Context) -> RoundTripReport:
     """The library's round trip of ``inp`` on ``ctx.mesh`` (a partition spec starts on the Shardy side)."""
-    from ..convert import roundtrip as run_roundtrip
+    from ..convert import roundtrip as run_roundtrip, v3_to_v2
     from . import resolve
     from .inputs import SPEC
 
@@ -31,7 +31,7 @@ def report_for(inp: Input, ctx: Context) -> RoundTripReport:
     if inp.kind == SPEC:
         value = resolve.as_sdy(inp, mesh, rank=rank).sharding
     elif inp.is_hlo:
-        value = resolve.v2_of_v3(value)
+        value = v3_to_v2(value)
     return run_roundtrip(value, mesh, rank=rank)
 
 

@@ -33,17 +33,23 @@ def render_target(inp: Input, target: str, ctx: Context, on: OnMesh | None, rank
         assert on is not None
         return str(to_partition_spec(on.sharding, on.mesh))
     if target == "v3":
+        from ..convert import to_v3
+
         assert on is not None
-        return str(resolve.as_v3(on))
+        return str(to_v3(on.sharding, on.mesh, manual_axes=on.manual_axes))
     if target == "json":
         return _json_target(inp, ctx, on, rank)
     hlo = resolve.as_hlo(inp, ctx.mesh, rank=rank, explicit=target == "v1")
     if target == "hlo":
         return str(hlo)
     if target == "v1":
-        return str(resolve.as_v1(hlo))
+        from ..convert import to_v1
+
+        return str(to_v1(hlo))
     if target == "v2":
-        return str(resolve.as_v2(hlo))
+        from ..convert import to_v2
+
+        return str(to_v2(hlo))
     if target == "textproto":
         from ..proto import to_textproto
 
