@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from math import prod
 from typing import Union
 
-from .errors import ShardingValidationError
+from .errors import LimitExceededError, ShardingValidationError
 from .limits import check_device_count
 from .model import AxisRef, Mesh, TensorSharding, TensorShardingPerValue
 from .printers.sdy import print_axis_ref
@@ -22,8 +22,8 @@ def verify_mesh(mesh: Mesh) -> None:
             raise ShardingValidationError(f"axis size must be at least 1, got: {axis.size}")
     check_device_count(mesh.axis_sizes)
     ids = mesh.explicit_device_ids or ()
-    negative = next((d for d in ids if d < 0), None)
-    if negative is not None:
+    if ids and min(ids) < 0:  # min() first: converters verify meshes of 65,536 ids on every call
+        negative = next(d for d in ids if d < 0)
         raise ShardingValidationError(f"device id must be non-negative, got: {negative}")
     seen: set[str] = set()
     for axis in mesh.axes:
@@ -41,8 +41,8 @@ def verify_mesh(mesh: Mesh) -> None:
         raise ShardingValidationError(
             f"total product of axis sizes must match total number of device ids, got: {total} != {len(ids)}"
         )
-    ordered = sorted(ids)
-    if ordered != list(range(len(ordered))):
+    if max(ids) != len(ids) - 1 or len(set(ids)) != len(ids):  # non-negative: same as sorted == iota
+        ordered = sorted(ids)
         raise ShardingValidationError(f"sorted device ids must be iota(product(axes)), got: {', '.join(map(str, ordered))}")
 
 
@@ -82,27 +82,38 @@ def _can_merge(a: AxisRef, b: AxisRef) -> bool:
     )
 
 
+def unknown_axis_name(name: str) -> ShardingValidationError:
+    """Shardy's one message for a name the mesh lacks (partition-spec names use it too)."""
+    return ShardingValidationError(f'unknown axis name: "{name}"')
+
+
+def on_mesh(err: ShardingValidationError, mesh: Mesh) -> ShardingValidationError:
+    """``err`` with the mesh it was checked against appended: the context a converter's caller lacks
+    when the mesh came from elsewhere (``--mesh``, a module's ``sdy.mesh``)."""
+    return ShardingValidationError(f"{err.message} (mesh is {mesh.shape_str() or '<[]>'})")
+
+
 def _verify_known(ref: AxisRef, mesh: Mesh) -> None:
     if not mesh.has_axis(ref.name):
-        raise ShardingValidationError(f'unknown axis name: "{ref.name}"')
+        raise unknown_axis_name(ref.name)
 
 
 def _verify_sub_axis(ref: AxisRef, mesh: Mesh) -> None:
     sub = ref.sub_axis
     assert sub is not None
-    text = print_axis_ref(ref)
-    if sub.pre_size < 1:
-        raise ShardingValidationError(f"sub-axis pre-size must be at least 1: {text}")
-    if sub.size <= 1:
-        raise ShardingValidationError(f"sub-axis sizes must be greater than 1: {text}")
     full = mesh.axis_size(ref.name)
     next_pre = sub.pre_size * sub.size
-    if full % next_pre != 0:
-        raise ShardingValidationError(
-            f"sub-axis next pre-size {next_pre} doesn't divide the size of the full axis {full}: {text}"
-        )
-    if sub.size == full:
-        raise ShardingValidationError(f"sub-axis size is equal to the full axis size: {text}")
+    if sub.pre_size < 1:
+        problem = "sub-axis pre-size must be at least 1"
+    elif sub.size <= 1:
+        problem = "sub-axis sizes must be greater than 1"
+    elif full % next_pre != 0:
+        problem = f"sub-axis next pre-size {next_pre} doesn't divide the size of the full axis {full}"
+    elif sub.size == full:
+        problem = "sub-axis size is equal to the full axis size"
+    else:
+        return  # valid: skip printing the ref (converters verify on every call)
+    raise ShardingValidationError(f"{problem}: {print_axis_ref(ref)}")
 
 
 def _verify_axis_list(refs: Sequence[AxisRef], mesh: Mesh, seen: set[AxisRef], subs: dict[str, list[AxisRef]]) -> None:
@@ -148,7 +159,7 @@ def _verify_manual(sharding: TensorSharding, mesh: Mesh, manual_axes: tuple[str,
     """Inside a manual_computation, manual axes come first in every dim (Shardy's in/out check)."""
     for name in manual_axes:
         if not mesh.has_axis(name):
-            raise ShardingValidationError(f'unknown axis name: "{name}"')
+            raise unknown_axis_name(name)
     for i, dim in enumerate(sharding.dims):
         free: AxisRef | None = None
         for ref in dim.axes:
@@ -162,7 +173,10 @@ def _verify_manual(sharding: TensorSharding, mesh: Mesh, manual_axes: tuple[str,
 
 
 def _verify_one(sharding: TensorSharding, mesh: MeshArg, rank: int | None, manual_axes: tuple[str, ...]) -> None:
-    m = _resolve(sharding, mesh)
+    _verify_on(sharding, _resolve(sharding, mesh), rank, manual_axes)
+
+
+def _verify_on(sharding: TensorSharding, m: Mesh, rank: int | None, manual_axes: tuple[str, ...]) -> None:
     verify_mesh(m)
     if m.is_maximal:
         if sharding.dims or sharding.replicated or sharding.unreduced:
@@ -215,4 +229,15 @@ def verify(
     _verify_one(sharding, mesh, rank, tuple(manual_axes))
 
 
-__all__ = ["verify", "verify_mesh"]
+def verify_on(sharding: TensorSharding, mesh: Mesh, rank: int | None = None) -> None:
+    """``verify`` for converters, against the mesh they already resolved; Shardy's message plus the
+    mesh (see ``on_mesh``)."""
+    try:
+        _verify_on(sharding, mesh, rank, ())
+    except LimitExceededError:
+        raise
+    except ShardingValidationError as e:
+        raise on_mesh(e, mesh) from None
+
+
+__all__ = ["on_mesh", "unknown_axis_name", "verify", "verify_mesh", "verify_on"]

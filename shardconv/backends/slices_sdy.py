@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..errors import ShardingValidationError
 from ..model import AxisRef, Mesh, TensorSharding
+from ..verify import verify_on
 from .base import Box, DeviceSlices
 
 
@@ -21,6 +22,7 @@ def sdy_slices(sharding: TensorSharding, mesh: Mesh, shape: tuple[int, ...], num
         raise ShardingValidationError(
             f"sharding has rank {len(sharding.dims)}, but the shape {list(shape)} has rank {len(shape)}"
         )
+    verify_on(sharding, mesh)
     if not mesh.axes:  # empty mesh: replicated everywhere; maximal mesh: its one device
         ids = set(mesh.explicit_device_ids or everyone)
         return DeviceSlices.of(shape, {d: (whole if d in ids else None) for d in everyone})
@@ -44,19 +46,16 @@ def _coords(position: int, sizes: tuple[int, ...]) -> list[int]:
 
 
 def _dim_range(axes: tuple[AxisRef, ...], coords: list[int], axis_of: dict[str, int], mesh: Mesh, extent: int) -> tuple[int, int]:
-    """The range of one tensor dim: axes major→minor give the tile index; chunks are ceil-sized."""
+    """The range of one tensor dim (sharding verified): axes major→minor give the tile index; chunks
+    are ceil-sized."""
     index, tiles = 0, 1
     for ref in axes:
-        if ref.name not in axis_of:
-            raise ShardingValidationError(f"unknown axis name {ref.name!r} (mesh has {', '.join(mesh.axis_names)})")
         c = coords[axis_of[ref.name]]
         full = mesh.axis_size(ref.name)
         if ref.sub_axis is None:
             k, size = c, full
         else:  # the axis reshaped to [pre, size, rest]: skip the minor ``rest``, drop the major ``pre``
             size = ref.sub_axis.size
-            if full % (ref.sub_axis.pre_size * size):
-                raise ShardingValidationError(f"sub-axis {ref.name}:({ref.sub_axis.pre_size}){size} does not divide axis {ref.name!r} of size {full}")
             k = (c // (full // (ref.sub_axis.pre_size * size))) % size
         index, tiles = index * size + k, tiles * size
     chunk = (extent + tiles - 1) // tiles

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..errors import NotExpressibleError, ShardingValidationError
 from ..model import AxisRef, DimSharding, HloSharding, Mesh, PartitionEntry, PartitionSpec, TensorSharding
+from ..verify import on_mesh, unknown_axis_name, verify_on
 from .to_hlo import resolve
 from .to_sdy import mesh_ref, to_sdy
 
@@ -23,7 +24,7 @@ def from_partition_spec(mesh: Mesh, spec: PartitionSpec, *, rank: int | None = N
         names = () if entry is None else (entry,) if isinstance(entry, str) else entry
         for name in names:
             if not mesh.has_axis(name):
-                raise ShardingValidationError(f"unknown axis name: {name!r} (mesh is {mesh.shape_str()})")
+                raise on_mesh(unknown_axis_name(name), mesh)
             if name in seen:
                 raise ShardingValidationError(f"axis {name!r} appears more than once in {spec}")
             seen.add(name)
@@ -46,6 +47,7 @@ def to_partition_spec(sharding: TensorSharding | HloSharding, mesh: Mesh | None 
             raise NotExpressibleError("a tuple sharding has no single partition spec")
         sharding = got
     m = resolve(sharding, mesh)
+    verify_on(sharding, m)
     subs = [str(r) for d in sharding.dims for r in d.axes if r.sub_axis is not None]
     if subs:
         raise NotExpressibleError(

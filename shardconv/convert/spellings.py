@@ -10,6 +10,7 @@ from typing import Sequence
 
 from ..errors import NotExpressibleError
 from ..model import HloSharding, Kind, Mesh, MeshSharding, TensorSharding, TileAssignment
+from ..verify import verify_on
 from .to_hlo import to_hlo
 from .to_sdy import to_sdy, to_sdy_manual
 
@@ -44,6 +45,7 @@ def to_v2(hlo: HloSharding) -> HloSharding:
 
 def to_v3(sharding: TensorSharding, mesh: Mesh, *, manual_axes: Sequence[str] = ()) -> HloSharding:
     """HLO V3 (mesh-based) spelling: Shardy's structure in XLA's syntax, on ``mesh`` itself."""
+    verify_on(sharding, mesh)
     if manual_axes:
         raise NotExpressibleError("shardconv does not spell manual axes in HLO V3 yet")
     if sharding.unreduced_op != "sum":

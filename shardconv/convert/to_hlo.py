@@ -17,6 +17,7 @@ from ..model import (
     TensorShardingPerValue,
     TileAssignment,
 )
+from ..verify import verify_on
 
 MeshArg = Mesh | Mapping[str, Mesh] | None
 
@@ -44,13 +45,10 @@ def resolve(sharding: TensorSharding, mesh: MeshArg) -> Mesh:
     return sharding.resolve_mesh(mesh)
 
 
-def _check_refs(sharding: TensorSharding, mesh: Mesh, manual_axes: Sequence[str]) -> None:
-    """Enough validation to keep the export well defined (the full verifier lives in shardconv.verify)."""
+def _check_manual(sharding: TensorSharding, mesh: Mesh, manual_axes: Sequence[str]) -> None:
+    """``manual_axes`` name distinct mesh axes that the (verified) sharding itself does not use."""
     seen: set[str] = set()
     refs = [r for d in sharding.dims for r in d.axes] + list(sharding.unreduced) + list(sharding.replicated)
-    for ref in refs:
-        if not mesh.has_axis(ref.name):
-            raise ShardingValidationError(f"unknown axis name: {ref.name!r} (mesh is {mesh.shape_str() or '<[]>'})")
     for name in manual_axes:
         if not mesh.has_axis(name):
             raise ShardingValidationError(f"unknown manual axis: {name!r}")
@@ -124,11 +122,12 @@ def _ordered_pieces(sharding: TensorSharding, mesh: Mesh) -> list[AxisRef]:
 
 def _to_hlo_one(sharding: TensorSharding, mesh: MeshArg, manual_axes: Sequence[str], explicit: bool) -> HloSharding:
     m = resolve(sharding, mesh)
+    verify_on(sharding, m)
     if not m.axes:
         if m.explicit_device_ids:
             return HloSharding.maximal(m.explicit_device_ids[0])
         return HloSharding.replicated()
-    _check_refs(sharding, m, manual_axes)
+    _check_manual(sharding, m, manual_axes)
     if len(manual_axes) == len(m.axes):
         return HloSharding.manual()
     if m.num_devices == 1:  # XLA: a one-device tile is {unreduced} / {replicated} (rank 0: no sharding)
@@ -163,7 +162,8 @@ def to_hlo(
     """The HLO sharding XLA exports for ``sharding`` (a ``@name`` resolves against ``mesh``).
 
     ``manual_axes`` are those of the enclosing ``sdy.manual_computation``; ``explicit=True`` gives the
-    V1 explicit device list (torch-xla's V1 path) even on an iota mesh.
+    V1 explicit device list (torch-xla's V1 path) even on an iota mesh. Invalid input raises Shardy's
+    verifier message with the mesh appended (``verify.verify_on``).
     """
     if isinstance(sharding, TensorShardingPerValue):
         return HloSharding.tuple_of([_to_hlo_one(s, mesh, manual_axes, explicit) for s in sharding.shardings])
