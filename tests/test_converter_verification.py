@@ -42,3 +42,11 @@ def test_to_hlo_uses_shardys_rules_beyond_unknown_names() -> None:
         to_hlo(parse_sdy('#sdy.sharding<@mesh, [{"a"}, {"a"}]>'), MESH)
     with pytest.raises(ShardingValidationError, match="^sorted device ids must be iota"):
         to_hlo(parse_sdy('#sdy.sharding<@mesh, [{"a"}]>'), Mesh.of({"a": 2}, device_ids=[0, 2]))
+
+
+def test_roundtrip_verifies_before_it_looks_at_the_axes() -> None:
+    from shardconv.convert import roundtrip
+
+    with pytest.raises(ShardingValidationError) as e:  # was a KeyError from the drop analysis
+        roundtrip(parse_sdy('#sdy.sharding<@mesh, [{"c"}]>'), MESH)
+    assert e.value.message == UNKNOWN

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..errors import NotExpressibleError
 from ..model import AxisRef, DimSharding, HloSharding, Mesh, TensorSharding, TensorShardingPerValue
+from ..verify import verify_on
 from .factoring import merge_refs
 from .suggest import whole_axis_alternative
 from .to_hlo import resolve, to_hlo
@@ -175,6 +176,7 @@ def _from_sdy(s: TensorSharding | TensorShardingPerValue, mesh: Mesh) -> RoundTr
     expect = []
     for i, p in enumerate(parts):
         m = resolve(p, mesh)
+        verify_on(p, m)
         d, e = _dropped(p, m)
         dropped += [f"value {i}: {x}" if len(parts) > 1 else x for x in d]
         expect.append(e)
