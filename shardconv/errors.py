@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -50,6 +51,13 @@ class ShardingError(Exception):
         excerpt = self.caret_excerpt()
         return f"{where}{self.message}" + (f"\n{excerpt}" if excerpt else "")
 
+    def anchor(self, text: str) -> "ShardingError":
+        """Point a position-less error into the input ``text`` it came from: at the first fragment the
+        message quotes (an axis ``"c"``/``'c'``, a sub-axis ``"b":(1)2``) found there, else column 1."""
+        if self.text is not None:
+            return self
+        return self.located(text, _quoted_offset(self.message, text))
+
     def located(self, text: str, offset: int) -> "ShardingError":
         """Re-anchor a position-less error at ``offset`` in ``text`` (used when a nested value fails)."""
         if self.text is None:
@@ -58,6 +66,21 @@ class ShardingError(Exception):
             self.line = text.count("\n", 0, self.pos) + 1
             self.column = self.pos - (text.rfind("\n", 0, self.pos) + 1) + 1
         return self
+
+
+_QUOTED = re.compile(r"""(["'])((?:(?!\1).)+)\1(:\(\d+\)\d+)?""")
+
+
+def _quoted_offset(message: str, text: str) -> int:
+    """Offset in ``text`` of the first fragment ``message`` quotes (either quote style); 0 if none."""
+    for m in _QUOTED.finditer(message):
+        inner, sub = m.group(2), m.group(3) or ""
+        for q in ('"', "'"):
+            for fragment in (f"{q}{inner}{q}{sub}", f"{q}{inner}{q}") if sub else (f"{q}{inner}{q}",):
+                at = text.find(fragment)
+                if at >= 0:
+                    return at
+    return 0
 
 
 class ShardingSyntaxError(ShardingError):

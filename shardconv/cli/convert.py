@@ -228,7 +228,7 @@ def convert(
     '[{...}]' Shardy, "P(None, 'model')" partition spec, hex or base64 OpSharding proto.
     """
     from .console import is_tty
-    from .inputs import parse_input, stdin_items
+    from .inputs import anchored_in, parse_input, stdin_items
 
     ctx = context(mesh_text, rank, shape_text)
     if explain is None:
@@ -240,8 +240,9 @@ def convert(
     failed = 0
     for line, item in items:
         try:
-            inp = parse_input(item, from_kind, num_devices=ctx.mesh.num_devices if ctx.mesh else None)
-            c = convert_item(inp, target or default_target(inp), ctx, explain=explain or fmt == "json")
+            with anchored_in(item):
+                inp = parse_input(item, from_kind, num_devices=ctx.mesh.num_devices if ctx.mesh else None)
+                c = convert_item(inp, target or default_target(inp), ctx, explain=explain or fmt == "json")
         except ShardingError as e:
             failed += 1
             _report_error(e, line, item, fmt, batch)

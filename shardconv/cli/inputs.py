@@ -9,10 +9,11 @@ from __future__ import annotations
 import binascii
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
 
-from ..errors import ShardingSyntaxError, ShardingValidationError
+from ..errors import ShardingError, ShardingSyntaxError, ShardingValidationError
 
 if TYPE_CHECKING:
     from ..model import HloSharding, Mesh, PartitionSpec, TensorSharding, TensorShardingPerValue
@@ -70,6 +71,16 @@ def detect_kind(text: str) -> str:
         text=text,
         pos=0,
     )
+
+
+@contextmanager
+def anchored_in(text: str) -> Iterator[None]:
+    """Errors raised while turning the input ``text`` into a conversion point into it (line:col, caret)."""
+    try:
+        yield
+    except ShardingError as e:
+        e.anchor(text)
+        raise
 
 
 def parse_input(text: str, kind: str = "auto", *, num_devices: int | None = None) -> Input:

@@ -178,13 +178,14 @@ def roundtrip(
     sdy → HLO → sdy. Shows each step, what was dropped and why, and how XLA's mesh-less importer
     would rebuild the mesh (the "distorted mesh").
     """
-    from .inputs import parse_input
+    from .inputs import anchored_in, parse_input
 
     ctx = context(mesh_text, rank, shape_text)
     assert ctx.mesh is not None
-    inp = parse_input(text, from_kind, num_devices=ctx.mesh.num_devices)
-    report = report_for(inp, ctx)
-    result = run_backend(backend, inp, ctx) if backend else None
+    with anchored_in(text):
+        inp = parse_input(text, from_kind, num_devices=ctx.mesh.num_devices)
+        report = report_for(inp, ctx)
+        result = run_backend(backend, inp, ctx) if backend else None
     if fmt == "json":
         from . import jsonout
 

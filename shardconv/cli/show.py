@@ -225,12 +225,13 @@ def show(text: str, mesh_text: str | None, from_kind: str, rank: int | None, sha
     jax.debug.visualize_sharding), the replication groups, the slice each device owns (with --shape),
     every equivalent spelling, and the mesh XLA's importer would invent.
     """
-    from .inputs import parse_input
+    from .inputs import anchored_in, parse_input
 
     ctx = context(mesh_text, rank, shape_text)
-    inp = parse_input(text, from_kind, num_devices=ctx.mesh.num_devices if ctx.mesh else None)
-    parts = elements(inp)
-    shown = [build(p, ctx) for p in parts]
+    with anchored_in(text):
+        inp = parse_input(text, from_kind, num_devices=ctx.mesh.num_devices if ctx.mesh else None)
+        parts = elements(inp)
+        shown = [build(p, ctx) for p in parts]
     if fmt == "json":
         from . import jsonout
 
