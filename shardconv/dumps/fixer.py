@@ -122,8 +122,11 @@ def apply(path: str, edits: list[Edit]) -> None:
     if not edits:
         return
     edits = check_edits(edits)
-    folder = os.path.dirname(os.path.abspath(path))
+    path = os.path.realpath(path)  # through a symlink: rewrite its target, keep the link
+    folder = os.path.dirname(path)
     st = os.stat(path)
+    if not st.st_mode & 0o222:
+        raise FixError(f"{path} is read-only; not rewritten (make it writable to let --fix change it)")
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".shardconv-tmp")
     try:
         with open(path, "rb") as src, os.fdopen(fd, "wb") as dst:
@@ -137,6 +140,9 @@ def apply(path: str, edits: list[Edit]) -> None:
             _copy(src, dst, None)
             dst.flush()
             os.fsync(dst.fileno())
+            now = os.fstat(src.fileno())
+            if (now.st_size, now.st_mtime_ns) != (src.tell(), st.st_mtime_ns):
+                raise FixError(f"{path} changed while it was being rewritten; nothing written")
         os.chmod(tmp, stat.S_IMODE(st.st_mode))
         os.replace(tmp, path)
     except BaseException as exc:
