@@ -6,6 +6,7 @@ Colour only when the stream is a terminal and ``NO_COLOR`` is unset (https://no-
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from typing import IO, TYPE_CHECKING
@@ -51,7 +52,7 @@ def make_console(stream: IO[str] | None = None, *, stderr: bool = False) -> Cons
     if stream is None:
         stream = sys.stderr if stderr else sys.stdout
     color = use_color(stream)
-    return Console(
+    console = Console(
         file=stream,
         width=width(stream),
         color_system="auto" if color else None,
@@ -61,3 +62,10 @@ def make_console(stream: IO[str] | None = None, *, stderr: bool = False) -> Cons
         emoji=False,
         soft_wrap=False,
     )
+    console.on_broken_pipe = _broken_pipe  # type: ignore[method-assign]
+    return console
+
+
+def _broken_pipe() -> None:
+    """rich's default exits 1 on EPIPE, which reads as "findings"; let the runner exit 141 instead."""
+    raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))

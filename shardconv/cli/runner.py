@@ -1,22 +1,30 @@
 """Runs the click group with the process-level conventions: exit 2 on bad input, 130 on Ctrl-C,
-quiet on a closed stdout."""
+141 (quietly) on a closed stdout."""
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
 from ..errors import ShardingError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 70
+EXIT_PIPE = 141  # 128 + SIGPIPE: what Unix tools report when the reader went away (``| head``)
 
 
 def run(group: click.Group, argv: list[str] | None = None) -> Any:
+    stdout = sys.stdout
     try:
         rc = group.main(args=argv, prog_name="shardconv", standalone_mode=False)
+    except SystemExit:
+        # click turns EPIPE inside a command into SystemExit(1), which would read as "findings"; it
+        # also swaps sys.stdout for a flush-pacifying wrapper, and nothing else here does.
+        if sys.stdout is not stdout:
+            _closed_stdout()
+        raise
     except click.exceptions.Exit as e:
         _flush_or_quit()
         sys.exit(e.exit_code)
@@ -33,8 +41,7 @@ def run(group: click.Group, argv: list[str] | None = None) -> Any:
         sys.stderr.write("\ninterrupted\n")
         sys.exit(130)
     except BrokenPipeError:
-        _silence_stdout()
-        sys.exit(EXIT_OK)
+        _closed_stdout()
     except Exception as e:  # a bug in shardconv, not bad input: say so, traceback only on request
         if os.environ.get("SHARDCONV_DEBUG"):
             raise
@@ -51,7 +58,13 @@ def _flush_or_quit() -> None:
     try:
         sys.stdout.flush()
     except BrokenPipeError:
-        _silence_stdout()
+        _closed_stdout()
+
+
+def _closed_stdout() -> NoReturn:
+    """The reader of stdout went away: no traceback, no more output, exit 141."""
+    _silence_stdout()
+    sys.exit(EXIT_PIPE)
 
 
 def _silence_stdout() -> None:
