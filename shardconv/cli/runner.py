@@ -42,6 +42,9 @@ def run(group: click.Group, argv: list[str] | None = None) -> Any:
         sys.exit(130)
     except BrokenPipeError:
         _closed_stdout()
+    except UnicodeDecodeError as e:  # text read from stdin or a file that is not UTF-8: bad input
+        sys.stderr.write(f"error: input is not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start})\n")
+        sys.exit(EXIT_USAGE)
     except Exception as e:  # a bug in shardconv, not bad input: say so, traceback only on request
         if os.environ.get("SHARDCONV_DEBUG"):
             raise
