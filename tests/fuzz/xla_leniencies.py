@@ -1,0 +1,94 @@
+"""The one allow-list of inputs XLA's HLO parser (or Shardy's parser/verifier) accepts and shardconv
+rejects on purpose (FORMATS §1.3). Each entry: a reason, and a predicate on shardconv's error message.
+The parity tests accept a disagreement only when an entry matches; README "Differences from XLA"
+is generated from this list (``python tests/fuzz/xla_leniencies.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Leniency:
+    name: str
+    example: str
+    reason: str
+    matches: Callable[[str, str], bool]  # (input text, shardconv's error message)
+
+
+def _has(*words: str) -> Callable[[str, str], bool]:
+    return lambda text, msg: any(w in msg for w in words)
+
+
+def _negative(text: str, msg: str) -> bool:
+    return re.search(r"[\[,(=]\s*-\d", text) is not None and msg.startswith("unexpected")
+
+
+XLA: tuple[Leniency, ...] = (
+    Leniency("device list length differs from the tile dims", "{devices=[3]0,1}",
+             "XLA pads a short list with device 0 and corrupts its heap on a long one (then aborts).",
+             _has("entries but the tile dims")),
+    Leniency("iota size differs from the tile dims", "{devices=[4]<=[2,3]T(1,0)}",
+             "XLA dies on an internal CHECK.", _has("devices but the tile dims")),
+    Leniency("duplicate device ids", "{devices=[2]0,0}",
+             "Two tiles on one device is never a real layout; XLA builds it and fails later.", _has("more than once")),
+    Leniency("transpose that is not a permutation", "{devices=[2,2]<=[2,2]T(0,0)}",
+             "XLA reads past the array; the device order is undefined.", _has("not a permutation")),
+    Leniency("zero-sized or negative dims", "{devices=[2,0]<=[0]}",
+             "A tile array with no devices places nothing.", _has("at least 1", "negative")),
+    Leniency("an item given twice", "{maximal device=1 device=2}",
+             "XLA keeps the last one silently; shardconv names the duplicate.", _has("given twice")),
+    Leniency("last_tile_dim_replicate together with last_tile_dims=", "{devices=[2,2]<=[4] last_tile_dim_replicate last_tile_dims={manual}}",
+             "Contradictory subgroup descriptions; XLA aborts.", _has("cannot both")),
+    Leniency("device= outside a maximal sharding, or a device list on a flag", "{devices=[2]<=[2] device=1}",
+             "XLA ignores the stray item; it is almost always a typo.", _has("only valid in a maximal", "not a devices= list",
+                                                                             "should not have any devices")),
+    Leniency("integers beyond int64 / int32 metadata fields", "{devices=[2]0,9223372036854775808}",
+             "XLA wraps or truncates them.", _has("int64", "int32")),
+    Leniency("more subgroup types than tile dims", "{devices=[2]<=[2] last_tile_dims={manual, manual}}",
+             "XLA indexes past the tile dims.", _has("last_tile_dims but only")),
+    Leniency("unknown subgroup type or metadata attribute", "{devices=[2,2]<=[4] last_tile_dims={maximal}}",
+             "XLA accepts an OpSharding type name or any key; shardconv lists the valid ones.",
+             _has("is not one of", "unknown metadata attribute", "takes an integer", "takes a string")),
+    Leniency("string escapes that are not valid UTF-8", "{replicated metadata={op_name=\"\\377\"}}",
+             "XLA stores raw bytes that its own printer then emits as invalid UTF-8.",
+             _has("UTF-8", "unknown escape")),
+    Leniency("V3 meshes and axes XLA aborts on", "{mesh['a'=2,'b'=4], [{}, {}], replicated={'b','a'}}",
+             "Unsorted axis sets, mergeable sub-axes, overlaps, iota device_ids, unknown axes: XLA CHECK-fails.",
+             _has("mesh order", "merge", "overlap", "iota", "unknown axis", "whole axis", "does not divide",
+                  "greater than 1", "duplicate", "permutation", "shorthand", "needs a mesh with axes")),
+    Leniency("more devices than the device limit", "{devices=[4096,4097]<=[16781312]}",
+             "shardconv refuses before allocating; raise the limit with --max-devices / SHARDCONV_MAX_DEVICES.",
+             _has("device limit", "characters long")),
+    Leniency("negative device ids or dims", "{devices=[2]0,-1}",
+             "XLA's lexer takes a sign anywhere and keeps -1 as a device id or iota dim; no device has a negative id.",
+             _negative),
+    Leniency("a one-device tile written as maximal", "{devices=[1]<=[1]}",
+             "XLA rejects the explicit form but accepts the iota one; shardconv rejects both alike.",
+             _has("more than one device")),
+)
+
+SHARDY: tuple[Leniency, ...] = (
+    Leniency("more devices than the device limit", '#sdy.mesh<["a"=16777217]>',
+             "Shardy builds any mesh; shardconv refuses before allocating (raise with --max-devices).",
+             _has("device limit")),
+)
+
+
+def allowed(table: tuple[Leniency, ...], text: str, message: str) -> Leniency | None:
+    """The entry excusing shardconv's rejection of ``text`` with ``message``; None means a bug."""
+    return next((e for e in table if e.matches(text, message)), None)
+
+
+def markdown() -> str:
+    """The README "Differences from XLA" section."""
+    rows = ["| Input XLA accepts | Example | Why shardconv rejects it |", "|---|---|---|"]
+    for e in XLA + SHARDY:
+        rows.append(f"| {e.name} | `{e.example}` | {e.reason} |")
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown())
