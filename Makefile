@@ -20,12 +20,14 @@ test: $(PY)
 
 fuzz: $(PY)
 	$(PIP) install -e '.[test]'
+	$(PIP) install -e '.[test,fuzz]' || echo "atheris did not install: hypothesis drives the coverage fuzzer"
 	SHARDCONV_FUZZ=long $(PY) -m pytest -q tests/fuzz
 
 bench: $(PY)
 	$(PIP) install -e '.[test]'
 	$(PY) bench/convert.py
 	$(PY) bench/cli.py
+	$(PY) bench/hardening.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis

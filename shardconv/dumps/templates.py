@@ -13,6 +13,7 @@ _IGNORED = re.compile(rb"(%[^\s,():\[\]{}<>=]+)|source_line=\d+|stack_frame_id=\
 _SSA = rb"%[^\s,():\[\]{}<>=]+"
 _DIGITS = re.compile(rb"\d+")
 LIMIT = 64  # templates per file state; the alternation is tried on every line, so keep it short
+MAX_LINE = 16 << 10  # longer lines are not templated: compiling a regex of a 16 MB line took 1.6 GB
 
 
 def template(text: bytes) -> bytes:
@@ -41,7 +42,7 @@ class Templates:
         """Remember a line just found clean with ``count`` occurrences at file state ``version``."""
         if version != self.version:
             self.version, self.by_count, self.size, self.compiled = version, {}, 0, None
-        if self.size >= LIMIT:
+        if self.size >= LIMIT or len(text) > MAX_LINE:
             return
         pats = self.by_count.setdefault(count, {})
         src = template(text)
