@@ -65,7 +65,8 @@ def c_unescape(tok: Token) -> str:
             raise _err(f"unknown escape sequence \\{c} in string", tok)
         return chr(_SIMPLE_ESCAPES[c])
 
-    raw = _ESCAPE.sub(one, body.encode("utf-8").decode("latin-1")) if "\\" in body else None
+    # surrogateescape: text decoded from non-UTF-8 bytes (argv, dumps) must fail below, not here
+    raw = _ESCAPE.sub(one, body.encode("utf-8", "surrogateescape").decode("latin-1")) if "\\" in body else None
     if raw is None:
         return body
     try:

@@ -58,3 +58,10 @@ def test_sdy_mesh_over_the_device_ceiling(text: str) -> None:
 
     with pytest.raises(LimitExceededError, match="--max-devices"):
         parse_mesh(text)
+
+
+def test_escaped_metadata_string_with_undecodable_byte() -> None:
+    """Found by atheris: a lone surrogate (a non-UTF-8 byte decoded with surrogateescape) next to an
+    escape made c_unescape raise UnicodeEncodeError inside the transformer."""
+    text = b"{devices=[4,1]<=[4] metadata={{op_name='a\\tb\xaf'}, {op_type=\"dot\" source_column=0}}}"
+    assert not parse_and_check("hlo", text.decode("utf-8", "surrogateescape"))
