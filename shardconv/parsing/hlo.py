@@ -68,7 +68,7 @@ def c_unescape(tok: Token) -> str:
     # surrogateescape: text decoded from non-UTF-8 bytes (argv, dumps) must fail below, not here
     raw = _ESCAPE.sub(one, body.encode("utf-8", "surrogateescape").decode("latin-1")) if "\\" in body else None
     if raw is None:
-        return body
+        raw = body.encode("utf-8", "surrogateescape").decode("latin-1")  # raw non-UTF-8 bytes fail below too
     try:
         return raw.encode("latin-1").decode("utf-8")
     except UnicodeDecodeError:

@@ -65,3 +65,11 @@ def test_escaped_metadata_string_with_undecodable_byte() -> None:
     escape made c_unescape raise UnicodeEncodeError inside the transformer."""
     text = b"{devices=[4,1]<=[4] metadata={{op_name='a\\tb\xaf'}, {op_type=\"dot\" source_column=0}}}"
     assert not parse_and_check("hlo", text.decode("utf-8", "surrogateescape"))
+
+
+def test_raw_undecodable_bytes_in_a_metadata_string() -> None:
+    """Found by atheris: raw non-UTF-8 bytes (no escape) were accepted but printed as \\377 escapes,
+    which re-parse as invalid UTF-8. Both spellings are now the same clean error."""
+    text = b'{devices=[4,1]<=[4] metadata={op_name="a" source_file="x.p\xff\xffy" source_line=3}}'
+    assert not parse_and_check("hlo", text.decode("utf-8", "surrogateescape"))
+    assert parse_and_check("hlo", '{devices=[4,1]<=[4] metadata={op_name="\u00e9" source_file="\\303\\251"}}')
