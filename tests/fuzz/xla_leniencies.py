@@ -31,29 +31,29 @@ XLA: tuple[Leniency, ...] = (
              "XLA pads a short list with device 0 and corrupts its heap on a long one (then aborts).",
              _has("entries but the tile dims")),
     Leniency("iota size differs from the tile dims", "{devices=[4]<=[2,3]T(1,0)}",
-             "XLA dies on an internal CHECK.", _has("devices but the tile dims")),
+             "XLA accepts and prints it; other sizes die on an internal CHECK (FORMATS §1.3).", _has("devices but the tile dims")),
     Leniency("duplicate device ids", "{devices=[2]0,0}",
-             "Two tiles on one device is never a real layout; XLA builds it and fails later.", _has("more than once")),
+             "XLA accepts it unchanged; two tiles on one device is never a real layout.", _has("more than once")),
     Leniency("transpose that is not a permutation", "{devices=[2,2]<=[2,2]T(0,0)}",
-             "XLA reads past the array; the device order is undefined.", _has("not a permutation")),
+             "XLA accepts and prints it; the device order it denotes is undefined.", _has("not a permutation")),
     Leniency("zero-sized or negative dims", "{devices=[2,0]<=[0]}",
-             "A tile array with no devices places nothing.", _has("at least 1", "negative")),
+             "XLA accepts it; a tile array with no devices places nothing.", _has("at least 1", "negative")),
     Leniency("an item given twice", "{maximal device=1 device=2}",
              "XLA keeps the last one silently; shardconv names the duplicate.", _has("given twice")),
     Leniency("last_tile_dim_replicate together with last_tile_dims=", "{devices=[2,2]<=[4] last_tile_dim_replicate last_tile_dims={manual}}",
              "Contradictory subgroup descriptions; XLA aborts.", _has("cannot both")),
     Leniency("device= outside a maximal sharding, or a device list on a flag", "{devices=[2]<=[2] device=1}",
-             "XLA ignores the stray item; it is almost always a typo.", _has("only valid in a maximal", "not a devices= list",
+             "XLA aborts the process on it.", _has("only valid in a maximal", "not a devices= list",
                                                                              "should not have any devices")),
     Leniency("integers beyond int64 / int32 metadata fields", "{devices=[2]0,9223372036854775808}",
-             "XLA wraps or truncates them.", _has("int64", "int32")),
+             "XLA wraps them (9223372036854775808 prints as -9223372036854775808).", _has("int64", "int32")),
     Leniency("more subgroup types than tile dims", "{devices=[2]<=[2] last_tile_dims={manual, manual}}",
-             "XLA indexes past the tile dims.", _has("last_tile_dims but only")),
+             "XLA fails with std::bad_alloc instead of a message.", _has("last_tile_dims but only")),
     Leniency("unknown subgroup type or metadata attribute", "{devices=[2,2]<=[4] last_tile_dims={maximal}}",
              "XLA accepts an OpSharding type name or any key; shardconv lists the valid ones.",
              _has("is not one of", "unknown metadata attribute", "takes an integer", "takes a string")),
     Leniency("string escapes that are not valid UTF-8", "{replicated metadata={op_name=\"\\377\"}}",
-             "XLA stores raw bytes that its own printer then emits as invalid UTF-8.",
+             "XLA stores the raw bytes; shardconv keeps strings valid UTF-8 so every printed form re-parses.",
              _has("UTF-8", "unknown escape")),
     Leniency("V3 meshes and axes XLA aborts on", "{mesh['a'=2,'b'=4], [{}, {}], replicated={'b','a'}}",
              "Unsorted axis sets, mergeable sub-axes, overlaps, iota device_ids, unknown axes: XLA CHECK-fails.",
@@ -84,7 +84,7 @@ def allowed(table: tuple[Leniency, ...], text: str, message: str) -> Leniency | 
 
 def markdown() -> str:
     """The README "Differences from XLA" section."""
-    rows = ["| Input XLA accepts | Example | Why shardconv rejects it |", "|---|---|---|"]
+    rows = ["| Input (XLA/Shardy accept it, or abort on it) | Example | What XLA does; why shardconv rejects it |", "|---|---|---|"]
     for e in XLA + SHARDY:
         rows.append(f"| {e.name} | `{e.example}` | {e.reason} |")
     return "\n".join(rows) + "\n"
