@@ -7,6 +7,7 @@ The message classes are built once, on first use, from a ``FileDescriptorProto``
 from __future__ import annotations
 
 from functools import cache
+from math import prod
 from typing import Any
 
 from .errors import ShardingError, ShardingSyntaxError, ShardingValidationError
@@ -253,7 +254,15 @@ def _from_message(msg: Any, num_devices: int | None, depth: int = 0) -> HloShard
         return simple[t](**kw)
     if t != OTHER:
         raise ShardingValidationError(f"unknown OpSharding type {t}")
+    if msg.replicate_on_last_tile_dim and msg.last_tile_dims:
+        raise ShardingValidationError("replicate_on_last_tile_dim and last_tile_dims cannot both be set")
     dims = tuple(msg.tile_assignment_dimensions)
+    n = prod(msg.iota_reshape_dims) if msg.iota_reshape_dims else len(msg.tile_assignment_devices)
+    if n == 1 and prod(dims) == 1:
+        # XLA reads any one-device tile as {replicated}, whatever its subgroups; only such a proto can
+        # carry the rank-0 tile {devices=[]<=[1]}, which XLA prints but its text parser rejects.
+        _check_ids(msg.tile_assignment_devices, num_devices)
+        return HloSharding.replicated(**kw)
     if msg.iota_reshape_dims:
         tile = TileAssignment.iota(dims, tuple(msg.iota_reshape_dims), tuple(msg.iota_transpose_perm))
         if num_devices is not None and tile.num_devices > num_devices:
@@ -262,8 +271,6 @@ def _from_message(msg: Any, num_devices: int | None, depth: int = 0) -> HloShard
         devs = tuple(msg.tile_assignment_devices)
         tile = TileAssignment.from_devices(dims, devs)
         _check_ids(devs, num_devices)
-    if msg.replicate_on_last_tile_dim and msg.last_tile_dims:
-        raise ShardingValidationError("replicate_on_last_tile_dim and last_tile_dims cannot both be set")
     if msg.replicate_on_last_tile_dim:
         subgroups: tuple[SubgroupType, ...] = (SubgroupType.REPLICATED,)
     else:

@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 
 from hlo_strategies import any_sharding, tiled, tuple_sharding, v3
 from oracle_xla import xla_canonical, xla_from_proto, xla_result
+from shardconv.errors import ShardingSyntaxError
 from shardconv.parsing.hlo import parse_hlo
 from shardconv.proto import from_proto_bytes, to_proto_bytes
 
@@ -55,3 +56,22 @@ def test_canonical_text_is_a_fixed_point() -> None:
     once = str(parse_hlo(s))
     assert once == xla_canonical(s)
     assert str(parse_hlo(once)) == once == xla_canonical(once)
+
+
+@pytest.mark.parametrize("s", [
+    "{devices=[1,1]<=[1] last_tile_dims={manual, unreduced}}",
+    "{devices=[1,1,1]<=[1] last_tile_dims={manual, unreduced}}",
+])
+def test_one_device_tile_with_two_subgroups(s: str) -> None:
+    """XLA drops both size-1 subgroup dims and keeps a one-device tile; at rank 0 it prints
+    {devices=[]<=[1]}, which its own text parser (and ours) rejects. Its proto reads back as {replicated}."""
+    assert_same_as_xla(s)
+    data = to_proto_bytes(parse_hlo(s))
+    assert str(from_proto_bytes(data)) == xla_from_proto(data) == "{replicated}"
+
+
+def test_rank0_tile_text_is_rejected_like_xla() -> None:
+    assert str(parse_hlo("{devices=[1,1]<=[1] last_tile_dims={manual, unreduced}}")) == "{devices=[]<=[1]}"
+    assert not xla_result("{devices=[]<=[1]}").accepted
+    with pytest.raises(ShardingSyntaxError):
+        parse_hlo("{devices=[]<=[1]}")

@@ -9,9 +9,20 @@ from dataclasses import replace
 from typing import Sequence
 
 from ..errors import NotExpressibleError
-from ..model import HloSharding, Kind, Mesh, MeshSharding, TensorSharding, TileAssignment
+from ..model import (
+    AxisRef,
+    DimSharding,
+    HloSharding,
+    Kind,
+    Mesh,
+    MeshAxis,
+    MeshSharding,
+    SubgroupType,
+    TensorSharding,
+    TileAssignment,
+)
 from ..verify import verify_on
-from .to_hlo import to_hlo
+from .to_hlo import _check_manual, to_hlo
 from .to_sdy import to_sdy, to_sdy_manual
 
 
@@ -44,20 +55,79 @@ def to_v2(hlo: HloSharding) -> HloSharding:
 
 
 def to_v3(sharding: TensorSharding, mesh: Mesh, *, manual_axes: Sequence[str] = ()) -> HloSharding:
-    """HLO V3 (mesh-based) spelling: Shardy's structure in XLA's syntax, on ``mesh`` itself."""
+    """HLO V3 (mesh-based) spelling: Shardy's structure in XLA's syntax, on ``mesh`` itself.
+
+    ``manual_axes`` (of an enclosing manual_computation) become ``manual={...}``, which XLA needs in mesh order."""
     verify_on(sharding, mesh)
-    if manual_axes:
-        raise NotExpressibleError("shardconv does not spell manual axes in HLO V3 yet")
     if sharding.unreduced_op != "sum":
         raise NotExpressibleError(f"HLO V3 has no unreduced={sharding.unreduced_op}")
+    _check_manual(sharding, mesh, manual_axes)
+    order = {n: i for i, n in enumerate(mesh.axis_names)}
+    if list(manual_axes) != sorted(manual_axes, key=order.__getitem__):
+        raise NotExpressibleError(
+            f"HLO V3 lists manual axes in mesh order, and manual_axes={tuple(manual_axes)} is not: "
+            "the manual subgroup would enumerate the devices in another order"
+        )
     closed = tuple(replace(d, is_closed=True, priority=None) for d in sharding.dims)
-    return HloSharding(Kind.MESH, mesh_sharding=MeshSharding(mesh, closed, sharding.replicated, sharding.unreduced))
+    manual = tuple(AxisRef(n) for n in manual_axes)
+    return HloSharding(Kind.MESH, mesh_sharding=MeshSharding(mesh, closed, sharding.replicated, sharding.unreduced, manual))
 
 
 def v3_to_v2(hlo: HloSharding) -> HloSharding:
     """A V3 (mesh-based) sharding as the tile-array sharding XLA derives from it; others unchanged."""
     if hlo.kind is not Kind.MESH or hlo.mesh_sharding is None:
         return hlo
-    mesh = hlo.mesh_sharding.mesh
-    sharding, manual = to_sdy_manual(hlo, mesh)
-    return to_hlo(sharding, mesh, manual_axes=manual.axes)
+    ms = hlo.mesh_sharding
+    if ms.manual:
+        return _manual_v3_to_v2(ms)
+    sharding, manual = to_sdy_manual(hlo, ms.mesh)
+    return to_hlo(sharding, ms.mesh, manual_axes=manual.axes)
+
+
+def _manual_v3_to_v2(ms: MeshSharding) -> HloSharding:
+    """XLA's V3 → V2 with manual axes: the manual refs (sub-axes too, size 1 too) form the MANUAL subgroup
+    just as unreduced refs form theirs (FORMATS §3.1 steps 3-4), so sub-axes become whole axes first."""
+    mesh = ms.mesh
+    if mesh.num_devices == 1:
+        # Unlike to_hlo's one-device shortcut, XLA keeps the subgroups: {manual}, or all-ones tile dims when
+        # unreduced is there too ({devices=[]<=[1]} at rank 0).
+        types = (SubgroupType.MANUAL,) + ((SubgroupType.UNREDUCED,) if ms.unreduced else ())
+        return HloSharding.tiled(TileAssignment.iota((1,) * (len(ms.dims) + len(types)), (1,), (0,)), types)
+    split, pieces = _split_mesh(mesh, [r for d in ms.dims for r in d.axes] + list(ms.unreduced) + list(ms.manual))
+
+    def whole(refs: Sequence[AxisRef]) -> tuple[AxisRef, ...]:
+        return tuple(AxisRef(n) for r in refs for n in pieces[r])
+
+    dims = tuple(DimSharding(whole(d.axes)) for d in ms.dims)
+    sharding = TensorSharding(split, dims, unreduced=whole(ms.unreduced))
+    return to_hlo(sharding, split, manual_axes=tuple(r.name for r in whole(ms.manual)))
+
+
+def _split_mesh(mesh: Mesh, refs: Sequence[AxisRef]) -> tuple[Mesh, dict[AxisRef, tuple[str, ...]]]:
+    """``mesh`` with each axis cut at the sub-axis boundaries in ``refs`` into whole axes (same device
+    order), and the new axis names each ref covers, major to minor."""
+    cuts: dict[str, set[int]] = {a.name: {1, a.size} for a in mesh.axes}
+    for r in refs:
+        if r.sub_axis is not None:
+            cuts[r.name] |= {r.sub_axis.pre_size, r.sub_axis.pre_size * r.sub_axis.size}
+    taken = set(mesh.axis_names)
+    axes: list[MeshAxis] = []
+    spans: dict[str, list[tuple[int, str]]] = {}
+    for a in mesh.axes:
+        points = sorted(cuts[a.name])
+        if len(points) <= 2:
+            axes.append(a)
+            spans[a.name] = [(1, a.name)]
+            continue
+        for lo, hi in zip(points, points[1:]):
+            name = f"{a.name}:({lo}){hi // lo}"
+            while name in taken:
+                name += "'"
+            taken.add(name)
+            axes.append(MeshAxis(name, hi // lo))
+            spans.setdefault(a.name, []).append((lo, name))
+    pieces: dict[AxisRef, tuple[str, ...]] = {}
+    for r in refs:
+        sub = r.sub_axis
+        pieces[r] = tuple(n for at, n in spans[r.name] if sub is None or sub.pre_size <= at < sub.pre_size * sub.size)
+    return Mesh.of(tuple(axes), mesh.explicit_device_ids), pieces
