@@ -6,6 +6,7 @@ Works on plain tuples so the model, the converters and the parsers can all call 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from math import prod
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -119,19 +120,27 @@ def group_sorted_iota(
 def canonical_tiled(tile: "TileAssignment", subgroups: tuple["SubgroupType", ...], **kw: Any) -> "HloSharding":
     """XLA's HloSharding::Subgroup: drop size-1 subgroup dims, merge repeats, order manual < unreduced <
     replicated (transposing the devices), collapse to {manual}/{replicated}/{unreduced}, sort groups."""
-    from math import prod
-
-    from .errors import ShardingValidationError
-    from .model import HloSharding, Kind, SubgroupType
-
+    HloSharding, Kind, SubgroupType = _model.HloSharding, _model.Kind, _model.SubgroupType
     dims = tile.dims
     if len(subgroups) > len(dims):
+        from .errors import ShardingValidationError
+
         raise ShardingValidationError(
             f"{len(subgroups)} subgroup types but the tile array has only {len(dims)} dims"
         )
     if not subgroups:
         return HloSharding(Kind.TILED, tile=tile, **kw)
     data = len(dims) - len(subgroups)
+    if len(subgroups) == 1:  # the common case: nothing to merge or reorder
+        if prod(dims[:data]) == 1:
+            return _all_of(subgroups[0], kw)
+        if dims[-1] != 1:
+            types = tuple(subgroups)
+            if types[0] is SubgroupType.REPLICATED:
+                return partial_tile(tile, **kw)
+            if types[0] is SubgroupType.MANUAL and tile.num_devices == dims[-1]:
+                return HloSharding.manual(**kw)
+            return HloSharding(Kind.TILED, tile=tile, subgroups=types, **kw)
     if len(set(subgroups)) == 1 and prod(dims[:data]) == 1:
         return _all_of(subgroups[0], kw)
     by_type: dict[SubgroupType, list[int]] = {}
@@ -167,17 +176,17 @@ def canonical_tiled(tile: "TileAssignment", subgroups: tuple["SubgroupType", ...
 
 def _all_of(t: "SubgroupType", kw: dict[str, Any]) -> "HloSharding":
     """The sharding a tile array that is one subgroup of type ``t`` collapses to."""
-    from .model import HloSharding, Kind, SubgroupType
-
+    Kind, SubgroupType = _model.Kind, _model.SubgroupType
     kind = {SubgroupType.MANUAL: Kind.MANUAL, SubgroupType.REPLICATED: Kind.REPLICATED,
             SubgroupType.UNREDUCED: Kind.UNREDUCED}[t]
-    return HloSharding(kind, **kw)
+    return _model.HloSharding(kind, **kw)
 
 
 def partial_tile(tile: "TileAssignment", **kw: Any) -> "HloSharding":
     """XLA's HloSharding::PartialTile: last tile dim replicated, each replication group sorted by id."""
-    from .model import HloSharding, Kind, SubgroupType, TileAssignment
-
+    HloSharding, Kind, SubgroupType, TileAssignment = (
+        _model.HloSharding, _model.Kind, _model.SubgroupType, _model.TileAssignment
+    )
     dims = tile.dims
     if len(dims) == 1 or dims[-1] == tile.num_devices:
         return HloSharding(Kind.REPLICATED, **kw)
@@ -191,6 +200,12 @@ def partial_tile(tile: "TileAssignment", **kw: Any) -> "HloSharding":
             new = TileAssignment(dims=dims, reshape_dims=sorted_iota[0], perm=sorted_iota[1])
             return HloSharding(Kind.TILED, tile=new, subgroups=(SubgroupType.REPLICATED,), **kw)
     devs = tile.devices
-    ordered = tuple(d for k in range(0, len(devs), group) for d in sorted(devs[k : k + group]))
-    new = TileAssignment(dims=dims, explicit=ordered)
+    ordered: list[int] = []
+    for k in range(0, len(devs), group):
+        ordered += sorted(devs[k : k + group])
+    new = TileAssignment(dims=dims, explicit=tuple(ordered))
     return HloSharding(Kind.TILED, tile=new, subgroups=(SubgroupType.REPLICATED,), **kw)
+
+
+# Last: model imports this module at its top (a cycle); functions above look names up at call time.
+from . import model as _model  # noqa: E402

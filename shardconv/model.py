@@ -9,15 +9,40 @@ HLO side: ``TileAssignment``, ``HloSharding`` (+ ``SubgroupType``, ``ShardGroup`
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from math import prod
-from typing import Union
+from typing import TYPE_CHECKING, Any, Union
 
-from .canonical import canonical_iota, transpose_iota
+from .canonical import canonical_iota, canonical_tiled, transpose_iota
 from .device_order import iota_order, transposed
 from .errors import ShardingValidationError
 from .limits import check_device_count
+
+class _cached:
+    """``functools.cached_property`` without Python 3.11's lock, which made each first access cost
+    about a microsecond; converters touch several of these on every fresh Mesh. Stores the value in
+    the instance dict, so later reads never reach the descriptor (works on frozen dataclasses)."""
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn = fn
+        self.name = fn.__name__
+        self.__doc__ = fn.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.fn(obj)
+        return value
+
+
+if TYPE_CHECKING:
+    _cached = cached_property  # type: ignore[misc,assignment]  # noqa: F811
+
 
 # --------------------------------------------------------------------------------------------------
 # HLO side
@@ -123,7 +148,7 @@ class TileAssignment:
     def num_devices(self) -> int:
         return prod(self.dims)
 
-    @cached_property
+    @_cached
     def devices(self) -> tuple[int, ...]:
         """Row-major device ids of the tile array."""
         if self.explicit is not None:
@@ -231,8 +256,6 @@ class HloSharding:
         **kw: object,
     ) -> HloSharding:
         """A tiled sharding after XLA's normalisations (replicate-last-dim collapse, subgroup merge/sort)."""
-        from .canonical import canonical_tiled
-
         return canonical_tiled(tile, tuple(subgroups), **kw)
 
     # --- queries ------------------------------------------------------------------------------
@@ -321,17 +344,33 @@ class Mesh:
             ids = None
         return cls(axes=ax, explicit_device_ids=ids, name=name)
 
-    @property
+    # Derived values are cached on the (frozen) instance: converters ask for them many times per call.
+    @_cached
     def axis_names(self) -> tuple[str, ...]:
         return tuple(a.name for a in self.axes)
 
-    @property
+    @_cached
     def axis_sizes(self) -> tuple[int, ...]:
         return tuple(a.size for a in self.axes)
 
-    @cached_property
+    @_cached
     def _size_by_name(self) -> dict[str, int]:
         return {a.name: a.size for a in self.axes}
+
+    @_cached
+    def _position_of(self) -> dict[int, int]:
+        """Device id -> mesh position (read-only by convention)."""
+        return {d: i for i, d in enumerate(self.device_ids)}
+
+    @_cached
+    def _axis_strides(self) -> tuple[int, ...]:
+        """Weight of each axis in the row-major flattened mesh position."""
+        out = [1] * len(self.axes)
+        acc = 1
+        for i in range(len(self.axes) - 1, -1, -1):
+            out[i] = acc
+            acc *= self.axes[i].size
+        return tuple(out)
 
     def axis_size(self, name: str) -> int:
         return self._size_by_name[name]
@@ -339,7 +378,7 @@ class Mesh:
     def has_axis(self, name: str) -> bool:
         return name in self._size_by_name
 
-    @property
+    @_cached
     def num_devices(self) -> int:
         if not self.axes and self.explicit_device_ids is not None:
             return len(self.explicit_device_ids)
@@ -354,7 +393,7 @@ class Mesh:
     def is_empty(self) -> bool:
         return not self.axes and self.explicit_device_ids is None
 
-    @cached_property
+    @_cached
     def device_ids(self) -> tuple[int, ...]:
         """Device id at every mesh position (row-major over the axes); iota unless given."""
         if self.explicit_device_ids is not None:

@@ -8,15 +8,31 @@ from math import prod
 from typing import Union
 
 from .errors import LimitExceededError, ShardingValidationError
-from .limits import check_device_count
+from .limits import check_device_count, max_devices
 from .model import AxisRef, Mesh, TensorSharding, TensorShardingPerValue
 from .printers.sdy import print_axis_ref
 
 MeshArg = Union[Mesh, Mapping[str, Mesh], None]
 
 
+_VERIFIED = "_shardconv_verified_devices"  # per-Mesh cache (in the instance dict, as cached_property does)
+
+
 def verify_mesh(mesh: Mesh) -> None:
-    """Axis sizes >= 1, device ids non-negative, unique axis names, ids a permutation of iota."""
+    """Axis sizes >= 1, device ids non-negative, unique axis names, ids a permutation of iota.
+
+    A Mesh is frozen, so a successful check is remembered on the object (its device count); later
+    calls only re-check that count against the device ceiling in force, which can change."""
+    n = mesh.__dict__.get(_VERIFIED)
+    if n is not None:
+        if n > max_devices():
+            check_device_count(mesh.axis_sizes)  # raises the ceiling's own message
+        return
+    _verify_mesh(mesh)
+    mesh.__dict__[_VERIFIED] = mesh.num_devices
+
+
+def _verify_mesh(mesh: Mesh) -> None:
     for axis in mesh.axes:
         if axis.size < 1:
             raise ShardingValidationError(f"axis size must be at least 1, got: {axis.size}")
@@ -189,13 +205,16 @@ def _verify_on(sharding: TensorSharding, m: Mesh, rank: int | None, manual_axes:
     seen: set[AxisRef] = set()
     subs: dict[str, list[AxisRef]] = {}
     for i, dim in enumerate(sharding.dims):
-        if dim.is_closed and not dim.axes and dim.priority is not None:
+        if dim.axes:
+            _verify_axis_list(dim.axes, m, seen, subs)
+        elif dim.is_closed and dim.priority is not None:
             raise ShardingValidationError(f"dim {i} is empty and closed but has a priority")
-        _verify_axis_list(dim.axes, m, seen, subs)
     for what, refs in (("replicated", sharding.replicated), ("unreduced", sharding.unreduced)):
-        _verify_ordered(refs, m, what)
-        _verify_axis_list(refs, m, seen, subs)
-    _verify_sub_axes(m, seen, subs)
+        if refs:
+            _verify_ordered(refs, m, what)
+            _verify_axis_list(refs, m, seen, subs)
+    if subs:
+        _verify_sub_axes(m, seen, subs)
     if manual_axes:
         _verify_manual(sharding, m, manual_axes)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..device_order import strides
 from ..errors import NotExpressibleError
 from ..model import AxisRef, Mesh, SubAxis
 
@@ -65,14 +64,15 @@ class Piece:
 
 def axis_strides(mesh: Mesh) -> list[int]:
     """Weight of each mesh axis in the row-major flattened mesh position."""
-    return strides(mesh.axis_sizes)
+    return list(mesh._axis_strides)
 
 
 def piece_to_axes(piece: Piece, mesh: Mesh) -> list[tuple[int, AxisRef]]:
     """Split a piece at mesh-axis boundaries, major axis first: (axis index, whole axis or sub-axis)."""
     out: list[tuple[int, AxisRef]] = []
-    lo, hi = piece.stride, piece.end
-    for idx, (axis, st) in enumerate(zip(mesh.axes, axis_strides(mesh))):
+    lo, hi = piece.stride, piece.size * piece.stride
+    covered = 1
+    for idx, (axis, st) in enumerate(zip(mesh.axes, mesh._axis_strides)):
         a_lo, a_hi = st, st * axis.size
         o_lo, o_hi = max(lo, a_lo), min(hi, a_hi)
         if o_lo >= o_hi:
@@ -88,9 +88,7 @@ def piece_to_axes(piece: Piece, mesh: Mesh) -> list[tuple[int, AxisRef]]:
             out.append((idx, AxisRef(axis.name)))
         else:
             out.append((idx, AxisRef(axis.name, SubAxis(axis.size // top, size))))
-    covered = 1
-    for _, ref in out:
-        covered *= ref.size(mesh)
+        covered *= size
     if covered != piece.size:
         raise NotExpressibleError(
             f"a run of {piece.size} mesh positions with step {piece.stride} does not fit the mesh "
@@ -118,6 +116,8 @@ def merge_refs(refs: Sequence[tuple[int, AxisRef]], mesh: Mesh) -> tuple[AxisRef
 
 def pieces_to_refs(pieces: Sequence[Piece], mesh: Mesh) -> tuple[AxisRef, ...]:
     """Name the pieces of one ordered dim (major -> minor) as merged axis refs."""
+    if not pieces:
+        return ()
     return merge_refs([r for p in pieces for r in piece_to_axes(p, mesh)], mesh)
 
 
@@ -132,7 +132,7 @@ def ref_range(ref: AxisRef, mesh: Mesh) -> Piece:
     """The piece of the flattened mesh position an axis ref stands for."""
     idx = mesh.axis_names.index(ref.name)
     n = mesh.axes[idx].size
-    st = axis_strides(mesh)[idx]
+    st = mesh._axis_strides[idx]
     if ref.sub_axis is None:
         return Piece(n, st)
     minor = n // (ref.sub_axis.pre_size * ref.sub_axis.size)

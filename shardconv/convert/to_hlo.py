@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ..canonical import canonical_tiled
 from ..device_order import iota_order, transposed
 from ..errors import ShardingValidationError
 from ..model import (
@@ -62,6 +63,17 @@ def _check_manual(sharding: TensorSharding, mesh: Mesh, manual_axes: Sequence[st
 
 def export_layout(sharding: TensorSharding, mesh: Mesh, manual_axes: Sequence[str] = ()) -> ExportLayout:
     """XLA's convertToHloSharding up to building the tile assignment (mesh must have axes)."""
+    return ExportLayout(*_layout(sharding, mesh, manual_axes))
+
+
+def _layout(
+    sharding: TensorSharding, mesh: Mesh, manual_axes: Sequence[str]
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[SubgroupType, ...]]:
+    """``export_layout`` as a plain tuple (tile dims, reshape dims, perm, subgroups)."""
+    if not any(r.sub_axis is not None for d in sharding.dims for r in d.axes) and not any(
+        r.sub_axis is not None for r in sharding.unreduced
+    ):
+        return _layout_whole_axes(sharding, mesh, manual_axes)
     tile_dims = [1] * sharding.rank
     pos: dict[AxisRef, int] = {}
     for i, dim in enumerate(sharding.dims):
@@ -96,7 +108,51 @@ def export_layout(sharding: TensorSharding, mesh: Mesh, manual_axes: Sequence[st
         types.append(SubgroupType.REPLICATED)
     if nxt != len(pieces):
         raise ShardingValidationError("axis refs overlap or repeat (the sharding is not valid on its mesh)")
-    return ExportLayout(tuple(tile_dims), tuple(r.size(mesh) for r in pieces), tuple(perm), tuple(types))
+    return tuple(tile_dims), tuple(r.size(mesh) for r in pieces), tuple(perm), tuple(types)
+
+
+def _layout_whole_axes(
+    sharding: TensorSharding, mesh: Mesh, manual_axes: Sequence[str]
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[SubgroupType, ...]]:
+    """``_layout`` when every ref is a whole axis: the pieces are the mesh axes, keyed by name."""
+    size = mesh._size_by_name
+    tile_dims = [1] * len(sharding.dims)
+    pos: dict[str, int] = {}
+    for i, dim in enumerate(sharding.dims):
+        for ref in dim.axes:
+            tile_dims[i] *= size[ref.name]
+            pos[ref.name] = len(pos)
+    types: list[SubgroupType] = []
+    if manual_axes:
+        types.append(SubgroupType.MANUAL)
+        tile_dims.append(1)
+        for name in manual_axes:
+            tile_dims[-1] *= size[name]
+            pos[name] = len(pos)
+    if sharding.unreduced:
+        types.append(SubgroupType.UNREDUCED)
+        tile_dims.append(1)
+        for ref in sharding.unreduced:
+            tile_dims[-1] *= size[ref.name]
+            pos[ref.name] = len(pos)
+    names = mesh.axis_names
+    perm = [0] * len(names)
+    nxt = len(pos)
+    replicated = 1
+    for idx, name in enumerate(names):
+        at = pos.get(name)
+        if at is None:
+            perm[nxt] = idx
+            nxt += 1
+            replicated *= size[name]
+        else:
+            perm[at] = idx
+    if replicated > 1:
+        tile_dims.append(replicated)
+        types.append(SubgroupType.REPLICATED)
+    if nxt != len(names):
+        raise ShardingValidationError("axis refs overlap or repeat (the sharding is not valid on its mesh)")
+    return tuple(tile_dims), mesh.axis_sizes, tuple(perm), tuple(types)
 
 
 def _ordered_pieces(sharding: TensorSharding, mesh: Mesh) -> list[AxisRef]:
@@ -127,29 +183,27 @@ def _to_hlo_one(sharding: TensorSharding, mesh: MeshArg, manual_axes: Sequence[s
         if m.explicit_device_ids:
             return HloSharding.maximal(m.explicit_device_ids[0])
         return HloSharding.replicated()
-    _check_manual(sharding, m, manual_axes)
-    if len(manual_axes) == len(m.axes):
-        return HloSharding.manual()
+    if manual_axes:
+        _check_manual(sharding, m, manual_axes)
+        if len(manual_axes) == len(m.axes):
+            return HloSharding.manual()
     if m.num_devices == 1:  # XLA: a one-device tile is {unreduced} / {replicated} (rank 0: no sharding)
         return HloSharding.unreduced() if sharding.unreduced else HloSharding.replicated()
-    lay = export_layout(sharding, m, manual_axes)
+    tile_dims, reshape_dims, perm, subgroups = _layout(sharding, m, manual_axes)
     if m.explicit_device_ids is not None:
-        devices = transposed(m.explicit_device_ids, lay.reshape_dims, lay.perm)
-        tile = _from_devices(lay.tile_dims, devices)
+        # The verified mesh ids are a permutation of 0..n-1 and the tile dims multiply to n, so the
+        # tile array needs none of from_devices' checks.
+        tile = TileAssignment(_nonempty(tile_dims), explicit=tuple(transposed(m.explicit_device_ids, reshape_dims, perm)))
     elif explicit:
-        tile = _from_devices(lay.tile_dims, iota_order(lay.reshape_dims, lay.perm))
+        tile = TileAssignment(_nonempty(tile_dims), explicit=tuple(iota_order(reshape_dims, perm)))
     else:
-        tile = TileAssignment.iota(_nonempty(lay.tile_dims), lay.reshape_dims, lay.perm)
-    return HloSharding.tiled(tile, lay.subgroups)
+        tile = TileAssignment.iota(_nonempty(tile_dims), reshape_dims, perm)
+    return canonical_tiled(tile, subgroups)
 
 
 def _nonempty(dims: tuple[int, ...]) -> tuple[int, ...]:
     # A rank-0 value on a mesh whose axes are all size 1 has no tile dims; XLA treats it as one tile.
     return dims or (1,)
-
-
-def _from_devices(dims: tuple[int, ...], devices: Sequence[int]) -> TileAssignment:
-    return TileAssignment.from_devices(_nonempty(dims), devices)
 
 
 def to_hlo(

@@ -95,24 +95,27 @@ def explicit_layout(hlo: HloSharding, mesh: Mesh) -> Layout:
     mins = pos if g == 1 else [min(pos[i : i + g]) for i in range(0, len(pos), g)]
     if mins[0] != 0:
         raise _Broken(f"the first tile does not hold mesh position 0 (it holds {_fmt_set(pos[:g])})")
-    ordered = [_runs(mins, shape, d) for d in range(len(shape))]
+    steps = strides(shape)
+    ordered = [_runs(mins, shape, d, steps[d]) for d in range(len(shape))]
     _check_regenerates(mins, shape, ordered)
     replicated = _gaps([p for dim in ordered for p in dim], mesh.num_devices)
-    if prod(p.size for p in replicated) != g:
+    room = prod(p.size for p in replicated)
+    if room != g:
         raise _Broken(
             f"the tiles use {mesh.num_devices // g} distinct mesh-position patterns but the order only "
-            f"leaves room for {prod(p.size for p in replicated)} replicas per tile, not {g}"
+            f"leaves room for {room} replicas per tile, not {g}"
         )
     if g > 1:
         span = sorted(_span(replicated))
         for t, base in enumerate(mins):
             group = sorted(pos[t * g : (t + 1) * g])
-            if group != [base + s for s in span]:
+            expect = [base + s for s in span]
+            if group != expect:
                 raise _Broken(
                     f"replica group of tile {_index(t, shape)} holds mesh positions {_fmt_set(group)}, "
-                    f"not {_fmt_set([base + s for s in span])}"
+                    f"not {_fmt_set(expect)}"
                 )
-    return Layout(tuple(tuple(d) for d in ordered), tuple(replicated))
+    return Layout(tuple(map(tuple, ordered)), tuple(replicated))
 
 
 def _positions(devices: Sequence[int], mesh: Mesh) -> list[int]:
@@ -122,17 +125,21 @@ def _positions(devices: Sequence[int], mesh: Mesh) -> list[int]:
         if bad is not None:
             raise NotExpressibleError(f"device {bad} is not in the mesh {mesh.shape_str()} (devices 0..{n - 1})")
         return list(devices)
-    where = {d: i for i, d in enumerate(mesh.explicit_device_ids)}
+    where = mesh._position_of
     try:
         return [where[d] for d in devices]
     except KeyError as e:
         raise NotExpressibleError(f"device {e.args[0]} is not in the mesh's device_ids") from None
 
 
-def _runs(flat: Sequence[int], shape: Sequence[int], dim: int) -> list[Piece]:
+def _runs(flat: Sequence[int], shape: Sequence[int], dim: int, step: int | None = None) -> list[Piece]:
     """(size, stride) runs along one dim through the origin, major -> minor."""
-    step = strides(shape)[dim]
-    seq = [flat[i * step] for i in range(shape[dim])]
+    n = shape[dim]
+    if n == 1:
+        return []
+    if step is None:
+        step = strides(shape)[dim]
+    seq = flat[: n * step : step] if step > 1 else flat[:n]
     out: list[Piece] = []
     every, remaining = 1, len(seq)
     while remaining > 1:
@@ -155,10 +162,11 @@ def _runs(flat: Sequence[int], shape: Sequence[int], dim: int) -> list[Piece]:
 
 def _check_regenerates(flat: Sequence[int], shape: Sequence[int], ordered: Sequence[Sequence[Piece]]) -> None:
     """Every tile's position must be the sum of its per-dim offsets (catches orders runs cannot see)."""
-    offsets = [_span(d) for d in ordered]
     expect = [0]
-    for offs in offsets:
-        expect = [e + o for e in expect for o in offs]
+    for d in ordered:
+        if d:
+            offs = _span(d)
+            expect = [e + o for e in expect for o in offs]
     if list(flat) != expect:
         i = next(i for i, (a, b) in enumerate(zip(flat, expect)) if a != b)
         raise _Broken(f"tile {_index(i, shape)} is at mesh position {flat[i]}, the per-dim strides predict {expect[i]}")
