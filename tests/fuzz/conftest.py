@@ -28,9 +28,10 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         return
     tr = terminalreporter
     tr.write_sep("-", f"shardconv fuzz ({stats.PROFILE} profile): {stats.total():,} cases executed")
-    for name, s in sorted(stats.STATS.items()):
-        extra = f"  accepted {s.accepted:,} rejected {s.rejected:,}" if s.accepted + s.rejected else ""
-        tr.write_line(f"  {name:<34} {s.cases:>8,}{extra}")
+    groups: dict[str, int] = {}
+    for name, s in stats.STATS.items():
+        groups[name.split("/")[0]] = groups.get(name.split("/")[0], 0) + s.cases
+    tr.write_line("  " + ", ".join(f"{g} {n:,}" for g, n in sorted(groups.items())) + "  (per class: bench/hardening.py)")
     out = os.environ.get("SHARDCONV_FUZZ_STATS")
     if out:
         stats.dump(out)
