@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -62,18 +63,42 @@ def load(name: str, start: tuple[str, ...]) -> Lark:
         return Lark.open(str(path), **kwargs)
 
 
-_TOKEN_NAMES = {
-    "LBRACE": "'{'", "RBRACE": "'}'", "LSQB": "'['", "RSQB": "']'", "LPAR": "'('", "RPAR": "')'",
-    "COMMA": "','", "EQUAL": "'='", "COLON": "':'", "LESSTHAN": "'<'", "MORETHAN": "'>'",
-    "QMARK": "'?'", "AT": "'@'", "$END": "end of input",
+# Readable names for the regex terminals; literal terminals show their text (e.g. 'devices=').
+_TERMINAL_NAMES = {
+    "INT": "integer", "SIGNED_INT": "integer", "INT_LIST": "integer list", "HEX_INT": "integer",
+    "DQ_STRING": "string", "SQ_STRING": "string", "STRING": "string", "IDENT": "identifier",
+    "META_KEY": "metadata key", "NAME": "name", "$END": "end of input",
 }
 
 
-def _describe_expected(expected: Any) -> tuple[str, ...]:
-    names = []
-    for e in sorted(expected or ()):
-        names.append(_TOKEN_NAMES.get(e, e.lower().replace("_", " ") if e.isupper() else e))
-    return tuple(names)
+@cache
+def _terminal_labels(name: str, start: tuple[str, ...]) -> dict[str, str]:
+    """Terminal name -> what a user would type, from the grammar itself."""
+    labels: dict[str, str] = {}
+    for t in load(name, start).terminals:
+        if t.name in _TERMINAL_NAMES:
+            labels[t.name] = _TERMINAL_NAMES[t.name]
+        elif t.pattern.type == "str":
+            labels[t.name] = repr(t.pattern.value)
+        else:
+            labels[t.name] = t.name.lower().replace("_", " ")
+    return labels
+
+
+def _describe_expected(expected: Any, labels: dict[str, str]) -> tuple[str, ...]:
+    names = {labels.get(e, _TERMINAL_NAMES.get(e, e.lower().replace("_", " "))) for e in expected or ()}
+    return tuple(sorted(names))
+
+
+_NEGATIVE = re.compile(r"[,\s]*(-\d+)")
+
+
+def _negative_number(text: str, pos: int) -> str | None:
+    """A '-' where only non-negative integers may stand gets its own message, not a token list."""
+    m = _NEGATIVE.match(text, pos)
+    if m is None and pos > 0:
+        m = _NEGATIVE.match(text, pos - 1)
+    return m.group(1) if m else None
 
 
 def parse(name: str, start: str, text: str, transformer: Any) -> Any:
@@ -82,6 +107,7 @@ def parse(name: str, start: str, text: str, transformer: Any) -> Any:
 
     check_text_length(len(text))
     parser = load(name, (start,))
+    labels = _terminal_labels(name, (start,))
     try:
         tree = parser.parse(text, start=start)
         return transformer.transform(tree)
@@ -100,18 +126,31 @@ def parse(name: str, start: str, text: str, transformer: Any) -> Any:
             raise inner from None
         raise ShardingSyntaxError(f"invalid value: {inner}", text=text, pos=0) from None
     except UnexpectedToken as e:
-        expected = _describe_expected(e.expected)
+        expected = _describe_expected(e.expected, labels)
         got = "end of input" if e.token.type == "$END" else repr(str(e.token))
-        msg = f"unexpected {got}" + (f"; expected {', '.join(expected)}" if expected else "")
         pos = e.token.start_pos if e.token.start_pos is not None else len(text)
+        negative = _negative_number(text, pos)
+        if negative is not None:
+            msg = f"negative number {negative}: dims, sizes and device ids are never negative"
+            pos = text.index(negative, pos - 1 if pos else 0)
+        elif repr(f"{e.token}=") in expected and re.match(r"\s+=", text[e.token.end_pos or pos :]):
+            msg = f"'{e.token}=' is one token: remove the space before '='"
+        else:
+            msg = f"unexpected {got}" + (f"; expected {', '.join(expected)}" if expected else "")
         raise ShardingSyntaxError(msg, expected=expected, text=text, pos=pos) from None
     except UnexpectedCharacters as e:
-        expected = _describe_expected(e.allowed)
-        ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
-        msg = f"unexpected character {ch!r}" + (f"; expected {', '.join(expected)}" if expected else "")
-        raise ShardingSyntaxError(msg, expected=expected, text=text, pos=e.pos_in_stream) from None
+        expected = _describe_expected(e.allowed, labels)
+        pos = e.pos_in_stream
+        ch = text[pos] if pos < len(text) else ""
+        negative = _negative_number(text, pos)
+        if negative is not None:
+            msg = f"negative number {negative}: dims, sizes and device ids are never negative"
+            pos = text.index(negative, pos - 1 if pos else 0)
+        else:
+            msg = f"unexpected character {ch!r}" + (f"; expected {', '.join(expected)}" if expected else "")
+        raise ShardingSyntaxError(msg, expected=expected, text=text, pos=pos) from None
     except UnexpectedEOF as e:
-        expected = _describe_expected(e.expected)
+        expected = _describe_expected(e.expected, labels)
         msg = "unexpected end of input" + (f"; expected {', '.join(expected)}" if expected else "")
         raise ShardingSyntaxError(msg, expected=expected, text=text, pos=len(text)) from None
     except UnexpectedInput as e:  # pragma: no cover - other Lark input errors

@@ -181,13 +181,23 @@ def test_binary_garbage_and_non_ir(tmp_path: Path) -> None:
     stats.note("files/binary garbage, non-IR text, empty file", "skipped with a note", 3)
 
 
-def test_unreadable_and_missing(tmp_path: Path) -> None:
-    if os.geteuid() == 0:
-        pytest.skip("root reads anything")
+def test_unreadable_and_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """EACCES is simulated (CI runs as root, which reads a chmod-0 file anyway); a missing path is real."""
     p = _seed(tmp_path)
-    p.chmod(0)
+    real_open = open
+
+    def denying_open(file, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if str(file) == str(p):
+            raise PermissionError(errno.EACCES, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", denying_open)
     r = run("check", str(p))
     _clean(r, "cannot read")
+    assert "Permission denied" in r.err + r.out and r.code == 1
+    monkeypatch.undo()
+    r = run("check", str(tmp_path / "missing.mlir"))
+    assert r.code == 2 and "no such file or directory" in r.err, r
 
 
 def test_a_directory_of_hostile_files(tmp_path: Path) -> None:

@@ -101,3 +101,15 @@ def test_sdy_parity_with_shardy() -> None:
             problems.append(f"verifier on {m!r}: Shardy says {msg!r}, shardconv {ours!r}")
     if problems:
         pytest.fail(f"{len(problems)} parity failure(s):\n" + "\n".join(problems[:25]))
+
+
+@pytest.mark.parametrize("entry", XLA, ids=lambda e: e.name)
+def test_every_xla_leniency_is_real(entry) -> None:  # type: ignore[no-untyped-def]
+    """Each allow-list example is rejected by shardconv with a matching message, and XLA does not
+    reject it cleanly (it accepts it or aborts): an entry that excuses nothing must not exist."""
+    with pytest.raises(ShardingError) as info:
+        parse_hlo(entry.example)
+    assert entry.matches(entry.example, info.value.message), info.value.message
+    (verdict,) = xla_results([entry.example])
+    clean_reject = verdict.error is not None and not verdict.crashed and "bad_alloc" not in verdict.error
+    assert not clean_reject, f"XLA rejects {entry.example!r} cleanly too: {verdict.error}"
