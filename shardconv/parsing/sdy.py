@@ -204,7 +204,35 @@ def _parse_sdy_text(start: str, text: str) -> Any:
 def parse_mesh(text: str) -> Mesh:
     """A mesh in any spelling: ``sdy.mesh @m = <[...]>``, ``#sdy.mesh<[...]>``, ``<[...]>``, or the
     shorthand ``batch=2,model=4`` (optionally ``;device_ids=[...]``). Verified as Shardy does."""
+    mesh = _plain_shorthand(text)
+    if mesh is not None:
+        return mesh
     return _parse_sdy_text("mesh_start", text)  # type: ignore[no-any-return]
+
+
+def _plain_shorthand(text: str) -> Mesh | None:
+    """The grammar's answer for the everyday ``name=size,...`` shorthand (ASCII names, decimal sizes,
+    no spaces, quotes or device ids), without loading the grammar: the CLI's ``--mesh`` path. Returns
+    None, so the grammar decides (and words any error), for anything else or anything invalid."""
+    if len(text) > 512:
+        return None
+    axes: list[MeshAxis] = []
+    names: set[str] = set()
+    for part in text.split(","):
+        name, eq, size = part.partition("=")
+        # ASCII isidentifier() is exactly SHORT_NAME; ASCII isdigit() exactly a decimal MLIR_INT.
+        if not (eq and name.isascii() and name.isidentifier() and size.isascii() and size.isdigit()):
+            return None
+        if len(size) > 18 or name in names or int(size) < 1:
+            return None
+        names.add(name)
+        axes.append(MeshAxis(name, int(size)))
+    mesh = Mesh(axes=tuple(axes))
+    try:
+        verify_mesh(mesh)
+    except ShardingError:
+        return None
+    return mesh
 
 
 def parse_sdy(text: str) -> TensorSharding:
