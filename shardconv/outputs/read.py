@@ -81,7 +81,7 @@ class _Resolver:
         return located(self.ir.text, pos, lambda: to_hlo(s, self.meshes()))
 
     def mhlo(self, attr: Attr) -> HloSharding:
-        from ..dumps.escapes import unescape_mlir
+        from ..escapes import unescape_mlir
         from ..parsing import parse_hlo
 
         text = self.ir.text

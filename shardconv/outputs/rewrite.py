@@ -21,9 +21,9 @@ _TENSOR = re.compile(r"tensor<((?:\d+x)*)([^<>,?]+|complex<[^<>]+>)>")
 
 def mlir_string(value: str) -> str:
     """``value`` as an MLIR string literal (``"`` and non-printable bytes escaped as MLIR does)."""
-    from ..dumps.escapes import escape_mlir
+    from ..printers.sdy import quote_name
 
-    return '"' + escape_mlir(value.encode("utf-8", "surrogateescape")).decode("ascii") + '"'
+    return quote_name(value)
 
 
 def _dict_text(d: AttrDict, set_: dict[str, str], drop_prefix: str | None) -> str:

@@ -11,6 +11,7 @@ from lark import Token, Transformer
 
 from ..canonical import canonical_iota
 from ..errors import LimitExceededError, ShardingError, ShardingSyntaxError, ShardingValidationError
+from ..escapes import EscapeError, unescape_c
 from ..limits import INT64_MAX, check_device_count
 from ..model import (
     AxisRef, DimSharding, HloSharding, Kind, Mesh, MeshAxis, MeshSharding, OpMetadata, ShardGroup, SubAxis,
@@ -24,8 +25,6 @@ _STRING_KEYS = frozenset({"op_type", "op_name", "source_file", "deduplicated_nam
 _INT_KEYS = frozenset({"source_line", "source_end_line", "source_column", "source_end_column", "stack_frame_id"})
 _FLAG_PRECEDENCE = ("replicated", "maximal", "manual", "unknown", "unreduced")
 _SPLIT = re.compile(r"\s*,\s*")
-_SIMPLE_ESCAPES = {"n": 10, "r": 13, "t": 9, '"': 34, "'": 39, "\\": 92, "?": 63, "a": 7, "b": 8, "f": 12, "v": 11}
-_ESCAPE = re.compile(r"\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|(.))", re.S)
 
 
 def _err(msg: str, tok: Any) -> ShardingValidationError:
@@ -52,25 +51,16 @@ def _ints(tok: Token, what: str) -> tuple[int, ...]:
 
 
 def c_unescape(tok: Token) -> str:
-    """absl::CUnescape of a quoted string token (quotes stripped); the bytes must be UTF-8."""
-    body = str(tok)[1:-1]
-
-    def one(m: re.Match[str]) -> str:
-        if m.group(1):
-            return chr(int(m.group(1), 8) & 0xFF)
-        if m.group(2):
-            return chr(int(m.group(2), 16))
-        c = m.group(3)
-        if c not in _SIMPLE_ESCAPES:
-            raise _err(f"unknown escape sequence \\{c} in string", tok)
-        return chr(_SIMPLE_ESCAPES[c])
-
+    """absl::CUnescape of a quoted string token (quotes stripped), as XLA's HLO lexer reads it (at most
+    two hex digits); the bytes must be UTF-8. Errors point at the token."""
     # surrogateescape: text decoded from non-UTF-8 bytes (argv, dumps) must fail below, not here
-    raw = _ESCAPE.sub(one, body.encode("utf-8", "surrogateescape").decode("latin-1")) if "\\" in body else None
-    if raw is None:
-        raw = body.encode("utf-8", "surrogateescape").decode("latin-1")  # raw non-UTF-8 bytes fail below too
+    raw = str(tok)[1:-1].encode("utf-8", "surrogateescape")
     try:
-        return raw.encode("latin-1").decode("utf-8")
+        data = unescape_c(raw, max_hex_digits=2, keep_lone_backslash=True)
+    except EscapeError as e:
+        raise _err(f"unknown escape sequence \\{e.escape} in string", tok) from None
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise _err("string escapes do not form valid UTF-8", tok) from None
 

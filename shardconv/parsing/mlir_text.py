@@ -6,10 +6,9 @@ from __future__ import annotations
 import re
 
 from ..errors import ShardingSyntaxError
+from ..escapes import EscapeError, unescape_mlir
 from ..limits import INT64_MAX
 
-_SIMPLE_ESCAPES = {'"': 0x22, "\\": 0x5C, "n": 0x0A, "t": 0x09}
-_HEX = set("0123456789abcdefABCDEF")
 _COMMENT = re.compile(r"//[^\n]*")
 _LIST_ITEM = re.compile(r"(-)?\s*(0x[0-9a-fA-F]+|[0-9]+)")
 
@@ -20,24 +19,14 @@ def decode_string(token: str, pos: int = 0) -> str:
     body = token[1:-1]
     if "\\" not in body:
         return body
-    out = bytearray()
-    i = 0
-    while i < len(body):
-        ch = body[i]
-        if ch != "\\":
-            out += ch.encode("utf-8", "surrogateescape")
-            i += 1
-            continue
-        nxt = body[i + 1] if i + 1 < len(body) else ""
-        if nxt in _SIMPLE_ESCAPES:
-            out.append(_SIMPLE_ESCAPES[nxt])
-            i += 2
-        elif nxt in _HEX and i + 2 < len(body) and body[i + 2] in _HEX:
-            out.append(int(body[i + 1 : i + 3], 16))
-            i += 3
-        else:
-            raise ShardingSyntaxError("unknown escape in string literal", pos=pos + 1 + i)
-    return out.decode("utf-8", "surrogateescape")
+    raw = body.encode("utf-8", "surrogateescape")
+    try:
+        return unescape_mlir(raw).decode("utf-8", "surrogateescape")
+    except EscapeError as e:  # the codec counts bytes; find the same backslash among the characters
+        col = -1
+        for _ in range(raw.count(b"\\", 0, e.offset) + 1):
+            col = body.index("\\", col + 1)
+        raise ShardingSyntaxError("unknown escape in string literal", pos=pos + 1 + col) from None
 
 
 def decode_symbol(token: str, pos: int = 0) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from math import prod
 
+from ..escapes import escape_c_str
 from ..model import AxisRef, DimSharding, HloSharding, Kind, MeshSharding, OpMetadata, TileAssignment
 
 # XLA's OpMetadataToString order; only these keys are printed, and only when non-empty/non-zero.
@@ -13,20 +14,7 @@ METADATA_KEYS: tuple[str, ...] = (
 )
 INT_METADATA_KEYS = frozenset({"source_line", "source_end_line", "source_column", "source_end_column", "stack_frame_id"})
 
-_ESCAPES = {0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t", 0x22: '\\"', 0x27: "\\'", 0x5C: "\\\\"}
-
-
-def c_escape(value: str) -> str:
-    """absl::CEscape of the UTF-8 bytes: C escapes, other non-printable bytes as 3-digit octal."""
-    out = []
-    for b in value.encode("utf-8", "surrogateescape"):
-        if b in _ESCAPES:
-            out.append(_ESCAPES[b])
-        elif b < 0x20 or b >= 0x7F:
-            out.append(f"\\{b:03o}")
-        else:
-            out.append(chr(b))
-    return "".join(out)
+c_escape = escape_c_str  # XLA's CEscape of metadata strings; kept under the name callers import
 
 
 def _ints(values: tuple[int, ...] | list[int]) -> str:
@@ -41,7 +29,7 @@ def print_metadata_fields(m: OpMetadata) -> str:
         v = values.get(key)
         if v in (None, "", 0):
             continue
-        parts.append(f"{key}={v}" if key in INT_METADATA_KEYS else f'{key}="{c_escape(str(v))}"')
+        parts.append(f"{key}={v}" if key in INT_METADATA_KEYS else f'{key}="{escape_c_str(str(v))}"')
     return " ".join(parts)
 
 

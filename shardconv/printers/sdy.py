@@ -7,27 +7,15 @@ import re
 from math import prod
 from typing import Literal
 
+from ..escapes import escape_mlir_str
 from ..model import AxisRef, DimSharding, ManualAxes, Mesh, MeshRef, TensorSharding, TensorShardingPerValue
 
 _BARE_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
 
 
-def _escape(name: str) -> str:
-    """llvm::printEscapedString: printable ASCII as is (but ``"``), ``\\\\`` for backslash, else ``\\XX``."""
-    out = []
-    for byte in name.encode("utf-8", "surrogateescape"):
-        if byte == 0x5C:
-            out.append("\\\\")
-        elif 0x20 <= byte <= 0x7E and byte != 0x22:
-            out.append(chr(byte))
-        else:
-            out.append(f"\\{byte:02X}")
-    return "".join(out)
-
-
 def quote_name(name: str) -> str:
     """An MLIR string literal for ``name``, exactly as MLIR prints it (``a"b`` -> ``"a\\22b"``)."""
-    return f'"{_escape(name)}"'
+    return f'"{escape_mlir_str(name)}"'
 
 
 def print_symbol(name: str) -> str:
