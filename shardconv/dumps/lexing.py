@@ -1,84 +1,25 @@
-"""Just enough lexing to cut values out of a line: balanced delimiters, string literals, tensor types.
-Regex-driven so the work stays in C; no sharding grammar here (that is ``shardconv.parsing``)."""
+"""Just enough lexing to cut values out of a line: balanced delimiters and string literals (from
+``shardconv.mlir_lex``, on a latin-1 view of the line) and tensor types. Regex-driven so the work
+stays in C; no sharding grammar here (that is ``shardconv.parsing``)."""
 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
+from ..errors import ShardingSyntaxError
+from ..mlir_lex import skip_group
 from .occurrences import Shape
 
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
-_PAIRS = {ord("{"): ord("}"), ord("<"): ord(">"), ord("["): ord("]"), ord("("): ord(")")}
 
-
-@lru_cache(maxsize=None)
-def _stops(open_c: int) -> re.Pattern[bytes]:
-    close_c = _PAIRS[open_c]
-    return re.compile(b"[" + re.escape(bytes([open_c, close_c])) + b'"]')
-
-
-def match_close(buf: bytes, open_pos: int, limit: int | None = None) -> int:
-    """Index just past the delimiter closing ``buf[open_pos]`` (quotes skipped), or -1 if unclosed."""
-    open_c = buf[open_pos]
-    close_c = _PAIRS[open_c]
-    stops = _stops(open_c)
-    end = len(buf) if limit is None else limit
-    depth = 0
-    pos = open_pos
-    while True:
-        m = stops.search(buf, pos, end)
-        if m is None:
-            return -1
-        c = buf[m.start()]
-        if c == 0x22:
-            s = _STRING.match(buf, m.start(), end)
-            if s is None:
-                return -1
-            pos = s.end()
-            continue
-        if c == open_c and not (open_c == 0x3C and buf[m.start() + 1 : m.start() + 2] == b"="):
-            depth += 1
-        elif c == close_c and not (close_c == 0x3E and buf[m.start() - 1 : m.start()] == b"-"):
-            depth -= 1
-            if depth == 0:
-                return m.end()
-        pos = m.end()
-
-
-def string_end(buf: bytes, quote_pos: int, limit: int | None = None) -> int:
-    """Index just past the string literal starting at ``buf[quote_pos]`` (a ``"``), or -1."""
-    m = _STRING.match(buf, quote_pos, len(buf) if limit is None else limit)
-    return -1 if m is None else m.end()
-
-
-def split_top_level(text: str, sep: str = ",") -> list[tuple[int, str]]:
-    """Split at ``sep`` outside brackets and quotes; each piece with its offset (whitespace-stripped)."""
-    out: list[tuple[int, str]] = []
-    depth, start, i, n = 0, 0, 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-        elif c in "{[<(":
-            depth += 1
-        elif c in "}]>)":
-            depth -= 1
-        elif c == sep and depth == 0:
-            out.append(_stripped(text, start, i))
-            start = i + 1
-        i += 1
-    if text[start:].strip():
-        out.append(_stripped(text, start, n))
-    return out
-
-
-def _stripped(text: str, a: int, b: int) -> tuple[int, str]:
-    piece = text[a:b]
-    lead = len(piece) - len(piece.lstrip())
-    return a + lead, piece.strip()
+def match_close(line: str, open_pos: int) -> int:
+    """Index just past the bracket closing ``line[open_pos]`` (quotes skipped), or -1 if unclosed.
+    ``line`` is the latin-1 view of a dump line, so offsets are byte offsets."""
+    if line.startswith("<=", open_pos):
+        return -1  # HLO's iota operator, not a bracket
+    try:
+        return skip_group(line, open_pos, own_kind_only=True, comments=False)
+    except ShardingSyntaxError:
+        return -1
 
 
 # ---- tensor types ---------------------------------------------------------------------------------
@@ -116,4 +57,4 @@ def _hlo_dims(dims: bytes) -> Shape:
     return tuple(out)
 
 
-__all__ = ["hlo_shapes", "match_close", "mlir_shapes", "split_top_level", "string_end"]
+__all__ = ["hlo_shapes", "match_close", "mlir_shapes"]

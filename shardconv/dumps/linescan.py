@@ -7,7 +7,8 @@ import re
 from dataclasses import dataclass, field
 
 from .escapes import Encoding, EscapeError, decode, encode
-from .lexing import hlo_shapes, match_close, mlir_shapes, string_end
+from ..mlir_lex import string_end
+from .lexing import hlo_shapes, match_close, mlir_shapes
 from .occurrences import Kind, Occurrence, Shape
 
 _RX = re.compile(
@@ -65,10 +66,18 @@ class _Line:
     lineno: int
     col_base: int
     _hlo: tuple[str | None, tuple[Shape, ...] | None] | None = None
+    _chars: str | None = None
+
+    @property
+    def chars(self) -> str:
+        """The line as latin-1 text for ``shardconv.mlir_lex`` (same offsets), made once per line."""
+        if self._chars is None:
+            self._chars = self.text.decode("latin-1")
+        return self._chars
 
     def hlo_context(self) -> tuple[str | None, tuple[Shape, ...] | None]:
         if self._hlo is None:
-            self._hlo = _hlo_context(self.text)
+            self._hlo = _hlo_context(self.text, self.chars)
         return self._hlo
 
 
@@ -107,7 +116,7 @@ class LineScanner:
     # ---- dispatch ----------------------------------------------------------------------------
     def _dispatch(self, ln: _Line, m: re.Match[bytes], out: list[Occurrence]) -> int:
         g = m.lastgroup
-        t = ln.text
+        t = ln.chars
         if g == "hlo":
             end = match_close(t, m.end() - 1)
             if end < 0:
@@ -127,7 +136,7 @@ class LineScanner:
             end = match_close(t, m.end() - 1)
             if end < 0:
                 return m.end()
-            self._mesh_dict(ln, key, m.end() - 1, end, t[m.end() - 1 : end], Encoding(), out)
+            self._mesh_dict(ln, key, m.end() - 1, end, ln.text[m.end() - 1 : end], Encoding(), out)
             return end
         if g in ("hlonp", "mnp"):
             vg = "hlonpv" if g == "hlonp" else "mnpv"
@@ -150,7 +159,7 @@ class LineScanner:
                 m.group("sdyattrkind"), Kind.SDY_MESH
             )
             value, shapes = (None, None) if kind is Kind.SDY_MESH else self._mlir_context(ln, m.start())
-            site = _attr_site(t, m.start(), kind)
+            site = _attr_site(ln.text, m.start(), kind)
             out.append(self._occ(ln, kind, site, m.start(), end, value=value, shapes=shapes))
             return end
         if g == "meshdecl":
@@ -178,7 +187,7 @@ class LineScanner:
             out.append(self._occ(ln, Kind.MANUAL_AXES, "manual_axes", m.end() - 1, end, value=value))
             return end
         if g == "unspec":
-            value, shapes = ln.hlo_context() if b"custom_call_target" in t else self._mlir_context(ln, m.start())
+            value, shapes = ln.hlo_context() if b"custom_call_target" in ln.text else self._mlir_context(ln, m.start())
             occ = self._occ(ln, Kind.UNSPECIFIED_DIMS, "unspecified_dims", m.start("unspecv"), m.end("unspecv"))
             out.append(_replace(occ, value=value, shapes=shapes))
             return m.end()
@@ -231,8 +240,9 @@ class LineScanner:
         """``{mesh = #sdy.mesh<...>, other = #sdy.mesh<...>}``: one SDY_MESH occurrence per entry."""
         raw = ln.text[a:b]
         cursor = 0
+        chars = data.decode("latin-1")
         for m in re.finditer(rb'([\w$.\-]+|"[^"]*")\s*=\s*(#sdy\.mesh<)', data):
-            end = match_close(data, m.start(2) + len("#sdy.mesh"))
+            end = match_close(chars, m.start(2) + len("#sdy.mesh"))
             if end < 0:
                 continue
             mesh_text = data[m.start(2) : end]
@@ -249,7 +259,7 @@ class LineScanner:
     def _region_list(self, ln: _Line, m: re.Match[bytes], out: list[Occurrence]) -> int:
         """``in_shardings=[...]`` / ``out_shardings=[...]`` of a manual or named computation."""
         t = ln.text
-        end = match_close(t, m.end() - 1)
+        end = match_close(ln.chars, m.end() - 1)
         if end < 0:
             return m.end()
         key = m.group("mclistkey").decode()
@@ -313,7 +323,7 @@ class LineScanner:
         )
 
     def _mlir_context(self, ln: _Line, pos: int) -> tuple[str | None, tuple[Shape, ...] | None]:
-        return _mlir_context(ln.text, pos)
+        return _mlir_context(ln, pos)
 
 
 def _replace(o: Occurrence, **kw: object) -> Occurrence:
@@ -336,7 +346,7 @@ def _attr_site(t: bytes, start: int, kind: Kind) -> str:
     return m.group(1).decode() if m else kind.value
 
 
-def _hlo_context(t: bytes) -> tuple[str | None, tuple[Shape, ...] | None]:
+def _hlo_context(t: bytes, chars: str) -> tuple[str | None, tuple[Shape, ...] | None]:
     """Name and shape(s) of the HLO instruction on this line (tuple types flattened)."""
     m = _HLO_INSTR.match(t)
     if m is None:
@@ -344,7 +354,7 @@ def _hlo_context(t: bytes) -> tuple[str | None, tuple[Shape, ...] | None]:
     name = m.group(1).decode()
     p = m.end()
     if t[p : p + 1] == b"(":
-        end = match_close(t, p)
+        end = match_close(chars, p)
         return name, (hlo_shapes(t[p:end]) if end > 0 else None)
     a = _HLO_ARRAY.match(t, p)
     if a is None:
@@ -352,12 +362,13 @@ def _hlo_context(t: bytes) -> tuple[str | None, tuple[Shape, ...] | None]:
     return name, hlo_shapes(a.group(0))
 
 
-def _mlir_context(t: bytes, pos: int) -> tuple[str | None, tuple[Shape, ...] | None]:
+def _mlir_context(ln: _Line, pos: int) -> tuple[str | None, tuple[Shape, ...] | None]:
     """Value name and type(s) an MLIR attribute at ``pos`` belongs to: a function argument or result,
     an op's results, or the module."""
+    t = ln.text
     f = _FUNC.search(t)
     if f is not None and f.start() < pos:
-        return _func_context(t, f.end() - 1, pos)
+        return _func_context(ln, f.end() - 1, pos)
     mod = _MLIR_MODULE.match(t)
     if mod is not None:
         return "module", None
@@ -375,8 +386,9 @@ def _mlir_context(t: bytes, pos: int) -> tuple[str | None, tuple[Shape, ...] | N
     return name, shapes or None
 
 
-def _func_context(t: bytes, open_paren: int, pos: int) -> tuple[str | None, tuple[Shape, ...] | None]:
-    close = match_close(t, open_paren)
+def _func_context(ln: _Line, open_paren: int, pos: int) -> tuple[str | None, tuple[Shape, ...] | None]:
+    t = ln.text
+    close = match_close(ln.chars, open_paren)
     if close < 0 or pos < close:
         arg = None
         for a in _ARG.finditer(t, open_paren, pos):

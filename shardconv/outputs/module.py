@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ShardingSyntaxError, ShardingValidationError
 from ..parsing.mlir_text import decode_string
-from .lex import line_end, skip_group, skip_string, skip_ws, split_top, statements
+from ..mlir_lex import line_end, skip_group, skip_string, skip_ws, split_top, statements
 
 Span = tuple[int, int]
 

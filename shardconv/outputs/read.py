@@ -11,7 +11,7 @@ from typing import TypeVar
 
 from ..errors import ShardingError, ShardingValidationError
 from ..model import HloSharding, Mesh, TensorSharding
-from .lex import skip_group, skip_string, skip_ws, split_top
+from ..mlir_lex import skip_group, skip_string, skip_ws, split_top
 from .module import Attr, EntryFunc, ModuleIR, Port, Producer, attr_dict, read_module
 
 T = TypeVar("T")

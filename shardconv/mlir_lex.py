@@ -1,14 +1,17 @@
-"""Bracket- and string-aware scanning of MLIR text: just enough to find the spans of ops, attribute
-dicts and types without an MLIR parser (so the package works without jaxlib)."""
+"""Bracket- and string-aware scanning of MLIR text, shared by ``outputs`` (spans of ops, attribute dicts
+and types without an MLIR parser) and ``dumps`` (value ends on a log line, read as latin-1 so offsets
+are byte offsets). Searches are regex-driven so long lines cost C time."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from functools import lru_cache
 
-from ..errors import ShardingSyntaxError
+from .errors import ShardingSyntaxError
 
 _OPEN = {"(": ")", "[": "]", "{": "}", "<": ">"}
-_CLOSE = set(_OPEN.values())
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 
 
 def skip_ws(text: str, i: int, end: int | None = None) -> int:
@@ -26,44 +29,52 @@ def skip_ws(text: str, i: int, end: int | None = None) -> int:
     return i
 
 
-def skip_string(text: str, i: int) -> int:
-    """``text[i]`` is ``"``: index just past the closing quote (MLIR escapes are ``\\XX``, ``\\"``, ``\\\\``)."""
-    j = i + 1
-    while j < len(text):
-        c = text[j]
-        if c == "\\":
-            j += 2
-            continue
-        if c == '"':
-            return j + 1
-        j += 1
-    raise ShardingSyntaxError("unterminated string", text=text, pos=i)
+def string_end(text: str, i: int, end: int | None = None) -> int:
+    """``text[i]`` is ``"``: index just past the closing quote (``\\`` escapes the next character), or -1."""
+    m = _STRING.match(text, i, len(text) if end is None else end)
+    return -1 if m is None else m.end()
 
 
-def skip_group(text: str, i: int) -> int:
-    """``text[i]`` opens a bracket: index just past its match (strings, comments and ``->`` skipped)."""
+def skip_string(text: str, i: int, end: int | None = None) -> int:
+    """``string_end`` that raises on an unterminated string."""
+    j = string_end(text, i, end)
+    if j < 0:
+        raise ShardingSyntaxError("unterminated string", text=text, pos=i)
+    return j
+
+
+@lru_cache(maxsize=None)
+def _stops(own_kind: str, comments: bool) -> re.Pattern[str]:
+    """What ``skip_group`` must look at: quotes, ``->``, maybe ``//``, and the brackets it tracks."""
+    brackets = own_kind + _OPEN[own_kind] if own_kind else "".join(_OPEN) + "".join(_OPEN.values())
+    alts = ['"', "->", *(["//"] if comments else []), *(["<="] if own_kind == "<" else []), f"[{re.escape(brackets)}]"]
+    return re.compile("|".join(alts))
+
+
+def skip_group(text: str, i: int, end: int | None = None, *, own_kind_only: bool = False, comments: bool = True) -> int:
+    """``text[i]`` opens a bracket: index just past its match (strings, ``->`` and, if ``comments``,
+    ``//`` comments skipped). ``own_kind_only`` counts only that bracket kind, as a log line needs
+    (other brackets may be unbalanced there, and HLO's ``<=`` is no bracket)."""
+    end = len(text) if end is None else end
+    stops = _stops(text[i] if own_kind_only else "", comments)
     stack = [_OPEN[text[i]]]
     j = i + 1
-    while j < len(text):
-        c = text[j]
-        if c == '"':
-            j = skip_string(text, j)
-            continue
-        if c == "/" and text.startswith("//", j):
-            j = skip_ws(text, j)
-            continue
-        if c == "-" and text.startswith("->", j):
-            j += 2
-            continue
-        if c in _OPEN:
-            stack.append(_OPEN[c])
-        elif c in _CLOSE:
-            if c != stack[-1]:
-                raise ShardingSyntaxError(f"unbalanced {c!r}; expected {stack[-1]!r}", text=text, pos=j)
+    while (m := stops.search(text, j, end)) is not None:
+        tok, j = m.group(), m.end()
+        if tok == '"':
+            j = skip_string(text, m.start(), end)
+        elif tok == "//":
+            j = text.find("\n", j, end) + 1
+            if not j:
+                break
+        elif tok in _OPEN:
+            stack.append(_OPEN[tok])
+        elif len(tok) == 1:
+            if tok != stack[-1]:
+                raise ShardingSyntaxError(f"unbalanced {tok!r}; expected {stack[-1]!r}", text=text, pos=m.start())
             stack.pop()
             if not stack:
-                return j + 1
-        j += 1
+                return j
     raise ShardingSyntaxError(f"unclosed {text[i]!r}", text=text, pos=i)
 
 
