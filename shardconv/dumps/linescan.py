@@ -30,6 +30,32 @@ _RX = re.compile(
     re.X,
 )
 
+# Every _RX match holds one of these within _REACH bytes of its start (``mhlo.spmd_output_sharding``
+# is the farthest, 17), so ``bytes.find`` can skip text no match can start in, at memchr speed.
+_NEEDLES = (b"sharding", b"sdy.", b"num_partitions", b"manual_axes", b"unspecified_dims", b"expected-error")
+_REACH = 32
+_HEAD = 1 << 16  # a match head (``key = "`` up to its opening quote or bracket) is far shorter than this
+
+
+def _search(text: bytes, pos: int, nexts: list[int]) -> re.Match[bytes] | None:
+    """``_RX.search(text, pos)``, but the regex runs only near a needle, so a long line without keywords
+    costs grep time. ``nexts`` caches each needle's next offset (-1: not looked up yet; len: none left)."""
+    n = len(text)
+    while True:
+        for i, k in enumerate(_NEEDLES):
+            if nexts[i] < pos:
+                found = text.find(k, pos)
+                nexts[i] = n if found < 0 else found
+        hit = min(nexts)
+        if hit >= n:
+            return None
+        end = min(n, hit + _HEAD)
+        m = _RX.search(text, max(pos, hit - _REACH), end)
+        if m is not None:
+            return _RX.search(text, m.start()) if m.end() >= end else m  # cut by ``end``: redo unbounded
+        pos = hit + 1
+
+
 _HLO_INSTR = re.compile(rb"^\s*(?:ROOT\s+)?(%?[\w.\-]+)\s*=\s*")
 _HLO_ARRAY = re.compile(rb"[a-z][a-z0-9]*\[[^\]]*\]")
 _MLIR_RESULT = re.compile(rb"^\s*(%[\w#.$\-]+)(?::\d+)?(?:\s*,\s*%[\w#.$\-]+(?::\d+)?)*\s*=")
@@ -96,8 +122,9 @@ class LineScanner:
         if self.pending:
             out.extend(self._close_region(ln))
         pos = 0
+        nexts = [-1] * len(_NEEDLES)
         while True:
-            m = _RX.search(text, pos)
+            m = _search(text, pos, nexts)
             if m is None:
                 return out
             try:
