@@ -106,6 +106,16 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+def _past_token(text: str, i: int) -> int:
+    """Index past the depth-0 token at ``i``: a whole string or group, ``->``, or one character."""
+    c = text[i]
+    if c == '"':
+        return skip_string(text, i)
+    if c in _OPEN:
+        return skip_group(text, i)
+    return i + 2 if text.startswith("->", i) else i + 1
+
+
 def statements(text: str, start: int, end: int) -> Iterator[int]:
     """Start offsets of the lines of a region body at its own nesting depth (one op per line, as MLIR prints)."""
     i = skip_ws(text, start, end)
@@ -123,14 +133,7 @@ def statements(text: str, start: int, end: int) -> Iterator[int]:
             i = skip_ws(text, i, end)
             at_line_start = True
             continue
-        if c == '"':
-            i = skip_string(text, i)
-        elif c in _OPEN:
-            i = skip_group(text, i)
-        elif c == "-" and text.startswith("->", i):
-            i += 2
-        else:
-            i += 1
+        i = _past_token(text, i)
 
 
 def line_end(text: str, i: int, end: int | None = None) -> int:
@@ -140,12 +143,5 @@ def line_end(text: str, i: int, end: int | None = None) -> int:
         c = text[i]
         if c == "\n":
             return i
-        if c == '"':
-            i = skip_string(text, i)
-        elif c in _OPEN:
-            i = skip_group(text, i)
-        elif c == "-" and text.startswith("->", i):
-            i += 2
-        else:
-            i += 1
+        i = _past_token(text, i)
     return end
