@@ -360,7 +360,8 @@ class Mesh:
     @_cached
     def _position_of(self) -> dict[int, int]:
         """Device id -> mesh position (read-only by convention)."""
-        return {d: i for i, d in enumerate(self.device_ids)}
+        ids = self.explicit_device_ids
+        return {d: i for i, d in enumerate(self.device_ids if ids is None else ids)}
 
     @_cached
     def _axis_strides(self) -> tuple[int, ...]:

@@ -33,19 +33,22 @@ def verify_mesh(mesh: Mesh) -> None:
 
 
 def _verify_mesh(mesh: Mesh) -> None:
-    for axis in mesh.axes:
-        if axis.size < 1:
-            raise ShardingValidationError(f"axis size must be at least 1, got: {axis.size}")
-    check_device_count(mesh.axis_sizes)
+    sizes = mesh.axis_sizes
+    if sizes and min(sizes) < 1:
+        bad = next(s for s in sizes if s < 1)
+        raise ShardingValidationError(f"axis size must be at least 1, got: {bad}")
+    check_device_count(sizes)
     ids = mesh.explicit_device_ids or ()
     if ids and min(ids) < 0:  # min() first: converters verify meshes of 65,536 ids on every call
         negative = next(d for d in ids if d < 0)
         raise ShardingValidationError(f"device id must be non-negative, got: {negative}")
-    seen: set[str] = set()
-    for axis in mesh.axes:
-        if axis.name in seen:
-            raise ShardingValidationError(f'duplicate axis name: "{axis.name}"')
-        seen.add(axis.name)
+    names = mesh.axis_names
+    if len(set(names)) != len(names):
+        seen: set[str] = set()
+        for name in names:
+            if name in seen:
+                raise ShardingValidationError(f'duplicate axis name: "{name}"')
+            seen.add(name)
     if not ids:
         return
     if not mesh.axes:
@@ -109,11 +112,6 @@ def on_mesh(err: ShardingValidationError, mesh: Mesh) -> ShardingValidationError
     return ShardingValidationError(f"{err.message} (mesh is {mesh.shape_str() or '<[]>'})")
 
 
-def _verify_known(ref: AxisRef, mesh: Mesh) -> None:
-    if not mesh.has_axis(ref.name):
-        raise unknown_axis_name(ref.name)
-
-
 def _verify_sub_axis(ref: AxisRef, mesh: Mesh) -> None:
     sub = ref.sub_axis
     assert sub is not None
@@ -135,11 +133,14 @@ def _verify_sub_axis(ref: AxisRef, mesh: Mesh) -> None:
 def _verify_axis_list(refs: Sequence[AxisRef], mesh: Mesh, seen: set[AxisRef], subs: dict[str, list[AxisRef]]) -> None:
     """First pass, item by item: unknown name, duplicate, mergeable with the previous one."""
     prev: AxisRef | None = None
+    known = mesh._size_by_name
     for ref in refs:
-        _verify_known(ref, mesh)
-        if ref in seen:
+        if ref.name not in known:
+            raise unknown_axis_name(ref.name)
+        n = len(seen)
+        seen.add(ref)  # one hash, not two: a ref already seen leaves the size unchanged
+        if len(seen) == n:
             raise ShardingValidationError(f"duplicate axis ref: {print_axis_ref(ref)}")
-        seen.add(ref)
         if prev is not None and _can_merge(prev, ref):
             raise ShardingValidationError(
                 f"two consecutive sub-axes can be merged: {print_axis_ref(prev)}, {print_axis_ref(ref)}"

@@ -74,9 +74,9 @@ def piece_to_axes(piece: Piece, mesh: Mesh) -> list[tuple[int, AxisRef]]:
     covered = 1
     for idx, (axis, st) in enumerate(zip(mesh.axes, mesh._axis_strides)):
         a_lo, a_hi = st, st * axis.size
-        o_lo, o_hi = max(lo, a_lo), min(hi, a_hi)
-        if o_lo >= o_hi:
+        if lo >= a_hi or a_lo >= hi or a_lo >= a_hi or lo >= hi:  # no overlap: max(lo, a_lo) >= min(hi, a_hi)
             continue
+        o_lo, o_hi = max(lo, a_lo), min(hi, a_hi)
         if o_lo % a_lo or o_hi % a_lo or (o_hi // a_lo) % (o_lo // a_lo) or axis.size % (o_hi // a_lo):
             raise NotExpressibleError(
                 f"a run of {piece.size} mesh positions with step {piece.stride} cuts axis "
@@ -99,6 +99,8 @@ def piece_to_axes(piece: Piece, mesh: Mesh) -> list[tuple[int, AxisRef]]:
 
 def merge_refs(refs: Sequence[tuple[int, AxisRef]], mesh: Mesh) -> tuple[AxisRef, ...]:
     """Merge adjacent sub-axes of one axis (major then minor) and promote full coverage to the whole axis."""
+    if len(refs) == 1 and (refs[0][1].sub_axis is None or refs[0][1].sub_axis.size != mesh.axes[refs[0][0]].size):
+        return (refs[0][1],)  # nothing to merge, and not a sub-axis spanning its whole axis
     out: list[tuple[int, int, int]] = []  # (axis index, pre_size, size)
     for idx, ref in refs:
         n = mesh.axes[idx].size

@@ -6,11 +6,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..canonical import canonical_tiled
-from ..device_order import iota_order, transposed
+from ..device_order import transposed_indices
 from ..errors import ShardingValidationError
 from ..model import (
     AxisRef,
     HloSharding,
+    Kind,
     Mesh,
     SubAxis,
     SubgroupType,
@@ -35,6 +36,8 @@ class ExportLayout:
 
 def resolve(sharding: TensorSharding, mesh: MeshArg) -> Mesh:
     """The mesh a sharding lives on: inlined, the mesh passed in, or looked up by name in a mapping."""
+    if type(mesh) is Mesh and type(sharding.mesh) is str and mesh.name in (None, sharding.mesh):
+        return mesh  # the common case, decided without the ABC checks below
     if isinstance(sharding.mesh, Mesh):
         return sharding.mesh
     if isinstance(mesh, Mapping):
@@ -70,10 +73,16 @@ def _layout(
     sharding: TensorSharding, mesh: Mesh, manual_axes: Sequence[str]
 ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[SubgroupType, ...]]:
     """``export_layout`` as a plain tuple (tile dims, reshape dims, perm, subgroups)."""
-    if not any(r.sub_axis is not None for d in sharding.dims for r in d.axes) and not any(
-        r.sub_axis is not None for r in sharding.unreduced
-    ):
-        return _layout_whole_axes(sharding, mesh, manual_axes)
+    for dim in sharding.dims:
+        for r in dim.axes:
+            if r.sub_axis is not None:
+                break
+        else:
+            continue
+        break
+    else:
+        if all(r.sub_axis is None for r in sharding.unreduced):
+            return _layout_whole_axes(sharding, mesh, manual_axes)
     tile_dims = [1] * sharding.rank
     pos: dict[AxisRef, int] = {}
     for i, dim in enumerate(sharding.dims):
@@ -190,15 +199,27 @@ def _to_hlo_one(sharding: TensorSharding, mesh: MeshArg, manual_axes: Sequence[s
     if m.num_devices == 1:  # XLA: a one-device tile is {unreduced} / {replicated} (rank 0: no sharding)
         return HloSharding.unreduced() if sharding.unreduced else HloSharding.replicated()
     tile_dims, reshape_dims, perm, subgroups = _layout(sharding, m, manual_axes)
-    if m.explicit_device_ids is not None:
-        # The verified mesh ids are a permutation of 0..n-1 and the tile dims multiply to n, so the
-        # tile array needs none of from_devices' checks.
-        tile = TileAssignment(_nonempty(tile_dims), explicit=tuple(transposed(m.explicit_device_ids, reshape_dims, perm)))
-    elif explicit:
-        tile = TileAssignment(_nonempty(tile_dims), explicit=tuple(iota_order(reshape_dims, perm)))
-    else:
-        tile = TileAssignment.iota(_nonempty(tile_dims), reshape_dims, perm)
-    return canonical_tiled(tile, subgroups)
+    ids = m.explicit_device_ids
+    if ids is None and not explicit:
+        return canonical_tiled(TileAssignment.iota(_nonempty(tile_dims), reshape_dims, perm), subgroups)
+    # An explicit list. The verified mesh ids are a permutation of 0..n-1 and the reshape and tile dims
+    # both multiply to n, so the tile array needs none of from_devices' checks.
+    order = transposed_indices(reshape_dims, perm)
+    devices = order if ids is None else [ids[i] for i in order]
+    dims = _nonempty(tile_dims)
+    if not subgroups:
+        return HloSharding(Kind.TILED, tile=TileAssignment(dims, explicit=tuple(devices)))
+    if subgroups == _REPLICATED and dims[-1] < len(devices):
+        # canonical_tiled's partial_tile, without building the unsorted array first: sort each group.
+        g = dims[-1]
+        grouped: list[int] = []
+        for k in range(0, len(devices), g):
+            grouped += sorted(devices[k : k + g])
+        return HloSharding(Kind.TILED, tile=TileAssignment(dims, explicit=tuple(grouped)), subgroups=subgroups)
+    return canonical_tiled(TileAssignment(dims, explicit=tuple(devices)), subgroups)
+
+
+_REPLICATED = (SubgroupType.REPLICATED,)
 
 
 def _nonempty(dims: tuple[int, ...]) -> tuple[int, ...]:

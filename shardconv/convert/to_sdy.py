@@ -24,7 +24,7 @@ from ..model import (
     TensorShardingPerValue,
 )
 from .factoring import Piece, common_factor_walk, mesh_sorted_refs, pieces_to_refs
-from .to_hlo import to_hlo
+from .to_hlo import _to_hlo_one, to_hlo
 
 SdyValue = TensorSharding | TensorShardingPerValue
 
@@ -84,21 +84,28 @@ def iota_layout(hlo: HloSharding) -> Layout | None:
     return Layout(tuple(tuple(p) for p in ordered), tuple(replicated))
 
 
-def explicit_layout(hlo: HloSharding, mesh: Mesh) -> Layout:
-    """Layout from the materialised device array; raises ``_Broken`` saying where the order breaks."""
+def explicit_layout(hlo: HloSharding, mesh: Mesh, *, explain: bool = True) -> Layout:
+    """Layout from the materialised device array; raises ``_Broken`` saying where the order breaks.
+
+    ``explain=False`` skips the checks that only serve to say *where* an order breaks (tile positions
+    regenerate, replica groups match): any order that fails them also fails the re-export comparison
+    in ``tiled_to_sdy``, which then reruns this with the checks to word the error."""
     tile = hlo.tile
     assert tile is not None
     pos = _positions(tile.devices, mesh)
     dims = tile.dims
     g = dims[-1] if hlo.subgroups and hlo.subgroups[-1] is SubgroupType.REPLICATED else 1
     shape = dims[:-1] if g > 1 else dims
-    mins = pos if g == 1 else [min(pos[i : i + g]) for i in range(0, len(pos), g)]
+    mins = pos if g == 1 else list(map(min, *[pos[k::g] for k in range(g)]))
     if mins[0] != 0:
         raise _Broken(f"the first tile does not hold mesh position 0 (it holds {_fmt_set(pos[:g])})")
     steps = strides(shape)
-    ordered = [_runs(mins, shape, d, steps[d]) for d in range(len(shape))]
-    _check_regenerates(mins, shape, ordered)
+    ordered = [_runs(mins, shape, d, steps[d]) if shape[d] > 1 else [] for d in range(len(shape))]
+    if explain:
+        _check_regenerates(mins, shape, ordered)
     replicated = _gaps([p for dim in ordered for p in dim], mesh.num_devices)
+    if not explain:
+        return Layout(tuple(map(tuple, ordered)), tuple(replicated))
     room = prod(p.size for p in replicated)
     if room != g:
         raise _Broken(
@@ -214,13 +221,20 @@ def _fmt_set(values: Sequence[int]) -> str:
 # --------------------------------------------------------------------------------------------------
 
 
+_EMPTY_DIM = DimSharding()  # frozen: safe to share
+_NO_MANUAL_AXES = ManualAxes()
+
+
 def layout_to_sdy(layout: Layout, hlo: HloSharding, mesh: Mesh, ref: str | Mesh) -> tuple[TensorSharding, ManualAxes]:
     """Name the pieces of a layout as dims, unreduced and manual axes on ``mesh``."""
     rank = hlo.rank
     assert rank is not None
-    dims = tuple(DimSharding(pieces_to_refs(layout.ordered[i], mesh)) for i in range(rank))
+    ordered = layout.ordered
+    dims = tuple([DimSharding(pieces_to_refs(ordered[i], mesh)) if ordered[i] else _EMPTY_DIM for i in range(rank)])
     unreduced: tuple[AxisRef, ...] = ()
     manual: tuple[AxisRef, ...] = ()
+    if hlo.subgroups == (SubgroupType.REPLICATED,) or not hlo.subgroups:
+        return TensorSharding(ref, dims), _NO_MANUAL_AXES
     for k, kind in enumerate(hlo.subgroups):
         if kind is SubgroupType.REPLICATED:
             continue
@@ -252,6 +266,10 @@ def tiled_to_sdy(hlo: HloSharding, mesh: Mesh, ref: str | Mesh) -> tuple[TensorS
     layout = None
     if tile.is_iota and mesh.explicit_device_ids is None:
         layout = iota_layout(hlo)
+    else:
+        fast = _explicit_unexplained(hlo, mesh, ref)
+        if fast is not None:
+            return fast
     try:
         if layout is None:
             layout = explicit_layout(hlo, mesh)
@@ -273,6 +291,18 @@ def tiled_to_sdy(hlo: HloSharding, mesh: Mesh, ref: str | Mesh) -> tuple[TensorS
     if not same_assignment(back, hlo):
         raise AssertionError(f"internal error: {hlo} converted to {sharding} which exports as {back}")
     return sharding, manual
+
+
+def _explicit_unexplained(hlo: HloSharding, mesh: Mesh, ref: str | Mesh) -> tuple[TensorSharding, ManualAxes] | None:
+    """``tiled_to_sdy`` for a device array that decomposes cleanly, verified by the same re-export and
+    comparison but without explicit_layout's explanatory checks. None on any failure: the caller then
+    takes the checked path, which raises exactly what it always raised."""
+    try:
+        sharding, manual = layout_to_sdy(explicit_layout(hlo, mesh, explain=False), hlo, mesh, ref)
+        back = _to_hlo_one(sharding, mesh, manual.axes, False)  # to_hlo for one sharding
+    except Exception:  # noqa: BLE001 - any failure is re-derived (and worded) by the checked path
+        return None
+    return (sharding, manual) if same_assignment(back, hlo) else None
 
 
 def tile_table(hlo: HloSharding, mesh: Mesh, limit: int = 8) -> str:
