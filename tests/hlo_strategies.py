@@ -36,6 +36,21 @@ def iota_devices(draw: st.DrawFn, n: int) -> str:
 
 
 @st.composite
+def mesh_iota_ids(draw: st.DrawFn, n: int) -> str:
+    """V3 ``device_ids=(...)`` body: mostly an iota that stays non-trivial after canonicalisation, since a
+    plain ``[n]`` means no device_ids at all and would leave V3 → V2's iota path untested."""
+    from shardconv.canonical import canonical_iota
+
+    spelled = draw(iota_devices(n))[2:]
+    if draw(st.integers(0, 3)) == 0 or len(_factorisations(n)) == 1:
+        return spelled  # sometimes (or when n is prime) whatever iota_devices gave, trivial ones included
+    facts = [f for f in _factorisations(n) if len(f) > 1]
+    reshape = draw(st.sampled_from(facts))
+    perm = draw(st.permutations(range(len(reshape))).filter(lambda p: len(canonical_iota(reshape, p)[0]) > 1))
+    return f"[{','.join(map(str, reshape))}]T({','.join(map(str, perm))})"
+
+
+@st.composite
 def tile_devices(draw: st.DrawFn, n: int) -> str:
     kind = draw(st.sampled_from(["iota", "iota", "explicit", "explicit_iota"]))
     if kind == "iota" or n == 1:
@@ -108,8 +123,12 @@ def simple(draw: st.DrawFn) -> str:
 NAMES = ["a", "b", "x", "batch", "model", "a b"]
 
 
+ID_KINDS = ("none", "none", "explicit", "iota", "iota")
+
+
 @st.composite
-def v3(draw: st.DrawFn) -> str:
+def v3(draw: st.DrawFn, id_kinds: tuple[str, ...] = ID_KINDS) -> str:
+    """A V3 string; ``id_kinds`` weights how the mesh's device_ids are written (none/explicit/iota)."""
     if draw(st.integers(0, 12)) == 0:
         return f"{{maximal_mesh[device_id={draw(st.integers(0, 50))}]}}"
     names = draw(st.lists(st.sampled_from(NAMES), unique=True, max_size=3))
@@ -131,12 +150,12 @@ def v3(draw: st.DrawFn) -> str:
             elif where in sets:
                 sets[where].append(ref)
     parts = ["mesh[" + ",".join(f"'{a}'={s}" for a, s in zip(names, sizes)) + "]"]
-    ids = draw(st.sampled_from(["none", "none", "explicit", "iota"]))
+    ids = draw(st.sampled_from(id_kinds))
     if ids == "explicit" and n > 1:
         perm = draw(st.permutations(range(n)).filter(lambda p: list(p) != list(range(n))))
         parts.append(f"device_ids=({','.join(map(str, perm))})")
     elif ids == "iota" and n > 1:
-        parts.append(f"device_ids=({draw(iota_devices(n))[2:]})")
+        parts.append(f"device_ids=({draw(mesh_iota_ids(n))})")
     keyword = rank == 0 and draw(st.booleans())
     if keyword:
         parts.append(draw(st.sampled_from(["replicated", "unreduced", "manual"])))
@@ -160,6 +179,18 @@ def v3_is_valid(s: str) -> bool:
     except ShardingError:
         return False
     return True
+
+
+def v3_has_iota_ids(s: str) -> bool:
+    """Filter for V3 strings that parse and whose mesh ids are a non-trivial iota (V3 → V2's iota path)."""
+    from shardconv.errors import ShardingError
+    from shardconv.parsing.hlo import parse_hlo
+
+    try:
+        ms = parse_hlo(s).mesh_sharding
+    except ShardingError:
+        return False
+    return ms is not None and ms.device_iota is not None
 
 
 single = st.one_of(tiled(), tiled(), tiled(), simple(), v3().filter(v3_is_valid))

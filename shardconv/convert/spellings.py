@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Sequence
 
+from ..canonical import canonical_tiled
 from ..errors import NotExpressibleError
 from ..model import (
     AxisRef,
@@ -22,7 +23,7 @@ from ..model import (
     TileAssignment,
 )
 from ..verify import verify_on
-from .to_hlo import _check_manual, to_hlo
+from .to_hlo import _check_manual, export_layout, to_hlo
 from .to_sdy import to_sdy, to_sdy_manual
 
 
@@ -74,14 +75,31 @@ def to_v3(sharding: TensorSharding, mesh: Mesh, *, manual_axes: Sequence[str] = 
 
 
 def v3_to_v2(hlo: HloSharding) -> HloSharding:
-    """A V3 (mesh-based) sharding as the tile-array sharding XLA derives from it; others unchanged."""
+    """A V3 (mesh-based) sharding as the tile-array sharding XLA derives from it, metadata kept as XLA
+    keeps it (the proto must match too); others unchanged."""
     if hlo.kind is not Kind.MESH or hlo.mesh_sharding is None:
         return hlo
     ms = hlo.mesh_sharding
     if ms.manual:
-        return _manual_v3_to_v2(ms)
-    sharding, manual = to_sdy_manual(hlo, ms.mesh)
-    return to_hlo(sharding, ms.mesh, manual_axes=manual.axes)
+        out = _manual_v3_to_v2(ms)
+    else:
+        sharding, manual = to_sdy_manual(hlo, ms.mesh)
+        out = _export(sharding, ms.mesh, manual.axes, ms.device_iota)
+    return replace(out, metadata=hlo.metadata) if hlo.metadata else out
+
+
+def _export(
+    sharding: TensorSharding, mesh: Mesh, manual_axes: Sequence[str], device_iota: tuple[tuple[int, ...], tuple[int, ...]] | None
+) -> HloSharding:
+    """``to_hlo``, except that ids written as an iota stay one: XLA reshapes, transposes and reshapes the
+    mesh's iota tile array (TileAssignment ops keep iota where they can) instead of listing the ids."""
+    out = to_hlo(sharding, mesh, manual_axes=manual_axes)
+    if device_iota is None or out.tile is None:
+        return out
+    layout = export_layout(sharding, mesh, manual_axes)
+    ids = TileAssignment.iota(mesh.axis_sizes, *device_iota)
+    tile = ids.reshape(layout.reshape_dims).transpose(layout.perm).reshape(layout.tile_dims or (1,))
+    return canonical_tiled(tile, layout.subgroups)
 
 
 def _manual_v3_to_v2(ms: MeshSharding) -> HloSharding:
@@ -100,7 +118,7 @@ def _manual_v3_to_v2(ms: MeshSharding) -> HloSharding:
 
     dims = tuple(DimSharding(whole(d.axes)) for d in ms.dims)
     sharding = TensorSharding(split, dims, unreduced=whole(ms.unreduced))
-    return to_hlo(sharding, split, manual_axes=tuple(r.name for r in whole(ms.manual)))
+    return _export(sharding, split, tuple(r.name for r in whole(ms.manual)), ms.device_iota)
 
 
 def _split_mesh(mesh: Mesh, refs: Sequence[AxisRef]) -> tuple[Mesh, dict[AxisRef, tuple[str, ...]]]:
