@@ -40,8 +40,19 @@ class _cached:
         return value
 
 
+class _shape_derived(_cached):
+    """A Mesh value filled in, with its siblings, by ``Mesh._derive_shape`` on first read."""
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        obj._derive_shape()
+        return obj.__dict__[self.name]
+
+
 if TYPE_CHECKING:
     _cached = cached_property  # type: ignore[misc,assignment]  # noqa: F811
+    _shape_derived = cached_property  # type: ignore[misc,assignment]  # noqa: F811
 
 
 # --------------------------------------------------------------------------------------------------
@@ -344,46 +355,53 @@ class Mesh:
             ids = None
         return cls(axes=ax, explicit_device_ids=ids, name=name)
 
-    # Derived values are cached on the (frozen) instance: converters ask for them many times per call.
-    @_cached
-    def axis_names(self) -> tuple[str, ...]:
-        return tuple(a.name for a in self.axes)
+    # Shape-derived values, cached on the (frozen) instance: the first read of any of them computes all
+    # five at once (converters read most of them on every call, often on a fresh Mesh).
+    def _derive_shape(self) -> None:
+        axes = self.axes
+        names = tuple([a.name for a in axes])
+        sizes = tuple([a.size for a in axes])
+        strides = [1] * len(sizes)
+        acc = 1
+        for i in range(len(sizes) - 1, -1, -1):
+            strides[i] = acc
+            acc *= sizes[i]
+        d = self.__dict__
+        d["axis_names"] = names
+        d["axis_sizes"] = sizes
+        d["_size_by_name"] = dict(zip(names, sizes))
+        d["_axis_strides"] = tuple(strides)
+        ids = self.explicit_device_ids
+        d["num_devices"] = len(ids) if not axes and ids is not None else acc
 
-    @_cached
-    def axis_sizes(self) -> tuple[int, ...]:
-        return tuple(a.size for a in self.axes)
+    @_shape_derived
+    def axis_names(self) -> tuple[str, ...]: ...  # type: ignore[empty-body]
 
-    @_cached
-    def _size_by_name(self) -> dict[str, int]:
-        return {a.name: a.size for a in self.axes}
+    @_shape_derived
+    def axis_sizes(self) -> tuple[int, ...]: ...  # type: ignore[empty-body]
+
+    @_shape_derived
+    def _size_by_name(self) -> dict[str, int]: ...  # type: ignore[empty-body]
+
+    @_shape_derived
+    def _axis_strides(self) -> tuple[int, ...]:  # type: ignore[empty-body]
+        """Weight of each axis in the row-major flattened mesh position."""
+
+    @_shape_derived
+    def num_devices(self) -> int: ...  # type: ignore[empty-body]
 
     @_cached
     def _position_of(self) -> dict[int, int]:
         """Device id -> mesh position (read-only by convention)."""
         ids = self.explicit_device_ids
-        return {d: i for i, d in enumerate(self.device_ids if ids is None else ids)}
-
-    @_cached
-    def _axis_strides(self) -> tuple[int, ...]:
-        """Weight of each axis in the row-major flattened mesh position."""
-        out = [1] * len(self.axes)
-        acc = 1
-        for i in range(len(self.axes) - 1, -1, -1):
-            out[i] = acc
-            acc *= self.axes[i].size
-        return tuple(out)
+        ids = self.device_ids if ids is None else ids
+        return dict(zip(ids, range(len(ids))))
 
     def axis_size(self, name: str) -> int:
         return self._size_by_name[name]
 
     def has_axis(self, name: str) -> bool:
         return name in self._size_by_name
-
-    @_cached
-    def num_devices(self) -> int:
-        if not self.axes and self.explicit_device_ids is not None:
-            return len(self.explicit_device_ids)
-        return prod(self.axis_sizes)
 
     @property
     def is_maximal(self) -> bool:

@@ -205,7 +205,7 @@ def _to_hlo_one(sharding: TensorSharding, mesh: MeshArg, manual_axes: Sequence[s
     # An explicit list. The verified mesh ids are a permutation of 0..n-1 and the reshape and tile dims
     # both multiply to n, so the tile array needs none of from_devices' checks.
     order = transposed_indices(reshape_dims, perm)
-    devices = order if ids is None else [ids[i] for i in order]
+    devices = order if ids is None else list(map(ids.__getitem__, order))
     dims = _nonempty(tile_dims)
     if not subgroups:
         return HloSharding(Kind.TILED, tile=TileAssignment(dims, explicit=tuple(devices)))

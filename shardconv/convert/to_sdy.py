@@ -134,7 +134,7 @@ def _positions(devices: Sequence[int], mesh: Mesh) -> list[int]:
         return list(devices)
     where = mesh._position_of
     try:
-        return [where[d] for d in devices]
+        return list(map(where.__getitem__, devices))
     except KeyError as e:
         raise NotExpressibleError(f"device {e.args[0]} is not in the mesh's device_ids") from None
 
