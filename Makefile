@@ -27,6 +27,8 @@ bench: $(PY)
 	$(PIP) install -e '.[test]'
 	$(PY) bench/convert.py
 	$(PY) bench/cli.py
+	$(PY) bench/examples.py
+	$(PY) bench/scan.py --quick
 	$(PY) bench/hardening.py
 
 clean:
