@@ -69,47 +69,57 @@ def export_layout(sharding: TensorSharding, mesh: Mesh, manual_axes: Sequence[st
     return ExportLayout(*_layout(sharding, mesh, manual_axes))
 
 
+PieceKey = str | tuple[str, int, int]  # a whole axis by name, a sub-axis as (name, pre_size, size)
+
+
+def _key(ref: AxisRef) -> PieceKey:
+    sub = ref.sub_axis
+    return ref.name if sub is None else (ref.name, sub.pre_size, sub.size)
+
+
 def _layout(
     sharding: TensorSharding, mesh: Mesh, manual_axes: Sequence[str]
 ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[SubgroupType, ...]]:
-    """``export_layout`` as a plain tuple (tile dims, reshape dims, perm, subgroups)."""
-    for dim in sharding.dims:
-        for r in dim.axes:
-            if r.sub_axis is not None:
-                break
-        else:
-            continue
-        break
-    else:
-        if all(r.sub_axis is None for r in sharding.unreduced):
-            return _layout_whole_axes(sharding, mesh, manual_axes)
+    """``export_layout`` as a plain tuple (tile dims, reshape dims, perm, subgroups).
+
+    Each used axis or sub-axis takes the next position; the mesh pieces (axes cut at sub-axis
+    boundaries) are permuted to those positions, the unused ones trailing as the replicated subgroup.
+    """
+    size = mesh._size_by_name
     tile_dims = [1] * sharding.rank
-    pos: dict[AxisRef, int] = {}
+    pos: dict[PieceKey, int] = {}
+    whole_axes = True
     for i, dim in enumerate(sharding.dims):
         for ref in dim.axes:
-            tile_dims[i] *= ref.size(mesh)
-            pos[ref] = len(pos)
+            if ref.sub_axis is None:
+                tile_dims[i] *= size[ref.name]
+                pos[ref.name] = len(pos)
+            else:
+                whole_axes = False
+                tile_dims[i] *= ref.sub_axis.size
+                pos[_key(ref)] = len(pos)
+    if whole_axes and all(r.sub_axis is None for r in sharding.unreduced):
+        pieces: list[tuple[PieceKey, int]] = list(zip(mesh.axis_names, mesh.axis_sizes))
+    else:
+        pieces = _ordered_pieces(sharding, mesh)
     types: list[SubgroupType] = []
-    for kind, refs in (
-        (SubgroupType.MANUAL, [AxisRef(n) for n in manual_axes]),
-        (SubgroupType.UNREDUCED, list(sharding.unreduced)),
-    ):
-        if refs:
+    subgroup_refs = ((SubgroupType.MANUAL, [AxisRef(n) for n in manual_axes]), (SubgroupType.UNREDUCED, sharding.unreduced))
+    for kind, group in subgroup_refs:
+        if group:
             types.append(kind)
             tile_dims.append(1)
-            for ref in refs:
-                tile_dims[-1] *= ref.size(mesh)
-                pos[ref] = len(pos)
-    pieces = _ordered_pieces(sharding, mesh)
+            for ref in group:
+                tile_dims[-1] *= size[ref.name] if ref.sub_axis is None else ref.sub_axis.size
+                pos[_key(ref)] = len(pos)
     perm = [0] * len(pieces)
     nxt = len(pos)
     replicated = 1
-    for idx, ref in enumerate(pieces):
-        at = pos.get(ref)
+    for idx, (key, piece_size) in enumerate(pieces):
+        at = pos.get(key)
         if at is None:
             perm[nxt] = idx
             nxt += 1
-            replicated *= ref.size(mesh)
+            replicated *= piece_size
         else:
             perm[at] = idx
     if replicated > 1:
@@ -117,54 +127,10 @@ def _layout(
         types.append(SubgroupType.REPLICATED)
     if nxt != len(pieces):
         raise ShardingValidationError("axis refs overlap or repeat (the sharding is not valid on its mesh)")
-    return tuple(tile_dims), tuple(r.size(mesh) for r in pieces), tuple(perm), tuple(types)
+    return tuple(tile_dims), tuple(sz for _, sz in pieces), tuple(perm), tuple(types)
 
 
-def _layout_whole_axes(
-    sharding: TensorSharding, mesh: Mesh, manual_axes: Sequence[str]
-) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[SubgroupType, ...]]:
-    """``_layout`` when every ref is a whole axis: the pieces are the mesh axes, keyed by name."""
-    size = mesh._size_by_name
-    tile_dims = [1] * len(sharding.dims)
-    pos: dict[str, int] = {}
-    for i, dim in enumerate(sharding.dims):
-        for ref in dim.axes:
-            tile_dims[i] *= size[ref.name]
-            pos[ref.name] = len(pos)
-    types: list[SubgroupType] = []
-    if manual_axes:
-        types.append(SubgroupType.MANUAL)
-        tile_dims.append(1)
-        for name in manual_axes:
-            tile_dims[-1] *= size[name]
-            pos[name] = len(pos)
-    if sharding.unreduced:
-        types.append(SubgroupType.UNREDUCED)
-        tile_dims.append(1)
-        for ref in sharding.unreduced:
-            tile_dims[-1] *= size[ref.name]
-            pos[ref.name] = len(pos)
-    names = mesh.axis_names
-    perm = [0] * len(names)
-    nxt = len(pos)
-    replicated = 1
-    for idx, name in enumerate(names):
-        at = pos.get(name)
-        if at is None:
-            perm[nxt] = idx
-            nxt += 1
-            replicated *= size[name]
-        else:
-            perm[at] = idx
-    if replicated > 1:
-        tile_dims.append(replicated)
-        types.append(SubgroupType.REPLICATED)
-    if nxt != len(names):
-        raise ShardingValidationError("axis refs overlap or repeat (the sharding is not valid on its mesh)")
-    return tuple(tile_dims), mesh.axis_sizes, tuple(perm), tuple(types)
-
-
-def _ordered_pieces(sharding: TensorSharding, mesh: Mesh) -> list[AxisRef]:
+def _ordered_pieces(sharding: TensorSharding, mesh: Mesh) -> list[tuple[PieceKey, int]]:
     """Every mesh axis split at the sub-axis boundaries used by dims and unreduced axes, in mesh order."""
     cuts: dict[str, set[int]] = {a.name: {1, a.size} for a in mesh.axes}
     for ref in [r for d in sharding.dims for r in d.axes] + list(sharding.unreduced):
@@ -173,15 +139,15 @@ def _ordered_pieces(sharding: TensorSharding, mesh: Mesh) -> list[AxisRef]:
             if pre < 1 or size < 1 or whole % (pre * size):
                 raise ShardingValidationError(f"sub-axis {ref.name}:({pre}){size} does not fit axis size {whole}")
             cuts[ref.name].update((pre, pre * size))
-    out: list[AxisRef] = []
+    out: list[tuple[PieceKey, int]] = []
     for axis in mesh.axes:
         points = sorted(cuts[axis.name])
         if len(points) == 1:  # a size-1 axis: one empty piece, dropped again by iota canonicalisation
-            out.append(AxisRef(axis.name))
+            out.append((axis.name, 1))
             continue
         for lo, hi in zip(points, points[1:]):
             size = hi // lo
-            out.append(AxisRef(axis.name) if size == axis.size else AxisRef(axis.name, SubAxis(lo, size)))
+            out.append((axis.name if size == axis.size else (axis.name, lo, size), size))
     return out
 
 
