@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip -q --disable-pip-version-check
 
-.PHONY: demo test fuzz bench clean
+.PHONY: demo test fuzz bench grammars clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,11 @@ bench: $(PY)
 	$(PY) bench/examples.py
 	$(PY) bench/scan.py --quick
 	$(PY) bench/hardening.py
+
+# Regenerate the prebuilt parsers (shardconv/parsing/_lark_runtime.py, _tables_*.py) after editing grammars/*.lark.
+grammars: $(PY)
+	$(PIP) install -e .
+	PYTHONHASHSEED=0 $(PY) -m shardconv.parsing.generate
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis

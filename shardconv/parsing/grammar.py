@@ -1,41 +1,57 @@
-"""Loads the Lark grammars once per process, from a cache keyed on their content, and maps Lark's
-exceptions to ``ShardingSyntaxError``. The only module that touches Lark directly."""
+"""Loads the parsers once per process and maps parse errors to ``ShardingSyntaxError``. Parsers come
+prebuilt from grammars/*.lark (see generate.py), so start-up never imports Lark; if the grammars changed
+since, Lark rebuilds them (with an on-disk cache keyed on their content). The only module that parses."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import tempfile
+import zlib
 from functools import cache
-from pathlib import Path
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ShardingError, ShardingSyntaxError
 from ..limits import check_text_length
 
 if TYPE_CHECKING:
-    from lark import Lark
+    from ._lark_runtime import Lark
+
+_OPTIONS: dict[str, Any] = dict(parser="lalr", maybe_placeholders=False)
 
 
-def grammar_dir() -> Path:
+def grammar_dir() -> str:
     """``grammars/`` inside the wheel, or at the top of a source checkout."""
-    here = Path(__file__).resolve().parent.parent
-    for candidate in (here / "grammars", here.parent / "grammars"):
-        if (candidate / "common.lark").is_file():
+    here = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    for candidate in (os.path.join(here, "grammars"), os.path.join(os.path.dirname(here), "grammars")):
+        if os.path.isfile(os.path.join(candidate, "common.lark")):
             return candidate
     raise FileNotFoundError("shardconv grammars not found (broken installation)")
 
 
+def grammar_hash(gdir: str) -> int:
+    """CRC-32 of every grammar file (names and bytes): spots stale prebuilt tables without hashlib."""
+    crc = 0
+    for fname in sorted(f for f in os.listdir(gdir) if f.endswith(".lark")):
+        crc = zlib.crc32(fname.encode(), crc)
+        with open(os.path.join(gdir, fname), "rb") as f:
+            crc = zlib.crc32(f.read(), crc)
+    return crc
+
+
 def _cache_path(name: str, start: tuple[str, ...]) -> str | None:
-    gdir = grammar_dir()
-    h = hashlib.sha256()
-    for f in sorted(gdir.glob("*.lark")):
-        h.update(f.name.encode())
-        h.update(f.read_bytes())
-    h.update(repr((name, start)).encode())
+    import hashlib
+    import tempfile
+
     import lark
 
+    gdir = grammar_dir()
+    h = hashlib.sha256()
+    for fname in sorted(f for f in os.listdir(gdir) if f.endswith(".lark")):
+        h.update(fname.encode())
+        with open(os.path.join(gdir, fname), "rb") as f:
+            h.update(f.read())
+    h.update(repr((name, start)).encode())
     h.update(lark.__version__.encode())
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     for folder in (os.path.join(base, "shardconv"), os.path.join(tempfile.gettempdir(), "shardconv-cache")):
@@ -48,19 +64,42 @@ def _cache_path(name: str, start: tuple[str, ...]) -> str | None:
     return None
 
 
+def _prebuilt(name: str, start: tuple[str, ...]) -> tuple[Any, Any] | None:
+    """(DATA, MEMO) from the generated tables, or None when absent or built from other grammars."""
+    if len(start) != 1:
+        return None
+    try:
+        tables = import_module(f"._tables_{name}", __package__)
+    except ImportError:
+        return None
+    if tables.GRAMMAR_HASH != grammar_hash(grammar_dir()):
+        return None
+    return tables.TABLES.get(start[0])  # type: ignore[no-any-return]
+
+
+def _built_by_lark(name: str, start: tuple[str, ...]) -> tuple[Any, Any]:
+    """(DATA, MEMO) compiled by Lark from the grammar files, through Lark's on-disk cache."""
+    from lark import Lark as FullLark
+    from lark.grammar import Rule
+    from lark.lexer import TerminalDef
+
+    path = os.path.join(grammar_dir(), f"{name}.lark")
+    cache_file = _cache_path(name, start)
+    try:
+        parser = FullLark.open(path, start=list(start), cache=cache_file or False, **_OPTIONS)
+    except (OSError, EOFError, ValueError):
+        # A corrupt or unwritable cache must never stop parsing.
+        parser = FullLark.open(path, start=list(start), **_OPTIONS)
+    return parser.memo_serialize([TerminalDef, Rule])  # type: ignore[no-any-return]
+
+
 @cache
 def load(name: str, start: tuple[str, ...]) -> Lark:
     """The LALR parser for ``grammars/<name>.lark`` with the given start symbols."""
-    from lark import Lark
+    from ._lark_runtime import Lark
 
-    path = grammar_dir() / f"{name}.lark"
-    kwargs: dict[str, Any] = dict(parser="lalr", start=list(start), maybe_placeholders=False)
-    cache_file = _cache_path(name, start)
-    try:
-        return Lark.open(str(path), cache=cache_file or False, **kwargs)
-    except (OSError, EOFError, ValueError):
-        # A corrupt or unwritable cache must never stop parsing.
-        return Lark.open(str(path), **kwargs)
+    data_memo = _prebuilt(name, start) or _built_by_lark(name, start)
+    return Lark._load_from_dict(*data_memo)  # type: ignore[no-any-return]
 
 
 # Readable names for the regex terminals; literal terminals show their text (e.g. 'devices=').
@@ -103,7 +142,7 @@ def _negative_number(text: str, pos: int) -> str | None:
 
 def parse(name: str, start: str, text: str, transformer: Any) -> Any:
     """Parse ``text`` from ``start`` and transform; every failure becomes a ``ShardingError``."""
-    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+    from ._lark_runtime import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
     check_text_length(len(text))
     parser = load(name, (start,))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from math import prod
 from typing import Any
 
-from lark import Token, Transformer
+from ._lark_runtime import Token, Transformer
 
 from ..canonical import canonical_iota
 from ..errors import LimitExceededError, ShardingError, ShardingSyntaxError, ShardingValidationError

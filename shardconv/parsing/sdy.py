@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from lark import Token, Transformer, v_args
+from ._lark_runtime import Token, Transformer, v_args
 
 from ..errors import ShardingError, ShardingSyntaxError, ShardingValidationError
 from ..model import (
