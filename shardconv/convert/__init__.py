@@ -1,13 +1,32 @@
 """Converters between the models (never text): sdy -> HLO, HLO -> sdy on a real mesh, XLA's own
-mesh-less import, partition specs, HLO V1/V2/V3 spellings, and round trips."""
+mesh-less import, partition specs, HLO V1/V2/V3 spellings, and round trips.
 
-from .partition_spec import from_partition_spec, to_partition_spec
-from .roundtrip import Finding, MeshComparison, RoundTripReport, Step, compare_meshes, roundtrip
-from .spellings import to_v1, to_v2, to_v3, v3_to_v2
-from .suggest import suggestions, whole_axis_alternative
+The everyday converters load eagerly; the rest on first use, so ``shardconv convert`` pays for neither
+(a lazy name must differ from its module's: ``roundtrip`` lives in round_trip.py for that reason)."""
+
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
+from .._lazy import lazy_exports
 from .to_hlo import export_layout, to_hlo
 from .to_sdy import same_assignment, to_sdy, to_sdy_manual
 from .xla_import import xla_import
+
+if _TYPE_CHECKING:
+    from .partition_spec import from_partition_spec, to_partition_spec
+    from .round_trip import Finding, MeshComparison, RoundTripReport, Step, compare_meshes, roundtrip
+    from .spellings import to_v1, to_v2, to_v3, v3_to_v2
+    from .suggest import suggestions, whole_axis_alternative
+
+_LAZY = {
+    **dict.fromkeys(("from_partition_spec", "to_partition_spec"), "shardconv.convert.partition_spec"),
+    **dict.fromkeys(
+        ("Finding", "MeshComparison", "RoundTripReport", "Step", "compare_meshes", "roundtrip"),
+        "shardconv.convert.round_trip",
+    ),
+    **dict.fromkeys(("to_v1", "to_v2", "to_v3", "v3_to_v2"), "shardconv.convert.spellings"),
+    **dict.fromkeys(("suggestions", "whole_axis_alternative"), "shardconv.convert.suggest"),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
     "Finding",
