@@ -18,25 +18,34 @@ CHARS_PER_DEVICE = 12  # room for an explicit list of max_devices() ids, with sp
 MIN_TEXT = 1 << 20
 
 _override: int | None = None
+_from_env: int | None = None  # SHARDCONV_MAX_DEVICES, read once per process (it is on every hot path)
 
 
 def max_devices() -> int:
     """The device ceiling in force: ``set_max_devices`` > ``SHARDCONV_MAX_DEVICES`` > the default."""
+    global _from_env
     if _override is not None:
         return _override
-    env = os.environ.get("SHARDCONV_MAX_DEVICES")
-    if env:
-        try:
-            return max(1, int(env))
-        except ValueError:
-            pass
-    return DEFAULT_MAX_DEVICES
+    if _from_env is None:
+        _from_env = _read_env()
+    return _from_env
+
+
+def _read_env() -> int:
+    raw = os.environ.get("SHARDCONV_MAX_DEVICES", "").strip()
+    if not raw:
+        return DEFAULT_MAX_DEVICES
+    if not raw.isdigit() or int(raw) < 1:
+        raise LimitExceededError(f"SHARDCONV_MAX_DEVICES must be a positive integer, got {raw!r}")
+    return int(raw)
 
 
 def set_max_devices(n: int | None) -> None:
-    """Set (or with None, clear) the process-wide device ceiling, as ``--max-devices`` does."""
-    global _override
+    """Set the process-wide device ceiling, as ``--max-devices`` does; None clears it and re-reads
+    ``SHARDCONV_MAX_DEVICES`` on next use."""
+    global _override, _from_env
     _override = n
+    _from_env = None
 
 
 def check_device_count(dims: Iterable[int]) -> int:

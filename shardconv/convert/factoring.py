@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..errors import NotExpressibleError
 from ..model import AxisRef, Mesh, SubAxis
@@ -50,9 +51,10 @@ def common_factors(a: Sequence[int], b: Sequence[int]) -> list[int] | None:
     return None if walk is None else [f.size for f in walk]
 
 
-@dataclass(frozen=True)
-class Piece:
-    """A run of the flattened mesh position: ``size`` consecutive digit values with weight ``stride``."""
+class Piece(NamedTuple):
+    """A run of the flattened mesh position: ``size`` consecutive digit values with weight ``stride``.
+
+    A NamedTuple, not a dataclass: conversions build several per call and this is their hot path."""
 
     size: int
     stride: int

@@ -7,8 +7,8 @@ stands for (a ``TensorSharding`` cannot carry them: they belong to the enclosing
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from math import prod
+from typing import NamedTuple
 
 from ..device_order import strides
 from ..errors import NotExpressibleError, ShardingValidationError
@@ -29,8 +29,7 @@ from .to_hlo import _to_hlo_one, to_hlo
 SdyValue = TensorSharding | TensorShardingPerValue
 
 
-@dataclass(frozen=True)
-class Layout:
+class Layout(NamedTuple):
     """A device order as mesh-position pieces: per ordered tile dim (major -> minor), plus the replicated set."""
 
     ordered: tuple[tuple[Piece, ...], ...]
@@ -128,8 +127,8 @@ def explicit_layout(hlo: HloSharding, mesh: Mesh, *, explain: bool = True) -> La
 def _positions(devices: Sequence[int], mesh: Mesh) -> list[int]:
     if mesh.explicit_device_ids is None:
         n = mesh.num_devices
-        bad = next((d for d in devices if d >= n), None)
-        if bad is not None:
+        if max(devices) >= n:
+            bad = next(d for d in devices if d >= n)
             raise NotExpressibleError(f"device {bad} is not in the mesh {mesh.shape_str()} (devices 0..{n - 1})")
         return list(devices)
     where = mesh._position_of
@@ -343,7 +342,7 @@ def same_assignment(a: HloSharding, b: HloSharding) -> bool:
         return False
     g = a.tile.dims[-1] if a.subgroups and a.subgroups[-1] is SubgroupType.REPLICATED else 1
     da, db = a.tile.devices, b.tile.devices
-    if g == 1:
+    if g == 1 or da == db:  # canonical shardings already sort their replica groups
         return da == db
     return all(sorted(da[i : i + g]) == sorted(db[i : i + g]) for i in range(0, len(da), g))
 

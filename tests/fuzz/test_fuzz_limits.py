@@ -100,11 +100,20 @@ def test_ceiling_is_configurable(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(LimitExceededError, match="device limit of 1024"):
         parsing.parse_hlo(text)
     limits.set_max_devices(None)
+    # The environment is read once per process; set_max_devices(None) makes it re-read.
     monkeypatch.setenv("SHARDCONV_MAX_DEVICES", "100")
+    limits.set_max_devices(None)
     with pytest.raises(LimitExceededError, match="device limit of 100 "):
         parsing.parse_mesh("a=128")
     monkeypatch.setenv("SHARDCONV_MAX_DEVICES", str(1 << 26))
+    limits.set_max_devices(None)
     assert parsing.parse_mesh("a=16777217").num_devices == 16777217
+    monkeypatch.setenv("SHARDCONV_MAX_DEVICES", "lots")
+    limits.set_max_devices(None)
+    with pytest.raises(LimitExceededError, match="SHARDCONV_MAX_DEVICES must be a positive integer"):
+        parsing.parse_mesh("a=2")
+    monkeypatch.delenv("SHARDCONV_MAX_DEVICES")
+    limits.set_max_devices(None)
     stats.note("limits/ceiling configurable", "--max-devices / SHARDCONV_MAX_DEVICES honoured", 3)
 
 
@@ -117,6 +126,10 @@ def test_cli_max_devices_option() -> None:
     assert r.code == 0, r.err
     r = run("--max-devices", "0", "convert", "{replicated}")
     assert r.code == 2
+    from cli_util import run_proc
+
+    r = run_proc("convert", "{devices=[8]<=[8]}", env={"SHARDCONV_MAX_DEVICES": "4"})
+    assert r.code == 2 and "device limit of 4" in r.err and "Traceback" not in r.err, r.err
     stats.note("limits/ceiling configurable", "--max-devices / SHARDCONV_MAX_DEVICES honoured", 3)
 
 
