@@ -36,12 +36,19 @@ def sdy_print_attr(text: str) -> str:
 
     Raises ``ValueError`` with Shardy's first diagnostic when it rejects the text. Leading whitespace
     is dropped: ``ir.Attribute.parse`` miscounts it as trailing characters (a binding quirk, not MLIR's
-    grammar: inside a module it is just whitespace)."""
+    grammar: inside a module it is just whitespace). The opposite quirk: it ignores anything after a
+    trailing ``"`` (``#sdy.sharding<...>"abc`` parses), so an accepted text must also parse where real
+    IR holds it, as an attribute value in a module."""
     with context():
         try:
-            return str(ir.Attribute.parse(text.lstrip()))
+            printed = str(ir.Attribute.parse(text.lstrip()))
         except ir.MLIRError as e:
             raise ValueError(_messages(e)[0][1]) from None
+        try:
+            ir.Module.parse(f"module attributes {{t.a = {text.strip()}}} {{}}")
+        except ir.MLIRError as e:
+            raise ValueError(f"not valid inside a module: {_messages(e)[0][1]}") from None
+        return printed
 
 
 def sdy_print_attrs(texts: Sequence[str]) -> list[str | ValueError]:

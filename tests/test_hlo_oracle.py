@@ -89,3 +89,11 @@ def test_proto_round_trip_where_xla_text_is_lossy() -> None:
     assert back == ours
     assert to_proto_bytes(ours) == xla_result(s).proto
     assert parse_hlo(str(ours)) != ours  # the printed text is lossy, in XLA as in shardconv
+
+
+def test_rank0_subgroup_print_is_lossy_in_xla_too() -> None:
+    """The one place print -> parse changes the model (tests/fuzz/targets.py exempts it): XLA's too."""
+    s = "{devices=[4,1,1,1]<=[2,2]T(0,1) last_tile_dims={unreduced, manual, manual, manual}}"
+    printed = str(parse_hlo(s))
+    assert printed == xla_canonical(s) == "{devices=[4]<=[4] last_tile_dims={unreduced}}"
+    assert str(parse_hlo(printed)) == xla_canonical(printed) == "{unreduced}"

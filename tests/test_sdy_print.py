@@ -6,6 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from leniencies import SHARDY, allowed
 from oracle_sdy import sdy_print_attr, sdy_print_mesh_decl
 from sdy_strategies import Noisy, RandomModels, manual_axes, meshes, per_values, shardings
 from shardconv.errors import ShardingError
@@ -126,8 +127,10 @@ def test_mutated_text_accepted_iff_shardy_accepts(s: TensorSharding, seed: int, 
         expected = None
     try:
         ours: str | None = print_sharding(parse_sdy(text))
-    except ShardingError:
+    except ShardingError as e:
         ours = None
+        if expected is not None and allowed(SHARDY, text, e.message):
+            return  # a documented Shardy leniency (tests/leniencies.py)
     assert ours == expected, text
 
 

@@ -115,11 +115,25 @@ def parse_and_check(entry: str, text: str | bytes, *, converters: bool = True) -
         again = parse(printed)
     except ShardingError as e:
         raise Violation(f"{entry}: {text!r} parses but its printed form {printed!r} does not: {e.message}") from None
-    if again != value:
+    if again != value and not _xla_lossy_print(value):
         raise Violation(f"{entry}: {text!r} -> {printed!r} parses to a different model")
     if converters:
         convert(entry, value)
     return True
+
+
+def _xla_lossy_print(value: object) -> bool:
+    """XLA's own printer is not a fixed point for rank-0 tiled shardings with subgroups:
+    {devices=[4,1,1,1]<=[2,2]T(0,1) last_tile_dims={unreduced, manual, manual, manual}} prints
+    {devices=[4]<=[4] last_tile_dims={unreduced}}, which XLA re-reads as {unreduced}. shardconv prints
+    what XLA prints (pinned by tests/test_hlo_oracle.py), so the model may change there and only there."""
+    from shardconv.model import HloSharding, Kind
+
+    if not isinstance(value, HloSharding):
+        return False
+    if value.kind is Kind.TUPLE:
+        return any(map(_xla_lossy_print, value.elements))
+    return value.kind is Kind.TILED and value.rank == 0 and bool(value.subgroups)
 
 
 def check_bytes(data: bytes, fix_mesh: Mesh | None = None) -> bool:
@@ -180,5 +194,13 @@ def timed(cls: str, size: int, fn: Callable[[], bool], show: object) -> bool:
     stats.record(cls, accepted, ms / kb if kb >= 1 else ms)
     budget = FLOOR_MS + MS_PER_KB * kb
     if ms > budget:
-        raise Violation(f"{cls}: {ms:.0f} ms for {size} bytes (budget {budget:.0f} ms) on input {show!r:.500}")
+        # One re-run before it counts: a GC pause or a cache-cold moment is not the input's cost.
+        t = time.process_time()
+        try:
+            fn()
+        except BaseException:  # noqa: BLE001 - the first run already classified the outcome
+            pass
+        ms = min(ms, (time.process_time() - t) * 1000)
+        if ms > budget:
+            raise Violation(f"{cls}: {ms:.0f} ms for {size} bytes (budget {budget:.0f} ms) on input {show!r:.500}")
     return accepted

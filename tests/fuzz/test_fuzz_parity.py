@@ -1,6 +1,6 @@
 """Differential accept/reject parity over mutated inputs: vs XLA's HLO parser (crash-safe child) and
 vs Shardy's parser and verifier (module round trip). A disagreement passes only through an entry of
-xla_leniencies; XLA rejecting what shardconv accepts, or printing it differently, always fails."""
+leniencies; XLA rejecting what shardconv accepts, or printing it differently, always fails."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from oracle_sdy import sdy_print_attrs, sdy_verify_many
 from oracle_xla import xla_results
 from shardconv.errors import ShardingError
 from shardconv.parsing import parse_hlo, parse_sdy
-from xla_leniencies import SHARDY, XLA, allowed
+from leniencies import SHARDY, XLA, allowed
 
 XLA_CASES = 20_000 if stats.LONG else 600
 SDY_CASES = 20_000 if stats.LONG else 600
@@ -113,3 +113,17 @@ def test_every_xla_leniency_is_real(entry) -> None:  # type: ignore[no-untyped-d
     (verdict,) = xla_results([entry.example])
     clean_reject = verdict.error is not None and not verdict.crashed and "bad_alloc" not in verdict.error
     assert not clean_reject, f"XLA rejects {entry.example!r} cleanly too: {verdict.error}"
+
+
+@pytest.mark.parametrize("entry", SHARDY, ids=lambda e: e.name)
+def test_every_shardy_leniency_is_real(entry) -> None:  # type: ignore[no-untyped-def]
+    """Each Shardy allow-list example is rejected by shardconv with a matching message and accepted by
+    Shardy's own parser (in a module, where real IR holds it)."""
+    from oracle_sdy import sdy_print_attr
+    from shardconv.parsing import parse_mesh
+
+    parse = parse_mesh if entry.example.startswith("#sdy.mesh") else parse_sdy
+    with pytest.raises(ShardingError) as info:
+        parse(entry.example)
+    assert entry.matches(entry.example, info.value.message), info.value.message
+    assert sdy_print_attr(entry.example)  # raises ValueError if Shardy rejects it too

@@ -1,0 +1,19 @@
+"""The README's claims that are generated from code stay in sync with it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from leniencies import markdown
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_differences_from_xla_table_is_the_allow_list() -> None:
+    assert markdown().strip() in README.read_text(encoding="utf-8"), "regenerate with: python tests/leniencies.py"
+
+
+def test_quick_start_shows_the_two_set_up_commands() -> None:
+    text = README.read_text(encoding="utf-8")
+    quick = text[text.index("## Quick start") :]
+    assert "make demo" in quick[:600] and "make test" in quick[:600]
