@@ -199,3 +199,16 @@ def test_mesh_for_makes_a_whole_axis_sharding_exact() -> None:
     new = mesh_for(h, alt, SEED_MESH)
     assert new.explicit_device_ids == (0, 2, 4, 6, 1, 3, 5, 7)
     assert to_sdy(h, new) == alt
+
+
+def test_rank0_tile_of_one_subgroup_type_is_that_flag() -> None:
+    """Found by the coverage fuzzer: XLA's non-fixed-point rank-0 print must convert, not hit the
+    internal re-export check."""
+    from shardconv.parsing import parse_hlo, parse_mesh
+
+    mesh = parse_mesh("batch=2,model=4")
+    for text, flag in [("{devices=[8,1,1,1]<=[2,4]T(0,1) last_tile_dims={unreduced, manual, manual, manual}}", "unreduced"),
+                       ("{devices=[8]<=[8] last_tile_dims={unreduced}}", "unreduced")]:
+        s = to_sdy(parse_hlo(text), mesh, rank=0)
+        assert str(s) == '#sdy.sharding<@mesh, [], unreduced={"batch", "model"}>'
+        assert str(to_hlo(s, mesh)) == "{" + flag + "}"

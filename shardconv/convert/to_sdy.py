@@ -321,9 +321,21 @@ def tile_table(hlo: HloSharding, mesh: Mesh, limit: int = 8) -> str:
     return "\n".join(lines)
 
 
-def _one_device_is_replicated(h: HloSharding) -> HloSharding:
-    if h.kind is Kind.TILED and h.tile is not None and h.tile.num_devices == 1:
+_KIND_OF_SUBGROUP = {
+    SubgroupType.REPLICATED: Kind.REPLICATED, SubgroupType.MANUAL: Kind.MANUAL, SubgroupType.UNREDUCED: Kind.UNREDUCED,
+}
+
+
+def _collapsed(h: HloSharding) -> HloSharding:
+    """The flag a tile array stands for when it holds no data dims: a one-device tile is replicated, and
+    a rank-0 tile of one subgroup type (XLA prints ``{devices=[8]<=[8] last_tile_dims={unreduced}}`` and
+    reads it back as ``{unreduced}``) is that type."""
+    if h.kind is not Kind.TILED or h.tile is None:
+        return h
+    if h.tile.num_devices == 1:
         return HloSharding.replicated()
+    if h.rank == 0 and len(set(h.subgroups)) == 1:
+        return HloSharding(_KIND_OF_SUBGROUP[h.subgroups[0]])
     return h
 
 
@@ -331,7 +343,7 @@ def same_assignment(a: HloSharding, b: HloSharding) -> bool:
     """Same tiles on the same devices (replica groups compared as sets)."""
     if a == b:
         return True
-    a, b = _one_device_is_replicated(a), _one_device_is_replicated(b)
+    a, b = _collapsed(a), _collapsed(b)
     if a == b:
         return True
     if a.kind is not b.kind or a.subgroups != b.subgroups:

@@ -4,12 +4,7 @@ strings from hlo_strategies/sdy_strategies with arbitrary text and bytes (budget
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import subprocess
-import sys
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -71,18 +66,3 @@ def test_hypothesis_scanner(body: bytes, site: bytes) -> None:
         timed("coverage/hypothesis dump scan", len(data), lambda: check_bytes(data), data)
     except Violation as v:
         raise AssertionError(str(v)) from None
-
-
-ATHERIS = importlib.util.find_spec("atheris") is not None
-
-
-@pytest.mark.skipif(not (stats.LONG and ATHERIS), reason="atheris runs only under make fuzz with the fuzz extra")
-def test_atheris() -> None:
-    seconds = os.environ.get("SHARDCONV_ATHERIS_SECONDS", "600")
-    here = os.path.dirname(os.path.abspath(__file__))
-    p = subprocess.run([sys.executable, os.path.join(here, "atheris_main.py"), f"-max_total_time={seconds}", "-rss_limit_mb=4096"],
-                       capture_output=True, text=True, cwd=here)
-    runs = [ln for ln in p.stderr.splitlines() if "Done" in ln and "runs" in ln]
-    if runs:
-        stats.note("coverage/atheris (libFuzzer)", "no crash", int(runs[-1].split("Done")[1].split()[0]))
-    assert p.returncode == 0, p.stderr[-3000:]
