@@ -53,7 +53,7 @@ def make_console(stream: IO[str] | None = None, *, stderr: bool = False) -> Cons
         stream = sys.stderr if stderr else sys.stdout
     color = use_color(stream)
     console = Console(
-        file=stream,
+        file=_TrailingSpaceTrimmer(stream),
         width=width(stream),
         color_system="auto" if color else None,
         force_terminal=color,
@@ -64,6 +64,31 @@ def make_console(stream: IO[str] | None = None, *, stderr: bool = False) -> Cons
     )
     console.on_broken_pipe = _broken_pipe  # type: ignore[method-assign]
     return console
+
+
+class _TrailingSpaceTrimmer:
+    """Drops the spaces rich pads table cells with at line ends, so output diffs and pastes cleanly.
+
+    Spaces at the end of a write are held back until the next write shows whether a newline follows."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+        self._held = ""
+
+    def write(self, text: str) -> int:
+        text = self._held + text
+        body = text.rstrip(" ")
+        self._held = text[len(body) :]
+        self._stream.write("\n".join(line.rstrip(" ") for line in body.split("\n")))
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.write(self._held)
+        self._held = ""
+        self._stream.flush()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
 
 
 def _broken_pipe() -> None:
