@@ -212,3 +212,12 @@ def test_rank0_tile_of_one_subgroup_type_is_that_flag() -> None:
         s = to_sdy(parse_hlo(text), mesh, rank=0)
         assert str(s) == '#sdy.sharding<@mesh, [], unreduced={"batch", "model"}>'
         assert str(to_hlo(s, mesh)) == "{" + flag + "}"
+
+
+def test_single_tile_of_one_subgroup_type_is_that_flag() -> None:
+    from shardconv.parsing import parse_hlo, parse_mesh
+
+    mesh = parse_mesh("a=2")
+    s = to_sdy(parse_hlo("{devices=[1,2,1]<=[2] last_tile_dims={unreduced, manual}}"), mesh)
+    assert str(s) == '#sdy.sharding<@mesh, [{}], unreduced={"a"}>'
+    assert str(to_hlo(s, mesh)) == "{unreduced}"

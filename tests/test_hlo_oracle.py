@@ -97,3 +97,8 @@ def test_rank0_subgroup_print_is_lossy_in_xla_too() -> None:
     printed = str(parse_hlo(s))
     assert printed == xla_canonical(s) == "{devices=[4]<=[4] last_tile_dims={unreduced}}"
     assert str(parse_hlo(printed)) == xla_canonical(printed) == "{unreduced}"
+    # Not only rank 0: any single-tile sharding (every data dim 1) whose subgroups merge down to one type.
+    s = "{devices=[1,2,1]<=[2] last_tile_dims={unreduced, manual}}"
+    printed = str(parse_hlo(s))
+    assert printed == xla_canonical(s) == "{devices=[1,2]<=[2] last_tile_dims={unreduced}}"
+    assert str(parse_hlo(printed)) == xla_canonical(printed) == "{unreduced}"

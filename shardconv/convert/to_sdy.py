@@ -327,14 +327,14 @@ _KIND_OF_SUBGROUP = {
 
 
 def _collapsed(h: HloSharding) -> HloSharding:
-    """The flag a tile array stands for when it holds no data dims: a one-device tile is replicated, and
-    a rank-0 tile of one subgroup type (XLA prints ``{devices=[8]<=[8] last_tile_dims={unreduced}}`` and
+    """The flag a tile array stands for when it holds a single tile: a one-device tile is replicated, and
+    one tile of one subgroup type (XLA prints ``{devices=[1,2]<=[2] last_tile_dims={unreduced}}`` and
     reads it back as ``{unreduced}``) is that type."""
     if h.kind is not Kind.TILED or h.tile is None:
         return h
     if h.tile.num_devices == 1:
         return HloSharding.replicated()
-    if h.rank == 0 and len(set(h.subgroups)) == 1:
+    if len(set(h.subgroups)) == 1 and all(n == 1 for n in h.tile_counts):
         return HloSharding(_KIND_OF_SUBGROUP[h.subgroups[0]])
     return h
 

@@ -123,17 +123,20 @@ def parse_and_check(entry: str, text: str | bytes, *, converters: bool = True) -
 
 
 def _xla_lossy_print(value: object) -> bool:
-    """XLA's own printer is not a fixed point for rank-0 tiled shardings with subgroups:
+    """XLA's own printer is not a fixed point for single-tile shardings (every data dim 1) with subgroups:
     {devices=[4,1,1,1]<=[2,2]T(0,1) last_tile_dims={unreduced, manual, manual, manual}} prints
-    {devices=[4]<=[4] last_tile_dims={unreduced}}, which XLA re-reads as {unreduced}. shardconv prints
-    what XLA prints (pinned by tests/test_hlo_oracle.py), so the model may change there and only there."""
+    {devices=[4]<=[4] last_tile_dims={unreduced}}, which XLA re-reads as {unreduced}; and for rank-0 V3
+    shardings, whose short print ({mesh['a'=1,'b'=1], unreduced}) drops the axis sets. shardconv prints
+    what XLA prints (both pinned by tests/test_hlo_oracle.py), so the model may change there and only there."""
     from shardconv.model import HloSharding, Kind
 
     if not isinstance(value, HloSharding):
         return False
     if value.kind is Kind.TUPLE:
         return any(map(_xla_lossy_print, value.elements))
-    return value.kind is Kind.TILED and value.rank == 0 and bool(value.subgroups)
+    if value.kind is Kind.MESH:
+        return value.rank == 0
+    return value.kind is Kind.TILED and bool(value.subgroups) and all(n == 1 for n in value.tile_counts)
 
 
 def check_bytes(data: bytes, fix_mesh: Mesh | None = None) -> bool:
