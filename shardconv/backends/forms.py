@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from math import lcm, prod
 from typing import Union
 
-from ..errors import ShardingValidationError
+from ..errors import ShardingError, ShardingValidationError
 from ..model import HloSharding, Kind, Mesh, PartitionSpec, TensorSharding, TensorShardingPerValue
 from .base import Example, ShardingLike
 
@@ -89,9 +89,7 @@ def resolve(example: Example) -> tuple[Side, Side | None, tuple[int, ...], str]:
     if b is None:
         try:
             b = converted_side(a, mesh, tuple(len(shape) for _ in a.values))
-        except (ImportError, AttributeError) as e:
-            error = f"converter not available: {e}"
-        except Exception as e:  # a ShardingError is a finding; report it, do not crash the run
+        except ShardingError as e:  # a conversion refused is a finding of this example, not a crash
             error = f"{type(e).__name__}: {e}"
     if b is not None and len(a.values) != len(b.values):
         raise ShardingValidationError(f"the two sides have {len(a.values)} and {len(b.values)} values")

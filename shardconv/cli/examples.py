@@ -161,15 +161,9 @@ SEED_DUMP = "seed-distorted-mesh.mlir"
 SEED_MESH = "batch=2,model=4"
 
 
-def run_seed_check(console: Console) -> int | None:
-    """``shardconv check`` on the seed dump; None when the check command is not installed."""
-    import importlib.util
-
+def run_seed_check(console: Console) -> int:
+    """``shardconv check`` on the seed dump, as a user would run it; returns its exit code."""
     from ..backends.examples import examples_dir
-
-    if importlib.util.find_spec("shardconv.cli.check") is None:  # TODO(check helper): lands separately
-        console.print("seed-scenario check skipped: shardconv.cli.check is not available in this build")
-        return None
     from .check import check as check_command
 
     path = str(examples_dir() / SEED_DUMP)
@@ -187,8 +181,7 @@ def demo() -> int:
     console = make_console()
     rows, _ = run_examples("all", "text", None, console, summary=True)
     rc = run_seed_check(console)
-    seed_ok = rc is None or rc == 1  # the seed dump holds the bug: findings are the expected outcome
-    if rc is not None:
-        console.print(("[green]✓[/green] the distorted mesh was flagged" if seed_ok
-                       else f"[red]✗[/red] check exited {rc}; it should have flagged the distorted mesh"))
+    seed_ok = rc == 1  # the seed dump holds the bug: findings are the expected outcome
+    console.print(("[green]✓[/green] the distorted mesh was flagged" if seed_ok
+                   else f"[red]✗[/red] check exited {rc}; it should have flagged the distorted mesh"))
     return 0 if all(r.passed for r in rows) and seed_ok else 1
