@@ -110,6 +110,9 @@ _TERMINAL_NAMES = {
 }
 
 
+_KEYWORD = re.compile(r"^([A-Za-z_]+)\(\?!")
+
+
 @cache
 def _terminal_labels(name: str, start: tuple[str, ...]) -> dict[str, str]:
     """Terminal name -> what a user would type, from the grammar itself."""
@@ -119,6 +122,8 @@ def _terminal_labels(name: str, start: tuple[str, ...]) -> dict[str, str]:
             labels[t.name] = _TERMINAL_NAMES[t.name]
         elif t.pattern.type == "str":
             labels[t.name] = repr(t.pattern.value)
+        elif _KEYWORD.match(t.pattern.value):  # a keyword regex `word(?!...)`: show the word
+            labels[t.name] = repr(_KEYWORD.match(t.pattern.value).group(1))  # type: ignore[union-attr]
         else:
             labels[t.name] = t.name.lower().replace("_", " ")
     return labels

@@ -363,7 +363,7 @@ def parse_hlo(text_or_bytes: str | bytes, *, num_devices: int | None = None) -> 
             text_or_bytes = data.decode("utf-8")
         except UnicodeDecodeError:
             raise ShardingSyntaxError("bytes start like sharding text but are not UTF-8") from None
-    if not text_or_bytes.strip():
+    if text_or_bytes == "":  # mhlo.sharding = "" (whitespace alone is not a sharding: XLA rejects it)
         return HloSharding.replicated()
     return parse_hlo_text(text_or_bytes, num_devices=num_devices)
 

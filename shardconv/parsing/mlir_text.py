@@ -57,16 +57,17 @@ _OPENERS = {">": "<", "]": "[", ")": "(", "}": "{"}
 _STRING_BODY = re.compile(r'"(?:[^"\\\n\x0b\x0c]|\\[^\n])*"')
 
 
-def check_dialect_body(text: str, start: int) -> None:
+def check_dialect_body(text: str, start: int) -> int:
     """MLIR's pre-scan of a pretty dialect attribute body (``#sdy.x<...>`` from the ``<`` at ``start``):
-    brackets must balance, skipping string literals but *not* comments, as MLIR does."""
+    brackets must balance, skipping string literals but *not* comments, as MLIR does. Returns where
+    MLIR ends the body (a '>' inside a ``//`` comment can end it early)."""
     stack: list[str] = []
     i = start
     while True:
         if i >= len(text):
             if stack:
                 raise ShardingSyntaxError(f"unbalanced '{stack[-1]}' character in pretty dialect name", pos=i)
-            return
+            return i
         c = text[i]
         i += 1
         if c in "<[({":
@@ -79,7 +80,7 @@ def check_dialect_body(text: str, start: int) -> None:
                 raise ShardingSyntaxError(f"unbalanced '{top}' character in pretty dialect name", pos=i - 1)
             stack.pop()
             if not stack:
-                return
+                return i
         elif c == '"':
             m = _STRING_BODY.match(text, i - 1)
             if m is None:

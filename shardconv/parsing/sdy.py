@@ -195,7 +195,9 @@ def _parse_sdy_text(start: str, text: str) -> Any:
     if m is not None:
         opening = text.find("<", m.start() + len(m.group()) - 1)
         try:
-            check_dialect_body(text, opening if opening >= 0 else len(text))
+            end = check_dialect_body(text, opening if opening >= 0 else len(text))
+            if text[end:].strip():  # MLIR reads the attribute only up to there
+                raise ShardingSyntaxError(f"found trailing characters: {text[end:].strip()[:40]!r}", pos=end)
         except ShardingError as e:
             raise e.located(text, 0) from None
     return _parse("sdy", start, text, _TRANSFORMER)
