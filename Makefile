@@ -16,7 +16,7 @@ demo: $(PY)
 
 test: $(PY)
 	$(PIP) install -e '.[test]'
-	$(PY) -m pytest -q
+	PYTHONHASHSEED=0 $(PY) -m pytest -q
 
 fuzz: $(PY)
 	$(PIP) install -e '.[test]'
