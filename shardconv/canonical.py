@@ -176,10 +176,7 @@ def canonical_tiled(tile: "TileAssignment", subgroups: tuple["SubgroupType", ...
 
 def _all_of(t: "SubgroupType", kw: dict[str, Any]) -> "HloSharding":
     """The sharding a tile array that is one subgroup of type ``t`` collapses to."""
-    Kind, SubgroupType = _model.Kind, _model.SubgroupType
-    kind = {SubgroupType.MANUAL: Kind.MANUAL, SubgroupType.REPLICATED: Kind.REPLICATED,
-            SubgroupType.UNREDUCED: Kind.UNREDUCED}[t]
-    return _model.HloSharding(kind, **kw)
+    return _model.HloSharding(t.flag, **kw)
 
 
 def partial_tile(tile: "TileAssignment", **kw: Any) -> "HloSharding":

@@ -71,6 +71,11 @@ class SubgroupType(enum.Enum):
     def order(self) -> int:
         return _SUBGROUP_ORDER[self]
 
+    @property
+    def flag(self) -> Kind:
+        """The sharding a tile array holding only this subgroup collapses to ({manual}, ...)."""
+        return Kind(self.value)
+
 
 _SUBGROUP_ORDER = {t: i for i, t in enumerate(SubgroupType)}
 

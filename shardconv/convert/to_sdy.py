@@ -321,11 +321,6 @@ def tile_table(hlo: HloSharding, mesh: Mesh, limit: int = 8) -> str:
     return "\n".join(lines)
 
 
-_KIND_OF_SUBGROUP = {
-    SubgroupType.REPLICATED: Kind.REPLICATED, SubgroupType.MANUAL: Kind.MANUAL, SubgroupType.UNREDUCED: Kind.UNREDUCED,
-}
-
-
 def _collapsed(h: HloSharding) -> HloSharding:
     """The flag a tile array stands for when it holds a single tile: a one-device tile is replicated, and
     one tile of one subgroup type (XLA prints ``{devices=[1,2]<=[2] last_tile_dims={unreduced}}`` and
@@ -335,7 +330,7 @@ def _collapsed(h: HloSharding) -> HloSharding:
     if h.tile.num_devices == 1:
         return HloSharding.replicated()
     if len(set(h.subgroups)) == 1 and all(n == 1 for n in h.tile_counts):
-        return HloSharding(_KIND_OF_SUBGROUP[h.subgroups[0]])
+        return HloSharding(h.subgroups[0].flag)
     return h
 
 
