@@ -34,10 +34,10 @@ bench: $(PY)
 	$(PY) bench/scan.py --quick
 	$(PY) bench/hardening.py
 
-# Regenerate the prebuilt parsers (shardconv/parsing/_lark_runtime.py, _tables_*.py) after editing grammars/*.lark.
+# Regenerate the prebuilt parsers (shardconv/formats/_lark_runtime.py, _tables_*.py) after editing shardconv/formats/grammars/*.lark.
 grammars: $(PY)
 	$(PIP) install -e .
-	PYTHONHASHSEED=0 $(PY) -m shardconv.parsing.generate
+	PYTHONHASHSEED=0 $(PY) -m shardconv.formats.generate
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis

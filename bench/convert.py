@@ -23,8 +23,8 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from shardconv.convert import to_hlo, to_sdy  # noqa: E402
-from shardconv.model import HloSharding, Mesh, TileAssignment  # noqa: E402
-from shardconv.parsing import parse_sdy  # noqa: E402
+from shardconv.core.model import HloSharding, Mesh, TileAssignment  # noqa: E402
+from shardconv.formats import parse_sdy  # noqa: E402
 
 CASES = [
     (8, {"batch": 2, "model": 4}, '#sdy.sharding<@mesh, [{}, {"model"}]>'),

@@ -5,44 +5,45 @@ Names are resolved lazily so ``import shardconv`` (and ``shardconv --version``) 
 
 from __future__ import annotations
 
-from ._lazy import lazy_exports
+from shardconv.core.version import VERSION as __version__
 
-__version__ = "0.1.0"
+from shardconv import formats as _formats  # noqa: F401  the model's printers register on import
+from shardconv.core.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     # errors
-    "ShardingError": "shardconv.errors",
-    "ShardingSyntaxError": "shardconv.errors",
-    "ShardingValidationError": "shardconv.errors",
-    "NotExpressibleError": "shardconv.errors",
-    "LimitExceededError": "shardconv.errors",
-    "Suggestion": "shardconv.errors",
+    "ShardingError": "shardconv.core.errors",
+    "ShardingSyntaxError": "shardconv.core.errors",
+    "ShardingValidationError": "shardconv.core.errors",
+    "NotExpressibleError": "shardconv.core.errors",
+    "LimitExceededError": "shardconv.core.errors",
+    "Suggestion": "shardconv.core.errors",
     # model
-    "HloSharding": "shardconv.model",
-    "TileAssignment": "shardconv.model",
-    "SubgroupType": "shardconv.model",
-    "Kind": "shardconv.model",
-    "ShardGroup": "shardconv.model",
-    "OpMetadata": "shardconv.model",
-    "MeshSharding": "shardconv.model",
-    "Mesh": "shardconv.model",
-    "MeshAxis": "shardconv.model",
-    "AxisRef": "shardconv.model",
-    "SubAxis": "shardconv.model",
-    "DimSharding": "shardconv.model",
-    "TensorSharding": "shardconv.model",
-    "TensorShardingPerValue": "shardconv.model",
-    "ManualAxes": "shardconv.model",
-    "PartitionSpec": "shardconv.model",
+    "HloSharding": "shardconv.core.model",
+    "TileAssignment": "shardconv.core.model",
+    "SubgroupType": "shardconv.core.model",
+    "Kind": "shardconv.core.model",
+    "ShardGroup": "shardconv.core.model",
+    "OpMetadata": "shardconv.core.model",
+    "MeshSharding": "shardconv.core.model",
+    "Mesh": "shardconv.core.model",
+    "MeshAxis": "shardconv.core.model",
+    "AxisRef": "shardconv.core.model",
+    "SubAxis": "shardconv.core.model",
+    "DimSharding": "shardconv.core.model",
+    "TensorSharding": "shardconv.core.model",
+    "TensorShardingPerValue": "shardconv.core.model",
+    "ManualAxes": "shardconv.core.model",
+    "PartitionSpec": "shardconv.core.model",
     # parsing (text -> model)
-    "parse_hlo": "shardconv.parsing",
-    "parse_mesh": "shardconv.parsing",
-    "parse_sdy": "shardconv.parsing",
-    "parse_sdy_per_value": "shardconv.parsing",
-    "parse_manual_axes": "shardconv.parsing",
-    "parse_partition_spec": "shardconv.parsing",
+    "parse_hlo": "shardconv.formats",
+    "parse_mesh": "shardconv.formats",
+    "parse_sdy": "shardconv.formats",
+    "parse_sdy_per_value": "shardconv.formats",
+    "parse_manual_axes": "shardconv.formats",
+    "parse_partition_spec": "shardconv.formats",
     # verification
-    "verify": "shardconv.verify",
+    "verify": "shardconv.formats.sdy.verify",
     # converters (model -> model)
     "to_hlo": "shardconv.convert",
     "to_sdy": "shardconv.convert",

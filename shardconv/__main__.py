@@ -1,5 +1,5 @@
 """``python -m shardconv``."""
 
-from .cli.main import main
+from shardconv.cli.main import main
 
 main()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from shardconv.model import AxisRef, DimSharding, Mesh, SubAxis, TensorSharding
+from shardconv.core.model import AxisRef, DimSharding, Mesh, SubAxis, TensorSharding
 
 NAMES = ("a", "b", "c")
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from hypothesis import strategies as st
 
 from shardconv.convert.factoring import merge_refs
-from shardconv.model import AxisRef, DimSharding, Mesh, SubAxis, TensorSharding
+from shardconv.core.model import AxisRef, DimSharding, Mesh, SubAxis, TensorSharding
 
 SIZES = (1, 2, 3, 4, 6, 8)
 NAMES = ("a", "b", "c", "x", "y", "model", "batch")

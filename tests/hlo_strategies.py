@@ -39,7 +39,7 @@ def iota_devices(draw: st.DrawFn, n: int) -> str:
 def mesh_iota_ids(draw: st.DrawFn, n: int) -> str:
     """V3 ``device_ids=(...)`` body: mostly an iota that stays non-trivial after canonicalisation, since a
     plain ``[n]`` means no device_ids at all and would leave V3 → V2's iota path untested."""
-    from shardconv.canonical import canonical_iota
+    from shardconv.core.canonical import canonical_iota
 
     spelled = draw(iota_devices(n))[2:]
     if draw(st.integers(0, 3)) == 0 or len(_factorisations(n)) == 1:
@@ -58,7 +58,7 @@ def tile_devices(draw: st.DrawFn, n: int) -> str:
     if kind == "explicit":
         devs = draw(st.permutations(range(n)))
     else:  # an explicit list that happens to be an iota order
-        from shardconv.device_order import iota_order
+        from shardconv.core.device_order import iota_order
 
         facts = _factorisations(n)
         reshape = draw(st.sampled_from(facts))
@@ -171,8 +171,8 @@ def v3(draw: st.DrawFn, id_kinds: tuple[str, ...] = ID_KINDS) -> str:
 
 def v3_is_valid(s: str) -> bool:
     """Filter for generated V3 strings: XLA aborts on mergeable neighbours and unsorted axis sets."""
-    from shardconv.errors import ShardingError
-    from shardconv.parsing.hlo import parse_hlo
+    from shardconv.core.errors import ShardingError
+    from shardconv.formats.hlo.read import parse_hlo
 
     try:
         parse_hlo(s)
@@ -183,8 +183,8 @@ def v3_is_valid(s: str) -> bool:
 
 def v3_has_iota_ids(s: str) -> bool:
     """Filter for V3 strings that parse and whose mesh ids are a non-trivial iota (V3 → V2's iota path)."""
-    from shardconv.errors import ShardingError
-    from shardconv.parsing.hlo import parse_hlo
+    from shardconv.core.errors import ShardingError
+    from shardconv.formats.hlo.read import parse_hlo
 
     try:
         ms = parse_hlo(s).mesh_sharding

@@ -15,8 +15,8 @@ from math import prod
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-from shardconv.model import Mesh, TensorSharding  # noqa: E402
-from shardconv.printers.sdy import print_mesh, print_sharding  # noqa: E402
+from shardconv.core.model import Mesh, TensorSharding  # noqa: E402
+from shardconv.formats.sdy.write import print_mesh, print_sharding  # noqa: E402
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import random
 
 from hypothesis import strategies as st
 
-from shardconv.model import (
+from shardconv.core.model import (
     AxisRef,
     DimSharding,
     ManualAxes,
@@ -17,7 +17,7 @@ from shardconv.model import (
     TensorSharding,
     TensorShardingPerValue,
 )
-from shardconv.printers.sdy import print_symbol
+from shardconv.formats.sdy.write import print_symbol
 
 _NAME_CHARS = list("abxyz_09.$") + ['"', "\\", " ", "\n", "\t", "é", "\x7f", "\x00", "\udcff", "'"]
 names = st.text(st.sampled_from(_NAME_CHARS), max_size=4)

@@ -62,7 +62,7 @@ def test_examples_table_text(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_demo_seed_check_flags_the_distorted_mesh(capsys: pytest.CaptureFixture[str]) -> None:
-    from shardconv.cli.console import make_console
+    from shardconv.ui.console import make_console
     from shardconv.cli.examples import run_seed_check
 
     assert run_seed_check(make_console()) == 1

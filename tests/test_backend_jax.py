@@ -14,7 +14,7 @@ from shardconv.backends import DIFFER, Example, get_backend
 from shardconv.backends.examples import load_examples
 from shardconv.backends.jax_worker_pool import worker
 from shardconv.convert import to_hlo
-from shardconv.model import Mesh
+from shardconv.core.model import Mesh
 
 BM = Mesh.of({"batch": 2, "model": 4})
 JAX = get_backend("jax")

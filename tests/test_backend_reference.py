@@ -12,9 +12,9 @@ from shardconv.backends.examples import load_examples
 from shardconv.backends.slices_hlo import hlo_slices
 from shardconv.backends.slices_sdy import sdy_slices
 from shardconv.convert import to_hlo
-from shardconv.errors import ShardingError
-from shardconv.model import AxisRef, DimSharding, HloSharding, Mesh, SubAxis, TensorSharding
-from shardconv.parsing import parse_hlo
+from shardconv.core.errors import ShardingError
+from shardconv.core.model import AxisRef, DimSharding, HloSharding, Mesh, SubAxis, TensorSharding
+from shardconv.formats import parse_hlo
 
 BM = Mesh.of({"batch": 2, "model": 4})
 REF = get_backend("reference")

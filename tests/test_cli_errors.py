@@ -7,7 +7,7 @@ import json
 import pytest
 
 from cli_util import run
-from shardconv.errors import ShardingSyntaxError, ShardingValidationError
+from shardconv.core.errors import ShardingSyntaxError, ShardingValidationError
 
 SDY_C = '#sdy.sharding<@mesh, [{"c"}]>'
 

@@ -6,8 +6,9 @@ import io
 
 import pytest
 
-from shardconv.cli import console, inputs
-from shardconv.errors import ShardingError
+from shardconv.ui import console
+from shardconv.formats import detect as inputs
+from shardconv.core.errors import ShardingError
 
 
 @pytest.mark.parametrize(

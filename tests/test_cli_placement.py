@@ -6,10 +6,10 @@ import io
 
 import pytest
 
-from shardconv.model import HloSharding, SubgroupType, TileAssignment
-from shardconv.placement import placement
-from shardconv.render.device_ids import compress_ids
-from shardconv.render.tiles import render_placement
+from shardconv.core.model import HloSharding, SubgroupType, TileAssignment
+from shardconv.core.placement import placement
+from shardconv.ui.device_ids import compress_ids
+from shardconv.ui.tiles import render_placement
 
 R = SubgroupType.REPLICATED
 

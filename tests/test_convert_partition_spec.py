@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shardconv.convert import from_partition_spec, to_hlo, to_partition_spec
-from shardconv.errors import NotExpressibleError, ShardingSyntaxError, ShardingValidationError
-from shardconv.model import Mesh, PartitionSpec
-from shardconv.parsing import parse_hlo, parse_mesh, parse_partition_spec, parse_sdy
-from shardconv.printers.spec import print_partition_spec
+from shardconv.core.errors import NotExpressibleError, ShardingSyntaxError, ShardingValidationError
+from shardconv.core.model import Mesh, PartitionSpec
+from shardconv.formats import parse_hlo, parse_mesh, parse_partition_spec, parse_sdy
+from shardconv.formats.spec.write import print_partition_spec
 
 from convert_cases import meshes
 

@@ -7,7 +7,7 @@ import json
 from hypothesis import given, settings
 
 from shardconv.convert import roundtrip
-from shardconv.parsing import parse_hlo, parse_mesh, parse_sdy
+from shardconv.formats import parse_hlo, parse_mesh, parse_sdy
 
 from convert_cases import cases
 

@@ -9,10 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hlo_strategies import v3, v3_has_iota_ids, v3_is_valid
 from oracle_xla import xla_sharding, xla_v3_to_v2
 from shardconv.convert import to_hlo, to_v1, to_v2, to_v3, v3_to_v2
-from shardconv.errors import NotExpressibleError, ShardingValidationError
-from shardconv.model import Mesh
-from shardconv.parsing import parse_hlo, parse_sdy
-from shardconv.proto import to_proto_bytes
+from shardconv.core.errors import NotExpressibleError, ShardingValidationError
+from shardconv.core.model import Mesh
+from shardconv.formats import parse_hlo, parse_sdy
+from shardconv.formats.proto import to_proto_bytes
 
 
 def test_to_v1_lists_the_iota_devices_and_leaves_explicit_alone() -> None:

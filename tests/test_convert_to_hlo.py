@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 
 from shardconv.convert import to_hlo, to_sdy, to_sdy_manual
-from shardconv.errors import ShardingValidationError
-from shardconv.model import Kind, ManualAxes, Mesh, TensorShardingPerValue
-from shardconv.parsing import parse_mesh, parse_sdy, parse_sdy_per_value
+from shardconv.core.errors import ShardingValidationError
+from shardconv.core.model import Kind, ManualAxes, Mesh, TensorShardingPerValue
+from shardconv.formats import parse_mesh, parse_sdy, parse_sdy_per_value
 
 from convert_cases import batches, hlo_visible
 from oracle_export import ExportCase, xla_export

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from shardconv.convert import same_assignment, to_hlo, to_sdy, to_sdy_manual
 from shardconv.convert.suggest import mesh_for, whole_axis_alternative
-from shardconv.errors import NotExpressibleError, ShardingValidationError
-from shardconv.model import (
+from shardconv.core.errors import NotExpressibleError, ShardingValidationError
+from shardconv.core.model import (
     DimSharding,
     HloSharding,
     ManualAxes,
@@ -21,8 +21,8 @@ from shardconv.model import (
     TensorShardingPerValue,
     TileAssignment,
 )
-from shardconv.parsing import parse_hlo, parse_mesh, parse_sdy
-from shardconv.verify import verify
+from shardconv.formats import parse_hlo, parse_mesh, parse_sdy
+from shardconv.formats.sdy.verify import verify
 
 from convert_cases import meshes, shardings_on
 from oracle_export import ExportCase, xla_export
@@ -204,7 +204,7 @@ def test_mesh_for_makes_a_whole_axis_sharding_exact() -> None:
 def test_rank0_tile_of_one_subgroup_type_is_that_flag() -> None:
     """Found by the coverage fuzzer: XLA's non-fixed-point rank-0 print must convert, not hit the
     internal re-export check."""
-    from shardconv.parsing import parse_hlo, parse_mesh
+    from shardconv.formats import parse_hlo, parse_mesh
 
     mesh = parse_mesh("batch=2,model=4")
     for text, flag in [("{devices=[8,1,1,1]<=[2,4]T(0,1) last_tile_dims={unreduced, manual, manual, manual}}", "unreduced"),
@@ -215,7 +215,7 @@ def test_rank0_tile_of_one_subgroup_type_is_that_flag() -> None:
 
 
 def test_single_tile_of_one_subgroup_type_is_that_flag() -> None:
-    from shardconv.parsing import parse_hlo, parse_mesh
+    from shardconv.formats import parse_hlo, parse_mesh
 
     mesh = parse_mesh("a=2")
     s = to_sdy(parse_hlo("{devices=[1,2,1]<=[2] last_tile_dims={unreduced, manual}}"), mesh)

@@ -7,9 +7,9 @@ import pytest
 from shardconv.convert import xla_import
 from shardconv.convert.factoring import common_factors
 from shardconv.convert.xla_import import local_mesh
-from shardconv.errors import NotExpressibleError
-from shardconv.model import Mesh
-from shardconv.parsing import parse_hlo, parse_mesh, parse_sdy
+from shardconv.core.errors import NotExpressibleError
+from shardconv.core.model import Mesh
+from shardconv.formats import parse_hlo, parse_mesh, parse_sdy
 
 
 def _sdy(text: str):  # type: ignore[no-untyped-def]

@@ -7,9 +7,9 @@ import pytest
 
 from shardconv.backends.slices_sdy import sdy_slices
 from shardconv.convert import from_partition_spec, to_hlo, to_partition_spec, to_v3
-from shardconv.errors import ShardingValidationError
-from shardconv.model import Mesh, PartitionSpec
-from shardconv.parsing import parse_sdy
+from shardconv.core.errors import ShardingValidationError
+from shardconv.core.model import Mesh, PartitionSpec
+from shardconv.formats import parse_sdy
 
 MESH = Mesh.of({"a": 2, "b": 2})
 UNKNOWN = 'unknown axis name: "c" (mesh is a=2,b=2)'

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from shardconv.cli.main import main
-from shardconv.dumps import scan_path
-from shardconv.dumps.fixer import FixError, apply
-from shardconv.dumps.run import plan_file
-from shardconv.dumps.checker import CheckOptions
-from shardconv.parsing import parse_mesh
+from shardconv.check import scan_path
+from shardconv.check.fixer import FixError, apply
+from shardconv.check.run import plan_file
+from shardconv.check.checker import CheckOptions
+from shardconv.formats import parse_mesh
 
 DUMPS = Path(__file__).parent / "data" / "dumps"
 MESH = ["--mesh", "batch=2,model=4"]
@@ -127,10 +127,10 @@ def test_process_killed_mid_write_leaves_original_intact(tmp_path: Path) -> None
     before = f.read_bytes()
     script = (
         "import os, sys\n"
-        "from shardconv.dumps import fixer\n"
-        "from shardconv.dumps.run import plan_file\n"
-        "from shardconv.dumps.checker import CheckOptions\n"
-        "from shardconv.parsing import parse_mesh\n"
+        "from shardconv.check import fixer\n"
+        "from shardconv.check.run import plan_file\n"
+        "from shardconv.check.checker import CheckOptions\n"
+        "from shardconv.formats import parse_mesh\n"
         "edits = plan_file(sys.argv[1], CheckOptions(mesh=parse_mesh('batch=2,model=4')))\n"
         "real = fixer._copy\n"
         "def dying_copy(src, dst, n):\n"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from shardconv.dumps import Kind, ScanOptions, scan_path, scan_stream
-from shardconv.dumps.escapes import Encoding, decode, encode, escape_c, escape_mlir, unescape_c, unescape_mlir
+from shardconv.check import Kind, ScanOptions, scan_path, scan_stream
+from shardconv.check.escapes import Encoding, decode, encode, escape_c, escape_mlir, unescape_c, unescape_mlir
 
 DUMPS = Path(__file__).parent / "data" / "dumps"
 
@@ -136,9 +136,9 @@ def test_decode_encode_are_inverse(text: str) -> None:
 def test_long_line_without_keywords_skips_the_regex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A multi-MB line with no keyword used to run the value regex over every byte (~0.35 s/MB); the
     keyword prefilter (bytes.find) must keep the regex off it, and still find a value after it."""
-    from shardconv.dumps import linescan
-    from shardconv.dumps.checker import CheckOptions
-    from shardconv.dumps.run import check_file
+    from shardconv.check import linescan
+    from shardconv.check.checker import CheckOptions
+    from shardconv.check.run import check_file
 
     calls: list[int] = []
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from shardconv.dumps import scanner
-from shardconv.dumps.checker import CheckOptions, FileChecker
-from shardconv.dumps.findings import FileReport
-from shardconv.dumps.scanner import ScanOptions, scan_stream
-from shardconv.dumps.templates import template
-from shardconv.parsing import parse_mesh
+from shardconv.check import scanner
+from shardconv.check.checker import CheckOptions, FileChecker
+from shardconv.check.findings import FileReport
+from shardconv.check.scanner import ScanOptions, scan_stream
+from shardconv.check.templates import template
+from shardconv.formats import parse_mesh
 
 DUMPS = Path(__file__).parent / "data" / "dumps"
 MESH = CheckOptions(mesh=parse_mesh('<["batch"=2, "model"=4]>'))

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from oracle_xla import xla_canonical, xla_proto
-from shardconv.errors import ShardingSyntaxError
-from shardconv.model import HloSharding, Kind, OpMetadata, SubgroupType
-from shardconv.parsing.hlo import parse_hlo
-from shardconv.printers.hlo import print_hlo
-from shardconv.proto import from_proto_bytes, to_proto_bytes, to_textproto
+from shardconv.core.errors import ShardingSyntaxError
+from shardconv.core.model import HloSharding, Kind, OpMetadata, SubgroupType
+from shardconv.formats.hlo.read import parse_hlo
+from shardconv.formats.hlo.write import print_hlo
+from shardconv.formats.proto import from_proto_bytes, to_proto_bytes, to_textproto
 
 # (input, XLA's canonical text)
 CANONICAL = [

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from hlo_strategies import any_sharding
 from oracle_xla import xla_results
-from shardconv.errors import LimitExceededError, ShardingError, ShardingValidationError
-from shardconv.parsing.hlo import parse_hlo
-from shardconv.proto import from_proto_bytes
+from shardconv.core.errors import LimitExceededError, ShardingError, ShardingValidationError
+from shardconv.formats.hlo.read import parse_hlo
+from shardconv.formats.proto import from_proto_bytes
 
 # (input, words the message must contain): XLA accepts these (or aborts on them); shardconv explains why not.
 LENIENT = [

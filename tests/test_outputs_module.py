@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from jax._src.lib import _jax
 
-from shardconv.errors import ShardingError, ShardingSyntaxError
+from shardconv.core.errors import ShardingError, ShardingSyntaxError
 from shardconv.outputs import output_shardings, parameter_shardings, read_shardings, to_mlir, tuple_string
 from shardconv.outputs.module import read_module
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from shardconv.backends.slices_hlo import hlo_slices
-from shardconv.parsing import parse_hlo
-from shardconv.placement import placement, replica_groups, tile_blocks, tile_box
+from shardconv.formats import parse_hlo
+from shardconv.core.placement import placement, replica_groups, tile_blocks, tile_box
 
 
 def test_tile_box_pads_like_xla_short_or_empty_last_shards() -> None:

@@ -10,10 +10,10 @@ import sys
 
 import pytest
 
-from shardconv.errors import ShardingError
-from shardconv.parsing import _lark_runtime, _tables_hlo_sharding, _tables_sdy, generate, grammar
-from shardconv.parsing.hlo import parse_hlo_text
-from shardconv.parsing.sdy import parse_manual_axes, parse_mesh, parse_sdy, parse_sdy_per_value
+from shardconv.core.errors import ShardingError
+from shardconv.formats import _lark_runtime, _tables_hlo_sharding, _tables_sdy, generate, grammar
+from shardconv.formats.hlo.read import parse_hlo_text
+from shardconv.formats.sdy.read import parse_manual_axes, parse_mesh, parse_sdy, parse_sdy_per_value
 
 TABLES = {"hlo_sharding": _tables_hlo_sharding, "sdy": _tables_sdy}
 SAMPLES = [
@@ -59,12 +59,12 @@ def test_regenerating_gives_identical_files() -> None:
         pytest.skip(f"prebuilt with Lark {_lark_runtime.__version__}, Lark {lark.__version__} installed")
     for fname, text in generate.render(grammar.grammar_dir()).items():
         with open(os.path.join(generate.HERE, fname), encoding="utf-8") as f:
-            assert f.read() == text, f"shardconv/parsing/{fname} is stale: run `make grammars`"
+            assert f.read() == text, f"shardconv/formats/{fname} is stale: run `make grammars`"
 
 
 def test_parsing_does_not_import_lark() -> None:
     code = (
-        "import sys; from shardconv.parsing.hlo import parse_hlo_text; from shardconv.parsing.sdy import parse_sdy\n"
+        "import sys; from shardconv.formats.hlo.read import parse_hlo_text; from shardconv.formats.sdy.read import parse_sdy\n"
         "parse_hlo_text('{devices=[2]0,1}'); parse_sdy('<@m, [{\"a\"}]>')\n"
         "assert 'lark' not in sys.modules, sorted(m for m in sys.modules if 'lark' in m)"
     )

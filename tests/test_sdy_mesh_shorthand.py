@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from shardconv.errors import ShardingError
-from shardconv.parsing import sdy
-from shardconv.parsing.sdy import _parse_sdy_text, _plain_shorthand, parse_mesh
+from shardconv.core.errors import ShardingError
+from shardconv.formats.sdy import read as sdy
+from shardconv.formats.sdy.read import _parse_sdy_text, _plain_shorthand, parse_mesh
 
 NAMES = ["batch", "model", "x", "_", "a1", "A_b", "mesh", "sdy", "device_ids", "replicated", "unreduced", "p1",
          "manual_axes", "sharding", "_axis_0", "x" * 100]
@@ -68,7 +68,7 @@ def test_random_shorthands_agree() -> None:
 
 def test_shorthand_does_not_load_lark_grammar() -> None:
     sdy._plain_shorthand  # noqa: B018  (exists)
-    from shardconv.parsing import grammar
+    from shardconv.formats import grammar
 
     before = grammar.load.cache_info().currsize
     parse_mesh("batch=2,model=4")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from oracle_sdy import sdy_print_attr
-from shardconv.errors import ShardingSyntaxError, ShardingValidationError
-from shardconv.model import AxisRef, DimSharding, ManualAxes, Mesh, MeshAxis, SubAxis, TensorSharding
-from shardconv.parsing.sdy import parse_manual_axes, parse_mesh, parse_sdy, parse_sdy_per_value
-from shardconv.printers.sdy import print_mesh, quote_name
+from shardconv.core.errors import ShardingSyntaxError, ShardingValidationError
+from shardconv.core.model import AxisRef, DimSharding, ManualAxes, Mesh, MeshAxis, SubAxis, TensorSharding
+from shardconv.formats.sdy.read import parse_manual_axes, parse_mesh, parse_sdy, parse_sdy_per_value
+from shardconv.formats.sdy.write import print_mesh, quote_name
 
 BM = Mesh.of({"batch": 2, "model": 4})
 

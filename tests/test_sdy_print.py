@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 from leniencies import SHARDY, allowed
 from oracle_sdy import sdy_print_attr, sdy_print_mesh_decl
 from sdy_strategies import Noisy, RandomModels, manual_axes, meshes, per_values, shardings
-from shardconv.errors import ShardingError
-from shardconv.model import ManualAxes, Mesh, TensorSharding, TensorShardingPerValue
-from shardconv.parsing.sdy import parse_manual_axes, parse_mesh, parse_sdy, parse_sdy_per_value
-from shardconv.printers.sdy import print_manual_axes, print_mesh, print_sharding, print_sharding_per_value
+from shardconv.core.errors import ShardingError
+from shardconv.core.model import ManualAxes, Mesh, TensorSharding, TensorShardingPerValue
+from shardconv.formats.sdy.read import parse_manual_axes, parse_mesh, parse_sdy, parse_sdy_per_value
+from shardconv.formats.sdy.write import print_manual_axes, print_mesh, print_sharding, print_sharding_per_value
 
 BATCH = 4
 BULK = 100

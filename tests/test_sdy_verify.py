@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 
 from oracle_sdy import sdy_mesh_error, sdy_verify_many
 from sdy_strategies import RandomModels
-from shardconv.errors import ShardingError, ShardingValidationError
-from shardconv.model import Mesh, TensorSharding
-from shardconv.parsing.sdy import parse_mesh, parse_sdy
-from shardconv.printers.sdy import print_mesh, print_sharding
-from shardconv.verify import verify, verify_mesh
+from shardconv.core.errors import ShardingError, ShardingValidationError
+from shardconv.core.model import Mesh, TensorSharding
+from shardconv.formats.sdy.read import parse_mesh, parse_sdy
+from shardconv.formats.sdy.write import print_mesh, print_sharding
+from shardconv.formats.sdy.verify import verify, verify_mesh
 
 MESH = '<["a"=2, "b"=4, "c"=8, "d"=16]>'
 MESHES = [("mesh", MESH), ("mx", "<[], device_ids=[3]>"), ("e", "<[]>"), ("perm", '<["a"=2, "b"=2], device_ids=[3, 1, 2, 0]>')]
@@ -87,7 +87,7 @@ def test_manual_axes_come_first() -> None:
 
 
 def test_per_value_and_mesh_resolution() -> None:
-    from shardconv.parsing.sdy import parse_sdy_per_value
+    from shardconv.formats.sdy.read import parse_sdy_per_value
 
     v = parse_sdy_per_value('#sdy.sharding_per_value<[<@mesh, [{"a"}]>, <@mx, []>]>')
     verify(v, _BY_NAME, [1, 0])

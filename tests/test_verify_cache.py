@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from shardconv.errors import LimitExceededError, ShardingValidationError
-from shardconv.limits import set_max_devices
-from shardconv.model import Mesh
-from shardconv.verify import verify_mesh
+from shardconv.core.errors import LimitExceededError, ShardingValidationError
+from shardconv.core.limits import set_max_devices
+from shardconv.core.model import Mesh
+from shardconv.formats.sdy.verify import verify_mesh
 
 
 def test_cached_check_still_honours_a_lowered_ceiling() -> None:

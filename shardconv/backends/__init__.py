@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from .base import AGREE, DIFFER, FAIL, PASS, SKIP, Backend, BackendResult, Check, DeviceSlices, Example
+from shardconv.backends.base import AGREE, DIFFER, FAIL, PASS, SKIP, Backend, BackendResult, Check, DeviceSlices, Example
 
 BACKEND_NAMES = ("reference", "jax")
 
@@ -14,14 +14,14 @@ BACKEND_NAMES = ("reference", "jax")
 def get_backend(name: str) -> Backend:
     """The backend called ``name`` (``reference`` or ``jax``)."""
     if name == "reference":
-        from .reference import ReferenceBackend
+        from shardconv.backends.reference import ReferenceBackend
 
         return ReferenceBackend()
     if name == "jax":
-        from .jax_backend import JaxBackend
+        from shardconv.backends.jax_backend import JaxBackend
 
         return JaxBackend()
-    from ..errors import ShardingValidationError
+    from shardconv.core.errors import ShardingValidationError
 
     raise ShardingValidationError(f"unknown backend {name!r}; expected one of {', '.join(BACKEND_NAMES)}")
 

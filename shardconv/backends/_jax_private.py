@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ShardingError
+from shardconv.core.errors import ShardingError
 
 TESTED_JAX = "0.10.2"
 

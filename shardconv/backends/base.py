@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, Union, runtime_checkable
 
 if TYPE_CHECKING:
-    from ..model import HloSharding, Mesh, PartitionSpec, TensorSharding, TensorShardingPerValue
+    from shardconv.core.model import HloSharding, Mesh, PartitionSpec, TensorSharding, TensorShardingPerValue
 
 ShardingLike = Union["HloSharding", "TensorSharding", "TensorShardingPerValue", "PartitionSpec", str]
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import ShardingValidationError
-from .base import AGREE, DIFFER, Example
+from shardconv.core.errors import ShardingValidationError
+from shardconv.backends.base import AGREE, DIFFER, Example
 
 
 def examples_dir() -> Path:
@@ -38,7 +38,7 @@ class ExampleSpec:
     tags: tuple[str, ...] = ()
 
     def load(self) -> Example:
-        from ..cli.inputs import parse_mesh_option
+        from shardconv.formats.detect import parse_mesh_option
 
         return Example(
             name=self.name,

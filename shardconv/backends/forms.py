@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from math import lcm, prod
 from typing import Union
 
-from ..errors import ShardingError, ShardingValidationError
-from ..model import HloSharding, Kind, Mesh, PartitionSpec, TensorSharding, TensorShardingPerValue
-from .base import Example, ShardingLike
+from shardconv.core.errors import ShardingError, ShardingValidationError
+from shardconv.core.model import HloSharding, Kind, Mesh, PartitionSpec, TensorSharding, TensorShardingPerValue
+from shardconv.backends.base import Example, ShardingLike
 
 HLO, SDY = "hlo", "sdy"
 Value = Union[HloSharding, TensorSharding]
@@ -34,7 +34,7 @@ class Side:
 def to_model(x: ShardingLike, mesh: Mesh) -> tuple[HloSharding | TensorSharding | TensorShardingPerValue, str]:
     """The model object for ``x`` and the name of the form it came in."""
     if isinstance(x, str):
-        from ..cli.inputs import parse_input
+        from shardconv.formats.detect import parse_input
 
         parsed = parse_input(x, num_devices=mesh.num_devices)
         value, label = parsed.value, parsed.kind
@@ -42,7 +42,7 @@ def to_model(x: ShardingLike, mesh: Mesh) -> tuple[HloSharding | TensorSharding 
         value, label = x, _LABELS.get(type(x), type(x).__name__)
     if isinstance(value, PartitionSpec):
         try:
-            from ..convert import from_partition_spec
+            from shardconv.convert import from_partition_spec
         except ImportError as e:
             raise ShardingValidationError(f"partition specs need shardconv.convert.from_partition_spec: {e}") from None
         return from_partition_spec(mesh, value), "spec"
@@ -71,7 +71,7 @@ def native_side(x: ShardingLike, mesh: Mesh) -> Side:
 
 def converted_side(side: Side, mesh: Mesh, ranks: tuple[int | None, ...]) -> Side:
     """The other format of ``side`` on ``mesh``, through shardconv's converters."""
-    from .. import convert
+    from shardconv import convert
 
     if side.kind == HLO:
         vals = tuple(convert.to_sdy(h, mesh, rank=r) for h, r in zip(side.values, ranks))

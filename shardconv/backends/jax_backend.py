@@ -12,12 +12,12 @@ import importlib.util
 from math import prod
 from typing import Any
 
-from ..device_order import strides, unravel
-from ..errors import ShardingError
-from ..model import DimSharding, Mesh, TensorSharding
-from .base import FAIL, PASS, SKIP, BackendResult, Box, Check, DeviceSlices, Example
-from .forms import HLO, Side, resolve
-from .reference import agreement, side_slices
+from shardconv.core.device_order import strides, unravel
+from shardconv.core.errors import ShardingError
+from shardconv.core.model import DimSharding, Mesh, TensorSharding
+from shardconv.backends.base import FAIL, PASS, SKIP, BackendResult, Box, Check, DeviceSlices, Example
+from shardconv.backends.forms import HLO, Side, resolve
+from shardconv.backends.reference import agreement, side_slices
 
 
 class JaxBackend:
@@ -29,7 +29,7 @@ class JaxBackend:
         return all(importlib.util.find_spec(m) is not None for m in ("jax", "jaxlib", "numpy"))
 
     def run(self, example: Example) -> BackendResult:
-        from .jax_worker_pool import worker
+        from shardconv.backends.jax_worker_pool import worker
 
         a, b, shape, error = resolve(example)
         mesh, n = example.mesh, example.mesh.num_devices
@@ -192,7 +192,7 @@ def _contents_match(flat: list[int], buf: list[int], box: Box, shape: tuple[int,
 def _to_hlo_text(v: Any, mesh: Mesh) -> str | None:
     """``to_hlo`` of a Shardy value as text, or None while the converter is not there."""
     try:
-        from ..convert import to_hlo
+        from shardconv.convert import to_hlo
     except ImportError:
         return None
     return str(to_hlo(v, mesh))
@@ -218,7 +218,7 @@ def _divisible(values: tuple[Any, ...], mesh: Mesh, shape: tuple[int, ...]) -> b
 
 def _sdy_module(values: tuple[Any, ...], mesh: Mesh, shape: tuple[int, ...]) -> str:
     """The module shardconv's exporter hands to XLA: sdy.mesh + sdy.sharding on the arg and results."""
-    from ..printers.sdy import print_mesh, print_sharding, print_symbol
+    from shardconv.formats.sdy.write import print_mesh, print_sharding, print_symbol
 
     t = f"tensor<{'x'.join(map(str, shape))}xi32>" if shape else "tensor<i32>"
     first = values[0]

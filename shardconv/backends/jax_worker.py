@@ -15,7 +15,7 @@ import sys
 import traceback
 from typing import Any, Callable
 
-from . import _jax_private as P
+from shardconv.backends import _jax_private as P
 
 Shard = list[Any]  # [device id, shape, flat values]
 

@@ -14,7 +14,7 @@ import sys
 import tempfile
 from typing import IO, Any
 
-from ..errors import ShardingError
+from shardconv.core.errors import ShardingError
 
 FLAG = "--xla_force_host_platform_device_count"
 

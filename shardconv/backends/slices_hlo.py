@@ -1,16 +1,16 @@
 """Per-device slices derived from an HLO sharding alone (tile array → tile offsets), the way XLA pads.
 
-Uses the core HLO placement (``shardconv.placement``), the same one ``shardconv show`` renders, and
+Uses the core HLO placement (``shardconv.core.placement``), the same one ``shardconv show`` renders, and
 deliberately shares nothing with ``slices_sdy`` beyond the model: the reference backend compares the
 two, so a common helper would let one bug hide in both.
 """
 
 from __future__ import annotations
 
-from ..errors import ShardingValidationError
-from ..model import HloSharding, Kind
-from ..placement import tile_blocks, tile_box
-from .base import Box, DeviceSlices
+from shardconv.core.errors import ShardingValidationError
+from shardconv.core.model import HloSharding, Kind
+from shardconv.core.placement import tile_blocks, tile_box
+from shardconv.backends.base import Box, DeviceSlices
 
 
 def hlo_slices(hlo: HloSharding, shape: tuple[int, ...], num_devices: int) -> DeviceSlices:

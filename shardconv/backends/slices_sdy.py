@@ -5,10 +5,10 @@ Independent of ``slices_hlo`` on purpose (see there): walks mesh positions, not 
 
 from __future__ import annotations
 
-from ..errors import ShardingValidationError
-from ..model import AxisRef, Mesh, TensorSharding
-from ..verify import verify_on
-from .base import Box, DeviceSlices
+from shardconv.core.errors import ShardingValidationError
+from shardconv.core.model import AxisRef, Mesh, TensorSharding
+from shardconv.formats.sdy.verify import verify_on
+from shardconv.backends.base import Box, DeviceSlices
 
 
 def sdy_slices(sharding: TensorSharding, mesh: Mesh, shape: tuple[int, ...], num_devices: int | None = None) -> DeviceSlices:

@@ -6,9 +6,9 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from ..errors import ShardingError
-from .base import AGREE, Backend, BackendResult, Check
-from .examples import ExampleSpec
+from shardconv.core.errors import ShardingError
+from shardconv.backends.base import AGREE, Backend, BackendResult, Check
+from shardconv.backends.examples import ExampleSpec
 
 
 @dataclass(frozen=True)

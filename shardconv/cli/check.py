@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..dumps.findings import RULES, FileReport
+from shardconv.check.findings import RULES, FileReport
 
 if TYPE_CHECKING:
-    from ..dumps.checker import CheckOptions
+    from shardconv.check.checker import CheckOptions
 
 FORMATS = ("text", "json", "github", "sarif")
 
@@ -83,11 +83,11 @@ def check(
     Directories are walked recursively; '-' reads stdin. Findings inside lit tests that expect an
     error (expected-error) are reported as expected, not as failures.
     """
-    from ..dumps.checker import CheckOptions
-    from ..dumps.findings import Skipped
-    from ..dumps.run import Selection, check_file, iter_files
-    from ..dumps.report import FORMATTERS, print_text
-    from .inputs import parse_mesh_option
+    from shardconv.check.checker import CheckOptions
+    from shardconv.check.findings import Skipped
+    from shardconv.check.run import Selection, check_file, iter_files
+    from shardconv.check.report import FORMATTERS, print_text
+    from shardconv.formats.detect import parse_mesh_option
 
     if dry_run and not fix:
         raise click.UsageError("--dry-run only makes sense with --fix")
@@ -133,8 +133,8 @@ def _exists(path: str) -> bool:
 
 def _fix(path: str, opts: CheckOptions, dry_run: bool, result: FileReport, diffs: list[str]) -> FileReport:
     """Plan the file's edits; keep them as a diff (--dry-run) or apply them and re-check the file."""
-    from ..dumps.fixer import FixError, apply, unified_diff
-    from ..dumps.run import check_file, plan_file
+    from shardconv.check.fixer import FixError, apply, unified_diff
+    from shardconv.check.run import check_file, plan_file
 
     edits = plan_file(path, opts)
     if not edits:

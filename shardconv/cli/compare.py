@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import ShardingValidationError
-from .options import MESH_HELP
+from shardconv.core.errors import ShardingValidationError
+from shardconv.cli.options import MESH_HELP
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..backends.base import BackendResult
+    from shardconv.backends.base import BackendResult
 
 EPILOG = """\b
 Examples:
@@ -34,10 +34,10 @@ Examples:
 @click.option("--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def compare(a: str, b: str, mesh_text: str, backend: str, shape_text: str | None, fmt: str) -> int:
     """Compare two shardings (HLO, Shardy, partition spec or OpSharding proto) device by device."""
-    from ..backends.base import Example
-    from .console import make_console
-    from .examples import pick_backends
-    from .inputs import parse_mesh_option, parse_shape
+    from shardconv.backends.base import Example
+    from shardconv.ui.console import make_console
+    from shardconv.cli.examples import pick_backends
+    from shardconv.formats.detect import parse_mesh_option, parse_shape
 
     mesh = parse_mesh_option(mesh_text)
     shape = parse_shape(shape_text) if shape_text is not None else None
@@ -58,7 +58,7 @@ def _text(result: BackendResult, a: str, b: str, console: Console) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from ..backends.base import fmt_box
+    from shardconv.backends.base import fmt_box
 
     console.print(f"A ({result.forms[0]}): {escape(a)}\nB ({result.forms[1]}): {escape(b)}")
     for i, (sa, sb) in enumerate(zip(result.slices, result.other)):
@@ -84,8 +84,8 @@ def _text(result: BackendResult, a: str, b: str, console: Console) -> None:
 
 
 def _json(result: BackendResult, a: str, b: str, mesh_text: str) -> str:
-    from ..backends.base import fmt_box
-    from .jsonout import document, dumps
+    from shardconv.backends.base import fmt_box
+    from shardconv.ui.jsonout import document, dumps
 
     def side(slices: Any) -> list[dict[str, Any]]:
         return [{"shape": list(s.shape), "devices": {str(d): (None if s.held(d) is None else [list(r) for r in s.held(d)])

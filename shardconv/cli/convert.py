@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import ShardingError
-from .options import common_options, context, mesh_option
-from .spell import TARGETS, needs_sdy, render_target
+from shardconv.core.errors import ShardingError
+from shardconv.cli.options import common_options, context, mesh_option
+from shardconv.cli.spell import TARGETS, needs_sdy, render_target
 
 if TYPE_CHECKING:
-    from .inputs import Input
-    from .options import Context
-    from .resolve import OnMesh
+    from shardconv.formats.detect import Input
+    from shardconv.cli.options import Context
+    from shardconv.cli.resolve import OnMesh
 
 @dataclass(frozen=True)
 class Note:
@@ -50,7 +50,7 @@ def default_target(inp: Input) -> str:
 def convert_item(inp: Input, target: str, ctx: Context, *, explain: bool = True) -> Converted:
     """Convert one parsed input to ``target`` on ``ctx.mesh`` (pure: no I/O). Without ``explain`` the
     XLA-importer view and the notes are skipped (the plain answer path stays fast)."""
-    from . import resolve
+    from shardconv.cli import resolve
 
     rank = resolve.input_rank(inp, ctx.rank)
     on: OnMesh | None = None
@@ -64,7 +64,7 @@ def convert_item(inp: Input, target: str, ctx: Context, *, explain: bool = True)
 
 
 def _xla_view(inp: Input, rank: int | None) -> OnMesh | ShardingError:
-    from .resolve import xla_view
+    from shardconv.cli.resolve import xla_view
 
     try:
         return xla_view(inp.value, rank=rank)  # type: ignore[arg-type]
@@ -74,9 +74,9 @@ def _xla_view(inp: Input, rank: int | None) -> OnMesh | ShardingError:
 
 def _notes(inp: Input, ctx: Context, on: OnMesh | None, xla: OnMesh | ShardingError | None) -> list[Note]:
     """What the answer alone does not say: synthetic or distorted meshes, near-misses, lost details."""
-    from ..printers.sdy import print_mesh
+    from shardconv.formats.sdy.write import print_mesh
 
-    from . import resolve
+    from shardconv.cli import resolve
 
     notes: list[Note] = []
     if on is not None and on.synthetic:
@@ -129,8 +129,8 @@ def _notes(inp: Input, ctx: Context, on: OnMesh | None, xla: OnMesh | ShardingEr
 
 def _tiles_on(hlo: Any) -> str:
     """``{0,1} {2,3} ...``: the devices of each tile in tile order."""
-    from ..placement import placement
-    from ..render.device_ids import compress_ids
+    from shardconv.core.placement import placement
+    from shardconv.ui.device_ids import compress_ids
 
     tiles = placement(hlo).tiles
     shown = " ".join("{" + compress_ids(t.devices) + "}" for t in tiles[:8])
@@ -151,7 +151,7 @@ def explain_text(c: Converted, width: int = 80) -> str:
 
 def json_doc(c: Converted | None, *, err: ShardingError | None = None, line: int | None = None, text: str = "") -> dict[str, Any]:
     """The ``convert`` JSON document for one item (see docs/cli-json-schema.md)."""
-    from . import jsonout
+    from shardconv.ui import jsonout
 
     doc: dict[str, Any] = jsonout.document("convert")
     if line is not None:
@@ -178,7 +178,7 @@ def json_doc(c: Converted | None, *, err: ShardingError | None = None, line: int
 
 
 def _mesh_line(c: Converted) -> str | None:
-    from ..printers.sdy import print_mesh
+    from shardconv.formats.sdy.write import print_mesh
 
     return print_mesh(c.on.mesh, form="decl") if c.on is not None else None
 
@@ -227,8 +227,8 @@ def convert(
     TEXT is detected automatically: '{...}' HLO, '#sdy.sharding<...>' / '<@mesh, [...]>' /
     '[{...}]' Shardy, "P(None, 'model')" partition spec, hex or base64 OpSharding proto.
     """
-    from .console import is_tty
-    from .inputs import anchored_in, parse_input, stdin_items
+    from shardconv.ui.console import is_tty
+    from shardconv.formats.detect import anchored_in, parse_input, stdin_items
 
     ctx = context(mesh_text, rank, shape_text)
     if explain is None:
@@ -253,7 +253,7 @@ def convert(
 
 def _emit(c: Converted, line: int | None, fmt: str, explain: bool, with_mesh: bool) -> None:
     if fmt == "json":
-        from . import jsonout
+        from shardconv.ui import jsonout
 
         click.echo(jsonout.dumps(json_doc(c, line=line), lines=line is not None))
         return
@@ -261,7 +261,7 @@ def _emit(c: Converted, line: int | None, fmt: str, explain: bool, with_mesh: bo
         click.echo(_mesh_line(c))
     click.echo(c.output)
     if explain and c.notes:
-        from .console import width
+        from shardconv.ui.console import width
 
         click.echo(explain_text(c, width(sys.stderr)), err=True)
 
@@ -270,7 +270,7 @@ def _report_error(e: ShardingError, line: int | None, item: str, fmt: str, batch
     where = f"line {line}: " if line is not None else ""
     click.echo(f"error: {where}{e}", err=True)
     if fmt == "json":
-        from . import jsonout
+        from shardconv.ui import jsonout
 
         click.echo(jsonout.dumps(json_doc(None, err=e, line=line, text=item), lines=batch))
     elif batch:

@@ -11,15 +11,15 @@ import click
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..backends.base import Backend
-    from ..backends.suite import Row
+    from shardconv.backends.base import Backend
+    from shardconv.backends.suite import Row
 
 BACKEND_CHOICES = ("reference", "jax", "all")
 
 
 def pick_backends(name: str) -> list[Backend]:
     """``reference``, ``jax`` or ``all`` (every available one); asking for an absent jax is a usage error."""
-    from ..backends import BACKEND_NAMES, get_backend
+    from shardconv.backends import BACKEND_NAMES, get_backend
 
     names = BACKEND_NAMES if name == "all" else (name,)
     chosen = [get_backend(n) for n in names]
@@ -120,8 +120,8 @@ def run_examples(
     backend: str, fmt: str, match: str | None, console: Console, *, summary: bool = False
 ) -> tuple[list[Row], float]:
     """Run the bundled examples (optionally only those whose name contains ``match``) and report them."""
-    from ..backends.examples import load_examples
-    from ..backends.suite import run_suite
+    from shardconv.backends.examples import load_examples
+    from shardconv.backends.suite import run_suite
 
     specs = [s for s in load_examples() if match is None or match in s.name]
     backends = pick_backends(backend)
@@ -145,8 +145,8 @@ def run_examples(
 def examples(backend: str, fmt: str, match: str | None) -> int:
     """Run the bundled example set: each sharding is placed on its mesh from both formats (and, with
     jax, by XLA itself), and every device must hold the same data. Exit 1 if any example fails."""
-    from .console import make_console
-    from .jsonout import document, dumps
+    from shardconv.ui.console import make_console
+    from shardconv.ui.jsonout import document, dumps
 
     console = make_console()
     rows, elapsed = run_examples(backend, fmt, match, console)
@@ -163,8 +163,8 @@ SEED_MESH = "batch=2,model=4"
 
 def run_seed_check(console: Console) -> int:
     """``shardconv check`` on the seed dump, as a user would run it; returns its exit code."""
-    from ..backends.examples import examples_dir
-    from .check import check as check_command
+    from shardconv.backends.examples import examples_dir
+    from shardconv.cli.check import check as check_command
 
     path = str(examples_dir() / SEED_DUMP)
     console.print(f"\n$ shardconv check {SEED_DUMP} --mesh {SEED_MESH}", markup=False)
@@ -176,7 +176,7 @@ def run_seed_check(console: Console) -> int:
 def demo() -> int:
     """Run the bundled examples (reference backend, and jax when installed), then the seed scenario:
     `shardconv check` must flag the distorted mesh XLA invents for torch-xla's collected outputs."""
-    from .console import make_console
+    from shardconv.ui.console import make_console
 
     console = make_console()
     rows, _ = run_examples("all", "text", None, console, summary=True)

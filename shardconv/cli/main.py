@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from .. import __version__
+from shardconv.core.version import VERSION as __version__
 
 # command name -> "module:function" under shardconv.cli
 COMMANDS: dict[str, str] = {
@@ -80,14 +80,14 @@ def cli() -> None:
 
 def _set_max_devices(value: int | None) -> None:
     """--max-devices: the process-wide device ceiling (None: the environment or the default)."""
-    from ..limits import set_max_devices
+    from shardconv.core.limits import set_max_devices
 
     set_max_devices(value)
 
 
 def main(argv: list[str] | None = None) -> Any:
     """Console entry point: clean exits on Ctrl-C and closed pipes, never a traceback for bad input."""
-    from .runner import run
+    from shardconv.cli.runner import run
 
     return run(cli, argv)
 

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from .inputs import INPUT_KINDS
+from shardconv.formats.detect import INPUT_KINDS
 
 if TYPE_CHECKING:
-    from ..model import Mesh
+    from shardconv.core.model import Mesh
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -51,7 +51,7 @@ class Context:
 
 def context(mesh_text: str | None, rank: int | None, shape_text: str | None) -> Context:
     """Parse ``--mesh``/``--rank``/``--shape`` (bad values raise ShardingError: exit 2 with a caret)."""
-    from .inputs import parse_mesh_option, parse_shape
+    from shardconv.formats.detect import parse_mesh_option, parse_shape
 
     mesh = parse_mesh_option(mesh_text) if mesh_text else None
     shape = parse_shape(shape_text) if shape_text is not None else None

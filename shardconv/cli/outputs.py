@@ -73,9 +73,9 @@ def outputs(module: str, func: str, fmt: str, out: str | None, params: bool, str
       shardconv outputs module.mlir -f mlir --strip-body -o optimized.mlir   (PJRT_Executable_OptimizedProgram)
       shardconv outputs module.mlir --expect reported.txt    exit 1 if the plugin reports something else
     """
-    from ..outputs import read as rd
-    from ..outputs import writers as w
-    from ..outputs.module import read_module
+    from shardconv.outputs import read as rd
+    from shardconv.outputs import writers as w
+    from shardconv.outputs.module import read_module
 
     text = _read_module(module)
     ir = read_module(text, func)
@@ -90,7 +90,7 @@ def outputs(module: str, func: str, fmt: str, out: str | None, params: bool, str
                 err=True,
             )
     if expect is not None:
-        from ..outputs.expect import compare, format_mismatches, read_report
+        from shardconv.outputs.expect import compare, format_mismatches, read_report
 
         bad = compare(shardings, read_report(expect), rd.num_devices(ir, shardings))
         if bad:
@@ -111,13 +111,13 @@ def outputs(module: str, func: str, fmt: str, out: str | None, params: bool, str
         _emit(w.length_prefixed(blobs), out)
         return 0
     if fmt == "mlir":
-        from ..outputs.rewrite import to_mlir
+        from shardconv.outputs.rewrite import to_mlir
 
         outs = shardings if not params else [o.hlo for o in rd.shardings_of(ir)]
         prms = shardings if params else [o.hlo for o in rd.shardings_of(ir, params=True)]
         result = to_mlir(ir, outs, prms, strip_body=strip_body)
     elif fmt == "json":
-        from ..cli.jsonout import dumps
+        from shardconv.ui.jsonout import dumps
 
         result = dumps(w.json_document(items, func=func, params=params, text=text)) + "\n"
     elif fmt == "tuple":

@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
 
-from ..errors import ShardingError, ShardingValidationError
-from .inputs import HLO, PROTO_BASE64, PROTO_HEX, SDY, SDY_PER_VALUE, SPEC, Input
+from shardconv.core.errors import ShardingError, ShardingValidationError
+from shardconv.formats.detect import HLO, PROTO_BASE64, PROTO_HEX, SDY, SDY_PER_VALUE, SPEC, Input
 
 if TYPE_CHECKING:
-    from ..model import HloSharding, Mesh, TensorSharding
+    from shardconv.core.model import HloSharding, Mesh, TensorSharding
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ def need_mesh(mesh: Mesh | None, what: str) -> Mesh:
 
 def sdy_mesh(s: TensorSharding, mesh: Mesh | None) -> Mesh:
     """The mesh of a Shardy input: inlined, else ``--mesh``."""
-    from ..model import Mesh as MeshT
+    from shardconv.core.model import Mesh as MeshT
 
     if isinstance(s.mesh, MeshT):
         return s.mesh
@@ -60,12 +60,12 @@ def input_rank(inp: Input, rank: int | None) -> int | None:
 
 def as_hlo(inp: Input, mesh: Mesh | None, *, rank: int | None = None, explicit: bool = False) -> HloSharding:
     """The HLO sharding XLA would export for ``inp`` (an HLO input is returned as parsed)."""
-    from ..convert import to_hlo, v3_to_v2
+    from shardconv.convert import to_hlo, v3_to_v2
 
     if inp.is_hlo:
         return v3_to_v2(inp.value)  # type: ignore[arg-type]
     if inp.kind == SDY_PER_VALUE:
-        from ..model import HloSharding as H
+        from shardconv.core.model import HloSharding as H
 
         return H.tuple_of([to_hlo(s, sdy_mesh(s, mesh), explicit=explicit) for s in inp.value.shardings])  # type: ignore[union-attr]
     on = as_sdy(inp, mesh, rank=rank)
@@ -78,7 +78,7 @@ def as_sdy(inp: Input, mesh: Mesh | None, *, rank: int | None = None) -> OnMesh:
         s = inp.value
         return OnMesh(s, sdy_mesh(s, mesh))  # type: ignore[arg-type]
     if inp.kind == SPEC:
-        from ..convert import from_partition_spec
+        from shardconv.convert import from_partition_spec
 
         m = need_mesh(mesh, "a partition spec")
         return OnMesh(from_partition_spec(m, inp.value, rank=rank), m)
@@ -87,7 +87,7 @@ def as_sdy(inp: Input, mesh: Mesh | None, *, rank: int | None = None) -> OnMesh:
     hlo: HloSharding = inp.value  # type: ignore[assignment]
     if mesh is None:
         return xla_view(hlo, rank=rank)
-    from ..convert import to_sdy_manual
+    from shardconv.convert import to_sdy_manual
 
     sharding, manual = to_sdy_manual(hlo, mesh, rank=rank)
     return OnMesh(sharding, mesh, manual_axes=manual.axes)
@@ -95,7 +95,7 @@ def as_sdy(inp: Input, mesh: Mesh | None, *, rank: int | None = None) -> OnMesh:
 
 def xla_view(hlo: HloSharding, *, rank: int | None = None) -> OnMesh:
     """What XLA's importer makes of ``hlo`` alone: its invented ``_axis_N`` mesh and sharding."""
-    from ..convert import xla_import
+    from shardconv.convert import xla_import
 
     mesh, shardings = xla_import([hlo], ranks=[rank] if rank is not None else None)
     return OnMesh(shardings[0], mesh, synthetic=True)
@@ -117,8 +117,8 @@ def same_shape(a: Mesh, b: Mesh) -> bool:
 def whole_axis_alternative(hlo: HloSharding, on: OnMesh) -> tuple[TensorSharding, HloSharding] | None:
     """When the answer needs sub-axes, the closest whole-axis sharding and its (different) HLO:
     usually what the user *meant* to write."""
-    from ..convert import same_assignment, to_hlo
-    from ..convert.suggest import whole_axis_alternative as closest
+    from shardconv.convert import same_assignment, to_hlo
+    from shardconv.convert.suggest import whole_axis_alternative as closest
 
     if on.synthetic or not any(a.sub_axis is not None for d in on.sharding.dims for a in d.axes):
         return None

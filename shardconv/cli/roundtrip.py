@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .options import common_options, context, mesh_option
+from shardconv.cli.options import common_options, context, mesh_option
 
 if TYPE_CHECKING:
-    from ..backends.base import BackendResult
-    from ..convert import RoundTripReport
-    from .inputs import Input
-    from .options import Context
+    from shardconv.backends.base import BackendResult
+    from shardconv.convert import RoundTripReport
+    from shardconv.formats.detect import Input
+    from shardconv.cli.options import Context
 
 LEVEL_MARK = {"error": ("✗", "red"), "warning": ("!", "yellow"), "note": ("·", "cyan")}
 MESH_VERDICT_STYLE = {"same": "green", "coarsened": "yellow", "refined": "yellow", "distorted": "bold red"}
@@ -21,9 +21,9 @@ MESH_VERDICT_STYLE = {"same": "green", "coarsened": "yellow", "refined": "yellow
 
 def report_for(inp: Input, ctx: Context) -> RoundTripReport:
     """The library's round trip of ``inp`` on ``ctx.mesh`` (a partition spec starts on the Shardy side)."""
-    from ..convert import roundtrip as run_roundtrip, v3_to_v2
-    from . import resolve
-    from .inputs import SPEC
+    from shardconv.convert import roundtrip as run_roundtrip, v3_to_v2
+    from shardconv.cli import resolve
+    from shardconv.formats.detect import SPEC
 
     mesh = resolve.need_mesh(ctx.mesh, "roundtrip")
     rank = resolve.input_rank(inp, ctx.rank)
@@ -37,8 +37,8 @@ def report_for(inp: Input, ctx: Context) -> RoundTripReport:
 
 def run_backend(name: str, inp: Input, ctx: Context) -> BackendResult:
     """Place real (or reference) data for the input and its conversion, device by device."""
-    from ..backends.base import Example
-    from .examples import pick_backends
+    from shardconv.backends.base import Example
+    from shardconv.cli.examples import pick_backends
 
     (backend,) = pick_backends(name)
     assert ctx.mesh is not None
@@ -50,7 +50,7 @@ def holds(report: RoundTripReport, result: BackendResult | None) -> bool:
 
 
 def json_doc(inp: Input, report: RoundTripReport, result: BackendResult | None) -> dict[str, Any]:
-    from . import jsonout
+    from shardconv.ui import jsonout
 
     backend = None
     if result is not None:
@@ -77,7 +77,7 @@ def render_text(inp: Input, report: RoundTripReport, result: BackendResult | Non
     from rich.table import Table
     from rich.text import Text
 
-    from .console import use_color
+    from shardconv.ui.console import use_color
 
     color = use_color(console.file)
 
@@ -178,7 +178,7 @@ def roundtrip(
     sdy → HLO → sdy. Shows each step, what was dropped and why, and how XLA's mesh-less importer
     would rebuild the mesh (the "distorted mesh").
     """
-    from .inputs import anchored_in, parse_input
+    from shardconv.formats.detect import anchored_in, parse_input
 
     ctx = context(mesh_text, rank, shape_text)
     assert ctx.mesh is not None
@@ -187,11 +187,11 @@ def roundtrip(
         report = report_for(inp, ctx)
         result = run_backend(backend, inp, ctx) if backend else None
     if fmt == "json":
-        from . import jsonout
+        from shardconv.ui import jsonout
 
         click.echo(jsonout.dumps(json_doc(inp, report, result)))
     else:
-        from .console import make_console
+        from shardconv.ui.console import make_console
 
         render_text(inp, report, result, make_console())
     return 0 if holds(report, result) else 1

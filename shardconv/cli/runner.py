@@ -9,7 +9,7 @@ from typing import Any, NoReturn
 
 import click
 
-from ..errors import ShardingError
+from shardconv.core.errors import ShardingError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 70
 EXIT_PIPE = 141  # 128 + SIGPIPE: what Unix tools report when the reader went away (``| head``)

@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import ShardingError
-from .options import common_options, context, mesh_option
+from shardconv.core.errors import ShardingError
+from shardconv.cli.options import common_options, context, mesh_option
 
 if TYPE_CHECKING:
-    from ..model import HloSharding, Mesh
-    from ..placement import Placement
-    from .inputs import Input
-    from .options import Context
-    from .resolve import OnMesh, Outcome
+    from shardconv.core.model import HloSharding, Mesh
+    from shardconv.core.placement import Placement
+    from shardconv.formats.detect import Input
+    from shardconv.cli.options import Context
+    from shardconv.cli.resolve import OnMesh, Outcome
 
 # (label, --to target) of the spellings ``show`` lists, in order.
 SPELLINGS = (
@@ -44,9 +44,9 @@ class Shown:
 
 def build(inp: Input, ctx: Context) -> Shown:
     """Compute the placement and spellings of ``inp`` on ``ctx.mesh`` (pure)."""
-    from ..placement import placement
-    from . import resolve
-    from .spell import needs_sdy, render_target
+    from shardconv.core.placement import placement
+    from shardconv.cli import resolve
+    from shardconv.cli.spell import needs_sdy, render_target
 
     rank = resolve.input_rank(inp, ctx.rank)
     hlo = resolve.as_hlo(inp, ctx.mesh, rank=rank)
@@ -77,7 +77,7 @@ def build(inp: Input, ctx: Context) -> Shown:
 
 
 def json_doc(s: Shown) -> dict[str, Any]:
-    from . import jsonout
+    from shardconv.ui import jsonout
 
     return jsonout.document(
         "show",
@@ -98,8 +98,8 @@ def _mesh_is_synthetic(s: Shown) -> bool:
 
 
 def _xla_json(s: Shown) -> dict[str, Any] | None:
-    from . import jsonout
-    from .resolve import same_shape
+    from shardconv.ui import jsonout
+    from shardconv.cli.resolve import same_shape
 
     if s.xla is None:
         return None
@@ -138,7 +138,7 @@ def summary_line(s: Shown) -> str:
 
 def groups_text(p: Placement, limit: int = 16) -> str:
     """``4 groups of 2: {0,1} {2,3} ...`` (or 'none' when every device holds distinct data)."""
-    from ..render.device_ids import compress_ids
+    from shardconv.ui.device_ids import compress_ids
 
     sizes = {len(g) for g in p.groups}
     if sizes == {0}:
@@ -159,9 +159,9 @@ def render_text(s: Shown, console: Any) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from ..render.tiles import render_placement
-    from .console import use_color
-    from .resolve import same_shape
+    from shardconv.ui.tiles import render_placement
+    from shardconv.ui.console import use_color
+    from shardconv.cli.resolve import same_shape
 
     color = use_color(console.file)
     console.print(Text(str(s.hlo), style="bold" if color else ""), overflow="fold")
@@ -193,7 +193,7 @@ def render_text(s: Shown, console: Any) -> None:
     if isinstance(s.xla, ShardingError):
         console.print(f"XLA's importer: cannot convert this ({s.xla.message})")
         return
-    from ..printers.sdy import print_mesh
+    from shardconv.formats.sdy.write import print_mesh
 
     distorted = s.mesh is not None and not same_shape(s.xla.mesh, s.mesh)
     shape = "x".join(map(str, s.xla.mesh.axis_sizes)) or "empty"
@@ -225,7 +225,7 @@ def show(text: str, mesh_text: str | None, from_kind: str, rank: int | None, sha
     jax.debug.visualize_sharding), the replication groups, the slice each device owns (with --shape),
     every equivalent spelling, and the mesh XLA's importer would invent.
     """
-    from .inputs import anchored_in, parse_input
+    from shardconv.formats.detect import anchored_in, parse_input
 
     ctx = context(mesh_text, rank, shape_text)
     with anchored_in(text):
@@ -233,7 +233,7 @@ def show(text: str, mesh_text: str | None, from_kind: str, rank: int | None, sha
         parts = elements(inp)
         shown = [build(p, ctx) for p in parts]
     if fmt == "json":
-        from . import jsonout
+        from shardconv.ui import jsonout
 
         drop = ("schema", "command")
         doc = json_doc(shown[0]) if parts == [inp] else jsonout.document(
@@ -243,7 +243,7 @@ def show(text: str, mesh_text: str | None, from_kind: str, rank: int | None, sha
         )
         click.echo(jsonout.dumps(doc))
         return 0
-    from .console import make_console
+    from shardconv.ui.console import make_console
 
     console = make_console()
     for i, one in enumerate(shown):
@@ -255,8 +255,8 @@ def show(text: str, mesh_text: str | None, from_kind: str, rank: int | None, sha
 
 def elements(inp: Input) -> list[Input]:
     """A tuple / per-value sharding is shown element by element; anything else as itself."""
-    from ..model import Kind
-    from .inputs import HLO, SDY, SDY_PER_VALUE, Input as In
+    from shardconv.core.model import Kind
+    from shardconv.formats.detect import HLO, SDY, SDY_PER_VALUE, Input as In
 
     if inp.kind == SDY_PER_VALUE:
         return [In(str(s), SDY, s) for s in inp.value.shardings]  # type: ignore[union-attr]

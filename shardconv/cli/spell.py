@@ -6,10 +6,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..model import Mesh
-    from .inputs import Input
-    from .options import Context
-    from .resolve import OnMesh
+    from shardconv.core.model import Mesh
+    from shardconv.formats.detect import Input
+    from shardconv.cli.options import Context
+    from shardconv.cli.resolve import OnMesh
 
 TARGETS = ("hlo", "sdy", "v1", "v2", "v3", "spec", "proto-hex", "proto-base64", "textproto", "json")
 SDY_TARGETS = ("sdy", "v3", "spec")
@@ -22,18 +22,18 @@ def needs_sdy(inp: Input, target: str, mesh: Mesh | None) -> bool:
 
 def render_target(inp: Input, target: str, ctx: Context, on: OnMesh | None, rank: int | None) -> str:
     """``inp`` spelled as ``target``; ``on`` is its Shardy side (required for SDY_TARGETS)."""
-    from . import resolve
+    from shardconv.cli import resolve
 
     if target == "sdy":
         assert on is not None
         return str(_inline(on) if on.synthetic else on.sharding)
     if target == "spec":
-        from ..convert import to_partition_spec
+        from shardconv.convert import to_partition_spec
 
         assert on is not None
         return str(to_partition_spec(on.sharding, on.mesh))
     if target == "v3":
-        from ..convert import to_v3
+        from shardconv.convert import to_v3
 
         assert on is not None
         return str(to_v3(on.sharding, on.mesh, manual_axes=on.manual_axes))
@@ -43,15 +43,15 @@ def render_target(inp: Input, target: str, ctx: Context, on: OnMesh | None, rank
     if target == "hlo":
         return str(hlo)
     if target == "v1":
-        from ..convert import to_v1
+        from shardconv.convert import to_v1
 
         return str(to_v1(hlo))
     if target == "v2":
-        from ..convert import to_v2
+        from shardconv.convert import to_v2
 
         return str(to_v2(hlo))
     if target == "textproto":
-        from ..proto import to_textproto
+        from shardconv.formats.proto import to_textproto
 
         return to_textproto(hlo).strip()
     data = hlo.to_proto()
@@ -64,7 +64,8 @@ def render_target(inp: Input, target: str, ctx: Context, on: OnMesh | None, rank
 
 def _json_target(inp: Input, ctx: Context, on: OnMesh | None, rank: int | None) -> str:
     """``--to json``: the structure of the sharding on both sides, one line of JSON."""
-    from . import jsonout, resolve
+    from shardconv.cli import resolve
+    from shardconv.ui import jsonout
 
     hlo = resolve.as_hlo(inp, ctx.mesh, rank=rank)
     body = {

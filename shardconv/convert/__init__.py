@@ -6,16 +6,16 @@ The everyday converters load eagerly; the rest on first use, so ``shardconv conv
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from .._lazy import lazy_exports
-from .to_hlo import export_layout, to_hlo
-from .to_sdy import same_assignment, to_sdy, to_sdy_manual
-from .xla_import import xla_import
+from shardconv.core.lazy import lazy_exports
+from shardconv.convert.to_hlo import export_layout, to_hlo
+from shardconv.convert.to_sdy import same_assignment, to_sdy, to_sdy_manual
+from shardconv.convert.xla_import import xla_import
 
 if _TYPE_CHECKING:
-    from .partition_spec import from_partition_spec, to_partition_spec
-    from .round_trip import Finding, MeshComparison, RoundTripReport, Step, compare_meshes, roundtrip
-    from .spellings import to_v1, to_v2, to_v3, v3_to_v2
-    from .suggest import suggestions, whole_axis_alternative
+    from shardconv.convert.partition_spec import from_partition_spec, to_partition_spec
+    from shardconv.convert.round_trip import Finding, MeshComparison, RoundTripReport, Step, compare_meshes, roundtrip
+    from shardconv.convert.spellings import to_v1, to_v2, to_v3, v3_to_v2
+    from shardconv.convert.suggest import suggestions, whole_axis_alternative
 
 _LAZY = {
     **dict.fromkeys(("from_partition_spec", "to_partition_spec"), "shardconv.convert.partition_spec"),

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ..errors import NotExpressibleError
-from ..model import AxisRef, Mesh, SubAxis
+from shardconv.core.errors import NotExpressibleError
+from shardconv.core.model import AxisRef, Mesh, SubAxis
 
 
 @dataclass(frozen=True)

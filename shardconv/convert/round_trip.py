@@ -6,14 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import NotExpressibleError
-from ..model import AxisRef, DimSharding, HloSharding, Mesh, TensorSharding, TensorShardingPerValue
-from ..verify import verify_on
-from .factoring import merge_refs
-from .suggest import whole_axis_alternative
-from .to_hlo import resolve, to_hlo
-from .to_sdy import same_assignment, to_sdy
-from .xla_import import xla_import
+from shardconv.core.errors import NotExpressibleError
+from shardconv.core.model import AxisRef, DimSharding, HloSharding, Mesh, TensorSharding, TensorShardingPerValue
+from shardconv.formats.sdy.verify import verify_on
+from shardconv.convert.factoring import merge_refs
+from shardconv.convert.suggest import whole_axis_alternative
+from shardconv.convert.to_hlo import resolve, to_hlo
+from shardconv.convert.to_sdy import same_assignment, to_sdy
+from shardconv.convert.xla_import import xla_import
 
 Value = HloSharding | TensorSharding | TensorShardingPerValue
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Sequence
 
-from ..canonical import canonical_tiled
-from ..errors import NotExpressibleError
-from ..model import (
+from shardconv.core.canonical import canonical_tiled
+from shardconv.core.errors import NotExpressibleError
+from shardconv.core.model import (
     AxisRef,
     DimSharding,
     HloSharding,
@@ -22,9 +22,9 @@ from ..model import (
     TensorSharding,
     TileAssignment,
 )
-from ..verify import verify_on
-from .to_hlo import _check_manual, export_layout, to_hlo
-from .to_sdy import to_sdy, to_sdy_manual
+from shardconv.formats.sdy.verify import verify_on
+from shardconv.convert.to_hlo import _check_manual, export_layout, to_hlo
+from shardconv.convert.to_sdy import to_sdy, to_sdy_manual
 
 
 def to_v1(hlo: HloSharding) -> HloSharding:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import product
 
-from ..device_order import inverse_permutation, transposed
-from ..errors import Suggestion
-from ..model import AxisRef, DimSharding, HloSharding, Mesh, SubgroupType, TensorSharding
+from shardconv.core.device_order import inverse_permutation, transposed
+from shardconv.core.errors import Suggestion
+from shardconv.core.model import AxisRef, DimSharding, HloSharding, Mesh, SubgroupType, TensorSharding
 
 _MAX_CANDIDATES = 20_000
 _SCORE_DEVICES = 1 << 14
@@ -42,8 +42,8 @@ def _score(candidate: HloSharding, hlo: HloSharding) -> int:
 
 def whole_axis_alternative(hlo: HloSharding, mesh: Mesh) -> TensorSharding | None:
     """The whole-axis sharding on ``mesh`` with ``hlo``'s per-dim shard counts that is closest to it."""
-    from .to_hlo import to_hlo
-    from .to_sdy import mesh_ref
+    from shardconv.convert.to_hlo import to_hlo
+    from shardconv.convert.to_sdy import mesh_ref
 
     if hlo.tile is None or hlo.rank is None or any(t is not SubgroupType.REPLICATED for t in hlo.subgroups):
         return None
@@ -59,7 +59,7 @@ def whole_axis_alternative(hlo: HloSharding, mesh: Mesh) -> TensorSharding | Non
 
 def mesh_for(hlo: HloSharding, sharding: TensorSharding, mesh: Mesh) -> Mesh:
     """``mesh`` with device_ids chosen so that ``sharding`` exports exactly as ``hlo``."""
-    from .to_hlo import export_layout
+    from shardconv.convert.to_hlo import export_layout
 
     assert hlo.tile is not None
     lay = export_layout(sharding, Mesh.of(mesh.axes), ())
@@ -84,7 +84,7 @@ def per_dim_mesh(hlo: HloSharding, mesh: Mesh) -> tuple[Mesh, TensorSharding]:
 
 def suggestions(hlo: HloSharding, mesh: Mesh) -> tuple[Suggestion, ...]:
     """The closest whole-axis sharding on ``mesh`` (with its HLO), and a mesh with device_ids that works."""
-    from .to_hlo import to_hlo
+    from shardconv.convert.to_hlo import to_hlo
 
     if hlo.tile is None or hlo.rank is None:
         return ()

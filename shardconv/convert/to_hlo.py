@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..canonical import canonical_tiled
-from ..device_order import transposed_indices
-from ..errors import ShardingValidationError
-from ..model import (
+from shardconv.core.canonical import canonical_tiled
+from shardconv.core.device_order import transposed_indices
+from shardconv.core.errors import ShardingValidationError
+from shardconv.core.model import (
     AxisRef,
     HloSharding,
     Kind,
@@ -19,7 +19,7 @@ from ..model import (
     TensorShardingPerValue,
     TileAssignment,
 )
-from ..verify import verify_on
+from shardconv.formats.sdy.verify import verify_on
 
 MeshArg = Mesh | Mapping[str, Mesh] | None
 

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from math import prod
 from typing import NamedTuple
 
-from ..device_order import strides
-from ..errors import NotExpressibleError, ShardingValidationError
-from ..model import (
+from shardconv.core.device_order import strides
+from shardconv.core.errors import NotExpressibleError, ShardingValidationError
+from shardconv.core.model import (
     AxisRef,
     DimSharding,
     HloSharding,
@@ -23,8 +23,8 @@ from ..model import (
     TensorSharding,
     TensorShardingPerValue,
 )
-from .factoring import Piece, common_factor_walk, mesh_sorted_refs, pieces_to_refs
-from .to_hlo import _to_hlo_one, to_hlo
+from shardconv.convert.factoring import Piece, common_factor_walk, mesh_sorted_refs, pieces_to_refs
+from shardconv.convert.to_hlo import _to_hlo_one, to_hlo
 
 SdyValue = TensorSharding | TensorShardingPerValue
 
@@ -274,14 +274,14 @@ def tiled_to_sdy(hlo: HloSharding, mesh: Mesh, ref: str | Mesh) -> tuple[TensorS
             layout = explicit_layout(hlo, mesh)
         sharding, manual = layout_to_sdy(layout, hlo, mesh, ref)
     except _Broken as e:
-        from .suggest import suggestions
+        from shardconv.convert.suggest import suggestions
 
         raise NotExpressibleError(
             f"{hlo} is not a sharding on mesh {mesh.shape_str()}: {e.why}\n{tile_table(hlo, mesh)}",
             suggestions=suggestions(hlo, mesh),
         ) from None
     except NotExpressibleError as e:
-        from .suggest import suggestions
+        from shardconv.convert.suggest import suggestions
 
         raise NotExpressibleError(
             f"{hlo} is not a sharding on mesh {mesh.shape_str()}: {e.message}", suggestions=suggestions(hlo, mesh)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..errors import NotExpressibleError
-from ..model import HloSharding, Kind, Mesh, SubgroupType, TensorShardingPerValue
-from .factoring import common_factor_walk, common_factors
-from .to_sdy import SdyValue, to_sdy_manual
+from shardconv.core.errors import NotExpressibleError
+from shardconv.core.model import HloSharding, Kind, Mesh, SubgroupType, TensorShardingPerValue
+from shardconv.convert.factoring import common_factor_walk, common_factors
+from shardconv.convert.to_sdy import SdyValue, to_sdy_manual
 
 RankArg = int | Sequence[int | None] | None
 

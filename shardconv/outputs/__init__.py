@@ -1,8 +1,8 @@
 """Output (and parameter) shardings of a post-Shardy module, in the forms a PJRT plugin reports them."""
 
-from .read import OutputSharding, output_shardings, parameter_shardings, read_shardings
-from .rewrite import to_mlir
-from .writers import hlo_lines, length_prefixed, proto_blobs, proto_hex_lines, textproto, tuple_string
+from shardconv.outputs.read import OutputSharding, output_shardings, parameter_shardings, read_shardings
+from shardconv.outputs.rewrite import to_mlir
+from shardconv.outputs.writers import hlo_lines, length_prefixed, proto_blobs, proto_hex_lines, textproto, tuple_string
 
 __all__ = [
     "OutputSharding",

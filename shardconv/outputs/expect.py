@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ShardingError, ShardingSyntaxError
-from ..model import HloSharding, Kind
-from .writers import EMPTY_HEX, split_length_prefixed
+from shardconv.core.errors import ShardingError, ShardingSyntaxError
+from shardconv.core.model import HloSharding, Kind
+from shardconv.outputs.writers import EMPTY_HEX, split_length_prefixed
 
 _HEX_LINE = re.compile(r"(?:0x)?(?:[0-9a-fA-F]{2})*")
 _DIGITS = re.compile(r"(\d+)")
@@ -21,7 +21,7 @@ def _natural(p: Path) -> list[object]:
 
 
 def _proto(data: bytes, where: str) -> HloSharding:
-    from ..parsing.hlo import parse_hlo_proto
+    from shardconv.formats.hlo.read import parse_hlo_proto
 
     try:
         return parse_hlo_proto(data)
@@ -43,7 +43,7 @@ def _is_text(data: bytes) -> bool:
 
 def parse_report(data: bytes, name: str = "report") -> list[HloSharding]:
     """A report in any of the formats ``outputs`` writes (except json/mlir/textproto), one sharding per output."""
-    from ..parsing.hlo import parse_hlo_text
+    from shardconv.formats.hlo.read import parse_hlo_text
 
     if not _is_text(data):
         blobs = split_length_prefixed(data)
@@ -91,7 +91,7 @@ class Mismatch:
 
 def _first_difference(a: HloSharding, b: HloSharding, num_devices: int) -> str:
     """``device 1 holds tile [0, 1] per the module but [1] per the report`` for the first device that differs."""
-    from ..placement import placement
+    from shardconv.core.placement import placement
 
     def where(h: HloSharding) -> dict[int, tuple[int, ...]]:
         try:
@@ -111,7 +111,7 @@ def _first_difference(a: HloSharding, b: HloSharding, num_devices: int) -> str:
 
 def compare(module: Sequence[HloSharding], reported: Sequence[HloSharding], num_devices: int = 1) -> list[Mismatch]:
     """Outputs whose reported sharding does not put the same tiles on the same devices as the module."""
-    from ..convert.to_sdy import same_assignment
+    from shardconv.convert.to_sdy import same_assignment
 
     out = []
     for i in range(max(len(module), len(reported))):

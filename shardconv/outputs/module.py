@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..errors import ShardingSyntaxError, ShardingValidationError
-from ..parsing.mlir_text import decode_string
-from ..mlir_lex import line_end, skip_group, skip_string, skip_ws, split_top, statements
+from shardconv.core.errors import ShardingSyntaxError, ShardingValidationError
+from shardconv.formats.sdy.mlir_text import decode_string
+from shardconv.text.brackets import line_end, skip_group, skip_string, skip_ws, split_top, statements
 
 Span = tuple[int, int]
 

@@ -9,10 +9,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ..errors import ShardingError, ShardingValidationError
-from ..model import HloSharding, Mesh, TensorSharding
-from ..mlir_lex import skip_group, skip_string, skip_ws, split_top
-from .module import Attr, EntryFunc, ModuleIR, Port, Producer, attr_dict, read_module
+from shardconv.core.errors import ShardingError, ShardingValidationError
+from shardconv.core.model import HloSharding, Mesh, TensorSharding
+from shardconv.text.brackets import skip_group, skip_string, skip_ws, split_top
+from shardconv.outputs.module import Attr, EntryFunc, ModuleIR, Port, Producer, attr_dict, read_module
 
 T = TypeVar("T")
 
@@ -58,7 +58,7 @@ class _Resolver:
         self._meshes: dict[str, Mesh] = {}
 
     def meshes(self) -> Mapping[str, Mesh]:
-        from ..parsing import parse_mesh
+        from shardconv.formats import parse_mesh
 
         for name, d in self.ir.meshes.items():
             if name not in self._meshes:
@@ -66,14 +66,14 @@ class _Resolver:
         return self._meshes
 
     def sdy(self, text: str, pos: int) -> TensorSharding:
-        from ..parsing import parse_sdy
+        from shardconv.formats import parse_sdy
 
         body = text if text.startswith("#sdy.sharding") else "#sdy.sharding" + text
         shift = pos - (len(body) - len(text))
         return located(self.ir.text, shift, lambda: parse_sdy(body))
 
     def to_hlo(self, s: TensorSharding, pos: int) -> HloSharding:
-        from ..convert import to_hlo
+        from shardconv.convert import to_hlo
 
         if s.mesh_name is not None and s.mesh_name not in self.ir.meshes:
             have = ", ".join(f"@{m}" for m in self.ir.meshes) or "none"
@@ -81,8 +81,8 @@ class _Resolver:
         return located(self.ir.text, pos, lambda: to_hlo(s, self.meshes()))
 
     def mhlo(self, attr: Attr) -> HloSharding:
-        from ..escapes import unescape_mlir
-        from ..parsing import parse_hlo
+        from shardconv.text.escapes import unescape_mlir
+        from shardconv.formats import parse_hlo
 
         text = self.ir.text
         if not attr.value.startswith('"'):

@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..errors import ShardingValidationError
-from ..model import HloSharding
-from .module import AttrDict, ModuleIR, Port
-from .writers import tuple_string
+from shardconv.core.errors import ShardingValidationError
+from shardconv.core.model import HloSharding
+from shardconv.outputs.module import AttrDict, ModuleIR, Port
+from shardconv.outputs.writers import tuple_string
 
 Edit = tuple[int, int, str]
 
@@ -21,7 +21,7 @@ _TENSOR = re.compile(r"tensor<((?:\d+x)*)([^<>,?]+|complex<[^<>]+>)>")
 
 def mlir_string(value: str) -> str:
     """``value`` as an MLIR string literal (``"`` and non-printable bytes escaped as MLIR does)."""
-    from ..printers.sdy import quote_name
+    from shardconv.formats.sdy.write import quote_name
 
     return quote_name(value)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..model import HloSharding
-from .read import OutputSharding
+from shardconv.core.model import HloSharding
+from shardconv.outputs.read import OutputSharding
 
 
 def hlo_lines(shardings: Sequence[HloSharding]) -> str:
@@ -24,7 +24,7 @@ def tuple_string(shardings: Sequence[HloSharding]) -> str:
 
 def proto_blobs(shardings: Sequence[HloSharding]) -> list[bytes]:
     """Serialized ``xla.OpSharding`` per output: what ``PJRT_Executable_OutputShardings`` returns."""
-    from ..proto import to_proto_bytes
+    from shardconv.formats.proto import to_proto_bytes
 
     return [to_proto_bytes(h) for h in shardings]
 
@@ -75,7 +75,7 @@ def proto_hex_lines(shardings: Sequence[HloSharding]) -> str:
 
 def textproto(shardings: Sequence[HloSharding], what: str = "output") -> str:
     """Each OpSharding in text format, preceded by a ``# output N: <hlo>`` comment."""
-    from ..proto import to_textproto
+    from shardconv.formats.proto import to_textproto
 
     parts = []
     for i, h in enumerate(shardings):
@@ -86,7 +86,7 @@ def textproto(shardings: Sequence[HloSharding], what: str = "output") -> str:
 
 def json_document(outputs: Sequence[OutputSharding], *, func: str, params: bool, text: str) -> dict[str, Any]:
     """The ``--format json`` document: every output with its HLO string, proto and where it was read."""
-    from ..cli.jsonout import document
+    from shardconv.ui.jsonout import document
 
     items = []
     for o, blob in zip(outputs, proto_blobs([o.hlo for o in outputs])):

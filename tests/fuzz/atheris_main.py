@@ -12,9 +12,9 @@ sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)), os.path.dirname(os.p
 
 with atheris.instrument_imports():
     import shardconv.convert  # noqa: F401
-    import shardconv.dumps.checker  # noqa: F401
-    import shardconv.parsing  # noqa: F401
-    import shardconv.printers.hlo  # noqa: F401
+    import shardconv.check.checker  # noqa: F401
+    import shardconv.formats  # noqa: F401
+    import shardconv.formats.hlo.write  # noqa: F401
 
 from targets import check_bytes, parse_and_check  # noqa: E402
 

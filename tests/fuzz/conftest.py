@@ -16,7 +16,7 @@ import stats  # noqa: E402
 @pytest.fixture(autouse=True)
 def _default_limits():
     """Each test starts from the default device ceiling, whatever a previous one set."""
-    from shardconv import limits
+    from shardconv.core import limits
 
     limits.set_max_devices(None)
     yield

@@ -9,8 +9,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from shardconv.errors import ShardingError
-from shardconv.model import HloSharding, Mesh, TensorSharding, TensorShardingPerValue
+from shardconv.core.errors import ShardingError
+from shardconv.core.model import HloSharding, Mesh, TensorSharding, TensorShardingPerValue
 
 FLOOR_MS = 50.0  # constant allowance per case (interpreter overhead, first use of a code path)
 MS_PER_KB = 100.0
@@ -21,7 +21,7 @@ class Violation(AssertionError):
 
 
 def _parsers() -> dict[str, Callable[[Any], Any]]:
-    from shardconv import parsing
+    from shardconv import formats as parsing
 
     return {
         "hlo": parsing.parse_hlo, "sdy": parsing.parse_sdy, "per_value": parsing.parse_sdy_per_value,
@@ -31,9 +31,9 @@ def _parsers() -> dict[str, Callable[[Any], Any]]:
 
 def print_back(entry: str, value: Any) -> str:
     """The printer that matches ``entry`` (metadata included so nothing is dropped)."""
-    from shardconv.printers.hlo import print_hlo
-    from shardconv.printers.sdy import print_manual_axes, print_mesh, print_sharding, print_sharding_per_value
-    from shardconv.printers.spec import print_partition_spec
+    from shardconv.formats.hlo.write import print_hlo
+    from shardconv.formats.sdy.write import print_manual_axes, print_mesh, print_sharding, print_sharding_per_value
+    from shardconv.formats.spec.write import print_partition_spec
 
     if entry == "hlo":
         return print_hlo(value, include_metadata=True)
@@ -52,14 +52,14 @@ MESHES = ('<["batch"=2, "model"=4]>', '<["x"=2, "y"=4, "z"=4]>', '<["a"=2, "b"=2
 
 
 def _meshes() -> list[Mesh]:
-    from shardconv.parsing import parse_mesh
+    from shardconv.formats import parse_mesh
 
     return [parse_mesh(m) for m in MESHES]
 
 
 def _named_mesh(s: TensorSharding | TensorShardingPerValue) -> Mesh:
     """A mesh holding every axis name ``s`` uses (size 4), so to_hlo gets past name resolution."""
-    from shardconv.model import MeshAxis
+    from shardconv.core.model import MeshAxis
 
     items = s.shardings if isinstance(s, TensorShardingPerValue) else (s,)
     names: dict[str, None] = {}
@@ -88,7 +88,7 @@ def convert(entry: str, value: Any) -> None:
         for mesh in _meshes():
             guard.append(lambda m=mesh: to_hlo(from_partition_spec(m, value), m))
     elif entry == "mesh" and isinstance(value, Mesh) and value.axes:
-        from shardconv.model import AxisRef, DimSharding
+        from shardconv.core.model import AxisRef, DimSharding
 
         s = TensorSharding(mesh=value, dims=(DimSharding((AxisRef(value.axes[0].name),)), DimSharding()))
         guard.append(lambda: to_hlo(s, value))
@@ -128,7 +128,7 @@ def _xla_lossy_print(value: object) -> bool:
     {devices=[4]<=[4] last_tile_dims={unreduced}}, which XLA re-reads as {unreduced}; and for rank-0 V3
     shardings, whose short print ({mesh['a'=1,'b'=1], unreduced}) drops the axis sets. shardconv prints
     what XLA prints (both pinned by tests/test_hlo_oracle.py), so the model may change there and only there."""
-    from shardconv.model import HloSharding, Kind
+    from shardconv.core.model import HloSharding, Kind
 
     if not isinstance(value, HloSharding):
         return False
@@ -142,9 +142,9 @@ def _xla_lossy_print(value: object) -> bool:
 def check_bytes(data: bytes, fix_mesh: Mesh | None = None) -> bool:
     """The dump scanner and checker over in-memory bytes (what ``check_file`` does on a file), then the
     --fix planner. Returns whether the content was treated as IR (not skipped)."""
-    from shardconv.dumps.checker import CheckOptions, FileChecker
-    from shardconv.dumps.fixer import check_edits, plan
-    from shardconv.dumps.scanner import scan_stream
+    from shardconv.check.checker import CheckOptions, FileChecker
+    from shardconv.check.fixer import check_edits, plan
+    from shardconv.check.scanner import scan_stream
 
     opts = CheckOptions(mesh=fix_mesh)
     checker = FileChecker("fuzz.mlir", "", opts)

@@ -66,7 +66,7 @@ def test_fix_through_a_symlink(tmp_path: Path) -> None:
 
 
 def test_fix_file_that_changes_during_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from shardconv.dumps import fixer
+    from shardconv.check import fixer
 
     p = _seed(tmp_path)
     changed = SEED.replace(b'"_axis_0"=4', b'"_axis_0"=8')
@@ -84,7 +84,7 @@ def test_fix_file_that_changes_during_the_run(tmp_path: Path, monkeypatch: pytes
 
 
 def test_fix_file_that_grows_during_the_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from shardconv.dumps import fixer
+    from shardconv.check import fixer
 
     p = _seed(tmp_path)
     real_copy = fixer._copy
@@ -227,8 +227,8 @@ def test_one_very_long_line_bounded_memory(tmp_path: Path) -> None:
         f.write(b'"} {mhlo.sharding = "{devices=[2,2]<=[4]}"} : tensor<8x8xf32>\n}\n')
     code = (
         "import resource, sys\n"
-        "from shardconv.dumps.run import check_file\n"
-        "from shardconv.dumps.checker import CheckOptions\n"
+        "from shardconv.check.run import check_file\n"
+        "from shardconv.check.checker import CheckOptions\n"
         "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
         "r = check_file(sys.argv[1], CheckOptions())\n"
         "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"

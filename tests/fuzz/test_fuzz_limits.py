@@ -9,9 +9,10 @@ import tracemalloc
 import pytest
 
 import stats
-from shardconv import limits, parsing
-from shardconv.errors import LimitExceededError, ShardingError
-from shardconv.proto import from_proto_bytes
+from shardconv import formats as parsing
+from shardconv.core import limits
+from shardconv.core.errors import LimitExceededError, ShardingError
+from shardconv.formats.proto import from_proto_bytes
 
 DEEP = 10_000
 NESTED = {

@@ -46,7 +46,7 @@ def test_mutated_strings(entry: str) -> None:
 
 def test_mutated_dumps() -> None:
     """Whole dump files and single-line snippets, mutated; scanned, checked and fix-planned."""
-    from shardconv.parsing import parse_mesh
+    from shardconv.formats import parse_mesh
 
     mesh = parse_mesh("batch=2,model=4")
     rng = random.Random("mutation-dumps")

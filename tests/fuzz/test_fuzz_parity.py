@@ -13,8 +13,8 @@ import stats
 from mutate import mutate
 from oracle_sdy import sdy_print_attrs, sdy_verify_many
 from oracle_xla import xla_results
-from shardconv.errors import ShardingError
-from shardconv.parsing import parse_hlo, parse_sdy
+from shardconv.core.errors import ShardingError
+from shardconv.formats import parse_hlo, parse_sdy
 from leniencies import SHARDY, XLA, allowed
 
 XLA_CASES = 20_000 if stats.LONG else 600
@@ -64,8 +64,8 @@ def test_hlo_parity_with_xla() -> None:
 
 def test_sdy_parity_with_shardy() -> None:
     """Shardy's attribute parser on every mutant; the ones both parse also go through Shardy's verifier
-    (one func per case in a module with the seed meshes) vs shardconv.verify."""
-    from shardconv.verify import verify
+    (one func per case in a module with the seed meshes) vs shardconv.formats.sdy.verify."""
+    from shardconv.formats.sdy.verify import verify
 
     rng = random.Random("parity-sdy")
     seeds = [s for s in corpus.SDY + corpus.PER_VALUE if s.startswith("#sdy")]
@@ -85,7 +85,7 @@ def test_sdy_parity_with_shardy() -> None:
         elif ok and value is not None and value.rank <= 4 and "\n" not in m:  # one case per module line
             verify_cases.append((m, value))
     meshes = [("mesh", '<["x"=2, "y"=4, "z"=2]>'), ("m", '<["a"=4]>')]
-    from shardconv.parsing import parse_mesh
+    from shardconv.formats import parse_mesh
 
     table = {n: parse_mesh(b) for n, b in meshes}
     shapes = [(8,) * v.rank for _, v in verify_cases]  # type: ignore[attr-defined]
@@ -120,8 +120,8 @@ def test_every_shardy_leniency_is_real(entry) -> None:  # type: ignore[no-untype
     """Each Shardy allow-list example is rejected by shardconv with a matching message and accepted by
     Shardy's own parser (in a module, where real IR holds it)."""
     from oracle_sdy import sdy_print_attr, sdy_verify
-    from shardconv.parsing import parse_mesh
-    from shardconv.verify import verify
+    from shardconv.formats import parse_mesh
+    from shardconv.formats.sdy.verify import verify
 
     if entry.mesh:  # a verifier difference: verified on its mesh, by us and by Shardy's module verifier
         with pytest.raises(ShardingError) as info:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shardconv.errors import LimitExceededError, ShardingError
+from shardconv.core.errors import LimitExceededError, ShardingError
 from targets import check_bytes, parse_and_check
 
 
@@ -22,7 +22,7 @@ def test_partition_spec_escapes_round_trip() -> None:
 
 
 def test_partition_spec_bad_escape_is_a_syntax_error() -> None:
-    from shardconv.parsing import parse_partition_spec
+    from shardconv.formats import parse_partition_spec
 
     for text in ["P('\\x')", "P('\\N{nope}')", "P('\\u12')"]:
         with pytest.raises(ShardingError):
@@ -42,7 +42,7 @@ def test_dump_with_huge_dims_is_scanned() -> None:
                                   '<@m, [{}p' + "9" * 5000 + "]>", '<@m, [{"a":(' + "9" * 5000 + ")2}]>"])
 def test_sdy_integers_with_thousands_of_digits_name_the_limit(text: str) -> None:
     """Found by the limits tests: Python's 4300-digit int() limit leaked as 'use sys.set_int_max_str_digits()'."""
-    from shardconv.parsing import parse_mesh, parse_sdy
+    from shardconv.formats import parse_mesh, parse_sdy
 
     with pytest.raises(ShardingError) as e:
         (parse_mesh if text.startswith('<["') else parse_sdy)(text)
@@ -54,7 +54,7 @@ def test_sdy_integers_with_thousands_of_digits_name_the_limit(text: str) -> None
                                   "batch=4096,model=4097"])
 def test_sdy_mesh_over_the_device_ceiling(text: str) -> None:
     """Found by the limits tests: sdy meshes were not held to the device ceiling (2^100 devices parsed)."""
-    from shardconv.parsing import parse_mesh
+    from shardconv.formats import parse_mesh
 
     with pytest.raises(LimitExceededError, match="--max-devices"):
         parse_mesh(text)

@@ -1,0 +1,435 @@
+"""Finds the sharding-related values on one line of a dump (HLO text or MLIR; both syntaxes are
+tried, so mixed logs work) and the tensor type and value each one annotates."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from shardconv.check.escapes import Encoding, EscapeError, decode, encode
+from shardconv.text.brackets import string_end
+from shardconv.check.lexing import hlo_shapes, match_close, mlir_shapes
+from shardconv.check.occurrences import Kind, Occurrence, Shape
+
+_RX = re.compile(
+    rb"""
+     (?P<hlo>(?<![\w.])sharding=\{)
+    |(?P<hlofe>(?<![\w.])(?P<hlofekey>xla\.sdy\.[\w.]+)=(?P<hlofeopen>["{]))
+    |(?P<hlonp>(?<![\w.])num_partitions=(?P<hlonpv>\d+))
+    |(?P<mstr>(?<![\w.])(?P<mstrkey>mhlo\.sharding|mhlo\.spmd_output_sharding|xla\.sdy\.[\w.]+)\s=\s")
+    |(?P<mnp>(?<![\w.])mhlo\.num_partitions\s=\s(?P<mnpv>\d+))
+    |(?P<sdyattr>\#sdy\.(?P<sdyattrkind>sharding_per_value|sharding|mesh)<)
+    |(?P<meshdecl>(?<![\w.])sdy\.mesh\s+@(?P<meshname>[\w$.\-]+|"(?:[^"\\]|\\.)*")\s*=\s*<)
+    |(?P<sdyop>(?<![\w.])sdy\.(?P<sdyopname>sharding_constraint|reshard)\s+%[\w\#.$\-]+\s+<)
+    |(?P<oparg>(?<![\w.])(?P<opargkey>out_sharding|sharding)=<)
+    |(?P<mclist>(?<![\w.])(?P<mclistkey>in_shardings|out_shardings)=\[)
+    |(?P<maxes>(?<![\w.])manual_axes=\{)
+    |(?P<unspec>unspecified_dims=(?P<unspecv>\[[\d,\s]*\]))
+    |(?P<expected>expected-error(?P<expectedoff>@[+-]\d+|@above|@below)?)
+    """,
+    re.X,
+)
+
+# Every _RX match holds one of these within _REACH bytes of its start (``mhlo.spmd_output_sharding``
+# is the farthest, 17), so ``bytes.find`` can skip text no match can start in, at memchr speed.
+_NEEDLES = (b"sharding", b"sdy.", b"num_partitions", b"manual_axes", b"unspecified_dims", b"expected-error")
+_REACH = 32
+_HEAD = 1 << 16  # a match head (``key = "`` up to its opening quote or bracket) is far shorter than this
+
+
+def _search(text: bytes, pos: int, nexts: list[int]) -> re.Match[bytes] | None:
+    """``_RX.search(text, pos)``, but the regex runs only near a needle, so a long line without keywords
+    costs grep time. ``nexts`` caches each needle's next offset (-1: not looked up yet; len: none left)."""
+    n = len(text)
+    while True:
+        for i, k in enumerate(_NEEDLES):
+            if nexts[i] < pos:
+                found = text.find(k, pos)
+                nexts[i] = n if found < 0 else found
+        hit = min(nexts)
+        if hit >= n:
+            return None
+        end = min(n, hit + _HEAD)
+        m = _RX.search(text, max(pos, hit - _REACH), end)
+        if m is not None:
+            return _RX.search(text, m.start()) if m.end() >= end else m  # cut by ``end``: redo unbounded
+        pos = hit + 1
+
+
+_HLO_INSTR = re.compile(rb"^\s*(?:ROOT\s+)?(%?[\w.\-]+)\s*=\s*")
+_HLO_ARRAY = re.compile(rb"[a-z][a-z0-9]*\[[^\]]*\]")
+_MLIR_RESULT = re.compile(rb"^\s*(%[\w#.$\-]+)(?::\d+)?(?:\s*,\s*%[\w#.$\-]+(?::\d+)?)*\s*=")
+_MLIR_MODULE = re.compile(rb"^\s*module\b(?:\s+@([\w$.\-]+))?")
+_FUNC = re.compile(rb"\bfunc\.func\b[^(]*?@[\w$.\-\"]+\s*\(")
+_ARG = re.compile(rb"(%[\w#.$\-]+):\s*")
+_LOC_TAIL = re.compile(rb"\s+loc\((?:[^()]|\([^()]*\))*\)\s*$")
+_CLOSE_REGION = re.compile(rb"^(\s*)\}\s*:\s*(.*)$")
+
+_PER_VALUE_PREFIXES = (
+    ("#sdy.sharding_per_value<", Kind.SDY_PER_VALUE),
+    ("#sdy.sharding<", Kind.SDY_SHARDING),
+    ("#sdy.mesh<", Kind.SDY_MESH),
+    ("#sdy<manual_axes", Kind.MANUAL_AXES),
+)
+
+
+@dataclass
+class _Pending:
+    """A manual/named computation whose operand and result types come on its closing line."""
+
+    indent: int
+    lineno: int
+    ins: list[Occurrence] = field(default_factory=list)
+    outs: list[Occurrence] = field(default_factory=list)
+
+
+@dataclass
+class _Line:
+    """One line being scanned, with lazily computed context."""
+
+    text: bytes
+    offset: int  # file offset of text[0]
+    lineno: int
+    col_base: int
+    _hlo: tuple[str | None, tuple[Shape, ...] | None] | None = None
+    _chars: str | None = None
+
+    @property
+    def chars(self) -> str:
+        """The line as latin-1 text for ``shardconv.text.brackets`` (same offsets), made once per line."""
+        if self._chars is None:
+            self._chars = self.text.decode("latin-1")
+        return self._chars
+
+    def hlo_context(self) -> tuple[str | None, tuple[Shape, ...] | None]:
+        if self._hlo is None:
+            self._hlo = _hlo_context(self.text, self.chars)
+        return self._hlo
+
+
+class LineScanner:
+    """Stateful per file: remembers open manual computations until their closing line."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.pending: list[_Pending] = []
+
+    # ---- entry points ----------------------------------------------------------------------
+    def scan(self, text: bytes, offset: int, lineno: int, col_base: int = 0) -> list[Occurrence]:
+        """Every occurrence on the line; ``offset`` is the file offset of ``text[0]``."""
+        ln = _Line(text, offset, lineno, col_base)
+        out: list[Occurrence] = []
+        if self.pending:
+            out.extend(self._close_region(ln))
+        pos = 0
+        nexts = [-1] * len(_NEEDLES)
+        while True:
+            m = _search(text, pos, nexts)
+            if m is None:
+                return out
+            try:
+                pos = self._dispatch(ln, m, out)
+            except EscapeError:
+                pos = m.end()
+            if pos <= m.start():
+                pos = m.end()
+
+    def finish(self) -> list[Occurrence]:
+        """Occurrences still waiting for a closing line at end of file (types unknown)."""
+        rest = [o for p in self.pending for o in (*p.ins, *p.outs)]
+        self.pending.clear()
+        return rest
+
+    # ---- dispatch ----------------------------------------------------------------------------
+    def _dispatch(self, ln: _Line, m: re.Match[bytes], out: list[Occurrence]) -> int:
+        g = m.lastgroup
+        t = ln.chars
+        if g == "hlo":
+            end = match_close(t, m.end() - 1)
+            if end < 0:
+                return m.end()
+            value, shapes = ln.hlo_context()
+            out.append(self._occ(ln, Kind.HLO, "sharding=", m.end() - 1, end, value=value, shapes=shapes))
+            return end
+        if g == "hlofe":
+            key = m.group("hlofekey").decode()
+            value, shapes = ln.hlo_context()
+            if m.group("hlofeopen") == b'"':
+                end = string_end(t, m.end() - 1)
+                if end < 0:
+                    return m.end()
+                self._string_value(ln, key, m.end(), end - 1, "c", value, shapes, out)
+                return end
+            end = match_close(t, m.end() - 1)
+            if end < 0:
+                return m.end()
+            self._mesh_dict(ln, key, m.end() - 1, end, ln.text[m.end() - 1 : end], Encoding(), out)
+            return end
+        if g in ("hlonp", "mnp"):
+            vg = "hlonpv" if g == "hlonp" else "mnpv"
+            site = "num_partitions" if g == "hlonp" else "mhlo.num_partitions"
+            out.append(self._occ(ln, Kind.NUM_PARTITIONS, site, m.start(vg), m.end(vg), value="module"))
+            return m.end()
+        if g == "mstr":
+            key = m.group("mstrkey").decode()
+            end = string_end(t, m.end() - 1)
+            if end < 0:
+                return m.end()
+            value, shapes = self._mlir_context(ln, m.start())
+            self._string_value(ln, key, m.end(), end - 1, "mlir", value, shapes, out)
+            return end
+        if g == "sdyattr":
+            end = match_close(t, m.end() - 1)
+            if end < 0:
+                return m.end()
+            kind = {b"sharding": Kind.SDY_SHARDING, b"sharding_per_value": Kind.SDY_PER_VALUE}.get(
+                m.group("sdyattrkind"), Kind.SDY_MESH
+            )
+            value, shapes = (None, None) if kind is Kind.SDY_MESH else self._mlir_context(ln, m.start())
+            site = _attr_site(ln.text, m.start(), kind)
+            out.append(self._occ(ln, kind, site, m.start(), end, value=value, shapes=shapes))
+            return end
+        if g == "meshdecl":
+            end = match_close(t, m.end() - 1)
+            if end < 0:
+                return m.end()
+            name = m.group("meshname").decode()
+            out.append(self._occ(ln, Kind.SDY_MESH, "sdy.mesh", m.end() - 1, end, value="@" + name.strip('"')))
+            return end
+        if g in ("sdyop", "oparg"):
+            end = match_close(t, m.end() - 1)
+            if end < 0:
+                return m.end()
+            site = "sdy." + m.group("sdyopname").decode() if g == "sdyop" else m.group("opargkey").decode() + "="
+            value, shapes = self._mlir_context(ln, m.start())
+            out.append(self._occ(ln, Kind.SDY_SHARDING_BARE, site, m.end() - 1, end, value=value, shapes=shapes))
+            return end
+        if g == "mclist":
+            return self._region_list(ln, m, out)
+        if g == "maxes":
+            end = match_close(t, m.end() - 1)
+            if end < 0:
+                return m.end()
+            value, _ = self._mlir_context(ln, m.start())
+            out.append(self._occ(ln, Kind.MANUAL_AXES, "manual_axes", m.end() - 1, end, value=value))
+            return end
+        if g == "unspec":
+            value, shapes = ln.hlo_context() if b"custom_call_target" in ln.text else self._mlir_context(ln, m.start())
+            occ = self._occ(ln, Kind.UNSPECIFIED_DIMS, "unspecified_dims", m.start("unspecv"), m.end("unspecv"))
+            out.append(_replace(occ, value=value, shapes=shapes))
+            return m.end()
+        if g == "expected":
+            off = m.group("expectedoff")
+            delta = 0 if off is None else -1 if off == b"@above" else 1 if off == b"@below" else int(off[1:])
+            occ = self._occ(ln, Kind.EXPECTED_ERROR, "expected-error", m.start(), m.end())
+            out.append(_replace(occ, target_line=ln.lineno + delta))
+            return m.end()
+        return m.end()  # pragma: no cover - every group is handled above
+
+    # ---- value kinds -------------------------------------------------------------------------
+    def _string_value(
+        self,
+        ln: _Line,
+        key: str,
+        a: int,
+        b: int,
+        outer: str,
+        value: str | None,
+        shapes: tuple[Shape, ...] | None,
+        out: list[Occurrence],
+    ) -> None:
+        """A string attribute: an HLO sharding (``mhlo.sharding``) or an sdy value (``xla.sdy.*``)."""
+        raw = ln.text[a:b]
+        data, enc = decode(raw, outer)
+        if key in ("mhlo.sharding", "mhlo.spmd_output_sharding"):
+            text = data.decode("utf-8", "surrogateescape")
+            binary = None if _looks_textual(data) else data
+            site = key
+            v = "module" if key == "mhlo.spmd_output_sharding" else value
+            out.append(
+                self._occ(ln, Kind.HLO, site, a, b, value=v, shapes=shapes, text=text if binary is None else "",
+                          data=binary, encoding=enc)
+            )
+            return
+        text = data.decode("utf-8", "surrogateescape").strip()
+        if text.startswith("{") and "#sdy.mesh" in text:
+            self._mesh_dict(ln, key, a, b, data, enc, out)
+            return
+        for prefix, kind in _PER_VALUE_PREFIXES:
+            if text.startswith(prefix):
+                out.append(
+                    self._occ(ln, kind, key, a, b, value=value, shapes=None if kind is Kind.SDY_MESH else shapes,
+                              text=text, encoding=enc)
+                )
+                return
+
+    def _mesh_dict(self, ln: _Line, key: str, a: int, b: int, data: bytes, enc: Encoding, out: list[Occurrence]) -> None:
+        """``{mesh = #sdy.mesh<...>, other = #sdy.mesh<...>}``: one SDY_MESH occurrence per entry."""
+        raw = ln.text[a:b]
+        cursor = 0
+        chars = data.decode("latin-1")
+        for m in re.finditer(rb'([\w$.\-]+|"[^"]*")\s*=\s*(#sdy\.mesh<)', data):
+            end = match_close(chars, m.start(2) + len("#sdy.mesh"))
+            if end < 0:
+                continue
+            mesh_text = data[m.start(2) : end]
+            encoded = encode(mesh_text, enc) if enc.outer != "none" else mesh_text
+            at = raw.find(encoded, cursor)
+            sa, sb = (a + at, a + at + len(encoded)) if at >= 0 else (a, b)
+            cursor = at + len(encoded) if at >= 0 else cursor
+            name = "@" + m.group(1).decode().strip('"')
+            out.append(
+                self._occ(ln, Kind.SDY_MESH, key, sa, sb, value=name, text=mesh_text.decode("utf-8", "surrogateescape"),
+                          encoding=enc if at >= 0 else Encoding("whole"))
+            )
+
+    def _region_list(self, ln: _Line, m: re.Match[bytes], out: list[Occurrence]) -> int:
+        """``in_shardings=[...]`` / ``out_shardings=[...]`` of a manual or named computation."""
+        t = ln.text
+        end = match_close(ln.chars, m.end() - 1)
+        if end < 0:
+            return m.end()
+        key = m.group("mclistkey").decode()
+        value, _ = self._mlir_context(ln, m.start())
+        occ = self._occ(ln, Kind.SDY_PER_VALUE_LIST, key, m.end() - 1, end, value=value)
+        closes_later = t.rstrip().endswith(b"{")
+        if not closes_later:
+            out.append(_replace(occ, shapes=self._mlir_context(ln, m.start())[1]))
+            return end
+        indent = len(t) - len(t.lstrip())
+        top = self.pending[-1] if self.pending else None
+        if top is None or top.lineno != ln.lineno or top.indent != indent:
+            self.pending.append(_Pending(indent, ln.lineno))
+        (self.pending[-1].ins if key == "in_shardings" else self.pending[-1].outs).append(occ)
+        return end
+
+    def _close_region(self, ln: _Line) -> list[Occurrence]:
+        m = _CLOSE_REGION.match(ln.text)
+        if m is None or not self.pending or len(m.group(1)) != self.pending[-1].indent:
+            return []
+        p = self.pending.pop()
+        sig = _LOC_TAIL.sub(b"", m.group(2))
+        arrow = sig.rfind(b"->")
+        ins = mlir_shapes(sig[:arrow]) if arrow >= 0 else ()
+        outs = mlir_shapes(sig[arrow:]) if arrow >= 0 else mlir_shapes(sig)
+        return [_replace(o, shapes=ins) for o in p.ins] + [_replace(o, shapes=outs) for o in p.outs]
+
+    # ---- helpers -----------------------------------------------------------------------------
+    def _occ(
+        self,
+        ln: _Line,
+        kind: Kind,
+        site: str,
+        a: int,
+        b: int,
+        *,
+        value: str | None = None,
+        shapes: tuple[Shape, ...] | None = None,
+        text: str | None = None,
+        data: bytes | None = None,
+        encoding: Encoding = Encoding(),
+    ) -> Occurrence:
+        raw = ln.text[a:b]
+        return Occurrence(
+            path=self.path,
+            kind=kind,
+            site=site,
+            line=ln.lineno,
+            col=ln.col_base + a + 1,
+            end_line=ln.lineno,
+            end_col=ln.col_base + b + 1,
+            start=ln.offset + a,
+            end=ln.offset + b,
+            raw=raw,
+            text=raw.decode("utf-8", "surrogateescape") if text is None else text,
+            data=data,
+            encoding=encoding,
+            value=value,
+            shapes=shapes,
+            line_text=ln.text,
+        )
+
+    def _mlir_context(self, ln: _Line, pos: int) -> tuple[str | None, tuple[Shape, ...] | None]:
+        return _mlir_context(ln, pos)
+
+
+def _replace(o: Occurrence, **kw: object) -> Occurrence:
+    from dataclasses import replace
+
+    return replace(o, **kw)  # type: ignore[arg-type]
+
+
+def _looks_textual(data: bytes) -> bool:
+    """An ``mhlo.sharding`` holds text when it decodes and starts like a sharding; else a proto."""
+    if not data:
+        return True
+    s = data.lstrip()
+    return s[:1] == b"{" and all(b >= 0x20 or b in (0x09, 0x0A, 0x0D) for b in data)
+
+
+def _attr_site(t: bytes, start: int, kind: Kind) -> str:
+    """Name of the attribute a ``#sdy...`` value is assigned to (``sdy.sharding``), or its kind."""
+    m = re.search(rb"([\w.]+)\s*=\s*$", t[max(0, start - 64) : start])
+    return m.group(1).decode() if m else kind.value
+
+
+def _hlo_context(t: bytes, chars: str) -> tuple[str | None, tuple[Shape, ...] | None]:
+    """Name and shape(s) of the HLO instruction on this line (tuple types flattened)."""
+    m = _HLO_INSTR.match(t)
+    if m is None:
+        return None, None
+    name = m.group(1).decode()
+    p = m.end()
+    if t[p : p + 1] == b"(":
+        end = match_close(chars, p)
+        return name, (hlo_shapes(t[p:end]) if end > 0 else None)
+    a = _HLO_ARRAY.match(t, p)
+    if a is None:
+        return name, None if not t.startswith(b"token[]", p) else ((),)
+    return name, hlo_shapes(a.group(0))
+
+
+def _mlir_context(ln: _Line, pos: int) -> tuple[str | None, tuple[Shape, ...] | None]:
+    """Value name and type(s) an MLIR attribute at ``pos`` belongs to: a function argument or result,
+    an op's results, or the module."""
+    t = ln.text
+    f = _FUNC.search(t)
+    if f is not None and f.start() < pos:
+        return _func_context(ln, f.end() - 1, pos)
+    mod = _MLIR_MODULE.match(t)
+    if mod is not None:
+        return "module", None
+    r = _MLIR_RESULT.match(t)
+    name = r.group(1).decode() if r else None
+    body = _LOC_TAIL.sub(b"", t.rstrip())
+    colon = body.rfind(b" : ")
+    if colon < 0 or colon < pos:
+        return name, None
+    tail = body[colon + 3 :]
+    arrow = tail.rfind(b"->")
+    if arrow >= 0:
+        tail = tail[arrow + 2 :]
+    shapes = mlir_shapes(tail)
+    return name, shapes or None
+
+
+def _func_context(ln: _Line, open_paren: int, pos: int) -> tuple[str | None, tuple[Shape, ...] | None]:
+    t = ln.text
+    close = match_close(ln.chars, open_paren)
+    if close < 0 or pos < close:
+        arg = None
+        for a in _ARG.finditer(t, open_paren, pos):
+            arg = a
+        if arg is None:
+            return None, None
+        shapes = mlir_shapes(t[arg.end() : pos])[:1]
+        return arg.group(1).decode(), shapes or None
+    region = t[close:pos]
+    starts = [m.start() for m in re.finditer(rb"tensor<", region)]
+    if not starts:
+        return None, None
+    index = len(starts) - 1
+    return f"result[{index}]", mlir_shapes(region[starts[-1] :])[:1] or None
+
+
+__all__ = ["LineScanner"]

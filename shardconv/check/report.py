@@ -1,0 +1,214 @@
+"""Renders check results: compiler-style text (+ a rich summary table), GitHub annotations, JSON and
+SARIF 2.1.0. Pure functions from reports to strings, except ``print_text`` which owns the console."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from typing import IO, Any
+
+from shardconv.core.version import VERSION as __version__
+from shardconv.check.findings import RULES, FileReport, Finding, Skipped
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFO_URI = "https://github.com/shardconv/shardconv"
+
+
+def label(f: Finding) -> str:
+    return f"expected {f.severity}" if f.expected else f.severity
+
+
+def format_finding(f: Finding) -> str:
+    """``file:line:col: error: message [rule]``, the source line, a caret, then notes."""
+    out = [f"{f.path}:{f.line}:{f.col}: {label(f)}: {f.message} [{f.rule}]"]
+    if f.excerpt:
+        out.append("  " + f.excerpt)
+        out.append("  " + " " * f.excerpt_col + "^")
+    out.extend(f"  note: {n}" for n in f.notes)
+    return "\n".join(out)
+
+
+def summary(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> dict[str, Any]:
+    findings = [f for r in reports for f in r.findings]
+    by_rule: dict[str, Counter[str]] = {}
+    for f in findings:
+        by_rule.setdefault(f.rule, Counter())["expected" if f.expected else f.severity] += 1
+    return {
+        "files_checked": len(reports),
+        "files_skipped": len(skipped),
+        "occurrences": sum(r.occurrences for r in reports),
+        "errors": sum(1 for f in findings if f.fails),
+        "warnings": sum(1 for f in findings if f.severity == "warning" and not f.expected),
+        "expected": sum(1 for f in findings if f.expected),
+        "dropped": sum(r.dropped for r in reports),
+        "by_rule": {k: dict(v) for k, v in sorted(by_rule.items())},
+    }
+
+
+def print_text(reports: Sequence[FileReport], skipped: Sequence[Skipped], stream: IO[str]) -> None:
+    """Findings (coloured only on a TTY without NO_COLOR), skipped-file notes, and a summary table."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from shardconv.ui.console import make_console
+
+    con = make_console(stream)
+    styles = {"error": "bold red", "warning": "bold yellow"}
+    for r in reports:
+        for f in r.findings:
+            head = Text()
+            head.append(f"{f.path}:{f.line}:{f.col}: ", style="bold")
+            head.append(f"{label(f)}:", style="cyan" if f.expected else styles.get(f.severity, ""))
+            head.append(f" {f.message} ")
+            head.append(f"[{f.rule}]", style="dim")
+            con.print(head, soft_wrap=True)
+            if f.excerpt:
+                con.print(Text("  " + f.excerpt), soft_wrap=True)
+                con.print(Text("  " + " " * f.excerpt_col + "^", style="bold green"), soft_wrap=True)
+            for n in f.notes:
+                con.print(Text(f"  note: {n}", style="dim"), soft_wrap=True)
+        if r.dropped:
+            con.print(Text(f"{r.path}: {r.dropped} more findings not shown (per-rule limit)", style="dim"), soft_wrap=True)
+    for s in skipped:
+        con.print(Text(f"{s.path}: note: skipped: {s.reason}", style="dim"), soft_wrap=True)
+    sm = summary(reports, skipped)
+    table = Table(title="shardconv check", title_justify="left", show_edge=False)
+    table.add_column("rule")
+    table.add_column("errors", justify="right")
+    table.add_column("warnings", justify="right")
+    table.add_column("expected", justify="right")
+    for rule, counts in sm["by_rule"].items():
+        table.add_row(rule, str(counts.get("error", 0)), str(counts.get("warning", 0)), str(counts.get("expected", 0)))
+    table.add_row(
+        Text("total", style="bold"), str(sm["errors"]), str(sm["warnings"]), str(sm["expected"]), end_section=True
+    )
+    con.print(table)
+    verdict = "clean" if sm["errors"] == 0 else f"{sm['errors']} error(s)"
+    con.print(
+        f"{sm['files_checked']} file(s) checked, {sm['files_skipped']} skipped, "
+        f"{sm['occurrences']} sharding value(s) scanned: {verdict}",
+        soft_wrap=True,
+        markup=False,
+    )
+
+
+def _gh_escape(s: str, prop: bool = False) -> str:
+    s = s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return s.replace(":", "%3A").replace(",", "%2C") if prop else s
+
+
+def format_github(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> str:
+    """GitHub Actions workflow commands: one ``::error file=...,line=...,col=...::`` per finding."""
+    lines = []
+    for r in reports:
+        for f in r.findings:
+            level = "notice" if f.expected else f.severity
+            props = f"file={_gh_escape(f.path, True)},line={f.line},col={f.col}"
+            if f.end_line is not None and f.end_col is not None:
+                props += f",endLine={f.end_line},endColumn={f.end_col}"
+            props += f",title={_gh_escape('shardconv ' + f.rule, True)}"
+            body = f.message + "".join(f"\n{n}" for n in f.notes)
+            lines.append(f"::{level} {props}::{_gh_escape(body)}")
+    for s in skipped:
+        lines.append(f"::notice file={_gh_escape(s.path, True)}::{_gh_escape('skipped: ' + s.reason)}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def finding_dict(f: Finding) -> dict[str, Any]:
+    return {
+        "rule": f.rule, "severity": f.severity, "expected": f.expected, "path": f.path, "line": f.line,
+        "column": f.col, "end_line": f.end_line, "end_column": f.end_col, "message": f.message,
+        "notes": list(f.notes), "fixable": f.fixable, "source": f.excerpt,
+    }
+
+
+def format_json(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> str:
+    from shardconv.ui.jsonout import document, dumps
+
+    doc = document(
+        "check",
+        files=[{"path": r.path, "kind": r.kind, "occurrences": r.occurrences, "dropped": r.dropped} for r in reports],
+        skipped=[{"path": s.path, "reason": s.reason} for s in skipped],
+        findings=[finding_dict(f) for r in reports for f in r.findings],
+        rules=[{"id": r.id, "severity": r.severity, "summary": r.summary} for r in RULES.values()],
+        summary=summary(reports, skipped),
+    )
+    return dumps(doc) + "\n"
+
+
+def format_sarif(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> str:
+    """A SARIF 2.1.0 log with one run; expected lit findings carry an in-source suppression."""
+    ids = list(RULES)
+    results = []
+    for r in reports:
+        for f in r.findings:
+            res: dict[str, Any] = {
+                "ruleId": f.rule,
+                "ruleIndex": ids.index(f.rule),
+                "level": f.severity if f.severity in ("error", "warning") else "note",
+                "message": {"text": f.message + "".join(f"\n{n}" for n in f.notes)},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": _uri(f.path)},
+                            "region": _region(f),
+                        }
+                    }
+                ],
+            }
+            if f.expected:
+                res["suppressions"] = [{"kind": "inSource", "justification": "lit test expects this error"}]
+            results.append(res)
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "shardconv",
+                        "version": __version__,
+                        "informationUri": INFO_URI,
+                        "rules": [
+                            {
+                                "id": rule.id,
+                                "name": rule.id,
+                                "shortDescription": {"text": rule.summary},
+                                "defaultConfiguration": {"level": rule.severity},
+                            }
+                            for rule in RULES.values()
+                        ],
+                    }
+                },
+                "results": results,
+                "invocations": [
+                    {
+                        "executionSuccessful": True,
+                        "toolExecutionNotifications": [
+                            {"level": "note", "message": {"text": f"{s.path}: skipped: {s.reason}"}} for s in skipped
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+
+
+def _uri(path: str) -> str:
+    from urllib.parse import quote
+
+    return quote(path.replace("\\", "/")) if path != "-" else "stdin"
+
+
+def _region(f: Finding) -> dict[str, int]:
+    region = {"startLine": f.line, "startColumn": f.col}
+    if f.end_line is not None and f.end_col is not None and (f.end_line, f.end_col) > (f.line, f.col):
+        region.update(endLine=f.end_line, endColumn=f.end_col)
+    return region
+
+
+FORMATTERS = {"github": format_github, "json": format_json, "sarif": format_sarif}
+
+__all__ = ["FORMATTERS", "finding_dict", "format_finding", "format_github", "format_json", "format_sarif", "print_text", "summary"]

@@ -1,0 +1,567 @@
+"""The one model both formats parse into and print from: frozen dataclasses, no text handling.
+
+HLO side: ``TileAssignment``, ``HloSharding`` (+ ``SubgroupType``, ``ShardGroup``, ``OpMetadata``,
+``MeshSharding`` for V3). Shardy side: ``Mesh``, ``MeshAxis``, ``AxisRef``, ``SubAxis``, ``DimSharding``,
+``TensorSharding``, ``TensorShardingPerValue``, ``ManualAxes``. Plus ``PartitionSpec``.
+``str(x)`` on any of them gives the canonical text (printers live in ``shardconv.printers``).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from math import prod
+from typing import TYPE_CHECKING, Any, Union
+
+from shardconv.core.canonical import canonical_iota, canonical_tiled, transpose_iota
+from shardconv.core.device_order import iota_order, transposed
+from shardconv.core.errors import ShardingValidationError
+from shardconv.core.limits import check_device_count
+from shardconv.core.printing import render_proto, render_text
+
+class _cached:
+    """``functools.cached_property`` without Python 3.11's lock, which made each first access cost
+    about a microsecond; converters touch several of these on every fresh Mesh. Stores the value in
+    the instance dict, so later reads never reach the descriptor (works on frozen dataclasses)."""
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn = fn
+        self.name = fn.__name__
+        self.__doc__ = fn.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.fn(obj)
+        return value
+
+
+class _shape_derived(_cached):
+    """A Mesh value filled in, with its siblings, by ``Mesh._derive_shape`` on first read."""
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        obj._derive_shape()
+        return obj.__dict__[self.name]
+
+
+if TYPE_CHECKING:
+    _cached = cached_property  # type: ignore[misc,assignment]  # noqa: F811
+    _shape_derived = cached_property  # type: ignore[misc,assignment]  # noqa: F811
+
+
+# --------------------------------------------------------------------------------------------------
+# HLO side
+# --------------------------------------------------------------------------------------------------
+
+
+class SubgroupType(enum.Enum):
+    """Type of a trailing subgroup dim of a tile array. Declaration order is XLA's canonical order."""
+
+    MANUAL = "manual"
+    UNREDUCED = "unreduced"
+    REPLICATED = "replicated"
+
+    @property
+    def order(self) -> int:
+        return _SUBGROUP_ORDER[self]
+
+    @property
+    def flag(self) -> Kind:
+        """The sharding a tile array holding only this subgroup collapses to ({manual}, ...)."""
+        return Kind(self.value)
+
+
+_SUBGROUP_ORDER = {t: i for i, t in enumerate(SubgroupType)}
+
+
+class Kind(enum.Enum):
+    """What an ``HloSharding`` is. Precedence when several flags are given: the declaration order."""
+
+    REPLICATED = "replicated"
+    MAXIMAL = "maximal"
+    MANUAL = "manual"
+    UNKNOWN = "unknown"
+    UNREDUCED = "unreduced"
+    TILED = "tiled"
+    TUPLE = "tuple"
+    MESH = "mesh"  # V3: mesh-based ("named") sharding
+
+
+@dataclass(frozen=True)
+class TileAssignment:
+    """The device array of a tiled sharding: either iota (``reshape_dims``/``perm``) or an explicit list.
+
+    Build it with ``TileAssignment.iota`` or ``TileAssignment.from_devices`` so it is validated and
+    canonical; ``devices`` materialises the array lazily (iota stays symbolic until asked).
+    """
+
+    dims: tuple[int, ...]
+    reshape_dims: tuple[int, ...] | None = None
+    perm: tuple[int, ...] | None = None
+    explicit: tuple[int, ...] | None = None
+
+    @classmethod
+    def iota(
+        cls,
+        dims: tuple[int, ...] | list[int],
+        reshape_dims: tuple[int, ...] | list[int] | None = None,
+        perm: tuple[int, ...] | list[int] | None = None,
+    ) -> TileAssignment:
+        dims = tuple(dims)
+        _check_dims(dims, "tile")
+        n = check_device_count(dims)
+        if reshape_dims is None:
+            reshape_dims = (n,)
+        reshape_dims = tuple(reshape_dims)
+        _check_dims(reshape_dims, "iota reshape")
+        if perm is None:
+            perm = tuple(range(len(reshape_dims)))
+        perm = tuple(perm)
+        if sorted(perm) != list(range(len(reshape_dims))):
+            raise ShardingValidationError(
+                f"iota transpose T({','.join(map(str, perm))}) is not a permutation of "
+                f"0..{len(reshape_dims) - 1}"
+            )
+        m = check_device_count(reshape_dims)
+        if m != n:
+            raise ShardingValidationError(
+                f"iota <=[{','.join(map(str, reshape_dims))}] has {m} devices but the tile dims "
+                f"[{','.join(map(str, dims))}] need {n}"
+            )
+        r, p = canonical_iota(reshape_dims, perm)
+        return cls(dims=dims, reshape_dims=r, perm=p)
+
+    @classmethod
+    def from_devices(cls, dims: tuple[int, ...] | list[int], devices: tuple[int, ...] | list[int]) -> TileAssignment:
+        dims = tuple(dims)
+        _check_dims(dims, "tile")
+        n = check_device_count(dims)
+        if len(devices) != n:
+            raise ShardingValidationError(
+                f"device list has {len(devices)} entries but the tile dims "
+                f"[{','.join(map(str, dims))}] need {n}"
+            )
+        devices = tuple(devices)
+        if len(set(devices)) != n:
+            seen: set[int] = set()
+            dup = next(d for d in devices if d in seen or seen.add(d))  # type: ignore[func-returns-value]
+            raise ShardingValidationError(f"device {dup} appears more than once in the device list")
+        if any(d < 0 for d in devices):
+            raise ShardingValidationError(f"negative device id {min(devices)}")
+        return cls(dims=dims, explicit=devices)
+
+    @property
+    def is_iota(self) -> bool:
+        return self.explicit is None
+
+    @property
+    def num_devices(self) -> int:
+        return prod(self.dims)
+
+    @_cached
+    def devices(self) -> tuple[int, ...]:
+        """Row-major device ids of the tile array."""
+        if self.explicit is not None:
+            return self.explicit
+        assert self.reshape_dims is not None and self.perm is not None
+        return tuple(iota_order(self.reshape_dims, self.perm))
+
+    def transpose(self, perm: tuple[int, ...]) -> TileAssignment:
+        """The tile array transposed by ``perm``: stays iota exactly when XLA's Transpose keeps it iota."""
+        dims = tuple(self.dims[p] for p in perm)
+        if self.explicit is None:
+            assert self.reshape_dims is not None and self.perm is not None
+            iota = transpose_iota(self.dims, self.reshape_dims, self.perm, perm)
+            if iota is not None:
+                return TileAssignment(dims=dims, reshape_dims=iota[0], perm=iota[1])
+        return TileAssignment(dims=dims, explicit=tuple(transposed(self.devices, self.dims, perm)))
+
+    def reshape(self, dims: tuple[int, ...]) -> TileAssignment:
+        """Same device order, new shape (iota stays iota)."""
+        dims = tuple(dims)
+        if prod(dims) != self.num_devices:
+            raise ShardingValidationError(f"cannot reshape {list(self.dims)} to {list(dims)}")
+        if self.explicit is None:
+            return TileAssignment(dims=dims, reshape_dims=self.reshape_dims, perm=self.perm)
+        return TileAssignment(dims=dims, explicit=self.explicit)
+
+
+def _check_dims(dims: tuple[int, ...], what: str) -> None:
+    if not dims:
+        raise ShardingValidationError(f"{what} dims are empty")
+    for d in dims:
+        if d <= 0:
+            raise ShardingValidationError(
+                f"{what} dims [{','.join(map(str, dims))}] contain {d}; every dim must be at least 1"
+            )
+
+
+@dataclass(frozen=True)
+class ShardGroup:
+    """``shard_as N`` / ``shard_like N``."""
+
+    kind: str  # "shard_as" | "shard_like"
+    id: int
+
+
+@dataclass(frozen=True)
+class OpMetadata:
+    """``metadata={op_name="a" source_file="x.py" source_line=3}``: ordered key/value pairs as written."""
+
+    fields: tuple[tuple[str, str | int | tuple[int, ...]], ...] = ()
+
+    def get(self, key: str) -> str | int | tuple[int, ...] | None:
+        return next((v for k, v in self.fields if k == key), None)
+
+
+@dataclass(frozen=True)
+class HloSharding:
+    """An XLA HloSharding. Build tiled ones with ``HloSharding.tiled`` so XLA's normalisations apply.
+
+    ``subgroups`` lists the types of the trailing subgroup dims of ``tile`` (already merged/sorted).
+    Equality ignores metadata, as XLA's does.
+    """
+
+    kind: Kind
+    tile: TileAssignment | None = None
+    subgroups: tuple[SubgroupType, ...] = ()
+    device: int | None = None
+    elements: tuple[HloSharding, ...] = ()
+    mesh_sharding: MeshSharding | None = None
+    shard_group: ShardGroup | None = None
+    metadata: tuple[OpMetadata, ...] = field(default=(), compare=False)
+
+    # --- constructors -------------------------------------------------------------------------
+    @classmethod
+    def replicated(cls, **kw: object) -> HloSharding:
+        return cls(Kind.REPLICATED, **kw)  # type: ignore[arg-type]
+
+    @classmethod
+    def manual(cls, **kw: object) -> HloSharding:
+        return cls(Kind.MANUAL, **kw)  # type: ignore[arg-type]
+
+    @classmethod
+    def unknown(cls, **kw: object) -> HloSharding:
+        return cls(Kind.UNKNOWN, **kw)  # type: ignore[arg-type]
+
+    @classmethod
+    def unreduced(cls, **kw: object) -> HloSharding:
+        return cls(Kind.UNREDUCED, **kw)  # type: ignore[arg-type]
+
+    @classmethod
+    def maximal(cls, device: int, **kw: object) -> HloSharding:
+        if device < 0:
+            raise ShardingValidationError(f"maximal device id {device} is negative")
+        return cls(Kind.MAXIMAL, device=device, **kw)  # type: ignore[arg-type]
+
+    @classmethod
+    def tuple_of(cls, elements: tuple[HloSharding, ...] | list[HloSharding], **kw: object) -> HloSharding:
+        return cls(Kind.TUPLE, elements=tuple(elements), **kw)  # type: ignore[arg-type]
+
+    @classmethod
+    def tiled(
+        cls,
+        tile: TileAssignment,
+        subgroups: tuple[SubgroupType, ...] | list[SubgroupType] = (),
+        **kw: object,
+    ) -> HloSharding:
+        """A tiled sharding after XLA's normalisations (replicate-last-dim collapse, subgroup merge/sort)."""
+        return canonical_tiled(tile, tuple(subgroups), **kw)
+
+    # --- queries ------------------------------------------------------------------------------
+    @property
+    def is_tuple(self) -> bool:
+        return self.kind is Kind.TUPLE
+
+    @property
+    def is_tiled(self) -> bool:
+        return self.kind is Kind.TILED
+
+    @property
+    def replicate_on_last_tile_dim(self) -> bool:
+        return self.subgroups == (SubgroupType.REPLICATED,)
+
+    @property
+    def rank(self) -> int | None:
+        """Tensor rank a tiled sharding applies to; None when any rank fits."""
+        if self.kind is Kind.TILED and self.tile is not None:
+            return len(self.tile.dims) - len(self.subgroups)
+        if self.kind is Kind.MESH and self.mesh_sharding is not None:
+            return len(self.mesh_sharding.dims)
+        return None
+
+    @property
+    def tile_counts(self) -> tuple[int, ...]:
+        """Number of tiles along each tensor dim (tiled shardings only)."""
+        assert self.tile is not None and self.rank is not None
+        return self.tile.dims[: self.rank]
+
+    def with_metadata(self, metadata: tuple[OpMetadata, ...]) -> HloSharding:
+        from dataclasses import replace
+
+        return replace(self, metadata=metadata)
+
+    def to_proto(self) -> bytes:
+        """Serialized ``xla.OpSharding``, byte-identical to XLA's ``to_proto().SerializeToString()``."""
+        return render_proto(self)
+
+    def to_text(self, *, include_metadata: bool = False) -> str:
+        return render_text(self, include_metadata=include_metadata)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+
+# --------------------------------------------------------------------------------------------------
+# Shardy side
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MeshAxis:
+    name: str
+    size: int
+
+
+@dataclass(frozen=True)
+class Mesh:
+    """A Shardy mesh. ``explicit_device_ids`` is None when the ids are iota (Shardy drops them then).
+
+    ``name`` is the symbol (``@mesh``) when known; it does not take part in equality.
+    """
+
+    axes: tuple[MeshAxis, ...] = ()
+    explicit_device_ids: tuple[int, ...] | None = None
+    name: str | None = field(default=None, compare=False)
+
+    @classmethod
+    def of(
+        cls,
+        axes: dict[str, int] | list[tuple[str, int]] | tuple[MeshAxis, ...],
+        device_ids: tuple[int, ...] | list[int] | None = None,
+        name: str | None = None,
+    ) -> Mesh:
+        """Build a mesh, dropping ``device_ids`` that equal iota (as Shardy's printer does)."""
+        if isinstance(axes, dict):
+            axes = list(axes.items())
+        ax = tuple(a if isinstance(a, MeshAxis) else MeshAxis(a[0], a[1]) for a in axes)
+        ids = tuple(device_ids) if device_ids is not None else None
+        if ids is not None and ax and ids == tuple(range(len(ids))):
+            ids = None
+        return cls(axes=ax, explicit_device_ids=ids, name=name)
+
+    # Shape-derived values, cached on the (frozen) instance: the first read of any of them computes all
+    # five at once (converters read most of them on every call, often on a fresh Mesh).
+    def _derive_shape(self) -> None:
+        axes = self.axes
+        names = tuple([a.name for a in axes])
+        sizes = tuple([a.size for a in axes])
+        strides = [1] * len(sizes)
+        acc = 1
+        for i in range(len(sizes) - 1, -1, -1):
+            strides[i] = acc
+            acc *= sizes[i]
+        d = self.__dict__
+        d["axis_names"] = names
+        d["axis_sizes"] = sizes
+        d["_size_by_name"] = dict(zip(names, sizes))
+        d["_axis_strides"] = tuple(strides)
+        ids = self.explicit_device_ids
+        d["num_devices"] = len(ids) if not axes and ids is not None else acc
+
+    @_shape_derived
+    def axis_names(self) -> tuple[str, ...]: ...  # type: ignore[empty-body]
+
+    @_shape_derived
+    def axis_sizes(self) -> tuple[int, ...]: ...  # type: ignore[empty-body]
+
+    @_shape_derived
+    def _size_by_name(self) -> dict[str, int]: ...  # type: ignore[empty-body]
+
+    @_shape_derived
+    def _axis_strides(self) -> tuple[int, ...]:  # type: ignore[empty-body]
+        """Weight of each axis in the row-major flattened mesh position."""
+
+    @_shape_derived
+    def num_devices(self) -> int: ...  # type: ignore[empty-body]
+
+    @_cached
+    def _position_of(self) -> dict[int, int]:
+        """Device id -> mesh position (read-only by convention)."""
+        ids = self.explicit_device_ids
+        ids = self.device_ids if ids is None else ids
+        return dict(zip(ids, range(len(ids))))
+
+    def axis_size(self, name: str) -> int:
+        return self._size_by_name[name]
+
+    def has_axis(self, name: str) -> bool:
+        return name in self._size_by_name
+
+    @property
+    def is_maximal(self) -> bool:
+        """No axes and exactly one device id: a single-device mesh."""
+        return not self.axes and self.explicit_device_ids is not None and len(self.explicit_device_ids) == 1
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.axes and self.explicit_device_ids is None
+
+    @_cached
+    def device_ids(self) -> tuple[int, ...]:
+        """Device id at every mesh position (row-major over the axes); iota unless given."""
+        if self.explicit_device_ids is not None:
+            return self.explicit_device_ids
+        return tuple(range(self.num_devices))
+
+    def shape_str(self) -> str:
+        """Compact ``batch=2,model=4`` form for messages and the CLI."""
+        return ",".join(f"{a.name}={a.size}" for a in self.axes)
+
+    def __str__(self) -> str:
+        return render_text(self)
+
+
+@dataclass(frozen=True)
+class SubAxis:
+    """``:(pre_size)size`` — the middle of reshaping the axis to ``[pre_size, size, rest]``."""
+
+    pre_size: int
+    size: int
+
+
+@dataclass(frozen=True)
+class AxisRef:
+    name: str
+    sub_axis: SubAxis | None = None
+
+    def size(self, mesh: Mesh) -> int:
+        return self.sub_axis.size if self.sub_axis is not None else mesh.axis_size(self.name)
+
+    def __str__(self) -> str:
+        return render_text(self)
+
+
+@dataclass(frozen=True)
+class DimSharding:
+    """One tensor dim: axes major->minor, closed or open (``?``), optional priority ``pN``."""
+
+    axes: tuple[AxisRef, ...] = ()
+    is_closed: bool = True
+    priority: int | None = None
+
+
+MeshRef = Union[str, Mesh]  # a symbol name (without '@') or an inlined mesh
+
+
+@dataclass(frozen=True)
+class TensorSharding:
+    """``#sdy.sharding<@mesh, [dims...], replicated={...}, unreduced={...}>``."""
+
+    mesh: MeshRef
+    dims: tuple[DimSharding, ...] = ()
+    replicated: tuple[AxisRef, ...] = ()
+    unreduced: tuple[AxisRef, ...] = ()
+    unreduced_op: str = "sum"  # "sum" (default, not printed) | "max" | "min"
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+    @property
+    def mesh_name(self) -> str | None:
+        return self.mesh if isinstance(self.mesh, str) else None
+
+    def resolve_mesh(self, mesh: Mesh | None = None) -> Mesh:
+        """The mesh this sharding lives on: the inlined one, else the one passed in."""
+        if isinstance(self.mesh, Mesh):
+            return self.mesh
+        if mesh is None:
+            raise ShardingValidationError(f"unknown mesh: @{self.mesh} (pass the mesh it refers to)")
+        return mesh
+
+    def to_text(self, *, attribute: bool = True) -> str:
+        return render_text(self, attribute=attribute)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+
+@dataclass(frozen=True)
+class TensorShardingPerValue:
+    """``#sdy.sharding_per_value<[...]>``: one sharding per result of an op."""
+
+    shardings: tuple[TensorSharding, ...] = ()
+
+    def __str__(self) -> str:
+        return render_text(self)
+
+
+@dataclass(frozen=True)
+class ManualAxes:
+    """``manual_axes={"a", "b"}`` of a ``sdy.manual_computation``."""
+
+    axes: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return render_text(self)
+
+
+# --------------------------------------------------------------------------------------------------
+# HLO V3 (mesh-based) and partition specs: they reuse the Shardy vocabulary
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MeshSharding:
+    """HLO V3 ``{mesh['a'=2,'b'=4], [{'a'}, {}], replicated={'b'}}``: Shardy's shape in XLA's syntax."""
+
+    mesh: Mesh
+    dims: tuple[DimSharding, ...] = ()
+    replicated: tuple[AxisRef, ...] = ()
+    unreduced: tuple[AxisRef, ...] = ()
+    manual: tuple[AxisRef, ...] = ()
+    # ``device_ids=([reshape]T(perm))``: the mesh's device ids written as a (non-trivial) iota.
+    device_iota: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+
+
+PartitionEntry = Union[None, str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class PartitionSpec:
+    """JAX ``P(None, ('d','b'), 'c')`` / torch-xla ``(None, ('d','b'), 'c')``: axis names per tensor dim."""
+
+    entries: tuple[PartitionEntry, ...] = ()
+
+    def __str__(self) -> str:
+        return render_text(self)
+
+
+__all__ = [
+    "AxisRef",
+    "DimSharding",
+    "HloSharding",
+    "Kind",
+    "ManualAxes",
+    "Mesh",
+    "MeshAxis",
+    "MeshRef",
+    "MeshSharding",
+    "OpMetadata",
+    "PartitionEntry",
+    "PartitionSpec",
+    "ShardGroup",
+    "SubAxis",
+    "SubgroupType",
+    "TensorSharding",
+    "TensorShardingPerValue",
+    "TileAssignment",
+]

@@ -1,0 +1,124 @@
+"""What each device holds under an HloSharding: tile index per device, tile boxes with XLA's padding,
+replica groups.
+
+The one HLO-side placement routine: ``shardconv show`` renders it and the reference backend's HLO side
+derives its slices from it. (The backend's Shardy side stays independent on purpose: mesh coordinates.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from math import prod
+
+from shardconv.core.device_order import strides, unravel
+from shardconv.core.errors import ShardingValidationError
+from shardconv.core.model import HloSharding, Kind, SubgroupType
+
+Box = tuple[tuple[int, int], ...]  # [start, stop) per tensor dim
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One tile of the tensor: its index per tensor dim, the devices holding it (ascending), and its
+    slice of the shape when one is known."""
+
+    index: tuple[int, ...]
+    devices: tuple[int, ...]
+    slice: Box | None = None
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Every tile of a sharding and the groups of devices that hold the same data."""
+
+    kind: str  # "tiled" | "replicated" | "maximal" | "manual" | "unknown" | "unreduced"
+    tile_counts: tuple[int, ...]
+    tiles: tuple[Tile, ...]
+    groups: tuple[tuple[int, ...], ...]  # devices holding identical data (size 1 = no replication)
+    subgroups: tuple[str, ...]  # trailing subgroup types of the tile array
+    shape: tuple[int, ...] | None = None
+
+    @property
+    def num_devices(self) -> int:
+        return sum(len(g) for g in self.groups)
+
+    @property
+    def rank(self) -> int:
+        return len(self.tile_counts)
+
+
+def placement(
+    hlo: HloSharding, *, shape: tuple[int, ...] | None = None, num_devices: int | None = None, rank: int | None = None
+) -> Placement:
+    """The placement of ``hlo``; untiled kinds list ``num_devices`` devices (none when unknown: every
+    device) and take their rank from ``shape`` or ``rank``."""
+    if hlo.kind is Kind.TUPLE:
+        raise ShardingValidationError("a tuple sharding has one placement per element; pick one")
+    rank = len(shape) if shape is not None else (hlo.rank if hlo.rank is not None else rank or 0)
+    if hlo.kind is Kind.TILED:
+        return _tiled(hlo, shape)
+    if hlo.kind is Kind.MESH:
+        raise ShardingValidationError("convert the V3 sharding to V2 before asking for its placement")
+    devices: tuple[int, ...]
+    if hlo.kind is Kind.MAXIMAL:
+        assert hlo.device is not None
+        devices = (hlo.device,)
+    else:
+        devices = tuple(range(num_devices or 0))
+    whole = tuple((0, d) for d in shape) if shape is not None else None
+    tile = Tile(index=(0,) * rank, devices=devices, slice=whole)
+    groups = (devices,) if hlo.kind in (Kind.REPLICATED, Kind.MAXIMAL) else tuple((d,) for d in devices)
+    return Placement(hlo.kind.value, (1,) * rank, (tile,), groups, (), shape)
+
+
+def _tiled(hlo: HloSharding, shape: tuple[int, ...] | None) -> Placement:
+    assert hlo.tile is not None and hlo.rank is not None
+    rank = hlo.rank
+    if shape is not None and len(shape) != rank:
+        raise ShardingValidationError(f"--shape has rank {len(shape)} but the sharding has rank {rank}")
+    sub_dims = hlo.tile.dims[rank:]
+    repl = [i for i, t in enumerate(hlo.subgroups) if t is SubgroupType.REPLICATED]
+    tiles: list[Tile] = []
+    groups: list[tuple[int, ...]] = []
+    for index, block in tile_blocks(hlo):
+        box = tile_box(index, hlo.tile_counts, shape) if shape is not None else None
+        tiles.append(Tile(index, tuple(sorted(block)), box))
+        groups.extend(replica_groups(block, sub_dims, repl))
+    return Placement(
+        "tiled", hlo.tile_counts, tuple(tiles), tuple(groups), tuple(t.value for t in hlo.subgroups), shape
+    )
+
+
+def tile_blocks(hlo: HloSharding) -> Iterator[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Each tile's index and the devices holding it (tile-array order: subgroup dims last, row-major)."""
+    assert hlo.tile is not None and hlo.rank is not None
+    counts = hlo.tile_counts
+    per_tile = prod(hlo.tile.dims[hlo.rank :])
+    devs = hlo.tile.devices
+    for t in range(prod(counts)):
+        yield unravel(t, counts), devs[t * per_tile : (t + 1) * per_tile]
+
+
+def tile_box(index: tuple[int, ...], counts: tuple[int, ...], shape: tuple[int, ...]) -> Box:
+    """XLA's shard bounds: shard size ceil(dim/tiles); offset and limit clamped to the dim, so the last
+    shards are short or empty when the dims don't divide."""
+    box = []
+    for i, n, dim in zip(index, counts, shape):
+        size = -(-dim // n)
+        start = min(i * size, dim)
+        box.append((start, min(start + size, dim)))
+    return tuple(box)
+
+
+def replica_groups(block: tuple[int, ...], sub_dims: tuple[int, ...], repl: list[int]) -> list[tuple[int, ...]]:
+    """Split one tile's devices into groups that hold identical data: only REPLICATED subgroup dims
+    copy data; manual and unreduced ones give each device its own (partial or manual) value."""
+    if not repl:
+        return [(d,) for d in block]
+    st = strides(sub_dims)
+    keyed: dict[tuple[int, ...], list[int]] = {}
+    for pos, dev in enumerate(block):
+        key = tuple((pos // st[i]) % sub_dims[i] for i in range(len(sub_dims)) if i not in repl)
+        keyed.setdefault(key, []).append(dev)
+    return [tuple(sorted(g)) for g in keyed.values()]

@@ -1,0 +1,225 @@
+"""Turns what the user typed into model objects: input auto-detection, ``--mesh``, ``--shape``, stdin.
+
+Detection only looks at the first characters; the real work is done by the parsers in
+``shardconv.formats`` (imported lazily so ``--help`` and ``--version`` stay quick).
+"""
+
+from __future__ import annotations
+
+import binascii
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Union
+
+from shardconv.core.errors import ShardingError, ShardingSyntaxError, ShardingValidationError
+
+if TYPE_CHECKING:
+    from shardconv.core.model import HloSharding, Mesh, PartitionSpec, TensorSharding, TensorShardingPerValue
+
+Parsed = Union["HloSharding", "TensorSharding", "TensorShardingPerValue", "PartitionSpec"]
+
+# Input kinds, as shown by ``--from`` and in JSON ("input.kind").
+HLO, SDY, SDY_PER_VALUE, SPEC, PROTO_HEX, PROTO_BASE64 = "hlo", "sdy", "sdy-per-value", "spec", "proto-hex", "proto-base64"
+INPUT_KINDS = ("auto", HLO, SDY, SPEC, PROTO_HEX, PROTO_BASE64)
+
+# Patterns are compiled on first use (``re`` caches them): nothing to pay on the common HLO/sdy path.
+_HEX = r"(?:0x)?(?:[0-9a-fA-F]{2})*"
+_B64 = r"[A-Za-z0-9+/]+={0,2}"
+_WRAPPERS = ("mhlo.sharding", "sdy.sharding", "sharding")  # `NAME = "..."` copied from an IR dump
+
+
+@dataclass(frozen=True)
+class Input:
+    """One parsed input: what was typed, what it was recognised as, and the model object."""
+
+    text: str
+    kind: str
+    value: Parsed
+
+    @property
+    def is_hlo(self) -> bool:
+        return self.kind in (HLO, PROTO_HEX, PROTO_BASE64)
+
+
+def detect_kind(text: str) -> str:
+    """The input kind from the first characters of ``text`` (no parsing)."""
+    s = _unwrap(text)
+    low = s.lower()
+    if low.startswith(("hex:",)):
+        return PROTO_HEX
+    if low.startswith(("base64:", "b64:")):
+        return PROTO_BASE64
+    if s.startswith("#sdy.sharding_per_value") or s.startswith("<[<"):
+        return SDY_PER_VALUE
+    if s.startswith(("#sdy.sharding", "<@", "<mesh<", "sdy.sharding<", "[{")):
+        return SDY
+    if s.startswith("{"):
+        return HLO
+    if s.startswith(("P(", "PartitionSpec(", "(", "[")) or s.lower() == "none":
+        return SPEC
+    if s == "":
+        return PROTO_HEX  # mhlo.sharding = "" means replicated; the empty proto says the same
+    if re.fullmatch(_HEX, s) and len(s) >= 2:
+        return PROTO_HEX
+    if re.fullmatch(_B64, s) and len(s) % 4 == 0:
+        return PROTO_BASE64
+    raise ShardingSyntaxError(
+        "cannot tell what this is; expected an HLO sharding '{...}', a Shardy '#sdy.sharding<...>' or "
+        "'<@mesh, [...]>', a partition spec 'P(...)', or a hex/base64 OpSharding proto",
+        text=text,
+        pos=0,
+    )
+
+
+@contextmanager
+def anchored_in(text: str) -> Iterator[None]:
+    """Errors raised while turning the input ``text`` into a conversion point into it (line:col, caret)."""
+    try:
+        yield
+    except ShardingError as e:
+        e.anchor(text)
+        raise
+
+
+def parse_input(text: str, kind: str = "auto", *, num_devices: int | None = None) -> Input:
+    """Parse one input of ``kind`` (``auto`` detects it)."""
+    raw = text.strip()
+    body = _unwrap(raw)
+    kind = detect_kind(raw) if kind == "auto" else kind
+    if kind == HLO:
+        from shardconv.formats.hlo.read import parse_hlo
+
+        return Input(raw, kind, parse_hlo(body, num_devices=num_devices))
+    if kind in (SDY, SDY_PER_VALUE):
+        from shardconv.formats.sdy import read as sdy
+
+        if kind == SDY_PER_VALUE:
+            return Input(raw, kind, sdy.parse_sdy_per_value(body))
+        if body.startswith("["):  # a bare dims list: on the --mesh
+            body = f"<@mesh, {body}>"
+        return Input(raw, kind, sdy.parse_sdy(body))
+    if kind == SPEC:
+        from shardconv.formats.spec.read import parse_partition_spec
+
+        return Input(raw, kind, parse_partition_spec(body))
+    if kind in (PROTO_HEX, PROTO_BASE64):
+        from shardconv.formats.proto import from_proto_bytes
+
+        return Input(raw, kind, from_proto_bytes(decode_proto_text(body, kind)))
+    raise ShardingSyntaxError(f"unknown input kind {kind!r}; expected one of {', '.join(INPUT_KINDS)}")
+
+
+def decode_proto_text(text: str, kind: str) -> bytes:
+    """Bytes of a hex (``0x`` and ``hex:`` optional) or base64 (``base64:`` optional) OpSharding."""
+    s = re.sub(r"\s+", "", text)
+    try:
+        if kind == PROTO_HEX:
+            s = re.sub(r"^(?i:hex:)", "", s)
+            s = s[2:] if s[:2].lower() == "0x" else s
+            return binascii.unhexlify(s)
+        import base64
+
+        s = re.sub(r"^(?i:base64:|b64:)", "", s)
+        return base64.b64decode(s, validate=True)
+    except (binascii.Error, ValueError) as e:
+        raise ShardingSyntaxError(f"not a valid {kind} OpSharding: {e}", text=text, pos=0) from None
+
+
+def _unwrap(text: str) -> str:
+    """Drop an ``mhlo.sharding = "..."``-style wrapper that came along with a copied value."""
+    s = text.strip()
+    for prefix in _WRAPPERS:
+        rest = s[len(prefix) :].lstrip() if s.startswith(prefix) else ""
+        if rest.startswith("="):
+            s = rest[1:].strip()
+            if len(s) >= 2 and s[0] == s[-1] == '"':
+                s = s[1:-1].replace('\\"', '"').replace("\\22", '"')
+            break
+    return s
+
+
+# --------------------------------------------------------------------------------------------------
+# --mesh, --shape, stdin
+# --------------------------------------------------------------------------------------------------
+
+
+def parse_mesh_option(value: str) -> Mesh:
+    """``--mesh``: ``batch=2,model=4``, ``<[...]>``, ``#sdy.mesh<...>``, ``sdy.mesh @m = <...>``, or
+    ``@FILE`` for the first ``sdy.mesh`` of an MLIR/HLO file."""
+    from shardconv.formats.sdy.read import parse_mesh
+
+    value = value.strip()
+    if value.startswith("@"):
+        return parse_mesh(first_mesh_in_file(value[1:]))
+    return parse_mesh(value)
+
+
+_MESH_DECL = r"sdy\.mesh\s+@[\w.$-]+\s*=\s*<|#sdy\.mesh<"
+
+
+def first_mesh_in_file(path: str) -> str:
+    """The text of the first ``sdy.mesh @name = <...>`` (or ``#sdy.mesh<...>``) in the file at ``path``."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError as e:
+        raise ShardingValidationError(f"--mesh @{path}: cannot read file: {e.strerror or e}") from None
+    m = re.search(_MESH_DECL, text)
+    if m is None:
+        raise ShardingValidationError(f"--mesh @{path}: no sdy.mesh declaration in the file")
+    end = _balanced_end(text, m.end() - 1)
+    if end is None:
+        raise ShardingSyntaxError("unterminated sdy.mesh declaration", text=text, pos=m.start())
+    return text[m.start() : end]
+
+
+def _balanced_end(text: str, open_at: int) -> int | None:
+    """Index just past the ``>`` closing the ``<`` at ``open_at`` (quotes respected)."""
+    depth, i, quote = 0, open_at, ""
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c == '"':
+            quote = c
+        elif c == "<":
+            depth += 1
+        elif c == ">":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return None
+
+
+_SHAPE = r"\d+(?:\s*[x,]\s*\d+)*"
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    """``--shape``: ``32x32``, ``32,32``, ``[32, 32]``, ``tensor<32x32xf32>``; ``scalar`` or ``""`` is rank 0."""
+    s = text.strip()
+    if s.startswith("tensor<") and s.endswith(">"):
+        s = re.sub(r"(?:^|x)[A-Za-z][A-Za-z0-9]*$", "", s[7:-1])
+    s = s.strip("[]() ")
+    if s in ("", "scalar"):
+        return ()
+    if not re.fullmatch(_SHAPE, s):
+        raise ShardingSyntaxError("expected a shape like 32x32 or 8,16,4", text=text, pos=0)
+    dims = tuple(int(d) for d in re.split(r"\s*[x,]\s*", s))
+    if any(d <= 0 for d in dims):
+        raise ShardingValidationError(f"shape {text!r} has a dim of size 0")
+    return dims
+
+
+def stdin_items(stream: object) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` for every non-blank, non-comment (``#`` then space, or ``//``) line."""
+    for n, line in enumerate(stream, start=1):  # type: ignore[call-overload]
+        s = line.strip()
+        if not s or s.startswith(("//", "# ")) or s == "#":
+            continue
+        yield n, s

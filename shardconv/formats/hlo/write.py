@@ -1,0 +1,141 @@
+"""Model -> XLA's canonical HLO sharding text (HloSharding::ToString), byte for byte."""
+
+from __future__ import annotations
+
+from math import prod
+
+from shardconv.text.escapes import escape_c_str
+from shardconv.core.printing import printer
+from shardconv.core.model import AxisRef, DimSharding, HloSharding, Kind, MeshSharding, OpMetadata, TileAssignment
+
+# XLA's OpMetadataToString order; only these keys are printed, and only when non-empty/non-zero.
+METADATA_KEYS: tuple[str, ...] = (
+    "op_type", "op_name", "source_file", "source_line", "source_end_line", "source_column",
+    "source_end_column", "deduplicated_name", "scheduling_name", "stack_frame_id",
+)
+INT_METADATA_KEYS = frozenset({"source_line", "source_end_line", "source_column", "source_end_column", "stack_frame_id"})
+
+c_escape = escape_c_str  # XLA's CEscape of metadata strings; kept under the name callers import
+
+
+def _ints(values: tuple[int, ...] | list[int]) -> str:
+    return ",".join(map(str, values))
+
+
+def print_metadata_fields(m: OpMetadata) -> str:
+    """``op_type="t" op_name="a" ...`` in XLA's order, skipping empty strings and zeros."""
+    parts = []
+    values = dict(m.fields)
+    for key in METADATA_KEYS:
+        v = values.get(key)
+        if v in (None, "", 0):
+            continue
+        parts.append(f"{key}={v}" if key in INT_METADATA_KEYS else f'{key}="{escape_c_str(str(v))}"')
+    return " ".join(parts)
+
+
+def _metadata_list(ms: tuple[OpMetadata, ...]) -> str:
+    return "{" + ", ".join("{" + print_metadata_fields(m) + "}" for m in ms) + "}"
+
+
+def _metadata(ms: tuple[OpMetadata, ...]) -> str:
+    if not ms:
+        return ""
+    if len(ms) == 1:
+        return " metadata={" + print_metadata_fields(ms[0]) + "}"
+    return " metadata=" + _metadata_list(ms)
+
+
+def print_tile_assignment(t: TileAssignment) -> str:
+    """``devices=[dims]<=[reshape]T(perm)`` or ``devices=[dims]0,1,...``."""
+    head = f"devices=[{_ints(t.dims)}]"
+    if t.explicit is not None:
+        return head + _ints(t.explicit)
+    assert t.reshape_dims is not None and t.perm is not None
+    tail = f"T({_ints(t.perm)})" if len(t.reshape_dims) > 1 else ""
+    return f"{head}<=[{_ints(t.reshape_dims)}]{tail}"
+
+
+def _axis(a: AxisRef) -> str:
+    name = f"'{a.name}'"
+    return name if a.sub_axis is None else f"{name}:({a.sub_axis.pre_size}){a.sub_axis.size}"
+
+
+def _dim(d: DimSharding) -> str:
+    items = [_axis(a) for a in d.axes] + ([] if d.is_closed else ["?"])
+    return "{" + ", ".join(items) + "}"
+
+
+def _shorthand(m: MeshSharding) -> str | None:
+    """XLA prints a rank-0 V3 sharding as ``replicated`` when no axis set is given, else as ``unreduced``
+    (then ``manual``) when that set spans every device; other sets are then not printed."""
+    if m.dims:
+        return None
+    if not (m.replicated or m.unreduced or m.manual):
+        return "replicated"
+    n = m.mesh.num_devices
+    for key, axes in (("unreduced", m.unreduced), ("manual", m.manual)):
+        if axes and prod(a.size(m.mesh) for a in axes) == n:
+            return key
+    return None
+
+
+def print_mesh_sharding(m: MeshSharding, metadata: tuple[OpMetadata, ...] = (), include_metadata: bool = False) -> str:
+    """V3: ``{mesh['a'=2], device_ids=(...), [{'a'}], replicated={...}, ...}`` or ``{maximal_mesh[...]}``."""
+    meta = f", metadata={_metadata_list(metadata)}" if include_metadata and metadata else ""
+    mesh = m.mesh
+    if mesh.is_maximal:
+        assert mesh.explicit_device_ids is not None
+        return f"{{maximal_mesh[device_id={mesh.explicit_device_ids[0]}]{meta}}}"
+    parts = ["mesh[" + ",".join(f"'{a.name}'={a.size}" for a in mesh.axes) + "]"]
+    if m.device_iota is not None:
+        r, p = m.device_iota
+        parts.append(f"device_ids=([{_ints(r)}]" + (f"T({_ints(p)})" if len(r) > 1 else "") + ")")
+    elif mesh.explicit_device_ids is not None:
+        parts.append(f"device_ids=({_ints(mesh.explicit_device_ids)})")
+    parts.append(_shorthand(m) or "[" + ", ".join(_dim(d) for d in m.dims) + "]")
+    if not _shorthand(m):
+        for key, axes in (("replicated", m.replicated), ("unreduced", m.unreduced), ("manual", m.manual)):
+            if axes:
+                parts.append(f"{key}={{" + ", ".join(_axis(a) for a in axes) + "}")
+    return "{" + ", ".join(parts) + meta + "}"
+
+
+@printer(HloSharding)
+def print_hlo(h: HloSharding, *, include_metadata: bool = False) -> str:
+    """XLA's canonical text; metadata only when asked (XLA's default printer omits it)."""
+    if h.kind is Kind.TUPLE:
+        elems = [
+            (f"/*index={i}*/" if i and i % 5 == 0 else "") + print_hlo(e, include_metadata=include_metadata)
+            for i, e in enumerate(h.elements)
+        ]
+        return "{" + ", ".join(elems) + "}"
+    if h.kind is Kind.MESH:
+        assert h.mesh_sharding is not None
+        return print_mesh_sharding(h.mesh_sharding, h.metadata, include_metadata)
+    if h.kind is Kind.MAXIMAL:
+        body = f"maximal device={h.device}"
+    elif h.kind is Kind.TILED:
+        assert h.tile is not None
+        body = print_tile_assignment(h.tile)
+        if h.replicate_on_last_tile_dim:
+            body += " last_tile_dim_replicate"
+        elif h.subgroups:
+            body += " last_tile_dims={" + ", ".join(t.value for t in h.subgroups) + "}"
+    else:
+        body = h.kind.value
+    if h.shard_group is not None:
+        body += f" {h.shard_group.kind} {h.shard_group.id}"
+    if include_metadata:
+        body += _metadata(h.metadata)
+    return "{" + body + "}"
+
+
+__all__ = ["c_escape", "print_hlo", "print_mesh_sharding", "print_metadata_fields", "print_tile_assignment"]
+
+
+@printer(HloSharding, "proto")
+def _proto_bytes(h: HloSharding) -> bytes:
+    from shardconv.formats.proto import to_proto_bytes  # the descriptor is built on first use
+
+    return to_proto_bytes(h)

@@ -1,0 +1,255 @@
+"""Shardy text -> model: meshes (four spellings), tensor shardings, per-value shardings, manual axes.
+
+Accepts exactly what Shardy's own parser accepts (jaxlib 0.10.2) and reports its messages; meshes are
+verified while parsing, as Shardy does. Shardings are not checked against their mesh here (Shardy
+does that at op verification): call ``shardconv.formats.sdy.verify.verify``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from shardconv.formats._lark_runtime import Token, Transformer, v_args
+
+from shardconv.core.errors import ShardingError, ShardingSyntaxError, ShardingValidationError
+from shardconv.core.model import (
+    AxisRef,
+    DimSharding,
+    ManualAxes,
+    Mesh,
+    MeshAxis,
+    SubAxis,
+    TensorSharding,
+    TensorShardingPerValue,
+)
+from shardconv.formats.sdy.verify import verify_mesh
+from shardconv.formats.grammar import parse as _parse
+from shardconv.formats.sdy.mlir_text import check_dialect_body, decode_string, decode_symbol, parse_int, parse_int_list
+
+_PRIORITY = re.compile(r"p([0-9]+)")
+
+
+def _err(message: str, token: Token) -> ShardingSyntaxError:
+    return ShardingSyntaxError(message, pos=token.start_pos)
+
+
+def _string(token: Token) -> str:
+    return decode_string(str(token), token.start_pos or 0)
+
+
+def _priority(token: Token) -> int:
+    """``p<number>`` as Shardy reads it: no sign, no leading zeros, fits in int64."""
+    text = str(token)
+    m = _PRIORITY.fullmatch(text)
+    if m is None:
+        raise _err(f"expecting priority in format 'p<number>', got: {text}", token)
+    digits = m.group(1)
+    if len(digits) > 1 and digits[0] == "0":
+        raise _err(f"priorities with leading zeros are not allowed, got: {text}", token)
+    if len(digits) > 19 or int(digits) >= 1 << 63:
+        raise _err(f"expecting integer priority, got: {text}", token)
+    return int(digits)
+
+
+def _second_occurrence(axes: list[tuple[MeshAxis, Token]]) -> Token | None:
+    seen: set[str] = set()
+    for axis, tok in axes:
+        if axis.name in seen:
+            return tok
+        seen.add(axis.name)
+    return None
+
+
+@v_args(inline=True)
+class _SdyTransformer(Transformer[Token, Any]):
+    """Parse tree -> model objects; semantic errors carry the offending token's position."""
+
+    # ---- scalars ------------------------------------------------------------------------------
+    def signed(self, *parts: Token) -> tuple[int, Token]:
+        number = parts[-1]
+        return parse_int(str(number), len(parts) == 2, number.start_pos or 0), parts[0]
+
+    # ---- meshes -------------------------------------------------------------------------------
+    def mesh_axis(self, name: Token, size: tuple[int, Token]) -> tuple[MeshAxis, Token]:
+        value, tok = size
+        if value < 1:
+            raise ShardingValidationError(f"axis size must be at least 1, got: {value}", pos=tok.start_pos)
+        return MeshAxis(_string(name), value), name
+
+    def short_axis(self, name: Token, size: tuple[int, Token]) -> tuple[MeshAxis, Token]:
+        if name.type == "SHORT_NAME":
+            value, tok = size
+            if value < 1:
+                raise ShardingValidationError(f"axis size must be at least 1, got: {value}", pos=tok.start_pos)
+            return MeshAxis(str(name), value), name
+        return self.mesh_axis(name, size)
+
+    def _mesh(self, items: tuple[Any, ...]) -> Mesh:
+        axes = [a for a in items if isinstance(a, tuple)]
+        ids_tok = next((t for t in items if isinstance(t, Token) and t.type == "ID_LIST"), None)
+        ids = parse_int_list(str(ids_tok), ids_tok.start_pos or 0) if ids_tok is not None else None
+        anchor = ids_tok if ids_tok is not None else (axes[0][1] if axes else None)
+        mesh = Mesh(axes=tuple(a for a, _ in axes), explicit_device_ids=ids)
+        try:
+            verify_mesh(mesh)
+        except ShardingError as e:
+            if e.pos is None:
+                tok = _second_occurrence(axes) if e.message.startswith("duplicate axis name") else anchor
+                e.pos = tok.start_pos if tok is not None else None
+            raise
+        return Mesh.of(mesh.axes, ids)
+
+    def mesh_inner(self, *items: Any) -> Mesh:
+        return self._mesh(items)
+
+    def mesh_short(self, *items: Any) -> Mesh:
+        return self._mesh(items)
+
+    def mesh_body(self, mesh: Mesh) -> Mesh:
+        return mesh
+
+    def mesh_attr(self, _open: Token, mesh: Mesh) -> Mesh:
+        return mesh
+
+    def mesh_decl(self, _kw: Token, symbol: Token, mesh: Mesh) -> Mesh:
+        return Mesh(mesh.axes, mesh.explicit_device_ids, name=decode_symbol(str(symbol), symbol.start_pos or 0))
+
+    def mesh_start(self, mesh: Mesh) -> Mesh:
+        return mesh
+
+    # ---- shardings ----------------------------------------------------------------------------
+    def axis_ref(self, name: Token, *sub: tuple[int, Token]) -> AxisRef:
+        if not sub:
+            return AxisRef(_string(name))
+        return AxisRef(_string(name), SubAxis(sub[0][0], sub[1][0]))
+
+    def dim_closed_empty(self) -> DimSharding:
+        return DimSharding()
+
+    def dim_open_empty(self, _q: Token) -> DimSharding:
+        return DimSharding(is_closed=False)
+
+    def dim_axes(self, *items: Any) -> DimSharding:
+        axes = tuple(a for a in items if isinstance(a, AxisRef))
+        return DimSharding(axes=axes, is_closed=len(axes) == len(items))
+
+    def dim(self, body: DimSharding, *priority: Token) -> DimSharding:
+        if not priority:
+            return body
+        return DimSharding(body.axes, body.is_closed, _priority(priority[0]))
+
+    def named_list(self, key: Token, *axes: AxisRef) -> tuple[Token, tuple[AxisRef, ...]]:
+        return key, axes
+
+    def mesh_symbol(self, symbol: Token) -> str:
+        return decode_symbol(str(symbol), symbol.start_pos or 0)
+
+    def mesh_inline(self, mesh: Mesh) -> Mesh:
+        return mesh
+
+    def sharding_inner(self, mesh: str | Mesh, *items: Any) -> TensorSharding:
+        dims = tuple(d for d in items if isinstance(d, DimSharding))
+        lists: dict[str, tuple[AxisRef, ...]] = {}
+        for key, axes in (i for i in items if isinstance(i, tuple)):
+            if str(key) in lists:
+                raise _err("failed to parse Sdy_TensorSharding, expected valid named axis list after comma", key)
+            lists[str(key)] = axes
+        return TensorSharding(
+            mesh=mesh, dims=dims, replicated=lists.get("replicated", ()), unreduced=lists.get("unreduced", ())
+        )
+
+    def sharding_attr(self, _open: Token, sharding: TensorSharding) -> TensorSharding:
+        return sharding
+
+    def sharding_bare(self, sharding: TensorSharding) -> TensorSharding:
+        return sharding
+
+    def sharding_start(self, sharding: TensorSharding) -> TensorSharding:
+        return sharding
+
+    def per_value_start(self, _open: Token, *shardings: TensorSharding) -> TensorShardingPerValue:
+        return TensorShardingPerValue(tuple(shardings))
+
+    # ---- manual axes --------------------------------------------------------------------------
+    def name_set(self, *names: Token) -> ManualAxes:
+        return ManualAxes(tuple(_string(n) for n in names))
+
+    def manual_axes_attr(self, _open: Token, axes: ManualAxes) -> ManualAxes:
+        return axes
+
+    def manual_axes_op(self, axes: ManualAxes) -> ManualAxes:
+        return axes
+
+    def manual_axes_bare(self, axes: ManualAxes) -> ManualAxes:
+        return axes
+
+
+_TRANSFORMER = _SdyTransformer()
+_DIALECT_PREFIX = re.compile(r"\s*#sdy[.<]")
+
+
+def _parse_sdy_text(start: str, text: str) -> Any:
+    """Parse with MLIR's bracket pre-scan first when the text is a ``#sdy...`` dialect attribute."""
+    m = _DIALECT_PREFIX.match(text)
+    if m is not None:
+        opening = text.find("<", m.start() + len(m.group()) - 1)
+        try:
+            end = check_dialect_body(text, opening if opening >= 0 else len(text))
+            if text[end:].strip():  # MLIR reads the attribute only up to there
+                raise ShardingSyntaxError(f"found trailing characters: {text[end:].strip()[:40]!r}", pos=end)
+        except ShardingError as e:
+            raise e.located(text, 0) from None
+    return _parse("sdy", start, text, _TRANSFORMER)
+
+
+def parse_mesh(text: str) -> Mesh:
+    """A mesh in any spelling: ``sdy.mesh @m = <[...]>``, ``#sdy.mesh<[...]>``, ``<[...]>``, or the
+    shorthand ``batch=2,model=4`` (optionally ``;device_ids=[...]``). Verified as Shardy does."""
+    mesh = _plain_shorthand(text)
+    if mesh is not None:
+        return mesh
+    return _parse_sdy_text("mesh_start", text)  # type: ignore[no-any-return]
+
+
+def _plain_shorthand(text: str) -> Mesh | None:
+    """The grammar's answer for the everyday ``name=size,...`` shorthand (ASCII names, decimal sizes,
+    no spaces, quotes or device ids), without loading the grammar: the CLI's ``--mesh`` path. Returns
+    None, so the grammar decides (and words any error), for anything else or anything invalid."""
+    if len(text) > 512:
+        return None
+    axes: list[MeshAxis] = []
+    names: set[str] = set()
+    for part in text.split(","):
+        name, eq, size = part.partition("=")
+        # ASCII isidentifier() is exactly SHORT_NAME; ASCII isdigit() exactly a decimal MLIR_INT.
+        if not (eq and name.isascii() and name.isidentifier() and size.isascii() and size.isdigit()):
+            return None
+        if len(size) > 18 or name in names or int(size) < 1:
+            return None
+        names.add(name)
+        axes.append(MeshAxis(name, int(size)))
+    mesh = Mesh(axes=tuple(axes))
+    try:
+        verify_mesh(mesh)
+    except ShardingError:
+        return None
+    return mesh
+
+
+def parse_sdy(text: str) -> TensorSharding:
+    """``#sdy.sharding<...>`` or the bare ``<@mesh, [...]>`` of sharding_constraint / manual_computation."""
+    return _parse_sdy_text("sharding_start", text)  # type: ignore[no-any-return]
+
+
+def parse_sdy_per_value(text: str) -> TensorShardingPerValue:
+    """``#sdy.sharding_per_value<[<@mesh, [...]>, ...]>``."""
+    return _parse_sdy_text("per_value_start", text)  # type: ignore[no-any-return]
+
+
+def parse_manual_axes(text: str) -> ManualAxes:
+    """``manual_axes={"a", "b"}``, ``{"a", "b"}`` or ``#sdy<manual_axes{"a", "b"}>``."""
+    return _parse_sdy_text("manual_axes_start", text)  # type: ignore[no-any-return]
+
+
+__all__ = ["parse_manual_axes", "parse_mesh", "parse_sdy", "parse_sdy_per_value"]

@@ -1,1 +1,0 @@
-"""Model -> text. Canonical printers for each format, next to the model they print."""

@@ -1,1 +1,0 @@
-"""Rendering of placements (which device holds which tile) for the CLI."""

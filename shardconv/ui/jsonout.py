@@ -1,0 +1,113 @@
+"""The stable JSON the CLI prints with ``--format json`` (and ``convert --to json``).
+
+Every document is an object with ``"schema": SCHEMA`` and ``"command"``; fields are only ever added
+within a schema version, never renamed or removed. The full schema is in docs/cli-json-schema.md.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from shardconv.core.errors import ShardingError
+    from shardconv.core.model import AxisRef, HloSharding, Mesh, TensorSharding
+    from shardconv.core.placement import Placement
+
+SCHEMA = 1
+
+
+def document(command: str, **fields: Any) -> dict[str, Any]:
+    """The top-level object every ``--format json`` output shares."""
+    return {"schema": SCHEMA, "command": command, **fields}
+
+
+def dumps(doc: dict[str, Any], *, lines: bool = False) -> str:
+    """Pretty JSON for one document; compact single-line JSON for batch output (JSON Lines)."""
+    if lines:
+        return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(doc, indent=2, ensure_ascii=False)
+
+
+def error_dict(err: ShardingError) -> dict[str, Any]:
+    """``{"type", "message", "line", "column", "suggestions"}`` for a ShardingError."""
+    return {
+        "type": type(err).__name__,
+        "message": err.message,
+        "line": err.line,
+        "column": err.column,
+        "suggestions": [
+            {"description": s.description, "value": s.value} for s in getattr(err, "suggestions", ())
+        ],
+    }
+
+
+def mesh_dict(mesh: Mesh | None, *, synthetic: bool = False) -> dict[str, Any] | None:
+    """``{"text", "name", "axes": [{"name", "size"}], "device_ids", "synthetic"}``."""
+    if mesh is None:
+        return None
+    return {
+        "text": str(mesh),
+        "name": mesh.name,
+        "axes": [{"name": a.name, "size": a.size} for a in mesh.axes],
+        "device_ids": list(mesh.explicit_device_ids) if mesh.explicit_device_ids is not None else None,
+        "synthetic": synthetic,
+    }
+
+
+def axis_ref_dict(ref: AxisRef) -> dict[str, Any]:
+    """``{"name", "pre_size", "size"}``; ``pre_size``/``size`` are null for a whole axis."""
+    sub = ref.sub_axis
+    return {"name": ref.name, "pre_size": sub.pre_size if sub else None, "size": sub.size if sub else None}
+
+
+def sdy_dict(s: TensorSharding) -> dict[str, Any]:
+    """The structure of a Shardy sharding, plus its canonical text."""
+    mesh = s.mesh if isinstance(s.mesh, str) else None
+    return {
+        "text": str(s),
+        "mesh_ref": mesh,
+        "dims": [
+            {"axes": [axis_ref_dict(a) for a in d.axes], "closed": d.is_closed, "priority": d.priority}
+            for d in s.dims
+        ],
+        "replicated": [axis_ref_dict(a) for a in s.replicated],
+        "unreduced": [axis_ref_dict(a) for a in s.unreduced],
+    }
+
+
+def hlo_dict(h: HloSharding) -> dict[str, Any]:
+    """The structure of an HLO sharding, plus its canonical text."""
+    out: dict[str, Any] = {"text": str(h), "kind": h.kind.value}
+    if h.tile is not None:
+        t = h.tile
+        out["tile_dims"] = list(t.dims)
+        out["subgroups"] = [g.value for g in h.subgroups]
+        out["iota"] = (
+            {"reshape_dims": list(t.reshape_dims or ()), "perm": list(t.perm or ())} if t.is_iota else None
+        )
+        out["devices"] = list(t.devices)
+    if h.device is not None:
+        out["device"] = h.device
+    if h.elements:
+        out["elements"] = [hlo_dict(e) for e in h.elements]
+    return out
+
+
+def placement_dict(p: Placement) -> dict[str, Any]:
+    """``{"kind", "tile_counts", "shape", "tiles": [{"index", "devices", "slice"}], "replication_groups"}``."""
+    return {
+        "kind": p.kind,
+        "tile_counts": list(p.tile_counts),
+        "subgroups": list(p.subgroups),
+        "shape": list(p.shape) if p.shape is not None else None,
+        "tiles": [
+            {
+                "index": list(t.index),
+                "devices": list(t.devices),
+                "slice": [list(b) for b in t.slice] if t.slice is not None else None,
+            }
+            for t in p.tiles
+        ],
+        "replication_groups": [list(g) for g in p.groups],
+    }

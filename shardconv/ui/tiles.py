@@ -1,0 +1,128 @@
+"""Rich renderables for a Placement: a ``jax.debug.visualize_sharding``-style grid for any rank, or a tile
+list when a grid would not fit the width. rich is imported only when these are called."""
+
+from __future__ import annotations
+
+from itertools import product
+from typing import TYPE_CHECKING, Any
+
+from shardconv.core.placement import Placement, Tile
+from shardconv.ui.device_ids import compress_ids
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+# Background colours for tiles (readable with black text); cycled by tile number.
+PALETTE = (
+    "#a6cee3", "#b2df8a", "#fb9a99", "#fdbf6f", "#cab2d6", "#ffff99", "#8dd3c7", "#bebada",
+    "#fccde5", "#d9d9d9", "#ccebc5", "#ffed6f", "#80b1d3", "#fdb462", "#b3de69", "#bc80bd",
+)
+MAX_GRIDS = 16
+MAX_GRID_TILES = 256
+MAX_LIST_TILES = 512
+
+
+def cell_text(tile: Tile, *, with_slice: bool) -> str:
+    """What one grid cell says: the devices, and with a shape the slice they hold."""
+    text = compress_ids(tile.devices)
+    if with_slice and tile.slice is not None:
+        text += "\n" + slice_text(tile.slice)
+    return text
+
+
+def slice_text(bounds: tuple[tuple[int, int], ...]) -> str:
+    """``[0:8, 0:32]`` (numpy slice notation); rank 0 is ``[]``."""
+    return "[" + ", ".join(f"{a}:{b}" for a, b in bounds) + "]"
+
+
+def grid_fits(p: Placement, width: int, *, compact: bool = False) -> bool:
+    """Whether the per-2-D-slice grids fit ``width`` columns and stay a sensible size; ``compact``
+    grids are borderless and list devices only."""
+    if p.rank == 0:
+        return True
+    cols = p.tile_counts[-1]
+    limit = MAX_GRID_TILES * (4 if compact else 1)
+    if len(p.tiles) > limit or _num_grids(p) > MAX_GRIDS:
+        return False
+    widest = max(max(len(s) for s in cell_text(t, with_slice=not compact).split("\n")) for t in p.tiles)
+    return (cols * (widest + 1) if compact else 1 + cols * (widest + 3)) <= width
+
+
+def _num_grids(p: Placement) -> int:
+    n = 1
+    for c in p.tile_counts[:-2]:
+        n *= c
+    return n
+
+
+def render_placement(p: Placement, *, width: int, color: bool) -> list[RenderableType]:
+    """Boxed grid(s) with slices when they fit, else borderless device grids, else a tile list
+    (rank > 2 gets one grid per leading index)."""
+    compact = not grid_fits(p, width)
+    if compact and not grid_fits(p, width, compact=True):
+        return [tile_list(p)]
+    by_index = {t.index: t for t in p.tiles}
+    if p.rank <= 2:
+        return [_grid(p, by_index, (), color, compact)]
+    from rich.columns import Columns
+    from rich.console import Group
+
+    grids = []
+    for lead in product(*(range(c) for c in p.tile_counts[:-2])):
+        title = "[" + ", ".join([*map(str, lead), ":", ":"]) + "]"
+        grids.append(Group(title, _grid(p, by_index, lead, color, compact)))
+    return [Columns(grids, padding=(0, 2))]
+
+
+def _grid(p: Placement, by_index: dict[tuple[int, ...], Tile], lead: tuple[int, ...], color: bool, compact: bool) -> Any:
+    from rich import box
+    from rich.padding import Padding
+    from rich.table import Table
+    from rich.text import Text
+
+    rows = p.tile_counts[-2] if p.rank >= 2 else 1
+    cols = p.tile_counts[-1] if p.rank >= 1 else 1
+    if compact:
+        table = Table(show_header=False, box=None, padding=(0, 1, 0, 0), pad_edge=False)
+    else:
+        table = Table(show_header=False, show_lines=True, box=box.SQUARE, padding=0)
+    for _ in range(cols):
+        table.add_column(justify="center", vertical="middle")
+    for r in range(rows):
+        cells = []
+        for c in range(cols):
+            index = () if p.rank == 0 else (c,) if p.rank == 1 else (*lead, r, c)
+            tile = by_index[index]
+            style = _style(tile, p, color)
+            text = Text(cell_text(tile, with_slice=not compact), justify="right" if compact else "center")
+            cells.append(text if compact else Padding(text, (0, 1), style=style, expand=True))
+        table.add_row(*cells)
+    return table
+
+
+def _style(tile: Tile, p: Placement, color: bool) -> str:
+    if not color:
+        return ""
+    n = p.tiles.index(tile)
+    return f"black on {PALETTE[n % len(PALETTE)]}"
+
+
+def tile_list(p: Placement) -> Any:
+    """One row per tile: index, slice (with a shape), devices. Truncated after MAX_LIST_TILES rows."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table.add_column("tile", no_wrap=True)
+    if p.shape is not None:
+        table.add_column("slice", no_wrap=True)
+    table.add_column("devices", overflow="fold")
+    for t in p.tiles[:MAX_LIST_TILES]:
+        row = ["(" + ", ".join(map(str, t.index)) + ")"]
+        if p.shape is not None and t.slice is not None:
+            row.append(slice_text(t.slice))
+        row.append(compress_ids(t.devices))
+        table.add_row(*row)
+    if len(p.tiles) > MAX_LIST_TILES:
+        table.caption = f"... {len(p.tiles) - MAX_LIST_TILES} more tiles (use --format json for all)"
+    return table

@@ -1,0 +1,195 @@
+"""The folders of ``shardconv/`` are its layers: each module imports only from its own layer or the
+layers below it, and no set of modules imports itself round in a circle. Function-level imports count."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "shardconv"
+
+# Bottom to top. Folders on one line are peers: neither may import the other.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("core",),
+    ("text",),
+    ("formats",),
+    ("convert",),
+    ("ui",),
+    ("check", "outputs", "backends"),
+    ("cli",),
+)
+# Today's violations, each an (importer, imported) module pair; the list only ever shrinks.
+ALLOWED: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("shardconv.core.canonical", "shardconv.core.model"),
+        ("shardconv.convert.suggest", "shardconv.convert.to_sdy"),
+        ("shardconv.check.checker", "shardconv.check.diagnose"),
+    }
+)
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str
+    imported: str
+    line: int
+    type_only: bool  # under ``if TYPE_CHECKING:``: no run-time edge, so never part of a circle
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _type_checking_lines(tree: ast.AST) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+    return lines
+
+
+def imports_of(name: str, path: Path, known: dict[str, Path]) -> list[Import]:
+    """Every import of a shardconv module in ``path``, resolved to the module it loads."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    type_only = _type_checking_lines(tree)
+    found: list[Import] = []
+    for node in ast.walk(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            # ``from pkg import mod`` loads the submodule; ``from mod import name`` loads mod.
+            targets = [f"{source}.{a.name}" if f"{source}.{a.name}" in known else source for a in node.names]
+        for target in targets:
+            if target.split(".")[0] == "shardconv" and target != name:
+                found.append(Import(name, target, node.lineno, node.lineno in type_only))
+    return found
+
+
+def all_imports() -> list[Import]:
+    known = modules()
+    return [imp for name, path in known.items() for imp in imports_of(name, path, known)]
+
+
+def layer_of(module: str) -> int | None:
+    """Index into LAYERS of the folder holding ``module``; None for the package root (the public facade)."""
+    parts = module.split(".")
+    if len(parts) < 2 or parts[1] in ("__main__",):
+        return None
+    for rank, folders in enumerate(LAYERS):
+        if parts[1] in folders:
+            return rank
+    raise AssertionError(f"{module} is in no declared layer: add its folder to LAYERS")
+
+
+def upward(imp: Import) -> bool:
+    low, high = layer_of(imp.imported), layer_of(imp.importer)
+    if high is None:
+        return False  # the root package and __main__ sit above every layer
+    if low is None:
+        return True  # a layer importing the facade reaches up to everything
+    same_folder = imp.importer.split(".")[1] == imp.imported.split(".")[1]
+    return low > high or (low == high and not same_folder)
+
+
+def circles(edges: list[Import]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), over run-time imports."""
+    graph: dict[str, set[str]] = {}
+    for e in edges:
+        if not e.type_only and (e.importer, e.imported) not in ALLOWED:
+            graph.setdefault(e.importer, set()).add(e.imported)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_every_folder_is_a_declared_layer() -> None:
+    for name in modules():
+        layer_of(name)
+
+
+def test_no_import_runs_upward() -> None:
+    bad = [
+        f"{i.importer} (line {i.line}) imports {i.imported}"
+        for i in all_imports()
+        if upward(i) and (i.importer, i.imported) not in ALLOWED
+    ]
+    assert not bad, "imports that run up the layers:\n  " + "\n  ".join(sorted(set(bad)))
+
+
+def test_no_import_circles() -> None:
+    found = circles(all_imports())
+    assert not found, "import circles:\n  " + "\n  ".join(" <-> ".join(c) for c in found)
+
+
+def test_allow_list_holds_only_real_violations() -> None:
+    edges = {(i.importer, i.imported) for i in all_imports()}
+    stale = sorted(ALLOWED - edges)
+    assert not stale, f"allow-list entries that no longer occur (delete them): {stale}"
+
+
+@pytest.mark.parametrize(
+    ("importer", "imported", "expected"),
+    [
+        ("shardconv.cli.check", "shardconv.check.run", False),
+        ("shardconv.check.report", "shardconv.ui.console", False),
+        ("shardconv.check.report", "shardconv.cli.console", True),
+        ("shardconv.outputs.read", "shardconv.check.values", True),  # peers
+        ("shardconv.core.model", "shardconv.formats.hlo.write", True),
+        ("shardconv.formats.sdy.read", "shardconv.formats.hlo.read", False),
+        ("shardconv.core.model", "shardconv", True),
+    ],
+)
+def test_upward_judges_edges(importer: str, imported: str, expected: bool) -> None:
+    assert upward(Import(importer, imported, 1, False)) is expected
+
+
+def test_circles_are_found() -> None:
+    edges = [Import("a", "b", 1, False), Import("b", "c", 1, False), Import("c", "a", 1, False), Import("c", "d", 1, False)]
+    assert circles(edges) == [["a", "b", "c"]]
+    assert circles([Import("a", "b", 1, False), Import("b", "a", 1, True)]) == []
