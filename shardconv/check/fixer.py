@@ -5,9 +5,8 @@ edited spans changes, and a failed write leaves the original file as it was."""
 from __future__ import annotations
 
 import os
-import stat
-import tempfile
 from collections.abc import Iterable, Iterator
+from typing import BinaryIO
 from dataclasses import dataclass, replace
 
 from shardconv.core.errors import ShardingError
@@ -16,6 +15,7 @@ from shardconv.check.checker import is_synthetic
 from shardconv.check.escapes import encode
 from shardconv.check.occurrences import Kind, Occurrence
 from shardconv.check.values import parse_value
+from shardconv.text.atomic import write_atomic
 
 COPY_CHUNK = 1 << 20
 
@@ -117,19 +117,17 @@ def check_edits(edits: list[Edit]) -> list[Edit]:
 
 
 def apply(path: str, edits: list[Edit]) -> None:
-    """Rewrite ``path`` with ``edits``: temp file in the same folder, fsync, rename, mode kept.
+    """Rewrite ``path`` with ``edits`` through the one atomic writer (mode kept, symlink target rewritten).
     Verifies every replaced span still holds the scanned bytes; on any failure the original stays."""
     if not edits:
         return
     edits = check_edits(edits)
-    path = os.path.realpath(path)  # through a symlink: rewrite its target, keep the link
-    folder = os.path.dirname(path)
     st = os.stat(path)
     if not st.st_mode & 0o222:
         raise FixError(f"{path} is read-only; not rewritten (make it writable to let --fix change it)")
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".shardconv-tmp")
-    try:
-        with open(path, "rb") as src, os.fdopen(fd, "wb") as dst:
+
+    def splice(dst: BinaryIO) -> None:
+        with open(path, "rb") as src:
             cursor = 0
             for e in edits:
                 _copy(src, dst, e.start - cursor)
@@ -138,46 +136,25 @@ def apply(path: str, edits: list[Edit]) -> None:
                 dst.write(e.new)
                 cursor = e.end
             _copy(src, dst, None)
-            dst.flush()
-            os.fsync(dst.fileno())
             now = os.fstat(src.fileno())
             if (now.st_size, now.st_mtime_ns) != (src.tell(), st.st_mtime_ns):
                 raise FixError(f"{path} changed while it was being rewritten; nothing written")
-        os.chmod(tmp, stat.S_IMODE(st.st_mode))
-        os.replace(tmp, path)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise FixError(f"could not rewrite {path}: {exc}") from exc
-        raise
-    _fsync_dir(folder)
+
+    try:
+        write_atomic(path, splice)
+    except OSError as exc:
+        raise FixError(f"could not rewrite {os.path.realpath(path)}: {exc}") from exc
 
 
-def _copy(src: object, dst: object, n: int | None) -> None:
+def _copy(src: BinaryIO, dst: BinaryIO, n: int | None) -> None:
     left = n
     while left is None or left > 0:
-        block = src.read(COPY_CHUNK if left is None else min(COPY_CHUNK, left))  # type: ignore[attr-defined]
+        block = src.read(COPY_CHUNK if left is None else min(COPY_CHUNK, left))
         if not block:
             return
-        dst.write(block)  # type: ignore[attr-defined]
+        dst.write(block)
         if left is not None:
             left -= len(block)
-
-
-def _fsync_dir(folder: str) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def unified_diff(path: str, edits: list[Edit]) -> str:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import click
+
+from shardconv.text.atomic import write_atomic
 
 FORMATS = ("hlo", "tuple", "proto", "proto-hex", "textproto", "json", "mlir")
 
@@ -22,25 +23,13 @@ def _read_module(path: str) -> str:
         raise click.ClickException(f"cannot read {path}: {e.strerror}") from None
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Write via a temp file in the same folder and rename, so readers never see half a file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _emit(data: bytes, out: str | None) -> None:
     if out is None or out == "-":
         sys.stdout.flush()
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
     else:
-        _atomic_write(Path(out), data)
+        write_atomic(out, data)
 
 
 def _is_folder(out: str) -> bool:
@@ -104,7 +93,7 @@ def outputs(module: str, func: str, fmt: str, out: str | None, params: bool, str
             folder = Path(out)
             folder.mkdir(parents=True, exist_ok=True)
             for i, b in enumerate(blobs):
-                _atomic_write(folder / f"{what}_{i}.pb", b)
+                write_atomic(folder / f"{what}_{i}.pb", b)
             return 0
         if out is None and sys.stdout.isatty():
             raise click.UsageError("binary protos would go to a terminal; use -o FILE, -o FOLDER/ or -f proto-hex")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from shardconv.core.positions import caret_excerpt, line_col
+
 
 class ShardingError(Exception):
     """Bad input. Carries the offending text and a position so ``str()`` can show a caret line."""
@@ -23,8 +25,7 @@ class ShardingError(Exception):
         self.text = text
         self.pos = pos
         if pos is not None and text is not None and (line is None or column is None):
-            line = text.count("\n", 0, pos) + 1
-            column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+            line, column = line_col(text, pos)
         self.line = line
         self.column = column
 
@@ -32,19 +33,7 @@ class ShardingError(Exception):
         """The source line holding the error with a ``^`` under the column; empty when unknown."""
         if self.text is None or self.line is None or self.column is None:
             return ""
-        lines = self.text.split("\n")
-        if not 1 <= self.line <= len(lines):
-            return ""
-        src = lines[self.line - 1]
-        col = self.column - 1
-        # Keep long lines readable: show a window around the column.
-        width = 100
-        start = max(0, min(col - width // 2, len(src) - width))
-        prefix = "..." if start > 0 else ""
-        suffix = "..." if start + width < len(src) else ""
-        shown = prefix + src[start : start + width] + suffix
-        caret_at = len(prefix) + col - start
-        return f"  {shown}\n  {' ' * caret_at}^"
+        return caret_excerpt(self.text, self.line, self.column)
 
     def __str__(self) -> str:
         where = f"{self.line}:{self.column}: " if self.line is not None else ""
@@ -63,8 +52,7 @@ class ShardingError(Exception):
         if self.text is None:
             self.text = text
             self.pos = offset + (self.pos or 0)
-            self.line = text.count("\n", 0, self.pos) + 1
-            self.column = self.pos - (text.rfind("\n", 0, self.pos) + 1) + 1
+            self.line, self.column = line_col(text, self.pos)
         return self
 
 
