@@ -64,9 +64,6 @@ def is_synthetic(mesh: Mesh) -> bool:
     return bool(mesh.axes) and all(_SYNTHETIC.fullmatch(a.name) for a in mesh.axes)
 
 
-def mesh_shape(mesh: Mesh) -> str:
-    return "x".join(map(str, mesh.axis_sizes)) or "[]"
-
 
 class FileChecker:
     """Feed occurrences in file order with ``add``; ``finish`` returns the report."""
@@ -205,7 +202,7 @@ class FileChecker:
                 occ,
                 Issue(
                     "mesh-not-allowed",
-                    f"{label} has shape {mesh_shape(mesh)}, which is not an allowed mesh ({shapes}); "
+                    f"{label} has shape {mesh.sizes_text()}, which is not an allowed mesh ({shapes}); "
                     "a backend that validates meshes fails with 'Mesh is not valid'",
                 ),
             )
@@ -460,4 +457,4 @@ def _device_issues(hlo: HloSharding, n: int) -> list[Issue]:
     return []
 
 
-__all__ = ["CheckOptions", "FileChecker", "Issue", "is_synthetic", "mesh_shape"]
+__all__ = ["CheckOptions", "FileChecker", "Issue", "is_synthetic"]

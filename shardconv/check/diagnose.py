@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from shardconv.core.errors import ShardingError
 from shardconv.core.model import HloSharding, Kind as HloKind, Mesh, TensorSharding, TensorShardingPerValue
-from shardconv.check.checker import Issue, mesh_shape
+from shardconv.check.checker import Issue
 from shardconv.check.occurrences import Occurrence
 
 SdyValue = TensorSharding | TensorShardingPerValue
@@ -70,7 +70,7 @@ def explain_synthetic(mesh: Mesh, name: str, users: Sequence[tuple[Occurrence, S
     if glob is None:
         return Issue(
             "synthetic-mesh",
-            f"{label} is a synthetic mesh ({mesh_shape(mesh)}); {cause}. Pass --mesh with the global mesh to check it",
+            f"{label} is a synthetic mesh ({mesh.sizes_text()}); {cause}. Pass --mesh with the global mesh to check it",
         )
     if tuple(glob.axis_sizes) == tuple(mesh.axis_sizes) and glob.device_ids == mesh.device_ids:
         return Issue("synthetic-mesh", f"{label} has the global mesh's shape but synthetic axis names; {cause}")
@@ -95,7 +95,7 @@ def explain_synthetic(mesh: Mesh, name: str, users: Sequence[tuple[Occurrence, S
     return Issue(
         "distorted-mesh",
         f"{label} is a synthetic mesh that distorts the global mesh {glob} "
-        f"({mesh_shape(mesh)} instead of {mesh_shape(glob)}); backends that validate meshes fail with "
+        f"({mesh.sizes_text()} instead of {glob.sizes_text()}); backends that validate meshes fail with "
         f"'Mesh is not valid'{headline}",
         notes=tuple(notes),
         fixable=fixable,
@@ -125,7 +125,7 @@ def predict_import(hlos: Sequence[tuple[Occurrence, HloSharding]], glob: Mesh) -
     return occ, Issue(
         "import-distorts-mesh",
         f"importing {h} without the global mesh (as XLA does for this module) invents mesh {got} "
-        f"({mesh_shape(got)}) instead of {glob} ({mesh_shape(glob)}){right}",
+        f"({got.sizes_text()}) instead of {glob} ({glob.sizes_text()}){right}",
     )
 
 

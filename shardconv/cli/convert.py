@@ -94,7 +94,7 @@ def _notes(inp: Input, ctx: Context, on: OnMesh | None, xla: OnMesh | ShardingEr
         if resolve.same_shape(xla.mesh, on.mesh):
             notes.append(Note("xla-renames-axes", "XLA's importer ignores your mesh and renames its axes", vals))
         else:
-            shape = "x".join(map(str, xla.mesh.axis_sizes)) or "scalar"
+            shape = xla.mesh.sizes_text()
             notes.append(
                 Note(
                     "distorted-mesh",

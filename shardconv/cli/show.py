@@ -196,7 +196,7 @@ def render_text(s: Shown, console: Any) -> None:
     from shardconv.formats.sdy.write import print_mesh
 
     distorted = s.mesh is not None and not same_shape(s.xla.mesh, s.mesh)
-    shape = "x".join(map(str, s.xla.mesh.axis_sizes)) or "empty"
+    shape = s.xla.mesh.sizes_text()
     if distorted:
         assert s.mesh is not None
         head = f"distorted mesh: XLA's importer would invent {shape}, not {s.mesh.shape_str()}"

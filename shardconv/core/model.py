@@ -425,6 +425,10 @@ class Mesh:
         """Compact ``batch=2,model=4`` form for messages and the CLI."""
         return ",".join(f"{a.name}={a.size}" for a in self.axes)
 
+    def sizes_text(self) -> str:
+        """Axis sizes in order, ``2x4``: how messages compare mesh shapes (``empty`` for a mesh of no axes)."""
+        return "x".join(map(str, self.axis_sizes)) or "empty"
+
     def __str__(self) -> str:
         return render_text(self)
 
