@@ -7,8 +7,15 @@ from __future__ import annotations
 
 from shardconv.core.version import VERSION as __version__
 
-from shardconv import formats as _formats  # noqa: F401  the model's printers register on import
 from shardconv.core.lazy import lazy_exports
+from shardconv.core.printing import load_printers_with
+
+
+def _load_printers() -> None:
+    import shardconv.formats  # noqa: F401  importing it registers the printers behind str(model)
+
+
+load_printers_with(_load_printers)
 
 _EXPORTS: dict[str, str] = {
     # errors

@@ -8,6 +8,7 @@ from typing import Any, TypeVar, cast
 
 _Printer = TypeVar("_Printer", bound=Callable[..., Any])
 _PRINTERS: dict[tuple[type, str], Callable[..., Any]] = {}
+_LOADERS: list[Callable[[], object]] = []
 
 
 def printer(cls: type, form: str = "text") -> Callable[[_Printer], _Printer]:
@@ -20,11 +21,20 @@ def printer(cls: type, form: str = "text") -> Callable[[_Printer], _Printer]:
     return register
 
 
+def load_printers_with(loader: Callable[[], object]) -> None:
+    """Run ``loader`` (which imports the printers) the first time a printer is missing: the package root
+    installs one, so printers load on first ``str()`` rather than at ``import shardconv``."""
+    _LOADERS.append(loader)
+
+
 def _printer_of(obj: object, form: str) -> Callable[..., Any]:
+    key = (type(obj), form)
+    while key not in _PRINTERS and _LOADERS:
+        _LOADERS.pop()()
     try:
-        return _PRINTERS[(type(obj), form)]
+        return _PRINTERS[key]
     except KeyError:
-        raise LookupError(f"no {form} printer for {type(obj).__name__}: import shardconv.formats first") from None
+        raise LookupError(f"no {form} printer for {type(obj).__name__}") from None
 
 
 def render_text(obj: object, **options: Any) -> str:
