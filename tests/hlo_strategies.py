@@ -1,4 +1,4 @@
-"""Hypothesis strategies for valid XLA HLO sharding strings of every form (FORMATS §1.1)."""
+"""Hypothesis strategies for valid XLA HLO sharding strings of every form (docs/formats.md §1.1)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The one allow-list of inputs XLA's HLO parser (or Shardy's parser/verifier) accepts and shardconv
-rejects on purpose (FORMATS §1.3). Each entry: a reason, and a predicate on shardconv's error message.
+rejects on purpose (docs/formats.md §1.3). Each entry: a reason, and a predicate on shardconv's error message.
 The parity tests accept a disagreement only when an entry matches; README "Differences from XLA"
 is generated from this list (``python tests/leniencies.py``)."""
 
@@ -32,7 +32,7 @@ XLA: tuple[Leniency, ...] = (
              "XLA pads a short list with device 0 and corrupts its heap on a long one (then aborts).",
              _has("entries but the tile dims")),
     Leniency("iota size differs from the tile dims", "{devices=[4]<=[2,3]T(1,0)}",
-             "XLA accepts and prints it; other sizes die on an internal CHECK (FORMATS §1.3).", _has("devices but the tile dims")),
+             "XLA accepts and prints it; other sizes die on an internal CHECK (docs/formats.md §1.3).", _has("devices but the tile dims")),
     Leniency("duplicate device ids", "{devices=[2]0,0}",
              "XLA accepts it unchanged; two tiles on one device is never a real layout.", _has("more than once")),
     Leniency("transpose that is not a permutation", "{devices=[2,2]<=[2,2]T(0,0)}",

@@ -1,7 +1,7 @@
 """XLA's own HLO-sharding parser/printer (jaxlib) as a test oracle, in-process or crash-safe.
 
 In-process helpers are for strings known to be well-formed; ``xla_results``/``xla_verdicts`` run the
-oracle in a child process, one per batch, and resume after XLA aborts the process (FORMATS §1.3).
+oracle in a child process, one per batch, and resume after XLA aborts the process (docs/formats.md §1.3).
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ def test_to_v3_closes_dims_and_keeps_the_mesh() -> None:
 
 
 def test_to_v3_spells_manual_axes_as_the_export_does() -> None:
-    """V3 → V2 of the manual spelling is the manual_computation export (FORMATS §3.1 step 3)."""
+    """V3 → V2 of the manual spelling is the manual_computation export (docs/formats.md §3.1 step 3)."""
     mesh = Mesh.of({"a": 2, "b": 4, "c": 2})
     s = parse_sdy('#sdy.sharding<@mesh, [{}, {"b"}]>')
     v3 = to_v3(s, mesh, manual_axes=("a", "c"))

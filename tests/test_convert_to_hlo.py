@@ -1,4 +1,4 @@
-"""to_hlo against XLA's own Shardy export, byte for byte, plus the FORMATS §3.1 golden cases."""
+"""to_hlo against XLA's own Shardy export, byte for byte, plus the docs/formats.md §3.1 golden cases."""
 
 from __future__ import annotations
 
@@ -118,7 +118,7 @@ def test_matches_xla_export(batch: list) -> None:
 
 
 def test_replicated_sets_with_device_ids() -> None:
-    """FORMATS §3.3: the second replica group 0,2 is mesh positions 3,2."""
+    """docs/formats.md §3.3: the second replica group 0,2 is mesh positions 3,2."""
     mesh = parse_mesh('<["tp"=2, "pp"=2], device_ids=[1, 3, 2, 0]>')
     s = parse_sdy('#sdy.sharding<@mesh, [{"tp"}, {}]>')
     h = to_hlo(s, mesh)

@@ -1,4 +1,4 @@
-"""to_sdy on the user's global mesh: FORMATS §3.3 golden cases, the seed scenario, permuted device
+"""to_sdy on the user's global mesh: docs/formats.md §3.3 golden cases, the seed scenario, permuted device
 lists (right answer or NotExpressibleError, never a wrong one), checked against XLA's export."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""xla_import reproduces every FORMATS §3.2 golden case (XLA's mesh-less import, distorted mesh)."""
+"""xla_import reproduces every docs/formats.md §3.2 golden case (XLA's mesh-less import, distorted mesh)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every checked example of FORMATS.md §1, plus XLA's exact behaviour found by probing the oracle."""
+"""Every checked example of docs/formats.md §1, plus XLA's exact behaviour found by probing the oracle."""
 
 from __future__ import annotations
 

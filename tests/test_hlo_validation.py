@@ -1,4 +1,4 @@
-"""Strict validation: what XLA rejects, what XLA wrongly accepts (FORMATS §1.3), limits, and fuzzing."""
+"""Strict validation: what XLA rejects, what XLA wrongly accepts (docs/formats.md §1.3), limits, and fuzzing."""
 
 from __future__ import annotations
 

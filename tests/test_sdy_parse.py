@@ -105,7 +105,7 @@ def test_escaped_names_round_trip() -> None:
 
 
 def test_unreduced_ops_are_not_in_this_shardy() -> None:
-    """FORMATS §2 mentions ``unreduced=max{...}``; jaxlib 0.10.2's Shardy rejects it, and so do we."""
+    """docs/formats.md §2 mentions ``unreduced=max{...}``; jaxlib 0.10.2's Shardy rejects it, and so do we."""
     with pytest.raises(ValueError):
         sdy_print_attr('#sdy.sharding<@mesh, [{"a"}], unreduced=max{"z"}>')
     with pytest.raises(ShardingSyntaxError):

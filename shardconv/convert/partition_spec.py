@@ -1,4 +1,4 @@
-"""JAX ``P(...)`` / torch-xla partition specs <-> Shardy shardings (FORMATS §3.4).
+"""JAX ``P(...)`` / torch-xla partition specs <-> Shardy shardings (docs/formats.md §3.4).
 
 A spec names whole mesh axes per tensor dim; everything unnamed is implicitly replicated. Its HLO
 forms are ``to_hlo`` of the result: V2 iota (JAX, torch-xla V2) or ``explicit=True`` (torch-xla V1).

@@ -104,7 +104,7 @@ def _export(
 
 def _manual_v3_to_v2(ms: MeshSharding) -> HloSharding:
     """XLA's V3 → V2 with manual axes: the manual refs (sub-axes too, size 1 too) form the MANUAL subgroup
-    just as unreduced refs form theirs (FORMATS §3.1 steps 3-4), so sub-axes become whole axes first."""
+    just as unreduced refs form theirs (docs/formats.md §3.1 steps 3-4), so sub-axes become whole axes first."""
     mesh = ms.mesh
     if mesh.num_devices == 1:
         # Unlike to_hlo's one-device shortcut, XLA keeps the subgroups: {manual}, or all-ones tile dims when

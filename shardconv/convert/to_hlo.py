@@ -1,4 +1,4 @@
-"""sdy -> HLO exactly as XLA's Shardy export does it (FORMATS §3.1), symbolic for iota meshes."""
+"""sdy -> HLO exactly as XLA's Shardy export does it (docs/formats.md §3.1), symbolic for iota meshes."""
 
 from __future__ import annotations
 

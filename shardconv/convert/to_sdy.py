@@ -1,4 +1,4 @@
-"""HLO -> sdy on the user's global mesh (FORMATS §3.3): decompose the device order into mesh axes.
+"""HLO -> sdy on the user's global mesh (docs/formats.md §3.3): decompose the device order into mesh axes.
 
 ``to_sdy`` returns the sharding; ``to_sdy_manual`` also returns the manual axes an HLO manual subgroup
 stands for (a ``TensorSharding`` cannot carry them: they belong to the enclosing manual_computation).
@@ -412,7 +412,7 @@ def _from_v3(hlo: HloSharding, mesh: Mesh, rank: int | None) -> tuple[SdyValue, 
 
 
 def to_sdy(hlo: HloSharding, mesh: Mesh, *, rank: int | None = None) -> SdyValue:
-    """``hlo`` as a Shardy sharding on the user's global ``mesh`` (FORMATS §3.3).
+    """``hlo`` as a Shardy sharding on the user's global ``mesh`` (docs/formats.md §3.3).
 
     Raises NotExpressibleError (with suggestions) when no sharding on ``mesh`` places the devices the
     same way, and when ``hlo`` is manual over some axes: use ``to_sdy_manual`` for those.

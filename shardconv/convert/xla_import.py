@@ -1,4 +1,4 @@
-"""HLO -> sdy the way XLA's importer does it with no mesh (FORMATS §3.2): the synthetic ``_axis_N`` mesh.
+"""HLO -> sdy the way XLA's importer does it with no mesh (docs/formats.md §3.2): the synthetic ``_axis_N`` mesh.
 
 This reproduces the "distorted mesh" (seed distorted-mesh-on-replicate): each sharding's local mesh
 comes from its own tile dims, so ``batch=2,model=4`` can come back as ``_axis_0=4,_axis_1=2``.

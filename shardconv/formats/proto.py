@@ -1,4 +1,4 @@
-"""``xla.OpSharding`` wire format (FORMATS §1.4), byte-identical to XLA's ``SerializeToString``.
+"""``xla.OpSharding`` wire format (docs/formats.md §1.4), byte-identical to XLA's ``SerializeToString``.
 
 The message classes are built once, on first use, from a ``FileDescriptorProto`` written here in Python
 (the subset of xla_data.proto that OpSharding needs, same field numbers), in a private descriptor pool.

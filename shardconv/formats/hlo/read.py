@@ -341,7 +341,7 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
 
 
 def parse_hlo_text(text: str, *, num_devices: int | None = None) -> HloSharding:
-    """Parse an HLO sharding string (all of FORMATS §1.1), applying XLA's normalisations."""
+    """Parse an HLO sharding string (all of docs/formats.md §1.1), applying XLA's normalisations."""
     return parse("hlo_sharding", "start", text, _HloTransformer(num_devices))  # type: ignore[no-any-return]
 
 

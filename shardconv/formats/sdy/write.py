@@ -73,7 +73,7 @@ def _mesh_ref(mesh: MeshRef) -> str:
 def print_sharding(s: TensorSharding, *, attribute: bool = True) -> str:
     """``#sdy.sharding<@mesh, [...]>`` (``attribute=False``: the bare ``<@mesh, [...]>`` of ops).
 
-    Empty replicated/unreduced lists are dropped; a non-sum unreduced op is printed as FORMATS §2
+    Empty replicated/unreduced lists are dropped; a non-sum unreduced op is printed as docs/formats.md §2
     spells it (``unreduced=max{...}``), which this Shardy version cannot parse."""
     parts = [_mesh_ref(s.mesh), f"[{', '.join(map(print_dim, s.dims))}]"]
     if s.replicated:
