@@ -116,6 +116,13 @@ def test_one_pinned_lark_generates() -> None:
     assert lark.__version__ == _lark_runtime.__version__, "install the pinned Lark: pip install -e '.[dev]'"
 
 
+def test_only_the_pinned_lark_may_generate(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(generate, "pinned_lark_versions", lambda: {"0.0.1"})
+    monkeypatch.setattr(generate, "render", lambda gdir: pytest.fail("generated with an unpinned Lark"))
+    assert generate.main() == 2
+    assert "pins ['0.0.1']" in capsys.readouterr().err
+
+
 def test_regenerating_gives_identical_files() -> None:
     for fname, text in generate.render(generate.grammar_dir()).items():
         with open(os.path.join(generate.HERE, fname), encoding="utf-8") as f:
