@@ -21,13 +21,10 @@ if TYPE_CHECKING:
 SHIFT, REDUCE = 0, 1  # the action codes of Lark's serialized tables (a goto is a shift)
 
 
-def start_view(data: dict[str, Any], memo: dict[int, Any], start: str, view: dict[str, Any]) -> tuple[Any, Any]:
-    """(DATA, MEMO) of a grammar's shared table narrowed to start rule ``start``: the states it reaches
-    and the rules they reduce, its own terminals, none of the lookaheads other start rules add. So it
-    parses and words errors exactly as the table Lark builds for that rule alone, and loads as fast."""
-    frontend, table = data["parser"], data["parser"]["parser"]
+def _reached_states(table: dict[str, Any], start: str, drop_lookaheads: dict[int, Any]) -> dict[int, Any]:
+    """The states of ``table`` that ``start`` reaches, minus the lookaheads ``drop_lookaheads`` names."""
     token_ids = {tok: i for i, tok in table["tokens"].items()}
-    dropped = {state: {token_ids[tok] for tok in toks} for state, toks in view["drop_lookaheads"].items()}
+    dropped = {state: {token_ids[tok] for tok in toks} for state, toks in drop_lookaheads.items()}
     states: dict[int, dict[int, Any]] = {}
     todo = [table["start_states"][start]]
     while todo:
@@ -39,8 +36,17 @@ def start_view(data: dict[str, Any], memo: dict[int, Any], start: str, view: dic
             actions = {tok: act for tok, act in actions.items() if tok not in dropped[state]}
         states[state] = actions
         todo += [arg for action, arg in actions.values() if action == SHIFT]
-    terminal_names = set(view["terminals"])
-    used = {ref["@"] for ref in frontend["lexer_conf"]["terminals"] if memo[ref["@"]]["name"] in terminal_names}
+    return states
+
+
+def start_view(data: dict[str, Any], memo: dict[int, Any], start: str, view: dict[str, Any]) -> tuple[Any, Any]:
+    """(DATA, MEMO) of a grammar's shared table narrowed to start rule ``start``: the states it reaches
+    and the rules they reduce, its own terminals, none of the lookaheads other start rules add. So it
+    parses and words errors exactly as the table Lark builds for that rule alone, and loads as fast."""
+    frontend, table = data["parser"], data["parser"]["parser"]
+    states = _reached_states(table, start, view["drop_lookaheads"])
+    terminals = set(view["terminals"])
+    used = {ref["@"] for ref in frontend["lexer_conf"]["terminals"] if memo[ref["@"]]["name"] in terminals}
     used |= {arg["@"] for actions in states.values() for action, arg in actions.values() if action == REDUCE}
 
     def kept(refs: list[dict[str, int]]) -> list[dict[str, int]]:
