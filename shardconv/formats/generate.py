@@ -1,31 +1,59 @@
 """Regenerates the prebuilt parsers from ``grammars/*.lark`` (the source of truth) with Lark's
-standalone tool, so the CLI never imports Lark or compiles a grammar at start-up. Run ``make grammars``
-(``python -m shardconv.formats.generate``); tests/test_prebuilt_parsers.py checks the output is current."""
+standalone tool, so shardconv never imports Lark or compiles a grammar at run time. Run ``make grammars``
+(``python -m shardconv.formats.generate``, with the Lark pinned in the ``dev`` extra);
+tests/test_prebuilt_parsers.py fails when the output is stale."""
 
 from __future__ import annotations
 
 import os
 import pprint
+import re
 import sys
+import zlib
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from shardconv.formats.grammar import grammar_dir, grammar_hash
+from shardconv.formats.grammar import REDUCE, SHIFT
+
+if TYPE_CHECKING:
+    from lark import Lark
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+PYPROJECT = os.path.join(HERE, os.pardir, os.pardir, "pyproject.toml")
 RUNTIME_FILE = "_lark_runtime.py"
 
-# Every (grammar, start symbol) the parsers use; one LALR table each, exactly as Lark builds it at run time.
+# The start rules of each grammar: one LALR table per grammar serves them all.
 GRAMMARS: dict[str, tuple[str, ...]] = {
     "hlo_sharding": ("start",),
     "sdy": ("mesh_start", "sharding_start", "per_value_start", "manual_axes_start"),
 }
-OPTIONS: dict[str, Any] = dict(parser="lalr", maybe_placeholders=False)
+OPTIONS: dict[str, Any] = {"parser": "lalr", "maybe_placeholders": False}
+
+
+def grammar_dir() -> str:
+    """The ``.lark`` files, which ship inside the package."""
+    return os.path.join(HERE, "grammars")
+
+
+def pinned_lark_versions() -> set[str]:
+    """Every ``lark==`` pin in pyproject.toml (the dev and test extras): the one Lark that may generate."""
+    with open(PYPROJECT, encoding="utf-8") as f:
+        return set(re.findall(r'"lark==([^"]+)"', f.read()))
 
 
 def tables_file(name: str) -> str:
-    """Module holding the serialized tables of ``grammars/<name>.lark``."""
+    """Module holding the serialized table of ``grammars/<name>.lark``."""
     return f"_tables_{name}.py"
+
+
+def grammar_hash(gdir: str) -> int:
+    """CRC-32 of every grammar file (names and bytes): names the grammars a table was built from."""
+    crc = 0
+    for fname in sorted(f for f in os.listdir(gdir) if f.endswith(".lark")):
+        crc = zlib.crc32(fname.encode(), crc)
+        with open(os.path.join(gdir, fname), "rb") as f:
+            crc = zlib.crc32(f.read(), crc)
+    return crc
 
 
 def _plain(obj: Any) -> Any:
@@ -55,14 +83,14 @@ def _canonical_table(pt: dict[str, Any]) -> dict[str, Any]:
         seen.add(st)
         order.append(st)
         for tok, (action, arg) in sorted(states[st].items(), key=lambda kv: names[kv[0]]):
-            if action == 0 and arg not in seen:
+            if action == SHIFT and arg not in seen:
                 queue.append(arg)
     order += [s for s in states if s not in seen]
     new_id = {old: i for i, old in enumerate(order)}
 
     def actions(st: int) -> dict[int, Any]:
         items = sorted(states[st].items(), key=lambda kv: names[kv[0]])
-        return {token_ids[names[t]]: (a, new_id[arg] if a == 0 else arg) for t, (a, arg) in items}
+        return {token_ids[names[t]]: (a, new_id[arg] if a == SHIFT else arg) for t, (a, arg) in items}
 
     return {
         "tokens": {i: name for name, i in token_ids.items()},
@@ -72,17 +100,72 @@ def _canonical_table(pt: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def serialized(gdir: str, name: str, start: str) -> tuple[dict[str, Any], dict[int, Any]]:
-    """Lark's (DATA, MEMO) for one start symbol, in canonical order."""
+def lark_parser(gdir: str, name: str, starts: tuple[str, ...]) -> Lark:
+    """Lark's own LALR parser for ``starts`` of ``grammars/<name>.lark``."""
     from lark import Lark
+
+    return Lark.open(os.path.join(gdir, f"{name}.lark"), start=list(starts), **OPTIONS)
+
+
+def serialized(parser: Lark) -> tuple[dict[str, Any], dict[int, Any]]:
+    """Lark's (DATA, MEMO) for ``parser``, as plain literals with the table in canonical order."""
     from lark.grammar import Rule
     from lark.lexer import TerminalDef
 
-    inst = Lark.open(os.path.join(gdir, f"{name}.lark"), start=[start], **OPTIONS)
-    data, memo = inst.memo_serialize([TerminalDef, Rule])
+    data, memo = parser.memo_serialize([TerminalDef, Rule])
     data = _plain(data)
     data["parser"]["parser"] = _canonical_table(data["parser"]["parser"])
     return data, _plain(memo)
+
+
+def _extra_lookaheads(
+    alone: tuple[dict[str, Any], dict[int, Any]], shared: tuple[dict[str, Any], dict[int, Any]], start: str
+) -> dict[int, tuple[str, ...]]:
+    """Walk the table Lark builds for ``start`` alone and the shared table in step: every state must
+    have the same shifts and reductions, plus at most some reductions on lookaheads that only other start
+    rules bring (LALR merges equal states). Returns those lookaheads by shared state; fails otherwise."""
+    (data_a, memo_a), (data_s, memo_s) = alone, shared
+    table_a, table_s = data_a["parser"]["parser"], data_s["parser"]["parser"]
+    names_a, names_s = table_a["tokens"], table_s["tokens"]
+    pairs: dict[int, int] = {}
+    extra: dict[int, tuple[str, ...]] = {}
+    todo = [(table_a["start_states"][start], table_s["start_states"][start])]
+    while todo:
+        a, s = todo.pop()
+        if a in pairs:
+            if pairs[a] != s:
+                raise RuntimeError(f"{start}: state {a} maps to shared states {pairs[a]} and {s}")
+            continue
+        pairs[a] = s
+        acts_a = {names_a[t]: act for t, act in table_a["states"][a].items()}
+        acts_s = {names_s[t]: act for t, act in table_s["states"][s].items()}
+        for tok, (kind, arg) in acts_a.items():
+            kind_s, arg_s = acts_s.get(tok, (None, None))
+            same = kind_s == kind and (memo_a[arg["@"]] == memo_s[arg_s["@"]] if kind == REDUCE else True)
+            if not same:
+                raise RuntimeError(f"{start}: state {a} acts differently on {tok} in the shared table")
+            if kind == SHIFT:
+                todo.append((arg, arg_s))
+        more = tuple(sorted(set(acts_s) - set(acts_a)))
+        if any(acts_s[tok][0] != REDUCE for tok in more):
+            raise RuntimeError(f"{start}: the shared table shifts where the table for {start} alone does not")
+        if extra.setdefault(s, more) != more:
+            raise RuntimeError(f"{start}: shared state {s} stands for states with different lookaheads")
+    return {s: more for s, more in sorted(extra.items()) if more}
+
+
+def start_views(gdir: str, name: str, shared: tuple[dict[str, Any], dict[int, Any]]) -> dict[str, dict[str, Any]]:
+    """Per start rule, what makes the shared table act exactly as the one Lark builds for that rule
+    alone: the terminals that rule's grammar uses (the lexer's fallback sees no others) and the
+    lookaheads to drop, by state."""
+    views = {}
+    for start in GRAMMARS[name]:
+        alone = lark_parser(gdir, name, (start,))
+        views[start] = {
+            "terminals": tuple(sorted(str(t.name) for t in alone.terminals)),
+            "drop_lookaheads": _extra_lookaheads(serialized(alone), shared, start),
+        }
+    return views
 
 
 def _header(what: str) -> str:
@@ -134,23 +217,30 @@ def runtime_source() -> str:
     parts.append(f'__version__ = "{lark.__version__}"\n')
     for i, pyfile in enumerate(sa.EXTRACT_STANDALONE_FILES):
         with open(os.path.join(sa._larkdir, pyfile)) as f:
-            code = sa.extract_sections(f)["standalone"]
+            code = sa.extract_sections(f)["standalone"]  # type: ignore[no-untyped-call]  # Lark's tool is untyped
         if i:
-            code = sa.strip_docstrings(partial(next, iter(code.splitlines(True))))
+            code = sa.strip_docstrings(partial(next, iter(code.splitlines(True))))  # type: ignore[no-untyped-call]  # as above
         parts.append(code + "\n")
     parts.append("Shift = 0\nReduce = 1\n")
     return _lazy_logger("".join(parts))
 
 
 def tables_source(gdir: str, name: str) -> str:
-    """``GRAMMAR_HASH`` (of grammars/*.lark) and ``TABLES`` {start: (DATA, MEMO)} as Python literals."""
-    tables = {start: serialized(gdir, name, start) for start in GRAMMARS[name]}
-    body = pprint.pformat(tables, width=120, sort_dicts=False)
+    """``GRAMMAR_HASH`` (of grammars/*.lark), the shared table as ``DATA`` and ``MEMO``, and ``START_VIEWS``
+    {start rule: terminals and lookaheads to drop}, as Python literals."""
+    data, memo = serialized(lark_parser(gdir, name, GRAMMARS[name]))
+    views = start_views(gdir, name, (data, memo))
+
+    def literal(value: Any) -> str:
+        return pprint.pformat(value, width=120, compact=True, sort_dicts=False)
+
     return (
         _header(f"grammars/{name}.lark")
         + "# ruff: noqa\n# mypy: ignore-errors\n"
         + f"GRAMMAR_HASH = {grammar_hash(gdir)}\n"
-        + f"TABLES = {body}\n"
+        + f"DATA = {literal(data)}\n"
+        + f"MEMO = {literal(memo)}\n"
+        + f"START_VIEWS = {literal(views)}\n"
     )
 
 
@@ -163,6 +253,12 @@ def render(gdir: str) -> dict[str, str]:
 
 
 def main() -> int:
+    import lark
+
+    if pinned_lark_versions() != {lark.__version__}:
+        print(f"Lark {lark.__version__} is installed, pyproject.toml pins {sorted(pinned_lark_versions())}: "
+              "run `make grammars`, which installs the pinned one", file=sys.stderr)
+        return 2
     for fname, text in render(grammar_dir()).items():
         with open(os.path.join(HERE, fname), "w", encoding="utf-8") as f:
             f.write(text)

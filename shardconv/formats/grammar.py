@@ -1,101 +1,81 @@
-"""Loads the parsers once per process and maps parse errors to ``ShardingSyntaxError``. Parsers come
-prebuilt from grammars/*.lark (see generate.py), so start-up never imports Lark; if the grammars changed
-since, Lark rebuilds them (with an on-disk cache keyed on their content). The only module that parses."""
+"""Loads the parsers once per process and maps parse errors to ``ShardingSyntaxError``. The parsers
+are the tables generate.py prebuilt from grammars/*.lark, run by the generated Lark runtime: Lark itself
+is never imported, and tables older than the grammars fail tests/test_prebuilt_parsers.py. The only
+module that parses."""
 
 from __future__ import annotations
 
-import os
 import re
-import zlib
 from functools import cache
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from shardconv.core.errors import ShardingError, ShardingSyntaxError
 from shardconv.core.limits import check_text_length
+from shardconv.core.positions import line_col
 
 if TYPE_CHECKING:
     from shardconv.formats._lark_runtime import Lark
 
-_OPTIONS: dict[str, Any] = dict(parser="lalr", maybe_placeholders=False)
+
+SHIFT, REDUCE = 0, 1  # the action codes of Lark's serialized tables (a goto is a shift)
 
 
-def grammar_dir() -> str:
-    """The ``.lark`` files, which ship inside the package."""
-    return os.path.join(os.path.dirname(os.path.realpath(__file__)), "grammars")
-
-
-def grammar_hash(gdir: str) -> int:
-    """CRC-32 of every grammar file (names and bytes): spots stale prebuilt tables without hashlib."""
-    crc = 0
-    for fname in sorted(f for f in os.listdir(gdir) if f.endswith(".lark")):
-        crc = zlib.crc32(fname.encode(), crc)
-        with open(os.path.join(gdir, fname), "rb") as f:
-            crc = zlib.crc32(f.read(), crc)
-    return crc
-
-
-def _cache_path(name: str, start: tuple[str, ...]) -> str | None:
-    import hashlib
-    import tempfile
-
-    import lark
-
-    gdir = grammar_dir()
-    h = hashlib.sha256()
-    for fname in sorted(f for f in os.listdir(gdir) if f.endswith(".lark")):
-        h.update(fname.encode())
-        with open(os.path.join(gdir, fname), "rb") as f:
-            h.update(f.read())
-    h.update(repr((name, start)).encode())
-    h.update(lark.__version__.encode())
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    for folder in (os.path.join(base, "shardconv"), os.path.join(tempfile.gettempdir(), "shardconv-cache")):
-        try:
-            os.makedirs(folder, exist_ok=True)
-            if os.access(folder, os.W_OK):
-                return os.path.join(folder, f"{name}-{h.hexdigest()[:16]}.lark.cache")
-        except OSError:
+def _reached_states(table: dict[str, Any], start: str, drop_lookaheads: dict[int, Any]) -> dict[int, Any]:
+    """The states of ``table`` that ``start`` reaches, minus the lookaheads ``drop_lookaheads`` names."""
+    token_ids = {tok: i for i, tok in table["tokens"].items()}
+    dropped = {state: {token_ids[tok] for tok in toks} for state, toks in drop_lookaheads.items()}
+    states: dict[int, dict[int, Any]] = {}
+    todo = [table["start_states"][start]]
+    while todo:
+        state = todo.pop()
+        if state in states:
             continue
-    return None
+        actions = table["states"][state]
+        if state in dropped:
+            actions = {tok: act for tok, act in actions.items() if tok not in dropped[state]}
+        states[state] = actions
+        todo += [arg for action, arg in actions.values() if action == SHIFT]
+    return states
 
 
-def _prebuilt(name: str, start: tuple[str, ...]) -> tuple[Any, Any] | None:
-    """(DATA, MEMO) from the generated tables, or None when absent or built from other grammars."""
-    if len(start) != 1:
-        return None
-    try:
-        tables = import_module(f"._tables_{name}", __package__)
-    except ImportError:
-        return None
-    if tables.GRAMMAR_HASH != grammar_hash(grammar_dir()):
-        return None
-    return tables.TABLES.get(start[0])  # type: ignore[no-any-return]
+def start_view(data: dict[str, Any], memo: dict[int, Any], start: str, view: dict[str, Any]) -> tuple[Any, Any]:
+    """(DATA, MEMO) of a grammar's shared table narrowed to start rule ``start``: the states it reaches
+    and the rules they reduce, its own terminals, none of the lookaheads other start rules add. So it
+    parses and words errors exactly as the table Lark builds for that rule alone, and loads as fast."""
+    frontend, table = data["parser"], data["parser"]["parser"]
+    states = _reached_states(table, start, view["drop_lookaheads"])
+    terminals = set(view["terminals"])
+    used = {ref["@"] for ref in frontend["lexer_conf"]["terminals"] if memo[ref["@"]]["name"] in terminals}
+    used |= {arg["@"] for actions in states.values() for action, arg in actions.values() if action == REDUCE}
 
+    def kept(refs: list[dict[str, int]]) -> list[dict[str, int]]:
+        return [ref for ref in refs if ref["@"] in used]
 
-def _built_by_lark(name: str, start: tuple[str, ...]) -> tuple[Any, Any]:
-    """(DATA, MEMO) compiled by Lark from the grammar files, through Lark's on-disk cache."""
-    from lark import Lark as FullLark
-    from lark.grammar import Rule
-    from lark.lexer import TerminalDef
-
-    path = os.path.join(grammar_dir(), f"{name}.lark")
-    cache_file = _cache_path(name, start)
-    try:
-        parser = FullLark.open(path, start=list(start), cache=cache_file or False, **_OPTIONS)
-    except (OSError, EOFError, ValueError):
-        # A corrupt or unwritable cache must never stop parsing.
-        parser = FullLark.open(path, start=list(start), **_OPTIONS)
-    return parser.memo_serialize([TerminalDef, Rule])  # type: ignore[no-any-return]
+    narrowed_table = {
+        **table,
+        "states": states,
+        "start_states": {start: table["start_states"][start]},
+        "end_states": {start: table["end_states"][start]},
+    }
+    narrowed = {
+        **frontend,
+        "lexer_conf": {**frontend["lexer_conf"], "terminals": kept(frontend["lexer_conf"]["terminals"])},
+        "parser_conf": {**frontend["parser_conf"], "rules": kept(frontend["parser_conf"]["rules"])},
+        "parser": narrowed_table,
+    }
+    return {**data, "rules": kept(data["rules"]), "parser": narrowed}, {i: memo[i] for i in sorted(used)}
 
 
 @cache
-def load(name: str, start: tuple[str, ...]) -> Lark:
-    """The LALR parser for ``grammars/<name>.lark`` with the given start symbols."""
+def load(name: str, start: str) -> Lark:
+    """The LALR parser for start rule ``start`` of ``grammars/<name>.lark``."""
     from shardconv.formats._lark_runtime import Lark
 
-    data_memo = _prebuilt(name, start) or _built_by_lark(name, start)
-    return Lark._load_from_dict(*data_memo)  # type: ignore[no-any-return]
+    tables = import_module(f"shardconv.formats._tables_{name}")
+    data, memo = start_view(tables.DATA, tables.MEMO, start, tables.START_VIEWS[start])
+    parser: Lark = Lark._load_from_dict(data, memo)  # type: ignore[no-untyped-call]  # generated, untyped runtime
+    return parser
 
 
 # Readable names for the regex terminals; literal terminals show their text (e.g. 'devices=').
@@ -110,7 +90,7 @@ _KEYWORD = re.compile(r"^([A-Za-z_]+)\(\?!")
 
 
 @cache
-def _terminal_labels(name: str, start: tuple[str, ...]) -> dict[str, str]:
+def _terminal_labels(name: str, start: str) -> dict[str, str]:
     """Terminal name -> what a user would type, from the grammar itself."""
     labels: dict[str, str] = {}
     for t in load(name, start).terminals:
@@ -118,8 +98,8 @@ def _terminal_labels(name: str, start: tuple[str, ...]) -> dict[str, str]:
             labels[t.name] = _TERMINAL_NAMES[t.name]
         elif t.pattern.type == "str":
             labels[t.name] = repr(t.pattern.value)
-        elif _KEYWORD.match(t.pattern.value):  # a keyword regex `word(?!...)`: show the word
-            labels[t.name] = repr(_KEYWORD.match(t.pattern.value).group(1))  # type: ignore[union-attr]
+        elif keyword := _KEYWORD.match(t.pattern.value):  # a keyword regex `word(?!...)`: show the word
+            labels[t.name] = repr(keyword.group(1))
         else:
             labels[t.name] = t.name.lower().replace("_", " ")
     return labels
@@ -143,11 +123,17 @@ def _negative_number(text: str, pos: int) -> str | None:
 
 def parse(name: str, start: str, text: str, transformer: Any) -> Any:
     """Parse ``text`` from ``start`` and transform; every failure becomes a ``ShardingError``."""
-    from shardconv.formats._lark_runtime import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+    from shardconv.formats._lark_runtime import (
+        UnexpectedCharacters,
+        UnexpectedEOF,
+        UnexpectedInput,
+        UnexpectedToken,
+        VisitError,
+    )
 
     check_text_length(len(text))
-    parser = load(name, (start,))
-    labels = _terminal_labels(name, (start,))
+    parser = load(name, start)
+    labels = _terminal_labels(name, start)
     try:
         tree = parser.parse(text, start=start)
         return transformer.transform(tree)
@@ -161,8 +147,7 @@ def parse(name: str, start: str, text: str, transformer: Any) -> Any:
                 if inner.pos is None and start_pos is not None:
                     inner.pos = start_pos
                 if inner.pos is not None:
-                    inner.line = text.count("\n", 0, inner.pos) + 1
-                    inner.column = inner.pos - (text.rfind("\n", 0, inner.pos) + 1) + 1
+                    inner.line, inner.column = line_col(text, inner.pos)
             raise inner from None
         raise ShardingSyntaxError(f"invalid value: {inner}", text=text, pos=0) from None
     except UnexpectedToken as e:
@@ -180,7 +165,7 @@ def parse(name: str, start: str, text: str, transformer: Any) -> Any:
         raise ShardingSyntaxError(msg, expected=expected, text=text, pos=pos) from None
     except UnexpectedCharacters as e:
         expected = _describe_expected(e.allowed, labels)
-        pos = e.pos_in_stream
+        pos = e.pos_in_stream or 0  # always set for this error; the runtime declares it None
         ch = text[pos] if pos < len(text) else ""
         negative = _negative_number(text, pos)
         if negative is not None:
