@@ -3,8 +3,8 @@
 
 Measured as an installed user runs it: bytecode is written (this environment sets
 PYTHONDONTWRITEBYTECODE, so caches go to PYTHONPYCACHEPREFIX, outside the tree) and compiled once up
-front with ``compileall``, as pip does for a regular install; one warm-up run per command also fills
-the Lark grammar cache. Each command then runs RUNS times, interleaved with the others so a change
+front with ``compileall``, as pip does for a regular install, and one warm-up run per command fills
+the page cache. Each command then runs RUNS times, interleaved with the others so a change
 in machine load hits all rows alike. The load average is printed: numbers taken above ~1 per core
 are not comparable with idle ones (the bench waits up to a minute for the load to settle first).
 """
@@ -41,11 +41,10 @@ def bench_env() -> dict[str, str]:
 def compile_all(env: dict[str, str]) -> None:
     """Byte-compile shardconv (editable: not compiled at install) and its dependencies into the cache."""
     import click
-    import lark
 
     import shardconv
 
-    dirs = [os.path.dirname(m.__file__ or "") for m in (shardconv, click, lark)]
+    dirs = [os.path.dirname(m.__file__ or "") for m in (shardconv, click)]
     subprocess.run([sys.executable, "-m", "compileall", "-q", *dirs], capture_output=True, check=False, env=env)
 
 
