@@ -68,11 +68,12 @@ def _zero_leaf(name: str, type_: str) -> str:
 
 
 def zero_value(name: str, type_: str) -> list[str]:
-    """Ops defining ``name`` as zeros of ``type_``; a tuple is built from zero leaves (``name_0``, ...)."""
+    """Ops defining ``name`` as zeros of ``type_``; a tuple is built from zero elements ``%tN_0``, ...
+    (a name starting with a digit must be all digits)."""
     if not type_.startswith("tuple<"):
         return [_zero_leaf(name, type_)]
     parts = [type_[a:b] for a, b in split_top(type_, len("tuple<"), len(type_) - 1)]
-    names = [f"{name}_{k}" for k in range(len(parts))]
+    names = [f"%t{name[1:]}_{k}" for k in range(len(parts))]
     ops = [op for n, t in zip(names, parts) for op in zero_value(n, t)]
     return [*ops, f"{name} = stablehlo.tuple {', '.join(names)} : {type_}"]
 

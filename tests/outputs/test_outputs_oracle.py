@@ -1,6 +1,6 @@
-"""Differential tests against XLA (jaxlib): our ``mlir`` output compiled by XLA's MLIR->HLO path (the one
-PJRT_Executable_OptimizedProgram feeds) reports exactly our ``tuple`` string; our protos are XLA's;
-the original sdy module exported by XLA gives the same result shardings."""
+"""Differential tests against XLA (jaxlib) on generated modules: what XLA's MLIR->HLO path (the one
+PJRT_Executable_OptimizedProgram feeds) reports for a module is what we read, text and proto bytes,
+module attributes included; every ``mlir`` artefact we write is read back by XLA with our shardings."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 from jax._src.lib import _jax
 from jax._src.lib import xla_client as xc
 
-from outputs_gen import generate
-from shardconv.outputs import output_shardings, parameter_shardings, proto_blobs, read_shardings, to_mlir, tuple_string
+from outputs_gen import KINDS, generate
+from shardconv.outputs import output_shardings, parameter_shardings, proto_blobs, read_shardings, reading_of, to_mlir, tuple_string
 from shardconv.outputs.module import read_module
 
 pytestmark = pytest.mark.oracle
@@ -78,41 +78,93 @@ def _root_sharding(hlo: str) -> str | None:
     raise AssertionError(line)
 
 
+def _xla_leaves(op: xc.OpSharding) -> list[str]:
+    """XLA's ``GetOpSharding``: a tuple's elements, recursively; else the sharding itself."""
+    if op.type == xc.OpSharding.Type.TUPLE:
+        return [leaf for e in op.tuple_shardings for leaf in _xla_leaves(e)]
+    return [repr(xc.HloSharding.from_proto(op))]
+
+
+def _leaves_of(text: str) -> list[str]:
+    return _xla_leaves(xc.HloSharding.from_string(text).to_proto())
+
+
+def xla_outputs(module: str, n_leaves: int) -> list[str]:
+    """What XLA reports for a module's outputs: the converted HloModule's spmd_output_sharding when the
+    module carries one, else the ROOT sharding of the converted entry (replicated when it has none)."""
+    hlo, fields = _compile(module)
+    if 12 in fields:
+        op = xc.OpSharding()
+        op.ParseFromString(fields[12][0])
+        return _xla_leaves(op)
+    root = _root_sharding(hlo)
+    return ["{replicated}"] * n_leaves if root is None else _leaves_of(root)
+
+
+def _with_module_attr(text: str, key: str, value: str) -> str:
+    return text.replace("attributes {mhlo.num_partitions", f"attributes {{{key} = {value}, mhlo.num_partitions", 1)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_outputs_are_xlas_by_default(seed: int) -> None:
+    """Unannotated and constraint-fed results are replicated, tuple-typed results count per leaf."""
+    g = generate(seed)
+    ours = output_shardings(g.text)
+    want = xla_outputs(g.text, len(ours))
+    assert [str(h) for h in ours] == want
+    assert proto_blobs(ours) == [xc.HloSharding.from_string(w).to_proto().SerializeToString() for w in want]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_module_attribute_wins_and_is_cross_checked(seed: int) -> None:
+    g = generate(seed)
+    items = read_shardings(g.text)
+    agree = [str(o.hlo) for o in items]
+    text = _with_module_attr(g.text, "mhlo.spmd_output_sharding", f'"{tuple_string(output_shardings(g.text))}"')
+    assert [str(h) for h in output_shardings(text)] == xla_outputs(text, len(items)) == agree
+    assert reading_of(read_module(text)).conflicts == ()
+    k = seed % len(items)
+    other = "{maximal device=0}" if agree[k] != "{maximal device=0}" else "{replicated}"
+    changed = [other if i == k else s for i, s in enumerate(agree)]
+    text = _with_module_attr(g.text, "mhlo.spmd_output_sharding", '"{' + ", ".join(changed) + '}"')
+    got = reading_of(read_module(text))
+    assert [str(h) for h in got.shardings] == xla_outputs(text, len(items)) == changed
+    assert [c.index for c in got.conflicts] == ([k] if items[k].source != "unannotated" else [])
+
+
+@pytest.mark.parametrize("seed", SEEDS[:10])
+def test_module_parameters_attribute(seed: int) -> None:
+    g = generate(seed)
+    n = int(g.text.split("mhlo.num_partitions = ")[1].split(" ")[0])
+    value = f"{{devices=[{n}]<=[{n}]}}" if n > 1 else "{maximal device=0}"
+    text = _with_module_attr(g.text, "mhlo.spmd_parameters_shardings", f'["{value}"]')
+    _, fields = _compile(text)
+    assert [str(h) for h in parameter_shardings(text)] == [_xla_string(b) for b in fields[14]] == [value]
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("strip", [False, True])
-def test_mlir_output_is_what_xla_reports(seed: int, strip: bool) -> None:
+@pytest.mark.parametrize("from_constraints", [False, True])
+def test_mlir_artefact_is_read_back_by_xla(seed: int, strip: bool, from_constraints: bool) -> None:
     g = generate(seed)
     ir = read_module(g.text)
-    outs, params = output_shardings(g.text), parameter_shardings(g.text)
-    hlo, fields = _compile(to_mlir(ir, outs, params, strip_body=strip))
+    outs = reading_of(ir, from_constraints=from_constraints).shardings
+    params = parameter_shardings(g.text)
+    artefact = to_mlir(ir, outs, params, strip_body=strip)
+    hlo, fields = _compile(artefact)
     assert [_xla_string(b) for b in fields[12]] == [tuple_string(outs)]
+    assert xla_outputs(artefact, len(outs)) == [str(h) for h in outs]
     assert [_xla_string(b) for b in fields.get(14, [])] == [str(p) for p in params]
-    assert _root_sharding(hlo) == tuple_string(outs)
+    root = _root_sharding(hlo)
+    assert root is not None and _leaves_of(root) == [str(h) for h in outs]
     if strip:
-        assert "sdy" not in to_mlir(ir, outs, params, strip_body=True)
+        assert "sdy" not in artefact
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_protos_are_xlas(seed: int) -> None:
-    outs = output_shardings(generate(seed).text)
+    outs = [o.hlo for o in read_shardings(generate(seed).text, from_constraints=True)]
     assert proto_blobs(outs) == [xc.HloSharding.from_string(str(h)).to_proto().SerializeToString() for h in outs]
-
-
-@pytest.mark.parametrize("seed", SEEDS)
-def test_xla_export_of_the_sdy_module_agrees(seed: int) -> None:
-    """XLA's own export honours result attributes only (no propagation), so compare those outputs."""
-    g = generate(seed)
-    hlo, _ = _compile(g.text)
-    root = _root_sharding(hlo)
-    ours = read_shardings(g.text)
-    if root is None:  # XLA drops the ROOT sharding when every result attribute is replicated
-        assert all(str(o.hlo) == "{replicated}" for o in ours if o.source == "sdy.sharding")
-        return
-    parsed = xc.HloSharding.from_string(root)
-    xla = [repr(e) for e in parsed.tuple_elements()] if len(ours) > 1 else [root]
-    for o, x in zip(ours, xla):
-        if o.source in ("sdy.sharding", "unannotated"):
-            assert str(o.hlo) == x, (o.index, o.source)
 
 
 _COMPILE_CHILD = r"""
@@ -134,8 +186,8 @@ print(json.dumps(out))
 
 
 def test_full_compile_reports_traced_shardings() -> None:
-    """Compiled with Shardy on 8 devices, XLA's executable reports what we read, including outputs
-    fed by sharding_constraint / manual_computation (closed shardings, so propagation keeps them)."""
+    """Compiled with Shardy on 8 devices (propagation runs), the executable reports what --from-constraints
+    reads off sharding_constraint / manual_computation (closed shardings, so propagation keeps them)."""
     mods = [generate(1000 + s, exact_devices=8, kinds=("constraint", "manual", "attr")) for s in range(4)]
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     run = subprocess.run(
@@ -144,12 +196,12 @@ def test_full_compile_reports_traced_shardings() -> None:
     )
     assert run.returncode == 0, run.stderr[-2000:]
     for m, xla in zip(mods, json.loads(run.stdout)):
-        assert [str(h) for h in output_shardings(m.text)] == xla, m.text
+        assert [o.hlo.__str__() for o in read_shardings(m.text, from_constraints=True)] == xla, m.text
 
 
 def test_generated_modules_cover_every_source() -> None:
     seen = {k for s in SEEDS for k in generate(s).kinds}
-    assert seen == {"attr", "constraint", "manual", "none"}
+    assert seen == set(KINDS)
     assert any("device_ids" in generate(s).text for s in SEEDS)
     assert any('":(' in generate(s).text for s in SEEDS)
     assert any(len(generate(s).kinds) > 1 for s in SEEDS)
