@@ -6,6 +6,7 @@ With ``from_constraints`` an unannotated result takes the sharding of the op fee
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import TypeVar
 
 from shardconv.core.errors import ShardingError, ShardingValidationError
@@ -63,8 +64,7 @@ class _Resolver:
 
         for name, d in self.ir.meshes.items():
             if name not in self._meshes:
-                mesh_text = "#sdy.mesh" + d.text
-                self._meshes[name] = located(self.ir.text, d.pos, lambda: parse_mesh(mesh_text))
+                self._meshes[name] = located(self.ir.text, d.pos, partial(parse_mesh, "#sdy.mesh" + d.text))
         return self._meshes
 
     def sdy(self, text: str, pos: int) -> TensorSharding:

@@ -151,8 +151,8 @@ def test_expect_count_mismatch(module: Path, tmp_path: Path) -> None:
 def test_bad_input_exits_2_without_traceback(tmp_path: Path) -> None:
     bad = tmp_path / "bad.mlir"
     bad.write_text(MODULE.replace('[{"batch"}, {}]>}, %arg1', '[{"nope"}, {}]>}, %arg1'))
-    r = subprocess.run([sys.executable, "-m", "shardconv", "outputs", str(bad), "--params"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "shardconv", "outputs", str(bad), "--params"], capture_output=True, text=True, check=False)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "nope" in r.stderr
     assert r.stderr.startswith('error: 3:67: unknown axis name: "nope" (mesh is batch=2,model=4)')
-    missing = subprocess.run([sys.executable, "-m", "shardconv", "outputs", str(bad), "--func", "f"], capture_output=True, text=True)
+    missing = subprocess.run([sys.executable, "-m", "shardconv", "outputs", str(bad), "--func", "f"], capture_output=True, text=True, check=False)
     assert missing.returncode == 2 and "no function @f" in missing.stderr

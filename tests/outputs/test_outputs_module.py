@@ -7,7 +7,14 @@ import pytest
 from jax._src.lib import _jax
 
 from shardconv.core.errors import ShardingError, ShardingSyntaxError
-from shardconv.outputs import Feeder, output_shardings, parameter_shardings, read_shardings, to_mlir, tuple_string
+from shardconv.outputs import (
+    Feeder,
+    output_shardings,
+    parameter_shardings,
+    read_shardings,
+    to_mlir,
+    tuple_string,
+)
 from shardconv.outputs.module import read_module
 
 pytestmark = pytest.mark.oracle
