@@ -112,12 +112,13 @@ def outputs(
       shardconv outputs before_optimizations.txt --params    an HLO text module
     """
     from shardconv.outputs import writers as w
-    from shardconv.outputs.hlo_module import is_hlo_module, read_hlo_module
+    from shardconv.outputs.hlo_module import read_hlo_module
+    from shardconv.outputs.source import HLO, module_kind
 
     text = _read_module(module)
     what = "parameter" if params else "output"
     ir = None
-    if is_hlo_module(text):
+    if module_kind(text) == HLO:
         if fmt == "mlir":
             raise click.UsageError("-f mlir rewrites an MLIR module; this is an HLO text module")
         reading = read_hlo_module(text, params=params)
