@@ -104,7 +104,7 @@ def test_module_attribute_disagreeing_with_a_result_is_a_finding(tmp_path: Path)
 def test_tuple_results_count_one_output_per_leaf(tmp_path: Path, fmt: str) -> None:
     m = file_of(tmp_path, TUPLE)
     rc, out, _ = run(m, "-f", fmt, "-o", str(tmp_path / "out"))
-    assert rc == 0
+    assert rc == 0 and out == ""
     data = (tmp_path / "out").read_bytes()
     want = [xc.HloSharding.from_string(s).to_proto().SerializeToString() for s in TUPLE_OUTS]
     got = {

@@ -10,6 +10,8 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 from jax._src.lib import _jax
 from jax._src.lib import xla_client as xc
 
+from shardconv.text.brackets import skip_group
+
 
 def compile_module(text: str) -> tuple[str, dict[int, list[bytes]]]:
     """XLA's HLO text for an MLIR module and the raw HloModuleProto fields 12/14 (spmd shardings)."""
@@ -59,13 +61,8 @@ def root_sharding(hlo: str) -> str | None:
     k = line.find("sharding={")
     if k < 0:
         return None
-    start = depth = k + len("sharding=")
-    depth = 0
-    for j in range(start, len(line)):
-        depth += {"{": 1, "}": -1}.get(line[j], 0)
-        if depth == 0:
-            return line[start : j + 1]
-    raise AssertionError(line)
+    start = k + len("sharding=")
+    return line[start : skip_group(line, start, own_kind_only=True)]
 
 
 def _xla_leaves(op: xc.OpSharding) -> list[str]:
