@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import partial
 
 from shardconv.core.errors import ShardingSyntaxError, ShardingValidationError
-from shardconv.core.model import HloSharding, Kind
+from shardconv.core.model import HloSharding
 from shardconv.outputs.reading import (
     HLO_SHARDING,
     UNANNOTATED,
     OutputSharding,
     Reading,
-    leaves,
+    located,
+    on_leaves,
 )
 from shardconv.text.brackets import skip_group
 
@@ -86,7 +88,6 @@ def _leaf_items(ins: _Instr, text: str, first: int, value: int | None) -> list[O
     """One item per array leaf of ``ins``: a tuple sharding element by element, a single sharding on
     every leaf (HLO's rule for a non-tuple sharding on a tuple shape), none: replicated."""
     from shardconv.formats.hlo.read import parse_hlo
-    from shardconv.outputs.read import located
 
     found = _leaf_values(ins.shape)
     types = [t for t, _ in found]
@@ -94,12 +95,8 @@ def _leaf_items(ins: _Instr, text: str, first: int, value: int | None) -> list[O
     if ins.sharding is None:
         return [OutputSharding(first + k, HloSharding.replicated(), t, UNANNOTATED, v) for k, (t, v) in enumerate(zip(types, values))]
     body, pos = ins.sharding
-    h = located(text, pos, lambda: parse_hlo(body))
-    parts = leaves(h) if h.kind is Kind.TUPLE else [h] * len(types)
-    if len(parts) != len(types):
-        raise ShardingValidationError(
-            f"a tuple sharding of {len(parts)} elements on the shape {ins.shape}, which has {len(types)} leaves", text=text, pos=pos
-        )
+    h = located(text, pos, partial(parse_hlo, body))
+    parts = located(text, pos, partial(on_leaves, h, types, ins.shape))
     return [OutputSharding(first + k, p, t, HLO_SHARDING, v, pos=pos) for k, (p, t, v) in enumerate(zip(parts, types, values))]
 
 

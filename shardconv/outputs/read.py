@@ -5,13 +5,11 @@ With ``from_constraints`` an unannotated result takes the sharding of the op fee
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import partial
-from typing import TypeVar
 
-from shardconv.core.errors import ShardingError, ShardingValidationError
-from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding
-from shardconv.core.positions import line_col
+from shardconv.core.errors import ShardingValidationError
+from shardconv.core.model import HloSharding, Mesh, TensorSharding
 from shardconv.outputs.module import (
     Attr,
     EntryFunc,
@@ -36,20 +34,10 @@ from shardconv.outputs.reading import (
     Reading,
     cross_check,
     leaves,
+    located,
+    on_leaves,
 )
 from shardconv.text.brackets import skip_group, skip_string, skip_ws, split_top
-
-T = TypeVar("T")
-
-
-def located(text: str, offset: int, fn: Callable[[], T]) -> T:
-    """Run a parser on a piece of ``text`` that starts at ``offset``; re-anchor its errors in ``text``."""
-    try:
-        return fn()
-    except ShardingError as e:
-        e.text, e.pos = text, offset + (e.pos or 0)
-        e.line, e.column = line_col(text, e.pos)
-        raise
 
 
 class _Resolver:
@@ -169,34 +157,18 @@ def _feeder(r: _Resolver, f: EntryFunc, port: Port) -> Feeder | None:
     return Feeder(prod.op, r.to_hlo(s, pos), s, pos, _is_open(s))
 
 
-def _spread(h: HloSharding, port: Port, pos: int) -> list[HloSharding]:
-    """``h`` on each leaf of ``port``: a tuple sharding gives one element per leaf; a single sharding
-    on a tuple-typed value applies to every leaf (XLA's HloSharding semantics)."""
-    n = len(leaf_types(port.type))
-    if h.kind is not Kind.TUPLE:
-        return [h] * n
-    parts = leaves(h)
-    if len(parts) != n:
-        raise ShardingValidationError(f"a tuple sharding of {len(parts)} elements on {port.type}, which has {n} leaves")
-    return parts
-
-
 def _value_items(r: _Resolver, port: Port, first: int, from_constraints: bool, is_result: bool) -> list[OutputSharding]:
     """The leaves of one argument or result from its own attributes (or, for a result, the op feeding it)."""
     types = leaf_types(port.type)
     a = port.attrs.get(RESULT_ATTR)
-    m = port.attrs.get(MHLO_ATTR)
-    if a is not None:
-        s = r.sdy(a.value, a.pos)
-        h = r.to_hlo(s, a.pos)
-        return [
-            OutputSharding(first + k, p, t, RESULT_ATTR, port.index, s, a.pos, _is_open(s))
-            for k, (p, t) in enumerate(zip(located(r.ir.text, a.pos, lambda: _spread(h, port, a.pos)), types))
-        ]
-    if m is not None:
-        h = r.hlo_string(m.pos, MHLO_ATTR)
-        parts = located(r.ir.text, m.pos, lambda: _spread(h, port, m.pos))
-        return [OutputSharding(first + k, p, t, MHLO_ATTR, port.index, None, m.pos) for k, (p, t) in enumerate(zip(parts, types))]
+    attr = a if a is not None else port.attrs.get(MHLO_ATTR)
+    if attr is not None:
+        pos = attr.pos
+        s = None if a is None else r.sdy(a.value, pos)
+        h = r.to_hlo(s, pos) if s is not None else r.hlo_string(pos, MHLO_ATTR)
+        parts = located(r.ir.text, pos, partial(on_leaves, h, types, port.type))
+        source, is_open = (RESULT_ATTR, _is_open(s)) if s is not None else (MHLO_ATTR, False)
+        return [OutputSharding(first + k, p, t, source, port.index, s, pos, is_open) for k, (p, t) in enumerate(zip(parts, types))]
     feeder = _feeder(r, r.ir.func, port) if is_result and len(types) == 1 else None
     if feeder is not None and from_constraints:
         return [OutputSharding(first, feeder.hlo, types[0], feeder.op, port.index, feeder.sdy, feeder.pos, feeder.open)]

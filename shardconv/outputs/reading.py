@@ -4,10 +4,15 @@ attribute and the per-value ones."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
+from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.model import HloSharding, Kind, TensorSharding
+from shardconv.core.positions import line_col
+
+T = TypeVar("T")
 
 # Where a sharding came from (the "source" of an OutputSharding).
 SPMD_OUTPUT, SPMD_PARAMS = "mhlo.spmd_output_sharding", "mhlo.spmd_parameters_shardings"
@@ -77,6 +82,27 @@ def leaves(h: HloSharding) -> list[HloSharding]:
     if h.kind is Kind.TUPLE:
         return [leaf for e in h.elements for leaf in leaves(e)]
     return [h]
+
+
+def on_leaves(h: HloSharding, types: Sequence[str], shape: str) -> list[HloSharding]:
+    """``h`` on each leaf (``types``) of a value of type ``shape``: a tuple sharding element by element, a
+    single sharding on every leaf (XLA's rule for a non-tuple sharding on a tuple shape)."""
+    if h.kind is not Kind.TUPLE:
+        return [h] * len(types)
+    parts = leaves(h)
+    if len(parts) != len(types):
+        raise ShardingValidationError(f"a tuple sharding of {len(parts)} elements on {shape}, which has {len(types)} leaves")
+    return parts
+
+
+def located(text: str, offset: int, fn: Callable[[], T]) -> T:
+    """Run a parser on a piece of ``text`` that starts at ``offset``; re-anchor its errors in ``text``."""
+    try:
+        return fn()
+    except ShardingError as e:
+        e.text, e.pos = text, offset + (e.pos or 0)
+        e.line, e.column = line_col(text, e.pos)
+        raise
 
 
 def cross_check(module: Sequence[HloSharding], values: Sequence[OutputSharding], where: int, attr: str) -> list[Conflict]:
