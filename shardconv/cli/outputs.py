@@ -9,10 +9,8 @@ from pathlib import Path
 
 import click
 
-from shardconv.outputs.reading import CONSTRAINT, MANUAL, RESHARD, Reading
 from shardconv.text.atomic import write_atomic
 
-FEEDERS = (CONSTRAINT, RESHARD, MANUAL)
 FORMATS = ("hlo", "tuple", "proto", "proto-hex", "textproto", "json", "mlir")
 
 
@@ -36,45 +34,6 @@ def _emit(data: bytes, out: str | None) -> None:
 
 def _is_folder(out: str) -> bool:
     return out.endswith(("/", os.sep)) or Path(out).is_dir()
-
-
-def _notes(reading: Reading, what: str, from_constraints: bool) -> list[str]:
-    """What the user should know about where the shardings came from (printed to stderr)."""
-    from shardconv.convert.to_sdy import same_assignment
-    from shardconv.core.positions import line_col
-
-    notes = []
-    for o in reading.items:
-        f = o.feeder
-        if f is not None and not same_assignment(f.hlo, o.hlo):
-            line, col = line_col(reading.text, f.pos)
-            notes.append(
-                f"note: {what} {o.index} has no sharding attribute, so XLA reports {o.hlo}; the {f.op} at "
-                f"{line}:{col} feeding it asks for {f.hlo} (--from-constraints reads that, departing from XLA)"
-            )
-        if o.open:
-            notes.append(
-                f"note: {what} {o.index} comes from a sharding with open dims ({o.source}); "
-                "Shardy propagation may still shard it further"
-            )
-    traced = [str(o.index) for o in reading.items if o.source in FEEDERS]
-    if from_constraints and traced:
-        notes.append(
-            f"note: --from-constraints: {what}s {', '.join(traced)} are read off the ops feeding them; "
-            "XLA's converter reports them replicated"
-        )
-    return notes
-
-
-def _findings(reading: Reading, what: str) -> list[str]:
-    from shardconv.core.positions import line_col
-
-    out = []
-    for c in reading.conflicts:
-        where = "" if c.pos is None else "{}:{}: ".format(*line_col(reading.text, c.pos))
-        head = "" if c.index is None else f"{what} {c.index}: "
-        out.append(f"finding: {where}{head}{c.detail}")
-    return out
 
 
 @click.command(
@@ -113,6 +72,7 @@ def outputs(
     """
     from shardconv.outputs import writers as w
     from shardconv.outputs.hlo_module import read_hlo_module
+    from shardconv.outputs.notes import findings, notes
     from shardconv.outputs.source import HLO, module_kind
 
     text = _read_module(module)
@@ -128,7 +88,7 @@ def outputs(
 
         ir = read_module(text, func)
         reading = reading_of(ir, params=params, from_constraints=from_constraints)
-    for line in _notes(reading, what, from_constraints) + _findings(reading, what):
+    for line in notes(reading, what, from_constraints=from_constraints) + findings(reading, what):
         click.echo(line, err=True)
     status = 1 if reading.conflicts else 0
     shardings = reading.shardings

@@ -1,7 +1,8 @@
 """The sharding of each output (or parameter) leaf of a module's entry function, as XLA reports it: the
 module's own ``mhlo.spmd_output_sharding`` / ``mhlo.spmd_parameters_shardings`` when present (cross-checked
 against the per-value attributes), else each value's ``sdy.sharding`` / ``mhlo.sharding``, else replicated.
-With ``from_constraints`` an unannotated result takes the sharding of the op feeding it, which XLA does not."""
+With ``from_constraints`` an unannotated result takes the sharding of the op feeding it, which XLA's
+converter does not (docs/formats.md §6)."""
 
 from __future__ import annotations
 
