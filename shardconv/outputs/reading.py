@@ -10,7 +10,6 @@ from typing import TypeVar
 
 from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.model import HloSharding, Kind, TensorSharding
-from shardconv.core.positions import line_col
 
 T = TypeVar("T")
 
@@ -100,8 +99,8 @@ def located(text: str, offset: int, fn: Callable[[], T]) -> T:
     try:
         return fn()
     except ShardingError as e:
-        e.text, e.pos = text, offset + (e.pos or 0)
-        e.line, e.column = line_col(text, e.pos)
+        e.text = None  # its position is still in the piece: let ``located`` shift it into ``text``
+        e.located(text, offset)
         raise
 
 
