@@ -10,7 +10,7 @@ from pathlib import Path
 
 from shardconv.core.errors import ShardingError, ShardingSyntaxError
 from shardconv.core.model import HloSharding, Kind
-from shardconv.outputs.writers import EMPTY_HEX, split_length_prefixed
+from shardconv.outputs.writers import split_length_prefixed
 
 _HEX_LINE = re.compile(r"(?:0x)?(?:[0-9a-fA-F]{2})*")
 _DIGITS = re.compile(r"(\d+)")
@@ -27,10 +27,6 @@ def _proto(data: bytes, where: str) -> HloSharding:
         return parse_hlo_proto(data)
     except ShardingError as e:
         raise type(e)(f"{where}: {e.message}") from None
-
-
-def _unhex(line: str) -> bytes:
-    return b"" if line == EMPTY_HEX else bytes.fromhex(line.removeprefix("0x"))
 
 
 def _is_text(data: bytes) -> bool:
@@ -51,11 +47,10 @@ def parse_report(data: bytes, name: str = "report") -> list[HloSharding]:
             return [_proto(data, name)]
         return [_proto(b, f"{name}: proto {i}") for i, b in enumerate(blobs)]
     text = data.decode("utf-8")
-    lines = [
-        (n, ln.strip()) for n, ln in enumerate(text.splitlines(), 1) if ln.strip() and not ln.lstrip().startswith(("#", "//"))
-    ]
-    if lines and all(ln == EMPTY_HEX or _HEX_LINE.fullmatch(ln) for _, ln in lines):
-        return [_proto(_unhex(ln), f"{name}:{n}") for n, ln in lines]
+    numbered = [(n, ln.strip()) for n, ln in enumerate(text.splitlines(), 1) if not ln.lstrip().startswith(("#", "//"))]
+    if numbered and all(_HEX_LINE.fullmatch(ln) for _, ln in numbered):  # an empty line is the empty proto
+        return [_proto(bytes.fromhex(ln.removeprefix("0x")), f"{name}:{n}") for n, ln in numbered]
+    lines = [(n, ln) for n, ln in numbered if ln]
     out: list[HloSharding] = []
     for n, ln in lines:
         try:

@@ -9,7 +9,14 @@ from dataclasses import dataclass, field
 
 from shardconv.core.errors import ShardingSyntaxError, ShardingValidationError
 from shardconv.formats.sdy.mlir_text import decode_string
-from shardconv.text.brackets import line_end, skip_group, skip_string, skip_ws, split_top, statements
+from shardconv.text.brackets import (
+    line_end,
+    skip_group,
+    skip_string,
+    skip_ws,
+    split_top,
+    statements,
+)
 
 Span = tuple[int, int]
 
@@ -105,6 +112,15 @@ class ModuleIR:
     meshes: dict[str, MeshDef]
     ops: tuple[tuple[str, Span], ...]  # top-level ops in the module body: (op name, span)
     func: EntryFunc
+
+
+def leaf_types(type_: str) -> list[str]:
+    """The array types a value of ``type_`` holds, in order: ``tuple<A, tuple<B, C>>`` is ``[A, B, C]``,
+    as XLA flattens tuple-typed results into its list of outputs."""
+    if not type_.startswith("tuple<"):
+        return [type_]
+    inner = len("tuple<")
+    return [leaf for a, b in split_top(type_, inner, len(type_) - 1) for leaf in leaf_types(type_[a:b])]
 
 
 def read_module(text: str, func: str = "main") -> ModuleIR:

@@ -1,53 +1,44 @@
-"""The sharding of each output (or parameter) of a module's entry function, as XLA would report it:
-the ``sdy.sharding`` (or ``mhlo.sharding``) on the result, else the sharding of the op feeding the
-return (``sdy.sharding_constraint`` / ``sdy.reshard`` / ``sdy.manual_computation`` out_shardings),
-else replicated."""
+"""The sharding of each output (or parameter) leaf of a module's entry function, as XLA reports it: the
+module's own ``mhlo.spmd_output_sharding`` / ``mhlo.spmd_parameters_shardings`` when present (cross-checked
+against the per-value attributes), else each value's ``sdy.sharding`` / ``mhlo.sharding``, else replicated.
+With ``from_constraints`` an unannotated result takes the sharding of the op feeding it, which XLA's
+converter does not (docs/formats.md §6)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import TypeVar
+from collections.abc import Mapping
+from functools import partial
 
-from shardconv.core.errors import ShardingError, ShardingValidationError
+from shardconv.core.errors import ShardingValidationError
 from shardconv.core.model import HloSharding, Mesh, TensorSharding
+from shardconv.outputs.module import (
+    Attr,
+    EntryFunc,
+    ModuleIR,
+    Port,
+    Producer,
+    attr_dict,
+    leaf_types,
+    read_module,
+)
+from shardconv.outputs.reading import (
+    CONSTRAINT,
+    MANUAL,
+    MHLO_ATTR,
+    RESHARD,
+    RESULT_ATTR,
+    SPMD_OUTPUT,
+    SPMD_PARAMS,
+    UNANNOTATED,
+    Feeder,
+    OutputSharding,
+    Reading,
+    cross_check,
+    leaves,
+    located,
+    on_leaves,
+)
 from shardconv.text.brackets import skip_group, skip_string, skip_ws, split_top
-from shardconv.outputs.module import Attr, EntryFunc, ModuleIR, Port, Producer, attr_dict, read_module
-
-T = TypeVar("T")
-
-# Where a sharding came from (the "source" of an OutputSharding).
-RESULT_ATTR, MHLO_ATTR = "sdy.sharding", "mhlo.sharding"
-CONSTRAINT, RESHARD, MANUAL, UNANNOTATED = "sdy.sharding_constraint", "sdy.reshard", "sdy.manual_computation", "unannotated"
-
-
-@dataclass(frozen=True)
-class OutputSharding:
-    """One output (or parameter): its HLO sharding, type, and where in the module it was read.
-
-    ``open`` is set when the sdy sharding has open dims (``?``): Shardy propagation may still shard
-    them further, so a module read before propagation can differ from what the compiler ends with.
-    """
-
-    index: int
-    hlo: HloSharding
-    type: str
-    source: str
-    sdy: TensorSharding | None = None
-    pos: int | None = None
-    open: bool = False
-
-
-def located(text: str, offset: int, fn: Callable[[], T]) -> T:
-    """Run a parser on a piece of ``text`` that starts at ``offset``; re-anchor its errors in ``text``."""
-    try:
-        return fn()
-    except ShardingError as e:
-        inner = e.pos or 0
-        e.text, e.pos = text, offset + inner
-        e.line = text.count("\n", 0, e.pos) + 1
-        e.column = e.pos - (text.rfind("\n", 0, e.pos) + 1) + 1
-        raise
 
 
 class _Resolver:
@@ -58,53 +49,43 @@ class _Resolver:
         self._meshes: dict[str, Mesh] = {}
 
     def meshes(self) -> Mapping[str, Mesh]:
-        from shardconv.formats import parse_mesh
+        from shardconv.formats.sdy.read import parse_mesh
 
         for name, d in self.ir.meshes.items():
             if name not in self._meshes:
-                self._meshes[name] = located(self.ir.text, d.pos, lambda d=d: parse_mesh("#sdy.mesh" + d.text))
+                self._meshes[name] = located(self.ir.text, d.pos, partial(parse_mesh, "#sdy.mesh" + d.text))
         return self._meshes
 
     def sdy(self, text: str, pos: int) -> TensorSharding:
-        from shardconv.formats import parse_sdy
+        from shardconv.formats.sdy.read import parse_sdy
 
         body = text if text.startswith("#sdy.sharding") else "#sdy.sharding" + text
         shift = pos - (len(body) - len(text))
         return located(self.ir.text, shift, lambda: parse_sdy(body))
 
     def to_hlo(self, s: TensorSharding, pos: int) -> HloSharding:
-        from shardconv.convert import to_hlo
+        from shardconv.convert.to_hlo import to_hlo
 
         if s.mesh_name is not None and s.mesh_name not in self.ir.meshes:
             have = ", ".join(f"@{m}" for m in self.ir.meshes) or "none"
             raise ShardingValidationError(f"unknown mesh: @{s.mesh_name} (meshes: {have})", text=self.ir.text, pos=pos)
         return located(self.ir.text, pos, lambda: to_hlo(s, self.meshes()))
 
-    def mhlo(self, attr: Attr) -> HloSharding:
+    def hlo_string(self, pos: int, what: str) -> HloSharding:
+        """The HLO sharding in the MLIR string literal at ``pos`` (``mhlo.sharding = "{...}"``)."""
+        from shardconv.formats.hlo.read import parse_hlo
         from shardconv.text.escapes import unescape_mlir
-        from shardconv.formats import parse_hlo
 
         text = self.ir.text
-        if not attr.value.startswith('"'):
-            raise ShardingValidationError("mhlo.sharding must be a string", text=text, pos=attr.pos)
-        end = skip_string(text, attr.pos)
-        raw = unescape_mlir(text[attr.pos + 1 : end - 1].encode("utf-8", "surrogateescape"))
-        return located(text, attr.pos + 1, lambda: parse_hlo(raw))
+        if not text.startswith('"', pos):
+            raise ShardingValidationError(f"{what} must be a string", text=text, pos=pos)
+        end = skip_string(text, pos)
+        raw = unescape_mlir(text[pos + 1 : end - 1].encode("utf-8", "surrogateescape"))
+        return located(text, pos + 1, lambda: parse_hlo(raw))
 
 
 def _is_open(s: TensorSharding) -> bool:
     return any(not d.is_closed for d in s.dims)
-
-
-def _from_attrs(r: _Resolver, port: Port, index: int) -> OutputSharding | None:
-    a = port.attrs.get("sdy.sharding")
-    if a is not None:
-        s = r.sdy(a.value, a.pos)
-        return OutputSharding(index, r.to_hlo(s, a.pos), port.type, RESULT_ATTR, s, a.pos, _is_open(s))
-    m = port.attrs.get("mhlo.sharding")
-    if m is not None:
-        return OutputSharding(index, r.mhlo(m), port.type, MHLO_ATTR, None, m.pos)
-    return None
 
 
 def _op_sharding(r: _Resolver, prod: Producer, result: int) -> tuple[str, int] | None:
@@ -163,49 +144,87 @@ def _per_value_item(text: str, pos: int, index: int) -> tuple[str, int] | None:
     return text[a:b], a
 
 
-def _traced(r: _Resolver, f: EntryFunc, port: Port) -> OutputSharding | None:
+def _feeder(r: _Resolver, f: EntryFunc, port: Port) -> Feeder | None:
+    """The constraint, reshard or manual computation whose sharding feeds result ``port``, if any."""
     found = f.producer(f.returned[port.index])
-    if found is None:
+    if found is None or found[0].op not in (CONSTRAINT, RESHARD, MANUAL):
         return None
     prod, result = found
-    if prod.op not in (CONSTRAINT, RESHARD, MANUAL):
-        return None
     got = _op_sharding(r, prod, result)
     if got is None:
         return None
     text, pos = got
     s = r.sdy(text, pos)
-    return OutputSharding(port.index, r.to_hlo(s, pos), port.type, prod.op, s, pos, _is_open(s))
+    return Feeder(prod.op, r.to_hlo(s, pos), s, pos, _is_open(s))
 
 
-def read_shardings(module_text: str, func: str = "main", *, params: bool = False) -> list[OutputSharding]:
-    """Every output (``params=False``) or parameter of ``func`` with its sharding and where it came from."""
-    ir = read_module(module_text, func)
-    return shardings_of(ir, params=params)
+def _value_items(r: _Resolver, port: Port, first: int, from_constraints: bool, is_result: bool) -> list[OutputSharding]:
+    """The leaves of one argument or result from its own attributes (or, for a result, the op feeding it)."""
+    types = leaf_types(port.type)
+    a = port.attrs.get(RESULT_ATTR)
+    attr = a if a is not None else port.attrs.get(MHLO_ATTR)
+    if attr is not None:
+        pos = attr.pos
+        s = None if a is None else r.sdy(a.value, pos)
+        h = r.to_hlo(s, pos) if s is not None else r.hlo_string(pos, MHLO_ATTR)
+        parts = located(r.ir.text, pos, partial(on_leaves, h, types, port.type))
+        source, is_open = (RESULT_ATTR, _is_open(s)) if s is not None else (MHLO_ATTR, False)
+        return [OutputSharding(first + k, p, t, source, port.index, s, pos, is_open) for k, (p, t) in enumerate(zip(parts, types))]
+    feeder = _feeder(r, r.ir.func, port) if is_result and len(types) == 1 else None
+    if feeder is not None and from_constraints:
+        return [OutputSharding(first, feeder.hlo, types[0], feeder.op, port.index, feeder.sdy, feeder.pos, feeder.open)]
+    rep = HloSharding.replicated()
+    return [OutputSharding(first + k, rep, t, UNANNOTATED, port.index, feeder=feeder) for k, t in enumerate(types)]
 
 
-def shardings_of(ir: ModuleIR, *, params: bool = False) -> list[OutputSharding]:
-    """``read_shardings`` on an already-read module."""
+def _module_attr(r: _Resolver, params: bool) -> tuple[list[HloSharding], int] | None:
+    """The leaves of ``mhlo.spmd_output_sharding`` (or of every ``mhlo.spmd_parameters_shardings`` entry)."""
+    key = SPMD_PARAMS if params else SPMD_OUTPUT
+    a = r.ir.attrs.get(key)
+    if a is None:
+        return None
+    if not params:
+        return leaves(r.hlo_string(a.pos, key)), a.pos
+    text = r.ir.text
+    if not text.startswith("[", a.pos):
+        raise ShardingValidationError(f"{key} must be an array of strings", text=text, pos=a.pos)
+    pieces = split_top(text, a.pos + 1, skip_group(text, a.pos) - 1)
+    return [leaf for p, _ in pieces for leaf in leaves(r.hlo_string(p, key))], a.pos
+
+
+def reading_of(ir: ModuleIR, *, params: bool = False, from_constraints: bool = False) -> Reading:
+    """What XLA reports for the outputs (parameters) of ``ir``'s entry function, and any conflicts."""
     r = _Resolver(ir)
-    f = ir.func
-    out = []
-    for port in f.args if params else f.results:
-        got = _from_attrs(r, port, port.index)
-        if got is None and not params:
-            got = _traced(r, f, port)
-        if got is None:
-            got = OutputSharding(port.index, HloSharding.replicated(), port.type, UNANNOTATED)
-        out.append(got)
-    return out
+    items: list[OutputSharding] = []
+    for port in ir.func.args if params else ir.func.results:
+        items += _value_items(r, port, len(items), from_constraints, not params)
+    found = _module_attr(r, params)
+    if found is None:
+        return Reading(ir.text, tuple(items))
+    module, pos = found
+    key = SPMD_PARAMS if params else SPMD_OUTPUT
+    conflicts = cross_check(module, items, pos, key)
+    types = [o.type for o in items]
+    values = [o.value for o in items]
+    leafs = tuple(
+        OutputSharding(k, h, types[k] if k < len(types) else "?", key, values[k] if k < len(values) else -1, pos=pos)
+        for k, h in enumerate(module)
+    )
+    return Reading(ir.text, leafs, tuple(conflicts))
+
+
+def read_shardings(module_text: str, func: str = "main", *, params: bool = False, from_constraints: bool = False) -> list[OutputSharding]:
+    """Every output (``params=False``) or parameter leaf of ``func`` with its sharding and where it came from."""
+    return list(reading_of(read_module(module_text, func), params=params, from_constraints=from_constraints).items)
 
 
 def output_shardings(module_text: str, func: str = "main") -> list[HloSharding]:
-    """The HLO sharding of each output of ``func``, as XLA derives them from the module."""
+    """The HLO sharding of each output leaf of ``func``, as XLA's ``GetOutputShardings`` reports it."""
     return [o.hlo for o in read_shardings(module_text, func)]
 
 
 def parameter_shardings(module_text: str, func: str = "main") -> list[HloSharding]:
-    """The HLO sharding of each parameter of ``func`` (unannotated parameters are replicated)."""
+    """The HLO sharding of each parameter leaf of ``func`` (unannotated parameters are replicated)."""
     return [o.hlo for o in read_shardings(module_text, func, params=True)]
 
 
@@ -215,9 +234,13 @@ def num_devices(ir: ModuleIR, shardings: list[HloSharding] | None = None) -> int
     if a is not None and a.value.split(":")[0].strip().isdigit():
         return int(a.value.split(":")[0])
     sizes = [m.num_devices for m in _Resolver(ir).meshes().values()]
-    for h in shardings or ():
-        if h.tile is not None:
-            sizes.append(h.tile.num_devices)
-        elif h.device is not None:
-            sizes.append(h.device + 1)
-    return max(sizes, default=1)
+    return max([*sizes, *(devices_of(h) for h in shardings or ())], default=1)
+
+
+def devices_of(h: HloSharding) -> int:
+    """The fewest devices ``h`` can run on."""
+    if h.tile is not None:
+        return h.tile.num_devices
+    if h.device is not None:
+        return h.device + 1
+    return max((devices_of(e) for e in h.elements), default=1)

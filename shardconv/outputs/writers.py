@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from shardconv.core.model import HloSharding
-from shardconv.outputs.read import OutputSharding
+from shardconv.core.positions import line_col
+from shardconv.outputs.reading import Reading
 
 
 def hlo_lines(shardings: Sequence[HloSharding]) -> str:
@@ -64,13 +65,10 @@ def split_length_prefixed(data: bytes) -> list[bytes] | None:
     return out
 
 
-EMPTY_HEX = '""'
-
-
 def proto_hex_lines(shardings: Sequence[HloSharding]) -> str:
-    """One hex-encoded serialized OpSharding per line; an empty proto (replicated) is written ``""``
-    so every output keeps a visible line."""
-    return "".join((b.hex() or EMPTY_HEX) + "\n" for b in proto_blobs(shardings))
+    """One hex-encoded serialized OpSharding per line; the empty proto (replicated) is an empty line,
+    so every line is valid input to a hex decoder."""
+    return "".join(b.hex() + "\n" for b in proto_blobs(shardings))
 
 
 def textproto(shardings: Sequence[HloSharding], what: str = "output") -> str:
@@ -84,34 +82,53 @@ def textproto(shardings: Sequence[HloSharding], what: str = "output") -> str:
     return "\n".join(parts)
 
 
-def json_document(outputs: Sequence[OutputSharding], *, func: str, params: bool, text: str) -> dict[str, Any]:
-    """The ``--format json`` document: every output with its HLO string, proto and where it was read."""
+def _where(text: str, pos: int | None) -> dict[str, int | None]:
+    line, column = line_col(text, pos) if pos is not None else (None, None)
+    return {"line": line, "column": column}
+
+
+def json_document(reading: Reading, *, func: str, params: bool, from_constraints: bool) -> dict[str, Any]:
+    """The ``--format json`` document: every leaf with its HLO string, proto and where it was read, and
+    the conflicts between module and per-value attributes."""
     from shardconv.ui.jsonout import document
 
+    text = reading.text
     items = []
-    for o, blob in zip(outputs, proto_blobs([o.hlo for o in outputs])):
-        line = col = None
-        if o.pos is not None:
-            line = text.count("\n", 0, o.pos) + 1
-            col = o.pos - (text.rfind("\n", 0, o.pos) + 1) + 1
+    for o, blob in zip(reading.items, proto_blobs(reading.shardings)):
+        feeder = None
+        if o.feeder is not None:
+            feeder = {"op": o.feeder.op, "hlo": str(o.feeder.hlo), "sdy": str(o.feeder.sdy), **_where(text, o.feeder.pos)}
         items.append(
             {
                 "index": o.index,
+                "value": o.value,
                 "type": o.type,
                 "hlo": str(o.hlo),
                 "proto_hex": blob.hex(),
                 "source": o.source,
                 "sdy": None if o.sdy is None else str(o.sdy),
-                "line": line,
-                "column": col,
+                **_where(text, o.pos),
                 "open": o.open,
+                "feeder": feeder,
             }
         )
+    conflicts = [
+        {
+            "index": c.index,
+            "module": None if c.module is None else str(c.module),
+            "value": None if c.value is None else str(c.value),
+            "detail": c.detail,
+            **_where(text, c.pos),
+        }
+        for c in reading.conflicts
+    ]
     key = "parameters" if params else "outputs"
     return document(
         "outputs",
         func=func,
         kind=key,
-        tuple=tuple_string([o.hlo for o in outputs]),
+        from_constraints=from_constraints,
+        tuple=tuple_string(reading.shardings),
+        conflicts=conflicts,
         **{key: items},
     )

@@ -1,5 +1,6 @@
 """Random sdy modules for the outputs tests: random meshes (sub-axes, device_ids), several results, each
-annotated on the result, through a sharding_constraint, a manual_computation, or not at all."""
+annotated on the result (sdy.sharding or mhlo.sharding), fed by a sharding_constraint or a
+manual_computation with no attribute, tuple-typed, or not annotated at all."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import random
 from dataclasses import dataclass
 from math import prod
 
-KINDS = ("attr", "constraint", "manual", "none")
+KINDS = ("attr", "mhlo", "constraint", "manual", "tuple", "none")
 _SUBS = {4: [(1, 2), (2, 2)], 8: [(1, 2), (2, 2), (4, 2), (1, 4), (2, 4)]}
 
 
@@ -59,11 +60,20 @@ def _zero(name: str, type_: str) -> str:
     return f"    {name} = stablehlo.constant dense<0.000000e+00> : {type_}"
 
 
+def _hlo_string(rng: random.Random, rank: int, n: int) -> str:
+    """A valid HLO sharding for a rank-``rank`` array on ``n`` devices, as an mhlo.sharding string."""
+    choices = ["{replicated}", f"{{maximal device={rng.randrange(n)}}}"]
+    if rank and n > 1:
+        choices += [f"{{devices=[{n}{',1' * (rank - 1)}]<=[{n}]}}", f"{{devices=[{'1,' * rank}{n}]<=[{n}] last_tile_dim_replicate}}"]
+    return rng.choice(choices)
+
+
 def generate(seed: int, *, max_devices: int = 64, exact_devices: int | None = None, kinds: tuple[str, ...] = KINDS) -> GenModule:
     """One module; ``exact_devices`` pins the mesh size (for compiling on that many devices)."""
     rng = random.Random(seed)
     axes, ids = _mesh(rng, max_devices, exact_devices)
     mesh = "<[" + ", ".join(f'"{n}"={s}' for n, s in axes) + "]" + (f", device_ids=[{', '.join(map(str, ids))}]" if ids else "") + ">"
+    n_devices = prod(s for _, s in axes)
     n_results = rng.randint(1, 4)
     lines: list[str] = []
     res_types, res_attrs, returned, chosen = [], [], [], []
@@ -81,6 +91,17 @@ def generate(seed: int, *, max_devices: int = 64, exact_devices: int | None = No
         if kind == "attr":
             attr = f" {{sdy.sharding = #sdy.sharding{sh}}}"
             returned.append(f"%c{i}")
+        elif kind == "mhlo":
+            attr = f' {{mhlo.sharding = "{_hlo_string(rng, rank, n_devices)}"}}'
+            returned.append(f"%c{i}")
+        elif kind == "tuple":
+            scalar = "tensor<f32>"
+            lines.append(_zero(f"%s{i}", scalar))
+            lines.append(f"    %v{i} = stablehlo.tuple %c{i}, %s{i} : tuple<{type_}, {scalar}>")
+            parts = ", ".join(_hlo_string(rng, r, n_devices) for r in (rank, 0))
+            type_ = f"tuple<{type_}, {scalar}>"
+            attr = f' {{mhlo.sharding = "{{{parts}}}"}}'
+            returned.append(f"%v{i}")
         elif kind == "constraint":
             lines.append(f"    %v{i} = sdy.sharding_constraint %c{i} {sh} : {type_}")
             returned.append(f"%v{i}")
@@ -98,9 +119,8 @@ def generate(seed: int, *, max_devices: int = 64, exact_devices: int | None = No
         res_types.append(type_)
         res_attrs.append(type_ + attr)
         chosen.append(kind)
-    n = prod(s for _, s in axes)
     text = (
-        f"module @gen attributes {{mhlo.num_partitions = {n} : i32, mhlo.num_replicas = 1 : i32}} {{\n"
+        f"module @gen attributes {{mhlo.num_partitions = {n_devices} : i32, mhlo.num_replicas = 1 : i32}} {{\n"
         f"  sdy.mesh @mesh = {mesh}\n"
         f"  func.func public @main(%arg0: tensor<4xf32>) -> ({', '.join(res_attrs)}) {{\n"
         + "\n".join(lines)

@@ -7,7 +7,14 @@ import pytest
 from jax._src.lib import _jax
 
 from shardconv.core.errors import ShardingError, ShardingSyntaxError
-from shardconv.outputs import output_shardings, parameter_shardings, read_shardings, to_mlir, tuple_string
+from shardconv.outputs import (
+    Feeder,
+    output_shardings,
+    parameter_shardings,
+    read_shardings,
+    to_mlir,
+    tuple_string,
+)
 from shardconv.outputs.module import read_module
 
 pytestmark = pytest.mark.oracle
@@ -22,8 +29,9 @@ def _root(hlo: str) -> str:
     return line[line.index("sharding=") + len("sharding=") :].split(", frontend_attributes")[0].rstrip()
 
 
-def _rewrite(text: str, strip: bool = False, func: str = "main") -> str:
-    return to_mlir(read_module(text, func), output_shardings(text, func), parameter_shardings(text, func), strip_body=strip)
+def _rewrite(text: str, strip: bool = False, func: str = "main", from_constraints: bool = False) -> str:
+    outs = [o.hlo for o in read_shardings(text, func, from_constraints=from_constraints)]
+    return to_mlir(read_module(text, func), outs, parameter_shardings(text, func), strip_body=strip)
 
 
 GENERIC_OPS = """module @g {
@@ -41,8 +49,13 @@ GENERIC_OPS = """module @g {
 
 
 def test_generic_producers_multi_results_quoted_mesh() -> None:
-    got = read_shardings(GENERIC_OPS.replace("-> (tensor<4x4xf32>, tensor<4xf32>,", "-> (tensor<4xf32>, tensor<4x4xf32>,"))
+    text = GENERIC_OPS.replace("-> (tensor<4x4xf32>, tensor<4xf32>,", "-> (tensor<4xf32>, tensor<4x4xf32>,")
+    assert [str(o.hlo) for o in read_shardings(text)] == ["{replicated}"] * 3  # XLA ignores the feeders
+    got = read_shardings(text, from_constraints=True)
     assert [o.source for o in got] == ["sdy.manual_computation"] * 2 + ["sdy.sharding_constraint"]
+    assert [o.feeder for o in read_shardings(text)] == [
+        Feeder(o.source, o.hlo, o.sdy, o.pos, o.open) for o in got  # type: ignore[arg-type]
+    ]
     want = [
         "{devices=[2,2]2,3,0,1 last_tile_dim_replicate}",
         "{devices=[2,2]3,1,2,0}",
@@ -62,10 +75,11 @@ def test_bare_single_result_inline_mesh_no_module_wrapper() -> None:
         '  %0 = sdy.sharding_constraint %arg0 <mesh<["a"=2, "b"=4]>, [{"a", "b"}]> : tensor<8xf32>\n'
         "  return %0 : tensor<8xf32>\n}\n"
     )
-    assert [str(h) for h in output_shardings(text)] == ["{devices=[8]<=[8]}"]
+    assert [str(h) for h in output_shardings(text)] == ["{replicated}"]
+    assert [str(o.hlo) for o in read_shardings(text, from_constraints=True)] == ["{devices=[8]<=[8]}"]
     assert [str(h) for h in parameter_shardings(text)] == ["{devices=[4,2]<=[2,4]T(1,0) last_tile_dim_replicate}"]
     for strip in (False, True):
-        out = _rewrite(text, strip)
+        out = _rewrite(text, strip, from_constraints=True)
         assert out.startswith("module attributes {") and "-> (tensor<8xf32> {mhlo.sharding" in out
         assert _root(_xla_hlo(out)) == "{devices=[8]<=[8]}"
 

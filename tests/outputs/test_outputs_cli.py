@@ -23,9 +23,10 @@ MODULE = """module @m attributes {mhlo.num_partitions = 8 : i32} {
 """
 OUTS = [
     "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}",
-    "{devices=[2,1,4]<=[8] last_tile_dim_replicate}",
+    "{replicated}",  # unannotated: XLA ignores the sharding_constraint feeding it
     "{replicated}",
 ]
+CONSTRAINT = "{devices=[2,1,4]<=[8] last_tile_dim_replicate}"
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -49,9 +50,19 @@ def module(tmp_path: Path) -> Path:
 def test_hlo_and_tuple(module: Path) -> None:
     rc, out, err = run(str(module))
     assert rc == 0 and out.splitlines() == OUTS
-    assert "output 1 comes from a sharding with open dims" in err
+    assert err == (
+        "note: output 1 has no sharding attribute, so XLA reports {replicated}; the sdy.sharding_constraint at 4:40 "
+        f"feeding it asks for {CONSTRAINT} (--from-constraints reads that, departing from XLA)\n"
+    )
     assert run(str(module), "-f", "tuple")[1] == "{" + ", ".join(OUTS) + "}\n"
-    assert run(str(module), "--params")[1].splitlines() == [OUTS[1], "{replicated}"]
+    assert run(str(module), "--params")[1].splitlines() == [CONSTRAINT, "{replicated}"]
+
+
+def test_from_constraints_says_it_departs_from_xla(module: Path) -> None:
+    rc, out, err = run(str(module), "--from-constraints")
+    assert rc == 0 and out.splitlines() == [OUTS[0], CONSTRAINT, OUTS[2]]
+    assert "output 1 comes from a sharding with open dims (sdy.sharding_constraint)" in err
+    assert "--from-constraints: outputs 1 are read off the ops feeding them; XLA's converter reports them replicated" in err
 
 
 def test_proto_hex_json_textproto(module: Path) -> None:
@@ -59,11 +70,17 @@ def test_proto_hex_json_textproto(module: Path) -> None:
 
     hexes = run(str(module), "-f", "proto-hex")[1].splitlines()
     want = [xc.HloSharding.from_string(s).to_proto().SerializeToString().hex() for s in OUTS]
-    assert hexes == [*want[:2], '""'] and want[2] == ""  # replicated serialises to nothing
+    assert hexes == [want[0], "", ""] and want[1] == ""  # replicated serialises to nothing: an empty line
+    assert [bytes.fromhex(h) for h in hexes] == [bytes.fromhex(w) for w in want]
     doc = json.loads(run(str(module), "-f", "json")[1])
     assert [o["hlo"] for o in doc["outputs"]] == OUTS
-    assert [o["source"] for o in doc["outputs"]] == ["sdy.sharding", "sdy.sharding_constraint", "unannotated"]
-    assert doc["outputs"][1]["open"] is True and doc["outputs"][1]["line"] == 4
+    assert [o["source"] for o in doc["outputs"]] == ["sdy.sharding", "unannotated", "unannotated"]
+    assert doc["outputs"][1]["feeder"] == {
+        "op": "sdy.sharding_constraint", "hlo": CONSTRAINT, "sdy": '#sdy.sharding<@mesh, [{"batch", ?}, {}]>', "line": 4, "column": 40,
+    }
+    assert doc["conflicts"] == [] and doc["from_constraints"] is False
+    traced = json.loads(run(str(module), "-f", "json", "--from-constraints")[1])["outputs"][1]
+    assert traced["source"] == "sdy.sharding_constraint" and traced["open"] is True and traced["line"] == 4
     tp = run(str(module), "-f", "textproto")[1]
     assert tp.count("# output ") == 3 and "replicate_on_last_tile_dim: true" in tp
 
@@ -92,7 +109,7 @@ def test_mlir_written_atomically(module: Path, tmp_path: Path) -> None:
         "\n".join(OUTS),
         "{" + ", ".join(OUTS) + "}",
         # same device assignment, different spelling (explicit list, group order)
-        "{devices=[1,4,2]0,4,1,5,2,6,3,7 last_tile_dim_replicate}\n{devices=[2,1,4]0,1,2,3,4,5,6,7 last_tile_dim_replicate}\n{replicated}",
+        "{devices=[1,4,2]0,4,1,5,2,6,3,7 last_tile_dim_replicate}\n{devices=[1,1,8]0,1,2,3,4,5,6,7 last_tile_dim_replicate}\n{replicated}",
     ],
 )
 def test_expect_passes(module: Path, tmp_path: Path, report: str) -> None:
@@ -134,8 +151,8 @@ def test_expect_count_mismatch(module: Path, tmp_path: Path) -> None:
 def test_bad_input_exits_2_without_traceback(tmp_path: Path) -> None:
     bad = tmp_path / "bad.mlir"
     bad.write_text(MODULE.replace('[{"batch"}, {}]>}, %arg1', '[{"nope"}, {}]>}, %arg1'))
-    r = subprocess.run([sys.executable, "-m", "shardconv", "outputs", str(bad), "--params"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "shardconv", "outputs", str(bad), "--params"], capture_output=True, text=True, check=False)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "nope" in r.stderr
     assert r.stderr.startswith('error: 3:67: unknown axis name: "nope" (mesh is batch=2,model=4)')
-    missing = subprocess.run([sys.executable, "-m", "shardconv", "outputs", str(bad), "--func", "f"], capture_output=True, text=True)
+    missing = subprocess.run([sys.executable, "-m", "shardconv", "outputs", str(bad), "--func", "f"], capture_output=True, text=True, check=False)
     assert missing.returncode == 2 and "no function @f" in missing.stderr

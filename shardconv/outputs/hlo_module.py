@@ -1,0 +1,130 @@
+"""HLO text modules (``HloModule ...``) as ``outputs`` input: the ENTRY computation's ROOT sharding gives the
+output leaves and its ``parameter(N)`` shardings the parameter leaves."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import partial
+
+from shardconv.core.errors import ShardingSyntaxError, ShardingValidationError
+from shardconv.core.model import HloSharding
+from shardconv.outputs.reading import (
+    HLO_SHARDING,
+    UNANNOTATED,
+    OutputSharding,
+    Reading,
+    located,
+    on_leaves,
+)
+from shardconv.text.brackets import skip_group
+
+_HEADER = re.compile(r"(?:\s*(?://[^\n]*|/\*.*?\*/))*\s*HloModule\s", re.DOTALL)
+_ENTRY = re.compile(r"^ENTRY\s+(%?[\w.\-]+)", re.MULTILINE)
+_INSTR = re.compile(r"^[ \t]*((ROOT\s+)?%?[\w.\-]+)\s*=\s*", re.MULTILINE)
+_LEAF = re.compile(r"\b[a-z][a-z0-9]*\[[^\]]*\]")
+_SHARDING = re.compile(r"(?<![\w.])sharding=\{")
+_PARAMETER = re.compile(r"\bparameter\((\d+)\)")
+_CLOSE = re.compile(r"^\}", re.MULTILINE)
+_SHAPE_TOKEN = re.compile(r"\{[^{}]*\}|[(),]|" + _LEAF.pattern)
+
+
+def is_hlo_module(text: str) -> bool:
+    """Whether ``text`` is an HLO text module (its first non-comment token is ``HloModule``)."""
+    return _HEADER.match(text) is not None
+
+
+@dataclass(frozen=True)
+class _Instr:
+    pos: int
+    root: bool
+    shape: str  # the shape text, e.g. ``(f32[8]{0}, f32[])``
+    sharding: tuple[str, int] | None  # ``{...}`` and where it starts
+    parameter: int | None
+
+
+def _shape_end(text: str, i: int) -> int:
+    """Index after the shape at ``i``: a parenthesised tuple or one array shape with its layout."""
+    if text.startswith("(", i):
+        return skip_group(text, i, own_kind_only=True)
+    m = _LEAF.match(text, i)
+    j = m.end() if m else i
+    return skip_group(text, j, own_kind_only=True) if text.startswith("{", j) else j
+
+
+def _instructions(text: str, start: int, end: int) -> list[_Instr]:
+    out = []
+    for m in _INSTR.finditer(text, start, end):
+        line_end = text.find("\n", m.end(), end)
+        line_end = end if line_end < 0 else line_end
+        shape_end = _shape_end(text, m.end())
+        s = _SHARDING.search(text, shape_end, line_end)
+        sharding = None
+        if s is not None:
+            brace = s.end() - 1
+            sharding = (text[brace : skip_group(text, brace, line_end, own_kind_only=True)], brace)
+        p = _PARAMETER.match(text, shape_end + 1) if text.startswith(" ", shape_end) else None
+        out.append(_Instr(m.start(1), m.group(2) is not None, text[m.end() : shape_end], sharding, int(p.group(1)) if p else None))
+    return out
+
+
+def _leaf_values(shape: str) -> list[tuple[str, int]]:
+    """Each array leaf of ``shape`` and the top-level tuple element holding it (0 for an array shape)."""
+    out, depth, value = [], 0, 0
+    for m in _SHAPE_TOKEN.finditer(shape):
+        tok = m.group(0)
+        if tok == "(":
+            depth += 1
+        elif tok == ")":
+            depth -= 1
+        elif tok == "," and depth == 1:
+            value += 1
+        elif not tok.startswith("{") and tok != ",":
+            out.append((tok, value))
+    return out
+
+
+def _leaf_items(ins: _Instr, text: str, first: int, value: int | None) -> list[OutputSharding]:
+    """One item per array leaf of ``ins``: a tuple sharding element by element, a single sharding on
+    every leaf (HLO's rule for a non-tuple sharding on a tuple shape), none: replicated."""
+    from shardconv.formats.hlo.read import parse_hlo
+
+    found = _leaf_values(ins.shape)
+    types = [t for t, _ in found]
+    values = [v if value is None else value for _, v in found]
+    if ins.sharding is None:
+        return [OutputSharding(first + k, HloSharding.replicated(), t, UNANNOTATED, v) for k, (t, v) in enumerate(zip(types, values))]
+    body, pos = ins.sharding
+    h = located(text, pos, partial(parse_hlo, body))
+    parts = located(text, pos, partial(on_leaves, h, types, ins.shape))
+    return [OutputSharding(first + k, p, t, HLO_SHARDING, v, pos=pos) for k, (p, t, v) in enumerate(zip(parts, types, values))]
+
+
+def read_hlo_module(text: str, *, params: bool = False) -> Reading:
+    """The output (or parameter) leaves of the ENTRY computation of an HLO text module."""
+    m = _ENTRY.search(text)
+    if m is None:
+        raise ShardingSyntaxError("an HloModule without an ENTRY computation", text=text, pos=0)
+    header_end = text.find("\n", m.end())
+    brace = text.rfind("{", m.end(), len(text) if header_end < 0 else header_end)
+    close = _CLOSE.search(text, brace)
+    if brace < 0 or close is None:
+        raise ShardingSyntaxError("the ENTRY computation has no body", text=text, pos=m.start())
+    body = _instructions(text, brace + 1, close.start())
+    items: list[OutputSharding] = []
+    if params:
+        for ins in sorted((i for i in body if i.parameter is not None), key=lambda i: i.parameter or 0):
+            items += _leaf_items(ins, text, len(items), ins.parameter or 0)
+        return Reading(text, tuple(items))
+    root = next((i for i in body if i.root), None)
+    if root is None:
+        raise ShardingSyntaxError("the ENTRY computation has no ROOT instruction", text=text, pos=m.start())
+    if root.sharding is None and m.group(1).endswith("_spmd"):
+        raise ShardingValidationError(
+            f"ENTRY {m.group(1)} is already partitioned: XLA keeps its output shardings in the module's "
+            "spmd_output_sharding, which HLO text does not print; read the module before optimizations, or "
+            "hlo_to_stablehlo's MLIR of it",
+            text=text,
+            pos=root.pos,
+        )
+    return Reading(text, tuple(_leaf_items(root, text, 0, None)))

@@ -1,0 +1,118 @@
+"""What ``outputs`` found in a module, whatever its format: one sharding per output leaf (tuple-typed
+results flattened, as XLA's ``GetOutputShardings`` returns them) and the conflicts between a module-level
+attribute and the per-value ones."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from shardconv.core.errors import ShardingError, ShardingValidationError
+from shardconv.core.model import HloSharding, Kind, TensorSharding
+
+T = TypeVar("T")
+
+# Where a sharding came from (the "source" of an OutputSharding).
+SPMD_OUTPUT, SPMD_PARAMS = "mhlo.spmd_output_sharding", "mhlo.spmd_parameters_shardings"
+RESULT_ATTR, MHLO_ATTR = "sdy.sharding", "mhlo.sharding"
+CONSTRAINT, RESHARD, MANUAL = "sdy.sharding_constraint", "sdy.reshard", "sdy.manual_computation"
+HLO_SHARDING, UNANNOTATED = "sharding", "unannotated"
+
+
+@dataclass(frozen=True)
+class Feeder:
+    """The op whose sharding feeds an unannotated result (a constraint, reshard or manual computation)."""
+
+    op: str
+    hlo: HloSharding
+    sdy: TensorSharding
+    pos: int
+    open: bool
+
+
+@dataclass(frozen=True)
+class OutputSharding:
+    """One output (or parameter) leaf: its HLO sharding, type, and where in the module it was read.
+
+    ``value`` is the function result (argument) holding the leaf; ``open`` is set when the sdy sharding has
+    open dims (``?``), which Shardy propagation may still shard further; ``feeder`` is the op feeding an
+    unannotated result, which XLA ignores.
+    """
+
+    index: int
+    hlo: HloSharding
+    type: str
+    source: str
+    value: int
+    sdy: TensorSharding | None = None
+    pos: int | None = None
+    open: bool = False
+    feeder: Feeder | None = None
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A module attribute and a per-value sharding that place leaf ``index`` differently, or disagree on
+    how many leaves there are (``index`` None)."""
+
+    index: int | None
+    module: HloSharding | None
+    value: HloSharding | None
+    pos: int | None
+    detail: str
+
+
+@dataclass(frozen=True)
+class Reading:
+    """Every leaf of the outputs (or parameters) read from ``text``, and the conflicts found on the way."""
+
+    text: str
+    items: tuple[OutputSharding, ...]
+    conflicts: tuple[Conflict, ...] = ()
+
+    @property
+    def shardings(self) -> list[HloSharding]:
+        return [o.hlo for o in self.items]
+
+
+def leaves(h: HloSharding) -> list[HloSharding]:
+    """``h`` flattened as XLA's ``GetOpSharding`` does: a tuple's elements, recursively; else ``[h]``."""
+    if h.kind is Kind.TUPLE:
+        return [leaf for e in h.elements for leaf in leaves(e)]
+    return [h]
+
+
+def on_leaves(h: HloSharding, types: Sequence[str], shape: str) -> list[HloSharding]:
+    """``h`` on each leaf (``types``) of a value of type ``shape``: a tuple sharding element by element, a
+    single sharding on every leaf (XLA's rule for a non-tuple sharding on a tuple shape)."""
+    if h.kind is not Kind.TUPLE:
+        return [h] * len(types)
+    parts = leaves(h)
+    if len(parts) != len(types):
+        raise ShardingValidationError(f"a tuple sharding of {len(parts)} elements on {shape}, which has {len(types)} leaves")
+    return parts
+
+
+def located(text: str, offset: int, fn: Callable[[], T]) -> T:
+    """Run a parser on a piece of ``text`` that starts at ``offset``; re-anchor its errors in ``text``."""
+    try:
+        return fn()
+    except ShardingError as e:
+        e.text = None  # its position is still in the piece: let ``located`` shift it into ``text``
+        e.located(text, offset)
+        raise
+
+
+def cross_check(module: Sequence[HloSharding], values: Sequence[OutputSharding], where: int, attr: str) -> list[Conflict]:
+    """Conflicts between a module attribute's leaves and the per-value shardings that were annotated."""
+    from shardconv.convert.to_sdy import same_assignment
+
+    out = []
+    if len(module) != len(values):
+        out.append(Conflict(None, None, None, where, f"{attr} has {len(module)} shardings for {len(values)} leaves"))
+    for m, v in zip(module, values):
+        if v.source != UNANNOTATED and not same_assignment(m, v.hlo):
+            detail = f"{attr} says {m} but the {v.source} of value {v.value} says {v.hlo}"
+            out.append(Conflict(v.index, m, v.hlo, v.pos, detail))
+    return out
