@@ -33,7 +33,7 @@ def test_unknown_axis_has_one_message(convert) -> None:  # type: ignore[no-untyp
 
 def test_partition_spec_names_share_the_message() -> None:
     with pytest.raises(ShardingValidationError) as e:
-        from_partition_spec(MESH, PartitionSpec(("c",)))
+        from_partition_spec(PartitionSpec(("c",)), MESH)
     assert e.value.message == UNKNOWN
 
 

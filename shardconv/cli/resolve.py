@@ -81,7 +81,7 @@ def as_sdy(inp: Input, mesh: Mesh | None, *, rank: int | None = None) -> OnMesh:
         from shardconv.convert import from_partition_spec
 
         m = need_mesh(mesh, "a partition spec")
-        return OnMesh(from_partition_spec(m, inp.value, rank=rank), m)
+        return OnMesh(from_partition_spec(inp.value, m, rank=rank), m)
     if inp.kind == SDY_PER_VALUE:
         raise ShardingValidationError("a per-value sharding holds several shardings; convert it to hlo")
     hlo: HloSharding = inp.value  # type: ignore[assignment]
