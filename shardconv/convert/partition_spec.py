@@ -26,6 +26,7 @@ from shardconv.core.model import (
 )
 from shardconv.core.sources import pointing_into
 from shardconv.formats.coerce import as_mesh, as_spec
+from shardconv.formats.spec.read import spec_from_jax
 from shardconv.formats.sdy.verify import on_mesh, unknown_axis_name, verify_on
 from shardconv.convert.to_hlo import resolve
 from shardconv.convert.to_sdy import mesh_ref, to_sdy
@@ -45,8 +46,6 @@ def from_partition_spec(spec: object, mesh: object, *, rank: int | None = None) 
         spec, mesh = mesh, spec
     m = as_mesh(mesh, "from_partition_spec")
     if type(spec).__module__.startswith("jax"):
-        from shardconv.convert.jax_interop import spec_from_jax
-
         spec = spec_from_jax(spec)
     p = as_spec(spec, "from_partition_spec")
     with pointing_into(p):

@@ -9,7 +9,7 @@ def type_error(function: str, parameter: str, expected: str, got: object) -> Typ
     """``to_sdy(sharding=...) takes an HloSharding or HLO text, not int``, plus a pointer for jax/torch objects."""
     kind = type(got)
     hint = ""
-    if kind.__module__.split(".")[0] in ("jax", "jaxlib"):
+    if kind.__module__.split(".")[0] in ("jax", "jaxlib") and function != "from_jax":
         hint = " (for jax objects, use shardconv.from_jax(...) first)"
     elif kind.__module__.split(".")[0] in ("torch_xla", "torch"):
         hint = " (for a torch-xla Mesh, pass its device_ids, mesh_shape and axis_names to shardconv.torch_mesh)"

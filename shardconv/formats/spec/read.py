@@ -7,6 +7,7 @@ A tiny tokenizer and recursive descent; nothing is evaluated.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from shardconv.core.errors import ShardingSyntaxError
 from shardconv.core.model import UNCONSTRAINED, AxisName, PartitionEntry, PartitionSpec
@@ -184,4 +185,22 @@ def spec_from_values(values: tuple[object, ...], function: str = "from_partition
     return PartitionSpec(tuple(entries))
 
 
-__all__ = ["parse_partition_spec", "spec_from_values"]
+def spec_from_jax(spec: Any) -> PartitionSpec:
+    """A jax ``PartitionSpec`` as the model, read by its attributes (jax is not imported): ``P.UNCONSTRAINED``
+    and ``unreduced`` kept; ``reduced`` has no Shardy sharding form and raises."""
+    if getattr(spec, "reduced", None):
+        from shardconv.core.errors import NotExpressibleError
+
+        raise NotExpressibleError(f"{spec!r} has reduced axes, which have no Shardy sharding form")
+    entries: list[PartitionEntry] = []
+    for p in spec.partitions:
+        if p is type(spec).UNCONSTRAINED:
+            entries.append(UNCONSTRAINED)
+        elif p is None or isinstance(p, str):
+            entries.append(p)
+        else:
+            entries.append(tuple(p) or None)
+    return PartitionSpec(tuple(entries), tuple(sorted(spec.unreduced)))
+
+
+__all__ = ["parse_partition_spec", "spec_from_jax", "spec_from_values"]
