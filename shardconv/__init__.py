@@ -8,12 +8,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from shardconv.core.version import VERSION as __version__
-
 from shardconv import formats as _formats  # noqa: F401  the model's printers register on import
 from shardconv.core.lazy import lazy_exports
+from shardconv.core.version import VERSION as __version__
 
 if TYPE_CHECKING:
+    from shardconv.convert.jax_interop import from_jax as from_jax
+    from shardconv.convert.jax_interop import to_jax as to_jax
+    from shardconv.convert.partition_spec import (
+        from_partition_spec as from_partition_spec,
+    )
+    from shardconv.convert.partition_spec import to_partition_spec as to_partition_spec
+    from shardconv.convert.round_trip import RoundTripReport as RoundTripReport
+    from shardconv.convert.round_trip import roundtrip as roundtrip
+    from shardconv.convert.spellings import to_v1 as to_v1
+    from shardconv.convert.spellings import to_v2 as to_v2
+    from shardconv.convert.spellings import to_v3 as to_v3
+    from shardconv.convert.spellings import v3_to_v2 as v3_to_v2
+    from shardconv.convert.to_hlo import to_hlo as to_hlo
+    from shardconv.convert.to_sdy import to_sdy as to_sdy
+    from shardconv.convert.to_sdy import to_sdy_manual as to_sdy_manual
+    from shardconv.convert.xla_import import xla_import as xla_import
     from shardconv.core.errors import LimitExceededError as LimitExceededError
     from shardconv.core.errors import NotExpressibleError as NotExpressibleError
     from shardconv.core.errors import ShardingError as ShardingError
@@ -38,28 +53,14 @@ if TYPE_CHECKING:
     from shardconv.core.model import TensorShardingPerValue as TensorShardingPerValue
     from shardconv.core.model import TileAssignment as TileAssignment
     from shardconv.core.model import Unconstrained as Unconstrained
+    from shardconv.formats.coerce import torch_mesh as torch_mesh
     from shardconv.formats.hlo.read import parse_hlo as parse_hlo
     from shardconv.formats.sdy.read import parse_manual_axes as parse_manual_axes
     from shardconv.formats.sdy.read import parse_mesh as parse_mesh
     from shardconv.formats.sdy.read import parse_sdy as parse_sdy
     from shardconv.formats.sdy.read import parse_sdy_per_value as parse_sdy_per_value
-    from shardconv.formats.spec.read import parse_partition_spec as parse_partition_spec
-    from shardconv.formats.coerce import torch_mesh as torch_mesh
     from shardconv.formats.sdy.verify_text import verify as verify
-    from shardconv.convert.to_hlo import to_hlo as to_hlo
-    from shardconv.convert.to_sdy import to_sdy as to_sdy
-    from shardconv.convert.to_sdy import to_sdy_manual as to_sdy_manual
-    from shardconv.convert.xla_import import xla_import as xla_import
-    from shardconv.convert.partition_spec import from_partition_spec as from_partition_spec
-    from shardconv.convert.partition_spec import to_partition_spec as to_partition_spec
-    from shardconv.convert.spellings import to_v1 as to_v1
-    from shardconv.convert.spellings import to_v2 as to_v2
-    from shardconv.convert.spellings import to_v3 as to_v3
-    from shardconv.convert.spellings import v3_to_v2 as v3_to_v2
-    from shardconv.convert.round_trip import RoundTripReport as RoundTripReport
-    from shardconv.convert.round_trip import roundtrip as roundtrip
-    from shardconv.convert.jax_interop import from_jax as from_jax
-    from shardconv.convert.jax_interop import to_jax as to_jax
+    from shardconv.formats.spec.read import parse_partition_spec as parse_partition_spec
     from shardconv.outputs.read import output_shardings as output_shardings
 
 _EXPORTS: dict[str, str] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar, Union
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -43,10 +43,16 @@ def common_options(fn: F) -> F:
     return fn
 
 
-Rank = Union[int, tuple[int, ...], None]  # one rank, or one per tuple element
+Rank = int | tuple[int, ...] | None  # one rank, or one per tuple element
 
 
-class RankType(click.ParamType):
+if TYPE_CHECKING:
+    _ParamType = click.ParamType[Any, Any]  # generic from click 8.2 on; plain before
+else:
+    _ParamType = click.ParamType
+
+
+class RankType(_ParamType):
     """``--rank 2`` or ``--rank 2,2,0`` (one per tuple element), each 0..64."""
 
     name = "rank"

@@ -82,6 +82,8 @@ def as_sdy(inp: Input, mesh: Mesh | None, *, rank: Rank = None) -> OnMesh:
         from shardconv.convert import from_partition_spec
 
         m = need_mesh(mesh, "a partition spec")
+        if isinstance(rank, tuple):
+            raise ShardingValidationError(f"a partition spec takes one rank, not {','.join(map(str, rank))}")
         return OnMesh(from_partition_spec(inp.value, m, rank=rank), m)
     if inp.kind == SDY_PER_VALUE:
         raise ShardingValidationError("a per-value sharding holds several shardings; convert it to hlo")
@@ -102,7 +104,7 @@ def xla_view(hlo: HloSharding, *, rank: Rank = None) -> OnMesh:
     """What XLA's importer makes of ``hlo`` alone: its invented ``_axis_N`` mesh and sharding."""
     from shardconv.convert import xla_import
 
-    mesh, shardings = xla_import([hlo], ranks=[rank] if rank is not None else None)  # type: ignore[list-item]
+    mesh, shardings = xla_import([hlo], ranks=[rank] if rank is not None else None)
     return OnMesh(shardings[0], mesh, synthetic=True)
 
 

@@ -7,19 +7,25 @@ gives Shardy's mesh (``device_ids=[...]``) when it is not iota.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Union, overload
+from typing import TYPE_CHECKING, Any, overload
 
+from shardconv.convert.partition_spec import from_partition_spec, to_partition_spec
 from shardconv.core.arguments import type_error
 from shardconv.core.errors import NotExpressibleError
-from shardconv.core.model import UNCONSTRAINED, HloSharding, Mesh, PartitionSpec, TensorSharding
+from shardconv.core.model import (
+    UNCONSTRAINED,
+    HloSharding,
+    Mesh,
+    PartitionSpec,
+    TensorSharding,
+)
 from shardconv.formats.coerce import as_mesh, as_sdy
 from shardconv.formats.spec.read import spec_from_jax
-from shardconv.convert.partition_spec import from_partition_spec, to_partition_spec
 
 if TYPE_CHECKING:
     from jax.sharding import NamedSharding
 
-JaxValue = Union[tuple[TensorSharding, Mesh], Mesh, HloSharding, PartitionSpec]
+JaxValue = tuple[TensorSharding, Mesh] | Mesh | HloSharding | PartitionSpec
 
 
 _NAMES = {"P": "PartitionSpec"}  # jax 0.10 names the PartitionSpec class ``P``
@@ -100,7 +106,7 @@ def to_jax(sharding: object, mesh: object = None, devices: Any = None) -> NamedS
     types = tuple(AxisType.Explicit if a in unreduced else AxisType.Auto for a in m.axis_names)
     jmesh = JaxMesh(grid.reshape(m.axis_sizes), m.axis_names, axis_types=types)
     parts = [P.UNCONSTRAINED if e is UNCONSTRAINED else e for e in spec.entries]
-    jspec = P(*parts, unreduced=frozenset(spec.unreduced))
+    jspec = P(*parts, unreduced=frozenset(spec.unreduced))  # type: ignore[no-untyped-call]
     ids = m.explicit_device_ids
     return NamedSharding(jmesh, jspec, _logical_device_ids=ids) if ids is not None else NamedSharding(jmesh, jspec)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import warnings
 
+from shardconv.convert.to_hlo import resolve
+from shardconv.convert.to_sdy import mesh_ref, to_sdy
 from shardconv.core.errors import NotExpressibleError, ShardingValidationError
 from shardconv.core.model import (
     UNCONSTRAINED,
@@ -26,10 +28,8 @@ from shardconv.core.model import (
 )
 from shardconv.core.sources import pointing_into
 from shardconv.formats.coerce import as_mesh, as_spec
-from shardconv.formats.spec.read import spec_from_jax
 from shardconv.formats.sdy.verify import on_mesh, unknown_axis_name, verify_on
-from shardconv.convert.to_hlo import resolve
-from shardconv.convert.to_sdy import mesh_ref, to_sdy
+from shardconv.formats.spec.read import spec_from_jax
 
 
 def from_partition_spec(spec: object, mesh: object, *, rank: int | None = None) -> TensorSharding:
@@ -94,7 +94,7 @@ def _axis_name(axis: AxisName, mesh: Mesh, spec: PartitionSpec) -> str:
         raise ShardingValidationError(
             f"mesh-axis index {axis} in {spec} is out of range: the mesh {mesh.shape_str()} has {len(mesh.axes)} axes"
         )
-    return mesh.axis_names[axis]
+    return str(mesh.axis_names[axis])
 
 
 def to_partition_spec(sharding: object, mesh: object = None) -> PartitionSpec:

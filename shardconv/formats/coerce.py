@@ -4,15 +4,21 @@ remembered, so later errors point into it), anything else a TypeError that says 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Union
 
 from shardconv.core.arguments import type_error
-from shardconv.core.model import HloSharding, Mesh, MeshAxis, PartitionSpec, TensorSharding, TensorShardingPerValue
+from shardconv.core.model import (
+    HloSharding,
+    Mesh,
+    MeshAxis,
+    PartitionSpec,
+    TensorSharding,
+    TensorShardingPerValue,
+)
 
-SdyArg = Union[TensorSharding, TensorShardingPerValue, str]
-HloArg = Union[HloSharding, str, bytes]
-MeshLike = Union[Mesh, str]
-SpecArg = Union[PartitionSpec, str, tuple[object, ...]]
+SdyArg = TensorSharding | TensorShardingPerValue | str
+HloArg = HloSharding | str | bytes
+MeshLike = Mesh | str
+SpecArg = PartitionSpec | str | tuple[object, ...]
 
 
 def as_hlo(value: object, function: str, parameter: str = "sharding") -> HloSharding:
@@ -57,7 +63,7 @@ def as_mesh(value: object, function: str, parameter: str = "mesh") -> Mesh:
 def as_mesh_arg(value: object, function: str) -> Mesh | Mapping[str, Mesh] | None:
     """``as_mesh``, also allowing None (an inlined mesh) and a name -> mesh mapping."""
     if value is None or type(value) is Mesh:
-        return value  # type: ignore[return-value]
+        return value
     if isinstance(value, Mapping):
         return {k: as_mesh(v, function) for k, v in value.items()}
     return as_mesh(value, function)
@@ -74,7 +80,7 @@ def torch_mesh(device_ids: object, mesh_shape: object, axis_names: object = None
     names = [f"_axis_{i}" for i in range(len(shape))] if axis_names is None else [str(n) for n in axis_names]  # type: ignore[attr-defined]
     if len(names) != len(shape):
         raise ShardingValidationError(f"torch-xla mesh: {len(names)} axis names for a {len(shape)}-axis mesh_shape")
-    mesh = Mesh.of([MeshAxis(n, s) for n, s in zip(names, shape)], ids)
+    mesh = Mesh.of(tuple(MeshAxis(n, s) for n, s in zip(names, shape)), ids)
     if mesh.num_devices != len(ids):
         raise ShardingValidationError(f"torch-xla mesh: {len(ids)} device ids for mesh_shape {tuple(shape)}")
     verify_mesh(mesh)
@@ -84,7 +90,7 @@ def torch_mesh(device_ids: object, mesh_shape: object, axis_names: object = None
 def _flat(values: object) -> list[object]:
     """A numpy array (any shape) or a nested sequence, flattened in C order (numpy is not imported)."""
     if hasattr(values, "ravel"):
-        return list(values.ravel().tolist())  # type: ignore[attr-defined]
+        return list(values.ravel().tolist())
     out: list[object] = []
     for v in values:  # type: ignore[attr-defined]
         out.extend(_flat(v) if isinstance(v, (list, tuple)) else [v])

@@ -22,7 +22,7 @@ print(f"examples={runner.tries} failures={runner.failures}")
 
 def test_library_section_runs_as_written() -> None:
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
-    proc = subprocess.run([sys.executable, "-c", RUNNER, str(README)], capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", RUNNER, str(README)], check=False, capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     last = proc.stdout.strip().splitlines()[-1]
     assert last.endswith("failures=0") and int(last.split()[0].split("=")[1]) >= 15, proc.stdout[-4000:]

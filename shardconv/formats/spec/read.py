@@ -158,7 +158,6 @@ def _unquote(token: str, text: str = "", pos: int = 0) -> str:
 def parse_partition_spec(text: str) -> PartitionSpec:
     """``P(None, ('d','b'), 'c')``, ``P(P.UNCONSTRAINED, 'y', unreduced={'x'})``, ``(None, 'model')``, ``((0, 1), None)``."""
     from shardconv.core.arguments import require_text
-
     from shardconv.core.sources import remember
 
     return remember(_Parser(require_text(text, "parse_partition_spec")).spec(), text)
