@@ -14,6 +14,7 @@ from shardconv.core.model import (
     TensorSharding,
     TensorShardingPerValue,
 )
+from shardconv.formats.sdy.verify import verify_mesh
 
 SdyArg = TensorSharding | TensorShardingPerValue | str
 HloArg = HloSharding | str | bytes
@@ -48,8 +49,10 @@ def as_sdy(value: object, function: str, parameter: str = "sharding") -> TensorS
 
 def as_mesh(value: object, function: str, parameter: str = "mesh") -> Mesh:
     """A ``Mesh``, mesh text (``x=2,y=4``, ``<["x"=2]>``, ...), or a torch-xla ``Mesh`` (its plain
-    ``device_ids``/``mesh_shape``/``axis_names`` attributes are read; torch-xla is never imported)."""
+    ``device_ids``/``mesh_shape``/``axis_names`` attributes are read; torch-xla is never imported).
+    Verified here, so a bad mesh is reported as itself, never pointed into a sharding's text."""
     if type(value) is Mesh:
+        verify_mesh(value)
         return value
     if isinstance(value, str):
         from shardconv.formats.sdy.read import parse_mesh
@@ -62,7 +65,7 @@ def as_mesh(value: object, function: str, parameter: str = "mesh") -> Mesh:
 
 def as_mesh_arg(value: object, function: str) -> Mesh | Mapping[str, Mesh] | None:
     """``as_mesh``, also allowing None (an inlined mesh) and a name -> mesh mapping."""
-    if value is None or type(value) is Mesh:
+    if value is None:
         return value
     if isinstance(value, Mapping):
         return {k: as_mesh(v, function) for k, v in value.items()}
@@ -73,7 +76,6 @@ def torch_mesh(device_ids: object, mesh_shape: object, axis_names: object = None
     """torch-xla's ``Mesh(device_ids, mesh_shape, axis_names)`` as a shardconv mesh: the ids fill the
     shape in C order, as torch-xla's ``get_logical_mesh`` reshapes them; unnamed axes become ``_axis_N``."""
     from shardconv.core.errors import ShardingValidationError
-    from shardconv.formats.sdy.verify import verify_mesh
 
     ids = [int(d) for d in _flat(device_ids)]  # type: ignore[call-overload]
     shape = [int(s) for s in mesh_shape]  # type: ignore[attr-defined]

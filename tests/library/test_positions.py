@@ -47,3 +47,10 @@ def test_models_built_in_code_still_raise_without_a_position() -> None:
     with pytest.raises(sc.ShardingError) as info:
         sc.to_hlo(s, MESH)
     assert info.value.line is None
+
+
+def test_a_bad_mesh_is_not_pointed_into_the_sharding_text() -> None:
+    bad = sc.Mesh.of({"a": 2}, device_ids=[0, 2])
+    with pytest.raises(sc.ShardingError, match="^sorted device ids must be iota") as info:
+        sc.to_hlo(sc.parse_sdy('#sdy.sharding<@mesh, [{"a"}]>'), bad)
+    assert info.value.line is None
