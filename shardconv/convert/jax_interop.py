@@ -97,11 +97,13 @@ def to_jax(sharding: object, mesh: object = None, devices: Any = None) -> NamedS
     if m is None:
         raise type_error("to_jax", "mesh", f"the Mesh @{s.mesh} refers to", mesh)
     spec = to_partition_spec(s, m)
+    if not m.axes:
+        raise NotExpressibleError("a mesh without axes (one device) has no NamedSharding: use a SingleDeviceSharding")
     pool = list(jax.devices() if devices is None else devices)
     if len(pool) < m.num_devices:
         raise NotExpressibleError(f"the mesh {m.shape_str()} needs {m.num_devices} devices; {len(pool)} are available")
-    grid = np.empty(len(m.axes) and m.num_devices, dtype=object)
-    grid[:] = pool[: m.num_devices] if m.axes else []
+    grid = np.empty(m.num_devices, dtype=object)
+    grid[:] = pool[: m.num_devices]
     unreduced = set(spec.unreduced)
     types = tuple(AxisType.Explicit if a in unreduced else AxisType.Auto for a in m.axis_names)
     jmesh = JaxMesh(grid.reshape(m.axis_sizes), m.axis_names, axis_types=types)

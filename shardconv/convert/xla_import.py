@@ -7,7 +7,6 @@ comes from its own tile dims, so ``batch=2,model=4`` can come back as ``_axis_0=
 from __future__ import annotations
 
 from collections.abc import Sequence
-
 from dataclasses import replace
 
 from shardconv.core.arguments import rank_list, type_error
@@ -22,10 +21,8 @@ from shardconv.convert.to_sdy import RankArg, SdyValue, to_sdy_manual
 def local_mesh(hlo: HloSharding, *, iota_lists: bool = False) -> list[int]:
     """Axis sizes (device order) of the smallest mesh XLA's importer finds for one tiled V2 sharding
     (``iota_lists``: also a V1 list whose order is a plain iota, as XLA after 0.10.2 does)."""
-    tile = hlo.tile
+    tile = (listed_iota(hlo) if iota_lists else hlo).tile
     assert tile is not None
-    if not tile.is_iota and iota_lists and tile.devices == tuple(range(tile.num_devices)):
-        tile = TileAssignment.iota(tile.dims)
     if not tile.is_iota:
         raise NotExpressibleError(
             f"XLA's importer aborts on explicit device lists ({hlo}); only iota (V2) shardings import"
@@ -121,9 +118,16 @@ def _import_one(h: HloSharding, mesh: Mesh, rank: RankArg, iota_lists: bool) -> 
         return TensorShardingPerValue(tuple(vals))  # type: ignore[arg-type]
     if h.kind is Kind.MAXIMAL:
         return to_sdy_manual(h, Mesh.of([], device_ids=[h.device or 0]), rank=None)[0]
-    if iota_lists and h.tile is not None and not h.tile.is_iota and h.tile.devices == tuple(range(h.tile.num_devices)):
-        h = replace(h, tile=TileAssignment.iota(h.tile.dims))
-    return to_sdy_manual(h, mesh, rank=rank)[0]
+    return to_sdy_manual(listed_iota(h) if iota_lists else h, mesh, rank=rank)[0]
+
+
+def listed_iota(hlo: HloSharding) -> HloSharding:
+    """``hlo`` with a V1 list in plain iota order (``0,1,...,n-1``) written as that iota, as XLA after
+    0.10.2 imports it; any other sharding unchanged."""
+    tile = hlo.tile
+    if tile is not None and not tile.is_iota and tile.devices == tuple(range(tile.num_devices)):
+        return replace(hlo, tile=TileAssignment.iota(tile.dims))
+    return hlo
 
 
 def _opened(value: SdyValue, dims: Sequence[int] | None) -> SdyValue:
