@@ -1,14 +1,67 @@
 """shardconv: parse, convert and check XLA HLO and Shardy tensor shardings.
 
-Names are resolved lazily so ``import shardconv`` (and ``shardconv --version``) stay fast.
+Names are resolved lazily at run time so ``import shardconv`` (and ``shardconv --version``) stay fast;
+type checkers read the same names from the ``TYPE_CHECKING`` block (``tests/library`` keeps the two equal).
 """
 
 from __future__ import annotations
 
-from shardconv.core.version import VERSION as __version__
+from typing import TYPE_CHECKING
 
 from shardconv.core.lazy import lazy_exports
 from shardconv.core.printing import load_printers_with
+from shardconv.core.version import VERSION as __version__
+
+if TYPE_CHECKING:
+    from shardconv.convert.jax_interop import from_jax as from_jax
+    from shardconv.convert.jax_interop import to_jax as to_jax
+    from shardconv.convert.partition_spec import (
+        from_partition_spec as from_partition_spec,
+    )
+    from shardconv.convert.partition_spec import to_partition_spec as to_partition_spec
+    from shardconv.convert.round_trip import RoundTripReport as RoundTripReport
+    from shardconv.convert.round_trip import roundtrip as roundtrip
+    from shardconv.convert.spellings import to_v1 as to_v1
+    from shardconv.convert.spellings import to_v2 as to_v2
+    from shardconv.convert.spellings import to_v3 as to_v3
+    from shardconv.convert.spellings import v3_to_v2 as v3_to_v2
+    from shardconv.convert.to_hlo import to_hlo as to_hlo
+    from shardconv.convert.to_sdy import to_sdy as to_sdy
+    from shardconv.convert.to_sdy import to_sdy_manual as to_sdy_manual
+    from shardconv.convert.xla_import import xla_import as xla_import
+    from shardconv.core.errors import LimitExceededError as LimitExceededError
+    from shardconv.core.errors import NotExpressibleError as NotExpressibleError
+    from shardconv.core.errors import ShardingError as ShardingError
+    from shardconv.core.errors import ShardingSyntaxError as ShardingSyntaxError
+    from shardconv.core.errors import ShardingValidationError as ShardingValidationError
+    from shardconv.core.errors import Suggestion as Suggestion
+    from shardconv.core.model import UNCONSTRAINED as UNCONSTRAINED
+    from shardconv.core.model import AxisRef as AxisRef
+    from shardconv.core.model import DimSharding as DimSharding
+    from shardconv.core.model import HloSharding as HloSharding
+    from shardconv.core.model import Kind as Kind
+    from shardconv.core.model import ManualAxes as ManualAxes
+    from shardconv.core.model import Mesh as Mesh
+    from shardconv.core.model import MeshAxis as MeshAxis
+    from shardconv.core.model import MeshSharding as MeshSharding
+    from shardconv.core.model import OpMetadata as OpMetadata
+    from shardconv.core.model import PartitionSpec as PartitionSpec
+    from shardconv.core.model import ShardGroup as ShardGroup
+    from shardconv.core.model import SubAxis as SubAxis
+    from shardconv.core.model import SubgroupType as SubgroupType
+    from shardconv.core.model import TensorSharding as TensorSharding
+    from shardconv.core.model import TensorShardingPerValue as TensorShardingPerValue
+    from shardconv.core.model import TileAssignment as TileAssignment
+    from shardconv.core.model import Unconstrained as Unconstrained
+    from shardconv.formats.coerce import torch_mesh as torch_mesh
+    from shardconv.formats.hlo.read import parse_hlo as parse_hlo
+    from shardconv.formats.sdy.read import parse_manual_axes as parse_manual_axes
+    from shardconv.formats.sdy.read import parse_mesh as parse_mesh
+    from shardconv.formats.sdy.read import parse_sdy as parse_sdy
+    from shardconv.formats.sdy.read import parse_sdy_per_value as parse_sdy_per_value
+    from shardconv.formats.sdy.verify_text import verify as verify
+    from shardconv.formats.spec.read import parse_partition_spec as parse_partition_spec
+    from shardconv.outputs.read import output_shardings as output_shardings
 
 
 def _load_printers() -> None:
@@ -19,48 +72,36 @@ load_printers_with(_load_printers)
 
 _EXPORTS: dict[str, str] = {
     # errors
-    "ShardingError": "shardconv.core.errors",
-    "ShardingSyntaxError": "shardconv.core.errors",
-    "ShardingValidationError": "shardconv.core.errors",
-    "NotExpressibleError": "shardconv.core.errors",
-    "LimitExceededError": "shardconv.core.errors",
-    "Suggestion": "shardconv.core.errors",
+    **dict.fromkeys(
+        ("ShardingError", "ShardingSyntaxError", "ShardingValidationError", "NotExpressibleError",
+         "LimitExceededError", "Suggestion"),
+        "shardconv.core.errors",
+    ),
     # model
-    "HloSharding": "shardconv.core.model",
-    "TileAssignment": "shardconv.core.model",
-    "SubgroupType": "shardconv.core.model",
-    "Kind": "shardconv.core.model",
-    "ShardGroup": "shardconv.core.model",
-    "OpMetadata": "shardconv.core.model",
-    "MeshSharding": "shardconv.core.model",
-    "Mesh": "shardconv.core.model",
-    "MeshAxis": "shardconv.core.model",
-    "AxisRef": "shardconv.core.model",
-    "SubAxis": "shardconv.core.model",
-    "DimSharding": "shardconv.core.model",
-    "TensorSharding": "shardconv.core.model",
-    "TensorShardingPerValue": "shardconv.core.model",
-    "ManualAxes": "shardconv.core.model",
-    "PartitionSpec": "shardconv.core.model",
+    **dict.fromkeys(
+        ("HloSharding", "TileAssignment", "SubgroupType", "Kind", "ShardGroup", "OpMetadata", "MeshSharding",
+         "Mesh", "MeshAxis", "AxisRef", "SubAxis", "DimSharding", "TensorSharding", "TensorShardingPerValue",
+         "ManualAxes", "PartitionSpec", "UNCONSTRAINED", "Unconstrained"),
+        "shardconv.core.model",
+    ),
     # parsing (text -> model)
-    "parse_hlo": "shardconv.formats",
-    "parse_mesh": "shardconv.formats",
-    "parse_sdy": "shardconv.formats",
-    "parse_sdy_per_value": "shardconv.formats",
-    "parse_manual_axes": "shardconv.formats",
-    "parse_partition_spec": "shardconv.formats",
+    "parse_hlo": "shardconv.formats.hlo.read",
+    **dict.fromkeys(("parse_mesh", "parse_sdy", "parse_sdy_per_value", "parse_manual_axes"), "shardconv.formats.sdy.read"),
+    "parse_partition_spec": "shardconv.formats.spec.read",
+    "torch_mesh": "shardconv.formats.coerce",
     # verification
-    "verify": "shardconv.formats.sdy.verify",
+    "verify": "shardconv.formats.sdy.verify_text",
     # converters (model -> model)
-    "to_hlo": "shardconv.convert",
-    "to_sdy": "shardconv.convert",
-    "xla_import": "shardconv.convert",
-    "from_partition_spec": "shardconv.convert",
-    "to_partition_spec": "shardconv.convert",
-    "roundtrip": "shardconv.convert",
-    "RoundTripReport": "shardconv.convert",
+    "to_hlo": "shardconv.convert.to_hlo",
+    **dict.fromkeys(("to_sdy", "to_sdy_manual"), "shardconv.convert.to_sdy"),
+    "xla_import": "shardconv.convert.xla_import",
+    **dict.fromkeys(("from_partition_spec", "to_partition_spec"), "shardconv.convert.partition_spec"),
+    **dict.fromkeys(("to_v1", "to_v2", "to_v3", "v3_to_v2"), "shardconv.convert.spellings"),
+    **dict.fromkeys(("roundtrip", "RoundTripReport"), "shardconv.convert.round_trip"),
+    # jax objects in and out (jax is imported only by to_jax)
+    **dict.fromkeys(("from_jax", "to_jax"), "shardconv.convert.jax_interop"),
     # PJRT outputs
-    "output_shardings": "shardconv.outputs",
+    "output_shardings": "shardconv.outputs.read",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -215,5 +215,5 @@ def test_partition_spec_examples(ex: Example) -> None:
     m = re.fullmatch(r"(.+?)\s+on\s+(\S+)\s+rank\s+(\d+)", ex.given)
     assert m, ex
     mesh: Mesh = parse_mesh(m.group(2))
-    s = from_partition_spec(mesh, parse_partition_spec(m.group(1)), rank=int(m.group(3)))
+    s = from_partition_spec(parse_partition_spec(m.group(1)), mesh, rank=int(m.group(3)))
     assert str(to_hlo(s, mesh)) == ex.expected

@@ -45,7 +45,7 @@ def to_model(x: ShardingLike, mesh: Mesh) -> tuple[HloSharding | TensorSharding 
             from shardconv.convert import from_partition_spec
         except ImportError as e:
             raise ShardingValidationError(f"partition specs need shardconv.convert.from_partition_spec: {e}") from None
-        return from_partition_spec(mesh, value), "spec"
+        return from_partition_spec(value, mesh), "spec"
     return value, label
 
 

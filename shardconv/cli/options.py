@@ -32,7 +32,10 @@ def common_options(fn: F) -> F:
         help="text for people, json for scripts (schema: docs/cli-json-schema.md).",
     )(fn)
     fn = click.option("--shape", "-s", "shape_text", metavar="SHAPE", help="Tensor shape, e.g. 32x32 (implies --rank).")(fn)
-    fn = click.option("--rank", "-r", type=click.IntRange(0, 64), help="Tensor rank, when the input does not fix it.")(fn)
+    fn = click.option(
+        "--rank", "-r", type=RankType(), metavar="RANK",
+        help="Tensor rank, when the input does not fix it: 2, or one per tuple element: 2,2,0.",
+    )(fn)
     fn = click.option(
         "--from", "from_kind", type=click.Choice(INPUT_KINDS), default="auto", show_default=True,
         help="Input format; auto-detected from the first characters.",
@@ -40,16 +43,40 @@ def common_options(fn: F) -> F:
     return fn
 
 
+Rank = int | tuple[int, ...] | None  # one rank, or one per tuple element
+
+
+if TYPE_CHECKING:
+    _ParamType = click.ParamType[Any, Any]  # generic from click 8.2 on; plain before
+else:
+    _ParamType = click.ParamType
+
+
+class RankType(_ParamType):
+    """``--rank 2`` or ``--rank 2,2,0`` (one per tuple element), each 0..64."""
+
+    name = "rank"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int | tuple[int, ...]:
+        if isinstance(value, (int, tuple)):
+            return value
+        parts = [p.strip() for p in str(value).split(",")]
+        if not all(p.isdigit() and int(p) <= 64 for p in parts):
+            self.fail(f"{value!r} is not a rank (0..64) or a comma-separated list of ranks, e.g. 2 or 2,2,0", param, ctx)
+        ranks = tuple(int(p) for p in parts)
+        return ranks[0] if len(ranks) == 1 and "," not in str(value) else ranks
+
+
 @dataclass(frozen=True)
 class Context:
     """The parsed shared options."""
 
     mesh: Mesh | None
-    rank: int | None
+    rank: Rank
     shape: tuple[int, ...] | None
 
 
-def context(mesh_text: str | None, rank: int | None, shape_text: str | None) -> Context:
+def context(mesh_text: str | None, rank: Rank, shape_text: str | None) -> Context:
     """Parse ``--mesh``/``--rank``/``--shape`` (bad values raise ShardingError: exit 2 with a caret)."""
     from shardconv.formats.detect import parse_mesh_option, parse_shape
 

@@ -13,6 +13,7 @@ from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.formats.detect import HLO, PROTO_BASE64, PROTO_HEX, SDY, SDY_PER_VALUE, SPEC, Input
 
 if TYPE_CHECKING:
+    from shardconv.cli.options import Rank
     from shardconv.core.model import HloSharding, Mesh, TensorSharding
 
 
@@ -44,7 +45,7 @@ def sdy_mesh(s: TensorSharding, mesh: Mesh | None) -> Mesh:
     return need_mesh(mesh, f"the sharding refers to @{s.mesh}; it")
 
 
-def input_rank(inp: Input, rank: int | None) -> int | None:
+def input_rank(inp: Input, rank: Rank) -> Rank:
     """``--rank``/``--shape`` if given, else what the input itself says."""
     if rank is not None:
         return rank
@@ -58,7 +59,7 @@ def input_rank(inp: Input, rank: int | None) -> int | None:
     return None
 
 
-def as_hlo(inp: Input, mesh: Mesh | None, *, rank: int | None = None, explicit: bool = False) -> HloSharding:
+def as_hlo(inp: Input, mesh: Mesh | None, *, rank: Rank = None, explicit: bool = False) -> HloSharding:
     """The HLO sharding XLA would export for ``inp`` (an HLO input is returned as parsed)."""
     from shardconv.convert import to_hlo, v3_to_v2
 
@@ -72,7 +73,7 @@ def as_hlo(inp: Input, mesh: Mesh | None, *, rank: int | None = None, explicit: 
     return to_hlo(on.sharding, on.mesh, explicit=explicit)
 
 
-def as_sdy(inp: Input, mesh: Mesh | None, *, rank: int | None = None) -> OnMesh:
+def as_sdy(inp: Input, mesh: Mesh | None, *, rank: Rank = None) -> OnMesh:
     """The Shardy sharding of ``inp`` on ``mesh``; for HLO without a mesh, XLA's synthetic one."""
     if inp.kind == SDY:
         s = inp.value
@@ -81,19 +82,25 @@ def as_sdy(inp: Input, mesh: Mesh | None, *, rank: int | None = None) -> OnMesh:
         from shardconv.convert import from_partition_spec
 
         m = need_mesh(mesh, "a partition spec")
-        return OnMesh(from_partition_spec(m, inp.value, rank=rank), m)
+        if isinstance(rank, tuple):
+            raise ShardingValidationError(f"a partition spec takes one rank, not {','.join(map(str, rank))}")
+        return OnMesh(from_partition_spec(inp.value, m, rank=rank), m)
     if inp.kind == SDY_PER_VALUE:
         raise ShardingValidationError("a per-value sharding holds several shardings; convert it to hlo")
     hlo: HloSharding = inp.value  # type: ignore[assignment]
-    if mesh is None:
-        return xla_view(hlo, rank=rank)
     from shardconv.convert import to_sdy_manual
+    from shardconv.convert.to_sdy import own_mesh
+
+    if mesh is None:
+        mesh = own_mesh(hlo)  # a V3 sharding carries its mesh
+        if mesh is None:
+            return xla_view(hlo, rank=rank)
 
     sharding, manual = to_sdy_manual(hlo, mesh, rank=rank)
     return OnMesh(sharding, mesh, manual_axes=manual.axes)
 
 
-def xla_view(hlo: HloSharding, *, rank: int | None = None) -> OnMesh:
+def xla_view(hlo: HloSharding, *, rank: Rank = None) -> OnMesh:
     """What XLA's importer makes of ``hlo`` alone: its invented ``_axis_N`` mesh and sharding."""
     from shardconv.convert import xla_import
 

@@ -53,7 +53,7 @@ def build(inp: Input, ctx: Context) -> Shown:
     n = ctx.mesh.num_devices if ctx.mesh is not None else None
     if inp.kind == "sdy" and n is None:
         n = resolve.sdy_mesh(inp.value, None).num_devices  # type: ignore[arg-type]
-    place = placement(hlo, shape=ctx.shape, num_devices=n, rank=rank)
+    place = placement(hlo, shape=ctx.shape, num_devices=n, rank=rank if isinstance(rank, int) else None)
     on: OnMesh | ShardingError
     try:
         on = resolve.as_sdy(inp, ctx.mesh, rank=rank)
@@ -231,7 +231,7 @@ def show(text: str, mesh_text: str | None, from_kind: str, rank: int | None, sha
     with anchored_in(text):
         inp = parse_input(text, from_kind, num_devices=ctx.mesh.num_devices if ctx.mesh else None)
         parts = elements(inp)
-        shown = [build(p, ctx) for p in parts]
+        shown = [build(p, c) for p, c in zip(parts, element_contexts(ctx, len(parts)))]
     if fmt == "json":
         from shardconv.ui import jsonout
 
@@ -251,6 +251,17 @@ def show(text: str, mesh_text: str | None, from_kind: str, rank: int | None, sha
             console.rule(f"element {i}", align="left")
         render_text(one, console)
     return 0
+
+
+def element_contexts(ctx: Context, count: int) -> list[Context]:
+    """``--rank 2,0``: element i of a tuple is shown at rank i; a single rank applies to every element."""
+    from dataclasses import replace
+
+    from shardconv.core.arguments import rank_list
+
+    if not isinstance(ctx.rank, tuple):
+        return [ctx] * count
+    return [replace(ctx, rank=r) for r in rank_list(ctx.rank, count, "show")]
 
 
 def elements(inp: Input) -> list[Input]:

@@ -77,7 +77,12 @@ def _json_target(inp: Input, ctx: Context, on: OnMesh | None, rank: int | None) 
 
 
 def _inline(on: OnMesh) -> Any:
-    """A synthetic mesh goes inside the sharding, so the one-line answer stands on its own."""
-    return replace(on.sharding, mesh=on.mesh)
+    """A synthetic mesh goes inside the sharding (each of a tuple's), so the one-line answer stands on its own."""
+    from shardconv.core.model import TensorShardingPerValue
+
+    value: Any = on.sharding
+    if isinstance(value, TensorShardingPerValue):
+        return replace(value, shardings=tuple(replace(s, mesh=on.mesh) for s in value.shardings))
+    return replace(value, mesh=on.mesh)
 
 

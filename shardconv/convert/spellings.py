@@ -28,9 +28,11 @@ from shardconv.convert.to_sdy import to_sdy, to_sdy_manual
 
 
 def to_v1(hlo: HloSharding) -> HloSharding:
-    """The same sharding with an explicit device list (V1); tuples element-wise."""
+    """The same sharding with an explicit device list (V1); tuples element-wise, V3 through ``v3_to_v2``."""
     if hlo.kind is Kind.TUPLE:
         return HloSharding.tuple_of([to_v1(e) for e in hlo.elements])
+    if hlo.kind is Kind.MESH:
+        return to_v1(v3_to_v2(hlo))
     if hlo.tile is None or not hlo.tile.is_iota:
         return hlo
     return replace(hlo, tile=TileAssignment.from_devices(hlo.tile.dims, hlo.tile.devices))
@@ -41,6 +43,8 @@ def to_v2(hlo: HloSharding) -> HloSharding:
     which succeeds exactly when the order is a reshape+transpose of iota."""
     if hlo.kind is Kind.TUPLE:
         return HloSharding.tuple_of([to_v2(e) for e in hlo.elements])
+    if hlo.kind is Kind.MESH:
+        return to_v2(v3_to_v2(hlo))
     if hlo.tile is None or hlo.tile.is_iota:
         return hlo
     line = Mesh.of([("d", hlo.tile.num_devices)])
@@ -76,7 +80,9 @@ def to_v3(sharding: TensorSharding, mesh: Mesh, *, manual_axes: Sequence[str] = 
 
 def v3_to_v2(hlo: HloSharding) -> HloSharding:
     """A V3 (mesh-based) sharding as the tile-array sharding XLA derives from it, metadata kept as XLA
-    keeps it (the proto must match too); others unchanged."""
+    keeps it (the proto must match too); tuples element-wise; others unchanged."""
+    if hlo.kind is Kind.TUPLE:
+        return replace(hlo, elements=tuple(map(v3_to_v2, hlo.elements)))
     if hlo.kind is not Kind.MESH or hlo.mesh_sharding is None:
         return hlo
     ms = hlo.mesh_sharding

@@ -19,6 +19,9 @@ from shardconv.core.model import (
     TensorShardingPerValue,
     TileAssignment,
 )
+from shardconv.core.arguments import type_error
+from shardconv.core.sources import pointing_into
+from shardconv.formats.coerce import SdyArg, as_mesh_arg, as_sdy
 from shardconv.formats.sdy.verify import verify_on
 
 MeshArg = Mesh | Mapping[str, Mesh] | None
@@ -194,19 +197,23 @@ def _nonempty(dims: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def to_hlo(
-    sharding: TensorSharding | TensorShardingPerValue,
-    mesh: MeshArg = None,
+    sharding: SdyArg,
+    mesh: MeshArg | str = None,
     *,
     manual_axes: Sequence[str] = (),
     explicit: bool = False,
 ) -> HloSharding:
-    """The HLO sharding XLA exports for ``sharding`` (a ``@name`` resolves against ``mesh``).
+    """The HLO sharding XLA exports for ``sharding`` (a model or its text; a ``@name`` resolves against ``mesh``).
 
     ``manual_axes`` are those of the enclosing ``sdy.manual_computation``; ``explicit=True`` gives the
     V1 explicit device list (torch-xla's V1 path) even on an iota mesh. Invalid input raises Shardy's
-    verifier message with the mesh appended (``verify.verify_on``).
+    verifier message with the mesh appended (``verify.verify_on``), pointing into the text it was parsed from.
     """
-    if isinstance(sharding, TensorShardingPerValue):
-        return HloSharding.tuple_of([_to_hlo_one(s, mesh, manual_axes, explicit) for s in sharding.shardings])
-    return _to_hlo_one(sharding, mesh, tuple(manual_axes), explicit)
-
+    s = as_sdy(sharding, "to_hlo")
+    m = as_mesh_arg(mesh, "to_hlo")
+    if isinstance(manual_axes, str):
+        raise type_error("to_hlo", "manual_axes", "a sequence of axis names", manual_axes)
+    with pointing_into(s):
+        if isinstance(s, TensorShardingPerValue):
+            return HloSharding.tuple_of([_to_hlo_one(e, m, tuple(manual_axes), explicit) for e in s.shardings])
+        return _to_hlo_one(s, m, tuple(manual_axes), explicit)

@@ -23,10 +23,14 @@ from shardconv.core.model import (
     TensorSharding,
     TensorShardingPerValue,
 )
+from shardconv.core.arguments import rank_list, type_error
+from shardconv.core.sources import pointing_into
+from shardconv.formats.coerce import HloArg, MeshLike, as_hlo, as_mesh
 from shardconv.convert.factoring import Piece, common_factor_walk, mesh_sorted_refs, pieces_to_refs
 from shardconv.convert.to_hlo import _to_hlo_one, to_hlo
 
 SdyValue = TensorSharding | TensorShardingPerValue
+RankArg = int | Sequence[int | None] | None  # one rank, or one per tuple element
 
 
 class Layout(NamedTuple):
@@ -359,17 +363,29 @@ def same_assignment(a: HloSharding, b: HloSharding) -> bool:
 # --------------------------------------------------------------------------------------------------
 
 
+_ANY_RANK = (Kind.REPLICATED, Kind.MANUAL, Kind.UNKNOWN, Kind.UNREDUCED)  # flags with no dims of their own
+
+
 def _need_rank(hlo: HloSharding, rank: int | None) -> int:
     if rank is None:
-        raise ShardingValidationError(f"{hlo} applies to any rank: pass rank= to convert it")
+        raise ShardingValidationError(
+            f"{hlo} applies to any rank: give its rank (rank= in Python, --rank on the command line)"
+        )
     return rank
 
 
-def _convert(hlo: HloSharding, mesh: Mesh, rank: int | None) -> tuple[SdyValue, ManualAxes]:
+def _convert(hlo: HloSharding, mesh: Mesh, rank: RankArg) -> tuple[SdyValue, ManualAxes]:
     ref: str | Mesh = mesh_ref(mesh)
     kind = hlo.kind
     if kind is Kind.TUPLE:
-        parts = [_convert(e, mesh, None) for e in hlo.elements]
+        ranks = rank_list(rank, len(hlo.elements), "to_sdy")
+        for i, (e, r) in enumerate(zip(hlo.elements, ranks)):
+            if r is None and e.kind in _ANY_RANK:
+                raise ShardingValidationError(
+                    f"tuple element {i} ({e}) applies to any rank: give one rank for all or one per element "
+                    "(rank=[...] in Python, --rank 2,2,0 on the command line)"
+                )
+        parts = [_convert(e, mesh, r) for e, r in zip(hlo.elements, ranks)]
         manual = {p[1] for p in parts if p[1].axes}
         if len(manual) > 1:
             raise NotExpressibleError("tuple elements are manual over different axes")
@@ -382,6 +398,8 @@ def _convert(hlo: HloSharding, mesh: Mesh, rank: int | None) -> tuple[SdyValue, 
         if hlo.device not in set(mesh.device_ids):
             raise NotExpressibleError(f"device {hlo.device} is not in the mesh {mesh.shape_str()}")
         return TensorSharding(maximal_mesh(hlo.device), ()), ManualAxes()
+    if not isinstance(rank, (int, type(None))):
+        raise ShardingValidationError(f"{hlo} is not a tuple: it takes one rank, not {list(rank)}")
     if kind is Kind.MESH:
         return _from_v3(hlo, mesh, rank)
     if kind is Kind.TILED:
@@ -404,28 +422,55 @@ def _from_v3(hlo: HloSharding, mesh: Mesh, rank: int | None) -> tuple[SdyValue, 
     """A V3 sharding lives on its own mesh; re-map it through its device assignment if that differs."""
     ms = hlo.mesh_sharding
     assert ms is not None
-    own = TensorSharding(ms.mesh, ms.dims, replicated=ms.replicated, unreduced=ms.unreduced)
+    dims = ms.dims
+    if rank is not None and len(dims) != rank:
+        if dims:
+            raise ShardingValidationError(f"{hlo} is for rank {len(dims)}, not {rank}")
+        dims = (DimSharding(),) * rank  # no dims ({mesh[...], manual}): like {manual}, any rank fits
+    own = TensorSharding(ms.mesh, dims, replicated=ms.replicated, unreduced=ms.unreduced)
     manual = tuple(r.name for r in ms.manual)
     if ms.mesh.axes == mesh.axes and ms.mesh.explicit_device_ids == mesh.explicit_device_ids:
-        return TensorSharding(mesh_ref(mesh), ms.dims, replicated=ms.replicated, unreduced=ms.unreduced), ManualAxes(manual)
+        return TensorSharding(mesh_ref(mesh), dims, replicated=ms.replicated, unreduced=ms.unreduced), ManualAxes(manual)
     return _convert(to_hlo(own, ms.mesh, manual_axes=manual), mesh, rank)
 
 
-def to_sdy(hlo: HloSharding, mesh: Mesh, *, rank: int | None = None) -> SdyValue:
-    """``hlo`` as a Shardy sharding on the user's global ``mesh`` (docs/formats.md §3.3).
+def own_mesh(hlo: HloSharding) -> Mesh | None:
+    """The mesh a V3 sharding (or a tuple of V3 shardings on one mesh) carries; None for any other."""
+    if hlo.kind is Kind.MESH and hlo.mesh_sharding is not None:
+        return hlo.mesh_sharding.mesh
+    meshes = {own_mesh(e) for e in hlo.elements} if hlo.kind is Kind.TUPLE else {None}
+    return meshes.pop() if len(meshes) == 1 else None
+
+
+def to_sdy(hlo: HloArg, mesh: MeshLike | None = None, *, rank: RankArg = None) -> SdyValue:
+    """``hlo`` (an HloSharding or its text) as a Shardy sharding on the user's global ``mesh`` (docs/formats.md §3.3);
+    a V3 sharding may leave ``mesh`` out (it carries its own). ``rank``: an int, or one per tuple element.
 
     Raises NotExpressibleError (with suggestions) when no sharding on ``mesh`` places the devices the
     same way, and when ``hlo`` is manual over some axes: use ``to_sdy_manual`` for those.
     """
-    sharding, manual = to_sdy_manual(hlo, mesh, rank=rank)
+    sharding, manual = _checked(hlo, mesh, rank, "to_sdy")
     if manual.axes:
         raise NotExpressibleError(
-            f"{hlo} is manual over axes {', '.join(manual.axes)}: a Shardy sharding carries no manual axes "
+            f"{sharding} is manual over axes {', '.join(manual.axes)}: a Shardy sharding carries no manual axes "
             "(they belong to the enclosing sdy.manual_computation); use to_sdy_manual()"
         )
     return sharding
 
 
-def to_sdy_manual(hlo: HloSharding, mesh: Mesh, *, rank: int | None = None) -> tuple[SdyValue, ManualAxes]:
+def to_sdy_manual(hlo: HloArg, mesh: MeshLike | None = None, *, rank: RankArg = None) -> tuple[SdyValue, ManualAxes]:
     """Like ``to_sdy``, also returning the manual axes (the ``manual_axes`` of a manual_computation)."""
-    return _convert(hlo, mesh, rank)
+    return _checked(hlo, mesh, rank, "to_sdy_manual")
+
+
+def _checked(hlo: object, mesh: object, rank: RankArg, function: str) -> tuple[SdyValue, ManualAxes]:
+    """The entry points' argument checks, and errors pointed into the text ``hlo`` was parsed from."""
+    h = as_hlo(hlo, function, "hlo")
+    if mesh is None:
+        m = own_mesh(h)
+        if m is None:
+            raise type_error(function, "mesh", "a Mesh or mesh text (only a V3 sharding carries its own)", mesh)
+    else:
+        m = as_mesh(mesh, function)
+    with pointing_into(h):
+        return _convert(h, m, rank)

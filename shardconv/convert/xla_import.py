@@ -7,22 +7,26 @@ comes from its own tile dims, so ``batch=2,model=4`` can come back as ``_axis_0=
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
-from shardconv.core.errors import NotExpressibleError
-from shardconv.core.model import HloSharding, Kind, Mesh, SubgroupType, TensorShardingPerValue
+from shardconv.core.arguments import rank_list, type_error
+from shardconv.core.errors import NotExpressibleError, ShardingValidationError
+from shardconv.core.model import HloSharding, Kind, Mesh, SubgroupType, TensorSharding, TensorShardingPerValue, TileAssignment
+from shardconv.core.sources import pointing_into
+from shardconv.formats.coerce import HloArg, as_hlo
 from shardconv.convert.factoring import common_factor_walk, common_factors
-from shardconv.convert.to_sdy import SdyValue, to_sdy_manual
-
-RankArg = int | Sequence[int | None] | None
+from shardconv.convert.to_sdy import RankArg, SdyValue, to_sdy_manual
 
 
-def local_mesh(hlo: HloSharding) -> list[int]:
-    """Axis sizes (device order) of the smallest mesh XLA's importer finds for one tiled V2 sharding."""
-    tile = hlo.tile
+def local_mesh(hlo: HloSharding, *, iota_lists: bool = False) -> list[int]:
+    """Axis sizes (device order) of the smallest mesh XLA's importer finds for one tiled V2 sharding
+    (``iota_lists``: also a V1 list whose order is a plain iota, as XLA after 0.10.2 does)."""
+    tile = (listed_iota(hlo) if iota_lists else hlo).tile
     assert tile is not None
     if not tile.is_iota:
         raise NotExpressibleError(
             f"XLA's importer aborts on explicit device lists ({hlo}); only iota (V2) shardings import"
+            + ("" if iota_lists else " (newer XLA also imports a list in plain iota order: iota_lists=True)")
         )
     assert tile.reshape_dims is not None and tile.perm is not None
     shape = [tile.reshape_dims[p] for p in tile.perm]
@@ -53,11 +57,11 @@ def _tiled(shardings: Sequence[HloSharding]) -> list[HloSharding]:
     return out
 
 
-def module_mesh(shardings: Sequence[HloSharding]) -> Mesh:
+def module_mesh(shardings: Sequence[HloSharding], *, iota_lists: bool = False) -> Mesh:
     """The one ``@mesh`` XLA builds for a module: every local mesh intersected by common factors."""
     sizes: list[int] | None = None
     for h in _tiled(shardings):
-        local = local_mesh(h)
+        local = local_mesh(h, iota_lists=iota_lists)
         if sizes is None:
             sizes = local
             continue
@@ -71,26 +75,69 @@ def module_mesh(shardings: Sequence[HloSharding]) -> Mesh:
     return Mesh.of([(f"_axis_{i}", s) for i, s in enumerate(sizes)], name="mesh")
 
 
-def _rank_at(ranks: RankArg, i: int) -> int | None:
+def _rank_at(ranks: RankArg, i: int) -> RankArg:
     if ranks is None or isinstance(ranks, int):
         return ranks
     return ranks[i]
 
 
-def xla_import(shardings: Sequence[HloSharding], *, ranks: RankArg = None) -> tuple[Mesh, list[SdyValue]]:
-    """The mesh and shardings XLA's importer builds for a module holding ``shardings``.
+def xla_import(
+    shardings: Sequence[HloArg],
+    *,
+    ranks: RankArg | Sequence[RankArg] = None,
+    unspecified_dims: Sequence[Sequence[int] | None] | None = None,
+    iota_lists: bool = False,
+) -> tuple[Mesh, list[SdyValue]]:
+    """The mesh and shardings XLA's importer builds for a module holding ``shardings`` (models or text).
 
-    ``ranks`` (one per sharding, or one for all) is needed for ``{replicated}`` / ``{unknown}``.
+    ``ranks`` (one per sharding, or one for all; a tuple's may be one per element) is needed for
+    ``{replicated}`` / ``{unknown}``. ``unspecified_dims`` (one list per sharding: a ``Sharding`` custom
+    call's ``backend_config="unspecified_dims=[...]"``) become open dims, as XLA's import makes them.
     ``{maximal device=N}`` refers to a mesh of its own named ``maximal_mesh_N`` (this jaxlib's name).
+    ``iota_lists=True`` follows XLA after 0.10.2, which imports a V1 list in plain iota order as that iota
+    (0.10.2 aborts on every V1 list).
     """
-    mesh = module_mesh(shardings)
+    if isinstance(shardings, (str, bytes, HloSharding)):
+        raise type_error("xla_import", "shardings", "a sequence of HloSharding (or HLO text)", shardings)
+    hlos = [as_hlo(h, "xla_import", "shardings") for h in shardings]
+    if unspecified_dims is not None and len(unspecified_dims) != len(hlos):
+        raise ShardingValidationError(f"{len(unspecified_dims)} unspecified_dims lists for {len(hlos)} shardings")
+    mesh = module_mesh(hlos, iota_lists=iota_lists)
     out: list[SdyValue] = []
-    for i, h in enumerate(shardings):
-        if h.kind is Kind.TUPLE:
-            vals = [to_sdy_manual(e, mesh, rank=None)[0] for e in h.elements]
-            out.append(TensorShardingPerValue(tuple(vals)))  # type: ignore[arg-type]
-        elif h.kind is Kind.MAXIMAL:
-            out.append(to_sdy_manual(h, Mesh.of([], device_ids=[h.device or 0]), rank=None)[0])
-        else:
-            out.append(to_sdy_manual(h, mesh, rank=_rank_at(ranks, i))[0])
+    for i, h in enumerate(hlos):
+        with pointing_into(h):
+            value = _import_one(h, mesh, _rank_at(ranks, i), iota_lists)  # type: ignore[arg-type]
+            out.append(_opened(value, unspecified_dims[i] if unspecified_dims else None))
     return mesh, out
+
+
+def _import_one(h: HloSharding, mesh: Mesh, rank: RankArg, iota_lists: bool) -> SdyValue:
+    if h.kind is Kind.TUPLE:
+        ranks = rank_list(rank, len(h.elements), "xla_import")
+        vals = [_import_one(e, mesh, r, iota_lists) for e, r in zip(h.elements, ranks)]
+        return TensorShardingPerValue(tuple(vals))  # type: ignore[arg-type]
+    if h.kind is Kind.MAXIMAL:
+        return to_sdy_manual(h, Mesh.of([], device_ids=[h.device or 0]), rank=None)[0]
+    return to_sdy_manual(listed_iota(h) if iota_lists else h, mesh, rank=rank)[0]
+
+
+def listed_iota(hlo: HloSharding) -> HloSharding:
+    """``hlo`` with a V1 list in plain iota order (``0,1,...,n-1``) written as that iota, as XLA after
+    0.10.2 imports it; any other sharding unchanged."""
+    tile = hlo.tile
+    if tile is not None and not tile.is_iota and tile.devices == tuple(range(tile.num_devices)):
+        return replace(hlo, tile=TileAssignment.iota(tile.dims))
+    return hlo
+
+
+def _opened(value: SdyValue, dims: Sequence[int] | None) -> SdyValue:
+    """``value`` with ``dims`` open (``{?}``, axes kept): the dims a Sharding custom call leaves unspecified."""
+    if not dims:
+        return value
+    if not isinstance(value, TensorSharding):
+        raise NotExpressibleError("unspecified_dims apply to one sharding, not to a tuple")
+    bad = [d for d in dims if not 0 <= d < value.rank]
+    if bad:
+        raise ShardingValidationError(f"unspecified dim {bad[0]} is out of range for rank {value.rank}")
+    opened = tuple(replace(d, is_closed=False) if i in set(dims) else d for i, d in enumerate(value.dims))
+    return replace(value, dims=opened)

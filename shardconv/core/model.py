@@ -536,20 +536,33 @@ class MeshSharding:
     device_iota: tuple[tuple[int, ...], tuple[int, ...]] | None = None
 
 
-PartitionEntry = Union[None, str, tuple[str, ...]]
+class Unconstrained(enum.Enum):
+    """JAX's ``P.UNCONSTRAINED``: the dim is left to propagation (Shardy's open ``{?}``)."""
+
+    UNCONSTRAINED = "unconstrained"
+
+
+UNCONSTRAINED = Unconstrained.UNCONSTRAINED
+
+AxisName = Union[str, int]  # a name, or torch-xla's index into the mesh's axis order
+PartitionEntry = Union[None, AxisName, tuple[AxisName, ...], Unconstrained]
 
 
 @dataclass(frozen=True)
 class PartitionSpec:
-    """JAX ``P(None, ('d','b'), 'c')`` / torch-xla ``(None, ('d','b'), 'c')``: axis names per tensor dim."""
+    """JAX ``P(None, ('d','b'), 'c', unreduced={'x'})`` / torch-xla ``(None, (0, 1), 'c')``: mesh axes per
+    tensor dim, by name or (torch-xla) by index, ``UNCONSTRAINED`` entries and JAX's unreduced axes."""
 
     entries: tuple[PartitionEntry, ...] = ()
+    unreduced: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return render_text(self)
 
 
 __all__ = [
+    "UNCONSTRAINED",
+    "AxisName",
     "AxisRef",
     "DimSharding",
     "HloSharding",
@@ -568,4 +581,5 @@ __all__ = [
     "TensorSharding",
     "TensorShardingPerValue",
     "TileAssignment",
+    "Unconstrained",
 ]

@@ -86,7 +86,7 @@ def convert(entry: str, value: Any) -> None:
             guard.append(lambda m=mesh: to_hlo(value, m))
     elif entry == "spec":
         for mesh in _meshes():
-            guard.append(lambda m=mesh: to_hlo(from_partition_spec(m, value), m))
+            guard.append(lambda m=mesh: to_hlo(from_partition_spec(value, m), m))
     elif entry == "mesh" and isinstance(value, Mesh) and value.axes:
         from shardconv.core.model import AxisRef, DimSharding
 

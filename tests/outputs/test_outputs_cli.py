@@ -153,6 +153,6 @@ def test_bad_input_exits_2_without_traceback(tmp_path: Path) -> None:
     bad.write_text(MODULE.replace('[{"batch"}, {}]>}, %arg1', '[{"nope"}, {}]>}, %arg1'))
     r = subprocess.run([sys.executable, "-m", "shardconv", "outputs", str(bad), "--params"], capture_output=True, text=True, check=False)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "nope" in r.stderr
-    assert r.stderr.startswith('error: 3:67: unknown axis name: "nope" (mesh is batch=2,model=4)')
+    assert r.stderr.startswith('error: 3:90: unknown axis name: "nope" (mesh is batch=2,model=4)')  # at the name itself
     missing = subprocess.run([sys.executable, "-m", "shardconv", "outputs", str(bad), "--func", "f"], capture_output=True, text=True, check=False)
     assert missing.returncode == 2 and "no function @f" in missing.stderr

@@ -11,6 +11,8 @@ from shardconv.formats._lark_runtime import Token, Transformer
 
 from shardconv.core.canonical import canonical_iota
 from shardconv.core.errors import LimitExceededError, ShardingError, ShardingSyntaxError, ShardingValidationError
+from shardconv.core.arguments import type_error
+from shardconv.core.sources import remember
 from shardconv.text.escapes import EscapeError, unescape_c
 from shardconv.core.limits import INT64_MAX, check_device_count
 from shardconv.core.model import (
@@ -353,7 +355,10 @@ def parse_hlo_proto(data: bytes, *, num_devices: int | None = None) -> HloShardi
 
 
 def parse_hlo(text_or_bytes: str | bytes, *, num_devices: int | None = None) -> HloSharding:
-    """Text or serialized proto -> ``HloSharding``; ``""``/``b""`` mean replicated. Only ShardingErrors escape."""
+    """Text or serialized proto -> ``HloSharding``; ``""``/``b""`` mean replicated. Only ShardingErrors escape
+    (and TypeError for a value that is neither)."""
+    if not isinstance(text_or_bytes, (str, bytes, bytearray, memoryview)):
+        raise type_error("parse_hlo", "text_or_bytes", "str or bytes (HLO text or a serialized OpSharding)", text_or_bytes)
     if isinstance(text_or_bytes, (bytes, bytearray, memoryview)):
         data = bytes(text_or_bytes)
         # A serialized OpSharding never starts with '{' (that would be a field-15 group), text always does.
@@ -365,7 +370,7 @@ def parse_hlo(text_or_bytes: str | bytes, *, num_devices: int | None = None) -> 
             raise ShardingSyntaxError("bytes start like sharding text but are not UTF-8") from None
     if text_or_bytes == "":  # mhlo.sharding = "" (whitespace alone is not a sharding: XLA rejects it)
         return HloSharding.replicated()
-    return parse_hlo_text(text_or_bytes, num_devices=num_devices)
+    return remember(parse_hlo_text(text_or_bytes, num_devices=num_devices), text_or_bytes)
 
 
 __all__ = ["c_unescape", "parse_hlo", "parse_hlo_proto", "parse_hlo_text"]

@@ -13,6 +13,8 @@ from typing import Any
 from shardconv.formats._lark_runtime import Token, Transformer, v_args
 
 from shardconv.core.errors import ShardingError, ShardingSyntaxError, ShardingValidationError
+from shardconv.core.arguments import require_text
+from shardconv.core.sources import remember
 from shardconv.core.model import (
     AxisRef,
     DimSharding,
@@ -206,7 +208,7 @@ def _parse_sdy_text(start: str, text: str) -> Any:
 def parse_mesh(text: str) -> Mesh:
     """A mesh in any spelling: ``sdy.mesh @m = <[...]>``, ``#sdy.mesh<[...]>``, ``<[...]>``, or the
     shorthand ``batch=2,model=4`` (optionally ``;device_ids=[...]``). Verified as Shardy does."""
-    mesh = _plain_shorthand(text)
+    mesh = _plain_shorthand(require_text(text, "parse_mesh"))
     if mesh is not None:
         return mesh
     return _parse_sdy_text("mesh_start", text)  # type: ignore[no-any-return]
@@ -239,17 +241,18 @@ def _plain_shorthand(text: str) -> Mesh | None:
 
 def parse_sdy(text: str) -> TensorSharding:
     """``#sdy.sharding<...>`` or the bare ``<@mesh, [...]>`` of sharding_constraint / manual_computation."""
-    return _parse_sdy_text("sharding_start", text)  # type: ignore[no-any-return]
+    return remember(_parse_sdy_text("sharding_start", require_text(text, "parse_sdy")), text)  # type: ignore[no-any-return]
 
 
 def parse_sdy_per_value(text: str) -> TensorShardingPerValue:
     """``#sdy.sharding_per_value<[<@mesh, [...]>, ...]>``."""
-    return _parse_sdy_text("per_value_start", text)  # type: ignore[no-any-return]
+    value = _parse_sdy_text("per_value_start", require_text(text, "parse_sdy_per_value"))
+    return remember(value, text)  # type: ignore[no-any-return]
 
 
 def parse_manual_axes(text: str) -> ManualAxes:
     """``manual_axes={"a", "b"}``, ``{"a", "b"}`` or ``#sdy<manual_axes{"a", "b"}>``."""
-    return _parse_sdy_text("manual_axes_start", text)  # type: ignore[no-any-return]
+    return _parse_sdy_text("manual_axes_start", require_text(text, "parse_manual_axes"))  # type: ignore[no-any-return]
 
 
 __all__ = ["parse_manual_axes", "parse_mesh", "parse_sdy", "parse_sdy_per_value"]

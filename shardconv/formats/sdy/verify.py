@@ -230,7 +230,18 @@ def verify(
     """Raise ShardingValidationError with Shardy's message if Shardy's verifier would reject this.
 
     ``mesh`` is the mesh a ``@name`` refers to (or a name -> mesh mapping); ``rank`` the tensor rank
-    (one per value for a per-value sharding). Non-divisible dims are legal (padding)."""
+    (one per value for a per-value sharding). Non-divisible dims are legal (padding). Models only: the
+    public ``shardconv.verify`` (verify_text.py) also takes text."""
+    if not isinstance(sharding, (TensorSharding, TensorShardingPerValue)):
+        from shardconv.core.arguments import type_error
+
+        raise type_error("verify", "sharding", "a TensorSharding or TensorShardingPerValue", sharding)
+    _verify(sharding, mesh, rank, manual_axes)
+
+
+def _verify(
+    sharding: TensorSharding | TensorShardingPerValue, mesh: MeshArg, rank: int | Sequence[int] | None, manual_axes: tuple[str, ...]
+) -> None:
     if isinstance(sharding, TensorShardingPerValue):
         ranks: Sequence[int | None]
         if rank is None or isinstance(rank, int):

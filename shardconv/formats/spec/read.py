@@ -1,4 +1,5 @@
-"""Partition specs as text: JAX ``P(None, ('d','b'), 'c')`` / ``PartitionSpec(...)`` and torch-xla tuples.
+"""Partition specs as text: JAX ``P(None, ('d','b'), P.UNCONSTRAINED, unreduced={'x'})`` / ``PartitionSpec(...)``
+and torch-xla tuples, whose axes may be indices into the mesh's axis order (``(0, None)``).
 
 A tiny tokenizer and recursive descent; nothing is evaluated.
 """
@@ -6,14 +7,16 @@ A tiny tokenizer and recursive descent; nothing is evaluated.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from shardconv.core.errors import ShardingSyntaxError
-from shardconv.core.model import PartitionEntry, PartitionSpec
+from shardconv.core.model import UNCONSTRAINED, AxisName, PartitionEntry, PartitionSpec
 
 _TOKEN = re.compile(
-    r"""\s*(?:(?P<str>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")|(?P<name>[A-Za-z_][A-Za-z_0-9.]*)|(?P<int>-?\d+)|(?P<punct>[(),\[\]]))"""
+    r"""\s*(?:(?P<str>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")|(?P<name>[A-Za-z_][A-Za-z_0-9.]*)|(?P<int>-?\d+)|(?P<punct>[(),\[\]{}=]))"""
 )
 _PREFIXES = ("P", "PartitionSpec", "jax.sharding.PartitionSpec", "jax.sharding.P", "sharding.PartitionSpec")
+_UNCONSTRAINED = {f"{p}.UNCONSTRAINED" for p in _PREFIXES} | {"UNCONSTRAINED"}
 
 
 def _tokens(text: str) -> list[tuple[str, str, int]]:
@@ -62,47 +65,81 @@ class _Parser:
             raise self.fail("'('")
         self.i += 1
         entries: list[PartitionEntry] = []
+        unreduced: tuple[str, ...] = ()
         while self.peek()[1] != close:
-            entries.append(self.entry())
+            if self._keyword_next():
+                unreduced = self.unreduced()
+            else:
+                entries.append(self.entry())
             if self.peek()[1] != close:
                 self.take(",")
         self.i += 1
         if self.peek()[0] != "eof":
             raise self.fail("end of input")
-        return PartitionSpec(tuple(entries))
+        return PartitionSpec(tuple(entries), unreduced)
+
+    def _keyword_next(self) -> bool:
+        nxt = self.toks[self.i + 1] if self.i + 1 < len(self.toks) else ("eof", "", 0)
+        return self.peek()[0] == "name" and nxt[1] == "=" and nxt[0] == "punct"
+
+    def unreduced(self) -> tuple[str, ...]:
+        """``unreduced={'x', 'y'}`` (JAX's keyword; a set, so ``{}``, ``()`` and ``[]`` are all accepted)."""
+        _, key, pos = self.peek()
+        if key != "unreduced":
+            raise ShardingSyntaxError(
+                f"unsupported partition spec keyword {key!r}; only unreduced= has a Shardy form", text=self.text, pos=pos
+            )
+        self.i += 2
+        close = {"{": "}", "(": ")", "[": "]"}.get(self.peek()[1])
+        if close is None or self.peek()[0] == "str":
+            raise self.fail("'{'")
+        self.i += 1
+        names: list[str] = []
+        while self.peek()[1] != close:
+            k, v, p = self.peek()
+            if k != "str":
+                raise self.fail("a quoted axis name")
+            self.i += 1
+            names.append(_unquote(v, self.text, p))
+            if self.peek()[1] != close:
+                self.take(",")
+        self.i += 1
+        return tuple(names)
 
     def entry(self) -> PartitionEntry:
-        kind, val, pos = self.peek()
+        kind, val, _ = self.peek()
         if kind == "name" and val == "None":
             self.i += 1
             return None
-        if kind == "str":
+        if kind == "name" and val in _UNCONSTRAINED:
             self.i += 1
-            return _unquote(val, self.text, pos)
-        if kind == "int":
-            raise ShardingSyntaxError(
-                "integer mesh-axis indices (torch-xla) need the mesh's axis names: write the names instead",
-                text=self.text,
-                pos=pos,
-            )
-        if val == "(":
+            return UNCONSTRAINED
+        if kind in ("str", "int"):
+            return self.axis()
+        if val == "(" and kind == "punct":
             self.i += 1
-            names: list[str] = []
+            names: list[AxisName] = []
             while self.peek()[1] != ")":
-                k, v, p = self.peek()
-                if k != "str":
-                    if k == "int":
-                        raise ShardingSyntaxError("integer mesh-axis indices need axis names", text=self.text, pos=p)
-                    raise self.fail("a quoted axis name")
-                self.i += 1
-                names.append(_unquote(v, self.text, p))
+                if self.peek()[0] not in ("str", "int"):
+                    raise self.fail("a quoted axis name or a mesh-axis index")
+                names.append(self.axis())
                 if self.peek()[1] != ")":
                     self.take(",")
             self.i += 1
             if not names:
                 return None
             return tuple(names)
-        raise self.fail("None, an axis name or a tuple of axis names")
+        raise self.fail("None, P.UNCONSTRAINED, an axis name or index, or a tuple of them")
+
+    def axis(self) -> AxisName:
+        """A quoted axis name, or torch-xla's index into the mesh's axis order."""
+        kind, val, pos = self.peek()
+        self.i += 1
+        if kind == "str":
+            return _unquote(val, self.text, pos)
+        if val.startswith("-"):
+            raise ShardingSyntaxError(f"mesh-axis index {val} is negative", text=self.text, pos=pos)
+        return int(val)
 
 
 def _unquote(token: str, text: str = "", pos: int = 0) -> str:
@@ -119,8 +156,50 @@ def _unquote(token: str, text: str = "", pos: int = 0) -> str:
 
 
 def parse_partition_spec(text: str) -> PartitionSpec:
-    """``P(None, ('d','b'), 'c')``, ``PartitionSpec(...)``, ``(None, 'model')``, ``(('batch','model'), None)``."""
-    return _Parser(text).spec()
+    """``P(None, ('d','b'), 'c')``, ``P(P.UNCONSTRAINED, 'y', unreduced={'x'})``, ``(None, 'model')``, ``((0, 1), None)``."""
+    from shardconv.core.arguments import require_text
+    from shardconv.core.sources import remember
+
+    return remember(_Parser(require_text(text, "parse_partition_spec")).spec(), text)
 
 
-__all__ = ["parse_partition_spec"]
+
+def spec_from_values(values: tuple[object, ...], function: str = "from_partition_spec") -> PartitionSpec:
+    """A spec written as Python values, as torch-xla takes it: ``(0, None)``, ``(('x', 'y'), None)``."""
+    from shardconv.core.arguments import type_error
+
+    def axis(v: object) -> AxisName:
+        if isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool) and v >= 0):
+            return v
+        raise type_error(function, "spec", "entries of None, an axis name, a mesh-axis index >= 0 or a tuple of those", v)
+
+    entries: list[PartitionEntry] = []
+    for v in values:
+        if v is None or v is UNCONSTRAINED:
+            entries.append(v)
+        elif isinstance(v, tuple):
+            entries.append(tuple(map(axis, v)) or None)
+        else:
+            entries.append(axis(v))
+    return PartitionSpec(tuple(entries))
+
+
+def spec_from_jax(spec: Any) -> PartitionSpec:
+    """A jax ``PartitionSpec`` as the model, read by its attributes (jax is not imported): ``P.UNCONSTRAINED``
+    and ``unreduced`` kept; ``reduced`` has no Shardy sharding form and raises."""
+    if getattr(spec, "reduced", None):
+        from shardconv.core.errors import NotExpressibleError
+
+        raise NotExpressibleError(f"{spec!r} has reduced axes, which have no Shardy sharding form")
+    entries: list[PartitionEntry] = []
+    for p in spec.partitions:
+        if p is type(spec).UNCONSTRAINED:
+            entries.append(UNCONSTRAINED)
+        elif p is None or isinstance(p, str):
+            entries.append(p)
+        else:
+            entries.append(tuple(p) or None)
+    return PartitionSpec(tuple(entries), tuple(sorted(spec.unreduced)))
+
+
+__all__ = ["parse_partition_spec", "spec_from_jax", "spec_from_values"]

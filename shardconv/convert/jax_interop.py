@@ -1,0 +1,116 @@
+"""JAX objects in and out: ``NamedSharding``, ``PartitionSpec``, ``Mesh`` and XLA's ``HloSharding``.
+
+jax stays optional: nothing here imports it until a jax object is built (``to_jax``). Reading one only
+uses its public attributes, plus ``NamedSharding._logical_device_ids``, the device order JAX itself
+gives Shardy's mesh (``device_ids=[...]``) when it is not iota.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, overload
+
+from shardconv.convert.partition_spec import from_partition_spec, to_partition_spec
+from shardconv.core.arguments import type_error
+from shardconv.core.errors import NotExpressibleError
+from shardconv.core.model import (
+    UNCONSTRAINED,
+    HloSharding,
+    Mesh,
+    PartitionSpec,
+    TensorSharding,
+)
+from shardconv.formats.coerce import as_mesh, as_sdy
+from shardconv.formats.spec.read import spec_from_jax
+
+if TYPE_CHECKING:
+    from jax.sharding import NamedSharding
+
+JaxValue = tuple[TensorSharding, Mesh] | Mesh | HloSharding | PartitionSpec
+
+
+_NAMES = {"P": "PartitionSpec"}  # jax 0.10 names the PartitionSpec class ``P``
+
+
+def _kind(obj: object) -> str:
+    """``NamedSharding``, ``PartitionSpec``, ``Mesh``, ``AbstractMesh``, ``HloSharding``, or '' for a non-jax object."""
+    module = type(obj).__module__.split(".")[0]
+    name = type(obj).__name__
+    return _NAMES.get(name, name) if module in ("jax", "jaxlib") else ""
+
+
+def mesh_from_jax(mesh: Any, logical_device_ids: Any = None) -> Mesh:
+    """A jax ``Mesh`` or ``AbstractMesh`` as the Shardy mesh JAX lowers it to (``@mesh``): its devices'
+    order is the device assignment, so the ids are iota unless ``logical_device_ids`` are given."""
+    ids = None if logical_device_ids is None else [int(i) for i in logical_device_ids]
+    return Mesh.of(list(zip(mesh.axis_names, mesh.axis_sizes)), ids, name="mesh")
+
+
+@overload
+def from_jax(obj: NamedSharding, ndim: int | None = None, *, mesh: object = None) -> tuple[TensorSharding, Mesh]: ...
+@overload
+def from_jax(obj: object, ndim: int | None = None, *, mesh: object = None) -> JaxValue: ...
+def from_jax(obj: object, ndim: int | None = None, *, mesh: object = None) -> JaxValue:
+    """The shardconv model of a jax object: a ``NamedSharding`` (or a ``PartitionSpec`` with ``mesh=``, a
+    jax or shardconv mesh) gives ``(TensorSharding, Mesh)`` of rank ``ndim`` (default: the spec's length);
+    a ``PartitionSpec`` alone its model; a ``Mesh`` the mesh; XLA's ``HloSharding`` the ``HloSharding``."""
+    kind = _kind(obj)
+    if kind == "NamedSharding":
+        m = mesh_from_jax(obj.mesh, getattr(obj, "_logical_device_ids", None))  # type: ignore[attr-defined]
+        return from_partition_spec(spec_from_jax(obj.spec), m, rank=ndim), m  # type: ignore[attr-defined]
+    if kind == "PartitionSpec":
+        spec = spec_from_jax(obj)
+        if mesh is None:
+            return spec
+        m = mesh_from_jax(mesh) if _kind(mesh) in ("Mesh", "AbstractMesh") else as_mesh(mesh, "from_jax")
+        return from_partition_spec(spec, m, rank=ndim), m
+    if kind in ("Mesh", "AbstractMesh"):
+        return mesh_from_jax(obj)
+    if kind == "HloSharding":
+        from shardconv.formats.hlo.read import parse_hlo
+
+        return parse_hlo(obj.to_proto().SerializeToString())  # type: ignore[attr-defined]
+    raise type_error("from_jax", "obj", "a jax NamedSharding, PartitionSpec, Mesh or XLA HloSharding", obj)
+
+
+def to_jax(sharding: object, mesh: object = None, devices: Any = None) -> NamedSharding:
+    """A jax ``NamedSharding`` for a Shardy sharding (or its text, or an HLO sharding on ``mesh``), on
+    ``devices`` (default ``jax.devices()``) laid out in mesh order. Open dims without axes become
+    ``P.UNCONSTRAINED`` (on Auto mesh axes), unreduced axes ``unreduced=`` (on Explicit ones, as JAX
+    requires); explicit replicated axes and priorities have no spec form and are dropped."""
+    import jax
+    import numpy as np
+    from jax.sharding import AxisType, NamedSharding
+    from jax.sharding import Mesh as JaxMesh
+    from jax.sharding import PartitionSpec as P
+
+    m = None if mesh is None else as_mesh(mesh, "to_jax")
+    if isinstance(sharding, HloSharding):
+        if m is None:
+            raise type_error("to_jax", "mesh", "a Mesh for an HLO sharding", mesh)
+        from shardconv.convert.to_sdy import to_sdy
+
+        sharding = to_sdy(sharding, m, rank=sharding.rank)
+    s = as_sdy(sharding, "to_jax")
+    if not isinstance(s, TensorSharding):
+        raise NotExpressibleError("a per-value sharding has no single NamedSharding: convert each element")
+    m = s.mesh if isinstance(s.mesh, Mesh) else m
+    if m is None:
+        raise type_error("to_jax", "mesh", f"the Mesh @{s.mesh} refers to", mesh)
+    spec = to_partition_spec(s, m)
+    if not m.axes:
+        raise NotExpressibleError("a mesh without axes (one device) has no NamedSharding: use a SingleDeviceSharding")
+    pool = list(jax.devices() if devices is None else devices)
+    if len(pool) < m.num_devices:
+        raise NotExpressibleError(f"the mesh {m.shape_str()} needs {m.num_devices} devices; {len(pool)} are available")
+    grid = np.empty(m.num_devices, dtype=object)
+    grid[:] = pool[: m.num_devices]
+    unreduced = set(spec.unreduced)
+    types = tuple(AxisType.Explicit if a in unreduced else AxisType.Auto for a in m.axis_names)
+    jmesh = JaxMesh(grid.reshape(m.axis_sizes), m.axis_names, axis_types=types)
+    parts = [P.UNCONSTRAINED if e is UNCONSTRAINED else e for e in spec.entries]
+    jspec = P(*parts, unreduced=frozenset(spec.unreduced))  # type: ignore[no-untyped-call]
+    ids = m.explicit_device_ids
+    return NamedSharding(jmesh, jspec, _logical_device_ids=ids) if ids is not None else NamedSharding(jmesh, jspec)
+
+
+__all__ = ["from_jax", "mesh_from_jax", "to_jax"]

@@ -1,0 +1,68 @@
+"""Public entry points: a wrong type is a TypeError naming the expected types, text is accepted where a
+model is expected, and the order is always sharding, then mesh."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import shardconv as sc
+
+MESH = sc.parse_mesh("x=2,y=4")
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        (lambda: sc.parse_hlo(12345), "parse_hlo() argument 'text_or_bytes' must be str or bytes"),
+        (lambda: sc.parse_sdy(None), "parse_sdy() argument 'text' must be str, not NoneType"),
+        (lambda: sc.parse_mesh(["x", 2]), "parse_mesh() argument 'text' must be str, not list"),
+        (lambda: sc.parse_partition_spec(("x",)), "parse_partition_spec() argument 'text' must be str"),
+        (lambda: sc.to_sdy(3.5, MESH), "to_sdy() argument 'hlo' must be an HloSharding or HLO sharding text"),
+        (lambda: sc.to_sdy("{devices=[2,4]<=[8]}", 8), "to_sdy() argument 'mesh' must be a Mesh or mesh text"),
+        (lambda: sc.to_sdy("{devices=[2,4]<=[8]}"), "to_sdy() argument 'mesh' must be a Mesh"),
+        (lambda: sc.to_hlo(sc.parse_hlo("{replicated}"), MESH), "to_hlo() argument 'sharding' must be a TensorSharding"),
+        (lambda: sc.to_hlo('<@mesh, [{"x"}]>', MESH, manual_axes="x"), "argument 'manual_axes' must be a sequence"),
+        (lambda: sc.verify(42, MESH), "verify() argument 'sharding' must be a TensorSharding"),
+        (lambda: sc.xla_import("{replicated}"), "xla_import() argument 'shardings' must be a sequence"),
+        (lambda: sc.xla_import([1]), "xla_import() argument 'shardings' must be an HloSharding"),
+        (lambda: sc.from_partition_spec(["x"], MESH), "from_partition_spec() argument 'spec' must be a PartitionSpec"),
+        (lambda: sc.to_sdy("{{replicated}}", MESH, rank="2"), "to_sdy() argument 'rank' must be an int or a sequence"),
+        (lambda: sc.from_jax("x=2"), "from_jax() argument 'obj' must be a jax NamedSharding"),
+    ],
+)
+def test_wrong_types_are_type_errors(call, expected: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(TypeError) as info:
+        call()
+    assert expected in str(info.value)
+
+
+def test_jax_objects_get_a_pointer_to_from_jax() -> None:
+    from jax.sharding import PartitionSpec as P
+
+    with pytest.raises(TypeError, match=r"not P \(for jax objects, use shardconv.from_jax\(...\) first\)"):
+        sc.to_sdy(P("x"), MESH)  # type: ignore[arg-type]
+
+
+def test_text_is_accepted_where_a_model_is_expected() -> None:
+    hlo = "{devices=[2,4]<=[8]}"
+    assert sc.to_sdy(hlo, "x=2,y=4") == sc.to_sdy(sc.parse_hlo(hlo), MESH)
+    sdy = '#sdy.sharding<@mesh, [{"x"}, {"y"}]>'
+    assert sc.to_hlo(sdy, "x=2,y=4") == sc.to_hlo(sc.parse_sdy(sdy), MESH) == sc.parse_hlo(hlo)
+    assert str(sc.to_hlo('#sdy.sharding_per_value<[<@mesh, [{"x"}]>, <@mesh, []>]>', MESH)) == "{{devices=[2,4]<=[8] last_tile_dim_replicate}, {replicated}}"
+    sc.verify(sdy, "x=2,y=4", rank=2)
+    assert sc.from_partition_spec("P('x', 'y')", "x=2,y=4") == sc.parse_sdy(sdy)
+    assert sc.from_partition_spec(("x", "y"), MESH) == sc.parse_sdy(sdy)
+    assert sc.to_partition_spec(sdy, MESH) == sc.to_partition_spec(hlo, MESH) == sc.parse_partition_spec("P('x', 'y')")
+    assert sc.xla_import([hlo]) == sc.xla_import([sc.parse_hlo(hlo)])
+
+
+def test_one_argument_order_and_the_old_one_warns() -> None:
+    spec = sc.parse_partition_spec("P(None, 'y')")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        new = sc.from_partition_spec(spec, MESH)
+    with pytest.warns(DeprecationWarning, match="pass the spec first"):
+        old = sc.from_partition_spec(MESH, spec)  # type: ignore[arg-type]
+    assert new == old == sc.parse_sdy('<@mesh, [{}, {"y"}]>')
