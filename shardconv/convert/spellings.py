@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Sequence
 
-from shardconv.core.canonical import canonical_tiled
+from shardconv.convert.to_hlo import _check_manual, export_layout, to_hlo
+from shardconv.convert.to_sdy import to_sdy, to_sdy_manual
 from shardconv.core.errors import NotExpressibleError
 from shardconv.core.model import (
     AxisRef,
@@ -21,10 +22,9 @@ from shardconv.core.model import (
     SubgroupType,
     TensorSharding,
     TileAssignment,
+    canonical_tiled,
 )
 from shardconv.formats.sdy.verify import verify_on
-from shardconv.convert.to_hlo import _check_manual, export_layout, to_hlo
-from shardconv.convert.to_sdy import to_sdy, to_sdy_manual
 
 
 def to_v1(hlo: HloSharding) -> HloSharding:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from shardconv.core.canonical import canonical_tiled
 from shardconv.core.device_order import transposed_indices
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.model import (
@@ -18,6 +17,7 @@ from shardconv.core.model import (
     TensorSharding,
     TensorShardingPerValue,
     TileAssignment,
+    canonical_tiled,
 )
 from shardconv.formats.sdy.verify import verify_on
 

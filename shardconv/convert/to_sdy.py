@@ -10,6 +10,9 @@ from collections.abc import Sequence
 from math import prod
 from typing import NamedTuple
 
+from shardconv.convert.factoring import Piece, common_factor_walk, mesh_sorted_refs, pieces_to_refs
+from shardconv.convert.suggest import suggestions
+from shardconv.convert.to_hlo import _to_hlo_one, to_hlo
 from shardconv.core.device_order import strides
 from shardconv.core.errors import NotExpressibleError, ShardingValidationError
 from shardconv.core.model import (
@@ -23,8 +26,6 @@ from shardconv.core.model import (
     TensorSharding,
     TensorShardingPerValue,
 )
-from shardconv.convert.factoring import Piece, common_factor_walk, mesh_sorted_refs, pieces_to_refs
-from shardconv.convert.to_hlo import _to_hlo_one, to_hlo
 
 SdyValue = TensorSharding | TensorShardingPerValue
 
@@ -42,11 +43,6 @@ class _Broken(Exception):
     def __init__(self, why: str) -> None:
         super().__init__(why)
         self.why = why
-
-
-def mesh_ref(mesh: Mesh) -> str:
-    """How results refer to the global mesh: by its symbol (``@mesh`` when it has none)."""
-    return mesh.name or "mesh"
 
 
 def maximal_mesh(device: int) -> Mesh:
@@ -274,15 +270,11 @@ def tiled_to_sdy(hlo: HloSharding, mesh: Mesh, ref: str | Mesh) -> tuple[TensorS
             layout = explicit_layout(hlo, mesh)
         sharding, manual = layout_to_sdy(layout, hlo, mesh, ref)
     except _Broken as e:
-        from shardconv.convert.suggest import suggestions
-
         raise NotExpressibleError(
             f"{hlo} is not a sharding on mesh {mesh.shape_str()}: {e.why}\n{tile_table(hlo, mesh)}",
             suggestions=suggestions(hlo, mesh),
         ) from None
     except NotExpressibleError as e:
-        from shardconv.convert.suggest import suggestions
-
         raise NotExpressibleError(
             f"{hlo} is not a sharding on mesh {mesh.shape_str()}: {e.message}", suggestions=suggestions(hlo, mesh)
         ) from None
@@ -366,7 +358,7 @@ def _need_rank(hlo: HloSharding, rank: int | None) -> int:
 
 
 def _convert(hlo: HloSharding, mesh: Mesh, rank: int | None) -> tuple[SdyValue, ManualAxes]:
-    ref: str | Mesh = mesh_ref(mesh)
+    ref: str | Mesh = mesh.symbol
     kind = hlo.kind
     if kind is Kind.TUPLE:
         parts = [_convert(e, mesh, None) for e in hlo.elements]
@@ -407,7 +399,7 @@ def _from_v3(hlo: HloSharding, mesh: Mesh, rank: int | None) -> tuple[SdyValue, 
     own = TensorSharding(ms.mesh, ms.dims, replicated=ms.replicated, unreduced=ms.unreduced)
     manual = tuple(r.name for r in ms.manual)
     if ms.mesh.axes == mesh.axes and ms.mesh.explicit_device_ids == mesh.explicit_device_ids:
-        return TensorSharding(mesh_ref(mesh), ms.dims, replicated=ms.replicated, unreduced=ms.unreduced), ManualAxes(manual)
+        return TensorSharding(mesh.symbol, ms.dims, replicated=ms.replicated, unreduced=ms.unreduced), ManualAxes(manual)
     return _convert(to_hlo(own, ms.mesh, manual_axes=manual), mesh, rank)
 
 
