@@ -6,11 +6,11 @@ forms are ``to_hlo`` of the result: V2 iota (JAX, torch-xla V2) or ``explicit=Tr
 
 from __future__ import annotations
 
-from shardconv.convert.to_hlo import resolve
-from shardconv.convert.to_sdy import to_sdy
 from shardconv.core.errors import NotExpressibleError, ShardingValidationError
 from shardconv.core.model import AxisRef, DimSharding, HloSharding, Mesh, PartitionEntry, PartitionSpec, TensorSharding
 from shardconv.formats.sdy.verify import on_mesh, unknown_axis_name, verify_on
+from shardconv.convert.to_hlo import resolve
+from shardconv.convert.to_sdy import to_sdy
 
 
 def from_partition_spec(mesh: Mesh, spec: PartitionSpec, *, rank: int | None = None) -> TensorSharding:

@@ -8,8 +8,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Sequence
 
-from shardconv.convert.to_hlo import _check_manual, export_layout, to_hlo
-from shardconv.convert.to_sdy import to_sdy, to_sdy_manual
 from shardconv.core.errors import NotExpressibleError
 from shardconv.core.model import (
     AxisRef,
@@ -25,6 +23,8 @@ from shardconv.core.model import (
     canonical_tiled,
 )
 from shardconv.formats.sdy.verify import verify_on
+from shardconv.convert.to_hlo import _check_manual, export_layout, to_hlo
+from shardconv.convert.to_sdy import to_sdy, to_sdy_manual
 
 
 def to_v1(hlo: HloSharding) -> HloSharding:

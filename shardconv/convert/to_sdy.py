@@ -10,9 +10,6 @@ from collections.abc import Sequence
 from math import prod
 from typing import NamedTuple
 
-from shardconv.convert.factoring import Piece, common_factor_walk, mesh_sorted_refs, pieces_to_refs
-from shardconv.convert.suggest import suggestions
-from shardconv.convert.to_hlo import _to_hlo_one, to_hlo
 from shardconv.core.device_order import strides
 from shardconv.core.errors import NotExpressibleError, ShardingValidationError
 from shardconv.core.model import (
@@ -26,6 +23,9 @@ from shardconv.core.model import (
     TensorSharding,
     TensorShardingPerValue,
 )
+from shardconv.convert.factoring import Piece, common_factor_walk, mesh_sorted_refs, pieces_to_refs
+from shardconv.convert.suggest import suggestions
+from shardconv.convert.to_hlo import _to_hlo_one, to_hlo
 
 SdyValue = TensorSharding | TensorShardingPerValue
 
