@@ -16,6 +16,7 @@ from jax._src.lib import xla_client as xc
 from outputs_gen import generate
 from shardconv.outputs import output_shardings, parameter_shardings, proto_blobs, read_shardings, to_mlir, tuple_string
 from shardconv.outputs.module import read_module
+from shardconv.text.brackets import skip_group
 
 pytestmark = pytest.mark.oracle
 SEEDS = range(40)
@@ -69,13 +70,8 @@ def _root_sharding(hlo: str) -> str | None:
     k = line.find("sharding={")
     if k < 0:
         return None
-    start = depth = k + len("sharding=")
-    depth = 0
-    for j in range(start, len(line)):
-        depth += {"{": 1, "}": -1}.get(line[j], 0)
-        if depth == 0:
-            return line[start : j + 1]
-    raise AssertionError(line)
+    start = k + len("sharding=")
+    return line[start : skip_group(line, start, own_kind_only=True, comments=False)]
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -16,6 +16,7 @@ import traceback
 from typing import Any, Callable
 
 from shardconv.backends import _jax_private as P
+from shardconv.text.brackets import group_end
 
 Shard = list[Any]  # [device id, shape, flat values]
 
@@ -133,17 +134,13 @@ def _index_map(sharding: Any, shape: list[int]) -> dict[int, list[tuple[int, int
 
 
 def _sharding_attr(instruction: str) -> str | None:
-    """The ``sharding={...}`` value of one HLO instruction's text (balanced braces)."""
+    """The ``sharding={...}`` value of one HLO instruction's text (braces balanced, strings skipped)."""
     at = instruction.find(" sharding={")
     if at < 0:
         return None
     start = instruction.index("{", at)
-    depth = 0
-    for i in range(start, len(instruction)):
-        depth += {"{": 1, "}": -1}.get(instruction[i], 0)
-        if depth == 0:
-            return instruction[start : i + 1]
-    return None
+    end = group_end(instruction, start, own_kind_only=True, comments=False)
+    return instruction[start:end] if isinstance(end, int) else None
 
 
 def _elements(text: str | None, count: int) -> list[str | None]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
 
 from shardconv.core.errors import ShardingError, ShardingSyntaxError, ShardingValidationError
+from shardconv.text.brackets import group_end
 
 if TYPE_CHECKING:
     from shardconv.core.model import HloSharding, Mesh, PartitionSpec, TensorSharding, TensorShardingPerValue
@@ -169,32 +170,10 @@ def first_mesh_in_file(path: str) -> str:
     m = re.search(_MESH_DECL, text)
     if m is None:
         raise ShardingValidationError(f"--mesh @{path}: no sdy.mesh declaration in the file")
-    end = _balanced_end(text, m.end() - 1)
-    if end is None:
+    end = group_end(text, m.end() - 1, own_kind_only=True, comments=False)
+    if not isinstance(end, int):
         raise ShardingSyntaxError("unterminated sdy.mesh declaration", text=text, pos=m.start())
     return text[m.start() : end]
-
-
-def _balanced_end(text: str, open_at: int) -> int | None:
-    """Index just past the ``>`` closing the ``<`` at ``open_at`` (quotes respected)."""
-    depth, i, quote = 0, open_at, ""
-    while i < len(text):
-        c = text[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = ""
-        elif c == '"':
-            quote = c
-        elif c == "<":
-            depth += 1
-        elif c == ">":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return None
 
 
 _SHAPE = r"\d+(?:\s*[x,]\s*\d+)*"
