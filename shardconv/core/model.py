@@ -330,9 +330,7 @@ def canonical_tiled(tile: TileAssignment, subgroups: tuple[SubgroupType, ...], *
     replicated (transposing the devices), collapse to {manual}/{replicated}/{unreduced}, sort groups."""
     dims = tile.dims
     if len(subgroups) > len(dims):
-        raise ShardingValidationError(
-            f"{len(subgroups)} subgroup types but the tile array has only {len(dims)} dims"
-        )
+        raise ShardingValidationError(f"{len(subgroups)} last_tile_dims but only {len(dims)} tile dims")
     if not subgroups:
         return HloSharding(Kind.TILED, tile=tile, **kw)
     data = len(dims) - len(subgroups)

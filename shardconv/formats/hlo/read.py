@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from math import prod
 from typing import Any
@@ -18,7 +20,10 @@ from shardconv.core.model import (
     SubgroupType, TileAssignment,
 )
 from shardconv.formats.grammar import parse
-from shardconv.formats.hlo.mesh import check_mesh_sharding
+from shardconv.formats.hlo.verify import (
+    check_device_id, check_iota_fits, check_mesh_fits, check_mesh_sharding, check_subgroup_fields, maximal_device,
+    subgroup_type,
+)
 
 INT32_MAX = (1 << 31) - 1
 _STRING_KEYS = frozenset({"op_type", "op_name", "source_file", "deduplicated_name", "scheduling_name"})
@@ -29,6 +34,17 @@ _SPLIT = re.compile(r"\s*,\s*")
 
 def _err(msg: str, tok: Any) -> ShardingValidationError:
     return ShardingValidationError(msg, pos=getattr(tok, "start_pos", None))
+
+
+@contextmanager
+def _at(tok: Any) -> Iterator[None]:
+    """A check's error without a position of its own points at ``tok``."""
+    try:
+        yield
+    except ShardingValidationError as e:
+        if e.pos is None:
+            e.pos = getattr(tok, "start_pos", None)
+        raise
 
 
 def _checked(text: str, tok: Any, what: str, limit: int) -> int:
@@ -122,11 +138,8 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
         return _Item("last_tile_dims=", c[0], tuple(c[1:]))
 
     def subgroup(self, c: list[Token]) -> SubgroupType:
-        name = str(c[0])
-        try:
-            return SubgroupType(name)
-        except ValueError:
-            raise _err(f"last_tile_dims entry '{name}' is not one of manual, unreduced, replicated", c[0]) from None
+        with _at(c[0]):
+            return subgroup_type(str(c[0]))
 
     def shard_group(self, c: list[Token]) -> _Item:
         return _Item("shard group", c[0], ShardGroup(str(c[0]), _int(c[1], "shard group id")))
@@ -193,12 +206,10 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
         device = by_key.get("device=")
         kind = next((f for f in _FLAG_PRECEDENCE if f in by_key), None)
         if kind == "maximal":
-            if device is None:
-                raise _err("maximal shardings need exactly one device: add device=N", by_key["maximal"].tok)
-            if explicit:
+            if device is not None and explicit:
                 raise _err("maximal shardings take device=N, not a devices= list", devices.tok)  # type: ignore[union-attr]
-            self._check_id(device.value, device.tok)
-            return HloSharding.maximal(device.value, **kw)
+            with _at(by_key["maximal"].tok if device is None else device.tok):
+                return HloSharding.maximal(maximal_device([] if device is None else [device.value], self.num_devices), **kw)
         if device is not None:
             raise _err("device=N is only valid in a maximal sharding", device.tok)
         if kind is not None:
@@ -210,16 +221,11 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
             raise _err("a tiled sharding needs devices=[dims]...", items[0].tok if items else None)
         tile = self._tile(devices)
         ltdr, ltd = by_key.get("last_tile_dim_replicate"), by_key.get("last_tile_dims=")
-        if ltdr is not None and ltd is not None:
-            raise _err("last_tile_dim_replicate and last_tile_dims= cannot both be given", ltd.tok)
-        subgroups: tuple[SubgroupType, ...] = ()
-        if ltdr is not None:
-            subgroups = (SubgroupType.REPLICATED,)
-        elif ltd is not None:
-            subgroups = ltd.value
-        if len(subgroups) > len(tile.dims):
-            raise _err(f"{len(subgroups)} last_tile_dims but only {len(tile.dims)} tile dims", (ltd or ltdr).tok)  # type: ignore[union-attr]
-        return HloSharding.tiled(tile, subgroups, **kw)
+        if ltd is None:
+            return HloSharding.tiled(tile, () if ltdr is None else (SubgroupType.REPLICATED,), **kw)
+        with _at(ltd.tok):
+            check_subgroup_fields(ltdr is not None, True)
+            return HloSharding.tiled(tile, ltd.value, **kw)
 
     def _tile(self, item: _Item) -> TileAssignment:
         v = item.value
@@ -233,22 +239,19 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
                 if n == 1:
                     raise _err("a tiled sharding needs more than one device (use {maximal device=N})", tok)
                 tile = TileAssignment.from_devices(dims, devs)
-                for d in devs:
-                    self._check_id(d, tok)
+                with _at(tok):
+                    for d in devs:
+                        check_device_id(d, self.num_devices)
                 return tile
             _, dims, reshape, perm, tok = v
             tile = TileAssignment.iota(dims, reshape, perm)
-            if self.num_devices is not None and tile.num_devices > self.num_devices:
-                raise _err(f"iota uses devices 0..{tile.num_devices - 1} but there are only {self.num_devices}", tok)
+            with _at(tok):
+                check_iota_fits(tile, self.num_devices)
             return tile
         except ShardingValidationError as e:
             if e.pos is None:
                 e.pos = item.tok.start_pos
             raise
-
-    def _check_id(self, d: int, tok: Any) -> None:
-        if self.num_devices is not None and not 0 <= d < self.num_devices:
-            raise _err(f"device id {d} is outside 0..{self.num_devices - 1}", tok)
 
     # ---- V3 ----------------------------------------------------------------------------------
     def mesh_axis(self, c: list[Any]) -> MeshAxis:
@@ -321,22 +324,17 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
             manual=attrs["manual="].value if "manual=" in attrs else (),
             device_iota=device_iota,
         )
-        try:
+        with _at(head):
             check_mesh_sharding(ms)
-        except ShardingValidationError as e:
-            if e.pos is None:
-                e.pos = head.start_pos
-            raise
-        if self.num_devices is not None and n > self.num_devices:
-            raise _err(f"the mesh has {n} devices but there are only {self.num_devices}", head)
+            check_mesh_fits(mesh, self.num_devices)
         meta = attrs["metadata="].value if "metadata=" in attrs else ()
         return HloSharding(Kind.MESH, mesh_sharding=ms, metadata=meta)
 
     def maximal_mesh(self, c: list[Any]) -> HloSharding:
-        device = _int(c[2], "device id")
-        self._check_id(device, c[2])
+        ms = MeshSharding(mesh=Mesh(axes=(), explicit_device_ids=(_int(c[2], "device id"),)))
+        with _at(c[2]):
+            check_mesh_fits(ms.mesh, self.num_devices)
         meta = c[4] if len(c) > 4 else ()
-        ms = MeshSharding(mesh=Mesh(axes=(), explicit_device_ids=(device,)))
         return HloSharding(Kind.MESH, mesh_sharding=ms, metadata=meta)
 
 
