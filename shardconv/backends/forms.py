@@ -15,7 +15,7 @@ from shardconv.core.model import HloSharding, Kind, Mesh, PartitionSpec, TensorS
 from shardconv.backends.base import Example, ShardingLike
 
 HLO, SDY = "hlo", "sdy"
-Value = Union[HloSharding, TensorSharding]
+ValueSharding = Union[HloSharding, TensorSharding]  # the sharding of one tensor value, in either format
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class Side:
     """One side of a comparison: its format and its sharding per tensor value (tuples are split)."""
 
     kind: str  # HLO | SDY
-    values: tuple[Value, ...]
+    values: tuple[ValueSharding, ...]
     label: str  # how it was given, e.g. "hlo", "spec", "sdy (converted)"
 
     @property
@@ -111,11 +111,11 @@ def default_shape(a: Side, b: Side | None, mesh: Mesh) -> tuple[int, ...]:
     return tuple(2 * d for d in dims)
 
 
-def _rank(v: Value) -> int | None:
+def _rank(v: ValueSharding) -> int | None:
     return v.rank
 
 
-def _tile_counts(v: Value, mesh: Mesh) -> tuple[int, ...] | None:
+def _tile_counts(v: ValueSharding, mesh: Mesh) -> tuple[int, ...] | None:
     if isinstance(v, TensorSharding):
         m = v.resolve_mesh(mesh)
         if any(not m.has_axis(r.name) for d in v.dims for r in d.axes):

@@ -15,7 +15,8 @@ from typing import Any
 from shardconv.core.device_order import strides, unravel
 from shardconv.core.errors import ShardingError
 from shardconv.core.model import DimSharding, Mesh, TensorSharding
-from shardconv.backends.base import FAIL, PASS, SKIP, BackendResult, Box, Check, DeviceSlices, Example
+from shardconv.core.placement import IndexBox
+from shardconv.backends.base import FAIL, PASS, SKIP, BackendResult, Check, DeviceSlices, Example
 from shardconv.backends.forms import HLO, Side, resolve
 from shardconv.backends.reference import agreement, side_slices
 
@@ -162,7 +163,7 @@ _NAMES = {
 def _observed(shards: list[list[Any]], shape: tuple[int, ...], n: int) -> DeviceSlices:
     """Which box each device really holds: the first element names the start (data is 1+arange),
     the buffer shape the extent; contents that are not that box of the data are marked ``garbage``."""
-    by_device: dict[int, Box | None] = {d: None for d in range(n)}
+    by_device: dict[int, IndexBox | None] = {d: None for d in range(n)}
     for device, buf, flat in shards:
         if not flat or flat[0] < 1 or flat[0] > prod(shape):
             by_device[device] = tuple((0, 0) for _ in shape)  # padding only
@@ -173,10 +174,10 @@ def _observed(shards: list[list[Any]], shape: tuple[int, ...], n: int) -> Device
     return DeviceSlices.of(shape, by_device)
 
 
-_GARBAGE: Box = ((-1, 0),)  # contents that are no box of the data: never equal to a real box
+_GARBAGE: IndexBox = ((-1, 0),)  # contents that are no box of the data: never equal to a real box
 
 
-def _contents_match(flat: list[int], buf: list[int], box: Box, shape: tuple[int, ...]) -> bool:
+def _contents_match(flat: list[int], buf: list[int], box: IndexBox, shape: tuple[int, ...]) -> bool:
     """The valid (unpadded) corner of the buffer equals ``1 + arange`` over ``box``."""
     strides_buf = strides(buf)
     strides_full = strides(shape)

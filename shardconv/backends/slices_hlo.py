@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.model import HloSharding, Kind
-from shardconv.core.placement import tile_blocks, tile_box
-from shardconv.backends.base import Box, DeviceSlices
+from shardconv.core.placement import IndexBox, tile_blocks, tile_box
+from shardconv.backends.base import DeviceSlices
 
 
 def hlo_slices(hlo: HloSharding, shape: tuple[int, ...], num_devices: int) -> DeviceSlices:
     """Which box of ``shape`` each of devices ``0..num_devices-1`` holds under ``hlo``."""
-    full: Box = tuple((0, d) for d in shape)
+    full: IndexBox = tuple((0, d) for d in shape)
     if hlo.kind is Kind.REPLICATED:
         return DeviceSlices.of(shape, {d: full for d in range(num_devices)})
     if hlo.kind is Kind.MAXIMAL:
@@ -29,7 +29,7 @@ def hlo_slices(hlo: HloSharding, shape: tuple[int, ...], num_devices: int) -> De
     counts = hlo.tile_counts
     if len(counts) != len(shape):
         raise ShardingValidationError(f"{hlo} is for rank {len(counts)}, but the shape {list(shape)} has rank {len(shape)}")
-    by_device: dict[int, Box | None] = {d: None for d in range(num_devices)}
+    by_device: dict[int, IndexBox | None] = {d: None for d in range(num_devices)}
     for index, block in tile_blocks(hlo):
         box = tile_box(index, counts, shape)
         for device in block:

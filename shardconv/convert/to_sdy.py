@@ -24,7 +24,6 @@ from shardconv.core.model import (
     TensorShardingPerValue,
 )
 from shardconv.convert.factoring import Piece, common_factor_walk, mesh_sorted_refs, pieces_to_refs
-from shardconv.convert.suggest import suggestions
 from shardconv.convert.to_hlo import _to_hlo_one, to_hlo
 
 SdyValue = TensorSharding | TensorShardingPerValue
@@ -270,11 +269,15 @@ def tiled_to_sdy(hlo: HloSharding, mesh: Mesh, ref: str | Mesh) -> tuple[TensorS
             layout = explicit_layout(hlo, mesh)
         sharding, manual = layout_to_sdy(layout, hlo, mesh, ref)
     except _Broken as e:
+        from shardconv.convert.suggest import suggestions  # only on failure: start-up never loads it
+
         raise NotExpressibleError(
             f"{hlo} is not a sharding on mesh {mesh.shape_str()}: {e.why}\n{tile_table(hlo, mesh)}",
             suggestions=suggestions(hlo, mesh),
         ) from None
     except NotExpressibleError as e:
+        from shardconv.convert.suggest import suggestions
+
         raise NotExpressibleError(
             f"{hlo} is not a sharding on mesh {mesh.shape_str()}: {e.message}", suggestions=suggestions(hlo, mesh)
         ) from None
