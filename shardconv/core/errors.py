@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from shardconv.core.positions import caret_excerpt, line_col
 
@@ -74,8 +75,8 @@ def _quoted_offset(message: str, text: str) -> int:
 class ShardingSyntaxError(ShardingError):
     """The text does not match the grammar."""
 
-    def __init__(self, message: str, *, expected: tuple[str, ...] = (), **kw: object) -> None:
-        super().__init__(message, **kw)  # type: ignore[arg-type]
+    def __init__(self, message: str, *, expected: tuple[str, ...] = (), **kw: Any) -> None:
+        super().__init__(message, **kw)
         self.expected = expected
 
 
@@ -98,8 +99,8 @@ class Suggestion:
 class NotExpressibleError(ShardingError):
     """A valid sharding that has no equivalent in the requested target (mesh, format)."""
 
-    def __init__(self, message: str, *, suggestions: tuple[Suggestion, ...] = (), **kw: object) -> None:
-        super().__init__(message, **kw)  # type: ignore[arg-type]
+    def __init__(self, message: str, *, suggestions: tuple[Suggestion, ...] = (), **kw: Any) -> None:
+        super().__init__(message, **kw)
         self.suggestions = suggestions
 
     def __str__(self) -> str:

@@ -9,9 +9,9 @@ HLO side: ``TileAssignment``, ``HloSharding`` (+ ``SubgroupType``, ``ShardGroup`
 from __future__ import annotations
 
 import enum
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
 from math import prod
 from typing import TYPE_CHECKING, Any, Union
 
@@ -22,7 +22,7 @@ from shardconv.core.limits import check_device_count
 from shardconv.core.printing import render_proto, render_text
 
 
-class _cached:
+class _LockFreeCachedProperty:
     """``functools.cached_property`` without Python 3.11's lock, which made each first access cost
     about a microsecond; converters touch several of these on every fresh Mesh. Stores the value in
     the instance dict, so later reads never reach the descriptor (works on frozen dataclasses)."""
@@ -42,7 +42,7 @@ class _cached:
         return value
 
 
-class _shape_derived(_cached):
+class _ShapeDerived(_LockFreeCachedProperty):
     """A Mesh value filled in, with its siblings, by ``Mesh._derive_shape`` on first read."""
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
@@ -52,9 +52,11 @@ class _shape_derived(_cached):
         return obj.__dict__[self.name]
 
 
-if TYPE_CHECKING:
-    _cached = cached_property  # type: ignore[misc,assignment]  # noqa: F811
-    _shape_derived = cached_property  # type: ignore[misc,assignment]  # noqa: F811
+if TYPE_CHECKING:  # checkers know cached_property, which the two descriptors above behave like
+    from functools import cached_property as _cached
+    from functools import cached_property as _shape_derived
+else:
+    _cached, _shape_derived = _LockFreeCachedProperty, _ShapeDerived
 
 
 # --------------------------------------------------------------------------------------------------
@@ -151,8 +153,8 @@ class TileAssignment:
             )
         devices = tuple(devices)
         if len(set(devices)) != n:
-            seen: set[int] = set()
-            dup = next(d for d in devices if d in seen or seen.add(d))  # type: ignore[func-returns-value]
+            counts = Counter(devices)
+            dup = next(d for d in devices if counts[d] > 1)
             raise ShardingValidationError(f"device {dup} appears more than once in the device list")
         if any(d < 0 for d in devices):
             raise ShardingValidationError(f"negative device id {min(devices)}")
@@ -241,37 +243,37 @@ class HloSharding:
 
     # --- constructors -------------------------------------------------------------------------
     @classmethod
-    def replicated(cls, **kw: object) -> HloSharding:
-        return cls(Kind.REPLICATED, **kw)  # type: ignore[arg-type]
+    def replicated(cls, **kw: Any) -> HloSharding:
+        return cls(Kind.REPLICATED, **kw)
 
     @classmethod
-    def manual(cls, **kw: object) -> HloSharding:
-        return cls(Kind.MANUAL, **kw)  # type: ignore[arg-type]
+    def manual(cls, **kw: Any) -> HloSharding:
+        return cls(Kind.MANUAL, **kw)
 
     @classmethod
-    def unknown(cls, **kw: object) -> HloSharding:
-        return cls(Kind.UNKNOWN, **kw)  # type: ignore[arg-type]
+    def unknown(cls, **kw: Any) -> HloSharding:
+        return cls(Kind.UNKNOWN, **kw)
 
     @classmethod
-    def unreduced(cls, **kw: object) -> HloSharding:
-        return cls(Kind.UNREDUCED, **kw)  # type: ignore[arg-type]
+    def unreduced(cls, **kw: Any) -> HloSharding:
+        return cls(Kind.UNREDUCED, **kw)
 
     @classmethod
-    def maximal(cls, device: int, **kw: object) -> HloSharding:
+    def maximal(cls, device: int, **kw: Any) -> HloSharding:
         if device < 0:
             raise ShardingValidationError(f"maximal device id {device} is negative")
-        return cls(Kind.MAXIMAL, device=device, **kw)  # type: ignore[arg-type]
+        return cls(Kind.MAXIMAL, device=device, **kw)
 
     @classmethod
-    def tuple_of(cls, elements: tuple[HloSharding, ...] | list[HloSharding], **kw: object) -> HloSharding:
-        return cls(Kind.TUPLE, elements=tuple(elements), **kw)  # type: ignore[arg-type]
+    def tuple_of(cls, elements: tuple[HloSharding, ...] | list[HloSharding], **kw: Any) -> HloSharding:
+        return cls(Kind.TUPLE, elements=tuple(elements), **kw)
 
     @classmethod
     def tiled(
         cls,
         tile: TileAssignment,
         subgroups: tuple[SubgroupType, ...] | list[SubgroupType] = (),
-        **kw: object,
+        **kw: Any,
     ) -> HloSharding:
         """A tiled sharding after XLA's normalisations (replicate-last-dim collapse, subgroup merge/sort)."""
         return canonical_tiled(tile, tuple(subgroups), **kw)
@@ -464,20 +466,20 @@ class Mesh:
         d["num_devices"] = len(ids) if not axes and ids is not None else acc
 
     @_shape_derived
-    def axis_names(self) -> tuple[str, ...]: ...  # type: ignore[empty-body]
+    def axis_names(self) -> tuple[str, ...]: ...  # type: ignore[empty-body]  # _derive_shape fills the value in
 
     @_shape_derived
-    def axis_sizes(self) -> tuple[int, ...]: ...  # type: ignore[empty-body]
+    def axis_sizes(self) -> tuple[int, ...]: ...  # type: ignore[empty-body]  # _derive_shape fills the value in
 
     @_shape_derived
-    def _size_by_name(self) -> dict[str, int]: ...  # type: ignore[empty-body]
+    def _size_by_name(self) -> dict[str, int]: ...  # type: ignore[empty-body]  # _derive_shape fills the value in
 
     @_shape_derived
-    def _axis_strides(self) -> tuple[int, ...]:  # type: ignore[empty-body]
+    def _axis_strides(self) -> tuple[int, ...]:  # type: ignore[empty-body]  # _derive_shape fills the value in
         """Weight of each axis in the row-major flattened mesh position."""
 
     @_shape_derived
-    def num_devices(self) -> int: ...  # type: ignore[empty-body]
+    def num_devices(self) -> int: ...  # type: ignore[empty-body]  # _derive_shape fills the value in
 
     @_cached
     def _position_of(self) -> dict[int, int]:

@@ -81,6 +81,15 @@ def c_unescape(tok: Token) -> str:
         raise _err("string escapes do not form valid UTF-8", tok) from None
 
 
+# Shapes of transformer results (the rule named ``tuple`` shadows the builtin inside the class body).
+_Ints = tuple[int, ...]
+_Iota = tuple[_Ints, _Ints]  # (reshape dims, transpose perm)
+_MetaField = tuple[Token, str | int]
+_Metadata = tuple[OpMetadata, ...]
+_Dims = tuple[DimSharding, ...]
+_IdsSpec = tuple[str, Any, Token | None]  # ("explicit", ids, token) | ("iota", iota, None)
+
+
 @dataclass(frozen=True)
 class _Item:
     key: str
@@ -88,7 +97,7 @@ class _Item:
     value: Any = None
 
 
-class _HloTransformer(Transformer):  # type: ignore[type-arg]
+class _HloTransformer(Transformer[Token, HloSharding]):
     """Parse tree -> model objects; every check raises a positioned ShardingValidationError."""
 
     def __init__(self, num_devices: int | None) -> None:
@@ -96,7 +105,7 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
         self.num_devices = num_devices
 
     # ---- structure ---------------------------------------------------------------------------
-    def start(self, c: list[Any]) -> HloSharding:
+    def start(self, c: list[HloSharding]) -> HloSharding:
         return c[0]
 
     def empty_tuple(self, c: list[Any]) -> HloSharding:
@@ -128,10 +137,10 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
         reshape, perm = c[3]
         return _Item("devices=", c[0], ("iota", dims, reshape, perm, c[2]))
 
-    def iota_flat(self, c: list[Token]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    def iota_flat(self, c: list[Token]) -> _Iota:
         return (_ints(c[0], "iota dim"), (0,))
 
-    def iota_transposed(self, c: list[Token]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    def iota_transposed(self, c: list[Token]) -> _Iota:
         return (_ints(c[0], "iota dim"), _ints(c[1], "transpose index"))
 
     def last_tile_dims(self, c: list[Any]) -> _Item:
@@ -148,7 +157,7 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
         return _Item("metadata=", c[0], c[1])
 
     # ---- metadata ----------------------------------------------------------------------------
-    def meta_field(self, c: list[Any]) -> tuple[Token, str | int]:
+    def meta_field(self, c: list[Any]) -> _MetaField:
         key = c[0]
         name = str(key)[:-1]
         value = c[1]
@@ -165,7 +174,7 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
             return key, value
         raise _err(f"unknown metadata attribute '{name}' (known: {', '.join(sorted(_STRING_KEYS | _INT_KEYS))})", key)
 
-    def meta_block(self, c: list[tuple[Token, str | int]]) -> OpMetadata:
+    def meta_block(self, c: list[_MetaField]) -> OpMetadata:
         seen: set[str] = set()
         for key, _ in c:
             name = str(key)[:-1]
@@ -174,14 +183,14 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
             seen.add(name)
         return OpMetadata(tuple((str(k)[:-1], v) for k, v in c))
 
-    def meta_one(self, c: list[tuple[Token, str | int]]) -> tuple[OpMetadata, ...]:
+    def meta_one(self, c: list[_MetaField]) -> _Metadata:
         return (self.meta_block(c),)
 
-    def meta_list(self, c: list[OpMetadata]) -> tuple[OpMetadata, ...]:
+    def meta_list(self, c: list[OpMetadata]) -> _Metadata:
         return tuple(c)
 
     # ---- V1/V2 assembly ----------------------------------------------------------------------
-    def _dims(self, tok: Token) -> tuple[int, ...]:
+    def _dims(self, tok: Token) -> _Ints:
         dims = _ints(tok, "tile dim")
         try:
             check_device_count(dims)
@@ -257,10 +266,10 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
     def mesh_axis(self, c: list[Any]) -> MeshAxis:
         return MeshAxis(c[0], _int(c[1], "axis size"))
 
-    def ids_explicit(self, c: list[Token]) -> tuple[str, Any, Token]:
+    def ids_explicit(self, c: list[Token]) -> _IdsSpec:
         return ("explicit", _ints(c[0], "device id"), c[0])
 
-    def ids_iota(self, c: list[Any]) -> tuple[str, Any, None]:
+    def ids_iota(self, c: list[Any]) -> _IdsSpec:
         return ("iota", c[0], None)
 
     def axis_ref(self, c: list[Any]) -> AxisRef:
@@ -274,7 +283,7 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
     def dim_open(self, c: list[Any]) -> DimSharding:
         return DimSharding(tuple(a for a in c if isinstance(a, AxisRef)), is_closed=False)
 
-    def v3_dims(self, c: list[DimSharding]) -> tuple[DimSharding, ...]:
+    def v3_dims(self, c: list[DimSharding]) -> _Dims:
         return tuple(c)
 
     def v3_keyword(self, c: list[Token]) -> Token:
@@ -304,7 +313,7 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
                 raise _err(f"'{keyword}' needs a mesh with axes (XLA aborts on an empty one)", keyword)
             attrs[f"{keyword}="] = _Item(f"{keyword}=", keyword, tuple(AxisRef(a.name) for a in axes))
         n = check_device_count(a.size for a in axes if a.size > 0)
-        ids: tuple[int, ...] | None = None
+        ids: _Ints | None = None
         device_iota = None
         if ids_spec is not None and ids_spec[0] == "explicit":
             ids = ids_spec[1]
@@ -313,7 +322,8 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
         elif ids_spec is not None:
             reshape, perm = ids_spec[1]
             tile = TileAssignment.iota((n,), reshape, perm)
-            if len(tile.reshape_dims or ()) > 1:  # a non-trivial iota; a plain one means no device_ids
+            # a non-trivial iota; a plain one means no device_ids
+            if tile.reshape_dims is not None and tile.perm is not None and len(tile.reshape_dims) > 1:
                 device_iota = (tile.reshape_dims, tile.perm)
                 ids = tile.devices
         mesh = Mesh(axes=axes, explicit_device_ids=ids)
@@ -340,7 +350,8 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
 
 def parse_hlo_text(text: str, *, num_devices: int | None = None) -> HloSharding:
     """Parse an HLO sharding string (all of FORMATS §1.1), applying XLA's normalisations."""
-    return parse("hlo_sharding", "start", text, _HloTransformer(num_devices))  # type: ignore[no-any-return]
+    sharding: HloSharding = parse("hlo_sharding", "start", text, _HloTransformer(num_devices))
+    return sharding
 
 
 def parse_hlo_proto(data: bytes, *, num_devices: int | None = None) -> HloSharding:
