@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from shardconv.core.model import Mesh
+    from shardconv.core.model import Mesh, TensorSharding, TensorShardingPerValue
     from shardconv.formats.detect import Input
     from shardconv.cli.options import Context
     from shardconv.cli.resolve import OnMesh
@@ -76,8 +76,12 @@ def _json_target(inp: Input, ctx: Context, on: OnMesh | None, rank: int | None) 
     return jsonout.dumps(body, lines=True)
 
 
-def _inline(on: OnMesh) -> Any:
-    """A synthetic mesh goes inside the sharding, so the one-line answer stands on its own."""
+def _inline(on: OnMesh) -> TensorSharding | TensorShardingPerValue:
+    """A synthetic mesh goes inside the sharding (each one, per value), so the one-line answer stands on its own."""
+    from shardconv.core.model import TensorShardingPerValue
+
+    if isinstance(on.sharding, TensorShardingPerValue):
+        return TensorShardingPerValue(tuple(replace(s, mesh=on.mesh) for s in on.sharding.shardings))
     return replace(on.sharding, mesh=on.mesh)
 
 
