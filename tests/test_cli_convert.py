@@ -204,3 +204,10 @@ def test_tuple_explain_has_no_whole_axis_alternative_to_offer() -> None:
     assert r.code == 0, r.err
     assert r.out.startswith("#sdy.sharding_per_value<[")
     assert "distorted mesh" in r.err and "internal error" not in r.err
+
+
+@pytest.mark.parametrize("target", ["spec", "v3", "json"])
+def test_tuple_has_no_single_spelling_in_one_sharding_targets(target: str) -> None:
+    r = run("convert", TUPLE_HLO, "--to", target, "--mesh", SEED_MESH)
+    assert r.code == 2
+    assert f"a tuple sharding has no single {target} spelling" in r.err and "internal error" not in r.err

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import lcm, prod
-from typing import Union
+from typing import TypeVar, Union
 
 from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.model import HloSharding, Kind, Mesh, PartitionSpec, TensorSharding, TensorShardingPerValue
@@ -74,9 +74,28 @@ def converted_side(side: Side, mesh: Mesh, ranks: tuple[int | None, ...]) -> Sid
     from shardconv import convert
 
     if side.kind == HLO:
-        vals = tuple(convert.to_sdy(h, mesh, rank=r) for h, r in zip(side.values, ranks))
+        hlos = _typed(side.values, HloSharding)
+        vals = tuple(_one_value(convert.to_sdy(h, mesh, rank=r)) for h, r in zip(hlos, ranks))
         return Side(SDY, vals, "sdy (converted)")
-    return Side(HLO, tuple(convert.to_hlo(s, mesh) for s in side.values), "hlo (converted)")
+    return Side(HLO, tuple(convert.to_hlo(s, mesh) for s in _typed(side.values, TensorSharding)), "hlo (converted)")
+
+
+_Format = TypeVar("_Format", HloSharding, TensorSharding)
+
+
+def _typed(values: tuple[ValueSharding, ...], cls: type[_Format]) -> tuple[_Format, ...]:
+    """A side's values as the class its ``kind`` promises (``native_side`` builds them so)."""
+    typed = tuple(v for v in values if isinstance(v, cls))
+    if len(typed) != len(values):
+        raise TypeError(f"a side mixes formats: {values}")
+    return typed
+
+
+def _one_value(s: TensorSharding | TensorShardingPerValue) -> TensorSharding:
+    """The backends compare one tensor value at a time: a nested tuple has no single sharding."""
+    if isinstance(s, TensorShardingPerValue):
+        raise ShardingValidationError(f"{s}: a nested tuple holds several values; give them one at a time")
+    return s
 
 
 def resolve(example: Example) -> tuple[Side, Side | None, tuple[int, ...], str]:

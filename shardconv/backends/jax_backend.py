@@ -77,7 +77,7 @@ class _Plan:
         if self.side.kind == HLO:
             return [{"op": "place_hlo", "hlo": str(v), "shape": shape, "value": i} for i, v in enumerate(self.side.values)]
         self.expected_hlo = [_to_hlo_text(v, self.mesh) for v in self.side.values]
-        tasks = []
+        tasks: list[dict[str, Any]] = []
         for i, (v, hlo) in enumerate(zip(self.side.values, self.expected_hlo)):
             assert isinstance(v, TensorSharding)
             named = _named(v, self.mesh)

@@ -102,7 +102,8 @@ def jit_identity(task: dict[str, Any]) -> dict[str, Any]:
         names = [a for a, _ in named["axes"]]
         sizes = [s for _, s in named["axes"]]
         grid = np.array(devs, dtype=object)[named["device_ids"]].reshape(sizes)
-        spec = PartitionSpec(*[tuple(e) if isinstance(e, list) else e for e in named["spec"]])
+        entries = [tuple(e) if isinstance(e, list) else e for e in named["spec"]]
+        spec = PartitionSpec(*entries)  # type: ignore[no-untyped-call]  # jax leaves its __init__ unannotated
         out_sharding: Any = NamedSharding(Mesh(grid, tuple(names)), spec)
     else:
         out_sharding = P.gspmd_sharding(devs, task["hlo"])

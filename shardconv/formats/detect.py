@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import binascii
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
@@ -195,9 +195,9 @@ def parse_shape(text: str) -> tuple[int, ...]:
     return dims
 
 
-def stdin_items(stream: object) -> Iterator[tuple[int, str]]:
+def stdin_items(stream: Iterable[str]) -> Iterator[tuple[int, str]]:
     """``(line number, text)`` for every non-blank, non-comment (``#`` then space, or ``//``) line."""
-    for n, line in enumerate(stream, start=1):  # type: ignore[call-overload]
+    for n, line in enumerate(stream, start=1):
         s = line.strip()
         if not s or s.startswith(("//", "# ")) or s == "#":
             continue
