@@ -368,10 +368,10 @@ def _convert(hlo: HloSharding, mesh: Mesh, rank: int | None) -> tuple[SdyValue, 
         manual = {p[1] for p in parts if p[1].axes}
         if len(manual) > 1:
             raise NotExpressibleError("tuple elements are manual over different axes")
-        sh = tuple(p[0] for p in parts)
-        if not all(isinstance(s, TensorSharding) for s in sh):
+        sh = tuple(p[0] for p in parts if isinstance(p[0], TensorSharding))
+        if len(sh) != len(parts):
             raise NotExpressibleError("nested tuple shardings have no Shardy form")
-        return TensorShardingPerValue(sh), next(iter(manual), ManualAxes())  # type: ignore[arg-type]
+        return TensorShardingPerValue(sh), next(iter(manual), ManualAxes())
     if kind is Kind.MAXIMAL:
         assert hlo.device is not None
         if hlo.device not in set(mesh.device_ids):

@@ -169,14 +169,16 @@ def _message(h: HloSharding) -> Any:
 
 def to_proto_bytes(h: HloSharding) -> bytes:
     """Serialized ``xla.OpSharding`` (deterministic field order, as XLA writes it)."""
-    return _message(h).SerializeToString(deterministic=True)  # type: ignore[no-any-return]
+    data: bytes = _message(h).SerializeToString(deterministic=True)
+    return data
 
 
 def to_textproto(h: HloSharding) -> str:
     """The OpSharding in protobuf text format (for humans and ``--format textproto``)."""
     from google.protobuf import text_format
 
-    return text_format.MessageToString(_message(h))  # type: ignore[no-any-return]
+    text: str = text_format.MessageToString(_message(h))
+    return text
 
 
 # ---- bytes -> model ---------------------------------------------------------------------------

@@ -211,19 +211,19 @@ class _HloTransformer(Transformer[Token, HloSharding]):
         if "metadata=" in by_key:
             kw["metadata"] = by_key["metadata="].value
         devices = by_key.get("devices=")
-        explicit = devices is not None and devices.value[0] == "explicit"
+        explicit = devices.tok if devices is not None and devices.value[0] == "explicit" else None  # its token
         device = by_key.get("device=")
         kind = next((f for f in _FLAG_PRECEDENCE if f in by_key), None)
         if kind == "maximal":
-            if device is not None and explicit:
-                raise _err("maximal shardings take device=N, not a devices= list", devices.tok)  # type: ignore[union-attr]
+            if device is not None and explicit is not None:
+                raise _err("maximal shardings take device=N, not a devices= list", explicit)
             with _at(by_key["maximal"].tok if device is None else device.tok):
                 return HloSharding.maximal(maximal_device([] if device is None else [device.value], self.num_devices), **kw)
         if device is not None:
             raise _err("device=N is only valid in a maximal sharding", device.tok)
         if kind is not None:
-            if explicit:
-                raise _err(f"{kind} shardings should not have any devices assigned", devices.tok)  # type: ignore[union-attr]
+            if explicit is not None:
+                raise _err(f"{kind} shardings should not have any devices assigned", explicit)
             return {"replicated": HloSharding.replicated, "manual": HloSharding.manual,
                     "unknown": HloSharding.unknown, "unreduced": HloSharding.unreduced}[kind](**kw)
         if devices is None:

@@ -206,10 +206,11 @@ def _parse_sdy_text(start: str, text: str) -> Any:
 def parse_mesh(text: str) -> Mesh:
     """A mesh in any spelling: ``sdy.mesh @m = <[...]>``, ``#sdy.mesh<[...]>``, ``<[...]>``, or the
     shorthand ``batch=2,model=4`` (optionally ``;device_ids=[...]``). Verified as Shardy does."""
-    mesh = _plain_shorthand(text)
-    if mesh is not None:
-        return mesh
-    return _parse_sdy_text("mesh_start", text)  # type: ignore[no-any-return]
+    shorthand = _plain_shorthand(text)
+    if shorthand is not None:
+        return shorthand
+    mesh: Mesh = _parse_sdy_text("mesh_start", text)
+    return mesh
 
 
 def _plain_shorthand(text: str) -> Mesh | None:
@@ -239,17 +240,20 @@ def _plain_shorthand(text: str) -> Mesh | None:
 
 def parse_sdy(text: str) -> TensorSharding:
     """``#sdy.sharding<...>`` or the bare ``<@mesh, [...]>`` of sharding_constraint / manual_computation."""
-    return _parse_sdy_text("sharding_start", text)  # type: ignore[no-any-return]
+    sharding: TensorSharding = _parse_sdy_text("sharding_start", text)
+    return sharding
 
 
 def parse_sdy_per_value(text: str) -> TensorShardingPerValue:
     """``#sdy.sharding_per_value<[<@mesh, [...]>, ...]>``."""
-    return _parse_sdy_text("per_value_start", text)  # type: ignore[no-any-return]
+    per_value: TensorShardingPerValue = _parse_sdy_text("per_value_start", text)
+    return per_value
 
 
 def parse_manual_axes(text: str) -> ManualAxes:
     """``manual_axes={"a", "b"}``, ``{"a", "b"}`` or ``#sdy<manual_axes{"a", "b"}>``."""
-    return _parse_sdy_text("manual_axes_start", text)  # type: ignore[no-any-return]
+    axes: ManualAxes = _parse_sdy_text("manual_axes_start", text)
+    return axes
 
 
 __all__ = ["parse_manual_axes", "parse_mesh", "parse_sdy", "parse_sdy_per_value"]

@@ -163,13 +163,19 @@ def _verify_sub_axes(mesh: Mesh, seen: set[AxisRef], subs: dict[str, list[AxisRe
         if AxisRef(name) in seen:
             raise ShardingValidationError(f'both sub-axis and full-axis are used for axis name: "{name}"')
         prev: AxisRef | None = None
-        for ref in sorted(refs, key=lambda r: (r.sub_axis.pre_size, r.sub_axis.size)):  # type: ignore[union-attr]
+        for ref in sorted(refs, key=_sub_axis_key):
             _verify_sub_axis(ref, mesh)
             if prev is not None:
                 assert prev.sub_axis is not None and ref.sub_axis is not None
                 if ref.sub_axis.pre_size < prev.sub_axis.pre_size * prev.sub_axis.size:
                     raise ShardingValidationError(f"overlapping sub-axes: {print_axis_ref(prev)}, {print_axis_ref(ref)}")
             prev = ref
+
+
+def _sub_axis_key(ref: AxisRef) -> tuple[int, int]:
+    """Sub-axes of one axis in Shardy's order: by pre-size, then size."""
+    assert ref.sub_axis is not None  # only sub-axis refs are collected per name
+    return ref.sub_axis.pre_size, ref.sub_axis.size
 
 
 def _verify_manual(sharding: TensorSharding, mesh: Mesh, manual_axes: tuple[str, ...]) -> None:
