@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import lcm, prod
-from typing import TypeVar, Union
+from typing import TypeVar
 
 from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.model import HloSharding, Kind, Mesh, PartitionSpec, TensorSharding, TensorShardingPerValue
 from shardconv.backends.base import Example, ShardingLike
 
 HLO, SDY = "hlo", "sdy"
-ValueSharding = Union[HloSharding, TensorSharding]  # the sharding of one tensor value, in either format
+ValueSharding = HloSharding | TensorSharding  # the sharding of one tensor value, in either format
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ import json
 import os
 import sys
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from shardconv.backends import _jax_private as P
 from shardconv.text.brackets import group_end
@@ -66,7 +67,8 @@ def _hlo_identity_module(hlo: str, shape: list[int], n: int) -> str:
     attr = json.dumps(hlo)
     return (
         f"module @place attributes {{mhlo.num_partitions = {n} : i32, mhlo.num_replicas = 1 : i32}} {{\n"
-        f'  func.func public @main(%arg0: {t} {{mhlo.sharding = "{{replicated}}"}}) -> ({t} {{mhlo.sharding = {attr}}}) {{\n'
+        f'  func.func public @main(%arg0: {t} {{mhlo.sharding = "{{replicated}}"}})'
+        f" -> ({t} {{mhlo.sharding = {attr}}}) {{\n"
         f"    %0 = stablehlo.custom_call @Sharding(%arg0) {{mhlo.sharding = {attr}}} : ({t}) -> {t}\n"
         f"    return %0 : {t}\n  }}\n}}\n"
     )
@@ -198,7 +200,7 @@ OPS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 def handle(task: dict[str, Any]) -> dict[str, Any]:
     try:
         return OPS[task["op"]](task)
-    except Exception as e:  # reported to the parent as a failed check, never a dead worker
+    except Exception as e:  # noqa: BLE001 - reported to the parent as a failed check, never a dead worker
         return {"error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc(limit=3)}
 
 

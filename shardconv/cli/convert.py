@@ -7,7 +7,7 @@ explanations go to stderr (on a terminal, or with ``--explain``) or into the JSO
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -152,7 +152,9 @@ def explain_text(c: Converted, width: int = 80) -> str:
     return "\n".join(out)
 
 
-def json_doc(c: Converted | None, *, err: ShardingError | None = None, line: int | None = None, text: str = "") -> dict[str, Any]:
+def json_doc(
+    c: Converted | None, *, err: ShardingError | None = None, line: int | None = None, text: str = ""
+) -> dict[str, Any]:
     """The ``convert`` JSON document for one item (see docs/cli-json-schema.md)."""
     from shardconv.ui import jsonout
 
@@ -210,9 +212,13 @@ With --format json, batch output is JSON Lines, one object per item.
 @click.command(epilog=EPILOG, context_settings={"max_content_width": 100})
 @click.argument("text")
 @mesh_option()
-@click.option("--to", "-t", "target", type=click.Choice(TARGETS), help="Output format (default: sdy for HLO input, else hlo).")
+@click.option(
+    "--to", "-t", "target", type=click.Choice(TARGETS), help="Output format (default: sdy for HLO input, else hlo)."
+)
 @common_options
-@click.option("--explain/--no-explain", default=None, help="Explanations on stderr (default: when stderr is a terminal).")
+@click.option(
+    "--explain/--no-explain", default=None, help="Explanations on stderr (default: when stderr is a terminal)."
+)
 @click.option("--with-mesh", is_flag=True, help="Print the mesh declaration line before an sdy answer.")
 def convert(
     text: str,

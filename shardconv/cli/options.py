@@ -31,8 +31,12 @@ def common_options(fn: F) -> F:
         "--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
         help="text for people, json for scripts (schema: docs/cli-json-schema.md).",
     )(fn)
-    fn = click.option("--shape", "-s", "shape_text", metavar="SHAPE", help="Tensor shape, e.g. 32x32 (implies --rank).")(fn)
-    fn = click.option("--rank", "-r", type=click.IntRange(0, 64), help="Tensor rank, when the input does not fix it.")(fn)
+    fn = click.option(
+        "--shape", "-s", "shape_text", metavar="SHAPE", help="Tensor shape, e.g. 32x32 (implies --rank)."
+    )(fn)
+    fn = click.option(
+        "--rank", "-r", type=click.IntRange(0, 64), help="Tensor rank, when the input does not fix it."
+    )(fn)
     fn = click.option(
         "--from", "from_kind", type=click.Choice(INPUT_KINDS), default="auto", show_default=True,
         help="Input format; auto-detected from the first characters.",

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar, Union
+from typing import TYPE_CHECKING, TypeVar
 
 from shardconv.core.errors import ShardingError, ShardingValidationError
-from shardconv.formats.detect import HLO, PROTO_BASE64, PROTO_HEX, SDY, SDY_PER_VALUE, SPEC, Input
+from shardconv.formats.detect import SDY, SDY_PER_VALUE, SPEC, Input
 
 if TYPE_CHECKING:
     from shardconv.core.model import HloSharding, Mesh, TensorSharding, TensorShardingPerValue
@@ -29,7 +29,7 @@ class OnMesh:
     manual_axes: tuple[str, ...] = ()  # for HLO with a manual subgroup: the manual_computation's axes
 
 
-Outcome = Union[str, ShardingError]  # a spelling, or why there is none
+Outcome = str | ShardingError  # a spelling, or why there is none
 
 
 def value_as(inp: Input, cls: type[_Model]) -> _Model:

@@ -87,7 +87,7 @@ def json_doc(s: Shown) -> dict[str, Any]:
         mesh=jsonout.mesh_dict(s.mesh, synthetic=s.synthetic) if s.mesh is not None else None,
         placement=jsonout.placement_dict(s.placement),
         spellings={
-            JSON_KEYS[t]: {"text": o if isinstance(o, str) else None, "error": None if isinstance(o, str) else o.message}
+            JSON_KEYS[t]: {"text": o, "error": None} if isinstance(o, str) else {"text": None, "error": o.message}
             for t, o in s.spellings
         },
         xla_import=_xla_json(s),

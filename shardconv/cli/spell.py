@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from shardconv.core.model import Mesh, TensorSharding, TensorShardingPerValue
@@ -82,7 +82,9 @@ def _single(on: OnMesh, target: str) -> TensorSharding:
     from shardconv.core.model import TensorShardingPerValue
 
     if isinstance(on.sharding, TensorShardingPerValue):
-        raise ShardingValidationError(f"a tuple sharding has no single {target} spelling: convert its elements one by one")
+        raise ShardingValidationError(
+            f"a tuple sharding has no single {target} spelling: convert its elements one by one"
+        )
     return on.sharding
 
 

@@ -101,9 +101,11 @@ def compare_meshes(global_mesh: Mesh, to_sdy_mesh: Mesh | None, imported: Mesh |
     x = [a.size for a in imported.axes]
     gs, xs = global_mesh.shape_str(), imported.shape_str()
     if g == x:
-        return MeshComparison(global_mesh, to_sdy_mesh, imported, "same", f"XLA's import rebuilds {xs}: same axis sizes as {gs} (names are lost)")
+        why = f"XLA's import rebuilds {xs}: same axis sizes as {gs} (names are lost)"
+        return MeshComparison(global_mesh, to_sdy_mesh, imported, "same", why)
     if _cuts(x) <= _cuts(g):
-        verdict, text = "coarsened", f"XLA's import rebuilds {xs}: adjacent axes of {gs} merged (this sharding does not tell them apart)"
+        verdict = "coarsened"
+        text = f"XLA's import rebuilds {xs}: adjacent axes of {gs} merged (this sharding does not tell them apart)"
     elif _cuts(g) <= _cuts(x):
         verdict, text = "refined", f"XLA's import rebuilds {xs}: axes of {gs} split into smaller ones"
     else:
@@ -153,7 +155,8 @@ def _sub_axis_note(h: HloSharding, s: TensorSharding, mesh: Mesh) -> list[RoundT
         return []
     alt = whole_axis_alternative(h, mesh)
     if alt is None:
-        return [RoundTripFinding("note", f"{s.to_text(attribute=False)} needs sub-axes; no whole-axis sharding has the same shard counts")]
+        why = "needs sub-axes; no whole-axis sharding has the same shard counts"
+        return [RoundTripFinding("note", f"{s.to_text(attribute=False)} {why}")]
     return [
         RoundTripFinding(
             "note",
@@ -215,7 +218,9 @@ def _from_hlo(h: HloSharding, mesh: Mesh, rank: int | None) -> RoundTripReport:
     back = to_hlo(s, mesh)
     steps += [Step("to_sdy", s, str(s)), Step("to_hlo", back, str(back))]
     if not same_assignment(h, back):
-        findings.append(RoundTripFinding("error", f"HLO -> sdy -> HLO changed the device assignment: {h} became {back}"))
+        findings.append(
+            RoundTripFinding("error", f"HLO -> sdy -> HLO changed the device assignment: {h} became {back}")
+        )
     elif str(h) != str(back):
         findings.append(RoundTripFinding("note", f"same device assignment, different canonical text: {h} vs {back}"))
     if isinstance(s, TensorSharding):
@@ -226,7 +231,8 @@ def _from_hlo(h: HloSharding, mesh: Mesh, rank: int | None) -> RoundTripReport:
 
 
 def _mesh_findings(cmp: MeshComparison) -> list[RoundTripFinding]:
-    level = {"distorted": "error", "coarsened": "warning", "refined": "warning", "unavailable": "warning"}.get(cmp.verdict)
+    levels = {"distorted": "error", "coarsened": "warning", "refined": "warning", "unavailable": "warning"}
+    level = levels.get(cmp.verdict)
     if level is None or not cmp.explanation:
         return []
     prefix = "XLA's mesh-less import: " if cmp.verdict == "unavailable" else ""

@@ -94,8 +94,10 @@ def suggestions(hlo: HloSharding, mesh: Mesh) -> tuple[Suggestion, ...]:
         )
         if mesh.num_devices <= _SCORE_DEVICES:
             new = mesh_for(hlo, alt, mesh)
-            out.append(Suggestion("a mesh with explicit device_ids on which that sharding is exactly this one", str(new)))
+            why = "a mesh with explicit device_ids on which that sharding is exactly this one"
+            out.append(Suggestion(why, str(new)))
     elif mesh.num_devices <= _SCORE_DEVICES and all(t is SubgroupType.REPLICATED for t in hlo.subgroups):
         new, sh = per_dim_mesh(hlo, mesh)
-        out.append(Suggestion("a mesh with one axis per tile dim and explicit device_ids", f"{new} with {sh.to_text(attribute=False)}"))
+        why = "a mesh with one axis per tile dim and explicit device_ids"
+        out.append(Suggestion(why, f"{new} with {sh.to_text(attribute=False)}"))
     return tuple(out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from shardconv.core.device_order import transposed_indices
 from shardconv.core.errors import ShardingValidationError
@@ -12,7 +13,6 @@ from shardconv.core.model import (
     HloSharding,
     Kind,
     Mesh,
-    SubAxis,
     SubgroupType,
     TensorSharding,
     TensorShardingPerValue,
@@ -103,7 +103,9 @@ def _layout(
     else:
         pieces = _ordered_pieces(sharding, mesh)
     types: list[SubgroupType] = []
-    subgroup_refs = ((SubgroupType.MANUAL, [AxisRef(n) for n in manual_axes]), (SubgroupType.UNREDUCED, sharding.unreduced))
+    subgroup_refs = (
+        (SubgroupType.MANUAL, [AxisRef(n) for n in manual_axes]), (SubgroupType.UNREDUCED, sharding.unreduced)
+    )
     for kind, group in subgroup_refs:
         if group:
             types.append(kind)
@@ -145,7 +147,7 @@ def _ordered_pieces(sharding: TensorSharding, mesh: Mesh) -> list[tuple[PieceKey
         if len(points) == 1:  # a size-1 axis: one empty piece, dropped again by iota canonicalisation
             out.append((axis.name, 1))
             continue
-        for lo, hi in zip(points, points[1:]):
+        for lo, hi in pairwise(points):
             size = hi // lo
             out.append((axis.name if size == axis.size else (axis.name, lo, size), size))
     return out

@@ -310,7 +310,10 @@ def tile_table(hlo: HloSharding, mesh: Mesh, limit: int = 8) -> str:
     per = tile.num_devices // n_tiles
     devs = tile.devices
     shape = tile.dims[: len(tile.dims) - (1 if per > 1 else 0)]
-    lines = [f"  tile {_index(t, shape)} holds devices {_fmt_set(devs[t * per : (t + 1) * per])}" for t in range(min(n_tiles, limit))]
+    lines = [
+        f"  tile {_index(t, shape)} holds devices {_fmt_set(devs[t * per : (t + 1) * per])}"
+        for t in range(min(n_tiles, limit))
+    ]
     if n_tiles > limit:
         lines.append(f"  ... ({n_tiles - limit} more tiles)")
     return "\n".join(lines)
@@ -402,7 +405,8 @@ def _from_v3(hlo: HloSharding, mesh: Mesh, rank: int | None) -> tuple[SdyValue, 
     own = TensorSharding(ms.mesh, ms.dims, replicated=ms.replicated, unreduced=ms.unreduced)
     manual = tuple(r.name for r in ms.manual)
     if ms.mesh.axes == mesh.axes and ms.mesh.explicit_device_ids == mesh.explicit_device_ids:
-        return TensorSharding(mesh.symbol, ms.dims, replicated=ms.replicated, unreduced=ms.unreduced), ManualAxes(manual)
+        sharding = TensorSharding(mesh.symbol, ms.dims, replicated=ms.replicated, unreduced=ms.unreduced)
+        return sharding, ManualAxes(manual)
     return _convert(to_hlo(own, ms.mesh, manual_axes=manual), mesh, rank)
 
 

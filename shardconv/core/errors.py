@@ -41,14 +41,14 @@ class ShardingError(Exception):
         excerpt = self.caret_excerpt()
         return f"{where}{self.message}" + (f"\n{excerpt}" if excerpt else "")
 
-    def anchor(self, text: str) -> "ShardingError":
+    def anchor(self, text: str) -> ShardingError:
         """Point a position-less error into the input ``text`` it came from: at the first fragment the
         message quotes (an axis ``"c"``/``'c'``, a sub-axis ``"b":(1)2``) found there, else column 1."""
         if self.text is not None:
             return self
         return self.located(text, _quoted_offset(self.message, text))
 
-    def located(self, text: str, offset: int) -> "ShardingError":
+    def located(self, text: str, offset: int) -> ShardingError:
         """Re-anchor a position-less error at ``offset`` in ``text`` (used when a nested value fails)."""
         if self.text is None:
             self.text = text
@@ -114,10 +114,10 @@ class NotExpressibleError(ShardingError):
 
 
 __all__ = [
+    "LimitExceededError",
+    "NotExpressibleError",
     "ShardingError",
     "ShardingSyntaxError",
     "ShardingValidationError",
-    "LimitExceededError",
-    "NotExpressibleError",
     "Suggestion",
 ]

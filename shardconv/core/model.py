@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from math import prod
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 from shardconv.core.canonical import canonical_iota, group_sorted_iota, transpose_iota
 from shardconv.core.device_order import iota_order, transposed
@@ -556,7 +556,7 @@ class DimSharding:
     priority: int | None = None
 
 
-MeshRef = Union[str, Mesh]  # a symbol name (without '@') or an inlined mesh
+MeshRef = str | Mesh  # a symbol name (without '@') or an inlined mesh
 
 
 @dataclass(frozen=True)
@@ -630,7 +630,7 @@ class MeshSharding:
     device_iota: tuple[tuple[int, ...], tuple[int, ...]] | None = None
 
 
-PartitionEntry = Union[None, str, tuple[str, ...]]
+PartitionEntry = None | str | tuple[str, ...]
 
 
 @dataclass(frozen=True)

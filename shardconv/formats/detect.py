@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 Parsed = Union["HloSharding", "TensorSharding", "TensorShardingPerValue", "PartitionSpec"]
 
 # Input kinds, as shown by ``--from`` and in JSON ("input.kind").
-HLO, SDY, SDY_PER_VALUE, SPEC, PROTO_HEX, PROTO_BASE64 = "hlo", "sdy", "sdy-per-value", "spec", "proto-hex", "proto-base64"
+HLO, SDY, SDY_PER_VALUE, SPEC = "hlo", "sdy", "sdy-per-value", "spec"
+PROTO_HEX, PROTO_BASE64 = "proto-hex", "proto-base64"
 INPUT_KINDS = ("auto", HLO, SDY, SPEC, PROTO_HEX, PROTO_BASE64)
 
 # Patterns are compiled on first use (``re`` caches them): nothing to pay on the common HLO/sdy path.
@@ -52,7 +53,7 @@ def detect_kind(text: str) -> str:
         return PROTO_HEX
     if low.startswith(("base64:", "b64:")):
         return PROTO_BASE64
-    if s.startswith("#sdy.sharding_per_value") or s.startswith("<[<"):
+    if s.startswith(("#sdy.sharding_per_value", "<[<")):
         return SDY_PER_VALUE
     if s.startswith(("#sdy.sharding", "<@", "<mesh<", "sdy.sharding<", "[{")):
         return SDY

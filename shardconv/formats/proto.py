@@ -25,7 +25,9 @@ from shardconv.formats.hlo.verify import (
 REPLICATED, MAXIMAL, TUPLE, OTHER, MANUAL, UNKNOWN, UNREDUCED = range(7)
 _KIND_TO_TYPE = {Kind.REPLICATED: REPLICATED, Kind.MAXIMAL: MAXIMAL, Kind.TUPLE: TUPLE, Kind.TILED: OTHER,
                  Kind.MANUAL: MANUAL, Kind.UNKNOWN: UNKNOWN, Kind.UNREDUCED: UNREDUCED}
-_SUBGROUP_TO_TYPE = {SubgroupType.MANUAL: MANUAL, SubgroupType.UNREDUCED: UNREDUCED, SubgroupType.REPLICATED: REPLICATED}
+_SUBGROUP_TO_TYPE = {
+    SubgroupType.MANUAL: MANUAL, SubgroupType.UNREDUCED: UNREDUCED, SubgroupType.REPLICATED: REPLICATED
+}
 
 # (name, number, type, label, type_name); type/label use descriptor_pb2 enum names.
 _S, _I32, _I64, _B, _E, _M = "TYPE_STRING", "TYPE_INT32", "TYPE_INT64", "TYPE_BOOL", "TYPE_ENUM", "TYPE_MESSAGE"

@@ -7,12 +7,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from shardconv.core.errors import ShardingSyntaxError
 
 _OPEN = {"(": ")", "[": "]", "{": "}", "<": ">"}
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
 
 def skip_ws(text: str, i: int, end: int | None = None) -> int:
@@ -44,7 +44,7 @@ def skip_string(text: str, i: int, end: int | None = None) -> int:
     return j
 
 
-@lru_cache(maxsize=None)
+@cache
 def _stops(own_kind: str, comments: bool) -> re.Pattern[str]:
     """What ``skip_group`` must look at: quotes, ``->``, maybe ``//``, and the brackets it tracks."""
     brackets = own_kind + _OPEN[own_kind] if own_kind else "".join(_OPEN) + "".join(_OPEN.values())

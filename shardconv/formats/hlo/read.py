@@ -11,7 +11,6 @@ from typing import Any
 
 from shardconv.formats._lark_runtime import Token, Transformer
 
-from shardconv.core.canonical import canonical_iota
 from shardconv.core.errors import LimitExceededError, ShardingError, ShardingSyntaxError, ShardingValidationError
 from shardconv.text.escapes import EscapeError, unescape_c
 from shardconv.core.limits import INT64_MAX, check_device_count
@@ -52,7 +51,8 @@ def _checked(text: str, tok: Any, what: str, limit: int) -> int:
     digits = text.lstrip("-").lstrip("0")
     if len(digits) > 20 or int(text) > limit:
         raise LimitExceededError(
-            f"{what} {text if len(text) < 30 else text[:27] + '...'} does not fit in int{64 if limit == INT64_MAX else 32}",
+            f"{what} {text if len(text) < 30 else text[:27] + '...'} does not fit in "
+            f"int{64 if limit == INT64_MAX else 32}",
             pos=getattr(tok, "start_pos", None),
         )
     return int(text)
@@ -218,7 +218,8 @@ class _HloTransformer(Transformer[Token, HloSharding]):
             if device is not None and explicit is not None:
                 raise _err("maximal shardings take device=N, not a devices= list", explicit)
             with _at(by_key["maximal"].tok if device is None else device.tok):
-                return HloSharding.maximal(maximal_device([] if device is None else [device.value], self.num_devices), **kw)
+                one = maximal_device([] if device is None else [device.value], self.num_devices)
+                return HloSharding.maximal(one, **kw)
         if device is not None:
             raise _err("device=N is only valid in a maximal sharding", device.tok)
         if kind is not None:
@@ -300,7 +301,9 @@ class _HloTransformer(Transformer[Token, HloSharding]):
         axes = tuple(a for a in c if isinstance(a, MeshAxis))
         ids_spec = next((x for x in c if isinstance(x, tuple) and len(x) == 3 and x[0] in ("explicit", "iota")), None)
         keyword = next((x for x in c if isinstance(x, Token) and x.type in ("REPLICATED", "UNREDUCED", "MANUAL")), None)
-        dims = () if keyword else next(x for x in c if isinstance(x, tuple) and (not x or isinstance(x[0], DimSharding)))
+        dims = () if keyword else next(
+            x for x in c if isinstance(x, tuple) and (not x or isinstance(x[0], DimSharding))
+        )
         attrs: dict[str, _Item] = {}
         for it in (x for x in c if isinstance(x, _Item)):
             if it.key in attrs:

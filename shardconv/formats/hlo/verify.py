@@ -6,6 +6,7 @@ position; the text reader points them at the token they concern."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 from math import prod
 
 from shardconv.core.errors import ShardingValidationError
@@ -121,7 +122,7 @@ def check_mesh_sharding(ms: MeshSharding) -> None:
                 if lo < ohi and olo < hi:
                     raise ShardingValidationError(f"axis {_ref(a)} overlaps {_ref(other)}, which is already used")
             used.setdefault(a.name, []).append((lo, hi, a))
-        for x, y in zip(axes, axes[1:]):
+        for x, y in pairwise(axes):
             if _mergeable(x, y):
                 raise ShardingValidationError(f"sub-axes {_ref(x)} and {_ref(y)} are adjacent; merge them")
     index = {n: i for i, n in enumerate(mesh.axis_names)}
