@@ -32,7 +32,8 @@ def _op_sharding(**fields: Any) -> bytes:
 
 
 CASES = [
-    ("{devices=[4]<=[4]}", 2, {"type": OTHER, "tile_assignment_dimensions": [4], "iota_reshape_dims": [4], "iota_transpose_perm": [0]},
+    ("{devices=[4]<=[4]}", 2,
+     {"type": OTHER, "tile_assignment_dimensions": [4], "iota_reshape_dims": [4], "iota_transpose_perm": [0]},
      "iota uses devices 0..3 but there are only 2", 12),
     ("{devices=[2]0,3}", 2, {"type": OTHER, "tile_assignment_dimensions": [2], "tile_assignment_devices": [0, 3]},
      "device id 3 is outside 0..1", 12),
@@ -43,10 +44,12 @@ CASES = [
       "replicate_on_last_tile_dim": True, "last_tile_dims": [MANUAL]},
      "last_tile_dim_replicate and last_tile_dims cannot both be given", 44),
     ("{devices=[2,2]<=[4] last_tile_dims={maximal}}", None,
-     {"type": OTHER, "tile_assignment_dimensions": [2, 2], "iota_reshape_dims": [4], "iota_transpose_perm": [0], "last_tile_dims": [MAXIMAL]},
+     {"type": OTHER, "tile_assignment_dimensions": [2, 2], "iota_reshape_dims": [4], "iota_transpose_perm": [0],
+      "last_tile_dims": [MAXIMAL]},
      "last_tile_dims entry 'maximal' is not one of manual, unreduced, replicated", 36),
     ("{devices=[2]<=[2] last_tile_dims={manual, manual}}", None,
-     {"type": OTHER, "tile_assignment_dimensions": [2], "iota_reshape_dims": [2], "iota_transpose_perm": [0], "last_tile_dims": [MANUAL, MANUAL]},
+     {"type": OTHER, "tile_assignment_dimensions": [2], "iota_reshape_dims": [2], "iota_transpose_perm": [0],
+      "last_tile_dims": [MANUAL, MANUAL]},
      "2 last_tile_dims but only 1 tile dims", 18),
     ("{mesh['a'=8], [{'a'}]}", 4, {"named": ([("a", 8)], [], [0])}, "the mesh has 8 devices but there are only 4", 1),
     ("{maximal_mesh[device_id=4]}", 4, {"named": ([], [4], [])}, "device id 4 is outside 0..3", 24),
@@ -66,6 +69,8 @@ def test_text_and_proto_readers_word_each_check_alike(
 
 
 def test_an_unknown_type_number_is_named_by_its_number() -> None:
-    blob = _op_sharding(type=OTHER, tile_assignment_dimensions=[2, 2], iota_reshape_dims=[4], iota_transpose_perm=[0], last_tile_dims=[42])
+    blob = _op_sharding(
+        type=OTHER, tile_assignment_dimensions=[2, 2], iota_reshape_dims=[4], iota_transpose_perm=[0], last_tile_dims=[42]
+    )
     with pytest.raises(ShardingValidationError, match="last_tile_dims entry '42' is not one of"):
         parse_hlo_proto(blob)

@@ -71,5 +71,5 @@ def test_first_mesh_in_file_reads_past_a_closer_in_a_name(tmp_path: Path) -> Non
     f.write_text('module {\n  sdy.mesh @mesh = <["a>b"=2, "model"=4]>\n}\n')
     assert first_mesh_in_file(str(f)) == 'sdy.mesh @mesh = <["a>b"=2, "model"=4]>'
     f.write_text('module {\n  sdy.mesh @mesh = <["batch"=2, "model"=4]\n}\n')
-    with pytest.raises(ShardingError, match="unterminated sdy.mesh declaration"):
+    with pytest.raises(ShardingError, match=r"unterminated sdy\.mesh declaration"):
         first_mesh_in_file(str(f))
