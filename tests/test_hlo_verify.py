@@ -70,7 +70,8 @@ def test_text_and_proto_readers_word_each_check_alike(
 
 def test_an_unknown_type_number_is_named_by_its_number() -> None:
     blob = _op_sharding(
-        type=OTHER, tile_assignment_dimensions=[2, 2], iota_reshape_dims=[4], iota_transpose_perm=[0], last_tile_dims=[42]
+        type=OTHER, tile_assignment_dimensions=[2, 2], iota_reshape_dims=[4], iota_transpose_perm=[0],
+        last_tile_dims=[42],
     )
     with pytest.raises(ShardingValidationError, match="last_tile_dims entry '42' is not one of"):
         parse_hlo_proto(blob)
