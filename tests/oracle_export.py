@@ -17,6 +17,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from shardconv.core.model import Mesh, TensorSharding  # noqa: E402
 from shardconv.formats.sdy.write import print_mesh, print_sharding  # noqa: E402
+from shardconv.text.brackets import skip_group  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -47,12 +48,7 @@ _PARAM = re.compile(r"parameter\((\d+)\)(, sharding=)?")
 
 
 def _braced(text: str, start: int) -> str:
-    depth = 0
-    for i in range(start, len(text)):
-        depth += {"{": 1, "}": -1}.get(text[i], 0)
-        if depth == 0:
-            return text[start : i + 1]
-    raise ValueError("unbalanced braces in XLA output")
+    return text[start : skip_group(text, start, own_kind_only=True, comments=False)]
 
 
 def xla_export(cases: Sequence[ExportCase]) -> list[str | None]:

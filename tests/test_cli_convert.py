@@ -184,3 +184,30 @@ def test_to_json_structure() -> None:
 def test_help_has_examples() -> None:
     r = run("convert", "--help")
     assert r.code == 0 and "Examples:" in r.out and "--mesh batch=2,model=4" in r.out
+
+
+TUPLE_HLO = "{{devices=[2,4]<=[8]}, {devices=[4,2]<=[8]}}"  # as XLA prints a two-result ROOT tuple
+
+
+def test_tuple_without_mesh_inlines_the_synthetic_mesh_in_every_value() -> None:
+    from shardconv.convert import to_hlo
+    from shardconv.formats.sdy.read import parse_sdy_per_value
+
+    r = run("convert", TUPLE_HLO, "--to", "sdy")
+    assert r.code == 0, r.err
+    values = parse_sdy_per_value(r.out.strip()).shardings
+    assert [str(to_hlo(s, s.resolve_mesh())) for s in values] == ["{devices=[2,4]<=[8]}", "{devices=[4,2]<=[8]}"]
+
+
+def test_tuple_explain_has_no_whole_axis_alternative_to_offer() -> None:
+    r = run("convert", TUPLE_HLO, "--to", "sdy", "--mesh", SEED_MESH, "--explain")
+    assert r.code == 0, r.err
+    assert r.out.startswith("#sdy.sharding_per_value<[")
+    assert "distorted mesh" in r.err and "internal error" not in r.err
+
+
+@pytest.mark.parametrize("target", ["spec", "v3", "json"])
+def test_tuple_has_no_single_spelling_in_one_sharding_targets(target: str) -> None:
+    r = run("convert", TUPLE_HLO, "--to", target, "--mesh", SEED_MESH)
+    assert r.code == 2
+    assert f"a tuple sharding has no single {target} spelling" in r.err and "internal error" not in r.err

@@ -85,6 +85,25 @@ def test_shardy_parse_messages(text: str, message: str, column: int) -> None:
         sdy_print_attr(text if text.startswith("#") else "#sdy.sharding" + text)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '#sdy.sharding<@mesh, [{"a"]}]>',
+        '#sdy.sharding<@mesh, [{"a\n"}]>',
+        '#sdy.sharding<@mesh, [{"a"}]',
+        '#sdy.sharding<@mesh, [{"a"}], (]>',
+        '#sdy.sharding<@mesh, [{"a->"}, {}]->]>',
+    ],
+)
+def test_bracket_prescan_words_errors_as_mlir(text: str) -> None:
+    """MLIR's pretty-dialect pre-scan (text.brackets.group_end underneath): the same first diagnostic."""
+    with pytest.raises(ValueError) as mlir:
+        sdy_print_attr(text)
+    with pytest.raises(ShardingSyntaxError) as ours:
+        parse_sdy(text)
+    assert ours.value.message == str(mlir.value)
+
+
 def test_model_values() -> None:
     s = parse_sdy('<@mesh, [{"x":(2)4, ?}p3, {}], replicated={"y"}>')
     assert s == TensorSharding(

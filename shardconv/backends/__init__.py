@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
-from shardconv.backends.base import AGREE, DIFFER, FAIL, PASS, SKIP, Backend, BackendResult, Check, DeviceSlices, Example
+from shardconv.backends.base import (
+    AGREE, DIFFER, FAIL, PASS, SKIP, Backend, BackendResult, Check, DeviceSlices, Example,
+)
 
 BACKEND_NAMES = ("reference", "jax")
 
@@ -27,6 +29,16 @@ def get_backend(name: str) -> Backend:
 
 
 __all__ = [
-    "AGREE", "DIFFER", "FAIL", "PASS", "SKIP", "BACKEND_NAMES", "Backend", "BackendResult", "Check",
-    "DeviceSlices", "Example", "get_backend",
+    "AGREE",
+    "BACKEND_NAMES",
+    "DIFFER",
+    "FAIL",
+    "PASS",
+    "SKIP",
+    "Backend",
+    "BackendResult",
+    "Check",
+    "DeviceSlices",
+    "Example",
+    "get_backend",
 ]

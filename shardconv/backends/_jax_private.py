@@ -29,7 +29,7 @@ def _need(what: str, exc: BaseException) -> JaxInternalsError:
 def xla_client() -> Any:
     """``jax._src.lib.xla_client``: XLA's HloSharding parser/printer, DeviceList, CompileOptions."""
     try:
-        from jax._src.lib import xla_client as xc
+        from jax._src.lib import xla_client as xc  # type: ignore[attr-defined]  # private module, no re-export
 
         xc.HloSharding.from_string  # noqa: B018 - probe the attribute we use
         return xc
@@ -54,7 +54,7 @@ def gspmd_sharding(devices: list[Any], hlo_text: str) -> Any:
 def mlir_to_xla_computation(mlir_text: str) -> Any:
     """XLA's export of an MLIR module (sdy → HLO shardings): the path PJRT's GetOutputShardings takes."""
     try:
-        from jax._src.lib import _jax
+        from jax._src.lib import _jax  # type: ignore[attr-defined]  # private module, no re-export
 
         convert = _jax.mlir.mlir_module_to_xla_computation
     except (ImportError, AttributeError) as e:
@@ -99,4 +99,5 @@ def output_shardings(executable: Any) -> list[str] | None:
 
 def execute(executable: Any, args: list[Any]) -> list[list[Any]]:
     """Run a loaded executable; per output, its single-device arrays."""
-    return executable.execute_sharded(args).disassemble_into_single_device_arrays()
+    arrays: list[list[Any]] = executable.execute_sharded(args).disassemble_into_single_device_arrays()
+    return arrays

@@ -11,11 +11,10 @@ from typing import TYPE_CHECKING, Protocol, Union, runtime_checkable
 
 if TYPE_CHECKING:
     from shardconv.core.model import HloSharding, Mesh, PartitionSpec, TensorSharding, TensorShardingPerValue
+    from shardconv.core.placement import IndexBox
 
 ShardingLike = Union["HloSharding", "TensorSharding", "TensorShardingPerValue", "PartitionSpec", str]
 
-Range = tuple[int, int]  # [start, stop) along one tensor dim
-Box = tuple[Range, ...]  # one range per tensor dim
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 AGREE, DIFFER = "agree", "differ"
@@ -44,16 +43,16 @@ class DeviceSlices:
     """For one tensor value: the box each device holds (``None``: the device holds nothing)."""
 
     shape: tuple[int, ...]
-    boxes: tuple[tuple[int, Box | None], ...]  # (device id, box), ascending device id
+    boxes: tuple[tuple[int, IndexBox | None], ...]  # (device id, box), ascending device id
 
     @classmethod
-    def of(cls, shape: tuple[int, ...], by_device: dict[int, Box | None]) -> DeviceSlices:
+    def of(cls, shape: tuple[int, ...], by_device: dict[int, IndexBox | None]) -> DeviceSlices:
         return cls(tuple(shape), tuple(sorted(by_device.items())))
 
-    def box(self, device: int) -> Box | None:
+    def box(self, device: int) -> IndexBox | None:
         return dict(self.boxes).get(device)
 
-    def held(self, device: int) -> Box | None:
+    def held(self, device: int) -> IndexBox | None:
         """The box, with empty boxes (padding-only shards) folded into ``None``: what data is there."""
         b = self.box(device)
         return None if b is None or any(lo >= hi for lo, hi in b) else b
@@ -120,7 +119,7 @@ class Backend(Protocol):
     def run(self, example: Example) -> BackendResult: ...
 
 
-def fmt_box(box: Box | None) -> str:
+def fmt_box(box: IndexBox | None) -> str:
     """``[0:4, 2:4]`` (or ``-`` for nothing) for diagnostics."""
     if box is None:
         return "-"

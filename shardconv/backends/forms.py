@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import lcm, prod
-from typing import Union
+from typing import TypeVar
 
 from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.model import HloSharding, Kind, Mesh, PartitionSpec, TensorSharding, TensorShardingPerValue
 from shardconv.backends.base import Example, ShardingLike
 
 HLO, SDY = "hlo", "sdy"
-Value = Union[HloSharding, TensorSharding]
+ValueSharding = HloSharding | TensorSharding  # the sharding of one tensor value, in either format
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class Side:
     """One side of a comparison: its format and its sharding per tensor value (tuples are split)."""
 
     kind: str  # HLO | SDY
-    values: tuple[Value, ...]
+    values: tuple[ValueSharding, ...]
     label: str  # how it was given, e.g. "hlo", "spec", "sdy (converted)"
 
     @property
@@ -74,9 +74,28 @@ def converted_side(side: Side, mesh: Mesh, ranks: tuple[int | None, ...]) -> Sid
     from shardconv import convert
 
     if side.kind == HLO:
-        vals = tuple(convert.to_sdy(h, mesh, rank=r) for h, r in zip(side.values, ranks))
+        hlos = _typed(side.values, HloSharding)
+        vals = tuple(_one_value(convert.to_sdy(h, mesh, rank=r)) for h, r in zip(hlos, ranks))
         return Side(SDY, vals, "sdy (converted)")
-    return Side(HLO, tuple(convert.to_hlo(s, mesh) for s in side.values), "hlo (converted)")
+    return Side(HLO, tuple(convert.to_hlo(s, mesh) for s in _typed(side.values, TensorSharding)), "hlo (converted)")
+
+
+_Format = TypeVar("_Format", HloSharding, TensorSharding)
+
+
+def _typed(values: tuple[ValueSharding, ...], cls: type[_Format]) -> tuple[_Format, ...]:
+    """A side's values as the class its ``kind`` promises (``native_side`` builds them so)."""
+    typed = tuple(v for v in values if isinstance(v, cls))
+    if len(typed) != len(values):
+        raise TypeError(f"a side mixes formats: {values}")
+    return typed
+
+
+def _one_value(s: TensorSharding | TensorShardingPerValue) -> TensorSharding:
+    """The backends compare one tensor value at a time: a nested tuple has no single sharding."""
+    if isinstance(s, TensorShardingPerValue):
+        raise ShardingValidationError(f"{s}: a nested tuple holds several values; give them one at a time")
+    return s
 
 
 def resolve(example: Example) -> tuple[Side, Side | None, tuple[int, ...], str]:
@@ -111,11 +130,11 @@ def default_shape(a: Side, b: Side | None, mesh: Mesh) -> tuple[int, ...]:
     return tuple(2 * d for d in dims)
 
 
-def _rank(v: Value) -> int | None:
+def _rank(v: ValueSharding) -> int | None:
     return v.rank
 
 
-def _tile_counts(v: Value, mesh: Mesh) -> tuple[int, ...] | None:
+def _tile_counts(v: ValueSharding, mesh: Mesh) -> tuple[int, ...] | None:
     if isinstance(v, TensorSharding):
         m = v.resolve_mesh(mesh)
         if any(not m.has_axis(r.name) for d in v.dims for r in d.axes):

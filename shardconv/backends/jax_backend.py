@@ -15,7 +15,8 @@ from typing import Any
 from shardconv.core.device_order import strides, unravel
 from shardconv.core.errors import ShardingError
 from shardconv.core.model import DimSharding, Mesh, TensorSharding
-from shardconv.backends.base import FAIL, PASS, SKIP, BackendResult, Box, Check, DeviceSlices, Example
+from shardconv.core.placement import IndexBox
+from shardconv.backends.base import FAIL, PASS, SKIP, BackendResult, Check, DeviceSlices, Example
 from shardconv.backends.forms import HLO, Side, resolve
 from shardconv.backends.reference import agreement, side_slices
 
@@ -74,22 +75,28 @@ class _Plan:
     def _tasks(self) -> list[dict[str, Any]]:
         shape = list(self.shape)
         if self.side.kind == HLO:
-            return [{"op": "place_hlo", "hlo": str(v), "shape": shape, "value": i} for i, v in enumerate(self.side.values)]
+            return [
+                {"op": "place_hlo", "hlo": str(v), "shape": shape, "value": i} for i, v in enumerate(self.side.values)
+            ]
         self.expected_hlo = [_to_hlo_text(v, self.mesh) for v in self.side.values]
-        tasks = []
+        tasks: list[dict[str, Any]] = []
         for i, (v, hlo) in enumerate(zip(self.side.values, self.expected_hlo)):
             assert isinstance(v, TensorSharding)
             named = _named(v, self.mesh)
             if named is None and hlo is None:
-                self.notes.append(Check(f"jit out_shardings {self.label}", SKIP, "sub-axes need the HLO form (converter unavailable)"))
+                why = "sub-axes need the HLO form (converter unavailable)"
+                self.notes.append(Check(f"jit out_shardings {self.label}", SKIP, why))
                 continue
             tasks.append({"op": "jit", "named": named, "hlo": hlo, "shape": shape, "value": i})
         self.module = _sdy_module(self.side.values, self.mesh, self.shape)
         if all(h is not None for h in self.expected_hlo):
-            export: dict[str, Any] = {"op": "export", "mlir": self.module, "expect_params": ["{replicated}"], "expect_results": self.expected_hlo}
+            want = self.expected_hlo
+            export: dict[str, Any] = {
+                "op": "export", "mlir": self.module, "expect_params": ["{replicated}"], "expect_results": want,
+            }
             if _divisible(self.side.values, self.mesh, self.shape):
                 tasks.append(export)
-                tasks.append({"op": "run_module", "mlir": self.module, "arg_shapes": [shape], "expect_results": self.expected_hlo})
+                tasks.append({"op": "run_module", "mlir": self.module, "arg_shapes": [shape], "expect_results": want})
             else:
                 tasks.append({**export, "place": shape})
                 self.notes.append(
@@ -117,7 +124,8 @@ class _Plan:
                 bad = [f"XLA {g} vs to_hlo {e}" for g, e, ok in zip(got, want, res["equal"]) if not ok]
                 checks.append(Check(name, FAIL if bad else PASS, "; ".join(bad) or ", ".join(res["results"])))
                 for i, placed in enumerate(res.get("placements") or ()):
-                    pname = f"XLA placement of {self.label} with its exported HLO" + (f" value {i}" if len(res["results"]) > 1 else "")
+                    which = f" value {i}" if len(res["results"]) > 1 else ""
+                    pname = f"XLA placement of {self.label} with its exported HLO{which}"
                     if placed is None or "error" in placed:
                         checks.append(Check(pname, FAIL, "no sharding exported" if placed is None else placed["error"]))
                     else:
@@ -125,10 +133,12 @@ class _Plan:
             elif op == "run_module":
                 got, want = res["output_shardings"], task["expect_results"]
                 if got is None:
-                    checks.append(Check(f"PJRT output shardings of {self.label}", SKIP, "PJRT reports none for one device"))
+                    what = f"PJRT output shardings of {self.label}"
+                    checks.append(Check(what, SKIP, "PJRT reports none for one device"))
                 else:
                     bad = [f"PJRT {g} vs to_hlo {e}" for g, e, ok in zip(got, want, res["equal"]) if not ok]
-                    checks.append(Check(f"PJRT output shardings of {self.label}", FAIL if bad else PASS, "; ".join(bad) or ", ".join(got)))
+                    detail = "; ".join(bad) or ", ".join(got)
+                    checks.append(Check(f"PJRT output shardings of {self.label}", FAIL if bad else PASS, detail))
                 for i, shards in enumerate(res["shards"]):
                     suffix = f" value {i}" if len(res["shards"]) > 1 else ""
                     checks.append(self._placement(name + suffix, observed, i, shards))
@@ -137,8 +147,9 @@ class _Plan:
                 checks.append(self._placement(name + suffix, observed, task["value"], res["shards"]))
                 if "equivalent" in res:
                     ok = bool(res["equivalent"])
+                    verb = "places like" if ok else "does not place like"
                     checks.append(Check(f"compiled.output_shardings of {self.label}", PASS if ok else FAIL,
-                                        f"{res['output_sharding']} {'places like' if ok else 'does not place like'} {task['hlo']}"))
+                                        f"{res['output_sharding']} {verb} {task['hlo']}"))
         complete = all(i in observed for i in range(len(self.side.values)))
         self.observed = tuple(observed[i] for i in range(len(self.side.values))) if complete else ()
 
@@ -162,7 +173,7 @@ _NAMES = {
 def _observed(shards: list[list[Any]], shape: tuple[int, ...], n: int) -> DeviceSlices:
     """Which box each device really holds: the first element names the start (data is 1+arange),
     the buffer shape the extent; contents that are not that box of the data are marked ``garbage``."""
-    by_device: dict[int, Box | None] = {d: None for d in range(n)}
+    by_device: dict[int, IndexBox | None] = dict.fromkeys(range(n))
     for device, buf, flat in shards:
         if not flat or flat[0] < 1 or flat[0] > prod(shape):
             by_device[device] = tuple((0, 0) for _ in shape)  # padding only
@@ -173,10 +184,10 @@ def _observed(shards: list[list[Any]], shape: tuple[int, ...], n: int) -> Device
     return DeviceSlices.of(shape, by_device)
 
 
-_GARBAGE: Box = ((-1, 0),)  # contents that are no box of the data: never equal to a real box
+_GARBAGE: IndexBox = ((-1, 0),)  # contents that are no box of the data: never equal to a real box
 
 
-def _contents_match(flat: list[int], buf: list[int], box: Box, shape: tuple[int, ...]) -> bool:
+def _contents_match(flat: list[int], buf: list[int], box: IndexBox, shape: tuple[int, ...]) -> bool:
     """The valid (unpadded) corner of the buffer equals ``1 + arange`` over ``box``."""
     strides_buf = strides(buf)
     strides_full = strides(shape)
@@ -203,7 +214,9 @@ def _named(v: TensorSharding, mesh: Mesh) -> dict[str, Any] | None:
     m = v.resolve_mesh(mesh)
     if not m.axes or v.unreduced or any(r.sub_axis is not None for d in v.dims for r in d.axes):
         return None
-    spec: list[Any] = [None if not d.axes else d.axes[0].name if len(d.axes) == 1 else [r.name for r in d.axes] for d in v.dims]
+    spec: list[Any] = [
+        None if not d.axes else d.axes[0].name if len(d.axes) == 1 else [r.name for r in d.axes] for d in v.dims
+    ]
     return {"axes": [[a.name, a.size] for a in m.axes], "device_ids": list(m.device_ids), "spec": spec}
 
 
@@ -224,7 +237,8 @@ def _sdy_module(values: tuple[Any, ...], mesh: Mesh, shape: tuple[int, ...]) -> 
     first = values[0]
     arg = TensorSharding(first.mesh, tuple(DimSharding() for _ in shape))
     decls = sorted({v.mesh for v in values if isinstance(v.mesh, str)})
-    lines = [f"module @shardconv attributes {{mhlo.num_partitions = {mesh.num_devices} : i32, mhlo.num_replicas = 1 : i32}} {{"]
+    attrs = f"mhlo.num_partitions = {mesh.num_devices} : i32, mhlo.num_replicas = 1 : i32"
+    lines = [f"module @shardconv attributes {{{attrs}}} {{"]
     lines += [f"  sdy.mesh {print_symbol(name)} = {print_mesh(mesh)}" for name in decls]
     results = ", ".join(f"{t} {{sdy.sharding = {print_sharding(v)}}}" for v in values)
     lines.append(f"  func.func public @main(%arg0: {t} {{sdy.sharding = {print_sharding(arg)}}}) -> ({results}) {{")

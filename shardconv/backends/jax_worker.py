@@ -13,9 +13,11 @@ import json
 import os
 import sys
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from shardconv.backends import _jax_private as P
+from shardconv.text.brackets import group_end
 
 Shard = list[Any]  # [device id, shape, flat values]
 
@@ -65,7 +67,8 @@ def _hlo_identity_module(hlo: str, shape: list[int], n: int) -> str:
     attr = json.dumps(hlo)
     return (
         f"module @place attributes {{mhlo.num_partitions = {n} : i32, mhlo.num_replicas = 1 : i32}} {{\n"
-        f'  func.func public @main(%arg0: {t} {{mhlo.sharding = "{{replicated}}"}}) -> ({t} {{mhlo.sharding = {attr}}}) {{\n'
+        f'  func.func public @main(%arg0: {t} {{mhlo.sharding = "{{replicated}}"}})'
+        f" -> ({t} {{mhlo.sharding = {attr}}}) {{\n"
         f"    %0 = stablehlo.custom_call @Sharding(%arg0) {{mhlo.sharding = {attr}}} : ({t}) -> {t}\n"
         f"    return %0 : {t}\n  }}\n}}\n"
     )
@@ -101,7 +104,8 @@ def jit_identity(task: dict[str, Any]) -> dict[str, Any]:
         names = [a for a, _ in named["axes"]]
         sizes = [s for _, s in named["axes"]]
         grid = np.array(devs, dtype=object)[named["device_ids"]].reshape(sizes)
-        spec = PartitionSpec(*[tuple(e) if isinstance(e, list) else e for e in named["spec"]])
+        entries = [tuple(e) if isinstance(e, list) else e for e in named["spec"]]
+        spec = PartitionSpec(*entries)  # type: ignore[no-untyped-call]  # jax leaves its __init__ unannotated
         out_sharding: Any = NamedSharding(Mesh(grid, tuple(names)), spec)
     else:
         out_sharding = P.gspmd_sharding(devs, task["hlo"])
@@ -133,17 +137,13 @@ def _index_map(sharding: Any, shape: list[int]) -> dict[int, list[tuple[int, int
 
 
 def _sharding_attr(instruction: str) -> str | None:
-    """The ``sharding={...}`` value of one HLO instruction's text (balanced braces)."""
+    """The ``sharding={...}`` value of one HLO instruction's text (braces balanced, strings skipped)."""
     at = instruction.find(" sharding={")
     if at < 0:
         return None
     start = instruction.index("{", at)
-    depth = 0
-    for i in range(start, len(instruction)):
-        depth += {"{": 1, "}": -1}.get(instruction[i], 0)
-        if depth == 0:
-            return instruction[start : i + 1]
-    return None
+    end = group_end(instruction, start, own_kind_only=True, comments=False)
+    return instruction[start:end] if isinstance(end, int) else None
 
 
 def _elements(text: str | None, count: int) -> list[str | None]:
@@ -200,7 +200,7 @@ OPS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 def handle(task: dict[str, Any]) -> dict[str, Any]:
     try:
         return OPS[task["op"]](task)
-    except Exception as e:  # reported to the parent as a failed check, never a dead worker
+    except Exception as e:  # noqa: BLE001 - reported to the parent as a failed check, never a dead worker
         return {"error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc(limit=3)}
 
 

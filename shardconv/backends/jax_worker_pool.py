@@ -28,7 +28,7 @@ class Worker:
 
     def __init__(self, num_devices: int) -> None:
         self.num_devices = num_devices
-        self._log: IO[bytes] = tempfile.TemporaryFile()
+        self._log: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - open for the worker's life, closed in close()
         self._next_id = 0
         env = dict(os.environ)
         kept = [f for f in env.get("XLA_FLAGS", "").split() if not f.startswith(FLAG)]

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.model import HloSharding, Kind
-from shardconv.core.placement import tile_blocks, tile_box
-from shardconv.backends.base import Box, DeviceSlices
+from shardconv.core.placement import IndexBox, tile_blocks, tile_box
+from shardconv.backends.base import DeviceSlices
 
 
 def hlo_slices(hlo: HloSharding, shape: tuple[int, ...], num_devices: int) -> DeviceSlices:
     """Which box of ``shape`` each of devices ``0..num_devices-1`` holds under ``hlo``."""
-    full: Box = tuple((0, d) for d in shape)
+    full: IndexBox = tuple((0, d) for d in shape)
     if hlo.kind is Kind.REPLICATED:
-        return DeviceSlices.of(shape, {d: full for d in range(num_devices)})
+        return DeviceSlices.of(shape, dict.fromkeys(range(num_devices), full))
     if hlo.kind is Kind.MAXIMAL:
         assert hlo.device is not None
         _check_device(hlo.device, num_devices)
@@ -28,8 +28,10 @@ def hlo_slices(hlo: HloSharding, shape: tuple[int, ...], num_devices: int) -> De
         raise ShardingValidationError(f"{hlo}: manual or unreduced subgroups do not describe a data placement")
     counts = hlo.tile_counts
     if len(counts) != len(shape):
-        raise ShardingValidationError(f"{hlo} is for rank {len(counts)}, but the shape {list(shape)} has rank {len(shape)}")
-    by_device: dict[int, Box | None] = {d: None for d in range(num_devices)}
+        raise ShardingValidationError(
+            f"{hlo} is for rank {len(counts)}, but the shape {list(shape)} has rank {len(shape)}"
+        )
+    by_device: dict[int, IndexBox | None] = dict.fromkeys(range(num_devices))
     for index, block in tile_blocks(hlo):
         box = tile_box(index, counts, shape)
         for device in block:
@@ -40,4 +42,6 @@ def hlo_slices(hlo: HloSharding, shape: tuple[int, ...], num_devices: int) -> De
 
 def _check_device(device: int, num_devices: int) -> None:
     if not 0 <= device < num_devices:
-        raise ShardingValidationError(f"device {device} is outside the mesh's {num_devices} devices (0..{num_devices - 1})")
+        raise ShardingValidationError(
+            f"device {device} is outside the mesh's {num_devices} devices (0..{num_devices - 1})"
+        )

@@ -7,15 +7,18 @@ from __future__ import annotations
 
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.model import AxisRef, Mesh, TensorSharding
+from shardconv.core.placement import IndexBox
 from shardconv.formats.sdy.verify import verify_on
-from shardconv.backends.base import Box, DeviceSlices
+from shardconv.backends.base import DeviceSlices
 
 
-def sdy_slices(sharding: TensorSharding, mesh: Mesh, shape: tuple[int, ...], num_devices: int | None = None) -> DeviceSlices:
+def sdy_slices(
+    sharding: TensorSharding, mesh: Mesh, shape: tuple[int, ...], num_devices: int | None = None
+) -> DeviceSlices:
     """Which box of ``shape`` each device of the mesh holds; ``num_devices`` lists idle devices too."""
     mesh = sharding.resolve_mesh(mesh)
     everyone = range(num_devices if num_devices is not None else mesh.num_devices)
-    whole: Box = tuple((0, d) for d in shape)
+    whole: IndexBox = tuple((0, d) for d in shape)
     if sharding.unreduced:
         raise ShardingValidationError("unreduced axes hold partial values, not a data placement")
     if len(sharding.dims) != len(shape):
@@ -28,7 +31,7 @@ def sdy_slices(sharding: TensorSharding, mesh: Mesh, shape: tuple[int, ...], num
         return DeviceSlices.of(shape, {d: (whole if d in ids else None) for d in everyone})
     sizes = mesh.axis_sizes
     axis_of = {name: i for i, name in enumerate(mesh.axis_names)}
-    held: dict[int, Box | None] = {d: None for d in everyone}
+    held: dict[int, IndexBox | None] = dict.fromkeys(everyone)
     for position, device in enumerate(mesh.device_ids):
         coords = _coords(position, sizes)
         held[device] = tuple(
@@ -45,7 +48,9 @@ def _coords(position: int, sizes: tuple[int, ...]) -> list[int]:
     return coords
 
 
-def _dim_range(axes: tuple[AxisRef, ...], coords: list[int], axis_of: dict[str, int], mesh: Mesh, extent: int) -> tuple[int, int]:
+def _dim_range(
+    axes: tuple[AxisRef, ...], coords: list[int], axis_of: dict[str, int], mesh: Mesh, extent: int
+) -> tuple[int, int]:
     """The range of one tensor dim (sharding verified): axes major→minor give the tile index; chunks
     are ceil-sized."""
     index, tiles = 0, 1

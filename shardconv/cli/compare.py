@@ -30,7 +30,10 @@ Examples:
 @click.option("--mesh", "-m", "mesh_text", metavar="MESH", required=True, help=MESH_HELP)
 @click.option("--backend", "-b", type=click.Choice(["reference", "jax"]), default="reference", show_default=True,
               help="reference: pure Python; jax: place real data with XLA on CPU devices.")
-@click.option("--shape", "-s", "shape_text", metavar="SHAPE", help="Tensor shape, e.g. 8x8 (default: smallest shape every tile count divides, times 2).")
+@click.option(
+    "--shape", "-s", "shape_text", metavar="SHAPE",
+    help="Tensor shape, e.g. 8x8 (default: smallest shape every tile count divides, times 2).",
+)
 @click.option("--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def compare(a: str, b: str, mesh_text: str, backend: str, shape_text: str | None, fmt: str) -> int:
     """Compare two shardings (HLO, Shardy, partition spec or OpSharding proto) device by device."""
@@ -62,7 +65,8 @@ def _text(result: BackendResult, a: str, b: str, console: Console) -> None:
 
     console.print(f"A ({result.forms[0]}): {escape(a)}\nB ({result.forms[1]}): {escape(b)}")
     for i, (sa, sb) in enumerate(zip(result.slices, result.other)):
-        title = f"shape {'x'.join(map(str, sa.shape))}, backend {result.backend}" + (f", value {i}" if len(result.slices) > 1 else "")
+        which = f", value {i}" if len(result.slices) > 1 else ""
+        title = f"shape {'x'.join(map(str, sa.shape))}, backend {result.backend}{which}"
         table = Table(title=title, title_justify="left")
         for col in ("device", "A holds", "B holds", ""):
             table.add_column(col, no_wrap=True)
@@ -87,9 +91,12 @@ def _json(result: BackendResult, a: str, b: str, mesh_text: str) -> str:
     from shardconv.backends.base import fmt_box
     from shardconv.ui.jsonout import document, dumps
 
+    def held(s: Any, d: int) -> list[list[int]] | None:
+        box = s.held(d)
+        return None if box is None else [list(r) for r in box]
+
     def side(slices: Any) -> list[dict[str, Any]]:
-        return [{"shape": list(s.shape), "devices": {str(d): (None if s.held(d) is None else [list(r) for r in s.held(d)])
-                                                      for d in s.devices}} for s in slices]
+        return [{"shape": list(s.shape), "devices": {str(d): held(s, d) for d in s.devices}} for s in slices]
 
     doc = document(
         "compare",
@@ -99,7 +106,9 @@ def _json(result: BackendResult, a: str, b: str, mesh_text: str) -> str:
         backend=result.backend,
         same=result.ok,
         differing_devices=list(result.differing_devices),
-        checks=[{"name": c.name, "status": c.status, "detail": c.detail, "devices": list(c.devices)} for c in result.checks],
+        checks=[
+            {"name": c.name, "status": c.status, "detail": c.detail, "devices": list(c.devices)} for c in result.checks
+        ],
         summary=[f"device {d}: A {fmt_box(result.slices[0].held(d))} vs B {fmt_box(result.other[0].held(d))}"
                  for d in result.differing_devices] if result.slices and result.other else [],
     )

@@ -7,7 +7,7 @@ explanations go to stderr (on a terminal, or with ``--explain``) or into the JSO
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -17,6 +17,7 @@ from shardconv.cli.options import common_options, context, mesh_option
 from shardconv.cli.spell import TARGETS, needs_sdy, render_target
 
 if TYPE_CHECKING:
+    from shardconv.core.model import HloSharding
     from shardconv.formats.detect import Input
     from shardconv.cli.options import Context
     from shardconv.cli.resolve import OnMesh
@@ -64,18 +65,19 @@ def convert_item(inp: Input, target: str, ctx: Context, *, explain: bool = True)
 
 
 def _xla_view(inp: Input, rank: int | None) -> OnMesh | ShardingError:
-    from shardconv.cli.resolve import xla_view
+    from shardconv.core.model import HloSharding
+    from shardconv.cli.resolve import value_as, xla_view
 
     try:
-        return xla_view(inp.value, rank=rank)  # type: ignore[arg-type]
+        return xla_view(value_as(inp, HloSharding), rank=rank)
     except ShardingError as e:
         return e
 
 
 def _notes(inp: Input, ctx: Context, on: OnMesh | None, xla: OnMesh | ShardingError | None) -> list[Note]:
     """What the answer alone does not say: synthetic or distorted meshes, near-misses, lost details."""
+    from shardconv.core.model import HloSharding, TensorSharding
     from shardconv.formats.sdy.write import print_mesh
-
     from shardconv.cli import resolve
 
     notes: list[Note] = []
@@ -102,13 +104,14 @@ def _notes(inp: Input, ctx: Context, on: OnMesh | None, xla: OnMesh | ShardingEr
                     vals,
                 )
             )
-    alt = resolve.whole_axis_alternative(inp.value, on) if inp.is_hlo and on is not None else None  # type: ignore[arg-type]
-    if alt is not None:
+    hlo = resolve.value_as(inp, HloSharding) if inp.is_hlo else None
+    alt = resolve.whole_axis_alternative(hlo, on) if hlo is not None and on is not None else None
+    if alt is not None and hlo is not None:
         notes.append(
             Note(
                 "whole-axis-alternative",
                 f"{alt[0].to_text(attribute=False)} (whole axes) is a different device order",
-                (str(alt[1]), f"its tiles: {_tiles_on(alt[1])}", f"yours:     {_tiles_on(inp.value)}"),  # type: ignore[arg-type]
+                (str(alt[1]), f"its tiles: {_tiles_on(alt[1])}", f"yours:     {_tiles_on(hlo)}"),
             )
         )
     if on is not None and on.manual_axes:
@@ -121,13 +124,13 @@ def _notes(inp: Input, ctx: Context, on: OnMesh | None, xla: OnMesh | ShardingEr
             )
         )
     if not inp.is_hlo and inp.kind == "sdy":
-        dims = inp.value.dims  # type: ignore[union-attr]
+        dims = resolve.value_as(inp, TensorSharding).dims
         if any(not d.is_closed or d.priority is not None for d in dims):
             notes.append(Note("dropped", "HLO has no open dims or priorities; they were dropped"))
     return notes
 
 
-def _tiles_on(hlo: Any) -> str:
+def _tiles_on(hlo: HloSharding) -> str:
     """``{0,1} {2,3} ...``: the devices of each tile in tile order."""
     from shardconv.core.placement import placement
     from shardconv.ui.device_ids import compress_ids
@@ -149,7 +152,9 @@ def explain_text(c: Converted, width: int = 80) -> str:
     return "\n".join(out)
 
 
-def json_doc(c: Converted | None, *, err: ShardingError | None = None, line: int | None = None, text: str = "") -> dict[str, Any]:
+def json_doc(
+    c: Converted | None, *, err: ShardingError | None = None, line: int | None = None, text: str = ""
+) -> dict[str, Any]:
     """The ``convert`` JSON document for one item (see docs/cli-json-schema.md)."""
     from shardconv.ui import jsonout
 
@@ -207,9 +212,13 @@ With --format json, batch output is JSON Lines, one object per item.
 @click.command(epilog=EPILOG, context_settings={"max_content_width": 100})
 @click.argument("text")
 @mesh_option()
-@click.option("--to", "-t", "target", type=click.Choice(TARGETS), help="Output format (default: sdy for HLO input, else hlo).")
+@click.option(
+    "--to", "-t", "target", type=click.Choice(TARGETS), help="Output format (default: sdy for HLO input, else hlo)."
+)
 @common_options
-@click.option("--explain/--no-explain", default=None, help="Explanations on stderr (default: when stderr is a terminal).")
+@click.option(
+    "--explain/--no-explain", default=None, help="Explanations on stderr (default: when stderr is a terminal)."
+)
 @click.option("--with-mesh", is_flag=True, help="Print the mesh declaration line before an sdy answer.")
 def convert(
     text: str,

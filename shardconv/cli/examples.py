@@ -25,7 +25,9 @@ def pick_backends(name: str) -> list[Backend]:
     chosen = [get_backend(n) for n in names]
     missing = [b.name for b in chosen if not b.available()]
     if missing and name != "all":
-        raise click.UsageError(f"backend {missing[0]!r} is not available; install it with: pip install 'shardconv[jax]'")
+        raise click.UsageError(
+            f"backend {missing[0]!r} is not available; install it with: pip install 'shardconv[jax]'"
+        )
     return [b for b in chosen if b.available()]
 
 
@@ -50,7 +52,8 @@ def print_table(rows: list[Row], console: Console, title: str) -> None:
     for row in rows:
         forms = " vs ".join(row.result.forms) if row.result is not None else "-"
         style = "green" if row.passed else "red"
-        table.add_row(escape(row.spec.name), escape(forms), row.backend, _checks_cell(row), f"[{style}]{escape(row.verdict)}[/{style}]")
+        verdict = f"[{style}]{escape(row.verdict)}[/{style}]"
+        table.add_row(escape(row.spec.name), escape(forms), row.backend, _checks_cell(row), verdict)
     console.print(table)
     print_failures(rows, console)
 
@@ -182,6 +185,6 @@ def demo() -> int:
     rows, _ = run_examples("all", "text", None, console, summary=True)
     rc = run_seed_check(console)
     seed_ok = rc == 1  # the seed dump holds the bug: findings are the expected outcome
-    console.print(("[green]✓[/green] the distorted mesh was flagged" if seed_ok
-                   else f"[red]✗[/red] check exited {rc}; it should have flagged the distorted mesh"))
+    console.print("[green]✓[/green] the distorted mesh was flagged" if seed_ok
+                  else f"[red]✗[/red] check exited {rc}; it should have flagged the distorted mesh")
     return 0 if all(r.passed for r in rows) and seed_ok else 1

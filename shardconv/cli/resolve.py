@@ -6,28 +6,38 @@ Nothing here converts by itself: it only chooses which converter to call.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, TypeVar
 
 from shardconv.core.errors import ShardingError, ShardingValidationError
-from shardconv.formats.detect import HLO, PROTO_BASE64, PROTO_HEX, SDY, SDY_PER_VALUE, SPEC, Input
+from shardconv.formats.detect import SDY, SDY_PER_VALUE, SPEC, Input
 
 if TYPE_CHECKING:
     from shardconv.cli.options import Rank
-    from shardconv.core.model import HloSharding, Mesh, TensorSharding
+    from shardconv.core.model import HloSharding, Mesh, TensorSharding, TensorShardingPerValue
+
+_Model = TypeVar("_Model")
 
 
 @dataclass(frozen=True)
 class OnMesh:
     """A Shardy sharding and the mesh it lives on; ``synthetic`` when XLA's importer invented the mesh."""
 
-    sharding: TensorSharding
+    sharding: TensorSharding | TensorShardingPerValue  # one per value for a tuple HLO
     mesh: Mesh
     synthetic: bool = False
     manual_axes: tuple[str, ...] = ()  # for HLO with a manual subgroup: the manual_computation's axes
 
 
-Outcome = Union[str, ShardingError]  # a spelling, or why there is none
+Outcome = str | ShardingError  # a spelling, or why there is none
+
+
+def value_as(inp: Input, cls: type[_Model]) -> _Model:
+    """``inp.value`` as the model class its kind promises (``inp.kind`` says it; this tells the type checker)."""
+    if not isinstance(inp.value, cls):
+        raise TypeError(f"a {inp.kind} input holds a {type(inp.value).__name__}, not a {cls.__name__}")
+    return inp.value
 
 
 def need_mesh(mesh: Mesh | None, what: str) -> Mesh:
@@ -49,45 +59,47 @@ def input_rank(inp: Input, rank: Rank) -> Rank:
     """``--rank``/``--shape`` if given, else what the input itself says."""
     if rank is not None:
         return rank
+    from shardconv.core.model import HloSharding, PartitionSpec, TensorSharding
+
     v = inp.value
-    if inp.kind in (SDY,):
-        return v.rank  # type: ignore[union-attr]
-    if inp.is_hlo:
-        return v.rank  # type: ignore[union-attr]
-    if inp.kind == SPEC:
-        return len(v.entries)  # type: ignore[union-attr]
+    if isinstance(v, (TensorSharding, HloSharding)):
+        return v.rank
+    if isinstance(v, PartitionSpec):
+        return len(v.entries)
     return None
 
 
 def as_hlo(inp: Input, mesh: Mesh | None, *, rank: Rank = None, explicit: bool = False) -> HloSharding:
     """The HLO sharding XLA would export for ``inp`` (an HLO input is returned as parsed)."""
     from shardconv.convert import to_hlo, v3_to_v2
+    from shardconv.core.model import HloSharding as H, TensorShardingPerValue
 
     if inp.is_hlo:
-        return v3_to_v2(inp.value)  # type: ignore[arg-type]
+        return v3_to_v2(value_as(inp, H))
     if inp.kind == SDY_PER_VALUE:
-        from shardconv.core.model import HloSharding as H
-
-        return H.tuple_of([to_hlo(s, sdy_mesh(s, mesh), explicit=explicit) for s in inp.value.shardings])  # type: ignore[union-attr]
+        shardings = value_as(inp, TensorShardingPerValue).shardings
+        return H.tuple_of([to_hlo(s, sdy_mesh(s, mesh), explicit=explicit) for s in shardings])
     on = as_sdy(inp, mesh, rank=rank)
     return to_hlo(on.sharding, on.mesh, explicit=explicit)
 
 
 def as_sdy(inp: Input, mesh: Mesh | None, *, rank: Rank = None) -> OnMesh:
     """The Shardy sharding of ``inp`` on ``mesh``; for HLO without a mesh, XLA's synthetic one."""
+    from shardconv.core.model import HloSharding as H, PartitionSpec, TensorSharding as S
+
     if inp.kind == SDY:
-        s = inp.value
-        return OnMesh(s, sdy_mesh(s, mesh))  # type: ignore[arg-type]
+        s = value_as(inp, S)
+        return OnMesh(s, sdy_mesh(s, mesh))
     if inp.kind == SPEC:
         from shardconv.convert import from_partition_spec
 
         m = need_mesh(mesh, "a partition spec")
         if isinstance(rank, tuple):
             raise ShardingValidationError(f"a partition spec takes one rank, not {','.join(map(str, rank))}")
-        return OnMesh(from_partition_spec(inp.value, m, rank=rank), m)
+        return OnMesh(from_partition_spec(value_as(inp, PartitionSpec), m, rank=rank), m)
     if inp.kind == SDY_PER_VALUE:
         raise ShardingValidationError("a per-value sharding holds several shardings; convert it to hlo")
-    hlo: HloSharding = inp.value  # type: ignore[assignment]
+    hlo = value_as(inp, H)
     from shardconv.convert import to_sdy_manual
     from shardconv.convert.to_sdy import own_mesh
 
@@ -108,10 +120,10 @@ def xla_view(hlo: HloSharding, *, rank: Rank = None) -> OnMesh:
     return OnMesh(shardings[0], mesh, synthetic=True)
 
 
-def attempt(fn: object, *args: object, **kw: object) -> Outcome:
+def attempt(fn: Callable[..., object], *args: object, **kw: object) -> Outcome:
     """``str(fn(...))``, or the ShardingError that says why not (for 'not expressible: why' rows)."""
     try:
-        return str(fn(*args, **kw))  # type: ignore[operator]
+        return str(fn(*args, **kw))
     except ShardingError as e:
         return e
 
@@ -127,7 +139,12 @@ def whole_axis_alternative(hlo: HloSharding, on: OnMesh) -> tuple[TensorSharding
     from shardconv.convert import same_assignment, to_hlo
     from shardconv.convert.suggest import whole_axis_alternative as closest
 
-    if on.synthetic or not any(a.sub_axis is not None for d in on.sharding.dims for a in d.axes):
+    from shardconv.core.model import TensorSharding as S
+
+    sharding = on.sharding
+    if on.synthetic or not isinstance(sharding, S):  # a tuple: no one alternative to offer
+        return None
+    if not any(a.sub_axis is not None for d in sharding.dims for a in d.axes):
         return None
     alt = closest(hlo, on.mesh)
     if alt is None:

@@ -59,7 +59,8 @@ def json_doc(inp: Input, report: RoundTripReport, result: BackendResult | None) 
             "ok": result.ok,
             "forms": list(result.forms),
             "checks": [
-                {"name": c.name, "status": c.status, "detail": c.detail, "devices": list(c.devices)} for c in result.checks
+                {"name": c.name, "status": c.status, "detail": c.detail, "devices": list(c.devices)}
+                for c in result.checks
             ],
         }
     return jsonout.document(
@@ -85,7 +86,8 @@ def render_text(inp: Input, report: RoundTripReport, result: BackendResult | Non
         return Text(text, style=style if color else "")
 
     cmp = report.mesh
-    console.print(styled(f"round trip {report.direction.replace('->', ' → ')}", "bold"), f"on {cmp.global_mesh.shape_str()}")
+    direction = report.direction.replace("->", " → ")
+    console.print(styled(f"round trip {direction}", "bold"), f"on {cmp.global_mesh.shape_str()}")
     steps = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     steps.add_column("step", no_wrap=True, style="bold" if color else "")
     steps.add_column("value", overflow="fold")
@@ -101,7 +103,8 @@ def render_text(inp: Input, report: RoundTripReport, result: BackendResult | Non
         meshes.add_row(str(row["index"]), row["global"] or "-", row["to_sdy"] or "-", row["xla_import"] or "-")
     console.print(meshes)
     verdict_style = MESH_VERDICT_STYLE.get(cmp.verdict, "")
-    console.print(Text("mesh: ") + styled(cmp.verdict, verdict_style) + Text(f" — {cmp.explanation}" if cmp.explanation else ""))
+    explanation = Text(f" — {cmp.explanation}" if cmp.explanation else "")
+    console.print(Text("mesh: ") + styled(cmp.verdict, verdict_style) + explanation)
     console.print()
 
     if report.dropped:
@@ -123,7 +126,10 @@ def render_text(inp: Input, report: RoundTripReport, result: BackendResult | Non
         console.print(grid)
     if result is not None:
         console.print()
-        checks = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title=f"backend {result.backend}", title_justify="left")
+        checks = Table(
+            box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False,
+            title=f"backend {result.backend}", title_justify="left",
+        )
         checks.add_column("check", overflow="fold")
         checks.add_column("status", no_wrap=True)
         checks.add_column("detail", overflow="fold")

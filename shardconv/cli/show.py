@@ -44,6 +44,7 @@ class Shown:
 
 def build(inp: Input, ctx: Context) -> Shown:
     """Compute the placement and spellings of ``inp`` on ``ctx.mesh`` (pure)."""
+    from shardconv.core.model import TensorSharding
     from shardconv.core.placement import placement
     from shardconv.cli import resolve
     from shardconv.cli.spell import needs_sdy, render_target
@@ -52,14 +53,14 @@ def build(inp: Input, ctx: Context) -> Shown:
     hlo = resolve.as_hlo(inp, ctx.mesh, rank=rank)
     n = ctx.mesh.num_devices if ctx.mesh is not None else None
     if inp.kind == "sdy" and n is None:
-        n = resolve.sdy_mesh(inp.value, None).num_devices  # type: ignore[arg-type]
+        n = resolve.sdy_mesh(resolve.value_as(inp, TensorSharding), None).num_devices
     place = placement(hlo, shape=ctx.shape, num_devices=n, rank=rank if isinstance(rank, int) else None)
     on: OnMesh | ShardingError
     try:
         on = resolve.as_sdy(inp, ctx.mesh, rank=rank)
     except ShardingError as e:
         on = e
-    spellings = []
+    spellings: list[tuple[str, Outcome]] = []
     for _, target in SPELLINGS:
         if needs_sdy(inp, target, ctx.mesh) and isinstance(on, ShardingError):
             spellings.append((target, on))
@@ -86,7 +87,7 @@ def json_doc(s: Shown) -> dict[str, Any]:
         mesh=jsonout.mesh_dict(s.mesh, synthetic=s.synthetic) if s.mesh is not None else None,
         placement=jsonout.placement_dict(s.placement),
         spellings={
-            JSON_KEYS[t]: {"text": o if isinstance(o, str) else None, "error": None if isinstance(o, str) else o.message}
+            JSON_KEYS[t]: {"text": o, "error": None} if isinstance(o, str) else {"text": None, "error": o.message}
             for t, o in s.spellings
         },
         xla_import=_xla_json(s),
@@ -266,11 +267,12 @@ def element_contexts(ctx: Context, count: int) -> list[Context]:
 
 def elements(inp: Input) -> list[Input]:
     """A tuple / per-value sharding is shown element by element; anything else as itself."""
-    from shardconv.core.model import Kind
-    from shardconv.formats.detect import HLO, SDY, SDY_PER_VALUE, Input as In
+    from shardconv.core.model import HloSharding, Kind, TensorShardingPerValue
+    from shardconv.formats.detect import HLO, SDY, Input as In
 
-    if inp.kind == SDY_PER_VALUE:
-        return [In(str(s), SDY, s) for s in inp.value.shardings]  # type: ignore[union-attr]
-    if inp.is_hlo and inp.value.kind is Kind.TUPLE:  # type: ignore[union-attr]
-        return [In(str(e), HLO, e) for e in inp.value.elements]  # type: ignore[union-attr]
+    v = inp.value
+    if isinstance(v, TensorShardingPerValue):
+        return [In(str(s), SDY, s) for s in v.shardings]
+    if isinstance(v, HloSharding) and v.kind is Kind.TUPLE:
+        return [In(str(e), HLO, e) for e in v.elements]
     return [inp]

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from shardconv.core.model import Mesh
+    from shardconv.core.model import Mesh, TensorSharding, TensorShardingPerValue
     from shardconv.formats.detect import Input
     from shardconv.cli.options import Context
     from shardconv.cli.resolve import OnMesh
@@ -31,12 +31,12 @@ def render_target(inp: Input, target: str, ctx: Context, on: OnMesh | None, rank
         from shardconv.convert import to_partition_spec
 
         assert on is not None
-        return str(to_partition_spec(on.sharding, on.mesh))
+        return str(to_partition_spec(_single(on, target), on.mesh))
     if target == "v3":
         from shardconv.convert import to_v3
 
         assert on is not None
-        return str(to_v3(on.sharding, on.mesh, manual_axes=on.manual_axes))
+        return str(to_v3(_single(on, target), on.mesh, manual_axes=on.manual_axes))
     if target == "json":
         return _json_target(inp, ctx, on, rank)
     hlo = resolve.as_hlo(inp, ctx.mesh, rank=rank, explicit=target == "v1")
@@ -70,19 +70,30 @@ def _json_target(inp: Input, ctx: Context, on: OnMesh | None, rank: int | None) 
     hlo = resolve.as_hlo(inp, ctx.mesh, rank=rank)
     body = {
         "hlo": jsonout.hlo_dict(hlo),
-        "sdy": jsonout.sdy_dict(on.sharding) if on else None,
+        "sdy": jsonout.sdy_dict(_single(on, "json")) if on else None,
         "mesh": jsonout.mesh_dict(on.mesh, synthetic=on.synthetic) if on else None,
     }
     return jsonout.dumps(body, lines=True)
 
 
-def _inline(on: OnMesh) -> Any:
-    """A synthetic mesh goes inside the sharding (each of a tuple's), so the one-line answer stands on its own."""
+def _single(on: OnMesh, target: str) -> TensorSharding:
+    """The one Shardy sharding a ``target`` spelling needs; a tuple's per-value sharding has none."""
+    from shardconv.core.errors import ShardingValidationError
     from shardconv.core.model import TensorShardingPerValue
 
-    value: Any = on.sharding
-    if isinstance(value, TensorShardingPerValue):
-        return replace(value, shardings=tuple(replace(s, mesh=on.mesh) for s in value.shardings))
-    return replace(value, mesh=on.mesh)
+    if isinstance(on.sharding, TensorShardingPerValue):
+        raise ShardingValidationError(
+            f"a tuple sharding has no single {target} spelling: convert its elements one by one"
+        )
+    return on.sharding
+
+
+def _inline(on: OnMesh) -> TensorSharding | TensorShardingPerValue:
+    """A synthetic mesh goes inside the sharding (each one, per value), so the one-line answer stands on its own."""
+    from shardconv.core.model import TensorShardingPerValue
+
+    if isinstance(on.sharding, TensorShardingPerValue):
+        return TensorShardingPerValue(tuple(replace(s, mesh=on.mesh) for s in on.sharding.shardings))
+    return replace(on.sharding, mesh=on.mesh)
 
 

@@ -13,14 +13,16 @@ from shardconv.convert.xla_import import xla_import
 
 if _TYPE_CHECKING:
     from shardconv.convert.partition_spec import from_partition_spec, to_partition_spec
-    from shardconv.convert.round_trip import Finding, MeshComparison, RoundTripReport, Step, compare_meshes, roundtrip
+    from shardconv.convert.round_trip import (
+        MeshComparison, RoundTripFinding, RoundTripReport, Step, compare_meshes, roundtrip,
+    )
     from shardconv.convert.spellings import to_v1, to_v2, to_v3, v3_to_v2
     from shardconv.convert.suggest import suggestions, whole_axis_alternative
 
 _LAZY = {
     **dict.fromkeys(("from_partition_spec", "to_partition_spec"), "shardconv.convert.partition_spec"),
     **dict.fromkeys(
-        ("Finding", "MeshComparison", "RoundTripReport", "Step", "compare_meshes", "roundtrip"),
+        ("MeshComparison", "RoundTripFinding", "RoundTripReport", "Step", "compare_meshes", "roundtrip"),
         "shardconv.convert.round_trip",
     ),
     **dict.fromkeys(("to_v1", "to_v2", "to_v3", "v3_to_v2"), "shardconv.convert.spellings"),
@@ -29,8 +31,8 @@ _LAZY = {
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
-    "Finding",
     "MeshComparison",
+    "RoundTripFinding",
     "RoundTripReport",
     "Step",
     "compare_meshes",

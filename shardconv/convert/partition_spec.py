@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 
 from shardconv.convert.to_hlo import resolve
-from shardconv.convert.to_sdy import mesh_ref, to_sdy
+from shardconv.convert.to_sdy import to_sdy
 from shardconv.core.errors import NotExpressibleError, ShardingValidationError
 from shardconv.core.model import (
     UNCONSTRAINED,
@@ -77,7 +77,7 @@ def _from_spec(spec: PartitionSpec, mesh: Mesh, rank: int | None) -> TensorShard
     dims.extend(DimSharding() for _ in range(n - len(dims)))
     unreduced = {named(a) for a in spec.unreduced}
     ordered = tuple(AxisRef(a) for a in mesh.axis_names if a in unreduced)
-    return TensorSharding(mesh_ref(mesh), tuple(dims), unreduced=ordered)
+    return TensorSharding(mesh.symbol, tuple(dims), unreduced=ordered)
 
 
 def _axes_of(entry: PartitionEntry) -> tuple[AxisName, ...]:

@@ -15,18 +15,18 @@ from shardconv.convert.to_hlo import resolve, to_hlo
 from shardconv.convert.to_sdy import same_assignment, to_sdy
 from shardconv.convert.xla_import import xla_import
 
-Value = HloSharding | TensorSharding | TensorShardingPerValue
+AnySharding = HloSharding | TensorSharding | TensorShardingPerValue  # either format, one value or per value
 
 
 @dataclass(frozen=True)
 class Step:
     label: str
-    value: Value | None
+    value: AnySharding | None
     text: str
 
 
 @dataclass(frozen=True)
-class Finding:
+class RoundTripFinding:
     level: str  # "error" | "warning" | "note"
     message: str
 
@@ -61,7 +61,7 @@ class RoundTripReport:
     steps: tuple[Step, ...]
     dropped: tuple[str, ...]
     mesh: MeshComparison
-    findings: tuple[Finding, ...] = field(default=())
+    findings: tuple[RoundTripFinding, ...] = field(default=())
 
     @property
     def ok(self) -> bool:
@@ -101,9 +101,11 @@ def compare_meshes(global_mesh: Mesh, to_sdy_mesh: Mesh | None, imported: Mesh |
     x = [a.size for a in imported.axes]
     gs, xs = global_mesh.shape_str(), imported.shape_str()
     if g == x:
-        return MeshComparison(global_mesh, to_sdy_mesh, imported, "same", f"XLA's import rebuilds {xs}: same axis sizes as {gs} (names are lost)")
+        why = f"XLA's import rebuilds {xs}: same axis sizes as {gs} (names are lost)"
+        return MeshComparison(global_mesh, to_sdy_mesh, imported, "same", why)
     if _cuts(x) <= _cuts(g):
-        verdict, text = "coarsened", f"XLA's import rebuilds {xs}: adjacent axes of {gs} merged (this sharding does not tell them apart)"
+        verdict = "coarsened"
+        text = f"XLA's import rebuilds {xs}: adjacent axes of {gs} merged (this sharding does not tell them apart)"
     elif _cuts(g) <= _cuts(x):
         verdict, text = "refined", f"XLA's import rebuilds {xs}: axes of {gs} split into smaller ones"
     else:
@@ -148,14 +150,15 @@ def _xla_mesh(h: HloSharding, rank: int | None) -> tuple[Mesh | None, str]:
     return mesh, ""
 
 
-def _sub_axis_note(h: HloSharding, s: TensorSharding, mesh: Mesh) -> list[Finding]:
+def _sub_axis_note(h: HloSharding, s: TensorSharding, mesh: Mesh) -> list[RoundTripFinding]:
     if not any(r.sub_axis for d in s.dims for r in d.axes):
         return []
     alt = whole_axis_alternative(h, mesh)
     if alt is None:
-        return [Finding("note", f"{s.to_text(attribute=False)} needs sub-axes; no whole-axis sharding has the same shard counts")]
+        why = "needs sub-axes; no whole-axis sharding has the same shard counts"
+        return [RoundTripFinding("note", f"{s.to_text(attribute=False)} {why}")]
     return [
-        Finding(
+        RoundTripFinding(
             "note",
             f"this sharding needs sub-axes on {mesh.shape_str()}; {alt.to_text(attribute=False)} "
             f"(same shard counts, whole axes) would be {to_hlo(alt, mesh)}",
@@ -163,7 +166,7 @@ def _sub_axis_note(h: HloSharding, s: TensorSharding, mesh: Mesh) -> list[Findin
     ]
 
 
-def roundtrip(x: Value, mesh: Mesh, *, rank: int | None = None) -> RoundTripReport:
+def roundtrip(x: AnySharding, mesh: Mesh, *, rank: int | None = None) -> RoundTripReport:
     """sdy -> HLO -> sdy or HLO -> sdy -> HLO on the global ``mesh``, with findings and a mesh check."""
     if isinstance(x, HloSharding):
         return _from_hlo(x, mesh, rank)
@@ -182,7 +185,7 @@ def _from_sdy(s: TensorSharding | TensorShardingPerValue, mesh: Mesh) -> RoundTr
         expect.append(e)
     h = to_hlo(s, mesh)
     steps = [Step("input (sdy)", s, str(s)), Step("to_hlo", h, str(h))]
-    findings: list[Finding] = []
+    findings: list[RoundTripFinding] = []
     try:
         back = to_sdy(h, mesh, rank=None if isinstance(s, TensorShardingPerValue) else s.rank)
         steps.append(Step("to_sdy", back, str(back)))
@@ -190,11 +193,11 @@ def _from_sdy(s: TensorSharding | TensorShardingPerValue, mesh: Mesh) -> RoundTr
             TensorShardingPerValue(tuple(expect)) if isinstance(s, TensorShardingPerValue) else expect[0]
         )
         if back != want:
-            findings.append(Finding("error", f"sdy -> HLO -> sdy gave {back}, expected {want}"))
+            findings.append(RoundTripFinding("error", f"sdy -> HLO -> sdy gave {back}, expected {want}"))
     except NotExpressibleError as e:
-        findings.append(Finding("error", f"the exported HLO does not come back on the mesh: {e.message}"))
+        findings.append(RoundTripFinding("error", f"the exported HLO does not come back on the mesh: {e.message}"))
     if dropped:
-        findings.append(Finding("note", "HLO cannot carry: " + "; ".join(dropped)))
+        findings.append(RoundTripFinding("note", "HLO cannot carry: " + "; ".join(dropped)))
     single = h if not h.is_tuple else next((e for e in h.elements if e.is_tiled), h)
     xm, why = _xla_mesh(single, parts[0].rank if parts else None)
     cmp = compare_meshes(mesh, mesh, xm, why)
@@ -204,20 +207,22 @@ def _from_sdy(s: TensorSharding | TensorShardingPerValue, mesh: Mesh) -> RoundTr
 
 def _from_hlo(h: HloSharding, mesh: Mesh, rank: int | None) -> RoundTripReport:
     steps = [Step("input (HLO)", h, str(h))]
-    findings: list[Finding] = []
+    findings: list[RoundTripFinding] = []
     xm, why = _xla_mesh(h, rank)
     try:
         s = to_sdy(h, mesh, rank=rank)
     except NotExpressibleError as e:
-        findings.append(Finding("error", str(e)))
+        findings.append(RoundTripFinding("error", str(e)))
         cmp = compare_meshes(mesh, None, xm, why)
         return RoundTripReport("hlo->sdy->hlo", tuple(steps), (), cmp, tuple(findings + _mesh_findings(cmp)))
     back = to_hlo(s, mesh)
     steps += [Step("to_sdy", s, str(s)), Step("to_hlo", back, str(back))]
     if not same_assignment(h, back):
-        findings.append(Finding("error", f"HLO -> sdy -> HLO changed the device assignment: {h} became {back}"))
+        findings.append(
+            RoundTripFinding("error", f"HLO -> sdy -> HLO changed the device assignment: {h} became {back}")
+        )
     elif str(h) != str(back):
-        findings.append(Finding("note", f"same device assignment, different canonical text: {h} vs {back}"))
+        findings.append(RoundTripFinding("note", f"same device assignment, different canonical text: {h} vs {back}"))
     if isinstance(s, TensorSharding):
         findings += _sub_axis_note(h, s, mesh)
     cmp = compare_meshes(mesh, mesh, xm, why)
@@ -225,9 +230,10 @@ def _from_hlo(h: HloSharding, mesh: Mesh, rank: int | None) -> RoundTripReport:
     return RoundTripReport("hlo->sdy->hlo", tuple(steps), (), cmp, tuple(findings))
 
 
-def _mesh_findings(cmp: MeshComparison) -> list[Finding]:
-    level = {"distorted": "error", "coarsened": "warning", "refined": "warning", "unavailable": "warning"}.get(cmp.verdict)
+def _mesh_findings(cmp: MeshComparison) -> list[RoundTripFinding]:
+    levels = {"distorted": "error", "coarsened": "warning", "refined": "warning", "unavailable": "warning"}
+    level = levels.get(cmp.verdict)
     if level is None or not cmp.explanation:
         return []
     prefix = "XLA's mesh-less import: " if cmp.verdict == "unavailable" else ""
-    return [Finding(level, prefix + cmp.explanation)]
+    return [RoundTripFinding(level, prefix + cmp.explanation)]

@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Sequence
 
-from shardconv.core.canonical import canonical_tiled
 from shardconv.core.errors import NotExpressibleError
 from shardconv.core.model import (
     AxisRef,
@@ -21,6 +20,7 @@ from shardconv.core.model import (
     SubgroupType,
     TensorSharding,
     TileAssignment,
+    canonical_tiled,
 )
 from shardconv.formats.sdy.verify import verify_on
 from shardconv.convert.to_hlo import _check_manual, export_layout, to_hlo

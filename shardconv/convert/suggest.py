@@ -8,6 +8,7 @@ from itertools import product
 from shardconv.core.device_order import inverse_permutation, transposed
 from shardconv.core.errors import Suggestion
 from shardconv.core.model import AxisRef, DimSharding, HloSharding, Mesh, SubgroupType, TensorSharding
+from shardconv.convert.to_hlo import export_layout, to_hlo
 
 _MAX_CANDIDATES = 20_000
 _SCORE_DEVICES = 1 << 14
@@ -42,13 +43,10 @@ def _score(candidate: HloSharding, hlo: HloSharding) -> int:
 
 def whole_axis_alternative(hlo: HloSharding, mesh: Mesh) -> TensorSharding | None:
     """The whole-axis sharding on ``mesh`` with ``hlo``'s per-dim shard counts that is closest to it."""
-    from shardconv.convert.to_hlo import to_hlo
-    from shardconv.convert.to_sdy import mesh_ref
-
     if hlo.tile is None or hlo.rank is None or any(t is not SubgroupType.REPLICATED for t in hlo.subgroups):
         return None
     best: tuple[int, TensorSharding] | None = None
-    for cand in _whole_axis_candidates(hlo.tile_counts, mesh, mesh_ref(mesh)):
+    for cand in _whole_axis_candidates(hlo.tile_counts, mesh, mesh.symbol):
         if hlo.tile.num_devices > _SCORE_DEVICES:
             return cand
         score = _score(to_hlo(cand, mesh), hlo)
@@ -59,8 +57,6 @@ def whole_axis_alternative(hlo: HloSharding, mesh: Mesh) -> TensorSharding | Non
 
 def mesh_for(hlo: HloSharding, sharding: TensorSharding, mesh: Mesh) -> Mesh:
     """``mesh`` with device_ids chosen so that ``sharding`` exports exactly as ``hlo``."""
-    from shardconv.convert.to_hlo import export_layout
-
     assert hlo.tile is not None
     lay = export_layout(sharding, Mesh.of(mesh.axes), ())
     shape = [lay.reshape_dims[p] for p in lay.perm]
@@ -79,13 +75,11 @@ def per_dim_mesh(hlo: HloSharding, mesh: Mesh) -> tuple[Mesh, TensorSharding]:
         if i < hlo.rank:
             dims.append(DimSharding((AxisRef(name),) if c > 1 else ()))
     new = Mesh.of(axes, device_ids=hlo.tile.devices, name=mesh.name)
-    return new, TensorSharding(mesh.name or "mesh", tuple(dims))
+    return new, TensorSharding(mesh.symbol, tuple(dims))
 
 
 def suggestions(hlo: HloSharding, mesh: Mesh) -> tuple[Suggestion, ...]:
     """The closest whole-axis sharding on ``mesh`` (with its HLO), and a mesh with device_ids that works."""
-    from shardconv.convert.to_hlo import to_hlo
-
     if hlo.tile is None or hlo.rank is None:
         return ()
     out: list[Suggestion] = []
@@ -100,8 +94,10 @@ def suggestions(hlo: HloSharding, mesh: Mesh) -> tuple[Suggestion, ...]:
         )
         if mesh.num_devices <= _SCORE_DEVICES:
             new = mesh_for(hlo, alt, mesh)
-            out.append(Suggestion("a mesh with explicit device_ids on which that sharding is exactly this one", str(new)))
+            why = "a mesh with explicit device_ids on which that sharding is exactly this one"
+            out.append(Suggestion(why, str(new)))
     elif mesh.num_devices <= _SCORE_DEVICES and all(t is SubgroupType.REPLICATED for t in hlo.subgroups):
         new, sh = per_dim_mesh(hlo, mesh)
-        out.append(Suggestion("a mesh with one axis per tile dim and explicit device_ids", f"{new} with {sh.to_text(attribute=False)}"))
+        why = "a mesh with one axis per tile dim and explicit device_ids"
+        out.append(Suggestion(why, f"{new} with {sh.to_text(attribute=False)}"))
     return tuple(out)

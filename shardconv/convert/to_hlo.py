@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
-from shardconv.core.canonical import canonical_tiled
 from shardconv.core.device_order import transposed_indices
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.model import (
@@ -13,11 +13,11 @@ from shardconv.core.model import (
     HloSharding,
     Kind,
     Mesh,
-    SubAxis,
     SubgroupType,
     TensorSharding,
     TensorShardingPerValue,
     TileAssignment,
+    canonical_tiled,
 )
 from shardconv.core.arguments import type_error
 from shardconv.core.sources import pointing_into
@@ -106,7 +106,9 @@ def _layout(
     else:
         pieces = _ordered_pieces(sharding, mesh)
     types: list[SubgroupType] = []
-    subgroup_refs = ((SubgroupType.MANUAL, [AxisRef(n) for n in manual_axes]), (SubgroupType.UNREDUCED, sharding.unreduced))
+    subgroup_refs = (
+        (SubgroupType.MANUAL, [AxisRef(n) for n in manual_axes]), (SubgroupType.UNREDUCED, sharding.unreduced)
+    )
     for kind, group in subgroup_refs:
         if group:
             types.append(kind)
@@ -148,7 +150,7 @@ def _ordered_pieces(sharding: TensorSharding, mesh: Mesh) -> list[tuple[PieceKey
         if len(points) == 1:  # a size-1 axis: one empty piece, dropped again by iota canonicalisation
             out.append((axis.name, 1))
             continue
-        for lo, hi in zip(points, points[1:]):
+        for lo, hi in pairwise(points):
             size = hi // lo
             out.append((axis.name if size == axis.size else (axis.name, lo, size), size))
     return out

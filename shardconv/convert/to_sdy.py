@@ -48,11 +48,6 @@ class _Broken(Exception):
         self.why = why
 
 
-def mesh_ref(mesh: Mesh) -> str:
-    """How results refer to the global mesh: by its symbol (``@mesh`` when it has none)."""
-    return mesh.name or "mesh"
-
-
 def maximal_mesh(device: int) -> Mesh:
     """The single-device mesh XLA's importer declares for ``{maximal device=N}`` (name as in jaxlib 0.10)."""
     return Mesh.of([], device_ids=[device], name=f"maximal_mesh_{device}")
@@ -278,7 +273,7 @@ def tiled_to_sdy(hlo: HloSharding, mesh: Mesh, ref: str | Mesh) -> tuple[TensorS
             layout = explicit_layout(hlo, mesh)
         sharding, manual = layout_to_sdy(layout, hlo, mesh, ref)
     except _Broken as e:
-        from shardconv.convert.suggest import suggestions
+        from shardconv.convert.suggest import suggestions  # only on failure: start-up never loads it
 
         raise NotExpressibleError(
             f"{hlo} is not a sharding on mesh {mesh.shape_str()}: {e.why}\n{tile_table(hlo, mesh)}",
@@ -319,7 +314,10 @@ def tile_table(hlo: HloSharding, mesh: Mesh, limit: int = 8) -> str:
     per = tile.num_devices // n_tiles
     devs = tile.devices
     shape = tile.dims[: len(tile.dims) - (1 if per > 1 else 0)]
-    lines = [f"  tile {_index(t, shape)} holds devices {_fmt_set(devs[t * per : (t + 1) * per])}" for t in range(min(n_tiles, limit))]
+    lines = [
+        f"  tile {_index(t, shape)} holds devices {_fmt_set(devs[t * per : (t + 1) * per])}"
+        for t in range(min(n_tiles, limit))
+    ]
     if n_tiles > limit:
         lines.append(f"  ... ({n_tiles - limit} more tiles)")
     return "\n".join(lines)
@@ -375,7 +373,7 @@ def _need_rank(hlo: HloSharding, rank: int | None) -> int:
 
 
 def _convert(hlo: HloSharding, mesh: Mesh, rank: RankArg) -> tuple[SdyValue, ManualAxes]:
-    ref: str | Mesh = mesh_ref(mesh)
+    ref: str | Mesh = mesh.symbol
     kind = hlo.kind
     if kind is Kind.TUPLE:
         ranks = rank_list(rank, len(hlo.elements), "to_sdy")
@@ -389,10 +387,10 @@ def _convert(hlo: HloSharding, mesh: Mesh, rank: RankArg) -> tuple[SdyValue, Man
         manual = {p[1] for p in parts if p[1].axes}
         if len(manual) > 1:
             raise NotExpressibleError("tuple elements are manual over different axes")
-        sh = tuple(p[0] for p in parts)
-        if not all(isinstance(s, TensorSharding) for s in sh):
+        sh = tuple(p[0] for p in parts if isinstance(p[0], TensorSharding))
+        if len(sh) != len(parts):
             raise NotExpressibleError("nested tuple shardings have no Shardy form")
-        return TensorShardingPerValue(sh), next(iter(manual), ManualAxes())  # type: ignore[arg-type]
+        return TensorShardingPerValue(sh), next(iter(manual), ManualAxes())
     if kind is Kind.MAXIMAL:
         assert hlo.device is not None
         if hlo.device not in set(mesh.device_ids):
@@ -430,7 +428,8 @@ def _from_v3(hlo: HloSharding, mesh: Mesh, rank: int | None) -> tuple[SdyValue, 
     own = TensorSharding(ms.mesh, dims, replicated=ms.replicated, unreduced=ms.unreduced)
     manual = tuple(r.name for r in ms.manual)
     if ms.mesh.axes == mesh.axes and ms.mesh.explicit_device_ids == mesh.explicit_device_ids:
-        return TensorSharding(mesh_ref(mesh), dims, replicated=ms.replicated, unreduced=ms.unreduced), ManualAxes(manual)
+        sharding = TensorSharding(mesh.symbol, dims, replicated=ms.replicated, unreduced=ms.unreduced)
+        return sharding, ManualAxes(manual)
     return _convert(to_hlo(own, ms.mesh, manual_axes=manual), mesh, rank)
 
 

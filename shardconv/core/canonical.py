@@ -1,16 +1,10 @@
-"""The one canonicalisation routine for iota tile assignments, as XLA applies it on construction.
+"""XLA's canonical forms of iota tile assignments (canonicalise, transpose, sort groups), on plain tuples.
 
-Works on plain tuples so the model, the converters and the parsers can all call it without cycles.
-"""
+Below the model: ``core.model`` builds its TileAssignment and HloSharding normalisations on these."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from math import prod
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from shardconv.core.model import HloSharding, SubgroupType, TileAssignment
 
 
 def canonical_iota(reshape_dims: Sequence[int], perm: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -115,94 +109,3 @@ def group_sorted_iota(
             return None
     prm[i + 1 :] = sorted(prm[i + 1 :])
     return canonical_iota(reshape, prm)
-
-
-def canonical_tiled(tile: "TileAssignment", subgroups: tuple["SubgroupType", ...], **kw: Any) -> "HloSharding":
-    """XLA's HloSharding::Subgroup: drop size-1 subgroup dims, merge repeats, order manual < unreduced <
-    replicated (transposing the devices), collapse to {manual}/{replicated}/{unreduced}, sort groups."""
-    HloSharding, Kind, SubgroupType = _model.HloSharding, _model.Kind, _model.SubgroupType
-    dims = tile.dims
-    if len(subgroups) > len(dims):
-        from shardconv.core.errors import ShardingValidationError
-
-        raise ShardingValidationError(
-            f"{len(subgroups)} subgroup types but the tile array has only {len(dims)} dims"
-        )
-    if not subgroups:
-        return HloSharding(Kind.TILED, tile=tile, **kw)
-    data = len(dims) - len(subgroups)
-    if len(subgroups) == 1:  # the common case: nothing to merge or reorder
-        if prod(dims[:data]) == 1:
-            return _all_of(subgroups[0], kw)
-        if dims[-1] != 1:
-            types = tuple(subgroups)
-            if types[0] is SubgroupType.REPLICATED:
-                return partial_tile(tile, **kw)
-            if types[0] is SubgroupType.MANUAL and tile.num_devices == dims[-1]:
-                return HloSharding.manual(**kw)
-            return HloSharding(Kind.TILED, tile=tile, subgroups=types, **kw)
-    if len(set(subgroups)) == 1 and prod(dims[:data]) == 1:
-        return _all_of(subgroups[0], kw)
-    by_type: dict[SubgroupType, list[int]] = {}
-    removed: list[int] = []
-    needs_merging = False
-    for i, t in enumerate(subgroups):
-        if dims[data + i] == 1:
-            removed.append(data + i)
-            needs_merging = True
-            continue
-        needs_merging |= t in by_type
-        by_type.setdefault(t, []).append(data + i)
-    needs_merging |= len(by_type) > 1
-    types = tuple(subgroups)
-    if needs_merging:
-        perm = list(range(data))
-        shape = list(dims[:data])
-        merged: list[SubgroupType] = []
-        for t in sorted(by_type, key=lambda t: t.order):
-            perm += by_type[t]
-            shape.append(prod(dims[d] for d in by_type[t]))
-            merged.append(t)
-        tile = tile.transpose(tuple(perm + removed)).reshape(tuple(shape))
-        types = tuple(merged)
-    if types == (SubgroupType.REPLICATED,):
-        return partial_tile(tile, **kw)
-    if types == (SubgroupType.MANUAL,) and tile.num_devices == tile.dims[-1]:
-        return HloSharding.manual(**kw)
-    if types and types[-1] is SubgroupType.REPLICATED:
-        tile = partial_tile(tile).tile  # type: ignore[assignment]
-    return HloSharding(Kind.TILED, tile=tile, subgroups=types, **kw)
-
-
-def _all_of(t: "SubgroupType", kw: dict[str, Any]) -> "HloSharding":
-    """The sharding a tile array that is one subgroup of type ``t`` collapses to."""
-    return _model.HloSharding(t.flag, **kw)
-
-
-def partial_tile(tile: "TileAssignment", **kw: Any) -> "HloSharding":
-    """XLA's HloSharding::PartialTile: last tile dim replicated, each replication group sorted by id."""
-    HloSharding, Kind, SubgroupType, TileAssignment = (
-        _model.HloSharding, _model.Kind, _model.SubgroupType, _model.TileAssignment
-    )
-    dims = tile.dims
-    if len(dims) == 1 or dims[-1] == tile.num_devices:
-        return HloSharding(Kind.REPLICATED, **kw)
-    if dims[-1] == 1:
-        return HloSharding(Kind.TILED, tile=tile.reshape(dims[:-1]), **kw)
-    group = dims[-1]
-    if tile.is_iota:
-        assert tile.reshape_dims is not None and tile.perm is not None
-        sorted_iota = group_sorted_iota(tile.reshape_dims, tile.perm, group)
-        if sorted_iota is not None:
-            new = TileAssignment(dims=dims, reshape_dims=sorted_iota[0], perm=sorted_iota[1])
-            return HloSharding(Kind.TILED, tile=new, subgroups=(SubgroupType.REPLICATED,), **kw)
-    devs = tile.devices
-    ordered: list[int] = []
-    for k in range(0, len(devs), group):
-        ordered += sorted(devs[k : k + group])
-    new = TileAssignment(dims=dims, explicit=tuple(ordered))
-    return HloSharding(Kind.TILED, tile=new, subgroups=(SubgroupType.REPLICATED,), **kw)
-
-
-# Last: model imports this module at its top (a cycle); functions above look names up at call time.
-from shardconv.core import model as _model  # noqa: E402

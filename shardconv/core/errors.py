@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from shardconv.core.positions import caret_excerpt, line_col
 
@@ -40,14 +41,14 @@ class ShardingError(Exception):
         excerpt = self.caret_excerpt()
         return f"{where}{self.message}" + (f"\n{excerpt}" if excerpt else "")
 
-    def anchor(self, text: str) -> "ShardingError":
+    def anchor(self, text: str) -> ShardingError:
         """Point a position-less error into the input ``text`` it came from: at the first fragment the
         message quotes (an axis ``"c"``/``'c'``, a sub-axis ``"b":(1)2``) found there, else column 1."""
         if self.text is not None:
             return self
         return self.located(text, _quoted_offset(self.message, text))
 
-    def located(self, text: str, offset: int) -> "ShardingError":
+    def located(self, text: str, offset: int) -> ShardingError:
         """Re-anchor a position-less error at ``offset`` in ``text`` (used when a nested value fails)."""
         if self.text is None:
             self.text = text
@@ -74,8 +75,8 @@ def _quoted_offset(message: str, text: str) -> int:
 class ShardingSyntaxError(ShardingError):
     """The text does not match the grammar."""
 
-    def __init__(self, message: str, *, expected: tuple[str, ...] = (), **kw: object) -> None:
-        super().__init__(message, **kw)  # type: ignore[arg-type]
+    def __init__(self, message: str, *, expected: tuple[str, ...] = (), **kw: Any) -> None:
+        super().__init__(message, **kw)
         self.expected = expected
 
 
@@ -98,8 +99,8 @@ class Suggestion:
 class NotExpressibleError(ShardingError):
     """A valid sharding that has no equivalent in the requested target (mesh, format)."""
 
-    def __init__(self, message: str, *, suggestions: tuple[Suggestion, ...] = (), **kw: object) -> None:
-        super().__init__(message, **kw)  # type: ignore[arg-type]
+    def __init__(self, message: str, *, suggestions: tuple[Suggestion, ...] = (), **kw: Any) -> None:
+        super().__init__(message, **kw)
         self.suggestions = suggestions
 
     def __str__(self) -> str:
@@ -113,10 +114,10 @@ class NotExpressibleError(ShardingError):
 
 
 __all__ = [
+    "LimitExceededError",
+    "NotExpressibleError",
     "ShardingError",
     "ShardingSyntaxError",
     "ShardingValidationError",
-    "LimitExceededError",
-    "NotExpressibleError",
     "Suggestion",
 ]

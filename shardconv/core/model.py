@@ -9,19 +9,20 @@ HLO side: ``TileAssignment``, ``HloSharding`` (+ ``SubgroupType``, ``ShardGroup`
 from __future__ import annotations
 
 import enum
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
 from math import prod
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
-from shardconv.core.canonical import canonical_iota, canonical_tiled, transpose_iota
+from shardconv.core.canonical import canonical_iota, group_sorted_iota, transpose_iota
 from shardconv.core.device_order import iota_order, transposed
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.limits import check_device_count
 from shardconv.core.printing import render_proto, render_text
 
-class _cached:
+
+class _LockFreeCachedProperty:
     """``functools.cached_property`` without Python 3.11's lock, which made each first access cost
     about a microsecond; converters touch several of these on every fresh Mesh. Stores the value in
     the instance dict, so later reads never reach the descriptor (works on frozen dataclasses)."""
@@ -41,7 +42,7 @@ class _cached:
         return value
 
 
-class _shape_derived(_cached):
+class _ShapeDerived(_LockFreeCachedProperty):
     """A Mesh value filled in, with its siblings, by ``Mesh._derive_shape`` on first read."""
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
@@ -51,9 +52,11 @@ class _shape_derived(_cached):
         return obj.__dict__[self.name]
 
 
-if TYPE_CHECKING:
-    _cached = cached_property  # type: ignore[misc,assignment]  # noqa: F811
-    _shape_derived = cached_property  # type: ignore[misc,assignment]  # noqa: F811
+if TYPE_CHECKING:  # checkers know cached_property, which the two descriptors above behave like
+    from functools import cached_property as _cached
+    from functools import cached_property as _shape_derived
+else:
+    _cached, _shape_derived = _LockFreeCachedProperty, _ShapeDerived
 
 
 # --------------------------------------------------------------------------------------------------
@@ -150,8 +153,8 @@ class TileAssignment:
             )
         devices = tuple(devices)
         if len(set(devices)) != n:
-            seen: set[int] = set()
-            dup = next(d for d in devices if d in seen or seen.add(d))  # type: ignore[func-returns-value]
+            counts = Counter(devices)
+            dup = next(d for d in devices if counts[d] > 1)
             raise ShardingValidationError(f"device {dup} appears more than once in the device list")
         if any(d < 0 for d in devices):
             raise ShardingValidationError(f"negative device id {min(devices)}")
@@ -240,37 +243,37 @@ class HloSharding:
 
     # --- constructors -------------------------------------------------------------------------
     @classmethod
-    def replicated(cls, **kw: object) -> HloSharding:
-        return cls(Kind.REPLICATED, **kw)  # type: ignore[arg-type]
+    def replicated(cls, **kw: Any) -> HloSharding:
+        return cls(Kind.REPLICATED, **kw)
 
     @classmethod
-    def manual(cls, **kw: object) -> HloSharding:
-        return cls(Kind.MANUAL, **kw)  # type: ignore[arg-type]
+    def manual(cls, **kw: Any) -> HloSharding:
+        return cls(Kind.MANUAL, **kw)
 
     @classmethod
-    def unknown(cls, **kw: object) -> HloSharding:
-        return cls(Kind.UNKNOWN, **kw)  # type: ignore[arg-type]
+    def unknown(cls, **kw: Any) -> HloSharding:
+        return cls(Kind.UNKNOWN, **kw)
 
     @classmethod
-    def unreduced(cls, **kw: object) -> HloSharding:
-        return cls(Kind.UNREDUCED, **kw)  # type: ignore[arg-type]
+    def unreduced(cls, **kw: Any) -> HloSharding:
+        return cls(Kind.UNREDUCED, **kw)
 
     @classmethod
-    def maximal(cls, device: int, **kw: object) -> HloSharding:
+    def maximal(cls, device: int, **kw: Any) -> HloSharding:
         if device < 0:
             raise ShardingValidationError(f"maximal device id {device} is negative")
-        return cls(Kind.MAXIMAL, device=device, **kw)  # type: ignore[arg-type]
+        return cls(Kind.MAXIMAL, device=device, **kw)
 
     @classmethod
-    def tuple_of(cls, elements: tuple[HloSharding, ...] | list[HloSharding], **kw: object) -> HloSharding:
-        return cls(Kind.TUPLE, elements=tuple(elements), **kw)  # type: ignore[arg-type]
+    def tuple_of(cls, elements: tuple[HloSharding, ...] | list[HloSharding], **kw: Any) -> HloSharding:
+        return cls(Kind.TUPLE, elements=tuple(elements), **kw)
 
     @classmethod
     def tiled(
         cls,
         tile: TileAssignment,
         subgroups: tuple[SubgroupType, ...] | list[SubgroupType] = (),
-        **kw: object,
+        **kw: Any,
     ) -> HloSharding:
         """A tiled sharding after XLA's normalisations (replicate-last-dim collapse, subgroup merge/sort)."""
         return canonical_tiled(tile, tuple(subgroups), **kw)
@@ -317,6 +320,92 @@ class HloSharding:
 
     def __str__(self) -> str:
         return self.to_text()
+
+
+# --------------------------------------------------------------------------------------------------
+# XLA's normalisations of a tiled sharding (HloSharding::Subgroup and ::PartialTile), applied on construction
+# --------------------------------------------------------------------------------------------------
+
+
+def canonical_tiled(tile: TileAssignment, subgroups: tuple[SubgroupType, ...], **kw: Any) -> HloSharding:
+    """XLA's HloSharding::Subgroup: drop size-1 subgroup dims, merge repeats, order manual < unreduced <
+    replicated (transposing the devices), collapse to {manual}/{replicated}/{unreduced}, sort groups."""
+    dims = tile.dims
+    if len(subgroups) > len(dims):
+        raise ShardingValidationError(f"{len(subgroups)} last_tile_dims but only {len(dims)} tile dims")
+    if not subgroups:
+        return HloSharding(Kind.TILED, tile=tile, **kw)
+    data = len(dims) - len(subgroups)
+    if len(subgroups) == 1:  # the common case: nothing to merge or reorder
+        if prod(dims[:data]) == 1:
+            return _all_of(subgroups[0], kw)
+        if dims[-1] != 1:
+            types = tuple(subgroups)
+            if types[0] is SubgroupType.REPLICATED:
+                return partial_tile(tile, **kw)
+            if types[0] is SubgroupType.MANUAL and tile.num_devices == dims[-1]:
+                return HloSharding.manual(**kw)
+            return HloSharding(Kind.TILED, tile=tile, subgroups=types, **kw)
+    if len(set(subgroups)) == 1 and prod(dims[:data]) == 1:
+        return _all_of(subgroups[0], kw)
+    by_type: dict[SubgroupType, list[int]] = {}
+    removed: list[int] = []
+    needs_merging = False
+    for i, t in enumerate(subgroups):
+        if dims[data + i] == 1:
+            removed.append(data + i)
+            needs_merging = True
+            continue
+        needs_merging |= t in by_type
+        by_type.setdefault(t, []).append(data + i)
+    needs_merging |= len(by_type) > 1
+    types = tuple(subgroups)
+    if needs_merging:
+        perm = list(range(data))
+        shape = list(dims[:data])
+        merged: list[SubgroupType] = []
+        for t in sorted(by_type, key=lambda t: t.order):
+            perm += by_type[t]
+            shape.append(prod(dims[d] for d in by_type[t]))
+            merged.append(t)
+        tile = tile.transpose(tuple(perm + removed)).reshape(tuple(shape))
+        types = tuple(merged)
+    if types == (SubgroupType.REPLICATED,):
+        return partial_tile(tile, **kw)
+    if types == (SubgroupType.MANUAL,) and tile.num_devices == tile.dims[-1]:
+        return HloSharding.manual(**kw)
+    if types and types[-1] is SubgroupType.REPLICATED:
+        sorted_groups = partial_tile(tile).tile
+        assert sorted_groups is not None  # the last dim holds more than one device: partial_tile keeps a tile
+        tile = sorted_groups
+    return HloSharding(Kind.TILED, tile=tile, subgroups=types, **kw)
+
+
+def _all_of(t: SubgroupType, kw: dict[str, Any]) -> HloSharding:
+    """The sharding a tile array that is one subgroup of type ``t`` collapses to."""
+    return HloSharding(t.flag, **kw)
+
+
+def partial_tile(tile: TileAssignment, **kw: Any) -> HloSharding:
+    """XLA's HloSharding::PartialTile: last tile dim replicated, each replication group sorted by id."""
+    dims = tile.dims
+    if len(dims) == 1 or dims[-1] == tile.num_devices:
+        return HloSharding(Kind.REPLICATED, **kw)
+    if dims[-1] == 1:
+        return HloSharding(Kind.TILED, tile=tile.reshape(dims[:-1]), **kw)
+    group = dims[-1]
+    if tile.is_iota:
+        assert tile.reshape_dims is not None and tile.perm is not None
+        sorted_iota = group_sorted_iota(tile.reshape_dims, tile.perm, group)
+        if sorted_iota is not None:
+            new = TileAssignment(dims=dims, reshape_dims=sorted_iota[0], perm=sorted_iota[1])
+            return HloSharding(Kind.TILED, tile=new, subgroups=(SubgroupType.REPLICATED,), **kw)
+    devs = tile.devices
+    ordered: list[int] = []
+    for k in range(0, len(devs), group):
+        ordered += sorted(devs[k : k + group])
+    new = TileAssignment(dims=dims, explicit=tuple(ordered))
+    return HloSharding(Kind.TILED, tile=new, subgroups=(SubgroupType.REPLICATED,), **kw)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -377,20 +466,20 @@ class Mesh:
         d["num_devices"] = len(ids) if not axes and ids is not None else acc
 
     @_shape_derived
-    def axis_names(self) -> tuple[str, ...]: ...  # type: ignore[empty-body]
+    def axis_names(self) -> tuple[str, ...]: ...  # type: ignore[empty-body]  # _derive_shape fills the value in
 
     @_shape_derived
-    def axis_sizes(self) -> tuple[int, ...]: ...  # type: ignore[empty-body]
+    def axis_sizes(self) -> tuple[int, ...]: ...  # type: ignore[empty-body]  # _derive_shape fills the value in
 
     @_shape_derived
-    def _size_by_name(self) -> dict[str, int]: ...  # type: ignore[empty-body]
+    def _size_by_name(self) -> dict[str, int]: ...  # type: ignore[empty-body]  # _derive_shape fills the value in
 
     @_shape_derived
-    def _axis_strides(self) -> tuple[int, ...]:  # type: ignore[empty-body]
+    def _axis_strides(self) -> tuple[int, ...]:  # type: ignore[empty-body]  # _derive_shape fills the value in
         """Weight of each axis in the row-major flattened mesh position."""
 
     @_shape_derived
-    def num_devices(self) -> int: ...  # type: ignore[empty-body]
+    def num_devices(self) -> int: ...  # type: ignore[empty-body]  # _derive_shape fills the value in
 
     @_cached
     def _position_of(self) -> dict[int, int]:
@@ -420,6 +509,11 @@ class Mesh:
         if self.explicit_device_ids is not None:
             return self.explicit_device_ids
         return tuple(range(self.num_devices))
+
+    @property
+    def symbol(self) -> str:
+        """The symbol results refer to this mesh by: its name, ``mesh`` (``@mesh``) when it has none."""
+        return self.name or "mesh"
 
     def shape_str(self) -> str:
         """Compact ``batch=2,model=4`` form for messages and the CLI."""
@@ -462,7 +556,7 @@ class DimSharding:
     priority: int | None = None
 
 
-MeshRef = Union[str, Mesh]  # a symbol name (without '@') or an inlined mesh
+MeshRef = str | Mesh  # a symbol name (without '@') or an inlined mesh
 
 
 @dataclass(frozen=True)
@@ -544,8 +638,8 @@ class Unconstrained(enum.Enum):
 
 UNCONSTRAINED = Unconstrained.UNCONSTRAINED
 
-AxisName = Union[str, int]  # a name, or torch-xla's index into the mesh's axis order
-PartitionEntry = Union[None, AxisName, tuple[AxisName, ...], Unconstrained]
+AxisName = str | int  # a name, or torch-xla's index into the mesh's axis order
+PartitionEntry = None | AxisName | tuple[AxisName, ...] | Unconstrained
 
 
 @dataclass(frozen=True)

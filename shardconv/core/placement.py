@@ -15,7 +15,7 @@ from shardconv.core.device_order import strides, unravel
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.model import HloSharding, Kind, SubgroupType
 
-Box = tuple[tuple[int, int], ...]  # [start, stop) per tensor dim
+IndexBox = tuple[tuple[int, int], ...]  # the [start, stop) index range along each tensor dim
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class Tile:
 
     index: tuple[int, ...]
     devices: tuple[int, ...]
-    slice: Box | None = None
+    slice: IndexBox | None = None
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def tile_blocks(hlo: HloSharding) -> Iterator[tuple[tuple[int, ...], tuple[int, 
         yield unravel(t, counts), devs[t * per_tile : (t + 1) * per_tile]
 
 
-def tile_box(index: tuple[int, ...], counts: tuple[int, ...], shape: tuple[int, ...]) -> Box:
+def tile_box(index: tuple[int, ...], counts: tuple[int, ...], shape: tuple[int, ...]) -> IndexBox:
     """XLA's shard bounds: shard size ceil(dim/tiles); offset and limit clamped to the dim, so the last
     shards are short or empty when the dims don't divide."""
     box = []

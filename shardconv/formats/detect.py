@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
 
 from shardconv.core.errors import ShardingError, ShardingSyntaxError, ShardingValidationError
+from shardconv.text.brackets import group_end
 
 if TYPE_CHECKING:
     from shardconv.core.model import HloSharding, Mesh, PartitionSpec, TensorSharding, TensorShardingPerValue
@@ -21,7 +22,8 @@ if TYPE_CHECKING:
 Parsed = Union["HloSharding", "TensorSharding", "TensorShardingPerValue", "PartitionSpec"]
 
 # Input kinds, as shown by ``--from`` and in JSON ("input.kind").
-HLO, SDY, SDY_PER_VALUE, SPEC, PROTO_HEX, PROTO_BASE64 = "hlo", "sdy", "sdy-per-value", "spec", "proto-hex", "proto-base64"
+HLO, SDY, SDY_PER_VALUE, SPEC = "hlo", "sdy", "sdy-per-value", "spec"
+PROTO_HEX, PROTO_BASE64 = "proto-hex", "proto-base64"
 INPUT_KINDS = ("auto", HLO, SDY, SPEC, PROTO_HEX, PROTO_BASE64)
 
 # Patterns are compiled on first use (``re`` caches them): nothing to pay on the common HLO/sdy path.
@@ -51,7 +53,7 @@ def detect_kind(text: str) -> str:
         return PROTO_HEX
     if low.startswith(("base64:", "b64:")):
         return PROTO_BASE64
-    if s.startswith("#sdy.sharding_per_value") or s.startswith("<[<"):
+    if s.startswith(("#sdy.sharding_per_value", "<[<")):
         return SDY_PER_VALUE
     if s.startswith(("#sdy.sharding", "<@", "<mesh<", "sdy.sharding<", "[{")):
         return SDY
@@ -169,32 +171,10 @@ def first_mesh_in_file(path: str) -> str:
     m = re.search(_MESH_DECL, text)
     if m is None:
         raise ShardingValidationError(f"--mesh @{path}: no sdy.mesh declaration in the file")
-    end = _balanced_end(text, m.end() - 1)
-    if end is None:
+    end = group_end(text, m.end() - 1, own_kind_only=True, comments=False)
+    if not isinstance(end, int):
         raise ShardingSyntaxError("unterminated sdy.mesh declaration", text=text, pos=m.start())
     return text[m.start() : end]
-
-
-def _balanced_end(text: str, open_at: int) -> int | None:
-    """Index just past the ``>`` closing the ``<`` at ``open_at`` (quotes respected)."""
-    depth, i, quote = 0, open_at, ""
-    while i < len(text):
-        c = text[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = ""
-        elif c == '"':
-            quote = c
-        elif c == "<":
-            depth += 1
-        elif c == ">":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return None
 
 
 _SHAPE = r"\d+(?:\s*[x,]\s*\d+)*"

@@ -16,13 +16,18 @@ from shardconv.core.model import (
     AxisRef, DimSharding, HloSharding, Kind, Mesh, MeshAxis, MeshSharding, OpMetadata, ShardGroup, SubAxis,
     SubgroupType, TileAssignment,
 )
+from shardconv.formats.hlo.verify import (
+    check_device_id, check_iota_fits, check_mesh_fits, check_mesh_sharding, check_subgroup_fields, maximal_device,
+    subgroup_type,
+)
 
 # OpSharding.Type
 REPLICATED, MAXIMAL, TUPLE, OTHER, MANUAL, UNKNOWN, UNREDUCED = range(7)
 _KIND_TO_TYPE = {Kind.REPLICATED: REPLICATED, Kind.MAXIMAL: MAXIMAL, Kind.TUPLE: TUPLE, Kind.TILED: OTHER,
                  Kind.MANUAL: MANUAL, Kind.UNKNOWN: UNKNOWN, Kind.UNREDUCED: UNREDUCED}
-_SUBGROUP_TO_TYPE = {SubgroupType.MANUAL: MANUAL, SubgroupType.UNREDUCED: UNREDUCED, SubgroupType.REPLICATED: REPLICATED}
-_TYPE_TO_SUBGROUP = {v: k for k, v in _SUBGROUP_TO_TYPE.items()}
+_SUBGROUP_TO_TYPE = {
+    SubgroupType.MANUAL: MANUAL, SubgroupType.UNREDUCED: UNREDUCED, SubgroupType.REPLICATED: REPLICATED
+}
 
 # (name, number, type, label, type_name); type/label use descriptor_pb2 enum names.
 _S, _I32, _I64, _B, _E, _M = "TYPE_STRING", "TYPE_INT32", "TYPE_INT64", "TYPE_BOOL", "TYPE_ENUM", "TYPE_MESSAGE"
@@ -166,14 +171,16 @@ def _message(h: HloSharding) -> Any:
 
 def to_proto_bytes(h: HloSharding) -> bytes:
     """Serialized ``xla.OpSharding`` (deterministic field order, as XLA writes it)."""
-    return _message(h).SerializeToString(deterministic=True)  # type: ignore[no-any-return]
+    data: bytes = _message(h).SerializeToString(deterministic=True)
+    return data
 
 
 def to_textproto(h: HloSharding) -> str:
     """The OpSharding in protobuf text format (for humans and ``--format textproto``)."""
     from google.protobuf import text_format
 
-    return text_format.MessageToString(_message(h))  # type: ignore[no-any-return]
+    text: str = text_format.MessageToString(_message(h))
+    return text
 
 
 # ---- bytes -> model ---------------------------------------------------------------------------
@@ -200,7 +207,6 @@ def _axes(repeated: Any, mesh: Mesh) -> tuple[AxisRef, ...]:
 def _named(msg: Any, num_devices: int | None) -> HloSharding:
     from shardconv.core.canonical import canonical_iota
     from shardconv.core.device_order import iota_order
-    from shardconv.formats.hlo.mesh import check_mesh_sharding
 
     pm = msg.mesh
     axes = tuple(MeshAxis(a.name, a.size) for a in pm.axes)
@@ -219,16 +225,14 @@ def _named(msg: Any, num_devices: int | None) -> HloSharding:
     )
     if not mesh.is_maximal:
         check_mesh_sharding(ms)
-    if num_devices is not None and any(not 0 <= d < num_devices for d in mesh.device_ids):
-        raise ShardingValidationError(f"device ids must be in 0..{num_devices - 1}")
+    check_mesh_fits(mesh, num_devices)
     return HloSharding(Kind.MESH, mesh_sharding=ms, metadata=_metadata(msg.metadata))
 
 
-def _check_ids(ids: tuple[int, ...] | list[int], num_devices: int | None) -> None:
-    for d in ids:
-        if d < 0 or (num_devices is not None and d >= num_devices):
-            bound = f"0..{num_devices - 1}" if num_devices is not None else "non-negative"
-            raise ShardingValidationError(f"device id {d} is outside {bound}")
+def _type_name(value: int) -> str:
+    """An OpSharding.Type value by its lower-case name (the number itself when proto3 kept an unknown one)."""
+    names = _ENUMS["Type"]
+    return names[value].lower() if 0 <= value < len(names) else str(value)
 
 
 def _from_message(msg: Any, num_devices: int | None, depth: int = 0) -> HloSharding:
@@ -244,40 +248,34 @@ def _from_message(msg: Any, num_devices: int | None, depth: int = 0) -> HloShard
     if t == TUPLE:
         return HloSharding.tuple_of([_from_message(e, num_devices, depth + 1) for e in msg.tuple_shardings])
     if t == MAXIMAL:
-        if len(msg.tile_assignment_devices) != 1:
-            raise ShardingValidationError("a maximal OpSharding needs exactly one device")
-        _check_ids(msg.tile_assignment_devices, num_devices)
-        return HloSharding.maximal(msg.tile_assignment_devices[0], **kw)
+        return HloSharding.maximal(maximal_device(msg.tile_assignment_devices, num_devices), **kw)
     simple = {REPLICATED: HloSharding.replicated, MANUAL: HloSharding.manual, UNKNOWN: HloSharding.unknown,
               UNREDUCED: HloSharding.unreduced}
     if t in simple:
         return simple[t](**kw)
     if t != OTHER:
         raise ShardingValidationError(f"unknown OpSharding type {t}")
-    if msg.replicate_on_last_tile_dim and msg.last_tile_dims:
-        raise ShardingValidationError("replicate_on_last_tile_dim and last_tile_dims cannot both be set")
+    check_subgroup_fields(msg.replicate_on_last_tile_dim, bool(msg.last_tile_dims))
     dims = tuple(msg.tile_assignment_dimensions)
     n = prod(msg.iota_reshape_dims) if msg.iota_reshape_dims else len(msg.tile_assignment_devices)
     if n == 1 and prod(dims) == 1:
         # XLA reads any one-device tile as {replicated}, whatever its subgroups; only such a proto can
         # carry the rank-0 tile {devices=[]<=[1]}, which XLA prints but its text parser rejects.
-        _check_ids(msg.tile_assignment_devices, num_devices)
+        for d in msg.tile_assignment_devices:
+            check_device_id(d, num_devices)
         return HloSharding.replicated(**kw)
     if msg.iota_reshape_dims:
         tile = TileAssignment.iota(dims, tuple(msg.iota_reshape_dims), tuple(msg.iota_transpose_perm))
-        if num_devices is not None and tile.num_devices > num_devices:
-            raise ShardingValidationError(f"iota uses {tile.num_devices} devices but there are only {num_devices}")
+        check_iota_fits(tile, num_devices)
     else:
         devs = tuple(msg.tile_assignment_devices)
         tile = TileAssignment.from_devices(dims, devs)
-        _check_ids(devs, num_devices)
+        for d in devs:
+            check_device_id(d, num_devices)
     if msg.replicate_on_last_tile_dim:
         subgroups: tuple[SubgroupType, ...] = (SubgroupType.REPLICATED,)
     else:
-        try:
-            subgroups = tuple(_TYPE_TO_SUBGROUP[x] for x in msg.last_tile_dims)
-        except KeyError as e:
-            raise ShardingValidationError(f"last_tile_dims holds type {e.args[0]}, not manual/unreduced/replicated") from None
+        subgroups = tuple(subgroup_type(_type_name(x)) for x in msg.last_tile_dims)
     return HloSharding.tiled(tile, subgroups, **kw)
 
 

@@ -3,6 +3,7 @@ and the new file keeps the mode of the one it replaces (a new file gets the umas
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import tempfile
@@ -29,10 +30,8 @@ def write_atomic(path: str | os.PathLike[str], content: bytes | Callable[[Binary
         os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
     _fsync_dir(folder)
 

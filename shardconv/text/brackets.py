@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cache
 
 from shardconv.core.errors import ShardingSyntaxError
 
 _OPEN = {"(": ")", "[": "]", "{": "}", "<": ">"}
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
 
 def skip_ws(text: str, i: int, end: int | None = None) -> int:
@@ -43,7 +44,7 @@ def skip_string(text: str, i: int, end: int | None = None) -> int:
     return j
 
 
-@lru_cache(maxsize=None)
+@cache
 def _stops(own_kind: str, comments: bool) -> re.Pattern[str]:
     """What ``skip_group`` must look at: quotes, ``->``, maybe ``//``, and the brackets it tracks."""
     brackets = own_kind + _OPEN[own_kind] if own_kind else "".join(_OPEN) + "".join(_OPEN.values())
@@ -51,31 +52,65 @@ def _stops(own_kind: str, comments: bool) -> re.Pattern[str]:
     return re.compile("|".join(alts))
 
 
-def skip_group(text: str, i: int, end: int | None = None, *, own_kind_only: bool = False, comments: bool = True) -> int:
-    """``text[i]`` opens a bracket: index just past its match (strings, ``->`` and, if ``comments``,
-    ``//`` comments skipped). ``own_kind_only`` counts only that bracket kind, as a log line needs
-    (other brackets may be unbalanced there, and HLO's ``<=`` is no bracket)."""
+@dataclass(frozen=True)
+class Unbalanced:
+    """Why a bracket group does not close: at ``pos`` the scan met ``found`` (a wrong closer, ``"`` for
+    an unterminated string, ``""`` for the end of the text) while ``innermost`` was the open bracket."""
+
+    pos: int
+    found: str
+    innermost: str
+
+
+def group_end(
+    text: str,
+    i: int,
+    end: int | None = None,
+    *,
+    own_kind_only: bool = False,
+    comments: bool = True,
+    strings: re.Pattern[str] = _STRING,
+) -> int | Unbalanced:
+    """``text[i]`` opens a bracket: index just past its match, or why there is none. String literals
+    (as ``strings`` matches them), ``->`` and, if ``comments``, ``//`` comments are skipped;
+    ``own_kind_only`` counts only that bracket kind, as a log line needs (other brackets may be
+    unbalanced there, and HLO's ``<=`` is no bracket). Callers word the failure in their own terms."""
     end = len(text) if end is None else end
     stops = _stops(text[i] if own_kind_only else "", comments)
-    stack = [_OPEN[text[i]]]
+    stack = [text[i]]  # the open brackets, innermost last
     j = i + 1
     while (m := stops.search(text, j, end)) is not None:
         tok, j = m.group(), m.end()
         if tok == '"':
-            j = skip_string(text, m.start(), end)
+            literal = strings.match(text, m.start(), end)
+            if literal is None:
+                return Unbalanced(m.start(), '"', stack[-1])
+            j = literal.end()
         elif tok == "//":
             j = text.find("\n", j, end) + 1
             if not j:
                 break
         elif tok in _OPEN:
-            stack.append(_OPEN[tok])
+            stack.append(tok)
         elif len(tok) == 1:
-            if tok != stack[-1]:
-                raise ShardingSyntaxError(f"unbalanced {tok!r}; expected {stack[-1]!r}", text=text, pos=m.start())
+            if tok != _OPEN[stack[-1]]:
+                return Unbalanced(m.start(), tok, stack[-1])
             stack.pop()
             if not stack:
                 return j
-    raise ShardingSyntaxError(f"unclosed {text[i]!r}", text=text, pos=i)
+    return Unbalanced(end, "", stack[-1])
+
+
+def skip_group(text: str, i: int, end: int | None = None, *, own_kind_only: bool = False, comments: bool = True) -> int:
+    """``group_end`` that raises a positioned ShardingSyntaxError when the group does not close."""
+    j = group_end(text, i, end, own_kind_only=own_kind_only, comments=comments)
+    if isinstance(j, int):
+        return j
+    if j.found == '"':
+        raise ShardingSyntaxError("unterminated string", text=text, pos=j.pos)
+    if not j.found:
+        raise ShardingSyntaxError(f"unclosed {text[i]!r}", text=text, pos=i)
+    raise ShardingSyntaxError(f"unbalanced {j.found!r}; expected {_OPEN[j.innermost]!r}", text=text, pos=j.pos)
 
 
 def split_top(text: str, start: int, end: int, sep: str = ",") -> list[tuple[int, int]]:

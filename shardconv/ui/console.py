@@ -9,7 +9,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -53,7 +53,7 @@ def make_console(stream: IO[str] | None = None, *, stderr: bool = False) -> Cons
         stream = sys.stderr if stderr else sys.stdout
     color = use_color(stream)
     console = Console(
-        file=_TrailingSpaceTrimmer(stream),
+        file=cast("IO[str]", _TrailingSpaceTrimmer(stream)),  # a write/flush wrapper, the rest delegated
         width=width(stream),
         color_system="auto" if color else None,
         force_terminal=color,
@@ -62,7 +62,7 @@ def make_console(stream: IO[str] | None = None, *, stderr: bool = False) -> Cons
         emoji=False,
         soft_wrap=False,
     )
-    console.on_broken_pipe = _broken_pipe  # type: ignore[method-assign]
+    console.on_broken_pipe = _broken_pipe  # type: ignore[method-assign]  # rich's hook is a method to override
     return console
 
 

@@ -74,7 +74,9 @@ def render_placement(p: Placement, *, width: int, color: bool) -> list[Renderabl
     return [Columns(grids, padding=(0, 2))]
 
 
-def _grid(p: Placement, by_index: dict[tuple[int, ...], Tile], lead: tuple[int, ...], color: bool, compact: bool) -> Any:
+def _grid(
+    p: Placement, by_index: dict[tuple[int, ...], Tile], lead: tuple[int, ...], color: bool, compact: bool
+) -> Any:
     from rich import box
     from rich.padding import Padding
     from rich.table import Table

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from math import prod
 from typing import Any
 
 from shardconv.formats._lark_runtime import Token, Transformer
 
-from shardconv.core.canonical import canonical_iota
 from shardconv.core.errors import LimitExceededError, ShardingError, ShardingSyntaxError, ShardingValidationError
 from shardconv.core.arguments import type_error
 from shardconv.core.sources import remember
@@ -20,7 +21,10 @@ from shardconv.core.model import (
     SubgroupType, TileAssignment,
 )
 from shardconv.formats.grammar import parse
-from shardconv.formats.hlo.mesh import check_mesh_sharding
+from shardconv.formats.hlo.verify import (
+    check_device_id, check_iota_fits, check_mesh_fits, check_mesh_sharding, check_subgroup_fields, maximal_device,
+    subgroup_type,
+)
 
 INT32_MAX = (1 << 31) - 1
 _STRING_KEYS = frozenset({"op_type", "op_name", "source_file", "deduplicated_name", "scheduling_name"})
@@ -33,12 +37,24 @@ def _err(msg: str, tok: Any) -> ShardingValidationError:
     return ShardingValidationError(msg, pos=getattr(tok, "start_pos", None))
 
 
+@contextmanager
+def _at(tok: Any) -> Iterator[None]:
+    """A check's error without a position of its own points at ``tok``."""
+    try:
+        yield
+    except ShardingValidationError as e:
+        if e.pos is None:
+            e.pos = getattr(tok, "start_pos", None)
+        raise
+
+
 def _checked(text: str, tok: Any, what: str, limit: int) -> int:
     """``int(text)`` refusing values beyond ``limit`` before converting huge digit strings."""
     digits = text.lstrip("-").lstrip("0")
     if len(digits) > 20 or int(text) > limit:
         raise LimitExceededError(
-            f"{what} {text if len(text) < 30 else text[:27] + '...'} does not fit in int{64 if limit == INT64_MAX else 32}",
+            f"{what} {text if len(text) < 30 else text[:27] + '...'} does not fit in "
+            f"int{64 if limit == INT64_MAX else 32}",
             pos=getattr(tok, "start_pos", None),
         )
     return int(text)
@@ -67,6 +83,15 @@ def c_unescape(tok: Token) -> str:
         raise _err("string escapes do not form valid UTF-8", tok) from None
 
 
+# Shapes of transformer results (the rule named ``tuple`` shadows the builtin inside the class body).
+_Ints = tuple[int, ...]
+_Iota = tuple[_Ints, _Ints]  # (reshape dims, transpose perm)
+_MetaField = tuple[Token, str | int]
+_Metadata = tuple[OpMetadata, ...]
+_Dims = tuple[DimSharding, ...]
+_IdsSpec = tuple[str, Any, Token | None]  # ("explicit", ids, token) | ("iota", iota, None)
+
+
 @dataclass(frozen=True)
 class _Item:
     key: str
@@ -74,7 +99,7 @@ class _Item:
     value: Any = None
 
 
-class _HloTransformer(Transformer):  # type: ignore[type-arg]
+class _HloTransformer(Transformer[Token, HloSharding]):
     """Parse tree -> model objects; every check raises a positioned ShardingValidationError."""
 
     def __init__(self, num_devices: int | None) -> None:
@@ -82,7 +107,7 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
         self.num_devices = num_devices
 
     # ---- structure ---------------------------------------------------------------------------
-    def start(self, c: list[Any]) -> HloSharding:
+    def start(self, c: list[HloSharding]) -> HloSharding:
         return c[0]
 
     def empty_tuple(self, c: list[Any]) -> HloSharding:
@@ -114,21 +139,18 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
         reshape, perm = c[3]
         return _Item("devices=", c[0], ("iota", dims, reshape, perm, c[2]))
 
-    def iota_flat(self, c: list[Token]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    def iota_flat(self, c: list[Token]) -> _Iota:
         return (_ints(c[0], "iota dim"), (0,))
 
-    def iota_transposed(self, c: list[Token]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    def iota_transposed(self, c: list[Token]) -> _Iota:
         return (_ints(c[0], "iota dim"), _ints(c[1], "transpose index"))
 
     def last_tile_dims(self, c: list[Any]) -> _Item:
         return _Item("last_tile_dims=", c[0], tuple(c[1:]))
 
     def subgroup(self, c: list[Token]) -> SubgroupType:
-        name = str(c[0])
-        try:
-            return SubgroupType(name)
-        except ValueError:
-            raise _err(f"last_tile_dims entry '{name}' is not one of manual, unreduced, replicated", c[0]) from None
+        with _at(c[0]):
+            return subgroup_type(str(c[0]))
 
     def shard_group(self, c: list[Token]) -> _Item:
         return _Item("shard group", c[0], ShardGroup(str(c[0]), _int(c[1], "shard group id")))
@@ -137,7 +159,7 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
         return _Item("metadata=", c[0], c[1])
 
     # ---- metadata ----------------------------------------------------------------------------
-    def meta_field(self, c: list[Any]) -> tuple[Token, str | int]:
+    def meta_field(self, c: list[Any]) -> _MetaField:
         key = c[0]
         name = str(key)[:-1]
         value = c[1]
@@ -154,7 +176,7 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
             return key, value
         raise _err(f"unknown metadata attribute '{name}' (known: {', '.join(sorted(_STRING_KEYS | _INT_KEYS))})", key)
 
-    def meta_block(self, c: list[tuple[Token, str | int]]) -> OpMetadata:
+    def meta_block(self, c: list[_MetaField]) -> OpMetadata:
         seen: set[str] = set()
         for key, _ in c:
             name = str(key)[:-1]
@@ -163,14 +185,14 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
             seen.add(name)
         return OpMetadata(tuple((str(k)[:-1], v) for k, v in c))
 
-    def meta_one(self, c: list[tuple[Token, str | int]]) -> tuple[OpMetadata, ...]:
+    def meta_one(self, c: list[_MetaField]) -> _Metadata:
         return (self.meta_block(c),)
 
-    def meta_list(self, c: list[OpMetadata]) -> tuple[OpMetadata, ...]:
+    def meta_list(self, c: list[OpMetadata]) -> _Metadata:
         return tuple(c)
 
     # ---- V1/V2 assembly ----------------------------------------------------------------------
-    def _dims(self, tok: Token) -> tuple[int, ...]:
+    def _dims(self, tok: Token) -> _Ints:
         dims = _ints(tok, "tile dim")
         try:
             check_device_count(dims)
@@ -191,37 +213,31 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
         if "metadata=" in by_key:
             kw["metadata"] = by_key["metadata="].value
         devices = by_key.get("devices=")
-        explicit = devices is not None and devices.value[0] == "explicit"
+        explicit = devices.tok if devices is not None and devices.value[0] == "explicit" else None  # its token
         device = by_key.get("device=")
         kind = next((f for f in _FLAG_PRECEDENCE if f in by_key), None)
         if kind == "maximal":
-            if device is None:
-                raise _err("maximal shardings need exactly one device: add device=N", by_key["maximal"].tok)
-            if explicit:
-                raise _err("maximal shardings take device=N, not a devices= list", devices.tok)  # type: ignore[union-attr]
-            self._check_id(device.value, device.tok)
-            return HloSharding.maximal(device.value, **kw)
+            if device is not None and explicit is not None:
+                raise _err("maximal shardings take device=N, not a devices= list", explicit)
+            with _at(by_key["maximal"].tok if device is None else device.tok):
+                one = maximal_device([] if device is None else [device.value], self.num_devices)
+                return HloSharding.maximal(one, **kw)
         if device is not None:
             raise _err("device=N is only valid in a maximal sharding", device.tok)
         if kind is not None:
-            if explicit:
-                raise _err(f"{kind} shardings should not have any devices assigned", devices.tok)  # type: ignore[union-attr]
+            if explicit is not None:
+                raise _err(f"{kind} shardings should not have any devices assigned", explicit)
             return {"replicated": HloSharding.replicated, "manual": HloSharding.manual,
                     "unknown": HloSharding.unknown, "unreduced": HloSharding.unreduced}[kind](**kw)
         if devices is None:
             raise _err("a tiled sharding needs devices=[dims]...", items[0].tok if items else None)
         tile = self._tile(devices)
         ltdr, ltd = by_key.get("last_tile_dim_replicate"), by_key.get("last_tile_dims=")
-        if ltdr is not None and ltd is not None:
-            raise _err("last_tile_dim_replicate and last_tile_dims= cannot both be given", ltd.tok)
-        subgroups: tuple[SubgroupType, ...] = ()
-        if ltdr is not None:
-            subgroups = (SubgroupType.REPLICATED,)
-        elif ltd is not None:
-            subgroups = ltd.value
-        if len(subgroups) > len(tile.dims):
-            raise _err(f"{len(subgroups)} last_tile_dims but only {len(tile.dims)} tile dims", (ltd or ltdr).tok)  # type: ignore[union-attr]
-        return HloSharding.tiled(tile, subgroups, **kw)
+        if ltd is None:
+            return HloSharding.tiled(tile, () if ltdr is None else (SubgroupType.REPLICATED,), **kw)
+        with _at(ltd.tok):
+            check_subgroup_fields(ltdr is not None, True)
+            return HloSharding.tiled(tile, ltd.value, **kw)
 
     def _tile(self, item: _Item) -> TileAssignment:
         v = item.value
@@ -235,31 +251,28 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
                 if n == 1:
                     raise _err("a tiled sharding needs more than one device (use {maximal device=N})", tok)
                 tile = TileAssignment.from_devices(dims, devs)
-                for d in devs:
-                    self._check_id(d, tok)
+                with _at(tok):
+                    for d in devs:
+                        check_device_id(d, self.num_devices)
                 return tile
             _, dims, reshape, perm, tok = v
             tile = TileAssignment.iota(dims, reshape, perm)
-            if self.num_devices is not None and tile.num_devices > self.num_devices:
-                raise _err(f"iota uses devices 0..{tile.num_devices - 1} but there are only {self.num_devices}", tok)
+            with _at(tok):
+                check_iota_fits(tile, self.num_devices)
             return tile
         except ShardingValidationError as e:
             if e.pos is None:
                 e.pos = item.tok.start_pos
             raise
 
-    def _check_id(self, d: int, tok: Any) -> None:
-        if self.num_devices is not None and not 0 <= d < self.num_devices:
-            raise _err(f"device id {d} is outside 0..{self.num_devices - 1}", tok)
-
     # ---- V3 ----------------------------------------------------------------------------------
     def mesh_axis(self, c: list[Any]) -> MeshAxis:
         return MeshAxis(c[0], _int(c[1], "axis size"))
 
-    def ids_explicit(self, c: list[Token]) -> tuple[str, Any, Token]:
+    def ids_explicit(self, c: list[Token]) -> _IdsSpec:
         return ("explicit", _ints(c[0], "device id"), c[0])
 
-    def ids_iota(self, c: list[Any]) -> tuple[str, Any, None]:
+    def ids_iota(self, c: list[Any]) -> _IdsSpec:
         return ("iota", c[0], None)
 
     def axis_ref(self, c: list[Any]) -> AxisRef:
@@ -273,7 +286,7 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
     def dim_open(self, c: list[Any]) -> DimSharding:
         return DimSharding(tuple(a for a in c if isinstance(a, AxisRef)), is_closed=False)
 
-    def v3_dims(self, c: list[DimSharding]) -> tuple[DimSharding, ...]:
+    def v3_dims(self, c: list[DimSharding]) -> _Dims:
         return tuple(c)
 
     def v3_keyword(self, c: list[Token]) -> Token:
@@ -290,7 +303,9 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
         axes = tuple(a for a in c if isinstance(a, MeshAxis))
         ids_spec = next((x for x in c if isinstance(x, tuple) and len(x) == 3 and x[0] in ("explicit", "iota")), None)
         keyword = next((x for x in c if isinstance(x, Token) and x.type in ("REPLICATED", "UNREDUCED", "MANUAL")), None)
-        dims = () if keyword else next(x for x in c if isinstance(x, tuple) and (not x or isinstance(x[0], DimSharding)))
+        dims = () if keyword else next(
+            x for x in c if isinstance(x, tuple) and (not x or isinstance(x[0], DimSharding))
+        )
         attrs: dict[str, _Item] = {}
         for it in (x for x in c if isinstance(x, _Item)):
             if it.key in attrs:
@@ -303,7 +318,7 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
                 raise _err(f"'{keyword}' needs a mesh with axes (XLA aborts on an empty one)", keyword)
             attrs[f"{keyword}="] = _Item(f"{keyword}=", keyword, tuple(AxisRef(a.name) for a in axes))
         n = check_device_count(a.size for a in axes if a.size > 0)
-        ids: tuple[int, ...] | None = None
+        ids: _Ints | None = None
         device_iota = None
         if ids_spec is not None and ids_spec[0] == "explicit":
             ids = ids_spec[1]
@@ -312,7 +327,8 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
         elif ids_spec is not None:
             reshape, perm = ids_spec[1]
             tile = TileAssignment.iota((n,), reshape, perm)
-            if len(tile.reshape_dims or ()) > 1:  # a non-trivial iota; a plain one means no device_ids
+            # a non-trivial iota; a plain one means no device_ids
+            if tile.reshape_dims is not None and tile.perm is not None and len(tile.reshape_dims) > 1:
                 device_iota = (tile.reshape_dims, tile.perm)
                 ids = tile.devices
         mesh = Mesh(axes=axes, explicit_device_ids=ids)
@@ -323,28 +339,24 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
             manual=attrs["manual="].value if "manual=" in attrs else (),
             device_iota=device_iota,
         )
-        try:
+        with _at(head):
             check_mesh_sharding(ms)
-        except ShardingValidationError as e:
-            if e.pos is None:
-                e.pos = head.start_pos
-            raise
-        if self.num_devices is not None and n > self.num_devices:
-            raise _err(f"the mesh has {n} devices but there are only {self.num_devices}", head)
+            check_mesh_fits(mesh, self.num_devices)
         meta = attrs["metadata="].value if "metadata=" in attrs else ()
         return HloSharding(Kind.MESH, mesh_sharding=ms, metadata=meta)
 
     def maximal_mesh(self, c: list[Any]) -> HloSharding:
-        device = _int(c[2], "device id")
-        self._check_id(device, c[2])
+        ms = MeshSharding(mesh=Mesh(axes=(), explicit_device_ids=(_int(c[2], "device id"),)))
+        with _at(c[2]):
+            check_mesh_fits(ms.mesh, self.num_devices)
         meta = c[4] if len(c) > 4 else ()
-        ms = MeshSharding(mesh=Mesh(axes=(), explicit_device_ids=(device,)))
         return HloSharding(Kind.MESH, mesh_sharding=ms, metadata=meta)
 
 
 def parse_hlo_text(text: str, *, num_devices: int | None = None) -> HloSharding:
     """Parse an HLO sharding string (all of docs/formats.md §1.1), applying XLA's normalisations."""
-    return parse("hlo_sharding", "start", text, _HloTransformer(num_devices))  # type: ignore[no-any-return]
+    sharding: HloSharding = parse("hlo_sharding", "start", text, _HloTransformer(num_devices))
+    return sharding
 
 
 def parse_hlo_proto(data: bytes, *, num_devices: int | None = None) -> HloSharding:

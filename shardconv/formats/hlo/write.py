@@ -13,7 +13,9 @@ METADATA_KEYS: tuple[str, ...] = (
     "op_type", "op_name", "source_file", "source_line", "source_end_line", "source_column",
     "source_end_column", "deduplicated_name", "scheduling_name", "stack_frame_id",
 )
-INT_METADATA_KEYS = frozenset({"source_line", "source_end_line", "source_column", "source_end_column", "stack_frame_id"})
+INT_METADATA_KEYS = frozenset(
+    {"source_line", "source_end_line", "source_column", "source_end_column", "stack_frame_id"}
+)
 
 c_escape = escape_c_str  # XLA's CEscape of metadata strings; kept under the name callers import
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from shardconv.core.errors import ShardingSyntaxError
+from shardconv.text.brackets import group_end
 from shardconv.text.escapes import EscapeError, unescape_mlir
 from shardconv.core.limits import INT64_MAX
 
@@ -53,36 +54,18 @@ def parse_int_list(text: str, pos: int = 0) -> tuple[int, ...]:
     return tuple(parse_int(m.group(2), bool(m.group(1)), pos + m.start(2)) for m in _LIST_ITEM.finditer(blanked))
 
 
-_OPENERS = {">": "<", "]": "[", ")": "(", "}": "{"}
-_STRING_BODY = re.compile(r'"(?:[^"\\\n\x0b\x0c]|\\[^\n])*"')
+_STRING_LITERAL = re.compile(r'"(?:[^"\\\n\x0b\x0c]|\\[^\n])*"')  # MLIR's lexer: no raw newline in a string
 
 
 def check_dialect_body(text: str, start: int) -> int:
     """MLIR's pre-scan of a pretty dialect attribute body (``#sdy.x<...>`` from the ``<`` at ``start``):
     brackets must balance, skipping string literals but *not* comments, as MLIR does. Returns where
     MLIR ends the body (a '>' inside a ``//`` comment can end it early)."""
-    stack: list[str] = []
-    i = start
-    while True:
-        if i >= len(text):
-            if stack:
-                raise ShardingSyntaxError(f"unbalanced '{stack[-1]}' character in pretty dialect name", pos=i)
-            return i
-        c = text[i]
-        i += 1
-        if c in "<[({":
-            stack.append(c)
-        elif c == "-" and text.startswith(">", i):
-            i += 1
-        elif c in _OPENERS:
-            if not stack or stack[-1] != _OPENERS[c]:
-                top = stack[-1] if stack else c
-                raise ShardingSyntaxError(f"unbalanced '{top}' character in pretty dialect name", pos=i - 1)
-            stack.pop()
-            if not stack:
-                return i
-        elif c == '"':
-            m = _STRING_BODY.match(text, i - 1)
-            if m is None:
-                raise ShardingSyntaxError("expected '\"' in string literal", pos=i - 1)
-            i = m.end()
+    if start >= len(text):
+        return start
+    end = group_end(text, start, comments=False, strings=_STRING_LITERAL)
+    if isinstance(end, int):
+        return end
+    if end.found == '"':
+        raise ShardingSyntaxError("expected '\"' in string literal", pos=end.pos)
+    raise ShardingSyntaxError(f"unbalanced '{end.innermost}' character in pretty dialect name", pos=end.pos)

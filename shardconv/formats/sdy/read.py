@@ -208,10 +208,11 @@ def _parse_sdy_text(start: str, text: str) -> Any:
 def parse_mesh(text: str) -> Mesh:
     """A mesh in any spelling: ``sdy.mesh @m = <[...]>``, ``#sdy.mesh<[...]>``, ``<[...]>``, or the
     shorthand ``batch=2,model=4`` (optionally ``;device_ids=[...]``). Verified as Shardy does."""
-    mesh = _plain_shorthand(require_text(text, "parse_mesh"))
-    if mesh is not None:
-        return mesh
-    return _parse_sdy_text("mesh_start", text)  # type: ignore[no-any-return]
+    shorthand = _plain_shorthand(require_text(text, "parse_mesh"))
+    if shorthand is not None:
+        return shorthand
+    mesh: Mesh = _parse_sdy_text("mesh_start", text)
+    return mesh
 
 
 def _plain_shorthand(text: str) -> Mesh | None:
@@ -241,18 +242,20 @@ def _plain_shorthand(text: str) -> Mesh | None:
 
 def parse_sdy(text: str) -> TensorSharding:
     """``#sdy.sharding<...>`` or the bare ``<@mesh, [...]>`` of sharding_constraint / manual_computation."""
-    return remember(_parse_sdy_text("sharding_start", require_text(text, "parse_sdy")), text)  # type: ignore[no-any-return]
+    sharding: TensorSharding = _parse_sdy_text("sharding_start", require_text(text, "parse_sdy"))
+    return remember(sharding, text)
 
 
 def parse_sdy_per_value(text: str) -> TensorShardingPerValue:
     """``#sdy.sharding_per_value<[<@mesh, [...]>, ...]>``."""
-    value = _parse_sdy_text("per_value_start", require_text(text, "parse_sdy_per_value"))
-    return remember(value, text)  # type: ignore[no-any-return]
+    per_value: TensorShardingPerValue = _parse_sdy_text("per_value_start", require_text(text, "parse_sdy_per_value"))
+    return remember(per_value, text)
 
 
 def parse_manual_axes(text: str) -> ManualAxes:
     """``manual_axes={"a", "b"}``, ``{"a", "b"}`` or ``#sdy<manual_axes{"a", "b"}>``."""
-    return _parse_sdy_text("manual_axes_start", require_text(text, "parse_manual_axes"))  # type: ignore[no-any-return]
+    axes: ManualAxes = _parse_sdy_text("manual_axes_start", require_text(text, "parse_manual_axes"))
+    return axes
 
 
 __all__ = ["parse_manual_axes", "parse_mesh", "parse_sdy", "parse_sdy_per_value"]

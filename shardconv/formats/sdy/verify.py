@@ -4,15 +4,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 from math import prod
-from typing import Union
 
 from shardconv.core.errors import LimitExceededError, ShardingValidationError
 from shardconv.core.limits import check_device_count, max_devices
 from shardconv.core.model import AxisRef, Mesh, TensorSharding, TensorShardingPerValue
 from shardconv.formats.sdy.write import print_axis_ref
 
-MeshArg = Union[Mesh, Mapping[str, Mesh], None]
+MeshArg = Mesh | Mapping[str, Mesh] | None
 
 
 _VERIFIED = "_shardconv_verified_devices"  # per-Mesh cache (in the instance dict, as cached_property does)
@@ -62,7 +62,9 @@ def _verify_mesh(mesh: Mesh) -> None:
         )
     if max(ids) != len(ids) - 1 or len(set(ids)) != len(ids):  # non-negative: same as sorted == iota
         ordered = sorted(ids)
-        raise ShardingValidationError(f"sorted device ids must be iota(product(axes)), got: {', '.join(map(str, ordered))}")
+        raise ShardingValidationError(
+            f"sorted device ids must be iota(product(axes)), got: {', '.join(map(str, ordered))}"
+        )
 
 
 def _resolve(sharding: TensorSharding, mesh: MeshArg) -> Mesh:
@@ -152,7 +154,7 @@ def _verify_axis_list(refs: Sequence[AxisRef], mesh: Mesh, seen: set[AxisRef], s
 
 def _verify_ordered(refs: Sequence[AxisRef], mesh: Mesh, what: str) -> None:
     keys = [_order_key(r, mesh) for r in refs]
-    if any(b < a for a, b in zip(keys, keys[1:])):
+    if any(b < a for a, b in pairwise(keys)):
         raise ShardingValidationError(f"{what} axes are not ordered w.r.t. mesh")
 
 
@@ -163,13 +165,21 @@ def _verify_sub_axes(mesh: Mesh, seen: set[AxisRef], subs: dict[str, list[AxisRe
         if AxisRef(name) in seen:
             raise ShardingValidationError(f'both sub-axis and full-axis are used for axis name: "{name}"')
         prev: AxisRef | None = None
-        for ref in sorted(refs, key=lambda r: (r.sub_axis.pre_size, r.sub_axis.size)):  # type: ignore[union-attr]
+        for ref in sorted(refs, key=_sub_axis_key):
             _verify_sub_axis(ref, mesh)
             if prev is not None:
                 assert prev.sub_axis is not None and ref.sub_axis is not None
                 if ref.sub_axis.pre_size < prev.sub_axis.pre_size * prev.sub_axis.size:
-                    raise ShardingValidationError(f"overlapping sub-axes: {print_axis_ref(prev)}, {print_axis_ref(ref)}")
+                    raise ShardingValidationError(
+                        f"overlapping sub-axes: {print_axis_ref(prev)}, {print_axis_ref(ref)}"
+                    )
             prev = ref
+
+
+def _sub_axis_key(ref: AxisRef) -> tuple[int, int]:
+    """Sub-axes of one axis in Shardy's order: by pre-size, then size."""
+    assert ref.sub_axis is not None  # only sub-axis refs are collected per name
+    return ref.sub_axis.pre_size, ref.sub_axis.size
 
 
 def _verify_manual(sharding: TensorSharding, mesh: Mesh, manual_axes: tuple[str, ...]) -> None:

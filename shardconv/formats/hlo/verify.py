@@ -1,11 +1,63 @@
-"""Checks for HLO V3 (mesh-based) shardings: everything XLA aborts on, plus what it wrongly accepts."""
+"""The checks both HLO readers (sharding text and serialized OpSharding) make, each worded once.
+
+For V3 (mesh-based) shardings: everything XLA aborts on, plus what it wrongly accepts. Errors carry no
+position; the text reader points them at the token they concern."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from itertools import pairwise
 from math import prod
 
 from shardconv.core.errors import ShardingValidationError
-from shardconv.core.model import AxisRef, Mesh, MeshSharding
+from shardconv.core.model import AxisRef, Mesh, MeshSharding, SubgroupType, TileAssignment
+
+
+def check_device_id(device: int, num_devices: int | None) -> None:
+    """``device`` is one of the ``num_devices`` devices (any non-negative id when that is unknown)."""
+    if device < 0:
+        raise ShardingValidationError(f"negative device id {device}")
+    if num_devices is not None and device >= num_devices:
+        raise ShardingValidationError(f"device id {device} is outside 0..{num_devices - 1}")
+
+
+def maximal_device(devices: Sequence[int], num_devices: int | None) -> int:
+    """The one device of a maximal sharding."""
+    if len(devices) != 1:
+        raise ShardingValidationError("maximal shardings need exactly one device: add device=N")
+    check_device_id(devices[0], num_devices)
+    return devices[0]
+
+
+def check_iota_fits(tile: TileAssignment, num_devices: int | None) -> None:
+    """An iota tile array names devices 0..N-1: there must be N of them."""
+    if num_devices is not None and tile.num_devices > num_devices:
+        raise ShardingValidationError(f"iota uses devices 0..{tile.num_devices - 1} but there are only {num_devices}")
+
+
+def check_subgroup_fields(replicate_last: bool, last_tile_dims: bool) -> None:
+    """The two ways of marking the last tile dim are exclusive."""
+    if replicate_last and last_tile_dims:
+        raise ShardingValidationError("last_tile_dim_replicate and last_tile_dims cannot both be given")
+
+
+def subgroup_type(name: str) -> SubgroupType:
+    """A ``last_tile_dims`` entry, by its lower-case OpSharding type name."""
+    try:
+        return SubgroupType(name)
+    except ValueError:
+        raise ShardingValidationError(
+            f"last_tile_dims entry '{name}' is not one of manual, unreduced, replicated"
+        ) from None
+
+
+def check_mesh_fits(mesh: Mesh, num_devices: int | None) -> None:
+    """A V3 sharding's devices (its mesh, or the one device of a maximal mesh) are among ``num_devices``."""
+    if mesh.is_maximal:
+        assert mesh.explicit_device_ids is not None
+        check_device_id(mesh.explicit_device_ids[0], num_devices)
+    elif num_devices is not None and mesh.num_devices > num_devices:
+        raise ShardingValidationError(f"the mesh has {mesh.num_devices} devices but there are only {num_devices}")
 
 
 def _ref(a: AxisRef) -> str:
@@ -70,7 +122,7 @@ def check_mesh_sharding(ms: MeshSharding) -> None:
                 if lo < ohi and olo < hi:
                     raise ShardingValidationError(f"axis {_ref(a)} overlaps {_ref(other)}, which is already used")
             used.setdefault(a.name, []).append((lo, hi, a))
-        for x, y in zip(axes, axes[1:]):
+        for x, y in pairwise(axes):
             if _mergeable(x, y):
                 raise ShardingValidationError(f"sub-axes {_ref(x)} and {_ref(y)} are adjacent; merge them")
     index = {n: i for i, n in enumerate(mesh.axis_names)}
