@@ -19,7 +19,7 @@ from shardconv.cli.spell import TARGETS, needs_sdy, render_target
 if TYPE_CHECKING:
     from shardconv.core.model import HloSharding
     from shardconv.formats.detect import Input
-    from shardconv.cli.options import Context
+    from shardconv.cli.options import Context, Rank
     from shardconv.cli.resolve import OnMesh
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ def convert_item(inp: Input, target: str, ctx: Context, *, explain: bool = True)
     return Converted(inp, target, output, on, xla, tuple(_notes(inp, ctx, on, xla)))
 
 
-def _xla_view(inp: Input, rank: int | None) -> OnMesh | ShardingError:
+def _xla_view(inp: Input, rank: Rank) -> OnMesh | ShardingError:
     from shardconv.core.model import HloSharding
     from shardconv.cli.resolve import value_as, xla_view
 

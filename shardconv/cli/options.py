@@ -43,10 +43,10 @@ def common_options(fn: F) -> F:
     return fn
 
 
-Rank = int | tuple[int, ...] | None  # one rank, or one per tuple element
-
-
 if TYPE_CHECKING:
+    from shardconv.convert.to_sdy import RankArg
+
+    Rank = RankArg  # one rank, or one per tuple element (the converters' own argument type)
     _ParamType = click.ParamType[Any, Any]  # generic from click 8.2 on; plain before
 else:
     _ParamType = click.ParamType

@@ -94,7 +94,7 @@ def as_sdy(inp: Input, mesh: Mesh | None, *, rank: Rank = None) -> OnMesh:
         from shardconv.convert import from_partition_spec
 
         m = need_mesh(mesh, "a partition spec")
-        if isinstance(rank, tuple):
+        if rank is not None and not isinstance(rank, int):
             raise ShardingValidationError(f"a partition spec takes one rank, not {','.join(map(str, rank))}")
         return OnMesh(from_partition_spec(value_as(inp, PartitionSpec), m, rank=rank), m)
     if inp.kind == SDY_PER_VALUE:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from shardconv.core.model import Mesh, TensorSharding, TensorShardingPerValue
     from shardconv.formats.detect import Input
-    from shardconv.cli.options import Context
+    from shardconv.cli.options import Context, Rank
     from shardconv.cli.resolve import OnMesh
 
 TARGETS = ("hlo", "sdy", "v1", "v2", "v3", "spec", "proto-hex", "proto-base64", "textproto", "json")
@@ -20,7 +20,7 @@ def needs_sdy(inp: Input, target: str, mesh: Mesh | None) -> bool:
     return target in SDY_TARGETS or (target == "json" and (mesh is not None or inp.is_hlo))
 
 
-def render_target(inp: Input, target: str, ctx: Context, on: OnMesh | None, rank: int | None) -> str:
+def render_target(inp: Input, target: str, ctx: Context, on: OnMesh | None, rank: Rank) -> str:
     """``inp`` spelled as ``target``; ``on`` is its Shardy side (required for SDY_TARGETS)."""
     from shardconv.cli import resolve
 
@@ -62,7 +62,7 @@ def render_target(inp: Input, target: str, ctx: Context, on: OnMesh | None, rank
     return base64.b64encode(data).decode()
 
 
-def _json_target(inp: Input, ctx: Context, on: OnMesh | None, rank: int | None) -> str:
+def _json_target(inp: Input, ctx: Context, on: OnMesh | None, rank: Rank) -> str:
     """``--to json``: the structure of the sharding on both sides, one line of JSON."""
     from shardconv.cli import resolve
     from shardconv.ui import jsonout

@@ -12,7 +12,7 @@ from shardconv.formats.sdy.verify import verify_on
 from shardconv.convert.factoring import merge_refs
 from shardconv.convert.suggest import whole_axis_alternative
 from shardconv.convert.to_hlo import resolve, to_hlo
-from shardconv.convert.to_sdy import same_assignment, to_sdy
+from shardconv.convert.to_sdy import RankArg, same_assignment, to_sdy
 from shardconv.convert.xla_import import xla_import
 
 AnySharding = HloSharding | TensorSharding | TensorShardingPerValue  # either format, one value or per value
@@ -142,7 +142,7 @@ def _dropped(s: TensorSharding, mesh: Mesh) -> tuple[list[str], TensorSharding]:
     return out, TensorSharding(s.mesh, tuple(dims), (), unred)
 
 
-def _xla_mesh(h: HloSharding, rank: int | None) -> tuple[Mesh | None, str]:
+def _xla_mesh(h: HloSharding, rank: RankArg) -> tuple[Mesh | None, str]:
     try:
         mesh, _ = xla_import([h], ranks=rank)
     except NotExpressibleError as e:
@@ -166,7 +166,7 @@ def _sub_axis_note(h: HloSharding, s: TensorSharding, mesh: Mesh) -> list[RoundT
     ]
 
 
-def roundtrip(x: AnySharding, mesh: Mesh, *, rank: int | None = None) -> RoundTripReport:
+def roundtrip(x: AnySharding, mesh: Mesh, *, rank: RankArg = None) -> RoundTripReport:
     """sdy -> HLO -> sdy or HLO -> sdy -> HLO on the global ``mesh``, with findings and a mesh check."""
     if isinstance(x, HloSharding):
         return _from_hlo(x, mesh, rank)
@@ -205,7 +205,7 @@ def _from_sdy(s: TensorSharding | TensorShardingPerValue, mesh: Mesh) -> RoundTr
     return RoundTripReport("sdy->hlo->sdy", tuple(steps), tuple(dropped), cmp, tuple(findings))
 
 
-def _from_hlo(h: HloSharding, mesh: Mesh, rank: int | None) -> RoundTripReport:
+def _from_hlo(h: HloSharding, mesh: Mesh, rank: RankArg) -> RoundTripReport:
     steps = [Step("input (HLO)", h, str(h))]
     findings: list[RoundTripFinding] = []
     xm, why = _xla_mesh(h, rank)

@@ -90,6 +90,7 @@ def v3_to_v2(hlo: HloSharding) -> HloSharding:
         out = _manual_v3_to_v2(ms)
     else:
         sharding, manual = to_sdy_manual(hlo, ms.mesh)
+        assert isinstance(sharding, TensorSharding)  # a V3 sharding is one tensor's, never a tuple's
         out = _export(sharding, ms.mesh, manual.axes, ms.device_iota)
     return replace(out, metadata=hlo.metadata) if hlo.metadata else out
 
