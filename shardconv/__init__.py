@@ -73,20 +73,45 @@ load_printers_with(_load_printers)
 _EXPORTS: dict[str, str] = {
     # errors
     **dict.fromkeys(
-        ("ShardingError", "ShardingSyntaxError", "ShardingValidationError", "NotExpressibleError",
-         "LimitExceededError", "Suggestion"),
+        (
+            "ShardingError",
+            "ShardingSyntaxError",
+            "ShardingValidationError",
+            "NotExpressibleError",
+            "LimitExceededError",
+            "Suggestion",
+        ),
         "shardconv.core.errors",
     ),
     # model
     **dict.fromkeys(
-        ("HloSharding", "TileAssignment", "SubgroupType", "Kind", "ShardGroup", "OpMetadata", "MeshSharding",
-         "Mesh", "MeshAxis", "AxisRef", "SubAxis", "DimSharding", "TensorSharding", "TensorShardingPerValue",
-         "ManualAxes", "PartitionSpec", "UNCONSTRAINED", "Unconstrained"),
+        (
+            "HloSharding",
+            "TileAssignment",
+            "SubgroupType",
+            "Kind",
+            "ShardGroup",
+            "OpMetadata",
+            "MeshSharding",
+            "Mesh",
+            "MeshAxis",
+            "AxisRef",
+            "SubAxis",
+            "DimSharding",
+            "TensorSharding",
+            "TensorShardingPerValue",
+            "ManualAxes",
+            "PartitionSpec",
+            "UNCONSTRAINED",
+            "Unconstrained",
+        ),
         "shardconv.core.model",
     ),
     # parsing (text -> model)
     "parse_hlo": "shardconv.formats.hlo.read",
-    **dict.fromkeys(("parse_mesh", "parse_sdy", "parse_sdy_per_value", "parse_manual_axes"), "shardconv.formats.sdy.read"),
+    **dict.fromkeys(
+        ("parse_mesh", "parse_sdy", "parse_sdy_per_value", "parse_manual_axes"), "shardconv.formats.sdy.read"
+    ),
     "parse_partition_spec": "shardconv.formats.spec.read",
     "torch_mesh": "shardconv.formats.coerce",
     # verification

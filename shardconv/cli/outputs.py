@@ -43,16 +43,39 @@ def _is_folder(out: str) -> bool:
 )
 @click.argument("module", metavar="MODULE")
 @click.option("--func", "func", default="main", show_default=True, help="Entry function to read (MLIR).")
-@click.option("--format", "-f", "fmt", type=click.Choice(FORMATS), default="hlo", show_default=True, help="Output format.")
-@click.option("-o", "--output", "out", default=None, help="Output file (for proto: a folder, or a file of length-prefixed protos).")
+@click.option(
+    "--format", "-f", "fmt", type=click.Choice(FORMATS), default="hlo", show_default=True, help="Output format."
+)
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    default=None,
+    help="Output file (for proto: a folder, or a file of length-prefixed protos).",
+)
 @click.option("--params", is_flag=True, help="Parameter shardings instead of output shardings.")
 @click.option("--strip-body", is_flag=True, help="mlir: replace the body by zero values and drop sdy ops.")
-@click.option("--from-constraints", is_flag=True,
-              help="Unannotated results take the sharding of the constraint feeding them (XLA reports them replicated).")
-@click.option("--expect", "expect", type=click.Path(exists=True, path_type=Path), default=None,
-              help="Compare a plugin's report (HLO lines, tuple string, proto folder/stream, hex lines); exit 1 on mismatch.")
+@click.option(
+    "--from-constraints",
+    is_flag=True,
+    help="Unannotated results take the sharding of the constraint feeding them (XLA reports them replicated).",
+)
+@click.option(
+    "--expect",
+    "expect",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="Compare a plugin's report (HLO lines, tuple string, proto folder/stream, hex lines); exit 1 on mismatch.",
+)
 def outputs(
-    module: str, func: str, fmt: str, out: str | None, params: bool, strip_body: bool, from_constraints: bool, expect: Path | None
+    module: str,
+    func: str,
+    fmt: str,
+    out: str | None,
+    params: bool,
+    strip_body: bool,
+    from_constraints: bool,
+    expect: Path | None,
 ) -> int:
     """Print the output shardings XLA reads from MODULE (MLIR, or an HLO text module), one per leaf.
 

@@ -106,7 +106,11 @@ def to_partition_spec(sharding: object, mesh: object = None) -> PartitionSpec:
 
     m = None if mesh is None else as_mesh(mesh, "to_partition_spec")
     if isinstance(sharding, str):
-        sharding = as_hlo(sharding, "to_partition_spec") if sharding.lstrip().startswith("{") else as_sdy(sharding, "to_partition_spec")
+        sharding = (
+            as_hlo(sharding, "to_partition_spec")
+            if sharding.lstrip().startswith("{")
+            else as_sdy(sharding, "to_partition_spec")
+        )
     if isinstance(sharding, HloSharding):
         if m is None:
             raise ShardingValidationError("an HLO sharding needs the mesh to become a partition spec")
@@ -136,7 +140,7 @@ def _to_spec(sharding: TensorSharding, mesh: Mesh | None) -> PartitionSpec:
         )
     if any(not d.is_closed and d.axes for d in sharding.dims):
         raise NotExpressibleError(
-            f"{sharding} has open dims with axes ({{\"x\", ?}}); a partition spec is either closed or P.UNCONSTRAINED"
+            f'{sharding} has open dims with axes ({{"x", ?}}); a partition spec is either closed or P.UNCONSTRAINED'
         )
     entries: list[PartitionEntry] = []
     for d in sharding.dims:

@@ -6,7 +6,8 @@ Model → model only; the CLI's ``--to v1/v2/v3`` and every HLO input that arriv
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Sequence
+from collections.abc import Sequence
+from itertools import pairwise
 
 from shardconv.core.errors import NotExpressibleError
 from shardconv.core.model import (
@@ -52,8 +53,10 @@ def to_v2(hlo: HloSharding) -> HloSharding:
         out = to_hlo(to_sdy(hlo, line), line)
     except NotExpressibleError:
         out = None
-    if out is None or out.tile is None or (out.tile.dims, out.tile.devices, out.subgroups) != (
-        hlo.tile.dims, hlo.tile.devices, hlo.subgroups
+    if (
+        out is None
+        or out.tile is None
+        or (out.tile.dims, out.tile.devices, out.subgroups) != (hlo.tile.dims, hlo.tile.devices, hlo.subgroups)
     ):
         raise NotExpressibleError("the explicit device order is not a reshape+transpose of iota")
     return out
@@ -75,7 +78,9 @@ def to_v3(sharding: TensorSharding, mesh: Mesh, *, manual_axes: Sequence[str] = 
         )
     closed = tuple(replace(d, is_closed=True, priority=None) for d in sharding.dims)
     manual = tuple(AxisRef(n) for n in manual_axes)
-    return HloSharding(Kind.MESH, mesh_sharding=MeshSharding(mesh, closed, sharding.replicated, sharding.unreduced, manual))
+    return HloSharding(
+        Kind.MESH, mesh_sharding=MeshSharding(mesh, closed, sharding.replicated, sharding.unreduced, manual)
+    )
 
 
 def v3_to_v2(hlo: HloSharding) -> HloSharding:
@@ -96,7 +101,10 @@ def v3_to_v2(hlo: HloSharding) -> HloSharding:
 
 
 def _export(
-    sharding: TensorSharding, mesh: Mesh, manual_axes: Sequence[str], device_iota: tuple[tuple[int, ...], tuple[int, ...]] | None
+    sharding: TensorSharding,
+    mesh: Mesh,
+    manual_axes: Sequence[str],
+    device_iota: tuple[tuple[int, ...], tuple[int, ...]] | None,
 ) -> HloSharding:
     """``to_hlo``, except that ids written as an iota stay one: XLA reshapes, transposes and reshapes the
     mesh's iota tile array (TileAssignment ops keep iota where they can) instead of listing the ids."""
@@ -144,7 +152,7 @@ def _split_mesh(mesh: Mesh, refs: Sequence[AxisRef]) -> tuple[Mesh, dict[AxisRef
             axes.append(a)
             spans[a.name] = [(1, a.name)]
             continue
-        for lo, hi in zip(points, points[1:]):
+        for lo, hi in pairwise(points):
             name = f"{a.name}:({lo}){hi // lo}"
             while name in taken:
                 name += "'"

@@ -33,7 +33,9 @@ def rank_list(rank: int | Sequence[int | None] | None, count: int, function: str
         raise type_error(function, "rank", "an int or a sequence of ints", rank)
     ranks = list(rank)
     if any(r is not None and (not isinstance(r, int) or isinstance(r, bool)) for r in ranks):
-        raise type_error(function, "rank", "an int or a sequence of ints", next(r for r in ranks if not isinstance(r, int)))
+        raise type_error(
+            function, "rank", "an int or a sequence of ints", next(r for r in ranks if not isinstance(r, int))
+        )
     if len(ranks) != count:
         from shardconv.core.errors import ShardingValidationError
 

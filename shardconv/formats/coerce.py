@@ -43,7 +43,10 @@ def as_sdy(value: object, function: str, parameter: str = "sharding") -> TensorS
         per_value = value.lstrip().startswith(("#sdy.sharding_per_value", "<[<"))
         return parse_sdy_per_value(value) if per_value else parse_sdy(value)
     raise type_error(
-        function, parameter, "a TensorSharding, a TensorShardingPerValue or Shardy text such as '<@mesh, [{\"x\"}]>'", value
+        function,
+        parameter,
+        "a TensorSharding, a TensorShardingPerValue or Shardy text such as '<@mesh, [{\"x\"}]>'",
+        value,
     )
 
 

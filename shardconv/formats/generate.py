@@ -82,7 +82,7 @@ def _canonical_table(pt: dict[str, Any]) -> dict[str, Any]:
             continue
         seen.add(st)
         order.append(st)
-        for tok, (action, arg) in sorted(states[st].items(), key=lambda kv: names[kv[0]]):
+        for _tok, (action, arg) in sorted(states[st].items(), key=lambda kv: names[kv[0]]):
             if action == SHIFT and arg not in seen:
                 queue.append(arg)
     order += [s for s in states if s not in seen]

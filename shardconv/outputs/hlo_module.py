@@ -64,7 +64,11 @@ def _instructions(text: str, start: int, end: int) -> list[_Instr]:
             brace = s.end() - 1
             sharding = (text[brace : skip_group(text, brace, line_end, own_kind_only=True)], brace)
         p = _PARAMETER.match(text, shape_end + 1) if text.startswith(" ", shape_end) else None
-        out.append(_Instr(m.start(1), m.group(2) is not None, text[m.end() : shape_end], sharding, int(p.group(1)) if p else None))
+        out.append(
+            _Instr(
+                m.start(1), m.group(2) is not None, text[m.end() : shape_end], sharding, int(p.group(1)) if p else None
+            )
+        )
     return out
 
 
@@ -93,11 +97,17 @@ def _leaf_items(ins: _Instr, text: str, first: int, value: int | None) -> list[O
     types = [t for t, _ in found]
     values = [v if value is None else value for _, v in found]
     if ins.sharding is None:
-        return [OutputSharding(first + k, HloSharding.replicated(), t, UNANNOTATED, v) for k, (t, v) in enumerate(zip(types, values))]
+        return [
+            OutputSharding(first + k, HloSharding.replicated(), t, UNANNOTATED, v)
+            for k, (t, v) in enumerate(zip(types, values))
+        ]
     body, pos = ins.sharding
     h = located(text, pos, partial(parse_hlo, body))
     parts = located(text, pos, partial(on_leaves, h, types, ins.shape))
-    return [OutputSharding(first + k, p, t, HLO_SHARDING, v, pos=pos) for k, (p, t, v) in enumerate(zip(parts, types, values))]
+    return [
+        OutputSharding(first + k, p, t, HLO_SHARDING, v, pos=pos)
+        for k, (p, t, v) in enumerate(zip(parts, types, values))
+    ]
 
 
 def read_hlo_module(text: str, *, params: bool = False) -> Reading:

@@ -169,7 +169,10 @@ def _value_items(r: _Resolver, port: Port, first: int, from_constraints: bool, i
         h = r.to_hlo(s, pos) if s is not None else r.hlo_string(pos, MHLO_ATTR)
         parts = located(r.ir.text, pos, partial(on_leaves, h, types, port.type))
         source, is_open = (RESULT_ATTR, _is_open(s)) if s is not None else (MHLO_ATTR, False)
-        return [OutputSharding(first + k, p, t, source, port.index, s, pos, is_open) for k, (p, t) in enumerate(zip(parts, types))]
+        return [
+            OutputSharding(first + k, p, t, source, port.index, s, pos, is_open)
+            for k, (p, t) in enumerate(zip(parts, types))
+        ]
     feeder = _feeder(r, r.ir.func, port) if is_result and len(types) == 1 else None
     if feeder is not None and from_constraints:
         return [OutputSharding(first, feeder.hlo, types[0], feeder.op, port.index, feeder.sdy, feeder.pos, feeder.open)]
@@ -213,7 +216,9 @@ def reading_of(ir: ModuleIR, *, params: bool = False, from_constraints: bool = F
     return Reading(ir.text, leafs, tuple(conflicts))
 
 
-def read_shardings(module_text: str, func: str = "main", *, params: bool = False, from_constraints: bool = False) -> list[OutputSharding]:
+def read_shardings(
+    module_text: str, func: str = "main", *, params: bool = False, from_constraints: bool = False
+) -> list[OutputSharding]:
     """Every output (``params=False``) or parameter leaf of ``func`` with its sharding and where it came from."""
     return list(reading_of(read_module(module_text, func), params=params, from_constraints=from_constraints).items)
 

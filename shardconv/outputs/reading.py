@@ -90,7 +90,9 @@ def on_leaves(h: HloSharding, types: Sequence[str], shape: str) -> list[HloShard
         return [h] * len(types)
     parts = leaves(h)
     if len(parts) != len(types):
-        raise ShardingValidationError(f"a tuple sharding of {len(parts)} elements on {shape}, which has {len(types)} leaves")
+        raise ShardingValidationError(
+            f"a tuple sharding of {len(parts)} elements on {shape}, which has {len(types)} leaves"
+        )
     return parts
 
 
@@ -104,7 +106,9 @@ def located(text: str, offset: int, fn: Callable[[], T]) -> T:
         raise
 
 
-def cross_check(module: Sequence[HloSharding], values: Sequence[OutputSharding], where: int, attr: str) -> list[Conflict]:
+def cross_check(
+    module: Sequence[HloSharding], values: Sequence[OutputSharding], where: int, attr: str
+) -> list[Conflict]:
     """Conflicts between a module attribute's leaves and the per-value shardings that were annotated."""
     from shardconv.convert.to_sdy import same_assignment
 

@@ -52,7 +52,9 @@ def _zero_leaf(name: str, type_: str) -> str:
         return f"{name} = stablehlo.after_all : {type_}"
     m = _TENSOR.fullmatch(type_)
     if not m:
-        raise ShardingValidationError(f"cannot build a zero constant of type {type_} (static tensors, tokens and tuples of them only)")
+        raise ShardingValidationError(
+            f"cannot build a zero constant of type {type_} (static tensors, tokens and tuples of them only)"
+        )
     elt = m.group(2)
     if elt == "i1":
         lit = "false"
@@ -98,7 +100,9 @@ def per_value(ports: Sequence[Port], shardings: Sequence[HloSharding], what: str
     aborts on a non-tuple sharding of a tuple-typed result)."""
     sizes = [len(leaf_types(p.type)) for p in ports]
     if sum(sizes) != len(shardings):
-        raise ShardingValidationError(f"{len(shardings)} {what} shardings for {sum(sizes)} {what} leaves; cannot write the module")
+        raise ShardingValidationError(
+            f"{len(shardings)} {what} shardings for {sum(sizes)} {what} leaves; cannot write the module"
+        )
     out, k = [], 0
     for p, n in zip(ports, sizes):
         group = list(shardings[k : k + n])

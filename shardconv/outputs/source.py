@@ -20,7 +20,11 @@ def module_kind(text: str) -> str:
         found = "MLIR bytecode; print it as text first (str(ir.Module.parse(data)) or mlir-opt)"
     else:
         found = _sharding_kind(text)
-    raise ShardingSyntaxError(f"not a module: this is {found}; outputs reads MLIR text or an HLO text module (HloModule ...)", text=text, pos=0)
+    raise ShardingSyntaxError(
+        f"not a module: this is {found}; outputs reads MLIR text or an HLO text module (HloModule ...)",
+        text=text,
+        pos=0,
+    )
 
 
 def _sharding_kind(text: str) -> str:

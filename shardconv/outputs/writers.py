@@ -97,7 +97,12 @@ def json_document(reading: Reading, *, func: str, params: bool, from_constraints
     for o, blob in zip(reading.items, proto_blobs(reading.shardings)):
         feeder = None
         if o.feeder is not None:
-            feeder = {"op": o.feeder.op, "hlo": str(o.feeder.hlo), "sdy": str(o.feeder.sdy), **_where(text, o.feeder.pos)}
+            feeder = {
+                "op": o.feeder.op,
+                "hlo": str(o.feeder.hlo),
+                "sdy": str(o.feeder.sdy),
+                **_where(text, o.feeder.pos),
+            }
         items.append(
             {
                 "index": o.index,

@@ -47,7 +47,9 @@ class _Parser:
     def take(self, value: str) -> None:
         kind, val, pos = self.peek()
         if val != value or kind == "str":
-            raise ShardingSyntaxError(f"expected {value!r} in partition spec", text=self.text, pos=pos, expected=(value,))
+            raise ShardingSyntaxError(
+                f"expected {value!r} in partition spec", text=self.text, pos=pos, expected=(value,)
+            )
         self.i += 1
 
     def fail(self, what: str) -> ShardingSyntaxError:
@@ -87,7 +89,9 @@ class _Parser:
         _, key, pos = self.peek()
         if key != "unreduced":
             raise ShardingSyntaxError(
-                f"unsupported partition spec keyword {key!r}; only unreduced= has a Shardy form", text=self.text, pos=pos
+                f"unsupported partition spec keyword {key!r}; only unreduced= has a Shardy form",
+                text=self.text,
+                pos=pos,
             )
         self.i += 2
         close = {"{": "}", "(": ")", "[": "]"}.get(self.peek()[1])
@@ -156,12 +160,12 @@ def _unquote(token: str, text: str = "", pos: int = 0) -> str:
 
 
 def parse_partition_spec(text: str) -> PartitionSpec:
-    """``P(None, ('d','b'), 'c')``, ``P(P.UNCONSTRAINED, 'y', unreduced={'x'})``, ``(None, 'model')``, ``((0, 1), None)``."""
+    """A JAX or torch-xla partition spec: ``P(None, ('d','b'), 'c')``, ``P(P.UNCONSTRAINED, 'y', unreduced={'x'})``,
+    ``(None, 'model')``, ``((0, 1), None)``."""
     from shardconv.core.arguments import require_text
     from shardconv.core.sources import remember
 
     return remember(_Parser(require_text(text, "parse_partition_spec")).spec(), text)
-
 
 
 def spec_from_values(values: tuple[object, ...], function: str = "from_partition_spec") -> PartitionSpec:
@@ -171,7 +175,9 @@ def spec_from_values(values: tuple[object, ...], function: str = "from_partition
     def axis(v: object) -> AxisName:
         if isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool) and v >= 0):
             return v
-        raise type_error(function, "spec", "entries of None, an axis name, a mesh-axis index >= 0 or a tuple of those", v)
+        raise type_error(
+            function, "spec", "entries of None, an axis name, a mesh-axis index >= 0 or a tuple of those", v
+        )
 
     entries: list[PartitionEntry] = []
     for v in values:
