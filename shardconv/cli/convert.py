@@ -237,7 +237,8 @@ def convert(
     '[{...}]' Shardy, "P(None, 'model')" partition spec, hex or base64 OpSharding proto.
     """
     from shardconv.ui.console import is_tty
-    from shardconv.formats.detect import anchored_in, parse_input, stdin_items
+    from shardconv.cli import resolve
+    from shardconv.formats.detect import anchored_in, stdin_items
 
     ctx = context(mesh_text, rank, shape_text)
     if explain is None:
@@ -250,7 +251,7 @@ def convert(
     for line, item in items:
         try:
             with anchored_in(item):
-                inp = parse_input(item, from_kind, num_devices=ctx.mesh.num_devices if ctx.mesh else None)
+                inp = resolve.parse_on_mesh(item, from_kind, ctx.mesh)
                 c = convert_item(inp, target or default_target(inp), ctx, explain=explain or fmt == "json")
         except ShardingError as e:
             failed += 1

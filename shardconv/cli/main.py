@@ -54,6 +54,20 @@ class LazyGroup(click.Group):
         command: click.Command = getattr(importlib.import_module(module), attr)
         return command
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """click's resolution; an unknown command also gets ``did you mean 'convert'?``."""
+        from shardconv.core.errors import did_you_mean, suggestion_lines
+
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as e:
+            tips = suggestion_lines(did_you_mean(args[0], self.list_commands(ctx), spelled="'{}'")) if args else ""
+            if not tips or self.get_command(ctx, args[0]) is not None:
+                raise
+            raise click.UsageError(f"{e.message}\n{tips}", ctx) from None
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, SHORT_HELP.get(name, "")) for name in self.list_commands(ctx)]
         if rows:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from shardconv.core.errors import ShardingError, ShardingValidationError
+from shardconv.core.errors import ShardingError, ShardingValidationError, Suggestion
 from shardconv.formats.detect import SDY, SDY_PER_VALUE, SPEC, Input
 
 if TYPE_CHECKING:
@@ -108,8 +108,39 @@ def as_sdy(inp: Input, mesh: Mesh | None, *, rank: Rank = None) -> OnMesh:
         if mesh is None:
             return xla_view(hlo, rank=rank)
 
-    sharding, manual = to_sdy_manual(hlo, mesh, rank=rank)
+    try:
+        sharding, manual = to_sdy_manual(hlo, mesh, rank=rank)
+    except ShardingError as e:
+        e.suggestions += mesh_option_hint(hlo, mesh)
+        raise
     return OnMesh(sharding, mesh, manual_axes=manual.axes)
+
+
+def parse_on_mesh(text: str, kind: str, mesh: Mesh | None) -> Input:
+    """``parse_input`` with device ids checked against ``--mesh``; when only that check fails, the
+    error says the device count came from ``--mesh``."""
+    from shardconv.core.model import HloSharding as H
+    from shardconv.formats.detect import parse_input
+
+    try:
+        return parse_input(text, kind, num_devices=mesh.num_devices if mesh is not None else None)
+    except ShardingError as e:
+        if mesh is not None:
+            try:
+                alone = parse_input(text, kind)
+            except ShardingError:
+                raise e from None
+            if isinstance(alone.value, H):
+                e.suggestions += mesh_option_hint(alone.value, mesh)
+        raise
+
+
+def mesh_option_hint(hlo: HloSharding, mesh: Mesh) -> tuple[Suggestion, ...]:
+    """When the sharding and ``--mesh`` disagree on the device count, say that the mesh is ``--mesh``'s."""
+    if hlo.tile is None or hlo.tile.num_devices == mesh.num_devices:
+        return ()
+    n = hlo.tile.num_devices
+    return (Suggestion(f"a --mesh with {n} devices (--mesh {mesh.shape_str()} has {mesh.num_devices})"),)
 
 
 def xla_view(hlo: HloSharding, *, rank: Rank = None) -> OnMesh:

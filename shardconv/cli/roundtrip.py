@@ -184,12 +184,13 @@ def roundtrip(
     sdy → HLO → sdy. Shows each step, what was dropped and why, and how XLA's mesh-less importer
     would rebuild the mesh (the "distorted mesh").
     """
-    from shardconv.formats.detect import anchored_in, parse_input
+    from shardconv.cli import resolve
+    from shardconv.formats.detect import anchored_in
 
     ctx = context(mesh_text, rank, shape_text)
     assert ctx.mesh is not None
     with anchored_in(text):
-        inp = parse_input(text, from_kind, num_devices=ctx.mesh.num_devices)
+        inp = resolve.parse_on_mesh(text, from_kind, ctx.mesh)
         report = report_for(inp, ctx)
         result = run_backend(backend, inp, ctx) if backend else None
     if fmt == "json":

@@ -226,11 +226,12 @@ def show(text: str, mesh_text: str | None, from_kind: str, rank: int | None, sha
     jax.debug.visualize_sharding), the replication groups, the slice each device owns (with --shape),
     every equivalent spelling, and the mesh XLA's importer would invent.
     """
-    from shardconv.formats.detect import anchored_in, parse_input
+    from shardconv.cli import resolve
+    from shardconv.formats.detect import anchored_in
 
     ctx = context(mesh_text, rank, shape_text)
     with anchored_in(text):
-        inp = parse_input(text, from_kind, num_devices=ctx.mesh.num_devices if ctx.mesh else None)
+        inp = resolve.parse_on_mesh(text, from_kind, ctx.mesh)
         parts = elements(inp)
         shown = [build(p, c) for p, c in zip(parts, element_contexts(ctx, len(parts)))]
     if fmt == "json":

@@ -61,7 +61,7 @@ def _from_spec(spec: PartitionSpec, mesh: Mesh, rank: int | None) -> TensorShard
     def named(axis: AxisName) -> str:
         name = _axis_name(axis, mesh, spec)
         if not mesh.has_axis(name):
-            raise on_mesh(unknown_axis_name(name), mesh)
+            raise on_mesh(unknown_axis_name(name, mesh), mesh)
         if name in seen:
             raise ShardingValidationError(f"axis {name!r} appears more than once in {spec}")
         seen.add(name)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from shardconv.core.device_order import transposed_indices
-from shardconv.core.errors import ShardingValidationError
+from shardconv.core.errors import ShardingValidationError, did_you_mean
 from shardconv.core.model import (
     AxisRef,
     HloSharding,
@@ -45,7 +45,9 @@ def resolve(sharding: TensorSharding, mesh: MeshArg) -> Mesh:
         return sharding.mesh
     if isinstance(mesh, Mapping):
         if sharding.mesh not in mesh:
-            raise ShardingValidationError(f"unknown mesh: @{sharding.mesh}")
+            raise ShardingValidationError(
+                f"unknown mesh: @{sharding.mesh}", suggestions=did_you_mean(sharding.mesh, mesh.keys(), spelled="@{}")
+            )
         return mesh[sharding.mesh]
     if mesh is not None and mesh.name is not None and mesh.name != sharding.mesh:
         raise ShardingValidationError(f"sharding refers to @{sharding.mesh} but the mesh given is @{mesh.name}")

@@ -3,14 +3,53 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from difflib import get_close_matches
 from typing import Any
 
 from shardconv.core.positions import caret_excerpt, line_col
 
 
+@dataclass(frozen=True)
+class Suggestion:
+    """Something the user can do instead, printed under the error as ``  try: ...`` (``prefix`` varies it)."""
+
+    description: str
+    value: str = ""
+    prefix: str = "try: "
+
+
+def suggestion_lines(suggestions: Iterable[Suggestion]) -> str:
+    """The indented lines printed under an error's message (and caret) for ``suggestions``."""
+    lines = []
+    for s in suggestions:
+        lines.append(f"  {s.prefix}{s.description}")
+        if s.value:
+            lines.append(" " * (2 + len(s.prefix)) + s.value)
+    return "\n".join(lines)
+
+
+def closest(word: str, candidates: Iterable[str]) -> str | None:
+    """The candidate ``word`` was most likely a typo of (same letters in another case first); None if none is close."""
+    names = [c for c in dict.fromkeys(candidates) if c != word]
+    folded = [c for c in names if c.casefold() == word.casefold()]
+    if folded:
+        return folded[0]
+    found = get_close_matches(word, names, n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def did_you_mean(word: str, candidates: Iterable[str], *, spelled: str = '"{}"') -> tuple[Suggestion, ...]:
+    """``did you mean "model"?`` for the candidate closest to ``word`` (written as ``spelled``, e.g.
+    ``'{}'`` or ``@{}``); empty when none is close."""
+    best = closest(word, candidates)
+    return () if best is None else (Suggestion(f"did you mean {spelled.format(best)}?", prefix=""),)
+
+
 class ShardingError(Exception):
-    """Bad input. Carries the offending text and a position so ``str()`` can show a caret line."""
+    """Bad input. Carries the offending text and a position so ``str()`` can show a caret line, and
+    suggestions printed under it (the message itself stays the verifier's exact wording)."""
 
     def __init__(
         self,
@@ -20,9 +59,11 @@ class ShardingError(Exception):
         pos: int | None = None,
         line: int | None = None,
         column: int | None = None,
+        suggestions: tuple[Suggestion, ...] = (),
     ) -> None:
         super().__init__(message)
         self.message = message
+        self.suggestions = suggestions
         self.text = text
         self.pos = pos
         if pos is not None and text is not None and (line is None or column is None):
@@ -39,7 +80,8 @@ class ShardingError(Exception):
     def __str__(self) -> str:
         where = f"{self.line}:{self.column}: " if self.line is not None else ""
         excerpt = self.caret_excerpt()
-        return f"{where}{self.message}" + (f"\n{excerpt}" if excerpt else "")
+        tips = suggestion_lines(self.suggestions)
+        return f"{where}{self.message}" + (f"\n{excerpt}" if excerpt else "") + (f"\n{tips}" if tips else "")
 
     def anchor(self, text: str) -> ShardingError:
         """Point a position-less error into the input ``text`` it came from: at the first fragment the
@@ -88,29 +130,8 @@ class LimitExceededError(ShardingValidationError):
     """A size limit was hit before anything was allocated; the message names the limit and how to raise it."""
 
 
-@dataclass(frozen=True)
-class Suggestion:
-    """An alternative the user can take when a sharding cannot be expressed as asked."""
-
-    description: str
-    value: str = ""
-
-
 class NotExpressibleError(ShardingError):
     """A valid sharding that has no equivalent in the requested target (mesh, format)."""
-
-    def __init__(self, message: str, *, suggestions: tuple[Suggestion, ...] = (), **kw: Any) -> None:
-        super().__init__(message, **kw)
-        self.suggestions = suggestions
-
-    def __str__(self) -> str:
-        base = super().__str__()
-        if not self.suggestions:
-            return base
-        tips = "\n".join(
-            f"  try: {s.description}" + (f"\n       {s.value}" if s.value else "") for s in self.suggestions
-        )
-        return f"{base}\n{tips}"
 
 
 __all__ = [
@@ -120,4 +141,7 @@ __all__ = [
     "ShardingSyntaxError",
     "ShardingValidationError",
     "Suggestion",
+    "closest",
+    "did_you_mean",
+    "suggestion_lines",
 ]

@@ -10,7 +10,12 @@ from functools import cache
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from shardconv.core.errors import ShardingError, ShardingSyntaxError
+from shardconv.core.errors import (
+    ShardingError,
+    ShardingSyntaxError,
+    Suggestion,
+    did_you_mean,
+)
 from shardconv.core.limits import check_text_length
 from shardconv.core.positions import line_col
 
@@ -110,6 +115,20 @@ def _describe_expected(expected: Any, labels: dict[str, str]) -> tuple[str, ...]
     return tuple(sorted(names))
 
 
+_QUOTED_KEYWORD = re.compile(r"'([A-Za-z_]\w*=?)'")
+_WORD = re.compile(r"[A-Za-z_]\w*=?")
+
+
+def _keyword_suggestions(text: str, pos: int, expected: tuple[str, ...]) -> tuple[Suggestion, ...]:
+    """``did you mean 'last_tile_dim_replicate'?`` when the word at ``pos`` is a near-miss of a keyword
+    the grammar expects there."""
+    word = _WORD.match(text, pos)
+    if word is None:
+        return ()
+    keywords = [m.group(1) for e in expected if (m := _QUOTED_KEYWORD.fullmatch(e))]
+    return did_you_mean(word.group(0), keywords, spelled="'{}'")
+
+
 _NEGATIVE = re.compile(r"[,\s]*(-\d+)")
 
 
@@ -162,7 +181,8 @@ def parse(name: str, start: str, text: str, transformer: Any) -> Any:
             msg = f"'{e.token}=' is one token: remove the space before '='"
         else:
             msg = f"unexpected {got}" + (f"; expected {', '.join(expected)}" if expected else "")
-        raise ShardingSyntaxError(msg, expected=expected, text=text, pos=pos) from None
+        tips = _keyword_suggestions(text, pos, expected)
+        raise ShardingSyntaxError(msg, expected=expected, text=text, pos=pos, suggestions=tips) from None
     except UnexpectedCharacters as e:
         expected = _describe_expected(e.allowed, labels)
         pos = e.pos_in_stream or 0  # always set for this error; the runtime declares it None
@@ -173,7 +193,8 @@ def parse(name: str, start: str, text: str, transformer: Any) -> Any:
             pos = text.index(negative, pos - 1 if pos else 0)
         else:
             msg = f"unexpected character {ch!r}" + (f"; expected {', '.join(expected)}" if expected else "")
-        raise ShardingSyntaxError(msg, expected=expected, text=text, pos=pos) from None
+        tips = _keyword_suggestions(text, pos, expected)
+        raise ShardingSyntaxError(msg, expected=expected, text=text, pos=pos, suggestions=tips) from None
     except UnexpectedEOF as e:
         expected = _describe_expected(e.expected, labels)
         msg = "unexpected end of input" + (f"; expected {', '.join(expected)}" if expected else "")

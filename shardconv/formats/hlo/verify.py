@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from itertools import pairwise
 from math import prod
 
-from shardconv.core.errors import ShardingValidationError
+from shardconv.core.errors import ShardingValidationError, did_you_mean
 from shardconv.core.model import AxisRef, Mesh, MeshSharding, SubgroupType, TileAssignment
 
 
@@ -116,7 +116,10 @@ def check_mesh_sharding(ms: MeshSharding) -> None:
     for axes in lists:
         for a in axes:
             if not mesh.has_axis(a.name):
-                raise ShardingValidationError(f"unknown axis '{a.name}' (mesh axes: {', '.join(mesh.axis_names)})")
+                raise ShardingValidationError(
+                    f"unknown axis '{a.name}' (mesh axes: {', '.join(mesh.axis_names)})",
+                    suggestions=did_you_mean(a.name, mesh.axis_names, spelled="'{}'"),
+                )
             lo, hi = _span(a, mesh)
             for olo, ohi, other in used.get(a.name, []):
                 if lo < ohi and olo < hi:

@@ -7,7 +7,11 @@ from collections.abc import Mapping, Sequence
 from itertools import pairwise
 from math import prod
 
-from shardconv.core.errors import LimitExceededError, ShardingValidationError
+from shardconv.core.errors import (
+    LimitExceededError,
+    ShardingValidationError,
+    did_you_mean,
+)
 from shardconv.core.limits import check_device_count, max_devices
 from shardconv.core.model import AxisRef, Mesh, TensorSharding, TensorShardingPerValue
 from shardconv.formats.sdy.write import print_axis_ref
@@ -79,7 +83,8 @@ def _resolve(sharding: TensorSharding, mesh: MeshArg) -> Mesh:
     else:
         found = mesh if mesh is not None and mesh.name in (None, name) else None
     if found is None:
-        raise ShardingValidationError(f"unknown mesh: @{name}")
+        known = mesh.keys() if isinstance(mesh, Mapping) else [mesh.name] if mesh is not None and mesh.name else []
+        raise ShardingValidationError(f"unknown mesh: @{name}", suggestions=did_you_mean(name, known, spelled="@{}"))
     return found
 
 
@@ -103,15 +108,16 @@ def _can_merge(a: AxisRef, b: AxisRef) -> bool:
     )
 
 
-def unknown_axis_name(name: str) -> ShardingValidationError:
-    """Shardy's one message for a name the mesh lacks (partition-spec names use it too)."""
-    return ShardingValidationError(f'unknown axis name: "{name}"')
+def unknown_axis_name(name: str, mesh: Mesh) -> ShardingValidationError:
+    """Shardy's one message for a name the mesh lacks (partition-spec names use it too), with the
+    closest axis name as a suggestion."""
+    return ShardingValidationError(f'unknown axis name: "{name}"', suggestions=did_you_mean(name, mesh.axis_names))
 
 
 def on_mesh(err: ShardingValidationError, mesh: Mesh) -> ShardingValidationError:
     """``err`` with the mesh it was checked against appended: the context a converter's caller lacks
     when the mesh came from elsewhere (``--mesh``, a module's ``sdy.mesh``)."""
-    return ShardingValidationError(f"{err.message} (mesh is {mesh.shape_str() or '<[]>'})")
+    return ShardingValidationError(f"{err.message} (mesh is {mesh.shape_str() or '<[]>'})", suggestions=err.suggestions)
 
 
 def _verify_sub_axis(ref: AxisRef, mesh: Mesh) -> None:
@@ -138,7 +144,7 @@ def _verify_axis_list(refs: Sequence[AxisRef], mesh: Mesh, seen: set[AxisRef], s
     known = mesh._size_by_name
     for ref in refs:
         if ref.name not in known:
-            raise unknown_axis_name(ref.name)
+            raise unknown_axis_name(ref.name, mesh)
         n = len(seen)
         seen.add(ref)  # one hash, not two: a ref already seen leaves the size unchanged
         if len(seen) == n:
@@ -186,7 +192,7 @@ def _verify_manual(sharding: TensorSharding, mesh: Mesh, manual_axes: tuple[str,
     """Inside a manual_computation, manual axes come first in every dim (Shardy's in/out check)."""
     for name in manual_axes:
         if not mesh.has_axis(name):
-            raise unknown_axis_name(name)
+            raise unknown_axis_name(name, mesh)
     for i, dim in enumerate(sharding.dims):
         free: AxisRef | None = None
         for ref in dim.axes:
