@@ -4,6 +4,7 @@ or as a real subprocess of the installed ``shardconv`` script."""
 from __future__ import annotations
 
 import os
+import pty
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -48,3 +49,25 @@ def run_proc(*args: str, input: str | None = None, env: dict[str, str] | None = 
     full_env = {**base, "COLUMNS": "80", **(env or {})}
     p = subprocess.run([str(BIN), *args], input=input, capture_output=True, text=True, env=full_env, timeout=60)
     return Result(p.returncode, p.stdout, p.stderr)
+
+
+def run_pty(*args: str, columns: int = 80, env: dict[str, str] | None = None) -> Result:
+    """As a subprocess whose stdout and stderr are a terminal (a pty) ``columns`` wide, colour off;
+    ``out`` holds both streams, with the terminal's CRLF line ends turned back into LF."""
+    base = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR",)}
+    full_env = {**base, "COLUMNS": str(columns), "NO_COLOR": "1", "TERM": "xterm", **(env or {})}
+    leader, follower = pty.openpty()
+    p = subprocess.Popen([str(BIN), *args], stdin=subprocess.DEVNULL, stdout=follower, stderr=follower, env=full_env)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 1 << 16)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    code = p.wait(timeout=60)
+    return Result(code, b"".join(chunks).decode().replace("\r\n", "\n"), "")

@@ -151,7 +151,7 @@ def examples(backend: str, fmt: str, match: str | None) -> int:
     from shardconv.ui.console import make_console
     from shardconv.ui.jsonout import document, dumps
 
-    console = make_console()
+    console = make_console(wrap_pipes=False)
     rows, elapsed = run_examples(backend, fmt, match, console)
     if fmt == "json":
         doc = document("examples", results=json_rows(rows), passed=sum(r.passed for r in rows),
@@ -181,7 +181,7 @@ def demo() -> int:
     `shardconv check` must flag the distorted mesh XLA invents for torch-xla's collected outputs."""
     from shardconv.ui.console import make_console
 
-    console = make_console()
+    console = make_console(wrap_pipes=False)
     rows, _ = run_examples("all", "text", None, console, summary=True)
     rc = run_seed_check(console)
     seed_ok = rc == 1  # the seed dump holds the bug: findings are the expected outcome

@@ -156,34 +156,43 @@ def groups_text(p: Placement, limit: int = 16) -> str:
 
 
 def render_text(s: Shown, console: Any) -> None:
-    """Print ``s`` on a rich console."""
-    from rich.table import Table
+    """Print ``s`` on a rich console. Values wrap only at separators, and only on a terminal."""
     from rich.text import Text
 
-    from shardconv.ui.tiles import render_placement
-    from shardconv.ui.console import use_color
     from shardconv.cli.resolve import same_shape
+    from shardconv.ui.console import use_color, wrap_width
+    from shardconv.ui.tiles import render_placement
+    from shardconv.ui.wrap import wrapped
 
     color = use_color(console.file)
-    console.print(Text(str(s.hlo), style="bold" if color else ""), overflow="fold")
-    console.print(summary_line(s), style="dim" if color else "")
+    wrap = wrap_width(console.file)
+
+    def say(text: str, style: str = "", *, indent: int = 0) -> None:
+        console.print(Text(wrapped(text, wrap, indent=indent), style=style if color else ""), soft_wrap=True)
+
+    say(str(s.hlo), "bold")
+    say(summary_line(s), "dim")
     console.print()
-    for r in render_placement(s.placement, width=console.width, color=color):
-        console.print(r)
-    console.print(Text("replication groups ", style="bold" if color else "") + Text(groups_text(s.placement)))
+    for r in render_placement(s.placement, width=console.width, color=color, wrap=wrap):
+        console.print(r, crop=False, soft_wrap=True)
+    groups = "replication groups "
+    console.print(
+        Text(groups, style="bold" if color else "") + Text(wrapped(groups_text(s.placement), wrap, first=len(groups))),
+        soft_wrap=True,
+    )
     console.print()
-    grid = Table.grid(padding=(0, 2), pad_edge=True)
-    grid.add_column(width=0)
-    grid.add_column(no_wrap=True, style="bold" if color else "")
-    grid.add_column(overflow="fold")
+    console.print(Text("spellings", style="bold underline" if color else ""))
+    label_width = max(len(label) for label, _ in SPELLINGS)
+    lead = 2 + label_width + 2
     for label, target in SPELLINGS:
         outcome = dict(s.spellings)[target]
         if isinstance(outcome, str):
-            grid.add_row("", label, outcome or '"" (the empty proto: replicated)')
+            value, style = outcome or '"" (the empty proto: replicated)', ""
         else:
-            grid.add_row("", label, Text(f"not expressible: {outcome.message}", style="yellow" if color else ""))
-    console.print(Text("spellings", style="bold underline" if color else ""))
-    console.print(grid)
+            value, style = f"not expressible: {outcome.message}", "yellow"
+        row = Text(f"  {label:<{label_width}}  ", style="bold" if color else "")
+        row.append(wrapped(value, wrap, indent=lead, first=lead), style=style if color else "")
+        console.print(row, soft_wrap=True)
     if s.xla is None or _mesh_is_synthetic(s):
         if _mesh_is_synthetic(s):
             console.print()
@@ -192,7 +201,7 @@ def render_text(s: Shown, console: Any) -> None:
         return
     console.print()
     if isinstance(s.xla, ShardingError):
-        console.print(f"XLA's importer: cannot convert this ({s.xla.message})")
+        say(f"XLA's importer: cannot convert this ({s.xla.message})")
         return
     from shardconv.formats.sdy.write import print_mesh
 
@@ -203,9 +212,9 @@ def render_text(s: Shown, console: Any) -> None:
         head = f"distorted mesh: XLA's importer would invent {shape}, not {s.mesh.shape_str()}"
     else:
         head = f"XLA's importer would invent a {shape} mesh (same shape, _axis_N names)"
-    console.print(Text(head, style="bold red" if color and distorted else "bold" if color else ""))
-    console.print(Text("  " + print_mesh(s.xla.mesh, form="decl")), overflow="fold")
-    console.print(Text("  " + str(s.xla.sharding)), overflow="fold")
+    say(head, "bold red" if distorted else "bold")
+    say("  " + print_mesh(s.xla.mesh, form="decl"), indent=4)
+    say("  " + str(s.xla.sharding), indent=4)
 
 
 EPILOG = """\b

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 DEFAULT_WIDTH = 80
+PIPE_WIDTH = 1 << 16  # "no wrapping": a console this wide lays tables out at their natural width
 
 
 def is_tty(stream: IO[str]) -> bool:
@@ -45,8 +46,14 @@ def width(stream: IO[str]) -> int:
     return DEFAULT_WIDTH
 
 
-def make_console(stream: IO[str] | None = None, *, stderr: bool = False) -> Console:
-    """A rich Console on ``stream`` (stdout by default) following the colour and width policy."""
+def wrap_width(stream: IO[str]) -> int | None:
+    """Where values may wrap (at separators only): the width on a terminal; never on a pipe."""
+    return width(stream) if is_tty(stream) else None
+
+
+def make_console(stream: IO[str] | None = None, *, stderr: bool = False, wrap_pipes: bool = True) -> Console:
+    """A rich Console on ``stream`` (stdout by default) following the colour and width policy;
+    ``wrap_pipes=False``: on a pipe nothing wraps (tables take their natural width)."""
     from rich.console import Console
 
     if stream is None:
@@ -54,7 +61,7 @@ def make_console(stream: IO[str] | None = None, *, stderr: bool = False) -> Cons
     color = use_color(stream)
     console = Console(
         file=cast("IO[str]", _TrailingSpaceTrimmer(stream)),  # a write/flush wrapper, the rest delegated
-        width=width(stream),
+        width=width(stream) if wrap_pipes or is_tty(stream) else PIPE_WIDTH,
         color_system="auto" if color else None,
         force_terminal=color,
         no_color=not color,

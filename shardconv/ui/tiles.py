@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from shardconv.core.placement import Placement, Tile
 from shardconv.ui.device_ids import compress_ids
+from shardconv.ui.wrap import wrap_value
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -20,6 +21,7 @@ PALETTE = (
 MAX_GRIDS = 16
 MAX_GRID_TILES = 256
 MAX_LIST_TILES = 512
+_GAP = 3  # spaces between tile-list columns
 
 
 def cell_text(tile: Tile, *, with_slice: bool) -> str:
@@ -55,12 +57,16 @@ def _num_grids(p: Placement) -> int:
     return n
 
 
-def render_placement(p: Placement, *, width: int, color: bool) -> list[RenderableType]:
-    """Boxed grid(s) with slices when they fit, else borderless device grids, else a tile list
-    (rank > 2 gets one grid per leading index)."""
+def render_placement(
+    p: Placement, *, width: int, color: bool, wrap: int | None = None
+) -> list[RenderableType]:
+    """Boxed grid(s) with slices when they fit ``width``, else borderless device grids, else a tile
+    list wrapped at ``wrap`` (rank > 2 gets one grid per leading index). Print them with crop off."""
     compact = not grid_fits(p, width)
     if compact and not grid_fits(p, width, compact=True):
-        return [tile_list(p)]
+        from rich.text import Text
+
+        return [Text("\n".join(tile_list(p, wrap)), no_wrap=True, overflow="ignore")]
     by_index = {t.index: t for t in p.tiles}
     if p.rank <= 2:
         return [_grid(p, by_index, (), color, compact)]
@@ -109,22 +115,27 @@ def _style(tile: Tile, p: Placement, color: bool) -> str:
     return f"black on {PALETTE[n % len(PALETTE)]}"
 
 
-def tile_list(p: Placement) -> Any:
-    """One row per tile: index, slice (with a shape), devices. Truncated after MAX_LIST_TILES rows."""
-    from rich import box
-    from rich.table import Table
-
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    table.add_column("tile", no_wrap=True)
-    if p.shape is not None:
-        table.add_column("slice", no_wrap=True)
-    table.add_column("devices", overflow="fold")
+def tile_list(p: Placement, wrap: int | None) -> list[str]:
+    """One row per tile: index, slice (with a shape), devices, in plain columns; the devices wrap at
+    commas to ``wrap`` columns (never when ``None``). Truncated after MAX_LIST_TILES rows."""
+    rows = []
     for t in p.tiles[:MAX_LIST_TILES]:
         row = ["(" + ", ".join(map(str, t.index)) + ")"]
         if p.shape is not None and t.slice is not None:
             row.append(slice_text(t.slice))
-        row.append(compress_ids(t.devices))
-        table.add_row(*row)
+        rows.append((row, compress_ids(t.devices)))
+    head = ["tile", "slice"] if p.shape is not None else ["tile"]
+    widths = [max(len(r[0][i]) for r in [(head, "")] + rows) for i in range(len(head))]
+    lead = sum(widths) + _GAP * len(widths)
+    lines = ["".join(h.ljust(w + _GAP) for h, w in zip(head, widths)) + "devices"]
+    body = []
+    for row, devices in rows:
+        cells = "".join(c.ljust(w + _GAP) for c, w in zip(row, widths))
+        first, *more = wrap_value(devices, wrap, indent=lead, first=lead)
+        body += [cells + first, *more]
+    widest = max(map(len, lines + body))
+    lines.append("─" * (min(widest, wrap) if wrap is not None else widest))
+    lines.extend(body)
     if len(p.tiles) > MAX_LIST_TILES:
-        table.caption = f"... {len(p.tiles) - MAX_LIST_TILES} more tiles (use --format json for all)"
-    return table
+        lines.append(f"... {len(p.tiles) - MAX_LIST_TILES} more tiles (use --format json for all)")
+    return lines
