@@ -25,22 +25,32 @@ def mesh_option(required: bool = False) -> Callable[[F], F]:
     return click.option("--mesh", "-m", "mesh_text", metavar="MESH", required=required, help=MESH_HELP)
 
 
-def common_options(fn: F) -> F:
-    """--from, --rank, --shape, --format."""
-    fn = click.option(
-        "--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-        help="text for people, json for scripts (schema: docs/cli-json-schema.md).",
-    )(fn)
-    fn = click.option("--shape", "-s", "shape_text", metavar="SHAPE", help="Tensor shape, e.g. 32x32 (implies --rank).")(fn)
-    fn = click.option(
-        "--rank", "-r", type=RankType(), metavar="RANK",
-        help="Tensor rank, when the input does not fix it: 2, or one per tuple element: 2,2,0.",
-    )(fn)
-    fn = click.option(
-        "--from", "from_kind", type=click.Choice(INPUT_KINDS), default="auto", show_default=True,
-        help="Input format; auto-detected from the first characters.",
-    )(fn)
-    return fn
+FORMAT_HELP = "text for people, json for scripts (schema: docs/cli-json-schema.md)"
+
+
+def shared_options(formats: tuple[str, ...] = ("text", "json"), format_help: str = FORMAT_HELP) -> Callable[[F], F]:
+    """--from, --rank, --shape, and --format with the choices ``formats``."""
+
+    def decorate(fn: F) -> F:
+        fn = click.option(
+            "--format", "-f", "fmt", type=click.Choice(list(formats)), default="text", show_default=True,
+            help=f"{format_help}.",
+        )(fn)
+        fn = click.option("--shape", "-s", "shape_text", metavar="SHAPE", help="Tensor shape, e.g. 32x32 (implies --rank).")(fn)
+        fn = click.option(
+            "--rank", "-r", type=RankType(), metavar="RANK",
+            help="Tensor rank, when the input does not fix it: 2, or one per tuple element: 2,2,0.",
+        )(fn)
+        fn = click.option(
+            "--from", "from_kind", type=click.Choice(INPUT_KINDS), default="auto", show_default=True,
+            help="Input format; auto-detected from the first characters.",
+        )(fn)
+        return fn
+
+    return decorate
+
+
+common_options = shared_options()
 
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from shardconv.core.errors import ShardingError
-from shardconv.cli.options import common_options, context, mesh_option
+from shardconv.cli.options import FORMAT_HELP, context, mesh_option, shared_options
 
 if TYPE_CHECKING:
     from shardconv.core.model import HloSharding, Mesh
@@ -223,13 +223,18 @@ Examples:
   shardconv show '#sdy.sharding<@mesh, [{}, {"model"}]>' --mesh batch=2,model=4 --shape 32x32
   shardconv show '{devices=[2,2,2]<=[8]}' --shape 4x4x4
   shardconv show "P('batch', None)" --mesh @model.mlir --format json
+  shardconv show '{devices=[2,4]<=[8]}' --shape 16x64 --format svg > grid.svg
 """
+PICTURE_FORMATS = ("svg", "html")
 
 
 @click.command(epilog=EPILOG, context_settings={"max_content_width": 100})
 @click.argument("text")
 @mesh_option()
-@common_options
+@shared_options(
+    ("text", "json", *PICTURE_FORMATS),
+    f"{FORMAT_HELP}; svg or html: the device grid as a picture (cells sized by --shape)",
+)
 def show(text: str, mesh_text: str | None, from_kind: str, rank: int | None, shape_text: str | None, fmt: str) -> int:
     """Show what each device holds: a tile grid for any rank (in the style of
     jax.debug.visualize_sharding), the replication groups, the slice each device owns (with --shape),
@@ -254,6 +259,9 @@ def show(text: str, mesh_text: str | None, from_kind: str, rank: int | None, sha
         )
         click.echo(jsonout.dumps(doc))
         return 0
+    if fmt in PICTURE_FORMATS:
+        click.echo(picture(shown, fmt), nl=False)
+        return 0
     from shardconv.ui.console import make_console
 
     console = make_console()
@@ -273,6 +281,25 @@ def element_contexts(ctx: Context, count: int) -> list[Context]:
     if not isinstance(ctx.rank, tuple):
         return [ctx] * count
     return [replace(ctx, rank=r) for r in rank_list(ctx.rank, count, "show")]
+
+
+def picture(shown: list[Shown], fmt: str) -> str:
+    """``--format svg``: the one sharding's grid; ``html``: a page with a grid per element."""
+    from shardconv.ui.picture import html_fragment, html_page, svg
+
+    def caption(s: Shown) -> str:
+        shape = s.placement.shape
+        return str(s.hlo) + (f" on shape {'x'.join(map(str, shape))}" if shape is not None else "")
+
+    if fmt == "svg":
+        if len(shown) != 1:
+            raise click.UsageError(f"--format svg draws one sharding and this one has {len(shown)}: use --format html")
+        return svg(shown[0].placement, caption=caption(shown[0]))
+    if len(shown) == 1:
+        return html_page(shown[0].placement, caption=caption(shown[0]))
+    page = html_page(shown[0].placement, caption=caption(shown[0]))
+    more = "".join(html_fragment(s.placement, caption=f"element {i}: {caption(s)}") for i, s in enumerate(shown[1:], 1))
+    return page.replace("</body>", more + "</body>", 1)
 
 
 def elements(inp: Input) -> list[Input]:

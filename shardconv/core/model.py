@@ -19,7 +19,7 @@ from shardconv.core.canonical import canonical_iota, group_sorted_iota, transpos
 from shardconv.core.device_order import iota_order, transposed
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.limits import check_device_count
-from shardconv.core.printing import render_proto, render_text
+from shardconv.core.printing import render_html, render_proto, render_text
 
 
 class _LockFreeCachedProperty:
@@ -321,6 +321,10 @@ class HloSharding:
     def __str__(self) -> str:
         return self.to_text()
 
+    def _repr_html_(self) -> str | None:
+        """The device grid, for Jupyter (None: no picture, Jupyter shows the text)."""
+        return render_html(self)
+
 
 # --------------------------------------------------------------------------------------------------
 # XLA's normalisations of a tiled sharding (HloSharding::Subgroup and ::PartialTile), applied on construction
@@ -590,6 +594,10 @@ class TensorSharding:
 
     def __str__(self) -> str:
         return self.to_text()
+
+    def _repr_html_(self) -> str | None:
+        """The device grid on an inlined mesh, for Jupyter (None for a mesh by name: the text)."""
+        return render_html(self)
 
 
 @dataclass(frozen=True)

@@ -45,3 +45,13 @@ def render_text(obj: object, **options: Any) -> str:
 def render_proto(obj: object) -> bytes:
     """``obj`` as serialized proto bytes, by the printer registered for its type."""
     return cast(bytes, _printer_of(obj, "proto")(obj))
+
+
+def render_html(obj: object) -> str | None:
+    """``obj`` as an HTML picture (Jupyter's ``_repr_html_``), or None while no html printer is
+    registered for its type: then Jupyter shows the text."""
+    try:
+        fn = _printer_of(obj, "html")
+    except LookupError:
+        return None
+    return cast("str | None", fn(obj))
