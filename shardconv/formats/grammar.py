@@ -115,17 +115,37 @@ def _describe_expected(expected: Any, labels: dict[str, str]) -> tuple[str, ...]
     return tuple(sorted(names))
 
 
-_QUOTED_KEYWORD = re.compile(r"'([A-Za-z_]\w*=?)'")
 _WORD = re.compile(r"[A-Za-z_]\w*=?")
+_WORDS = re.compile(r"(?:\(\?:)?([A-Za-z_]\w*(?:\|[A-Za-z_]\w*)*)\)?")
 
 
-def _keyword_suggestions(text: str, pos: int, expected: tuple[str, ...]) -> tuple[Suggestion, ...]:
+@cache
+def _terminal_words(name: str, start: str) -> dict[str, tuple[str, ...]]:
+    """Terminal name -> the words it stands for, when it is spelled by words: a literal
+    (``devices=``), a keyword regex (``maximal(?!...)``) or an alternation (``replicated|unreduced``)."""
+    words: dict[str, tuple[str, ...]] = {}
+    for t in load(name, start).terminals:
+        value = t.pattern.value
+        if t.pattern.type == "str":
+            if _WORD.fullmatch(value):
+                words[t.name] = (value,)
+        elif keyword := _KEYWORD.match(value):
+            words[t.name] = (keyword.group(1),)
+        elif alternation := _WORDS.fullmatch(value):
+            words[t.name] = tuple(alternation.group(1).split("|"))
+    return words
+
+
+def _keyword_suggestions(
+    text: str, pos: int, expected: Any, name: str, start: str
+) -> tuple[Suggestion, ...]:
     """``did you mean 'last_tile_dim_replicate'?`` when the word at ``pos`` is a near-miss of a keyword
-    the grammar expects there."""
+    the grammar expects there (``expected``: terminal names)."""
     word = _WORD.match(text, pos)
     if word is None:
         return ()
-    keywords = [m.group(1) for e in expected if (m := _QUOTED_KEYWORD.fullmatch(e))]
+    table = _terminal_words(name, start)
+    keywords = [w for terminal in sorted(expected or ()) for w in table.get(terminal, ())]
     return did_you_mean(word.group(0), keywords, spelled="'{}'")
 
 
@@ -181,7 +201,7 @@ def parse(name: str, start: str, text: str, transformer: Any) -> Any:
             msg = f"'{e.token}=' is one token: remove the space before '='"
         else:
             msg = f"unexpected {got}" + (f"; expected {', '.join(expected)}" if expected else "")
-        tips = _keyword_suggestions(text, pos, expected)
+        tips = _keyword_suggestions(text, pos, e.expected, name, start)
         raise ShardingSyntaxError(msg, expected=expected, text=text, pos=pos, suggestions=tips) from None
     except UnexpectedCharacters as e:
         expected = _describe_expected(e.allowed, labels)
@@ -193,7 +213,7 @@ def parse(name: str, start: str, text: str, transformer: Any) -> Any:
             pos = text.index(negative, pos - 1 if pos else 0)
         else:
             msg = f"unexpected character {ch!r}" + (f"; expected {', '.join(expected)}" if expected else "")
-        tips = _keyword_suggestions(text, pos, expected)
+        tips = _keyword_suggestions(text, pos, e.allowed, name, start)
         raise ShardingSyntaxError(msg, expected=expected, text=text, pos=pos, suggestions=tips) from None
     except UnexpectedEOF as e:
         expected = _describe_expected(e.expected, labels)

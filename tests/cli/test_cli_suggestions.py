@@ -57,6 +57,13 @@ def test_hlo_keyword_typo(text: str, meant: str) -> None:
     assert _lines(r.err)[-1] == f"  did you mean '{meant}'?"
 
 
+def test_sdy_keyword_typo() -> None:
+    with pytest.raises(ShardingError) as info:
+        parse_sdy('#sdy.sharding<@mesh, [{}, {"a"}], replicatd={"b"}>')
+    assert info.value.message == "unexpected 'replicatd'; expected list key"
+    assert info.value.suggestions[0].description == "did you mean 'replicated'?"
+
+
 def test_syntax_error_without_a_near_keyword_has_no_guess() -> None:
     with pytest.raises(ShardingError) as info:
         parse_hlo("{devices=[2]0,1 zzzzzzzz}")
