@@ -187,3 +187,14 @@ def test_same_cells_as_jax_visualize_sharding() -> None:
         theirs = [[tuple(sorted(position[d] for d in cell)) for cell in row] for row in _jax_cells(case["drawn"])]
         assert grid == theirs, (case["hlo"], case["drawn"])
     assert any(case["assignment"] != sorted(case["assignment"]) for case in cases)  # the permuted mesh ran
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="needs `import shardconv.ui.jupyter` in _load_printers of shardconv/__init__.py (the lead's file); "
+    "delete this marker with that edit",
+)
+def test_repr_html_through_the_package_root() -> None:
+    code = "import shardconv; print(shardconv.parse_hlo('{devices=[2]<=[2]}')._repr_html_() is not None)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.stdout.strip() == "True", proc.stderr
