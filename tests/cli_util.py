@@ -54,7 +54,7 @@ def run_proc(*args: str, input: str | None = None, env: dict[str, str] | None = 
 def run_pty(*args: str, columns: int = 80, env: dict[str, str] | None = None) -> Result:
     """As a subprocess whose stdout and stderr are a terminal (a pty) ``columns`` wide, colour off;
     ``out`` holds both streams, with the terminal's CRLF line ends turned back into LF."""
-    base = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR",)}
+    base = {k: v for k, v in os.environ.items() if k != "FORCE_COLOR"}
     full_env = {**base, "COLUMNS": str(columns), "NO_COLOR": "1", "TERM": "xterm", **(env or {})}
     leader, follower = pty.openpty()
     p = subprocess.Popen([str(BIN), *args], stdin=subprocess.DEVNULL, stdout=follower, stderr=follower, env=full_env)

@@ -36,7 +36,9 @@ def shared_options(formats: tuple[str, ...] = ("text", "json"), format_help: str
             "--format", "-f", "fmt", type=click.Choice(list(formats)), default="text", show_default=True,
             help=f"{format_help}.",
         )(fn)
-        fn = click.option("--shape", "-s", "shape_text", metavar="SHAPE", help="Tensor shape, e.g. 32x32 (implies --rank).")(fn)
+        fn = click.option(
+            "--shape", "-s", "shape_text", metavar="SHAPE", help="Tensor shape, e.g. 32x32 (implies --rank)."
+        )(fn)
         fn = click.option(
             "--rank", "-r", type=RankType(), metavar="RANK",
             help="Tensor rank, when the input does not fix it: 2, or one per tuple element: 2,2,0.",

@@ -125,7 +125,7 @@ def tile_list(p: Placement, wrap: int | None) -> list[str]:
             row.append(slice_text(t.slice))
         rows.append((row, compress_ids(t.devices)))
     head = ["tile", "slice"] if p.shape is not None else ["tile"]
-    widths = [max(len(r[0][i]) for r in [(head, "")] + rows) for i in range(len(head))]
+    widths = [max(len(r[0][i]) for r in [(head, ""), *rows]) for i in range(len(head))]
     lead = sum(widths) + _GAP * len(widths)
     lines = ["".join(h.ljust(w + _GAP) for h, w in zip(head, widths)) + "devices"]
     body = []

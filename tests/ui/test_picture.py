@@ -168,7 +168,8 @@ def _jax_cells(drawn: str) -> list[list[tuple[int, ...]]]:
 @pytest.mark.oracle
 def test_same_cells_as_jax_visualize_sharding() -> None:
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
-    proc = subprocess.run([sys.executable, "-c", _JAX], capture_output=True, text=True, env=env, timeout=300, check=False)
+    command = [sys.executable, "-c", _JAX]
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     cases = json.loads(proc.stdout)
     assert len(cases) == 16
