@@ -68,7 +68,12 @@ def _load_printers() -> None:
     import shardconv.formats  # noqa: F401  importing it registers the printers behind str(model)
 
 
+def _load_pictures() -> None:
+    import shardconv.ui.jupyter  # noqa: F401  importing it registers the HTML pictures behind _repr_html_
+
+
 load_printers_with(_load_printers)
+load_printers_with(_load_pictures, forms=("html",))
 
 _EXPORTS: dict[str, str] = {
     # errors

@@ -8,7 +8,7 @@ from typing import Any, TypeVar, cast
 
 _Printer = TypeVar("_Printer", bound=Callable[..., Any])
 _PRINTERS: dict[tuple[type, str], Callable[..., Any]] = {}
-_LOADERS: list[Callable[[], object]] = []
+_LOADERS: dict[str, list[Callable[[], object]]] = {}  # form -> loaders not run yet
 
 
 def printer(cls: type, form: str = "text") -> Callable[[_Printer], _Printer]:
@@ -21,16 +21,19 @@ def printer(cls: type, form: str = "text") -> Callable[[_Printer], _Printer]:
     return register
 
 
-def load_printers_with(loader: Callable[[], object]) -> None:
-    """Run ``loader`` (which imports the printers) the first time a printer is missing: the package root
-    installs one, so printers load on first ``str()`` rather than at ``import shardconv``."""
-    _LOADERS.append(loader)
+def load_printers_with(loader: Callable[[], object], forms: tuple[str, ...] = ("text", "proto")) -> None:
+    """Run ``loader`` (which imports printers) the first time a printer of one of ``forms`` is missing: the
+    package root installs them, so printers load on first ``str()`` rather than at ``import shardconv``,
+    and the HTML pictures only when Jupyter asks for one."""
+    for form in forms:
+        _LOADERS.setdefault(form, []).append(loader)
 
 
 def _printer_of(obj: object, form: str) -> Callable[..., Any]:
     key = (type(obj), form)
-    while key not in _PRINTERS and _LOADERS:
-        _LOADERS.pop()()
+    pending = _LOADERS.get(form, [])
+    while key not in _PRINTERS and pending:
+        pending.pop()()
     try:
         return _PRINTERS[key]
     except KeyError:
