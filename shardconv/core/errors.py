@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from difflib import get_close_matches
 from typing import Any
 
 from shardconv.core.positions import caret_excerpt, line_col
@@ -36,6 +35,8 @@ def closest(word: str, candidates: Iterable[str]) -> str | None:
     folded = [c for c in names if c.casefold() == word.casefold()]
     if folded:
         return folded[0]
+    from difflib import get_close_matches  # only an error pays for it
+
     found = get_close_matches(word, names, n=1, cutoff=0.6)
     return found[0] if found else None
 
