@@ -27,7 +27,6 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset(
     {
         ("shardconv.core.canonical", "shardconv.core.model"),
         ("shardconv.convert.suggest", "shardconv.convert.to_sdy"),
-        ("shardconv.check.checker", "shardconv.check.diagnose"),
     }
 )
 
@@ -176,10 +175,10 @@ def test_allow_list_holds_only_real_violations() -> None:
 @pytest.mark.parametrize(
     ("importer", "imported", "expected"),
     [
-        ("shardconv.cli.check", "shardconv.check.run", False),
-        ("shardconv.check.report", "shardconv.ui.console", False),
-        ("shardconv.check.report", "shardconv.cli.console", True),
-        ("shardconv.outputs.read", "shardconv.check.values", True),  # peers
+        ("shardconv.cli.check", "shardconv.check.engine", False),
+        ("shardconv.check.emit", "shardconv.ui.console", False),
+        ("shardconv.check.emit", "shardconv.cli.console", True),
+        ("shardconv.outputs.read", "shardconv.check.parse", True),  # peers
         ("shardconv.core.model", "shardconv.formats.hlo.write", True),
         ("shardconv.formats.sdy.read", "shardconv.formats.hlo.read", False),
         ("shardconv.core.model", "shardconv", True),

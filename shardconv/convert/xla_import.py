@@ -6,6 +6,7 @@ comes from its own tile dims, so ``batch=2,model=4`` can come back as ``_axis_0=
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from shardconv.core.errors import NotExpressibleError
@@ -94,3 +95,11 @@ def xla_import(shardings: Sequence[HloSharding], *, ranks: RankArg = None) -> tu
         else:
             out.append(to_sdy_manual(h, mesh, rank=_rank_at(ranks, i))[0])
     return mesh, out
+
+
+_SYNTHETIC_AXIS = re.compile(r"_?axis_\d+")
+
+
+def is_synthetic(mesh: Mesh) -> bool:
+    """A mesh this importer invented: every axis named ``_axis_N`` (``axis_N`` in older XLA releases)."""
+    return bool(mesh.axes) and all(_SYNTHETIC_AXIS.fullmatch(a.name) for a in mesh.axes)

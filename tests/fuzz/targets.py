@@ -142,22 +142,21 @@ def _xla_lossy_print(value: object) -> bool:
 def check_bytes(data: bytes, fix_mesh: Mesh | None = None) -> bool:
     """The dump scanner and checker over in-memory bytes (what ``check_file`` does on a file), then the
     --fix planner. Returns whether the content was treated as IR (not skipped)."""
-    from shardconv.check.checker import CheckOptions, FileChecker
-    from shardconv.check.fixer import check_edits, plan
-    from shardconv.check.scanner import scan_stream
+    from shardconv.check.apply import plan_sites, rewrites_of
+    from shardconv.check.context import CheckOptions
+    from shardconv.check.engine import findings_of
+    from shardconv.check.lines import read_sites
 
     opts = CheckOptions(mesh=fix_mesh)
-    checker = FileChecker("fuzz.mlir", "", opts)
-    kind, occs = scan_stream(io.BytesIO(data), "fuzz.mlir", gate=checker.gate)
+    kind, sites = read_sites(io.BytesIO(data), "fuzz.mlir")
     if kind.skipped:
         return False
-    checker.kind = kind.kind
-    report = checker.add_all(occs)
-    for f in report.findings:
+    findings = findings_of("fuzz.mlir", sites, opts)[0]
+    for f in findings:
         str(f.message)
     if fix_mesh is not None:
-        _, occs = scan_stream(io.BytesIO(data), "fuzz.mlir")
-        check_edits(list(plan(occs, fix_mesh)))
+        _, sites = read_sites(io.BytesIO(data), "fuzz.mlir")
+        plan_sites(sites, rewrites_of(findings))
     return True
 
 

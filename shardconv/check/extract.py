@@ -1,22 +1,29 @@
-"""Finds the sharding-related values on one line of a dump (HLO text or MLIR; both syntaxes are
-tried, so mixed logs work) and the tensor type and value each one annotates."""
+"""Extraction: the sharding-related values on one logical line of a dump (HLO text or MLIR; both
+syntaxes are tried, so mixed logs work), each with its span and the tensor type and value it annotates.
+Just enough lexing to cut values out (balanced brackets and strings from ``shardconv.text.brackets`` on
+a latin-1 view of the line, so offsets are bytes); no sharding grammar here (that is ``formats``)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
-from shardconv.check.escapes import Encoding, EscapeError, decode, encode
-from shardconv.text.brackets import string_end
-from shardconv.check.lexing import hlo_shapes, match_close, mlir_shapes
-from shardconv.check.occurrences import Kind, Occurrence, Shape
+from shardconv.check.sites import PLAIN, Shape, SiteKind, ValueSite
+from shardconv.core.errors import ShardingSyntaxError
+from shardconv.text.brackets import skip_group, string_end
+from shardconv.text.escapes import (
+    EscapeError,
+    StringEncoding,
+    decode_layered,
+    encode_layered,
+)
 
 _RX = re.compile(
     rb"""
      (?P<hlo>(?<![\w.])sharding=\{)
     |(?P<hlofe>(?<![\w.])(?P<hlofekey>xla\.sdy\.[\w.]+)=(?P<hlofeopen>["{]))
     |(?P<hlonp>(?<![\w.])num_partitions=(?P<hlonpv>\d+))
-    |(?P<mstr>(?<![\w.])(?P<mstrkey>mhlo\.sharding|mhlo\.spmd_output_sharding|xla\.sdy\.[\w.]+)\s=\s")
+    |(?P<mstr>(?<![\w.])(?P<mstrkey>mhlo\.sharding|mhlo\.spmd_output_sharding|xla\.sdy\.[\w.]+)\s*=\s*")
     |(?P<mnp>(?<![\w.])mhlo\.num_partitions\s=\s(?P<mnpv>\d+))
     |(?P<sdyattr>\#sdy\.(?P<sdyattrkind>sharding_per_value|sharding|mesh)<)
     |(?P<meshdecl>(?<![\w.])sdy\.mesh\s+@(?P<meshname>[\w$.\-]+|"(?:[^"\\]|\\.)*")\s*=\s*<)
@@ -25,14 +32,21 @@ _RX = re.compile(
     |(?P<mclist>(?<![\w.])(?P<mclistkey>in_shardings|out_shardings)=\[)
     |(?P<maxes>(?<![\w.])manual_axes=\{)
     |(?P<unspec>unspecified_dims=(?P<unspecv>\[[\d,\s]*\]))
+    |(?P<shmesh>(?<![\w.])stablehlo\.mesh\s*=\s*\{)
+    |(?P<collective>replica_group_mesh_axes<\s*mesh\s*=\s*@(?P<collname>[\w$.\-]+))
     |(?P<expected>expected-error(?P<expectedoff>@[+-]\d+|@above|@below)?)
     """,
-    re.X,
+    re.VERBOSE,
 )
 
 # Every _RX match holds one of these within _REACH bytes of its start (``mhlo.spmd_output_sharding``
 # is the farthest, 17), so ``bytes.find`` can skip text no match can start in, at memchr speed.
-_NEEDLES = (b"sharding", b"sdy.", b"num_partitions", b"manual_axes", b"unspecified_dims", b"expected-error")
+_NEEDLES = (
+    b"sharding", b"sdy.", b"num_partitions", b"manual_axes", b"unspecified_dims", b"expected-error", b"stablehlo.mesh",
+    b"replica_group_mesh_axes",
+)
+# Where a module begins (its meshes and num_partitions start afresh): HLO, MLIR, or a lit/pass-dump split.
+MODULE_START = re.compile(rb"\s*(?:HloModule\s|module\b|//\s*-----)")
 _REACH = 32
 _HEAD = 1 << 16  # a match head (``key = "`` up to its opening quote or bracket) is far shorter than this
 
@@ -56,6 +70,54 @@ def _search(text: bytes, pos: int, nexts: list[int]) -> re.Match[bytes] | None:
         pos = hit + 1
 
 
+
+def match_close(line: str, open_pos: int) -> int:
+    """Index just past the bracket closing ``line[open_pos]`` (quotes skipped), or -1 if unclosed.
+    ``line`` is the latin-1 view of a dump line, so offsets are byte offsets."""
+    if line.startswith("<=", open_pos):
+        return -1  # HLO's iota operator, not a bracket
+    try:
+        return skip_group(line, open_pos, own_kind_only=True, comments=False)
+    except ShardingSyntaxError:
+        return -1
+
+
+# ---- tensor types ---------------------------------------------------------------------------------
+
+_MLIR_TENSOR = re.compile(rb"tensor<((?:(?:\d+|\?)x)*)")
+_HLO_SHAPE = re.compile(rb"\b[a-z][a-z0-9]*\[([^\]]*)\]")
+
+
+def mlir_shapes(text: bytes) -> tuple[Shape, ...]:
+    """Shapes of the ``tensor<...>`` types in ``text``, in order."""
+    return tuple(_mlir_dims(m.group(1)) for m in _MLIR_TENSOR.finditer(text))
+
+
+def _mlir_dims(dims: bytes) -> Shape:
+    return tuple(None if d == b"?" else _dim(d) for d in dims.split(b"x")[:-1])
+
+
+def _dim(d: bytes) -> int | None:
+    """A dim size, or None (unknown) when it has more digits than any int64."""
+    return int(d) if len(d) <= 19 else None
+
+
+def hlo_shapes(text: bytes) -> tuple[Shape, ...]:
+    """Shapes of the leaf array types in an HLO type (tuples flattened, as tuple shardings are)."""
+    return tuple(_hlo_dims(m.group(1)) for m in _HLO_SHAPE.finditer(text))
+
+
+def _hlo_dims(dims: bytes) -> Shape:
+    if not dims.strip():
+        return ()
+    out: list[int | None] = []
+    for d in dims.split(b","):
+        d = d.strip()
+        out.append(_dim(d) if d.isdigit() else None)
+    return tuple(out)
+
+
+_MESH_DECL_NAME = re.compile(rb'sdy\.mesh\s+@([\w$.\-]+|"(?:[^"\\]|\\.)*")')
 _HLO_INSTR = re.compile(rb"^\s*(?:ROOT\s+)?(%?[\w.\-]+)\s*=\s*")
 _HLO_ARRAY = re.compile(rb"[a-z][a-z0-9]*\[[^\]]*\]")
 _MLIR_RESULT = re.compile(rb"^\s*(%[\w#.$\-]+)(?::\d+)?(?:\s*,\s*%[\w#.$\-]+(?::\d+)?)*\s*=")
@@ -66,10 +128,10 @@ _LOC_TAIL = re.compile(rb"\s+loc\((?:[^()]|\([^()]*\))*\)\s*$")
 _CLOSE_REGION = re.compile(rb"^(\s*)\}\s*:\s*(.*)$")
 
 _PER_VALUE_PREFIXES = (
-    ("#sdy.sharding_per_value<", Kind.SDY_PER_VALUE),
-    ("#sdy.sharding<", Kind.SDY_SHARDING),
-    ("#sdy.mesh<", Kind.SDY_MESH),
-    ("#sdy<manual_axes", Kind.MANUAL_AXES),
+    ("#sdy.sharding_per_value<", SiteKind.SDY_PER_VALUE),
+    ("#sdy.sharding<", SiteKind.SDY_SHARDING),
+    ("#sdy.mesh<", SiteKind.SDY_MESH),
+    ("#sdy<manual_axes", SiteKind.MANUAL_AXES),
 )
 
 
@@ -79,8 +141,8 @@ class _Pending:
 
     indent: int
     lineno: int
-    ins: list[Occurrence] = field(default_factory=list)
-    outs: list[Occurrence] = field(default_factory=list)
+    ins: list[ValueSite] = field(default_factory=list)
+    outs: list[ValueSite] = field(default_factory=list)
 
 
 @dataclass
@@ -101,13 +163,29 @@ class _Line:
             self._chars = self.text.decode("latin-1")
         return self._chars
 
+    def position(self, i: int) -> tuple[int, int]:
+        """1-based line and byte column of ``text[i]``; a logical line may span several (an attribute
+        whose value starts on the next line)."""
+        nl = self.text.rfind(b"\n", 0, i)
+        if nl < 0:
+            return self.lineno, self.col_base + i + 1
+        return self.lineno + self.text.count(b"\n", 0, i), i - nl
+
+    def physical(self, i: int) -> bytes:
+        """The physical line holding ``text[i]`` (the whole text unless the logical line spans several)."""
+        if b"\n" not in self.text:
+            return self.text
+        start = self.text.rfind(b"\n", 0, i) + 1
+        end = self.text.find(b"\n", i)
+        return self.text[start : end if end >= 0 else len(self.text)]
+
     def hlo_context(self) -> tuple[str | None, tuple[Shape, ...] | None]:
         if self._hlo is None:
             self._hlo = _hlo_context(self.text, self.chars)
         return self._hlo
 
 
-class LineScanner:
+class LineExtractor:
     """Stateful per file: remembers open manual computations until their closing line."""
 
     def __init__(self, path: str) -> None:
@@ -115,10 +193,12 @@ class LineScanner:
         self.pending: list[_Pending] = []
 
     # ---- entry points ----------------------------------------------------------------------
-    def scan(self, text: bytes, offset: int, lineno: int, col_base: int = 0) -> list[Occurrence]:
+    def scan(self, text: bytes, offset: int, lineno: int, col_base: int = 0) -> list[ValueSite]:
         """Every occurrence on the line; ``offset`` is the file offset of ``text[0]``."""
         ln = _Line(text, offset, lineno, col_base)
-        out: list[Occurrence] = []
+        out: list[ValueSite] = []
+        if not col_base and MODULE_START.match(text):
+            out.append(self._occ(ln, SiteKind.MODULE_START, "module", 0, 0))
         if self.pending:
             out.extend(self._close_region(ln))
         pos = 0
@@ -134,14 +214,14 @@ class LineScanner:
             if pos <= m.start():
                 pos = m.end()
 
-    def finish(self) -> list[Occurrence]:
+    def finish(self) -> list[ValueSite]:
         """Occurrences still waiting for a closing line at end of file (types unknown)."""
         rest = [o for p in self.pending for o in (*p.ins, *p.outs)]
         self.pending.clear()
         return rest
 
     # ---- dispatch ----------------------------------------------------------------------------
-    def _dispatch(self, ln: _Line, m: re.Match[bytes], out: list[Occurrence]) -> int:
+    def _dispatch(self, ln: _Line, m: re.Match[bytes], out: list[ValueSite]) -> int:
         g = m.lastgroup
         t = ln.chars
         if g == "hlo":
@@ -149,7 +229,7 @@ class LineScanner:
             if end < 0:
                 return m.end()
             value, shapes = ln.hlo_context()
-            out.append(self._occ(ln, Kind.HLO, "sharding=", m.end() - 1, end, value=value, shapes=shapes))
+            out.append(self._occ(ln, SiteKind.HLO, "sharding=", m.end() - 1, end, value=value, shapes=shapes))
             return end
         if g == "hlofe":
             key = m.group("hlofekey").decode()
@@ -163,12 +243,12 @@ class LineScanner:
             end = match_close(t, m.end() - 1)
             if end < 0:
                 return m.end()
-            self._mesh_dict(ln, key, m.end() - 1, end, ln.text[m.end() - 1 : end], Encoding(), out)
+            self._mesh_dict(ln, key, m.end() - 1, end, ln.text[m.end() - 1 : end], PLAIN, out)
             return end
         if g in ("hlonp", "mnp"):
             vg = "hlonpv" if g == "hlonp" else "mnpv"
             site = "num_partitions" if g == "hlonp" else "mhlo.num_partitions"
-            out.append(self._occ(ln, Kind.NUM_PARTITIONS, site, m.start(vg), m.end(vg), value="module"))
+            out.append(self._occ(ln, SiteKind.NUM_PARTITIONS, site, m.start(vg), m.end(vg), value="module"))
             return m.end()
         if g == "mstr":
             key = m.group("mstrkey").decode()
@@ -182,10 +262,10 @@ class LineScanner:
             end = match_close(t, m.end() - 1)
             if end < 0:
                 return m.end()
-            kind = {b"sharding": Kind.SDY_SHARDING, b"sharding_per_value": Kind.SDY_PER_VALUE}.get(
-                m.group("sdyattrkind"), Kind.SDY_MESH
+            kind = {b"sharding": SiteKind.SDY_SHARDING, b"sharding_per_value": SiteKind.SDY_PER_VALUE}.get(
+                m.group("sdyattrkind"), SiteKind.SDY_MESH
             )
-            value, shapes = (None, None) if kind is Kind.SDY_MESH else self._mlir_context(ln, m.start())
+            value, shapes = (None, None) if kind is SiteKind.SDY_MESH else self._mlir_context(ln, m.start())
             site = _attr_site(ln.text, m.start(), kind)
             out.append(self._occ(ln, kind, site, m.start(), end, value=value, shapes=shapes))
             return end
@@ -194,7 +274,7 @@ class LineScanner:
             if end < 0:
                 return m.end()
             name = m.group("meshname").decode()
-            out.append(self._occ(ln, Kind.SDY_MESH, "sdy.mesh", m.end() - 1, end, value="@" + name.strip('"')))
+            out.append(self._occ(ln, SiteKind.SDY_MESH, "sdy.mesh", m.end() - 1, end, value="@" + name.strip('"')))
             return end
         if g in ("sdyop", "oparg"):
             end = match_close(t, m.end() - 1)
@@ -202,7 +282,7 @@ class LineScanner:
                 return m.end()
             site = "sdy." + m.group("sdyopname").decode() if g == "sdyop" else m.group("opargkey").decode() + "="
             value, shapes = self._mlir_context(ln, m.start())
-            out.append(self._occ(ln, Kind.SDY_SHARDING_BARE, site, m.end() - 1, end, value=value, shapes=shapes))
+            out.append(self._occ(ln, SiteKind.SDY_SHARDING_BARE, site, m.end() - 1, end, value=value, shapes=shapes))
             return end
         if g == "mclist":
             return self._region_list(ln, m, out)
@@ -211,18 +291,30 @@ class LineScanner:
             if end < 0:
                 return m.end()
             value, _ = self._mlir_context(ln, m.start())
-            out.append(self._occ(ln, Kind.MANUAL_AXES, "manual_axes", m.end() - 1, end, value=value))
+            out.append(self._occ(ln, SiteKind.MANUAL_AXES, "manual_axes", m.end() - 1, end, value=value))
             return end
         if g == "unspec":
             value, shapes = ln.hlo_context() if b"custom_call_target" in ln.text else self._mlir_context(ln, m.start())
-            occ = self._occ(ln, Kind.UNSPECIFIED_DIMS, "unspecified_dims", m.start("unspecv"), m.end("unspecv"))
-            out.append(_replace(occ, value=value, shapes=shapes))
+            site = self._occ(ln, SiteKind.UNSPECIFIED_DIMS, "unspecified_dims", m.start("unspecv"), m.end("unspecv"))
+            out.append(_replace(site, value=value, shapes=shapes))
+            return m.end()
+        if g == "shmesh":
+            end = match_close(t, m.end() - 1)
+            if end < 0:
+                return m.end()
+            decl = _MESH_DECL_NAME.search(ln.text, 0, m.start())
+            name = "@" + decl.group(1).decode().strip('"') if decl else None
+            out.append(self._occ(ln, SiteKind.STABLEHLO_MESH, "stablehlo.mesh", m.end() - 1, end, value=name))
+            return end
+        if g == "collective":
+            name = "@" + m.group("collname").decode()
+            out.append(self._occ(ln, SiteKind.COLLECTIVE_MESH, "replica_groups", m.start("collname") - 1, m.end(), value=name))
             return m.end()
         if g == "expected":
             off = m.group("expectedoff")
             delta = 0 if off is None else -1 if off == b"@above" else 1 if off == b"@below" else int(off[1:])
-            occ = self._occ(ln, Kind.EXPECTED_ERROR, "expected-error", m.start(), m.end())
-            out.append(_replace(occ, target_line=ln.lineno + delta))
+            site = self._occ(ln, SiteKind.EXPECTED_ERROR, "expected-error", m.start(), m.end())
+            out.append(_replace(site, target_line=ln.lineno + delta))
             return m.end()
         return m.end()  # pragma: no cover - every group is handled above
 
@@ -236,18 +328,18 @@ class LineScanner:
         outer: str,
         value: str | None,
         shapes: tuple[Shape, ...] | None,
-        out: list[Occurrence],
+        out: list[ValueSite],
     ) -> None:
         """A string attribute: an HLO sharding (``mhlo.sharding``) or an sdy value (``xla.sdy.*``)."""
         raw = ln.text[a:b]
-        data, enc = decode(raw, outer)
+        data, enc = decode_layered(raw, outer)
         if key in ("mhlo.sharding", "mhlo.spmd_output_sharding"):
             text = data.decode("utf-8", "surrogateescape")
             binary = None if _looks_textual(data) else data
             site = key
             v = "module" if key == "mhlo.spmd_output_sharding" else value
             out.append(
-                self._occ(ln, Kind.HLO, site, a, b, value=v, shapes=shapes, text=text if binary is None else "",
+                self._occ(ln, SiteKind.HLO, site, a, b, value=v, shapes=shapes, text=text if binary is None else "",
                           data=binary, encoding=enc)
             )
             return
@@ -258,12 +350,12 @@ class LineScanner:
         for prefix, kind in _PER_VALUE_PREFIXES:
             if text.startswith(prefix):
                 out.append(
-                    self._occ(ln, kind, key, a, b, value=value, shapes=None if kind is Kind.SDY_MESH else shapes,
+                    self._occ(ln, kind, key, a, b, value=value, shapes=None if kind is SiteKind.SDY_MESH else shapes,
                               text=text, encoding=enc)
                 )
                 return
 
-    def _mesh_dict(self, ln: _Line, key: str, a: int, b: int, data: bytes, enc: Encoding, out: list[Occurrence]) -> None:
+    def _mesh_dict(self, ln: _Line, key: str, a: int, b: int, data: bytes, enc: StringEncoding, out: list[ValueSite]) -> None:
         """``{mesh = #sdy.mesh<...>, other = #sdy.mesh<...>}``: one SDY_MESH occurrence per entry."""
         raw = ln.text[a:b]
         cursor = 0
@@ -273,17 +365,17 @@ class LineScanner:
             if end < 0:
                 continue
             mesh_text = data[m.start(2) : end]
-            encoded = encode(mesh_text, enc) if enc.outer != "none" else mesh_text
+            encoded = encode_layered(mesh_text, enc) if enc.outer != "none" else mesh_text
             at = raw.find(encoded, cursor)
             sa, sb = (a + at, a + at + len(encoded)) if at >= 0 else (a, b)
             cursor = at + len(encoded) if at >= 0 else cursor
             name = "@" + m.group(1).decode().strip('"')
             out.append(
-                self._occ(ln, Kind.SDY_MESH, key, sa, sb, value=name, text=mesh_text.decode("utf-8", "surrogateescape"),
-                          encoding=enc if at >= 0 else Encoding("whole"))
+                self._occ(ln, SiteKind.SDY_MESH, key, sa, sb, value=name, text=mesh_text.decode("utf-8", "surrogateescape"),
+                          encoding=enc if at >= 0 else StringEncoding("whole"))
             )
 
-    def _region_list(self, ln: _Line, m: re.Match[bytes], out: list[Occurrence]) -> int:
+    def _region_list(self, ln: _Line, m: re.Match[bytes], out: list[ValueSite]) -> int:
         """``in_shardings=[...]`` / ``out_shardings=[...]`` of a manual or named computation."""
         t = ln.text
         end = match_close(ln.chars, m.end() - 1)
@@ -291,19 +383,19 @@ class LineScanner:
             return m.end()
         key = m.group("mclistkey").decode()
         value, _ = self._mlir_context(ln, m.start())
-        occ = self._occ(ln, Kind.SDY_PER_VALUE_LIST, key, m.end() - 1, end, value=value)
+        site = self._occ(ln, SiteKind.SDY_PER_VALUE_LIST, key, m.end() - 1, end, value=value)
         closes_later = t.rstrip().endswith(b"{")
         if not closes_later:
-            out.append(_replace(occ, shapes=self._mlir_context(ln, m.start())[1]))
+            out.append(_replace(site, shapes=self._mlir_context(ln, m.start())[1]))
             return end
         indent = len(t) - len(t.lstrip())
         top = self.pending[-1] if self.pending else None
         if top is None or top.lineno != ln.lineno or top.indent != indent:
             self.pending.append(_Pending(indent, ln.lineno))
-        (self.pending[-1].ins if key == "in_shardings" else self.pending[-1].outs).append(occ)
+        (self.pending[-1].ins if key == "in_shardings" else self.pending[-1].outs).append(site)
         return end
 
-    def _close_region(self, ln: _Line) -> list[Occurrence]:
+    def _close_region(self, ln: _Line) -> list[ValueSite]:
         m = _CLOSE_REGION.match(ln.text)
         if m is None or not self.pending or len(m.group(1)) != self.pending[-1].indent:
             return []
@@ -318,7 +410,7 @@ class LineScanner:
     def _occ(
         self,
         ln: _Line,
-        kind: Kind,
+        kind: SiteKind,
         site: str,
         a: int,
         b: int,
@@ -327,17 +419,19 @@ class LineScanner:
         shapes: tuple[Shape, ...] | None = None,
         text: str | None = None,
         data: bytes | None = None,
-        encoding: Encoding = Encoding(),
-    ) -> Occurrence:
+        encoding: StringEncoding = PLAIN,
+    ) -> ValueSite:
         raw = ln.text[a:b]
-        return Occurrence(
+        line, col = ln.position(a)
+        end_line, end_col = ln.position(b)
+        return ValueSite(
             path=self.path,
             kind=kind,
             site=site,
-            line=ln.lineno,
-            col=ln.col_base + a + 1,
-            end_line=ln.lineno,
-            end_col=ln.col_base + b + 1,
+            line=line,
+            col=col,
+            end_line=end_line,
+            end_col=end_col,
             start=ln.offset + a,
             end=ln.offset + b,
             raw=raw,
@@ -346,14 +440,14 @@ class LineScanner:
             encoding=encoding,
             value=value,
             shapes=shapes,
-            line_text=ln.text,
+            line_text=ln.physical(a),
         )
 
     def _mlir_context(self, ln: _Line, pos: int) -> tuple[str | None, tuple[Shape, ...] | None]:
         return _mlir_context(ln, pos)
 
 
-def _replace(o: Occurrence, **kw: object) -> Occurrence:
+def _replace(o: ValueSite, **kw: object) -> ValueSite:
     from dataclasses import replace
 
     return replace(o, **kw)  # type: ignore[arg-type]
@@ -367,7 +461,7 @@ def _looks_textual(data: bytes) -> bool:
     return s[:1] == b"{" and all(b >= 0x20 or b in (0x09, 0x0A, 0x0D) for b in data)
 
 
-def _attr_site(t: bytes, start: int, kind: Kind) -> str:
+def _attr_site(t: bytes, start: int, kind: SiteKind) -> str:
     """Name of the attribute a ``#sdy...`` value is assigned to (``sdy.sharding``), or its kind."""
     m = re.search(rb"([\w.]+)\s*=\s*$", t[max(0, start - 64) : start])
     return m.group(1).decode() if m else kind.value
@@ -432,4 +526,4 @@ def _func_context(ln: _Line, open_paren: int, pos: int) -> tuple[str | None, tup
     return f"result[{index}]", mlir_shapes(region[starts[-1] :])[:1] or None
 
 
-__all__ = ["LineScanner"]
+__all__ = ["MODULE_START", "LineExtractor"]

@@ -10,14 +10,34 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from shardconv.check import Kind, ScanOptions, scan_path, scan_stream
-from shardconv.check.escapes import Encoding, decode, encode, escape_c, escape_mlir, unescape_c, unescape_mlir
+from shardconv.check.lines import ReadOptions, read_sites
+from shardconv.check.sites import FileKind, SiteKind as Kind, ValueSite
+from shardconv.text.escapes import (
+    StringEncoding as Encoding,
+    decode_layered as decode,
+    encode_layered as encode,
+    escape_c,
+    escape_mlir,
+    unescape_c,
+    unescape_mlir,
+)
 
-DUMPS = Path(__file__).parent / "data" / "dumps"
+DUMPS = Path(__file__).parent.parent / "data" / "dumps"
 
 
-def occs(name: str, **kw: int) -> list:
-    kind, found = scan_path(str(DUMPS / name), ScanOptions(**kw) if kw else ScanOptions())
+def scan_stream(stream: io.BytesIO, path: str, opts: ReadOptions | None = None) -> tuple[FileKind, list[ValueSite]]:
+    """The sites of a stream, without the module headers."""
+    kind, found = read_sites(stream, path, opts)
+    return kind, [o for o in found if o.kind is not Kind.MODULE_START]
+
+
+def scan_path(path: str, opts: ReadOptions | None = None) -> tuple[FileKind, list[ValueSite]]:
+    with open(path, "rb") as f:
+        return scan_stream(io.BytesIO(f.read()), path, opts)
+
+
+def occs(name: str, **kw: int) -> list[ValueSite]:
+    kind, found = scan_path(str(DUMPS / name), ReadOptions(**kw) if kw else None)
     assert not kind.skipped
     return found
 
@@ -100,7 +120,7 @@ def test_over_long_line_is_scanned_in_windows() -> None:
     arg = '%arg{i}: tensor<8x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"x"}}, {{}}]>}}'
     line = "func.func @f(" + ", ".join(arg.format(i=i) for i in range(3000)) + ") {\n"
     data = b'sdy.mesh @mesh = <["x"=2]>\n' + line.encode() + b"}\n"
-    kind, it = scan_stream(io.BytesIO(data), "big.mlir", ScanOptions(chunk=4096, max_line=16384, overlap=1024))
+    kind, it = scan_stream(io.BytesIO(data), "big.mlir", ReadOptions(chunk=4096, max_line=16384, overlap=1024))
     found = [o for o in it if o.kind is Kind.SDY_SHARDING]
     assert len(found) == 3000
     assert all(data[o.start : o.end] == o.raw for o in found)
@@ -136,9 +156,9 @@ def test_decode_encode_are_inverse(text: str) -> None:
 def test_long_line_without_keywords_skips_the_regex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A multi-MB line with no keyword used to run the value regex over every byte (~0.35 s/MB); the
     keyword prefilter (bytes.find) must keep the regex off it, and still find a value after it."""
-    from shardconv.check import linescan
-    from shardconv.check.checker import CheckOptions
-    from shardconv.check.run import check_file
+    from shardconv.check import extract
+    from shardconv.check.context import CheckOptions
+    from shardconv.check.engine import check_file
 
     calls: list[int] = []
 
@@ -147,8 +167,8 @@ def test_long_line_without_keywords_skips_the_regex(tmp_path: Path, monkeypatch:
             calls.append(min(endpos, len(text)) - pos)
             return real.search(text, pos, endpos)
 
-    real = linescan._RX
-    monkeypatch.setattr(linescan, "_RX", CountingRx())
+    real = extract._RX
+    monkeypatch.setattr(extract, "_RX", CountingRx())
     path = tmp_path / "long.mlir"
     path.write_bytes(b"module {\n" + b"abcdefgh" * (1 << 20) + b" sharding={replicated}\n}\n")
     check_file(str(path), CheckOptions())
