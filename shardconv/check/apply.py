@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import BinaryIO
 
-from shardconv.check.dedup import numbered
 from shardconv.check.context import CheckOptions
+from shardconv.check.dedup import numbered
 from shardconv.check.diagnostics import CheckFinding, FileReport, Rewrite
 from shardconv.check.lines import open_input, read_sites
 from shardconv.check.sites import ValueSite

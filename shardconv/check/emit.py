@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import IO, Any
 
-from shardconv.check.diagnostics import RULES, FileReport, CheckFinding, Skipped
+from shardconv.check.diagnostics import RULES, CheckFinding, FileReport, Skipped
 from shardconv.core.version import VERSION as __version__
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -295,8 +295,8 @@ class LineExtractor:
             return end
         if g == "unspec":
             value, shapes = ln.hlo_context() if b"custom_call_target" in ln.text else self._mlir_context(ln, m.start())
-            site = self._occ(ln, SiteKind.UNSPECIFIED_DIMS, "unspecified_dims", m.start("unspecv"), m.end("unspecv"))
-            out.append(_replace(site, value=value, shapes=shapes))
+            dims = self._occ(ln, SiteKind.UNSPECIFIED_DIMS, "unspecified_dims", m.start("unspecv"), m.end("unspecv"))
+            out.append(_replace(dims, value=value, shapes=shapes))
             return m.end()
         if g == "shmesh":
             end = match_close(t, m.end() - 1)
@@ -313,8 +313,8 @@ class LineExtractor:
         if g == "expected":
             off = m.group("expectedoff")
             delta = 0 if off is None else -1 if off == b"@above" else 1 if off == b"@below" else int(off[1:])
-            site = self._occ(ln, SiteKind.EXPECTED_ERROR, "expected-error", m.start(), m.end())
-            out.append(_replace(site, target_line=ln.lineno + delta))
+            marker = self._occ(ln, SiteKind.EXPECTED_ERROR, "expected-error", m.start(), m.end())
+            out.append(_replace(marker, target_line=ln.lineno + delta))
             return m.end()
         return m.end()  # pragma: no cover - every group is handled above
 

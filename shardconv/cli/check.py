@@ -92,7 +92,7 @@ def check(
     (expected-error) are reported as expected, not as failures.
     """
     from shardconv.check.context import CheckOptions
-    from shardconv.check.diagnostics import FileReport, Skipped
+    from shardconv.check.diagnostics import Skipped
     from shardconv.check.emit import FORMATTERS, print_text
     from shardconv.check.engine import Selection, check_files, iter_files
     from shardconv.formats.detect import parse_mesh_option
@@ -143,7 +143,14 @@ def _nothing_checked(paths: tuple[str, ...], skipped: list[Skipped]) -> str:
 def _fix(report: FileReport, opts: CheckOptions, dry_run: bool, diffs: list[str]) -> FileReport:
     """Apply (or, with ``dry_run``, diff) exactly the fixes the report's findings carry, unless a
     finding blocks them; after a write the file is checked again."""
-    from shardconv.check.apply import FixError, apply, blockers, plan, rewrites_of, unified_diff
+    from shardconv.check.apply import (
+        FixError,
+        apply,
+        blockers,
+        plan,
+        rewrites_of,
+        unified_diff,
+    )
     from shardconv.check.diagnostics import FileReport as Report
     from shardconv.check.engine import check_file
 

@@ -21,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from shardconv.core.errors import NotExpressibleError, ShardingError
-from shardconv.core.model import HloSharding, Kind, Mesh, TileAssignment
 from shardconv.convert.factoring import common_factors
 from shardconv.convert.to_sdy import SdyValue, to_sdy
 from shardconv.convert.xla_import import local_mesh, module_mesh
+from shardconv.core.errors import NotExpressibleError, ShardingError
+from shardconv.core.model import HloSharding, Kind, Mesh, TileAssignment
 
 
 @dataclass(frozen=True)

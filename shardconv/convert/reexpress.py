@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from shardconv.core.errors import ShardingError
-from shardconv.core.model import Mesh, TensorSharding, TensorShardingPerValue
 from shardconv.convert.to_hlo import to_hlo
 from shardconv.convert.to_sdy import to_sdy
+from shardconv.core.errors import ShardingError
+from shardconv.core.model import Mesh, TensorSharding, TensorShardingPerValue
 
 SdyValue = TensorSharding | TensorShardingPerValue
 

@@ -8,9 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import jax  # noqa: F401  - the generator test below needs it; import fails loudly if missing
+import pytest
 
 from shardconv.cli.main import main
 

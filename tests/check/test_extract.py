@@ -8,14 +8,22 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from shardconv.check.lines import ReadOptions, read_sites
-from shardconv.check.sites import FileKind, SiteKind as Kind, ValueSite
+from shardconv.check.sites import FileKind, ValueSite
+from shardconv.check.sites import SiteKind as Kind
 from shardconv.text.escapes import (
     StringEncoding as Encoding,
+)
+from shardconv.text.escapes import (
     decode_layered as decode,
+)
+from shardconv.text.escapes import (
     encode_layered as encode,
+)
+from shardconv.text.escapes import (
     escape_c,
     escape_mlir,
     unescape_c,
@@ -53,7 +61,7 @@ def test_spans_are_exact_bytes_of_the_file(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["jax_lowered.mlir", "jax_lowered.hlo", "roundtrip_frontend.mlir", "bad.mlir"])
 def test_tiny_chunks_and_windows_find_the_same(name: str) -> None:
-    key = lambda o: (o.kind, o.start, o.end, o.text, o.value, o.shapes)  # noqa: E731
+    key = lambda o: (o.kind, o.start, o.end, o.text, o.value, o.shapes)
     assert [key(o) for o in occs(name)] == [key(o) for o in occs(name, chunk=7)]
 
 
@@ -120,7 +128,7 @@ def test_over_long_line_is_scanned_in_windows() -> None:
     arg = '%arg{i}: tensor<8x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"x"}}, {{}}]>}}'
     line = "func.func @f(" + ", ".join(arg.format(i=i) for i in range(3000)) + ") {\n"
     data = b'sdy.mesh @mesh = <["x"=2]>\n' + line.encode() + b"}\n"
-    kind, it = scan_stream(io.BytesIO(data), "big.mlir", ReadOptions(chunk=4096, max_line=16384, overlap=1024))
+    _, it = scan_stream(io.BytesIO(data), "big.mlir", ReadOptions(chunk=4096, max_line=16384, overlap=1024))
     found = [o for o in it if o.kind is Kind.SDY_SHARDING]
     assert len(found) == 3000
     assert all(data[o.start : o.end] == o.raw for o in found)
@@ -129,11 +137,11 @@ def test_over_long_line_is_scanned_in_windows() -> None:
 
 def test_crlf_and_garbage_never_crash() -> None:
     data = b'module {\r\n  sdy.mesh @m = <["a"=2]>\r\n  %0 = sdy.reshard %x <@m, [{"a"}]> : tensor<4xf32>\r\n}\r\n'
-    kind, it = scan_stream(io.BytesIO(data), "crlf.mlir")
+    _, it = scan_stream(io.BytesIO(data), "crlf.mlir")
     found = list(it)
     assert [o.text for o in found] == ['<["a"=2]>', '<@m, [{"a"}]>'] and found[1].shapes == ((4,),)
     junk = b'module { sharding={{{ "\\ #sdy.sharding<<< mhlo.sharding = "\\zz sdy.mesh @ = <\n' * 50
-    kind, it = scan_stream(io.BytesIO(junk), "junk.mlir")
+    _, it = scan_stream(io.BytesIO(junk), "junk.mlir")
     list(it)
 
 

@@ -10,7 +10,12 @@ from collections.abc import Callable
 from typing import Any
 
 from shardconv.core.errors import ShardingError
-from shardconv.core.model import HloSharding, Mesh, TensorSharding, TensorShardingPerValue
+from shardconv.core.model import (
+    HloSharding,
+    Mesh,
+    TensorSharding,
+    TensorShardingPerValue,
+)
 
 FLOOR_MS = 50.0  # constant allowance per case (interpreter overhead, first use of a code path)
 MS_PER_KB = 100.0
@@ -32,7 +37,12 @@ def _parsers() -> dict[str, Callable[[Any], Any]]:
 def print_back(entry: str, value: Any) -> str:
     """The printer that matches ``entry`` (metadata included so nothing is dropped)."""
     from shardconv.formats.hlo.write import print_hlo
-    from shardconv.formats.sdy.write import print_manual_axes, print_mesh, print_sharding, print_sharding_per_value
+    from shardconv.formats.sdy.write import (
+        print_manual_axes,
+        print_mesh,
+        print_sharding,
+        print_sharding_per_value,
+    )
     from shardconv.formats.spec.write import print_partition_spec
 
     if entry == "hlo":
@@ -189,7 +199,7 @@ def timed(cls: str, size: int, fn: Callable[[], bool], show: object) -> bool:
         raise
     except ShardingError:
         accepted = False  # e.g. FixError from check_edits: a clean refusal
-    except BaseException as e:  # noqa: BLE001 - the point: nothing else may escape
+    except BaseException as e:
         raise Violation(f"{cls}: {type(e).__name__}: {e!s:.300} on input {show!r:.500}") from e
     ms = (time.process_time() - t) * 1000
     kb = max(size, 1) / 1024
