@@ -13,7 +13,7 @@ from typing import BinaryIO
 from shardconv.check.context import CheckOptions
 from shardconv.check.dedup import numbered
 from shardconv.check.diagnostics import CheckFinding, FileReport, Rewrite
-from shardconv.check.lines import open_input, read_sites
+from shardconv.check.lines import ReadOptions, open_input, read_sites
 from shardconv.check.sites import ValueSite
 from shardconv.core.errors import ShardingError
 from shardconv.text.atomic import write_atomic
@@ -55,7 +55,7 @@ def plan(path: str, rewrites: Sequence[Rewrite]) -> list[SpanEdit]:
     if not rewrites:
         return []
     with open_input(path) as f:
-        _, sites = read_sites(f, path)
+        _, sites = read_sites(f, path, ReadOptions(repeats=False))  # every span, not the first of each
         return plan_sites(sites, rewrites)
 
 

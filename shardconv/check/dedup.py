@@ -59,10 +59,18 @@ class _Module:
         self.pairs: dict[tuple[Signature, Signature], int] = {}
         self.expected: set[int] = set()
         self.total = 0
+        self.last: dict[int, tuple[ValueSite, Signature]] = {}  # by identity: the site is held, so ids stay unique
 
     def add(self, site: ValueSite) -> Signature:
         self.total += 1
-        sig = signature(site)
+        seen = self.last.get(id(site))
+        if seen is not None and seen[0] is site:  # the extractor handed the same site again (a repeat)
+            sig = seen[1]
+        else:
+            sig = signature(site)
+            if len(self.last) >= 1 << 14:
+                self.last.clear()
+            self.last[id(site)] = (site, sig)
         n = self.counts.get(sig)
         if n is None:
             self.first[sig] = site

@@ -72,6 +72,7 @@ class CheckFinding:
     blocks_fix: str | None = None  # the mesh (``@name``) this finding keeps --fix from moving
     count: int = 1
     expected: bool = False  # inside a lit test that expects an error here
+    subject: str | None = None  # the value it is about: "%param.1", "@mesh", "module"
 
     @property
     def fails(self) -> bool:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from shardconv.check.context import CheckOptions, build_context
 from shardconv.check.dedup import modules
@@ -91,8 +92,62 @@ def _finding(path: str, r: RuleResult, opts: CheckOptions, expected: frozenset[i
     return CheckFinding(
         rule=rule.id, severity=severity, path=path, line=site.line, col=col, message=r.message,
         end_line=site.end_line, end_col=site.end_col, source=source, notes=notes, fix=r.fix,
-        blocks_fix=r.blocks_fix, count=r.at.count, expected=site.line in expected,
+        blocks_fix=r.blocks_fix, count=r.at.count, expected=site.line in expected, subject=site.value,
     )
+
+
+# ``module_0001.jit_f.before_optimizations.txt``, ``module_0001.jit_f.cpu_after_optimizations.txt``,
+# ``module_0001.jit_f.0007.spmd.after_x.before_y.txt`` and ``module_0001.jit_f/module.mlir``: one XLA
+# module, dumped at several stages.
+_XLA_DUMP_NAME = re.compile(r"(module_\d+\.[^./]+)(?:\.|$)")
+
+
+def dump_module_of(path: str) -> tuple[str, str] | None:
+    """(folder, ``module_NNNN.NAME``) of a file XLA's --xla_dump_to wrote, None for any other file."""
+    folder, name = os.path.split(path)
+    m = _XLA_DUMP_NAME.match(name)
+    if m is not None:
+        return folder, m.group(1)
+    parent, sub = os.path.split(folder)
+    m = _XLA_DUMP_NAME.fullmatch(sub)
+    return (parent, m.group(1)) if m is not None else None
+
+
+def merge_dump_variants(reports: Sequence[FileReport | Skipped]) -> list[FileReport | Skipped]:
+    """One finding per instruction across the stages XLA dumps one module at: a finding repeated in a
+    later stage file of the same module (same folder) is dropped, and the first one names those files."""
+    first: dict[tuple[str, str, str, str, str | None], tuple[int, int]] = {}
+    also: dict[tuple[int, int], list[str]] = {}
+    keep: list[list[CheckFinding]] = []
+    for ri, r in enumerate(reports):
+        kept: list[CheckFinding] = []
+        keep.append(kept)
+        if not isinstance(r, FileReport):
+            continue
+        module = dump_module_of(r.path)
+        for f in r.findings:
+            if module is None or f.subject is None:
+                kept.append(f)
+                continue
+            key = (*module, f.rule, f.message, f.subject)
+            seen = first.get(key)
+            if seen is None:
+                first[key] = (ri, len(kept))
+                kept.append(f)
+            else:
+                also.setdefault(seen, []).append(f"{os.path.basename(r.path)}:{f.line}")
+    out: list[FileReport | Skipped] = []
+    for ri, r in enumerate(reports):
+        if not isinstance(r, FileReport):
+            out.append(r)
+            continue
+        found = tuple(
+            replace(f, notes=(*f.notes, "XLA dumped this module again; the same in " + ", ".join(also[(ri, i)])))
+            if (ri, i) in also else f
+            for i, f in enumerate(keep[ri])
+        )
+        out.append(replace(r, findings=found))
+    return out
 
 
 def check_file(path: str, opts: CheckOptions, read: ReadOptions | None = None) -> FileReport | Skipped:
@@ -159,8 +214,8 @@ def check_paths(
 ) -> list[CheckFinding]:
     """Every finding for files and folders (walked as the CLI walks them)."""
     files = [p for p in iter_files(paths, Selection()) if isinstance(p, str)]
-    reports = check_files(files, _options(mesh, allowed_meshes), jobs)
+    reports = merge_dump_variants(check_files(files, _options(mesh, allowed_meshes), jobs))
     return [f for r in reports if isinstance(r, FileReport) for f in r.findings]
 
 
-__all__ = ["FileKind", "Selection", "check_file", "check_files", "check_paths", "check_text", "findings_of", "iter_files"]
+__all__ = ["FileKind", "Selection", "check_file", "check_files", "check_paths", "check_text", "findings_of", "iter_files", "merge_dump_variants"]

@@ -5,6 +5,7 @@ a latin-1 view of the line, so offsets are bytes); no sharding grammar here (tha
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 
@@ -122,6 +123,45 @@ _HLO_INSTR = re.compile(rb"^\s*(?:ROOT\s+)?(%?[\w.\-]+)\s*=\s*")
 _HLO_ARRAY = re.compile(rb"[a-z][a-z0-9]*\[[^\]]*\]")
 _MLIR_RESULT = re.compile(rb"^\s*(%[\w#.$\-]+)(?::\d+)?(?:\s*,\s*%[\w#.$\-]+(?::\d+)?)*\s*=")
 _MLIR_MODULE = re.compile(rb"^\s*module\b(?:\s+@([\w$.\-]+))?")
+_TENSOR = re.compile(rb"tensor<")
+MEMO_LIMIT = 1 << 14
+# A line holding any of these is not a plain HLO instruction line (it may hold other values).
+# ``%arg: tensor<...> {sdy.sharding = #sdy.sharding<@mesh, [...]>}`` up to the next argument.
+_ARG_SHARDING = re.compile(
+    rb'(tensor<[^>]*>) \{sdy\.sharding = (\#sdy\.sharding<@[\w$.\-]+, \[(?:[^\]"]|"[^"]*")*\](?:, \w+=\{[^}]*\})*>)\}(?:, |\)|$)'
+)
+# ``%r = sdy.sharding_constraint %x <@mesh, [...]> : tensor<...>`` (or sdy.reshard), with nothing else.
+_PLAIN_OP = re.compile(
+    rb'\s*%[\w#.$\-]+ = sdy\.(?:sharding_constraint|reshard) %[\w#.$\-]+ (<@[\w$.\-]+, \[(?:[^\]"]|"[^"]*")*\](?:, \w+=\{[^}]*\})*>) : (tensor<[^>]*>)(?: loc\([^()]*\))?\s*$'
+)
+
+
+def plain_op_key(text: bytes) -> bytes | None:
+    """(sharding, type) of a line that is one ``sdy.sharding_constraint`` / ``sdy.reshard`` and nothing
+    else, as one bytes key (one regex match); None for any other line."""
+    if b"sdy.sharding_constraint" not in text and b"sdy.reshard" not in text:
+        return None
+    m = _PLAIN_OP.match(text)
+    return None if m is None else b"%s\0%s" % m.group(1, 2)
+
+
+def plain_hlo_key(text: bytes) -> bytes | None:
+    """(type, sharding) of an HLO instruction line whose one keyword is a flat ``sharding={...}``, as one
+    bytes key; None when it is not such a line. Plain ``bytes`` operations only (C speed)."""
+    i = text.find(b", sharding={") + 2
+    if i < 2:
+        return None
+    j = text.find(b"}", i + 10)
+    if j < 0 or text.find(b"{", i + 10, j) >= 0:
+        return None  # nested: a tuple sharding, or metadata inside it
+    eq = text.find(b" = ", 0, i)
+    if eq < 0:
+        return None
+    start = eq + 3
+    stop = text.find(b") ", start) + 1 if text.startswith(b"(", start) else text.find(b" ", start)
+    if stop <= start:
+        return None
+    return b"%s\0%s" % (text[start:stop], text[i + 9 : j + 1])
 _FUNC = re.compile(rb"\bfunc\.func\b[^(]*?@[\w$.\-\"]+\s*\(")
 _ARG = re.compile(rb"(%[\w#.$\-]+):\s*")
 _LOC_TAIL = re.compile(rb"\s+loc\((?:[^()]|\([^()]*\))*\)\s*$")
@@ -145,6 +185,17 @@ class _Pending:
     outs: list[ValueSite] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class _Signature:
+    """A ``func.func`` signature on a line, lexed once (its args can number in the thousands)."""
+
+    open_paren: int
+    close: int  # just past the closing paren, -1 when it is not on this line
+    arg_ends: list[int]  # where each ``%argN: `` ends, in order
+    arg_names: list[str]
+    result_types: list[int]  # where each ``tensor<`` after the arguments starts
+
+
 @dataclass
 class _Line:
     """One line being scanned, with lazily computed context."""
@@ -155,6 +206,7 @@ class _Line:
     col_base: int
     _hlo: tuple[str | None, tuple[Shape, ...] | None] | None = None
     _chars: str | None = None
+    _sig: _Signature | None | bool = False  # False: not lexed yet
 
     @property
     def chars(self) -> str:
@@ -179,6 +231,20 @@ class _Line:
         end = self.text.find(b"\n", i)
         return self.text[start : end if end >= 0 else len(self.text)]
 
+    def signature(self) -> _Signature | None:
+        if self._sig is False:
+            f = _FUNC.search(self.text)
+            if f is None:
+                self._sig = None
+            else:
+                open_paren = f.end() - 1
+                close = match_close(self.chars, open_paren)
+                stop = close if close >= 0 else len(self.text)
+                args = list(_ARG.finditer(self.text, open_paren, stop))
+                results = [m.start() for m in _TENSOR.finditer(self.text, close)] if close >= 0 else []
+                self._sig = _Signature(open_paren, close, [a.end() for a in args], [a.group(1).decode() for a in args], results)
+        return self._sig if isinstance(self._sig, _Signature) else None
+
     def hlo_context(self) -> tuple[str | None, tuple[Shape, ...] | None]:
         if self._hlo is None:
             self._hlo = _hlo_context(self.text, self.chars)
@@ -188,21 +254,44 @@ class _Line:
 class LineExtractor:
     """Stateful per file: remembers open manual computations until their closing line."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, memo_limit: int = MEMO_LIMIT) -> None:
         self.path = path
         self.pending: list[_Pending] = []
+        self.memo_limit = memo_limit  # 0: every line extracted afresh (what --fix needs: every span)
+        self.repeats: dict[bytes, list[ValueSite]] = {}  # plain lines by (type, value)
+        self.args: dict[tuple[bytes, bytes], ValueSite] = {}  # func.func arguments by (type, sharding)
 
     # ---- entry points ----------------------------------------------------------------------
-    def scan(self, text: bytes, offset: int, lineno: int, col_base: int = 0) -> list[ValueSite]:
-        """Every occurrence on the line; ``offset`` is the file offset of ``text[0]``."""
+    def scan(self, text: bytes, offset: int, lineno: int, col_base: int = 0, *, plain: bool = False) -> list[ValueSite]:
+        """Every site on the line; ``offset`` is the file offset of ``text[0]``. A plain HLO instruction
+        line (``plain``: its only keyword is one ``sharding``) whose (type, sharding) was seen before in this
+        module gives that line's sites again (the dedup stage counts them), so the common case costs a few
+        ``bytes.find`` calls."""
+        memo = self.memo_limit and not col_base and not self.pending
+        key = (plain_hlo_key(text) if plain else plain_op_key(text)) if memo else None
+        if key is None:
+            return self._scan(text, offset, lineno, col_base)
+        hit = self.repeats.get(key)
+        if hit is None:
+            if len(self.repeats) >= self.memo_limit:
+                self.repeats.clear()
+            hit = self.repeats[key] = self._scan(text, offset, lineno, col_base)
+        return hit
+
+    def _scan(self, text: bytes, offset: int, lineno: int, col_base: int) -> list[ValueSite]:
         ln = _Line(text, offset, lineno, col_base)
         out: list[ValueSite] = []
         if not col_base and MODULE_START.match(text):
             out.append(self._occ(ln, SiteKind.MODULE_START, "module", 0, 0))
+            self.repeats.clear()  # a new module: its values are new
+            self.args.clear()
         if self.pending:
             out.extend(self._close_region(ln))
         pos = 0
         nexts = [-1] * len(_NEEDLES)
+        sig = ln.signature() if self.memo_limit and b"func.func" in text else None
+        if sig is not None and len(sig.arg_ends) > 1:
+            pos = self._arguments(ln, sig, nexts, out)
         while True:
             m = _search(text, pos, nexts)
             if m is None:
@@ -213,6 +302,35 @@ class LineExtractor:
                 pos = m.end()
             if pos <= m.start():
                 pos = m.end()
+
+    def _arguments(self, ln: _Line, sig: _Signature, nexts: list[int], out: list[ValueSite]) -> int:
+        """The values of a long ``func.func`` signature's arguments; returns where the arguments end.
+        An argument whose attributes are one ``sdy.sharding`` is read with one regex match, and one
+        whose (type, sharding) was seen before in this module gives that first site again."""
+        t = ln.text
+        stop = sig.close if sig.close >= 0 else len(t)
+        bounds = [*sig.arg_ends[1:], stop]
+        for i, a in enumerate(sig.arg_ends):
+            b = bounds[i]
+            if t.find(b"sharding", a, b) < 0 and t.find(b"sdy.", a, b) < 0:
+                continue
+            m = _ARG_SHARDING.match(t, a, b)
+            if m is None:  # other attributes: the general search, inside this argument only
+                pos = a
+                while (found := _search(t, pos, nexts)) is not None and found.start() < b:
+                    pos = max(self._dispatch(ln, found, out), found.end())
+                continue
+            key = m.group(1, 2)
+            site = self.args.get(key)
+            if site is None:
+                if len(self.args) >= self.memo_limit:
+                    self.args.clear()
+                shapes = mlir_shapes(m.group(1))[:1] or None
+                site = self.args[key] = self._occ(
+                    ln, SiteKind.SDY_SHARDING, "sdy.sharding", m.start(2), m.end(2), value=sig.arg_names[i], shapes=shapes
+                )
+            out.append(site)
+        return stop
 
     def finish(self) -> list[ValueSite]:
         """Occurrences still waiting for a closing line at end of file (types unknown)."""
@@ -487,9 +605,9 @@ def _mlir_context(ln: _Line, pos: int) -> tuple[str | None, tuple[Shape, ...] | 
     """Value name and type(s) an MLIR attribute at ``pos`` belongs to: a function argument or result,
     an op's results, or the module."""
     t = ln.text
-    f = _FUNC.search(t)
-    if f is not None and f.start() < pos:
-        return _func_context(ln, f.end() - 1, pos)
+    sig = ln.signature()
+    if sig is not None and sig.open_paren < pos:
+        return _func_context(ln, sig, pos)
     mod = _MLIR_MODULE.match(t)
     if mod is not None:
         return "module", None
@@ -507,23 +625,18 @@ def _mlir_context(ln: _Line, pos: int) -> tuple[str | None, tuple[Shape, ...] | 
     return name, shapes or None
 
 
-def _func_context(ln: _Line, open_paren: int, pos: int) -> tuple[str | None, tuple[Shape, ...] | None]:
+def _func_context(ln: _Line, sig: _Signature, pos: int) -> tuple[str | None, tuple[Shape, ...] | None]:
     t = ln.text
-    close = match_close(ln.chars, open_paren)
-    if close < 0 or pos < close:
-        arg = None
-        for a in _ARG.finditer(t, open_paren, pos):
-            arg = a
-        if arg is None:
+    if sig.close < 0 or pos < sig.close:
+        i = bisect.bisect_right(sig.arg_ends, pos) - 1
+        if i < 0:
             return None, None
-        shapes = mlir_shapes(t[arg.end() : pos])[:1]
-        return arg.group(1).decode(), shapes or None
-    region = t[close:pos]
-    starts = [m.start() for m in re.finditer(rb"tensor<", region)]
-    if not starts:
+        shapes = mlir_shapes(t[sig.arg_ends[i] : pos])[:1]
+        return sig.arg_names[i], shapes or None
+    i = bisect.bisect_right(sig.result_types, pos) - 1
+    if i < 0:
         return None, None
-    index = len(starts) - 1
-    return f"result[{index}]", mlir_shapes(region[starts[-1] :])[:1] or None
+    return f"result[{i}]", mlir_shapes(t[sig.result_types[i] : pos])[:1] or None
 
 
 __all__ = ["MODULE_START", "LineExtractor"]

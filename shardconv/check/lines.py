@@ -11,15 +11,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from shardconv.check.extract import LineExtractor
+from shardconv.check.extract import MEMO_LIMIT, LineExtractor
 from shardconv.check.sites import FileKind, ValueSite
 from shardconv.check.sniff import SNIFF_BYTES, sniff
 
 # Every place a value can sit holds one of these on its line ("sharding" covers mhlo./sdy./xla.sdy.
 # shardings, in/out_shardings and sharding_constraint; unspecified_dims only appear next to one), and
 # every module header holds "module" (``HloModule``, ``module``) or starts a ``// -----`` split.
+PLAIN_KEYWORD = b"sharding"
 KEYWORDS: tuple[bytes, ...] = (
-    b"sharding", b"sdy.mesh", b"sdy.reshard", b"manual_axes", b"num_partitions", b"expected-error",
+    PLAIN_KEYWORD, b"sdy.", b"mhlo.", b"manual_axes", b"num_partitions", b"unspecified_dims", b"expected-error",
     b"replica_group_mesh_axes", b"module", b"// -----",
 )
 REGION_CLOSE = b"} : "
@@ -27,10 +28,12 @@ CHUNK = 8 << 20
 MAX_LINE = 4 << 20
 OVERLAP = 1 << 20  # longest single value guaranteed intact inside an over-long line
 _OPEN_ATTRIBUTE = re.compile(rb"[\w.\"]\s*=\s*$")  # ``key =`` with its value on the next line
+_OPEN_TAIL = frozenset(b"= \t\r")  # the last byte of such a line
 
 
 @dataclass(frozen=True)
 class ReadOptions:
+    repeats: bool = True  # plain HLO lines already seen give their first sites again (False for --fix)
     chunk: int = CHUNK
     max_line: int = MAX_LINE
     overlap: int = OVERLAP
@@ -73,7 +76,7 @@ def _read_at_least(stream: BinaryIO, n: int) -> bytes:
 
 
 def _sites(stream: BinaryIO, path: str, head: bytes, opts: ReadOptions) -> Iterator[ValueSite]:
-    lines = LineExtractor(path)
+    lines = LineExtractor(path, memo_limit=MEMO_LIMIT if opts.repeats else 0)
     buf = head
     buf_off = 0  # file offset of buf[0]
     lineno = 1  # line number at buf[0]
@@ -116,24 +119,38 @@ def _sites(stream: BinaryIO, path: str, head: bytes, opts: ReadOptions) -> Itera
     yield from lines.finish()
 
 
-def _candidate_lines(buf: bytes, begin: int, limit: int, kws: tuple[bytes, ...]) -> list[int]:
-    """Sorted start offsets of the lines in ``buf[begin:limit]`` holding a keyword (``bytes.find`` hops, in C)."""
+def _candidate_lines(buf: bytes, begin: int, limit: int, kws: tuple[bytes, ...]) -> tuple[list[int], set[int]]:
+    """Sorted start offsets of the lines in ``buf[begin:limit]`` holding a keyword (``bytes.find`` hops,
+    in C), and those holding no keyword but one ``sharding`` (candidates for the plain-HLO-line path)."""
     starts: set[int] = set()
+    once: set[int] = set()
     for k in kws:
+        single = k == PLAIN_KEYWORD
         p = buf.find(k, begin, limit)
         while p >= 0:
-            starts.add(buf.rfind(b"\n", begin, p) + 1 or begin)
+            start = buf.rfind(b"\n", begin, p) + 1 or begin
             e = buf.find(b"\n", p, limit)
+            if single and buf.find(k, p + len(k), limit if e < 0 else e) < 0:
+                once.add(start)
+            starts.add(start)
             if e < 0:
                 break
             p = buf.find(k, e, limit)
-    return sorted(starts)
+    if once:
+        for k in kws:  # a line any other keyword hit is not plain
+            if k != PLAIN_KEYWORD:
+                p = buf.find(k, begin, limit)
+                while p >= 0:
+                    once.discard(buf.rfind(b"\n", begin, p) + 1 or begin)
+                    e = buf.find(b"\n", p, limit)
+                    p = buf.find(k, e, limit) if e >= 0 else -1
+    return sorted(starts), once
 
 
 def _line_end(buf: bytes, start: int, limit: int) -> int:
     """End of the logical line at ``start``: past the next line too while this one ends in ``key =``."""
     end = buf.find(b"\n", start, limit)
-    while end >= 0 and _OPEN_ATTRIBUTE.search(buf, max(start, end - 256), end):
+    while end > 0 and buf[end - 1] in _OPEN_TAIL and _OPEN_ATTRIBUTE.search(buf, max(start, end - 256), end):
         nxt = buf.find(b"\n", end + 1, limit)
         end = nxt if nxt >= 0 else limit
         if nxt < 0:
@@ -150,7 +167,8 @@ def _region(
     while True:
         kws = (*KEYWORDS, REGION_CLOSE) if lines.pending else KEYWORDS
         restart = -1
-        for start in _candidate_lines(buf, begin, limit, kws):
+        starts, plain = _candidate_lines(buf, begin, limit, kws)
+        for start in starts:
             if start < done:
                 continue
             end = _line_end(buf, start, limit)
@@ -160,7 +178,7 @@ def _region(
             text = buf[start:end]
             if text.endswith(b"\r"):
                 text = text[:-1]
-            yield from lines.scan(text, buf_off + start, lineno, col_base if start == first else 0)
+            yield from lines.scan(text, buf_off + start, lineno, col_base if start == first else 0, plain=start in plain)
             if lines.pending and REGION_CLOSE not in kws and end < limit:
                 restart = end + 1  # a manual computation opened: rescan the rest watching for its close
                 break

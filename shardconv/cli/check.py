@@ -94,7 +94,12 @@ def check(
     from shardconv.check.context import CheckOptions
     from shardconv.check.diagnostics import Skipped
     from shardconv.check.emit import FORMATTERS, print_text
-    from shardconv.check.engine import Selection, check_files, iter_files
+    from shardconv.check.engine import (
+        Selection,
+        check_files,
+        iter_files,
+        merge_dump_variants,
+    )
     from shardconv.formats.detect import parse_mesh_option
 
     if (fix or diff) and "-" in paths:
@@ -115,7 +120,7 @@ def check(
         else:
             files.append(item)
     reports: list[FileReport] = []
-    for result in check_files(files, opts, jobs or os.cpu_count() or 1):
+    for result in merge_dump_variants(check_files(files, opts, jobs or os.cpu_count() or 1)):
         (skipped if isinstance(result, Skipped) else reports).append(result)  # type: ignore[arg-type]
     if not reports:
         raise click.UsageError(_nothing_checked(paths, skipped))

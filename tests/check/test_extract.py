@@ -44,7 +44,7 @@ def scan_path(path: str, opts: ReadOptions | None = None) -> tuple[FileKind, lis
         return scan_stream(io.BytesIO(f.read()), path, opts)
 
 
-def occs(name: str, **kw: int) -> list[ValueSite]:
+def occs(name: str, **kw: int | bool) -> list[ValueSite]:
     kind, found = scan_path(str(DUMPS / name), ReadOptions(**kw) if kw else None)
     assert not kind.skipped
     return found
@@ -54,9 +54,17 @@ def occs(name: str, **kw: int) -> list[ValueSite]:
 def test_spans_are_exact_bytes_of_the_file(name: str) -> None:
     data = (DUMPS / name).read_bytes()
     lines = data.split(b"\n")
-    for o in occs(name):
+    for o in occs(name, repeats=False):
         assert data[o.start : o.end] == o.raw
         assert lines[o.line - 1][o.col - 1 : o.end_col - 1] == o.raw
+
+
+@pytest.mark.parametrize("name", ["jax_lowered.mlir", "jax_lowered.hlo", "roundtrip_frontend.mlir", "bad.mlir"])
+def test_repeats_give_the_same_values_as_a_full_extraction(name: str) -> None:
+    """The repeat memo (plain HLO lines, sdy ops, func arguments) hands back a first site instead of
+    extracting again: the same values and types, only the spans are the first one's."""
+    key = lambda o: (o.kind, o.site, o.text, o.shapes)
+    assert sorted(map(key, occs(name))) == sorted(map(key, occs(name, repeats=False)))
 
 
 @pytest.mark.parametrize("name", ["jax_lowered.mlir", "jax_lowered.hlo", "roundtrip_frontend.mlir", "bad.mlir"])
@@ -128,7 +136,7 @@ def test_over_long_line_is_scanned_in_windows() -> None:
     arg = '%arg{i}: tensor<8x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"x"}}, {{}}]>}}'
     line = "func.func @f(" + ", ".join(arg.format(i=i) for i in range(3000)) + ") {\n"
     data = b'sdy.mesh @mesh = <["x"=2]>\n' + line.encode() + b"}\n"
-    _, it = scan_stream(io.BytesIO(data), "big.mlir", ReadOptions(chunk=4096, max_line=16384, overlap=1024))
+    _, it = scan_stream(io.BytesIO(data), "big.mlir", ReadOptions(repeats=False, chunk=4096, max_line=16384, overlap=1024))
     found = [o for o in it if o.kind is Kind.SDY_SHARDING]
     assert len(found) == 3000
     assert all(data[o.start : o.end] == o.raw for o in found)

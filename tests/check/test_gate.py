@@ -136,3 +136,13 @@ def test_attribute_value_on_the_next_line_is_read() -> None:
     assert (f.line, f.col) == (3, text.splitlines()[2].index("\\22c") + 1)  # the caret on the axis, inside the escapes
     mesh_text = text.replace('\\22b\\22=4', '\\22b\\22=0')
     assert any(f.rule == "verify" and f.line == 2 for f in check_text(mesh_text))  # the mesh itself is read too
+
+
+def test_one_finding_per_instruction_across_xla_dump_stages(jax_dumps: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The parameters' shardings sit in both before_optimizations.txt and cpu_after_optimizations.txt
+    (and quoted in the buffer-assignment report): a --mesh they do not fit gives one finding each."""
+    rc, found = findings([str(jax_dumps / "xla_dump"), "--mesh", "a=4,b=2", "--ignore", "device-count-mismatch"], capsys)
+    assert rc == 1 and found
+    per_subject = [(f["rule"], f["message"]) for f in found]
+    assert len(per_subject) == len(set(per_subject)), found
+    assert any("XLA dumped this module again" in n for f in found for n in f["notes"])  # type: ignore[attr-defined]
