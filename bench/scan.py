@@ -60,7 +60,7 @@ def repeated(module: str, target: int) -> Iterator[str]:
     """``module`` again and again with every %name / @name made unique per copy, about ``target`` bytes."""
     written, copy = 0, 0
     while written < target:
-        text = _NAME.sub(lambda m: f"{m.group(1)}_c{copy}", module)
+        text = _NAME.sub(rf"\g<1>_c{copy}", module)
         yield text
         written += len(text)
         copy += 1
@@ -123,8 +123,7 @@ def median(cmd: list[str], n: int) -> Run:
 
 def write(path: str, parts: Iterator[str]) -> int:
     with open(path, "w", encoding="utf-8") as f:
-        for p in parts:
-            f.write(p)
+        f.writelines(parts)
     return os.path.getsize(path)
 
 

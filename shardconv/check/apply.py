@@ -155,14 +155,18 @@ def unified_diff(path: str, edits: list[SpanEdit], context: int = CONTEXT) -> st
     out = [f"--- a/{path}\n", f"+++ b/{path}\n"]
     for first, last in _hunks(sorted({e.line for e in edits}), context, max(old_lines)):
         body: list[str] = []
+        minus: list[str] = []
+        plus: list[str] = []
         for no in range(first, last + 1):
             old = old_lines[no][1]
             new = new_lines.get(no, old)
-            if old == new:
-                body.append(" " + _text(old))
-            else:
-                body.append("-" + _text(old))
-                body.append("+" + _text(new))
+            if old != new:  # a run of changed lines: all its old lines, then all its new ones
+                minus.append("-" + _text(old))
+                plus.append("+" + _text(new))
+                continue
+            body += minus + plus + [" " + _text(old)]
+            minus, plus = [], []
+        body += minus + plus
         count = last - first + 1
         out.append(f"@@ -{first},{count} +{first},{count} @@\n")
         out.extend(body)

@@ -36,7 +36,7 @@ def summary(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> dict[s
     return {
         "files_checked": len(reports),
         "files_skipped": len(skipped),
-        "values": sum(r.values for r in reports),
+        "occurrences": sum(r.values for r in reports),
         "distinct": sum(r.distinct for r in reports),
         "errors": sum(1 for f in findings if f.fails),
         "warnings": sum(1 for f in findings if f.severity == "warning" and not f.expected),
@@ -89,7 +89,7 @@ def print_text(reports: Sequence[FileReport], skipped: Sequence[Skipped], stream
     verdict = "clean" if sm["errors"] == 0 else f"{sm['errors']} error(s)"
     con.print(
         f"{sm['files_checked']} file(s) checked, {sm['files_skipped']} skipped, "
-        f"{sm['values']} sharding value(s) scanned ({sm['distinct']} distinct): {verdict}",
+        f"{sm['occurrences']} sharding value(s) scanned ({sm['distinct']} distinct): {verdict}",
         soft_wrap=True,
         markup=False,
     )
@@ -130,7 +130,7 @@ def format_json(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> st
     doc = document(
         "check",
         files=[
-            {"path": r.path, "kind": r.kind, "values": r.values, "distinct": r.distinct, "dropped": r.dropped}
+            {"path": r.path, "kind": r.kind, "occurrences": r.values, "distinct": r.distinct, "dropped": r.dropped}
             for r in reports
         ],
         skipped=[{"path": s.path, "reason": s.reason} for s in skipped],

@@ -69,7 +69,7 @@ def test_fresh_jax_dump_from_a_subprocess(tmp_path: Path, capsys: pytest.Capture
     rc, out, _ = run([str(tmp_path), *MESH, "--format", "json"], capsys)
     doc = json.loads(out)
     assert rc == 0 and doc["summary"]["errors"] == 0
-    assert doc["summary"]["files_checked"] == 4 and doc["summary"]["values"] >= 40
+    assert doc["summary"]["files_checked"] == 4 and doc["summary"]["occurrences"] >= 40
 
 
 def test_bad_dump_rules_and_positions(capsys: pytest.CaptureFixture[str]) -> None:
@@ -176,6 +176,37 @@ def test_repeated_values_are_counted_and_reported_once(tmp_path: Path, capsys: p
     f.write_text('module {\n  sdy.mesh @mesh = <["batch"=2, "model"=4]>\n' + body + "}\n")
     rc, out, _ = run([str(f), "--format", "json"], capsys)
     doc = json.loads(out)
-    assert rc == 1 and doc["summary"]["values"] == 101 and doc["summary"]["distinct"] == 3
+    assert rc == 1 and doc["summary"]["occurrences"] == 101 and doc["summary"]["distinct"] == 3
     (finding,) = doc["findings"]  # one bad value, checked and reported once, at its first place
     assert (finding["line"], finding["count"]) == (4, 50) and "50 places hold this value" in finding["notes"][-1]
+
+
+def test_readme_check_transcript_is_what_check_prints(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    root = DUMPS.parent.parent.parent
+    text = (root / "README.md").read_text(encoding="utf-8")
+    cmd = "$ shardconv check examples/seed-distorted-mesh.mlir --mesh batch=2,model=4\n"
+    shown = text[text.index(cmd) + len(cmd) : text.index("$ echo $?\n", text.index(cmd))]
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("COLUMNS", "100")
+    rc, out, _ = run(["examples/seed-distorted-mesh.mlir", *MESH], capsys)
+    assert rc == 1 and out == shown
+
+
+@pytest.mark.parametrize(
+    ("name", "matches"),
+    [
+        ("module_0001.jit_f.cpu_after_optimizations.txt", True),
+        ("tensors.txt.0", True),
+        ("ir.mlir", True),
+        ("dump.hlo", True),
+        ("notes.md", False),
+    ],
+)
+def test_pre_commit_hooks_match_xla_and_torch_xla_dumps(name: str, matches: bool) -> None:
+    import re
+
+    manifest = (DUMPS.parent.parent.parent / ".pre-commit-hooks.yaml").read_text()
+    patterns = re.findall(r"^  files: (.+)$", manifest, re.M)
+    assert len(patterns) == manifest.count("- id: ") == 2
+    for pattern in patterns:
+        assert bool(re.search(pattern, name)) is matches, (pattern, name)

@@ -23,7 +23,7 @@ def corpus(module: str, copies: int, inject: list[tuple[str, str]], seed: int) -
     rng = random.Random(seed)
     parts = []
     for c in range(copies):
-        text = _NAME.sub(lambda m: f"{m.group(1)}_c{c}", module)
+        text = _NAME.sub(rf"\g<1>_c{c}", module)
         for old, new in inject:
             if old in text and rng.random() < 0.3:
                 text = text.replace(old, new, 1)
