@@ -146,14 +146,16 @@ def plain_op_key(text: bytes) -> bytes | None:
 
 
 def plain_hlo_key(text: bytes) -> bytes | None:
-    """(type, sharding) of an HLO instruction line whose one keyword is a flat ``sharding={...}``, as one
-    bytes key; None when it is not such a line. Plain ``bytes`` operations only (C speed)."""
+    """(type, sharding) of an HLO instruction line whose one keyword is a ``sharding={...}``, as one bytes
+    key; None when it is not such a line. Plain ``bytes`` operations only (C speed)."""
     i = text.find(b", sharding={") + 2
     if i < 2:
         return None
     j = text.find(b"}", i + 10)
-    if j < 0 or text.find(b"{", i + 10, j) >= 0:
-        return None  # nested: a tuple sharding, or metadata inside it
+    while j >= 0 and text.count(b"{", i + 9, j) != text.count(b"}", i + 9, j + 1):
+        j = text.find(b"}", j + 1)  # nested (a tuple sharding, metadata inside it): the balancing brace
+    if j < 0 or b'"' in text[i + 9 : j]:
+        return None
     eq = text.find(b" = ", 0, i)
     if eq < 0:
         return None
