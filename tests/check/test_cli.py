@@ -10,18 +10,7 @@ from pathlib import Path
 
 import jax  # noqa: F401  - the generator test below needs it; import fails loudly if missing
 import pytest
-
-from shardconv.cli.main import main
-
-DUMPS = Path(__file__).parent.parent / "data" / "dumps"
-MESH = ["--mesh", "batch=2,model=4"]
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as e:
-        main(["check", *args])
-    out = capsys.readouterr()
-    return int(e.value.code or 0), out.out, out.err
+from check_cli import DUMPS, MESH, run
 
 
 def d(name: str) -> str:
@@ -206,7 +195,7 @@ def test_pre_commit_hooks_match_xla_and_torch_xla_dumps(name: str, matches: bool
     import re
 
     manifest = (DUMPS.parent.parent.parent / ".pre-commit-hooks.yaml").read_text()
-    patterns = re.findall(r"^  files: (.+)$", manifest, re.M)
+    patterns = re.findall(r"^  files: (.+)$", manifest, re.MULTILINE)
     assert len(patterns) == manifest.count("- id: ") == 2
     for pattern in patterns:
         assert bool(re.search(pattern, name)) is matches, (pattern, name)

@@ -12,22 +12,12 @@ from difflib import SequenceMatcher
 from pathlib import Path
 
 import pytest
+from check_cli import DUMPS, MESH, run
 
 from shardconv.check.apply import FixError, apply, plan_file
 from shardconv.check.context import CheckOptions
 from shardconv.check.lines import sites_of_bytes
-from shardconv.cli.main import main
 from shardconv.formats import parse_mesh
-
-DUMPS = Path(__file__).parent.parent / "data" / "dumps"
-MESH = ["--mesh", "batch=2,model=4"]
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as e:
-        main(["check", *args])
-    out = capsys.readouterr()
-    return int(e.value.code or 0), out.out, out.err
 
 
 def copy(tmp_path: Path, name: str) -> Path:

@@ -7,25 +7,16 @@ import shutil
 from pathlib import Path
 
 import pytest
+from check_cli import SEED_MLIR, run
 
 from shardconv.check import check_text
-from shardconv.cli.main import main
 
-ROOT = Path(__file__).resolve().parents[2]
-SEED_MLIR = ROOT / "examples" / "seed-distorted-mesh.mlir"
 UNFIXABLE = (
     "module @m attributes {mhlo.num_partitions = 8 : i32} {\n"
     '  sdy.mesh @mesh = <["_axis_0"=4, "_axis_1"=2], device_ids=[0, 1, 2, 3, 4, 5, 7, 6]>\n'
     '  func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"_axis_0", "_axis_1"}, {}]>}) -> tensor<8x8xf32> {\n'
     "    return %arg0 : tensor<8x8xf32>\n  }\n}\n"
 )
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as e:
-        main(["check", *args])
-    out = capsys.readouterr()
-    return int(e.value.code or 0), out.out, out.err
 
 
 def test_unfixable_sharding_leaves_the_file_untouched_and_names_the_blocker(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,13 +8,10 @@ import re
 from pathlib import Path
 
 import pytest
+from check_cli import MESH, SEED_MLIR, run
 
 from shardconv.check import check_paths, check_text
-from shardconv.cli.main import main
 
-ROOT = Path(__file__).resolve().parents[2]
-SEED_MLIR = ROOT / "examples" / "seed-distorted-mesh.mlir"
-MESH = ["--mesh", "batch=2,model=4"]
 # The seed at the HLO stage: torch-xla's ReplicateShardedData with the tensor's own sharding on its parameter.
 SEED_HLO = (
     "HloModule ReplicateShardedData.6, entry_computation_layout={(f32[32,32]{1,0})->f32[32,32]{1,0}}, num_partitions=8\n\n"
@@ -23,13 +20,6 @@ SEED_HLO = (
     '  ROOT %custom-call.2 = f32[32,32]{1,0} custom-call(%p0.1), custom_call_target="Sharding", sharding={replicated}\n'
     "}\n"
 )
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as e:
-        main(["check", *args])
-    out = capsys.readouterr()
-    return int(e.value.code or 0), out.out, out.err
 
 
 def findings(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list[dict[str, object]]]:
