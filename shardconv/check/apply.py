@@ -14,7 +14,7 @@ from shardconv.check.context import CheckOptions
 from shardconv.check.dedup import numbered
 from shardconv.check.diagnostics import CheckFinding, FileReport, Rewrite
 from shardconv.check.lines import ReadOptions, open_input, read_sites
-from shardconv.check.sites import ValueSite
+from shardconv.check.sites import SiteStream, ValueSite
 from shardconv.core.errors import ShardingError
 from shardconv.text.atomic import write_atomic
 from shardconv.text.escapes import encode_layered
@@ -59,7 +59,7 @@ def plan(path: str, rewrites: Sequence[Rewrite]) -> list[SpanEdit]:
         return plan_sites(sites, rewrites)
 
 
-def plan_sites(sites: Iterable[ValueSite], rewrites: Sequence[Rewrite]) -> list[SpanEdit]:
+def plan_sites(sites: Iterable[SiteStream], rewrites: Sequence[Rewrite]) -> list[SpanEdit]:
     """The edits ``rewrites`` make to a file holding ``sites`` (sorted, checked not to overlap)."""
     wanted = {(r.module, r.kind, r.old): r.new for r in rewrites}
     return check_edits([e for e in _edits(numbered(sites), wanted) if e is not None])
@@ -73,8 +73,10 @@ def plan_file(path: str, opts: CheckOptions) -> list[SpanEdit]:
     return plan(path, rewrites_of(report.findings)) if isinstance(report, FileReport) else []
 
 
-def _edits(sites: Iterable[tuple[int, ValueSite]], wanted: dict[tuple[int, str, bytes], bytes]) -> Iterable[SpanEdit | None]:
+def _edits(sites: Iterable[tuple[int, SiteStream]], wanted: dict[tuple[int, str, bytes], bytes]) -> Iterable[SpanEdit | None]:
     for index, site in sites:
+        if not isinstance(site, ValueSite):
+            raise FixError("--fix needs every span: read the file with ReadOptions(repeats=False)")
         if site.encoding.outer == "whole":
             continue
         new = wanted.get((index, site.kind.value, site.text.encode("utf-8", "surrogateescape")))

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from shardconv.check.parse import ParsedValue, parse_value
-from shardconv.check.sites import SiteKind, ValueSite
+from shardconv.check.sites import RepeatedSites, SiteKind, SiteStream, ValueSite
 from shardconv.core.errors import ShardingError
 
 Signature = tuple[object, ...]
@@ -61,8 +61,8 @@ class _Module:
         self.total = 0
         self.last: dict[int, tuple[ValueSite, Signature]] = {}  # by identity: the site is held, so ids stay unique
 
-    def add(self, site: ValueSite) -> Signature:
-        self.total += 1
+    def add(self, site: ValueSite, times: int = 1) -> Signature:
+        self.total += times
         seen = self.last.get(id(site))
         if seen is not None and seen[0] is site:  # the extractor handed the same site again (a repeat)
             sig = seen[1]
@@ -74,9 +74,9 @@ class _Module:
         n = self.counts.get(sig)
         if n is None:
             self.first[sig] = site
-            self.counts[sig] = 1
+            self.counts[sig] = times
         else:
-            self.counts[sig] = n + 1
+            self.counts[sig] = n + times
         return sig
 
     def freeze(self) -> ModuleValues:
@@ -88,11 +88,14 @@ class _Module:
         return ModuleValues(self.index, tuple(parsed.values()), pairs, frozenset(self.expected), self.total)
 
 
-def numbered(sites: Iterable[ValueSite]) -> Iterator[tuple[int, ValueSite]]:
+def numbered(sites: Iterable[SiteStream]) -> Iterator[tuple[int, SiteStream]]:
     """Each site with the index of its module (a module header starts a new one once the current one
     holds anything); module headers themselves are dropped. ``--fix`` numbers modules the same way."""
     index, filled = 0, False
     for site in sites:
+        if isinstance(site, RepeatedSites):
+            yield index, site
+            continue
         if site.kind is SiteKind.MODULE_START:
             if filled:
                 index, filled = index + 1, False
@@ -101,12 +104,16 @@ def numbered(sites: Iterable[ValueSite]) -> Iterator[tuple[int, ValueSite]]:
         yield index, site
 
 
-def modules(sites: Iterable[ValueSite]) -> Iterator[ModuleValues]:
+def modules(sites: Iterable[SiteStream]) -> Iterator[ModuleValues]:
     """The modules of one file, each as soon as the next one starts."""
     mod = _Module(0)
     line = -1
     on_line: dict[str | None, dict[str, Signature]] = {}
     for index, site in numbered(sites):
+        if isinstance(site, RepeatedSites):  # plain lines: never paired, never a module header
+            for s, n in site.counts:
+                mod.add(s, n)
+            continue
         if site.line != line:
             _pair(mod, on_line)
             on_line, line = {}, site.line

@@ -15,7 +15,7 @@ from shardconv.check.diagnostics import RULES, CheckFinding, FileReport, Skipped
 from shardconv.check.lines import ReadOptions, open_input, read_sites
 from shardconv.check.mesh_rules import MESH_RULES
 from shardconv.check.rules import VALUE_RULES, RuleResult
-from shardconv.check.sites import FileKind, ValueSite
+from shardconv.check.sites import FileKind, SiteStream
 from shardconv.core.model import Mesh
 from shardconv.core.positions import caret_excerpt
 
@@ -59,7 +59,7 @@ def iter_files(paths: Sequence[str], sel: Selection) -> Iterator[str | Skipped]:
             yield p
 
 
-def findings_of(path: str, sites: Iterable[ValueSite], opts: CheckOptions) -> tuple[list[CheckFinding], int, int, int]:
+def findings_of(path: str, sites: Iterable[SiteStream], opts: CheckOptions) -> tuple[list[CheckFinding], int, int, int]:
     """The findings of one file's sites, its value count, distinct count and dropped count."""
     out: list[CheckFinding] = []
     per_rule: dict[str, int] = {}

@@ -280,6 +280,13 @@ class LineExtractor:
             hit = self.repeats[key] = self._scan(text, offset, lineno, col_base)
         return hit
 
+    def seen(self, text: bytes, plain: bool) -> list[ValueSite] | None:
+        """The sites of an earlier line of this module with the same plain key as ``text``, if any."""
+        if not self.memo_limit or self.pending:
+            return None
+        key = plain_hlo_key(text) if plain else plain_op_key(text)
+        return None if key is None else self.repeats.get(key)
+
     def _scan(self, text: bytes, offset: int, lineno: int, col_base: int) -> list[ValueSite]:
         ln = _Line(text, offset, lineno, col_base)
         out: list[ValueSite] = []

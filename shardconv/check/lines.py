@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from shardconv.check.extract import MEMO_LIMIT, LineExtractor
-from shardconv.check.sites import FileKind, ValueSite
+from shardconv.check.sites import FileKind, RepeatedSites, SiteStream, ValueSite
 from shardconv.check.sniff import SNIFF_BYTES, sniff
 
 # Every place a value can sit holds one of these on its line ("sharding" covers mhlo./sdy./xla.sdy.
@@ -46,8 +46,9 @@ def open_input(path: str) -> BinaryIO:
     return open(path, "rb")
 
 
-def read_sites(stream: BinaryIO, path: str, opts: ReadOptions | None = None) -> tuple[FileKind, Iterator[ValueSite]]:
-    """Sniff the stream, then lazily yield its value sites in file order (none when it is skipped)."""
+def read_sites(stream: BinaryIO, path: str, opts: ReadOptions | None = None) -> tuple[FileKind, Iterator[SiteStream]]:
+    """Sniff the stream, then lazily yield its value sites in file order (none when it is skipped);
+    with ``opts.repeats`` repeated plain lines come as ``RepeatedSites`` counts."""
     head = _read_at_least(stream, SNIFF_BYTES)
     kind = sniff(head)
     if kind.skipped:
@@ -56,11 +57,16 @@ def read_sites(stream: BinaryIO, path: str, opts: ReadOptions | None = None) -> 
 
 
 def sites_of_bytes(data: bytes, path: str = "<text>", opts: ReadOptions | None = None) -> tuple[FileKind, list[ValueSite]]:
-    """Every value site of an in-memory dump."""
+    """Every value site of an in-memory dump, repeats spelled out (a repeat is its first site again)."""
     import io
 
     kind, sites = read_sites(io.BytesIO(data), path, opts)
-    return kind, list(sites)
+    return kind, [s for item in sites for s in expand(item)]
+
+
+def expand(item: SiteStream) -> list[ValueSite]:
+    """The sites one stream item stands for."""
+    return [item] if isinstance(item, ValueSite) else [s for s, n in item.counts for _ in range(n)]
 
 
 def _read_at_least(stream: BinaryIO, n: int) -> bytes:
@@ -75,7 +81,7 @@ def _read_at_least(stream: BinaryIO, n: int) -> bytes:
     return b"".join(parts)
 
 
-def _sites(stream: BinaryIO, path: str, head: bytes, opts: ReadOptions) -> Iterator[ValueSite]:
+def _sites(stream: BinaryIO, path: str, head: bytes, opts: ReadOptions) -> Iterator[SiteStream]:
     lines = LineExtractor(path, memo_limit=MEMO_LIMIT if opts.repeats else 0)
     buf = head
     buf_off = 0  # file offset of buf[0]
@@ -160,10 +166,13 @@ def _line_end(buf: bytes, start: int, limit: int) -> int:
 
 def _region(
     lines: LineExtractor, buf: bytes, begin: int, limit: int, buf_off: int, lineno: int, col_base: int
-) -> Iterator[ValueSite]:
-    """Extract the keyword lines of the complete lines in ``buf[begin:limit]`` (``lineno`` at ``begin``)."""
+) -> Iterator[SiteStream]:
+    """Extract the keyword lines of the complete lines in ``buf[begin:limit]`` (``lineno`` at ``begin``).
+    A plain line the extractor has seen (by type and value) is only counted; the counts go out before
+    any other site, so they always land in the module of their first site."""
     first = counted = begin
     done = begin  # logical lines may swallow the next candidate
+    again: dict[int, tuple[ValueSite, int]] = {}  # id(site) -> (site, repeats); ids stay unique: the memo holds them
     while True:
         kws = (*KEYWORDS, REGION_CLOSE) if lines.pending else KEYWORDS
         restart = -1
@@ -173,19 +182,36 @@ def _region(
                 continue
             end = _line_end(buf, start, limit)
             done = end + 1
-            lineno += buf.count(b"\n", counted, start)
-            counted = start
             text = buf[start:end]
             if text.endswith(b"\r"):
                 text = text[:-1]
-            yield from lines.scan(text, buf_off + start, lineno, col_base if start == first else 0, plain=start in plain)
+            is_plain = start in plain
+            hit = lines.seen(text, is_plain) if start != first else None
+            if hit is not None:
+                for s in hit:
+                    entry = again.get(id(s))
+                    again[id(s)] = (s, 1 if entry is None else entry[1] + 1)
+                continue
+            if again:
+                yield _counts(again)
+            lineno += buf.count(b"\n", counted, start)
+            counted = start
+            yield from lines.scan(text, buf_off + start, lineno, col_base if start == first else 0, plain=is_plain)
             if lines.pending and REGION_CLOSE not in kws and end < limit:
                 restart = end + 1  # a manual computation opened: rescan the rest watching for its close
                 break
+        if again:
+            yield _counts(again)
         if restart < 0:
             return
         lineno += buf.count(b"\n", counted, restart)
         begin = counted = restart
 
 
-__all__ = ["KEYWORDS", "ReadOptions", "open_input", "read_sites", "sites_of_bytes"]
+def _counts(again: dict[int, tuple[ValueSite, int]]) -> RepeatedSites:
+    out = RepeatedSites(tuple(again.values()))
+    again.clear()
+    return out
+
+
+__all__ = ["KEYWORDS", "ReadOptions", "expand", "open_input", "read_sites", "sites_of_bytes"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import re
+from functools import lru_cache
 
 from shardconv.check.sites import SiteKind, ValueSite
 from shardconv.core.errors import ShardingError, ShardingSyntaxError
@@ -23,8 +24,10 @@ _STABLEHLO_AXIS = re.compile(r'name\s*=\s*"((?:[^"\\]|\\.)*)"\s*,\s*size\s*=\s*(
 _STABLEHLO_IDS = re.compile(r"device_ids\s*=\s*(?:array<i64:\s*|dense<)?\[?([\d,\s]*)")
 
 
+@lru_cache(maxsize=1 << 14)
 def parse_value(kind: SiteKind, text: str, data: bytes | None = None) -> tuple[ParsedValue | None, ShardingError | None]:
-    """(value, None) or (None, error); (None, None) for a site that only names something."""
+    """(value, None) or (None, error); (None, None) for a site that only names something. Cached: the
+    same value recurs in every module of a log (errors are cached too, and never mutated after)."""
     if kind is SiteKind.COLLECTIVE_MESH:
         return None, None
     try:

@@ -73,6 +73,17 @@ class ValueSite:
 
 
 @dataclass(frozen=True)
+class RepeatedSites:
+    """Sites met again, with how many more times: plain lines whose (type, value) the extractor had
+    seen in this module are counted, not extracted (``counts`` pairs each first site with its repeats)."""
+
+    counts: tuple[tuple[ValueSite, int], ...]
+
+
+SiteStream = ValueSite | RepeatedSites
+
+
+@dataclass(frozen=True)
 class FileKind:
     """What the sniffer made of a file: "hlo", "mlir", "mixed", or "skip" with a reason."""
 
@@ -84,4 +95,4 @@ class FileKind:
         return self.kind == "skip"
 
 
-__all__ = ["PLAIN", "FileKind", "Shape", "SiteKind", "ValueSite"]
+__all__ = ["PLAIN", "FileKind", "RepeatedSites", "Shape", "SiteKind", "SiteStream", "ValueSite"]

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shardconv.check.lines import ReadOptions, read_sites
+from shardconv.check.lines import ReadOptions, expand, read_sites
 from shardconv.check.sites import FileKind, ValueSite
 from shardconv.check.sites import SiteKind as Kind
 from shardconv.text.escapes import (
@@ -36,7 +36,7 @@ DUMPS = Path(__file__).parent.parent / "data" / "dumps"
 def scan_stream(stream: io.BytesIO, path: str, opts: ReadOptions | None = None) -> tuple[FileKind, list[ValueSite]]:
     """The sites of a stream, without the module headers."""
     kind, found = read_sites(stream, path, opts)
-    return kind, [o for o in found if o.kind is not Kind.MODULE_START]
+    return kind, [o for item in found for o in expand(item) if o.kind is not Kind.MODULE_START]
 
 
 def scan_path(path: str, opts: ReadOptions | None = None) -> tuple[FileKind, list[ValueSite]]:

@@ -155,7 +155,7 @@ def check_bytes(data: bytes, fix_mesh: Mesh | None = None) -> bool:
     from shardconv.check.apply import plan_sites, rewrites_of
     from shardconv.check.context import CheckOptions
     from shardconv.check.engine import findings_of
-    from shardconv.check.lines import read_sites
+    from shardconv.check.lines import ReadOptions, read_sites
 
     opts = CheckOptions(mesh=fix_mesh)
     kind, sites = read_sites(io.BytesIO(data), "fuzz.mlir")
@@ -165,7 +165,7 @@ def check_bytes(data: bytes, fix_mesh: Mesh | None = None) -> bool:
     for f in findings:
         str(f.message)
     if fix_mesh is not None:
-        _, sites = read_sites(io.BytesIO(data), "fuzz.mlir")
+        _, sites = read_sites(io.BytesIO(data), "fuzz.mlir", ReadOptions(repeats=False))
         plan_sites(sites, rewrites_of(findings))
     return True
 
