@@ -152,9 +152,10 @@ def plain_hlo_key(text: bytes) -> bytes | None:
     if i < 2:
         return None
     j = text.find(b"}", i + 10)
-    while j >= 0 and text.count(b"{", i + 9, j) != text.count(b"}", i + 9, j + 1):
-        j = text.find(b"}", j + 1)  # nested (a tuple sharding, metadata inside it): the balancing brace
-    if j < 0 or b'"' in text[i + 9 : j]:
+    if j >= 0 and text.find(b"{", i + 10, j) >= 0:
+        while j >= 0 and text.count(b"{", i + 9, j) != text.count(b"}", i + 9, j + 1):
+            j = text.find(b"}", j + 1)  # nested (a tuple sharding, metadata inside it): the balancing brace
+    if j < 0 or text.find(b'"', i + 9, j) >= 0:
         return None
     eq = text.find(b" = ", 0, i)
     if eq < 0:
