@@ -168,14 +168,28 @@ def _check_one(args: tuple[str, CheckOptions]) -> FileReport | Skipped:
     return check_file(*args)
 
 
+PARALLEL_BYTES = 32 << 20  # below this much input, starting worker processes costs more than it saves
+
+
 def check_files(files: Sequence[str], opts: CheckOptions, jobs: int = 1) -> list[FileReport | Skipped]:
-    """``check_file`` over ``files``, in worker processes when ``jobs > 1``; results in input order."""
-    if jobs <= 1 or len(files) <= 1 or "-" in files:
+    """``check_file`` over ``files``, in worker processes when ``jobs > 1`` and there is enough to read;
+    results in input order."""
+    if jobs <= 1 or len(files) <= 1 or "-" in files or _total_size(files) < PARALLEL_BYTES:
         return [check_file(f, opts) for f in files]
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=min(jobs, len(files))) as pool:
         return list(pool.map(_check_one, [(f, opts) for f in files], chunksize=1))
+
+
+def _total_size(files: Sequence[str]) -> int:
+    total = 0
+    for f in files:
+        try:
+            total += os.path.getsize(f)
+        except OSError:
+            pass  # check_file reports it
+    return total
 
 
 def _options(mesh: Mesh | str | None, allowed_meshes: Iterable[Sequence[int] | str] | None) -> CheckOptions:

@@ -330,7 +330,7 @@ class LineExtractor:
                 while (found := _search(t, pos, nexts)) is not None and found.start() < b:
                     pos = max(self._dispatch(ln, found, out), found.end())
                 continue
-            key = m.group(1, 2)
+            key = (m.group(1), m.group(2))
             site = self.args.get(key)
             if site is None:
                 if len(self.args) >= self.memo_limit:

@@ -66,7 +66,7 @@ def device_counts(ctx: ModuleContext) -> Iterator[RuleResult]:
                     "device-count-mismatch", dv, f"{dv.value} spans {d} devices but --mesh {glob.shape_str()} has {glob.num_devices}"
                 )
     seen: tuple[int, DistinctValue] | None = None
-    for name, mesh, dv in ((n_, m, d) for n_, m, d in _all_meshes(ctx)):
+    for name, mesh, dv in _all_meshes(ctx):
         if not mesh.axes:
             continue
         count = mesh.num_devices

@@ -41,8 +41,8 @@ def parse_value(kind: SiteKind, text: str, data: bytes | None = None) -> tuple[P
 
 
 def _parse(kind: SiteKind, text: str, data: bytes | None) -> ParsedValue:
-    from shardconv.formats import (
-        parse_hlo,
+    from shardconv.formats.hlo.read import parse_hlo
+    from shardconv.formats.sdy.read import (
         parse_manual_axes,
         parse_mesh,
         parse_sdy,
