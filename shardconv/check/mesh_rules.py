@@ -40,12 +40,16 @@ def fix_command(path: str, mesh: Mesh) -> str:
 
 
 def difference(mesh: Mesh, glob: Mesh) -> str:
-    """How ``mesh`` differs from ``glob``, in words ("2x4 instead of 4x2", or device order only)."""
-    if mesh.axis_sizes == glob.axis_sizes and mesh.axis_names == glob.axis_names:
-        return f"only in device order: device_ids={list(mesh.device_ids)} instead of {list(glob.device_ids)}"
-    if mesh.axis_sizes == glob.axis_sizes:
-        return f"in axis names ({', '.join(mesh.axis_names)} instead of {', '.join(glob.axis_names)})"
-    return f"{mesh.sizes_text()} instead of {glob.sizes_text()}"
+    """How ``mesh`` differs from ``glob``, in words: "4x2 instead of 2x4", or, for one shape, in axis
+    names and / or device order ("only in device order: device_ids=[...] instead of [...]")."""
+    if mesh.axis_sizes != glob.axis_sizes:
+        return f"{mesh.sizes_text()} instead of {glob.sizes_text()}"
+    parts = []
+    if mesh.axis_names != glob.axis_names:
+        parts.append(f"in axis names ({', '.join(mesh.axis_names)} instead of {', '.join(glob.axis_names)})")
+    if mesh.device_ids != glob.device_ids:
+        parts.append(f"in device order: device_ids={list(mesh.device_ids)} instead of {list(glob.device_ids)}")
+    return f"only {parts[0]}" if len(parts) == 1 else " and ".join(parts) or "in nothing"
 
 
 def device_counts(ctx: ModuleContext) -> Iterator[RuleResult]:

@@ -199,3 +199,14 @@ def test_pre_commit_hooks_match_xla_and_torch_xla_dumps(name: str, matches: bool
     assert len(patterns) == manifest.count("- id: ") == 2
     for pattern in patterns:
         assert bool(re.search(pattern, name)) is matches, (pattern, name)
+
+
+def test_parallel_jobs_give_the_same_report_in_the_same_order(jax_dumps: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from shardconv.check import engine
+
+    args = [str(jax_dumps), str(DUMPS), "--format", "json", *MESH]
+    rc1, serial, _ = run([*args, "-j", "1"], capsys)
+    monkeypatch.setattr(engine, "PARALLEL_BYTES", 0)  # these dumps are small: force the worker pool
+    rc2, parallel, _ = run([*args, "-j", "2"], capsys)
+    assert (rc1, json.loads(serial)) == (rc2, json.loads(parallel))
+    assert len(json.loads(serial)["files"]) > 10

@@ -70,3 +70,11 @@ def test_caret_inside_a_c_escaped_frontend_attribute() -> None:
     (f,) = [f for f in check_text(text) if f.rule == "verify"]
     assert (f.line, f.col) == (4, line.index('\\"c\\"') + 1)
     assert f.source.splitlines()[1].index("^") == f.source.splitlines()[0].index('\\"c')
+
+
+def test_synthetic_mesh_in_another_device_order_says_so() -> None:
+    """Same shape as the global mesh, other device order: a distortion, named as such (not "2x4 instead of 2x4")."""
+    text = SEED_MLIR.read_text().replace('"_axis_0"=4, "_axis_1"=2]', '"_axis_0"=2, "_axis_1"=4], device_ids=[0, 2, 4, 6, 1, 3, 5, 7]')
+    (f,) = [f for f in check_text(text, mesh="batch=2,model=4") if f.rule == "distorted-mesh"]
+    assert "2x4 instead of 2x4" not in f.message
+    assert "in device order: device_ids=[0, 2, 4, 6, 1, 3, 5, 7] instead of [0, 1, 2, 3, 4, 5, 6, 7]" in f.message
