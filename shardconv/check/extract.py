@@ -241,7 +241,9 @@ class _Line:
                 self._sig = None
             else:
                 open_paren = f.end() - 1
-                close = match_close(self.chars, open_paren)
+                close = _signature_close(self.text, open_paren)
+                if close < 0:
+                    close = match_close(self.chars, open_paren)
                 stop = close if close >= 0 else len(self.text)
                 args = list(_ARG.finditer(self.text, open_paren, stop))
                 results = [m.start() for m in _TENSOR.finditer(self.text, close)] if close >= 0 else []
@@ -609,6 +611,19 @@ def _hlo_context(t: bytes, chars: str) -> tuple[str | None, tuple[Shape, ...] | 
     if a is None:
         return name, None if not t.startswith(b"token[]", p) else ((),)
     return name, hlo_shapes(a.group(0))
+
+
+_SIGNATURE_ENDS = (b") -> ", b") {", b") attributes ")
+
+
+def _signature_close(t: bytes, open_paren: int) -> int:
+    """Just past the paren closing a func signature, found in C: the first ``) -> `` / ``) {`` after
+    which the parens balance (strings hold only balanced ones: sub-axes ``"a":(1)2``); -1 if none."""
+    for mark in _SIGNATURE_ENDS:
+        c = t.find(mark, open_paren)
+        if c >= 0 and t.count(b"(", open_paren, c + 1) == t.count(b")", open_paren, c + 1):
+            return c + 1
+    return -1
 
 
 def _mlir_context(ln: _Line, pos: int) -> tuple[str | None, tuple[Shape, ...] | None]:
