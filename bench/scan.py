@@ -1,76 +1,101 @@
-"""Benchmarks ``shardconv check`` against ``grep -c sharding`` on generated HLO and MLIR dumps.
+"""Benchmarks ``shardconv check`` against ``grep -c sharding`` on three 200 MB corpora, in one run:
 
-Writes the dumps to a temp dir (deleted afterwards) and prints wall time and peak RSS of each, with
-ratios. Targets: check within 10x grep's time, peak RSS under 150 MB at any size.
-Usage: python bench/scan.py [--quick] [--sizes 200,1000]  (sizes in MB; --quick = 20,100).
+- ``random-hlo``: HLO text in random order, unique instruction names and metadata, 60% of lines sharded;
+- ``jax-compiled``: a real JAX ``compile().as_text()`` module (8 CPU devices), repeated with unique renaming;
+- ``jax-sdy``: a real JAX StableHLO lowering with sdy (a long ``func.func @main`` signature), repeated.
+
+Each timing is the median of ``--repeat`` runs; peak RSS is the child's own (wait4). Then peak RSS of
+``check`` on the random corpus at 200 MB and 1 GB. Targets: check <= 10x grep, peak RSS < 100 MB.
+Usage: python bench/scan.py [--size 200] [--big 1000] [--repeat 3] [--jobs 1]  (sizes in MB).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
+import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-HLO_HEAD = (
-    "HloModule bench, entry_computation_layout={(f32[16,32]{1,0})->f32[16,64]{1,0}}, "
-    'frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["batch"=2, "model"=4]>}}, num_partitions=8\n\n'
-    "ENTRY %main (p: f32[16,32]) -> f32[16,64] {\n"
-)
-HLO_BLOCK = (
-    '  %param.{i} = f32[16,32]{{1,0}} parameter({i}), sharding={{devices=[2,1,4]<=[8] last_tile_dim_replicate}}, '
-    'frontend_attributes={{xla.sdy.sharding="#sdy.sharding<@mesh, [{{\\"batch\\"}}, {{}}]>"}}, metadata={{op_name="x"}}\n'
-    '  %w.{i} = f32[32,64]{{1,0}} parameter({j}), sharding={{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}}\n'
-    '  %dot.{i} = f32[16,64]{{1,0}} dot(%param.{i}, %w.{i}), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}, '
-    'metadata={{op_name="jit(f)/dot_general" source_file="model.py" source_line={i}}}\n'
-    '  %tanh.{i} = f32[16,64]{{1,0}} tanh(%dot.{i}), metadata={{op_name="jit(f)/tanh" source_file="model.py"}}\n'
-    '  %sc.{i} = f32[16,64]{{1,0}} custom-call(%tanh.{i}), custom_call_target="Sharding", sharding={{devices=[2,4]<=[8]}}, '
-    'backend_config="unspecified_dims=[1]"\n'
-    '  %mul.{i} = f32[16,64]{{1,0}} multiply(%sc.{i}, %tanh.{i}), metadata={{op_name="jit(f)/mul"}}\n'
-    '  %add.{i} = f32[16,64]{{1,0}} add(%mul.{i}, %dot.{i}), metadata={{op_name="jit(f)/add"}}\n'
-    '  %exp.{i} = f32[16,64]{{1,0}} exponential(%add.{i}), metadata={{op_name="jit(f)/exp"}}\n'
-)
-HLO_TAIL = "  ROOT %r = f32[16,64]{1,0} copy(%exp.0), sharding={devices=[2,4]<=[8]}\n}\n"
-
-MLIR_HEAD = (
-    "module @bench attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {\n"
-    '  sdy.mesh @mesh = <["batch"=2, "model"=4]>\n'
-    '  func.func public @main(%arg0: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"batch"}, {}]>}, '
-    '%arg1: tensor<32x64xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"model"}]>}) -> tensor<16x64xf32> {\n'
-)
-MLIR_BLOCK = (
-    "    %d{i} = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] "
-    ": (tensor<16x32xf32>, tensor<32x64xf32>) -> tensor<16x64xf32>\n"
-    "    %t{i} = stablehlo.tanh %d{i} : tensor<16x64xf32>\n"
-    '    %c{i} = sdy.sharding_constraint %t{i} <@mesh, [{{"batch"}}, {{"model"}}]> : tensor<16x64xf32>\n'
-    "    %m{i} = stablehlo.multiply %c{i}, %t{i} : tensor<16x64xf32>\n"
-    '    %a{i} = stablehlo.add %m{i}, %d{i} {{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{{"batch"}}, {{?}}]>]>}} '
-    ": tensor<16x64xf32>\n"
-    "    %e{i} = stablehlo.exponential %a{i} : tensor<16x64xf32>\n"
-    '    %r{i} = sdy.reshard %e{i} <@mesh, [{{}}, {{"model"}}]> : tensor<16x64xf32>\n'
-    "    %s{i} = stablehlo.subtract %r{i}, %e{i} : tensor<16x64xf32>\n"
-)
-MLIR_TAIL = "    return %d0 : tensor<16x64xf32>\n  }\n}\n"
+JAX_SCRIPT = r"""
+import os, sys
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+os.environ["JAX_PLATFORMS"] = "cpu"
+import jax, jax.numpy as jnp, numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("batch", "model"))
+specs = [P("batch", None), P(None, "model"), P("batch", "model"), P(None, None), P(("batch", "model"), None)]
+n = int(sys.argv[2])
+def f(*xs):
+    acc = xs[0]
+    for i, x in enumerate(xs[1:]):
+        acc = jnp.tanh(acc + x)
+        acc = jax.lax.with_sharding_constraint(acc, NamedSharding(mesh, specs[i % len(specs)]))
+    return acc, acc.sum(axis=0)
+args = [jax.ShapeDtypeStruct((64, 64), jnp.float32, sharding=NamedSharding(mesh, specs[i % len(specs)])) for i in range(n)]
+lowered = jax.jit(f).lower(*args)
+text = lowered.as_text() if sys.argv[1] == "sdy" else lowered.compile().as_text()
+sys.stdout.write(text)
+"""
 
 
-def generate(path: str, size_mb: int, head: str, block: str, tail: str) -> int:
-    """Write about ``size_mb`` MB of dump; returns the byte size."""
-    target = size_mb * 1_000_000
-    with open(path, "w") as f:
-        f.write(head)
-        written, i = len(head), 0
-        while written < target:
-            chunk = "".join(block.format(i=i + k, j=i + k + 1) for k in range(200))
-            f.write(chunk)
-            written += len(chunk)
-            i += 200
-        f.write(tail)
-    return os.path.getsize(path)
+def jax_module(kind: str, params: int) -> str:
+    """A real module from jax in a child process (XLA reads XLA_FLAGS once)."""
+    return subprocess.run(
+        [sys.executable, "-c", JAX_SCRIPT, kind, str(params)], check=True, capture_output=True, text=True, timeout=900
+    ).stdout
+
+
+_NAME = re.compile(r"(%[A-Za-z_][\w.\-]*)")
+
+
+def repeated(module: str, target: int) -> Iterator[str]:
+    """``module`` again and again with every %name (SSA values, HLO instructions) made unique per copy,
+    about ``target`` bytes: a log of many compilations. Symbols (@main, @mesh) stay, as in such logs."""
+    written, copy = 0, 0
+    while written < target:
+        text = _NAME.sub(rf"\g<1>_c{copy}", module)
+        yield text
+        written += len(text)
+        copy += 1
+
+
+SHARDINGS = [
+    "{devices=[2,1,4]<=[8] last_tile_dim_replicate}", "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}",
+    "{devices=[2,4]<=[8]}", "{replicated}", "{devices=[8,1]<=[8]}", "{devices=[4,2]<=[2,4]T(1,0)}",
+    "{{devices=[2,4]<=[8]}, {replicated}}", "{maximal device=0}",
+]
+OPS = ["add", "multiply", "tanh", "exponential", "copy", "negate", "subtract", "maximum"]
+
+
+def random_hlo(target: int, seed: int = 0) -> Iterator[str]:
+    """Random-order HLO lines, unique names and metadata, 60% of them sharded (about ``target`` bytes)."""
+    rng = random.Random(seed)
+    yield "HloModule random, num_partitions=8\n\nENTRY %main (p: f32[16,32]) -> f32[16,32] {\n"
+    written, i = 0, 0
+    while written < target:
+        lines = []
+        for _ in range(10_000):
+            i += 1
+            shape = f"f32[{rng.choice((16, 32, 64))},{rng.choice((32, 64, 128))}]{{1,0}}"
+            op = rng.choice(OPS)
+            meta = f'metadata={{op_name="jit(f)/{op}_{i}" source_file="/src/model_{i % 97}.py" source_line={rng.randrange(1, 5000)}}}'
+            sh = rng.choice(SHARDINGS)
+            if sh.startswith("{{"):
+                shape = f"({shape}, {shape})"
+            sharded = f", sharding={sh}" if rng.random() < 0.6 else ""
+            lines.append(f"  %{op}.{i} = {shape} {op}(%x.{rng.randrange(i)}, %y.{rng.randrange(i)}){sharded}, {meta}\n")
+        chunk = "".join(lines)
+        yield chunk
+        written += len(chunk)
+    yield "  ROOT %r = f32[16,32]{1,0} copy(%x.0)\n}\n"
 
 
 @dataclass(frozen=True)
@@ -81,65 +106,72 @@ class Run:
 
 
 def measure(cmd: list[str]) -> Run:
-    """Wall time and the child's own peak RSS (wait4, so earlier runs do not leak into it). Output goes
-    to a pipe we drain: GNU grep stops at the first match when stdout is /dev/null."""
+    """Wall time and the child's own peak RSS (wait4). Output goes to a drained pipe: GNU grep stops
+    at the first match when stdout is /dev/null."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert proc.stdout is not None
     while proc.stdout.read(1 << 16):
         pass
     _, status, usage = os.wait4(proc.pid, 0)
-    dt = time.perf_counter() - t0
-    return Run(dt, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status))
+    return Run(time.perf_counter() - t0, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status))
+
+
+def median(cmd: list[str], n: int) -> Run:
+    runs = [measure(cmd) for _ in range(n)]
+    return Run(statistics.median(r.seconds for r in runs), max(r.peak_mb for r in runs), runs[-1].rc)
+
+
+def write(path: str, parts: Iterator[str]) -> int:
+    with open(path, "w", encoding="utf-8") as f:
+        f.writelines(parts)
+    return os.path.getsize(path)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--quick", action="store_true", help="small sizes (20 MB and 100 MB)")
-    ap.add_argument("--sizes", default=None, help="comma-separated sizes in MB (default 200,1000)")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--size", type=int, default=200, help="corpus size in MB (default 200)")
+    ap.add_argument("--big", type=int, default=1000, help="size for the second RSS measurement (0: skip)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per timing; the median is shown")
+    ap.add_argument("--jobs", type=int, default=1, help="check -j (one file per corpus, so 1 is the fair setting)")
     args = ap.parse_args()
-    sizes = [int(s) for s in (args.sizes or ("20,100" if args.quick else "200,1000")).split(",")]
     exe = shutil.which("shardconv", path=os.path.dirname(sys.executable)) or shutil.which("shardconv")
     check = [exe] if exe else [sys.executable, "-m", "shardconv"]
-    kinds: list[tuple[str, str, str, str, str]] = [
-        ("HLO", ".hlo", HLO_HEAD, HLO_BLOCK, HLO_TAIL),
-        ("MLIR", ".mlir", MLIR_HEAD, MLIR_BLOCK, MLIR_TAIL),
+    flags = ["--mesh", "batch=2,model=4", "--format", "json", "-j", str(args.jobs)]
+    target = args.size * 1_000_000
+    corpora: list[tuple[str, str, Callable[[int], Iterator[str]]]] = [
+        ("random-hlo", ".hlo", random_hlo),
+        ("jax-compiled", ".txt", lambda n: repeated(jax_module("hlo", 24), n)),
+        ("jax-sdy", ".mlir", lambda n: repeated(jax_module("sdy", 400), n)),
     ]
-    rows = []
     tmp = tempfile.mkdtemp(prefix="shardconv-bench-")
+    rows: list[tuple[str, int, Run, Run]] = []
+    print(f"{'corpus':<13}{'size':>8} | {'grep s':>7} | {'check s':>8}{'MB/s':>7}{'RSS MB':>8} | {'ratio':>7}")
+    print("-" * 70)
     try:
-        for size in sizes:
-            for name, ext, head, block, tail in kinds:
-                path = os.path.join(tmp, f"dump{ext}")
-                nbytes = generate(path, size, head, block, tail)
-                subprocess.run(["cat", path], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
-                grep = measure(["grep", "-c", "sharding", path])
-                chk = measure([*check, "check", path, "--mesh", "batch=2,model=4", "--format", "json"])
-                rows.append((name, nbytes, grep, chk))
-                os.unlink(path)
-                _print_row(rows[-1])
+        for name, ext, gen in corpora:
+            path = os.path.join(tmp, name + ext)
+            nbytes = write(path, gen(target))
+            subprocess.run(["cat", path], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
+            grep = median(["grep", "-c", "sharding", path], args.repeat)
+            chk = median([*check, "check", path, *flags], args.repeat)
+            rows.append((name, nbytes, grep, chk))
+            mb = nbytes / 1e6
+            print(f"{name:<13}{mb:>6.0f}MB | {grep.seconds:>7.3f} | {chk.seconds:>8.2f}{mb / chk.seconds:>7.0f}{chk.peak_mb:>8.1f} | "
+                  f"{chk.seconds / grep.seconds:>6.1f}x  (exit {chk.rc})", flush=True)
+            os.unlink(path)
+        rss = [(args.size, rows[0][3].peak_mb)]
+        if args.big:
+            path = os.path.join(tmp, "big.hlo")
+            write(path, random_hlo(args.big * 1_000_000))
+            rss.append((args.big, measure([*check, "check", path, *flags]).peak_mb))
+            os.unlink(path)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print()
+    print("peak RSS of check on random-hlo: " + ", ".join(f"{s} MB -> {r:.0f} MB" for s, r in rss))
     ok_time = all(c.seconds <= 10 * g.seconds for _, _, g, c in rows)
-    ok_mem = all(c.peak_mb < 150 for _, _, _, c in rows)
-    ok_rc = all(c.rc == 0 for _, _, _, c in rows)
-    print(f"time <= 10x grep: {'yes' if ok_time else 'NO'}   peak RSS < 150 MB: {'yes' if ok_mem else 'NO'}   "
-          f"check clean: {'yes' if ok_rc else 'NO'}")
-
-
-_HEADER_DONE: list[bool] = []
-
-
-def _print_row(row: tuple[str, int, Run, Run]) -> None:
-    if not _HEADER_DONE:
-        print(f"{'dump':<6}{'size':>9} | {'grep s':>8}{'grep MB':>9} | {'check s':>8}{'check MB':>9} | {'time x':>7}{'MB/s':>8}")
-        print("-" * 76)
-        _HEADER_DONE.append(True)
-    name, nbytes, g, c = row
-    mb = nbytes / 1e6
-    print(f"{name:<6}{mb:>7.0f}MB | {g.seconds:>8.2f}{g.peak_mb:>9.1f} | {c.seconds:>8.2f}{c.peak_mb:>9.1f} | "
-          f"{c.seconds / max(g.seconds, 1e-9):>6.1f}x{mb / c.seconds:>8.0f}", flush=True)
+    ok_mem = all(r < 100 for _, r in rss)
+    print(f"check <= 10x grep on every corpus: {'yes' if ok_time else 'NO'}   peak RSS < 100 MB: {'yes' if ok_mem else 'NO'}")
 
 
 if __name__ == "__main__":

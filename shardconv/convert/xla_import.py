@@ -6,6 +6,7 @@ comes from its own tile dims, so ``batch=2,model=4`` can come back as ``_axis_0=
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -141,3 +142,9 @@ def _opened(value: SdyValue, dims: Sequence[int] | None) -> SdyValue:
         raise ShardingValidationError(f"unspecified dim {bad[0]} is out of range for rank {value.rank}")
     opened = tuple(replace(d, is_closed=False) if i in set(dims) else d for i, d in enumerate(value.dims))
     return replace(value, dims=opened)
+_SYNTHETIC_AXIS = re.compile(r"_?axis_\d+")
+
+
+def is_synthetic(mesh: Mesh) -> bool:
+    """A mesh this importer invented: every axis named ``_axis_N`` (``axis_N`` in older XLA releases)."""
+    return bool(mesh.axes) and all(_SYNTHETIC_AXIS.fullmatch(a.name) for a in mesh.axes)

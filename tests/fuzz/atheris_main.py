@@ -12,7 +12,7 @@ sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)), os.path.dirname(os.p
 
 with atheris.instrument_imports():
     import shardconv.convert  # noqa: F401
-    import shardconv.check.checker  # noqa: F401
+    import shardconv.check.engine  # noqa: F401
     import shardconv.formats  # noqa: F401
     import shardconv.formats.hlo.write  # noqa: F401
 

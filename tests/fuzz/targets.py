@@ -10,7 +10,12 @@ from collections.abc import Callable
 from typing import Any
 
 from shardconv.core.errors import ShardingError
-from shardconv.core.model import HloSharding, Mesh, TensorSharding, TensorShardingPerValue
+from shardconv.core.model import (
+    HloSharding,
+    Mesh,
+    TensorSharding,
+    TensorShardingPerValue,
+)
 
 FLOOR_MS = 50.0  # constant allowance per case (interpreter overhead, first use of a code path)
 MS_PER_KB = 100.0
@@ -32,7 +37,12 @@ def _parsers() -> dict[str, Callable[[Any], Any]]:
 def print_back(entry: str, value: Any) -> str:
     """The printer that matches ``entry`` (metadata included so nothing is dropped)."""
     from shardconv.formats.hlo.write import print_hlo
-    from shardconv.formats.sdy.write import print_manual_axes, print_mesh, print_sharding, print_sharding_per_value
+    from shardconv.formats.sdy.write import (
+        print_manual_axes,
+        print_mesh,
+        print_sharding,
+        print_sharding_per_value,
+    )
     from shardconv.formats.spec.write import print_partition_spec
 
     if entry == "hlo":
@@ -142,22 +152,21 @@ def _xla_lossy_print(value: object) -> bool:
 def check_bytes(data: bytes, fix_mesh: Mesh | None = None) -> bool:
     """The dump scanner and checker over in-memory bytes (what ``check_file`` does on a file), then the
     --fix planner. Returns whether the content was treated as IR (not skipped)."""
-    from shardconv.check.checker import CheckOptions, FileChecker
-    from shardconv.check.fixer import check_edits, plan
-    from shardconv.check.scanner import scan_stream
+    from shardconv.check.apply import plan_sites, rewrites_of
+    from shardconv.check.context import CheckOptions
+    from shardconv.check.engine import findings_of
+    from shardconv.check.lines import ReadOptions, read_sites
 
     opts = CheckOptions(mesh=fix_mesh)
-    checker = FileChecker("fuzz.mlir", "", opts)
-    kind, occs = scan_stream(io.BytesIO(data), "fuzz.mlir", gate=checker.gate)
+    kind, sites = read_sites(io.BytesIO(data), "fuzz.mlir")
     if kind.skipped:
         return False
-    checker.kind = kind.kind
-    report = checker.add_all(occs)
-    for f in report.findings:
+    findings = findings_of("fuzz.mlir", sites, opts)[0]
+    for f in findings:
         str(f.message)
     if fix_mesh is not None:
-        _, occs = scan_stream(io.BytesIO(data), "fuzz.mlir")
-        check_edits(list(plan(occs, fix_mesh)))
+        _, sites = read_sites(io.BytesIO(data), "fuzz.mlir", ReadOptions(repeats=False))
+        plan_sites(sites, rewrites_of(findings))
     return True
 
 
@@ -190,7 +199,7 @@ def timed(cls: str, size: int, fn: Callable[[], bool], show: object) -> bool:
         raise
     except ShardingError:
         accepted = False  # e.g. FixError from check_edits: a clean refusal
-    except BaseException as e:  # noqa: BLE001 - the point: nothing else may escape
+    except BaseException as e:
         raise Violation(f"{cls}: {type(e).__name__}: {e!s:.300} on input {show!r:.500}") from e
     ms = (time.process_time() - t) * 1000
     kb = max(size, 1) / 1024

@@ -66,7 +66,7 @@ def test_fix_through_a_symlink(tmp_path: Path) -> None:
 
 
 def test_fix_file_that_changes_during_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from shardconv.check import fixer
+    from shardconv.check import apply as fixer
 
     p = _seed(tmp_path)
     changed = SEED.replace(b'"_axis_0"=4', b'"_axis_0"=8')
@@ -84,7 +84,7 @@ def test_fix_file_that_changes_during_the_run(tmp_path: Path, monkeypatch: pytes
 
 
 def test_fix_file_that_grows_during_the_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from shardconv.check import fixer
+    from shardconv.check import apply as fixer
 
     p = _seed(tmp_path)
     real_copy = fixer._copy
@@ -176,9 +176,9 @@ def test_binary_garbage_and_non_ir(tmp_path: Path) -> None:
     prose = _seed(tmp_path, "notes.txt", b"just some notes about sharding, no IR here\n" * 100)
     empty = _seed(tmp_path, "empty.mlir", b"")
     r = run("check", str(blob), str(prose), str(empty), "--mesh", MESH, "--fix")
-    _clean(r, "binary", "no HLO or MLIR", "empty")
-    assert r.code == 0
-    stats.note("files/binary garbage, non-IR text, empty file", "skipped with a note", 3)
+    _clean(r, "no IR found", "binary", "no HLO or MLIR", "empty")
+    assert r.code == 2  # nothing was checked: a gate must not pass on that
+    stats.note("files/binary garbage, non-IR text, empty file", "nothing checked: exit 2 naming each", 3)
 
 
 def test_unreadable_and_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -227,8 +227,8 @@ def test_one_very_long_line_bounded_memory(tmp_path: Path) -> None:
         f.write(b'"} {mhlo.sharding = "{devices=[2,2]<=[4]}"} : tensor<8x8xf32>\n}\n')
     code = (
         "import resource, sys\n"
-        "from shardconv.check.run import check_file\n"
-        "from shardconv.check.checker import CheckOptions\n"
+        "from shardconv.check.engine import check_file\n"
+        "from shardconv.check.context import CheckOptions\n"
         "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
         "r = check_file(sys.argv[1], CheckOptions())\n"
         "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"

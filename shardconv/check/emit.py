@@ -1,5 +1,5 @@
-"""Renders check results: compiler-style text (+ a rich summary table), GitHub annotations, JSON and
-SARIF 2.1.0. Pure functions from reports to strings, except ``print_text`` which owns the console."""
+"""Emit: renders check results as compiler-style text (+ a rich summary table), GitHub annotations,
+JSON and SARIF 2.1.0. Pure functions from reports to strings, except ``print_text`` which owns the console."""
 
 from __future__ import annotations
 
@@ -8,23 +8,22 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import IO, Any
 
+from shardconv.check.diagnostics import RULES, CheckFinding, FileReport, Skipped
 from shardconv.core.version import VERSION as __version__
-from shardconv.check.findings import RULES, FileReport, Finding, Skipped
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFO_URI = "https://github.com/shardconv/shardconv"
 
 
-def label(f: Finding) -> str:
+def label(f: CheckFinding) -> str:
     return f"expected {f.severity}" if f.expected else f.severity
 
 
-def format_finding(f: Finding) -> str:
+def format_finding(f: CheckFinding) -> str:
     """``file:line:col: error: message [rule]``, the source line, a caret, then notes."""
     out = [f"{f.path}:{f.line}:{f.col}: {label(f)}: {f.message} [{f.rule}]"]
-    if f.excerpt:
-        out.append("  " + f.excerpt)
-        out.append("  " + " " * f.excerpt_col + "^")
+    if f.source:
+        out.append(f.source)
     out.extend(f"  note: {n}" for n in f.notes)
     return "\n".join(out)
 
@@ -37,17 +36,19 @@ def summary(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> dict[s
     return {
         "files_checked": len(reports),
         "files_skipped": len(skipped),
-        "occurrences": sum(r.occurrences for r in reports),
+        "occurrences": sum(r.values for r in reports),
+        "distinct": sum(r.distinct for r in reports),
         "errors": sum(1 for f in findings if f.fails),
         "warnings": sum(1 for f in findings if f.severity == "warning" and not f.expected),
+        "notes": sum(1 for f in findings if f.severity == "note" and not f.expected),
         "expected": sum(1 for f in findings if f.expected),
         "dropped": sum(r.dropped for r in reports),
         "by_rule": {k: dict(v) for k, v in sorted(by_rule.items())},
     }
 
 
-def print_text(reports: Sequence[FileReport], skipped: Sequence[Skipped], stream: IO[str]) -> None:
-    """Findings (coloured only on a TTY without NO_COLOR), skipped-file notes, and a summary table."""
+def print_text(reports: Sequence[FileReport], skipped: Sequence[Skipped], stream: IO[str], *, verbose: bool = False) -> None:
+    """Findings (coloured only on a TTY without NO_COLOR), skipped files (with ``verbose``), a summary table."""
     from rich.table import Table
     from rich.text import Text
 
@@ -63,14 +64,15 @@ def print_text(reports: Sequence[FileReport], skipped: Sequence[Skipped], stream
             head.append(f" {f.message} ")
             head.append(f"[{f.rule}]", style="dim")
             con.print(head, soft_wrap=True)
-            if f.excerpt:
-                con.print(Text("  " + f.excerpt), soft_wrap=True)
-                con.print(Text("  " + " " * f.excerpt_col + "^", style="bold green"), soft_wrap=True)
+            if f.source:
+                line, caret = f.source.split("\n", 1)
+                con.print(Text(line), soft_wrap=True)
+                con.print(Text(caret, style="bold green"), soft_wrap=True)
             for n in f.notes:
                 con.print(Text(f"  note: {n}", style="dim"), soft_wrap=True)
         if r.dropped:
             con.print(Text(f"{r.path}: {r.dropped} more findings not shown (per-rule limit)", style="dim"), soft_wrap=True)
-    for s in skipped:
+    for s in skipped if verbose else ():
         con.print(Text(f"{s.path}: note: skipped: {s.reason}", style="dim"), soft_wrap=True)
     sm = summary(reports, skipped)
     table = Table(title="shardconv check", title_justify="left", show_edge=False)
@@ -87,7 +89,7 @@ def print_text(reports: Sequence[FileReport], skipped: Sequence[Skipped], stream
     verdict = "clean" if sm["errors"] == 0 else f"{sm['errors']} error(s)"
     con.print(
         f"{sm['files_checked']} file(s) checked, {sm['files_skipped']} skipped, "
-        f"{sm['occurrences']} sharding value(s) scanned: {verdict}",
+        f"{sm['occurrences']} sharding value(s) scanned ({sm['distinct']} distinct): {verdict}",
         soft_wrap=True,
         markup=False,
     )
@@ -103,23 +105,22 @@ def format_github(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> 
     lines = []
     for r in reports:
         for f in r.findings:
-            level = "notice" if f.expected else f.severity
+            level = "notice" if f.expected or f.severity == "note" else f.severity
             props = f"file={_gh_escape(f.path, True)},line={f.line},col={f.col}"
             if f.end_line is not None and f.end_col is not None:
                 props += f",endLine={f.end_line},endColumn={f.end_col}"
             props += f",title={_gh_escape('shardconv ' + f.rule, True)}"
             body = f.message + "".join(f"\n{n}" for n in f.notes)
             lines.append(f"::{level} {props}::{_gh_escape(body)}")
-    for s in skipped:
-        lines.append(f"::notice file={_gh_escape(s.path, True)}::{_gh_escape('skipped: ' + s.reason)}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-def finding_dict(f: Finding) -> dict[str, Any]:
+def finding_dict(f: CheckFinding) -> dict[str, Any]:
     return {
         "rule": f.rule, "severity": f.severity, "expected": f.expected, "path": f.path, "line": f.line,
         "column": f.col, "end_line": f.end_line, "end_column": f.end_col, "message": f.message,
-        "notes": list(f.notes), "fixable": f.fixable, "source": f.excerpt,
+        "notes": list(f.notes), "fixable": f.fix is not None, "fix": f.fix.description if f.fix else None,
+        "count": f.count, "source": f.source.split("\n", 1)[0][2:] if f.source else "",
     }
 
 
@@ -128,7 +129,10 @@ def format_json(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> st
 
     doc = document(
         "check",
-        files=[{"path": r.path, "kind": r.kind, "occurrences": r.occurrences, "dropped": r.dropped} for r in reports],
+        files=[
+            {"path": r.path, "kind": r.kind, "occurrences": r.values, "distinct": r.distinct, "dropped": r.dropped}
+            for r in reports
+        ],
         skipped=[{"path": s.path, "reason": s.reason} for s in skipped],
         findings=[finding_dict(f) for r in reports for f in r.findings],
         rules=[{"id": r.id, "severity": r.severity, "summary": r.summary} for r in RULES.values()],
@@ -202,7 +206,7 @@ def _uri(path: str) -> str:
     return quote(path.replace("\\", "/")) if path != "-" else "stdin"
 
 
-def _region(f: Finding) -> dict[str, int]:
+def _region(f: CheckFinding) -> dict[str, int]:
     region = {"startLine": f.line, "startColumn": f.col}
     if f.end_line is not None and f.end_col is not None and (f.end_line, f.end_col) > (f.line, f.col):
         region.update(endLine=f.end_line, endColumn=f.end_col)

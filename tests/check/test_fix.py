@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -11,23 +12,12 @@ from difflib import SequenceMatcher
 from pathlib import Path
 
 import pytest
+from check_cli import DUMPS, MESH, run
 
-from shardconv.cli.main import main
-from shardconv.check import scan_path
-from shardconv.check.fixer import FixError, apply
-from shardconv.check.run import plan_file
-from shardconv.check.checker import CheckOptions
+from shardconv.check.apply import FixError, apply, plan_file
+from shardconv.check.context import CheckOptions
+from shardconv.check.lines import sites_of_bytes
 from shardconv.formats import parse_mesh
-
-DUMPS = Path(__file__).parent / "data" / "dumps"
-MESH = ["--mesh", "batch=2,model=4"]
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as e:
-        main(["check", *args])
-    out = capsys.readouterr()
-    return int(e.value.code or 0), out.out, out.err
 
 
 def copy(tmp_path: Path, name: str) -> Path:
@@ -53,20 +43,32 @@ def test_fix_seed_then_check_passes(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert b'sdy.mesh @mesh = <["batch"=2, "model"=4]>' in after
     assert b'#sdy.sharding<@mesh, [{}, {"batch", "model":(1)2}]>' in after
     assert len(changed_spans(before, after)) == 2
-    _, found = scan_path(str(DUMPS / "replicate_sharded_data.mlir"))
+    _, found = sites_of_bytes((DUMPS / "replicate_sharded_data.mlir").read_bytes())
     spans = [(o.start, o.end) for o in found]
     ops = [op for op in SequenceMatcher(None, before, after, autojunk=False).get_opcodes() if op[0] != "equal"]
     assert ops and all(any(a <= i1 and i2 <= b for a, b in spans) for _, i1, i2, _, _ in ops)
     assert run([str(f), *MESH, "--allowed-meshes", "2x4"], capsys)[0] == 0
 
 
-def test_dry_run_prints_a_diff_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("flags", [["--fix", "--dry-run"], ["--diff"]])
+def test_dry_run_prints_a_diff_git_applies_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, flags: list[str]
+) -> None:
+    """The diff alone is on stdout (diagnostics on stderr), with context lines, so ``git apply`` takes it
+    and the result is what --fix writes."""
     f = copy(tmp_path, "replicate_sharded_data.mlir")
     before = f.read_bytes()
-    rc, out, _ = run([str(f), *MESH, "--fix", "--dry-run"], capsys)
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = run([f.name, *MESH, *flags], capsys)
     assert rc == 1 and f.read_bytes() == before
-    assert f"--- a/{f}" in out and "@@ -3,1 +3,1 @@" in out
-    assert '+  sdy.mesh @mesh = <["batch"=2, "model"=4]>' in out
+    assert out.startswith(f"--- a/{f.name}\n+++ b/{f.name}\n@@ -1,7 +1,7 @@\n") and "[distorted-mesh]" in err
+    assert '+  sdy.mesh @mesh = <["batch"=2, "model"=4]>' in out and "error:" not in out
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "apply"], cwd=tmp_path, input=out.encode(), check=True)
+    applied = f.read_bytes()
+    f.write_bytes(before)
+    assert run([f.name, *MESH, "--fix"], capsys)[0] == 0
+    assert f.read_bytes() == applied
 
 
 def test_nothing_written_when_nothing_to_fix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -87,6 +89,8 @@ def test_mhlo_sharding_canonicalised_and_mode_kept(tmp_path: Path, capsys: pytes
     )
     f.chmod(0o640)
     before = f.read_bytes()
+    rc, out, _ = run([str(f), "--format", "json"], capsys)
+    assert rc == 0 and [x["rule"] for x in json.loads(out)["findings"]] == ["non-canonical", "non-canonical"]
     rc, _, _ = run([str(f), "--fix"], capsys)
     after = f.read_bytes()
     assert rc == 0 and stat.S_IMODE(f.stat().st_mode) == 0o640
@@ -127,9 +131,9 @@ def test_process_killed_mid_write_leaves_original_intact(tmp_path: Path) -> None
     before = f.read_bytes()
     script = (
         "import os, sys\n"
-        "from shardconv.check import fixer\n"
-        "from shardconv.check.run import plan_file\n"
-        "from shardconv.check.checker import CheckOptions\n"
+        "from shardconv.check import apply as fixer\n"
+        "from shardconv.check.apply import plan_file\n"
+        "from shardconv.check.context import CheckOptions\n"
         "from shardconv.formats import parse_mesh\n"
         "edits = plan_file(sys.argv[1], CheckOptions(mesh=parse_mesh('batch=2,model=4')))\n"
         "real = fixer._copy\n"
@@ -140,6 +144,6 @@ def test_process_killed_mid_write_leaves_original_intact(tmp_path: Path) -> None
         "fixer._copy = dying_copy\n"
         "fixer.apply(sys.argv[1], edits)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", script, str(f)], timeout=120)
+    proc = subprocess.run([sys.executable, "-c", script, str(f)], check=False, timeout=120)
     assert proc.returncode == -9
     assert f.read_bytes() == before

@@ -8,16 +8,44 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from shardconv.check import Kind, ScanOptions, scan_path, scan_stream
-from shardconv.check.escapes import Encoding, decode, encode, escape_c, escape_mlir, unescape_c, unescape_mlir
+from shardconv.check.lines import ReadOptions, expand, read_sites
+from shardconv.check.sites import FileKind, ValueSite
+from shardconv.check.sites import SiteKind as Kind
+from shardconv.text.escapes import (
+    StringEncoding as Encoding,
+)
+from shardconv.text.escapes import (
+    decode_layered as decode,
+)
+from shardconv.text.escapes import (
+    encode_layered as encode,
+)
+from shardconv.text.escapes import (
+    escape_c,
+    escape_mlir,
+    unescape_c,
+    unescape_mlir,
+)
 
-DUMPS = Path(__file__).parent / "data" / "dumps"
+DUMPS = Path(__file__).parent.parent / "data" / "dumps"
 
 
-def occs(name: str, **kw: int) -> list:
-    kind, found = scan_path(str(DUMPS / name), ScanOptions(**kw) if kw else ScanOptions())
+def scan_stream(stream: io.BytesIO, path: str, opts: ReadOptions | None = None) -> tuple[FileKind, list[ValueSite]]:
+    """The sites of a stream, without the module headers."""
+    kind, found = read_sites(stream, path, opts)
+    return kind, [o for item in found for o in expand(item) if o.kind is not Kind.MODULE_START]
+
+
+def scan_path(path: str, opts: ReadOptions | None = None) -> tuple[FileKind, list[ValueSite]]:
+    with open(path, "rb") as f:
+        return scan_stream(io.BytesIO(f.read()), path, opts)
+
+
+def occs(name: str, **kw: int | bool) -> list[ValueSite]:
+    kind, found = scan_path(str(DUMPS / name), ReadOptions(**kw) if kw else None)
     assert not kind.skipped
     return found
 
@@ -26,14 +54,22 @@ def occs(name: str, **kw: int) -> list:
 def test_spans_are_exact_bytes_of_the_file(name: str) -> None:
     data = (DUMPS / name).read_bytes()
     lines = data.split(b"\n")
-    for o in occs(name):
+    for o in occs(name, repeats=False):
         assert data[o.start : o.end] == o.raw
         assert lines[o.line - 1][o.col - 1 : o.end_col - 1] == o.raw
 
 
 @pytest.mark.parametrize("name", ["jax_lowered.mlir", "jax_lowered.hlo", "roundtrip_frontend.mlir", "bad.mlir"])
+def test_repeats_give_the_same_values_as_a_full_extraction(name: str) -> None:
+    """The repeat memo (plain HLO lines, sdy ops, func arguments) hands back a first site instead of
+    extracting again: the same values and types, only the spans are the first one's."""
+    key = lambda o: (o.kind, o.site, o.text, o.shapes)
+    assert sorted(map(key, occs(name))) == sorted(map(key, occs(name, repeats=False)))
+
+
+@pytest.mark.parametrize("name", ["jax_lowered.mlir", "jax_lowered.hlo", "roundtrip_frontend.mlir", "bad.mlir"])
 def test_tiny_chunks_and_windows_find_the_same(name: str) -> None:
-    key = lambda o: (o.kind, o.start, o.end, o.text, o.value, o.shapes)  # noqa: E731
+    key = lambda o: (o.kind, o.start, o.end, o.text, o.value, o.shapes)
     assert [key(o) for o in occs(name)] == [key(o) for o in occs(name, chunk=7)]
 
 
@@ -100,7 +136,7 @@ def test_over_long_line_is_scanned_in_windows() -> None:
     arg = '%arg{i}: tensor<8x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"x"}}, {{}}]>}}'
     line = "func.func @f(" + ", ".join(arg.format(i=i) for i in range(3000)) + ") {\n"
     data = b'sdy.mesh @mesh = <["x"=2]>\n' + line.encode() + b"}\n"
-    kind, it = scan_stream(io.BytesIO(data), "big.mlir", ScanOptions(chunk=4096, max_line=16384, overlap=1024))
+    _, it = scan_stream(io.BytesIO(data), "big.mlir", ReadOptions(repeats=False, chunk=4096, max_line=16384, overlap=1024))
     found = [o for o in it if o.kind is Kind.SDY_SHARDING]
     assert len(found) == 3000
     assert all(data[o.start : o.end] == o.raw for o in found)
@@ -109,11 +145,11 @@ def test_over_long_line_is_scanned_in_windows() -> None:
 
 def test_crlf_and_garbage_never_crash() -> None:
     data = b'module {\r\n  sdy.mesh @m = <["a"=2]>\r\n  %0 = sdy.reshard %x <@m, [{"a"}]> : tensor<4xf32>\r\n}\r\n'
-    kind, it = scan_stream(io.BytesIO(data), "crlf.mlir")
+    _, it = scan_stream(io.BytesIO(data), "crlf.mlir")
     found = list(it)
     assert [o.text for o in found] == ['<["a"=2]>', '<@m, [{"a"}]>'] and found[1].shapes == ((4,),)
     junk = b'module { sharding={{{ "\\ #sdy.sharding<<< mhlo.sharding = "\\zz sdy.mesh @ = <\n' * 50
-    kind, it = scan_stream(io.BytesIO(junk), "junk.mlir")
+    _, it = scan_stream(io.BytesIO(junk), "junk.mlir")
     list(it)
 
 
@@ -136,9 +172,9 @@ def test_decode_encode_are_inverse(text: str) -> None:
 def test_long_line_without_keywords_skips_the_regex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A multi-MB line with no keyword used to run the value regex over every byte (~0.35 s/MB); the
     keyword prefilter (bytes.find) must keep the regex off it, and still find a value after it."""
-    from shardconv.check import linescan
-    from shardconv.check.checker import CheckOptions
-    from shardconv.check.run import check_file
+    from shardconv.check import extract
+    from shardconv.check.context import CheckOptions
+    from shardconv.check.engine import check_file
 
     calls: list[int] = []
 
@@ -147,8 +183,8 @@ def test_long_line_without_keywords_skips_the_regex(tmp_path: Path, monkeypatch:
             calls.append(min(endpos, len(text)) - pos)
             return real.search(text, pos, endpos)
 
-    real = linescan._RX
-    monkeypatch.setattr(linescan, "_RX", CountingRx())
+    real = extract._RX
+    monkeypatch.setattr(extract, "_RX", CountingRx())
     path = tmp_path / "long.mlir"
     path.write_bytes(b"module {\n" + b"abcdefgh" * (1 << 20) + b" sharding={replicated}\n}\n")
     check_file(str(path), CheckOptions())

@@ -1,17 +1,19 @@
-"""What the scanner reports: one ``Occurrence`` per sharding-related value found in a dump."""
+"""What extraction yields: one ``ValueSite`` per sharding-related value found in a dump, with its
+byte span, the tensor type it annotates and the module it sits in."""
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
 
-from shardconv.check.escapes import Encoding
+from shardconv.text.escapes import StringEncoding
 
+PLAIN = StringEncoding()  # a value written as is, not inside a string literal
 Shape = tuple[int | None, ...]  # None for a dynamic dim (``?`` / ``<=N``)
 
 
-class Kind(str, enum.Enum):
-    """Which parser reads ``Occurrence.text``. The values are stable (they appear in JSON output)."""
+class SiteKind(str, enum.Enum):
+    """Which parser reads ``ValueSite.text``. The values are stable (they appear in JSON output)."""
 
     HLO = "hlo"  # an HloSharding string (text, or a serialized OpSharding in ``data``)
     SDY_SHARDING = "sdy.sharding"  # #sdy.sharding<...>
@@ -19,19 +21,22 @@ class Kind(str, enum.Enum):
     SDY_PER_VALUE = "sdy.sharding_per_value"  # #sdy.sharding_per_value<[...]>
     SDY_PER_VALUE_LIST = "sdy.sharding_list"  # [<...>, <...>] (manual_computation in/out_shardings)
     SDY_MESH = "sdy.mesh"  # #sdy.mesh<...> or the <...> of a `sdy.mesh @name = <...>` declaration
+    STABLEHLO_MESH = "stablehlo.mesh"  # the {axes = [...]} StableHLO copy of an sdy.mesh declaration
+    COLLECTIVE_MESH = "collective.mesh"  # @name of a mesh a collective's replica groups use
     MANUAL_AXES = "sdy.manual_axes"  # {"a", "b"} or #sdy<manual_axes{...}>
     NUM_PARTITIONS = "num_partitions"  # the integer
     UNSPECIFIED_DIMS = "unspecified_dims"  # [1, 2] from backend_config="unspecified_dims=[...]"
     EXPECTED_ERROR = "expected-error"  # a lit `expected-error` marker; ``target_line`` says where
+    MODULE_START = "module"  # an HloModule / MLIR module header or a `// -----` split: meshes reset
 
 
 @dataclass(frozen=True)
-class Occurrence:
+class ValueSite:
     """A value in a dump. Positions are 1-based lines and byte columns; ``start``/``end`` is the byte
     span of ``raw`` in the file (what ``--fix`` replaces), ``text`` the decoded value."""
 
     path: str
-    kind: Kind
+    kind: SiteKind
     site: str  # the attribute or syntax it came from: "sharding=", "mhlo.sharding", "sdy.sharding_constraint", ...
     line: int
     col: int
@@ -42,18 +47,11 @@ class Occurrence:
     raw: bytes
     text: str
     data: bytes | None = None  # a binary (serialized OpSharding) value
-    encoding: Encoding = Encoding()
+    encoding: StringEncoding = PLAIN
     value: str | None = None  # "%arg0", "result[1]", "%param.1", "@mesh", "module"
     shapes: tuple[Shape | None, ...] | None = None  # tensor type(s) annotated; one per result
     target_line: int | None = None  # EXPECTED_ERROR only
     line_text: bytes = field(default=b"", repr=False, compare=False)  # the source line (shared, not copied)
-
-    @property
-    def rank(self) -> int | None:
-        """Rank of the single annotated tensor, when it is known and there is exactly one."""
-        if self.shapes is None or len(self.shapes) != 1 or self.shapes[0] is None:
-            return None
-        return len(self.shapes[0])
 
     @property
     def ranks(self) -> tuple[int | None, ...] | None:
@@ -62,9 +60,27 @@ class Occurrence:
         return tuple(None if s is None else len(s) for s in self.shapes)
 
     @property
+    def rank(self) -> int | None:
+        """Rank of the single annotated tensor, when it is known and there is exactly one."""
+        r = self.ranks
+        return r[0] if r is not None and len(r) == 1 else None
+
+    @property
     def mesh_name(self) -> str | None:
-        """For SDY_MESH: the symbol name the mesh is declared under (without ``@``)."""
-        return self.value[1:] if self.kind is Kind.SDY_MESH and self.value and self.value.startswith("@") else None
+        """For SDY_MESH / STABLEHLO_MESH / COLLECTIVE_MESH: the symbol name (without ``@``)."""
+        v = self.value
+        return v[1:] if v and v.startswith("@") else None
+
+
+@dataclass(frozen=True)
+class RepeatedSites:
+    """Sites met again, with how many more times: plain lines whose (type, value) the extractor had
+    seen in this module are counted, not extracted (``counts`` pairs each first site with its repeats)."""
+
+    counts: tuple[tuple[ValueSite, int], ...]
+
+
+SiteStream = ValueSite | RepeatedSites
 
 
 @dataclass(frozen=True)
@@ -79,4 +95,4 @@ class FileKind:
         return self.kind == "skip"
 
 
-__all__ = ["FileKind", "Kind", "Occurrence", "Shape"]
+__all__ = ["PLAIN", "FileKind", "RepeatedSites", "Shape", "SiteKind", "SiteStream", "ValueSite"]

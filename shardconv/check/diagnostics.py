@@ -1,9 +1,9 @@
-"""The rules ``shardconv check`` enforces (ids are stable: configs and CI logs refer to them) and the
-Finding each violation produces."""
+"""What a check run produces: the rules (ids are stable: configs and CI logs refer to them), the
+``CheckFinding`` each violation gives, the fix it may carry, and per-file reports."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -21,36 +21,58 @@ RULES: dict[str, Rule] = {
         Rule("rank-mismatch", "error", "sharding rank differs from the annotated tensor type"),
         Rule("unspecified-dims", "error", "unspecified_dims name a dim the tensor does not have"),
         Rule("device-out-of-range", "error", "a device id is not below mhlo.num_partitions / num_partitions"),
-        Rule("device-count-mismatch", "error", "meshes, num_partitions and tile arrays disagree on the device count"),
+        Rule("device-count-mismatch", "error", "--mesh, meshes, num_partitions and tile arrays disagree on the device count"),
         Rule("mesh-mismatch", "error", "a mesh differs from --mesh"),
+        Rule("stablehlo-mesh-mismatch", "error", "an sdy.mesh and its stablehlo.mesh attribute disagree"),
         Rule("mesh-not-allowed", "error", "a mesh shape missing from --allowed-meshes (a backend says 'Mesh is not valid')"),
         Rule("distorted-mesh", "error", "a synthetic _axis_N mesh that distorts the global mesh"),
         Rule("synthetic-mesh", "warning", "a synthetic _axis_N mesh (pass --mesh to check it against the global mesh)"),
-        Rule("import-distorts-mesh", "warning", "XLA's import of these HLO shardings would invent a different mesh"),
+        Rule("import-distorts-mesh", "error", "XLA's import of these HLO shardings would invent a mesh of another shape"),
         Rule("not-expressible", "error", "an HLO sharding with no equivalent on --mesh"),
         Rule("roundtrip-mismatch", "error", "the sdy and HLO shardings of one value disagree"),
+        Rule("non-canonical", "note", "an mhlo.sharding string not in XLA's canonical spelling (--fix rewrites it)"),
         Rule("io-error", "error", "a file that cannot be read"),
     )
 }
 
 
 @dataclass(frozen=True)
-class Finding:
-    """One problem at one place. ``excerpt`` is the source line (trimmed around the column)."""
+class Rewrite:
+    """Replace every site of ``module`` whose kind and raw bytes are ``kind`` / ``old`` with ``new``."""
+
+    module: int
+    kind: str
+    old: bytes
+    new: bytes
+
+
+@dataclass(frozen=True)
+class Fix:
+    """What ``--fix`` does for one finding: every rewrite, or none of them."""
+
+    description: str
+    rewrites: tuple[Rewrite, ...]
+
+
+@dataclass(frozen=True)
+class CheckFinding:
+    """One problem at one place (the first of ``count`` identical ones). ``source`` is the caret excerpt."""
 
     rule: str
-    severity: str  # "error" | "warning"
+    severity: str  # "error" | "warning" | "note"
     path: str
     line: int
     col: int
     message: str
     end_line: int | None = None
     end_col: int | None = None
-    excerpt: str = ""
-    excerpt_col: int = 0  # 0-based column of the caret inside ``excerpt``
+    source: str = ""
     notes: tuple[str, ...] = ()
+    fix: Fix | None = None
+    blocks_fix: str | None = None  # the mesh (``@name``) this finding keeps --fix from moving
+    count: int = 1
     expected: bool = False  # inside a lit test that expects an error here
-    fixable: bool = False
+    subject: str | None = None  # the value it is about: "%param.1", "@mesh", "module"
 
     @property
     def fails(self) -> bool:
@@ -69,22 +91,10 @@ class Skipped:
 class FileReport:
     path: str
     kind: str
-    findings: tuple[Finding, ...] = ()
-    occurrences: int = 0
+    findings: tuple[CheckFinding, ...] = ()
+    values: int = 0  # sharding values scanned
+    distinct: int = 0  # distinct (value, tensor type) pairs checked
     dropped: int = 0  # findings beyond the per-rule cap (counted, not stored)
-    fixes: tuple[str, ...] = field(default=())  # what --fix would change, one line each
 
 
-def excerpt_of(line: bytes, col: int, width: int = 160) -> tuple[str, int]:
-    """The part of ``line`` around 1-based byte column ``col`` and the caret's 0-based position in it."""
-    c = max(col - 1, 0)
-    start = max(0, min(c - width // 2, len(line) - width))
-    piece = line[start : start + width]
-    prefix = "..." if start > 0 else ""
-    suffix = "..." if start + width < len(line) else ""
-    text = piece.decode("utf-8", "replace")
-    caret = len(prefix) + len(line[start:c].decode("utf-8", "replace"))
-    return prefix + text + suffix, caret
-
-
-__all__ = ["RULES", "FileReport", "Finding", "Rule", "Skipped", "excerpt_of"]
+__all__ = ["RULES", "CheckFinding", "FileReport", "Fix", "Rewrite", "Rule", "Skipped"]

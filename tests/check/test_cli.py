@@ -8,21 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import jax  # noqa: F401  - the generator test below needs it; import fails loudly if missing
-
-from shardconv.cli.main import main
-
-DUMPS = Path(__file__).parent / "data" / "dumps"
-MESH = ["--mesh", "batch=2,model=4"]
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as e:
-        main(["check", *args])
-    out = capsys.readouterr()
-    return int(e.value.code or 0), out.out, out.err
+import pytest
+from check_cli import DUMPS, MESH, run
 
 
 def d(name: str) -> str:
@@ -46,7 +34,7 @@ def test_seed_distorted_mesh_names_global_mesh_and_correct_sharding(capsys: pyte
 def test_hlo_module_whose_import_would_distort_the_mesh(capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _ = run([d("replicate_sharded_data.hlo"), *MESH, "--format", "json"], capsys)
     (f,) = json.loads(out)["findings"]
-    assert rc == 0 and (f["rule"], f["severity"], f["line"], f["column"]) == ("import-distorts-mesh", "warning", 4, 50)
+    assert rc == 1 and (f["rule"], f["severity"], f["line"], f["column"]) == ("import-distorts-mesh", "error", 4, 50)
     assert '"_axis_0"=4, "_axis_1"=2' in f["message"] and '[{}, {"batch", "model":(1)2}]' in f["message"]
 
 
@@ -82,7 +70,7 @@ def test_bad_dump_rules_and_positions(capsys: pytest.CaptureFixture[str]) -> Non
         ("syntax", 4, 91),  # the stray ']' itself
         ("rank-mismatch", 4, 133),
         ("device-out-of-range", 4, 210),
-        ("verify", 4, 274),
+        ("verify", 4, 297),  # the unknown axis "w", not the start of its sharding
     }
 
 
@@ -122,7 +110,7 @@ def test_github_and_sarif_formats(capsys: pytest.CaptureFixture[str]) -> None:
     lines = out.splitlines()
     assert rc == 1
     assert any(line.startswith(f"::error file={d('bad.mlir')},line=4,col=91,") for line in lines)
-    assert lines[-1].startswith("::notice file=") and "skipped" in lines[-1]
+    assert not any("skipped" in line for line in lines)  # notes.txt is not IR: skipped silently
     rc, out, _ = run([d("lit_expected.mlir"), "--format", "sarif"], capsys)
     log = json.loads(out)
     assert log["version"] == "2.1.0" and log["$schema"].endswith("sarif-2.1.0.json")
@@ -152,14 +140,14 @@ def test_directories_include_exclude_and_stdin(capsys: pytest.CaptureFixture[str
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert run([d("bad.mlir"), "--ignore", "no-such-rule"], capsys)[0] == 2
     assert run([d("bad.mlir"), "--mesh", "batch=2,,"], capsys)[0] == 2
-    assert run([d("bad.mlir"), "--dry-run"], capsys)[0] == 2
+    assert run(["-", "--diff"], capsys)[0] == 2
     assert run(["/no/such/file.mlir"], capsys)[0] == 2
     assert run([d("bad.mlir"), "--allowed-meshes", "2xfour"], capsys)[0] == 2
 
 
 def test_help_has_examples(capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _ = run(["--help"], capsys)
-    assert rc == 0 and "Examples:" in out and "--fix --dry-run" in out and "distorted-mesh" in out
+    assert rc == 0 and "Examples:" in out and "--diff | git apply" in out and "distorted-mesh" in out
 
 
 def test_no_color_when_not_a_tty(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -169,7 +157,7 @@ def test_no_color_when_not_a_tty(capsys: pytest.CaptureFixture[str], monkeypatch
     assert "\x1b[" not in out
 
 
-def test_repeated_lines_are_counted_and_each_bad_one_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_repeated_values_are_counted_and_reported_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     good = '  %{n} = sdy.reshard %x{n} <@mesh, [{{"batch"}}, {{}}]> : tensor<8x8xf32>\n'
     bad = '  %{n} = sdy.reshard %x{n} <@mesh, [{{"batch"}}]> : tensor<8x8xf32>\n'
     body = "".join(good.format(n=i) + bad.format(n=i + 1000) for i in range(50))
@@ -177,5 +165,48 @@ def test_repeated_lines_are_counted_and_each_bad_one_reported(tmp_path: Path, ca
     f.write_text('module {\n  sdy.mesh @mesh = <["batch"=2, "model"=4]>\n' + body + "}\n")
     rc, out, _ = run([str(f), "--format", "json"], capsys)
     doc = json.loads(out)
-    assert rc == 1 and doc["summary"]["occurrences"] == 101
-    assert [x["line"] for x in doc["findings"]] == list(range(4, 103, 2))
+    assert rc == 1 and doc["summary"]["occurrences"] == 101 and doc["summary"]["distinct"] == 3
+    (finding,) = doc["findings"]  # one bad value, checked and reported once, at its first place
+    assert (finding["line"], finding["count"]) == (4, 50) and "50 places hold this value" in finding["notes"][-1]
+
+
+def test_readme_check_transcript_is_what_check_prints(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    root = DUMPS.parent.parent.parent
+    text = (root / "README.md").read_text(encoding="utf-8")
+    cmd = "$ shardconv check examples/seed-distorted-mesh.mlir --mesh batch=2,model=4\n"
+    shown = text[text.index(cmd) + len(cmd) : text.index("$ echo $?\n", text.index(cmd))]
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("COLUMNS", "100")
+    rc, out, _ = run(["examples/seed-distorted-mesh.mlir", *MESH], capsys)
+    assert rc == 1 and out == shown
+
+
+@pytest.mark.parametrize(
+    ("name", "matches"),
+    [
+        ("module_0001.jit_f.cpu_after_optimizations.txt", True),
+        ("tensors.txt.0", True),
+        ("ir.mlir", True),
+        ("dump.hlo", True),
+        ("notes.md", False),
+    ],
+)
+def test_pre_commit_hooks_match_xla_and_torch_xla_dumps(name: str, matches: bool) -> None:
+    import re
+
+    manifest = (DUMPS.parent.parent.parent / ".pre-commit-hooks.yaml").read_text()
+    patterns = re.findall(r"^  files: (.+)$", manifest, re.MULTILINE)
+    assert len(patterns) == manifest.count("- id: ") == 2
+    for pattern in patterns:
+        assert bool(re.search(pattern, name)) is matches, (pattern, name)
+
+
+def test_parallel_jobs_give_the_same_report_in_the_same_order(jax_dumps: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from shardconv.check import engine
+
+    args = [str(jax_dumps), str(DUMPS), "--format", "json", *MESH]
+    rc1, serial, _ = run([*args, "-j", "1"], capsys)
+    monkeypatch.setattr(engine, "PARALLEL_BYTES", 0)  # these dumps are small: force the worker pool
+    rc2, parallel, _ = run([*args, "-j", "2"], capsys)
+    assert (rc1, json.loads(serial)) == (rc2, json.loads(parallel))
+    assert len(json.loads(serial)["files"]) > 10

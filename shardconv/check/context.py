@@ -1,0 +1,108 @@
+"""The rules' input: one module's distinct values plus what the run was asked (``CheckOptions``), with
+the module-level facts every rule needs (its meshes, num_partitions, which meshes shardings use)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+
+from shardconv.check.dedup import DistinctValue, ModuleValues
+from shardconv.check.sites import SiteKind
+from shardconv.core.model import (
+    HloSharding,
+    Mesh,
+    TensorSharding,
+    TensorShardingPerValue,
+)
+
+SdyValue = TensorSharding | TensorShardingPerValue
+_SDY_KINDS = frozenset(
+    {SiteKind.SDY_SHARDING, SiteKind.SDY_SHARDING_BARE, SiteKind.SDY_PER_VALUE, SiteKind.SDY_PER_VALUE_LIST}
+)
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    mesh: Mesh | None = None
+    allowed_meshes: tuple[tuple[int, ...], ...] | None = None
+    warn_only: frozenset[str] = frozenset()
+    ignore: frozenset[str] = frozenset()
+    max_per_rule: int = 200
+
+
+@dataclass(frozen=True)
+class ModuleContext:
+    path: str
+    module: ModuleValues
+    options: CheckOptions
+    meshes: Mapping[str, Mesh]  # declared meshes by name (each named as declared)
+    mesh_sites: Mapping[str, DistinctValue]
+    anonymous_meshes: tuple[DistinctValue, ...]  # inline #sdy.mesh<...> values
+    num_partitions: DistinctValue | None
+    hlo: tuple[DistinctValue, ...]  # parsed HLO shardings
+    sdy: tuple[DistinctValue, ...]  # parsed sdy shardings
+    users: Mapping[str, tuple[DistinctValue, ...]] = field(default_factory=dict)  # mesh name -> sdy values
+    collective_only: frozenset[str] = frozenset()  # meshes only collectives' replica groups use
+
+    def sharding_meshes(self) -> list[tuple[str, Mesh, DistinctValue]]:
+        """Declared meshes that are (or may be) sharding meshes: all but the collectives-only ones."""
+        return [(n, m, self.mesh_sites[n]) for n, m in self.meshes.items() if n not in self.collective_only]
+
+    @property
+    def partitions(self) -> int | None:
+        v = self.num_partitions.value if self.num_partitions is not None else None
+        return v if isinstance(v, int) else None
+
+
+def mesh_names(s: SdyValue) -> tuple[str, ...]:
+    items = s.shardings if isinstance(s, TensorShardingPerValue) else (s,)
+    return tuple(x.mesh for x in items if isinstance(x.mesh, str))
+
+
+def build_context(path: str, module: ModuleValues, options: CheckOptions) -> ModuleContext:
+    meshes: dict[str, Mesh] = {}
+    sites: dict[str, DistinctValue] = {}
+    anonymous: list[DistinctValue] = []
+    num: DistinctValue | None = None
+    hlo: list[DistinctValue] = []
+    sdy: list[DistinctValue] = []
+    collective: set[str] = set()
+    for dv in module.values:
+        kind, value = dv.site.kind, dv.value
+        if kind is SiteKind.SDY_MESH and isinstance(value, Mesh):
+            name = dv.site.mesh_name
+            if name is None:
+                anonymous.append(dv)
+            else:
+                meshes[name] = replace(value, name=name)
+                sites[name] = dv
+        elif kind is SiteKind.NUM_PARTITIONS and num is None:
+            num = dv
+        elif kind is SiteKind.HLO and isinstance(value, HloSharding):
+            hlo.append(dv)
+        elif kind in _SDY_KINDS and isinstance(value, (TensorSharding, TensorShardingPerValue)):
+            sdy.append(dv)
+        elif kind is SiteKind.COLLECTIVE_MESH and dv.site.mesh_name:
+            collective.add(dv.site.mesh_name)
+    users: dict[str, list[DistinctValue]] = {}
+    for dv in sdy:
+        assert isinstance(dv.value, (TensorSharding, TensorShardingPerValue))
+        for n in dict.fromkeys(mesh_names(dv.value)):
+            users.setdefault(n, []).append(dv)
+    return ModuleContext(
+        path=path,
+        module=module,
+        options=options,
+        meshes=MappingProxyType(meshes),
+        mesh_sites=MappingProxyType(sites),
+        anonymous_meshes=tuple(anonymous),
+        num_partitions=num,
+        hlo=tuple(hlo),
+        sdy=tuple(sdy),
+        users=MappingProxyType({k: tuple(v) for k, v in users.items()}),
+        collective_only=frozenset(collective - set(users)),
+    )
+
+
+__all__ = ["CheckOptions", "ModuleContext", "SdyValue", "build_context", "mesh_names"]

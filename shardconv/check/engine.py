@@ -1,0 +1,235 @@
+"""The one-way pipeline, end to end: paths -> sniff -> lines -> extract -> dedup -> rules -> findings.
+The I/O edge of check/ (reading files, walking folders, worker processes); every stage it calls is pure."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+
+from shardconv.check.context import CheckOptions, build_context
+from shardconv.check.dedup import modules
+from shardconv.check.diagnostics import RULES, CheckFinding, FileReport, Skipped
+from shardconv.check.lines import ReadOptions, open_input, read_sites
+from shardconv.check.mesh_rules import MESH_RULES
+from shardconv.check.rules import VALUE_RULES, RuleResult
+from shardconv.check.sites import FileKind, SiteStream
+from shardconv.core.model import Mesh
+from shardconv.core.positions import caret_excerpt
+
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache"})
+RULE_ORDER = (*VALUE_RULES, *MESH_RULES)
+
+
+@dataclass(frozen=True)
+class Selection:
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+    def excluded(self, path: str) -> bool:
+        return any(_match(path, g) for g in self.exclude)
+
+    def included(self, path: str) -> bool:
+        return not self.include or any(_match(path, g) for g in self.include)
+
+
+def _match(path: str, glob: str) -> bool:
+    norm = path.replace(os.sep, "/")
+    return fnmatch.fnmatch(norm, glob) or fnmatch.fnmatch(os.path.basename(norm), glob) or fnmatch.fnmatch(norm, "*/" + glob)
+
+
+def iter_files(paths: Sequence[str], sel: Selection) -> Iterator[str | Skipped]:
+    """Files to check, in a stable order: named files always (unless excluded), folders walked
+    recursively (every file, or those matching --include; the sniffer decides what is IR)."""
+    for p in paths:
+        if p == "-":
+            yield p
+        elif os.path.isdir(p):
+            for root, dirs, files in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not sel.excluded(os.path.join(root, d)))
+                for name in sorted(files):
+                    full = os.path.join(root, name)
+                    if sel.included(full) and not sel.excluded(full):
+                        yield full
+        elif sel.excluded(p):
+            yield Skipped(p, "excluded")
+        else:
+            yield p
+
+
+def findings_of(path: str, sites: Iterable[SiteStream], opts: CheckOptions) -> tuple[list[CheckFinding], int, int, int]:
+    """The findings of one file's sites, its value count, distinct count and dropped count."""
+    out: list[CheckFinding] = []
+    per_rule: dict[str, int] = {}
+    total = distinct = dropped = 0
+    for module in modules(sites):
+        ctx = build_context(path, module, opts)
+        total += module.total
+        distinct += len(module.values)
+        for rule in RULE_ORDER:
+            for r in rule(ctx):
+                if r.rule in opts.ignore:
+                    continue
+                n = per_rule[r.rule] = per_rule.get(r.rule, 0) + 1
+                if n > opts.max_per_rule:
+                    dropped += 1
+                    continue
+                out.append(_finding(path, r, opts, module.expected_lines))
+    out.sort(key=lambda f: (f.line, f.col, f.rule))
+    return out, total, distinct, dropped
+
+
+def _finding(path: str, r: RuleResult, opts: CheckOptions, expected: frozenset[int]) -> CheckFinding:
+    site = r.at.site
+    rule = RULES[r.rule]
+    col = r.col if r.col is not None else site.col
+    severity = "warning" if rule.id in opts.warn_only and rule.severity == "error" else rule.severity
+    line_text = site.line_text.decode("utf-8", "replace")
+    source = caret_excerpt(line_text, 1, col) if line_text else ""
+    notes = r.notes + ((f"{r.at.count} places hold this value; the first is shown",) if r.at.count > 1 else ())
+    return CheckFinding(
+        rule=rule.id, severity=severity, path=path, line=site.line, col=col, message=r.message,
+        end_line=site.end_line, end_col=site.end_col, source=source, notes=notes, fix=r.fix,
+        blocks_fix=r.blocks_fix, count=r.at.count, expected=site.line in expected, subject=site.value,
+    )
+
+
+# ``module_0001.jit_f.before_optimizations.txt``, ``module_0001.jit_f.cpu_after_optimizations.txt``,
+# ``module_0001.jit_f.0007.spmd.after_x.before_y.txt`` and ``module_0001.jit_f/module.mlir``: one XLA
+# module, dumped at several stages.
+_XLA_DUMP_NAME = re.compile(r"(module_\d+\.[^./]+)(?:\.|$)")
+
+
+def dump_module_of(path: str) -> tuple[str, str] | None:
+    """(folder, ``module_NNNN.NAME``) of a file XLA's --xla_dump_to wrote, None for any other file."""
+    folder, name = os.path.split(path)
+    m = _XLA_DUMP_NAME.match(name)
+    if m is not None:
+        return folder, m.group(1)
+    parent, sub = os.path.split(folder)
+    m = _XLA_DUMP_NAME.fullmatch(sub)
+    return (parent, m.group(1)) if m is not None else None
+
+
+def merge_dump_variants(reports: Sequence[FileReport | Skipped]) -> list[FileReport | Skipped]:
+    """One finding per instruction across the stages XLA dumps one module at: a finding repeated in a
+    later stage file of the same module (same folder) is dropped, and the first one names those files."""
+    first: dict[tuple[str, str, str, str, str | None], tuple[int, int]] = {}
+    also: dict[tuple[int, int], list[str]] = {}
+    keep: list[list[CheckFinding]] = []
+    for ri, r in enumerate(reports):
+        kept: list[CheckFinding] = []
+        keep.append(kept)
+        if not isinstance(r, FileReport):
+            continue
+        module = dump_module_of(r.path)
+        for f in r.findings:
+            if module is None or f.subject is None:
+                kept.append(f)
+                continue
+            key = (*module, f.rule, f.message, f.subject)
+            seen = first.get(key)
+            if seen is None:
+                first[key] = (ri, len(kept))
+                kept.append(f)
+            else:
+                also.setdefault(seen, []).append(f"{os.path.basename(r.path)}:{f.line}")
+    out: list[FileReport | Skipped] = []
+    for ri, r in enumerate(reports):
+        if not isinstance(r, FileReport):
+            out.append(r)
+            continue
+        found = tuple(
+            replace(f, notes=(*f.notes, "XLA dumped this module again; the same in " + ", ".join(also[(ri, i)])))
+            if (ri, i) in also else f
+            for i, f in enumerate(keep[ri])
+        )
+        out.append(replace(r, findings=found))
+    return out
+
+
+def check_file(path: str, opts: CheckOptions, read: ReadOptions | None = None) -> FileReport | Skipped:
+    """Check one file (``-`` is stdin) in one streaming pass."""
+    try:
+        with open_input(path) as f:
+            kind, sites = read_sites(f, path, read or ReadOptions())
+            if kind.skipped:
+                return Skipped(path, kind.reason)
+            found, total, distinct, dropped = findings_of(path, sites, opts)
+            return FileReport(path, kind.kind, tuple(found), total, distinct, dropped)
+    except OSError as e:
+        reason = e.strerror or str(e)
+        return FileReport(path, "unreadable", (CheckFinding("io-error", "error", path, 1, 1, f"cannot read {path}: {reason}"),))
+
+
+def _check_one(args: tuple[str, CheckOptions]) -> FileReport | Skipped:
+    return check_file(*args)
+
+
+PARALLEL_BYTES = 32 << 20  # below this much input, starting worker processes costs more than it saves
+
+
+def check_files(files: Sequence[str], opts: CheckOptions, jobs: int = 1) -> list[FileReport | Skipped]:
+    """``check_file`` over ``files``, in worker processes when ``jobs > 1`` and there is enough to read;
+    results in input order."""
+    if jobs <= 1 or len(files) <= 1 or "-" in files or _total_size(files) < PARALLEL_BYTES:
+        return [check_file(f, opts) for f in files]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=min(jobs, len(files))) as pool:
+        return list(pool.map(_check_one, [(f, opts) for f in files], chunksize=1))
+
+
+def _total_size(files: Sequence[str]) -> int:
+    total = 0
+    for f in files:
+        try:
+            total += os.path.getsize(f)
+        except OSError:
+            pass  # check_file reports it
+    return total
+
+
+def _options(mesh: Mesh | str | None, allowed_meshes: Iterable[Sequence[int] | str] | None) -> CheckOptions:
+    from shardconv.formats.detect import parse_mesh_option
+
+    m = parse_mesh_option(mesh) if isinstance(mesh, str) else mesh
+    allowed = None
+    if allowed_meshes is not None:
+        allowed = tuple(tuple(int(x) for x in a.lower().split("x")) if isinstance(a, str) else tuple(a) for a in allowed_meshes)
+    return CheckOptions(mesh=m, allowed_meshes=allowed)
+
+
+def check_text(
+    text: str | bytes,
+    *,
+    mesh: Mesh | str | None = None,
+    allowed_meshes: Iterable[Sequence[int] | str] | None = None,
+    path: str = "<text>",
+) -> list[CheckFinding]:
+    """Every finding ``shardconv check`` reports for an in-memory dump (the same engine as the CLI)."""
+    import io
+
+    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
+    kind, sites = read_sites(io.BytesIO(data), path)
+    if kind.skipped:
+        return []
+    return findings_of(path, sites, _options(mesh, allowed_meshes))[0]
+
+
+def check_paths(
+    paths: Sequence[str],
+    *,
+    mesh: Mesh | str | None = None,
+    allowed_meshes: Iterable[Sequence[int] | str] | None = None,
+    jobs: int = 1,
+) -> list[CheckFinding]:
+    """Every finding for files and folders (walked as the CLI walks them)."""
+    files = [p for p in iter_files(paths, Selection()) if isinstance(p, str)]
+    reports = merge_dump_variants(check_files(files, _options(mesh, allowed_meshes), jobs))
+    return [f for r in reports if isinstance(r, FileReport) for f in r.findings]
+
+
+__all__ = ["FileKind", "Selection", "check_file", "check_files", "check_paths", "check_text", "findings_of", "iter_files", "merge_dump_variants"]

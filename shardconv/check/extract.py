@@ -1,0 +1,667 @@
+"""Extraction: the sharding-related values on one logical line of a dump (HLO text or MLIR; both
+syntaxes are tried, so mixed logs work), each with its span and the tensor type and value it annotates.
+Just enough lexing to cut values out (balanced brackets and strings from ``shardconv.text.brackets`` on
+a latin-1 view of the line, so offsets are bytes); no sharding grammar here (that is ``formats``)."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+
+from shardconv.check.sites import PLAIN, Shape, SiteKind, ValueSite
+from shardconv.core.errors import ShardingSyntaxError
+from shardconv.text.brackets import skip_group, string_end
+from shardconv.text.escapes import (
+    EscapeError,
+    StringEncoding,
+    decode_layered,
+    encode_layered,
+)
+
+_RX = re.compile(
+    rb"""
+     (?P<hlo>(?<![\w.])sharding=\{)
+    |(?P<hlofe>(?<![\w.])(?P<hlofekey>xla\.sdy\.[\w.]+)=(?P<hlofeopen>["{]))
+    |(?P<hlonp>(?<![\w.])num_partitions=(?P<hlonpv>\d+))
+    |(?P<mstr>(?<![\w.])(?P<mstrkey>mhlo\.sharding|mhlo\.spmd_output_sharding|xla\.sdy\.[\w.]+)\s*=\s*")
+    |(?P<mnp>(?<![\w.])mhlo\.num_partitions\s=\s(?P<mnpv>\d+))
+    |(?P<sdyattr>\#sdy\.(?P<sdyattrkind>sharding_per_value|sharding|mesh)<)
+    |(?P<meshdecl>(?<![\w.])sdy\.mesh\s+@(?P<meshname>[\w$.\-]+|"(?:[^"\\]|\\.)*")\s*=\s*<)
+    |(?P<sdyop>(?<![\w.])sdy\.(?P<sdyopname>sharding_constraint|reshard)\s+%[\w\#.$\-]+\s+<)
+    |(?P<oparg>(?<![\w.])(?P<opargkey>out_sharding|sharding)=<)
+    |(?P<mclist>(?<![\w.])(?P<mclistkey>in_shardings|out_shardings)=\[)
+    |(?P<maxes>(?<![\w.])manual_axes=\{)
+    |(?P<unspec>unspecified_dims=(?P<unspecv>\[[\d,\s]*\]))
+    |(?P<shmesh>(?<![\w.])stablehlo\.mesh\s*=\s*\{)
+    |(?P<collective>replica_group_mesh_axes<\s*mesh\s*=\s*@(?P<collname>[\w$.\-]+))
+    |(?P<expected>expected-error(?P<expectedoff>@[+-]\d+|@above|@below)?)
+    """,
+    re.VERBOSE,
+)
+
+# Every _RX match holds one of these within _REACH bytes of its start (``mhlo.spmd_output_sharding``
+# is the farthest, 17), so ``bytes.find`` can skip text no match can start in, at memchr speed.
+_NEEDLES = (
+    b"sharding", b"sdy.", b"num_partitions", b"manual_axes", b"unspecified_dims", b"expected-error", b"stablehlo.mesh",
+    b"replica_group_mesh_axes",
+)
+# Where a module begins (its meshes and num_partitions start afresh): HLO, MLIR, or a lit/pass-dump split.
+MODULE_START = re.compile(rb"\s*(?:HloModule\s|module\b|//\s*-----)")
+_REACH = 32
+_HEAD = 1 << 16  # a match head (``key = "`` up to its opening quote or bracket) is far shorter than this
+
+
+def _search(text: bytes, pos: int, nexts: list[int]) -> re.Match[bytes] | None:
+    """``_RX.search(text, pos)``, but the regex runs only near a needle, so a long line without keywords
+    costs grep time. ``nexts`` caches each needle's next offset (-1: not looked up yet; len: none left)."""
+    n = len(text)
+    while True:
+        for i, k in enumerate(_NEEDLES):
+            if nexts[i] < pos:
+                found = text.find(k, pos)
+                nexts[i] = n if found < 0 else found
+        hit = min(nexts)
+        if hit >= n:
+            return None
+        end = min(n, hit + _HEAD)
+        m = _RX.search(text, max(pos, hit - _REACH), end)
+        if m is not None:
+            return _RX.search(text, m.start()) if m.end() >= end else m  # cut by ``end``: redo unbounded
+        pos = hit + 1
+
+
+
+def match_close(line: str, open_pos: int) -> int:
+    """Index just past the bracket closing ``line[open_pos]`` (quotes skipped), or -1 if unclosed.
+    ``line`` is the latin-1 view of a dump line, so offsets are byte offsets."""
+    if line.startswith("<=", open_pos):
+        return -1  # HLO's iota operator, not a bracket
+    try:
+        return skip_group(line, open_pos, own_kind_only=True, comments=False)
+    except ShardingSyntaxError:
+        return -1
+
+
+# ---- tensor types ---------------------------------------------------------------------------------
+
+_MLIR_TENSOR = re.compile(rb"tensor<((?:(?:\d+|\?)x)*)")
+_HLO_SHAPE = re.compile(rb"\b[a-z][a-z0-9]*\[([^\]]*)\]")
+
+
+def mlir_shapes(text: bytes) -> tuple[Shape, ...]:
+    """Shapes of the ``tensor<...>`` types in ``text``, in order."""
+    return tuple(_mlir_dims(m.group(1)) for m in _MLIR_TENSOR.finditer(text))
+
+
+def _mlir_dims(dims: bytes) -> Shape:
+    return tuple(None if d == b"?" else _dim(d) for d in dims.split(b"x")[:-1])
+
+
+def _dim(d: bytes) -> int | None:
+    """A dim size, or None (unknown) when it has more digits than any int64."""
+    return int(d) if len(d) <= 19 else None
+
+
+def hlo_shapes(text: bytes) -> tuple[Shape, ...]:
+    """Shapes of the leaf array types in an HLO type (tuples flattened, as tuple shardings are)."""
+    return tuple(_hlo_dims(m.group(1)) for m in _HLO_SHAPE.finditer(text))
+
+
+def _hlo_dims(dims: bytes) -> Shape:
+    if not dims.strip():
+        return ()
+    out: list[int | None] = []
+    for d in dims.split(b","):
+        d = d.strip()
+        out.append(_dim(d) if d.isdigit() else None)
+    return tuple(out)
+
+
+_MESH_DECL_NAME = re.compile(rb'sdy\.mesh\s+@([\w$.\-]+|"(?:[^"\\]|\\.)*")')
+_HLO_INSTR = re.compile(rb"^\s*(?:ROOT\s+)?(%?[\w.\-]+)\s*=\s*")
+_HLO_ARRAY = re.compile(rb"[a-z][a-z0-9]*\[[^\]]*\]")
+_MLIR_RESULT = re.compile(rb"^\s*(%[\w#.$\-]+)(?::\d+)?(?:\s*,\s*%[\w#.$\-]+(?::\d+)?)*\s*=")
+_MLIR_MODULE = re.compile(rb"^\s*module\b(?:\s+@([\w$.\-]+))?")
+_TENSOR = re.compile(rb"tensor<")
+MEMO_LIMIT = 1 << 14
+# A line holding any of these is not a plain HLO instruction line (it may hold other values).
+# ``%arg: tensor<...> {sdy.sharding = #sdy.sharding<@mesh, [...]>}`` up to the next argument.
+_ARG_SHARDING = re.compile(
+    rb'(tensor<[^>]*>) \{sdy\.sharding = (\#sdy\.sharding<@[\w$.\-]+, \[(?:[^\]"]|"[^"]*")*\](?:, \w+=\{[^}]*\})*>)\}(?:, |\)|$)'
+)
+# ``%r = sdy.sharding_constraint %x <@mesh, [...]> : tensor<...>`` (or sdy.reshard), with nothing else.
+_PLAIN_OP = re.compile(
+    rb'\s*%[\w#.$\-]+ = sdy\.(?:sharding_constraint|reshard) %[\w#.$\-]+ (<@[\w$.\-]+, \[(?:[^\]"]|"[^"]*")*\](?:, \w+=\{[^}]*\})*>) : (tensor<[^>]*>)(?: loc\([^()]*\))?\s*$'
+)
+
+
+def plain_op_key(text: bytes) -> bytes | None:
+    """(sharding, type) of a line that is one ``sdy.sharding_constraint`` / ``sdy.reshard`` and nothing
+    else, as one bytes key (one regex match); None for any other line."""
+    if b"sdy.sharding_constraint" not in text and b"sdy.reshard" not in text:
+        return None
+    m = _PLAIN_OP.match(text)
+    return None if m is None else b"%s\0%s" % m.group(1, 2)
+
+
+def plain_hlo_key(text: bytes) -> bytes | None:
+    """(type, sharding) of an HLO instruction line whose one keyword is a ``sharding={...}``, as one bytes
+    key; None when it is not such a line. Plain ``bytes`` operations only (C speed)."""
+    i = text.find(b", sharding={") + 2
+    if i < 2:
+        return None
+    j = text.find(b"}", i + 10)
+    if j >= 0 and text.find(b"{", i + 10, j) >= 0:
+        while j >= 0 and text.count(b"{", i + 9, j) != text.count(b"}", i + 9, j + 1):
+            j = text.find(b"}", j + 1)  # nested (a tuple sharding, metadata inside it): the balancing brace
+    if j < 0 or text.find(b'"', i + 9, j) >= 0:
+        return None
+    eq = text.find(b" = ", 0, i)
+    if eq < 0:
+        return None
+    start = eq + 3
+    stop = text.find(b") ", start) + 1 if text.startswith(b"(", start) else text.find(b" ", start)
+    if stop <= start:
+        return None
+    return b"%s\0%s" % (text[start:stop], text[i + 9 : j + 1])
+_FUNC = re.compile(rb"\bfunc\.func\b[^(]*?@[\w$.\-\"]+\s*\(")
+_ARG = re.compile(rb"(%[\w#.$\-]+):\s*")
+_LOC_TAIL = re.compile(rb"\s+loc\((?:[^()]|\([^()]*\))*\)\s*$")
+_CLOSE_REGION = re.compile(rb"^(\s*)\}\s*:\s*(.*)$")
+
+_PER_VALUE_PREFIXES = (
+    ("#sdy.sharding_per_value<", SiteKind.SDY_PER_VALUE),
+    ("#sdy.sharding<", SiteKind.SDY_SHARDING),
+    ("#sdy.mesh<", SiteKind.SDY_MESH),
+    ("#sdy<manual_axes", SiteKind.MANUAL_AXES),
+)
+
+
+@dataclass
+class _Pending:
+    """A manual/named computation whose operand and result types come on its closing line."""
+
+    indent: int
+    lineno: int
+    ins: list[ValueSite] = field(default_factory=list)
+    outs: list[ValueSite] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Signature:
+    """A ``func.func`` signature on a line, lexed once (its args can number in the thousands)."""
+
+    open_paren: int
+    close: int  # just past the closing paren, -1 when it is not on this line
+    arg_ends: list[int]  # where each ``%argN: `` ends, in order
+    arg_names: list[str]
+    result_types: list[int]  # where each ``tensor<`` after the arguments starts
+
+
+@dataclass
+class _Line:
+    """One line being scanned, with lazily computed context."""
+
+    text: bytes
+    offset: int  # file offset of text[0]
+    lineno: int
+    col_base: int
+    _hlo: tuple[str | None, tuple[Shape, ...] | None] | None = None
+    _chars: str | None = None
+    _sig: _Signature | None | bool = False  # False: not lexed yet
+
+    @property
+    def chars(self) -> str:
+        """The line as latin-1 text for ``shardconv.text.brackets`` (same offsets), made once per line."""
+        if self._chars is None:
+            self._chars = self.text.decode("latin-1")
+        return self._chars
+
+    def position(self, i: int) -> tuple[int, int]:
+        """1-based line and byte column of ``text[i]``; a logical line may span several (an attribute
+        whose value starts on the next line)."""
+        nl = self.text.rfind(b"\n", 0, i)
+        if nl < 0:
+            return self.lineno, self.col_base + i + 1
+        return self.lineno + self.text.count(b"\n", 0, i), i - nl
+
+    def physical(self, i: int) -> bytes:
+        """The physical line holding ``text[i]`` (the whole text unless the logical line spans several)."""
+        if b"\n" not in self.text:
+            return self.text
+        start = self.text.rfind(b"\n", 0, i) + 1
+        end = self.text.find(b"\n", i)
+        return self.text[start : end if end >= 0 else len(self.text)]
+
+    def signature(self) -> _Signature | None:
+        if self._sig is False:
+            f = _FUNC.search(self.text)
+            if f is None:
+                self._sig = None
+            else:
+                open_paren = f.end() - 1
+                close = _signature_close(self.text, open_paren)
+                if close < 0:
+                    close = match_close(self.chars, open_paren)
+                stop = close if close >= 0 else len(self.text)
+                args = list(_ARG.finditer(self.text, open_paren, stop))
+                results = [m.start() for m in _TENSOR.finditer(self.text, close)] if close >= 0 else []
+                self._sig = _Signature(open_paren, close, [a.end() for a in args], [a.group(1).decode() for a in args], results)
+        return self._sig if isinstance(self._sig, _Signature) else None
+
+    def hlo_context(self) -> tuple[str | None, tuple[Shape, ...] | None]:
+        if self._hlo is None:
+            self._hlo = _hlo_context(self.text, self.chars)
+        return self._hlo
+
+
+class LineExtractor:
+    """Stateful per file: remembers open manual computations until their closing line."""
+
+    def __init__(self, path: str, *, memo_limit: int = MEMO_LIMIT) -> None:
+        self.path = path
+        self.pending: list[_Pending] = []
+        self.memo_limit = memo_limit  # 0: every line extracted afresh (what --fix needs: every span)
+        self.repeats: dict[bytes, list[ValueSite]] = {}  # plain lines by (type, value)
+        self.args: dict[tuple[bytes, bytes], ValueSite] = {}  # func.func arguments by (type, sharding)
+
+    # ---- entry points ----------------------------------------------------------------------
+    def scan(self, text: bytes, offset: int, lineno: int, col_base: int = 0, *, plain: bool = False) -> list[ValueSite]:
+        """Every site on the line; ``offset`` is the file offset of ``text[0]``. A plain HLO instruction
+        line (``plain``: its only keyword is one ``sharding``) whose (type, sharding) was seen before in this
+        module gives that line's sites again (the dedup stage counts them), so the common case costs a few
+        ``bytes.find`` calls."""
+        memo = self.memo_limit and not col_base and not self.pending
+        key = (plain_hlo_key(text) if plain else plain_op_key(text)) if memo else None
+        if key is None:
+            return self._scan(text, offset, lineno, col_base)
+        hit = self.repeats.get(key)
+        if hit is None:
+            if len(self.repeats) >= self.memo_limit:
+                self.repeats.clear()
+            hit = self.repeats[key] = self._scan(text, offset, lineno, col_base)
+        return hit
+
+    def seen(self, text: bytes, plain: bool) -> list[ValueSite] | None:
+        """The sites of an earlier line of this module with the same plain key as ``text``, if any."""
+        if not self.memo_limit or self.pending:
+            return None
+        key = plain_hlo_key(text) if plain else plain_op_key(text)
+        return None if key is None else self.repeats.get(key)
+
+    def _scan(self, text: bytes, offset: int, lineno: int, col_base: int) -> list[ValueSite]:
+        ln = _Line(text, offset, lineno, col_base)
+        out: list[ValueSite] = []
+        if not col_base and MODULE_START.match(text):
+            out.append(self._occ(ln, SiteKind.MODULE_START, "module", 0, 0))
+            self.repeats.clear()  # a new module: its values are new
+            self.args.clear()
+        if self.pending:
+            out.extend(self._close_region(ln))
+        pos = 0
+        nexts = [-1] * len(_NEEDLES)
+        sig = ln.signature() if self.memo_limit and b"func.func" in text else None
+        if sig is not None and len(sig.arg_ends) > 1:
+            pos = self._arguments(ln, sig, nexts, out)
+        while True:
+            m = _search(text, pos, nexts)
+            if m is None:
+                return out
+            try:
+                pos = self._dispatch(ln, m, out)
+            except EscapeError:
+                pos = m.end()
+            if pos <= m.start():
+                pos = m.end()
+
+    def _arguments(self, ln: _Line, sig: _Signature, nexts: list[int], out: list[ValueSite]) -> int:
+        """The values of a long ``func.func`` signature's arguments; returns where the arguments end.
+        An argument whose attributes are one ``sdy.sharding`` is read with one regex match, and one
+        whose (type, sharding) was seen before in this module gives that first site again."""
+        t = ln.text
+        stop = sig.close if sig.close >= 0 else len(t)
+        bounds = [*sig.arg_ends[1:], stop]
+        for i, a in enumerate(sig.arg_ends):
+            b = bounds[i]
+            if t.find(b"sharding", a, b) < 0 and t.find(b"sdy.", a, b) < 0:
+                continue
+            m = _ARG_SHARDING.match(t, a, b)
+            if m is None:  # other attributes: the general search, inside this argument only
+                pos = a
+                while (found := _search(t, pos, nexts)) is not None and found.start() < b:
+                    pos = max(self._dispatch(ln, found, out), found.end())
+                continue
+            key = (m.group(1), m.group(2))
+            site = self.args.get(key)
+            if site is None:
+                if len(self.args) >= self.memo_limit:
+                    self.args.clear()
+                shapes = mlir_shapes(m.group(1))[:1] or None
+                site = self.args[key] = self._occ(
+                    ln, SiteKind.SDY_SHARDING, "sdy.sharding", m.start(2), m.end(2), value=sig.arg_names[i], shapes=shapes
+                )
+            out.append(site)
+        return stop
+
+    def finish(self) -> list[ValueSite]:
+        """Occurrences still waiting for a closing line at end of file (types unknown)."""
+        rest = [o for p in self.pending for o in (*p.ins, *p.outs)]
+        self.pending.clear()
+        return rest
+
+    # ---- dispatch ----------------------------------------------------------------------------
+    def _dispatch(self, ln: _Line, m: re.Match[bytes], out: list[ValueSite]) -> int:
+        g = m.lastgroup
+        t = ln.chars
+        if g == "hlo":
+            end = match_close(t, m.end() - 1)
+            if end < 0:
+                return m.end()
+            value, shapes = ln.hlo_context()
+            out.append(self._occ(ln, SiteKind.HLO, "sharding=", m.end() - 1, end, value=value, shapes=shapes))
+            return end
+        if g == "hlofe":
+            key = m.group("hlofekey").decode()
+            value, shapes = ln.hlo_context()
+            if m.group("hlofeopen") == b'"':
+                end = string_end(t, m.end() - 1)
+                if end < 0:
+                    return m.end()
+                self._string_value(ln, key, m.end(), end - 1, "c", value, shapes, out)
+                return end
+            end = match_close(t, m.end() - 1)
+            if end < 0:
+                return m.end()
+            self._mesh_dict(ln, key, m.end() - 1, end, ln.text[m.end() - 1 : end], PLAIN, out)
+            return end
+        if g in ("hlonp", "mnp"):
+            vg = "hlonpv" if g == "hlonp" else "mnpv"
+            site = "num_partitions" if g == "hlonp" else "mhlo.num_partitions"
+            out.append(self._occ(ln, SiteKind.NUM_PARTITIONS, site, m.start(vg), m.end(vg), value="module"))
+            return m.end()
+        if g == "mstr":
+            key = m.group("mstrkey").decode()
+            end = string_end(t, m.end() - 1)
+            if end < 0:
+                return m.end()
+            value, shapes = self._mlir_context(ln, m.start())
+            self._string_value(ln, key, m.end(), end - 1, "mlir", value, shapes, out)
+            return end
+        if g == "sdyattr":
+            end = match_close(t, m.end() - 1)
+            if end < 0:
+                return m.end()
+            kind = {b"sharding": SiteKind.SDY_SHARDING, b"sharding_per_value": SiteKind.SDY_PER_VALUE}.get(
+                m.group("sdyattrkind"), SiteKind.SDY_MESH
+            )
+            value, shapes = (None, None) if kind is SiteKind.SDY_MESH else self._mlir_context(ln, m.start())
+            site = _attr_site(ln.text, m.start(), kind)
+            out.append(self._occ(ln, kind, site, m.start(), end, value=value, shapes=shapes))
+            return end
+        if g == "meshdecl":
+            end = match_close(t, m.end() - 1)
+            if end < 0:
+                return m.end()
+            name = m.group("meshname").decode()
+            out.append(self._occ(ln, SiteKind.SDY_MESH, "sdy.mesh", m.end() - 1, end, value="@" + name.strip('"')))
+            return end
+        if g in ("sdyop", "oparg"):
+            end = match_close(t, m.end() - 1)
+            if end < 0:
+                return m.end()
+            site = "sdy." + m.group("sdyopname").decode() if g == "sdyop" else m.group("opargkey").decode() + "="
+            value, shapes = self._mlir_context(ln, m.start())
+            out.append(self._occ(ln, SiteKind.SDY_SHARDING_BARE, site, m.end() - 1, end, value=value, shapes=shapes))
+            return end
+        if g == "mclist":
+            return self._region_list(ln, m, out)
+        if g == "maxes":
+            end = match_close(t, m.end() - 1)
+            if end < 0:
+                return m.end()
+            value, _ = self._mlir_context(ln, m.start())
+            out.append(self._occ(ln, SiteKind.MANUAL_AXES, "manual_axes", m.end() - 1, end, value=value))
+            return end
+        if g == "unspec":
+            value, shapes = ln.hlo_context() if b"custom_call_target" in ln.text else self._mlir_context(ln, m.start())
+            dims = self._occ(ln, SiteKind.UNSPECIFIED_DIMS, "unspecified_dims", m.start("unspecv"), m.end("unspecv"))
+            out.append(_replace(dims, value=value, shapes=shapes))
+            return m.end()
+        if g == "shmesh":
+            end = match_close(t, m.end() - 1)
+            if end < 0:
+                return m.end()
+            decl = _MESH_DECL_NAME.search(ln.text, 0, m.start())
+            name = "@" + decl.group(1).decode().strip('"') if decl else None
+            out.append(self._occ(ln, SiteKind.STABLEHLO_MESH, "stablehlo.mesh", m.end() - 1, end, value=name))
+            return end
+        if g == "collective":
+            name = "@" + m.group("collname").decode()
+            out.append(self._occ(ln, SiteKind.COLLECTIVE_MESH, "replica_groups", m.start("collname") - 1, m.end(), value=name))
+            return m.end()
+        if g == "expected":
+            off = m.group("expectedoff")
+            delta = 0 if off is None else -1 if off == b"@above" else 1 if off == b"@below" else int(off[1:])
+            marker = self._occ(ln, SiteKind.EXPECTED_ERROR, "expected-error", m.start(), m.end())
+            out.append(_replace(marker, target_line=ln.lineno + delta))
+            return m.end()
+        return m.end()  # pragma: no cover - every group is handled above
+
+    # ---- value kinds -------------------------------------------------------------------------
+    def _string_value(
+        self,
+        ln: _Line,
+        key: str,
+        a: int,
+        b: int,
+        outer: str,
+        value: str | None,
+        shapes: tuple[Shape, ...] | None,
+        out: list[ValueSite],
+    ) -> None:
+        """A string attribute: an HLO sharding (``mhlo.sharding``) or an sdy value (``xla.sdy.*``)."""
+        raw = ln.text[a:b]
+        data, enc = decode_layered(raw, outer)
+        if key in ("mhlo.sharding", "mhlo.spmd_output_sharding"):
+            text = data.decode("utf-8", "surrogateescape")
+            binary = None if _looks_textual(data) else data
+            site = key
+            v = "module" if key == "mhlo.spmd_output_sharding" else value
+            out.append(
+                self._occ(ln, SiteKind.HLO, site, a, b, value=v, shapes=shapes, text=text if binary is None else "",
+                          data=binary, encoding=enc)
+            )
+            return
+        text = data.decode("utf-8", "surrogateescape").strip()
+        if text.startswith("{") and "#sdy.mesh" in text:
+            self._mesh_dict(ln, key, a, b, data, enc, out)
+            return
+        for prefix, kind in _PER_VALUE_PREFIXES:
+            if text.startswith(prefix):
+                out.append(
+                    self._occ(ln, kind, key, a, b, value=value, shapes=None if kind is SiteKind.SDY_MESH else shapes,
+                              text=text, encoding=enc)
+                )
+                return
+
+    def _mesh_dict(self, ln: _Line, key: str, a: int, b: int, data: bytes, enc: StringEncoding, out: list[ValueSite]) -> None:
+        """``{mesh = #sdy.mesh<...>, other = #sdy.mesh<...>}``: one SDY_MESH occurrence per entry."""
+        raw = ln.text[a:b]
+        cursor = 0
+        chars = data.decode("latin-1")
+        for m in re.finditer(rb'([\w$.\-]+|"[^"]*")\s*=\s*(#sdy\.mesh<)', data):
+            end = match_close(chars, m.start(2) + len("#sdy.mesh"))
+            if end < 0:
+                continue
+            mesh_text = data[m.start(2) : end]
+            encoded = encode_layered(mesh_text, enc) if enc.outer != "none" else mesh_text
+            at = raw.find(encoded, cursor)
+            sa, sb = (a + at, a + at + len(encoded)) if at >= 0 else (a, b)
+            cursor = at + len(encoded) if at >= 0 else cursor
+            name = "@" + m.group(1).decode().strip('"')
+            out.append(
+                self._occ(ln, SiteKind.SDY_MESH, key, sa, sb, value=name, text=mesh_text.decode("utf-8", "surrogateescape"),
+                          encoding=enc if at >= 0 else StringEncoding("whole"))
+            )
+
+    def _region_list(self, ln: _Line, m: re.Match[bytes], out: list[ValueSite]) -> int:
+        """``in_shardings=[...]`` / ``out_shardings=[...]`` of a manual or named computation."""
+        t = ln.text
+        end = match_close(ln.chars, m.end() - 1)
+        if end < 0:
+            return m.end()
+        key = m.group("mclistkey").decode()
+        value, _ = self._mlir_context(ln, m.start())
+        site = self._occ(ln, SiteKind.SDY_PER_VALUE_LIST, key, m.end() - 1, end, value=value)
+        closes_later = t.rstrip().endswith(b"{")
+        if not closes_later:
+            out.append(_replace(site, shapes=self._mlir_context(ln, m.start())[1]))
+            return end
+        indent = len(t) - len(t.lstrip())
+        top = self.pending[-1] if self.pending else None
+        if top is None or top.lineno != ln.lineno or top.indent != indent:
+            self.pending.append(_Pending(indent, ln.lineno))
+        (self.pending[-1].ins if key == "in_shardings" else self.pending[-1].outs).append(site)
+        return end
+
+    def _close_region(self, ln: _Line) -> list[ValueSite]:
+        m = _CLOSE_REGION.match(ln.text)
+        if m is None or not self.pending or len(m.group(1)) != self.pending[-1].indent:
+            return []
+        p = self.pending.pop()
+        sig = _LOC_TAIL.sub(b"", m.group(2))
+        arrow = sig.rfind(b"->")
+        ins = mlir_shapes(sig[:arrow]) if arrow >= 0 else ()
+        outs = mlir_shapes(sig[arrow:]) if arrow >= 0 else mlir_shapes(sig)
+        return [_replace(o, shapes=ins) for o in p.ins] + [_replace(o, shapes=outs) for o in p.outs]
+
+    # ---- helpers -----------------------------------------------------------------------------
+    def _occ(
+        self,
+        ln: _Line,
+        kind: SiteKind,
+        site: str,
+        a: int,
+        b: int,
+        *,
+        value: str | None = None,
+        shapes: tuple[Shape, ...] | None = None,
+        text: str | None = None,
+        data: bytes | None = None,
+        encoding: StringEncoding = PLAIN,
+    ) -> ValueSite:
+        raw = ln.text[a:b]
+        line, col = ln.position(a)
+        end_line, end_col = ln.position(b)
+        return ValueSite(
+            path=self.path,
+            kind=kind,
+            site=site,
+            line=line,
+            col=col,
+            end_line=end_line,
+            end_col=end_col,
+            start=ln.offset + a,
+            end=ln.offset + b,
+            raw=raw,
+            text=raw.decode("utf-8", "surrogateescape") if text is None else text,
+            data=data,
+            encoding=encoding,
+            value=value,
+            shapes=shapes,
+            line_text=ln.physical(a),
+        )
+
+    def _mlir_context(self, ln: _Line, pos: int) -> tuple[str | None, tuple[Shape, ...] | None]:
+        return _mlir_context(ln, pos)
+
+
+def _replace(o: ValueSite, **kw: object) -> ValueSite:
+    from dataclasses import replace
+
+    return replace(o, **kw)  # type: ignore[arg-type]
+
+
+def _looks_textual(data: bytes) -> bool:
+    """An ``mhlo.sharding`` holds text when it decodes and starts like a sharding; else a proto."""
+    if not data:
+        return True
+    s = data.lstrip()
+    return s[:1] == b"{" and all(b >= 0x20 or b in (0x09, 0x0A, 0x0D) for b in data)
+
+
+def _attr_site(t: bytes, start: int, kind: SiteKind) -> str:
+    """Name of the attribute a ``#sdy...`` value is assigned to (``sdy.sharding``), or its kind."""
+    m = re.search(rb"([\w.]+)\s*=\s*$", t[max(0, start - 64) : start])
+    return m.group(1).decode() if m else kind.value
+
+
+def _hlo_context(t: bytes, chars: str) -> tuple[str | None, tuple[Shape, ...] | None]:
+    """Name and shape(s) of the HLO instruction on this line (tuple types flattened)."""
+    m = _HLO_INSTR.match(t)
+    if m is None:
+        return None, None
+    name = m.group(1).decode()
+    p = m.end()
+    if t[p : p + 1] == b"(":
+        end = match_close(chars, p)
+        return name, (hlo_shapes(t[p:end]) if end > 0 else None)
+    a = _HLO_ARRAY.match(t, p)
+    if a is None:
+        return name, None if not t.startswith(b"token[]", p) else ((),)
+    return name, hlo_shapes(a.group(0))
+
+
+_SIGNATURE_ENDS = (b") -> ", b") {", b") attributes ")
+
+
+def _signature_close(t: bytes, open_paren: int) -> int:
+    """Just past the paren closing a func signature, found in C: the first ``) -> `` / ``) {`` after
+    which the parens balance (strings hold only balanced ones: sub-axes ``"a":(1)2``); -1 if none."""
+    for mark in _SIGNATURE_ENDS:
+        c = t.find(mark, open_paren)
+        if c >= 0 and t.count(b"(", open_paren, c + 1) == t.count(b")", open_paren, c + 1):
+            return c + 1
+    return -1
+
+
+def _mlir_context(ln: _Line, pos: int) -> tuple[str | None, tuple[Shape, ...] | None]:
+    """Value name and type(s) an MLIR attribute at ``pos`` belongs to: a function argument or result,
+    an op's results, or the module."""
+    t = ln.text
+    sig = ln.signature()
+    if sig is not None and sig.open_paren < pos:
+        return _func_context(ln, sig, pos)
+    mod = _MLIR_MODULE.match(t)
+    if mod is not None:
+        return "module", None
+    r = _MLIR_RESULT.match(t)
+    name = r.group(1).decode() if r else None
+    body = _LOC_TAIL.sub(b"", t.rstrip())
+    colon = body.rfind(b" : ")
+    if colon < 0 or colon < pos:
+        return name, None
+    tail = body[colon + 3 :]
+    arrow = tail.rfind(b"->")
+    if arrow >= 0:
+        tail = tail[arrow + 2 :]
+    shapes = mlir_shapes(tail)
+    return name, shapes or None
+
+
+def _func_context(ln: _Line, sig: _Signature, pos: int) -> tuple[str | None, tuple[Shape, ...] | None]:
+    t = ln.text
+    if sig.close < 0 or pos < sig.close:
+        i = bisect.bisect_right(sig.arg_ends, pos) - 1
+        if i < 0:
+            return None, None
+        shapes = mlir_shapes(t[sig.arg_ends[i] : pos])[:1]
+        return sig.arg_names[i], shapes or None
+    i = bisect.bisect_right(sig.result_types, pos) - 1
+    if i < 0:
+        return None, None
+    return f"result[{i}]", mlir_shapes(t[sig.result_types[i] : pos])[:1] or None
+
+
+__all__ = ["MODULE_START", "LineExtractor"]

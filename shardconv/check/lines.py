@@ -1,0 +1,217 @@
+"""Lines: streams a dump in chunks and hands extraction only the logical lines that hold a keyword
+(found with ``bytes.find`` over the whole chunk, in C). Memory stays bounded: a line longer than
+``max_line`` is extracted in overlapping windows instead of being held whole. An attribute whose value
+starts on the next line (``xla.sdy.meshes =`` then the value) is one logical line."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from shardconv.check.extract import MEMO_LIMIT, LineExtractor
+from shardconv.check.sites import FileKind, RepeatedSites, SiteStream, ValueSite
+from shardconv.check.sniff import SNIFF_BYTES, sniff
+
+# Every place a value can sit holds one of these on its line ("sharding" covers mhlo./sdy./xla.sdy.
+# shardings, in/out_shardings and sharding_constraint; unspecified_dims only appear next to one), and
+# every module header holds "module" (``HloModule``, ``module``) or starts a ``// -----`` split.
+PLAIN_KEYWORD = b"sharding"
+KEYWORDS: tuple[bytes, ...] = (
+    PLAIN_KEYWORD, b"sdy.", b"mhlo.", b"manual_axes", b"num_partitions", b"unspecified_dims", b"expected-error",
+    b"replica_group_mesh_axes", b"module", b"// -----",
+)
+REGION_CLOSE = b"} : "
+CHUNK = 8 << 20
+MAX_LINE = 4 << 20
+OVERLAP = 1 << 20  # longest single value guaranteed intact inside an over-long line
+_OPEN_ATTRIBUTE = re.compile(rb"[\w.\"]\s*=\s*$")  # ``key =`` with its value on the next line
+_OPEN_TAIL = frozenset(b"= \t\r")  # the last byte of such a line
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    repeats: bool = True  # plain HLO lines already seen give their first sites again (False for --fix)
+    chunk: int = CHUNK
+    max_line: int = MAX_LINE
+    overlap: int = OVERLAP
+
+
+def open_input(path: str) -> BinaryIO:
+    """``-`` is stdin; anything else is opened for binary reading."""
+    if path == "-":
+        return sys.stdin.buffer
+    return open(path, "rb")
+
+
+def read_sites(stream: BinaryIO, path: str, opts: ReadOptions | None = None) -> tuple[FileKind, Iterator[SiteStream]]:
+    """Sniff the stream, then lazily yield its value sites in file order (none when it is skipped);
+    with ``opts.repeats`` repeated plain lines come as ``RepeatedSites`` counts."""
+    head = _read_at_least(stream, SNIFF_BYTES)
+    kind = sniff(head)
+    if kind.skipped:
+        return kind, iter(())
+    return kind, _sites(stream, path, head, opts or ReadOptions())
+
+
+def sites_of_bytes(data: bytes, path: str = "<text>", opts: ReadOptions | None = None) -> tuple[FileKind, list[ValueSite]]:
+    """Every value site of an in-memory dump, repeats spelled out (a repeat is its first site again)."""
+    import io
+
+    kind, sites = read_sites(io.BytesIO(data), path, opts)
+    return kind, [s for item in sites for s in expand(item)]
+
+
+def expand(item: SiteStream) -> list[ValueSite]:
+    """The sites one stream item stands for."""
+    return [item] if isinstance(item, ValueSite) else [s for s, n in item.counts for _ in range(n)]
+
+
+def _read_at_least(stream: BinaryIO, n: int) -> bytes:
+    parts: list[bytes] = []
+    got = 0
+    while got < n:
+        b = stream.read(n - got)
+        if not b:
+            break
+        parts.append(b)
+        got += len(b)
+    return b"".join(parts)
+
+
+def _sites(stream: BinaryIO, path: str, head: bytes, opts: ReadOptions) -> Iterator[SiteStream]:
+    lines = LineExtractor(path, memo_limit=MEMO_LIMIT if opts.repeats else 0)
+    buf = head
+    buf_off = 0  # file offset of buf[0]
+    lineno = 1  # line number at buf[0]
+    col_base = 0  # column of buf[0] within its line (non-zero only after a window cut)
+    eof = False
+    while True:
+        if not eof:
+            data = stream.read(opts.chunk)
+            eof = not data
+            if data:
+                buf = buf + data if buf else data
+        last_nl = buf.rfind(b"\n")
+        if not eof and last_nl >= 0 and _OPEN_ATTRIBUTE.search(buf, max(0, last_nl - 256), last_nl):
+            last_nl = buf.rfind(b"\n", 0, last_nl)  # keep an open ``key =`` line with its value
+        if eof:
+            limit = len(buf)
+        elif last_nl >= 0:
+            limit = last_nl + 1
+        elif len(buf) >= opts.max_line:
+            limit = -1  # over-long line: window mode below
+        else:
+            continue
+        if limit >= 0:
+            yield from _region(lines, buf, 0, limit, buf_off, lineno, col_base)
+            lineno += buf.count(b"\n", 0, limit)
+            col_base = 0 if limit and buf[limit - 1 : limit] == b"\n" else col_base + limit
+            buf_off += limit
+            buf = buf[limit:]
+            if eof:
+                break
+            continue
+        cut = len(buf) - opts.overlap
+        found = lines.scan(buf, buf_off, lineno, col_base)
+        keep = [o for o in found if o.start - buf_off < cut]
+        yield from keep
+        nxt = max([cut] + [o.end - buf_off for o in keep])
+        col_base += nxt
+        buf_off += nxt
+        buf = buf[nxt:]
+    yield from lines.finish()
+
+
+def _candidate_lines(buf: bytes, begin: int, limit: int, kws: tuple[bytes, ...]) -> tuple[list[int], set[int]]:
+    """Sorted start offsets of the lines in ``buf[begin:limit]`` holding a keyword (``bytes.find`` hops,
+    in C), and those holding no keyword but one ``sharding`` (candidates for the plain-HLO-line path)."""
+    starts: set[int] = set()
+    once: set[int] = set()
+    for k in kws:
+        single = k == PLAIN_KEYWORD
+        p = buf.find(k, begin, limit)
+        while p >= 0:
+            start = buf.rfind(b"\n", begin, p) + 1 or begin
+            e = buf.find(b"\n", p, limit)
+            if single and buf.find(k, p + len(k), limit if e < 0 else e) < 0:
+                once.add(start)
+            starts.add(start)
+            if e < 0:
+                break
+            p = buf.find(k, e, limit)
+    if once:
+        for k in kws:  # a line any other keyword hit is not plain
+            if k != PLAIN_KEYWORD:
+                p = buf.find(k, begin, limit)
+                while p >= 0:
+                    once.discard(buf.rfind(b"\n", begin, p) + 1 or begin)
+                    e = buf.find(b"\n", p, limit)
+                    p = buf.find(k, e, limit) if e >= 0 else -1
+    return sorted(starts), once
+
+
+def _line_end(buf: bytes, start: int, limit: int) -> int:
+    """End of the logical line at ``start``: past the next line too while this one ends in ``key =``."""
+    end = buf.find(b"\n", start, limit)
+    while end > 0 and buf[end - 1] in _OPEN_TAIL and _OPEN_ATTRIBUTE.search(buf, max(start, end - 256), end):
+        nxt = buf.find(b"\n", end + 1, limit)
+        end = nxt if nxt >= 0 else limit
+        if nxt < 0:
+            break
+    return limit if end < 0 else end
+
+
+def _region(
+    lines: LineExtractor, buf: bytes, begin: int, limit: int, buf_off: int, lineno: int, col_base: int
+) -> Iterator[SiteStream]:
+    """Extract the keyword lines of the complete lines in ``buf[begin:limit]`` (``lineno`` at ``begin``).
+    A plain line the extractor has seen (by type and value) is only counted; the counts go out before
+    any other site, so they always land in the module of their first site."""
+    first = counted = begin
+    done = begin  # logical lines may swallow the next candidate
+    again: dict[int, tuple[ValueSite, int]] = {}  # id(site) -> (site, repeats); ids stay unique: the memo holds them
+    while True:
+        kws = (*KEYWORDS, REGION_CLOSE) if lines.pending else KEYWORDS
+        restart = -1
+        starts, plain = _candidate_lines(buf, begin, limit, kws)
+        for start in starts:
+            if start < done:
+                continue
+            end = _line_end(buf, start, limit)
+            done = end + 1
+            text = buf[start:end]
+            if text.endswith(b"\r"):
+                text = text[:-1]
+            is_plain = start in plain
+            hit = lines.seen(text, is_plain) if start != first else None
+            if hit is not None:
+                for s in hit:
+                    entry = again.get(id(s))
+                    again[id(s)] = (s, 1 if entry is None else entry[1] + 1)
+                continue
+            if again:
+                yield _counts(again)
+            lineno += buf.count(b"\n", counted, start)
+            counted = start
+            yield from lines.scan(text, buf_off + start, lineno, col_base if start == first else 0, plain=is_plain)
+            if lines.pending and REGION_CLOSE not in kws and end < limit:
+                restart = end + 1  # a manual computation opened: rescan the rest watching for its close
+                break
+        if again:
+            yield _counts(again)
+        if restart < 0:
+            return
+        lineno += buf.count(b"\n", counted, restart)
+        begin = counted = restart
+
+
+def _counts(again: dict[int, tuple[ValueSite, int]]) -> RepeatedSites:
+    out = RepeatedSites(tuple(again.values()))
+    again.clear()
+    return out
+
+
+__all__ = ["KEYWORDS", "ReadOptions", "expand", "open_input", "read_sites", "sites_of_bytes"]

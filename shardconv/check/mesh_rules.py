@@ -1,0 +1,286 @@
+"""The rules engine's mesh-level rules: device counts, --mesh, --allowed-meshes, stablehlo.mesh copies,
+meshes XLA invents (synthetic ``_axis_N`` meshes in the file, or the one its import of the module's HLO
+shardings would build) and the fixes that move a synthetic mesh onto the global one."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator
+from dataclasses import replace
+
+from shardconv.check.context import ModuleContext, SdyValue
+from shardconv.check.dedup import DistinctValue
+from shardconv.check.diagnostics import Fix, Rewrite
+from shardconv.check.rules import Rule, RuleResult, devices_of
+from shardconv.check.sites import SiteKind
+from shardconv.convert.xla_import import is_synthetic
+from shardconv.core.errors import ShardingError
+from shardconv.core.model import (
+    HloSharding,
+    Mesh,
+    TensorSharding,
+    TensorShardingPerValue,
+)
+
+
+def _label(name: str, mesh: Mesh) -> str:
+    return f"mesh @{name} = {mesh}"
+
+
+def mesh_option_text(mesh: Mesh) -> str:
+    """``mesh`` as a ``--mesh`` value: ``batch=2,model=4``, or the full ``<[...], device_ids=[...]>``."""
+    from shardconv.formats.sdy.write import print_mesh
+
+    return mesh.shape_str() if mesh.explicit_device_ids is None else print_mesh(mesh, form="bare")
+
+
+def fix_command(path: str, mesh: Mesh) -> str:
+    """The shell command that applies the fix, ready to paste."""
+    return f"shardconv check --fix --mesh {shlex.quote(mesh_option_text(mesh))} {shlex.quote(path)}"
+
+
+def difference(mesh: Mesh, glob: Mesh) -> str:
+    """How ``mesh`` differs from ``glob``, in words: "4x2 instead of 2x4", or, for one shape, in axis
+    names and / or device order ("only in device order: device_ids=[...] instead of [...]")."""
+    if mesh.axis_sizes != glob.axis_sizes:
+        return f"{mesh.sizes_text()} instead of {glob.sizes_text()}"
+    parts = []
+    if mesh.axis_names != glob.axis_names:
+        parts.append(f"in axis names ({', '.join(mesh.axis_names)} instead of {', '.join(glob.axis_names)})")
+    if mesh.device_ids != glob.device_ids:
+        parts.append(f"in device order: device_ids={list(mesh.device_ids)} instead of {list(glob.device_ids)}")
+    return f"only {parts[0]}" if len(parts) == 1 else " and ".join(parts) or "in nothing"
+
+
+def device_counts(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """--mesh, num_partitions, every mesh and every tile array must agree on the number of devices."""
+    n = ctx.partitions
+    glob = ctx.options.mesh
+    if glob is not None and n is not None and glob.num_devices != n and ctx.num_partitions is not None:
+        yield RuleResult(
+            "device-count-mismatch", ctx.num_partitions,
+            f"--mesh {glob.shape_str()} has {glob.num_devices} devices but num_partitions is {n}",
+        )
+    if glob is not None:
+        for dv in ctx.hlo:
+            assert isinstance(dv.value, HloSharding)
+            d = devices_of(dv.value)
+            if d is not None and d != glob.num_devices and (n is None or d == n):
+                yield RuleResult(
+                    "device-count-mismatch", dv, f"{dv.value} spans {d} devices but --mesh {glob.shape_str()} has {glob.num_devices}"
+                )
+    seen: tuple[int, DistinctValue] | None = None
+    for name, mesh, dv in _all_meshes(ctx):
+        if not mesh.axes:
+            continue
+        count = mesh.num_devices
+        label = _label(name, mesh) if name else f"mesh {mesh}"
+        if n is not None and count != n:
+            yield RuleResult("device-count-mismatch", dv, f"{label} has {count} devices but num_partitions is {n}")
+        elif n is None and seen is not None and seen[0] != count:
+            yield RuleResult("device-count-mismatch", dv, f"{label} has {count} devices but the mesh on line {seen[1].site.line} has {seen[0]}")
+        if seen is None:
+            seen = (count, dv)
+
+
+def _all_meshes(ctx: ModuleContext) -> list[tuple[str, Mesh, DistinctValue]]:
+    out = [(n, m, ctx.mesh_sites[n]) for n, m in ctx.meshes.items()]
+    out += [("", dv.value, dv) for dv in ctx.anonymous_meshes if isinstance(dv.value, Mesh)]
+    return sorted(out, key=lambda t: t[2].site.start)
+
+
+def mesh_option(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """Real (non-synthetic) sharding meshes must be --mesh; collectives' meshes are not checked."""
+    glob = ctx.options.mesh
+    if glob is None:
+        return
+    for name, mesh, dv in ctx.sharding_meshes():
+        if mesh.axes and not is_synthetic(mesh) and not (mesh.axes == glob.axes and mesh.device_ids == glob.device_ids):
+            yield RuleResult("mesh-mismatch", dv, f"{_label(name, mesh)} differs from --mesh {glob} {difference(mesh, glob)}")
+
+
+def stablehlo_copies(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """A ``stablehlo.mesh`` attribute must describe the sdy.mesh it sits on."""
+    for dv in ctx.module.values:
+        if dv.site.kind is not SiteKind.STABLEHLO_MESH or not isinstance(dv.value, Mesh) or dv.site.mesh_name is None:
+            continue
+        sdy = ctx.meshes.get(dv.site.mesh_name)
+        if sdy is None or (sdy.axes == dv.value.axes and sdy.device_ids == dv.value.device_ids):
+            continue
+        yield RuleResult(
+            "stablehlo-mesh-mismatch", dv,
+            f"stablehlo.mesh of @{dv.site.mesh_name} is {dv.value} but the sdy.mesh is {sdy}: they differ {difference(dv.value, sdy)}",
+        )
+
+
+def _hlo_only(ctx: ModuleContext) -> bool:
+    """XLA imports this module without a mesh: HLO shardings and no sharding mesh of its own."""
+    return bool(ctx.hlo) and not ctx.sharding_meshes()
+
+
+def allowed_meshes(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """Every sharding mesh, and the mesh XLA's import would invent for an HLO-only module, must have an
+    allowed shape."""
+    allowed = ctx.options.allowed_meshes
+    if allowed is None:
+        return
+    shapes = ", ".join("x".join(map(str, s)) for s in allowed)
+    tail = f"which is not an allowed mesh ({shapes}); a backend that validates meshes fails with 'Mesh is not valid'"
+    for name, mesh, dv in ctx.sharding_meshes():
+        if mesh.axes and tuple(mesh.axis_sizes) not in allowed:
+            yield RuleResult("mesh-not-allowed", dv, f"{_label(name, mesh)} has shape {mesh.sizes_text()}, {tail}")
+    if _hlo_only(ctx):
+        from shardconv.convert.distortion import analyse_import
+
+        a = analyse_import([_h(dv) for dv in ctx.hlo], ctx.options.mesh)
+        inv = a.invented
+        if inv is not None and inv.axes and tuple(inv.axis_sizes) not in allowed:
+            at = ctx.hlo[a.causes[0]] if a.causes else _first_tiled(ctx)
+            yield RuleResult(
+                "mesh-not-allowed", at,
+                f"XLA's import of this module's HLO shardings invents mesh {inv} of shape {inv.sizes_text()}, {tail}",
+            )
+
+
+def _h(dv: DistinctValue) -> HloSharding:
+    assert isinstance(dv.value, HloSharding)
+    return dv.value
+
+
+def _first_tiled(ctx: ModuleContext) -> DistinctValue:
+    return next((dv for dv in ctx.hlo if devices_of(_h(dv)) is not None), ctx.hlo[0])
+
+
+def import_distortion(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """With --mesh: an HLO-only module whose import gives a mesh of another shape is an error at each
+    sharding that makes it so; a mere renaming of the axes is fine."""
+    from shardconv.convert.distortion import analyse_import, on_global
+
+    glob = ctx.options.mesh
+    if glob is None or not _hlo_only(ctx):
+        return
+    a = analyse_import([_h(dv) for dv in ctx.hlo], glob)
+    if not a.distorts or a.invented is None:
+        return
+    inv = a.invented
+    for i in a.causes:
+        dv = ctx.hlo[i]
+        h = _h(dv)
+        try:
+            right = f"; on the global mesh it is {on_global(h, glob, dv.site.rank)}"
+        except ShardingError:
+            right = ""
+        yield RuleResult(
+            "import-distorts-mesh", dv,
+            f"importing {h} without the global mesh (as XLA does for this module) invents mesh {inv} "
+            f"({difference(inv, glob)}, the global mesh being {glob}){right}",
+        )
+
+
+def _respell(kind: SiteKind, value: SdyValue) -> str:
+    """``value`` printed the way a site of ``kind`` spells it."""
+    from shardconv.formats.sdy.write import print_sharding, print_sharding_per_value
+
+    if isinstance(value, TensorShardingPerValue):
+        if kind is SiteKind.SDY_PER_VALUE_LIST:
+            return "[" + ", ".join(print_sharding(x, attribute=False) for x in value.shardings) + "]"
+        return print_sharding_per_value(value)
+    return print_sharding(value, attribute=kind is not SiteKind.SDY_SHARDING_BARE)
+
+
+def global_mesh(ctx: ModuleContext, count: int) -> Mesh | None:
+    """The real mesh: --mesh, else a non-synthetic sharding mesh of the module with ``count`` devices."""
+    if ctx.options.mesh is not None:
+        return ctx.options.mesh
+    return next((m for _, m, _ in ctx.sharding_meshes() if m.axes and not is_synthetic(m) and m.num_devices == count), None)
+
+
+def synthetic_meshes(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """Synthetic ``_axis_N`` sharding meshes: what made XLA invent each, what every sharding on it is
+    on the global mesh, and the fix (all of its shardings move, or nothing does)."""
+    from shardconv.convert.reexpress import reexpress
+    from shardconv.formats.sdy.write import print_mesh
+
+    for name, mesh, dv in ctx.sharding_meshes():
+        if not is_synthetic(mesh):
+            continue
+        label = _label(name, mesh)
+        users = ctx.users.get(name, ())
+        glob = global_mesh(ctx, mesh.num_devices)
+        cause = _cause(mesh, users)
+        if glob is None:
+            yield RuleResult(
+                "synthetic-mesh", dv,
+                f"{label} is a synthetic mesh ({mesh.sizes_text()}); {cause}. Pass --mesh with the global mesh to check it",
+                blocks_fix=f"@{name}: --fix needs --mesh with the global mesh to move it onto",
+            )
+            continue
+        if glob.axis_sizes == mesh.axis_sizes and glob.device_ids == mesh.device_ids:
+            yield RuleResult("synthetic-mesh", dv, f"{label} has the global mesh's shape but synthetic axis names; {cause}")
+            continue
+        target = replace(glob, name=name)
+        notes = [f"cause: {cause}"]
+        rewrites = [Rewrite(ctx.module.index, dv.site.kind.value, dv.site.text.encode(), print_mesh(glob, form="bare" if dv.site.site == "sdy.mesh" else "attr").encode())]
+        blocker: str | None = None
+        headline = ""
+        for u in users:
+            s = u.value
+            assert isinstance(s, (TensorSharding, TensorShardingPerValue))
+            where = _where(u)
+            try:
+                right = reexpress(s, mesh, target)
+            except ShardingError as e:
+                blocker = blocker or f"{where}: {u.site.text} has no equivalent on the global mesh ({e.message})"
+                notes.append(f"{where}: {u.site.text} has no equivalent on the global mesh: {e.message}")
+                continue
+            new = _respell(u.site.kind, right)
+            if new != u.site.text:
+                rewrites.append(Rewrite(ctx.module.index, u.site.kind.value, u.site.text.encode(), new.encode()))
+                notes.append(f"{where}: {u.site.text} is {new} on the global mesh")
+                headline = headline or f"; the correct sharding of {where} on the global mesh is {new}"
+        fix = None
+        if blocker is None:
+            fix = Fix(f"mesh @{name} and its {len(rewrites) - 1} sharding(s) moved onto the global mesh", tuple(rewrites))
+            notes.append(f"fix: {fix_command(ctx.path, glob)}")
+        else:
+            notes.append(f"not fixable: {blocker}")
+        yield RuleResult(
+            "distorted-mesh", dv,
+            f"{label} is a synthetic mesh that distorts the global mesh {glob} ({difference(mesh, glob)}); "
+            f"backends that validate meshes fail with 'Mesh is not valid'{headline if blocker is None else ''}",
+            notes=tuple(notes), fix=fix, blocks_fix=None if blocker is None else f"@{name}: {blocker}",
+        )
+
+
+def _where(dv: DistinctValue) -> str:
+    s = dv.site
+    return f"{s.value} (line {s.line})" if s.value else f"line {s.line}"
+
+
+def _cause(mesh: Mesh, users: tuple[DistinctValue, ...]) -> str:
+    """Which HLO sharding made XLA invent ``mesh``, recovered by exporting its users."""
+    from shardconv.convert import to_hlo, xla_import
+
+    causes: list[tuple[DistinctValue, HloSharding]] = []
+    for u in users:
+        assert isinstance(u.value, (TensorSharding, TensorShardingPerValue))
+        try:
+            h = to_hlo(u.value, mesh)
+        except ShardingError:
+            continue
+        if h.is_tiled or (h.is_tuple and any(e.is_tiled for e in h.elements)):
+            causes.append((u, h))
+    if not causes:
+        return "no sharding in this module uses its axes; it was built from a sharding elsewhere"
+    u, h = causes[0]
+    text = f"XLA invented it when it imported the HLO sharding {h} of {_where(u)} without the global mesh"
+    try:
+        got, _ = xla_import([c[1] for c in causes])
+    except ShardingError:
+        return text
+    return text + (" (XLA's import of it yields exactly this mesh)" if got.axis_sizes == mesh.axis_sizes else "")
+
+
+MESH_RULES: tuple[Rule, ...] = (device_counts, mesh_option, stablehlo_copies, allowed_meshes, import_distortion, synthetic_meshes)
+
+__all__ = ["MESH_RULES", "difference", "fix_command", "global_mesh", "mesh_option_text"]

@@ -1,0 +1,97 @@
+"""Parses a site's text with the project's parsers (each distinct value once, in the dedup stage) and
+maps parser error positions back to file columns, through the string escapes the value sat in."""
+
+from __future__ import annotations
+
+import copy
+import re
+from functools import lru_cache
+
+from shardconv.check.sites import SiteKind, ValueSite
+from shardconv.core.errors import ShardingError, ShardingSyntaxError
+from shardconv.core.model import (
+    HloSharding,
+    ManualAxes,
+    Mesh,
+    TensorSharding,
+    TensorShardingPerValue,
+)
+from shardconv.text.escapes import encode_layered
+
+ParsedValue = HloSharding | TensorSharding | TensorShardingPerValue | Mesh | ManualAxes | int | tuple[int, ...]
+LIST_PREFIX = "#sdy.sharding_per_value<"
+_STABLEHLO_AXIS = re.compile(r'name\s*=\s*"((?:[^"\\]|\\.)*)"\s*,\s*size\s*=\s*(\d+)')
+_STABLEHLO_IDS = re.compile(r"device_ids\s*=\s*(?:array<i64:\s*|dense<)?\[?([\d,\s]*)")
+
+
+@lru_cache(maxsize=1 << 14)
+def parse_value(kind: SiteKind, text: str, data: bytes | None = None) -> tuple[ParsedValue | None, ShardingError | None]:
+    """(value, None) or (None, error); (None, None) for a site that only names something. Cached: the
+    same value recurs in every module of a log (errors are cached too, and never mutated after)."""
+    if kind is SiteKind.COLLECTIVE_MESH:
+        return None, None
+    try:
+        return _parse(kind, text, data), None
+    except ShardingError as e:
+        if kind is SiteKind.SDY_PER_VALUE_LIST and e.pos is not None:
+            e.pos = max(0, e.pos - len(LIST_PREFIX))
+        return None, e
+    except RecursionError:
+        return None, ShardingSyntaxError("value nested too deeply")
+
+
+def _parse(kind: SiteKind, text: str, data: bytes | None) -> ParsedValue:
+    from shardconv.formats.hlo.read import parse_hlo
+    from shardconv.formats.sdy.read import (
+        parse_manual_axes,
+        parse_mesh,
+        parse_sdy,
+        parse_sdy_per_value,
+    )
+
+    if kind is SiteKind.HLO:
+        return parse_hlo(data if data is not None else text)
+    if kind in (SiteKind.SDY_SHARDING, SiteKind.SDY_SHARDING_BARE):
+        return parse_sdy(text)
+    if kind is SiteKind.SDY_PER_VALUE:
+        return parse_sdy_per_value(text)
+    if kind is SiteKind.SDY_PER_VALUE_LIST:
+        return parse_sdy_per_value(LIST_PREFIX + text + ">")
+    if kind is SiteKind.SDY_MESH:
+        return parse_mesh(text)
+    if kind is SiteKind.STABLEHLO_MESH:
+        return stablehlo_mesh(text)
+    if kind is SiteKind.MANUAL_AXES:
+        return parse_manual_axes(text)
+    if kind is SiteKind.NUM_PARTITIONS:
+        return int(text)
+    if kind is SiteKind.UNSPECIFIED_DIMS:
+        body = text.strip()[1:-1]
+        return tuple(int(p) for p in body.split(",") if p.strip())
+    raise ShardingSyntaxError(f"nothing to parse in a {kind.value} site")
+
+
+def stablehlo_mesh(text: str) -> Mesh:
+    """The mesh of a ``stablehlo.mesh = {axes = [{name = "a", size = 2 : i64}, ...]}`` attribute."""
+    axes = [(m.group(1), int(m.group(2))) for m in _STABLEHLO_AXIS.finditer(text)]
+    ids = _STABLEHLO_IDS.search(text)
+    device_ids = [int(x) for x in ids.group(1).replace(" ", "").split(",") if x] if ids else None
+    return Mesh.of(axes, device_ids=device_ids or None)
+
+
+def error_col(site: ValueSite, err: ShardingError) -> int:
+    """1-based file column of an error inside ``site``: the parser's position, or for a position-less
+    verifier error the fragment its message quotes (an unknown axis), through escapes when the value
+    sat in a string."""
+    pos = err.pos
+    if pos is None and site.data is None:
+        pos = copy.copy(err).anchor(site.text).pos
+    if pos is None or site.data is not None:
+        return site.col
+    if site.encoding.outer == "none":
+        return site.col + min(pos, len(site.raw))
+    prefix = site.text.encode("utf-8", "surrogateescape")[:pos]
+    return site.col + min(len(encode_layered(prefix, site.encoding)), len(site.raw))
+
+
+__all__ = ["LIST_PREFIX", "ParsedValue", "error_col", "parse_value", "stablehlo_mesh"]

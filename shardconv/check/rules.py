@@ -1,0 +1,221 @@
+"""The rules engine's per-value rules: each a pure function from a module's context to the results
+it finds (``RuleResult``: a finding before it has a file position). Mesh-level rules: ``mesh_rules``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+
+from shardconv.check.context import ModuleContext
+from shardconv.check.dedup import DistinctValue
+from shardconv.check.diagnostics import Fix, Rewrite
+from shardconv.check.parse import error_col
+from shardconv.check.sites import SiteKind
+from shardconv.core.errors import (
+    NotExpressibleError,
+    ShardingError,
+    ShardingSyntaxError,
+)
+from shardconv.core.model import (
+    HloSharding,
+    Mesh,
+    TensorSharding,
+    TensorShardingPerValue,
+)
+from shardconv.core.model import Kind as HloKind
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    """What a rule found at ``at`` (its first place); ``col`` overrides the caret column."""
+
+    rule: str
+    at: DistinctValue
+    message: str
+    notes: tuple[str, ...] = ()
+    fix: Fix | None = None
+    col: int | None = None
+    blocks_fix: str | None = None
+
+
+Rule = Callable[[ModuleContext], Iterator[RuleResult]]
+
+
+def _what(dv: DistinctValue) -> str:
+    return f"{dv.site.site}: " if dv.site.site else ""
+
+
+def parse_errors(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """Values that do not parse (syntax) or that the parser's own checks reject (verify)."""
+    for dv in ctx.module.values:
+        if dv.error is not None:
+            rule = "syntax" if isinstance(dv.error, ShardingSyntaxError) else "verify"
+            yield RuleResult(rule, dv, _what(dv) + dv.error.message, col=error_col(dv.site, dv.error))
+
+
+def mesh_declarations(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """Shardy's mesh verifier on every mesh."""
+    from shardconv.formats.sdy.verify import verify_mesh
+
+    for dv in (*ctx.mesh_sites.values(), *ctx.anonymous_meshes):
+        assert isinstance(dv.value, Mesh)
+        try:
+            verify_mesh(dv.value)
+        except ShardingError as e:
+            yield RuleResult("verify", dv, f"mesh {dv.site.value or ''}: {e.message}".replace(" :", ":"))
+
+
+def sdy_values(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """Shardy's verifier (unknown meshes and axes, ...) and ranks against the annotated tensor types."""
+    from shardconv.formats.sdy.verify import verify
+
+    for dv in ctx.sdy:
+        s = dv.value
+        assert isinstance(s, (TensorSharding, TensorShardingPerValue))
+        try:
+            verify(s, dict(ctx.meshes))
+        except ShardingError as e:
+            yield RuleResult("verify", dv, e.message, col=error_col(dv.site, e))
+            continue
+        for msg in _sdy_rank_issues(s, dv.site.ranks, ctx.meshes):
+            yield RuleResult("rank-mismatch", dv, msg)
+
+
+def _sdy_rank_issues(s: TensorSharding | TensorShardingPerValue, ranks: tuple[int | None, ...] | None, meshes: Mapping[str, Mesh]) -> list[str]:
+    if ranks is None:
+        return []
+    if isinstance(s, TensorShardingPerValue):
+        if len(ranks) != len(s.shardings):
+            return [f"{len(s.shardings)} shardings for {len(ranks)} values"]
+        return [
+            f"sharding {i} has rank {x.rank} but the tensor has rank {r}"
+            for i, (x, r) in enumerate(zip(s.shardings, ranks))
+            if r is not None and x.rank != r and not _is_maximal(x, meshes)
+        ]
+    if len(ranks) == 1 and ranks[0] is not None and s.rank != ranks[0] and not _is_maximal(s, meshes):
+        return [f"sharding rank {s.rank} does not match the tensor rank {ranks[0]}"]
+    return []
+
+
+def _is_maximal(s: TensorSharding, meshes: Mapping[str, Mesh]) -> bool:
+    m = s.mesh if isinstance(s.mesh, Mesh) else meshes.get(s.mesh) if isinstance(s.mesh, str) else None
+    return m is not None and (m.is_maximal or m.is_empty) and not s.dims
+
+
+def hlo_values(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """HLO shardings: ranks, device ids against num_partitions, and expressibility on --mesh."""
+    n = ctx.partitions
+    mesh = ctx.options.mesh
+    for dv in ctx.hlo:
+        h = dv.value
+        assert isinstance(h, HloSharding)
+        for msg in _hlo_rank_issues(h, dv.site.ranks):
+            yield RuleResult("rank-mismatch", dv, msg)
+        if n is not None:
+            for rule, msg in _device_issues(h, n)[:1]:
+                yield RuleResult(rule, dv, msg)
+        if mesh is not None and h.kind in (HloKind.TILED, HloKind.TUPLE) and devices_of(h) in (None, mesh.num_devices):
+            from shardconv.convert import to_sdy_manual
+
+            rank = dv.site.rank
+            try:
+                to_sdy_manual(h, mesh, rank=None if h.kind is HloKind.TUPLE else rank)
+            except NotExpressibleError as e:
+                notes = tuple(f"try: {s.description}" + (f" {s.value}" if s.value else "") for s in e.suggestions)
+                yield RuleResult("not-expressible", dv, f"{h} has no equivalent on --mesh {mesh}: {e.message}", notes=notes)
+            except ShardingError:
+                pass
+
+
+def _hlo_rank_issues(h: HloSharding, ranks: tuple[int | None, ...] | None) -> list[str]:
+    if ranks is None:
+        return []
+    if h.kind is HloKind.TUPLE:
+        if len(ranks) != len(h.elements):
+            return [f"tuple sharding has {len(h.elements)} elements but the value has {len(ranks)}"]
+        return [
+            f"tuple element {i} {e} is for rank {e.rank} but the tensor has rank {r}"
+            for i, (e, r) in enumerate(zip(h.elements, ranks))
+            if e.rank is not None and r is not None and e.rank != r
+        ]
+    if len(ranks) == 1 and h.rank is not None and ranks[0] is not None and h.rank != ranks[0]:
+        return [f"sharding {h} is for rank {h.rank} but the tensor has rank {ranks[0]}"]
+    return []
+
+
+def devices_of(h: HloSharding) -> int | None:
+    """The device count of ``h``'s tile array(s), None when it has none or its elements disagree."""
+    if h.kind is HloKind.TUPLE:
+        counts = {devices_of(e) for e in h.elements} - {None}
+        return counts.pop() if len(counts) == 1 else None
+    return h.tile.num_devices if h.tile is not None else None
+
+
+def _device_issues(h: HloSharding, n: int) -> list[tuple[str, str]]:
+    if h.kind is HloKind.TUPLE:
+        return [i for e in h.elements for i in _device_issues(e, n)]
+    if h.kind is HloKind.MAXIMAL and h.device is not None and h.device >= n:
+        return [("device-out-of-range", f"{h} uses device {h.device} but num_partitions is {n}")]
+    if h.tile is None:
+        return []
+    t = h.tile
+    top = t.num_devices - 1 if t.is_iota else max(t.devices)
+    if top >= n:
+        return [("device-out-of-range", f"{h} uses device {top} but num_partitions is {n} (ids 0..{n - 1})")]
+    if t.num_devices != n:
+        return [("device-count-mismatch", f"{h} spans {t.num_devices} devices but num_partitions is {n}")]
+    return []
+
+
+def unspecified_dims(ctx: ModuleContext) -> Iterator[RuleResult]:
+    for dv in ctx.module.values:
+        if dv.site.kind is SiteKind.UNSPECIFIED_DIMS and isinstance(dv.value, tuple):
+            rank = dv.site.rank
+            bad = [d for d in dv.value if d < 0 or (rank is not None and d >= rank)]
+            if bad:
+                yield RuleResult("unspecified-dims", dv, f"unspecified_dims {list(dv.value)} name dim {bad[0]} but the tensor has rank {rank}")
+
+
+def roundtrips(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """An HLO sharding and the sdy sharding of the same value must place the data identically."""
+    from shardconv.convert import same_assignment, to_hlo
+
+    meshes = dict(ctx.meshes)
+    for pair in ctx.module.pairs:
+        hlo, sdy = pair.hlo.value, pair.sdy.value
+        if not isinstance(hlo, HloSharding) or not isinstance(sdy, (TensorSharding, TensorShardingPerValue)):
+            continue
+        if isinstance(sdy, TensorShardingPerValue) and not hlo.is_tuple and len(sdy.shardings) == 1:
+            sdy = sdy.shardings[0]
+        try:
+            exported = to_hlo(sdy, meshes)
+            if same_assignment(exported, hlo):
+                continue
+        except ShardingError:
+            continue
+        s = pair.sdy.site
+        yield RuleResult(
+            "roundtrip-mismatch",
+            pair.hlo,
+            f"{pair.hlo.site.site} {hlo} disagrees with {s.site} {s.text} (column {s.col}), which XLA exports as {exported}",
+        )
+
+
+def non_canonical(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """``mhlo.sharding`` strings XLA would print differently; the fix rewrites them canonically."""
+    from shardconv.formats.hlo.write import print_hlo
+
+    for dv in ctx.hlo:
+        site = dv.site
+        if site.data is not None or site.site not in ("mhlo.sharding", "mhlo.spmd_output_sharding") or not site.text.strip():
+            continue
+        assert isinstance(dv.value, HloSharding)
+        canon = print_hlo(dv.value, include_metadata="metadata" in site.text)
+        if canon != site.text:
+            fix = Fix(f"{site.site} canonicalised", (Rewrite(ctx.module.index, site.kind.value, site.text.encode(), canon.encode()),))
+            yield RuleResult("non-canonical", dv, f"{site.site} {site.text} is {canon} in XLA's spelling", fix=fix)
+
+
+VALUE_RULES: tuple[Rule, ...] = (parse_errors, mesh_declarations, sdy_values, hlo_values, unspecified_dims, roundtrips, non_canonical)
+
+__all__ = ["VALUE_RULES", "Rule", "RuleResult", "devices_of"]

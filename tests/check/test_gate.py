@@ -1,0 +1,138 @@
+"""Gate semantics of ``shardconv check`` on real dumps (generated with jax) and the seed in both forms:
+each test here failed before the pipeline rebuild (issue 18, items 1-4 and 6)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from check_cli import MESH, SEED_MLIR, run
+
+from shardconv.check import check_paths, check_text
+
+# The seed at the HLO stage: torch-xla's ReplicateShardedData with the tensor's own sharding on its parameter.
+SEED_HLO = (
+    "HloModule ReplicateShardedData.6, entry_computation_layout={(f32[32,32]{1,0})->f32[32,32]{1,0}}, num_partitions=8\n\n"
+    "ENTRY %ReplicateShardedData.6 (p0.1: f32[32,32]) -> f32[32,32] {\n"
+    "  %p0.1 = f32[32,32]{1,0} parameter(0), sharding={devices=[1,4,2]<=[8] last_tile_dim_replicate}\n"
+    '  ROOT %custom-call.2 = f32[32,32]{1,0} custom-call(%p0.1), custom_call_target="Sharding", sharding={replicated}\n'
+    "}\n"
+)
+
+
+def findings(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list[dict[str, object]]]:
+    rc, out, err = run([*args, "--format", "json"], capsys)
+    assert rc in (0, 1), err
+    return rc, json.loads(out)["findings"]
+
+
+@pytest.fixture()
+def seed_hlo(tmp_path: Path) -> Path:
+    p = tmp_path / "ReplicateShardedData.hlo.txt"
+    p.write_text(SEED_HLO)
+    return p
+
+
+def test_seed_hlo_fails_allowed_meshes_naming_the_invented_4x2(seed_hlo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, found = findings([str(seed_hlo), "--allowed-meshes", "2x4,1x8"], capsys)
+    assert rc == 1
+    (f,) = found
+    assert (f["rule"], f["line"], f["column"]) == ("mesh-not-allowed", 4, 50)
+    assert "4x2" in str(f["message"]) and "invents" in str(f["message"])
+
+
+def test_seed_hlo_with_mesh_is_an_error_at_the_sharding_unless_demoted(seed_hlo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, found = findings([str(seed_hlo), *MESH], capsys)
+    assert rc == 1 and [(f["rule"], f["severity"], f["line"]) for f in found] == [("import-distorts-mesh", "error", 4)]
+    assert "4x2 instead of 2x4" in str(found[0]["message"])
+    assert '[{}, {"batch", "model":(1)2}]' in str(found[0]["message"])  # the right sharding on the global mesh
+    rc, found = findings([str(seed_hlo), *MESH, "--warn-only", "import-distorts-mesh"], capsys)
+    assert rc == 0 and found[0]["severity"] == "warning"
+
+
+def test_seed_mlir_fails_allowed_meshes(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, found = findings([str(SEED_MLIR), "--allowed-meshes", "2x4,1x8"], capsys)
+    assert rc == 1 and {f["rule"] for f in found} == {"mesh-not-allowed", "synthetic-mesh"}
+
+
+def test_renaming_import_is_not_a_distortion() -> None:
+    """``_axis_0=2, _axis_1=4`` for ``batch=2, model=4`` only renames the axes."""
+    text = SEED_HLO.replace("devices=[1,4,2]<=[8]", "devices=[2,1,4]<=[8]")
+    assert check_text(text, mesh="batch=2,model=4", allowed_meshes=["2x4"]) == []
+
+
+def test_real_jax_dumps_are_clean_on_their_own_mesh(jax_dumps: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = run([str(jax_dumps), *MESH, "--allowed-meshes", "2x4", "--format", "json"], capsys)
+    doc = json.loads(out)
+    assert rc == 0 and doc["findings"] == [], doc["findings"]
+    checked = sorted(Path(f["path"]).name for f in doc["files"])
+    # XLA's *.txt dumps and torch-xla's tensors.txt.0 are read by content; its reports are not IR
+    assert {"compiled.txt", "tensors.txt.0", "lowered.mlir", "hlo_to_stablehlo.mlir"} <= set(checked)
+    assert any(n.endswith("before_optimizations.txt") for n in checked)
+    assert not any("buffer-assignment" in n or "memory-usage" in n for n in checked)
+    assert "skipped" not in err
+
+
+@pytest.mark.parametrize("mesh", ["batch=2,model=2", "batch=4,model=4"])
+def test_mesh_with_the_wrong_device_count_fails_on_a_real_dump(jax_dumps: Path, mesh: str, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, found = findings([str(jax_dumps / "compiled.txt"), "--mesh", mesh], capsys)
+    assert rc == 1
+    msgs = [str(f["message"]) for f in found if f["rule"] == "device-count-mismatch"]
+    assert any("num_partitions is 8" in m for m in msgs), found
+
+
+def test_collective_meshes_are_not_sharding_meshes(jax_dumps: Path) -> None:
+    """XLA's hlo_to_stablehlo declares ``sdy.mesh @mesh = <["axis_0"=2, "axis_1"=4]>`` for its all-reduce's
+    replica groups only; neither --mesh nor --allowed-meshes may fire on it."""
+    path = jax_dumps / "hlo_to_stablehlo.mlir"
+    text = path.read_text()
+    assert "replica_group_mesh_axes<mesh = @" in text and re.search(r'sdy\.mesh @\w+ = <\["axis_0"', text)
+    assert check_paths([str(path)], mesh="batch=2,model=4", allowed_meshes=["2x4"]) == []
+    assert check_paths([str(path)], mesh="batch=2,model=4", allowed_meshes=["1x8"]) != []  # its mhlo.shardings still count
+
+
+def test_stablehlo_mesh_disagreeing_with_sdy_mesh(jax_dumps: Path) -> None:
+    text = (jax_dumps / "lowered.mlir").read_text()
+    assert check_text(text, mesh="batch=2,model=4") == []
+    bad = text.replace('{name = "model", size = 4 : i64}', '{name = "model", size = 2 : i64}', 1)
+    (f,) = check_text(bad, mesh="batch=2,model=4")
+    assert f.rule == "stablehlo-mesh-mismatch" and "2x2 instead of 2x4" in f.message
+
+
+@pytest.mark.parametrize("how", ["empty folder", "no match", "only reports"])
+def test_nothing_checked_exits_2(tmp_path: Path, jax_dumps: Path, how: str, capsys: pytest.CaptureFixture[str]) -> None:
+    if how == "empty folder":
+        args = [str(tmp_path)]
+    elif how == "no match":
+        args = [str(jax_dumps), "--include", "*.nothing"]
+    else:
+        args = [str(jax_dumps / "xla_dump"), "--include", "*buffer-assignment*"]
+    rc, out, err = run(args, capsys)
+    assert rc == 2 and "no IR found in" in err and "clean" not in out
+
+
+def test_attribute_value_on_the_next_line_is_read() -> None:
+    """XLA's round-trip tests write ``xla.sdy.meshes =`` and the value on the next line."""
+    text = (
+        "module @multi attributes {mhlo.frontend_attributes = {xla.sdy.meshes =\n"
+        '    "{mesh = #sdy.mesh<[\\22a\\22=2, \\22b\\22=4]>}"}} {\n'
+        '  func.func @main(%arg0: tensor<8x8xf32> {mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding<@mesh, [{\\22c\\22}, {}]>"}}) -> tensor<8x8xf32> {\n'
+        "    return %arg0 : tensor<8x8xf32>\n  }\n}\n"
+    )
+    (f,) = check_text(text)
+    assert f.rule == "verify" and 'unknown axis name: "c"' in f.message
+    assert (f.line, f.col) == (3, text.splitlines()[2].index("\\22c") + 1)  # the caret on the axis, inside the escapes
+    mesh_text = text.replace('\\22b\\22=4', '\\22b\\22=0')
+    assert any(f.rule == "verify" and f.line == 2 for f in check_text(mesh_text))  # the mesh itself is read too
+
+
+def test_one_finding_per_instruction_across_xla_dump_stages(jax_dumps: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The parameters' shardings sit in both before_optimizations.txt and cpu_after_optimizations.txt
+    (and quoted in the buffer-assignment report): a --mesh they do not fit gives one finding each."""
+    rc, found = findings([str(jax_dumps / "xla_dump"), "--mesh", "a=4,b=2", "--ignore", "device-count-mismatch"], capsys)
+    assert rc == 1 and found
+    per_subject = [(f["rule"], f["message"]) for f in found]
+    assert len(per_subject) == len(set(per_subject)), found
+    assert any("XLA dumped this module again" in n for f in found for n in f["notes"])  # type: ignore[attr-defined]
