@@ -19,6 +19,7 @@ from shardconv.core.model import (
 )
 from shardconv.formats.grammar import parse
 from shardconv.formats.hlo.mesh import check_mesh_sharding
+from shardconv.formats.sdy.read import parse_priority
 
 INT32_MAX = (1 << 31) - 1
 _STRING_KEYS = frozenset({"op_type", "op_name", "source_file", "deduplicated_name", "scheduling_name"})
@@ -254,6 +255,13 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
     def mesh_axis(self, c: list[Any]) -> MeshAxis:
         return MeshAxis(c[0], _int(c[1], "axis size"))
 
+    def bare_mesh_axis(self, c: list[Token]) -> MeshAxis:
+        """XLA head's ``a=2``: the name is the attribute-name token without its ``=``."""
+        return MeshAxis(str(c[0])[:-1], _int(c[1], "axis size"))
+
+    def axis_name(self, c: list[Any]) -> str:
+        return str(c[0])
+
     def ids_explicit(self, c: list[Token]) -> tuple[str, Any, Token]:
         return ("explicit", _ints(c[0], "device id"), c[0])
 
@@ -265,11 +273,20 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
             return AxisRef(c[0])
         return AxisRef(c[0], SubAxis(_int(c[1], "sub-axis pre-size"), _int(c[2], "sub-axis size")))
 
-    def dim_closed(self, c: list[AxisRef]) -> DimSharding:
-        return DimSharding(tuple(c), is_closed=True)
+    def dim_closed(self, c: list[Any]) -> DimSharding:
+        return self._dim(c, is_closed=True)
 
     def dim_open(self, c: list[Any]) -> DimSharding:
-        return DimSharding(tuple(a for a in c if isinstance(a, AxisRef)), is_closed=False)
+        return self._dim(c, is_closed=False)
+
+    @staticmethod
+    def _dim(c: list[Any], *, is_closed: bool) -> DimSharding:
+        """Axes, open or closed, and the ``pN`` priority glued after the dim, if any."""
+        axes = tuple(a for a in c if isinstance(a, AxisRef))
+        priority = next((parse_priority(t) for t in c if isinstance(t, Token) and t.type == "PRIORITY"), None)
+        if priority is not None and is_closed and not axes:
+            raise _err("an empty closed dim cannot have a priority", next(t for t in c if isinstance(t, Token)))
+        return DimSharding(axes, is_closed=is_closed, priority=priority)
 
     def v3_dims(self, c: list[DimSharding]) -> tuple[DimSharding, ...]:
         return tuple(c)
