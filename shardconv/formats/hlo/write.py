@@ -1,4 +1,5 @@
-"""Model -> XLA's canonical HLO sharding text (HloSharding::ToString), byte for byte."""
+"""Model -> XLA's canonical HLO sharding text (HloSharding::ToString), byte for byte, as jaxlib 0.10.2
+prints it or (``xla_version="head"``) as XLA head does: docs/releases.md lists the differences."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from math import prod
 from shardconv.text.escapes import escape_c_str
 from shardconv.core.printing import printer
 from shardconv.core.model import AxisRef, DimSharding, HloSharding, Kind, MeshSharding, OpMetadata, TileAssignment
+from shardconv.formats.releases import DEFAULT_XLA_VERSION, check_xla_version
 
 # XLA's OpMetadataToString order; only these keys are printed, and only when non-empty/non-zero.
 METADATA_KEYS: tuple[str, ...] = (
@@ -56,19 +58,24 @@ def print_tile_assignment(t: TileAssignment) -> str:
     return f"{head}<=[{_ints(t.reshape_dims)}]{tail}"
 
 
-def _axis(a: AxisRef) -> str:
-    name = f"'{a.name}'"
+def _name(name: str, head: bool) -> str:
+    """jaxlib 0.10.2 writes a V3 axis name in single quotes, unescaped (``'a'``); XLA head writes it bare."""
+    return name if head else f"'{name}'"
+
+
+def _axis(a: AxisRef, head: bool) -> str:
+    name = _name(a.name, head)
     return name if a.sub_axis is None else f"{name}:({a.sub_axis.pre_size}){a.sub_axis.size}"
 
 
-def _dim(d: DimSharding) -> str:
-    items = [_axis(a) for a in d.axes] + ([] if d.is_closed else ["?"])
+def _dim(d: DimSharding, head: bool) -> str:
+    items = [_axis(a, head) for a in d.axes] + ([] if d.is_closed else ["?"])
     return "{" + ", ".join(items) + "}"
 
 
 def _shorthand(m: MeshSharding) -> str | None:
-    """XLA prints a rank-0 V3 sharding as ``replicated`` when no axis set is given, else as ``unreduced``
-    (then ``manual``) when that set spans every device; other sets are then not printed."""
+    """jaxlib 0.10.2 prints a rank-0 V3 sharding as ``replicated`` when no axis set is given, else as
+    ``unreduced`` (then ``manual``) when that set spans every device; other sets are then not printed."""
     if m.dims:
         return None
     if not (m.replicated or m.unreduced or m.manual):
@@ -80,39 +87,66 @@ def _shorthand(m: MeshSharding) -> str | None:
     return None
 
 
-def print_mesh_sharding(m: MeshSharding, metadata: tuple[OpMetadata, ...] = (), include_metadata: bool = False) -> str:
-    """V3: ``{mesh['a'=2], device_ids=(...), [{'a'}], replicated={...}, ...}`` or ``{maximal_mesh[...]}``."""
+def _head_shorthand(m: MeshSharding) -> str | None:
+    """XLA head's NamedSharding::ToString: dims holding no axes count as none at all (open or not), then
+    ``replicated`` with no set given, ``unreduced`` / ``manual`` when that set alone is every mesh axis in order."""
+    if any(d.axes for d in m.dims):
+        return None
+    every_axis = tuple(AxisRef(a.name) for a in m.mesh.axes)
+    if not (m.replicated or m.unreduced or m.manual):
+        return "replicated"
+    if not (m.replicated or m.manual) and m.unreduced == every_axis:
+        return "unreduced"
+    if not (m.replicated or m.unreduced) and m.manual == every_axis:
+        return "manual"
+    return None
+
+
+def print_mesh_sharding(
+    m: MeshSharding, metadata: tuple[OpMetadata, ...] = (), include_metadata: bool = False,
+    *, xla_version: str = DEFAULT_XLA_VERSION,
+) -> str:
+    """V3: ``{mesh['a'=2], device_ids=(...), [{'a'}], replicated={...}, ...}`` or ``{maximal_mesh[...]}``
+    (at head: ``{mesh[a=2], ...}`` and ``{single_device[...]}``)."""
+    head = check_xla_version(xla_version) == "head"
     meta = f", metadata={_metadata_list(metadata)}" if include_metadata and metadata else ""
     mesh = m.mesh
     if mesh.is_maximal:
         assert mesh.explicit_device_ids is not None
-        return f"{{maximal_mesh[device_id={mesh.explicit_device_ids[0]}]{meta}}}"
-    parts = ["mesh[" + ",".join(f"'{a.name}'={a.size}" for a in mesh.axes) + "]"]
+        return f"{{{'single_device' if head else 'maximal_mesh'}[device_id={mesh.explicit_device_ids[0]}]{meta}}}"
+    parts = ["mesh[" + ",".join(f"{_name(a.name, head)}={a.size}" for a in mesh.axes) + "]"]
     if m.device_iota is not None:
         r, p = m.device_iota
         parts.append(f"device_ids=([{_ints(r)}]" + (f"T({_ints(p)})" if len(r) > 1 else "") + ")")
     elif mesh.explicit_device_ids is not None:
         parts.append(f"device_ids=({_ints(mesh.explicit_device_ids)})")
-    parts.append(_shorthand(m) or "[" + ", ".join(_dim(d) for d in m.dims) + "]")
-    if not _shorthand(m):
+    shorthand = _head_shorthand(m) if head else _shorthand(m)
+    if shorthand:
+        parts.append(shorthand)
+    else:
+        dims = m.dims if not head or any(d.axes for d in m.dims) else ()
+        parts.append("[" + ", ".join(_dim(d, head) for d in dims) + "]")
         for key, axes in (("replicated", m.replicated), ("unreduced", m.unreduced), ("manual", m.manual)):
             if axes:
-                parts.append(f"{key}={{" + ", ".join(_axis(a) for a in axes) + "}")
+                parts.append(f"{key}={{" + ", ".join(_axis(a, head) for a in axes) + "}")
     return "{" + ", ".join(parts) + meta + "}"
 
 
 @printer(HloSharding)
-def print_hlo(h: HloSharding, *, include_metadata: bool = False) -> str:
-    """XLA's canonical text; metadata only when asked (XLA's default printer omits it)."""
+def print_hlo(h: HloSharding, *, include_metadata: bool = False, xla_version: str = DEFAULT_XLA_VERSION) -> str:
+    """XLA's canonical text; metadata only when asked (XLA's default printer omits it). ``xla_version``
+    picks the release whose spelling to write where releases differ (V3 only)."""
+    check_xla_version(xla_version)
     if h.kind is Kind.TUPLE:
         elems = [
-            (f"/*index={i}*/" if i and i % 5 == 0 else "") + print_hlo(e, include_metadata=include_metadata)
+            (f"/*index={i}*/" if i and i % 5 == 0 else "")
+            + print_hlo(e, include_metadata=include_metadata, xla_version=xla_version)
             for i, e in enumerate(h.elements)
         ]
         return "{" + ", ".join(elems) + "}"
     if h.kind is Kind.MESH:
         assert h.mesh_sharding is not None
-        return print_mesh_sharding(h.mesh_sharding, h.metadata, include_metadata)
+        return print_mesh_sharding(h.mesh_sharding, h.metadata, include_metadata, xla_version=xla_version)
     if h.kind is Kind.MAXIMAL:
         body = f"maximal device={h.device}"
     elif h.kind is Kind.TILED:

@@ -145,8 +145,9 @@ class _SdyTransformer(Transformer[Token, Any]):
         """``key={...}``, or (newer Shardy) ``unreduced=max{...}`` / ``min``; sum is the default."""
         op = next((t for t in items if isinstance(t, Token)), None)
         if op is not None and (str(key) != "unreduced" or str(op) not in _REDUCTIONS):
-            raise _err(f"expected '{{'" if str(key) != "unreduced" else
-                       f"unknown reduction '{op}' before the unreduced axes (expected one of {', '.join(_REDUCTIONS)})", op)
+            known = ", ".join(_REDUCTIONS)
+            why = f"unknown reduction '{op}' before the unreduced axes (expected one of {known})"
+            raise _err(why if str(key) == "unreduced" else "expected '{'", op)
         return key, tuple(a for a in items if isinstance(a, AxisRef)), "sum" if op is None else str(op)
 
     def mesh_symbol(self, symbol: Token) -> str:
