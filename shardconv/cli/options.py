@@ -25,6 +25,16 @@ def mesh_option(required: bool = False) -> Callable[[F], F]:
     return click.option("--mesh", "-m", "mesh_text", metavar="MESH", required=required, help=MESH_HELP)
 
 
+def xla_version_option() -> Callable[[F], F]:
+    """--xla-version: the XLA release whose HLO spelling to print (docs/releases.md)."""
+    from shardconv.formats.releases import DEFAULT_XLA_VERSION, XLA_VERSIONS
+
+    return click.option(
+        "--xla-version", "xla_version", type=click.Choice(XLA_VERSIONS), default=DEFAULT_XLA_VERSION,
+        show_default=True, help="Print HLO as this XLA release writes it, where releases differ (docs/releases.md).",
+    )
+
+
 def common_options(fn: F) -> F:
     """--from, --rank, --shape, --format."""
     fn = click.option(

@@ -7,11 +7,11 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
-XlaVersion = Literal["0.10.2", "head"]
+XlaVersion = Literal["0.9.2", "0.10.2", "head"]
 
 # The printers' default: byte-identical to jaxlib 0.10.2, the oracle of the test suite.
 DEFAULT_XLA_VERSION: Final[XlaVersion] = "0.10.2"
-XLA_VERSIONS: Final[tuple[XlaVersion, ...]] = ("0.10.2", "head")
+XLA_VERSIONS: Final[tuple[XlaVersion, ...]] = ("0.9.2", "0.10.2", "head")
 
 
 def check_xla_version(version: str) -> XlaVersion:

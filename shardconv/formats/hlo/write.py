@@ -1,5 +1,5 @@
 """Model -> XLA's canonical HLO sharding text (HloSharding::ToString), byte for byte, as jaxlib 0.10.2
-prints it or (``xla_version="head"``) as XLA head does: docs/releases.md lists the differences."""
+prints it or (``xla_version=``) as another release does: docs/releases.md lists the differences."""
 
 from __future__ import annotations
 
@@ -58,47 +58,34 @@ def print_tile_assignment(t: TileAssignment) -> str:
     return f"{head}<=[{_ints(t.reshape_dims)}]{tail}"
 
 
-def _name(name: str, head: bool) -> str:
-    """jaxlib 0.10.2 writes a V3 axis name in single quotes, unescaped (``'a'``); XLA head writes it bare."""
-    return name if head else f"'{name}'"
-
-
-def _axis(a: AxisRef, head: bool) -> str:
-    name = _name(a.name, head)
+def _axis(a: AxisRef) -> str:
+    name = f"'{a.name}'"
     return name if a.sub_axis is None else f"{name}:({a.sub_axis.pre_size}){a.sub_axis.size}"
 
 
-def _dim(d: DimSharding, head: bool) -> str:
-    items = [_axis(a, head) for a in d.axes] + ([] if d.is_closed else ["?"])
+def _dim(d: DimSharding) -> str:
+    items = [_axis(a) for a in d.axes] + ([] if d.is_closed else ["?"])
     return "{" + ", ".join(items) + "}"
 
 
-def _shorthand(m: MeshSharding) -> str | None:
-    """jaxlib 0.10.2 prints a rank-0 V3 sharding as ``replicated`` when no axis set is given, else as
-    ``unreduced`` (then ``manual``) when that set spans every device; other sets are then not printed."""
+def _covers_mesh(m: MeshSharding, axes: tuple[AxisRef, ...], xla_version: str) -> bool:
+    """Whether ``axes`` is the whole mesh for the ``unreduced`` / ``manual`` shorthand: every mesh axis in
+    order (jaxlib 0.9.2), or, from jaxlib 0.10.0 on, every device (axes of size 1 may be left out)."""
+    if xla_version == "0.9.2":
+        return axes == tuple(AxisRef(a.name) for a in m.mesh.axes)
+    return bool(axes) and prod(a.size(m.mesh) for a in axes) == m.mesh.num_devices
+
+
+def _shorthand(m: MeshSharding, xla_version: str) -> str | None:
+    """XLA prints a rank-0 V3 sharding as ``replicated`` when no axis set is given, else as ``unreduced``
+    (then ``manual``) when that set covers the mesh; other sets are then not printed."""
     if m.dims:
         return None
     if not (m.replicated or m.unreduced or m.manual):
         return "replicated"
-    n = m.mesh.num_devices
     for key, axes in (("unreduced", m.unreduced), ("manual", m.manual)):
-        if axes and prod(a.size(m.mesh) for a in axes) == n:
+        if axes and _covers_mesh(m, axes, xla_version):
             return key
-    return None
-
-
-def _head_shorthand(m: MeshSharding) -> str | None:
-    """XLA head's NamedSharding::ToString: dims holding no axes count as none at all (open or not), then
-    ``replicated`` with no set given, ``unreduced`` / ``manual`` when that set alone is every mesh axis in order."""
-    if any(d.axes for d in m.dims):
-        return None
-    every_axis = tuple(AxisRef(a.name) for a in m.mesh.axes)
-    if not (m.replicated or m.unreduced or m.manual):
-        return "replicated"
-    if not (m.replicated or m.manual) and m.unreduced == every_axis:
-        return "unreduced"
-    if not (m.replicated or m.unreduced) and m.manual == every_axis:
-        return "manual"
     return None
 
 
@@ -107,28 +94,26 @@ def print_mesh_sharding(
     *, xla_version: str = DEFAULT_XLA_VERSION,
 ) -> str:
     """V3: ``{mesh['a'=2], device_ids=(...), [{'a'}], replicated={...}, ...}`` or ``{maximal_mesh[...]}``
-    (at head: ``{mesh[a=2], ...}`` and ``{single_device[...]}``)."""
-    head = check_xla_version(xla_version) == "head"
+    (``{single_device[...]}`` at XLA head)."""
+    version = check_xla_version(xla_version)
     meta = f", metadata={_metadata_list(metadata)}" if include_metadata and metadata else ""
     mesh = m.mesh
     if mesh.is_maximal:
         assert mesh.explicit_device_ids is not None
-        return f"{{{'single_device' if head else 'maximal_mesh'}[device_id={mesh.explicit_device_ids[0]}]{meta}}}"
-    parts = ["mesh[" + ",".join(f"{_name(a.name, head)}={a.size}" for a in mesh.axes) + "]"]
+        keyword = "single_device" if version == "head" else "maximal_mesh"
+        return f"{{{keyword}[device_id={mesh.explicit_device_ids[0]}]{meta}}}"
+    parts = ["mesh[" + ",".join(f"'{a.name}'={a.size}" for a in mesh.axes) + "]"]
     if m.device_iota is not None:
         r, p = m.device_iota
         parts.append(f"device_ids=([{_ints(r)}]" + (f"T({_ints(p)})" if len(r) > 1 else "") + ")")
     elif mesh.explicit_device_ids is not None:
         parts.append(f"device_ids=({_ints(mesh.explicit_device_ids)})")
-    shorthand = _head_shorthand(m) if head else _shorthand(m)
-    if shorthand:
-        parts.append(shorthand)
-    else:
-        dims = m.dims if not head or any(d.axes for d in m.dims) else ()
-        parts.append("[" + ", ".join(_dim(d, head) for d in dims) + "]")
+    shorthand = _shorthand(m, version)
+    parts.append(shorthand or "[" + ", ".join(_dim(d) for d in m.dims) + "]")
+    if not shorthand:
         for key, axes in (("replicated", m.replicated), ("unreduced", m.unreduced), ("manual", m.manual)):
             if axes:
-                parts.append(f"{key}={{" + ", ".join(_axis(a, head) for a in axes) + "}")
+                parts.append(f"{key}={{" + ", ".join(_axis(a) for a in axes) + "}")
     return "{" + ", ".join(parts) + meta + "}"
 
 
