@@ -31,18 +31,23 @@ class Spelling:
     releases: frozenset[str]
 
 
+# Releases a spelling is attributed to: the printer targets, and "pre-0.9", the XLA sources from before
+# jaxlib 0.9 shipped V3 (bare axis names); docs/releases.md names the source of each attribution.
+RELEASES: Final[tuple[str, ...]] = ("pre-0.9", *XLA_VERSIONS)
 _HEAD = frozenset({"head"})
-_OLD = frozenset({"0.10.2"})
+_QUOTED = frozenset({"0.9.2", "0.10.2", "head"})
+_MAXIMAL_MESH = frozenset({"pre-0.9", "0.9.2", "0.10.2"})
+_NONE: frozenset[str] = frozenset()
 _V3_START = re.compile(r"\{\s*(?:mesh|maximal_mesh|single_device)\s*\[")
 # (name, pattern, releases): patterns that hold wherever they match; V3 dim priorities are found per V3 body.
 _SPELLINGS: Final[tuple[tuple[str, re.Pattern[str], frozenset[str]], ...]] = (
-    ("quoted V3 axis names", re.compile(r"\{\s*mesh\s*\[\s*'"), _OLD),
-    ("bare V3 axis names", re.compile(r"\{\s*mesh\s*\[\s*[A-Za-z_]"), _HEAD),
-    ("{maximal_mesh[device_id=N]}", re.compile(r"\{\s*maximal_mesh\s*\["), _OLD),
+    ("quoted V3 axis names", re.compile(r"\{\s*mesh\s*\[\s*'"), _QUOTED),
+    ("bare V3 axis names", re.compile(r"\{\s*mesh\s*\[\s*[A-Za-z_]"), frozenset({"pre-0.9"})),
+    ("{maximal_mesh[device_id=N]}", re.compile(r"\{\s*maximal_mesh\s*\["), _MAXIMAL_MESH),
     ("{single_device[device_id=N]}", re.compile(r"\{\s*single_device\s*\["), _HEAD),
     ("sdy unreduced=max/min", re.compile(r"unreduced\s*=\s*(?:max|min)\s*\{"), _HEAD),
     ("sdy::reduction_op metadata", re.compile(r'op_type\s*=\s*(?:"|\\"|\\22)sdy::reduction_op'), _HEAD),
-    ("@maximal_mesh_N mesh", re.compile(r"@maximal_mesh_\d+\b"), _OLD),
+    ("@maximal_mesh_N mesh", re.compile(r"@maximal_mesh_\d+\b"), frozenset({"pre-0.9", "0.10.2"})),
     ("@single_device_N mesh", re.compile(r"@single_device_\d+\b"), _HEAD),
 )
 _DIM_PRIORITY = re.compile(r"\}\s*p\d")
@@ -71,7 +76,7 @@ def spellings(text: str) -> tuple[Spelling, ...]:
     for start, end in bodies:
         m = _DIM_PRIORITY.search(text, start, end)
         if m is not None:
-            found.append(Spelling("V3 dim priority", m.start() + 1, _HEAD))
+            found.append(Spelling("V3 dim priority", m.start() + 1, _NONE))  # read, written by no release
     for m in _EMPTY_LIST.finditer(text):
         if not any(start < m.start() < end for start, end in bodies):
             found.append(Spelling("sdy empty axis list", m.start(), _HEAD))
@@ -79,8 +84,8 @@ def spellings(text: str) -> tuple[Spelling, ...]:
 
 
 def releases_of(text: str) -> frozenset[str] | None:
-    """The releases whose spellings ``text`` uses throughout; None when it uses none release-specific
-    (any release reads it), an empty set when it mixes releases."""
+    """The releases that write every release-specific spelling of ``text``; None when it has none (any
+    release could have written it), an empty set when no one release writes all of them."""
     found = spellings(text)
     if not found:
         return None
@@ -92,8 +97,9 @@ def releases_of(text: str) -> frozenset[str] | None:
 
 def mixed_spellings(text: str) -> tuple[Spelling, Spelling] | None:
     """The first spelling of ``text`` and the first later one that no release writes together with it
-    (the "works on my machine" case), or None when one release could have written all of it."""
-    found = spellings(text)
+    (the "works on my machine" case), or None when one release could have written all of it. Spellings
+    that no release writes (V3 dim priorities) mix with nothing."""
+    found = [s for s in spellings(text) if s.releases]
     common = found[0].releases if found else frozenset()
     for later in found[1:]:
         if not common & later.releases:
@@ -103,6 +109,6 @@ def mixed_spellings(text: str) -> tuple[Spelling, Spelling] | None:
 
 
 __all__ = [
-    "DEFAULT_XLA_VERSION", "XLA_VERSIONS", "Spelling", "XlaVersion", "check_xla_version", "mixed_spellings",
+    "DEFAULT_XLA_VERSION", "RELEASES", "XLA_VERSIONS", "Spelling", "XlaVersion", "check_xla_version", "mixed_spellings",
     "releases_of", "spellings",
 ]
