@@ -7,11 +7,11 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
-XlaVersion = Literal["0.9.2", "0.10.2", "head"]
+XlaVersion = Literal["0.9.1", "0.9.2", "0.10.2", "head"]
 
 # The printers' default: byte-identical to jaxlib 0.10.2, the oracle of the test suite.
 DEFAULT_XLA_VERSION: Final[XlaVersion] = "0.10.2"
-XLA_VERSIONS: Final[tuple[XlaVersion, ...]] = ("0.9.2", "0.10.2", "head")
+XLA_VERSIONS: Final[tuple[XlaVersion, ...]] = ("0.9.1", "0.9.2", "0.10.2", "head")
 
 
 def check_xla_version(version: str) -> XlaVersion:
@@ -31,23 +31,22 @@ class Spelling:
     releases: frozenset[str]
 
 
-# Releases a spelling is attributed to: the printer targets, and "pre-0.9", the XLA sources from before
-# jaxlib 0.9 shipped V3 (bare axis names); docs/releases.md names the source of each attribution.
-RELEASES: Final[tuple[str, ...]] = ("pre-0.9", *XLA_VERSIONS)
+# The releases a spelling is attributed to are the printer targets (V3 text first ships in jaxlib 0.9.1);
+# docs/releases.md names the oracle or source of each attribution.
 _HEAD = frozenset({"head"})
 _QUOTED = frozenset({"0.9.2", "0.10.2", "head"})
-_MAXIMAL_MESH = frozenset({"pre-0.9", "0.9.2", "0.10.2"})
+_MAXIMAL_MESH = frozenset({"0.9.1", "0.9.2", "0.10.2"})
 _NONE: frozenset[str] = frozenset()
 _V3_START = re.compile(r"\{\s*(?:mesh|maximal_mesh|single_device)\s*\[")
 # (name, pattern, releases): patterns that hold wherever they match; V3 dim priorities are found per V3 body.
 _SPELLINGS: Final[tuple[tuple[str, re.Pattern[str], frozenset[str]], ...]] = (
     ("quoted V3 axis names", re.compile(r"\{\s*mesh\s*\[\s*'"), _QUOTED),
-    ("bare V3 axis names", re.compile(r"\{\s*mesh\s*\[\s*[A-Za-z_]"), frozenset({"pre-0.9"})),
+    ("bare V3 axis names", re.compile(r"\{\s*mesh\s*\[\s*[A-Za-z_]"), frozenset({"0.9.1"})),
     ("{maximal_mesh[device_id=N]}", re.compile(r"\{\s*maximal_mesh\s*\["), _MAXIMAL_MESH),
     ("{single_device[device_id=N]}", re.compile(r"\{\s*single_device\s*\["), _HEAD),
     ("sdy unreduced=max/min", re.compile(r"unreduced\s*=\s*(?:max|min)\s*\{"), _HEAD),
     ("sdy::reduction_op metadata", re.compile(r'op_type\s*=\s*(?:"|\\"|\\22)sdy::reduction_op'), _HEAD),
-    ("@maximal_mesh_N mesh", re.compile(r"@maximal_mesh_\d+\b"), frozenset({"pre-0.9", "0.10.2"})),
+    ("@maximal_mesh_N mesh", re.compile(r"@maximal_mesh_\d+\b"), frozenset({"0.9.1", "0.10.2"})),
     ("@single_device_N mesh", re.compile(r"@single_device_\d+\b"), _HEAD),
 )
 _DIM_PRIORITY = re.compile(r"\}\s*p\d")
@@ -109,6 +108,6 @@ def mixed_spellings(text: str) -> tuple[Spelling, Spelling] | None:
 
 
 __all__ = [
-    "DEFAULT_XLA_VERSION", "RELEASES", "XLA_VERSIONS", "Spelling", "XlaVersion", "check_xla_version", "mixed_spellings",
+    "DEFAULT_XLA_VERSION", "XLA_VERSIONS", "Spelling", "XlaVersion", "check_xla_version", "mixed_spellings",
     "releases_of", "spellings",
 ]

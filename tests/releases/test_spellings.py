@@ -45,11 +45,17 @@ def test_jaxlib_0_10_2_agrees(case: HloCase) -> None:
 
 @pytest.mark.parametrize("case", HLO, ids=_id)
 def test_every_printing_has_the_same_placement(case: HloCase) -> None:
+    """Re-read, every printing places the data as the source did (a shorthand may re-read as other,
+    equal axes); only jaxlib 0.9.1's dropping of axis-less dims loses the rank, never the device groups."""
     h = parse_hlo(case.text)
-    want = placement(v3_to_v2(h), rank=h.rank)
+    want = placement(v3_to_v2(h))
     for version in XLA_VERSIONS:
-        again = parse_hlo(print_hlo(h, xla_version=version))  # a shorthand may re-read as other, equal axes
-        assert placement(v3_to_v2(again), rank=h.rank) == want, version
+        got = placement(v3_to_v2(parse_hlo(print_hlo(h, xla_version=version))))
+        if got.rank != want.rank:
+            assert version == "0.9.1" and got.rank == 0
+            assert (got.groups, got.subgroups) == (want.groups, want.subgroups)
+        else:
+            assert got == want, version
 
 
 def test_v3_priorities_are_read_and_kept_for_shardy() -> None:
@@ -59,7 +65,8 @@ def test_v3_priorities_are_read_and_kept_for_shardy() -> None:
     h = parse_hlo(text)
     assert h.mesh_sharding is not None
     assert [d.priority for d in h.mesh_sharding.dims] == [1, 0]
-    assert {print_hlo(h, xla_version=v) for v in XLA_VERSIONS} == {"{mesh['i'=2,'j'=2], [{'i'}, {?}]}"}
+    assert {print_hlo(h, xla_version=v) for v in XLA_VERSIONS} == {
+        "{mesh[i=2,j=2], [{i}, {?}]}", "{mesh['i'=2,'j'=2], [{'i'}, {?}]}"}
     assert not xla_result(text).accepted
     assert releases_of(text) == frozenset()
     mesh = parse_mesh('<["i"=2, "j"=2]>')

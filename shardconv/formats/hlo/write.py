@@ -58,28 +58,33 @@ def print_tile_assignment(t: TileAssignment) -> str:
     return f"{head}<=[{_ints(t.reshape_dims)}]{tail}"
 
 
-def _axis(a: AxisRef) -> str:
-    name = f"'{a.name}'"
+def _name(name: str, bare: bool) -> str:
+    """A V3 axis name: bare in jaxlib 0.9.1 (``a``), in single quotes, unescaped, from 0.9.2 on (``'a'``)."""
+    return name if bare else f"'{name}'"
+
+
+def _axis(a: AxisRef, bare: bool) -> str:
+    name = _name(a.name, bare)
     return name if a.sub_axis is None else f"{name}:({a.sub_axis.pre_size}){a.sub_axis.size}"
 
 
-def _dim(d: DimSharding) -> str:
-    items = [_axis(a) for a in d.axes] + ([] if d.is_closed else ["?"])
+def _dim(d: DimSharding, bare: bool) -> str:
+    items = [_axis(a, bare) for a in d.axes] + ([] if d.is_closed else ["?"])
     return "{" + ", ".join(items) + "}"
 
 
 def _covers_mesh(m: MeshSharding, axes: tuple[AxisRef, ...], xla_version: str) -> bool:
     """Whether ``axes`` is the whole mesh for the ``unreduced`` / ``manual`` shorthand: every mesh axis in
-    order (jaxlib 0.9.2), or, from jaxlib 0.10.0 on, every device (axes of size 1 may be left out)."""
-    if xla_version == "0.9.2":
+    order (jaxlib 0.9.x), or, from jaxlib 0.10.0 on, every device (axes of size 1 may be left out)."""
+    if xla_version in ("0.9.1", "0.9.2"):
         return axes == tuple(AxisRef(a.name) for a in m.mesh.axes)
     return bool(axes) and prod(a.size(m.mesh) for a in axes) == m.mesh.num_devices
 
 
-def _shorthand(m: MeshSharding, xla_version: str) -> str | None:
+def _shorthand(m: MeshSharding, dims: tuple[DimSharding, ...], xla_version: str) -> str | None:
     """XLA prints a rank-0 V3 sharding as ``replicated`` when no axis set is given, else as ``unreduced``
     (then ``manual``) when that set covers the mesh; other sets are then not printed."""
-    if m.dims:
+    if dims:
         return None
     if not (m.replicated or m.unreduced or m.manual):
         return "replicated"
@@ -94,7 +99,7 @@ def print_mesh_sharding(
     *, xla_version: str = DEFAULT_XLA_VERSION,
 ) -> str:
     """V3: ``{mesh['a'=2], device_ids=(...), [{'a'}], replicated={...}, ...}`` or ``{maximal_mesh[...]}``
-    (``{single_device[...]}`` at XLA head)."""
+    (``{mesh[a=2], ...}`` in jaxlib 0.9.1, ``{single_device[...]}`` at XLA head)."""
     version = check_xla_version(xla_version)
     meta = f", metadata={_metadata_list(metadata)}" if include_metadata and metadata else ""
     mesh = m.mesh
@@ -102,18 +107,21 @@ def print_mesh_sharding(
         assert mesh.explicit_device_ids is not None
         keyword = "single_device" if version == "head" else "maximal_mesh"
         return f"{{{keyword}[device_id={mesh.explicit_device_ids[0]}]{meta}}}"
-    parts = ["mesh[" + ",".join(f"'{a.name}'={a.size}" for a in mesh.axes) + "]"]
+    bare = version == "0.9.1"
+    parts = ["mesh[" + ",".join(f"{_name(a.name, bare)}={a.size}" for a in mesh.axes) + "]"]
     if m.device_iota is not None:
         r, p = m.device_iota
         parts.append(f"device_ids=([{_ints(r)}]" + (f"T({_ints(p)})" if len(r) > 1 else "") + ")")
     elif mesh.explicit_device_ids is not None:
         parts.append(f"device_ids=({_ints(mesh.explicit_device_ids)})")
-    shorthand = _shorthand(m, version)
-    parts.append(shorthand or "[" + ", ".join(_dim(d) for d in m.dims) + "]")
+    # jaxlib 0.9.1 keeps no dims when none holds an axis (open ones included); later releases keep them all.
+    dims = m.dims if not bare or any(d.axes for d in m.dims) else ()
+    shorthand = _shorthand(m, dims, version)
+    parts.append(shorthand or "[" + ", ".join(_dim(d, bare) for d in dims) + "]")
     if not shorthand:
         for key, axes in (("replicated", m.replicated), ("unreduced", m.unreduced), ("manual", m.manual)):
             if axes:
-                parts.append(f"{key}={{" + ", ".join(_axis(a) for a in axes) + "}")
+                parts.append(f"{key}={{" + ", ".join(_axis(a, bare) for a in axes) + "}")
     return "{" + ", ".join(parts) + meta + "}"
 
 
