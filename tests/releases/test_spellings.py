@@ -28,7 +28,8 @@ def _id(case: HloCase) -> str:
 @pytest.mark.parametrize("case", HLO, ids=_id)
 def test_prints_each_release_spelling(case: HloCase) -> None:
     h = parse_hlo(case.text)
-    assert {v: print_hlo(h, xla_version=v) for v in XLA_VERSIONS} == case.prints
+    printed = {v: print_hlo(h, xla_version=v) for v in XLA_VERSIONS if case.prints[v] is not None}
+    assert printed == {v: p for v, p in case.prints.items() if p is not None}
     assert str(h) == case.prints["0.10.2"]  # the default is jaxlib 0.10.2
 
 
@@ -36,7 +37,7 @@ def test_prints_each_release_spelling(case: HloCase) -> None:
 def test_jaxlib_0_10_2_agrees(case: HloCase) -> None:
     """jaxlib 0.10.2 prints our 0.10.2 spelling unchanged and derives the same tile array from it; it
     reads the source's own text exactly when formats/releases.py says 0.10.2 writes its spellings."""
-    ours = case.prints["0.10.2"]
+    ours = str(case.prints["0.10.2"])
     assert xla_result(ours).text == ours
     assert str(v3_to_v2(parse_hlo(ours))) == xla_v3_to_v2(ours)
     written_by = releases_of(case.text)
