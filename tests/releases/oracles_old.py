@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 from cases import HLO
-
 from fuzz.corpus import HLO as HLO_SEEDS
 from fuzz.corpus import SDY as SDY_SEEDS
+
 from shardconv.formats import parse_hlo, parse_sdy
 from shardconv.formats.hlo.write import print_hlo
 from shardconv.formats.releases import releases_of
