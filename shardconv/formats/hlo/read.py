@@ -256,7 +256,7 @@ class _HloTransformer(Transformer):  # type: ignore[type-arg]
         return MeshAxis(c[0], _int(c[1], "axis size"))
 
     def bare_mesh_axis(self, c: list[Token]) -> MeshAxis:
-        """XLA head's ``a=2``: the name is the attribute-name token without its ``=``."""
+        """jaxlib 0.9.1's ``a=2``: the name is the attribute-name token without its ``=``."""
         return MeshAxis(str(c[0])[:-1], _int(c[1], "axis size"))
 
     def axis_name(self, c: list[Any]) -> str:
