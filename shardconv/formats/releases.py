@@ -55,11 +55,14 @@ _EMPTY_LIST = re.compile(r"(?:replicated|unreduced)\s*=\s*\{\s*\}")
 
 
 def _v3_bodies(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each V3 sharding ``{mesh[...] ...}``: braces counted, quotes not (names rarely hold braces)."""
+    """(start, end) of each V3 sharding ``{mesh[...] ...}``: braces counted, quotes not (names rarely hold
+    braces); a sharding never spans lines, so an unclosed one ends at its line's end."""
     spans = []
     for m in _V3_START.finditer(text):
+        line_end = text.find("\n", m.start())
+        line_end = len(text) if line_end < 0 else line_end
         depth, i = 0, m.start()
-        while i < len(text):
+        while i < line_end:
             depth += {"{": 1, "}": -1}.get(text[i], 0)
             if depth == 0:
                 break
