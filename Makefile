@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip -q --disable-pip-version-check
 
-.PHONY: demo test fuzz bench grammars clean
+.PHONY: demo test fuzz bench grammars oracles-old clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,19 @@ bench: $(PY)
 grammars: $(PY)
 	$(PIP) install -e '.[dev]'
 	PYTHONHASHSEED=0 $(PY) -m shardconv.formats.generate
+
+# Older jaxlibs as extra oracles (docs/releases.md), each in its own venv under build/, never in $(VENV):
+# shardconv's --xla-version printers must match each release's own printer. Not part of `make test`.
+OLD_JAXLIBS ?= 0.9.1 0.9.2
+OLD_ORACLES := build/oracles-old
+oracles-old: $(PY)
+	$(PIP) install -e '.[test]'
+	for v in $(OLD_JAXLIBS); do \
+		test -x $(OLD_ORACLES)/venv-$$v/bin/python || { $(PYTHON) -m venv $(OLD_ORACLES)/venv-$$v && \
+		$(OLD_ORACLES)/venv-$$v/bin/python -m pip -q --disable-pip-version-check install "jax==$$v" "jaxlib==$$v"; } || exit 1; \
+	done
+	SHARDCONV_OLD_ORACLES="$(foreach v,$(OLD_JAXLIBS),$(v)=$(OLD_ORACLES)/venv-$(v)/bin/python)" PYTHONHASHSEED=0 \
+		$(PY) -m pytest -q tests/releases/oracles_old.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis

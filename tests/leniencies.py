@@ -88,6 +88,34 @@ SHARDY: tuple[Leniency, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class Newer:
+    """The other direction, also on purpose: a spelling of another release (docs/releases.md) that
+    jaxlib 0.10.2 rejects and shardconv reads. ``spelling`` is its name in shardconv.formats.releases."""
+
+    spelling: str
+    example: str
+    parser: str  # "hlo" | "sdy"
+
+
+NEWER: tuple[Newer, ...] = (
+    Newer("bare V3 axis names", "{mesh[a=2,b=4], [{a}, {}]}", "hlo"),
+    Newer("{single_device[device_id=N]}", "{single_device[device_id=5]}", "hlo"),
+    Newer("V3 dim priority", "{mesh['a'=2], [{'a'}p1]}", "hlo"),
+    Newer("sdy unreduced=max/min", '#sdy.sharding<@mesh, [{}], unreduced=max{"x"}>', "sdy"),
+    Newer("sdy empty axis list", '#sdy.sharding<@mesh, [{"x"}], replicated={}>', "sdy"),
+)
+
+
+def newer(text: str) -> Newer | None:
+    """The entry excusing shardconv's acceptance of ``text``, which jaxlib 0.10.2 rejects: ``text`` uses a
+    spelling that 0.10.2 does not write. None means a bug."""
+    from shardconv.formats.releases import spellings
+
+    names = {s.name for s in spellings(text) if "0.10.2" not in s.releases}
+    return next((e for e in NEWER if e.spelling in names), None)
+
+
 def allowed(table: tuple[Leniency, ...], text: str, message: str) -> Leniency | None:
     """The entry excusing shardconv's rejection of ``text`` with ``message``; None means a bug."""
     return next((e for e in table if e.matches(text, message)), None)

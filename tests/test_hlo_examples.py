@@ -137,11 +137,12 @@ def test_textproto() -> None:
 @pytest.mark.parametrize(
     "text",
     ["{devices = [2]<=[2]}", "{devices=[2]<=[2]T(0)}", "{devices=[2,2]<=[2,2]}", "{devices=[2]< =[2]}",
-     "{mesh[a=2,b=4], [{a}, {}]}", "{mesh['a'=2], device_ids=[1,0], [{'a'}]}", "{single_device[device_id=5]}",
+     "{mesh[a =2,b=4], [{a}, {}]}", "{mesh['a'=2], device_ids=[1,0], [{'a'}]}", "{single_device[device_id = 5]}",
      "{{{replicated}}}", "{{}}", "{devices=[2]<=[2]} x", "{replicated", "{maximal_mesh[device_id = 5]}",
      "{mesh['a'=2], [{?, 'a'}]}", "{mesh['a'=2], [{'a'}], replicated = {'a'}}"],
 )
 def test_syntax_errors_xla_also_rejects(text: str) -> None:
+    """(The head spellings `{mesh[a=2], ...}` and `{single_device[...]}` parse: tests/releases/.)"""
     with pytest.raises(ShardingSyntaxError) as e:
         parse_hlo(text)
     assert e.value.line == 1 and e.value.column is not None and "^" in str(e.value)

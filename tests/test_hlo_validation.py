@@ -69,7 +69,7 @@ XLA_REJECTS = [
     "{replicated devices=[2]0,1}", "{devices=[1]0}", "{devices=[1,1]0}", "{maximal}", "{device=3}",
     "{maximal device=3 devices=[2]0,1}", "{devices=[2]0,1 manual}", "{unknown devices=[2]0,1}",
     "{devices=[2]0,1 unreduced}", "{maximal device=1 replicated}", "{devices=[2]0,1 device=1}",
-    "{devices=[2,2]<=[4] last_tile_dims={tuple}}", "{single_device[device_id=5]}",
+    "{devices=[2,2]<=[4] last_tile_dims={tuple}}", "{single_device[device_id=5] shard_as 1}",
     "{mesh['a'=2], [{'a'}], metadata={op_name=\"x\"} shard_as 1}", "{maximal_mesh[device_id=5] shard_as 2}",
 ]
 

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from shardconv.core.errors import ShardingError
-from shardconv.cli.options import common_options, context, mesh_option
+from shardconv.cli.options import common_options, context, mesh_option, xla_version_option
 from shardconv.cli.spell import TARGETS, needs_sdy, render_target
+from shardconv.formats.releases import DEFAULT_XLA_VERSION
 
 if TYPE_CHECKING:
     from shardconv.core.model import HloSharding
@@ -48,16 +49,19 @@ def default_target(inp: Input) -> str:
     return "sdy" if inp.is_hlo else "hlo"
 
 
-def convert_item(inp: Input, target: str, ctx: Context, *, explain: bool = True) -> Converted:
-    """Convert one parsed input to ``target`` on ``ctx.mesh`` (pure: no I/O). Without ``explain`` the
-    XLA-importer view and the notes are skipped (the plain answer path stays fast)."""
+def convert_item(
+    inp: Input, target: str, ctx: Context, *, explain: bool = True, xla_version: str = DEFAULT_XLA_VERSION
+) -> Converted:
+    """Convert one parsed input to ``target`` on ``ctx.mesh`` (pure: no I/O), HLO text spelled as XLA
+    ``xla_version`` writes it. Without ``explain`` the XLA-importer view and the notes are skipped (the
+    plain answer path stays fast)."""
     from shardconv.cli import resolve
 
     rank = resolve.input_rank(inp, ctx.rank)
     on: OnMesh | None = None
     if needs_sdy(inp, target, ctx.mesh):
         on = resolve.as_sdy(inp, ctx.mesh, rank=rank)
-    output = render_target(inp, target, ctx, on, rank)
+    output = render_target(inp, target, ctx, on, rank, xla_version=xla_version)
     if not explain:
         return Converted(inp, target, output, on, None, ())
     xla = _xla_view(inp, rank) if inp.is_hlo and on is not None else None
@@ -196,6 +200,7 @@ Examples:
   shardconv convert 08031a0301040230014a02020452020100 --mesh batch=2,model=4
   shardconv convert '{devices=[2,4]<=[8]}' --to proto-hex
   shardconv convert - --mesh @model.mlir < shardings.txt
+  shardconv convert '#sdy.sharding<mesh<["a"=2]>, [{"a"}]>' --to v3 --xla-version head
 
 \b
 --to defaults to sdy for HLO/proto input and to hlo otherwise. Without --mesh an
@@ -220,6 +225,7 @@ With --format json, batch output is JSON Lines, one object per item.
     "--explain/--no-explain", default=None, help="Explanations on stderr (default: when stderr is a terminal)."
 )
 @click.option("--with-mesh", is_flag=True, help="Print the mesh declaration line before an sdy answer.")
+@xla_version_option()
 def convert(
     text: str,
     mesh_text: str | None,
@@ -230,6 +236,7 @@ def convert(
     fmt: str,
     explain: bool | None,
     with_mesh: bool,
+    xla_version: str,
 ) -> int:
     """Convert a sharding between HLO (V1/V2/V3), Shardy, partition specs and OpSharding protos.
 
@@ -252,7 +259,9 @@ def convert(
         try:
             with anchored_in(item):
                 inp = resolve.parse_on_mesh(item, from_kind, ctx.mesh)
-                c = convert_item(inp, target or default_target(inp), ctx, explain=explain or fmt == "json")
+                c = convert_item(
+                    inp, target or default_target(inp), ctx, explain=explain or fmt == "json", xla_version=xla_version
+                )
         except ShardingError as e:
             failed += 1
             _report_error(e, line, item, fmt, batch)

@@ -79,6 +79,16 @@ class RankType(_ParamType):
         return ranks[0] if len(ranks) == 1 and "," not in str(value) else ranks
 
 
+def xla_version_option() -> Callable[[F], F]:
+    """--xla-version: the XLA release whose HLO spelling to print (docs/releases.md)."""
+    from shardconv.formats.releases import DEFAULT_XLA_VERSION, XLA_VERSIONS
+
+    return click.option(
+        "--xla-version", "xla_version", type=click.Choice(XLA_VERSIONS), default=DEFAULT_XLA_VERSION,
+        show_default=True, help="Print HLO as this XLA release writes it, where releases differ (docs/releases.md).",
+    )
+
+
 @dataclass(frozen=True)
 class Context:
     """The parsed shared options."""

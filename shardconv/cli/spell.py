@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from shardconv.formats.releases import DEFAULT_XLA_VERSION
+
 if TYPE_CHECKING:
     from shardconv.core.model import Mesh, TensorSharding, TensorShardingPerValue
     from shardconv.formats.detect import Input
@@ -20,9 +22,13 @@ def needs_sdy(inp: Input, target: str, mesh: Mesh | None) -> bool:
     return target in SDY_TARGETS or (target == "json" and (mesh is not None or inp.is_hlo))
 
 
-def render_target(inp: Input, target: str, ctx: Context, on: OnMesh | None, rank: Rank) -> str:
-    """``inp`` spelled as ``target``; ``on`` is its Shardy side (required for SDY_TARGETS)."""
+def render_target(
+    inp: Input, target: str, ctx: Context, on: OnMesh | None, rank: Rank, *, xla_version: str = DEFAULT_XLA_VERSION
+) -> str:
+    """``inp`` spelled as ``target``; ``on`` is its Shardy side (required for SDY_TARGETS). HLO text is
+    written as XLA ``xla_version`` writes it."""
     from shardconv.cli import resolve
+    from shardconv.formats.hlo.write import print_hlo
 
     if target == "sdy":
         assert on is not None
@@ -36,12 +42,12 @@ def render_target(inp: Input, target: str, ctx: Context, on: OnMesh | None, rank
         from shardconv.convert import to_v3
 
         assert on is not None
-        return str(to_v3(_single(on, target), on.mesh, manual_axes=on.manual_axes))
+        return print_hlo(to_v3(_single(on, target), on.mesh, manual_axes=on.manual_axes), xla_version=xla_version)
     if target == "json":
         return _json_target(inp, ctx, on, rank)
     hlo = resolve.as_hlo(inp, ctx.mesh, rank=rank, explicit=target == "v1")
     if target == "hlo":
-        return str(hlo)
+        return print_hlo(hlo, xla_version=xla_version)
     if target == "v1":
         from shardconv.convert import to_v1
 

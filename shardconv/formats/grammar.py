@@ -88,6 +88,7 @@ _TERMINAL_NAMES = {
     "INT": "integer", "SIGNED_INT": "integer", "INT_LIST": "integer list", "HEX_INT": "integer",
     "DQ_STRING": "string", "SQ_STRING": "string", "STRING": "string", "IDENT": "identifier",
     "META_KEY": "metadata key", "NAME": "name", "$END": "end of input", "<END-OF-FILE>": "end of input",
+    "BARE_AXIS": "axis name", "BARE_AXIS_EQ": "name=", "PRIORITY": "priority",
 }
 
 

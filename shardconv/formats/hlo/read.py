@@ -25,6 +25,7 @@ from shardconv.formats.hlo.verify import (
     check_device_id, check_iota_fits, check_mesh_fits, check_mesh_sharding, check_subgroup_fields, maximal_device,
     subgroup_type,
 )
+from shardconv.formats.sdy.read import parse_priority
 
 INT32_MAX = (1 << 31) - 1
 _STRING_KEYS = frozenset({"op_type", "op_name", "source_file", "deduplicated_name", "scheduling_name"})
@@ -269,6 +270,13 @@ class _HloTransformer(Transformer[Token, HloSharding]):
     def mesh_axis(self, c: list[Any]) -> MeshAxis:
         return MeshAxis(c[0], _int(c[1], "axis size"))
 
+    def bare_mesh_axis(self, c: list[Token]) -> MeshAxis:
+        """jaxlib 0.9.1's ``a=2``: the name is the attribute-name token without its ``=``."""
+        return MeshAxis(str(c[0])[:-1], _int(c[1], "axis size"))
+
+    def axis_name(self, c: list[Any]) -> str:
+        return str(c[0])
+
     def ids_explicit(self, c: list[Token]) -> _IdsSpec:
         return ("explicit", _ints(c[0], "device id"), c[0])
 
@@ -280,11 +288,20 @@ class _HloTransformer(Transformer[Token, HloSharding]):
             return AxisRef(c[0])
         return AxisRef(c[0], SubAxis(_int(c[1], "sub-axis pre-size"), _int(c[2], "sub-axis size")))
 
-    def dim_closed(self, c: list[AxisRef]) -> DimSharding:
-        return DimSharding(tuple(c), is_closed=True)
+    def dim_closed(self, c: list[Any]) -> DimSharding:
+        return self._dim(c, is_closed=True)
 
     def dim_open(self, c: list[Any]) -> DimSharding:
-        return DimSharding(tuple(a for a in c if isinstance(a, AxisRef)), is_closed=False)
+        return self._dim(c, is_closed=False)
+
+    @staticmethod
+    def _dim(c: list[Any], *, is_closed: bool) -> DimSharding:
+        """Axes, open or closed, and the ``pN`` priority glued after the dim, if any."""
+        axes = tuple(a for a in c if isinstance(a, AxisRef))
+        priority = next((parse_priority(t) for t in c if isinstance(t, Token) and t.type == "PRIORITY"), None)
+        if priority is not None and is_closed and not axes:
+            raise _err("an empty closed dim cannot have a priority", next(t for t in c if isinstance(t, Token)))
+        return DimSharding(axes, is_closed=is_closed, priority=priority)
 
     def v3_dims(self, c: list[DimSharding]) -> _Dims:
         return tuple(c)

@@ -1,4 +1,5 @@
-"""Model -> XLA's canonical HLO sharding text (HloSharding::ToString), byte for byte."""
+"""Model -> XLA's canonical HLO sharding text (HloSharding::ToString), byte for byte, as jaxlib 0.10.2
+prints it or (``xla_version=``) as another release does: docs/releases.md lists the differences."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from math import prod
 from shardconv.text.escapes import escape_c_str
 from shardconv.core.printing import printer
 from shardconv.core.model import AxisRef, DimSharding, HloSharding, Kind, MeshSharding, OpMetadata, TileAssignment
+from shardconv.formats.releases import DEFAULT_XLA_VERSION, check_xla_version
 
 # XLA's OpMetadataToString order; only these keys are printed, and only when non-empty/non-zero.
 METADATA_KEYS: tuple[str, ...] = (
@@ -58,63 +60,88 @@ def print_tile_assignment(t: TileAssignment) -> str:
     return f"{head}<=[{_ints(t.reshape_dims)}]{tail}"
 
 
-def _axis(a: AxisRef) -> str:
-    name = f"'{a.name}'"
+def _name(name: str, bare: bool) -> str:
+    """A V3 axis name: bare in jaxlib 0.9.1 (``a``), in single quotes, unescaped, from 0.9.2 on (``'a'``)."""
+    return name if bare else f"'{name}'"
+
+
+def _axis(a: AxisRef, bare: bool) -> str:
+    name = _name(a.name, bare)
     return name if a.sub_axis is None else f"{name}:({a.sub_axis.pre_size}){a.sub_axis.size}"
 
 
-def _dim(d: DimSharding) -> str:
-    items = [_axis(a) for a in d.axes] + ([] if d.is_closed else ["?"])
+def _dim(d: DimSharding, bare: bool) -> str:
+    items = [_axis(a, bare) for a in d.axes] + ([] if d.is_closed else ["?"])
     return "{" + ", ".join(items) + "}"
 
 
-def _shorthand(m: MeshSharding) -> str | None:
+def _covers_mesh(m: MeshSharding, axes: tuple[AxisRef, ...], xla_version: str) -> bool:
+    """Whether ``axes`` is the whole mesh for the ``unreduced`` / ``manual`` shorthand: every mesh axis in
+    order (jaxlib 0.9.x), or, from jaxlib 0.10.0 on, every device (axes of size 1 may be left out)."""
+    if xla_version in ("0.9.1", "0.9.2"):
+        return axes == tuple(AxisRef(a.name) for a in m.mesh.axes)
+    return bool(axes) and prod(a.size(m.mesh) for a in axes) == m.mesh.num_devices
+
+
+def _shorthand(m: MeshSharding, dims: tuple[DimSharding, ...], xla_version: str) -> str | None:
     """XLA prints a rank-0 V3 sharding as ``replicated`` when no axis set is given, else as ``unreduced``
-    (then ``manual``) when that set spans every device; other sets are then not printed."""
-    if m.dims:
+    (then ``manual``) when that set covers the mesh; other sets are then not printed."""
+    if dims:
         return None
     if not (m.replicated or m.unreduced or m.manual):
         return "replicated"
-    n = m.mesh.num_devices
     for key, axes in (("unreduced", m.unreduced), ("manual", m.manual)):
-        if axes and prod(a.size(m.mesh) for a in axes) == n:
+        if axes and _covers_mesh(m, axes, xla_version):
             return key
     return None
 
 
-def print_mesh_sharding(m: MeshSharding, metadata: tuple[OpMetadata, ...] = (), include_metadata: bool = False) -> str:
-    """V3: ``{mesh['a'=2], device_ids=(...), [{'a'}], replicated={...}, ...}`` or ``{maximal_mesh[...]}``."""
+def print_mesh_sharding(
+    m: MeshSharding, metadata: tuple[OpMetadata, ...] = (), include_metadata: bool = False,
+    *, xla_version: str = DEFAULT_XLA_VERSION,
+) -> str:
+    """V3: ``{mesh['a'=2], device_ids=(...), [{'a'}], replicated={...}, ...}`` or ``{maximal_mesh[...]}``
+    (``{mesh[a=2], ...}`` in jaxlib 0.9.1, ``{single_device[...]}`` at XLA head)."""
+    version = check_xla_version(xla_version)
     meta = f", metadata={_metadata_list(metadata)}" if include_metadata and metadata else ""
     mesh = m.mesh
     if mesh.is_maximal:
         assert mesh.explicit_device_ids is not None
-        return f"{{maximal_mesh[device_id={mesh.explicit_device_ids[0]}]{meta}}}"
-    parts = ["mesh[" + ",".join(f"'{a.name}'={a.size}" for a in mesh.axes) + "]"]
+        keyword = "single_device" if version == "head" else "maximal_mesh"
+        return f"{{{keyword}[device_id={mesh.explicit_device_ids[0]}]{meta}}}"
+    bare = version == "0.9.1"
+    parts = ["mesh[" + ",".join(f"{_name(a.name, bare)}={a.size}" for a in mesh.axes) + "]"]
     if m.device_iota is not None:
         r, p = m.device_iota
         parts.append(f"device_ids=([{_ints(r)}]" + (f"T({_ints(p)})" if len(r) > 1 else "") + ")")
     elif mesh.explicit_device_ids is not None:
         parts.append(f"device_ids=({_ints(mesh.explicit_device_ids)})")
-    parts.append(_shorthand(m) or "[" + ", ".join(_dim(d) for d in m.dims) + "]")
-    if not _shorthand(m):
+    # jaxlib 0.9.1 keeps no dims when none holds an axis (open ones included); later releases keep them all.
+    dims = m.dims if not bare or any(d.axes for d in m.dims) else ()
+    shorthand = _shorthand(m, dims, version)
+    parts.append(shorthand or "[" + ", ".join(_dim(d, bare) for d in dims) + "]")
+    if not shorthand:
         for key, axes in (("replicated", m.replicated), ("unreduced", m.unreduced), ("manual", m.manual)):
             if axes:
-                parts.append(f"{key}={{" + ", ".join(_axis(a) for a in axes) + "}")
+                parts.append(f"{key}={{" + ", ".join(_axis(a, bare) for a in axes) + "}")
     return "{" + ", ".join(parts) + meta + "}"
 
 
 @printer(HloSharding)
-def print_hlo(h: HloSharding, *, include_metadata: bool = False) -> str:
-    """XLA's canonical text; metadata only when asked (XLA's default printer omits it)."""
+def print_hlo(h: HloSharding, *, include_metadata: bool = False, xla_version: str = DEFAULT_XLA_VERSION) -> str:
+    """XLA's canonical text; metadata only when asked (XLA's default printer omits it). ``xla_version``
+    picks the release whose spelling to write where releases differ (V3 only)."""
+    check_xla_version(xla_version)
     if h.kind is Kind.TUPLE:
         elems = [
-            (f"/*index={i}*/" if i and i % 5 == 0 else "") + print_hlo(e, include_metadata=include_metadata)
+            (f"/*index={i}*/" if i and i % 5 == 0 else "")
+            + print_hlo(e, include_metadata=include_metadata, xla_version=xla_version)
             for i, e in enumerate(h.elements)
         ]
         return "{" + ", ".join(elems) + "}"
     if h.kind is Kind.MESH:
         assert h.mesh_sharding is not None
-        return print_mesh_sharding(h.mesh_sharding, h.metadata, include_metadata)
+        return print_mesh_sharding(h.mesh_sharding, h.metadata, include_metadata, xla_version=xla_version)
     if h.kind is Kind.MAXIMAL:
         body = f"maximal device={h.device}"
     elif h.kind is Kind.TILED:

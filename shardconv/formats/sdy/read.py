@@ -30,6 +30,8 @@ from shardconv.formats.grammar import parse as _parse
 from shardconv.formats.sdy.mlir_text import check_dialect_body, decode_string, decode_symbol, parse_int, parse_int_list
 
 _PRIORITY = re.compile(r"p([0-9]+)")
+# Reductions newer Shardy writes before an unreduced list (`unreduced=max{"x"}`); sum is written bare.
+_REDUCTIONS = ("max", "min")
 
 
 def _err(message: str, token: Token) -> ShardingSyntaxError:
@@ -40,7 +42,7 @@ def _string(token: Token) -> str:
     return decode_string(str(token), token.start_pos or 0)
 
 
-def _priority(token: Token) -> int:
+def parse_priority(token: Token) -> int:
     """``p<number>`` as Shardy reads it: no sign, no leading zeros, fits in int64."""
     text = str(token)
     m = _PRIORITY.fullmatch(text)
@@ -139,10 +141,16 @@ class _SdyTransformer(Transformer[Token, Any]):
     def dim(self, body: DimSharding, *priority: Token) -> DimSharding:
         if not priority:
             return body
-        return DimSharding(body.axes, body.is_closed, _priority(priority[0]))
+        return DimSharding(body.axes, body.is_closed, parse_priority(priority[0]))
 
-    def named_list(self, key: Token, *axes: AxisRef) -> tuple[Token, tuple[AxisRef, ...]]:
-        return key, axes
+    def named_list(self, key: Token, *items: Any) -> tuple[Token, tuple[AxisRef, ...], str]:
+        """``key={...}``, or (newer Shardy) ``unreduced=max{...}`` / ``min``; sum is the default."""
+        op = next((t for t in items if isinstance(t, Token)), None)
+        if op is not None and (str(key) != "unreduced" or str(op) not in _REDUCTIONS):
+            known = ", ".join(_REDUCTIONS)
+            why = f"unknown reduction '{op}' before the unreduced axes (expected one of {known})"
+            raise _err(why if str(key) == "unreduced" else "expected '{'", op)
+        return key, tuple(a for a in items if isinstance(a, AxisRef)), "sum" if op is None else str(op)
 
     def mesh_symbol(self, symbol: Token) -> str:
         return decode_symbol(str(symbol), symbol.start_pos or 0)
@@ -153,12 +161,15 @@ class _SdyTransformer(Transformer[Token, Any]):
     def sharding_inner(self, mesh: str | Mesh, *items: Any) -> TensorSharding:
         dims = tuple(d for d in items if isinstance(d, DimSharding))
         lists: dict[str, tuple[AxisRef, ...]] = {}
-        for key, axes in (i for i in items if isinstance(i, tuple)):
+        unreduced_op = "sum"
+        for key, axes, op in (i for i in items if isinstance(i, tuple)):
             if str(key) in lists:
                 raise _err("failed to parse Sdy_TensorSharding, expected valid named axis list after comma", key)
             lists[str(key)] = axes
+            unreduced_op = op if str(key) == "unreduced" else unreduced_op
         return TensorSharding(
-            mesh=mesh, dims=dims, replicated=lists.get("replicated", ()), unreduced=lists.get("unreduced", ())
+            mesh=mesh, dims=dims, replicated=lists.get("replicated", ()), unreduced=lists.get("unreduced", ()),
+            unreduced_op=unreduced_op if lists.get("unreduced") else "sum",
         )
 
     def sharding_attr(self, _open: Token, sharding: TensorSharding) -> TensorSharding:
