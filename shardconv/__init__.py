@@ -61,6 +61,9 @@ if TYPE_CHECKING:
     from shardconv.formats.sdy.read import parse_sdy_per_value as parse_sdy_per_value
     from shardconv.formats.sdy.verify_text import verify as verify
     from shardconv.formats.spec.read import parse_partition_spec as parse_partition_spec
+    from shardconv.check.diagnostics import CheckFinding as CheckFinding
+    from shardconv.check.engine import check_paths as check_paths
+    from shardconv.check.engine import check_text as check_text
     from shardconv.outputs.read import output_shardings as output_shardings
 
 
@@ -132,6 +135,10 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("from_jax", "to_jax"), "shardconv.convert.jax_interop"),
     # PJRT outputs
     "output_shardings": "shardconv.outputs.read",
+    # checking IR dumps
+    "check_text": "shardconv.check.engine",
+    "check_paths": "shardconv.check.engine",
+    "CheckFinding": "shardconv.check.diagnostics",
 }
 
 __all__ = ["__version__", *_EXPORTS]
