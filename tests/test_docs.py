@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from oracle_export import ExportCase, xla_export
-from oracle_sdy import sdy_print_attr
-from oracle_xla import xla_result
+from support.oracle_export import ExportCase, xla_export
+from support.oracle_sdy import sdy_print_attr
+from support.oracle_xla import xla_result
 
 from shardconv.convert import from_partition_spec, to_hlo, to_sdy, xla_import
 from shardconv.core.errors import ShardingError, ShardingSyntaxError

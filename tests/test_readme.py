@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from leniencies import markdown
+from support.leniencies import markdown
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def test_differences_from_xla_table_is_the_allow_list() -> None:
-    assert markdown().strip() in README.read_text(encoding="utf-8"), "regenerate with: python tests/leniencies.py"
+    assert markdown().strip() in README.read_text(encoding="utf-8"), "regenerate with: python tests/support/leniencies.py"
 
 
 def test_quick_start_shows_the_two_set_up_commands() -> None:

@@ -1,6 +1,6 @@
 """Loads the parsers once per process and maps parse errors to ``ShardingSyntaxError``. The parsers
 are the tables generate.py prebuilt from grammars/*.lark, run by the generated Lark runtime: Lark itself
-is never imported, and tables older than the grammars fail tests/test_prebuilt_parsers.py. The only
+is never imported, and tables older than the grammars fail tests/formats/test_prebuilt_parsers.py. The only
 module that parses."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from cli_util import run, run_proc
+from support.cli_util import run, run_proc
 
 from shardconv.core.errors import ShardingError, closest, did_you_mean
 from shardconv.core.model import Mesh

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-from cli_util import run, run_proc, run_pty
+from support.cli_util import run, run_proc, run_pty
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -137,7 +137,7 @@ def _xla_lossy_print(value: object) -> bool:
     {devices=[4,1,1,1]<=[2,2]T(0,1) last_tile_dims={unreduced, manual, manual, manual}} prints
     {devices=[4]<=[4] last_tile_dims={unreduced}}, which XLA re-reads as {unreduced}; and for rank-0 V3
     shardings, whose short print ({mesh['a'=1,'b'=1], unreduced}) drops the axis sets. shardconv prints
-    what XLA prints (both pinned by tests/test_hlo_oracle.py), so the model may change there and only there."""
+    what XLA prints (both pinned by tests/formats/hlo/test_hlo_oracle.py), so the model may change there and only there."""
     from shardconv.core.model import HloSharding, Kind
 
     if not isinstance(value, HloSharding):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import stats
-from cli_util import BIN, SEED, SEED_MESH, run
+from support.cli_util import BIN, SEED, SEED_MESH, run
 from corpus import EXAMPLES
 
 _rng = random.Random(11)

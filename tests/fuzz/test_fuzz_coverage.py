@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import stats
-from hlo_strategies import any_sharding
+from support.hlo_strategies import any_sharding
 from mutate import TOKENS
-from sdy_strategies import Noisy, meshes, per_values, shardings
+from support.sdy_strategies import Noisy, meshes, per_values, shardings
 from targets import Violation, check_bytes, parse_and_check, timed
 
 EXAMPLES = 20_000 if stats.LONG else 400

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import stats
-from cli_util import run
+from support.cli_util import run
 from corpus import EXAMPLES
 
 SEED = (EXAMPLES / "seed-distorted-mesh.mlir").read_bytes()

@@ -119,7 +119,7 @@ def test_ceiling_is_configurable(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_cli_max_devices_option() -> None:
-    from cli_util import run
+    from support.cli_util import run
 
     r = run("--max-devices", "4", "convert", "{devices=[8]<=[8]}")
     assert r.code == 2 and "device limit of 4" in r.err and "Traceback" not in r.err
@@ -127,7 +127,7 @@ def test_cli_max_devices_option() -> None:
     assert r.code == 0, r.err
     r = run("--max-devices", "0", "convert", "{replicated}")
     assert r.code == 2
-    from cli_util import run_proc
+    from support.cli_util import run_proc
 
     r = run_proc("convert", "{devices=[8]<=[8]}", env={"SHARDCONV_MAX_DEVICES": "4"})
     assert r.code == 2 and "device limit of 4" in r.err and "Traceback" not in r.err, r.err

@@ -12,11 +12,11 @@ import pytest
 import corpus
 import stats
 from mutate import mutate
-from oracle_sdy import sdy_print_attrs, sdy_verify_many
-from oracle_xla import xla_results
+from support.oracle_sdy import sdy_print_attrs, sdy_verify_many
+from support.oracle_xla import xla_results
 from shardconv.core.errors import ShardingError
 from shardconv.formats import parse_hlo, parse_sdy
-from leniencies import NEWER, SHARDY, XLA, allowed, newer
+from support.leniencies import NEWER, SHARDY, XLA, allowed, newer
 
 XLA_CASES = 20_000 if stats.LONG else 600
 SDY_CASES = 20_000 if stats.LONG else 600
@@ -123,7 +123,7 @@ def test_every_xla_leniency_is_real(entry) -> None:  # type: ignore[no-untyped-d
 def test_every_shardy_leniency_is_real(entry) -> None:  # type: ignore[no-untyped-def]
     """Each Shardy allow-list example is rejected by shardconv with a matching message and accepted by
     Shardy's own parser (in a module, where real IR holds it)."""
-    from oracle_sdy import sdy_print_attr, sdy_verify
+    from support.oracle_sdy import sdy_print_attr, sdy_verify
     from shardconv.formats import parse_mesh
     from shardconv.formats.sdy.verify import verify
 
@@ -142,7 +142,7 @@ def test_every_shardy_leniency_is_real(entry) -> None:  # type: ignore[no-untype
 @pytest.mark.parametrize("entry", NEWER, ids=lambda e: e.spelling)
 def test_every_newer_spelling_is_real(entry) -> None:  # type: ignore[no-untyped-def]
     """Each NEWER example is read by shardconv, rejected by jaxlib 0.10.2, and excused by its own entry."""
-    from oracle_sdy import sdy_print_attr
+    from support.oracle_sdy import sdy_print_attr
 
     if entry.parser == "hlo":
         parse_hlo(entry.example)

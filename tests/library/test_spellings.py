@@ -11,9 +11,9 @@ import sys
 
 import numpy as np
 import pytest
-from cli_util import Result, run
-from oracle_sdy import sdy_verify
-from oracle_xla import xla_v3_to_v2
+from support.cli_util import Result, run
+from support.oracle_sdy import sdy_verify
+from support.oracle_xla import xla_v3_to_v2
 
 import shardconv as sc
 

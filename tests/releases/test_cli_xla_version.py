@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from cli_util import run
+from support.cli_util import run
 
 SDY = '#sdy.sharding<@mesh, [{"a"}, {}]>'
 

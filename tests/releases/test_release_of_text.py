@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from oracle_xla import xla_canonical
+from support.oracle_xla import xla_canonical
 
 from shardconv.formats.releases import (
     XLA_VERSIONS,

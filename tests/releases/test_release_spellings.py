@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 from cases import HLO, HloCase
-from oracle_sdy import sdy_print_attr, sdy_verify
-from oracle_xla import xla_result, xla_v3_to_v2
+from support.oracle_sdy import sdy_print_attr, sdy_verify
+from support.oracle_xla import xla_result, xla_v3_to_v2
 
 from shardconv.convert import to_sdy
 from shardconv.convert.spellings import v3_to_v2

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 from math import prod
 
 import pytest
-from cli_util import run, run_proc
+from support.cli_util import run, run_proc
 
 from shardconv.core.placement import placement
 from shardconv.formats import parse_hlo, parse_sdy

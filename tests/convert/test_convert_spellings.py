@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from hlo_strategies import v3, v3_has_iota_ids, v3_is_valid
-from oracle_xla import xla_sharding, xla_v3_to_v2
+from support.hlo_strategies import v3, v3_has_iota_ids, v3_is_valid
+from support.oracle_xla import xla_sharding, xla_v3_to_v2
 from shardconv.convert import to_hlo, to_v1, to_v2, to_v3, v3_to_v2
 from shardconv.core.errors import NotExpressibleError, ShardingValidationError
 from shardconv.core.model import Mesh

@@ -34,7 +34,7 @@ from shardconv.formats.sdy.read import (
     parse_sdy_per_value,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TABLES = {"hlo_sharding": _tables_hlo_sharding, "sdy": _tables_sdy}
 Parse = Callable[[str], object]
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracle_sdy import sdy_mesh_error, sdy_verify_many
-from sdy_strategies import RandomModels
+from support.oracle_sdy import sdy_mesh_error, sdy_verify_many
+from support.sdy_strategies import RandomModels
 from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.model import Mesh, TensorSharding
 from shardconv.formats.sdy.read import parse_mesh, parse_sdy

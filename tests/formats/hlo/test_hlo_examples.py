@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from oracle_xla import xla_canonical, xla_proto
+from support.oracle_xla import xla_canonical, xla_proto
 from shardconv.core.errors import ShardingSyntaxError
 from shardconv.core.model import HloSharding, Kind, OpMetadata, SubgroupType
 from shardconv.formats.hlo.read import parse_hlo

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from cli_util import SEED, SEED_MESH, SEED_SDY, run, run_proc
+from support.cli_util import SEED, SEED_MESH, SEED_SDY, run, run_proc
 
 
 def test_seed_is_a_finding_distorted_mesh() -> None:

@@ -1,7 +1,7 @@
 """The one allow-list of inputs XLA's HLO parser (or Shardy's parser/verifier) accepts and shardconv
 rejects on purpose (docs/formats.md §1.3). Each entry: a reason, and a predicate on shardconv's error message.
 The parity tests accept a disagreement only when an entry matches; README "Differences from XLA"
-is generated from this list (``python tests/leniencies.py``)."""
+is generated from this list (``python tests/support/leniencies.py``)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from cli_util import SEED, SEED_MESH, SEED_SDY, WHOLE_AXIS_HLO, run, run_proc
+from support.cli_util import SEED, SEED_MESH, SEED_SDY, WHOLE_AXIS_HLO, run, run_proc
 
 
 def test_seed_text() -> None:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jax  # noqa: F401  - the jax extra is required for these tests, never skipped
-from backend_strategies import meshes, shardings
+from support.backend_strategies import meshes, shardings
 from shardconv.backends import DIFFER, Example, get_backend
 from shardconv.backends.examples import load_examples
 from shardconv.backends.jax_worker_pool import worker

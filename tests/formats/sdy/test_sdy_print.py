@@ -6,9 +6,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from leniencies import SHARDY, allowed
-from oracle_sdy import sdy_print_attr, sdy_print_mesh_decl
-from sdy_strategies import Noisy, RandomModels, manual_axes, meshes, per_values, shardings
+from support.leniencies import SHARDY, allowed
+from support.oracle_sdy import sdy_print_attr, sdy_print_mesh_decl
+from support.sdy_strategies import Noisy, RandomModels, manual_axes, meshes, per_values, shardings
 from shardconv.core.errors import ShardingError
 from shardconv.core.model import ManualAxes, Mesh, TensorSharding, TensorShardingPerValue
 from shardconv.formats.sdy.read import parse_manual_axes, parse_mesh, parse_sdy, parse_sdy_per_value
@@ -130,7 +130,7 @@ def test_mutated_text_accepted_iff_shardy_accepts(s: TensorSharding, seed: int, 
     except ShardingError as e:
         ours = None
         if expected is not None and allowed(SHARDY, text, e.message):
-            return  # a documented Shardy leniency (tests/leniencies.py)
+            return  # a documented Shardy leniency (tests/support/leniencies.py)
     assert ours == expected, text
 
 

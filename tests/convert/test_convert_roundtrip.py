@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from shardconv.convert import roundtrip
 from shardconv.formats import parse_hlo, parse_mesh, parse_sdy
 
-from convert_cases import cases
+from support.convert_cases import cases
 
 SEED_MESH = parse_mesh('<["batch"=2, "model"=4]>')
 

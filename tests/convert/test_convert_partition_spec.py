@@ -18,7 +18,7 @@ from shardconv.core.model import Mesh, PartitionSpec
 from shardconv.formats import parse_hlo, parse_mesh, parse_partition_spec, parse_sdy
 from shardconv.formats.spec.write import print_partition_spec
 
-from convert_cases import meshes
+from support.convert_cases import meshes
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from oracle_sdy import sdy_print_attr
+from support.oracle_sdy import sdy_print_attr
 from shardconv.core.errors import ShardingSyntaxError, ShardingValidationError
 from shardconv.core.model import AxisRef, DimSharding, ManualAxes, Mesh, MeshAxis, SubAxis, TensorSharding
 from shardconv.formats.sdy.read import parse_manual_axes, parse_mesh, parse_sdy, parse_sdy_per_value

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from backend_strategies import meshes, shardings
+from support.backend_strategies import meshes, shardings
 from shardconv.backends import DIFFER, Example, get_backend
 from shardconv.backends.examples import load_examples
 from shardconv.backends.slices_hlo import hlo_slices

@@ -10,8 +10,8 @@ from shardconv.core.errors import ShardingValidationError
 from shardconv.core.model import Kind, ManualAxes, Mesh, TensorShardingPerValue
 from shardconv.formats import parse_mesh, parse_sdy, parse_sdy_per_value
 
-from convert_cases import batches, hlo_visible
-from oracle_export import ExportCase, xla_export
+from support.convert_cases import batches, hlo_visible
+from support.oracle_export import ExportCase, xla_export
 
 GOLDEN_31 = [
     ('<["x"=2,"y"=4,"z"=4]>', '[{"x"}, {}]', "{devices=[2,1,16]<=[32] last_tile_dim_replicate}"),

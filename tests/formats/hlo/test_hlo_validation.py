@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hlo_strategies import any_sharding
-from oracle_xla import xla_results
+from support.hlo_strategies import any_sharding
+from support.oracle_xla import xla_results
 from shardconv.core.errors import LimitExceededError, ShardingError, ShardingValidationError
 from shardconv.formats.hlo.read import parse_hlo
 from shardconv.formats.proto import from_proto_bytes

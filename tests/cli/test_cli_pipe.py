@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from cli_util import BIN, SEED, SEED_MESH, SEED_SDY
+from support.cli_util import BIN, SEED, SEED_MESH, SEED_SDY
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DUMPS = str(ROOT / "tests" / "data" / "dumps")
 
 COMMANDS = {

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from cli_util import run
+from support.cli_util import run
 
 SEED = "{devices=[1,4,2]<=[8] last_tile_dim_replicate}"
-SEED_MLIR = str(Path(__file__).resolve().parent.parent / "examples" / "seed-distorted-mesh.mlir")
+SEED_MLIR = str(Path(__file__).resolve().parents[2] / "examples" / "seed-distorted-mesh.mlir")
 
 
 @pytest.mark.parametrize("args", [

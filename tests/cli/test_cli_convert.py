@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from cli_util import SEED, SEED_MESH, SEED_SDY, WHOLE_AXIS_HLO, run, run_proc
+from support.cli_util import SEED, SEED_MESH, SEED_SDY, WHOLE_AXIS_HLO, run, run_proc
 
-DUMPS = Path(__file__).parent / "data" / "dumps"
+DUMPS = Path(__file__).resolve().parents[1] / "data" / "dumps"
 XLA_MESH = 'sdy.mesh @mesh = <["_axis_0"=4, "_axis_1"=2]>'
 
 

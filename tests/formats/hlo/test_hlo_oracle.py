@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from hlo_strategies import any_sharding, tiled, tuple_sharding, v3
-from oracle_xla import xla_canonical, xla_from_proto, xla_proto, xla_result
+from support.hlo_strategies import any_sharding, tiled, tuple_sharding, v3
+from support.oracle_xla import xla_canonical, xla_from_proto, xla_proto, xla_result
 from shardconv.core.errors import ShardingSyntaxError
 from shardconv.formats.hlo.read import parse_hlo
 from shardconv.formats.proto import from_proto_bytes, to_proto_bytes

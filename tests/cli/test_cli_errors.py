@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cli_util import run
+from support.cli_util import run
 from shardconv.core.errors import ShardingSyntaxError, ShardingValidationError
 
 SDY_C = '#sdy.sharding<@mesh, [{"c"}]>'

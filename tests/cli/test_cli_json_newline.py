@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from cli_util import SEED, SEED_MESH, SEED_SDY, run
+from support.cli_util import SEED, SEED_MESH, SEED_SDY, run
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MODULE = """module @m {
   sdy.mesh @mesh = <["batch"=2, "model"=4]>
   func.func public @main(%arg0: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"batch"}, {}]>}) -> (tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"model"}]>}) {

@@ -24,8 +24,8 @@ from shardconv.core.model import (
 from shardconv.formats import parse_hlo, parse_mesh, parse_sdy
 from shardconv.formats.sdy.verify import verify
 
-from convert_cases import meshes, shardings_on
-from oracle_export import ExportCase, xla_export
+from support.convert_cases import meshes, shardings_on
+from support.oracle_export import ExportCase, xla_export
 
 SEED_MESH = parse_mesh('<["batch"=2, "model"=4]>')
 
