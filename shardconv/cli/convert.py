@@ -97,17 +97,8 @@ def _notes(inp: Input, ctx: Context, on: OnMesh | None, xla: OnMesh | ShardingEr
         notes.append(Note("xla-import-fails", f"XLA's importer cannot convert this input: {xla.message}"))
     elif xla is not None and on is not None and not isinstance(xla, ShardingError):
         vals = (print_mesh(xla.mesh, form="decl"), str(xla.sharding))
-        if resolve.same_shape(xla.mesh, on.mesh):
-            notes.append(Note("xla-renames-axes", "XLA's importer ignores your mesh and renames its axes", vals))
-        else:
-            shape = xla.mesh.sizes_text()
-            notes.append(
-                Note(
-                    "distorted-mesh",
-                    f"distorted mesh: XLA's importer would invent {shape}, not your {on.mesh.shape_str()}",
-                    vals,
-                )
-            )
+        verdict = resolve.import_verdict(resolve.value_as(inp, HloSharding), xla.mesh, on.mesh)
+        notes.append(Note(verdict.rule, verdict.headline, vals))
     hlo = resolve.value_as(inp, HloSharding) if inp.is_hlo else None
     alt = resolve.whole_axis_alternative(hlo, on) if hlo is not None and on is not None else None
     if alt is not None and hlo is not None:

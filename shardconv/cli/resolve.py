@@ -159,9 +159,30 @@ def attempt(fn: Callable[..., object], *args: object, **kw: object) -> Outcome:
         return e
 
 
-def same_shape(a: Mesh, b: Mesh) -> bool:
-    """Meshes with the same axis sizes in the same order (names aside)."""
-    return a.axis_sizes == b.axis_sizes
+@dataclass(frozen=True)
+class ImportVerdict:
+    """What XLA's mesh-less import does to ``hlo`` against the user's mesh, worded once for ``convert`` and
+    ``show`` from the one analysis ``check`` uses (convert/distortion.py)."""
+
+    rule: str  # "distorted-mesh", "xla-renames-axes" or "xla-merges-axes"
+    headline: str
+
+    @property
+    def distorted(self) -> bool:
+        return self.rule == "distorted-mesh"
+
+
+def import_verdict(hlo: HloSharding, invented: Mesh, mesh: Mesh) -> ImportVerdict:
+    """``invented`` is the mesh XLA's importer makes of ``hlo``; ``mesh`` is the user's global mesh."""
+    from shardconv.convert.distortion import analyse_import
+
+    shape, yours = invented.sizes_text(), mesh.shape_str()
+    found = analyse_import([hlo], mesh)
+    if found.distorts:
+        return ImportVerdict("distorted-mesh", f"distorted mesh: XLA's importer would invent {shape}, not your {yours}")
+    if found.renames_only:
+        return ImportVerdict("xla-renames-axes", f"XLA's importer would invent {shape} (your shape, _axis_N names)")
+    return ImportVerdict("xla-merges-axes", f"XLA's importer would invent {shape} ({yours} with axes merged)")
 
 
 def whole_axis_alternative(hlo: HloSharding, on: OnMesh) -> tuple[TensorSharding, HloSharding] | None:

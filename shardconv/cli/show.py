@@ -99,8 +99,8 @@ def _mesh_is_synthetic(s: Shown) -> bool:
 
 
 def _xla_json(s: Shown) -> dict[str, Any] | None:
+    from shardconv.cli.resolve import import_verdict
     from shardconv.ui import jsonout
-    from shardconv.cli.resolve import same_shape
 
     if s.xla is None:
         return None
@@ -109,7 +109,7 @@ def _xla_json(s: Shown) -> dict[str, Any] | None:
     return {
         "mesh": jsonout.mesh_dict(s.xla.mesh, synthetic=True),
         "sharding": str(s.xla.sharding),
-        "differs_from_mesh": s.mesh is not None and not same_shape(s.xla.mesh, s.mesh),
+        "differs_from_mesh": s.mesh is not None and import_verdict(s.hlo, s.xla.mesh, s.mesh).distorted,
     }
 
 
@@ -159,7 +159,7 @@ def render_text(s: Shown, console: Any) -> None:
     """Print ``s`` on a rich console. Values wrap only at separators, and only on a terminal."""
     from rich.text import Text
 
-    from shardconv.cli.resolve import same_shape
+    from shardconv.cli.resolve import import_verdict
     from shardconv.ui.console import use_color, wrap_width
     from shardconv.ui.tiles import render_placement
     from shardconv.ui.wrap import wrapped
@@ -205,14 +205,9 @@ def render_text(s: Shown, console: Any) -> None:
         return
     from shardconv.formats.sdy.write import print_mesh
 
-    distorted = s.mesh is not None and not same_shape(s.xla.mesh, s.mesh)
-    shape = s.xla.mesh.sizes_text()
-    if distorted:
-        assert s.mesh is not None
-        head = f"distorted mesh: XLA's importer would invent {shape}, not {s.mesh.shape_str()}"
-    else:
-        head = f"XLA's importer would invent a {shape} mesh (same shape, _axis_N names)"
-    say(head, "bold red" if distorted else "bold")
+    assert s.mesh is not None  # a synthetic mesh returned above
+    verdict = import_verdict(s.hlo, s.xla.mesh, s.mesh)
+    say(verdict.headline, "bold red" if verdict.distorted else "bold")
     say("  " + print_mesh(s.xla.mesh, form="decl"), indent=4)
     say("  " + str(s.xla.sharding), indent=4)
 

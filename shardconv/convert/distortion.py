@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 
 from shardconv.convert.factoring import common_factors
 from shardconv.convert.to_sdy import SdyValue, to_sdy
-from shardconv.convert.xla_import import local_mesh, module_mesh
+from shardconv.convert.xla_import import listed_iota, local_mesh, module_mesh
 from shardconv.core.errors import NotExpressibleError, ShardingError
 from shardconv.core.model import HloSharding, Kind, Mesh, TileAssignment
 
@@ -35,16 +35,6 @@ class ImportAnalysis:
     distorts: bool = False
     causes: tuple[int, ...] = ()
     renames_only: bool = False
-
-
-def importable(h: HloSharding) -> HloSharding:
-    """``h`` as XLA's importer at head reads it: an explicit V1 list in plain iota order is that iota."""
-    t = h.tile
-    if h.kind is Kind.TUPLE:
-        return replace(h, elements=tuple(importable(e) for e in h.elements))
-    if h.kind is not Kind.TILED or t is None or t.is_iota or t.devices != tuple(range(t.num_devices)):
-        return h
-    return replace(h, tile=TileAssignment.iota(t.dims))
 
 
 def _sizes(mesh: Mesh) -> list[int]:
@@ -71,7 +61,7 @@ def analyse_import(
 ) -> ImportAnalysis:
     """What XLA's importer makes of a module holding ``shardings`` (see the module docstring)."""
     del ranks  # the mesh does not depend on ranks; kept so callers pass what they have
-    hs = [importable(h) for h in shardings]
+    hs = [listed_iota(h) for h in shardings]  # XLA at head reads a plain-order V1 list as its iota
     try:
         invented = module_mesh(hs)
     except ShardingError as e:
@@ -106,4 +96,4 @@ def on_global(h: HloSharding, glob: Mesh, rank: int | None) -> SdyValue:
         raise NotExpressibleError(e.message) from None
 
 
-__all__ = ["ImportAnalysis", "analyse_import", "importable", "merges_only", "on_global"]
+__all__ = ["ImportAnalysis", "analyse_import", "merges_only", "on_global"]

@@ -124,9 +124,11 @@ def _import_one(h: HloSharding, mesh: Mesh, rank: RankArg, iota_lists: bool) -> 
 
 def listed_iota(hlo: HloSharding) -> HloSharding:
     """``hlo`` with a V1 list in plain iota order (``0,1,...,n-1``) written as that iota, as XLA after
-    0.10.2 imports it; any other sharding unchanged."""
+    0.10.2 imports it (each element of a tuple likewise); any other sharding unchanged."""
+    if hlo.kind is Kind.TUPLE:
+        return replace(hlo, elements=tuple(map(listed_iota, hlo.elements)))
     tile = hlo.tile
-    if tile is not None and not tile.is_iota and tile.devices == tuple(range(tile.num_devices)):
+    if hlo.kind is Kind.TILED and tile is not None and not tile.is_iota and tile.devices == tuple(range(tile.num_devices)):
         return replace(hlo, tile=TileAssignment.iota(tile.dims))
     return hlo
 

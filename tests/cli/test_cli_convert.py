@@ -211,3 +211,17 @@ def test_tuple_has_no_single_spelling_in_one_sharding_targets(target: str) -> No
     r = run("convert", TUPLE_HLO, "--to", target, "--mesh", SEED_MESH)
     assert r.code == 2
     assert f"a tuple sharding has no single {target} spelling" in r.err and "internal error" not in r.err
+
+
+@pytest.mark.parametrize(
+    ("hlo", "rule_text"),
+    [
+        ("{devices=[1,4,2]<=[8] last_tile_dim_replicate}", "distorted mesh: XLA's importer would invent 4x2, not your"),
+        ("{devices=[2,4]<=[8]}", "XLA's importer would invent 2x4 (your shape, _axis_N names)"),
+        ("{devices=[8]<=[8]}", "XLA's importer would invent 8 (batch=2,model=4 with axes merged)"),
+    ],
+)
+def test_convert_and_show_word_the_import_as_check_judges_it(hlo: str, rule_text: str) -> None:
+    """convert, show and check share one distortion analysis: a merge of the global axes is no distortion."""
+    assert rule_text in run("convert", hlo, "--mesh", SEED_MESH, "--explain").err
+    assert rule_text in run("show", hlo, "--mesh", SEED_MESH).out

@@ -17,7 +17,7 @@ def test_seed_text() -> None:
     assert SEED_SDY in out
     assert "{devices=[1,4,2]0,1,2,3,4,5,6,7 last_tile_dim_replicate}" in out
     assert "not expressible" in out  # the partition spec has no sub-axes
-    assert "distorted mesh: XLA's importer would invent 4x2, not batch=2,model=4" in out
+    assert "distorted mesh: XLA's importer would invent 4x2, not your batch=2,model=4" in out
     assert 'sdy.mesh @mesh = <["_axis_0"=4, "_axis_1"=2]>' in out
     # the grid is laid out for 80 columns; values never wrap on a pipe (tests/cli/test_cli_wrapping.py)
     assert max(len(line) for line in out.splitlines() if line[:1] in "┌│├└") <= 80

@@ -6,10 +6,10 @@ import pytest
 
 from shardconv.convert.distortion import (
     analyse_import,
-    importable,
     merges_only,
     on_global,
 )
+from shardconv.convert.xla_import import listed_iota
 from shardconv.core.errors import NotExpressibleError
 from shardconv.formats import parse_hlo, parse_mesh
 
@@ -40,9 +40,9 @@ def test_invented_mesh_without_a_global_one_and_unimportable_lists() -> None:
     assert b.invented is None and "explicit device lists" in b.reason
 
 
-def test_importable_and_merges_only() -> None:
-    assert importable(parse_hlo("{devices=[2,2]0,1,2,3}")) == parse_hlo("{devices=[2,2]<=[4]}")
-    assert importable(parse_hlo("{devices=[2,2]0,2,1,3}")) == parse_hlo("{devices=[2,2]0,2,1,3}")
+def test_listed_iota_and_merges_only() -> None:
+    assert listed_iota(parse_hlo("{devices=[2,2]0,1,2,3}")) == parse_hlo("{devices=[2,2]<=[4]}")
+    assert listed_iota(parse_hlo("{devices=[2,2]0,2,1,3}")) == parse_hlo("{devices=[2,2]0,2,1,3}")
     assert merges_only([2, 4], [8]) and merges_only([2, 4], [2, 4]) and not merges_only([2, 4], [4, 2])
 
 
