@@ -74,7 +74,8 @@ class RankType(_ParamType):
             return value
         parts = [p.strip() for p in str(value).split(",")]
         if not all(p.isdigit() and int(p) <= 64 for p in parts):
-            self.fail(f"{value!r} is not a rank (0..64) or a comma-separated list of ranks, e.g. 2 or 2,2,0", param, ctx)
+            why = f"{value!r} is not a rank (0..64) or a comma-separated list of ranks, e.g. 2 or 2,2,0"
+            self.fail(why, param, ctx)
         ranks = tuple(int(p) for p in parts)
         return ranks[0] if len(ranks) == 1 and "," not in str(value) else ranks
 

@@ -19,13 +19,13 @@ as a sharding over both axes at once gives) does not, nor does ``_axis_0=2, _axi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from shardconv.convert.factoring import common_factors
 from shardconv.convert.to_sdy import SdyValue, to_sdy
 from shardconv.convert.xla_import import listed_iota, local_mesh, module_mesh
 from shardconv.core.errors import NotExpressibleError, ShardingError
-from shardconv.core.model import HloSharding, Kind, Mesh, TileAssignment
+from shardconv.core.model import HloSharding, Kind, Mesh
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,15 @@ from dataclasses import replace
 
 from shardconv.core.arguments import rank_list, type_error
 from shardconv.core.errors import NotExpressibleError, ShardingValidationError
-from shardconv.core.model import HloSharding, Kind, Mesh, SubgroupType, TensorSharding, TensorShardingPerValue, TileAssignment
+from shardconv.core.model import (
+    HloSharding,
+    Kind,
+    Mesh,
+    SubgroupType,
+    TensorSharding,
+    TensorShardingPerValue,
+    TileAssignment,
+)
 from shardconv.core.sources import pointing_into
 from shardconv.formats.coerce import HloArg, as_hlo
 from shardconv.convert.factoring import common_factor_walk, common_factors
@@ -128,7 +136,8 @@ def listed_iota(hlo: HloSharding) -> HloSharding:
     if hlo.kind is Kind.TUPLE:
         return replace(hlo, elements=tuple(map(listed_iota, hlo.elements)))
     tile = hlo.tile
-    if hlo.kind is Kind.TILED and tile is not None and not tile.is_iota and tile.devices == tuple(range(tile.num_devices)):
+    listed = hlo.kind is Kind.TILED and tile is not None and not tile.is_iota
+    if listed and tile is not None and tile.devices == tuple(range(tile.num_devices)):
         return replace(hlo, tile=TileAssignment.iota(tile.dims))
     return hlo
 

@@ -164,7 +164,7 @@ def decode_layered(raw: bytes, outer: str) -> tuple[bytes, StringEncoding]:
     """Decode a string body, undoing a second (legacy) level when the result is still escaped."""
     style = "backslash" if b'\\"' in raw and b"\\22" not in raw else "hex"
     once = _unescape(outer, raw)
-    if outer == "none" or b"\\" not in once and not (len(once) >= 2 and once[:1] == once[-1:] == b'"'):
+    if outer == "none" or (b"\\" not in once and not (len(once) >= 2 and once[:1] == once[-1:] == b'"')):
         return once, StringEncoding(outer, style)
     quoted = len(once) >= 2 and once[:1] == once[-1:] == b'"'
     body = once[1:-1] if quoted else once
@@ -184,6 +184,15 @@ def encode_layered(data: bytes, enc: StringEncoding) -> bytes:
 
 
 __all__ = [
-    "EscapeError", "QuoteStyle", "StringEncoding", "decode_layered", "encode_layered", "escape_c", "escape_c_str", "escape_mlir", "escape_mlir_str", "unescape_c",
+    "EscapeError",
+    "QuoteStyle",
+    "StringEncoding",
+    "decode_layered",
+    "encode_layered",
+    "escape_c",
+    "escape_c_str",
+    "escape_mlir",
+    "escape_mlir_str",
+    "unescape_c",
     "unescape_mlir",
 ]

@@ -387,7 +387,8 @@ def parse_hlo(text_or_bytes: str | bytes, *, num_devices: int | None = None) -> 
     """Text or serialized proto -> ``HloSharding``; ``""``/``b""`` mean replicated. Only ShardingErrors escape
     (and TypeError for a value that is neither)."""
     if not isinstance(text_or_bytes, (str, bytes, bytearray, memoryview)):
-        raise type_error("parse_hlo", "text_or_bytes", "str or bytes (HLO text or a serialized OpSharding)", text_or_bytes)
+        expected = "str or bytes (HLO text or a serialized OpSharding)"
+        raise type_error("parse_hlo", "text_or_bytes", expected, text_or_bytes)
     if isinstance(text_or_bytes, (bytes, bytearray, memoryview)):
         data = bytes(text_or_bytes)
         # A serialized OpSharding never starts with '{' (that would be a field-15 group), text always does.

@@ -256,7 +256,10 @@ def verify(
 
 
 def _verify(
-    sharding: TensorSharding | TensorShardingPerValue, mesh: MeshArg, rank: int | Sequence[int] | None, manual_axes: tuple[str, ...]
+    sharding: TensorSharding | TensorShardingPerValue,
+    mesh: MeshArg,
+    rank: int | Sequence[int] | None,
+    manual_axes: tuple[str, ...],
 ) -> None:
     if isinstance(sharding, TensorShardingPerValue):
         ranks: Sequence[int | None]
