@@ -55,8 +55,8 @@ def from_jax(obj: object, ndim: int | None = None, *, mesh: object = None) -> Ja
     a ``PartitionSpec`` alone its model; a ``Mesh`` the mesh; XLA's ``HloSharding`` the ``HloSharding``."""
     kind = _kind(obj)
     if kind == "NamedSharding":
-        m = mesh_from_jax(obj.mesh, getattr(obj, "_logical_device_ids", None))  # type: ignore[attr-defined]
-        return from_partition_spec(spec_from_jax(obj.spec), m, rank=ndim), m  # type: ignore[attr-defined]
+        m = mesh_from_jax(obj.mesh, getattr(obj, "_logical_device_ids", None))  # type: ignore[attr-defined]  # a jax NamedSharding
+        return from_partition_spec(spec_from_jax(obj.spec), m, rank=ndim), m  # type: ignore[attr-defined]  # NamedSharding
     if kind == "PartitionSpec":
         spec = spec_from_jax(obj)
         if mesh is None:
@@ -68,7 +68,7 @@ def from_jax(obj: object, ndim: int | None = None, *, mesh: object = None) -> Ja
     if kind == "HloSharding":
         from shardconv.formats.hlo.read import parse_hlo
 
-        return parse_hlo(obj.to_proto().SerializeToString())  # type: ignore[attr-defined]
+        return parse_hlo(obj.to_proto().SerializeToString())  # type: ignore[attr-defined]  # an xla HloSharding
     raise type_error("from_jax", "obj", "a jax NamedSharding, PartitionSpec, Mesh or XLA HloSharding", obj)
 
 
@@ -108,7 +108,7 @@ def to_jax(sharding: object, mesh: object = None, devices: Any = None) -> NamedS
     types = tuple(AxisType.Explicit if a in unreduced else AxisType.Auto for a in m.axis_names)
     jmesh = JaxMesh(grid.reshape(m.axis_sizes), m.axis_names, axis_types=types)
     parts = [P.UNCONSTRAINED if e is UNCONSTRAINED else e for e in spec.entries]
-    jspec = P(*parts, unreduced=frozenset(spec.unreduced))  # type: ignore[no-untyped-call]
+    jspec = P(*parts, unreduced=frozenset(spec.unreduced))  # type: ignore[no-untyped-call]  # jax leaves P untyped
     ids = m.explicit_device_ids
     return NamedSharding(jmesh, jspec, _logical_device_ids=ids) if ids is not None else NamedSharding(jmesh, jspec)
 

@@ -45,7 +45,8 @@ def local_mesh(hlo: HloSharding, *, iota_lists: bool = False) -> list[int]:
             f"XLA's importer cannot factor {hlo}: tile dims {list(tile.dims)} and device order {shape} "
             "have no common factors"
         )
-    ordered = sorted(walk, key=lambda f: (tile.perm[f.b_dim], f.a_dim))  # type: ignore[index]
+    perm = tile.perm
+    ordered = sorted(walk, key=lambda f: (perm[f.b_dim], f.a_dim))
     return [f.size for f in ordered]
 
 
@@ -115,7 +116,7 @@ def xla_import(
     out: list[SdyValue] = []
     for i, h in enumerate(hlos):
         with pointing_into(h):
-            value = _import_one(h, mesh, _rank_at(ranks, i), iota_lists)  # type: ignore[arg-type]
+            value = _import_one(h, mesh, _rank_at(ranks, i), iota_lists)  # type: ignore[arg-type]  # a per-element rank list is a RankArg
             out.append(_opened(value, unspecified_dims[i] if unspecified_dims else None))
     return mesh, out
 
@@ -124,7 +125,7 @@ def _import_one(h: HloSharding, mesh: Mesh, rank: RankArg, iota_lists: bool) -> 
     if h.kind is Kind.TUPLE:
         ranks = rank_list(rank, len(h.elements), "xla_import")
         vals = [_import_one(e, mesh, r, iota_lists) for e, r in zip(h.elements, ranks)]
-        return TensorShardingPerValue(tuple(vals))  # type: ignore[arg-type]
+        return TensorShardingPerValue(tuple(vals))  # type: ignore[arg-type]  # HLO tuples are flat: each leaf is one sharding
     if h.kind is Kind.MAXIMAL:
         return to_sdy_manual(h, Mesh.of([], device_ids=[h.device or 0]), rank=None)[0]
     return to_sdy_manual(listed_iota(h) if iota_lists else h, mesh, rank=rank)[0]

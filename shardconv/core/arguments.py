@@ -19,7 +19,7 @@ def type_error(function: str, parameter: str, expected: str, got: object) -> Typ
 def require_text(value: object, function: str, parameter: str = "text", *, allow_bytes: bool = False) -> str:
     """``value`` itself when it is a ``str``; otherwise TypeError (bytes only when ``allow_bytes``)."""
     if isinstance(value, str) or (allow_bytes and isinstance(value, bytes)):
-        return value  # type: ignore[return-value]
+        return value  # type: ignore[return-value]  # bytes only where the caller allows and handles them
     raise type_error(function, parameter, "str or bytes" if allow_bytes else "str", value)
 
 

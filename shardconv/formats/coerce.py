@@ -3,6 +3,7 @@ remembered, so later errors point into it), anything else a TypeError that says 
 
 from __future__ import annotations
 
+from typing import Any
 from collections.abc import Mapping
 
 from shardconv.core.arguments import type_error
@@ -62,7 +63,7 @@ def as_mesh(value: object, function: str, parameter: str = "mesh") -> Mesh:
 
         return parse_mesh(value)
     if all(hasattr(value, a) for a in ("device_ids", "mesh_shape", "axis_names")) and not hasattr(value, "devices"):
-        return torch_mesh(value.device_ids, value.mesh_shape, value.axis_names)  # type: ignore[attr-defined]
+        return torch_mesh(value.device_ids, value.mesh_shape, value.axis_names)  # type: ignore[attr-defined]  # duck-typed torch-xla Mesh (hasattr above)
     raise type_error(function, parameter, "a Mesh or mesh text such as 'x=2,y=4'", value)
 
 
@@ -80,9 +81,10 @@ def torch_mesh(device_ids: object, mesh_shape: object, axis_names: object = None
     shape in C order, as torch-xla's ``get_logical_mesh`` reshapes them; unnamed axes become ``_axis_N``."""
     from shardconv.core.errors import ShardingValidationError
 
-    ids = [int(d) for d in _flat(device_ids)]  # type: ignore[call-overload]
-    shape = [int(s) for s in mesh_shape]  # type: ignore[attr-defined]
-    names = [f"_axis_{i}" for i in range(len(shape))] if axis_names is None else [str(n) for n in axis_names]  # type: ignore[attr-defined]
+    ids = [int(d) for d in _flat(device_ids)]  # type: ignore[call-overload]  # ids are ints or numpy ints
+    shape = [int(s) for s in mesh_shape]  # type: ignore[attr-defined]  # any sequence of ints
+    given: Any = axis_names  # any sequence of names (torch-xla passes a tuple)
+    names = [f"_axis_{i}" for i in range(len(shape))] if given is None else [str(n) for n in given]
     if len(names) != len(shape):
         raise ShardingValidationError(f"torch-xla mesh: {len(names)} axis names for a {len(shape)}-axis mesh_shape")
     mesh = Mesh.of(tuple(MeshAxis(n, s) for n, s in zip(names, shape)), ids)
@@ -97,7 +99,7 @@ def _flat(values: object) -> list[object]:
     if hasattr(values, "ravel"):
         return list(values.ravel().tolist())
     out: list[object] = []
-    for v in values:  # type: ignore[attr-defined]
+    for v in values:  # type: ignore[attr-defined]  # a nested sequence (no ravel: not numpy)
         out.extend(_flat(v) if isinstance(v, (list, tuple)) else [v])
     return out
 

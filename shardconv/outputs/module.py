@@ -325,7 +325,7 @@ def _return_operands(text: str, s: int, e: int) -> tuple[Operand, ...]:
         end = skip_group(text, j) - 1 if text.startswith("(", j) else j
         j += 1
     else:
-        j = _OPNAME.match(text, j).end()  # type: ignore[union-attr]
+        j = _OPNAME.match(text, j).end()  # type: ignore[union-attr]  # the op scan above stopped at an op name
         pieces = split_top(text, j, e, sep=":")
         end = pieces[0][1] if pieces else e
     out = []
