@@ -3,8 +3,8 @@ remembered, so later errors point into it), anything else a TypeError that says 
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Mapping
+from typing import Any
 
 from shardconv.core.arguments import type_error
 from shardconv.core.model import (
