@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip -q --disable-pip-version-check
 
-.PHONY: demo test fuzz bench grammars oracles-old clean
+.PHONY: demo test lint fuzz bench grammars oracles-old clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -14,8 +14,13 @@ demo: $(PY)
 	$(PIP) install -e .
 	$(VENV)/bin/shardconv demo
 
-test: $(PY)
+# The guard rails: ruff and mypy --strict on the package (config in pyproject.toml; generated tables excluded).
+lint: $(PY)
 	$(PIP) install -e '.[test]'
+	$(VENV)/bin/ruff check shardconv
+	$(VENV)/bin/mypy
+
+test: lint
 	PYTHONHASHSEED=0 $(PY) -m pytest -q
 
 fuzz: $(PY)
