@@ -53,10 +53,11 @@ def difference(mesh: Mesh, glob: Mesh) -> str:
 
 
 def device_counts(ctx: ModuleContext) -> Iterator[RuleResult]:
-    """--mesh, num_partitions, every mesh and every tile array must agree on the number of devices."""
+    """--mesh, num_partitions, every mesh and every tile array must agree on the number of devices. A module
+    with num_partitions = 1 is not partitioned (jax's one-device helper programs): --mesh is not its mesh."""
     n = ctx.partitions
     glob = ctx.options.mesh
-    if glob is not None and n is not None and glob.num_devices != n and ctx.num_partitions is not None:
+    if glob is not None and n is not None and n > 1 and glob.num_devices != n and ctx.num_partitions is not None:
         yield RuleResult(
             "device-count-mismatch", ctx.num_partitions,
             f"--mesh {glob.shape_str()} has {glob.num_devices} devices but num_partitions is {n}",

@@ -41,6 +41,8 @@ x = jax.ShapeDtypeStruct((16, 32), jnp.float32, sharding=NamedSharding(mesh, P("
 ws = [jax.ShapeDtypeStruct((32, 32), jnp.float32, sharding=NamedSharding(mesh, P(None, "model"))) for _ in range(layers)]
 lowered = jax.jit(model).lower(x, *ws)
 compiled = lowered.compile()
+# Real sessions also run small one-device programs (jit_broadcast_in_dim, ...): dumped with num_partitions=1.
+(jnp.ones((8,)) * 2).block_until_ready()
 hlo_text = compiled.as_text()
 
 

@@ -136,3 +136,15 @@ def test_one_finding_per_instruction_across_xla_dump_stages(jax_dumps: Path, cap
     per_subject = [(f["rule"], f["message"]) for f in found]
     assert len(per_subject) == len(set(per_subject)), found
     assert any("XLA dumped this module again" in n for f in found for n in f["notes"])  # type: ignore[attr-defined]
+
+
+def test_one_device_helper_programs_in_a_dump_folder_are_not_held_to_the_mesh(
+    jax_dumps: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A real jax dump folder holds one-device programs (num_partitions=1, no shardings) beside the sharded
+    module; --mesh describes the sharded one, so the folder is clean on its own mesh."""
+    dump = (jax_dumps / "xla_dump").rglob("*")
+    one_device = [p for p in dump if p.is_file() and b"num_partitions = 1 " in p.read_bytes()[:4096]]
+    assert one_device, "the dump holds no one-device program: the fixture no longer tests this"
+    rc, found = findings([str(jax_dumps / "xla_dump"), "--mesh", "batch=2,model=4"], capsys)
+    assert (rc, found) == (0, [])
