@@ -153,12 +153,17 @@ def _keyword_suggestions(
 _NEGATIVE = re.compile(r"[,\s]*(-\d+)")
 
 
-def _negative_number(text: str, pos: int) -> str | None:
-    """A '-' where only non-negative integers may stand gets its own message, not a token list."""
+def _negative_number(text: str, pos: int) -> tuple[str, int] | None:
+    """A '-' where only non-negative integers may stand gets its own message, not a token list: the
+    message and the position of the number."""
     m = _NEGATIVE.match(text, pos)
     if m is None and pos > 0:
         m = _NEGATIVE.match(text, pos - 1)
-    return m.group(1) if m else None
+    if m is None:
+        return None
+    negative = m.group(1)
+    at = text.index(negative, pos - 1 if pos else 0)
+    return f"negative number {negative}: dims, sizes and device ids are never negative", at
 
 
 def parse(name: str, start: str, text: str, transformer: Any) -> Any:
@@ -196,8 +201,7 @@ def parse(name: str, start: str, text: str, transformer: Any) -> Any:
         pos = e.token.start_pos if e.token.start_pos is not None else len(text)
         negative = _negative_number(text, pos)
         if negative is not None:
-            msg = f"negative number {negative}: dims, sizes and device ids are never negative"
-            pos = text.index(negative, pos - 1 if pos else 0)
+            msg, pos = negative
         elif repr(f"{e.token}=") in expected and re.match(r"\s+=", text[e.token.end_pos or pos :]):
             msg = f"'{e.token}=' is one token: remove the space before '='"
         else:
@@ -210,8 +214,7 @@ def parse(name: str, start: str, text: str, transformer: Any) -> Any:
         ch = text[pos] if pos < len(text) else ""
         negative = _negative_number(text, pos)
         if negative is not None:
-            msg = f"negative number {negative}: dims, sizes and device ids are never negative"
-            pos = text.index(negative, pos - 1 if pos else 0)
+            msg, pos = negative
         else:
             msg = f"unexpected character {ch!r}" + (f"; expected {', '.join(expected)}" if expected else "")
         tips = _keyword_suggestions(text, pos, e.allowed, name, start)
