@@ -15,7 +15,7 @@ import click
 from shardconv.core.errors import ShardingError
 from shardconv.cli.options import common_options, context, mesh_option, xla_version_option
 from shardconv.cli.spell import TARGETS, needs_sdy, render_target
-from shardconv.formats.releases import DEFAULT_XLA_VERSION
+from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION
 
 if TYPE_CHECKING:
     from shardconv.core.model import HloSharding

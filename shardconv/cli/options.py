@@ -82,7 +82,7 @@ class RankType(_ParamType):
 
 def xla_version_option() -> Callable[[F], F]:
     """--xla-version: the XLA release whose HLO spelling to print (docs/releases.md)."""
-    from shardconv.formats.releases import DEFAULT_XLA_VERSION, XLA_VERSIONS
+    from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION, XLA_VERSIONS
 
     return click.option(
         "--xla-version", "xla_version", type=click.Choice(XLA_VERSIONS), default=DEFAULT_XLA_VERSION,

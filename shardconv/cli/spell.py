@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from shardconv.formats.releases import DEFAULT_XLA_VERSION
+from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION
 
 if TYPE_CHECKING:
     from shardconv.core.model import Mesh, TensorSharding, TensorShardingPerValue

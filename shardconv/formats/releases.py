@@ -1,25 +1,11 @@
-"""Which XLA/Shardy release writes which spelling (docs/releases.md): the releases the printers can
-target, and the releases a text's spellings belong to, so a checker can flag a file that mixes them."""
+"""Which XLA/Shardy release writes which spelling (docs/releases.md): the releases a text's spellings
+belong to, so a checker can flag a file that mixes them (the printable releases are in xla_versions.py)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Final, Literal
-
-XlaVersion = Literal["0.9.1", "0.9.2", "0.10.2", "head"]
-
-# The printers' default: byte-identical to jaxlib 0.10.2, the oracle of the test suite.
-DEFAULT_XLA_VERSION: Final[XlaVersion] = "0.10.2"
-XLA_VERSIONS: Final[tuple[XlaVersion, ...]] = ("0.9.1", "0.9.2", "0.10.2", "head")
-
-
-def check_xla_version(version: str) -> XlaVersion:
-    """``version`` when the printers can target it; a ValueError naming the known ones otherwise."""
-    for known in XLA_VERSIONS:
-        if version == known:
-            return known
-    raise ValueError(f"unknown xla_version {version!r} (known: {', '.join(XLA_VERSIONS)})")
+from typing import Final
 
 
 @dataclass(frozen=True)
@@ -110,7 +96,4 @@ def mixed_spellings(text: str) -> tuple[Spelling, Spelling] | None:
     return None
 
 
-__all__ = [
-    "DEFAULT_XLA_VERSION", "XLA_VERSIONS", "Spelling", "XlaVersion", "check_xla_version", "mixed_spellings",
-    "releases_of", "spellings",
-]
+__all__ = ["Spelling", "mixed_spellings", "releases_of", "spellings"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from cases import HLO
 
-from shardconv.formats.releases import XLA_VERSIONS
+from shardconv.formats.xla_versions import XLA_VERSIONS
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "releases.md").read_text(encoding="utf-8")
 

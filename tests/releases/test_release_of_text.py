@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 from support.oracle_xla import xla_canonical
 
+from shardconv.formats.xla_versions import XLA_VERSIONS, check_xla_version
 from shardconv.formats.releases import (
-    XLA_VERSIONS,
-    check_xla_version,
     mixed_spellings,
     releases_of,
     spellings,

@@ -15,7 +15,8 @@ from shardconv.core.errors import ShardingSyntaxError
 from shardconv.core.placement import placement
 from shardconv.formats import parse_hlo, parse_mesh, parse_sdy
 from shardconv.formats.hlo.write import print_hlo
-from shardconv.formats.releases import XLA_VERSIONS, releases_of
+from shardconv.formats.releases import releases_of
+from shardconv.formats.xla_versions import XLA_VERSIONS
 from shardconv.formats.sdy.verify import verify
 
 pytestmark = pytest.mark.oracle
