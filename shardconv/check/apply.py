@@ -17,7 +17,7 @@ from shardconv.check.lines import ReadOptions, open_input, read_sites
 from shardconv.check.sites import SiteStream, ValueSite
 from shardconv.core.errors import ShardingError
 from shardconv.text.atomic import write_atomic
-from shardconv.text.escapes import encode_layered
+from shardconv.text.layered import encode_layered
 
 COPY_CHUNK = 1 << 20
 CONTEXT = 3

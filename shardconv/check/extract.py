@@ -12,12 +12,8 @@ from dataclasses import dataclass, field
 from shardconv.check.sites import PLAIN, Shape, SiteKind, ValueSite
 from shardconv.core.errors import ShardingSyntaxError
 from shardconv.text.brackets import skip_group, string_end
-from shardconv.text.escapes import (
-    EscapeError,
-    StringEncoding,
-    decode_layered,
-    encode_layered,
-)
+from shardconv.text.escapes import EscapeError
+from shardconv.text.layered import StringEncoding, decode_layered, encode_layered
 
 _RX = re.compile(
     rb"""

@@ -16,7 +16,7 @@ from shardconv.core.model import (
     TensorSharding,
     TensorShardingPerValue,
 )
-from shardconv.text.escapes import encode_layered
+from shardconv.text.layered import encode_layered
 
 ParsedValue = HloSharding | TensorSharding | TensorShardingPerValue | Mesh | ManualAxes | int | tuple[int, ...]
 LIST_PREFIX = "#sdy.sharding_per_value<"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from shardconv.text.escapes import StringEncoding
+from shardconv.text.layered import StringEncoding
 
 PLAIN = StringEncoding()  # a value written as is, not inside a string literal
 Shape = tuple[int | None, ...]  # None for a dynamic dim (``?`` / ``<=N``)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from shardconv.core.errors import ShardingError, ShardingValidationError, Suggestion
 from shardconv.formats.detect import SDY, SDY_PER_VALUE, SPEC, Input
@@ -159,8 +159,7 @@ def attempt(fn: Callable[..., object], *args: object, **kw: object) -> Outcome:
         return e
 
 
-@dataclass(frozen=True)
-class ImportVerdict:
+class ImportVerdict(NamedTuple):
     """What XLA's mesh-less import does to ``hlo`` against the user's mesh, worded once for ``convert`` and
     ``show`` from the one analysis ``check`` uses (convert/distortion.py)."""
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
 
 from shardconv.core.errors import ShardingError, ShardingSyntaxError, ShardingValidationError
-from shardconv.text.brackets import group_end
 
 if TYPE_CHECKING:
     from shardconv.core.model import HloSharding, Mesh, PartitionSpec, TensorSharding, TensorShardingPerValue
@@ -171,6 +170,8 @@ def first_mesh_in_file(path: str) -> str:
     m = re.search(_MESH_DECL, text)
     if m is None:
         raise ShardingValidationError(f"--mesh @{path}: no sdy.mesh declaration in the file")
+    from shardconv.text.brackets import group_end  # only --mesh @FILE reads a file
+
     end = group_end(text, m.end() - 1, own_kind_only=True, comments=False)
     if not isinstance(end, int):
         raise ShardingSyntaxError("unterminated sdy.mesh declaration", text=text, pos=m.start())

@@ -14,21 +14,10 @@ from hypothesis import strategies as st
 from shardconv.check.lines import ReadOptions, expand, read_sites
 from shardconv.check.sites import FileKind, ValueSite
 from shardconv.check.sites import SiteKind as Kind
-from shardconv.text.escapes import (
-    StringEncoding as Encoding,
-)
-from shardconv.text.escapes import (
-    decode_layered as decode,
-)
-from shardconv.text.escapes import (
-    encode_layered as encode,
-)
-from shardconv.text.escapes import (
-    escape_c,
-    escape_mlir,
-    unescape_c,
-    unescape_mlir,
-)
+from shardconv.text.escapes import escape_c, escape_mlir, unescape_c, unescape_mlir
+from shardconv.text.layered import StringEncoding as Encoding
+from shardconv.text.layered import decode_layered as decode
+from shardconv.text.layered import encode_layered as encode
 
 DUMPS = Path(__file__).parent.parent / "data" / "dumps"
 

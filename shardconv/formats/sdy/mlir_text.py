@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 from shardconv.core.errors import ShardingSyntaxError
-from shardconv.text.brackets import group_end
 from shardconv.text.escapes import EscapeError, unescape_mlir
 from shardconv.core.limits import INT64_MAX
 
@@ -63,6 +62,8 @@ def check_dialect_body(text: str, start: int) -> int:
     MLIR ends the body (a '>' inside a ``//`` comment can end it early)."""
     if start >= len(text):
         return start
+    from shardconv.text.brackets import group_end  # loaded with the first sdy attribute, not at start-up
+
     end = group_end(text, start, comments=False, strings=_STRING_LITERAL)
     if isinstance(end, int):
         return end
