@@ -37,12 +37,15 @@ def render_target(
         from shardconv.convert import to_partition_spec
 
         assert on is not None
-        return str(to_partition_spec(_single(on, target), on.mesh))
+        one = _single(on, target)
+        return str(to_partition_spec(one, one.resolve_mesh(on.mesh)))
     if target == "v3":
         from shardconv.convert import to_v3
 
         assert on is not None
-        return print_hlo(to_v3(_single(on, target), on.mesh, manual_axes=on.manual_axes), xla_version=xla_version)
+        one = _single(on, target)
+        v3 = to_v3(one, one.resolve_mesh(on.mesh), manual_axes=on.manual_axes)
+        return print_hlo(v3, xla_version=xla_version)
     if target == "json":
         return _json_target(inp, ctx, on, rank)
     hlo = resolve.as_hlo(inp, ctx.mesh, rank=rank, explicit=target == "v1")
@@ -95,11 +98,16 @@ def _single(on: OnMesh, target: str) -> TensorSharding:
 
 
 def _inline(on: OnMesh) -> TensorSharding | TensorShardingPerValue:
-    """A synthetic mesh goes inside the sharding (each one, per value), so the one-line answer stands on its own."""
+    """A synthetic mesh goes inside the sharding (each one, per value), so the one-line answer stands on its own;
+    a sharding that already holds its own mesh (a maximal sharding's single-device mesh) keeps it."""
+    from shardconv.core.model import TensorSharding as S
     from shardconv.core.model import TensorShardingPerValue
 
+    def inline(s: S) -> S:
+        return replace(s, mesh=on.mesh) if isinstance(s.mesh, str) else s
+
     if isinstance(on.sharding, TensorShardingPerValue):
-        return TensorShardingPerValue(tuple(replace(s, mesh=on.mesh) for s in on.sharding.shardings))
-    return replace(on.sharding, mesh=on.mesh)
+        return TensorShardingPerValue(tuple(map(inline, on.sharding.shardings)))
+    return inline(on.sharding)
 
 

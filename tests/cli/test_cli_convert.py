@@ -225,3 +225,20 @@ def test_convert_and_show_word_the_import_as_check_judges_it(hlo: str, rule_text
     """convert, show and check share one distortion analysis: a merge of the global axes is no distortion."""
     assert rule_text in run("convert", hlo, "--mesh", SEED_MESH, "--explain").err
     assert rule_text in run("show", hlo, "--mesh", SEED_MESH).out
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("{maximal device=3}",), "#sdy.sharding<mesh<[], device_ids=[3]>, []>"),
+        (("{maximal device=3}", "--to", "v3"), "{maximal_mesh[device_id=3]}"),
+        (("{maximal device=3}", "--to", "v3", "--xla-version", "head"), "{single_device[device_id=3]}"),
+        (
+            ("{{maximal device=3}, {devices=[2]<=[2]}}", "--rank", "0,1"),
+            '#sdy.sharding_per_value<[<mesh<[], device_ids=[3]>, []>, <mesh<["_axis_0"=2]>, [{"_axis_0"}]>]>',
+        ),
+    ],
+)
+def test_a_maximal_sharding_keeps_its_device_without_mesh(args: tuple[str, ...], expected: str) -> None:
+    """Inlining XLA's invented mesh must not replace the single-device mesh a maximal sharding holds."""
+    assert run("convert", *args).out == expected + "\n"
