@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from shardconv.core.device_order import strides
 from shardconv.core.errors import NotExpressibleError, ShardingValidationError
+from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION, check_xla_version
 from shardconv.core.model import (
     AxisRef,
     DimSharding,
@@ -48,9 +49,11 @@ class _Broken(Exception):
         self.why = why
 
 
-def maximal_mesh(device: int) -> Mesh:
-    """The single-device mesh XLA's importer declares for ``{maximal device=N}`` (name as in jaxlib 0.10)."""
-    return Mesh.of([], device_ids=[device], name=f"maximal_mesh_{device}")
+def maximal_mesh(device: int, xla_version: str = DEFAULT_XLA_VERSION) -> Mesh:
+    """The single-device mesh XLA's importer declares for ``{maximal device=N}``: ``@maximal_mesh_N`` up to
+    jaxlib 0.10, ``@single_device_N`` at head (docs/releases.md)."""
+    prefix = "single_device" if check_xla_version(xla_version) == "head" else "maximal_mesh"
+    return Mesh.of([], device_ids=[device], name=f"{prefix}_{device}")
 
 
 # --------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from shardconv.convert.to_sdy import maximal_mesh
 from shardconv.core.arguments import rank_list, type_error
 from shardconv.core.errors import NotExpressibleError, ShardingValidationError
 from shardconv.core.model import (
@@ -23,6 +24,7 @@ from shardconv.core.model import (
 )
 from shardconv.core.sources import pointing_into
 from shardconv.formats.coerce import HloArg, as_hlo
+from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION
 from shardconv.convert.factoring import common_factor_walk, common_factors
 from shardconv.convert.to_sdy import RankArg, SdyValue, to_sdy_manual
 
@@ -97,13 +99,15 @@ def xla_import(
     ranks: RankArg | Sequence[RankArg] = None,
     unspecified_dims: Sequence[Sequence[int] | None] | None = None,
     iota_lists: bool = False,
+    xla_version: str = DEFAULT_XLA_VERSION,
 ) -> tuple[Mesh, list[SdyValue]]:
     """The mesh and shardings XLA's importer builds for a module holding ``shardings`` (models or text).
 
     ``ranks`` (one per sharding, or one for all; a tuple's may be one per element) is needed for
     ``{replicated}`` / ``{unknown}``. ``unspecified_dims`` (one list per sharding: a ``Sharding`` custom
     call's ``backend_config="unspecified_dims=[...]"``) become open dims, as XLA's import makes them.
-    ``{maximal device=N}`` refers to a mesh of its own named ``maximal_mesh_N`` (this jaxlib's name).
+    ``{maximal device=N}`` refers to a mesh of its own, named as XLA ``xla_version`` names it
+    (``maximal_mesh_N`` in jaxlib 0.10.2, the default; ``single_device_N`` at head).
     ``iota_lists=True`` follows XLA after 0.10.2, which imports a V1 list in plain iota order as that iota
     (0.10.2 aborts on every V1 list).
     """
@@ -116,18 +120,19 @@ def xla_import(
     out: list[SdyValue] = []
     for i, h in enumerate(hlos):
         with pointing_into(h):
-            value = _import_one(h, mesh, _rank_at(ranks, i), iota_lists)  # type: ignore[arg-type]  # a per-element rank list is a RankArg
+            rank = _rank_at(ranks, i)  # type: ignore[arg-type]  # a per-element rank list is a RankArg
+            value = _import_one(h, mesh, rank, iota_lists, xla_version)
             out.append(_opened(value, unspecified_dims[i] if unspecified_dims else None))
     return mesh, out
 
 
-def _import_one(h: HloSharding, mesh: Mesh, rank: RankArg, iota_lists: bool) -> SdyValue:
+def _import_one(h: HloSharding, mesh: Mesh, rank: RankArg, iota_lists: bool, xla_version: str) -> SdyValue:
     if h.kind is Kind.TUPLE:
         ranks = rank_list(rank, len(h.elements), "xla_import")
-        vals = [_import_one(e, mesh, r, iota_lists) for e, r in zip(h.elements, ranks)]
+        vals = [_import_one(e, mesh, r, iota_lists, xla_version) for e, r in zip(h.elements, ranks)]
         return TensorShardingPerValue(tuple(vals))  # type: ignore[arg-type]  # HLO tuples are flat: each leaf is one sharding
     if h.kind is Kind.MAXIMAL:
-        return to_sdy_manual(h, Mesh.of([], device_ids=[h.device or 0]), rank=None)[0]
+        return TensorSharding(maximal_mesh(h.device or 0, xla_version), ())
     return to_sdy_manual(listed_iota(h) if iota_lists else h, mesh, rank=rank)[0]
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from support.oracle_xla import xla_canonical
 
+from shardconv.core.model import Mesh
 from shardconv.formats.xla_versions import XLA_VERSIONS, check_xla_version
 from shardconv.formats.releases import (
     mixed_spellings,
@@ -56,3 +57,14 @@ def test_unknown_versions_are_refused() -> None:
     assert [check_xla_version(v) for v in XLA_VERSIONS] == list(XLA_VERSIONS)
     with pytest.raises(ValueError, match="unknown xla_version '0.11'"):
         check_xla_version("0.11")
+
+
+@pytest.mark.parametrize(("xla_version", "name"), [("0.10.2", "maximal_mesh_3"), ("head", "single_device_3")])
+def test_xla_import_names_the_single_device_mesh_as_the_release_does(xla_version: str, name: str) -> None:
+    """``sdy_round_trip_import_pipeline_hlo_sharding_v3.mlir`` (jaxlib 0.10.2 and XLA at head): the mesh
+    a ``{maximal device=N}`` sharding refers to is ``@maximal_mesh_N`` in 0.10.2, ``@single_device_N`` at head."""
+    from shardconv import xla_import
+
+    _, (sharding,) = xla_import(["{maximal device=3}"], xla_version=xla_version)
+    assert isinstance(sharding.mesh, Mesh) and sharding.mesh.name == name
+    assert sharding.mesh.device_ids == (3,)
