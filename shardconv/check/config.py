@@ -16,6 +16,7 @@ from shardconv.check.context import CheckOptions
 from shardconv.check.diagnostics import RULES
 from shardconv.core.errors import ShardingValidationError, did_you_mean
 from shardconv.core.model import Mesh
+from shardconv.core.positions import line_col
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -106,8 +107,9 @@ def load(path: str, text: str | None = None) -> ProjectConfig | None:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"\(at line (\d+), column (\d+)\)", str(e))
-        line, col = (int(m.group(1)), int(m.group(2))) if m else (1, 1)
-        raise ConfigError(re.sub(r"\s*\(at line.*\)", "", str(e)), path=path, text=text, line=line, column=col) from None
+        line, col = (int(m.group(1)), int(m.group(2))) if m else line_col(text, len(text.rstrip()))  # "at end of document"
+        message = re.sub(r"\s*\(at (line|end).*\)", "", str(e))
+        raise ConfigError(message, path=path, text=text, line=line, column=col) from None
     prefix: tuple[str, ...] = ("tool", "shardconv") if os.path.basename(path) == "pyproject.toml" else ()
     table: Any = doc
     for part in prefix:
