@@ -60,7 +60,7 @@ def _count(n: int, word: str) -> str:
 
 
 def closing_line(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> str:
-    """``1 file checked, ...: 3 errors, 1 warning; 2 fixable with --fix`` (or ``clean``)."""
+    """``1 file(s) checked, ...: 3 errors, 1 warning; 2 fixable with --fix`` (or ``clean``)."""
     sm = summary(reports, skipped)
     parts = [_count(sm[k], k[:-1]) for k in ("errors", "warnings") if sm[k]]
     if sm["expected"]:
@@ -72,7 +72,7 @@ def closing_line(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> s
     if n_fix:
         verdict += f"; {n_fix} fixable with --fix"
     return (
-        f"{_count(sm['files_checked'], 'file')} checked, {sm['files_skipped']} skipped, "
+        f"{sm['files_checked']} file(s) checked, {sm['files_skipped']} skipped, "
         f"{sm['occurrences']} sharding value(s) scanned ({sm['distinct']} distinct): {verdict}"
     )
 

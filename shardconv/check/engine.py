@@ -7,6 +7,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import BinaryIO
 
 from shardconv.check.config import matches, relative_to
 from shardconv.check.context import CheckOptions, build_context
@@ -162,17 +163,23 @@ def check_file(
     """Check one file (``-`` is stdin) in one streaming pass; ``on_read`` hears of every chunk read."""
     try:
         with open_input(path) as f:
-            stream = SuppressionScanner(f, on_read)
-            kind, sites = read_sites(stream, path, read or ReadOptions())  # type: ignore[arg-type]
-            if kind.skipped:
-                return Skipped(path, kind.reason)
-            found, total, distinct, dropped = findings_of(path, sites, opts)
-            kept = apply_suppressions(found, stream.found, path, report_unused=opts.report_unused)
-            kept = [f for f in kept if f.rule not in opts.ignore]
-            return FileReport(path, kind.kind, tuple(kept), total, distinct, dropped)
+            return check_stream(f, path, opts, read, on_read)
     except OSError as e:
         reason = e.strerror or str(e)
         return FileReport(path, "unreadable", (CheckFinding("io-error", "error", path, 1, 1, f"cannot read {path}: {reason}"),))
+
+
+def check_stream(
+    f: BinaryIO, path: str, opts: CheckOptions, read: ReadOptions | None = None, on_read: Callable[[int], None] | None = None
+) -> FileReport | Skipped:
+    """The report of one stream: its findings, less those its ``shardconv: ignore[...]`` comments silence."""
+    stream = SuppressionScanner(f, on_read)
+    kind, sites = read_sites(stream, path, read or ReadOptions())  # type: ignore[arg-type]
+    if kind.skipped:
+        return Skipped(path, kind.reason)
+    found, total, distinct, dropped = findings_of(path, sites, opts)
+    kept = apply_suppressions(found, stream.found, path, report_unused=opts.report_unused)
+    return FileReport(path, kind.kind, tuple(f for f in kept if f.rule not in opts.ignore), total, distinct, dropped)
 
 
 def _check_one(args: tuple[str, CheckOptions]) -> FileReport | Skipped:
@@ -236,10 +243,8 @@ def check_text(
     import io
 
     data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
-    kind, sites = read_sites(io.BytesIO(data), path)
-    if kind.skipped:
-        return []
-    return findings_of(path, sites, _options(mesh, allowed_meshes))[0]
+    report = check_stream(io.BytesIO(data), path, _options(mesh, allowed_meshes))
+    return list(report.findings) if isinstance(report, FileReport) else []
 
 
 def check_paths(

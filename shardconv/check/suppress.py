@@ -23,6 +23,7 @@ class Suppression:
     col: int
     rules: tuple[str, ...]
     source: str  # the comment's line (as far as it was read)
+    source_col: int  # the marker's column in ``source``
 
 
 class SuppressionScanner:
@@ -33,8 +34,10 @@ class SuppressionScanner:
         self.inner = inner
         self.on_read = on_read
         self.found: list[Suppression] = []
-        self._pending = b""
+        self._pending = b""  # the unfinished last line (its tail only, when it is long)
         self._line = 1  # line number at _pending[0]
+        self._col = 0  # column of _pending[0] in its line (non-zero once a long line's head was dropped)
+        self._comment = False  # the dropped head of the current line opened a comment
 
     def read(self, n: int = -1) -> bytes:
         data = self.inner.read(n)
@@ -44,8 +47,9 @@ class SuppressionScanner:
         return data
 
     def _scan(self, buf: bytes, final: bool) -> None:
-        cut = len(buf) if final else max(buf.rfind(b"\n") + 1, len(buf) - _TAIL)
-        if buf.find(MARKER, 0, len(buf)) >= 0:
+        last_nl = buf.rfind(b"\n")
+        cut = len(buf) if final else max(last_nl + 1, len(buf) - _TAIL)
+        if buf.find(MARKER) >= 0:
             line, at = self._line, 0
             for m in _SUPPRESSION.finditer(buf):
                 if m.start() >= cut:
@@ -53,12 +57,21 @@ class SuppressionScanner:
                 line += buf.count(b"\n", at, m.start())
                 at = m.start()
                 start = buf.rfind(b"\n", 0, at) + 1
-                end = buf.find(b"\n", at)
-                if b"//" in buf[start:at] or b"/*" in buf[start:at]:
+                head = buf[start:at]
+                if b"//" in head or b"/*" in head or (start == 0 and self._comment):
+                    end = buf.find(b"\n", at)
                     rules = tuple(r.strip() for r in m.group(1).decode("utf-8", "replace").split(",") if r.strip())
                     text = buf[start : end if end >= 0 else len(buf)].decode("utf-8", "backslashreplace")
-                    self.found.append(Suppression(line, at - start + 1, rules, text))
-        self._line += buf.count(b"\n", 0, cut)
+                    col = at - start + 1 + (self._col if start == 0 else 0)
+                    self.found.append(Suppression(line, col, rules, text, at - start + 1))
+        nl = buf.rfind(b"\n", 0, cut)
+        if nl >= 0:
+            self._line += buf.count(b"\n", 0, cut)
+            self._col, self._comment = cut - nl - 1, False
+        else:
+            self._col += cut
+        head = buf[nl + 1 : cut]
+        self._comment = self._comment or b"//" in head or b"/*" in head
         self._pending = buf[cut:]
 
 
@@ -99,7 +112,7 @@ def _unused(s: Suppression, i: int, used: set[tuple[int, str]], path: str) -> Ch
     rule = RULES["unused-suppression"]
     return CheckFinding(
         rule.id, rule.severity, path, s.line, s.col, f"suppression of {', '.join(idle)} silences nothing here",
-        source=caret_excerpt(s.source, 1, s.col), notes=notes,
+        source=caret_excerpt(s.source, 1, s.source_col), notes=notes,
     )
 
 __all__ = ["MARKER", "Suppression", "SuppressionScanner", "apply_suppressions"]
