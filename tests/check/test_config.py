@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from check_cli import SEED_MLIR, run
+from check_cli import ROOT, SEED_MLIR, run
 
 from shardconv.check.config import ConfigError, ConfigFinder, load
 from shardconv.cli.main import main
@@ -183,3 +183,15 @@ def test_explicit_config_file(tmp_path: Path, jax_dumps: Path, capsys: pytest.Ca
     (root / "elsewhere" / "pyproject.toml").write_text("[project]\n")
     rc, _, err = run([str(root / "dumps" / "ir.mlir"), "--config", str(root / "elsewhere" / "pyproject.toml")], capsys)
     assert rc == 2 and "no [tool.shardconv] table" in err
+
+
+def test_readme_config_example_loads(tmp_path: Path) -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("### Project config") :]
+    block = section[section.index("```toml\n") + 8 : section.index("```", section.index("```toml\n") + 8)]
+    (tmp_path / "dumps").mkdir()
+    (tmp_path / "pyproject.toml").write_text(block)
+    cfg = load(str(tmp_path / "pyproject.toml"))
+    assert cfg is not None and set(cfg.settings) == {"mesh", "allowed-meshes", "ignore", "warn-only", "include", "exclude", "max-devices"}
+    tpu = cfg.for_file(str(tmp_path / "dumps" / "tpu" / "x.txt"))
+    assert tpu["mesh"].text == "data=4,model=2" and cfg.for_file(str(tmp_path / "dumps" / "x.txt"))["mesh"].text == "batch=2,model=4"
