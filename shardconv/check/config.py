@@ -50,7 +50,8 @@ class Setting:
 
 @dataclass(frozen=True)
 class Override:
-    """``[[tool.shardconv.overrides]]``: settings for the files matching ``paths`` (globs relative to the config's folder)."""
+    """``[[tool.shardconv.overrides]]``: settings for the files matching ``paths`` (globs relative to
+    the config's folder)."""
 
     paths: tuple[str, ...]
     settings: Mapping[str, Setting]
@@ -79,7 +80,11 @@ class ProjectConfig:
 def matches(path: str, glob: str) -> bool:
     """A path matches a glob whole, by its base name, or by any tail of its folders (``*/glob``)."""
     norm = path.replace(os.sep, "/")
-    return fnmatch.fnmatch(norm, glob) or fnmatch.fnmatch(os.path.basename(norm), glob) or fnmatch.fnmatch(norm, "*/" + glob)
+    return (
+        fnmatch.fnmatch(norm, glob)
+        or fnmatch.fnmatch(os.path.basename(norm), glob)
+        or fnmatch.fnmatch(norm, "*/" + glob)
+    )
 
 
 def relative_to(path: str, root: str) -> str:
@@ -107,7 +112,9 @@ def load(path: str, text: str | None = None) -> ProjectConfig | None:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"\(at line (\d+), column (\d+)\)", str(e))
-        line, col = (int(m.group(1)), int(m.group(2))) if m else line_col(text, len(text.rstrip()))  # "at end of document"
+        line, col = (
+            (int(m.group(1)), int(m.group(2))) if m else line_col(text, len(text.rstrip()))
+        )  # "at end of document"
         message = re.sub(r"\s*\(at (line|end).*\)", "", str(e))
         raise ConfigError(message, path=path, text=text, line=line, column=col) from None
     prefix: tuple[str, ...] = ("tool", "shardconv") if os.path.basename(path) == "pyproject.toml" else ()
@@ -132,12 +139,18 @@ def load(path: str, text: str | None = None) -> ProjectConfig | None:
     return ProjectConfig(path, settings, tuple(overrides))
 
 
-def _settings(table: dict[str, Any], allowed: Sequence[str], where: _KeyLines, override: int | None) -> dict[str, Setting]:
+def _settings(
+    table: dict[str, Any], allowed: Sequence[str], where: _KeyLines, override: int | None
+) -> dict[str, Setting]:
     out: dict[str, Setting] = {}
     for key, value in table.items():
         if key not in allowed:
             hint = "".join(f" ({s.description})" for s in did_you_mean(key, allowed))
-            only = " (an override may set only paths, " + ", ".join(OVERRIDABLE) + ")" if override is not None and key in KEYS else ""
+            only = (
+                " (an override may set only paths, " + ", ".join(OVERRIDABLE) + ")"
+                if override is not None and key in KEYS
+                else ""
+            )
             raise where.error(override, key, f"unknown key {key!r}{hint}{only}")
         if key in ("overrides", "paths"):
             continue
@@ -257,9 +270,11 @@ class _KeyLines:
     def error(self, override: int | None, key: str, message: str) -> ConfigError:
         line, col = self.position(override, key)
         table = "[tool.shardconv" if self.path.endswith("pyproject.toml") else "["
-        name = (f"{table}.overrides] #{override + 1}" if override is not None else f"{table}]" if table != "[" else "")
+        name = f"{table}.overrides] #{override + 1}" if override is not None else f"{table}]" if table != "[" else ""
         label = " ".join(p for p in (name, key) if p)
-        return ConfigError(f"{label}: {message}" if label else message, path=self.path, text=self.text, line=line, column=col)
+        return ConfigError(
+            f"{label}: {message}" if label else message, path=self.path, text=self.text, line=line, column=col
+        )
 
 
 class ConfigFinder:
@@ -339,6 +354,20 @@ def options_of(settings: Mapping[str, Setting], base: CheckOptions | None = None
 OptionsFor = Callable[[str], CheckOptions]
 
 __all__ = [
-    "CONFIG_FILES", "DEFAULTS", "KEYS", "ConfigError", "ConfigFinder", "OptionsFor", "Override", "ProjectConfig",
-    "Setting", "load", "matches", "options_of", "parse_mesh_setting", "parse_rules", "parse_shapes", "resolve",
+    "CONFIG_FILES",
+    "DEFAULTS",
+    "KEYS",
+    "ConfigError",
+    "ConfigFinder",
+    "OptionsFor",
+    "Override",
+    "ProjectConfig",
+    "Setting",
+    "load",
+    "matches",
+    "options_of",
+    "parse_mesh_setting",
+    "parse_rules",
+    "parse_shapes",
+    "resolve",
 ]

@@ -97,7 +97,12 @@ def summary(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> dict[s
 
 
 def print_text(
-    reports: Sequence[FileReport], skipped: Sequence[Skipped], stream: IO[str], *, verbose: bool = False, quiet: bool = False
+    reports: Sequence[FileReport],
+    skipped: Sequence[Skipped],
+    stream: IO[str],
+    *,
+    verbose: bool = False,
+    quiet: bool = False,
 ) -> None:
     """Findings (coloured only on a TTY without NO_COLOR), skipped files (with ``verbose``), a summary
     table and the closing line (not with ``quiet``)."""

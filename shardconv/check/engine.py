@@ -170,7 +170,11 @@ def check_file(
 
 
 def check_stream(
-    f: BinaryIO, path: str, opts: CheckOptions, read: ReadOptions | None = None, on_read: Callable[[int], None] | None = None
+    f: BinaryIO,
+    path: str,
+    opts: CheckOptions,
+    read: ReadOptions | None = None,
+    on_read: Callable[[int], None] | None = None,
 ) -> FileReport | Skipped:
     """The report of one stream: its findings, less those its ``shardconv: ignore[...]`` comments silence."""
     stream = SuppressionScanner(f, on_read)

@@ -24,8 +24,7 @@ def _mlir(body: str, mesh: str = '<["batch"=2, "model"=4]>') -> str:
 
 def _func(arg: str, sharding: str) -> str:
     return (
-        f"  func.func @main(%arg0: {arg} {{sdy.sharding = {sharding}}}) -> {arg} {{\n"
-        f"    return %arg0 : {arg}\n  }}\n"
+        f"  func.func @main(%arg0: {arg} {{sdy.sharding = {sharding}}}) -> {arg} {{\n    return %arg0 : {arg}\n  }}\n"
     )
 
 
@@ -83,12 +82,14 @@ DOCS: dict[str, RuleDoc] = {
             "module @m attributes {mhlo.num_partitions = 8 : i32} {\n"
             "  func.func @main(%arg0: tensor<16x64xf32>) -> tensor<16x64xf32> {\n"
             '    %0 = stablehlo.custom_call @Sharding(%arg0) {backend_config = "unspecified_dims=[2]", '
-            'mhlo.sharding = "{devices=[2,1,4]<=[8] last_tile_dim_replicate}"} : (tensor<16x64xf32>) -> tensor<16x64xf32>\n'
+            'mhlo.sharding = "{devices=[2,1,4]<=[8] last_tile_dim_replicate}"} '
+            ": (tensor<16x64xf32>) -> tensor<16x64xf32>\n"
             "    return %0 : tensor<16x64xf32>\n  }\n}\n",
             "module @m attributes {mhlo.num_partitions = 8 : i32} {\n"
             "  func.func @main(%arg0: tensor<16x64xf32>) -> tensor<16x64xf32> {\n"
             '    %0 = stablehlo.custom_call @Sharding(%arg0) {backend_config = "unspecified_dims=[1]", '
-            'mhlo.sharding = "{devices=[2,1,4]<=[8] last_tile_dim_replicate}"} : (tensor<16x64xf32>) -> tensor<16x64xf32>\n'
+            'mhlo.sharding = "{devices=[2,1,4]<=[8] last_tile_dim_replicate}"} '
+            ": (tensor<16x64xf32>) -> tensor<16x64xf32>\n"
             "    return %0 : tensor<16x64xf32>\n  }\n}\n",
             how="Name only dimensions below the tensor's rank.",
         ),
@@ -152,7 +153,8 @@ DOCS: dict[str, RuleDoc] = {
             _mlir(_func(_T, _SEED), mesh='<["_axis_0"=4, "_axis_1"=2]>'),
             _mlir(_func(_T, _SEED_FIXED)),
             args=_MESH,
-            how="--fix moves the synthetic mesh and every sharding on it onto --mesh (the same devices, the same data).",
+            how="--fix moves the synthetic mesh and every sharding on it onto --mesh (the same devices, "
+            "the same data).",
         ),
         RuleDoc(
             "synthetic-mesh",
@@ -186,12 +188,14 @@ DOCS: dict[str, RuleDoc] = {
             "A value that carries both an sdy sharding and an HLO sharding must place data the same way in "
             "both; when they disagree, which one wins depends on the pass that reads them.",
             _mlir(
-                "  func.func @main(%arg0: tensor<8x8xf32> {mhlo.sharding = \"{devices=[2,1,4]<=[8] last_tile_dim_replicate}\", "
+                "  func.func @main(%arg0: tensor<8x8xf32> "
+                '{mhlo.sharding = "{devices=[2,1,4]<=[8] last_tile_dim_replicate}", '
                 'sdy.sharding = #sdy.sharding<@mesh, [{}, {"batch"}]>}) -> tensor<8x8xf32> {\n'
                 "    return %arg0 : tensor<8x8xf32>\n  }\n"
             ),
             _mlir(
-                "  func.func @main(%arg0: tensor<8x8xf32> {mhlo.sharding = \"{devices=[2,1,4]<=[8] last_tile_dim_replicate}\", "
+                "  func.func @main(%arg0: tensor<8x8xf32> "
+                '{mhlo.sharding = "{devices=[2,1,4]<=[8] last_tile_dim_replicate}", '
                 'sdy.sharding = #sdy.sharding<@mesh, [{"batch"}, {}]>}) -> tensor<8x8xf32> {\n'
                 "    return %arg0 : tensor<8x8xf32>\n  }\n"
             ),

@@ -107,12 +107,20 @@ def _unused(s: Suppression, i: int, used: set[tuple[int, str]], path: str) -> Ch
 
     notes = tuple(
         f"{r!r} is not a rule" + "".join(f" ({t.description})" for t in did_you_mean(r, RULES, spelled="{}"))
-        for r in idle if r not in RULES
+        for r in idle
+        if r not in RULES
     )
     rule = RULES["unused-suppression"]
     return CheckFinding(
-        rule.id, rule.severity, path, s.line, s.col, f"suppression of {', '.join(idle)} silences nothing here",
-        source=caret_excerpt(s.source, 1, s.source_col), notes=notes,
+        rule.id,
+        rule.severity,
+        path,
+        s.line,
+        s.col,
+        f"suppression of {', '.join(idle)} silences nothing here",
+        source=caret_excerpt(s.source, 1, s.source_col),
+        notes=notes,
     )
+
 
 __all__ = ["MARKER", "Suppression", "SuppressionScanner", "apply_suppressions"]

@@ -108,19 +108,37 @@ def apply_max_devices(cfg: ProjectConfig) -> None:
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option("--mesh", "-m", "mesh_text", metavar="MESH", help="The real global mesh, e.g. batch=2,model=4 or '<[\"batch\"=2, \"model\"=4]>'.")
 @click.option("--allowed-meshes", metavar="SHAPES", help="Mesh shapes the backend accepts, e.g. 1x8,2x4.")
-@click.option("--format", "-f", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Output format (concise: one line per finding).")
+@click.option(
+    "--format", "-f", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+    help="Output format (concise: one line per finding).",
+)
 @click.option("--fix", is_flag=True, help="Apply the fixes the findings carry (synthetic meshes moved onto --mesh, mhlo.sharding canonicalised), in place.")
 @click.option("--diff", "--dry-run", "diff", is_flag=True, help="Print the fixes as a unified diff (for git apply) on stdout; write nothing.")
 @click.option("--include", multiple=True, metavar="GLOB", help="Only these files inside folders (default: every file whose content is IR).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Paths to skip (repeatable).")
-@click.option("--warn-only", multiple=True, metavar="RULE", shell_complete=complete_rules, help="Report RULE as a warning that does not fail (repeatable, or comma-separated).")
-@click.option("--ignore", multiple=True, metavar="RULE", shell_complete=complete_rules, help="Do not report RULE (repeatable, or comma-separated).")
-@click.option("--config", "config_path", metavar="FILE", type=click.Path(dir_okay=False), help="Read settings from FILE only (a pyproject.toml or shardconv.toml), not from the files' folders.")
+@click.option(
+    "--warn-only", multiple=True, metavar="RULE", shell_complete=complete_rules,
+    help="Report RULE as a warning that does not fail (repeatable, or comma-separated).",
+)
+@click.option(
+    "--ignore", multiple=True, metavar="RULE", shell_complete=complete_rules,
+    help="Do not report RULE (repeatable, or comma-separated).",
+)
+@click.option(
+    "--config", "config_path", metavar="FILE", type=click.Path(dir_okay=False),
+    help="Read settings from FILE only (a pyproject.toml or shardconv.toml), not from the files' folders.",
+)
 @click.option("--no-config", is_flag=True, help="Ignore every config file.")
-@click.option("--statistics", is_flag=True, help="Print how many findings each rule has (and how many --fix fixes) instead of the findings.")
+@click.option(
+    "--statistics", is_flag=True,
+    help="Print how many findings each rule has (and how many --fix fixes) instead of the findings.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Print the findings and nothing else (no summary, no closing line).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Files checked in parallel (default: the number of cores).")
-@click.option("--verbose", "-v", is_flag=True, help="Also list the files skipped as not IR, and suppressions that silence nothing.")
+@click.option(
+    "--verbose", "-v", is_flag=True,
+    help="Also list the files skipped as not IR, and suppressions that silence nothing.",
+)
 def check(
     paths: tuple[str, ...],
     mesh_text: str | None,
@@ -203,10 +221,24 @@ def _progress(files: list[str]) -> AbstractContextManager[Callable[[int], None]]
 
 
 def _emit(
-    reports: list[FileReport], skipped: list[Skipped], fmt: str, diffs: list[str], *, statistics: bool, quiet: bool, verbose: bool
+    reports: list[FileReport],
+    skipped: list[Skipped],
+    fmt: str,
+    diffs: list[str],
+    *,
+    statistics: bool,
+    quiet: bool,
+    verbose: bool,
 ) -> None:
     """Findings on stdout; when stdout holds a diff or a machine format, the closing line goes to stderr."""
-    from shardconv.check.emit import FORMATTERS, MACHINE_FORMATS, closing_line, format_sarif, format_statistics, print_text
+    from shardconv.check.emit import (
+        FORMATTERS,
+        MACHINE_FORMATS,
+        closing_line,
+        format_sarif,
+        format_statistics,
+        print_text,
+    )
 
     out: IO[str] = sys.stdout
     if diffs:

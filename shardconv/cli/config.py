@@ -13,17 +13,32 @@ from shardconv.cli.check import complete_rules
     "  shardconv config dumps/ --mesh batch=2,model=4 --format json",
 )
 @click.argument("path", required=False, default=".", metavar="[PATH]")
-@click.option("--config", "config_path", metavar="FILE", type=click.Path(dir_okay=False), help="Read settings from FILE only.")
+@click.option(
+    "--config", "config_path", metavar="FILE", type=click.Path(dir_okay=False), help="Read settings from FILE only."
+)
 @click.option("--no-config", is_flag=True, help="Ignore every config file.")
 @click.option("--mesh", "-m", "mesh_text", metavar="MESH", help="As for check: shown as coming from the command line.")
 @click.option("--allowed-meshes", metavar="SHAPES", help="As for check.")
 @click.option("--warn-only", multiple=True, metavar="RULE", shell_complete=complete_rules, help="As for check.")
 @click.option("--ignore", multiple=True, metavar="RULE", shell_complete=complete_rules, help="As for check.")
-@click.option("--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="text for people, json for scripts.")
+@click.option(
+    "--format",
+    "-f",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text for people, json for scripts.",
+)
 def config(
-    path: str, config_path: str | None, no_config: bool, mesh_text: str | None, allowed_meshes: str | None,
-    warn_only: tuple[str, ...], ignore: tuple[str, ...], fmt: str,
+    path: str,
+    config_path: str | None,
+    no_config: bool,
+    mesh_text: str | None,
+    allowed_meshes: str | None,
+    warn_only: tuple[str, ...],
+    ignore: tuple[str, ...],
+    fmt: str,
 ) -> None:
     """Print the settings `shardconv check` uses for PATH (default: the current folder): from
     [tool.shardconv] in pyproject.toml or shardconv.toml, found from PATH's folder upwards, its

@@ -7,7 +7,9 @@ import click
 from shardconv.check.diagnostics import RULES
 
 
-def _complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[click.shell_completion.CompletionItem]:
+def _complete(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[click.shell_completion.CompletionItem]:
     from click.shell_completion import CompletionItem
 
     return [CompletionItem(r.id, help=r.summary) for r in RULES.values() if r.id.startswith(incomplete)]
@@ -15,12 +17,20 @@ def _complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> li
 
 @click.command(
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-    epilog="\b\nExamples:\n  shardconv rule distorted-mesh\n  shardconv rule --all > rules.md\n  shardconv rule --format json",
+    epilog="\b\nExamples:\n  shardconv rule distorted-mesh\n  shardconv rule --all > rules.md\n"
+    "  shardconv rule --format json",
 )
 @click.argument("rule", required=False, metavar="RULE", shell_complete=_complete)
 @click.option("--all", "show_all", is_flag=True, help="Explain every rule.")
-@click.option("--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="text (Markdown) for people, json for scripts.")
+@click.option(
+    "--format",
+    "-f",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text (Markdown) for people, json for scripts.",
+)
 def rule(rule: str | None, show_all: bool, fmt: str) -> None:
     """Explain RULE (or, with no RULE, list the rules): what it catches, why it matters, an example that
     fails and its fix."""
@@ -30,15 +40,26 @@ def rule(rule: str | None, show_all: bool, fmt: str) -> None:
         from shardconv.core.errors import did_you_mean, suggestion_lines
 
         tips = suggestion_lines(did_you_mean(rule, RULES, spelled="{}"))
-        raise click.UsageError(f"unknown rule {rule!r}" + (f"\n{tips}" if tips else "") + f"\nrules: {', '.join(RULES)}")
+        raise click.UsageError(
+            f"unknown rule {rule!r}" + (f"\n{tips}" if tips else "") + f"\nrules: {', '.join(RULES)}"
+        )
     chosen = list(RULES) if show_all else [rule] if rule else []
     if fmt == "json":
         from shardconv.check.emit import rule_uri
         from shardconv.ui.jsonout import document, dumps
 
         rows = [
-            {"id": r, "severity": RULES[r].severity, "summary": RULES[r].summary, "why": DOCS[r].why,
-             "fails": DOCS[r].bad, "fixed": DOCS[r].good, "args": list(DOCS[r].args), "fix": DOCS[r].how, "help_uri": rule_uri(r)}
+            {
+                "id": r,
+                "severity": RULES[r].severity,
+                "summary": RULES[r].summary,
+                "why": DOCS[r].why,
+                "fails": DOCS[r].bad,
+                "fixed": DOCS[r].good,
+                "args": list(DOCS[r].args),
+                "fix": DOCS[r].how,
+                "help_uri": rule_uri(r),
+            }
             for r in (chosen or RULES)
         ]
         click.echo(dumps(document("rule", rules=rows)))

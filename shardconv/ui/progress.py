@@ -37,7 +37,9 @@ def progress(description: str, total: int, *, unit: str = "", stream: IO[str] | 
 
     count = DownloadColumn() if unit == "bytes" else MofNCompleteColumn()
     console = Console(file=out, no_color=not use_color(out), force_terminal=True, highlight=False)
-    with Progress(TextColumn("{task.description}"), BarColumn(), count, TimeElapsedColumn(), console=console, transient=True) as bar:
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), count, TimeElapsedColumn(), console=console, transient=True
+    ) as bar:
         task = bar.add_task(description, total=total)
 
         def advance(n: int) -> None:

@@ -52,8 +52,10 @@ def test_overrides_apply_to_matching_paths_only(
     tmp_path: Path, jax_dumps: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = project(
-        tmp_path, jax_dumps,
-        f'[tool.shardconv]\nmesh = "{RIGHT}"\n\n[[tool.shardconv.overrides]]\npaths = ["dumps/tpu/**"]\nmesh = "{WRONG}"\n',
+        tmp_path,
+        jax_dumps,
+        f'[tool.shardconv]\nmesh = "{RIGHT}"\n\n'
+        f'[[tool.shardconv.overrides]]\npaths = ["dumps/tpu/**"]\nmesh = "{WRONG}"\n',
     )
     monkeypatch.chdir(root / "dumps")  # override globs are relative to the config's folder
     rc, out, _ = run([".", "--format", "json"], capsys)
@@ -116,15 +118,21 @@ def test_max_devices_from_config_unless_the_flag_or_environment_sets_it(
 @pytest.mark.parametrize(
     ("text", "where", "words"),
     [
-        ('[tool.shardconv]\nmesh = "a=2"\nignore = ["synthetic-mesh"\n', (3, 27), ["Unclosed array"]),  # the end of the document
-        ('[tool.shardconv]\nmesh = a=2\n', (2, 8), ["Invalid value"]),  # tomllib's own position
+        (
+            '[tool.shardconv]\nmesh = "a=2"\nignore = ["synthetic-mesh"\n',
+            (3, 27),
+            ["Unclosed array"],
+        ),  # the end of the document
+        ("[tool.shardconv]\nmesh = a=2\n", (2, 8), ["Invalid value"]),  # tomllib's own position
         ('[tool.shardconv]\nallowed_meshes = ["2x4"]\n', (2, 18), ["unknown key 'allowed_meshes'", "allowed-meshes"]),
-        ('[tool.shardconv]\n\nmesh = 8\n', (3, 8), ["[tool.shardconv] mesh", "must be a string"]),
+        ("[tool.shardconv]\n\nmesh = 8\n", (3, 8), ["[tool.shardconv] mesh", "must be a string"]),
         ('[tool.shardconv]\nmesh = "batch=2,model=four"\n', (2, 8), ["[tool.shardconv] mesh"]),
         ('[tool.shardconv]\nwarn-only = ["distorted-mesj"]\n', (2, 13), ["warn-only", "did you mean distorted-mesh?"]),
         (
-            '[tool.shardconv]\nmesh = "a=8"\n\n[[tool.shardconv.overrides]]\npaths = ["x/**"]\nallowed-meshes = "2y4"\n',
-            (6, 18), ["[tool.shardconv.overrides] #1 allowed-meshes", "'2y4' is not a shape"],
+            '[tool.shardconv]\nmesh = "a=8"\n\n'
+            '[[tool.shardconv.overrides]]\npaths = ["x/**"]\nallowed-meshes = "2y4"\n',
+            (6, 18),
+            ["[tool.shardconv.overrides] #1 allowed-meshes", "'2y4' is not a shape"],
         ),
         ('[tool.shardconv]\n[[tool.shardconv.overrides]]\nmesh = "a=8"\n', (2, 1), ["#1", "paths"]),
         ('[tool.shardconv]\n[[tool.shardconv.overrides]]\npaths = ["a"]\ninclude = ["b"]\n', (4, 11), ["may set only"]),
@@ -151,7 +159,8 @@ def test_config_command_shows_each_setting_and_its_source(
     tmp_path: Path, jax_dumps: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = project(
-        tmp_path, jax_dumps,
+        tmp_path,
+        jax_dumps,
         f'[tool.shardconv]\nmesh = "{RIGHT}"\nignore = ["non-canonical"]\n\n'
         '[[tool.shardconv.overrides]]\npaths = ["dumps/tpu/**"]\nallowed-meshes = ["2x4"]\n',
     )
@@ -192,6 +201,17 @@ def test_readme_config_example_loads(tmp_path: Path) -> None:
     (tmp_path / "dumps").mkdir()
     (tmp_path / "pyproject.toml").write_text(block)
     cfg = load(str(tmp_path / "pyproject.toml"))
-    assert cfg is not None and set(cfg.settings) == {"mesh", "allowed-meshes", "ignore", "warn-only", "include", "exclude", "max-devices"}
+    assert cfg is not None and set(cfg.settings) == {
+        "mesh",
+        "allowed-meshes",
+        "ignore",
+        "warn-only",
+        "include",
+        "exclude",
+        "max-devices",
+    }
     tpu = cfg.for_file(str(tmp_path / "dumps" / "tpu" / "x.txt"))
-    assert tpu["mesh"].text == "data=4,model=2" and cfg.for_file(str(tmp_path / "dumps" / "x.txt"))["mesh"].text == "batch=2,model=4"
+    assert (
+        tpu["mesh"].text == "data=4,model=2"
+        and cfg.for_file(str(tmp_path / "dumps" / "x.txt"))["mesh"].text == "batch=2,model=4"
+    )

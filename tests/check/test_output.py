@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 from check_cli import DUMPS, MESH, SEED_MLIR, run
 
-CLOSING = "3 file(s) checked, 0 skipped, 12 sharding value(s) scanned (12 distinct): 5 errors, 2 expected; 3 fixable with --fix"
+CLOSING = (
+    "3 file(s) checked, 0 skipped, 12 sharding value(s) scanned (12 distinct): "
+    "5 errors, 2 expected; 3 fixable with --fix"
+)
 NON_CANONICAL = (
     "module @m attributes {mhlo.num_partitions = 8 : i32} {\n"
     '  func.func @main(%arg0: tensor<8x8xf32> {mhlo.sharding = "{devices=[2,4,1]<=[8] last_tile_dim_replicate}"}) '
@@ -40,7 +43,12 @@ def test_closing_line_counts_errors_expected_and_fixable(mixed: Path, capsys: py
 def test_statistics_counts_by_rule_and_marks_fixable_rules(mixed: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _ = run([str(mixed), *MESH, "--statistics"], capsys)
     rows = [line.split(None, 2)[:2] for line in out.splitlines()[:-1]]
-    assert rc == 1 and rows == [["3", "mesh-mismatch"], ["2", "non-canonical"], ["1", "distorted-mesh"], ["1", "verify"]]
+    assert rc == 1 and rows == [
+        ["3", "mesh-mismatch"],
+        ["2", "non-canonical"],
+        ["1", "distorted-mesh"],
+        ["1", "verify"],
+    ]
     fixable = [line.split()[1] for line in out.splitlines()[:-1] if "[*]" in line]
     assert fixable == ["non-canonical", "distorted-mesh"] and out.splitlines()[-1] == CLOSING
     assert "error:" not in out  # the counts instead of the findings
@@ -48,14 +56,17 @@ def test_statistics_counts_by_rule_and_marks_fixable_rules(mixed: Path, capsys: 
     assert rc == 2 and "--statistics" in err
 
 
-def test_concise_is_one_line_per_finding_and_quiet_drops_the_rest(mixed: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_concise_is_one_line_per_finding_and_quiet_drops_the_rest(
+    mixed: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rc, full, _ = run([str(mixed), *MESH, "--format", "json"], capsys)
     findings = json.loads(full)["findings"]
     rc, out, _ = run([str(mixed), *MESH, "--format", "concise", "--quiet"], capsys)
     lines = out.splitlines()
     assert rc == 1 and len(lines) == len(findings) == 9
     assert lines == [
-        f"{f['path']}:{f['line']}:{f['column']}: {'expected ' if f['expected'] else ''}{f['severity']}: {f['message']} [{f['rule']}]"
+        f"{f['path']}:{f['line']}:{f['column']}: {'expected ' if f['expected'] else ''}{f['severity']}: "
+        f"{f['message']} [{f['rule']}]"
         for f in findings
     ]
     rc, out, _ = run([str(mixed), *MESH, "--format", "concise"], capsys)
@@ -65,7 +76,9 @@ def test_concise_is_one_line_per_finding_and_quiet_drops_the_rest(mixed: Path, c
 
 
 @pytest.mark.parametrize("fmt", ["json", "sarif", "github"])
-def test_machine_formats_keep_stdout_clean_and_close_on_stderr(fmt: str, mixed: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_machine_formats_keep_stdout_clean_and_close_on_stderr(
+    fmt: str, mixed: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rc, out, err = run([str(mixed), *MESH, "--format", fmt], capsys)
     if fmt != "github":
         json.loads(out)
@@ -78,5 +91,5 @@ def test_diff_owns_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     f = tmp_path / "a.mlir"
     shutil.copy(SEED_MLIR, f)
     rc, out, err = run([str(f), *MESH, "--diff", "--format", "concise"], capsys)
-    assert out.startswith("--- ") and "distorted-mesh" not in out
+    assert rc == 1 and out.startswith("--- ") and "distorted-mesh" not in out
     assert err.splitlines()[-1].endswith("1 error; 1 fixable with --fix") and "[distorted-mesh]" in err

@@ -23,7 +23,7 @@ def test_every_rule_is_documented_and_docs_rules_md_is_generated_from_the_regist
     assert all(d.why and d.how for d in DOCS.values())
     assert (ROOT / "docs" / "rules.md").read_text(encoding="utf-8") == rules_markdown(), (
         "docs/rules.md is stale: regenerate it with "
-        "python -c 'from shardconv.check.rule_docs import rules_markdown; print(rules_markdown(), end=\"\")' > docs/rules.md"
+        "python -c 'from shardconv.check.rule_docs import rules_markdown as m; print(m(), end=\"\")' > docs/rules.md"
     )
 
 
@@ -77,13 +77,19 @@ def test_sarif_carries_help_uri_and_fixes_that_apply(tmp_path: Path, capsys: pyt
     for rep in sorted(change["replacements"], key=lambda r: -r["deletedRegion"]["byteOffset"]):
         at, n = rep["deletedRegion"]["byteOffset"], rep["deletedRegion"]["byteLength"]
         data[at : at + n] = rep["insertedContent"]["text"].encode()
+    assert rc == 1
     rc, _, _ = run([str(f), *MESH, "--fix"], capsys)
-    assert bytes(data) == f.read_bytes()  # the SARIF fix is exactly what --fix writes
+    assert rc == 0 and bytes(data) == f.read_bytes()  # the SARIF fix is exactly what --fix writes
     assert "1 error; 1 fixable with --fix" in err
 
 
 def test_completion_offers_rule_names() -> None:
-    env = {**os.environ, "_SHARDCONV_COMPLETE": "bash_complete", "COMP_WORDS": "shardconv check --ignore syntax,dis", "COMP_CWORD": "3"}
+    env = {
+        **os.environ,
+        "_SHARDCONV_COMPLETE": "bash_complete",
+        "COMP_WORDS": "shardconv check --ignore syntax,dis",
+        "COMP_CWORD": "3",
+    }
     bin_ = Path(sys.executable).with_name("shardconv")
     out = subprocess.run([str(bin_)], env=env, capture_output=True, text=True, timeout=60).stdout
     assert out.splitlines() == ["plain,syntax,distorted-mesh"]

@@ -34,7 +34,9 @@ def rules(text: str, *args: str) -> list[str]:
         seed_with(same_line=" // why: torch-xla's import; shardconv:ignore[syntax, distorted-mesh] (tracked in #12)"),
     ],
 )
-def test_suppression_on_the_line_or_above_silences_the_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str) -> None:
+def test_suppression_on_the_line_or_above_silences_the_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
     assert [f.rule for f in check_text(SEED, mesh="batch=2,model=4")] == ["distorted-mesh"]
     assert check_text(text, mesh="batch=2,model=4") == []
     f = tmp_path / "seed.mlir"
@@ -55,7 +57,9 @@ def test_suppression_elsewhere_or_of_another_rule_does_not(text: str) -> None:
     assert [f.rule for f in check_text(text, mesh="batch=2,model=4")] == ["distorted-mesh"]
 
 
-def test_unused_and_misspelt_suppressions_are_reported_with_verbose(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unused_and_misspelt_suppressions_are_reported_with_verbose(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     f = tmp_path / "seed.mlir"
     f.write_text(seed_with(comment_above="  // shardconv: ignore[distorted-mesh, rank-mismatch, distorted-mesj]\n"))
     rc, out, _ = run([str(f), *MESH, "--format", "json"], capsys)
@@ -102,7 +106,9 @@ def test_lit_expected_errors_are_kept() -> None:
 
 @pytest.mark.parametrize("chunk", [1, 2, 3, 7, 16, 31, 100, 1 << 20])
 def test_scanner_finds_the_same_suppressions_whatever_the_read_size(chunk: int) -> None:
-    text = seed_with(comment_above="  // shardconv: ignore[distorted-mesh]\n", same_line=" /* shardconv: ignore[verify] */")
+    text = seed_with(
+        comment_above="  // shardconv: ignore[distorted-mesh]\n", same_line=" /* shardconv: ignore[verify] */"
+    )
     data = (text + "x" * 2000 + " // shardconv: ignore[syntax]\n").encode()
     scanner = SuppressionScanner(io.BytesIO(data))
     got = b""
@@ -111,6 +117,8 @@ def test_scanner_finds_the_same_suppressions_whatever_the_read_size(chunk: int) 
     scanner.read(chunk)
     assert got == data
     assert [(s.line, s.col, s.rules) for s in scanner.found] == [
-        (4, 6, ("distorted-mesh",)), (5, 52, ("verify",)), (11, 2005, ("syntax",)),
+        (4, 6, ("distorted-mesh",)),
+        (5, 52, ("verify",)),
+        (11, 2005, ("syntax",)),
     ]
     assert all(isinstance(s, Suppression) for s in scanner.found)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -63,10 +64,13 @@ def _children(pid: int) -> list[int]:
 def test_second_ctrl_c_while_jax_workers_stop_prints_no_traceback() -> None:
     """Ctrl-C reaches the whole foreground process group (the CLI and its jax workers); the second one
     comes while the CLI waits for a worker to finish its task and exit."""
-    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR",)}
+    env = {k: v for k, v in os.environ.items() if k != "FORCE_COLOR"}
     p = subprocess.Popen(
-        [str(BIN), "examples", "--backend", "jax"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=env, start_new_session=True,
+        [str(BIN), "examples", "--backend", "jax"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
     )
     deadline = time.monotonic() + 60
     while not _children(p.pid) and time.monotonic() < deadline:
@@ -75,10 +79,8 @@ def test_second_ctrl_c_while_jax_workers_stop_prints_no_traceback() -> None:
     time.sleep(1.0)  # the worker is importing jax or computing
     os.killpg(p.pid, signal.SIGINT)
     time.sleep(0.1)
-    try:
+    with contextlib.suppress(ProcessLookupError):  # already gone: nothing left to interrupt
         os.killpg(p.pid, signal.SIGINT)
-    except ProcessLookupError:
-        pass  # already gone: nothing left to interrupt
     _, err = p.communicate(timeout=60)
     assert p.returncode == 130
     assert b"Traceback" not in err and b"KeyboardInterrupt" not in err and b"Exception ignored" not in err, err.decode()
