@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from shardconv.cli.check import complete_rules
+from shardconv.cli.options import text_or_json
 
 
 @click.command(
@@ -21,15 +22,7 @@ from shardconv.cli.check import complete_rules
 @click.option("--allowed-meshes", metavar="SHAPES", help="As for check.")
 @click.option("--warn-only", multiple=True, metavar="RULE", shell_complete=complete_rules, help="As for check.")
 @click.option("--ignore", multiple=True, metavar="RULE", shell_complete=complete_rules, help="As for check.")
-@click.option(
-    "--format",
-    "-f",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text for people, json for scripts.",
-)
+@text_or_json()
 def config(
     path: str,
     config_path: str | None,

@@ -5,14 +5,8 @@ from __future__ import annotations
 import click
 
 from shardconv.check.diagnostics import RULES
-
-
-def _complete(
-    ctx: click.Context, param: click.Parameter, incomplete: str
-) -> list[click.shell_completion.CompletionItem]:
-    from click.shell_completion import CompletionItem
-
-    return [CompletionItem(r.id, help=r.summary) for r in RULES.values() if r.id.startswith(incomplete)]
+from shardconv.cli.check import complete_rules
+from shardconv.cli.options import text_or_json
 
 
 @click.command(
@@ -20,17 +14,9 @@ def _complete(
     epilog="\b\nExamples:\n  shardconv rule distorted-mesh\n  shardconv rule --all > rules.md\n"
     "  shardconv rule --format json",
 )
-@click.argument("rule", required=False, metavar="RULE", shell_complete=_complete)
+@click.argument("rule", required=False, metavar="RULE", shell_complete=complete_rules)
 @click.option("--all", "show_all", is_flag=True, help="Explain every rule.")
-@click.option(
-    "--format",
-    "-f",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text (Markdown) for people, json for scripts.",
-)
+@text_or_json("text (Markdown) for people, json for scripts")
 def rule(rule: str | None, show_all: bool, fmt: str) -> None:
     """Explain RULE (or, with no RULE, list the rules): what it catches, why it matters, an example that
     fails and its fix."""
