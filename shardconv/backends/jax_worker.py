@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Callable
@@ -205,7 +206,9 @@ def handle(task: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> None:
-    """Serve requests until stdin closes. Protocol lines go to the original stdout only."""
+    """Serve requests until stdin closes. Protocol lines go to the original stdout only. Ctrl-C is the
+    parent's to handle (it closes stdin, or kills this process on a second one), so SIGINT is ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # anything jax/XLA prints goes to stderr, not into the protocol
     import jax

@@ -86,16 +86,27 @@ class Worker:
         return (":\n  " + "\n  ".join(tail)) if tail else ""
 
     def close(self) -> None:
-        """Close stdin so the worker exits by itself; kill only this child if it does not."""
+        """Close stdin so the worker exits by itself; kill only this child if it does not, or at once
+        when Ctrl-C comes while waiting (the interrupt then goes on to the caller)."""
+        try:
+            if self._proc.poll() is None:
+                try:
+                    assert self._proc.stdin is not None
+                    self._proc.stdin.close()
+                    self._proc.wait(timeout=5)
+                except (OSError, subprocess.TimeoutExpired):
+                    self.kill()
+        except KeyboardInterrupt:
+            self.kill()
+            raise
+        finally:
+            self._log.close()
+
+    def kill(self) -> None:
+        """Stop this child now."""
         if self._proc.poll() is None:
-            try:
-                assert self._proc.stdin is not None
-                self._proc.stdin.close()
-                self._proc.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
-                self._proc.kill()
-                self._proc.wait()
-        self._log.close()
+            self._proc.kill()
+            self._proc.wait()
 
 
 _POOL: dict[int, Worker] = {}
@@ -111,6 +122,11 @@ def worker(num_devices: int) -> Worker:
 
 @atexit.register
 def close_all() -> None:
-    """Stop every worker this process started."""
-    while _POOL:
-        _POOL.popitem()[1].close()
+    """Stop every worker this process started. A Ctrl-C while waiting for them (the second one of a run
+    interrupted while a worker computes) kills the rest at once instead of printing a traceback."""
+    try:
+        while _POOL:
+            _POOL.popitem()[1].close()
+    except KeyboardInterrupt:
+        while _POOL:
+            _POOL.popitem()[1].kill()

@@ -29,6 +29,7 @@ class CheckOptions:
     warn_only: frozenset[str] = frozenset()
     ignore: frozenset[str] = frozenset()
     max_per_rule: int = 200
+    report_unused: bool = False  # -v: report suppressions that silence nothing
 
 
 @dataclass(frozen=True)

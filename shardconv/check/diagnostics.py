@@ -32,6 +32,7 @@ RULES: dict[str, Rule] = {
         Rule("roundtrip-mismatch", "error", "the sdy and HLO shardings of one value disagree"),
         Rule("non-canonical", "note", "an mhlo.sharding string not in XLA's canonical spelling (--fix rewrites it)"),
         Rule("io-error", "error", "a file that cannot be read"),
+        Rule("unused-suppression", "warning", "a shardconv: ignore[...] comment that silences nothing (with -v)"),
     )
 }
 

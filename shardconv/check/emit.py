@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
-from typing import IO, Any
+from collections.abc import Callable, Sequence
+from typing import IO, TYPE_CHECKING, Any
 
 from shardconv.check.diagnostics import RULES, CheckFinding, FileReport, Skipped
 from shardconv.core.version import VERSION as __version__
+
+if TYPE_CHECKING:
+    from shardconv.check.apply import SpanEdit
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFO_URI = "https://github.com/shardconv/shardconv"
@@ -26,6 +29,52 @@ def format_finding(f: CheckFinding) -> str:
         out.append(f.source)
     out.extend(f"  note: {n}" for n in f.notes)
     return "\n".join(out)
+
+
+def format_concise(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> str:
+    """One line per finding (``--format concise``): ``file:line:col: error: message [rule]``."""
+    lines = [f"{f.path}:{f.line}:{f.col}: {label(f)}: {f.message} [{f.rule}]" for r in reports for f in r.findings]
+    return "".join(line + "\n" for line in lines)
+
+
+def fixable(reports: Sequence[FileReport]) -> list[CheckFinding]:
+    """The findings ``--fix`` would fix: those carrying a fix, in files no finding blocks."""
+    from shardconv.check.apply import blockers
+
+    return [f for r in reports if not blockers(r.findings) for f in r.findings if f.fix is not None and not f.expected]
+
+
+def format_statistics(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> str:
+    """``--statistics``: per rule, how many findings and how many --fix fixes, most frequent first."""
+    counts = Counter(f.rule for r in reports for f in r.findings if not f.expected)
+    fixes = Counter(f.rule for f in fixable(reports))
+    width = max((len(str(n)) for n in counts.values()), default=1)
+    rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return "".join(
+        f"{n:>{width}}  {rule:<24} {'[*] ' if fixes[rule] else '    '}{RULES[rule].summary}\n" for rule, n in rows
+    )
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def closing_line(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> str:
+    """``1 file(s) checked, ...: 3 errors, 1 warning; 2 fixable with --fix`` (or ``clean``)."""
+    sm = summary(reports, skipped)
+    parts = [_count(sm[k], k[:-1]) for k in ("errors", "warnings") if sm[k]]
+    if sm["expected"]:
+        parts.append(f"{sm['expected']} expected")
+    verdict = ", ".join(parts) or "clean"
+    if sm["errors"] == 0 and parts:
+        verdict = "clean (" + verdict + ")"
+    n_fix = len(fixable(reports))
+    if n_fix:
+        verdict += f"; {n_fix} fixable with --fix"
+    return (
+        f"{sm['files_checked']} file(s) checked, {sm['files_skipped']} skipped, "
+        f"{sm['occurrences']} sharding value(s) scanned ({sm['distinct']} distinct): {verdict}"
+    )
 
 
 def summary(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> dict[str, Any]:
@@ -47,9 +96,16 @@ def summary(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> dict[s
     }
 
 
-def print_text(reports: Sequence[FileReport], skipped: Sequence[Skipped], stream: IO[str], *, verbose: bool = False) -> None:
-    """Findings (coloured only on a TTY without NO_COLOR), skipped files (with ``verbose``), a summary table."""
-    from rich.table import Table
+def print_text(
+    reports: Sequence[FileReport],
+    skipped: Sequence[Skipped],
+    stream: IO[str],
+    *,
+    verbose: bool = False,
+    quiet: bool = False,
+) -> None:
+    """Findings (coloured only on a TTY without NO_COLOR), skipped files (with ``verbose``), a summary
+    table and the closing line (not with ``quiet``)."""
     from rich.text import Text
 
     from shardconv.ui.console import make_console
@@ -74,6 +130,16 @@ def print_text(reports: Sequence[FileReport], skipped: Sequence[Skipped], stream
             con.print(Text(f"{r.path}: {r.dropped} more findings not shown (per-rule limit)", style="dim"), soft_wrap=True)
     for s in skipped if verbose else ():
         con.print(Text(f"{s.path}: note: skipped: {s.reason}", style="dim"), soft_wrap=True)
+    if not quiet:
+        con.print(summary_table(reports, skipped))
+        con.print(closing_line(reports, skipped), soft_wrap=True, markup=False, highlight=False)
+
+
+def summary_table(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> Any:
+    """The rich table of counts by rule under the findings."""
+    from rich.table import Table
+    from rich.text import Text
+
     sm = summary(reports, skipped)
     table = Table(title="shardconv check", title_justify="left", show_edge=False)
     table.add_column("rule")
@@ -85,14 +151,7 @@ def print_text(reports: Sequence[FileReport], skipped: Sequence[Skipped], stream
     table.add_row(
         Text("total", style="bold"), str(sm["errors"]), str(sm["warnings"]), str(sm["expected"]), end_section=True
     )
-    con.print(table)
-    verdict = "clean" if sm["errors"] == 0 else f"{sm['errors']} error(s)"
-    con.print(
-        f"{sm['files_checked']} file(s) checked, {sm['files_skipped']} skipped, "
-        f"{sm['occurrences']} sharding value(s) scanned ({sm['distinct']} distinct): {verdict}",
-        soft_wrap=True,
-        markup=False,
-    )
+    return table
 
 
 def _gh_escape(s: str, prop: bool = False) -> str:
@@ -141,8 +200,37 @@ def format_json(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> st
     return dumps(doc) + "\n"
 
 
-def format_sarif(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> str:
-    """A SARIF 2.1.0 log with one run; expected lit findings carry an in-source suppression."""
+def rule_uri(rule: str) -> str:
+    """Where a rule's documentation lives (``shardconv rule RULE`` prints the same text)."""
+    return f"{INFO_URI}/blob/main/docs/rules.md#{rule}"
+
+
+def sarif_fix(f: CheckFinding, edits: Sequence[SpanEdit]) -> dict[str, Any]:
+    """A SARIF ``fix``: the byte spans --fix replaces for this finding."""
+    return {
+        "description": {"text": f.fix.description if f.fix else ""},
+        "artifactChanges": [
+            {
+                "artifactLocation": {"uri": _uri(f.path)},
+                "replacements": [
+                    {
+                        "deletedRegion": {"byteOffset": e.start, "byteLength": e.end - e.start},
+                        "insertedContent": {"text": e.new.decode("utf-8", "backslashreplace")},
+                    }
+                    for e in edits
+                ],
+            }
+        ],
+    }
+
+
+def format_sarif(
+    reports: Sequence[FileReport],
+    skipped: Sequence[Skipped],
+    edits_of: Callable[[CheckFinding], Sequence[SpanEdit]] | None = None,
+) -> str:
+    """A SARIF 2.1.0 log with one run; expected lit findings carry an in-source suppression, and with
+    ``edits_of`` (the spans a finding's fix replaces) fixable findings carry ``fixes``."""
     ids = list(RULES)
     results = []
     for r in reports:
@@ -161,6 +249,9 @@ def format_sarif(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> s
                     }
                 ],
             }
+            edits = edits_of(f) if edits_of is not None and f.fix is not None and not f.expected else ()
+            if edits:
+                res["fixes"] = [sarif_fix(f, edits)]
             if f.expected:
                 res["suppressions"] = [{"kind": "inSource", "justification": "lit test expects this error"}]
             results.append(res)
@@ -179,6 +270,7 @@ def format_sarif(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> s
                                 "id": rule.id,
                                 "name": rule.id,
                                 "shortDescription": {"text": rule.summary},
+                                "helpUri": rule_uri(rule.id),
                                 "defaultConfiguration": {"level": rule.severity},
                             }
                             for rule in RULES.values()
@@ -213,6 +305,13 @@ def _region(f: CheckFinding) -> dict[str, int]:
     return region
 
 
-FORMATTERS = {"github": format_github, "json": format_json, "sarif": format_sarif}
+FORMATTERS: dict[str, Callable[[Sequence[FileReport], Sequence[Skipped]], str]] = {
+    "concise": format_concise, "github": format_github, "json": format_json, "sarif": format_sarif,
+}
+MACHINE_FORMATS = frozenset({"github", "json", "sarif"})
 
-__all__ = ["FORMATTERS", "finding_dict", "format_finding", "format_github", "format_json", "format_sarif", "print_text", "summary"]
+__all__ = [
+    "FORMATTERS", "MACHINE_FORMATS", "closing_line", "finding_dict", "fixable", "format_concise", "format_finding",
+    "format_github", "format_json", "format_sarif", "format_statistics", "print_text", "rule_uri", "summary",
+    "summary_table",
+]

@@ -3,12 +3,13 @@ The I/O edge of check/ (reading files, walking folders, worker processes); every
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import BinaryIO
 
+from shardconv.check.config import matches, relative_to
 from shardconv.check.context import CheckOptions, build_context
 from shardconv.check.dedup import modules
 from shardconv.check.diagnostics import RULES, CheckFinding, FileReport, Skipped
@@ -16,6 +17,7 @@ from shardconv.check.lines import ReadOptions, open_input, read_sites
 from shardconv.check.mesh_rules import MESH_RULES
 from shardconv.check.rules import VALUE_RULES, RuleResult
 from shardconv.check.sites import FileKind, SiteStream
+from shardconv.check.suppress import SuppressionScanner, apply_suppressions
 from shardconv.core.model import Mesh
 from shardconv.core.positions import caret_excerpt
 
@@ -25,25 +27,30 @@ RULE_ORDER = (*VALUE_RULES, *MESH_RULES)
 
 @dataclass(frozen=True)
 class Selection:
+    """--include / --exclude globs; ``root`` (a config's folder) makes them relative to it."""
+
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    root: str | None = None
 
     def excluded(self, path: str) -> bool:
-        return any(_match(path, g) for g in self.exclude)
+        return any(matches(self._rel(path), g) for g in self.exclude)
 
     def included(self, path: str) -> bool:
-        return not self.include or any(_match(path, g) for g in self.include)
+        return not self.include or any(matches(self._rel(path), g) for g in self.include)
+
+    def _rel(self, path: str) -> str:
+        return relative_to(path, self.root) if self.root is not None else path
 
 
-def _match(path: str, glob: str) -> bool:
-    norm = path.replace(os.sep, "/")
-    return fnmatch.fnmatch(norm, glob) or fnmatch.fnmatch(os.path.basename(norm), glob) or fnmatch.fnmatch(norm, "*/" + glob)
-
-
-def iter_files(paths: Sequence[str], sel: Selection) -> Iterator[str | Skipped]:
+def iter_files(paths: Sequence[str], sel: Selection | Callable[[str], Selection]) -> Iterator[str | Skipped]:
     """Files to check, in a stable order: named files always (unless excluded), folders walked
-    recursively (every file, or those matching --include; the sniffer decides what is IR)."""
+    recursively (every file, or those matching --include; the sniffer decides what is IR).
+    ``sel`` may be a function of each path argument (the selection its project config asks for)."""
     for p in paths:
+        if callable(sel):
+            yield from iter_files([p], sel(p))
+            continue
         if p == "-":
             yield p
         elif os.path.isdir(p):
@@ -150,18 +157,33 @@ def merge_dump_variants(reports: Sequence[FileReport | Skipped]) -> list[FileRep
     return out
 
 
-def check_file(path: str, opts: CheckOptions, read: ReadOptions | None = None) -> FileReport | Skipped:
-    """Check one file (``-`` is stdin) in one streaming pass."""
+def check_file(
+    path: str, opts: CheckOptions, read: ReadOptions | None = None, on_read: Callable[[int], None] | None = None
+) -> FileReport | Skipped:
+    """Check one file (``-`` is stdin) in one streaming pass; ``on_read`` hears of every chunk read."""
     try:
         with open_input(path) as f:
-            kind, sites = read_sites(f, path, read or ReadOptions())
-            if kind.skipped:
-                return Skipped(path, kind.reason)
-            found, total, distinct, dropped = findings_of(path, sites, opts)
-            return FileReport(path, kind.kind, tuple(found), total, distinct, dropped)
+            return check_stream(f, path, opts, read, on_read)
     except OSError as e:
         reason = e.strerror or str(e)
         return FileReport(path, "unreadable", (CheckFinding("io-error", "error", path, 1, 1, f"cannot read {path}: {reason}"),))
+
+
+def check_stream(
+    f: BinaryIO,
+    path: str,
+    opts: CheckOptions,
+    read: ReadOptions | None = None,
+    on_read: Callable[[int], None] | None = None,
+) -> FileReport | Skipped:
+    """The report of one stream: its findings, less those its ``shardconv: ignore[...]`` comments silence."""
+    stream = SuppressionScanner(f, on_read)
+    kind, sites = read_sites(stream, path, read or ReadOptions())  # type: ignore[arg-type]
+    if kind.skipped:
+        return Skipped(path, kind.reason)
+    found, total, distinct, dropped = findings_of(path, sites, opts)
+    kept = apply_suppressions(found, stream.found, path, report_unused=opts.report_unused)
+    return FileReport(path, kind.kind, tuple(f for f in kept if f.rule not in opts.ignore), total, distinct, dropped)
 
 
 def _check_one(args: tuple[str, CheckOptions]) -> FileReport | Skipped:
@@ -171,15 +193,27 @@ def _check_one(args: tuple[str, CheckOptions]) -> FileReport | Skipped:
 PARALLEL_BYTES = 32 << 20  # below this much input, starting worker processes costs more than it saves
 
 
-def check_files(files: Sequence[str], opts: CheckOptions, jobs: int = 1) -> list[FileReport | Skipped]:
-    """``check_file`` over ``files``, in worker processes when ``jobs > 1`` and there is enough to read;
-    results in input order."""
+def check_files(
+    files: Sequence[str],
+    opts: CheckOptions | Callable[[str], CheckOptions],
+    jobs: int = 1,
+    on_read: Callable[[int], None] | None = None,
+) -> list[FileReport | Skipped]:
+    """``check_file`` over ``files`` (``opts`` may be per file: its project config), in worker processes
+    when ``jobs > 1`` and there is enough to read; results in input order. ``on_read`` hears of the
+    bytes read (per chunk in this process, per file from workers), for a progress bar."""
+    work = [(f, opts(f) if callable(opts) else opts) for f in files]
     if jobs <= 1 or len(files) <= 1 or "-" in files or _total_size(files) < PARALLEL_BYTES:
-        return [check_file(f, opts) for f in files]
+        return [check_file(f, o, on_read=on_read) for f, o in work]
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=min(jobs, len(files))) as pool:
-        return list(pool.map(_check_one, [(f, opts) for f in files], chunksize=1))
+        out = []
+        for (f, _), r in zip(work, pool.map(_check_one, work, chunksize=1)):
+            if on_read is not None:
+                on_read(_total_size([f]))
+            out.append(r)
+        return out
 
 
 def _total_size(files: Sequence[str]) -> int:
@@ -213,10 +247,8 @@ def check_text(
     import io
 
     data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
-    kind, sites = read_sites(io.BytesIO(data), path)
-    if kind.skipped:
-        return []
-    return findings_of(path, sites, _options(mesh, allowed_meshes))[0]
+    report = check_stream(io.BytesIO(data), path, _options(mesh, allowed_meshes))
+    return list(report.findings) if isinstance(report, FileReport) else []
 
 
 def check_paths(

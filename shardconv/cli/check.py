@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import IO, TYPE_CHECKING
 
 import click
@@ -11,10 +13,16 @@ import click
 from shardconv.check.diagnostics import RULES
 
 if TYPE_CHECKING:
-    from shardconv.check.context import CheckOptions
-    from shardconv.check.diagnostics import FileReport, Skipped
+    from click.shell_completion import CompletionItem
 
-FORMATS = ("text", "json", "github", "sarif")
+    from shardconv.check.apply import SpanEdit
+    from shardconv.check.config import ProjectConfig, Setting
+    from shardconv.check.context import CheckOptions
+    from shardconv.check.diagnostics import CheckFinding, FileReport, Skipped
+
+FORMATS = ("text", "concise", "json", "github", "sarif")
+PROGRESS_FILES = 20  # a run over at least this many files, or ...
+PROGRESS_BYTES = 16 << 20  # ... this many bytes, shows a progress bar on a terminal
 
 EPILOG = """\b
 Examples:
@@ -22,7 +30,13 @@ Examples:
   shardconv check module.mlir --allowed-meshes 1x8,2x4 --format github
   shardconv check ir.mlir --mesh batch=2,model=4 --diff | git apply   # fix through git
   shardconv check ir.mlir --mesh batch=2,model=4 --fix                # rewrite in place
+  shardconv check dumps/ --statistics                                 # counts by rule
   cat dump.txt | shardconv check - --format sarif > check.sarif
+
+\b
+Settings also come from [tool.shardconv] in pyproject.toml or from shardconv.toml, found from each
+file's folder upwards (flags win; `shardconv config` shows them). A comment holding
+`shardconv: ignore[RULE, ...]` silences RULE on its line and the next. `shardconv rule RULE` explains a rule.
 
 \b
 Rules: """ + ", ".join(RULES) + """
@@ -30,45 +44,101 @@ Exit status: 0 clean, 1 findings (errors not downgraded by --warn-only), 2 usage
 """
 
 
+def complete_rules(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """Shell completion of rule names, after any already typed (``--ignore syntax,ve<TAB>``)."""
+    from click.shell_completion import CompletionItem
+
+    done, _, last = incomplete.rpartition(",")
+    head = done + "," if done else ""
+    return [CompletionItem(head + r.id, help=r.summary) for r in RULES.values() if r.id.startswith(last)]
+
+
 def _rules(values: tuple[str, ...], opt: str) -> frozenset[str]:
-    out = {r.strip() for v in values for r in v.split(",") if r.strip()}
-    unknown = sorted(out - set(RULES))
-    if unknown:
-        raise click.UsageError(f"{opt}: unknown rule {', '.join(unknown)} (rules: {', '.join(RULES)})")
-    return frozenset(out)
+    from shardconv.check.config import parse_rules
+
+    try:
+        return parse_rules(values)
+    except ValueError as e:
+        raise click.UsageError(f"{opt}: {e}") from None
 
 
-def _allowed(text: str | None) -> tuple[tuple[int, ...], ...] | None:
-    if text is None:
-        return None
-    shapes = []
-    for part in text.split(","):
-        part = part.strip().lower()
-        if not part:
-            continue
-        try:
-            dims = tuple(int(x) for x in part.split("x"))
-        except ValueError:
-            raise click.UsageError(f"--allowed-meshes: {part!r} is not a shape like 2x4") from None
-        if not dims or any(d < 1 for d in dims):
-            raise click.UsageError(f"--allowed-meshes: {part!r} is not a shape like 2x4")
-        shapes.append(dims)
-    return tuple(shapes)
+def _allowed(text: str) -> tuple[tuple[int, ...], ...]:
+    from shardconv.check.config import parse_shapes
+
+    try:
+        return parse_shapes(text.split(","))
+    except ValueError as e:
+        raise click.UsageError(f"--allowed-meshes: {e}") from None
+
+
+def flag_settings(
+    mesh_text: str | None, allowed_meshes: str | None, warn_only: tuple[str, ...], ignore: tuple[str, ...],
+    include: tuple[str, ...], exclude: tuple[str, ...],
+) -> dict[str, Setting]:
+    """The settings the command line gives (each wins over the config's)."""
+    from shardconv.check.config import Setting
+    from shardconv.formats.detect import parse_mesh_option
+
+    out: dict[str, Setting] = {}
+    if mesh_text:
+        out["mesh"] = Setting(parse_mesh_option(mesh_text), "--mesh", mesh_text)
+    if allowed_meshes is not None:
+        out["allowed-meshes"] = Setting(_allowed(allowed_meshes), "--allowed-meshes", allowed_meshes)
+    for key, values in (("warn-only", warn_only), ("ignore", ignore)):
+        if values:
+            out[key] = Setting(_rules(values, "--" + key), "--" + key, ",".join(values))
+    for key, globs in (("include", include), ("exclude", exclude)):
+        if globs:
+            out[key] = Setting(globs, "--" + key, ",".join(globs))
+    return out
+
+
+def apply_max_devices(cfg: ProjectConfig) -> None:
+    """``max-devices`` from the config, unless --max-devices or SHARDCONV_MAX_DEVICES set it."""
+    from shardconv.core.limits import set_max_devices
+
+    setting = cfg.settings.get("max-devices")
+    root = click.get_current_context().find_root()
+    given = root.get_parameter_source("max_devices") is click.core.ParameterSource.COMMANDLINE
+    if setting is not None and not given and not os.environ.get("SHARDCONV_MAX_DEVICES", "").strip():
+        set_max_devices(setting.value)
 
 
 @click.command(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option("--mesh", "-m", "mesh_text", metavar="MESH", help="The real global mesh, e.g. batch=2,model=4 or '<[\"batch\"=2, \"model\"=4]>'.")
 @click.option("--allowed-meshes", metavar="SHAPES", help="Mesh shapes the backend accepts, e.g. 1x8,2x4.")
-@click.option("--format", "-f", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Output format.")
+@click.option(
+    "--format", "-f", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+    help="Output format (concise: one line per finding).",
+)
 @click.option("--fix", is_flag=True, help="Apply the fixes the findings carry (synthetic meshes moved onto --mesh, mhlo.sharding canonicalised), in place.")
 @click.option("--diff", "--dry-run", "diff", is_flag=True, help="Print the fixes as a unified diff (for git apply) on stdout; write nothing.")
 @click.option("--include", multiple=True, metavar="GLOB", help="Only these files inside folders (default: every file whose content is IR).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Paths to skip (repeatable).")
-@click.option("--warn-only", multiple=True, metavar="RULE", help="Report RULE as a warning that does not fail (repeatable, or comma-separated).")
-@click.option("--ignore", multiple=True, metavar="RULE", help="Do not report RULE (repeatable, or comma-separated).")
+@click.option(
+    "--warn-only", multiple=True, metavar="RULE", shell_complete=complete_rules,
+    help="Report RULE as a warning that does not fail (repeatable, or comma-separated).",
+)
+@click.option(
+    "--ignore", multiple=True, metavar="RULE", shell_complete=complete_rules,
+    help="Do not report RULE (repeatable, or comma-separated).",
+)
+@click.option(
+    "--config", "config_path", metavar="FILE", type=click.Path(dir_okay=False),
+    help="Read settings from FILE only (a pyproject.toml or shardconv.toml), not from the files' folders.",
+)
+@click.option("--no-config", is_flag=True, help="Ignore every config file.")
+@click.option(
+    "--statistics", is_flag=True,
+    help="Print how many findings each rule has (and how many --fix fixes) instead of the findings.",
+)
+@click.option("--quiet", "-q", is_flag=True, help="Print the findings and nothing else (no summary, no closing line).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Files checked in parallel (default: the number of cores).")
-@click.option("--verbose", "-v", is_flag=True, help="Also list the files skipped as not IR.")
+@click.option(
+    "--verbose", "-v", is_flag=True,
+    help="Also list the files skipped as not IR, and suppressions that silence nothing.",
+)
 def check(
     paths: tuple[str, ...],
     mesh_text: str | None,
@@ -80,6 +150,10 @@ def check(
     exclude: tuple[str, ...],
     warn_only: tuple[str, ...],
     ignore: tuple[str, ...],
+    config_path: str | None,
+    no_config: bool,
+    statistics: bool,
+    quiet: bool,
     jobs: int | None,
     verbose: bool,
 ) -> int:
@@ -91,28 +165,32 @@ def check(
     torch-xla's tensors.txt.0, ...); '-' reads stdin. Findings inside lit tests that expect an error
     (expected-error) are reported as expected, not as failures.
     """
+    from shardconv.check.config import ConfigFinder, options_of, resolve
     from shardconv.check.context import CheckOptions
     from shardconv.check.diagnostics import Skipped
-    from shardconv.check.emit import FORMATTERS, print_text
-    from shardconv.check.engine import (
-        Selection,
-        check_files,
-        iter_files,
-        merge_dump_variants,
-    )
-    from shardconv.formats.detect import parse_mesh_option
+    from shardconv.check.engine import Selection, check_files, iter_files, merge_dump_variants
 
     if (fix or diff) and "-" in paths:
         raise click.UsageError("--fix and --diff cannot rewrite stdin")
-    opts = CheckOptions(
-        mesh=parse_mesh_option(mesh_text) if mesh_text else None,
-        allowed_meshes=_allowed(allowed_meshes),
-        warn_only=_rules(warn_only, "--warn-only"),
-        ignore=_rules(ignore, "--ignore"),
-    )
+    if statistics and fmt != "text":
+        raise click.UsageError("--statistics prints a text table; it does not combine with --format " + fmt)
+    finder = ConfigFinder(config_path, isolated=no_config)
+    flags = flag_settings(mesh_text, allowed_meshes, warn_only, ignore, include, exclude)
+    apply_max_devices(finder.for_path(paths[0]))
+    base = CheckOptions(report_unused=verbose)
+
+    def selection(arg: str) -> Selection:
+        cfg = finder.for_path(arg)
+        s = resolve(cfg.settings, flags)
+        from_file = any(s[k].source not in ("default", "--" + k) for k in ("include", "exclude"))
+        return Selection(s["include"].value, s["exclude"].value, root=cfg.root if from_file else None)
+
+    def options_for(path: str) -> CheckOptions:
+        return options_of(resolve(finder.for_path(path).for_file(path), flags), base)
+
     files: list[str] = []
     skipped: list[Skipped] = []
-    for item in iter_files(paths, Selection(include, exclude)):
+    for item in iter_files(paths, selection):
         if isinstance(item, Skipped):
             skipped.append(item)
         elif item != "-" and not os.path.exists(item):
@@ -120,22 +198,77 @@ def check(
         else:
             files.append(item)
     reports: list[FileReport] = []
-    for result in merge_dump_variants(check_files(files, opts, jobs or os.cpu_count() or 1)):
+    with _progress(files) as advance:
+        results = check_files(files, options_for, jobs or os.cpu_count() or 1, on_read=advance)
+    for result in merge_dump_variants(results):
         (skipped if isinstance(result, Skipped) else reports).append(result)  # type: ignore[arg-type]
     if not reports:
         raise click.UsageError(_nothing_checked(paths, skipped))
     diffs: list[str] = []
     if fix or diff:
-        reports = [_fix(r, opts, diff, diffs) for r in reports]
+        reports = [_fix(r, options_for(r.path), diff, diffs) for r in reports]
+    _emit(reports, skipped, fmt, diffs, statistics=statistics, quiet=quiet, verbose=verbose)
+    return 1 if any(f.fails for r in reports for f in r.findings) else 0
+
+
+def _progress(files: list[str]) -> AbstractContextManager[Callable[[int], None]]:
+    """A bar over the bytes to read, for runs long enough to want one (on a terminal only)."""
+    from shardconv.ui.progress import progress
+
+    sizes = [os.path.getsize(f) for f in files if f != "-" and os.path.isfile(f)]
+    big = len(files) >= PROGRESS_FILES or sum(sizes) >= PROGRESS_BYTES
+    return progress("checking", sum(sizes) if big and "-" not in files else 0, unit="bytes")
+
+
+def _emit(
+    reports: list[FileReport],
+    skipped: list[Skipped],
+    fmt: str,
+    diffs: list[str],
+    *,
+    statistics: bool,
+    quiet: bool,
+    verbose: bool,
+) -> None:
+    """Findings on stdout; when stdout holds a diff or a machine format, the closing line goes to stderr."""
+    from shardconv.check.emit import (
+        FORMATTERS,
+        MACHINE_FORMATS,
+        closing_line,
+        format_sarif,
+        format_statistics,
+        print_text,
+    )
+
     out: IO[str] = sys.stdout
     if diffs:
         sys.stdout.write("".join(diffs))
         out = sys.stderr  # the diff owns stdout, so `| git apply` gets nothing else
-    if fmt == "text":
-        print_text(reports, skipped, out, verbose=verbose)
+    if statistics:
+        out.write(format_statistics(reports, skipped))
+    elif fmt == "text":
+        print_text(reports, skipped, out, verbose=verbose, quiet=quiet)
+        return
+    elif fmt == "sarif":
+        out.write(format_sarif(reports, skipped, _fix_edits))
     else:
         out.write(FORMATTERS[fmt](reports, skipped))
-    return 1 if any(f.fails for r in reports for f in r.findings) else 0
+    if not quiet:
+        closing = sys.stderr if fmt in MACHINE_FORMATS else out
+        closing.write(closing_line(reports, skipped) + "\n")
+
+
+def _fix_edits(f: CheckFinding) -> list[SpanEdit]:
+    """The spans ``f``'s fix replaces (read again from its file), for SARIF ``fixes``."""
+    from shardconv.check.apply import plan
+    from shardconv.core.errors import ShardingError
+
+    if f.fix is None or f.path == "-":
+        return []
+    try:
+        return plan(f.path, f.fix.rewrites)
+    except (OSError, ShardingError):
+        return []
 
 
 def _nothing_checked(paths: tuple[str, ...], skipped: list[Skipped]) -> str:

@@ -126,10 +126,14 @@ def run_examples(
     from shardconv.backends.examples import load_examples
     from shardconv.backends.suite import run_suite
 
+    from shardconv.ui.progress import progress
+
     specs = [s for s in load_examples() if match is None or match in s.name]
     backends = pick_backends(backend)
+    slow = any(b.name != "reference" for b in backends)  # the reference backend is done in a blink
     t0 = time.perf_counter()
-    rows = run_suite(specs, backends)
+    with progress("examples", len(specs) * len(backends) if slow else 0) as advance:
+        rows = run_suite(specs, backends, lambda row: advance(1))
     elapsed = time.perf_counter() - t0
     if fmt == "text":
         names = ", ".join(b.name for b in backends)

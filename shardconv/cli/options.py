@@ -55,6 +55,13 @@ def shared_options(formats: tuple[str, ...] = ("text", "json"), format_help: str
 common_options = shared_options()
 
 
+def text_or_json(help: str = "text for people, json for scripts") -> Callable[[F], F]:
+    """--format text|json, for commands with no other output format."""
+    return click.option(
+        "--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help=f"{help}."
+    )
+
+
 if TYPE_CHECKING:
     from shardconv.convert.to_sdy import RankArg
 

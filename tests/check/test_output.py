@@ -1,0 +1,95 @@
+"""Output options of ``shardconv check``: --statistics, --quiet, --format concise, the closing line
+("5 errors, 2 expected; 3 fixable with --fix"), and that line on stderr when stdout is a diff or a
+machine format. Inputs: the seed, the lit file, an mhlo module with non-canonical strings, jax's dump."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from check_cli import DUMPS, MESH, SEED_MLIR, run
+
+CLOSING = (
+    "3 file(s) checked, 0 skipped, 12 sharding value(s) scanned (12 distinct): "
+    "5 errors, 2 expected; 3 fixable with --fix"
+)
+NON_CANONICAL = (
+    "module @m attributes {mhlo.num_partitions = 8 : i32} {\n"
+    '  func.func @main(%arg0: tensor<8x8xf32> {mhlo.sharding = "{devices=[2,4,1]<=[8] last_tile_dim_replicate}"}) '
+    '-> (tensor<8x8xf32> {mhlo.sharding = "{ replicated }"}) {\n'
+    "    return %arg0 : tensor<8x8xf32>\n  }\n}\n"
+)
+
+
+@pytest.fixture
+def mixed(tmp_path: Path) -> Path:
+    shutil.copy(SEED_MLIR, tmp_path / "a.mlir")
+    shutil.copy(DUMPS / "lit_expected.mlir", tmp_path / "b.mlir")
+    (tmp_path / "c.mlir").write_text(NON_CANONICAL)
+    return tmp_path
+
+
+def test_closing_line_counts_errors_expected_and_fixable(mixed: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = run([str(mixed), *MESH], capsys)
+    assert rc == 1 and out.endswith(CLOSING + "\n") and err == ""
+    rc, out, _ = run([str(SEED_MLIR), *MESH, "--ignore", "distorted-mesh"], capsys)
+    assert rc == 0 and out.endswith("(3 distinct): clean\n")
+    rc, out, _ = run([str(SEED_MLIR)], capsys)  # no --mesh: a warning, not fixable without one
+    assert rc == 0 and out.endswith("(3 distinct): clean (1 warning)\n")
+
+
+def test_statistics_counts_by_rule_and_marks_fixable_rules(mixed: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run([str(mixed), *MESH, "--statistics"], capsys)
+    rows = [line.split(None, 2)[:2] for line in out.splitlines()[:-1]]
+    assert rc == 1 and rows == [
+        ["3", "mesh-mismatch"],
+        ["2", "non-canonical"],
+        ["1", "distorted-mesh"],
+        ["1", "verify"],
+    ]
+    fixable = [line.split()[1] for line in out.splitlines()[:-1] if "[*]" in line]
+    assert fixable == ["non-canonical", "distorted-mesh"] and out.splitlines()[-1] == CLOSING
+    assert "error:" not in out  # the counts instead of the findings
+    rc, _, err = run([str(mixed), "--statistics", "--format", "json"], capsys)
+    assert rc == 2 and "--statistics" in err
+
+
+def test_concise_is_one_line_per_finding_and_quiet_drops_the_rest(
+    mixed: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rc, full, _ = run([str(mixed), *MESH, "--format", "json"], capsys)
+    findings = json.loads(full)["findings"]
+    rc, out, _ = run([str(mixed), *MESH, "--format", "concise", "--quiet"], capsys)
+    lines = out.splitlines()
+    assert rc == 1 and len(lines) == len(findings) == 9
+    assert lines == [
+        f"{f['path']}:{f['line']}:{f['column']}: {'expected ' if f['expected'] else ''}{f['severity']}: "
+        f"{f['message']} [{f['rule']}]"
+        for f in findings
+    ]
+    rc, out, _ = run([str(mixed), *MESH, "--format", "concise"], capsys)
+    assert out.splitlines() == [*lines, CLOSING]
+    rc, out, _ = run([str(mixed), *MESH, "-q"], capsys)
+    assert "┃" not in out and "file(s) checked" not in out and out.count(": error:") == 5
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "github"])
+def test_machine_formats_keep_stdout_clean_and_close_on_stderr(
+    fmt: str, mixed: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rc, out, err = run([str(mixed), *MESH, "--format", fmt], capsys)
+    if fmt != "github":
+        json.loads(out)
+    assert rc == 1 and CLOSING not in out and err == CLOSING + "\n"
+    rc, out, err = run([str(mixed), *MESH, "--format", fmt, "-q"], capsys)
+    assert err == ""
+
+
+def test_diff_owns_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "a.mlir"
+    shutil.copy(SEED_MLIR, f)
+    rc, out, err = run([str(f), *MESH, "--diff", "--format", "concise"], capsys)
+    assert rc == 1 and out.startswith("--- ") and "distorted-mesh" not in out
+    assert err.splitlines()[-1].endswith("1 error; 1 fixable with --fix") and "[distorted-mesh]" in err

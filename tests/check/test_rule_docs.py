@@ -1,0 +1,101 @@
+"""``shardconv rule``, docs/rules.md and the SARIF rule metadata: every rule is documented, every
+example that should fail fails with its rule (and its fix passes), and SARIF carries helpUri and fixes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from check_cli import MESH, ROOT, SEED_MLIR, run
+
+from shardconv.check.diagnostics import RULES
+from shardconv.check.rule_docs import DOCS, rules_markdown
+from shardconv.cli.main import main
+
+
+def test_every_rule_is_documented_and_docs_rules_md_is_generated_from_the_registry() -> None:
+    assert list(DOCS) == list(RULES)
+    assert all(d.why and d.how for d in DOCS.values())
+    assert (ROOT / "docs" / "rules.md").read_text(encoding="utf-8") == rules_markdown(), (
+        "docs/rules.md is stale: regenerate it with "
+        "python -c 'from shardconv.check.rule_docs import rules_markdown as m; print(m(), end=\"\")' > docs/rules.md"
+    )
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if DOCS[r].bad])
+def test_each_failing_example_fails_with_its_rule_and_its_fix_does_not(
+    rule: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = DOCS[rule]
+    for name, text in (("bad", doc.bad), ("good", doc.good)):
+        f = tmp_path / (name + (".mlir" if text.startswith("module") else ".hlo"))
+        f.write_text(text)
+        rc, out, _ = run([str(f), "--no-config", "--format", "json", *doc.args], capsys)
+        found = [x["rule"] for x in json.loads(out)["findings"]]
+        if name == "bad":
+            assert found == [rule] and rc == (1 if RULES[rule].severity == "error" else 0), out
+        else:
+            assert found == [] and rc == 0, out
+
+
+def test_rule_command_explains_a_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["rule", "distorted-mesh"])
+    out = capsys.readouterr().out
+    assert e.value.code == 0 and out.startswith("## distorted-mesh\n")
+    assert "invents a mesh of _axis_N axes" in out and "Mesh is not valid" in out
+    assert "Fails (`shardconv check --mesh batch=2,model=4`):" in out and DOCS["distorted-mesh"].good.strip() in out
+    with pytest.raises(SystemExit):
+        main(["rule", "--all"])
+    out = capsys.readouterr().out
+    assert [line[3:] for line in out.splitlines() if line.startswith("## ")] == list(RULES)
+    with pytest.raises(SystemExit):
+        main(["rule", "--format", "json", "non-canonical"])
+    (row,) = json.loads(capsys.readouterr().out)["rules"]
+    assert row["id"] == "non-canonical" and row["help_uri"].endswith("docs/rules.md#non-canonical")
+    with pytest.raises(SystemExit) as e:
+        main(["rule", "distorted-mes"])
+    assert e.value.code == 2 and "did you mean distorted-mesh?" in capsys.readouterr().err
+
+
+def test_sarif_carries_help_uri_and_fixes_that_apply(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "seed.mlir"
+    shutil.copy(SEED_MLIR, f)
+    rc, out, err = run([str(f), *MESH, "--format", "sarif"], capsys)
+    log = json.loads(out)
+    driver = log["runs"][0]["tool"]["driver"]
+    assert all(r["helpUri"].endswith(f"/docs/rules.md#{r['id']}") for r in driver["rules"])
+    (result,) = log["runs"][0]["results"]
+    (fix,) = result["fixes"]
+    data = bytearray(f.read_bytes())
+    (change,) = fix["artifactChanges"]
+    for rep in sorted(change["replacements"], key=lambda r: -r["deletedRegion"]["byteOffset"]):
+        at, n = rep["deletedRegion"]["byteOffset"], rep["deletedRegion"]["byteLength"]
+        data[at : at + n] = rep["insertedContent"]["text"].encode()
+    assert rc == 1
+    rc, _, _ = run([str(f), *MESH, "--fix"], capsys)
+    assert rc == 0 and bytes(data) == f.read_bytes()  # the SARIF fix is exactly what --fix writes
+    assert "1 error; 1 fixable with --fix" in err
+
+
+def test_completion_offers_rule_names() -> None:
+    env = {
+        **os.environ,
+        "_SHARDCONV_COMPLETE": "bash_complete",
+        "COMP_WORDS": "shardconv check --ignore syntax,dis",
+        "COMP_CWORD": "3",
+    }
+    bin_ = Path(sys.executable).with_name("shardconv")
+    out = subprocess.run([str(bin_)], env=env, capture_output=True, text=True, timeout=60).stdout
+    assert out.splitlines() == ["plain,syntax,distorted-mesh"]
+    env.update(COMP_WORDS="shardconv check --warn-only ", COMP_CWORD="3")
+    out = subprocess.run([str(bin_)], env=env, capture_output=True, text=True, timeout=60).stdout
+    assert [line.split(",", 1)[1] for line in out.splitlines()] == list(RULES)
+    env.update(COMP_WORDS="shardconv rule non", COMP_CWORD="2")
+    out = subprocess.run([str(bin_)], env=env, capture_output=True, text=True, timeout=60).stdout
+    assert out.splitlines() == ["plain,non-canonical"]
