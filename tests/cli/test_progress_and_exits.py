@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import jax  # noqa: F401 - the jax backend is under test; a missing jax must fail, not skip
-from cli_util import BIN, run_proc, run_pty
+from support.cli_util import BIN, run_proc, run_pty
 
 DUMP = Path(__file__).resolve().parents[1] / "data" / "dumps" / "jax_lowered.mlir"
 ERASE = "\x1b[2K"  # how rich redraws its live bar line
