@@ -73,7 +73,9 @@ def plan_file(path: str, opts: CheckOptions) -> list[SpanEdit]:
     return plan(path, rewrites_of(report.findings)) if isinstance(report, FileReport) else []
 
 
-def _edits(sites: Iterable[tuple[int, SiteStream]], wanted: dict[tuple[int, str, bytes], bytes]) -> Iterable[SpanEdit | None]:
+def _edits(
+    sites: Iterable[tuple[int, SiteStream]], wanted: dict[tuple[int, str, bytes], bytes]
+) -> Iterable[SpanEdit | None]:
     for index, site in sites:
         if not isinstance(site, ValueSite):
             raise FixError("--fix needs every span: read the file with ReadOptions(repeats=False)")
@@ -208,4 +210,15 @@ def _hunks(changed: list[int], context: int, last_line: int) -> list[tuple[int, 
     return out
 
 
-__all__ = ["FixError", "SpanEdit", "apply", "blockers", "check_edits", "plan", "plan_file", "plan_sites", "rewrites_of", "unified_diff"]
+__all__ = [
+    "FixError",
+    "SpanEdit",
+    "apply",
+    "blockers",
+    "check_edits",
+    "plan",
+    "plan_file",
+    "plan_sites",
+    "rewrites_of",
+    "unified_diff",
+]

@@ -21,13 +21,23 @@ RULES: dict[str, Rule] = {
         Rule("rank-mismatch", "error", "sharding rank differs from the annotated tensor type"),
         Rule("unspecified-dims", "error", "unspecified_dims name a dim the tensor does not have"),
         Rule("device-out-of-range", "error", "a device id is not below mhlo.num_partitions / num_partitions"),
-        Rule("device-count-mismatch", "error", "--mesh, meshes, num_partitions and tile arrays disagree on the device count"),
+        Rule(
+            "device-count-mismatch",
+            "error",
+            "--mesh, meshes, num_partitions and tile arrays disagree on the device count",
+        ),
         Rule("mesh-mismatch", "error", "a mesh differs from --mesh"),
         Rule("stablehlo-mesh-mismatch", "error", "an sdy.mesh and its stablehlo.mesh attribute disagree"),
-        Rule("mesh-not-allowed", "error", "a mesh shape missing from --allowed-meshes (a backend says 'Mesh is not valid')"),
+        Rule(
+            "mesh-not-allowed",
+            "error",
+            "a mesh shape missing from --allowed-meshes (a backend says 'Mesh is not valid')",
+        ),
         Rule("distorted-mesh", "error", "a synthetic _axis_N mesh that distorts the global mesh"),
         Rule("synthetic-mesh", "warning", "a synthetic _axis_N mesh (pass --mesh to check it against the global mesh)"),
-        Rule("import-distorts-mesh", "error", "XLA's import of these HLO shardings would invent a mesh of another shape"),
+        Rule(
+            "import-distorts-mesh", "error", "XLA's import of these HLO shardings would invent a mesh of another shape"
+        ),
         Rule("not-expressible", "error", "an HLO sharding with no equivalent on --mesh"),
         Rule("roundtrip-mismatch", "error", "the sdy and HLO shardings of one value disagree"),
         Rule("non-canonical", "note", "an mhlo.sharding string not in XLA's canonical spelling (--fix rewrites it)"),

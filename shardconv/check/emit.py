@@ -127,7 +127,9 @@ def print_text(
             for n in f.notes:
                 con.print(Text(f"  note: {n}", style="dim"), soft_wrap=True)
         if r.dropped:
-            con.print(Text(f"{r.path}: {r.dropped} more findings not shown (per-rule limit)", style="dim"), soft_wrap=True)
+            con.print(
+                Text(f"{r.path}: {r.dropped} more findings not shown (per-rule limit)", style="dim"), soft_wrap=True
+            )
     for s in skipped if verbose else ():
         con.print(Text(f"{s.path}: note: skipped: {s.reason}", style="dim"), soft_wrap=True)
     if not quiet:
@@ -176,10 +178,20 @@ def format_github(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> 
 
 def finding_dict(f: CheckFinding) -> dict[str, Any]:
     return {
-        "rule": f.rule, "severity": f.severity, "expected": f.expected, "path": f.path, "line": f.line,
-        "column": f.col, "end_line": f.end_line, "end_column": f.end_col, "message": f.message,
-        "notes": list(f.notes), "fixable": f.fix is not None, "fix": f.fix.description if f.fix else None,
-        "count": f.count, "source": f.source.split("\n", 1)[0][2:] if f.source else "",
+        "rule": f.rule,
+        "severity": f.severity,
+        "expected": f.expected,
+        "path": f.path,
+        "line": f.line,
+        "column": f.col,
+        "end_line": f.end_line,
+        "end_column": f.end_col,
+        "message": f.message,
+        "notes": list(f.notes),
+        "fixable": f.fix is not None,
+        "fix": f.fix.description if f.fix else None,
+        "count": f.count,
+        "source": f.source.split("\n", 1)[0][2:] if f.source else "",
     }
 
 
@@ -306,12 +318,27 @@ def _region(f: CheckFinding) -> dict[str, int]:
 
 
 FORMATTERS: dict[str, Callable[[Sequence[FileReport], Sequence[Skipped]], str]] = {
-    "concise": format_concise, "github": format_github, "json": format_json, "sarif": format_sarif,
+    "concise": format_concise,
+    "github": format_github,
+    "json": format_json,
+    "sarif": format_sarif,
 }
 MACHINE_FORMATS = frozenset({"github", "json", "sarif"})
 
 __all__ = [
-    "FORMATTERS", "MACHINE_FORMATS", "closing_line", "finding_dict", "fixable", "format_concise", "format_finding",
-    "format_github", "format_json", "format_sarif", "format_statistics", "print_text", "rule_uri", "summary",
+    "FORMATTERS",
+    "MACHINE_FORMATS",
+    "closing_line",
+    "finding_dict",
+    "fixable",
+    "format_concise",
+    "format_finding",
+    "format_github",
+    "format_json",
+    "format_sarif",
+    "format_statistics",
+    "print_text",
+    "rule_uri",
+    "summary",
     "summary_table",
 ]

@@ -59,7 +59,8 @@ def device_counts(ctx: ModuleContext) -> Iterator[RuleResult]:
     glob = ctx.options.mesh
     if glob is not None and n is not None and n > 1 and glob.num_devices != n and ctx.num_partitions is not None:
         yield RuleResult(
-            "device-count-mismatch", ctx.num_partitions,
+            "device-count-mismatch",
+            ctx.num_partitions,
             f"--mesh {glob.shape_str()} has {glob.num_devices} devices but num_partitions is {n}",
         )
     if glob is not None:
@@ -68,7 +69,9 @@ def device_counts(ctx: ModuleContext) -> Iterator[RuleResult]:
             d = devices_of(dv.value)
             if d is not None and d != glob.num_devices and (n is None or d == n):
                 yield RuleResult(
-                    "device-count-mismatch", dv, f"{dv.value} spans {d} devices but --mesh {glob.shape_str()} has {glob.num_devices}"
+                    "device-count-mismatch",
+                    dv,
+                    f"{dv.value} spans {d} devices but --mesh {glob.shape_str()} has {glob.num_devices}",
                 )
     seen: tuple[int, DistinctValue] | None = None
     for name, mesh, dv in _all_meshes(ctx):
@@ -79,7 +82,11 @@ def device_counts(ctx: ModuleContext) -> Iterator[RuleResult]:
         if n is not None and count != n:
             yield RuleResult("device-count-mismatch", dv, f"{label} has {count} devices but num_partitions is {n}")
         elif n is None and seen is not None and seen[0] != count:
-            yield RuleResult("device-count-mismatch", dv, f"{label} has {count} devices but the mesh on line {seen[1].site.line} has {seen[0]}")
+            yield RuleResult(
+                "device-count-mismatch",
+                dv,
+                f"{label} has {count} devices but the mesh on line {seen[1].site.line} has {seen[0]}",
+            )
         if seen is None:
             seen = (count, dv)
 
@@ -97,7 +104,9 @@ def mesh_option(ctx: ModuleContext) -> Iterator[RuleResult]:
         return
     for name, mesh, dv in ctx.sharding_meshes():
         if mesh.axes and not is_synthetic(mesh) and not (mesh.axes == glob.axes and mesh.device_ids == glob.device_ids):
-            yield RuleResult("mesh-mismatch", dv, f"{_label(name, mesh)} differs from --mesh {glob} {difference(mesh, glob)}")
+            yield RuleResult(
+                "mesh-mismatch", dv, f"{_label(name, mesh)} differs from --mesh {glob} {difference(mesh, glob)}"
+            )
 
 
 def stablehlo_copies(ctx: ModuleContext) -> Iterator[RuleResult]:
@@ -109,8 +118,10 @@ def stablehlo_copies(ctx: ModuleContext) -> Iterator[RuleResult]:
         if sdy is None or (sdy.axes == dv.value.axes and sdy.device_ids == dv.value.device_ids):
             continue
         yield RuleResult(
-            "stablehlo-mesh-mismatch", dv,
-            f"stablehlo.mesh of @{dv.site.mesh_name} is {dv.value} but the sdy.mesh is {sdy}: they differ {difference(dv.value, sdy)}",
+            "stablehlo-mesh-mismatch",
+            dv,
+            f"stablehlo.mesh of @{dv.site.mesh_name} is {dv.value} but the sdy.mesh is {sdy}: "
+            f"they differ {difference(dv.value, sdy)}",
         )
 
 
@@ -138,7 +149,8 @@ def allowed_meshes(ctx: ModuleContext) -> Iterator[RuleResult]:
         if inv is not None and inv.axes and tuple(inv.axis_sizes) not in allowed:
             at = ctx.hlo[a.causes[0]] if a.causes else _first_tiled(ctx)
             yield RuleResult(
-                "mesh-not-allowed", at,
+                "mesh-not-allowed",
+                at,
                 f"XLA's import of this module's HLO shardings invents mesh {inv} of shape {inv.sizes_text()}, {tail}",
             )
 
@@ -172,7 +184,8 @@ def import_distortion(ctx: ModuleContext) -> Iterator[RuleResult]:
         except ShardingError:
             right = ""
         yield RuleResult(
-            "import-distorts-mesh", dv,
+            "import-distorts-mesh",
+            dv,
             f"importing {h} without the global mesh (as XLA does for this module) invents mesh {inv} "
             f"({difference(inv, glob)}, the global mesh being {glob}){right}",
         )
@@ -193,7 +206,9 @@ def global_mesh(ctx: ModuleContext, count: int) -> Mesh | None:
     """The real mesh: --mesh, else a non-synthetic sharding mesh of the module with ``count`` devices."""
     if ctx.options.mesh is not None:
         return ctx.options.mesh
-    return next((m for _, m, _ in ctx.sharding_meshes() if m.axes and not is_synthetic(m) and m.num_devices == count), None)
+    return next(
+        (m for _, m, _ in ctx.sharding_meshes() if m.axes and not is_synthetic(m) and m.num_devices == count), None
+    )
 
 
 def synthetic_meshes(ctx: ModuleContext) -> Iterator[RuleResult]:
@@ -211,17 +226,28 @@ def synthetic_meshes(ctx: ModuleContext) -> Iterator[RuleResult]:
         cause = _cause(mesh, users)
         if glob is None:
             yield RuleResult(
-                "synthetic-mesh", dv,
-                f"{label} is a synthetic mesh ({mesh.sizes_text()}); {cause}. Pass --mesh with the global mesh to check it",
+                "synthetic-mesh",
+                dv,
+                f"{label} is a synthetic mesh ({mesh.sizes_text()}); {cause}. "
+                "Pass --mesh with the global mesh to check it",
                 blocks_fix=f"@{name}: --fix needs --mesh with the global mesh to move it onto",
             )
             continue
         if glob.axis_sizes == mesh.axis_sizes and glob.device_ids == mesh.device_ids:
-            yield RuleResult("synthetic-mesh", dv, f"{label} has the global mesh's shape but synthetic axis names; {cause}")
+            yield RuleResult(
+                "synthetic-mesh", dv, f"{label} has the global mesh's shape but synthetic axis names; {cause}"
+            )
             continue
         target = replace(glob, name=name)
         notes = [f"cause: {cause}"]
-        rewrites = [Rewrite(ctx.module.index, dv.site.kind.value, dv.site.text.encode(), print_mesh(glob, form="bare" if dv.site.site == "sdy.mesh" else "attr").encode())]
+        rewrites = [
+            Rewrite(
+                ctx.module.index,
+                dv.site.kind.value,
+                dv.site.text.encode(),
+                print_mesh(glob, form="bare" if dv.site.site == "sdy.mesh" else "attr").encode(),
+            )
+        ]
         blocker: str | None = None
         headline = ""
         for u in users:
@@ -241,15 +267,20 @@ def synthetic_meshes(ctx: ModuleContext) -> Iterator[RuleResult]:
                 headline = headline or f"; the correct sharding of {where} on the global mesh is {new}"
         fix = None
         if blocker is None:
-            fix = Fix(f"mesh @{name} and its {len(rewrites) - 1} sharding(s) moved onto the global mesh", tuple(rewrites))
+            fix = Fix(
+                f"mesh @{name} and its {len(rewrites) - 1} sharding(s) moved onto the global mesh", tuple(rewrites)
+            )
             notes.append(f"fix: {fix_command(ctx.path, glob)}")
         else:
             notes.append(f"not fixable: {blocker}")
         yield RuleResult(
-            "distorted-mesh", dv,
+            "distorted-mesh",
+            dv,
             f"{label} is a synthetic mesh that distorts the global mesh {glob} ({difference(mesh, glob)}); "
             f"backends that validate meshes fail with 'Mesh is not valid'{headline if blocker is None else ''}",
-            notes=tuple(notes), fix=fix, blocks_fix=None if blocker is None else f"@{name}: {blocker}",
+            notes=tuple(notes),
+            fix=fix,
+            blocks_fix=None if blocker is None else f"@{name}: {blocker}",
         )
 
 
@@ -282,6 +313,13 @@ def _cause(mesh: Mesh, users: tuple[DistinctValue, ...]) -> str:
     return text + (" (XLA's import of it yields exactly this mesh)" if got.axis_sizes == mesh.axis_sizes else "")
 
 
-MESH_RULES: tuple[Rule, ...] = (device_counts, mesh_option, stablehlo_copies, allowed_meshes, import_distortion, synthetic_meshes)
+MESH_RULES: tuple[Rule, ...] = (
+    device_counts,
+    mesh_option,
+    stablehlo_copies,
+    allowed_meshes,
+    import_distortion,
+    synthetic_meshes,
+)
 
 __all__ = ["MESH_RULES", "difference", "fix_command", "global_mesh", "mesh_option_text"]

@@ -25,7 +25,9 @@ _STABLEHLO_IDS = re.compile(r"device_ids\s*=\s*(?:array<i64:\s*|dense<)?\[?([\d,
 
 
 @lru_cache(maxsize=1 << 14)
-def parse_value(kind: SiteKind, text: str, data: bytes | None = None) -> tuple[ParsedValue | None, ShardingError | None]:
+def parse_value(
+    kind: SiteKind, text: str, data: bytes | None = None
+) -> tuple[ParsedValue | None, ShardingError | None]:
     """(value, None) or (None, error); (None, None) for a site that only names something. Cached: the
     same value recurs in every module of a log (errors are cached too, and never mutated after)."""
     if kind is SiteKind.COLLECTIVE_MESH:

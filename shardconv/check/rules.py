@@ -81,7 +81,9 @@ def sdy_values(ctx: ModuleContext) -> Iterator[RuleResult]:
             yield RuleResult("rank-mismatch", dv, msg)
 
 
-def _sdy_rank_issues(s: TensorSharding | TensorShardingPerValue, ranks: tuple[int | None, ...] | None, meshes: Mapping[str, Mesh]) -> list[str]:
+def _sdy_rank_issues(
+    s: TensorSharding | TensorShardingPerValue, ranks: tuple[int | None, ...] | None, meshes: Mapping[str, Mesh]
+) -> list[str]:
     if ranks is None:
         return []
     if isinstance(s, TensorShardingPerValue):
@@ -122,7 +124,9 @@ def hlo_values(ctx: ModuleContext) -> Iterator[RuleResult]:
                 to_sdy_manual(h, mesh, rank=None if h.kind is HloKind.TUPLE else rank)
             except NotExpressibleError as e:
                 notes = tuple(f"try: {s.description}" + (f" {s.value}" if s.value else "") for s in e.suggestions)
-                yield RuleResult("not-expressible", dv, f"{h} has no equivalent on --mesh {mesh}: {e.message}", notes=notes)
+                yield RuleResult(
+                    "not-expressible", dv, f"{h} has no equivalent on --mesh {mesh}: {e.message}", notes=notes
+                )
             except ShardingError:
                 pass
 
@@ -173,7 +177,11 @@ def unspecified_dims(ctx: ModuleContext) -> Iterator[RuleResult]:
             rank = dv.site.rank
             bad = [d for d in dv.value if d < 0 or (rank is not None and d >= rank)]
             if bad:
-                yield RuleResult("unspecified-dims", dv, f"unspecified_dims {list(dv.value)} name dim {bad[0]} but the tensor has rank {rank}")
+                yield RuleResult(
+                    "unspecified-dims",
+                    dv,
+                    f"unspecified_dims {list(dv.value)} name dim {bad[0]} but the tensor has rank {rank}",
+                )
 
 
 def roundtrips(ctx: ModuleContext) -> Iterator[RuleResult]:
@@ -197,7 +205,8 @@ def roundtrips(ctx: ModuleContext) -> Iterator[RuleResult]:
         yield RuleResult(
             "roundtrip-mismatch",
             pair.hlo,
-            f"{pair.hlo.site.site} {hlo} disagrees with {s.site} {s.text} (column {s.col}), which XLA exports as {exported}",
+            f"{pair.hlo.site.site} {hlo} disagrees with {s.site} {s.text} (column {s.col}), "
+            f"which XLA exports as {exported}",
         )
 
 
@@ -207,15 +216,30 @@ def non_canonical(ctx: ModuleContext) -> Iterator[RuleResult]:
 
     for dv in ctx.hlo:
         site = dv.site
-        if site.data is not None or site.site not in ("mhlo.sharding", "mhlo.spmd_output_sharding") or not site.text.strip():
+        if (
+            site.data is not None
+            or site.site not in ("mhlo.sharding", "mhlo.spmd_output_sharding")
+            or not site.text.strip()
+        ):
             continue
         assert isinstance(dv.value, HloSharding)
         canon = print_hlo(dv.value, include_metadata="metadata" in site.text)
         if canon != site.text:
-            fix = Fix(f"{site.site} canonicalised", (Rewrite(ctx.module.index, site.kind.value, site.text.encode(), canon.encode()),))
+            fix = Fix(
+                f"{site.site} canonicalised",
+                (Rewrite(ctx.module.index, site.kind.value, site.text.encode(), canon.encode()),),
+            )
             yield RuleResult("non-canonical", dv, f"{site.site} {site.text} is {canon} in XLA's spelling", fix=fix)
 
 
-VALUE_RULES: tuple[Rule, ...] = (parse_errors, mesh_declarations, sdy_values, hlo_values, unspecified_dims, roundtrips, non_canonical)
+VALUE_RULES: tuple[Rule, ...] = (
+    parse_errors,
+    mesh_declarations,
+    sdy_values,
+    hlo_values,
+    unspecified_dims,
+    roundtrips,
+    non_canonical,
+)
 
 __all__ = ["VALUE_RULES", "Rule", "RuleResult", "devices_of"]

@@ -9,7 +9,10 @@ from shardconv.check.sites import FileKind
 
 SNIFF_BYTES = 1 << 16
 
-_HLO = re.compile(rb"^\s*(?:HloModule\s|ENTRY\s|ROOT\s)|=\s*[a-z][a-z0-9]*\[[\d,<=?]*\]\S*\s+[\w\-]+\(|(?<![\w.])sharding=\{", re.MULTILINE)
+_HLO = re.compile(
+    rb"^\s*(?:HloModule\s|ENTRY\s|ROOT\s)|=\s*[a-z][a-z0-9]*\[[\d,<=?]*\]\S*\s+[\w\-]+\(|(?<![\w.])sharding=\{",
+    re.MULTILINE,
+)
 _MLIR = re.compile(
     rb"^\s*(?:module\b|func\.func\b|sdy\.mesh\b|//\s*-----)|(?<![\w.])(?:stablehlo|mhlo|sdy|func|tt\w*)\.[a-z_]+|tensor<",
     re.MULTILINE,

@@ -24,7 +24,8 @@ FORMATS = ("text", "concise", "json", "github", "sarif")
 PROGRESS_FILES = 20  # a run over at least this many files, or ...
 PROGRESS_BYTES = 16 << 20  # ... this many bytes, shows a progress bar on a terminal
 
-EPILOG = """\b
+EPILOG = (
+    """\b
 Examples:
   shardconv check dumps/ --mesh batch=2,model=4
   shardconv check module.mlir --allowed-meshes 1x8,2x4 --format github
@@ -39,9 +40,12 @@ file's folder upwards (flags win; `shardconv config` shows them). A comment hold
 `shardconv: ignore[RULE, ...]` silences RULE on its line and the next. `shardconv rule RULE` explains a rule.
 
 \b
-Rules: """ + ", ".join(RULES) + """
+Rules: """
+    + ", ".join(RULES)
+    + """
 Exit status: 0 clean, 1 findings (errors not downgraded by --warn-only), 2 usage error or no IR found.
 """
+)
 
 
 def complete_rules(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
@@ -72,8 +76,12 @@ def _allowed(text: str) -> tuple[tuple[int, ...], ...]:
 
 
 def flag_settings(
-    mesh_text: str | None, allowed_meshes: str | None, warn_only: tuple[str, ...], ignore: tuple[str, ...],
-    include: tuple[str, ...], exclude: tuple[str, ...],
+    mesh_text: str | None,
+    allowed_meshes: str | None,
+    warn_only: tuple[str, ...],
+    ignore: tuple[str, ...],
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
 ) -> dict[str, Setting]:
     """The settings the command line gives (each wins over the config's)."""
     from shardconv.check.config import Setting
@@ -106,37 +114,82 @@ def apply_max_devices(cfg: ProjectConfig) -> None:
 
 @click.command(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@click.option("--mesh", "-m", "mesh_text", metavar="MESH", help="The real global mesh, e.g. batch=2,model=4 or '<[\"batch\"=2, \"model\"=4]>'.")
+@click.option(
+    "--mesh",
+    "-m",
+    "mesh_text",
+    metavar="MESH",
+    help='The real global mesh, e.g. batch=2,model=4 or \'<["batch"=2, "model"=4]>\'.',
+)
 @click.option("--allowed-meshes", metavar="SHAPES", help="Mesh shapes the backend accepts, e.g. 1x8,2x4.")
 @click.option(
-    "--format", "-f", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+    "--format",
+    "-f",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
     help="Output format (concise: one line per finding).",
 )
-@click.option("--fix", is_flag=True, help="Apply the fixes the findings carry (synthetic meshes moved onto --mesh, mhlo.sharding canonicalised), in place.")
-@click.option("--diff", "--dry-run", "diff", is_flag=True, help="Print the fixes as a unified diff (for git apply) on stdout; write nothing.")
-@click.option("--include", multiple=True, metavar="GLOB", help="Only these files inside folders (default: every file whose content is IR).")
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Apply the fixes the findings carry (synthetic meshes moved onto --mesh, mhlo.sharding "
+    "canonicalised), in place.",
+)
+@click.option(
+    "--diff",
+    "--dry-run",
+    "diff",
+    is_flag=True,
+    help="Print the fixes as a unified diff (for git apply) on stdout; write nothing.",
+)
+@click.option(
+    "--include",
+    multiple=True,
+    metavar="GLOB",
+    help="Only these files inside folders (default: every file whose content is IR).",
+)
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Paths to skip (repeatable).")
 @click.option(
-    "--warn-only", multiple=True, metavar="RULE", shell_complete=complete_rules,
+    "--warn-only",
+    multiple=True,
+    metavar="RULE",
+    shell_complete=complete_rules,
     help="Report RULE as a warning that does not fail (repeatable, or comma-separated).",
 )
 @click.option(
-    "--ignore", multiple=True, metavar="RULE", shell_complete=complete_rules,
+    "--ignore",
+    multiple=True,
+    metavar="RULE",
+    shell_complete=complete_rules,
     help="Do not report RULE (repeatable, or comma-separated).",
 )
 @click.option(
-    "--config", "config_path", metavar="FILE", type=click.Path(dir_okay=False),
+    "--config",
+    "config_path",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
     help="Read settings from FILE only (a pyproject.toml or shardconv.toml), not from the files' folders.",
 )
 @click.option("--no-config", is_flag=True, help="Ignore every config file.")
 @click.option(
-    "--statistics", is_flag=True,
+    "--statistics",
+    is_flag=True,
     help="Print how many findings each rule has (and how many --fix fixes) instead of the findings.",
 )
 @click.option("--quiet", "-q", is_flag=True, help="Print the findings and nothing else (no summary, no closing line).")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Files checked in parallel (default: the number of cores).")
 @click.option(
-    "--verbose", "-v", is_flag=True,
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Files checked in parallel (default: the number of cores).",
+)
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
     help="Also list the files skipped as not IR, and suppressions that silence nothing.",
 )
 def check(
