@@ -254,7 +254,10 @@ def check(
     with _progress(files) as advance:
         results = check_files(files, options_for, jobs or os.cpu_count() or 1, on_read=advance)
     for result in merge_dump_variants(results):
-        (skipped if isinstance(result, Skipped) else reports).append(result)  # type: ignore[arg-type]
+        if isinstance(result, Skipped):
+            skipped.append(result)
+        else:
+            reports.append(result)
     if not reports:
         raise click.UsageError(_nothing_checked(paths, skipped))
     diffs: list[str] = []
