@@ -41,6 +41,7 @@ RULES: dict[str, Rule] = {
         Rule("not-expressible", "error", "an HLO sharding with no equivalent on --mesh"),
         Rule("roundtrip-mismatch", "error", "the sdy and HLO shardings of one value disagree"),
         Rule("non-canonical", "note", "an mhlo.sharding string not in XLA's canonical spelling (--fix rewrites it)"),
+        Rule("mixed-releases", "warning", "a module spelled as different XLA releases write it (docs/releases.md)"),
         Rule("io-error", "error", "a file that cannot be read"),
         Rule("unused-suppression", "warning", "a shardconv: ignore[...] comment that silences nothing (with -v)"),
     )

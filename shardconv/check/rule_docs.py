@@ -44,6 +44,11 @@ def _mhlo(sharding: str, partitions: int = 8) -> str:
 
 
 _T = "tensor<8x8xf32>"
+_HLO_MIXED = (
+    "HloModule m, num_partitions=8\n\nENTRY %main (p0: f32[8]) -> f32[8] {{\n"
+    "  %p0 = f32[8]{{0}} parameter(0), sharding={}\n"
+    "  ROOT %c = f32[8]{{0}} copy(%p0), sharding={}\n}}\n"
+)
 _MESH = ("--mesh", "batch=2,model=4")
 _SEED = '#sdy.sharding<@mesh, [{}, {"_axis_0"}]>'
 _SEED_FIXED = '#sdy.sharding<@mesh, [{}, {"batch", "model":(1)2}]>'
@@ -208,6 +213,14 @@ DOCS: dict[str, RuleDoc] = {
             _mhlo("{devices=[2,4,1]<=[8] last_tile_dim_replicate}"),
             _mhlo("{devices=[2,4]<=[8]}"),
             how="--fix rewrites it in XLA's spelling.",
+        ),
+        RuleDoc(
+            "mixed-releases",
+            "Each XLA release writes its own spellings (docs/releases.md): a module that holds two releases' "
+            "spellings was stitched from two toolchains, and the XLA of either one rejects the other's part.",
+            _HLO_MIXED.format("{maximal_mesh[device_id=0]}", "{single_device[device_id=1]}"),
+            _HLO_MIXED.format("{maximal_mesh[device_id=0]}", "{maximal_mesh[device_id=1]}"),
+            how="Regenerate the dump with one toolchain, or respell it with shardconv convert --xla-version.",
         ),
         RuleDoc(
             "io-error",

@@ -232,6 +232,37 @@ def non_canonical(ctx: ModuleContext) -> Iterator[RuleResult]:
             yield RuleResult("non-canonical", dv, f"{site.site} {site.text} is {canon} in XLA's spelling", fix=fix)
 
 
+def _releases(names: frozenset[str]) -> str:
+    return " and ".join(sorted(names))
+
+
+def mixed_releases(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """A module whose values are spelled as different XLA releases write them (no one release writes them
+    all): stitched from two toolchains, it reads on one machine and fails on another."""
+    from shardconv.formats.releases import spellings
+
+    first: tuple[DistinctValue, str] | None = None
+    common: frozenset[str] = frozenset()
+    for dv in ctx.module.values:
+        for spelling in spellings(dv.site.text):
+            if not spelling.releases:
+                continue
+            if first is None:
+                first, common = (dv, spelling.name), spelling.releases
+            elif not common & spelling.releases:
+                earlier, name = first
+                yield RuleResult(
+                    "mixed-releases",
+                    dv,
+                    f"{spelling.name} is what XLA {_releases(spelling.releases)} writes, but {name} on line "
+                    f"{earlier.site.line} is what only {_releases(common)} writes: no one XLA release wrote this module",
+                    col=dv.site.col + spelling.pos,
+                )
+                return
+            else:
+                common &= spelling.releases
+
+
 VALUE_RULES: tuple[Rule, ...] = (
     parse_errors,
     mesh_declarations,
@@ -240,6 +271,7 @@ VALUE_RULES: tuple[Rule, ...] = (
     unspecified_dims,
     roundtrips,
     non_canonical,
+    mixed_releases,
 )
 
 __all__ = ["VALUE_RULES", "Rule", "RuleResult", "devices_of"]

@@ -296,9 +296,9 @@ class HloSharding:
         """Tensor rank a tiled sharding applies to; None when any rank fits."""
         if self.kind is Kind.TILED and self.tile is not None:
             return len(self.tile.dims) - len(self.subgroups)
-        if self.kind is Kind.MESH and self.mesh_sharding is not None:
+        if self.kind is Kind.MESH and self.mesh_sharding is not None and self.mesh_sharding.dims:
             return len(self.mesh_sharding.dims)
-        return None
+        return None  # a V3 sharding with no dims ({mesh[...], replicated}, {maximal_mesh[...]}) fits any rank
 
     @property
     def tile_counts(self) -> tuple[int, ...]:

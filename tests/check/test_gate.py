@@ -149,3 +149,26 @@ def test_one_device_helper_programs_in_a_dump_folder_are_not_held_to_the_mesh(
     assert one_device, "the dump holds no one-device program: the fixture no longer tests this"
     rc, found = findings([str(jax_dumps / "xla_dump"), "--mesh", "batch=2,model=4"], capsys)
     assert (rc, found) == (0, [])
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "mixed"),
+    [
+        ("{maximal_mesh[device_id=0]}", "{single_device[device_id=1]}", True),  # 0.10.2 and head
+        ("{mesh['a'=8], [{'a'}]}", "{mesh[a=8], [{a}]}", True),  # quoted (0.9.2 on) and bare (0.9.1) names
+        ("{mesh['a'=8], [{'a'}]}", "{maximal_mesh[device_id=1]}", False),
+    ],
+)
+def test_a_module_spelled_by_two_xla_releases_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], first: str, second: str, mixed: bool
+) -> None:
+    """Issue 17: check names the releases when a module mixes their spellings (a V3 sharding with no dims
+    fits any rank, so these one-dimensional tensors raise nothing else)."""
+    p = tmp_path / "m.hlo"
+    p.write_text(
+        "HloModule m, num_partitions=8\n\nENTRY %main (p0: f32[8]) -> f32[8] {\n"
+        f"  %p0 = f32[8]{{0}} parameter(0), sharding={first}\n"
+        f"  ROOT %c = f32[8]{{0}} copy(%p0), sharding={second}\n}}\n"
+    )
+    _, found = findings([str(p)], capsys)
+    assert [(f["rule"], f["line"]) for f in found] == ([("mixed-releases", 5)] if mixed else [])
