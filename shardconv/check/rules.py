@@ -255,7 +255,8 @@ def mixed_releases(ctx: ModuleContext) -> Iterator[RuleResult]:
                     "mixed-releases",
                     dv,
                     f"{spelling.name} is what XLA {_releases(spelling.releases)} writes, but {name} on line "
-                    f"{earlier.site.line} is what only {_releases(common)} writes: no one XLA release wrote this module",
+                    f"{earlier.site.line} is what only {_releases(common)} writes: "
+                    "no one XLA release wrote this module",
                     col=dv.site.col + spelling.pos,
                 )
                 return
