@@ -1,0 +1,187 @@
+"""Dumps: cuts a log's stream of value sites into the dumps it holds (MLIR ``// -----// IR Dump ...``
+headers, module headers, ``// -----`` splits), and orders the files of an XLA per-pass dump folder
+(``--xla_dump_hlo_pass_re``) by their step number. Names and order only; no sharding is read here."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from shardconv.check.sites import SiteKind, SiteStream, ValueSite
+
+# ``// -----// IR Dump After AnalyzeMeshPass Failed (analyze-mesh) ('builtin.module' operation: @m) //----- //``
+_MLIR_HEADER = re.compile(
+    r"//\s*-----//\s*IR Dump (?P<when>Before|After) (?P<pass>.+?)(?P<failed> Failed)?"
+    r"(?: \((?P<arg>[^()]*)\))? \('(?P<op>[^']*)' operation(?:: (?P<name>[^)]*))?\)"
+)
+_MLIR_MODULE = re.compile(r"^\s*module\b(?:\s+@(?P<name>[\w$.\-]+|\"[^\"]*\"))?")
+_HLO_MODULE = re.compile(r"^\s*HloModule\s+(?P<name>[^\s,]+)")
+# ``module_0000.jit_f.0003.spmd-partitioner.after_shardy-xla.before_spmd-partitioning.txt``
+_XLA_STEP = re.compile(
+    r"^module_(?P<id>\d+)\.(?P<module>.+)\.(?P<step>\d{4})\.(?P<pipeline>[^.]+)\.after_(?P<pass>[^.]+)"
+    r"(?:\.before_(?P<next>[^.]+))?\.txt$"
+)
+_XLA_ENDS = re.compile(
+    r"^module_(?P<id>\d+)\.(?P<module>.+)\.(?P<end>before_optimizations|(?:\w+_)?after_optimizations)\.txt$"
+)
+
+
+@dataclass(frozen=True)
+class Dump:
+    """One dump of a module: where it starts and what the pass log says about it."""
+
+    index: int
+    path: str
+    line: int
+    pass_name: str | None = None  # "AnalyzeMeshPass", "spmd-partitioning"; None for a plain module
+    when: str | None = None  # "before" | "after": the dump shows the module before or after ``pass_name``
+    failed: bool = False  # an MLIR "IR Dump After X Failed"
+    module: str | None = None
+    pipeline: str | None = None  # XLA's pass pipeline
+
+    @property
+    def label(self) -> str:
+        """``After AnalyzeMeshPass (failed)``, ``after spmd-partitioning [spmd-partitioner]``, or the module."""
+        if self.pass_name is None:
+            return self.module or os.path.basename(self.path)
+        text = f"{(self.when or '').capitalize()} {self.pass_name}".strip()
+        if self.failed:
+            text += " (failed)"
+        if self.pipeline:
+            text += f" [{self.pipeline}]"
+        return text
+
+
+@dataclass
+class DumpSites:
+    """A dump and the value sites found in it, in file order (module headers left out)."""
+
+    dump: Dump
+    sites: list[ValueSite] = field(default_factory=list)
+
+
+def responsible_pass(before: Dump, after: Dump) -> str:
+    """The pass that turned ``before`` into ``after``: the one ``after`` was dumped after, else the one
+    ``before`` was dumped before; between two After dumps of different passes, both are named."""
+    if after.when == "after" and after.pass_name:
+        return after.pass_name
+    if before.when == "before" and before.pass_name:
+        return before.pass_name
+    if before.pass_name and after.pass_name:
+        return f"between {before.pass_name} and {after.pass_name}"
+    return after.label
+
+
+def split_dumps(
+    sites: Iterable[SiteStream], path: str, first_index: int, base: Dump | None = None
+) -> Iterator[DumpSites]:
+    """The dumps of one file's site stream (read with repeats off), each as soon as the next begins.
+    ``base`` names the file's one dump when the log itself has no headers (an XLA per-pass file)."""
+    current: DumpSites | None = None
+    filled = False
+    index = first_index
+    for site in sites:
+        if not isinstance(site, ValueSite):
+            raise TypeError("split_dumps needs every site: read the log with ReadOptions(repeats=False)")
+        if site.kind is not SiteKind.MODULE_START:
+            if current is None:
+                current = DumpSites(_plain(index, path, site.line, base, None))
+                index += 1
+            current.sites.append(site)
+            filled = True
+            continue
+        text = site.line_text.decode("utf-8", "replace")
+        header = _MLIR_HEADER.search(text)
+        if header is None and current is not None and not filled:
+            name = _module_name(text)
+            if name is not None and current.dump.module is None:
+                current.dump = _with_module(current.dump, name)
+            continue
+        if current is not None:
+            yield current
+        if header is not None:
+            dump = _header_dump(index, path, site.line, header)
+        else:
+            dump = _plain(index, path, site.line, base, _module_name(text))
+        current, filled = DumpSites(dump), False
+        index += 1
+    if current is not None:
+        yield current
+
+
+def _plain(index: int, path: str, line: int, base: Dump | None, module: str | None) -> Dump:
+    if base is None:
+        return Dump(index, path, line, module=module)
+    return Dump(index, path, line, base.pass_name, base.when, base.failed, module or base.module, base.pipeline)
+
+
+def _with_module(d: Dump, module: str) -> Dump:
+    return Dump(d.index, d.path, d.line, d.pass_name, d.when, d.failed, module, d.pipeline)
+
+
+def _module_name(line: str) -> str | None:
+    m = _HLO_MODULE.match(line) or _MLIR_MODULE.match(line)
+    if m is None:
+        return None
+    return (m.group("name") or "").strip('"') or None
+
+
+def _header_dump(index: int, path: str, line: int, m: re.Match[str]) -> Dump:
+    op_name = (m.group("name") or "").strip().lstrip("@").strip('"') or None
+    when, failed = m.group("when").lower(), m.group("failed") is not None
+    return Dump(index, path, line, m.group("pass").strip(), when, failed, op_name)
+
+
+# ---- XLA per-pass dump folders -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class XlaStep:
+    """One file of an XLA per-pass dump: which module, which step, after which pass."""
+
+    path: str
+    module_id: int
+    module: str
+    order: int  # -1 before optimizations, the step number, then after optimizations
+    dump: Dump
+
+
+def xla_step(path: str) -> XlaStep | None:
+    """The step an XLA dump file name stands for, or None when the name is not one of XLA's."""
+    name = os.path.basename(path)
+    m = _XLA_STEP.match(name)
+    if m is not None:
+        dump = Dump(0, path, 1, m.group("pass"), "after", module=m.group("module"), pipeline=m.group("pipeline"))
+        return XlaStep(path, int(m.group("id")), m.group("module"), int(m.group("step")), dump)
+    e = _XLA_ENDS.match(name)
+    if e is None:
+        return None
+    end = e.group("end")
+    first = end == "before_optimizations"
+    dump = Dump(0, path, 1, "optimizations", "before" if first else "after", module=e.group("module"))
+    return XlaStep(path, int(e.group("id")), e.group("module"), -1 if first else 1 << 30, dump)
+
+
+def log_sequences(paths: Sequence[str]) -> list[list[tuple[str, Dump | None]]]:
+    """The sequences to trace, each a list of (file, base dump): files named on the command line that are
+    not XLA step files form one sequence, in the order given; XLA step files (named, or found in a folder)
+    form one sequence per (folder, module), ordered by step."""
+    plain: list[tuple[str, Dump | None]] = []
+    steps: dict[tuple[str, int], list[XlaStep]] = {}
+    for p in paths:
+        found = [os.path.join(p, n) for n in sorted(os.listdir(p))] if p != "-" and os.path.isdir(p) else [p]
+        for f in found:
+            step = xla_step(f) if f != "-" else None
+            if step is not None:
+                steps.setdefault((os.path.dirname(f), step.module_id), []).append(step)
+            elif f == p:
+                plain.append((f, None))
+    out = [plain] if plain else []
+    for key in sorted(steps):
+        out.append([(s.path, s.dump) for s in sorted(steps[key], key=lambda s: s.order)])
+    return out
+
+
+__all__ = ["Dump", "DumpSites", "XlaStep", "log_sequences", "responsible_pass", "split_dumps", "xla_step"]
