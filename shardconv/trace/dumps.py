@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 from shardconv.check.sites import SiteKind, SiteStream, ValueSite
 
 # ``// -----// IR Dump After AnalyzeMeshPass Failed (analyze-mesh) ('builtin.module' operation: @m) //----- //``
-_MLIR_HEADER = re.compile(
-    r"//\s*-----//\s*IR Dump (?P<when>Before|After) (?P<pass>.+?)(?P<failed> Failed)?"
-    r"(?: \((?P<arg>[^()]*)\))? \('(?P<op>[^']*)' operation(?:: (?P<name>[^)]*))?\)"
-)
+# (older MLIR) and ``// -----// IR Dump Before CanonicalizerPass: canonicalize{...} //----- //`` (newer).
+_MLIR_HEADER = re.compile(r"//\s*-----//\s*IR Dump (?P<when>Before|After) (?P<pass>[^\s:(]+)(?P<failed> Failed)?")
+_MLIR_OPERATION = re.compile(r"\('(?P<op>[^']*)' operation(?:: (?P<name>[^)]*))?\)")
 _MLIR_MODULE = re.compile(r"^\s*module\b(?:\s+@(?P<name>[\w$.\-]+|\"[^\"]*\"))?")
 _HLO_MODULE = re.compile(r"^\s*HloModule\s+(?P<name>[^\s,]+)")
 # ``module_0000.jit_f.0003.spmd-partitioner.after_shardy-xla.before_spmd-partitioning.txt``
@@ -23,6 +22,8 @@ _XLA_STEP = re.compile(
     r"^module_(?P<id>\d+)\.(?P<module>.+)\.(?P<step>\d{4})\.(?P<pipeline>[^.]+)\.after_(?P<pass>[^.]+)"
     r"(?:\.before_(?P<next>[^.]+))?\.txt$"
 )
+# ``shardy/module_0000.jit_f/02.after_propagation.mlir``: the stages XLA's Shardy pipeline dumps.
+_SHARDY_STAGE = re.compile(r"^(?P<step>\d+)\.(?P<stage>[\w\-]+)\.mlir$")
 _XLA_ENDS = re.compile(
     r"^module_(?P<id>\d+)\.(?P<module>.+)\.(?P<end>before_optimizations|(?:\w+_)?after_optimizations)\.txt$"
 )
@@ -129,9 +130,11 @@ def _module_name(line: str) -> str | None:
 
 
 def _header_dump(index: int, path: str, line: int, m: re.Match[str]) -> Dump:
-    op_name = (m.group("name") or "").strip().lstrip("@").strip('"') or None
+    op = _MLIR_OPERATION.search(m.string, m.end())
+    on_module = op is not None and op.group("op") == "builtin.module"  # else the module line names it
+    op_name = (op.group("name") or "").strip().lstrip("@").strip('"') or None if op and on_module else None
     when, failed = m.group("when").lower(), m.group("failed") is not None
-    return Dump(index, path, line, m.group("pass").strip(), when, failed, op_name)
+    return Dump(index, path, line, m.group("pass"), when, failed, op_name)
 
 
 # ---- XLA per-pass dump folders -------------------------------------------------------------------
@@ -149,30 +152,35 @@ class XlaStep:
 
 
 def xla_step(path: str) -> XlaStep | None:
-    """The step an XLA dump file name stands for, or None when the name is not one of XLA's."""
+    """The step an XLA dump file name stands for (HLO per pass, or a Shardy stage module), or None when
+    the name is not one of XLA's."""
     name = os.path.basename(path)
     m = _XLA_STEP.match(name)
     if m is not None:
         dump = Dump(0, path, 1, m.group("pass"), "after", module=m.group("module"), pipeline=m.group("pipeline"))
         return XlaStep(path, int(m.group("id")), m.group("module"), int(m.group("step")), dump)
     e = _XLA_ENDS.match(name)
-    if e is None:
-        return None
-    end = e.group("end")
-    first = end == "before_optimizations"
-    dump = Dump(0, path, 1, "optimizations", "before" if first else "after", module=e.group("module"))
-    return XlaStep(path, int(e.group("id")), e.group("module"), -1 if first else 1 << 30, dump)
+    if e is not None:
+        first = e.group("end") == "before_optimizations"
+        dump = Dump(0, path, 1, "optimizations", "before" if first else "after", module=e.group("module"))
+        return XlaStep(path, int(e.group("id")), e.group("module"), -1 if first else 1 << 30, dump)
+    st = _SHARDY_STAGE.match(name)
+    if st is not None:
+        module = os.path.basename(os.path.dirname(path))
+        ident = re.match(r"module_(\d+)\.(.+)$", module)
+        dump = Dump(0, path, 1, st.group("stage"), module=ident.group(2) if ident else None, pipeline="shardy")
+        return XlaStep(path, int(ident.group(1)) if ident else 0, module, int(st.group("step")), dump)
+    return None
 
 
 def log_sequences(paths: Sequence[str]) -> list[list[tuple[str, Dump | None]]]:
     """The sequences to trace, each a list of (file, base dump): files named on the command line that are
-    not XLA step files form one sequence, in the order given; XLA step files (named, or found in a folder)
-    form one sequence per (folder, module), ordered by step."""
+    not XLA step files form one sequence, in the order given; XLA step files (named, or found anywhere
+    under a folder) form one sequence per (folder, module), ordered by step."""
     plain: list[tuple[str, Dump | None]] = []
     steps: dict[tuple[str, int], list[XlaStep]] = {}
     for p in paths:
-        found = [os.path.join(p, n) for n in sorted(os.listdir(p))] if p != "-" and os.path.isdir(p) else [p]
-        for f in found:
+        for f in _files(p):
             step = xla_step(f) if f != "-" else None
             if step is not None:
                 steps.setdefault((os.path.dirname(f), step.module_id), []).append(step)
@@ -182,6 +190,17 @@ def log_sequences(paths: Sequence[str]) -> list[list[tuple[str, Dump | None]]]:
     for key in sorted(steps):
         out.append([(s.path, s.dump) for s in sorted(steps[key], key=lambda s: s.order)])
     return out
+
+
+def _files(path: str) -> list[str]:
+    """``path`` itself, or every file under the folder ``path`` (sorted; the names decide what is kept)."""
+    if path == "-" or not os.path.isdir(path):
+        return [path]
+    found: list[str] = []
+    for root, dirs, names in os.walk(path):
+        dirs.sort()
+        found.extend(os.path.join(root, n) for n in sorted(names))
+    return found
 
 
 __all__ = ["Dump", "DumpSites", "XlaStep", "log_sequences", "responsible_pass", "split_dumps", "xla_step"]

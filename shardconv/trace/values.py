@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from shardconv.check.context import CheckOptions, build_context
 from shardconv.check.dedup import modules
-from shardconv.check.parse import parse_value
+from shardconv.check.parse import ParsedValue, parse_value
 from shardconv.check.sites import SiteKind, ValueSite
 from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding, TensorShardingPerValue
@@ -161,16 +161,19 @@ def _key(s: ValueSite, func: str | None, param: int | None, root: bool) -> str |
     return name if func in (None, ENTRY) else f"@{func}:{name}"
 
 
-def _elements(key: str, s: ValueSite, parsed: object) -> list[tuple[str, str, HloSharding | TensorSharding | None]]:
+Element = tuple[str, str, HloSharding | TensorSharding | None]
+
+
+def _elements(key: str, s: ValueSite, parsed: ParsedValue | None) -> list[Element]:
     """(key, text, value) per tensor: a tuple / per-value sharding gives one per element (``#i``; the
     entry root's elements are ``result[i]``), anything else itself."""
     if key == "result" and not (isinstance(parsed, HloSharding) and parsed.kind is Kind.TUPLE):
         return [("result[0]", s.text, parsed if isinstance(parsed, HloSharding) else None)]
-    items: Sequence[HloSharding | TensorSharding]
+    items: list[HloSharding | TensorSharding]
     if isinstance(parsed, HloSharding) and parsed.kind is Kind.TUPLE:
-        items = parsed.elements
+        items = list(parsed.elements)
     elif isinstance(parsed, TensorShardingPerValue):
-        items = parsed.shardings
+        items = list(parsed.shardings)
     else:
         return [(key, s.text, parsed if isinstance(parsed, (HloSharding, TensorSharding)) else None)]
     if len(items) == 1 and key != "result":
