@@ -168,7 +168,10 @@ def xla_step(path: str) -> XlaStep | None:
     if st is not None:
         module = os.path.basename(os.path.dirname(path))
         ident = re.match(r"module_(\d+)\.(.+)$", module)
-        dump = Dump(0, path, 1, st.group("stage"), module=ident.group(2) if ident else None, pipeline="shardy")
+        stage = st.group("stage")  # "input_module", "before_propagation", "after_propagation", ...
+        when = "before" if stage.startswith("before_") else "after"
+        name = stage.removeprefix(when + "_")
+        dump = Dump(0, path, 1, name, when, module=ident.group(2) if ident else None, pipeline="shardy")
         return XlaStep(path, int(ident.group(1)) if ident else 0, module, int(st.group("step")), dump)
     return None
 

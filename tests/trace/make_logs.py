@@ -21,16 +21,16 @@ os.makedirs(out, exist_ok=True)
 os.environ["XLA_FLAGS"] = (
     f"--xla_force_host_platform_device_count=8 --xla_dump_to={os.path.join(out, 'xla')} --xla_dump_hlo_pass_re=.*"
 )
-os.environ["JAX_PLATFORMS"] = "cpu"
+os.environ["JAX_PLATFORMS"] = "cpu"  # jax reads both at import, below
 
-import jax
-import jax.numpy as jnp
-import numpy as np
-from jax._src.interpreters import mlir as jax_mlir
-from jax.sharding import Mesh, NamedSharding
-from jax.sharding import PartitionSpec as P
-from jaxlib.mlir import ir
-from jaxlib.mlir.passmanager import PassManager
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax._src.interpreters import mlir as jax_mlir  # noqa: E402
+from jax.sharding import Mesh, NamedSharding  # noqa: E402
+from jax.sharding import PartitionSpec as P  # noqa: E402
+from jaxlib.mlir import ir  # noqa: E402
+from jaxlib.mlir.passmanager import PassManager  # noqa: E402
 
 devices = np.array(jax.devices())
 mesh = Mesh(devices.reshape(2, 4), ("batch", "model"))
