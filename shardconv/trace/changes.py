@@ -37,13 +37,15 @@ def counterparts(before: Sequence[Observation], after: Sequence[Observation]) ->
 def classify(a: Observation, b: Observation, pass_name: str) -> Change | None:
     """The change from ``a`` to ``b`` (None when there is none). Without a placement on both sides
     (a value the converters reject) only mesh and spelling can be told apart."""
+    if a.same_input(b):
+        return None
     ka, kb = a.placement_key, b.placement_key
     if ka is not None and kb is not None and ka != kb:
         assert a.place is not None and b.place is not None
         return Change("placement", b.key, pass_name, a, b, differing_devices(a.place, b.place))
     if a.mesh is not None and b.mesh is not None and a.mesh != b.mesh:
         return Change("mesh", b.key, pass_name, a, b)
-    if a.form != b.form or a.value != b.value:
+    if a.form != b.form or a.value != b.value or (a.value is None and a.text != b.text):
         return Change("spelling", b.key, pass_name, a, b)
     return None
 

@@ -57,10 +57,20 @@ class Dump:
 
 @dataclass
 class DumpSites:
-    """A dump and the value sites found in it, in file order (module headers left out)."""
+    """A dump and the value sites found in it, in file order (module headers left out); the sites'
+    lines count from ``line_base`` + 1 (the dump was read out of a piece of its file)."""
 
     dump: Dump
     sites: list[ValueSite] = field(default_factory=list)
+    line_base: int = 0
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """A dump whose text is the dump before it again, ``delta`` lines further on."""
+
+    dump: Dump
+    delta: int
 
 
 def responsible_pass(before: Dump, after: Dump) -> str:
@@ -76,10 +86,11 @@ def responsible_pass(before: Dump, after: Dump) -> str:
 
 
 def split_dumps(
-    sites: Iterable[SiteStream], path: str, first_index: int, base: Dump | None = None
+    sites: Iterable[SiteStream], path: str, first_index: int, base: Dump | None = None, line_base: int = 0
 ) -> Iterator[DumpSites]:
     """The dumps of one file's site stream (read with repeats off), each as soon as the next begins.
-    ``base`` names the file's one dump when the log itself has no headers (an XLA per-pass file)."""
+    ``base`` names the file's one dump when the log itself has no headers (an XLA per-pass file);
+    ``line_base`` is the line before the first one read (0 for a whole file)."""
     current: DumpSites | None = None
     filled = False
     index = first_index
@@ -88,7 +99,7 @@ def split_dumps(
             raise TypeError("split_dumps needs every site: read the log with ReadOptions(repeats=False)")
         if site.kind is not SiteKind.MODULE_START:
             if current is None:
-                current = DumpSites(_plain(index, path, site.line, base, None))
+                current = DumpSites(_plain(index, path, site.line + line_base, base, None), line_base=line_base)
                 index += 1
             current.sites.append(site)
             filled = True
@@ -102,11 +113,12 @@ def split_dumps(
             continue
         if current is not None:
             yield current
+        line = site.line + line_base
         if header is not None:
-            dump = _header_dump(index, path, site.line, header)
+            dump = _header_dump(index, path, line, header)
         else:
-            dump = _plain(index, path, site.line, base, _module_name(text))
-        current, filled = DumpSites(dump), False
+            dump = _plain(index, path, line, base, _module_name(text))
+        current, filled = DumpSites(dump, line_base=line_base), False
         index += 1
     if current is not None:
         yield current
@@ -127,6 +139,12 @@ def _module_name(line: str) -> str | None:
     if m is None:
         return None
     return (m.group("name") or "").strip('"') or None
+
+
+def header_dump(index: int, path: str, line: int, text: str) -> Dump | None:
+    """The dump a ``// -----// IR Dump ...`` line starts, or None for any other line."""
+    m = _MLIR_HEADER.search(text)
+    return None if m is None else _header_dump(index, path, line, m)
 
 
 def _header_dump(index: int, path: str, line: int, m: re.Match[str]) -> Dump:
@@ -206,4 +224,7 @@ def _files(path: str) -> list[str]:
     return found
 
 
-__all__ = ["Dump", "DumpSites", "XlaStep", "log_sequences", "responsible_pass", "split_dumps", "xla_step"]
+__all__ = [
+    "Dump", "DumpSites", "Repeat", "XlaStep", "header_dump", "log_sequences", "responsible_pass", "split_dumps",
+    "xla_step",
+]

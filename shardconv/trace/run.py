@@ -3,14 +3,27 @@ matter here) and follows each value from dump to dump, holding one dump at a tim
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import BinaryIO, cast
 
 from shardconv.check.lines import ReadOptions, open_input, read_sites
+from shardconv.check.sniff import SNIFF_BYTES
 from shardconv.core.errors import ShardingValidationError
 from shardconv.trace.changes import Change, classify, counterparts
-from shardconv.trace.dumps import Dump, DumpSites, log_sequences, responsible_pass, split_dumps, xla_step
+from shardconv.trace.dumps import (
+    Dump,
+    DumpSites,
+    Repeat,
+    header_dump,
+    log_sequences,
+    responsible_pass,
+    split_dumps,
+    xla_step,
+)
+from shardconv.trace.pieces import is_pass_log, pieces
 from shardconv.trace.values import DumpFacts, Observation, dump_facts, observations
 
 ValueFilter = Callable[[str], bool]
@@ -29,38 +42,95 @@ class Seen:
     values: int
 
 
-def read_dumps(path: str, first_index: int, base: Dump | None = None) -> Iterator[DumpSites]:
-    """The dumps of one file (``-`` is stdin), streamed."""
+def read_dumps(path: str, first_index: int, base: Dump | None = None) -> Iterator[DumpSites | Repeat]:
+    """The dumps of one file (``-`` is stdin), streamed. A pass log is read dump by dump, and a dump
+    whose text is the one before it again comes as a ``Repeat`` (nothing extracted)."""
     try:
         stream = open_input(path)
     except OSError as e:
         raise LogError(f"{path}: {e.strerror or e}") from None
     with stream if path != "-" else nullcontext(stream):
-        kind, sites = read_sites(stream, path, _EVERY_SITE)
+        head = stream.read(SNIFF_BYTES)
+        if is_pass_log(head):
+            yield from _pass_log(stream, head, path, first_index, base)
+            return
+        kind, sites = read_sites(cast(BinaryIO, _Replay(head, stream)), path, _EVERY_SITE)
         if kind.skipped:
             raise LogError(f"{path}: {kind.reason}")
         yield from split_dumps(sites, path, first_index, base)
 
 
+def _pass_log(stream: BinaryIO, head: bytes, path: str, index: int, base: Dump | None) -> Iterator[DumpSites | Repeat]:
+    """The dumps of a log cut at its ``// -----`` lines; pieces that are not IR (prose) are passed over."""
+    last: tuple[bytes, int] | None = None  # digest and first line of the piece before, when it was one dump
+    found = False
+    for piece in pieces(stream, head):
+        digest = piece.body_digest
+        header = header_dump(index, path, piece.line, piece.data[: piece.data.find(b"\n")].decode("utf-8", "replace"))
+        if header is not None and last is not None and last[0] == digest:
+            yield Repeat(header, piece.line - last[1])
+            last = (digest, piece.line)
+            index += 1
+            continue
+        kind, sites = read_sites(io.BytesIO(piece.data), path, _EVERY_SITE)
+        if kind.skipped:
+            last = None
+            continue
+        dumps = list(split_dumps(sites, path, index, base, piece.line - 1))
+        yield from dumps
+        found = found or bool(dumps)
+        index += len(dumps)
+        last = (digest, piece.line) if len(dumps) == 1 and header is not None else None
+    if not found:
+        raise LogError(f"{path}: no HLO or MLIR dump found")
+
+
+class _Replay:
+    """``head`` again, then the rest of ``stream``: the reader sniffs what was already read."""
+
+    def __init__(self, head: bytes, stream: BinaryIO) -> None:
+        self.head = head
+        self.stream = stream
+
+    def read(self, n: int = -1) -> bytes:
+        if not self.head:
+            return self.stream.read(n)
+        if n < 0:
+            out, self.head = self.head + self.stream.read(), b""
+            return out
+        out, self.head = self.head[:n], self.head[n:]
+        return out
+
+
 def follow(
-    dumps: Iterator[DumpSites], keep: ValueFilter = lambda key: True
+    dumps: Iterator[DumpSites | Repeat], keep: ValueFilter = lambda key: True
 ) -> Iterator[Seen | Change]:
     """Each dump as it is read, then the changes of its values against the last dump each value was
     seen in (placement computed on the mesh in force in each dump)."""
-    last: dict[str, tuple[Dump, list[Observation]]] = {}
+    last: dict[str, tuple[Dump, list[Observation], int]] = {}  # by key: dump, observations, lines moved since
     facts: DumpFacts | None = None
+    seen: dict[str, list[Observation]] = {}
+    moved = 0  # lines the current dump's values moved by through repeats of it
     for ds in dumps:
+        if isinstance(ds, Repeat):  # the dump before again: no change, the values are now here
+            moved += ds.delta
+            yield Seen(ds.dump, len(seen))
+            last.update((k, (ds.dump, obs, moved)) for k, obs in seen.items() if keep(k))
+            continue
         facts = dump_facts(ds.dump.path, ds.sites, facts)
-        seen = observations(ds.dump.index, ds.dump.path, ds.sites, facts)
+        seen = observations(ds.dump.index, ds.dump.path, ds.sites, facts, ds.line_base)
+        moved = 0
         yield Seen(ds.dump, len(seen))
         for key, obs in seen.items():
             if not keep(key):
                 continue
             prev = last.get(key)
-            last[key] = (ds.dump, obs)
+            last[key] = (ds.dump, obs, 0)
             if prev is None:
                 continue
             a, b = counterparts(prev[1], obs)
+            if prev[2]:
+                a = replace(a, dump=prev[0].index, line=a.line + prev[2])
             change = classify(a, b, responsible_pass(prev[0], ds.dump))
             if change is not None:
                 yield change
@@ -70,7 +140,7 @@ def trace_paths(paths: Sequence[str], keep: ValueFilter = lambda key: True) -> I
     """``shardconv trace``: every sequence of dumps in ``paths`` (see ``log_sequences``), followed."""
     index = 0
     for seq in log_sequences(paths):
-        def dumps(seq: list[tuple[str, Dump | None]] = seq) -> Iterator[DumpSites]:
+        def dumps(seq: list[tuple[str, Dump | None]] = seq) -> Iterator[DumpSites | Repeat]:
             nonlocal index
             for path, base in seq:
                 for ds in read_dumps(path, index, base):
@@ -83,7 +153,7 @@ def trace_paths(paths: Sequence[str], keep: ValueFilter = lambda key: True) -> I
 def diff_paths(a: str, b: str, keep: ValueFilter = lambda key: True) -> Iterator[Seen | Change]:
     """``shardconv diff``: the two dumps (one each) followed as a sequence of two."""
 
-    def one(path: str, index: int) -> DumpSites:
+    def one(path: str, index: int) -> DumpSites | Repeat:
         step = xla_step(path) if path != "-" else None
         found = list(read_dumps(path, index, step.dump if step else None))
         if len(found) != 1:

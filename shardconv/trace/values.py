@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from shardconv.check.context import CheckOptions, build_context
 from shardconv.check.dedup import modules
@@ -27,24 +28,54 @@ PlacementKey = tuple[object, ...]
 
 
 @dataclass(frozen=True)
+class Placed:
+    """A value's placement on its dump's mesh, or why there is none."""
+
+    place: Placement | None
+    key: PlacementKey | None
+    error: str | None
+
+
+@dataclass(frozen=True)
 class Observation:
-    """One value as one dump shards it."""
+    """One value as one dump shards it. Its placement is worked out only when asked (most values stay
+    as they were from dump to dump, and equal inputs need no placement to compare)."""
 
     key: str  # "arg[0]", "result[1]", "%3", "%dot.2", "@f:arg[0]", "%r#1"
     form: str  # "hlo" | "sdy"
     text: str  # the sharding as written (one element of a tuple / per-value sharding: as printed)
-    value: HloSharding | TensorSharding
+    value: HloSharding | TensorSharding | None  # None: the text does not parse (``parse_error``)
     mesh: Mesh | None  # the mesh an sdy sharding refers to, resolved in its dump; None for HLO
-    place: Placement | None
-    error: str | None  # why there is no placement
+    devices: int | None  # the dump's device count: where an untiled HLO sharding puts its data
+    rank: int | None
+    parse_error: str | None
     dump: int
     path: str
     line: int
     col: int
 
     @property
+    def placed(self) -> Placed:
+        if self.value is None:
+            return Placed(None, None, self.parse_error)
+        return place_of(self.value, self.mesh, self.devices, self.rank)
+
+    @property
+    def place(self) -> Placement | None:
+        return self.placed.place
+
+    @property
     def placement_key(self) -> PlacementKey | None:
-        return None if self.place is None else placement_key(self.place)
+        return self.placed.key
+
+    @property
+    def error(self) -> str | None:
+        return self.placed.error
+
+    def same_input(self, other: Observation) -> bool:
+        """The same sharding on the same mesh and device count: nothing about it can differ."""
+        return (self.value is not None and self.form == other.form and self.value == other.value
+                and self.mesh == other.mesh and self.devices == other.devices and self.rank == other.rank)
 
 
 def placement_key(p: Placement) -> PlacementKey:
@@ -93,24 +124,41 @@ class DumpFacts:
     num_devices: int | None
 
 
+_FACT_KINDS = frozenset({SiteKind.SDY_MESH, SiteKind.NUM_PARTITIONS})
+
+
 def dump_facts(path: str, sites: Sequence[ValueSite], inherited: DumpFacts | None) -> DumpFacts:
     """Meshes and device count of a dump, as ``check`` reads them; a dump declaring none (an MLIR pass
     log printed without module scope) keeps those of the dump before it."""
-    if not sites:
-        return inherited or DumpFacts({}, None)
-    ctx = build_context(path, next(modules(iter(sites))), CheckOptions())
-    meshes = dict(ctx.meshes) or (dict(inherited.meshes) if inherited else {})
-    n = ctx.partitions
+    facts = [s for s in sites if s.kind in _FACT_KINDS]
+    ctx = build_context(path, next(modules(iter(facts))), CheckOptions()) if facts else None
+    meshes = dict(ctx.meshes) if ctx is not None and ctx.meshes else dict(inherited.meshes) if inherited else {}
+    n = ctx.partitions if ctx is not None else None
     if n is None and meshes:
         n = max(m.num_devices for m in meshes.values())
     if n is None:
-        tiled = [h.value.tile.num_devices for h in ctx.hlo if isinstance(h.value, HloSharding) and h.value.tile]
-        n = max(tiled, default=None) if tiled else (inherited.num_devices if inherited else None)
+        n = _tiled_devices(sites)
+    if n is None and inherited is not None:
+        n = inherited.num_devices
     return DumpFacts(meshes, n)
 
 
-def observations(dump: int, path: str, sites: Sequence[ValueSite], facts: DumpFacts) -> dict[str, list[Observation]]:
-    """Every sharded value of one dump by key (a value carrying an HLO and an sdy sharding has both)."""
+def _tiled_devices(sites: Sequence[ValueSite]) -> int | None:
+    """Devices of the widest tiled HLO sharding: the device count of a module that does not say it."""
+    widest: int | None = None
+    for s in sites:
+        if s.kind is SiteKind.HLO:
+            v, _ = parse_value(s.kind, s.text, s.data)
+            if isinstance(v, HloSharding) and v.tile is not None:
+                widest = max(widest or 0, v.tile.num_devices)
+    return widest
+
+
+def observations(
+    dump: int, path: str, sites: Sequence[ValueSite], facts: DumpFacts, line_base: int = 0
+) -> dict[str, list[Observation]]:
+    """Every sharded value of one dump by key (a value carrying an HLO and an sdy sharding has both);
+    ``line_base`` is added to the sites' lines."""
     out: dict[str, list[Observation]] = {}
     func: str | None = None
     params, root = _entry_lines(sites)
@@ -124,7 +172,7 @@ def observations(dump: int, path: str, sites: Sequence[ValueSite], facts: DumpFa
             continue
         parsed, err = parse_value(s.kind, s.text, s.data)
         for k, text, v in _elements(key, s, parsed):
-            out.setdefault(k, []).append(_observe(dump, k, s, text, v, facts, err))
+            out.setdefault(k, []).append(_observe(dump, k, s, text, v, facts, err, line_base))
     return out
 
 
@@ -184,36 +232,37 @@ def _elements(key: str, s: ValueSite, parsed: ParsedValue | None) -> list[Elemen
 
 def _observe(
     dump: int, key: str, s: ValueSite, text: str, v: HloSharding | TensorSharding | None, facts: DumpFacts,
-    err: ShardingError | None,
+    err: ShardingError | None, line_base: int,
 ) -> Observation:
     form = "hlo" if s.kind is SiteKind.HLO else "sdy"
     mesh: Mesh | None = None
-    place: Placement | None = None
+    if isinstance(v, TensorSharding):
+        mesh = v.mesh if isinstance(v.mesh, Mesh) else facts.meshes.get(v.mesh)
     why = err.message if err is not None else None
-    value: HloSharding | TensorSharding = v if v is not None else HloSharding.unknown()
-    if v is not None:
-        try:
-            mesh, place = _place(v, facts, s.rank)
-        except ShardingError as e:
-            why = e.message
-    return Observation(key, form, text, value, mesh, place, why, dump, s.path, s.line, s.col)
+    devices = None if isinstance(v, TensorSharding) else facts.num_devices
+    return Observation(key, form, text, v, mesh, devices, s.rank, why, dump, s.path, s.line + line_base, s.col)
 
 
-def _place(v: HloSharding | TensorSharding, facts: DumpFacts, rank: int | None) -> tuple[Mesh | None, Placement]:
+@lru_cache(maxsize=1 << 12)
+def place_of(v: HloSharding | TensorSharding, mesh: Mesh | None, devices: int | None, rank: int | None) -> Placed:
+    """The placement of ``v``: an sdy sharding on ``mesh``, an HLO one on ``devices`` devices.
+    Cached: the same sharding recurs in every dump of a log."""
     from shardconv.convert.spellings import v3_to_v2
     from shardconv.convert.to_hlo import to_hlo
 
-    if isinstance(v, TensorSharding):
-        mesh = v.mesh if isinstance(v.mesh, Mesh) else facts.meshes.get(v.mesh)
-        if mesh is None:
-            raise ShardingValidationError(f"mesh @{v.mesh} is not declared in this dump")
-        hlo = to_hlo(v, mesh)
-        return mesh, placement(hlo, num_devices=mesh.num_devices, rank=v.rank)
-    hlo = v3_to_v2(v) if v.kind is Kind.MESH else v
-    return None, placement(hlo, num_devices=facts.num_devices, rank=rank)
+    try:
+        if isinstance(v, TensorSharding):
+            if mesh is None:
+                raise ShardingValidationError(f"mesh @{v.mesh} is not declared in this dump")
+            p = placement(to_hlo(v, mesh), num_devices=mesh.num_devices, rank=v.rank)
+        else:
+            p = placement(v3_to_v2(v) if v.kind is Kind.MESH else v, num_devices=devices, rank=rank)
+    except ShardingError as e:
+        return Placed(None, None, e.message)
+    return Placed(p, placement_key(p), None)
 
 
 __all__ = [
-    "DumpFacts", "Observation", "PlacementKey", "device_cells", "differing_devices", "dump_facts", "observations",
-    "placement_key",
+    "DumpFacts", "Observation", "Placed", "PlacementKey", "device_cells", "differing_devices", "dump_facts",
+    "observations", "place_of", "placement_key",
 ]

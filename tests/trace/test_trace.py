@@ -151,3 +151,36 @@ def test_with_print_before_all_only_the_change_is_the_earlier_pass(
     )
     _, doc = run_json(["trace", str(log)], capsys)
     assert [c["pass"] for c in changes(doc, "placement")] == ["Reimport"]
+
+
+def test_a_repeated_dump_is_not_read_again_but_points_at_itself(
+    logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before and After Inliner hold one module: the change after it cites the After copy's line."""
+    scale = (logs / "scale.mlir").read_text()
+    log = tmp_path / "repeat.log"
+    log.write_text(
+        header("Before", "Inliner", "inline") + scale + header("After", "Inliner", "inline") + scale
+        + header("After", "Reimport", "reimport") + (logs / "distorted.mlir").read_text()
+    )
+    _, doc = run_json(["trace", str(log)], capsys)
+    (moved,) = changes(doc, "placement")
+    lines = log.read_text().splitlines()
+    second = lines.index(header("After", "Inliner", "inline").rstrip("\n"))
+    assert moved["before"]["dump"] == 1 and moved["before"]["line"] > second + 1
+    assert moved["before"]["text"] in lines[moved["before"]["line"] - 1]
+    assert [d["values"] for d in doc["dumps"]] == [2, 2, 2]
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 20])
+def test_pieces_cut_at_every_split_line_whatever_the_chunk(chunk: int) -> None:
+    import io
+
+    from shardconv.trace.pieces import pieces
+
+    data = SEED_LOG.read_bytes() * 3
+    got = list(pieces(io.BytesIO(data[100:]), data[:100], chunk=chunk))
+    assert b"".join(p.data for p in got) == data
+    splits = [n for n, line in enumerate(data.splitlines(), start=1) if line.startswith(b"// -----")]
+    assert splits[0] == 1 and [p.line for p in got] == splits
+    assert all(p.data.startswith(b"// -----") for p in got)
