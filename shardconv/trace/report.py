@@ -117,7 +117,8 @@ def print_changes(console: Console, changes: list[Change], dumps: dict[int, Dump
     # two modules with no pass between them are named by their files
     title = f"{_short(first.before.path)} -> {_short(first.after.path)}" if after.pass_name is None else first.pass_name
     heading = Text(title, style="bold" if color else "")
-    detail = f"  (dump {after.index}: {after.label}, {_short(after.path)}:{after.line})"
+    label = "" if after.label == title else f"{after.label}, "
+    detail = f"  (dump {after.index}: {label}{_short(after.path)}:{after.line})"
     heading.append(detail, style="dim" if color else "")
     console.print(heading, soft_wrap=True)
     for c in ordered(changes, by_kind=False):
