@@ -7,7 +7,7 @@ import re
 import subprocess
 import sys
 
-from conftest import ROOT
+from trace_util import ROOT
 
 README = ROOT / "README.md"
 

@@ -9,8 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from cli_run import changes, run, run_json
-from conftest import SEED_LOG
+from trace_util import SEED_LOG, changes, run, run_json
 
 OLD_HEADER = "// -----// IR Dump {when} {name}{failed} ({arg}) ('builtin.module' operation: @jit__lambda) //----- //\n"
 

@@ -1,13 +1,17 @@
-"""``shardconv trace`` / ``shardconv diff`` in-process for the trace tests."""
+"""``shardconv trace`` / ``shardconv diff`` in-process for the trace tests, and the paths they share."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from shardconv.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
+SEED_LOG = ROOT / "examples" / "seed-pass-log.txt"  # the seed issue's own pass log (torch-xla)
 
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
