@@ -138,8 +138,11 @@ def follow(
 
 def trace_paths(paths: Sequence[str], keep: ValueFilter = lambda key: True) -> Iterator[Seen | Change]:
     """``shardconv trace``: every sequence of dumps in ``paths`` (see ``log_sequences``), followed."""
+    sequences = log_sequences(paths)
+    if not sequences:
+        raise LogError(f"no pass log or XLA per-pass dump in {', '.join(paths)}")
     index = 0
-    for seq in log_sequences(paths):
+    for seq in sequences:
         def dumps(seq: list[tuple[str, Dump | None]] = seq) -> Iterator[DumpSites | Repeat]:
             nonlocal index
             for path, base in seq:

@@ -67,20 +67,37 @@ def test_compiled_hlo_keeps_the_argument_placements(logs: Path, capsys: pytest.C
     assert [c["value"] for c in doc["changes"]] == ["arg[1]"]
 
 
-def test_v1_and_v2_of_one_sharding_are_a_spelling_change(
-    logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from shardconv.convert.spellings import to_v1
+def _respelled(v2: str, form: str) -> str:
+    """The V2 sharding ``v2`` as V1 (explicit devices) or V3 (on the mesh batch=2, model=4)."""
+    from shardconv.convert.spellings import to_v1, to_v3
+    from shardconv.convert.to_sdy import to_sdy
+    from shardconv.core.model import Mesh, TensorSharding
     from shardconv.formats.hlo.read import parse_hlo
 
+    h = parse_hlo(v2)
+    if form == "v1":
+        return str(to_v1(h))
+    mesh = Mesh.of([("batch", 2), ("model", 4)])
+    sdy = to_sdy(h, mesh, rank=2)
+    assert isinstance(sdy, TensorSharding)
+    return str(to_v3(sdy, mesh))
+
+
+@pytest.mark.parametrize("form", ["v1", "v3"])
+def test_another_hlo_spelling_of_one_sharding_is_a_spelling_change(
+    logs: Path, tmp_path: Path, form: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     v2 = "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}"
     compiled = (logs / "compiled.txt").read_text()
     assert v2 in compiled
-    v1 = tmp_path / "compiled_v1.txt"
-    v1.write_text(compiled.replace(v2, str(to_v1(parse_hlo(v2)))))
-    code, doc = run_json(["diff", str(logs / "compiled.txt"), str(v1)], capsys)
+    other = tmp_path / f"compiled_{form}.txt"
+    respelled = _respelled(v2, form)
+    assert respelled != v2
+    other.write_text(compiled.replace(v2, respelled))
+    code, doc = run_json(["diff", str(logs / "compiled.txt"), str(other)], capsys)
     assert code == 0
     assert changes(doc) and {c["kind"] for c in changes(doc)} == {"spelling"}
+    assert {c["after"]["text"] for c in changes(doc)} == {respelled}
 
 
 def test_text_shows_both_grids_and_the_moved_devices(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:

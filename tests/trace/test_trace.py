@@ -183,3 +183,9 @@ def test_pieces_cut_at_every_split_line_whatever_the_chunk(chunk: int) -> None:
     splits = [n for n, line in enumerate(data.splitlines(), start=1) if line.startswith(b"// -----")]
     assert splits[0] == 1 and [p.line for p in got] == splits
     assert all(p.data.startswith(b"// -----") for p in got)
+
+
+def test_a_folder_without_xla_steps_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "notes.txt").write_text("HloModule m\n")
+    code, out, err = run(["trace", str(tmp_path)], capsys)
+    assert code == 2 and out == "" and "no pass log or XLA per-pass dump in" in err
