@@ -189,3 +189,14 @@ def test_a_folder_without_xla_steps_is_a_usage_error(tmp_path: Path, capsys: pyt
     (tmp_path / "notes.txt").write_text("HloModule m\n")
     code, out, err = run(["trace", str(tmp_path)], capsys)
     assert code == 2 and out == "" and "no pass log or XLA per-pass dump in" in err
+
+
+def test_colour_only_when_asked_for_a_terminal(
+    import_log: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    _, coloured, _ = run(["trace", str(import_log)], capsys)
+    monkeypatch.setenv("NO_COLOR", "1")
+    _, plain, _ = run(["trace", str(import_log)], capsys)
+    assert "\x1b[" in coloured and "\x1b[" not in plain
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured).replace(" \n", "\n") == plain.replace(" \n", "\n")
