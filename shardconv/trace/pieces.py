@@ -4,7 +4,6 @@ to be the same without extracting it again. Memory holds one dump and one chunk.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -21,10 +20,10 @@ class Piece:
     data: bytes
 
     @property
-    def body_digest(self) -> bytes:
-        """Digest of the text after the header line: two dumps of one module digest alike."""
+    def body(self) -> memoryview:
+        """The text after the header line: two dumps of one module have the same body."""
         start = self.data.find(b"\n") + 1 if self.data.startswith(SPLIT) else 0
-        return hashlib.blake2b(memoryview(self.data)[start:], digest_size=16).digest()
+        return memoryview(self.data)[start:]
 
 
 def is_pass_log(head: bytes) -> bool:

@@ -23,7 +23,7 @@ from shardconv.trace.dumps import (
     split_dumps,
     xla_step,
 )
-from shardconv.trace.pieces import is_pass_log, pieces
+from shardconv.trace.pieces import Piece, is_pass_log, pieces
 from shardconv.trace.values import DumpFacts, Observation, dump_facts, observations
 
 ValueFilter = Callable[[str], bool]
@@ -62,14 +62,14 @@ def read_dumps(path: str, first_index: int, base: Dump | None = None) -> Iterato
 
 def _pass_log(stream: BinaryIO, head: bytes, path: str, index: int, base: Dump | None) -> Iterator[DumpSites | Repeat]:
     """The dumps of a log cut at its ``// -----`` lines; pieces that are not IR (prose) are passed over."""
-    last: tuple[bytes, int] | None = None  # digest and first line of the piece before, when it was one dump
+    last: Piece | None = None  # the piece before, when it was one dump
     found = False
     for piece in pieces(stream, head):
-        digest = piece.body_digest
-        header = header_dump(index, path, piece.line, piece.data[: piece.data.find(b"\n")].decode("utf-8", "replace"))
-        if header is not None and last is not None and last[0] == digest:
-            yield Repeat(header, piece.line - last[1])
-            last = (digest, piece.line)
+        first_line = piece.data[: piece.data.find(b"\n")].decode("utf-8", "replace")
+        header = header_dump(index, path, piece.line, first_line)
+        if header is not None and last is not None and piece.body == last.body:
+            yield Repeat(header, piece.line - last.line)
+            last = piece
             index += 1
             continue
         kind, sites = read_sites(io.BytesIO(piece.data), path, _EVERY_SITE)
@@ -80,7 +80,7 @@ def _pass_log(stream: BinaryIO, head: bytes, path: str, index: int, base: Dump |
         yield from dumps
         found = found or bool(dumps)
         index += len(dumps)
-        last = (digest, piece.line) if len(dumps) == 1 and header is not None else None
+        last = piece if len(dumps) == 1 and header is not None else None
     if not found:
         raise LogError(f"{path}: no HLO or MLIR dump found")
 
@@ -107,31 +107,35 @@ def follow(
 ) -> Iterator[Seen | Change]:
     """Each dump as it is read, then the changes of its values against the last dump each value was
     seen in (placement computed on the mesh in force in each dump)."""
-    last: dict[str, tuple[Dump, list[Observation], int]] = {}  # by key: dump, observations, lines moved since
+    last: dict[str, tuple[Dump, list[Observation]]] = {}  # by key: the dump last read fresh that held it
+    copies: dict[int, tuple[Dump, int]] = {}  # a dump read fresh -> its latest copy (Repeat), lines moved
     facts: DumpFacts | None = None
     seen: dict[str, list[Observation]] = {}
-    moved = 0  # lines the current dump's values moved by through repeats of it
+    fresh: Dump | None = None
     for ds in dumps:
-        if isinstance(ds, Repeat):  # the dump before again: no change, the values are now here
-            moved += ds.delta
+        if isinstance(ds, Repeat):  # the dump before again: no change, its values now sit here too
+            assert fresh is not None
+            moved = copies[fresh.index][1] if fresh.index in copies else 0
+            copies[fresh.index] = (ds.dump, moved + ds.delta)
             yield Seen(ds.dump, len(seen))
-            last.update((k, (ds.dump, obs, moved)) for k, obs in seen.items() if keep(k))
             continue
         facts = dump_facts(ds.dump.path, ds.sites, facts)
         seen = observations(ds.dump.index, ds.dump.path, ds.sites, facts, ds.line_base)
-        moved = 0
+        fresh = ds.dump
         yield Seen(ds.dump, len(seen))
         for key, obs in seen.items():
             if not keep(key):
                 continue
             prev = last.get(key)
-            last[key] = (ds.dump, obs, 0)
+            last[key] = (ds.dump, obs)
             if prev is None:
                 continue
-            a, b = counterparts(prev[1], obs)
-            if prev[2]:
-                a = replace(a, dump=prev[0].index, line=a.line + prev[2])
-            change = classify(a, b, responsible_pass(prev[0], ds.dump))
+            before, (a, b) = prev[0], counterparts(prev[1], obs)
+            copy = copies.get(before.index)
+            if copy is not None:  # compare with the latest copy: cite it
+                before = copy[0]
+                a = replace(a, dump=before.index, line=a.line + copy[1])
+            change = classify(a, b, responsible_pass(before, ds.dump))
             if change is not None:
                 yield change
 
