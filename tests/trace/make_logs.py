@@ -52,7 +52,9 @@ x = jax.ShapeDtypeStruct((16, 32), jnp.float32, sharding=NamedSharding(mesh, P("
 w = jax.ShapeDtypeStruct((32, 32), jnp.float32, sharding=NamedSharding(mesh, P(None, "model")))
 lowered = jax.jit(model).lower(x, w, w)
 write("lowered.mlir", lowered.as_text())
-write("compiled.txt", lowered.compile().as_text())
+compiled = lowered.compile().as_text()
+assert compiled is not None
+write("compiled.txt", compiled)
 
 
 def scale(mesh_: Mesh, spec: P) -> str:
