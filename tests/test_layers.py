@@ -20,6 +20,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("convert",),
     ("ui",),
     ("check", "outputs", "backends"),
+    ("trace",),
     ("cli",),
 )
 # Known violations, each an (importer, imported) module pair: empty, and it stays empty.

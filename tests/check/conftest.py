@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-import jax  # noqa: F401  - the dumps are generated with it; a missing jax must fail, not skip
 import pytest
+from support.jax_child import write_with_jax
 
 HERE = Path(__file__).parent
 
@@ -16,7 +13,4 @@ HERE = Path(__file__).parent
 @pytest.fixture(scope="session")
 def jax_dumps(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder holding xla_dump/, lowered.mlir, compiled.txt, hlo_to_stablehlo.mlir and tensors.txt.0."""
-    out = tmp_path_factory.mktemp("jax_dumps")
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    subprocess.run([sys.executable, str(HERE / "make_dumps.py"), str(out)], check=True, env=env, timeout=600)
-    return out
+    return write_with_jax(HERE / "make_dumps.py", tmp_path_factory.mktemp("jax_dumps"))

@@ -23,6 +23,11 @@ COMMANDS = {
     "show": ("show", SEED),
     "roundtrip": ("roundtrip", SEED_SDY, "--mesh", SEED_MESH),
     "compare": ("compare", SEED, SEED_SDY, "--mesh", SEED_MESH),
+    "trace": ("trace", str(ROOT / "examples" / "seed-before-import.mlir"), str(ROOT / "examples" / "seed-pass-log.txt")),
+    "diff json": (
+        "diff", str(ROOT / "examples" / "seed-before-import.mlir"), str(ROOT / "examples" / "seed-distorted-mesh.mlir"),
+        "--format", "json",
+    ),
     "help": ("--help",),
 }
 

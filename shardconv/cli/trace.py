@@ -1,0 +1,35 @@
+"""``shardconv trace LOG...``: follow every sharded value through a compiler's passes and report the
+dumps where its placement, its mesh or only its spelling changes. Exit 1 when a placement changed."""
+
+from __future__ import annotations
+
+import click
+
+EPILOG = """\b
+LOG is an MLIR pass log (-mlir-print-ir-before-all / -after-all, with or without
+-mlir-print-ir-module-scope), a folder of XLA per-pass dumps (--xla_dump_to=DIR
+--xla_dump_hlo_pass_re=.*, ordered by step), any HLO or MLIR file, or - for stdin.
+Several LOGs that are not XLA step files are followed as one sequence, in order.
+Values are followed by position (arg[0], result[0] of the entry function), else by
+SSA or HLO instruction name.
+
+\b
+Examples:
+  shardconv trace passes.log
+  shardconv trace xla_dump/ --value arg[0]
+  shardconv trace lowered.mlir torch_xla_passes.log --format json
+"""
+
+
+@click.command(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.argument("logs", nargs=-1, required=True, metavar="LOG...")
+@click.option("--value", "values", multiple=True, metavar="NAME",
+              help="Follow only this value (arg[0], result[1], %3, dot.2, @f:arg[0]); repeatable.")
+@click.option("--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text for people, json for scripts (dumps and changes).")
+def trace(logs: tuple[str, ...], values: tuple[str, ...], fmt: str) -> int:
+    """Which pass changed where a sharded value lives? Follow it through a pass log."""
+    from shardconv.trace.report import emit
+    from shardconv.trace.run import trace_paths, value_filter
+
+    return emit("trace", trace_paths(logs, value_filter(values)), fmt)

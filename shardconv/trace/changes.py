@@ -1,0 +1,53 @@
+"""Changes: how one value's sharding differs between two dumps, most serious first: a different
+placement (devices hold other data), else a different mesh (renamed or reshaped axes, same data), else
+only a different spelling (V1 / V2 / V3 / sdy, sub-axes re-expressed, another mesh symbol)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from shardconv.trace.values import Observation, differing_devices
+
+KINDS = ("placement", "mesh", "spelling")
+_FORM_PREFERENCE = ("sdy", "hlo")  # a value carrying both is compared like with like, sdy first
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str  # one of KINDS
+    value: str
+    pass_name: str
+    before: Observation
+    after: Observation
+    devices: tuple[int, ...] = ()  # placement: the devices that now hold different data
+
+
+def counterparts(before: Sequence[Observation], after: Sequence[Observation]) -> tuple[Observation, Observation]:
+    """The two shardings of one value to compare: the same form on both sides when there is one, else
+    each side's first."""
+    for form in _FORM_PREFERENCE:
+        a = next((o for o in before if o.form == form), None)
+        b = next((o for o in after if o.form == form), None)
+        if a is not None and b is not None:
+            return a, b
+    return before[0], after[0]
+
+
+def classify(a: Observation, b: Observation, pass_name: str) -> Change | None:
+    """The change from ``a`` to ``b`` (None when there is none). Without a placement on both sides
+    (a value the converters reject) only mesh and spelling can be told apart."""
+    if a.same_input(b):
+        return None
+    ka, kb = a.placement_key, b.placement_key
+    if ka is not None and kb is not None and ka != kb:
+        assert a.place is not None and b.place is not None
+        return Change("placement", b.key, pass_name, a, b, differing_devices(a.place, b.place))
+    if a.mesh is not None and b.mesh is not None and a.mesh != b.mesh:
+        return Change("mesh", b.key, pass_name, a, b)
+    if a.form != b.form or a.value != b.value or (a.value is None and a.text != b.text):
+        return Change("spelling", b.key, pass_name, a, b)
+    return None
+
+
+__all__ = ["KINDS", "Change", "classify", "counterparts"]

@@ -1,0 +1,230 @@
+"""Dumps: cuts a log's stream of value sites into the dumps it holds (MLIR ``// -----// IR Dump ...``
+headers, module headers, ``// -----`` splits), and orders the files of an XLA per-pass dump folder
+(``--xla_dump_hlo_pass_re``) by their step number. Names and order only; no sharding is read here."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from shardconv.check.sites import SiteKind, SiteStream, ValueSite
+
+# ``// -----// IR Dump After AnalyzeMeshPass Failed (analyze-mesh) ('builtin.module' operation: @m) //----- //``
+# (older MLIR) and ``// -----// IR Dump Before CanonicalizerPass: canonicalize{...} //----- //`` (newer).
+_MLIR_HEADER = re.compile(r"//\s*-----//\s*IR Dump (?P<when>Before|After) (?P<pass>[^\s:(]+)(?P<failed> Failed)?")
+_MLIR_OPERATION = re.compile(r"\('(?P<op>[^']*)' operation(?:: (?P<name>[^)]*))?\)")
+_MLIR_MODULE = re.compile(r"^\s*module\b(?:\s+@(?P<name>[\w$.\-]+|\"[^\"]*\"))?")
+_HLO_MODULE = re.compile(r"^\s*HloModule\s+(?P<name>[^\s,]+)")
+# ``module_0000.jit_f.0003.spmd-partitioner.after_shardy-xla.before_spmd-partitioning.txt``
+_XLA_STEP = re.compile(
+    r"^module_(?P<id>\d+)\.(?P<module>.+)\.(?P<step>\d{4})\.(?P<pipeline>[^.]+)\.after_(?P<pass>[^.]+)"
+    r"(?:\.before_(?P<next>[^.]+))?\.txt$"
+)
+# ``shardy/module_0000.jit_f/02.after_propagation.mlir``: the stages XLA's Shardy pipeline dumps.
+_SHARDY_STAGE = re.compile(r"^(?P<step>\d+)\.(?P<stage>[\w\-]+)\.mlir$")
+_XLA_ENDS = re.compile(
+    r"^module_(?P<id>\d+)\.(?P<module>.+)\.(?P<end>before_optimizations|(?:\w+_)?after_optimizations)\.txt$"
+)
+
+
+@dataclass(frozen=True)
+class Dump:
+    """One dump of a module: where it starts and what the pass log says about it."""
+
+    index: int
+    path: str
+    line: int
+    pass_name: str | None = None  # "AnalyzeMeshPass", "spmd-partitioning"; None for a plain module
+    when: str | None = None  # "before" | "after": the dump shows the module before or after ``pass_name``
+    failed: bool = False  # an MLIR "IR Dump After X Failed"
+    module: str | None = None
+    pipeline: str | None = None  # XLA's pass pipeline
+
+    @property
+    def label(self) -> str:
+        """``After AnalyzeMeshPass (failed)``, ``after spmd-partitioning [spmd-partitioner]``, or the module."""
+        if self.pass_name is None:
+            return self.module or os.path.basename(self.path)
+        text = f"{(self.when or '').capitalize()} {self.pass_name}".strip()
+        if self.failed:
+            text += " (failed)"
+        if self.pipeline:
+            text += f" [{self.pipeline}]"
+        return text
+
+
+@dataclass
+class DumpSites:
+    """A dump and the value sites found in it, in file order (module headers left out); the sites'
+    lines count from ``line_base`` + 1 (the dump was read out of a piece of its file)."""
+
+    dump: Dump
+    sites: list[ValueSite] = field(default_factory=list)
+    line_base: int = 0
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """A dump whose text is the dump before it again, ``delta`` lines further on."""
+
+    dump: Dump
+    delta: int
+
+
+def responsible_pass(before: Dump, after: Dump) -> str:
+    """The pass that turned ``before`` into ``after``: the one ``after`` was dumped after, else the one
+    ``before`` was dumped before; between two After dumps of different passes, both are named."""
+    if after.when == "after" and after.pass_name:
+        return after.pass_name
+    if before.when == "before" and before.pass_name:
+        return before.pass_name
+    if before.pass_name and after.pass_name:
+        return f"between {before.pass_name} and {after.pass_name}"
+    return after.label
+
+
+def split_dumps(
+    sites: Iterable[SiteStream], path: str, first_index: int, base: Dump | None = None, line_base: int = 0
+) -> Iterator[DumpSites]:
+    """The dumps of one file's site stream (read with repeats off), each as soon as the next begins.
+    ``base`` names the file's one dump when the log itself has no headers (an XLA per-pass file);
+    ``line_base`` is the line before the first one read (0 for a whole file)."""
+    current: DumpSites | None = None
+    filled = False
+    index = first_index
+    for site in sites:
+        if not isinstance(site, ValueSite):
+            raise TypeError("split_dumps needs every site: read the log with ReadOptions(repeats=False)")
+        if site.kind is not SiteKind.MODULE_START:
+            if current is None:
+                current = DumpSites(_plain(index, path, site.line + line_base, base, None), line_base=line_base)
+                index += 1
+            current.sites.append(site)
+            filled = True
+            continue
+        text = site.line_text.decode("utf-8", "replace")
+        header = _MLIR_HEADER.search(text)
+        if header is None and current is not None and not filled:
+            name = _module_name(text)
+            if name is not None and current.dump.module is None:
+                current.dump = _with_module(current.dump, name)
+            continue
+        if current is not None:
+            yield current
+        line = site.line + line_base
+        if header is not None:
+            dump = _header_dump(index, path, line, header)
+        else:
+            dump = _plain(index, path, line, base, _module_name(text))
+        current, filled = DumpSites(dump, line_base=line_base), False
+        index += 1
+    if current is not None:
+        yield current
+
+
+def _plain(index: int, path: str, line: int, base: Dump | None, module: str | None) -> Dump:
+    if base is None:
+        return Dump(index, path, line, module=module)
+    return Dump(index, path, line, base.pass_name, base.when, base.failed, module or base.module, base.pipeline)
+
+
+def _with_module(d: Dump, module: str) -> Dump:
+    return Dump(d.index, d.path, d.line, d.pass_name, d.when, d.failed, module, d.pipeline)
+
+
+def _module_name(line: str) -> str | None:
+    m = _HLO_MODULE.match(line) or _MLIR_MODULE.match(line)
+    if m is None:
+        return None
+    return (m.group("name") or "").strip('"') or None
+
+
+def header_dump(index: int, path: str, line: int, text: str) -> Dump | None:
+    """The dump a ``// -----// IR Dump ...`` line starts, or None for any other line."""
+    m = _MLIR_HEADER.search(text)
+    return None if m is None else _header_dump(index, path, line, m)
+
+
+def _header_dump(index: int, path: str, line: int, m: re.Match[str]) -> Dump:
+    op = _MLIR_OPERATION.search(m.string, m.end())
+    on_module = op is not None and op.group("op") == "builtin.module"  # else the module line names it
+    op_name = (op.group("name") or "").strip().lstrip("@").strip('"') or None if op and on_module else None
+    when, failed = m.group("when").lower(), m.group("failed") is not None
+    return Dump(index, path, line, m.group("pass"), when, failed, op_name)
+
+
+# ---- XLA per-pass dump folders -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class XlaStep:
+    """One file of an XLA per-pass dump: which module, which step, after which pass."""
+
+    path: str
+    module_id: int
+    module: str
+    order: int  # -1 before optimizations, the step number, then after optimizations
+    dump: Dump
+
+
+def xla_step(path: str) -> XlaStep | None:
+    """The step an XLA dump file name stands for (HLO per pass, or a Shardy stage module), or None when
+    the name is not one of XLA's."""
+    name = os.path.basename(path)
+    m = _XLA_STEP.match(name)
+    if m is not None:
+        dump = Dump(0, path, 1, m.group("pass"), "after", module=m.group("module"), pipeline=m.group("pipeline"))
+        return XlaStep(path, int(m.group("id")), m.group("module"), int(m.group("step")), dump)
+    e = _XLA_ENDS.match(name)
+    if e is not None:
+        first = e.group("end") == "before_optimizations"
+        dump = Dump(0, path, 1, "optimizations", "before" if first else "after", module=e.group("module"))
+        return XlaStep(path, int(e.group("id")), e.group("module"), -1 if first else 1 << 30, dump)
+    st = _SHARDY_STAGE.match(name)
+    if st is not None:
+        module = os.path.basename(os.path.dirname(path))
+        ident = re.match(r"module_(\d+)\.(.+)$", module)
+        stage = st.group("stage")  # "input_module", "before_propagation", "after_propagation", ...
+        when = "before" if stage.startswith("before_") else "after"
+        name = stage.removeprefix(when + "_")
+        dump = Dump(0, path, 1, name, when, module=ident.group(2) if ident else None, pipeline="shardy")
+        return XlaStep(path, int(ident.group(1)) if ident else 0, module, int(st.group("step")), dump)
+    return None
+
+
+def log_sequences(paths: Sequence[str]) -> list[list[tuple[str, Dump | None]]]:
+    """The sequences to trace, each a list of (file, base dump): files named on the command line that are
+    not XLA step files form one sequence, in the order given; XLA step files (named, or found anywhere
+    under a folder) form one sequence per (folder, module), ordered by step."""
+    plain: list[tuple[str, Dump | None]] = []
+    steps: dict[tuple[str, int], list[XlaStep]] = {}
+    for p in paths:
+        for f in _files(p):
+            step = xla_step(f) if f != "-" else None
+            if step is not None:
+                steps.setdefault((os.path.dirname(f), step.module_id), []).append(step)
+            elif f == p:
+                plain.append((f, None))
+    out = [plain] if plain else []
+    for key in sorted(steps):
+        out.append([(s.path, s.dump) for s in sorted(steps[key], key=lambda s: s.order)])
+    return out
+
+
+def _files(path: str) -> list[str]:
+    """``path`` itself, or every file under the folder ``path`` (sorted; the names decide what is kept)."""
+    if path == "-" or not os.path.isdir(path):
+        return [path]
+    found: list[str] = []
+    for root, dirs, names in os.walk(path):
+        dirs.sort()
+        found.extend(os.path.join(root, n) for n in sorted(names))
+    return found
+
+
+__all__ = [
+    "Dump", "DumpSites", "Repeat", "XlaStep", "header_dump", "log_sequences", "responsible_pass", "split_dumps",
+    "xla_step",
+]

@@ -1,0 +1,220 @@
+"""What ``trace`` and ``diff`` print: one JSON document (``dumps`` and ``changes``), or text with, for a
+placement change, the device grids before and after side by side (rich on a terminal, plain on a pipe)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from shardconv.trace.changes import KINDS, Change
+from shardconv.trace.dumps import Dump
+from shardconv.trace.run import Seen
+from shardconv.trace.values import Observation
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+@dataclass
+class Collected:
+    """Everything a run saw, for the JSON document and the closing summary."""
+
+    dumps: list[Seen] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+
+    def count(self, kind: str) -> int:
+        return sum(1 for c in self.changes if c.kind == kind)
+
+
+def collect(items: Iterable[Seen | Change]) -> Collected:
+    out = Collected()
+    for item in items:
+        (out.dumps if isinstance(item, Seen) else out.changes).append(item)  # type: ignore[arg-type]
+    return out
+
+
+# ---- JSON ------------------------------------------------------------------------------------------
+
+
+def json_doc(command: str, run: Collected) -> dict[str, Any]:
+    from shardconv.ui import jsonout
+
+    return jsonout.document(
+        command,
+        dumps=[_dump_dict(s.dump, s.values) for s in run.dumps],
+        changes=[change_dict(c) for c in ordered(run.changes, by_kind=command == "diff")],
+        summary={k: run.count(k) for k in KINDS},
+    )
+
+
+def _dump_dict(d: Dump, values: int) -> dict[str, Any]:
+    return {
+        "index": d.index,
+        "pass": d.pass_name,
+        "when": d.when,
+        "failed": d.failed,
+        "pipeline": d.pipeline,
+        "module": d.module,
+        "label": d.label,
+        "file": d.path,
+        "line": d.line,
+        "values": values,
+    }
+
+
+def change_dict(c: Change) -> dict[str, Any]:
+    return {
+        "pass": c.pass_name,
+        "value": c.value,
+        "kind": c.kind,
+        "before": _side_dict(c.before),
+        "after": _side_dict(c.after),
+        "devices": list(c.devices),
+    }
+
+
+def _side_dict(o: Observation) -> dict[str, Any]:
+    from shardconv.ui import jsonout
+
+    return {
+        "dump": o.dump,
+        "text": o.text,
+        "form": o.form,
+        "mesh": jsonout.mesh_dict(o.mesh),
+        "placement": jsonout.placement_dict(o.place) if o.place is not None else None,
+        "error": o.error,
+        "file": o.path,
+        "line": o.line,
+        "column": o.col,
+    }
+
+
+def ordered(changes: list[Change], *, by_kind: bool) -> list[Change]:
+    """Changes in dump order, placement before mesh before spelling within a dump (``by_kind``: the
+    kinds first, for ``diff``)."""
+    rank = {k: i for i, k in enumerate(KINDS)}
+    if by_kind:
+        return sorted(changes, key=lambda c: (rank[c.kind], c.after.dump))
+    return sorted(changes, key=lambda c: (c.after.dump, rank[c.kind]))
+
+
+# ---- text ------------------------------------------------------------------------------------------
+
+
+def print_changes(console: Console, changes: list[Change], dumps: dict[int, Dump]) -> None:
+    """The changes of one dump, with a heading naming the dump and the pass that made them."""
+    from rich.text import Text
+
+    from shardconv.ui.console import use_color
+
+    color = use_color(console.file)
+    if not changes:
+        return
+    first = changes[0]
+    after = dumps[first.after.dump]
+    # two modules with no pass between them are named by their files
+    title = f"{_short(first.before.path)} -> {_short(first.after.path)}" if after.pass_name is None else first.pass_name
+    heading = Text(title, style="bold" if color else "")
+    label = "" if after.label == title else f"{after.label}, "
+    detail = f"  (dump {after.index}: {label}{_short(after.path)}:{after.line})"
+    heading.append(detail, style="dim" if color else "")
+    console.print(heading, soft_wrap=True)
+    for c in ordered(changes, by_kind=False):
+        _print_change(console, c, color)
+    console.print()
+
+
+_KIND_STYLE = {"placement": "bold red", "mesh": "yellow", "spelling": "cyan"}
+
+
+def _print_change(console: Console, c: Change, color: bool) -> None:
+    from rich.text import Text
+
+    from shardconv.ui.device_ids import compress_ids
+
+    line = Text("  ")
+    line.append(f"{c.kind:<9}", style=_KIND_STYLE[c.kind] if color else "")
+    line.append(f" {c.value}")
+    console.print(line, soft_wrap=True)
+    for label, o in (("before", c.before), ("after", c.after)):
+        console.print(Text(f"    {label:<6} {o.text}{_on_mesh(o)}  [{_short(o.path)}:{o.line}]"), soft_wrap=True)
+    if c.kind == "placement":
+        _print_grids(console, c, color)
+        console.print(Text(f"    devices {compress_ids(c.devices)} now hold different data",
+                           style="red" if color else ""), soft_wrap=True)
+
+
+def _on_mesh(o: Observation) -> str:
+    if o.mesh is not None:
+        return f"  on {o.mesh.shape_str() or '<[]>'}"
+    return f"  ({o.error})" if o.error else ""
+
+
+def _print_grids(console: Console, c: Change, color: bool) -> None:
+    from rich.padding import Padding
+    from rich.table import Table
+
+    from shardconv.ui.tiles import render_placement
+
+    assert c.before.place is not None and c.after.place is not None
+    half = max(20, (console.width - 8) // 2)
+    sides = Table.grid(padding=(0, 4))
+    sides.add_column()
+    sides.add_column()
+    sides.add_row("before", "after")
+    grids = [render_placement(p, width=half, color=color) for p in (c.before.place, c.after.place)]
+    sides.add_row(*(r[0] if len(r) == 1 else _group(r) for r in grids))
+    console.print(Padding(sides, (0, 0, 0, 4)), crop=False, soft_wrap=True)
+
+
+def _group(renderables: list[Any]) -> Any:
+    from rich.console import Group
+
+    return Group(*renderables)
+
+
+def summary_line(run: Collected) -> str:
+    """``3 dumps read: 1 placement change, 2 mesh changes, 0 spelling changes``."""
+    n = len(run.dumps)
+    parts = [f"{run.count(k)} {k} change{'s' if run.count(k) != 1 else ''}" for k in KINDS]
+    return f"{n} dump{'s' if n != 1 else ''} read: " + ", ".join(parts)
+
+
+def _short(path: str) -> str:
+    return os.path.basename(path) if os.path.isabs(path) else path
+
+
+__all__ = ["Collected", "change_dict", "collect", "emit", "json_doc", "ordered", "print_changes", "summary_line"]
+
+
+def emit(command: str, items: Iterable[Seen | Change], fmt: str) -> int:
+    """Print a run (text as each dump is read; JSON at the end) and return the exit code: 1 when a
+    value's placement changed, else 0."""
+    import sys
+
+    if fmt == "json":
+        from shardconv.ui.jsonout import dumps as json_text
+
+        run = collect(items)
+        sys.stdout.write(json_text(json_doc(command, run)) + "\n")
+        return 1 if run.count("placement") else 0
+    from shardconv.ui.console import make_console
+
+    console = make_console()
+    run = Collected()
+    seen: dict[int, Dump] = {}
+    pending: list[Change] = []
+    for item in items:
+        if isinstance(item, Seen):
+            print_changes(console, pending, seen)
+            pending = []
+            run.dumps.append(item)
+            seen[item.dump.index] = item.dump
+        else:
+            pending.append(item)
+            run.changes.append(item)
+    print_changes(console, pending, seen)
+    console.print(summary_line(run), soft_wrap=True)
+    return 1 if run.count("placement") else 0

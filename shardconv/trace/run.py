@@ -1,0 +1,189 @@
+"""The I/O edge of trace/: reads logs with check's streaming reader (every site, repeats off: names
+matter here) and follows each value from dump to dump, holding one dump at a time."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass, replace
+from typing import BinaryIO, cast
+
+from shardconv.check.lines import ReadOptions, open_input, read_sites
+from shardconv.check.sniff import SNIFF_BYTES
+from shardconv.core.errors import ShardingValidationError
+from shardconv.trace.changes import Change, classify, counterparts
+from shardconv.trace.dumps import (
+    Dump,
+    DumpSites,
+    Repeat,
+    header_dump,
+    log_sequences,
+    responsible_pass,
+    split_dumps,
+    xla_step,
+)
+from shardconv.trace.pieces import Piece, is_pass_log, pieces
+from shardconv.trace.values import DumpFacts, Observation, dump_facts, observations
+
+ValueFilter = Callable[[str], bool]
+_EVERY_SITE = ReadOptions(repeats=False)
+
+
+class LogError(ShardingValidationError):
+    """A log that cannot be traced: missing, not IR, or (for ``diff``) not one dump."""
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A dump once read: what the report lists about it."""
+
+    dump: Dump
+    values: int
+
+
+def read_dumps(path: str, first_index: int, base: Dump | None = None) -> Iterator[DumpSites | Repeat]:
+    """The dumps of one file (``-`` is stdin), streamed. A pass log is read dump by dump, and a dump
+    whose text is the one before it again comes as a ``Repeat`` (nothing extracted)."""
+    try:
+        stream = open_input(path)
+    except OSError as e:
+        raise LogError(f"{path}: {e.strerror or e}") from None
+    with stream if path != "-" else nullcontext(stream):
+        head = stream.read(SNIFF_BYTES)
+        if is_pass_log(head):
+            yield from _pass_log(stream, head, path, first_index, base)
+            return
+        kind, sites = read_sites(cast(BinaryIO, _Replay(head, stream)), path, _EVERY_SITE)
+        if kind.skipped:
+            raise LogError(f"{path}: {kind.reason}")
+        yield from split_dumps(sites, path, first_index, base)
+
+
+def _pass_log(stream: BinaryIO, head: bytes, path: str, index: int, base: Dump | None) -> Iterator[DumpSites | Repeat]:
+    """The dumps of a log cut at its ``// -----`` lines; pieces that are not IR (prose) are passed over."""
+    last: Piece | None = None  # the piece before, when it was one dump
+    found = False
+    for piece in pieces(stream, head):
+        first_line = piece.data[: piece.data.find(b"\n")].decode("utf-8", "replace")
+        header = header_dump(index, path, piece.line, first_line)
+        if header is not None and last is not None and piece.body == last.body:
+            yield Repeat(header, piece.line - last.line)
+            last = piece
+            index += 1
+            continue
+        kind, sites = read_sites(io.BytesIO(piece.data), path, _EVERY_SITE)
+        if kind.skipped:
+            last = None
+            continue
+        dumps = list(split_dumps(sites, path, index, base, piece.line - 1))
+        yield from dumps
+        found = found or bool(dumps)
+        index += len(dumps)
+        last = piece if len(dumps) == 1 and header is not None else None
+    if not found:
+        raise LogError(f"{path}: no HLO or MLIR dump found")
+
+
+class _Replay:
+    """``head`` again, then the rest of ``stream``: the reader sniffs what was already read."""
+
+    def __init__(self, head: bytes, stream: BinaryIO) -> None:
+        self.head = head
+        self.stream = stream
+
+    def read(self, n: int = -1) -> bytes:
+        if not self.head:
+            return self.stream.read(n)
+        if n < 0:
+            out, self.head = self.head + self.stream.read(), b""
+            return out
+        out, self.head = self.head[:n], self.head[n:]
+        return out
+
+
+def follow(
+    dumps: Iterator[DumpSites | Repeat], keep: ValueFilter = lambda key: True
+) -> Iterator[Seen | Change]:
+    """Each dump as it is read, then the changes of its values against the last dump each value was
+    seen in (placement computed on the mesh in force in each dump)."""
+    last: dict[str, tuple[Dump, list[Observation]]] = {}  # by key: the dump last read fresh that held it
+    copies: dict[int, tuple[Dump, int]] = {}  # a dump read fresh -> its latest copy (Repeat), lines moved
+    facts: DumpFacts | None = None
+    seen: dict[str, list[Observation]] = {}
+    fresh: Dump | None = None
+    for ds in dumps:
+        if isinstance(ds, Repeat):  # the dump before again: no change, its values now sit here too
+            assert fresh is not None
+            moved = copies[fresh.index][1] if fresh.index in copies else 0
+            copies[fresh.index] = (ds.dump, moved + ds.delta)
+            yield Seen(ds.dump, len(seen))
+            continue
+        facts = dump_facts(ds.dump.path, ds.sites, facts)
+        seen = observations(ds.dump.index, ds.dump.path, ds.sites, facts, ds.line_base)
+        fresh = ds.dump
+        yield Seen(ds.dump, len(seen))
+        for key, obs in seen.items():
+            if not keep(key):
+                continue
+            prev = last.get(key)
+            last[key] = (ds.dump, obs)
+            if prev is None:
+                continue
+            before, (a, b) = prev[0], counterparts(prev[1], obs)
+            copy = copies.get(before.index)
+            if copy is not None:  # compare with the latest copy: cite it
+                before = copy[0]
+                a = replace(a, dump=before.index, line=a.line + copy[1])
+            change = classify(a, b, responsible_pass(before, ds.dump))
+            if change is not None:
+                yield change
+
+
+def trace_paths(paths: Sequence[str], keep: ValueFilter = lambda key: True) -> Iterator[Seen | Change]:
+    """``shardconv trace``: every sequence of dumps in ``paths`` (see ``log_sequences``), followed."""
+    sequences = log_sequences(paths)
+    if not sequences:
+        raise LogError(f"no pass log or XLA per-pass dump in {', '.join(paths)}")
+    index = 0
+    for seq in sequences:
+        def dumps(seq: list[tuple[str, Dump | None]] = seq) -> Iterator[DumpSites | Repeat]:
+            nonlocal index
+            for path, base in seq:
+                for ds in read_dumps(path, index, base):
+                    index = ds.dump.index + 1
+                    yield ds
+
+        yield from follow(dumps(), keep)
+
+
+def diff_paths(a: str, b: str, keep: ValueFilter = lambda key: True) -> Iterator[Seen | Change]:
+    """``shardconv diff``: the two dumps (one each) followed as a sequence of two."""
+
+    def one(path: str, index: int) -> DumpSites | Repeat:
+        step = xla_step(path) if path != "-" else None
+        found = list(read_dumps(path, index, step.dump if step else None))
+        if len(found) != 1:
+            raise LogError(f"{path} holds {len(found)} dumps, not one: use shardconv trace to follow a pass log")
+        return found[0]
+
+    yield from follow(iter([one(a, 0), one(b, 1)]), keep)
+
+
+
+
+def value_filter(names: Sequence[str]) -> ValueFilter:
+    """``--value``: a key matches a name given whole (``@f:%3``), without its function (``%3``,
+    ``arg[0]``) or without its ``%`` (``dot.2``); no names keep every value."""
+    wanted = {n.strip() for n in names}
+    if not wanted:
+        return lambda key: True
+
+    def keep(key: str) -> bool:
+        local = key.rpartition(":")[2] if key.startswith("@") else key
+        return bool({key, local, local.lstrip("%"), local.partition("#")[0]} & wanted)
+
+    return keep
+
+
+__all__ = ["LogError", "Seen", "ValueFilter", "diff_paths", "follow", "read_dumps", "trace_paths", "value_filter"]

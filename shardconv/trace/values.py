@@ -1,0 +1,268 @@
+"""Values: what one dump says about each value it shards, keyed so the same value meets itself in
+another dump (function arguments and results by position, SSA / HLO instruction names otherwise), with
+its placement computed on the mesh in force in that dump."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from shardconv.check.context import CheckOptions, build_context
+from shardconv.check.dedup import modules
+from shardconv.check.parse import ParsedValue, parse_value
+from shardconv.check.sites import SiteKind, ValueSite
+from shardconv.core.errors import ShardingError, ShardingValidationError
+from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding, TensorShardingPerValue
+from shardconv.core.placement import Placement, placement
+
+SHARDING_KINDS = frozenset({SiteKind.HLO, SiteKind.SDY_SHARDING, SiteKind.SDY_SHARDING_BARE, SiteKind.SDY_PER_VALUE})
+ENTRY = "main"  # the function whose arguments and results go by bare position (``arg[0]``)
+_FUNC = re.compile(rb"\bfunc\.func\s+(?:(?:public|private|nested)\s+)?@([\w$.\-]+|\"[^\"]*\")")
+_ARG = re.compile(r"^%arg(\d+)$")
+_PARAMETER = re.compile(rb"\bparameter\((\d+)\)")
+_ROOT = re.compile(rb"^\s*ROOT\s")
+
+PlacementKey = tuple[object, ...]
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A value's placement on its dump's mesh, or why there is none."""
+
+    place: Placement | None
+    key: PlacementKey | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One value as one dump shards it. Its placement is worked out only when asked (most values stay
+    as they were from dump to dump, and equal inputs need no placement to compare)."""
+
+    key: str  # "arg[0]", "result[1]", "%3", "%dot.2", "@f:arg[0]", "%r#1"
+    form: str  # "hlo" | "sdy"
+    text: str  # the sharding as written (one element of a tuple / per-value sharding: as printed)
+    value: HloSharding | TensorSharding | None  # None: the text does not parse (``parse_error``)
+    mesh: Mesh | None  # the mesh an sdy sharding refers to, resolved in its dump; None for HLO
+    devices: int | None  # the dump's device count: where an untiled HLO sharding puts its data
+    rank: int | None
+    parse_error: str | None
+    dump: int
+    path: str
+    line: int
+    col: int
+
+    @property
+    def placed(self) -> Placed:
+        if self.value is None:
+            return Placed(None, None, self.parse_error)
+        return place_of(self.value, self.mesh, self.devices, self.rank)
+
+    @property
+    def place(self) -> Placement | None:
+        return self.placed.place
+
+    @property
+    def placement_key(self) -> PlacementKey | None:
+        return self.placed.key
+
+    @property
+    def error(self) -> str | None:
+        return self.placed.error
+
+    def same_input(self, other: Observation) -> bool:
+        """The same sharding on the same mesh and device count: nothing about it can differ."""
+        return (self.value is not None and self.form == other.form and self.value == other.value
+                and self.mesh == other.mesh and self.devices == other.devices and self.rank == other.rank)
+
+
+def placement_key(p: Placement) -> PlacementKey:
+    """What "the same placement" means: every device holds the same tile (dims split once are ignored,
+    so ``{replicated}`` equals ``devices=[1,1,8]... last_tile_dim_replicate``) and the same devices
+    share data."""
+    return (_partial(p), tuple(sorted(device_cells(p).items())), frozenset(frozenset(g) for g in p.groups))
+
+
+def device_cells(p: Placement) -> dict[int, tuple[tuple[int, int, int], ...]]:
+    """Each device's tile as (dim, index, count) over the dims split more than once."""
+    out: dict[int, tuple[tuple[int, int, int], ...]] = {}
+    for t in p.tiles:
+        cell = tuple((dim, i, n) for dim, (i, n) in enumerate(zip(t.index, p.tile_counts)) if n > 1)
+        for d in t.devices:
+            out[d] = cell
+    return out
+
+
+def _partial(p: Placement) -> tuple[str, ...]:
+    """Kinds of non-copied data (manual, unreduced, unknown) the devices hold."""
+    kinds = {s for s in p.subgroups if s != "replicated"}
+    if p.kind in ("manual", "unknown", "unreduced"):
+        kinds.add(p.kind)
+    return tuple(sorted(kinds))
+
+
+def differing_devices(a: Placement, b: Placement) -> tuple[int, ...]:
+    """Devices that hold different data under ``a`` and ``b`` (a device only one of them uses counts)."""
+    ca, cb = device_cells(a), device_cells(b)
+    devices = set(ca) | set(cb)
+    if _partial(a) != _partial(b):
+        return tuple(sorted(devices))
+    if not _partial(a):  # copies: a device's data is its tile, whoever else holds it
+        return tuple(sorted(d for d in devices if ca.get(d) != cb.get(d)))
+    ga = {d: frozenset(g) for g in a.groups for d in g}
+    gb = {d: frozenset(g) for g in b.groups for d in g}
+    return tuple(sorted(d for d in devices if ca.get(d) != cb.get(d) or ga.get(d) != gb.get(d)))
+
+
+@dataclass(frozen=True)
+class DumpFacts:
+    """What a dump fixes for all its values: its meshes and its device count."""
+
+    meshes: Mapping[str, Mesh]
+    num_devices: int | None
+
+
+_FACT_KINDS = frozenset({SiteKind.SDY_MESH, SiteKind.NUM_PARTITIONS})
+
+
+def dump_facts(path: str, sites: Sequence[ValueSite], inherited: DumpFacts | None) -> DumpFacts:
+    """Meshes and device count of a dump, as ``check`` reads them; a dump declaring none (an MLIR pass
+    log printed without module scope) keeps those of the dump before it."""
+    facts = [s for s in sites if s.kind in _FACT_KINDS]
+    ctx = build_context(path, next(modules(iter(facts))), CheckOptions()) if facts else None
+    meshes = dict(ctx.meshes) if ctx is not None and ctx.meshes else dict(inherited.meshes) if inherited else {}
+    n = ctx.partitions if ctx is not None else None
+    if n is None and meshes:
+        n = max(m.num_devices for m in meshes.values())
+    if n is None:
+        n = _tiled_devices(sites)
+    if n is None and inherited is not None:
+        n = inherited.num_devices
+    return DumpFacts(meshes, n)
+
+
+def _tiled_devices(sites: Sequence[ValueSite]) -> int | None:
+    """Devices of the widest tiled HLO sharding: the device count of a module that does not say it."""
+    widest: int | None = None
+    for s in sites:
+        if s.kind is SiteKind.HLO:
+            v, _ = parse_value(s.kind, s.text, s.data)
+            if isinstance(v, HloSharding) and v.tile is not None:
+                widest = max(widest or 0, v.tile.num_devices)
+    return widest
+
+
+def observations(
+    dump: int, path: str, sites: Sequence[ValueSite], facts: DumpFacts, line_base: int = 0
+) -> dict[str, list[Observation]]:
+    """Every sharded value of one dump by key (a value carrying an HLO and an sdy sharding has both);
+    ``line_base`` is added to the sites' lines."""
+    out: dict[str, list[Observation]] = {}
+    func: str | None = None
+    params, root = _entry_lines(sites)
+    for s in sites:
+        if b"func.func" in s.line_text and (f := _FUNC.search(s.line_text)) is not None:
+            func = f.group(1).decode().strip('"')
+        if s.kind not in SHARDING_KINDS or not s.value or s.value == "module":
+            continue
+        key = _key(s, func, params.get(s.line), s.line == root)
+        if key is None:
+            continue
+        parsed, err = parse_value(s.kind, s.text, s.data)
+        for k, text, v in _elements(key, s, parsed):
+            out.setdefault(k, []).append(_observe(dump, k, s, text, v, facts, err, line_base))
+    return out
+
+
+def _entry_lines(sites: Sequence[ValueSite]) -> tuple[dict[int, int], int]:
+    """Lines of the entry computation's sharded parameters (line -> parameter number) and of its sharded
+    ROOT, in HLO text. XLA prints the entry computation last, so the last of each wins."""
+    last_param: dict[int, int] = {}
+    root = -1
+    for s in sites:
+        if s.kind is SiteKind.HLO and s.site == "sharding=":
+            if (p := _PARAMETER.search(s.line_text)) is not None:
+                last_param[int(p.group(1))] = s.line
+            if _ROOT.match(s.line_text):
+                root = s.line
+    return {line: n for n, line in last_param.items()}, root
+
+
+def _key(s: ValueSite, func: str | None, param: int | None, root: bool) -> str | None:
+    """The value's key; None for a function result outside a signature (nothing to follow)."""
+    name = s.value or ""
+    if param is not None:
+        return f"arg[{param}]"
+    if root:
+        return "result"
+    on_signature = b"func.func" in s.line_text
+    m = _ARG.match(name)
+    if on_signature and m is not None:
+        name = f"arg[{m.group(1)}]"
+    elif name.startswith("result["):
+        if not on_signature:
+            return None
+    elif not name.startswith("%"):
+        name = "%" + name  # an HLO instruction printed without its %
+    return name if func in (None, ENTRY) else f"@{func}:{name}"
+
+
+Element = tuple[str, str, HloSharding | TensorSharding | None]
+
+
+def _elements(key: str, s: ValueSite, parsed: ParsedValue | None) -> list[Element]:
+    """(key, text, value) per tensor: a tuple / per-value sharding gives one per element (``#i``; the
+    entry root's elements are ``result[i]``), anything else itself."""
+    if key == "result" and not (isinstance(parsed, HloSharding) and parsed.kind is Kind.TUPLE):
+        return [("result[0]", s.text, parsed if isinstance(parsed, HloSharding) else None)]
+    items: list[HloSharding | TensorSharding]
+    if isinstance(parsed, HloSharding) and parsed.kind is Kind.TUPLE:
+        items = list(parsed.elements)
+    elif isinstance(parsed, TensorShardingPerValue):
+        items = list(parsed.shardings)
+    else:
+        return [(key, s.text, parsed if isinstance(parsed, (HloSharding, TensorSharding)) else None)]
+    if len(items) == 1 and key != "result":
+        return [(key, str(items[0]), items[0])]
+    names = [f"result[{i}]" if key == "result" else f"{key}#{i}" for i in range(len(items))]
+    return [(n, str(e), e) for n, e in zip(names, items)]
+
+
+def _observe(
+    dump: int, key: str, s: ValueSite, text: str, v: HloSharding | TensorSharding | None, facts: DumpFacts,
+    err: ShardingError | None, line_base: int,
+) -> Observation:
+    form = "hlo" if s.kind is SiteKind.HLO else "sdy"
+    mesh: Mesh | None = None
+    if isinstance(v, TensorSharding):
+        mesh = v.mesh if isinstance(v.mesh, Mesh) else facts.meshes.get(v.mesh)
+    why = err.message if err is not None else None
+    devices = None if isinstance(v, TensorSharding) else facts.num_devices
+    return Observation(key, form, text, v, mesh, devices, s.rank, why, dump, s.path, s.line + line_base, s.col)
+
+
+@lru_cache(maxsize=1 << 12)
+def place_of(v: HloSharding | TensorSharding, mesh: Mesh | None, devices: int | None, rank: int | None) -> Placed:
+    """The placement of ``v``: an sdy sharding on ``mesh``, an HLO one on ``devices`` devices.
+    Cached: the same sharding recurs in every dump of a log."""
+    from shardconv.convert.spellings import v3_to_v2
+    from shardconv.convert.to_hlo import to_hlo
+
+    try:
+        if isinstance(v, TensorSharding):
+            if mesh is None:
+                raise ShardingValidationError(f"mesh @{v.mesh} is not declared in this dump")
+            p = placement(to_hlo(v, mesh), num_devices=mesh.num_devices, rank=v.rank)
+        else:
+            p = placement(v3_to_v2(v) if v.kind is Kind.MESH else v, num_devices=devices, rank=rank)
+    except ShardingError as e:
+        return Placed(None, None, e.message)
+    return Placed(p, placement_key(p), None)
+
+
+__all__ = [
+    "DumpFacts", "Observation", "Placed", "PlacementKey", "device_cells", "differing_devices", "dump_facts",
+    "observations", "place_of", "placement_key",
+]

@@ -1,0 +1,16 @@
+"""Real inputs for the trace tests, generated once per session with jax in a child process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.jax_child import write_with_jax
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture(scope="session")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder make_logs.py writes (see its docstring)."""
+    return write_with_jax(HERE / "make_logs.py", tmp_path_factory.mktemp("trace_logs"))

@@ -1,0 +1,132 @@
+"""``shardconv diff A B`` on modules jax wrote: values paired by position across formats, placements
+computed on each module's own mesh, and the devices that hold other data checked against jax's own
+device-to-slice map."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from trace_util import ROOT, SEED_LOG, changes, run, run_json
+
+
+def test_renamed_axes_are_a_mesh_change_not_a_placement_change(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, doc = run_json(["diff", str(logs / "scale.mlir"), str(logs / "renamed.mlir")], capsys)
+    assert code == 0
+    assert {c["value"] for c in changes(doc)} == {"arg[0]", "result[0]"}
+    assert {c["kind"] for c in changes(doc)} == {"mesh"}
+    arg = next(c for c in changes(doc) if c["value"] == "arg[0]")
+    assert [a["name"] for a in arg["before"]["mesh"]["axes"]] == ["batch", "model"]
+    assert [a["name"] for a in arg["after"]["mesh"]["axes"]] == ["_axis_0", "_axis_1"]
+
+
+def test_the_seeds_invented_mesh_moves_the_data(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, doc = run_json(["diff", str(logs / "scale.mlir"), str(logs / "distorted.mlir")], capsys)
+    assert code == 1
+    (change,) = changes(doc, "placement")
+    assert change["value"] == "arg[0]"
+    held = json.loads((logs / "held.json").read_text())
+    moved = sorted(int(d) for d in held["scale"] if held["scale"][d] != held["distorted"][d])
+    assert change["devices"] == moved == [1, 2, 3, 4, 5, 6]
+    assert doc["summary"] == {"placement": 1, "mesh": 1, "spelling": 0}  # result[0]: replicated on both
+
+
+def test_each_side_points_at_its_file_and_line(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, doc = run_json(["diff", str(logs / "scale.mlir"), str(logs / "distorted.mlir")], capsys)
+    for c in changes(doc):
+        for side in (c["before"], c["after"]):
+            line = Path(side["file"]).read_text().splitlines()[side["line"] - 1]
+            assert line[side["column"] - 1 :].startswith(side["text"])
+
+
+def test_sdy_against_hlo_pairs_arguments_by_position(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """lowered.mlir names its arguments %arg0..; XLA's HLO after shardy-xla names them x.0, w1.0 and
+    carries HLO shardings only: position pairs them, and each is the same placement respelled."""
+    hlo = next((logs / "xla").glob("*.after_shardy-xla.*.txt"))
+    assert "xla.sdy.sharding" not in hlo.read_text()
+    code, doc = run_json(["diff", str(logs / "lowered.mlir"), str(hlo)], capsys)
+    assert code == 0
+    assert changes(doc, "placement") == changes(doc, "mesh") == []
+    spelled = {c["value"]: (c["before"]["form"], c["after"]["form"]) for c in changes(doc, "spelling")}
+    assert {"arg[0]", "arg[1]", "arg[2]"} <= set(spelled)
+    assert set(spelled.values()) == {("sdy", "hlo")}
+
+
+def test_a_value_carrying_both_forms_is_compared_like_with_like(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """XLA's HLO before optimizations carries each argument's sdy sharding beside its HLO one."""
+    hlo = next((logs / "xla").glob("*.before_optimizations.txt"))
+    code, doc = run_json(["diff", str(logs / "lowered.mlir"), str(hlo)], capsys)
+    assert code == 0 and changes(doc, "placement") == []
+    assert not any(c["value"].startswith("arg[") for c in changes(doc))
+
+
+def test_compiled_hlo_keeps_the_argument_placements(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, doc = run_json(["diff", str(logs / "lowered.mlir"), str(logs / "compiled.txt"), "--value", "arg[1]"], capsys)
+    assert code == 0
+    assert [c["value"] for c in doc["changes"]] == ["arg[1]"]
+
+
+def _respelled(v2: str, form: str) -> str:
+    """The V2 sharding ``v2`` as V1 (explicit devices) or V3 (on the mesh batch=2, model=4)."""
+    from shardconv.convert.spellings import to_v1, to_v3
+    from shardconv.convert.to_sdy import to_sdy
+    from shardconv.core.model import Mesh, TensorSharding
+    from shardconv.formats.hlo.read import parse_hlo
+
+    h = parse_hlo(v2)
+    if form == "v1":
+        return str(to_v1(h))
+    mesh = Mesh.of([("batch", 2), ("model", 4)])
+    sdy = to_sdy(h, mesh, rank=2)
+    assert isinstance(sdy, TensorSharding)
+    return str(to_v3(sdy, mesh))
+
+
+@pytest.mark.parametrize("form", ["v1", "v3"])
+def test_another_hlo_spelling_of_one_sharding_is_a_spelling_change(
+    logs: Path, tmp_path: Path, form: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    v2 = "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}"
+    compiled = (logs / "compiled.txt").read_text()
+    assert v2 in compiled
+    other = tmp_path / f"compiled_{form}.txt"
+    respelled = _respelled(v2, form)
+    assert respelled != v2
+    other.write_text(compiled.replace(v2, respelled))
+    code, doc = run_json(["diff", str(logs / "compiled.txt"), str(other)], capsys)
+    assert code == 0
+    assert changes(doc) and {c["kind"] for c in changes(doc)} == {"spelling"}
+    assert {c["after"]["text"] for c in changes(doc)} == {respelled}
+
+
+def test_text_shows_both_grids_and_the_moved_devices(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["diff", str(logs / "scale.mlir"), str(logs / "distorted.mlir")], capsys)
+    assert code == 1
+    assert "\x1b[" not in out  # not a terminal: plain
+    grid = next(line for line in out.splitlines() if "│ 0,4 │" in line)
+    assert grid.index("│ 0,4 │") < grid.index("│ 0,1 │")  # before, then after, on one row
+    assert "devices 1-6 now hold different data" in out
+    assert out.rstrip().endswith("2 dumps read: 1 placement change, 1 mesh change, 0 spelling changes")
+
+
+def test_stdin_and_the_seed_module(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    seed = ROOT / "examples" / "seed-distorted-mesh.mlir"
+    data = seed.read_bytes()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    code, doc = run_json(["diff", "-", str(seed)], capsys)
+    assert code == 0 and doc["changes"] == []
+
+
+def test_a_pass_log_is_not_one_dump(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["diff", str(SEED_LOG), str(SEED_LOG)], capsys)
+    assert code == 2 and out == ""
+    assert "holds 2 dumps, not one: use shardconv trace" in err and "Traceback" not in err
+
+
+def test_a_missing_file_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["diff", str(tmp_path / "nope.mlir"), str(SEED_LOG)], capsys)
+    assert code == 2 and "nope.mlir" in err and "Traceback" not in err

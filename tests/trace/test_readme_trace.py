@@ -1,0 +1,42 @@
+"""The README's "Which pass broke my sharding?" section runs as written (from examples/)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+from trace_util import ROOT
+
+README = ROOT / "README.md"
+
+
+def _blocks() -> list[tuple[str, str]]:
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Which pass broke my sharding?") :]
+    section = section[: section.index("\n## ", 1)]
+    found = []
+    for block in re.findall(r"```console\n(.*?)```", section, re.DOTALL):
+        command, _, output = block.partition("\n")
+        found.append((command.removeprefix("$ "), output))
+    return found
+
+
+def test_the_section_shows_both_seed_commands() -> None:
+    assert [c for c, _ in _blocks()] == [
+        "shardconv trace seed-pass-log.txt",
+        "shardconv trace seed-before-import.mlir seed-pass-log.txt",
+    ]
+
+
+def test_every_command_prints_what_the_readme_says() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "COLUMNS")}
+    for command, output in _blocks():
+        args = command.split()[1:]
+        got = subprocess.run(
+            [sys.executable, "-m", "shardconv", *args], cwd=ROOT / "examples", env=env, capture_output=True, text=True
+        )
+        assert got.stdout == output, command
+        moved = re.search(r"\b[1-9]\d* placement change", output) is not None
+        assert got.returncode == (1 if moved else 0), command

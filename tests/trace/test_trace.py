@@ -1,0 +1,202 @@
+"""``shardconv trace`` on pass logs: MLIR's own IR printing, a log built from real modules (a pass that
+only renames axes, then one that distorts the mesh as in the seed), the seed's log, and XLA's
+per-pass dump folder (``--xla_dump_hlo_pass_re=.*``) with one step edited."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from trace_util import SEED_LOG, changes, run, run_json
+
+OLD_HEADER = "// -----// IR Dump {when} {name}{failed} ({arg}) ('builtin.module' operation: @jit__lambda) //----- //\n"
+
+
+def header(when: str, name: str, arg: str, failed: bool = False) -> str:
+    return OLD_HEADER.format(when=when, name=name, arg=arg, failed=" Failed" if failed else "")
+
+
+@pytest.fixture
+def import_log(logs: Path, tmp_path: Path) -> Path:
+    """Before Inliner: the module as jax lowered it; After RenameAxes: its axes renamed; After Reimport:
+    the mesh XLA's importer invents in the seed; then a failed AnalyzeMeshPass that changes nothing."""
+    parts = [
+        header("Before", "Inliner", "inline"), (logs / "scale.mlir").read_text(), "\n",
+        header("After", "RenameAxes", "rename-axes"), (logs / "renamed.mlir").read_text(), "\n",
+        header("After", "Reimport", "reimport"), (logs / "distorted.mlir").read_text(), "\nerror: Mesh is not valid\n",
+        header("After", "AnalyzeMeshPass", "analyze-mesh", failed=True), (logs / "distorted.mlir").read_text(),
+    ]
+    path = tmp_path / "import.log"
+    path.write_text("".join(parts))
+    return path
+
+
+def test_a_rename_is_a_mesh_change_and_the_reimport_moves_data(
+    import_log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, doc = run_json(["trace", str(import_log)], capsys)
+    assert code == 1
+    assert [(d["pass"], d["when"], d["failed"]) for d in doc["dumps"]] == [
+        ("Inliner", "before", False), ("RenameAxes", "after", False), ("Reimport", "after", False),
+        ("AnalyzeMeshPass", "after", True),
+    ]
+    assert {d["module"] for d in doc["dumps"]} == {"jit__lambda"}
+    got = [(c["pass"], c["value"], c["kind"]) for c in doc["changes"]]
+    assert got == [
+        ("RenameAxes", "arg[0]", "mesh"), ("RenameAxes", "result[0]", "mesh"),
+        ("Reimport", "arg[0]", "placement"), ("Reimport", "result[0]", "mesh"),
+    ]
+    moved = changes(doc, "placement")[0]
+    assert (moved["before"]["dump"], moved["after"]["dump"]) == (1, 2)
+    lines = import_log.read_text().splitlines()
+    for side in (moved["before"], moved["after"]):
+        assert side["file"] == str(import_log)
+        assert side["text"] in lines[side["line"] - 1]
+
+
+def test_value_selects_what_is_followed(import_log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, doc = run_json(["trace", str(import_log), "--value", "result[0]"], capsys)
+    assert code == 0
+    assert {c["value"] for c in doc["changes"]} == {"result[0]"}
+
+
+def test_the_seed_log_alone_changes_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    """Its two dumps hold one module: the mesh was invented before AnalyzeMeshPass ran."""
+    code, doc = run_json(["trace", str(SEED_LOG)], capsys)
+    assert code == 0 and doc["changes"] == []
+    assert [(d["label"], d["module"]) for d in doc["dumps"]] == [
+        ("Before AnalyzeMeshPass", "ReplicateShardedData.6"),
+        ("After AnalyzeMeshPass (failed)", "ReplicateShardedData.6"),
+    ]
+
+
+def test_the_module_jax_lowered_then_the_seed_log(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, doc = run_json(["trace", str(logs / "scale.mlir"), str(SEED_LOG)], capsys)
+    assert code == 1
+    (moved,) = changes(doc, "placement")
+    assert (moved["pass"], moved["value"], moved["after"]["dump"]) == ("Before AnalyzeMeshPass", "arg[0]", 1)
+    assert moved["devices"] == [1, 2, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize("log", ["func_scope.log", "module_scope.log"])
+def test_mlir_ir_printing_logs(logs: Path, log: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """canonicalize + cse print before and after each pass; neither touches a sharding."""
+    code, doc = run_json(["trace", str(logs / log)], capsys)
+    assert code == 0 and doc["changes"] == []
+    assert [(d["pass"], d["when"]) for d in doc["dumps"]] == [
+        ("CanonicalizerPass", "before"), ("CanonicalizerPass", "after"), ("CSEPass", "before"), ("CSEPass", "after"),
+    ]
+    assert all(d["values"] >= 3 for d in doc["dumps"])  # three sharded arguments in every dump
+
+
+def test_xla_pass_dumps_are_read_in_step_order(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, doc = run_json(["trace", str(logs / "xla")], capsys)
+    assert code == 0 and changes(doc, "placement") == []
+    hlo = [d for d in doc["dumps"] if d["pipeline"] != "shardy"]
+    files = [Path(d["file"]).name for d in hlo]
+    assert files[0].endswith(".before_optimizations.txt")
+    steps = [int(m.group(1)) for f in files if (m := re.search(r"\.(\d{4})\.", f))]
+    assert steps == sorted(steps) == list(range(len(steps))) and len(steps) > 10
+    assert files[-1].endswith("after_optimizations.txt") and len(files) == len(steps) + 2
+    shardy = [Path(d["file"]).name for d in doc["dumps"] if d["pipeline"] == "shardy"]
+    assert shardy == sorted(shardy) and shardy[0].startswith("00.")
+
+
+def test_an_edited_xla_step_is_found_by_its_pass(
+    logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The parameters are renamed along the way (x.1, x.0, param): they are followed by position."""
+    folder = tmp_path / "xla"
+    shutil.copytree(logs / "xla", folder)
+    step = next(folder.glob("*.0005.spmd-cleanup.after_dce.*.txt"))
+    text = step.read_text()
+    param = re.search(r"^.* parameter\(0\), sharding=(\{[^}]*\})", text, re.MULTILINE)
+    assert param is not None and param.group(1) == "{devices=[2,1,4]<=[8] last_tile_dim_replicate}"
+    edited = param.group(0).replace(param.group(1), "{devices=[2,1,4]<=[4,2]T(1,0) last_tile_dim_replicate}")
+    step.write_text(text.replace(param.group(0), edited))
+    code, doc = run_json(["trace", str(folder), "--value", "arg[0]"], capsys)
+    assert code == 1
+    got = [(c["pass"], Path(c["after"]["file"]).name, c["devices"]) for c in changes(doc, "placement")]
+    after = next(folder.glob("*.0006.*")).name
+    assert got == [("dce", step.name, [1, 3, 4, 6]), ("spmd-partitioning", after, [1, 3, 4, 6])]
+    assert changes(doc, "placement")[0]["after"]["line"] == text[: param.start()].count("\n") + 1
+
+
+def test_text_names_the_pass_and_streams_per_dump(import_log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["trace", str(import_log)], capsys)
+    assert code == 1
+    assert out.index("RenameAxes") < out.index("Reimport")
+    assert "devices 1-6 now hold different data" in out
+    assert out.rstrip().endswith("4 dumps read: 1 placement change, 3 mesh changes, 0 spelling changes")
+
+
+def test_not_ir_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("nothing to see\n")
+    code, _, err = run(["trace", str(notes)], capsys)
+    assert code == 2 and "notes.txt" in err and "Traceback" not in err
+
+
+def test_with_print_before_all_only_the_change_is_the_earlier_pass(
+    logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before A shows the module A gets; Before B the one A made: A moved the data."""
+    log = tmp_path / "before_all.log"
+    log.write_text(
+        header("Before", "Reimport", "reimport") + (logs / "scale.mlir").read_text()
+        + header("Before", "AnalyzeMeshPass", "analyze-mesh") + (logs / "distorted.mlir").read_text()
+    )
+    _, doc = run_json(["trace", str(log)], capsys)
+    assert [c["pass"] for c in changes(doc, "placement")] == ["Reimport"]
+
+
+def test_a_repeated_dump_is_not_read_again_but_points_at_itself(
+    logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before and After Inliner hold one module: the change after it cites the After copy's line."""
+    scale = (logs / "scale.mlir").read_text()
+    log = tmp_path / "repeat.log"
+    log.write_text(
+        header("Before", "Inliner", "inline") + scale + header("After", "Inliner", "inline") + scale
+        + header("After", "Reimport", "reimport") + (logs / "distorted.mlir").read_text()
+    )
+    _, doc = run_json(["trace", str(log)], capsys)
+    (moved,) = changes(doc, "placement")
+    lines = log.read_text().splitlines()
+    second = lines.index(header("After", "Inliner", "inline").rstrip("\n"))
+    assert moved["before"]["dump"] == 1 and moved["before"]["line"] > second + 1
+    assert moved["before"]["text"] in lines[moved["before"]["line"] - 1]
+    assert [d["values"] for d in doc["dumps"]] == [2, 2, 2]
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 20])
+def test_pieces_cut_at_every_split_line_whatever_the_chunk(chunk: int) -> None:
+    import io
+
+    from shardconv.trace.pieces import pieces
+
+    data = SEED_LOG.read_bytes() * 3
+    got = list(pieces(io.BytesIO(data[100:]), data[:100], chunk=chunk))
+    assert b"".join(p.data for p in got) == data
+    splits = [n for n, line in enumerate(data.splitlines(), start=1) if line.startswith(b"// -----")]
+    assert splits[0] == 1 and [p.line for p in got] == splits
+    assert all(p.data.startswith(b"// -----") for p in got)
+
+
+def test_a_folder_without_xla_steps_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "notes.txt").write_text("HloModule m\n")
+    code, out, err = run(["trace", str(tmp_path)], capsys)
+    assert code == 2 and out == "" and "no pass log or XLA per-pass dump in" in err
+
+
+def test_colour_only_when_asked_for_a_terminal(
+    import_log: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    _, coloured, _ = run(["trace", str(import_log)], capsys)
+    monkeypatch.setenv("NO_COLOR", "1")
+    _, plain, _ = run(["trace", str(import_log)], capsys)
+    assert "\x1b[" in coloured and "\x1b[" not in plain
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured).replace(" \n", "\n") == plain.replace(" \n", "\n")
