@@ -1,0 +1,149 @@
+"""The bulk path (plain sdy op lines cut out of whole regions, long signatures' repeats folded) changes
+no finding and no site: it is compared with the line-by-line path and with full extraction (no memo)
+on real JAX lowerings and on generated documents that mix every line shape it must leave alone."""
+
+from __future__ import annotations
+
+import io
+import re
+from collections import Counter
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shardconv.check.bulk import cut_op_lines
+from shardconv.check.context import CheckOptions
+from shardconv.check.dedup import signature
+from shardconv.check.engine import findings_of
+from shardconv.check.lines import ReadOptions, read_sites, sites_of_bytes
+from shardconv.formats.detect import parse_mesh_option
+
+MODES = {
+    "bulk": ReadOptions(),
+    "line by line": ReadOptions(bulk=False),
+    "no memo": ReadOptions(repeats=False),
+}
+_NAME = re.compile(r"(%[A-Za-z_][\w.\-]*)")
+
+
+def findings(data: bytes, opts: CheckOptions, read: ReadOptions) -> list[tuple[object, ...]]:
+    _, sites = read_sites(io.BytesIO(data), "f.mlir", read)
+    found, total, distinct, _ = findings_of("f.mlir", sites, opts)
+    return [(f.rule, f.line, f.col, f.end_line, f.end_col, f.message, f.count, f.source, total, distinct) for f in found]
+
+
+def assert_same(data: bytes, opts: CheckOptions) -> list[tuple[object, ...]]:
+    """Every mode gives the same findings, and the same sites (each bulk site is one full extraction
+    gives, and every signature occurs as often)."""
+    got = {name: findings(data, opts, read) for name, read in MODES.items()}
+    assert got["bulk"] == got["line by line"] == got["no memo"]
+    sites = {name: sites_of_bytes(data, "f.mlir", read)[1] for name, read in MODES.items()}
+    assert set(sites["bulk"]) <= set(sites["no memo"])
+    assert Counter(map(signature, sites["bulk"])) == Counter(map(signature, sites["no memo"]))
+    return got["bulk"]
+
+
+def copies(module: str, n: int, edits: list[tuple[str, str]]) -> bytes:
+    """``module`` ``n`` times with unique SSA names; copy ``i`` gets edit ``i % len(edits)`` (if any)."""
+    out = []
+    for i in range(n):
+        text = _NAME.sub(rf"\g<1>_c{i}", module)
+        if edits:
+            old, new = edits[i % len(edits)]
+            text = text.replace(old, new, 1)
+        out.append(text)
+    return "".join(out).encode()
+
+
+def test_bulk_cuts_the_constraint_lines_of_a_real_lowering(jax_dumps: Path) -> None:
+    data = (jax_dumps / "lowered.mlir").read_bytes()
+    cut = cut_op_lines(data[: data.rindex(b"\n") + 1])
+    assert cut is not None and len(cut.keys) == data.count(b"= sdy.sharding_constraint ")
+    assert cut.rest.count(b"\n") == data.count(b"\n") and b"sdy.sharding_constraint" not in cut.rest
+
+
+def test_real_lowering_repeated_with_errors_small_regions(jax_dumps: Path) -> None:
+    module = (jax_dumps / "lowered.mlir").read_text()
+    edits = [
+        ("", ""),
+        ('<@mesh, [{"batch"}, {}]> : tensor<16x32xf32>', '<@mesh, [{"batch"}]> : tensor<16x32xf32>'),  # rank
+        ('<@mesh, [{"batch"}, {}]> : tensor<16x32xf32>', '<@mesh, [{"bach"}, {}]> : tensor<16x32xf32>'),  # axis
+        ('sdy.mesh @mesh = <["batch"=2, "model"=4]>', 'sdy.mesh @mesh = <["batch"=4, "model"=2]>'),  # mesh
+    ]
+    data = copies(module, 12, edits)
+    opts = CheckOptions(mesh=parse_mesh_option("batch=2,model=4"))
+    found = assert_same(data, opts)
+    assert {r[0] for r in found} >= {"rank-mismatch", "verify", "mesh-mismatch"}
+    for chunk in (1 << 10, 3 << 10):  # regions end mid-module: a module's counts span several
+        for read in MODES.values():
+            small = ReadOptions(repeats=read.repeats, bulk=read.bulk, chunk=chunk)
+            assert findings(data, opts, small) == found
+
+
+def test_long_signature_repeats_fold_into_counts() -> None:
+    args = ", ".join(
+        f'%arg{i}: tensor<8x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"{"ab"[i % 2]}"}}, {{}}]>}}' for i in range(80)
+    )
+    bad = '%arg80: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"c"}, {}]>}'
+    text = (
+        'module @m {\n  sdy.mesh @mesh = <["a"=2, "b"=4]>\n'
+        f"  func.func public @main({args}, {bad}) -> tensor<8x8xf32> {{\n    return %arg0 : tensor<8x8xf32>\n  }}\n}}\n"
+    )
+    found = assert_same(text.encode(), CheckOptions())
+    assert [(r[0], r[1]) for r in found] == [("verify", 3)]
+
+
+OP = "    %{n} = sdy.sharding_constraint %{m} <@mesh, [{a}, {b}]> : tensor<{t}>"
+_AXES = ["{}", '{"x"}', '{"y"}', '{"z"}', '{"x", "y"}']
+_TYPES = ["8x8xf32", "8xf32", "8x8x8xf32"]
+
+
+@st.composite
+def documents(draw: st.DrawFn) -> bytes:
+    """MLIR modules of op lines (plain, bad, with loc, after an open ``key =`` line, with trailing
+    blanks or CRLF), meshes, module splits, expected-error markers and manual computations."""
+    lines: list[str] = []
+    n = 0
+    for _ in range(draw(st.integers(1, 60))):
+        n += 1
+        op = OP.format(n=n, m=n - 1, a=draw(st.sampled_from(_AXES)), b=draw(st.sampled_from(_AXES)), t=draw(st.sampled_from(_TYPES)))
+        shape = draw(st.sampled_from(["op"] * 8 + ["loc", "blank", "crlf", "module", "mesh", "split", "open", "expected", "manual", "plain"]))
+        if shape == "op":
+            lines.append(op)
+        elif shape == "loc":
+            lines.append(op + " loc(#loc3)")
+        elif shape == "blank":
+            lines.append(op + "  ")
+        elif shape == "crlf":
+            lines.append(op + "\r")
+        elif shape == "module":
+            lines.append("module @m {")
+        elif shape == "mesh":
+            lines.append(draw(st.sampled_from(['  sdy.mesh @mesh = <["x"=2, "y"=4]>', '  sdy.mesh @mesh = <["x"=2, "y"=2, "z"=2]>'])))
+        elif shape == "split":
+            lines.append("// -----")
+        elif shape == "open":
+            lines += ["  xla.sdy.meshes =", op]
+        elif shape == "expected":
+            lines += ["    // expected-error@+1 {{unknown axis}}", op]
+        elif shape == "manual":
+            lines += [
+                f'    %{n}:2 = sdy.manual_computation(%{n - 1}) in_shardings=[<@mesh, [{{"x"}}, {{}}]>] '
+                f'out_shardings=[<@mesh, [{{"x"}}, {{}}]>] manual_axes={{"x"}} (%a{n}: tensor<4x8xf32>) {{',
+                op,
+                "      sdy.return %a : tensor<4x8xf32>",
+                "    } : (tensor<8x8xf32>) -> tensor<8x8xf32>",
+            ]
+        else:
+            lines.append(f"    %{n} = stablehlo.tanh %{n - 1} : tensor<8x8xf32>")
+    return ("module @m {\n" + "\n".join(lines) + "\n}\n").encode()
+
+
+@settings(max_examples=150, deadline=None)
+@given(documents(), st.sampled_from([1 << 9, 1 << 12, 8 << 20]))
+def test_generated_documents_give_the_same_findings_and_sites(data: bytes, chunk: int) -> None:
+    opts = CheckOptions(mesh=parse_mesh_option("x=2,y=4"))
+    found = assert_same(data, opts)
+    for read in MODES.values():
+        assert findings(data, opts, ReadOptions(repeats=read.repeats, bulk=read.bulk, chunk=chunk)) == found
