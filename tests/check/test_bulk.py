@@ -30,7 +30,8 @@ _NAME = re.compile(r"(%[A-Za-z_][\w.\-]*)")
 def findings(data: bytes, opts: CheckOptions, read: ReadOptions) -> list[tuple[object, ...]]:
     _, sites = read_sites(io.BytesIO(data), "f.mlir", read)
     found, total, distinct, _ = findings_of("f.mlir", sites, opts)
-    return [(f.rule, f.line, f.col, f.end_line, f.end_col, f.message, f.count, f.source, total, distinct) for f in found]
+    return [(f.rule, f.line, f.col, f.end_line, f.end_col, f.message, f.count, f.source, total, distinct)
+            for f in found]
 
 
 def assert_same(data: bytes, opts: CheckOptions) -> list[tuple[object, ...]]:
@@ -82,9 +83,8 @@ def test_real_lowering_repeated_with_errors_small_regions(jax_dumps: Path) -> No
 
 
 def test_long_signature_repeats_fold_into_counts() -> None:
-    args = ", ".join(
-        f'%arg{i}: tensor<8x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"{"ab"[i % 2]}"}}, {{}}]>}}' for i in range(80)
-    )
+    arg = '%arg{i}: tensor<8x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"{axis}"}}, {{}}]>}}'
+    args = ", ".join(arg.format(i=i, axis="ab"[i % 2]) for i in range(80))
     bad = '%arg80: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"c"}, {}]>}'
     text = (
         'module @m {\n  sdy.mesh @mesh = <["a"=2, "b"=4]>\n'
@@ -97,6 +97,8 @@ def test_long_signature_repeats_fold_into_counts() -> None:
 OP = "    %{n} = sdy.sharding_constraint %{m} <@mesh, [{a}, {b}]> : tensor<{t}>"
 _AXES = ["{}", '{"x"}', '{"y"}', '{"z"}', '{"x", "y"}']
 _TYPES = ["8x8xf32", "8xf32", "8x8x8xf32"]
+_SHAPES = ["op"] * 8 + ["loc", "blank", "crlf", "module", "mesh", "split", "open", "expected", "manual", "plain"]
+_MESHES = ['  sdy.mesh @mesh = <["x"=2, "y"=4]>', '  sdy.mesh @mesh = <["x"=2, "y"=2, "z"=2]>']
 
 
 @st.composite
@@ -104,11 +106,10 @@ def documents(draw: st.DrawFn) -> bytes:
     """MLIR modules of op lines (plain, bad, with loc, after an open ``key =`` line, with trailing
     blanks or CRLF), meshes, module splits, expected-error markers and manual computations."""
     lines: list[str] = []
-    n = 0
-    for _ in range(draw(st.integers(1, 60))):
-        n += 1
-        op = OP.format(n=n, m=n - 1, a=draw(st.sampled_from(_AXES)), b=draw(st.sampled_from(_AXES)), t=draw(st.sampled_from(_TYPES)))
-        shape = draw(st.sampled_from(["op"] * 8 + ["loc", "blank", "crlf", "module", "mesh", "split", "open", "expected", "manual", "plain"]))
+    for n in range(1, draw(st.integers(1, 60)) + 1):
+        axes, typ = draw(st.tuples(st.sampled_from(_AXES), st.sampled_from(_AXES))), draw(st.sampled_from(_TYPES))
+        op = OP.format(n=n, m=n - 1, a=axes[0], b=axes[1], t=typ)
+        shape = draw(st.sampled_from(_SHAPES))
         if shape == "op":
             lines.append(op)
         elif shape == "loc":
@@ -120,7 +121,7 @@ def documents(draw: st.DrawFn) -> bytes:
         elif shape == "module":
             lines.append("module @m {")
         elif shape == "mesh":
-            lines.append(draw(st.sampled_from(['  sdy.mesh @mesh = <["x"=2, "y"=4]>', '  sdy.mesh @mesh = <["x"=2, "y"=2, "z"=2]>'])))
+            lines.append(draw(st.sampled_from(_MESHES)))
         elif shape == "split":
             lines.append("// -----")
         elif shape == "open":
