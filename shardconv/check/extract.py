@@ -8,6 +8,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from shardconv.check.sites import PLAIN, Shape, SiteKind, ValueSite
 from shardconv.core.errors import ShardingSyntaxError
@@ -129,6 +130,11 @@ MEMO_LIMIT = 1 << 14
 # ``%arg: tensor<...> {sdy.sharding = #sdy.sharding<@mesh, [...]>}`` up to the next argument.
 _ARG_SHARDING = re.compile(
     rb'(tensor<[^>]*>) \{sdy\.sharding = (\#sdy\.sharding<@[\w$.\-]+, \[(?:[^\]"]|"[^"]*")*\](?:, \w+=\{[^}]*\})*>)\}(?:, |\)|$)'
+)
+# A whole argument ``%name: tensor<...> {sdy.sharding = #sdy.sharding<...>}`` (for findall over a signature).
+_PLAIN_ARG = re.compile(
+    rb'((%[\w#.$\-]+): (tensor<[^>]*>) \{sdy\.sharding = (\#sdy\.sharding<@[\w$.\-]+, \[(?:[^\]"]|"[^"]*")*\]'
+    rb"(?:, \w+=\{[^}]*\})*>)\})(?=, %|\))"
 )
 # ``%r = sdy.sharding_constraint %x <@mesh, [...]> : tensor<...>`` (or sdy.reshard), with nothing else.
 _PLAIN_OP = re.compile(
@@ -321,6 +327,8 @@ class LineExtractor:
         whose (type, sharding) was seen before in this module gives that first site again."""
         t = ln.text
         stop = sig.close if sig.close >= 0 else len(t)
+        if sig.close >= 0 and self._plain_arguments(ln, sig, out):
+            return stop
         bounds = [*sig.arg_ends[1:], stop]
         for i, a in enumerate(sig.arg_ends):
             b = bounds[i]
@@ -343,6 +351,36 @@ class LineExtractor:
                 )
             out.append(site)
         return stop
+
+    def _plain_arguments(self, ln: _Line, sig: _Signature, out: list[ValueSite]) -> bool:
+        """All arguments at once when each is exactly ``%name: TYPE {sdy.sharding = ...}`` (one findall,
+        checked to cover the whole argument list): one site per distinct (type, sharding), handed again
+        for the others. False (nothing added) for any other signature."""
+        t = ln.text
+        a, b = sig.open_paren + 1, sig.close - 1
+        found = _PLAIN_ARG.findall(t, a, b + 1)
+        n = len(found)
+        if n != len(sig.arg_names) or sum(map(len, map(_whole, found))) + 2 * (n - 1) != b - a:
+            return False
+        if list(map(_name, found)) != [x.encode() for x in sig.arg_names]:
+            return False
+        keys = list(map(_type_and_sharding, found))
+        sites: dict[tuple[bytes, bytes], ValueSite] = {}
+        for i in sorted(dict(zip(reversed(keys), range(n - 1, -1, -1))).values()):
+            key = keys[i]
+            site = self.args.get(key)
+            if site is None:
+                if len(self.args) >= self.memo_limit:
+                    self.args.clear()
+                at = t.index(key[1], sig.arg_ends[i])
+                shapes = mlir_shapes(key[0])[:1] or None
+                site = self.args[key] = self._occ(
+                    ln, SiteKind.SDY_SHARDING, "sdy.sharding", at, at + len(key[1]), value=sig.arg_names[i],
+                    shapes=shapes,
+                )
+            sites[key] = site
+        out.extend(map(sites.__getitem__, keys))
+        return True
 
     def finish(self) -> list[ValueSite]:
         """Occurrences still waiting for a closing line at end of file (types unknown)."""
@@ -575,6 +613,9 @@ class LineExtractor:
 
     def _mlir_context(self, ln: _Line, pos: int) -> tuple[str | None, tuple[Shape, ...] | None]:
         return _mlir_context(ln, pos)
+
+
+_whole, _name, _type_and_sharding = itemgetter(0), itemgetter(1), itemgetter(2, 3)
 
 
 def _replace(o: ValueSite, **kw: object) -> ValueSite:
