@@ -51,6 +51,10 @@ _NEEDLES = (
 MODULE_START = re.compile(rb"\s*(?:HloModule\s|module\b|//\s*-----)")
 _REACH = 32
 _HEAD = 1 << 16  # a match head (``key = "`` up to its opening quote or bracket) is far shorter than this
+# Past this much line after a needle, a failed search would try every start to the line's end (a long
+# HloModule header, a signature): the starts within _REACH before the needle are tried one by one
+# instead. Any match starting later holds a later needle, so the loop finds it there.
+_LONG = 128
 
 
 def _search(text: bytes, pos: int, nexts: list[int]) -> re.Match[bytes] | None:
@@ -65,6 +69,13 @@ def _search(text: bytes, pos: int, nexts: list[int]) -> re.Match[bytes] | None:
         hit = min(nexts)
         if hit >= n:
             return None
+        if n - hit > _LONG:  # far from the end of the line: try only the starts a match at this needle can have
+            for start in range(max(pos, hit - _REACH), hit + 1):
+                m = _RX.match(text, start)
+                if m is not None:
+                    return m
+            pos = hit + 1
+            continue
         end = min(n, hit + _HEAD)
         m = _RX.search(text, max(pos, hit - _REACH), end)
         if m is not None:

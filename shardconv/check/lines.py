@@ -171,13 +171,34 @@ def _region(
 ) -> Iterator[SiteStream]:
     """The sites of the complete lines in ``buf[begin:limit]``: with ``bulk``, plain op lines cut out
     in C and only each distinct one's first line extracted; every other line the general way."""
-    cut = cut_op_lines(buf[begin:limit]) if bulk else None
-    if cut is None:
+    if not bulk:
         yield from _general(lines, buf, begin, limit, buf_off, lineno, col_base)
         return
-    base = buf_off + begin
-    general = _general(lines, cut.rest, 0, len(cut.rest), base, lineno, col_base, cut.region_offset)
-    yield from _merge(lines.path, buf, begin, cut, general, base, lineno)
+    while begin < limit:  # in pieces of about BULK_PIECE: the cut's lists stay small (peak RSS)
+        stop = _piece_end(buf, begin, limit)
+        cut = cut_op_lines(buf[begin:stop])
+        if cut is None:
+            yield from _general(lines, buf, begin, stop, buf_off, lineno, col_base)
+        else:
+            base = buf_off + begin
+            general = _general(lines, cut.rest, 0, len(cut.rest), base, lineno, col_base, cut.region_offset)
+            yield from _merge(lines.path, buf, begin, cut, general, base, lineno)
+        lineno += buf.count(b"\n", begin, stop)
+        begin, col_base = stop, 0
+
+
+BULK_PIECE = 1 << 20
+
+
+def _piece_end(buf: bytes, begin: int, limit: int) -> int:
+    """Just past the first line end after ``begin + BULK_PIECE`` that does not end an open ``key =``
+    line (whose value is on the next line), or ``limit``."""
+    if limit - begin <= BULK_PIECE:
+        return limit
+    nl = buf.find(b"\n", begin + BULK_PIECE, limit)
+    while nl >= 0 and _OPEN_ATTRIBUTE.search(buf, max(begin, nl - 256), nl):
+        nl = buf.find(b"\n", nl + 1, limit)
+    return limit if nl < 0 else nl + 1
 
 
 def _merge(

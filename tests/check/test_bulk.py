@@ -16,6 +16,7 @@ from shardconv.check.bulk import cut_op_lines
 from shardconv.check.context import CheckOptions
 from shardconv.check.dedup import signature
 from shardconv.check.engine import findings_of
+from shardconv.check import lines as lines_stage
 from shardconv.check.lines import ReadOptions, read_sites, sites_of_bytes
 from shardconv.formats.detect import parse_mesh_option
 
@@ -148,3 +149,17 @@ def test_generated_documents_give_the_same_findings_and_sites(data: bytes, chunk
     found = assert_same(data, opts)
     for read in MODES.values():
         assert findings(data, opts, ReadOptions(repeats=read.repeats, bulk=read.bulk, chunk=chunk)) == found
+
+
+@settings(max_examples=60, deadline=None)
+@given(documents())
+def test_pieces_of_a_region_give_the_same_findings(data: bytes) -> None:
+    """A region is cut in pieces of about BULK_PIECE bytes (never between a ``key =`` line and its value)."""
+    opts = CheckOptions(mesh=parse_mesh_option("x=2,y=4"))
+    whole = findings(data, opts, ReadOptions())
+    saved = lines_stage.BULK_PIECE
+    try:
+        lines_stage.BULK_PIECE = 64
+        assert findings(data, opts, ReadOptions()) == whole == findings(data, opts, ReadOptions(repeats=False))
+    finally:
+        lines_stage.BULK_PIECE = saved
