@@ -185,7 +185,8 @@ def main() -> None:
             mb = nbytes / 1e6
             floor = startup + passes
             print(f"{name:<13}{mb:>6.0f}MB | {grep.seconds:>7.3f} | {chk.seconds:>8.2f}{mb / chk.seconds:>7.0f}{chk.peak_mb:>8.1f} | "
-                  f"{chk.seconds / grep.seconds:>6.1f}x | {passes:.2f} s: {floor:.2f} s = {floor / grep.seconds:.1f}x grep"
+                  f"{chk.seconds / grep.seconds:>6.1f}x | {passes:.2f} s: {floor:.2f} s"
+                  f" = {floor / grep.seconds:.1f}x grep"
                   f"  (exit {chk.rc})", flush=True)
             os.unlink(path)
         rss = [(args.size, rows[0][3].peak_mb)]
