@@ -163,3 +163,59 @@ def test_pieces_of_a_region_give_the_same_findings(data: bytes) -> None:
         assert findings(data, opts, ReadOptions()) == whole == findings(data, opts, ReadOptions(repeats=False))
     finally:
         lines_stage.BULK_PIECE = saved
+
+
+_FRAGMENTS = st.sampled_from([
+    "x" * 150, " ", ", ", "sharding={replicated}", "mhlo.spmd_output_sharding = \"{replicated}\"", "num_partitions=8",
+    "allow_spmd_sharding_propagation_to_output={true}", "#sdy.sharding<@mesh, [{}]>", "sdy.mesh @mesh = <[\"a\"=2]>",
+    "manual_axes={\"a\"}", "in_shardings=[<@mesh, [{}]>]", "mhlo.num_partitions = 8", "xla.sdy.sharding=\"x\"",
+])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_FRAGMENTS, min_size=1, max_size=40))
+def test_needle_search_on_long_lines_finds_what_the_regex_finds(parts: list[str]) -> None:
+    """Far from a line's end only the starts within reach of a needle are tried; the matches are the
+    ones a plain search of the whole line gives, in order."""
+    from shardconv.check import extract
+
+    text = "".join(parts).encode()
+    expected = [m.span() for m in extract._RX.finditer(text)]
+    got, pos, nexts = [], 0, [-1] * len(extract._NEEDLES)
+    while (m := extract._search(text, pos, nexts)) is not None:
+        got.append(m.span())
+        pos = max(m.end(), m.start() + 1)
+    assert got == expected
+
+
+ARG = '%arg{i}: tensor<8x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"{axis}"}}, {{}}]>}}'
+ODD_ARGS = [
+    '%arg{i}: tensor<8x8xf32> {{mhlo.sharding = "{{devices=[4,1,2]<=[8] last_tile_dim_replicate}}", '
+    'sdy.sharding = #sdy.sharding<@mesh, [{{"b"}}, {{}}]>}}',
+    '%arg{i}: tensor<8x8xf32> {{jax.result_info = "x", sdy.sharding = #sdy.sharding<@mesh, [{{"c"}}, {{}}]>}}',
+    "%arg{i}: tensor<8x8xf32>",
+    '%arg{i}: tensor<?x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"a"}}]>}}',
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-len(ODD_ARGS), 1), min_size=2, max_size=70))
+def test_signatures_with_any_arguments_give_the_same_findings(kinds: list[int]) -> None:
+    """A signature is read with one findall only when every argument is a plain sdy.sharding one."""
+    args = ", ".join(ARG.format(i=i, axis="ab"[k]) if k >= 0 else ODD_ARGS[k].format(i=i) for i, k in enumerate(kinds))
+    text = (
+        'module @m attributes {mhlo.num_partitions = 8 : i32} {\n  sdy.mesh @mesh = <["a"=2, "b"=4]>\n'
+        f"  func.func public @main({args}) -> tensor<8x8xf32> {{\n    return %arg0 : tensor<8x8xf32>\n  }}\n}}\n"
+    )
+    assert_same(text.encode(), CheckOptions())
+
+
+def test_not_expressible_is_reported_in_every_module() -> None:
+    """The expressibility verdict is cached across modules; each module still gets its finding."""
+    module = (
+        "HloModule m{n}, num_partitions=8\n\nENTRY %e (p: f32[8,8]) -> f32[8,8] {{\n"
+        "  ROOT %p = f32[8,8]{{1,0}} parameter(0), sharding={{devices=[8,1]3,1,4,0,5,2,7,6}}\n}}\n\n"
+    )
+    data = "".join(module.format(n=n) for n in range(3)).encode()
+    found = assert_same(data, CheckOptions(mesh=parse_mesh_option("batch=2,model=4")))
+    assert [r[1] for r in found if r[0] == "not-expressible"] == [4, 10, 16]
