@@ -219,3 +219,50 @@ def test_not_expressible_is_reported_in_every_module() -> None:
     data = "".join(module.format(n=n) for n in range(3)).encode()
     found = assert_same(data, CheckOptions(mesh=parse_mesh_option("batch=2,model=4")))
     assert [r[1] for r in found if r[0] == "not-expressible"] == [4, 10, 16]
+
+
+_HLO_SHARDINGS = [
+    "{replicated}", "{devices=[2,4]<=[8]}", "{devices=[2,1,4]<=[8] last_tile_dim_replicate}", "{devices=[4,2]<=[8]}",
+    "{devices=[8]<=[8]}", "{maximal device=0}", "{devices=[2,2]<=[4]}",
+]
+_HLO_TYPES = ["f32[8,8]{1,0}", "f32[8]{0}", "f32[8,8,8]{2,1,0}", "(f32[8,8]{1,0}, f32[8]{0})"]
+
+
+@st.composite
+def hlo_documents(draw: st.DrawFn) -> bytes:
+    """HLO modules of instruction lines in the shapes the plain-line path counts and those it must
+    not: tuples, metadata, a second sharding, frontend attributes, custom-calls, CRLF, module splits."""
+    lines = ["HloModule m, num_partitions=8", "", "ENTRY %e (p: f32[8,8]) -> f32[8,8] {"]
+    for n in range(draw(st.integers(1, 60))):
+        typ, sh = draw(st.sampled_from(_HLO_TYPES)), draw(st.sampled_from(_HLO_SHARDINGS))
+        if typ.startswith("("):
+            sh = "{" + sh + ", " + draw(st.sampled_from(_HLO_SHARDINGS)) + "}"
+        line = f"  %v.{n} = {typ} add(%a.{n}, %b.{n}), sharding={sh}"
+        shape = draw(st.sampled_from(["plain"] * 6 + ["meta", "two", "sdy", "custom", "crlf", "module", "bare"]))
+        if shape == "meta":
+            line += f', metadata={{op_name="jit(f)/add_{n}" source_line={n}}}'
+        elif shape == "two":
+            line += ", sharding={replicated}"
+        elif shape == "sdy":
+            line += ', frontend_attributes={xla.sdy.sharding="#sdy.sharding<@mesh, [{}, {}]>"}'
+        elif shape == "custom":
+            line = (f'  %c.{n} = {typ} custom-call(%a.{n}), custom_call_target="Sharding", sharding={sh}, '
+                    'backend_config="unspecified_dims=[1]"')
+        elif shape == "crlf":
+            line += "\r"
+        elif shape == "module":
+            lines += ["}", "", "HloModule m2, num_partitions=8", "", "ENTRY %e2 (p: f32[8,8]) -> f32[8,8] {"]
+        elif shape == "bare":
+            line = f"  %w.{n} = {typ} negate(%a.{n})"
+        lines.append(line)
+    return ("\n".join(lines) + "\n}\n").encode()
+
+
+@settings(max_examples=150, deadline=None)
+@given(hlo_documents(), st.sampled_from([1 << 9, 1 << 12, 8 << 20]))
+def test_generated_hlo_gives_the_same_findings_and_sites(data: bytes, chunk: int) -> None:
+    """The plain-HLO-line counting (memo) against line-by-line extraction of every line."""
+    opts = CheckOptions(mesh=parse_mesh_option("batch=2,model=4"))
+    found = assert_same(data, opts)
+    for read in MODES.values():
+        assert findings(data, opts, ReadOptions(repeats=read.repeats, bulk=read.bulk, chunk=chunk)) == found
