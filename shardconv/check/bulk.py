@@ -15,7 +15,7 @@ from operator import add, itemgetter
 # only). The same shape ``extract.plain_op_key`` keys the line-by-line path on, minus trailing blanks.
 _OP_LINE = re.compile(
     rb"\n([ \t]*%[\w#.$\-]+ = sdy\.(?:sharding_constraint|reshard) %[\w#.$\-]+ "
-    rb'(<@[\w$.\-]+, \[(?:[^\]"\n]|"[^"\n]*")*\](?:, \w+=\{[^}\n]*\})*>) : (tensor<[^>\n]*>)'
+    rb'(<@[\w$.\-]+, \[[^\]"\n]*(?:"[^"\n]*"[^\]"\n]*)*\](?:, \w+=\{[^}\n]*\})*>) : (tensor<[^>\n]*>)'
     rb"(?: loc\([^()\n]*\))?)(?=\n)"
 )
 _OPEN_TAIL = frozenset((b"=", b" ", b"\t", b"\r"))  # a line ending so may continue on the next one

@@ -144,7 +144,7 @@ _ARG_SHARDING = re.compile(
 )
 # A whole argument ``%name: tensor<...> {sdy.sharding = #sdy.sharding<...>}`` (for findall over a signature).
 _PLAIN_ARG = re.compile(
-    rb'((%[\w#.$\-]+): (tensor<[^>]*>) \{sdy\.sharding = (\#sdy\.sharding<@[\w$.\-]+, \[(?:[^\]"]|"[^"]*")*\]'
+    rb'((%[\w#.$\-]+): (tensor<[^>]*>) \{sdy\.sharding = (\#sdy\.sharding<@[\w$.\-]+, \[[^\]"]*(?:"[^"]*"[^\]"]*)*\]'
     rb"(?:, \w+=\{[^}]*\})*>)\})(?=, %|\))"
 )
 # ``%r = sdy.sharding_constraint %x <@mesh, [...]> : tensor<...>`` (or sdy.reshard), with nothing else.

@@ -266,3 +266,21 @@ def test_generated_hlo_gives_the_same_findings_and_sites(data: bytes, chunk: int
     found = assert_same(data, opts)
     for read in MODES.values():
         assert findings(data, opts, ReadOptions(repeats=read.repeats, bulk=read.bulk, chunk=chunk)) == found
+
+
+def test_unclosed_axis_lists_cost_linear_time() -> None:
+    """The bulk regexes read a list of axes as runs and quoted names, so an unclosed one fails fast."""
+    import time
+
+    axes = '{"x"}, {}, ' * 4000
+    text = (
+        'module @m {\n  sdy.mesh @mesh = <["x"=2, "y"=4]>\n'
+        f"  func.func public @main(%arg0: tensor<8xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{axes}>}}, "
+        f"%arg1: tensor<8xf32>) -> tensor<8xf32> {{\n"
+        f"    %1 = sdy.sharding_constraint %arg0 <@mesh, [{axes}> : tensor<8xf32>\n"
+        "    return %arg0 : tensor<8xf32>\n  }\n}\n"
+    ).encode()
+    t0 = time.perf_counter()
+    for read in MODES.values():
+        findings(text, CheckOptions(), read)
+    assert time.perf_counter() - t0 < 5
