@@ -46,6 +46,16 @@ def assert_same(data: bytes, opts: CheckOptions) -> list[tuple[object, ...]]:
     return got["bulk"]
 
 
+def assert_same_in_chunks(data: bytes, opts: CheckOptions, chunks: tuple[int, ...]) -> list[tuple[object, ...]]:
+    """``assert_same``, and every mode gives those findings again read in chunks of each size (regions
+    end mid-module: a module's counts span several)."""
+    found = assert_same(data, opts)
+    for chunk in chunks:
+        for read in MODES.values():
+            assert findings(data, opts, ReadOptions(repeats=read.repeats, bulk=read.bulk, chunk=chunk)) == found
+    return found
+
+
 def copies(module: str, n: int, edits: list[tuple[str, str]]) -> bytes:
     """``module`` ``n`` times with unique SSA names; copy ``i`` gets edit ``i % len(edits)`` (if any)."""
     out = []
@@ -75,12 +85,8 @@ def test_real_lowering_repeated_with_errors_small_regions(jax_dumps: Path) -> No
     ]
     data = copies(module, 12, edits)
     opts = CheckOptions(mesh=parse_mesh_option("batch=2,model=4"))
-    found = assert_same(data, opts)
+    found = assert_same_in_chunks(data, opts, (1 << 10, 3 << 10))
     assert {r[0] for r in found} >= {"rank-mismatch", "verify", "mesh-mismatch"}
-    for chunk in (1 << 10, 3 << 10):  # regions end mid-module: a module's counts span several
-        for read in MODES.values():
-            small = ReadOptions(repeats=read.repeats, bulk=read.bulk, chunk=chunk)
-            assert findings(data, opts, small) == found
 
 
 def test_long_signature_repeats_fold_into_counts() -> None:
@@ -145,10 +151,7 @@ def documents(draw: st.DrawFn) -> bytes:
 @settings(max_examples=150, deadline=None)
 @given(documents(), st.sampled_from([1 << 9, 1 << 12, 8 << 20]))
 def test_generated_documents_give_the_same_findings_and_sites(data: bytes, chunk: int) -> None:
-    opts = CheckOptions(mesh=parse_mesh_option("x=2,y=4"))
-    found = assert_same(data, opts)
-    for read in MODES.values():
-        assert findings(data, opts, ReadOptions(repeats=read.repeats, bulk=read.bulk, chunk=chunk)) == found
+    assert_same_in_chunks(data, CheckOptions(mesh=parse_mesh_option("x=2,y=4")), (chunk,))
 
 
 @settings(max_examples=60, deadline=None)
@@ -262,10 +265,7 @@ def hlo_documents(draw: st.DrawFn) -> bytes:
 @given(hlo_documents(), st.sampled_from([1 << 9, 1 << 12, 8 << 20]))
 def test_generated_hlo_gives_the_same_findings_and_sites(data: bytes, chunk: int) -> None:
     """The plain-HLO-line counting (memo) against line-by-line extraction of every line."""
-    opts = CheckOptions(mesh=parse_mesh_option("batch=2,model=4"))
-    found = assert_same(data, opts)
-    for read in MODES.values():
-        assert findings(data, opts, ReadOptions(repeats=read.repeats, bulk=read.bulk, chunk=chunk)) == found
+    assert_same_in_chunks(data, CheckOptions(mesh=parse_mesh_option("batch=2,model=4")), (chunk,))
 
 
 def test_unclosed_axis_lists_cost_linear_time() -> None:
