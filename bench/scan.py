@@ -4,8 +4,10 @@
 - ``jax-compiled``: a real JAX ``compile().as_text()`` module (8 CPU devices), repeated with unique renaming;
 - ``jax-sdy``: a real JAX StableHLO lowering with sdy (a long ``func.func @main`` signature), repeated.
 
-Each timing is the median of ``--repeat`` runs; peak RSS is the child's own (wait4). Then peak RSS of
-``check`` on the random corpus at 200 MB and 1 GB. Targets: check <= 10x grep, peak RSS < 100 MB.
+Each timing is the median of ``--repeat`` runs; peak RSS is the child's own (wait4). Beside each corpus,
+the floor of the design: ``check`` start-up (on a one-line module) plus one ``bytes.find`` pass per
+keyword over the corpus (what finding the keyword lines costs with no extraction at all). Then peak
+RSS of ``check`` on the random corpus at 200 MB and 1 GB. Targets: check <= 10x grep, peak RSS < 100 MB.
 Usage: python bench/scan.py [--size 200] [--big 1000] [--repeat 3] [--jobs 1]  (sizes in MB).
 """
 
@@ -122,6 +124,24 @@ def median(cmd: list[str], n: int) -> Run:
     return Run(statistics.median(r.seconds for r in runs), max(r.peak_mb for r in runs), runs[-1].rc)
 
 
+TINY = (
+    "HloModule tiny, num_partitions=8\n\nENTRY %e (p: f32[8]) -> f32[8] {\n"
+    "  ROOT %p = f32[8]{0} parameter(0), sharding={replicated}\n}\n"
+)
+
+
+def keyword_passes(path: str, chunk: int = 8 << 20) -> float:
+    """Seconds for one ``bytes.find`` pass per keyword of ``check`` over every chunk of ``path``."""
+    from shardconv.check.lines import KEYWORDS
+
+    t0 = time.perf_counter()
+    with open(path, "rb") as f:
+        while data := f.read(chunk):
+            for k in KEYWORDS:
+                data.count(k)
+    return time.perf_counter() - t0
+
+
 def write(path: str, parts: Iterator[str]) -> int:
     with open(path, "w", encoding="utf-8") as f:
         f.writelines(parts)
@@ -146,8 +166,13 @@ def main() -> None:
     ]
     tmp = tempfile.mkdtemp(prefix="shardconv-bench-")
     rows: list[tuple[str, int, Run, Run]] = []
-    print(f"{'corpus':<13}{'size':>8} | {'grep s':>7} | {'check s':>8}{'MB/s':>7}{'RSS MB':>8} | {'ratio':>7}")
-    print("-" * 70)
+    tiny = os.path.join(tmp, "tiny.hlo")
+    with open(tiny, "w", encoding="utf-8") as f:
+        f.write(TINY)
+    startup = median([*check, "check", tiny, *flags], args.repeat).seconds
+    print(f"{'corpus':<13}{'size':>8} | {'grep s':>7} | {'check s':>8}{'MB/s':>7}{'RSS MB':>8} | {'ratio':>7} | "
+          f"floor: start-up {startup:.2f} s + keyword passes")
+    print("-" * 100)
     try:
         for name, ext, gen in corpora:
             path = os.path.join(tmp, name + ext)
@@ -155,10 +180,14 @@ def main() -> None:
             subprocess.run(["cat", path], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
             grep = median(["grep", "-c", "sharding", path], args.repeat)
             chk = median([*check, "check", path, *flags], args.repeat)
+            passes = statistics.median(keyword_passes(path) for _ in range(args.repeat))
             rows.append((name, nbytes, grep, chk))
             mb = nbytes / 1e6
+            floor = startup + passes
             print(f"{name:<13}{mb:>6.0f}MB | {grep.seconds:>7.3f} | {chk.seconds:>8.2f}{mb / chk.seconds:>7.0f}{chk.peak_mb:>8.1f} | "
-                  f"{chk.seconds / grep.seconds:>6.1f}x  (exit {chk.rc})", flush=True)
+                  f"{chk.seconds / grep.seconds:>6.1f}x | {passes:.2f} s: {floor:.2f} s"
+                  f" = {floor / grep.seconds:.1f}x grep"
+                  f"  (exit {chk.rc})", flush=True)
             os.unlink(path)
         rss = [(args.size, rows[0][3].peak_mb)]
         if args.big:

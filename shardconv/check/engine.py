@@ -3,6 +3,7 @@ The I/O edge of check/ (reading files, walking folders, worker processes); every
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -97,9 +98,21 @@ def _finding(path: str, r: RuleResult, opts: CheckOptions, expected: frozenset[i
     source = caret_excerpt(line_text, 1, col) if line_text else ""
     notes = r.notes + ((f"{r.at.count} places hold this value; the first is shown",) if r.at.count > 1 else ())
     return CheckFinding(
-        rule=rule.id, severity=severity, path=path, line=site.line, col=col, message=r.message,
-        end_line=site.end_line, end_col=site.end_col, source=source, notes=notes, fix=r.fix,
-        blocks_fix=r.blocks_fix, count=r.at.count, expected=site.line in expected, subject=site.value,
+        rule=rule.id,
+        severity=severity,
+        path=path,
+        line=site.line,
+        col=col,
+        message=r.message,
+        end_line=site.end_line,
+        end_col=site.end_col,
+        source=source,
+        notes=notes,
+        fix=r.fix,
+        blocks_fix=r.blocks_fix,
+        count=r.at.count,
+        expected=site.line in expected,
+        subject=site.value,
     )
 
 
@@ -150,7 +163,8 @@ def merge_dump_variants(reports: Sequence[FileReport | Skipped]) -> list[FileRep
             continue
         found = tuple(
             replace(f, notes=(*f.notes, "XLA dumped this module again; the same in " + ", ".join(also[(ri, i)])))
-            if (ri, i) in also else f
+            if (ri, i) in also
+            else f
             for i, f in enumerate(keep[ri])
         )
         out.append(replace(r, findings=found))
@@ -166,7 +180,9 @@ def check_file(
             return check_stream(f, path, opts, read, on_read)
     except OSError as e:
         reason = e.strerror or str(e)
-        return FileReport(path, "unreadable", (CheckFinding("io-error", "error", path, 1, 1, f"cannot read {path}: {reason}"),))
+        return FileReport(
+            path, "unreadable", (CheckFinding("io-error", "error", path, 1, 1, f"cannot read {path}: {reason}"),)
+        )
 
 
 def check_stream(
@@ -219,10 +235,8 @@ def check_files(
 def _total_size(files: Sequence[str]) -> int:
     total = 0
     for f in files:
-        try:
+        with contextlib.suppress(OSError):  # check_file reports it
             total += os.path.getsize(f)
-        except OSError:
-            pass  # check_file reports it
     return total
 
 
@@ -232,7 +246,9 @@ def _options(mesh: Mesh | str | None, allowed_meshes: Iterable[Sequence[int] | s
     m = parse_mesh_option(mesh) if isinstance(mesh, str) else mesh
     allowed = None
     if allowed_meshes is not None:
-        allowed = tuple(tuple(int(x) for x in a.lower().split("x")) if isinstance(a, str) else tuple(a) for a in allowed_meshes)
+        allowed = tuple(
+            tuple(int(x) for x in a.lower().split("x")) if isinstance(a, str) else tuple(a) for a in allowed_meshes
+        )
     return CheckOptions(mesh=m, allowed_meshes=allowed)
 
 
@@ -264,4 +280,14 @@ def check_paths(
     return [f for r in reports if isinstance(r, FileReport) for f in r.findings]
 
 
-__all__ = ["FileKind", "Selection", "check_file", "check_files", "check_paths", "check_text", "findings_of", "iter_files", "merge_dump_variants"]
+__all__ = [
+    "FileKind",
+    "Selection",
+    "check_file",
+    "check_files",
+    "check_paths",
+    "check_text",
+    "findings_of",
+    "iter_files",
+    "merge_dump_variants",
+]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from shardconv.check.sites import PLAIN, Shape, SiteKind, ValueSite
 from shardconv.core.errors import ShardingSyntaxError
@@ -39,13 +40,23 @@ _RX = re.compile(
 # Every _RX match holds one of these within _REACH bytes of its start (``mhlo.spmd_output_sharding``
 # is the farthest, 17), so ``bytes.find`` can skip text no match can start in, at memchr speed.
 _NEEDLES = (
-    b"sharding", b"sdy.", b"num_partitions", b"manual_axes", b"unspecified_dims", b"expected-error", b"stablehlo.mesh",
+    b"sharding",
+    b"sdy.",
+    b"num_partitions",
+    b"manual_axes",
+    b"unspecified_dims",
+    b"expected-error",
+    b"stablehlo.mesh",
     b"replica_group_mesh_axes",
 )
 # Where a module begins (its meshes and num_partitions start afresh): HLO, MLIR, or a lit/pass-dump split.
 MODULE_START = re.compile(rb"\s*(?:HloModule\s|module\b|//\s*-----)")
 _REACH = 32
 _HEAD = 1 << 16  # a match head (``key = "`` up to its opening quote or bracket) is far shorter than this
+# Past this much line after a needle, a failed search would try every start to the line's end (a long
+# HloModule header, a signature): the starts within _REACH before the needle are tried one by one
+# instead. Any match starting later holds a later needle, so the loop finds it there.
+_LONG = 128
 
 
 def _search(text: bytes, pos: int, nexts: list[int]) -> re.Match[bytes] | None:
@@ -60,12 +71,18 @@ def _search(text: bytes, pos: int, nexts: list[int]) -> re.Match[bytes] | None:
         hit = min(nexts)
         if hit >= n:
             return None
+        if n - hit > _LONG:  # far from the end of the line: try only the starts a match at this needle can have
+            for start in range(max(pos, hit - _REACH), hit + 1):
+                m = _RX.match(text, start)
+                if m is not None:
+                    return m
+            pos = hit + 1
+            continue
         end = min(n, hit + _HEAD)
         m = _RX.search(text, max(pos, hit - _REACH), end)
         if m is not None:
             return _RX.search(text, m.start()) if m.end() >= end else m  # cut by ``end``: redo unbounded
         pos = hit + 1
-
 
 
 def match_close(line: str, open_pos: int) -> int:
@@ -124,11 +141,18 @@ MEMO_LIMIT = 1 << 14
 # A line holding any of these is not a plain HLO instruction line (it may hold other values).
 # ``%arg: tensor<...> {sdy.sharding = #sdy.sharding<@mesh, [...]>}`` up to the next argument.
 _ARG_SHARDING = re.compile(
-    rb'(tensor<[^>]*>) \{sdy\.sharding = (\#sdy\.sharding<@[\w$.\-]+, \[(?:[^\]"]|"[^"]*")*\](?:, \w+=\{[^}]*\})*>)\}(?:, |\)|$)'
+    rb'(tensor<[^>]*>) \{sdy\.sharding = (\#sdy\.sharding<@[\w$.\-]+, \[(?:[^\]"]|"[^"]*")*\]'
+    rb"(?:, \w+=\{[^}]*\})*>)\}(?:, |\)|$)"
+)
+# A whole argument ``%name: tensor<...> {sdy.sharding = #sdy.sharding<...>}`` (for findall over a signature).
+_PLAIN_ARG = re.compile(
+    rb'((%[\w#.$\-]+): (tensor<[^>]*>) \{sdy\.sharding = (\#sdy\.sharding<@[\w$.\-]+, \[[^\]"]*(?:"[^"]*"[^\]"]*)*\]'
+    rb"(?:, \w+=\{[^}]*\})*>)\})(?=, %|\))"
 )
 # ``%r = sdy.sharding_constraint %x <@mesh, [...]> : tensor<...>`` (or sdy.reshard), with nothing else.
 _PLAIN_OP = re.compile(
-    rb'\s*%[\w#.$\-]+ = sdy\.(?:sharding_constraint|reshard) %[\w#.$\-]+ (<@[\w$.\-]+, \[(?:[^\]"]|"[^"]*")*\](?:, \w+=\{[^}]*\})*>) : (tensor<[^>]*>)(?: loc\([^()]*\))?\s*$'
+    rb"\s*%[\w#.$\-]+ = sdy\.(?:sharding_constraint|reshard) %[\w#.$\-]+ "
+    rb'(<@[\w$.\-]+, \[(?:[^\]"]|"[^"]*")*\](?:, \w+=\{[^}]*\})*>) : (tensor<[^>]*>)(?: loc\([^()]*\))?\s*$'
 )
 
 
@@ -161,6 +185,8 @@ def plain_hlo_key(text: bytes) -> bytes | None:
     if stop <= start:
         return None
     return b"%s\0%s" % (text[start:stop], text[i + 9 : j + 1])
+
+
 _FUNC = re.compile(rb"\bfunc\.func\b[^(]*?@[\w$.\-\"]+\s*\(")
 _ARG = re.compile(rb"(%[\w#.$\-]+):\s*")
 _LOC_TAIL = re.compile(rb"\s+loc\((?:[^()]|\([^()]*\))*\)\s*$")
@@ -205,7 +231,7 @@ class _Line:
     col_base: int
     _hlo: tuple[str | None, tuple[Shape, ...] | None] | None = None
     _chars: str | None = None
-    _sig: _Signature | None | bool = False  # False: not lexed yet
+    _sig: _Signature | bool | None = False  # False: not lexed yet
 
     @property
     def chars(self) -> str:
@@ -243,7 +269,9 @@ class _Line:
                 stop = close if close >= 0 else len(self.text)
                 args = list(_ARG.finditer(self.text, open_paren, stop))
                 results = [m.start() for m in _TENSOR.finditer(self.text, close)] if close >= 0 else []
-                self._sig = _Signature(open_paren, close, [a.end() for a in args], [a.group(1).decode() for a in args], results)
+                self._sig = _Signature(
+                    open_paren, close, [a.end() for a in args], [a.group(1).decode() for a in args], results
+                )
         return self._sig if isinstance(self._sig, _Signature) else None
 
     def hlo_context(self) -> tuple[str | None, tuple[Shape, ...] | None]:
@@ -317,6 +345,8 @@ class LineExtractor:
         whose (type, sharding) was seen before in this module gives that first site again."""
         t = ln.text
         stop = sig.close if sig.close >= 0 else len(t)
+        if sig.close >= 0 and self._plain_arguments(ln, sig, out):
+            return stop
         bounds = [*sig.arg_ends[1:], stop]
         for i, a in enumerate(sig.arg_ends):
             b = bounds[i]
@@ -335,10 +365,51 @@ class LineExtractor:
                     self.args.clear()
                 shapes = mlir_shapes(m.group(1))[:1] or None
                 site = self.args[key] = self._occ(
-                    ln, SiteKind.SDY_SHARDING, "sdy.sharding", m.start(2), m.end(2), value=sig.arg_names[i], shapes=shapes
+                    ln,
+                    SiteKind.SDY_SHARDING,
+                    "sdy.sharding",
+                    m.start(2),
+                    m.end(2),
+                    value=sig.arg_names[i],
+                    shapes=shapes,
                 )
             out.append(site)
         return stop
+
+    def _plain_arguments(self, ln: _Line, sig: _Signature, out: list[ValueSite]) -> bool:
+        """All arguments at once when each is exactly ``%name: TYPE {sdy.sharding = ...}`` (one findall,
+        checked to cover the whole argument list): one site per distinct (type, sharding), handed again
+        for the others. False (nothing added) for any other signature."""
+        t = ln.text
+        a, b = sig.open_paren + 1, sig.close - 1
+        found = _PLAIN_ARG.findall(t, a, b + 1)
+        n = len(found)
+        if n != len(sig.arg_names) or sum(map(len, map(_whole, found))) + 2 * (n - 1) != b - a:
+            return False
+        if list(map(_name, found)) != [x.encode() for x in sig.arg_names]:
+            return False
+        keys = list(map(_type_and_sharding, found))
+        sites: dict[tuple[bytes, bytes], ValueSite] = {}
+        for i in sorted(dict(zip(reversed(keys), range(n - 1, -1, -1))).values()):
+            key = keys[i]
+            site = self.args.get(key)
+            if site is None:
+                if len(self.args) >= self.memo_limit:
+                    self.args.clear()
+                at = t.index(key[1], sig.arg_ends[i])
+                shapes = mlir_shapes(key[0])[:1] or None
+                site = self.args[key] = self._occ(
+                    ln,
+                    SiteKind.SDY_SHARDING,
+                    "sdy.sharding",
+                    at,
+                    at + len(key[1]),
+                    value=sig.arg_names[i],
+                    shapes=shapes,
+                )
+            sites[key] = site
+        out.extend(map(sites.__getitem__, keys))
+        return True
 
     def finish(self) -> list[ValueSite]:
         """Occurrences still waiting for a closing line at end of file (types unknown)."""
@@ -434,7 +505,9 @@ class LineExtractor:
             return end
         if g == "collective":
             name = "@" + m.group("collname").decode()
-            out.append(self._occ(ln, SiteKind.COLLECTIVE_MESH, "replica_groups", m.start("collname") - 1, m.end(), value=name))
+            out.append(
+                self._occ(ln, SiteKind.COLLECTIVE_MESH, "replica_groups", m.start("collname") - 1, m.end(), value=name)
+            )
             return m.end()
         if g == "expected":
             off = m.group("expectedoff")
@@ -465,8 +538,18 @@ class LineExtractor:
             site = key
             v = "module" if key == "mhlo.spmd_output_sharding" else value
             out.append(
-                self._occ(ln, SiteKind.HLO, site, a, b, value=v, shapes=shapes, text=text if binary is None else "",
-                          data=binary, encoding=enc)
+                self._occ(
+                    ln,
+                    SiteKind.HLO,
+                    site,
+                    a,
+                    b,
+                    value=v,
+                    shapes=shapes,
+                    text=text if binary is None else "",
+                    data=binary,
+                    encoding=enc,
+                )
             )
             return
         text = data.decode("utf-8", "surrogateescape").strip()
@@ -476,12 +559,23 @@ class LineExtractor:
         for prefix, kind in _PER_VALUE_PREFIXES:
             if text.startswith(prefix):
                 out.append(
-                    self._occ(ln, kind, key, a, b, value=value, shapes=None if kind is SiteKind.SDY_MESH else shapes,
-                              text=text, encoding=enc)
+                    self._occ(
+                        ln,
+                        kind,
+                        key,
+                        a,
+                        b,
+                        value=value,
+                        shapes=None if kind is SiteKind.SDY_MESH else shapes,
+                        text=text,
+                        encoding=enc,
+                    )
                 )
                 return
 
-    def _mesh_dict(self, ln: _Line, key: str, a: int, b: int, data: bytes, enc: StringEncoding, out: list[ValueSite]) -> None:
+    def _mesh_dict(
+        self, ln: _Line, key: str, a: int, b: int, data: bytes, enc: StringEncoding, out: list[ValueSite]
+    ) -> None:
         """``{mesh = #sdy.mesh<...>, other = #sdy.mesh<...>}``: one SDY_MESH occurrence per entry."""
         raw = ln.text[a:b]
         cursor = 0
@@ -497,8 +591,16 @@ class LineExtractor:
             cursor = at + len(encoded) if at >= 0 else cursor
             name = "@" + m.group(1).decode().strip('"')
             out.append(
-                self._occ(ln, SiteKind.SDY_MESH, key, sa, sb, value=name, text=mesh_text.decode("utf-8", "surrogateescape"),
-                          encoding=enc if at >= 0 else StringEncoding("whole"))
+                self._occ(
+                    ln,
+                    SiteKind.SDY_MESH,
+                    key,
+                    sa,
+                    sb,
+                    value=name,
+                    text=mesh_text.decode("utf-8", "surrogateescape"),
+                    encoding=enc if at >= 0 else StringEncoding("whole"),
+                )
             )
 
     def _region_list(self, ln: _Line, m: re.Match[bytes], out: list[ValueSite]) -> int:
@@ -571,6 +673,9 @@ class LineExtractor:
 
     def _mlir_context(self, ln: _Line, pos: int) -> tuple[str | None, tuple[Shape, ...] | None]:
         return _mlir_context(ln, pos)
+
+
+_whole, _name, _type_and_sharding = itemgetter(0), itemgetter(1), itemgetter(2, 3)
 
 
 def _replace(o: ValueSite, **kw: object) -> ValueSite:

@@ -5,23 +5,35 @@ starts on the next line (``xla.sdy.meshes =`` then the value) is one logical lin
 
 from __future__ import annotations
 
+import bisect
 import re
 import sys
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from shardconv.check.bulk import Cut, cut_op_lines, first_of_each
 from shardconv.check.extract import MEMO_LIMIT, LineExtractor
-from shardconv.check.sites import FileKind, RepeatedSites, SiteStream, ValueSite
+from shardconv.check.sites import FileKind, RepeatedSites, SiteKind, SiteStream, ValueSite
 from shardconv.check.sniff import SNIFF_BYTES, sniff
 
 # Every place a value can sit holds one of these on its line ("sharding" covers mhlo./sdy./xla.sdy.
 # shardings, in/out_shardings and sharding_constraint; unspecified_dims only appear next to one), and
-# every module header holds "module" (``HloModule``, ``module``) or starts a ``// -----`` split.
+# every module header holds "module" (``HloModule``, ``module``) or starts a ``// -----`` split. Each
+# costs one ``bytes.find`` pass over every chunk (about one grep each), so there is none for "mhlo.":
+# every extracted mhlo. attribute holds "sharding" or "num_partitions".
 PLAIN_KEYWORD = b"sharding"
 KEYWORDS: tuple[bytes, ...] = (
-    PLAIN_KEYWORD, b"sdy.", b"mhlo.", b"manual_axes", b"num_partitions", b"unspecified_dims", b"expected-error",
-    b"replica_group_mesh_axes", b"module", b"// -----",
+    PLAIN_KEYWORD,
+    b"sdy.",
+    b"manual_axes",
+    b"num_partitions",
+    b"unspecified_dims",
+    b"expected-error",
+    b"replica_group_mesh_axes",
+    b"module",
+    b"// -----",
 )
 REGION_CLOSE = b"} : "
 CHUNK = 8 << 20
@@ -34,6 +46,7 @@ _OPEN_TAIL = frozenset(b"= \t\r")  # the last byte of such a line
 @dataclass(frozen=True)
 class ReadOptions:
     repeats: bool = True  # plain HLO lines already seen give their first sites again (False for --fix)
+    bulk: bool = True  # with repeats, in MLIR: plain sdy op lines cut out of whole regions (False: line by line)
     chunk: int = CHUNK
     max_line: int = MAX_LINE
     overlap: int = OVERLAP
@@ -53,10 +66,13 @@ def read_sites(stream: BinaryIO, path: str, opts: ReadOptions | None = None) -> 
     kind = sniff(head)
     if kind.skipped:
         return kind, iter(())
-    return kind, _sites(stream, path, head, opts or ReadOptions())
+    opts = opts or ReadOptions()
+    return kind, _sites(stream, path, head, opts, opts.bulk and opts.repeats and kind.kind in ("mlir", "mixed"))
 
 
-def sites_of_bytes(data: bytes, path: str = "<text>", opts: ReadOptions | None = None) -> tuple[FileKind, list[ValueSite]]:
+def sites_of_bytes(
+    data: bytes, path: str = "<text>", opts: ReadOptions | None = None
+) -> tuple[FileKind, list[ValueSite]]:
     """Every value site of an in-memory dump, repeats spelled out (a repeat is its first site again)."""
     import io
 
@@ -81,7 +97,7 @@ def _read_at_least(stream: BinaryIO, n: int) -> bytes:
     return b"".join(parts)
 
 
-def _sites(stream: BinaryIO, path: str, head: bytes, opts: ReadOptions) -> Iterator[SiteStream]:
+def _sites(stream: BinaryIO, path: str, head: bytes, opts: ReadOptions, bulk: bool) -> Iterator[SiteStream]:
     lines = LineExtractor(path, memo_limit=MEMO_LIMIT if opts.repeats else 0)
     buf = head
     buf_off = 0  # file offset of buf[0]
@@ -106,7 +122,7 @@ def _sites(stream: BinaryIO, path: str, head: bytes, opts: ReadOptions) -> Itera
         else:
             continue
         if limit >= 0:
-            yield from _region(lines, buf, 0, limit, buf_off, lineno, col_base)
+            yield from _region(lines, buf, 0, limit, buf_off, lineno, col_base, bulk)
             lineno += buf.count(b"\n", 0, limit)
             col_base = 0 if limit and buf[limit - 1 : limit] == b"\n" else col_base + limit
             buf_off += limit
@@ -127,30 +143,25 @@ def _sites(stream: BinaryIO, path: str, head: bytes, opts: ReadOptions) -> Itera
 
 def _candidate_lines(buf: bytes, begin: int, limit: int, kws: tuple[bytes, ...]) -> tuple[list[int], set[int]]:
     """Sorted start offsets of the lines in ``buf[begin:limit]`` holding a keyword (``bytes.find`` hops,
-    in C), and those holding no keyword but one ``sharding`` (candidates for the plain-HLO-line path)."""
-    starts: set[int] = set()
+    in C, one pass per keyword), and those holding no keyword but one ``sharding`` (candidates for the
+    plain-HLO-line path)."""
     once: set[int] = set()
+    other: set[int] = set()  # lines another keyword hit
     for k in kws:
         single = k == PLAIN_KEYWORD
+        into = once if single else other
         p = buf.find(k, begin, limit)
         while p >= 0:
             start = buf.rfind(b"\n", begin, p) + 1 or begin
             e = buf.find(b"\n", p, limit)
-            if single and buf.find(k, p + len(k), limit if e < 0 else e) < 0:
-                once.add(start)
-            starts.add(start)
+            if single and buf.find(k, p + len(k), limit if e < 0 else e) >= 0:
+                other.add(start)  # two on one line: not plain
+            else:
+                into.add(start)
             if e < 0:
                 break
             p = buf.find(k, e, limit)
-    if once:
-        for k in kws:  # a line any other keyword hit is not plain
-            if k != PLAIN_KEYWORD:
-                p = buf.find(k, begin, limit)
-                while p >= 0:
-                    once.discard(buf.rfind(b"\n", begin, p) + 1 or begin)
-                    e = buf.find(b"\n", p, limit)
-                    p = buf.find(k, e, limit) if e >= 0 else -1
-    return sorted(starts), once
+    return sorted(once | other), once - other
 
 
 def _line_end(buf: bytes, start: int, limit: int) -> int:
@@ -165,7 +176,87 @@ def _line_end(buf: bytes, start: int, limit: int) -> int:
 
 
 def _region(
-    lines: LineExtractor, buf: bytes, begin: int, limit: int, buf_off: int, lineno: int, col_base: int
+    lines: LineExtractor, buf: bytes, begin: int, limit: int, buf_off: int, lineno: int, col_base: int, bulk: bool
+) -> Iterator[SiteStream]:
+    """The sites of the complete lines in ``buf[begin:limit]``: with ``bulk``, plain op lines cut out
+    in C and only each distinct one's first line extracted; every other line the general way."""
+    if not bulk:
+        yield from _general(lines, buf, begin, limit, buf_off, lineno, col_base)
+        return
+    while begin < limit:  # in pieces of about BULK_PIECE: the cut's lists stay small (peak RSS)
+        stop = _piece_end(buf, begin, limit)
+        cut = cut_op_lines(buf[begin:stop])
+        if cut is None:
+            yield from _general(lines, buf, begin, stop, buf_off, lineno, col_base)
+        else:
+            base = buf_off + begin
+            general = _general(lines, cut.rest, 0, len(cut.rest), base, lineno, col_base, cut.region_offset)
+            yield from _merge(lines.path, buf, begin, cut, general, base, lineno)
+        lineno += buf.count(b"\n", begin, stop)
+        begin, col_base = stop, 0
+
+
+BULK_PIECE = 1 << 20
+
+
+def _piece_end(buf: bytes, begin: int, limit: int) -> int:
+    """Just past the first line end after ``begin + BULK_PIECE`` that does not end an open ``key =``
+    line (whose value is on the next line), or ``limit``."""
+    if limit - begin <= BULK_PIECE:
+        return limit
+    nl = buf.find(b"\n", begin + BULK_PIECE, limit)
+    while nl >= 0 and _OPEN_ATTRIBUTE.search(buf, max(begin, nl - 256), nl):
+        nl = buf.find(b"\n", nl + 1, limit)
+    return limit if nl < 0 else nl + 1
+
+
+def _merge(
+    path: str, buf: bytes, begin: int, cut: Cut, general: Iterator[SiteStream], base: int, lineno: int
+) -> Iterator[SiteStream]:
+    """The general sites with each module's distinct cut lines in file order: their first sites where
+    they stand, their repeats counted before the next module header."""
+    items = list(general)
+    heads = [i for i, it in enumerate(items) if isinstance(it, ValueSite) and it.kind is SiteKind.MODULE_START]
+    one = LineExtractor(path, memo_limit=0)
+    at, at_line = begin, lineno  # an offset into buf and its line number, moved forward only
+    lo = done = 0
+    for h in [*heads, len(items)]:
+        head = items[h] if h < len(items) else None
+        end = head.start - base if isinstance(head, ValueSite) else len(buf)
+        hi = bisect.bisect_left(cut.starts, end, lo)
+        counts = Counter(cut.keys[lo:hi])
+        again: list[tuple[ValueSite, int]] = []
+        firsts: list[tuple[int, list[ValueSite]]] = []
+        for i in first_of_each(cut.keys, lo, hi):
+            start = begin + cut.starts[i]
+            at_line += buf.count(b"\n", at, start)
+            at = start
+            sites = one.scan(buf[start : buf.index(b"\n", start)], base + cut.starts[i], at_line)
+            firsts.append((base + cut.starts[i], sites))
+            n = counts[cut.keys[i]] - 1
+            again.extend((s, n) for s in sites if n)
+        j = 0
+        for it in items[done:h]:
+            while j < len(firsts) and isinstance(it, ValueSite) and firsts[j][0] < it.start:
+                yield from firsts[j][1]
+                j += 1
+            yield it
+        for _, sites in firsts[j:]:
+            yield from sites
+        if again:
+            yield RepeatedSites(tuple(again))
+        lo, done = hi, h
+
+
+def _general(
+    lines: LineExtractor,
+    buf: bytes,
+    begin: int,
+    limit: int,
+    buf_off: int,
+    lineno: int,
+    col_base: int,
+    where: Callable[[int], int] | None = None,
 ) -> Iterator[SiteStream]:
     """Extract the keyword lines of the complete lines in ``buf[begin:limit]`` (``lineno`` at ``begin``).
     A plain line the extractor has seen (by type and value) is only counted; the counts go out before
@@ -196,7 +287,8 @@ def _region(
                 yield _counts(again)
             lineno += buf.count(b"\n", counted, start)
             counted = start
-            yield from lines.scan(text, buf_off + start, lineno, col_base if start == first else 0, plain=is_plain)
+            at = buf_off + (start if where is None else where(start))
+            yield from _folded(lines.scan(text, at, lineno, col_base if start == first else 0, plain=is_plain))
             if lines.pending and REGION_CLOSE not in kws and end < limit:
                 restart = end + 1  # a manual computation opened: rescan the rest watching for its close
                 break
@@ -206,6 +298,22 @@ def _region(
             return
         lineno += buf.count(b"\n", counted, restart)
         begin = counted = restart
+
+
+FOLD_AT = 32  # a line with more sites than this (a long signature) has its repeats folded into counts
+
+
+def _folded(found: list[ValueSite]) -> list[SiteStream]:
+    """A line's sites with the ones handed again (the same object: a func argument whose type and
+    sharding were seen before) as one count each, found and counted in C."""
+    if len(found) <= FOLD_AT:
+        return list(found)
+    by_id = dict(zip(map(id, found), found))
+    if len(by_id) == len(found):
+        return list(found)
+    counts = Counter(map(id, found))
+    again = tuple((s, counts[i] - 1) for i, s in by_id.items() if counts[i] > 1)
+    return [*by_id.values(), RepeatedSites(again)]
 
 
 def _counts(again: dict[int, tuple[ValueSite, int]]) -> RepeatedSites:

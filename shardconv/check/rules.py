@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from shardconv.check.context import ModuleContext
 from shardconv.check.dedup import DistinctValue
@@ -117,18 +118,26 @@ def hlo_values(ctx: ModuleContext) -> Iterator[RuleResult]:
             for rule, msg in _device_issues(h, n)[:1]:
                 yield RuleResult(rule, dv, msg)
         if mesh is not None and h.kind in (HloKind.TILED, HloKind.TUPLE) and devices_of(h) in (None, mesh.num_devices):
-            from shardconv.convert import to_sdy_manual
-
-            rank = dv.site.rank
-            try:
-                to_sdy_manual(h, mesh, rank=None if h.kind is HloKind.TUPLE else rank)
-            except NotExpressibleError as e:
+            e = _not_expressible(h, mesh, None if h.kind is HloKind.TUPLE else dv.site.rank)
+            if e is not None:
                 notes = tuple(f"try: {s.description}" + (f" {s.value}" if s.value else "") for s in e.suggestions)
                 yield RuleResult(
                     "not-expressible", dv, f"{h} has no equivalent on --mesh {mesh}: {e.message}", notes=notes
                 )
-            except ShardingError:
-                pass
+
+
+@lru_cache(maxsize=1 << 12)
+def _not_expressible(h: HloSharding, mesh: Mesh, rank: int | None) -> NotExpressibleError | None:
+    """Why ``h`` has no equivalent on ``mesh``, or None. Cached: a log's modules repeat their values."""
+    from shardconv.convert import to_sdy_manual
+
+    try:
+        to_sdy_manual(h, mesh, rank=rank)
+    except NotExpressibleError as e:
+        return e
+    except ShardingError:
+        pass
+    return None
 
 
 def _hlo_rank_issues(h: HloSharding, ranks: tuple[int | None, ...] | None) -> list[str]:
