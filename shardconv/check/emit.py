@@ -105,12 +105,25 @@ def print_text(
     quiet: bool = False,
 ) -> None:
     """Findings (coloured only on a TTY without NO_COLOR), skipped files (with ``verbose``), a summary
-    table and the closing line (not with ``quiet``)."""
-    from rich.text import Text
+    table and the closing line (not with ``quiet``). On a pipe the same text is written without rich,
+    whose import would be half of a pre-commit run's start-up."""
+    from shardconv.ui.console import is_tty, use_color
 
+    if not (use_color(stream) or is_tty(stream)):
+        lines = plain_lines(reports, skipped, verbose=verbose, quiet=quiet)
+        stream.write("".join(line.rstrip() + "\n" for line in lines))
+        return
     from shardconv.ui.console import make_console
 
-    con = make_console(stream)
+    print_rich(reports, skipped, make_console(stream), verbose=verbose, quiet=quiet)
+
+
+def print_rich(
+    reports: Sequence[FileReport], skipped: Sequence[Skipped], con: Any, *, verbose: bool = False, quiet: bool = False
+) -> None:
+    """``print_text`` on a terminal: the same lines through a rich Console, styled."""
+    from rich.text import Text
+
     styles = {"error": "bold red", "warning": "bold yellow"}
     for r in reports:
         for f in r.findings:
@@ -135,6 +148,48 @@ def print_text(
     if not quiet:
         con.print(summary_table(reports, skipped))
         con.print(closing_line(reports, skipped), soft_wrap=True, markup=False, highlight=False)
+
+
+def plain_lines(
+    reports: Sequence[FileReport], skipped: Sequence[Skipped], *, verbose: bool = False, quiet: bool = False
+) -> list[str]:
+    """What ``print_text`` shows, as plain lines: the rich rendering without colour, line for line."""
+    out: list[str] = []
+    for r in reports:
+        for f in r.findings:
+            out.append(f"{f.path}:{f.line}:{f.col}: {label(f)}: {f.message} [{f.rule}]")
+            if f.source:
+                out.extend(f.source.split("\n", 1))
+            out.extend(f"  note: {n}" for n in f.notes)
+        if r.dropped:
+            out.append(f"{r.path}: {r.dropped} more findings not shown (per-rule limit)")
+    out.extend(f"{s.path}: note: skipped: {s.reason}" for s in (skipped if verbose else ()))
+    if not quiet:
+        out.extend(summary_lines(reports, skipped))
+        out.append(closing_line(reports, skipped))
+    return out
+
+
+def summary_lines(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> list[str]:
+    """``summary_table`` as rich lays it out on a pipe (heavy header rule, no outer edge)."""
+    sm = summary(reports, skipped)
+    head = ("rule", "errors", "warnings", "expected")
+    rows = [
+        (rule, str(c.get("error", 0)), str(c.get("warning", 0)), str(c.get("expected", 0)))
+        for rule, c in sm["by_rule"].items()
+    ]
+    rows.append(("total", str(sm["errors"]), str(sm["warnings"]), str(sm["expected"])))
+    widths = [max(len(row[i]) for row in (head, *rows)) for i in range(4)]
+
+    def cells(row: tuple[str, ...], sep: str) -> str:
+        return sep.join(f" {c.ljust(w) if i == 0 else c.rjust(w)} " for i, (c, w) in enumerate(zip(row, widths)))
+
+    return [
+        "shardconv check",
+        cells(head, "┃"),
+        "╇".join("━" * (w + 2) for w in widths),
+        *(cells(row, "│") for row in rows),
+    ]
 
 
 def summary_table(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> Any:
@@ -337,8 +392,11 @@ __all__ = [
     "format_json",
     "format_sarif",
     "format_statistics",
+    "plain_lines",
+    "print_rich",
     "print_text",
     "rule_uri",
     "summary",
+    "summary_lines",
     "summary_table",
 ]

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from check_cli import DUMPS, MESH, SEED_MLIR, run
+from check_cli import DUMPS, MESH, ROOT, SEED_MLIR, run
 
 CLOSING = (
     "3 file(s) checked, 0 skipped, 12 sharding value(s) scanned (12 distinct): "
@@ -93,3 +93,40 @@ def test_diff_owns_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     rc, out, err = run([str(f), *MESH, "--diff", "--format", "concise"], capsys)
     assert rc == 1 and out.startswith("--- ") and "distorted-mesh" not in out
     assert err.splitlines()[-1].endswith("1 error; 1 fixable with --fix") and "[distorted-mesh]" in err
+
+
+def test_the_plain_pipe_text_is_the_rich_text_without_rich(tmp_path: Path) -> None:
+    """On a pipe ``print_text`` writes the lines itself (rich's import is half of a pre-commit run's start-up):
+    they must be the ones rich lays out, finding for finding and cell for cell."""
+    import io
+    import subprocess
+    import sys
+
+    from rich.console import Console
+
+    from shardconv.check.context import CheckOptions
+    from shardconv.check.emit import plain_lines, print_rich
+    from shardconv.check.engine import check_file
+    from shardconv.check.diagnostics import Skipped
+    from shardconv.formats import parse_mesh
+
+    hlo = tmp_path / "m.hlo"
+    hlo.write_text(
+        "HloModule m, num_partitions=8\n\nENTRY %main (p0: f32[8,8]) -> f32[8,8] {\n"
+        "  %p0 = f32[8,8]{1,0} parameter(0), sharding={devices=[1,4,2]<=[8] last_tile_dim_replicate}\n"
+        "  ROOT %c = f32[8,8]{1,0} copy(%p0), sharding={devices=[2,2]<=[4]}\n}\n"
+    )
+    paths = [str(ROOT / "examples" / "seed-distorted-mesh.mlir"), str(hlo)]
+    for mesh in (None, parse_mesh("batch=2,model=4")):
+        results = [check_file(p, CheckOptions(mesh=mesh)) for p in paths]
+        reports = [r for r in results if not isinstance(r, Skipped)]
+        skipped = [r for r in results if isinstance(r, Skipped)]
+        for verbose, quiet in ((False, False), (True, False), (False, True)):
+            buf = io.StringIO()
+            print_rich(reports, skipped, Console(file=buf, width=80, color_system=None), verbose=verbose, quiet=quiet)
+            rich_lines = [line.rstrip() for line in buf.getvalue().splitlines()]
+            assert rich_lines == [line.rstrip() for line in plain_lines(reports, skipped, verbose=verbose, quiet=quiet)]
+    code = "import sys; from shardconv.cli.main import main; sys.argv = ['shardconv', 'check', sys.argv[1]]\n"
+    code += "try:\n main()\nexcept SystemExit: pass\nprint('rich' in sys.modules, file=sys.stderr)"
+    proc = subprocess.run([sys.executable, "-c", code, str(hlo)], capture_output=True, text=True, check=False)
+    assert proc.stderr.strip().endswith("False"), proc.stderr
