@@ -46,12 +46,18 @@ def _what(dv: DistinctValue) -> str:
     return f"{dv.site.site}: " if dv.site.site else ""
 
 
+def _suggestion_notes(e: ShardingError) -> tuple[str, ...]:
+    """An error's suggestions (``try: ...``, ``did you mean ...?``) as finding notes."""
+    return tuple(f"{s.prefix}{s.description}" + (f" {s.value}" if s.value else "") for s in e.suggestions)
+
+
 def parse_errors(ctx: ModuleContext) -> Iterator[RuleResult]:
     """Values that do not parse (syntax) or that the parser's own checks reject (verify)."""
     for dv in ctx.module.values:
         if dv.error is not None:
             rule = "syntax" if isinstance(dv.error, ShardingSyntaxError) else "verify"
-            yield RuleResult(rule, dv, _what(dv) + dv.error.message, col=error_col(dv.site, dv.error))
+            notes = _suggestion_notes(dv.error)
+            yield RuleResult(rule, dv, _what(dv) + dv.error.message, notes=notes, col=error_col(dv.site, dv.error))
 
 
 def mesh_declarations(ctx: ModuleContext) -> Iterator[RuleResult]:
@@ -76,7 +82,7 @@ def sdy_values(ctx: ModuleContext) -> Iterator[RuleResult]:
         try:
             verify(s, dict(ctx.meshes))
         except ShardingError as e:
-            yield RuleResult("verify", dv, e.message, col=error_col(dv.site, e))
+            yield RuleResult("verify", dv, e.message, notes=_suggestion_notes(e), col=error_col(dv.site, e))
             continue
         for msg in _sdy_rank_issues(s, dv.site.ranks, ctx.meshes):
             yield RuleResult("rank-mismatch", dv, msg)
@@ -120,7 +126,7 @@ def hlo_values(ctx: ModuleContext) -> Iterator[RuleResult]:
         if mesh is not None and h.kind in (HloKind.TILED, HloKind.TUPLE) and devices_of(h) in (None, mesh.num_devices):
             e = _not_expressible(h, mesh, None if h.kind is HloKind.TUPLE else dv.site.rank)
             if e is not None:
-                notes = tuple(f"try: {s.description}" + (f" {s.value}" if s.value else "") for s in e.suggestions)
+                notes = _suggestion_notes(e)
                 yield RuleResult(
                     "not-expressible", dv, f"{h} has no equivalent on --mesh {mesh}: {e.message}", notes=notes
                 )

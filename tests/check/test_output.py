@@ -130,3 +130,16 @@ def test_the_plain_pipe_text_is_the_rich_text_without_rich(tmp_path: Path) -> No
     code += "try:\n main()\nexcept SystemExit: pass\nprint('rich' in sys.modules, file=sys.stderr)"
     proc = subprocess.run([sys.executable, "-c", code, str(hlo)], capture_output=True, text=True, check=False)
     assert proc.stderr.strip().endswith("False"), proc.stderr
+
+
+def test_a_misspelt_axis_in_a_dump_gets_the_suggestion(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The verifier's "did you mean" reaches check's findings as a note (its wording, not "try: did you mean")."""
+    p = tmp_path / "typo.mlir"
+    p.write_text(
+        'module {\n  sdy.mesh @mesh = <["batch"=2, "model"=4]>\n'
+        '  func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"modle"}, {}]>})'
+        " -> tensor<8x8xf32> {\n    return %arg0 : tensor<8x8xf32>\n  }\n}\n"
+    )
+    rc, out, _ = run([str(p), "--format", "json"], capsys)
+    (finding,) = json.loads(out)["findings"]
+    assert (rc, finding["rule"], finding["notes"]) == (1, "verify", ['did you mean "model"?'])
