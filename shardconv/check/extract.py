@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import itemgetter
 
 from shardconv.check.sites import PLAIN, Shape, SiteKind, ValueSite
@@ -452,7 +452,7 @@ class LineExtractor:
             end = string_end(t, m.end() - 1)
             if end < 0:
                 return m.end()
-            value, shapes = self._mlir_context(ln, m.start())
+            value, shapes = _mlir_context(ln, m.start())
             self._string_value(ln, key, m.end(), end - 1, "mlir", value, shapes, out)
             return end
         if g == "sdyattr":
@@ -462,7 +462,7 @@ class LineExtractor:
             kind = {b"sharding": SiteKind.SDY_SHARDING, b"sharding_per_value": SiteKind.SDY_PER_VALUE}.get(
                 m.group("sdyattrkind"), SiteKind.SDY_MESH
             )
-            value, shapes = (None, None) if kind is SiteKind.SDY_MESH else self._mlir_context(ln, m.start())
+            value, shapes = (None, None) if kind is SiteKind.SDY_MESH else _mlir_context(ln, m.start())
             site = _attr_site(ln.text, m.start(), kind)
             out.append(self._occ(ln, kind, site, m.start(), end, value=value, shapes=shapes))
             return end
@@ -478,7 +478,7 @@ class LineExtractor:
             if end < 0:
                 return m.end()
             site = "sdy." + m.group("sdyopname").decode() if g == "sdyop" else m.group("opargkey").decode() + "="
-            value, shapes = self._mlir_context(ln, m.start())
+            value, shapes = _mlir_context(ln, m.start())
             out.append(self._occ(ln, SiteKind.SDY_SHARDING_BARE, site, m.end() - 1, end, value=value, shapes=shapes))
             return end
         if g == "mclist":
@@ -487,13 +487,13 @@ class LineExtractor:
             end = match_close(t, m.end() - 1)
             if end < 0:
                 return m.end()
-            value, _ = self._mlir_context(ln, m.start())
+            value, _ = _mlir_context(ln, m.start())
             out.append(self._occ(ln, SiteKind.MANUAL_AXES, "manual_axes", m.end() - 1, end, value=value))
             return end
         if g == "unspec":
-            value, shapes = ln.hlo_context() if b"custom_call_target" in ln.text else self._mlir_context(ln, m.start())
+            value, shapes = ln.hlo_context() if b"custom_call_target" in ln.text else _mlir_context(ln, m.start())
             dims = self._occ(ln, SiteKind.UNSPECIFIED_DIMS, "unspecified_dims", m.start("unspecv"), m.end("unspecv"))
-            out.append(_replace(dims, value=value, shapes=shapes))
+            out.append(replace(dims, value=value, shapes=shapes))
             return m.end()
         if g == "shmesh":
             end = match_close(t, m.end() - 1)
@@ -513,7 +513,7 @@ class LineExtractor:
             off = m.group("expectedoff")
             delta = 0 if off is None else -1 if off == b"@above" else 1 if off == b"@below" else int(off[1:])
             marker = self._occ(ln, SiteKind.EXPECTED_ERROR, "expected-error", m.start(), m.end())
-            out.append(_replace(marker, target_line=ln.lineno + delta))
+            out.append(replace(marker, target_line=ln.lineno + delta))
             return m.end()
         return m.end()  # pragma: no cover - every group is handled above
 
@@ -610,11 +610,11 @@ class LineExtractor:
         if end < 0:
             return m.end()
         key = m.group("mclistkey").decode()
-        value, _ = self._mlir_context(ln, m.start())
+        value, _ = _mlir_context(ln, m.start())
         site = self._occ(ln, SiteKind.SDY_PER_VALUE_LIST, key, m.end() - 1, end, value=value)
         closes_later = t.rstrip().endswith(b"{")
         if not closes_later:
-            out.append(_replace(site, shapes=self._mlir_context(ln, m.start())[1]))
+            out.append(replace(site, shapes=_mlir_context(ln, m.start())[1]))
             return end
         indent = len(t) - len(t.lstrip())
         top = self.pending[-1] if self.pending else None
@@ -632,7 +632,7 @@ class LineExtractor:
         arrow = sig.rfind(b"->")
         ins = mlir_shapes(sig[:arrow]) if arrow >= 0 else ()
         outs = mlir_shapes(sig[arrow:]) if arrow >= 0 else mlir_shapes(sig)
-        return [_replace(o, shapes=ins) for o in p.ins] + [_replace(o, shapes=outs) for o in p.outs]
+        return [replace(o, shapes=ins) for o in p.ins] + [replace(o, shapes=outs) for o in p.outs]
 
     # ---- helpers -----------------------------------------------------------------------------
     def _occ(
@@ -671,17 +671,9 @@ class LineExtractor:
             line_text=ln.physical(a),
         )
 
-    def _mlir_context(self, ln: _Line, pos: int) -> tuple[str | None, tuple[Shape, ...] | None]:
-        return _mlir_context(ln, pos)
 
 
 _whole, _name, _type_and_sharding = itemgetter(0), itemgetter(1), itemgetter(2, 3)
-
-
-def _replace(o: ValueSite, **kw: object) -> ValueSite:
-    from dataclasses import replace
-
-    return replace(o, **kw)  # type: ignore[arg-type]
 
 
 def _looks_textual(data: bytes) -> bool:
