@@ -194,7 +194,7 @@ def check_stream(
 ) -> FileReport | Skipped:
     """The report of one stream: its findings, less those its ``shardconv: ignore[...]`` comments silence."""
     stream = SuppressionScanner(f, on_read)
-    kind, sites = read_sites(stream, path, read or ReadOptions())  # type: ignore[arg-type]
+    kind, sites = read_sites(stream, path, read or ReadOptions())
     if kind.skipped:
         return Skipped(path, kind.reason)
     found, total, distinct, dropped = findings_of(path, sites, opts)

@@ -11,7 +11,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from shardconv.check.bulk import Cut, cut_op_lines, first_of_each
 from shardconv.check.extract import MEMO_LIMIT, LineExtractor
@@ -52,6 +52,12 @@ class ReadOptions:
     overlap: int = OVERLAP
 
 
+class ByteSource(Protocol):
+    """What the scanner reads from: a binary file, stdin, or a wrapper such as the suppression scanner."""
+
+    def read(self, n: int = -1, /) -> bytes: ...
+
+
 def open_input(path: str) -> BinaryIO:
     """``-`` is stdin; anything else is opened for binary reading."""
     if path == "-":
@@ -59,7 +65,7 @@ def open_input(path: str) -> BinaryIO:
     return open(path, "rb")
 
 
-def read_sites(stream: BinaryIO, path: str, opts: ReadOptions | None = None) -> tuple[FileKind, Iterator[SiteStream]]:
+def read_sites(stream: ByteSource, path: str, opts: ReadOptions | None = None) -> tuple[FileKind, Iterator[SiteStream]]:
     """Sniff the stream, then lazily yield its value sites in file order (none when it is skipped);
     with ``opts.repeats`` repeated plain lines come as ``RepeatedSites`` counts."""
     head = _read_at_least(stream, SNIFF_BYTES)
@@ -85,7 +91,7 @@ def expand(item: SiteStream) -> list[ValueSite]:
     return [item] if isinstance(item, ValueSite) else [s for s, n in item.counts for _ in range(n)]
 
 
-def _read_at_least(stream: BinaryIO, n: int) -> bytes:
+def _read_at_least(stream: ByteSource, n: int) -> bytes:
     parts: list[bytes] = []
     got = 0
     while got < n:
@@ -97,7 +103,7 @@ def _read_at_least(stream: BinaryIO, n: int) -> bytes:
     return b"".join(parts)
 
 
-def _sites(stream: BinaryIO, path: str, head: bytes, opts: ReadOptions, bulk: bool) -> Iterator[SiteStream]:
+def _sites(stream: ByteSource, path: str, head: bytes, opts: ReadOptions, bulk: bool) -> Iterator[SiteStream]:
     lines = LineExtractor(path, memo_limit=MEMO_LIMIT if opts.repeats else 0)
     buf = head
     buf_off = 0  # file offset of buf[0]

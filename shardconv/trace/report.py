@@ -31,7 +31,10 @@ class Collected:
 def collect(items: Iterable[Seen | Change]) -> Collected:
     out = Collected()
     for item in items:
-        (out.dumps if isinstance(item, Seen) else out.changes).append(item)  # type: ignore[arg-type]
+        if isinstance(item, Seen):
+            out.dumps.append(item)
+        else:
+            out.changes.append(item)
     return out
 
 
