@@ -16,9 +16,10 @@ import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+from runenv import bench_env, compile_all, wait_for_quiet
 
 TARGET_MS = 150.0
 BIN = Path(sys.executable).with_name("shardconv")
@@ -29,31 +30,6 @@ CASES: list[tuple[str, list[str]]] = [
     ("shardconv convert <seed> --mesh batch=2,model=4", [str(BIN), *SEED]),
     ("shardconv show <seed> --mesh batch=2,model=4", [str(BIN), "show", *SEED[1:]]),
 ]
-
-
-def bench_env() -> dict[str, str]:
-    """As an installed user runs it: bytecode caches on (kept out of the tree), no colour."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), "shardconv-bench-pycache")
-    return env
-
-
-def compile_all(env: dict[str, str]) -> None:
-    """Byte-compile shardconv (editable: not compiled at install) and its dependencies into the cache."""
-    import click
-
-    import shardconv
-
-    dirs = [os.path.dirname(m.__file__ or "") for m in (shardconv, click)]
-    subprocess.run([sys.executable, "-m", "compileall", "-q", *dirs], capture_output=True, check=False, env=env)
-
-
-def wait_for_quiet(limit: float = 1.0, patience: float = 60.0) -> float:
-    """Wait (up to ``patience`` s) for the 1-minute load per core to drop below ``limit``."""
-    deadline = time.monotonic() + patience
-    while os.getloadavg()[0] / (os.cpu_count() or 1) > limit and time.monotonic() < deadline:
-        time.sleep(5)
-    return os.getloadavg()[0]
 
 
 def run_once(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
