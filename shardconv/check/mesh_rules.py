@@ -105,7 +105,7 @@ def mesh_option(ctx: ModuleContext) -> Iterator[RuleResult]:
     for name, mesh, dv in ctx.sharding_meshes():
         if mesh.axes and not is_synthetic(mesh) and not (mesh.axes == glob.axes and mesh.device_ids == glob.device_ids):
             yield RuleResult(
-                "mesh-mismatch", dv, f"{_label(name, mesh)} differs from --mesh {glob} {difference(mesh, glob)}"
+                "mesh-mismatch", dv, f"{_label(name, mesh)} differs from --mesh {glob}: {difference(mesh, glob)}"
             )
 
 

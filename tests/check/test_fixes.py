@@ -58,6 +58,14 @@ def test_device_order_only_difference_says_so() -> None:
     assert f.rule == "mesh-mismatch" and "only in device order" in f.message and "2x4 instead of 2x4" not in f.message
 
 
+def test_mesh_of_another_shape_says_which() -> None:
+    """Axes given in another order: the message names both shapes after a colon, as one clause."""
+    text = SEED_MLIR.read_text().replace('"_axis_0"=4, "_axis_1"=2', '"batch"=2, "model"=4').replace('"_axis_0"', '"model"')
+    (f,) = check_text(text, mesh="model=4,batch=2")
+    assert f.rule == "mesh-mismatch"
+    assert f.message.endswith('differs from --mesh <["model"=4, "batch"=2]>: 2x4 instead of 4x2'), f.message
+
+
 def test_caret_inside_a_c_escaped_frontend_attribute() -> None:
     line = (
         '  %p.1 = f32[8,8]{1,0} parameter(0), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}, '
