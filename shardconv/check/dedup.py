@@ -88,9 +88,22 @@ class _Module:
         return ModuleValues(self.index, tuple(parsed.values()), pairs, frozenset(self.expected), self.total)
 
 
-def numbered(sites: Iterable[SiteStream]) -> Iterator[tuple[int, SiteStream]]:
-    """Each site with the index of its module (a module header starts a new one once the current one
-    holds anything); module headers themselves are dropped. ``--fix`` numbers modules the same way."""
+@dataclass
+class Numbering:
+    """Where the module numbering stands: a module header starts a new module once the current one
+    holds anything. ``used`` is how far a later part of the same file starts numbering on from."""
+
+    index: int = 0
+    filled: bool = False
+
+    @property
+    def used(self) -> int:
+        return self.index + self.filled
+
+
+def numbered(sites: Iterable[SiteStream], at: Numbering | None = None) -> Iterator[tuple[int, SiteStream]]:
+    """Each site with the index of its module; module headers themselves are dropped. ``--fix`` numbers
+    modules the same way. ``at``, once the sites run out, holds where the numbering ended."""
     index, filled = 0, False
     for site in sites:
         if isinstance(site, RepeatedSites):
@@ -102,14 +115,16 @@ def numbered(sites: Iterable[SiteStream]) -> Iterator[tuple[int, SiteStream]]:
             continue
         filled = True
         yield index, site
+    if at is not None:
+        at.index, at.filled = index, filled
 
 
-def modules(sites: Iterable[SiteStream]) -> Iterator[ModuleValues]:
-    """The modules of one file, each as soon as the next one starts."""
+def modules(sites: Iterable[SiteStream], at: Numbering | None = None) -> Iterator[ModuleValues]:
+    """The modules of one file, each as soon as the next one starts (``at``: as for ``numbered``)."""
     mod = _Module(0)
     line = -1
     on_line: dict[str | None, dict[str, Signature]] = {}
-    for index, site in numbered(sites):
+    for index, site in numbered(sites, at):
         if isinstance(site, RepeatedSites):  # plain lines: never paired, never a module header
             for s, n in site.counts:
                 mod.add(s, n)
@@ -140,4 +155,4 @@ def _pair(mod: _Module, on_line: dict[str | None, dict[str, Signature]]) -> None
             mod.pairs[key] = mod.pairs.get(key, 0) + 1
 
 
-__all__ = ["DistinctValue", "ModuleValues", "Signature", "ValuePair", "modules", "numbered", "signature"]
+__all__ = ["DistinctValue", "ModuleValues", "Numbering", "Signature", "ValuePair", "modules", "numbered", "signature"]

@@ -6,19 +6,21 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from itertools import accumulate
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from shardconv.check.config import matches, relative_to
 from shardconv.check.context import CheckOptions, build_context
-from shardconv.check.dedup import modules
+from shardconv.check.dedup import Numbering, modules
 from shardconv.check.diagnostics import RULES, CheckFinding, FileReport, Skipped
 from shardconv.check.lines import ReadOptions, open_input, read_sites
 from shardconv.check.mesh_rules import MESH_RULES
 from shardconv.check.rules import VALUE_RULES, RuleResult
 from shardconv.check.sites import FileKind, SiteStream
-from shardconv.check.suppress import SuppressionScanner, apply_suppressions
+from shardconv.check.split import PART_BYTES, WHOLE, Part, PartReader, split_file
+from shardconv.check.suppress import Suppression, SuppressionScanner, apply_suppressions
 from shardconv.core.model import Mesh
 from shardconv.core.positions import caret_excerpt
 
@@ -68,11 +70,21 @@ def iter_files(paths: Sequence[str], sel: Selection | Callable[[str], Selection]
 
 
 def findings_of(path: str, sites: Iterable[SiteStream], opts: CheckOptions) -> tuple[list[CheckFinding], int, int, int]:
-    """The findings of one file's sites, its value count, distinct count and dropped count."""
+    """The findings of one file's sites (in file order), its value count, distinct count and dropped count."""
+    out, total, distinct, dropped = _evaluate(path, sites, opts, Numbering())
+    out.sort(key=_position)
+    return out, total, distinct, dropped
+
+
+def _evaluate(
+    path: str, sites: Iterable[SiteStream], opts: CheckOptions, at: Numbering
+) -> tuple[list[CheckFinding], int, int, int]:
+    """``findings_of`` in the order the rules give them (module by module), capped per rule as they come;
+    ``at`` ends where the module numbering ended."""
     out: list[CheckFinding] = []
     per_rule: dict[str, int] = {}
     total = distinct = dropped = 0
-    for module in modules(sites):
+    for module in modules(sites, at):
         ctx = build_context(path, module, opts)
         total += module.total
         distinct += len(module.values)
@@ -85,8 +97,23 @@ def findings_of(path: str, sites: Iterable[SiteStream], opts: CheckOptions) -> t
                     dropped += 1
                     continue
                 out.append(_finding(path, r, opts, module.expected_lines))
-    out.sort(key=lambda f: (f.line, f.col, f.rule))
     return out, total, distinct, dropped
+
+
+def _capped(found: Sequence[CheckFinding], cap: int) -> tuple[list[CheckFinding], int]:
+    """The first ``cap`` findings of each rule, in order, and how many were left out (the parts of a
+    file are capped each: together, the file is capped again)."""
+    per_rule: dict[str, int] = {}
+    kept = []
+    for f in found:
+        n = per_rule[f.rule] = per_rule.get(f.rule, 0) + 1
+        if n <= cap:
+            kept.append(f)
+    return kept, len(found) - len(kept)
+
+
+def _position(f: CheckFinding) -> tuple[int, int, str]:
+    return f.line, f.col, f.rule
 
 
 def _finding(path: str, r: RuleResult, opts: CheckOptions, expected: frozenset[int]) -> CheckFinding:
@@ -175,14 +202,8 @@ def check_file(
     path: str, opts: CheckOptions, read: ReadOptions | None = None, on_read: Callable[[int], None] | None = None
 ) -> FileReport | Skipped:
     """Check one file (``-`` is stdin) in one streaming pass; ``on_read`` hears of every chunk read."""
-    try:
-        with open_input(path) as f:
-            return check_stream(f, path, opts, read, on_read)
-    except OSError as e:
-        reason = e.strerror or str(e)
-        return FileReport(
-            path, "unreadable", (CheckFinding("io-error", "error", path, 1, 1, f"cannot read {path}: {reason}"),)
-        )
+    result = _check_part(path, opts, WHOLE, read, on_read)
+    return result if not isinstance(result, PartReport) else file_report(path, opts, [result])
 
 
 def check_stream(
@@ -193,17 +214,92 @@ def check_stream(
     on_read: Callable[[int], None] | None = None,
 ) -> FileReport | Skipped:
     """The report of one stream: its findings, less those its ``shardconv: ignore[...]`` comments silence."""
-    stream = SuppressionScanner(f, on_read)
-    kind, sites = read_sites(stream, path, read or ReadOptions())
+    return file_report(path, opts, [part_report(f, path, opts, WHOLE, read, on_read)])
+
+
+@dataclass(frozen=True)
+class PartReport:
+    """What one part of a file gives (findings in rule order, capped per rule), before the file's
+    parts are put together and its suppressions applied."""
+
+    kind: FileKind
+    findings: tuple[CheckFinding, ...]
+    total: int
+    distinct: int
+    dropped: int
+    suppressions: tuple[Suppression, ...]
+    modules: int  # module numbers used: the next part's fixes number their modules on from here
+
+
+def part_report(
+    f: BinaryIO,
+    path: str,
+    opts: CheckOptions,
+    part: Part,
+    read: ReadOptions | None = None,
+    on_read: Callable[[int], None] | None = None,
+) -> PartReport:
+    """Check ``part`` of the stream ``f`` (``WHOLE``: all of it, from where it stands)."""
+    inner: BinaryIO = f if part is WHOLE else cast(BinaryIO, PartReader(f, part.start, part.end))
+    stream = SuppressionScanner(inner, on_read, part.resume.line if part.resume is not None else 1)
+    kind, sites = read_sites(stream, path, read or ReadOptions(), part.resume)
+    if kind.skipped:
+        return PartReport(kind, (), 0, 0, 0, (), 0)
+    at = Numbering()
+    found, total, distinct, dropped = _evaluate(path, sites, opts, at)
+    return PartReport(kind, tuple(found), total, distinct, dropped, tuple(stream.found), at.used)
+
+
+def file_report(path: str, opts: CheckOptions, parts: Sequence[PartReport]) -> FileReport | Skipped:
+    """One file's report from its parts, in file order: the per-rule cap and the suppressions apply to
+    the file as a whole, so a file checked in parts reports what it reports checked in one."""
+    kind = parts[0].kind
     if kind.skipped:
         return Skipped(path, kind.reason)
-    found, total, distinct, dropped = findings_of(path, sites, opts)
-    kept = apply_suppressions(found, stream.found, path, report_unused=opts.report_unused)
-    return FileReport(path, kind.kind, tuple(f for f in kept if f.rule not in opts.ignore), total, distinct, dropped)
+    first_modules = accumulate((p.modules for p in parts), initial=0)
+    every = [_renumbered(f, n) for p, n in zip(parts, first_modules) for f in p.findings]
+    found, over = _capped(every, opts.max_per_rule)
+    found.sort(key=_position)
+    suppressions = [s for p in parts for s in p.suppressions]
+    kept = apply_suppressions(found, suppressions, path, report_unused=opts.report_unused)
+    return FileReport(
+        path,
+        kind.kind,
+        tuple(f for f in kept if f.rule not in opts.ignore),
+        sum(p.total for p in parts),
+        sum(p.distinct for p in parts),
+        sum(p.dropped for p in parts) + over,
+    )
 
 
-def _check_one(args: tuple[str, CheckOptions]) -> FileReport | Skipped:
-    return check_file(*args)
+def _renumbered(f: CheckFinding, first_module: int) -> CheckFinding:
+    """``f`` of a part whose modules are numbered from ``first_module`` on in the file (for ``--fix``)."""
+    if f.fix is None or not first_module:
+        return f
+    rewrites = tuple(replace(r, module=r.module + first_module) for r in f.fix.rewrites)
+    return replace(f, fix=replace(f.fix, rewrites=rewrites))
+
+
+def _check_part(
+    path: str,
+    opts: CheckOptions,
+    part: Part,
+    read: ReadOptions | None = None,
+    on_read: Callable[[int], None] | None = None,
+) -> PartReport | FileReport:
+    """``part_report`` of a file by path; a file that cannot be read gives its ``io-error`` report."""
+    try:
+        with open_input(path) as f:
+            return part_report(f, path, opts, part, read, on_read)
+    except OSError as e:
+        reason = e.strerror or str(e)
+        return FileReport(
+            path, "unreadable", (CheckFinding("io-error", "error", path, 1, 1, f"cannot read {path}: {reason}"),)
+        )
+
+
+def _check_task(task: tuple[str, CheckOptions, Part]) -> PartReport | FileReport:
+    return _check_part(*task)
 
 
 PARALLEL_BYTES = 32 << 20  # below this much input, starting worker processes costs more than it saves
@@ -216,20 +312,44 @@ def check_files(
     on_read: Callable[[int], None] | None = None,
 ) -> list[FileReport | Skipped]:
     """``check_file`` over ``files`` (``opts`` may be per file: its project config), in worker processes
-    when ``jobs > 1`` and there is enough to read; results in input order. ``on_read`` hears of the
-    bytes read (per chunk in this process, per file from workers), for a progress bar."""
+    when ``jobs > 1`` and there is enough to read, a large file cut into parts at module starts
+    (``split``); results in input order. ``on_read`` hears of the bytes read (per chunk in this
+    process, per part from workers), for a progress bar."""
     work = [(f, opts(f) if callable(opts) else opts) for f in files]
-    if jobs <= 1 or len(files) <= 1 or "-" in files or _total_size(files) < PARALLEL_BYTES:
+    if jobs <= 1 or "-" in files or _total_size(files) < PARALLEL_BYTES:
+        return [check_file(f, o, on_read=on_read) for f, o in work]
+    tasks = [(f, o, part) for f, o in work for part in _parts(f, jobs)]
+    if len(tasks) == 1:
         return [check_file(f, o, on_read=on_read) for f, o in work]
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=min(jobs, len(files))) as pool:
-        out = []
-        for (f, _), r in zip(work, pool.map(_check_one, work, chunksize=1)):
+    done: dict[str, list[PartReport | FileReport]] = {f: [] for f in files}
+    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
+        for (f, _, part), r in zip(tasks, pool.map(_check_task, tasks, chunksize=1)):
             if on_read is not None:
-                on_read(_total_size([f]))
-            out.append(r)
-        return out
+                on_read((part.end if part.end is not None else _total_size([f])) - part.start)
+            done[f].append(r)
+    return [_joined(f, o, done[f]) for f, o in work]
+
+
+def _joined(path: str, opts: CheckOptions, results: Sequence[PartReport | FileReport]) -> FileReport | Skipped:
+    """A file's report from its parts' results (a part that could not be read stands for the file)."""
+    failed = [r for r in results if isinstance(r, FileReport)]
+    if failed:
+        return failed[0]
+    return file_report(path, opts, [r for r in results if isinstance(r, PartReport)])
+
+
+def _parts(path: str, jobs: int) -> list[Part]:
+    """The parts ``path`` is checked in: several for a large file with module starts to cut at."""
+    try:
+        size = os.path.getsize(path)
+        if size < 2 * PART_BYTES:
+            return [WHOLE]
+        with open(path, "rb") as f:
+            return split_file(f, size, jobs, PART_BYTES)
+    except OSError:  # check_file reports it
+        return [WHOLE]
 
 
 def _total_size(files: Sequence[str]) -> int:
@@ -282,12 +402,15 @@ def check_paths(
 
 __all__ = [
     "FileKind",
+    "PartReport",
     "Selection",
     "check_file",
     "check_files",
     "check_paths",
     "check_text",
+    "file_report",
     "findings_of",
     "iter_files",
     "merge_dump_variants",
+    "part_report",
 ]

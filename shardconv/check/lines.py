@@ -52,6 +52,16 @@ class ReadOptions:
     overlap: int = OVERLAP
 
 
+@dataclass(frozen=True)
+class Resume:
+    """Where a part of a split file begins (a line start: its file offset and line number) and the kind
+    the file's head was sniffed as: a part other than the first is not sniffed again."""
+
+    offset: int
+    line: int
+    kind: FileKind
+
+
 class ByteSource(Protocol):
     """What the scanner reads from: a binary file, stdin, or a wrapper such as the suppression scanner."""
 
@@ -65,15 +75,19 @@ def open_input(path: str) -> BinaryIO:
     return open(path, "rb")
 
 
-def read_sites(stream: ByteSource, path: str, opts: ReadOptions | None = None) -> tuple[FileKind, Iterator[SiteStream]]:
+def read_sites(
+    stream: ByteSource, path: str, opts: ReadOptions | None = None, resume: Resume | None = None
+) -> tuple[FileKind, Iterator[SiteStream]]:
     """Sniff the stream, then lazily yield its value sites in file order (none when it is skipped);
-    with ``opts.repeats`` repeated plain lines come as ``RepeatedSites`` counts."""
+    with ``opts.repeats`` repeated plain lines come as ``RepeatedSites`` counts. With ``resume`` the
+    stream is a part of a file, read from that offset and line on."""
     head = _read_at_least(stream, SNIFF_BYTES)
-    kind = sniff(head)
+    kind = sniff(head) if resume is None else resume.kind
     if kind.skipped:
         return kind, iter(())
     opts = opts or ReadOptions()
-    return kind, _sites(stream, path, head, opts, opts.bulk and opts.repeats and kind.kind in ("mlir", "mixed"))
+    bulk = opts.bulk and opts.repeats and kind.kind in ("mlir", "mixed")
+    return kind, _sites(stream, path, head, opts, bulk, resume.offset if resume else 0, resume.line if resume else 1)
 
 
 def sites_of_bytes(
@@ -103,11 +117,12 @@ def _read_at_least(stream: ByteSource, n: int) -> bytes:
     return b"".join(parts)
 
 
-def _sites(stream: ByteSource, path: str, head: bytes, opts: ReadOptions, bulk: bool) -> Iterator[SiteStream]:
+def _sites(
+    stream: ByteSource, path: str, head: bytes, opts: ReadOptions, bulk: bool, buf_off: int, lineno: int
+) -> Iterator[SiteStream]:
+    """``buf_off`` and ``lineno``: the file offset and line number of ``head[0]``."""
     lines = LineExtractor(path, memo_limit=MEMO_LIMIT if opts.repeats else 0)
     buf = head
-    buf_off = 0  # file offset of buf[0]
-    lineno = 1  # line number at buf[0]
     col_base = 0  # column of buf[0] within its line (non-zero only after a window cut)
     eof = False
     while True:
@@ -328,4 +343,4 @@ def _counts(again: dict[int, tuple[ValueSite, int]]) -> RepeatedSites:
     return out
 
 
-__all__ = ["KEYWORDS", "ReadOptions", "expand", "open_input", "read_sites", "sites_of_bytes"]
+__all__ = ["KEYWORDS", "ReadOptions", "Resume", "expand", "open_input", "read_sites", "sites_of_bytes"]

@@ -30,12 +30,12 @@ class SuppressionScanner:
     """A read-only stream over ``inner`` that records the suppressions in what passes through it and
     reports how many bytes it has read (for a progress bar)."""
 
-    def __init__(self, inner: BinaryIO, on_read: Callable[[int], None] | None = None) -> None:
+    def __init__(self, inner: BinaryIO, on_read: Callable[[int], None] | None = None, line: int = 1) -> None:
         self.inner = inner
         self.on_read = on_read
         self.found: list[Suppression] = []
         self._pending = b""  # the unfinished last line (its tail only, when it is long)
-        self._line = 1  # line number at _pending[0]
+        self._line = line  # line number at _pending[0] (``line``: where the stream starts in its file)
         self._col = 0  # column of _pending[0] in its line (non-zero once a long line's head was dropped)
         self._comment = False  # the dropped head of the current line opened a comment
 
