@@ -9,7 +9,10 @@ the floor of the design: ``check`` start-up (on a one-line module) plus one ``by
 keyword over the corpus (what finding the keyword lines costs with no extraction at all). Then peak
 RSS of ``check`` on the random corpus at 200 MB and 1 GB. Targets: check <= 10x grep, peak RSS < 100 MB.
 ``check`` runs as an installed user has it (bytecode compiled up front: ``runenv``).
-Usage: python bench/scan.py [--size 200] [--big 1000] [--repeat 3] [--jobs 1] [--quick]  (sizes in MB).
+Each corpus is also checked with ``-j`` at the number of cores (the default), which cuts a file at
+module starts into parts for worker processes: grep runs on one core, so the ``-j 1`` ratio is the
+like-for-like one. Peak RSS is of ``-j 1`` (one process; with ``-j N`` each worker holds about as much).
+Usage: python bench/scan.py [--size 200] [--big 1000] [--repeat 3] [--quick]  (sizes in MB).
 """
 
 from __future__ import annotations
@@ -159,7 +162,6 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=200, help="corpus size in MB (default 200)")
     ap.add_argument("--big", type=int, default=1000, help="size for the second RSS measurement (0: skip)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per timing; the median is shown")
-    ap.add_argument("--jobs", type=int, default=1, help="check -j (one file per corpus, so 1 is the fair setting)")
     ap.add_argument("--quick", action="store_true", help="20 MB, no 1 GB run, one run per timing (a smoke test)")
     args = ap.parse_args()
     if args.quick:
@@ -168,7 +170,9 @@ def main() -> None:
     load0 = wait_for_quiet()
     exe = shutil.which("shardconv", path=os.path.dirname(sys.executable)) or shutil.which("shardconv")
     check = [exe] if exe else [sys.executable, "-m", "shardconv"]
-    flags = ["--mesh", "batch=2,model=4", "--format", "json", "-j", str(args.jobs)]
+    flags = ["--mesh", "batch=2,model=4", "--format", "json", "-j", "1"]
+    cores = os.cpu_count() or 1
+    flags_n = [*flags[:-1], str(cores)]
     target = args.size * 1_000_000
     corpora: list[tuple[str, str, Callable[[int], Iterator[str]]]] = [
         ("random-hlo", ".hlo", random_hlo),
@@ -183,8 +187,8 @@ def main() -> None:
     measure([*check, "check", tiny, *flags])  # warm-up: anything compileall missed
     startup = median([*check, "check", tiny, *flags], args.repeat).seconds
     print(f"{'corpus':<13}{'size':>8} | {'grep s':>7} | {'check s':>8}{'MB/s':>7}{'RSS MB':>8} | {'ratio':>7} | "
-          f"floor: start-up {startup:.2f} s + keyword passes")
-    print("-" * 100)
+          f"{f'-j {cores} s':>8}{'ratio':>8} | floor: start-up {startup:.2f} s + keyword passes")
+    print("-" * 118)
     try:
         for name, ext, gen in corpora:
             path = os.path.join(tmp, name + ext)
@@ -192,14 +196,16 @@ def main() -> None:
             subprocess.run(["cat", path], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
             grep = median(["grep", "-c", "sharding", path], args.repeat)
             chk = median([*check, "check", path, *flags], args.repeat)
+            chk_n = median([*check, "check", path, *flags_n], args.repeat)
             passes = statistics.median(keyword_passes(path) for _ in range(args.repeat))
             rows.append((name, nbytes, grep, chk))
             mb = nbytes / 1e6
             floor = startup + passes
             print(f"{name:<13}{mb:>6.0f}MB | {grep.seconds:>7.3f} | {chk.seconds:>8.2f}{mb / chk.seconds:>7.0f}{chk.peak_mb:>8.1f} | "
-                  f"{chk.seconds / grep.seconds:>6.1f}x | {passes:.2f} s: {floor:.2f} s"
+                  f"{chk.seconds / grep.seconds:>6.1f}x | {chk_n.seconds:>8.2f}{chk_n.seconds / grep.seconds:>7.1f}x | "
+                  f"{passes:.2f} s: {floor:.2f} s"
                   f" = {floor / grep.seconds:.1f}x grep"
-                  f"  (exit {chk.rc})", flush=True)
+                  f"  (exit {chk.rc}/{chk_n.rc})", flush=True)
             os.unlink(path)
         rss = [(args.size, rows[0][3].peak_mb)]
         if args.big:
