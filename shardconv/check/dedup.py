@@ -5,7 +5,7 @@ definition of "the same value" every later stage relies on."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from shardconv.check.parse import ParsedValue, parse_value
 from shardconv.check.sites import RepeatedSites, SiteKind, SiteStream, ValueSite
@@ -148,6 +148,22 @@ def modules(sites: Iterable[SiteStream], at: Numbering | None = None) -> Iterato
     yield mod.freeze()
 
 
+def joined(a: ModuleValues, b: ModuleValues) -> ModuleValues:
+    """One module read in two parts (a file cut inside it): ``a``'s values, then ``b``'s new ones, each
+    counted over both, as one pass over the whole module gives them."""
+    merged: dict[Signature, DistinctValue] = {signature(v.site): v for v in a.values}
+    for v in b.values:
+        sig = signature(v.site)
+        old = merged.get(sig)
+        merged[sig] = v if old is None else replace(old, count=old.count + v.count)
+    counts: dict[tuple[Signature, Signature], int] = {}
+    for p in (*a.pairs, *b.pairs):
+        key = (signature(p.hlo.site), signature(p.sdy.site))
+        counts[key] = counts.get(key, 0) + p.count
+    pairs = tuple(ValuePair(merged[h], merged[s], n) for (h, s), n in counts.items())
+    return ModuleValues(a.index, tuple(merged.values()), pairs, a.expected_lines | b.expected_lines, a.total + b.total)
+
+
 def _pair(mod: _Module, on_line: dict[str | None, dict[str, Signature]]) -> None:
     for entry in on_line.values():
         if "hlo" in entry and "sdy" in entry:
@@ -155,4 +171,14 @@ def _pair(mod: _Module, on_line: dict[str | None, dict[str, Signature]]) -> None
             mod.pairs[key] = mod.pairs.get(key, 0) + 1
 
 
-__all__ = ["DistinctValue", "ModuleValues", "Numbering", "Signature", "ValuePair", "modules", "numbered", "signature"]
+__all__ = [
+    "DistinctValue",
+    "ModuleValues",
+    "Numbering",
+    "Signature",
+    "ValuePair",
+    "joined",
+    "modules",
+    "numbered",
+    "signature",
+]

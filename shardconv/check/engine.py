@@ -6,26 +6,20 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from itertools import accumulate
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import BinaryIO, cast
+from typing import BinaryIO
 
 from shardconv.check.config import matches, relative_to
-from shardconv.check.context import CheckOptions, build_context
-from shardconv.check.dedup import Numbering, modules
-from shardconv.check.diagnostics import RULES, CheckFinding, FileReport, Skipped
-from shardconv.check.lines import ReadOptions, open_input, read_sites
-from shardconv.check.mesh_rules import MESH_RULES
-from shardconv.check.rules import VALUE_RULES, RuleResult
-from shardconv.check.sites import FileKind, SiteStream
-from shardconv.check.split import PART_BYTES, WHOLE, Part, PartReader, split_file
-from shardconv.check.suppress import Suppression, SuppressionScanner, apply_suppressions
+from shardconv.check.context import CheckOptions
+from shardconv.check.diagnostics import CheckFinding, FileReport, Skipped
+from shardconv.check.lines import ReadOptions, open_input
+from shardconv.check.parts import PartReport, file_report, part_report
+from shardconv.check.sites import FileKind
+from shardconv.check.split import PART_BYTES, WHOLE, Part, split_file
 from shardconv.core.model import Mesh
-from shardconv.core.positions import caret_excerpt
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache"})
-RULE_ORDER = (*VALUE_RULES, *MESH_RULES)
 
 
 @dataclass(frozen=True)
@@ -67,80 +61,6 @@ def iter_files(paths: Sequence[str], sel: Selection | Callable[[str], Selection]
             yield Skipped(p, "excluded")
         else:
             yield p
-
-
-def findings_of(path: str, sites: Iterable[SiteStream], opts: CheckOptions) -> tuple[list[CheckFinding], int, int, int]:
-    """The findings of one file's sites (in file order), its value count, distinct count and dropped count."""
-    out, total, distinct, dropped = _evaluate(path, sites, opts, Numbering())
-    out.sort(key=_position)
-    return out, total, distinct, dropped
-
-
-def _evaluate(
-    path: str, sites: Iterable[SiteStream], opts: CheckOptions, at: Numbering
-) -> tuple[list[CheckFinding], int, int, int]:
-    """``findings_of`` in the order the rules give them (module by module), capped per rule as they come;
-    ``at`` ends where the module numbering ended."""
-    out: list[CheckFinding] = []
-    per_rule: dict[str, int] = {}
-    total = distinct = dropped = 0
-    for module in modules(sites, at):
-        ctx = build_context(path, module, opts)
-        total += module.total
-        distinct += len(module.values)
-        for rule in RULE_ORDER:
-            for r in rule(ctx):
-                if r.rule in opts.ignore:
-                    continue
-                n = per_rule[r.rule] = per_rule.get(r.rule, 0) + 1
-                if n > opts.max_per_rule:
-                    dropped += 1
-                    continue
-                out.append(_finding(path, r, opts, module.expected_lines))
-    return out, total, distinct, dropped
-
-
-def _capped(found: Sequence[CheckFinding], cap: int) -> tuple[list[CheckFinding], int]:
-    """The first ``cap`` findings of each rule, in order, and how many were left out (the parts of a
-    file are capped each: together, the file is capped again)."""
-    per_rule: dict[str, int] = {}
-    kept = []
-    for f in found:
-        n = per_rule[f.rule] = per_rule.get(f.rule, 0) + 1
-        if n <= cap:
-            kept.append(f)
-    return kept, len(found) - len(kept)
-
-
-def _position(f: CheckFinding) -> tuple[int, int, str]:
-    return f.line, f.col, f.rule
-
-
-def _finding(path: str, r: RuleResult, opts: CheckOptions, expected: frozenset[int]) -> CheckFinding:
-    site = r.at.site
-    rule = RULES[r.rule]
-    col = r.col if r.col is not None else site.col
-    severity = "warning" if rule.id in opts.warn_only and rule.severity == "error" else rule.severity
-    line_text = site.line_text.decode("utf-8", "replace")
-    source = caret_excerpt(line_text, 1, col) if line_text else ""
-    notes = r.notes + ((f"{r.at.count} places hold this value; the first is shown",) if r.at.count > 1 else ())
-    return CheckFinding(
-        rule=rule.id,
-        severity=severity,
-        path=path,
-        line=site.line,
-        col=col,
-        message=r.message,
-        end_line=site.end_line,
-        end_col=site.end_col,
-        source=source,
-        notes=notes,
-        fix=r.fix,
-        blocks_fix=r.blocks_fix,
-        count=r.at.count,
-        expected=site.line in expected,
-        subject=site.value,
-    )
 
 
 # ``module_0001.jit_f.before_optimizations.txt``, ``module_0001.jit_f.cpu_after_optimizations.txt``,
@@ -217,69 +137,6 @@ def check_stream(
     return file_report(path, opts, [part_report(f, path, opts, WHOLE, read, on_read)])
 
 
-@dataclass(frozen=True)
-class PartReport:
-    """What one part of a file gives (findings in rule order, capped per rule), before the file's
-    parts are put together and its suppressions applied."""
-
-    kind: FileKind
-    findings: tuple[CheckFinding, ...]
-    total: int
-    distinct: int
-    dropped: int
-    suppressions: tuple[Suppression, ...]
-    modules: int  # module numbers used: the next part's fixes number their modules on from here
-
-
-def part_report(
-    f: BinaryIO,
-    path: str,
-    opts: CheckOptions,
-    part: Part,
-    read: ReadOptions | None = None,
-    on_read: Callable[[int], None] | None = None,
-) -> PartReport:
-    """Check ``part`` of the stream ``f`` (``WHOLE``: all of it, from where it stands)."""
-    inner: BinaryIO = f if part is WHOLE else cast(BinaryIO, PartReader(f, part.start, part.end))
-    stream = SuppressionScanner(inner, on_read, part.resume.line if part.resume is not None else 1)
-    kind, sites = read_sites(stream, path, read or ReadOptions(), part.resume)
-    if kind.skipped:
-        return PartReport(kind, (), 0, 0, 0, (), 0)
-    at = Numbering()
-    found, total, distinct, dropped = _evaluate(path, sites, opts, at)
-    return PartReport(kind, tuple(found), total, distinct, dropped, tuple(stream.found), at.used)
-
-
-def file_report(path: str, opts: CheckOptions, parts: Sequence[PartReport]) -> FileReport | Skipped:
-    """One file's report from its parts, in file order: the per-rule cap and the suppressions apply to
-    the file as a whole, so a file checked in parts reports what it reports checked in one."""
-    kind = parts[0].kind
-    if kind.skipped:
-        return Skipped(path, kind.reason)
-    first_modules = accumulate((p.modules for p in parts), initial=0)
-    every = [_renumbered(f, n) for p, n in zip(parts, first_modules) for f in p.findings]
-    found, over = _capped(every, opts.max_per_rule)
-    found.sort(key=_position)
-    suppressions = [s for p in parts for s in p.suppressions]
-    kept = apply_suppressions(found, suppressions, path, report_unused=opts.report_unused)
-    return FileReport(
-        path,
-        kind.kind,
-        tuple(f for f in kept if f.rule not in opts.ignore),
-        sum(p.total for p in parts),
-        sum(p.distinct for p in parts),
-        sum(p.dropped for p in parts) + over,
-    )
-
-
-def _renumbered(f: CheckFinding, first_module: int) -> CheckFinding:
-    """``f`` of a part whose modules are numbered from ``first_module`` on in the file (for ``--fix``)."""
-    if f.fix is None or not first_module:
-        return f
-    rewrites = tuple(replace(r, module=r.module + first_module) for r in f.fix.rewrites)
-    return replace(f, fix=replace(f.fix, rewrites=rewrites))
-
-
 def _check_part(
     path: str,
     opts: CheckOptions,
@@ -312,8 +169,8 @@ def check_files(
     on_read: Callable[[int], None] | None = None,
 ) -> list[FileReport | Skipped]:
     """``check_file`` over ``files`` (``opts`` may be per file: its project config), in worker processes
-    when ``jobs > 1`` and there is enough to read, a large file cut into parts at module starts
-    (``split``); results in input order. ``on_read`` hears of the bytes read (per chunk in this
+    when ``jobs > 1`` and there is enough to read, a large file cut into parts (``split``); results
+    in input order. ``on_read`` hears of the bytes read (per chunk in this
     process, per part from workers), for a progress bar."""
     work = [(f, opts(f) if callable(opts) else opts) for f in files]
     if jobs <= 1 or "-" in files or _total_size(files) < PARALLEL_BYTES:
@@ -402,15 +259,11 @@ def check_paths(
 
 __all__ = [
     "FileKind",
-    "PartReport",
     "Selection",
     "check_file",
     "check_files",
     "check_paths",
     "check_text",
-    "file_report",
-    "findings_of",
     "iter_files",
     "merge_dump_variants",
-    "part_report",
 ]

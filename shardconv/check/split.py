@@ -1,6 +1,7 @@
-"""Split: one large file cut at module starts into parts that worker processes check side by side. Each
-part holds whole modules (every rule looks at one module at a time), so checking the parts gives what
-checking the file gives; a file with no module start past its first is one part."""
+"""Split: one large file cut into parts that worker processes check side by side. A cut falls at a module
+start where one is near, else (in HLO) at an instruction line inside a module: that module's values
+from both sides are joined before any rule sees them (``dedup.joined``), so checking the parts gives
+what checking the file gives."""
 
 from __future__ import annotations
 
@@ -10,22 +11,29 @@ from typing import BinaryIO
 
 from shardconv.check.extract import MODULE_START
 from shardconv.check.lines import Resume
+from shardconv.check.sites import FileKind
 from shardconv.check.sniff import SNIFF_BYTES, sniff
 
 PART_BYTES = 16 << 20  # a part is at least this large: a worker's start-up and hand-back cost less
 _WINDOW = 1 << 20
-_OVERLAP = 256  # longer than the part of a line ``_CANDIDATE`` and ``MODULE_START`` look at
+_OVERLAP = 256  # longer than the part of a line the patterns below look at
 # A line that may start a module (``MODULE_START`` confirms it): the byte after its newline.
-_CANDIDATE = re.compile(rb"\n(?=[ \t]*(?:HloModule\s|module\b|//[ \t]*-----))")
+_MODULE_LINE = re.compile(rb"\n(?=[ \t]*(?:HloModule\s|module\b|//[ \t]*-----))")
+# An HLO instruction line (``%name = f32[8]{0} op(...)``, ``ROOT %t = (f32[2], s32[]) tuple(...)``):
+# inside a computation, where nothing from the lines before is open (HLO text has no multi-line values).
+_INSTRUCTION_LINE = re.compile(rb"\n(?=[ \t]*(?:ROOT[ \t]+)?%[\w.\-]+ = (?:\(|[a-z][a-z0-9]*\[))")
 
 
 @dataclass(frozen=True)
 class Part:
     """Bytes ``[resume.offset, end)`` of a file (``resume`` None: from its start, sniffed as usual;
-    ``end`` None: to its end)."""
+    ``end`` None: to its end). ``opens_inside``: it starts inside a module the part before began;
+    ``ends_inside``: the part after starts inside this part's last module."""
 
     resume: Resume | None = None
     end: int | None = None
+    opens_inside: bool = False
+    ends_inside: bool = False
 
     @property
     def start(self) -> int:
@@ -36,38 +44,60 @@ WHOLE = Part()
 
 
 def split_file(f: BinaryIO, size: int, parts: int, min_part: int = PART_BYTES) -> list[Part]:
-    """``f`` (``size`` bytes, seekable) in up to ``parts`` parts of about ``min_part`` bytes or more, each
-    starting at a module start. Reads a window after each cut, and counts the newlines before the last."""
-    head = f.read(SNIFF_BYTES)
-    kind = sniff(head)
+    """``f`` (``size`` bytes, seekable) in up to ``parts`` parts of about ``min_part`` bytes or more.
+    Reads a window or two after each cut, and counts the newlines before the last cut."""
+    kind = sniff(f.read(SNIFF_BYTES))
     n = min(parts, size // min_part)
     if kind.skipped or n < 2:
         return [WHOLE]
-    starts = [0]
+    cuts: list[tuple[int, bool]] = []  # (offset, inside a module)
+    last = 0
     for k in range(1, n):
-        cut = _module_start(f, max(k * size // n, starts[-1] + 1), size)
-        if cut is not None and cut - starts[-1] >= min_part // 2 and size - cut >= min_part // 2:
-            starts.append(cut)
-    if len(starts) == 1:
+        at = max(k * size // n, last + 1)
+        cut = _cut(f, at, size, min_part // 2, kind)
+        if cut is not None and cut[0] - last >= min_part // 2 and size - cut[0] >= min_part // 2:
+            cuts.append(cut)
+            last = cut[0]
+    if not cuts:
         return [WHOLE]
+    starts = [0, *(c for c, _ in cuts)]
+    inside = [False, *(i for _, i in cuts), False]  # inside[k]: part k starts inside a module
     lines = _lines_before(f, starts[1:])
-    ends: list[int | None] = [*starts[2:], None]
-    return [Part(None, starts[1]), *(Part(Resume(s, ln, kind), e) for s, ln, e in zip(starts[1:], lines, ends))]
+    resumes = [None, *(Resume(s, line, kind) for s, line in zip(starts[1:], lines))]
+    ends = [*starts[1:], None]
+    return [Part(resumes[k], ends[k], inside[k], inside[k + 1]) for k in range(len(starts))]
 
 
-def _module_start(f: BinaryIO, at: int, size: int) -> int | None:
-    """Offset of the first line at or after ``at`` that starts a module, searched a window at a time."""
+def _cut(f: BinaryIO, at: int, size: int, reach: int, kind: FileKind) -> tuple[int, bool] | None:
+    """Where to cut at or after ``at``: a module start within ``reach``, else (in HLO) the next
+    instruction line; (offset, whether it is inside a module)."""
+    module = _first_line(f, at, min(size, at + reach), _MODULE_LINE, MODULE_START)
+    if module is not None:
+        return module, False
+    if kind.kind not in ("hlo", "mixed"):
+        return None
+    inside = _first_line(f, at, min(size, at + reach), _INSTRUCTION_LINE)
+    return (inside, True) if inside is not None else None
+
+
+def _first_line(
+    f: BinaryIO, at: int, stop: int, line: re.Pattern[bytes], confirm: re.Pattern[bytes] | None = None
+) -> int | None:
+    """Offset of the first line starting in ``[at, stop)`` that ``line`` finds (and ``confirm`` matches
+    on the line itself), searched a window at a time."""
     pos = at - 1  # from the byte before: a line starting at ``at`` counts
-    while pos < size:
+    while pos < stop:
         f.seek(pos)
         data = f.read(_WINDOW)
-        for m in _CANDIDATE.finditer(data):
+        for m in line.finditer(data):
+            if pos + m.end() >= stop:
+                return None
             line_end = data.find(b"\n", m.end())
-            if MODULE_START.match(data, m.end(), line_end if line_end >= 0 else len(data)):
+            if confirm is None or confirm.match(data, m.end(), line_end if line_end >= 0 else len(data)):
                 return pos + m.end()
         if len(data) < _WINDOW:
             return None
-        pos += _WINDOW - _OVERLAP  # a candidate cut at the window's end is searched again in the next
+        pos += _WINDOW - _OVERLAP  # a line cut at the window's end is searched again in the next
     return None
 
 

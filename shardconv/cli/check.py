@@ -184,7 +184,7 @@ def apply_max_devices(cfg: ProjectConfig) -> None:
     "-j",
     type=click.IntRange(min=1),
     default=None,
-    help="Files checked in parallel, a large one cut at module starts (default: the number of cores).",
+    help="Files checked in parallel, a large one cut into parts (default: the number of cores).",
 )
 @click.option(
     "--verbose",

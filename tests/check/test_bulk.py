@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from shardconv.check.bulk import cut_op_lines
 from shardconv.check.context import CheckOptions
 from shardconv.check.dedup import signature
-from shardconv.check.engine import findings_of
+from shardconv.check.evaluate import findings_of
 from shardconv.check import lines as lines_stage
 from shardconv.check.lines import ReadOptions, read_sites, sites_of_bytes
 from shardconv.formats.detect import parse_mesh_option

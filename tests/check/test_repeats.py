@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from shardconv.check.context import CheckOptions
-from shardconv.check.engine import findings_of
+from shardconv.check.evaluate import findings_of
 from shardconv.check.lines import ReadOptions, read_sites
 from shardconv.formats.detect import parse_mesh_option
 

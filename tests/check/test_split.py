@@ -4,6 +4,7 @@ checked in one: same findings, lines, counts, cap and suppressions."""
 from __future__ import annotations
 
 import json
+import random
 import re
 from pathlib import Path
 
@@ -13,7 +14,8 @@ from check_cli import DUMPS, SEED_MLIR, run
 from shardconv.check import engine
 from shardconv.check.context import CheckOptions
 from shardconv.check.diagnostics import FileReport
-from shardconv.check.engine import check_file, file_report, part_report
+from shardconv.check.engine import check_file
+from shardconv.check.parts import file_report, part_report
 from shardconv.check.extract import MODULE_START
 from shardconv.check.sniff import SNIFF_BYTES, sniff
 from shardconv.check.split import WHOLE, Part, split_file
@@ -90,12 +92,58 @@ def test_every_part_starts_a_module_at_its_line(jax_dumps: Path, tmp_path: Path)
         assert p.resume.kind == sniff(data[:SNIFF_BYTES])
 
 
-def test_a_file_of_one_module_is_one_part(tmp_path: Path) -> None:
-    path = tmp_path / "one.hlo"
-    body = "".join(f"  %a.{i} = f32[8]{{0}} add(%x, %y), sharding={{replicated}}\n" for i in range(5000))
-    path.write_text(f"HloModule m, num_partitions=8\n\nENTRY %e () -> f32[8] {{\n{body}}}\n")
+SHARDINGS = [
+    "{devices=[2,1,4]<=[8] last_tile_dim_replicate}",
+    "{devices=[1,4,2]<=[8] last_tile_dim_replicate}",  # the seed's: XLA's import invents 4x2
+    "{replicated}",
+    "{devices=[4]0,1,2}",  # tile arrays that do not hold their devices
+    "{devices=[4]0,1,3}",
+    "{devices=[4]1,2,3}",
+    "{{devices=[2,4]<=[8]}, {replicated}}",
+]
+
+
+def one_module(lines: int, sdy: bool) -> str:
+    """One large HLO module in random order, unique names and metadata, suppressions along the way;
+    with ``sdy``, a mesh and some values carrying their sdy sharding beside the HLO one (pairs)."""
+    rng = random.Random(7)
+    body = []
+    for i in range(lines):
+        sh = rng.choice(SHARDINGS)
+        shape = "(f32[8,16]{1,0}, f32[8,16]{1,0})" if sh.startswith("{{") else "f32[8,16]{1,0}"
+        pair = ', frontend_attributes={xla.sdy.sharding="#sdy.sharding<@mesh, [{\\"x\\"}, {}]>"}'
+        pair = pair if sdy and i % 7 == 0 else ""
+        ignore = "  /* shardconv: ignore[verify] */\n" if i % 97 == 0 else ""
+        body.append(f'{ignore}  %add.{i} = {shape} add(%p.{rng.randrange(i + 1)}), sharding={sh}{pair}, '
+                    f'metadata={{op_name="jit(f)/add_{i}" source_line={rng.randrange(9999)}}}\n')
+    header = "HloModule big, num_partitions=8"
+    header += ', frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["x"=2, "y"=4]>}}' if sdy else ""
+    return f"{header}\n\nENTRY %main (p.0: f32[8,16]) -> f32[8,16] {{\n{''.join(body)}  ROOT %r = f32[8,16]{{1,0}} copy(%p.0)\n}}\n"
+
+
+@pytest.mark.parametrize("sdy", [False, True])
+@pytest.mark.parametrize("mesh", ["batch=2,model=4", "batch=2,model=2"])
+def test_one_module_cut_inside_reports_what_the_whole_file_reports(tmp_path: Path, mesh: str, sdy: bool) -> None:
+    path = tmp_path / "big.hlo"
+    path.write_text(one_module(20_000, sdy) + SEED_MLIR.read_text())  # then a module whose fix names it by number
+    opts = CheckOptions(mesh=parse_mesh_option(mesh), max_per_rule=2, report_unused=True)
+    whole = check_file(str(path), opts)
+    cut, parts = in_parts(path, opts, 4, path.stat().st_size // 4)
+    assert len(cut) == 4 and all(p.opens_inside for p in cut[1:]) and all(p.ends_inside for p in cut[:-1])
+    assert parts == whole
+    rules = {f.rule for f in whole.findings}
+    assert "verify" in rules and whole.dropped > 0
+    fixes = [f.fix for f in whole.findings if f.fix is not None and f.rule == "distorted-mesh"]
+    assert [{r.module for r in fix.rewrites} for fix in fixes] == ([{1}] if mesh == "batch=2,model=4" else [])
+    # the rules that look at the whole module: XLA's import of all its HLO shardings, or its sdy mesh
+    assert ("mesh-mismatch" if sdy else "import-distorts-mesh" if mesh == "batch=2,model=4" else "device-count-mismatch") in rules
+
+
+def test_an_mlir_module_is_cut_only_at_module_starts(jax_dumps: Path, tmp_path: Path) -> None:
+    path = tmp_path / "one.mlir"
+    path.write_text((jax_dumps / "lowered.mlir").read_text() * 1)
     with path.open("rb") as f:
-        assert split_file(f, path.stat().st_size, 4, 1000) == [WHOLE]
+        assert split_file(f, path.stat().st_size, 4, 100) == [WHOLE]
 
 
 def test_check_splits_a_large_file_across_workers(

@@ -154,7 +154,7 @@ def check_bytes(data: bytes, fix_mesh: Mesh | None = None) -> bool:
     --fix planner. Returns whether the content was treated as IR (not skipped)."""
     from shardconv.check.apply import plan_sites, rewrites_of
     from shardconv.check.context import CheckOptions
-    from shardconv.check.engine import findings_of
+    from shardconv.check.evaluate import findings_of
     from shardconv.check.lines import ReadOptions, read_sites
 
     opts = CheckOptions(mesh=fix_mesh)

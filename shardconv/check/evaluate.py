@@ -1,0 +1,90 @@
+"""Evaluate: the rules over one module's values, each result a ``CheckFinding`` at its value's first
+place, under the per-rule cap (the first ``max_per_rule`` of each rule in a file are kept)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from shardconv.check.context import CheckOptions, build_context
+from shardconv.check.dedup import ModuleValues, modules
+from shardconv.check.diagnostics import RULES, CheckFinding
+from shardconv.check.mesh_rules import MESH_RULES
+from shardconv.check.rules import VALUE_RULES, RuleResult
+from shardconv.check.sites import SiteStream
+from shardconv.core.positions import caret_excerpt
+
+RULE_ORDER = (*VALUE_RULES, *MESH_RULES)
+
+
+class RuleCap:
+    """The per-rule cap over a file's modules as they come; ``dropped`` counts what it held back."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.seen: dict[str, int] = {}
+        self.dropped = 0
+
+    def admit(self, rule: str) -> bool:
+        n = self.seen[rule] = self.seen.get(rule, 0) + 1
+        if n > self.limit:
+            self.dropped += 1
+        return n <= self.limit
+
+
+def module_findings(path: str, module: ModuleValues, opts: CheckOptions, cap: RuleCap) -> list[CheckFinding]:
+    """The findings of one module, in rule order, as far as ``cap`` admits them."""
+    ctx = build_context(path, module, opts)
+    return [
+        _finding(path, r, opts, module.expected_lines)
+        for rule in RULE_ORDER
+        for r in rule(ctx)
+        if r.rule not in opts.ignore and cap.admit(r.rule)
+    ]
+
+
+def findings_of(path: str, sites: Iterable[SiteStream], opts: CheckOptions) -> tuple[list[CheckFinding], int, int, int]:
+    """The findings of one file's sites (in file order), its value count, distinct count and dropped count."""
+    cap = RuleCap(opts.max_per_rule)
+    out: list[CheckFinding] = []
+    total = distinct = 0
+    for module in modules(sites):
+        total += module.total
+        distinct += len(module.values)
+        out.extend(module_findings(path, module, opts, cap))
+    out.sort(key=position)
+    return out, total, distinct, cap.dropped
+
+
+def position(f: CheckFinding) -> tuple[int, int, str]:
+    """The order findings are reported in."""
+    return f.line, f.col, f.rule
+
+
+def _finding(path: str, r: RuleResult, opts: CheckOptions, expected: frozenset[int]) -> CheckFinding:
+    site = r.at.site
+    rule = RULES[r.rule]
+    col = r.col if r.col is not None else site.col
+    severity = "warning" if rule.id in opts.warn_only and rule.severity == "error" else rule.severity
+    line_text = site.line_text.decode("utf-8", "replace")
+    source = caret_excerpt(line_text, 1, col) if line_text else ""
+    notes = r.notes + ((f"{r.at.count} places hold this value; the first is shown",) if r.at.count > 1 else ())
+    return CheckFinding(
+        rule=rule.id,
+        severity=severity,
+        path=path,
+        line=site.line,
+        col=col,
+        message=r.message,
+        end_line=site.end_line,
+        end_col=site.end_col,
+        source=source,
+        notes=notes,
+        fix=r.fix,
+        blocks_fix=r.blocks_fix,
+        count=r.at.count,
+        expected=site.line in expected,
+        subject=site.value,
+    )
+
+
+__all__ = ["RULE_ORDER", "RuleCap", "findings_of", "module_findings", "position"]
