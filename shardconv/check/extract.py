@@ -37,31 +37,29 @@ _RX = re.compile(
     re.VERBOSE,
 )
 
-# Every _RX match holds one of these within _REACH bytes of its start (``mhlo.spmd_output_sharding``
-# is the farthest, 17), so ``bytes.find`` can skip text no match can start in, at memchr speed.
-_NEEDLES = (
-    b"sharding",
-    b"sdy.",
-    b"num_partitions",
-    b"manual_axes",
-    b"unspecified_dims",
-    b"expected-error",
-    b"stablehlo.mesh",
-    b"replica_group_mesh_axes",
-)
+# Every _RX match holds one of these, and the first one in it sits at one of a few distances from the
+# match's start (no needle occurs before it in the match): where a needle is found, only those starts
+# can begin a match whose first needle it is, so ``_search`` tries ``_RX.match`` there and nowhere else.
+_NEEDLE_STARTS: dict[bytes, tuple[int, ...]] = {
+    b"sharding": (17, 5, 4, 3, 0),  # mhlo.spmd_output_, mhlo., out_, in_, sharding= / sharding=<
+    b"sdy.": (4, 1, 0),  # xla.sdy., #sdy., sdy.mesh / sdy.sharding_constraint
+    b"num_partitions": (5, 0),  # mhlo.num_partitions, num_partitions=
+    b"manual_axes": (0,),
+    b"unspecified_dims": (0,),
+    b"expected-error": (0,),
+    b"stablehlo.mesh": (0,),
+    b"replica_group_mesh_axes": (0,),
+}
+_NEEDLES = tuple(_NEEDLE_STARTS)
+_STARTS = tuple(_NEEDLE_STARTS.values())
 # Where a module begins (its meshes and num_partitions start afresh): HLO, MLIR, or a lit/pass-dump split.
 MODULE_START = re.compile(rb"\s*(?:HloModule\s|module\b|//\s*-----)")
-_REACH = 32
-_HEAD = 1 << 16  # a match head (``key = "`` up to its opening quote or bracket) is far shorter than this
-# Past this much line after a needle, a failed search would try every start to the line's end (a long
-# HloModule header, a signature): the starts within _REACH before the needle are tried one by one
-# instead. Any match starting later holds a later needle, so the loop finds it there.
-_LONG = 128
 
 
 def _search(text: bytes, pos: int, nexts: list[int]) -> re.Match[bytes] | None:
-    """``_RX.search(text, pos)``, but the regex runs only near a needle, so a long line without keywords
-    costs grep time. ``nexts`` caches each needle's next offset (-1: not looked up yet; len: none left)."""
+    """``_RX.search(text, pos)``, but the regex is tried only at the few starts a needle allows, so a
+    long line without keywords costs grep time and one with them a handful of anchored matches.
+    ``nexts`` caches each needle's next offset (-1: not looked up yet; len: none left)."""
     n = len(text)
     while True:
         for i, k in enumerate(_NEEDLES):
@@ -71,17 +69,12 @@ def _search(text: bytes, pos: int, nexts: list[int]) -> re.Match[bytes] | None:
         hit = min(nexts)
         if hit >= n:
             return None
-        if n - hit > _LONG:  # far from the end of the line: try only the starts a match at this needle can have
-            for start in range(max(pos, hit - _REACH), hit + 1):
-                m = _RX.match(text, start)
-                if m is not None:
-                    return m
-            pos = hit + 1
-            continue
-        end = min(n, hit + _HEAD)
-        m = _RX.search(text, max(pos, hit - _REACH), end)
-        if m is not None:
-            return _RX.search(text, m.start()) if m.end() >= end else m  # cut by ``end``: redo unbounded
+        # The needles at ``hit`` (two may begin there) and the starts they allow, leftmost first.
+        starts = {hit - d for i, at in enumerate(nexts) if at == hit for d in _STARTS[i] if hit - d >= pos}
+        for start in sorted(starts):
+            m = _RX.match(text, start)
+            if m is not None:
+                return m
         pos = hit + 1
 
 
