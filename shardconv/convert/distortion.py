@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from shardconv.convert.factoring import common_factors
 from shardconv.convert.to_sdy import SdyValue, to_sdy
@@ -86,8 +87,10 @@ def analyse_import(
     return ImportAnalysis(invented, distorts=True, causes=tuple(causes))
 
 
+@lru_cache(maxsize=1 << 12)
 def on_global(h: HloSharding, glob: Mesh, rank: int | None) -> SdyValue:
-    """The sharding ``h`` is on the real global mesh (raises NotExpressibleError when it has none)."""
+    """The sharding ``h`` is on the real global mesh (raises NotExpressibleError when it has none).
+    Cached: a log of many compilations asks it of the same few shardings module after module."""
     try:
         return to_sdy(h, glob, rank=None if h.kind is Kind.TUPLE else rank)
     except NotExpressibleError:
