@@ -46,6 +46,7 @@ _OPEN_TAIL = frozenset(b"= \t\r")  # the last byte of such a line
 @dataclass(frozen=True)
 class ReadOptions:
     repeats: bool = True  # plain HLO lines already seen give their first sites again (False for --fix)
+    named: bool = False  # with repeats: each repeat gives its own sites (the first's re-pointed: name, span)
     bulk: bool = True  # with repeats, in MLIR: plain sdy op lines cut out of whole regions (False: line by line)
     chunk: int = CHUNK
     max_line: int = MAX_LINE
@@ -73,7 +74,8 @@ def read_sites(stream: ByteSource, path: str, opts: ReadOptions | None = None) -
     if kind.skipped:
         return kind, iter(())
     opts = opts or ReadOptions()
-    return kind, _sites(stream, path, head, opts, opts.bulk and opts.repeats and kind.kind in ("mlir", "mixed"))
+    bulk = opts.bulk and opts.repeats and not opts.named and kind.kind in ("mlir", "mixed")
+    return kind, _sites(stream, path, head, opts, bulk)
 
 
 def sites_of_bytes(
@@ -104,7 +106,7 @@ def _read_at_least(stream: ByteSource, n: int) -> bytes:
 
 
 def _sites(stream: ByteSource, path: str, head: bytes, opts: ReadOptions, bulk: bool) -> Iterator[SiteStream]:
-    lines = LineExtractor(path, memo_limit=MEMO_LIMIT if opts.repeats else 0)
+    lines = LineExtractor(path, memo_limit=MEMO_LIMIT if opts.repeats else 0, named=opts.named)
     buf = head
     buf_off = 0  # file offset of buf[0]
     lineno = 1  # line number at buf[0]

@@ -88,7 +88,7 @@ def responsible_pass(before: Dump, after: Dump) -> str:
 def split_dumps(
     sites: Iterable[SiteStream], path: str, first_index: int, base: Dump | None = None, line_base: int = 0
 ) -> Iterator[DumpSites]:
-    """The dumps of one file's site stream (read with repeats off), each as soon as the next begins.
+    """The dumps of one file's site stream (read with named repeats), each as soon as the next begins.
     ``base`` names the file's one dump when the log itself has no headers (an XLA per-pass file);
     ``line_base`` is the line before the first one read (0 for a whole file)."""
     current: DumpSites | None = None
@@ -96,7 +96,7 @@ def split_dumps(
     index = first_index
     for site in sites:
         if not isinstance(site, ValueSite):
-            raise TypeError("split_dumps needs every site: read the log with ReadOptions(repeats=False)")
+            raise TypeError("split_dumps needs every site: read the log with ReadOptions(named=True)")
         if site.kind is not SiteKind.MODULE_START:
             if current is None:
                 current = DumpSites(_plain(index, path, site.line + line_base, base, None), line_base=line_base)

@@ -1,5 +1,6 @@
-"""The I/O edge of trace/: reads logs with check's streaming reader (every site, repeats off: names
-matter here) and follows each value from dump to dump, holding one dump at a time."""
+"""The I/O edge of trace/: reads logs with check's streaming reader (every site with its own value
+name: a repeated line re-pointed, not re-extracted) and follows each value from dump to dump, holding
+one dump at a time."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from shardconv.trace.pieces import Piece, is_pass_log, pieces
 from shardconv.trace.values import DumpFacts, Observation, dump_facts, observations
 
 ValueFilter = Callable[[str], bool]
-_EVERY_SITE = ReadOptions(repeats=False)
+_EVERY_SITE = ReadOptions(named=True)  # every site with its own name; a repeated line costs a replace()
 
 
 class LogError(ShardingValidationError):

@@ -162,12 +162,15 @@ def observations(
     out: dict[str, list[Observation]] = {}
     func: str | None = None
     params, root = _entry_lines(sites)
+    line_text, on_signature = b"", False  # the line the last site sat on (a signature holds many)
     for s in sites:
-        if b"func.func" in s.line_text and (f := _FUNC.search(s.line_text)) is not None:
-            func = f.group(1).decode().strip('"')
+        if s.line_text is not line_text:
+            line_text, on_signature = s.line_text, b"func.func" in s.line_text
+            if on_signature and (f := _FUNC.search(line_text)) is not None:
+                func = f.group(1).decode().strip('"')
         if s.kind not in SHARDING_KINDS or not s.value or s.value == "module":
             continue
-        key = _key(s, func, params.get(s.line), s.line == root)
+        key = _key(s, func, params.get(s.line), s.line == root, on_signature)
         if key is None:
             continue
         parsed, err = parse_value(s.kind, s.text, s.data)
@@ -190,14 +193,13 @@ def _entry_lines(sites: Sequence[ValueSite]) -> tuple[dict[int, int], int]:
     return {line: n for n, line in last_param.items()}, root
 
 
-def _key(s: ValueSite, func: str | None, param: int | None, root: bool) -> str | None:
+def _key(s: ValueSite, func: str | None, param: int | None, root: bool, on_signature: bool) -> str | None:
     """The value's key; None for a function result outside a signature (nothing to follow)."""
     name = s.value or ""
     if param is not None:
         return f"arg[{param}]"
     if root:
         return "result"
-    on_signature = b"func.func" in s.line_text
     m = _ARG.match(name)
     if on_signature and m is not None:
         name = f"arg[{m.group(1)}]"
