@@ -212,6 +212,7 @@ def _key(s: ValueSite, func: str | None, param: int | None, root: bool, on_signa
 
 
 Element = tuple[str, str, HloSharding | TensorSharding | None]
+Tensor = tuple[str, HloSharding | TensorSharding]  # one tensor's sharding as printed, and its value
 
 
 def _elements(key: str, s: ValueSite, parsed: ParsedValue | None) -> list[Element]:
@@ -219,17 +220,28 @@ def _elements(key: str, s: ValueSite, parsed: ParsedValue | None) -> list[Elemen
     entry root's elements are ``result[i]``), anything else itself."""
     if key == "result" and not (isinstance(parsed, HloSharding) and parsed.kind is Kind.TUPLE):
         return [("result[0]", s.text, parsed if isinstance(parsed, HloSharding) else None)]
-    items: list[HloSharding | TensorSharding]
-    if isinstance(parsed, HloSharding) and parsed.kind is Kind.TUPLE:
-        items = list(parsed.elements)
-    elif isinstance(parsed, TensorShardingPerValue):
-        items = list(parsed.shardings)
-    else:
+    tensors = _tensors(s.kind, s.text, s.data)
+    if tensors is None:
         return [(key, s.text, parsed if isinstance(parsed, (HloSharding, TensorSharding)) else None)]
-    if len(items) == 1 and key != "result":
-        return [(key, str(items[0]), items[0])]
-    names = [f"result[{i}]" if key == "result" else f"{key}#{i}" for i in range(len(items))]
-    return [(n, str(e), e) for n, e in zip(names, items)]
+    if len(tensors) == 1 and key != "result":
+        return [(key, *tensors[0])]
+    names = [f"result[{i}]" if key == "result" else f"{key}#{i}" for i in range(len(tensors))]
+    return [(n, *t) for n, t in zip(names, tensors)]
+
+
+@lru_cache(maxsize=1 << 14)
+def _tensors(kind: SiteKind, text: str, data: bytes | None) -> tuple[Tensor, ...] | None:
+    """Each element of a tuple / per-value sharding, as printed, with its value; None for any other
+    value. Cached by the site's text, as ``parse_value`` is: printing costs far more than the lookup."""
+    parsed, _ = parse_value(kind, text, data)
+    items: tuple[HloSharding | TensorSharding, ...]
+    if isinstance(parsed, HloSharding) and parsed.kind is Kind.TUPLE:
+        items = tuple(parsed.elements)
+    elif isinstance(parsed, TensorShardingPerValue):
+        items = tuple(parsed.shardings)
+    else:
+        return None
+    return tuple((str(e), e) for e in items)
 
 
 def _observe(
