@@ -5,6 +5,7 @@ one dump at a time."""
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
@@ -173,16 +174,23 @@ def diff_paths(a: str, b: str, keep: ValueFilter = lambda key: True) -> Iterator
 
 
 
+_LISTED = re.compile(r":(?:in|out)(?:\[\d+\])?$")  # a manual computation's operand / result
+
+
 def value_filter(names: Sequence[str]) -> ValueFilter:
     """``--value``: a key matches a name given whole (``@f:%3``), without its function (``%3``,
-    ``arg[0]``) or without its ``%`` (``dot.2``); no names keep every value."""
+    ``arg[0]``) or without its ``%`` (``dot.2``); ``%r`` also matches ``%r#1`` and a manual computation's
+    ``%r:in[0]`` / ``%r:out[1]``. No names keep every value."""
     wanted = {n.strip() for n in names}
     if not wanted:
         return lambda key: True
 
     def keep(key: str) -> bool:
-        local = key.rpartition(":")[2] if key.startswith("@") else key
-        return bool({key, local, local.lstrip("%"), local.partition("#")[0]} & wanted)
+        listed = _LISTED.search(key)
+        head = key[: listed.start()] if listed is not None else key
+        local = head.rpartition(":")[2] if head.startswith("@") else head  # function names may hold ":"
+        whole = local + (listed.group() if listed is not None else "")
+        return bool({key, whole, whole.lstrip("%"), local.partition("#")[0], local, local.lstrip("%")} & wanted)
 
     return keep
 

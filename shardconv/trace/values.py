@@ -17,7 +17,10 @@ from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding, TensorShardingPerValue
 from shardconv.core.placement import Placement, placement
 
-SHARDING_KINDS = frozenset({SiteKind.HLO, SiteKind.SDY_SHARDING, SiteKind.SDY_SHARDING_BARE, SiteKind.SDY_PER_VALUE})
+SHARDING_KINDS = frozenset({
+    SiteKind.HLO, SiteKind.SDY_SHARDING, SiteKind.SDY_SHARDING_BARE, SiteKind.SDY_PER_VALUE,
+    SiteKind.SDY_PER_VALUE_LIST,
+})
 ENTRY = "main"  # the function whose arguments and results go by bare position (``arg[0]``)
 _FUNC = re.compile(rb"\bfunc\.func\s+(?:(?:public|private|nested)\s+)?@([\w$.\-]+|\"[^\"]*\")")
 _ARG = re.compile(r"^%arg(\d+)$")
@@ -41,7 +44,7 @@ class Observation:
     """One value as one dump shards it. Its placement is worked out only when asked (most values stay
     as they were from dump to dump, and equal inputs need no placement to compare)."""
 
-    key: str  # "arg[0]", "result[1]", "%3", "%dot.2", "@f:arg[0]", "%r#1"
+    key: str  # "arg[0]", "result[1]", "%3", "%dot.2", "@f:arg[0]", "%r#1", "%r:in[0]" (a manual computation's)
     form: str  # "hlo" | "sdy"
     text: str  # the sharding as written (one element of a tuple / per-value sharding: as printed)
     value: HloSharding | TensorSharding | None  # None: the text does not parse (``parse_error``)
@@ -174,7 +177,8 @@ def observations(
         if key is None:
             continue
         parsed, err = parse_value(s.kind, s.text, s.data)
-        for k, text, v in _elements(key, s, parsed):
+        elements = _listed(key, s) if s.kind is SiteKind.SDY_PER_VALUE_LIST else _elements(key, s, parsed)
+        for k, text, v in elements:
             out.setdefault(k, []).append(_observe(dump, k, s, text, v, facts, err, line_base))
     return out
 
@@ -227,6 +231,16 @@ def _elements(key: str, s: ValueSite, parsed: ParsedValue | None) -> list[Elemen
         return [(key, *tensors[0])]
     names = [f"result[{i}]" if key == "result" else f"{key}#{i}" for i in range(len(tensors))]
     return [(n, *t) for n, t in zip(names, tensors)]
+
+
+def _listed(key: str, s: ValueSite) -> list[Element]:
+    """A manual computation's ``in_shardings`` / ``out_shardings``: ``%r:in[i]`` per operand and
+    ``%r:out[i]`` per result (``%r:in`` alone for a list that does not parse)."""
+    side = "in" if s.site == "in_shardings" else "out"
+    tensors = _tensors(s.kind, s.text, s.data)
+    if tensors is None:
+        return [(f"{key}:{side}", s.text, None)]
+    return [(f"{key}:{side}[{i}]", *t) for i, t in enumerate(tensors)]
 
 
 @lru_cache(maxsize=1 << 14)
