@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from shardconv.check.sites import SiteKind, SiteStream, ValueSite
@@ -58,11 +58,13 @@ class Dump:
 @dataclass
 class DumpSites:
     """A dump and the value sites found in it, in file order (module headers left out); the sites'
-    lines count from ``line_base`` + 1 (the dump was read out of a piece of its file)."""
+    lines count from ``line_base`` + 1 (the dump was read out of a piece of its file). ``names``: every
+    value the dump defines, sharded or not (see trace/names.py)."""
 
     dump: Dump
     sites: list[ValueSite] = field(default_factory=list)
     line_base: int = 0
+    names: Mapping[bytes, bytes] = field(default_factory=dict)  # value name -> its op or type
 
 
 @dataclass(frozen=True)

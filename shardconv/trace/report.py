@@ -72,8 +72,8 @@ def change_dict(c: Change) -> dict[str, Any]:
         "pass": c.pass_name,
         "value": c.value,
         "kind": c.kind,
-        "before": _side_dict(c.before),
-        "after": _side_dict(c.after),
+        "before": _side_dict(c.before) if c.before is not None else None,
+        "after": _side_dict(c.after) if c.after is not None else None,
         "devices": list(c.devices),
     }
 
@@ -99,8 +99,8 @@ def ordered(changes: list[Change], *, by_kind: bool) -> list[Change]:
     kinds first, for ``diff``)."""
     rank = {k: i for i, k in enumerate(KINDS)}
     if by_kind:
-        return sorted(changes, key=lambda c: (rank[c.kind], c.after.dump))
-    return sorted(changes, key=lambda c: (c.after.dump, rank[c.kind]))
+        return sorted(changes, key=lambda c: (rank[c.kind], c.dump))
+    return sorted(changes, key=lambda c: (c.dump, rank[c.kind]))
 
 
 # ---- text ------------------------------------------------------------------------------------------
@@ -116,9 +116,11 @@ def print_changes(console: Console, changes: list[Change], dumps: dict[int, Dump
     if not changes:
         return
     first = changes[0]
-    after = dumps[first.after.dump]
+    after = dumps[first.dump]
     # two modules with no pass between them are named by their files
-    title = f"{_short(first.before.path)} -> {_short(first.after.path)}" if after.pass_name is None else first.pass_name
+    title = first.pass_name
+    if after.pass_name is None:
+        title = f"{_short(_before_path(first, dumps))} -> {_short(after.path)}"
     heading = Text(title, style="bold" if color else "")
     label = "" if after.label == title else f"{after.label}, "
     detail = f"  (dump {after.index}: {label}{_short(after.path)}:{after.line})"
@@ -142,11 +144,18 @@ def _print_change(console: Console, c: Change, color: bool) -> None:
     line.append(f" {c.value}")
     console.print(line, soft_wrap=True)
     for label, o in (("before", c.before), ("after", c.after)):
-        console.print(Text(f"    {label:<6} {o.text}{_on_mesh(o)}  [{_short(o.path)}:{o.line}]"), soft_wrap=True)
-    if c.kind == "placement":
+        side = "no sharding" if o is None else f"{o.text}{_on_mesh(o)}  [{_short(o.path)}:{o.line}]"
+        console.print(Text(f"    {label:<6} {side}"), soft_wrap=True)
+    if c.kind == "placement" and c.before is not None and c.after is not None:
         _print_grids(console, c, color)
         console.print(Text(f"    devices {compress_ids(c.devices)} now hold different data",
                            style="red" if color else ""), soft_wrap=True)
+
+
+def _before_path(c: Change, dumps: dict[int, Dump]) -> str:
+    """The file of a change's earlier side: its own, or (a value that gained its sharding: compared
+    with the dump right before) that dump's."""
+    return c.before.path if c.before is not None else dumps[c.dump - 1].path
 
 
 def _on_mesh(o: Observation) -> str:
@@ -161,7 +170,7 @@ def _print_grids(console: Console, c: Change, color: bool) -> None:
 
     from shardconv.ui.tiles import render_placement
 
-    assert c.before.place is not None and c.after.place is not None
+    assert c.before is not None and c.after is not None and c.before.place is not None and c.after.place is not None
     half = max(20, (console.width - 8) // 2)
     sides = Table.grid(padding=(0, 4))
     sides.add_column()

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import io
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
-from typing import BinaryIO, cast
+from typing import BinaryIO
 
 from shardconv.check.lines import ReadOptions, open_input, read_sites
 from shardconv.check.sniff import SNIFF_BYTES
 from shardconv.core.errors import ShardingValidationError
-from shardconv.trace.changes import Change, classify, counterparts
+from shardconv.trace.changes import Change, classify, counterparts, preferred
 from shardconv.trace.dumps import (
     Dump,
     DumpSites,
@@ -25,6 +26,7 @@ from shardconv.trace.dumps import (
     split_dumps,
     xla_step,
 )
+from shardconv.trace.names import NameScanner, Names, names_in, same_value
 from shardconv.trace.pieces import Piece, is_pass_log, pieces
 from shardconv.trace.values import DumpFacts, Observation, dump_facts, observations
 
@@ -56,10 +58,13 @@ def read_dumps(path: str, first_index: int, base: Dump | None = None) -> Iterato
         if is_pass_log(head):
             yield from _pass_log(stream, head, path, first_index, base)
             return
-        kind, sites = read_sites(cast(BinaryIO, _Replay(head, stream)), path, _EVERY_SITE)
+        source = NameScanner(_Replay(head, stream))
+        kind, sites = read_sites(source, path, _EVERY_SITE)
         if kind.skipped:
             raise LogError(f"{path}: {kind.reason}")
-        yield from split_dumps(sites, path, first_index, base)
+        for ds in split_dumps(sites, path, first_index, base):
+            ds.names = source.take()
+            yield ds
 
 
 def _pass_log(stream: BinaryIO, head: bytes, path: str, index: int, base: Dump | None) -> Iterator[DumpSites | Repeat]:
@@ -79,6 +84,9 @@ def _pass_log(stream: BinaryIO, head: bytes, path: str, index: int, base: Dump |
             last = None
             continue
         dumps = list(split_dumps(sites, path, index, base, piece.line - 1))
+        names = names_in(piece.data) if dumps else {}
+        for ds in dumps:
+            ds.names = names  # a piece is one dump but in a log split only at its modules
         yield from dumps
         found = found or bool(dumps)
         index += len(dumps)
@@ -104,42 +112,79 @@ class _Replay:
         return out
 
 
+FORGET = 64  # fresh dumps a value may be missing from (another function's dumps) and still be compared
+
+
+@dataclass(frozen=True)
+class _Fresh:
+    """The last dump read fresh: its values, and every name it defines."""
+
+    dump: Dump
+    seen: dict[str, list[Observation]]
+    names: Names
+
+
 def follow(
     dumps: Iterator[DumpSites | Repeat], keep: ValueFilter = lambda key: True
 ) -> Iterator[Seen | Change]:
     """Each dump as it is read, then the changes of its values against the last dump each value was
-    seen in (placement computed on the mesh in force in each dump)."""
-    last: dict[str, tuple[Dump, list[Observation]]] = {}  # by key: the dump last read fresh that held it
+    seen in (placement computed on the mesh in force in each dump), and against the dump before: a value
+    it defines with a sharding on one side only gained or lost it. A value missing from the last
+    ``FORGET`` dumps read fresh is forgotten (memory stays flat whatever the names)."""
+    # by key, oldest sighting first: the dump last read fresh that held it, and that dump's count
+    last: OrderedDict[str, tuple[Dump, list[Observation], int]] = OrderedDict()
     copies: dict[int, tuple[Dump, int]] = {}  # a dump read fresh -> its latest copy (Repeat), lines moved
     facts: DumpFacts | None = None
-    seen: dict[str, list[Observation]] = {}
-    fresh: Dump | None = None
+    previous: _Fresh | None = None
+    count = 0
     for ds in dumps:
         if isinstance(ds, Repeat):  # the dump before again: no change, its values now sit here too
-            assert fresh is not None
-            moved = copies[fresh.index][1] if fresh.index in copies else 0
-            copies[fresh.index] = (ds.dump, moved + ds.delta)
-            yield Seen(ds.dump, len(seen))
+            assert previous is not None
+            index = previous.dump.index
+            copies[index] = (ds.dump, (copies[index][1] if index in copies else 0) + ds.delta)
+            yield Seen(ds.dump, len(previous.seen))
             continue
         facts = dump_facts(ds.dump.path, ds.sites, facts)
         seen = observations(ds.dump.index, ds.dump.path, ds.sites, facts, ds.line_base)
-        fresh = ds.dump
+        count += 1
         yield Seen(ds.dump, len(seen))
         for key, obs in seen.items():
             if not keep(key):
                 continue
             prev = last.get(key)
-            last[key] = (ds.dump, obs)
+            last[key] = (ds.dump, obs, count)
+            last.move_to_end(key)
+            if previous is not None and key not in previous.seen and same_value(previous.names, ds.names, key):
+                before, _ = _cited(previous.dump, None, copies)
+                yield Change("placement", key, responsible_pass(before, ds.dump), ds.dump.index, None, preferred(obs))
+                continue
             if prev is None:
                 continue
-            before, (a, b) = prev[0], counterparts(prev[1], obs)
-            copy = copies.get(before.index)
-            if copy is not None:  # compare with the latest copy: cite it
-                before = copy[0]
-                a = replace(a, dump=before.index, line=a.line + copy[1])
-            change = classify(a, b, responsible_pass(before, ds.dump))
+            a, b = counterparts(prev[1], obs)
+            before, cited = _cited(prev[0], a, copies)
+            assert cited is not None
+            change = classify(cited, b, responsible_pass(before, ds.dump))
             if change is not None:
                 yield change
+        if previous is not None:
+            for key, obs in previous.seen.items():
+                if key not in seen and keep(key) and same_value(previous.names, ds.names, key):
+                    before, lost = _cited(previous.dump, preferred(obs), copies)
+                    yield Change("placement", key, responsible_pass(before, ds.dump), ds.dump.index, lost, None)
+        while last and next(iter(last.values()))[2] <= count - FORGET:
+            last.popitem(last=False)
+        previous = _Fresh(ds.dump, seen, ds.names)
+
+
+def _cited(
+    dump: Dump, o: Observation | None, copies: dict[int, tuple[Dump, int]]
+) -> tuple[Dump, Observation | None]:
+    """A dump read fresh and one of its values, as the latest copy of that dump (a Repeat) shows them:
+    a change is cited against the copy right before it."""
+    copy = copies.get(dump.index)
+    if copy is None:
+        return dump, o
+    return copy[0], None if o is None else replace(o, dump=copy[0].index, line=o.line + copy[1])
 
 
 def trace_paths(paths: Sequence[str], keep: ValueFilter = lambda key: True) -> Iterator[Seen | Change]:

@@ -92,8 +92,13 @@ def test_mlir_ir_printing_logs(logs: Path, log: str, capsys: pytest.CaptureFixtu
 
 
 def test_xla_pass_dumps_are_read_in_step_order(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No pass moves data; the partitioner strips the instructions' shardings (per-device code from
+    there on) and Shardy's propagation gives every op one: placement changes with one side null."""
     code, doc = run_json(["trace", str(logs / "xla")], capsys)
-    assert code == 0 and changes(doc, "placement") == []
+    assert code == 1 and [c for c in changes(doc, "placement") if c["before"] and c["after"]] == []
+    lost = {c["pass"] for c in changes(doc, "placement") if c["after"] is None}
+    gained = {c["pass"] for c in changes(doc, "placement") if c["before"] is None}
+    assert (lost, gained) == ({"spmd-partitioning"}, {"propagation"})
     hlo = [d for d in doc["dumps"] if d["pipeline"] != "shardy"]
     files = [Path(d["file"]).name for d in hlo]
     assert files[0].endswith(".before_optimizations.txt")
@@ -200,3 +205,32 @@ def test_colour_only_when_asked_for_a_terminal(
     _, plain, _ = run(["trace", str(import_log)], capsys)
     assert "\x1b[" in coloured and "\x1b[" not in plain
     assert re.sub(r"\x1b\[[0-9;]*m", "", coloured).replace(" \n", "\n") == plain.replace(" \n", "\n")
+
+
+def test_a_value_that_gains_or_loses_its_sharding(
+    logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Shardy's stage modules before and after propagation: every op gains a sharding, and going back
+    loses it; the same module with other SSA names (a pass that renames) reports nothing."""
+    stage = sorted((logs / "xla" / "shardy").glob("*/*.mlir"))
+    before, after = (next(p for p in stage if p.name.startswith(n)).read_text() for n in ("01.", "02."))
+    log = tmp_path / "passes.log"
+    log.write_text("".join(header("After", n, n.lower()) + m + "\n" for n, m in (
+        ("Import", before), ("Propagate", after), ("Rename", renamed(after)), ("Strip", renamed(before)),
+    )))
+    code, doc = run_json(["trace", str(log)], capsys)
+    assert code == 1
+    got = {(c["pass"], c["value"], c["before"] is None, c["after"] is None) for c in changes(doc)}
+    assert got == {("Propagate", k, True, False) for k in ("%0", "%1", "%3")} | {
+        ("Strip", k, False, True) for k in ("%v0", "%v1", "%v3")
+    }
+    gained = next(c for c in changes(doc) if c["value"] == "%1")
+    assert gained["after"]["text"] == '#sdy.sharding<@mesh, [{"batch"}, {}]>' and gained["kind"] == "placement"
+    code, out, _ = run(["trace", str(log), "--value", "%1"], capsys)
+    assert "    before no sharding\n" in out
+    assert out.rstrip().endswith("1 placement change, 0 mesh changes, 0 spelling changes")
+
+
+def renamed(module: str) -> str:
+    """``module`` with its numbered SSA values renamed (``%3`` -> ``%v3``), as a pass that renumbers."""
+    return re.sub(r"%(\d+)", r"%v\1", module)
