@@ -188,7 +188,15 @@ def _cited(
 
 
 def trace_paths(paths: Sequence[str], keep: ValueFilter = lambda key: True) -> Iterator[Seen | Change]:
-    """``shardconv trace``: every sequence of dumps in ``paths`` (see ``log_sequences``), followed."""
+    """``shardconv trace``: every sequence of dumps in ``paths`` (see ``log_sequences``), followed: a
+    ``Seen`` per dump as it is read, then a ``Change`` per value that changed in it. From examples/:
+
+    >>> import shardconv as sc
+    >>> for item in sc.trace_paths(["seed-before-import.mlir", "seed-pass-log.txt"]):
+    ...     if isinstance(item, sc.Change) and item.before is not None and item.after is not None:
+    ...         print(item.kind, item.value, item.pass_name, item.devices, item.after.text)
+    placement arg[0] Before AnalyzeMeshPass (1, 2, 3, 4, 5, 6) #sdy.sharding<@mesh, [{}, {"_axis_0"}]>
+    """
     sequences = log_sequences(paths)
     if not sequences:
         raise LogError(f"no pass log or XLA per-pass dump in {', '.join(paths)}")
@@ -205,7 +213,8 @@ def trace_paths(paths: Sequence[str], keep: ValueFilter = lambda key: True) -> I
 
 
 def diff_paths(a: str, b: str, keep: ValueFilter = lambda key: True) -> Iterator[Seen | Change]:
-    """``shardconv diff``: the two dumps (one each) followed as a sequence of two."""
+    """``shardconv diff``: the two dumps (one each) followed as a sequence of two; the items are
+    ``trace_paths``'s (``diff_paths("a.mlir", "b.mlir", value_filter(["arg[0]"]))``)."""
 
     def one(path: str, index: int) -> DumpSites | Repeat:
         step = xla_step(path) if path != "-" else None
