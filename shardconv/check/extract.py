@@ -193,6 +193,7 @@ def plain_hlo_key(text: bytes) -> PlainKey | None:
 
 # The bytes a keyword's word is made of: an _RX match starts inside the word of its keyword or later.
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.#$-")
+_MLIR_OP = re.compile(rb'\s*"?[A-Za-z_]\w*\.')  # ``stablehlo.add``, ``"sdy.manual_computation"``: no HLO type
 _OP_VALUE = re.compile(rb"sdy\.(?:sharding_constraint|reshard)\s+%[\w#.$\-]+\s+(?=<)")
 
 
@@ -200,13 +201,13 @@ def op_tail_key(text: bytes) -> PlainKey | None:
     """The tail of an MLIR op line ``%r = op ...`` from the word of its first keyword to its end (for
     ``sdy.reshard %x <...``: the op, then from the ``<``), and where it starts: every value of the line
     sits in the tail and none depends on what comes before it but the result name. None for a line that
-    is not such an op, or whose tail another line's context could change (a signature, a location or
-    HLO text before the keyword, a line of several)."""
+    is not such an op, or whose tail another line's context could change (a signature, a location
+    before the keyword, a line of several, HLO text)."""
     r = _MLIR_RESULT.match(text)
-    if r is None or b"\n" in text or b"func.func" in text or b"custom_call_target" in text:
-        return None
-    k = min((i for i in (text.find(n, r.end()) for n in _NEEDLES) if i >= 0), default=-1)
-    if k < 0:
+    if r is None or _MLIR_OP.match(text, r.end()) is None or b"\n" in text or b"func.func" in text:
+        return None  # an HLO instruction (``%a = f32[8]{0} ...``) takes its shapes from before the keyword
+    k = min((i for i in (text.find(n) for n in _NEEDLES) if i >= 0), default=-1)
+    if k < r.end():  # no keyword, or one in the result names
         return None
     start = k
     while start > r.end() and text[start - 1] in _WORD:
@@ -451,7 +452,7 @@ class LineExtractor:
         """The values of the argument ``ln.text[a:b]`` (its type and attributes) the general way; when
         ``named``, an earlier argument with the same text gives its sites re-pointed instead."""
         t = ln.text
-        key = t[a:b] if self.named and b"\n" not in t else None
+        key = b"arg\0" + t[a:b] if self.named and b"\n" not in t else None  # never an op line's tail
         hit = self.tails.get(key) if key is not None else None
         if hit is not None:
             out.extend(_moved(ln, s, s.start - hit[1] + ln.offset + a, name) for s in hit[0])

@@ -70,6 +70,19 @@ def test_named_repeats_give_the_sites_of_a_full_extraction(
     assert scans < len(found) // 4  # most sites were re-pointed, not extracted
 
 
+def test_an_hlo_instruction_s_type_is_its_own(chain: Path) -> None:
+    """Two HLO instructions whose text after the name and type is the same (XLA's parameters with the
+    sharding twice: HLO and sdy) keep their own types: HLO lines are never keyed by their tail."""
+    step = next((chain / "xla").glob("*.before_optimizations.txt")).read_text()
+    line = next(x for x in step.splitlines() if " parameter(0), sharding={" in x and "xla.sdy.sharding" in x)
+    name, _, rest = line.partition(" = ")
+    twin = f"{name}_twin = f32[8]{{0}} {rest.partition(' ')[2]}"
+    module = step.replace(line, f"{line}\n{twin}")
+    named = sites(module, NAMED)
+    assert named == sites(module, FULL)
+    assert {s.shapes for s, text in named if text in (line.encode(), twin.encode())} == {((64, 64),), ((8,),)}
+
+
 def test_trace_reports_the_same_as_with_every_line_extracted(
     chain: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
