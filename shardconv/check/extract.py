@@ -193,6 +193,7 @@ def plain_hlo_key(text: bytes) -> PlainKey | None:
 
 # The bytes a keyword's word is made of: an _RX match starts inside the word of its keyword or later.
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.#$-")
+_ANY_NEEDLE = re.compile(b"|".join(map(re.escape, _NEEDLES)))
 _MLIR_OP = re.compile(rb'\s*"?[A-Za-z_]\w*\.')  # ``stablehlo.add``, ``"sdy.manual_computation"``: no HLO type
 _OP_VALUE = re.compile(rb"sdy\.(?:sharding_constraint|reshard)\s+%[\w#.$\-]+\s+(?=<)")
 
@@ -206,10 +207,10 @@ def op_tail_key(text: bytes) -> PlainKey | None:
     r = _MLIR_RESULT.match(text)
     if r is None or _MLIR_OP.match(text, r.end()) is None or b"\n" in text or b"func.func" in text:
         return None  # an HLO instruction (``%a = f32[8]{0} ...``) takes its shapes from before the keyword
-    k = min((i for i in (text.find(n) for n in _NEEDLES) if i >= 0), default=-1)
-    if k < r.end():  # no keyword, or one in the result names
+    first = _ANY_NEEDLE.search(text)
+    if first is None or first.start() < r.end():  # no keyword, or one in the result names
         return None
-    start = k
+    start = first.start()
     while start > r.end() and text[start - 1] in _WORD:
         start -= 1
     if b"loc(" in text[:start]:

@@ -46,11 +46,13 @@ def key_parts(key: str) -> KeyParts:
 def same_value(a: Names, b: Names, key: str) -> bool:
     """Whether two dumps both define the value ``key`` stands for, as the same thing (the same op, or
     type). A function result, followed by position only, never is: its place in the text has no name."""
-    value = key_parts(key).value
+    plain = key[0] == "%" and "#" not in key and ":" not in key  # most keys: the value itself
+    value = key if plain else key_parts(key).value
     if value.startswith("result["):
         return False
-    what = a.get(value.encode())
-    return what is not None and b.get(value.encode()) == what
+    name = value.encode()
+    what = a.get(name)
+    return what is not None and b.get(name) == what
 
 
 def names_in(data: bytes, start: int = 0, end: int | None = None) -> dict[bytes, bytes]:
