@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from trace_util import SEED_LOG, changes, run, run_json
 
+from shardconv.trace.run import FORGET
+
 OLD_HEADER = "// -----// IR Dump {when} {name}{failed} ({arg}) ('builtin.module' operation: @jit__lambda) //----- //\n"
 
 
@@ -234,3 +236,19 @@ def test_a_value_that_gains_or_loses_its_sharding(
 def renamed(module: str) -> str:
     """``module`` with its numbered SSA values renamed (``%3`` -> ``%v3``), as a pass that renumbers."""
     return re.sub(r"%(\d+)", r"%v\1", module)
+
+
+@pytest.mark.parametrize(("between", "compared"), [(FORGET - 1, True), (FORGET, False)])
+def test_a_value_missing_from_many_dumps_is_forgotten(
+    logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], between: int, compared: bool
+) -> None:
+    """``arg[0]`` moves between the first dump and the last; in between, dumps of other modules without
+    it (each its own text: a dump equal to the one before does not count). Compared across at most
+    FORGET - 1 of them, else followed afresh (memory stays flat)."""
+    others = [f"module @other{i} {{\n}}\n" for i in range(between)]
+    dumps = [(logs / "scale.mlir").read_text(), *others, (logs / "distorted.mlir").read_text()]
+    log = tmp_path / "passes.log"
+    log.write_text("".join(header("After", f"P{i}", f"p{i}") + d + "\n" for i, d in enumerate(dumps)))
+    code, doc = run_json(["trace", str(log), "--value", "arg[0]"], capsys)
+    assert [c["kind"] for c in changes(doc)] == (["placement"] if compared else [])
+    assert code == (1 if compared else 0) and len(doc["dumps"]) == between + 2
