@@ -252,3 +252,21 @@ def test_a_value_missing_from_many_dumps_is_forgotten(
     code, doc = run_json(["trace", str(log), "--value", "arg[0]"], capsys)
     assert [c["kind"] for c in changes(doc)] == (["placement"] if compared else [])
     assert code == (1 if compared else 0) and len(doc["dumps"]) == between + 2
+
+
+@pytest.mark.parametrize("log", ["xla", "func_scope.log"])
+def test_json_is_written_as_one_document_would_be(logs: Path, log: str) -> None:
+    """The changes are spooled as each dump ends, yet the output is what ``jsonout.dumps`` gives for
+    the whole document (with changes, and without)."""
+    import io
+    import json
+
+    from shardconv.trace.report import write_json
+    from shardconv.trace.run import trace_paths
+    from shardconv.ui import jsonout
+
+    out = io.StringIO()
+    run = write_json("trace", trace_paths([str(logs / log)]), out)
+    doc = json.loads(out.getvalue())
+    assert out.getvalue() == jsonout.dumps(doc) + "\n"
+    assert len(doc["changes"]) == sum(run.counts.values()) and bool(doc["changes"]) == (log == "xla")
