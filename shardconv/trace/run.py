@@ -155,36 +155,37 @@ def follow(
             last[key] = (ds.dump, obs, count)
             last.move_to_end(key)
             if previous is not None and key not in previous.seen and same_value(previous.names, ds.names, key):
-                before, _ = _cited(previous.dump, None, copies)
+                before, _ = _latest(previous.dump, copies)
                 yield Change("placement", key, responsible_pass(before, ds.dump), ds.dump.index, None, preferred(obs))
                 continue
             if prev is None:
                 continue
             a, b = counterparts(prev[1], obs)
-            before, cited = _cited(prev[0], a, copies)
-            assert cited is not None
-            change = classify(cited, b, responsible_pass(before, ds.dump))
+            latest = _latest(prev[0], copies)
+            change = classify(_cited(a, latest), b, responsible_pass(latest[0], ds.dump))
             if change is not None:
                 yield change
         if previous is not None:
             for key, obs in previous.seen.items():
                 if key not in seen and keep(key) and same_value(previous.names, ds.names, key):
-                    before, lost = _cited(previous.dump, preferred(obs), copies)
-                    yield Change("placement", key, responsible_pass(before, ds.dump), ds.dump.index, lost, None)
+                    latest = _latest(previous.dump, copies)
+                    lost = _cited(preferred(obs), latest)
+                    yield Change("placement", key, responsible_pass(latest[0], ds.dump), ds.dump.index, lost, None)
         while last and next(iter(last.values()))[2] <= count - FORGET:
             last.popitem(last=False)
         previous = _Fresh(ds.dump, seen, ds.names)
 
 
-def _cited(
-    dump: Dump, o: Observation | None, copies: dict[int, tuple[Dump, int]]
-) -> tuple[Dump, Observation | None]:
-    """A dump read fresh and one of its values, as the latest copy of that dump (a Repeat) shows them:
-    a change is cited against the copy right before it."""
-    copy = copies.get(dump.index)
-    if copy is None:
-        return dump, o
-    return copy[0], None if o is None else replace(o, dump=copy[0].index, line=o.line + copy[1])
+def _latest(dump: Dump, copies: dict[int, tuple[Dump, int]]) -> tuple[Dump, int]:
+    """A dump read fresh, or its latest copy (a Repeat) and how many lines further on it starts: a
+    change is cited against the dump right before it."""
+    return copies.get(dump.index, (dump, 0))
+
+
+def _cited(o: Observation, latest: tuple[Dump, int]) -> Observation:
+    """A value of a dump read fresh, as ``latest`` (see ``_latest``) shows it."""
+    dump, moved = latest
+    return o if dump.index == o.dump else replace(o, dump=dump.index, line=o.line + moved)
 
 
 def trace_paths(paths: Sequence[str], keep: ValueFilter = lambda key: True) -> Iterator[Seen | Change]:
