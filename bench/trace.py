@@ -55,11 +55,10 @@ def pass_log(modules: Sequence[str], target: int, differ: bool) -> Iterator[str]
 def xla_dump(out: str, params: int = 200) -> None:
     """One real per-pass dump folder of JAX_SCRIPT's model (HLO after each pass, Shardy's stage modules),
     in a child process (XLA reads XLA_FLAGS once)."""
-    env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count=8 --xla_dump_to={out} "
-                                     "--xla_dump_hlo_pass_re=.*")
-    script = JAX_SCRIPT.replace('os.environ["XLA_FLAGS"] =', 'os.environ.setdefault("XLA_FLAGS", "") or')
-    subprocess.run([sys.executable, "-c", script, "hlo", str(params)], check=True, capture_output=True, env=env,
-                   timeout=900)
+    flags = f"--xla_force_host_platform_device_count=8 --xla_dump_to={out} --xla_dump_hlo_pass_re=.*"
+    script = JAX_SCRIPT.replace('"--xla_force_host_platform_device_count=8"', repr(flags))
+    assert script != JAX_SCRIPT, "bench/scan.py's JAX_SCRIPT no longer sets the device count this way"
+    subprocess.run([sys.executable, "-c", script, "hlo", str(params)], check=True, capture_output=True, timeout=900)
 
 
 def stage_modules(dump: str) -> dict[str, str]:
