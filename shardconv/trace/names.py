@@ -38,8 +38,8 @@ class KeyParts:
 
 def key_parts(key: str) -> KeyParts:
     m = _KEY.match(key)
-    if m is None:
-        return KeyParts(key, "")
+    if m is None:  # not a key trace/values.py makes: at most its function goes
+        return KeyParts(key.rpartition(":")[2] if key.startswith("@") else key, "")
     return KeyParts(m.group("value"), m.group("part") or "")
 
 

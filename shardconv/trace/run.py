@@ -5,7 +5,6 @@ one dump at a time."""
 from __future__ import annotations
 
 import io
-import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import nullcontext
@@ -26,7 +25,7 @@ from shardconv.trace.dumps import (
     split_dumps,
     xla_step,
 )
-from shardconv.trace.names import NameScanner, Names, names_in, same_value
+from shardconv.trace.names import NameScanner, Names, key_parts, names_in, same_value
 from shardconv.trace.pieces import Piece, is_pass_log, pieces
 from shardconv.trace.values import DumpFacts, Observation, dump_facts, observations
 
@@ -229,9 +228,6 @@ def diff_paths(a: str, b: str, keep: ValueFilter = lambda key: True) -> Iterator
 
 
 
-_LISTED = re.compile(r":(?:in|out)(?:\[\d+\])?$")  # a manual computation's operand / result
-
-
 def value_filter(names: Sequence[str]) -> ValueFilter:
     """``--value``: a key matches a name given whole (``@f:%3``), without its function (``%3``,
     ``arg[0]``) or without its ``%`` (``dot.2``); ``%r`` also matches ``%r#1`` and a manual computation's
@@ -241,11 +237,8 @@ def value_filter(names: Sequence[str]) -> ValueFilter:
         return lambda key: True
 
     def keep(key: str) -> bool:
-        listed = _LISTED.search(key)
-        head = key[: listed.start()] if listed is not None else key
-        local = head.rpartition(":")[2] if head.startswith("@") else head  # function names may hold ":"
-        whole = local + (listed.group() if listed is not None else "")
-        return bool({key, whole, whole.lstrip("%"), local.partition("#")[0], local, local.lstrip("%")} & wanted)
+        parts = key_parts(key)
+        return bool({key, parts.local, parts.local.lstrip("%"), parts.value, parts.value.lstrip("%")} & wanted)
 
     return keep
 

@@ -156,3 +156,15 @@ def test_value_names_a_manual_computation_s_operands_and_results() -> None:
     assert [k for k in keys if value_filter(["%0"])(k)] == ["%0:in[0]", "%0:out[1]", "@f:%0:in[0]", "%0#1", "%0"]
     assert [k for k in keys if value_filter(["%0:in[0]"])(k)] == ["%0:in[0]", "@f:%0:in[0]"]
     assert [k for k in keys if value_filter(["0:out[1]"])(k)] == ["%0:out[1]"]
+
+
+def test_a_key_names_a_value_and_a_part_of_it() -> None:
+    from shardconv.trace.names import key_parts
+
+    got = {k: (p.value, p.part, p.local) for k in ("arg[0]", "@f:%3", "%r#1", "@a:b:%0:in[1]", "result[1]", "%r:in")
+           for p in [key_parts(k)]}
+    assert got == {
+        "arg[0]": ("arg[0]", "", "arg[0]"), "@f:%3": ("%3", "", "%3"), "%r#1": ("%r", "#1", "%r#1"),
+        "@a:b:%0:in[1]": ("%0", ":in[1]", "%0:in[1]"), "result[1]": ("result[1]", "", "result[1]"),
+        "%r:in": ("%r", ":in", "%r:in"),
+    }
