@@ -19,7 +19,7 @@ class Change:
     kind: str  # one of KINDS
     value: str
     pass_name: str
-    dump: int  # the dump the change shows in (the after side's)
+    dump: int  # the dump the change shows in (the later of the two)
     before: Observation | None  # None: the value had no sharding there (it gained one; a placement change)
     after: Observation | None  # None: the value lost its sharding (a placement change)
     devices: tuple[int, ...] = ()  # placement: the devices that now hold different data
