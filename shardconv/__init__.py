@@ -65,6 +65,13 @@ if TYPE_CHECKING:
     from shardconv.check.engine import check_paths as check_paths
     from shardconv.check.engine import check_text as check_text
     from shardconv.outputs.read import output_shardings as output_shardings
+    from shardconv.trace.changes import Change as Change
+    from shardconv.trace.dumps import Dump as Dump
+    from shardconv.trace.run import Seen as Seen
+    from shardconv.trace.run import diff_paths as diff_paths
+    from shardconv.trace.run import trace_paths as trace_paths
+    from shardconv.trace.run import value_filter as value_filter
+    from shardconv.trace.values import Observation as Observation
 
 
 def _load_printers() -> None:
@@ -139,6 +146,11 @@ _EXPORTS: dict[str, str] = {
     "check_text": "shardconv.check.engine",
     "check_paths": "shardconv.check.engine",
     "CheckFinding": "shardconv.check.diagnostics",
+    # following shardings through compiler passes (shardconv trace / diff)
+    **dict.fromkeys(("trace_paths", "diff_paths", "value_filter", "Seen"), "shardconv.trace.run"),
+    "Change": "shardconv.trace.changes",
+    "Dump": "shardconv.trace.dumps",
+    "Observation": "shardconv.trace.values",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -149,18 +149,22 @@ _PLAIN_OP = re.compile(
 )
 
 
-def plain_op_key(text: bytes) -> bytes | None:
+PlainKey = tuple[bytes, int]  # (type and value as one bytes key, where the value starts on the line)
+
+
+def plain_op_key(text: bytes) -> PlainKey | None:
     """(sharding, type) of a line that is one ``sdy.sharding_constraint`` / ``sdy.reshard`` and nothing
-    else, as one bytes key (one regex match); None for any other line."""
+    else, as one bytes key (one regex match), and where the sharding starts; None for any other line."""
     if b"sdy.sharding_constraint" not in text and b"sdy.reshard" not in text:
         return None
     m = _PLAIN_OP.match(text)
-    return None if m is None else b"%s\0%s" % m.group(1, 2)
+    return None if m is None else (b"%s\0%s" % m.group(1, 2), m.start(1))
 
 
-def plain_hlo_key(text: bytes) -> bytes | None:
+def plain_hlo_key(text: bytes) -> PlainKey | None:
     """(type, sharding) of an HLO instruction line whose one keyword is a ``sharding={...}``, as one bytes
-    key; None when it is not such a line. Plain ``bytes`` operations only (C speed)."""
+    key, and where the sharding starts; None when it is not such a line. Plain ``bytes`` operations only
+    (C speed)."""
     i = text.find(b", sharding={") + 2
     if i < 2:
         return None
@@ -177,7 +181,37 @@ def plain_hlo_key(text: bytes) -> bytes | None:
     stop = text.find(b") ", start) + 1 if text.startswith(b"(", start) else text.find(b" ", start)
     if stop <= start:
         return None
-    return b"%s\0%s" % (text[start:stop], text[i + 9 : j + 1])
+    return b"%s\0%s" % (text[start:stop], text[i + 9 : j + 1]), i + 9
+
+
+# The bytes a keyword's word is made of: an _RX match starts inside the word of its keyword or later.
+_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.#$-")
+_ANY_NEEDLE = re.compile(b"|".join(map(re.escape, _NEEDLES)))
+_MLIR_OP = re.compile(rb'\s*"?[A-Za-z_]\w*\.')  # ``stablehlo.add``, ``"sdy.manual_computation"``: no HLO type
+_OP_VALUE = re.compile(rb"sdy\.(?:sharding_constraint|reshard)\s+%[\w#.$\-]+\s+(?=<)")
+
+
+def op_tail_key(text: bytes) -> PlainKey | None:
+    """The tail of an MLIR op line ``%r = op ...`` from the word of its first keyword to its end (for
+    ``sdy.reshard %x <...``: the op, then from the ``<``), and where it starts: every value of the line
+    sits in the tail and none depends on what comes before it but the result name. None for a line that
+    is not such an op, or whose tail another line's context could change (a signature, a location
+    before the keyword, a line of several, HLO text)."""
+    r = _MLIR_RESULT.match(text)
+    if r is None or _MLIR_OP.match(text, r.end()) is None or b"\n" in text or b"func.func" in text:
+        return None  # an HLO instruction (``%a = f32[8]{0} ...``) takes its shapes from before the keyword
+    first = _ANY_NEEDLE.search(text)
+    if first is None or first.start() < r.end():  # no keyword, or one in the result names
+        return None
+    start = first.start()
+    while start > r.end() and text[start - 1] in _WORD:
+        start -= 1
+    if b"loc(" in text[:start]:
+        return None
+    op = _OP_VALUE.match(text, start)
+    if op is not None:  # the operand's name is in the match, not in the value
+        return b"%s\0%s" % (text[start : text.index(b" ", start)], text[op.end() :]), op.end()
+    return text[start:], start
 
 
 _FUNC = re.compile(rb"\bfunc\.func\b[^(]*?@[\w$.\-\"]+\s*\(")
@@ -276,36 +310,74 @@ class _Line:
 class LineExtractor:
     """Stateful per file: remembers open manual computations until their closing line."""
 
-    def __init__(self, path: str, *, memo_limit: int = MEMO_LIMIT) -> None:
+    def __init__(self, path: str, *, memo_limit: int = MEMO_LIMIT, named: bool = False) -> None:
         self.path = path
         self.pending: list[_Pending] = []
         self.memo_limit = memo_limit  # 0: every line extracted afresh (what --fix needs: every span)
+        # A repeat gives the first sites re-pointed at its own line (its value name, span and line), not
+        # the first line's sites again: what trace needs, for a replace() instead of an extraction.
+        self.named = named
         self.repeats: dict[bytes, list[ValueSite]] = {}  # plain lines by (type, value)
         self.args: dict[tuple[bytes, bytes], ValueSite] = {}  # func.func arguments by (type, sharding)
+        # ``named`` only: op lines by what follows their result names, arguments by their text, each with
+        # the file offset that key started at (the sites are re-pointed by the difference).
+        self.tails: dict[bytes, tuple[list[ValueSite], int]] = {}
 
     # ---- entry points ----------------------------------------------------------------------
     def scan(self, text: bytes, offset: int, lineno: int, col_base: int = 0, *, plain: bool = False) -> list[ValueSite]:
         """Every site on the line; ``offset`` is the file offset of ``text[0]``. A plain HLO instruction
         line (``plain``: its only keyword is one ``sharding``) whose (type, sharding) was seen before in this
-        module gives that line's sites again (the dedup stage counts them), so the common case costs a few
-        ``bytes.find`` calls."""
+        module gives that line's sites again (the dedup stage counts them; ``named``: re-pointed at this
+        line), so the common case costs a few ``bytes.find`` calls."""
         memo = self.memo_limit and not col_base and not self.pending
-        key = (plain_hlo_key(text) if plain else plain_op_key(text)) if memo else None
-        if key is None:
+        found = (plain_hlo_key(text) if plain else plain_op_key(text)) if memo else None
+        if found is None:
+            if memo and self.named and (tail := op_tail_key(text)) is not None:
+                return self._tail(text, offset, lineno, tail)
             return self._scan(text, offset, lineno, col_base)
+        key, at = found
         hit = self.repeats.get(key)
         if hit is None:
+            sites = self._scan(text, offset, lineno, col_base)
+            if self.named and not _one_site_at(sites, text, offset + at):
+                return sites  # not a line a repeat can be re-pointed from: never memoized
             if len(self.repeats) >= self.memo_limit:
                 self.repeats.clear()
-            hit = self.repeats[key] = self._scan(text, offset, lineno, col_base)
+            hit = self.repeats[key] = sites
+        elif self.named:
+            name = (_HLO_INSTR if plain else _MLIR_RESULT).match(text)
+            ln = _Line(text, offset, lineno, col_base)
+            return [_moved(ln, hit[0], at, name.group(1).decode() if name else None)]
         return hit
 
     def seen(self, text: bytes, plain: bool) -> list[ValueSite] | None:
-        """The sites of an earlier line of this module with the same plain key as ``text``, if any."""
-        if not self.memo_limit or self.pending:
+        """The sites of an earlier line of this module with the same plain key as ``text``, if any (never
+        when ``named``: a repeat is then scanned, re-pointed)."""
+        if not self.memo_limit or self.pending or self.named:
             return None
-        key = plain_hlo_key(text) if plain else plain_op_key(text)
-        return None if key is None else self.repeats.get(key)
+        found = plain_hlo_key(text) if plain else plain_op_key(text)
+        return None if found is None else self.repeats.get(found[0])
+
+    def _tail(self, text: bytes, offset: int, lineno: int, tail: PlainKey) -> list[ValueSite]:
+        """The sites of an MLIR op line with the tail key ``tail``: an earlier line's re-pointed when one
+        had that tail (the values are where the tail puts them; only the result name differs)."""
+        key, at = tail
+        name = _MLIR_RESULT.match(text)
+        assert name is not None  # op_tail_key matched it
+        value = name.group(1).decode()
+        hit = self.tails.get(key)
+        if hit is not None:
+            ln = _Line(text, offset, lineno, 0)
+            return [_moved(ln, s, s.start - hit[1] + at, value) for s in hit[0]]
+        sites = self._scan(text, offset, lineno, 0)
+        if not self.pending and all(s.value == value for s in sites):  # nothing else hangs on the line
+            self._remember(key, sites, offset + at)
+        return sites
+
+    def _remember(self, key: bytes, sites: list[ValueSite], start: int) -> None:
+        if len(self.tails) >= self.memo_limit:
+            self.tails.clear()
+        self.tails[key] = (sites, start)
 
     def _scan(self, text: bytes, offset: int, lineno: int, col_base: int) -> list[ValueSite]:
         ln = _Line(text, offset, lineno, col_base)
@@ -314,6 +386,7 @@ class LineExtractor:
             out.append(self._occ(ln, SiteKind.MODULE_START, "module", 0, 0))
             self.repeats.clear()  # a new module: its values are new
             self.args.clear()
+            self.tails.clear()
         if self.pending:
             out.extend(self._close_region(ln))
         pos = 0
@@ -347,9 +420,7 @@ class LineExtractor:
                 continue
             m = _ARG_SHARDING.match(t, a, b)
             if m is None:  # other attributes: the general search, inside this argument only
-                pos = a
-                while (found := _search(t, pos, nexts)) is not None and found.start() < b:
-                    pos = max(self._dispatch(ln, found, out), found.end())
+                self._argument(ln, a, b, sig.arg_names[i], nexts, out)
                 continue
             key = (m.group(1), m.group(2))
             site = self.args.get(key)
@@ -366,8 +437,27 @@ class LineExtractor:
                     value=sig.arg_names[i],
                     shapes=shapes,
                 )
+            elif self.named:
+                site = _moved(ln, site, m.start(2), sig.arg_names[i])
             out.append(site)
         return stop
+
+    def _argument(self, ln: _Line, a: int, b: int, name: str, nexts: list[int], out: list[ValueSite]) -> None:
+        """The values of the argument ``ln.text[a:b]`` (its type and attributes) the general way; when
+        ``named``, an earlier argument with the same text gives its sites re-pointed instead."""
+        t = ln.text
+        key = b"arg\0" + t[a:b] if self.named and b"\n" not in t else None  # never an op line's tail
+        hit = self.tails.get(key) if key is not None else None
+        if hit is not None:
+            out.extend(_moved(ln, s, s.start - hit[1] + ln.offset + a, name) for s in hit[0])
+            return
+        first = len(out)
+        pos = a
+        while (found := _search(t, pos, nexts)) is not None and found.start() < b:
+            pos = max(self._dispatch(ln, found, out), found.end())
+        sites = out[first:]
+        if key is not None and all(s.value == name and s.end <= ln.offset + b for s in sites):
+            self._remember(key, sites, ln.offset + a)
 
     def _plain_arguments(self, ln: _Line, sig: _Signature, out: list[ValueSite]) -> bool:
         """All arguments at once when each is exactly ``%name: TYPE {sdy.sharding = ...}`` (one findall,
@@ -383,10 +473,12 @@ class LineExtractor:
             return False
         keys = list(map(_type_and_sharding, found))
         sites: dict[tuple[bytes, bytes], ValueSite] = {}
+        own: dict[tuple[bytes, bytes], int] = {}  # keys whose site was made here: the argument it is
         for i in sorted(dict(zip(reversed(keys), range(n - 1, -1, -1))).values()):
             key = keys[i]
             site = self.args.get(key)
             if site is None:
+                own[key] = i
                 if len(self.args) >= self.memo_limit:
                     self.args.clear()
                 at = t.index(key[1], sig.arg_ends[i])
@@ -401,7 +493,14 @@ class LineExtractor:
                     shapes=shapes,
                 )
             sites[key] = site
-        out.extend(map(sites.__getitem__, keys))
+        if not self.named:
+            out.extend(map(sites.__getitem__, keys))
+            return True
+        for i, key in enumerate(keys):
+            site = sites[key]
+            if own.get(key) != i:  # another argument's site, re-pointed at this one
+                site = _moved(ln, site, t.index(key[1], sig.arg_ends[i]), sig.arg_names[i])
+            out.append(site)
         return True
 
     def finish(self) -> list[ValueSite]:
@@ -667,6 +766,24 @@ class LineExtractor:
 
 
 _whole, _name, _type_and_sharding = itemgetter(0), itemgetter(1), itemgetter(2, 3)
+
+
+def _one_site_at(sites: list[ValueSite], text: bytes, start: int) -> bool:
+    """Whether a plain line's sites are one value starting at file offset ``start``, on one physical
+    line: what a later line with the same plain key can be re-pointed from."""
+    return len(sites) == 1 and sites[0].start == start and b"\n" not in text
+
+
+def _moved(ln: _Line, s: ValueSite, a: int, value: str | None) -> ValueSite:
+    """``s`` (the site of an earlier value with the same type and sharding) re-pointed at ``ln.text[a:]``
+    and named ``value``: the site a scan of this line would give, without the scan."""
+    b = a + len(s.raw)
+    line, col = ln.position(a)
+    end_line, end_col = ln.position(b)
+    return ValueSite(  # spelled out: several times faster than dataclasses.replace, and this runs per value
+        s.path, s.kind, s.site, line, col, end_line, end_col, ln.offset + a, ln.offset + b, s.raw, s.text, s.data,
+        s.encoding, value, s.shapes, s.target_line, ln.physical(a),
+    )
 
 
 def _looks_textual(data: bytes) -> bool:

@@ -46,6 +46,7 @@ _OPEN_TAIL = frozenset(b"= \t\r")  # the last byte of such a line
 @dataclass(frozen=True)
 class ReadOptions:
     repeats: bool = True  # plain HLO lines already seen give their first sites again (False for --fix)
+    named: bool = False  # with repeats: each repeat gives its own sites (the first's re-pointed: name, span)
     bulk: bool = True  # with repeats, in MLIR: plain sdy op lines cut out of whole regions (False: line by line)
     chunk: int = CHUNK
     max_line: int = MAX_LINE
@@ -86,7 +87,7 @@ def read_sites(
     if kind.skipped:
         return kind, iter(())
     opts = opts or ReadOptions()
-    bulk = opts.bulk and opts.repeats and kind.kind in ("mlir", "mixed")
+    bulk = opts.bulk and opts.repeats and not opts.named and kind.kind in ("mlir", "mixed")
     return kind, _sites(stream, path, head, opts, bulk, resume.offset if resume else 0, resume.line if resume else 1)
 
 
@@ -121,7 +122,7 @@ def _sites(
     stream: ByteSource, path: str, head: bytes, opts: ReadOptions, bulk: bool, buf_off: int, lineno: int
 ) -> Iterator[SiteStream]:
     """``buf_off`` and ``lineno``: the file offset and line number of ``head[0]``."""
-    lines = LineExtractor(path, memo_limit=MEMO_LIMIT if opts.repeats else 0)
+    lines = LineExtractor(path, memo_limit=MEMO_LIMIT if opts.repeats else 0, named=opts.named)
     buf = head
     col_base = 0  # column of buf[0] within its line (non-zero only after a window cut)
     eof = False

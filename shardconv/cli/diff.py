@@ -7,9 +7,10 @@ import click
 
 EPILOG = """\b
 Values are paired as shardconv trace pairs them: function arguments and results by
-position (arg[0], result[0]), else by SSA or HLO instruction name. Placements are
-computed on each dump's own mesh, so renamed axes are a mesh change, not a
-placement change.
+position (arg[0], result[0]), else by SSA or HLO instruction name (%r:in[0]: a
+manual computation's). Placements are computed on each dump's own mesh, so renamed
+axes are a mesh change, not a placement change; a value both define as the same op
+but only one shards gained or lost its sharding (a placement change).
 
 \b
 Examples:
@@ -23,7 +24,7 @@ Examples:
 @click.argument("a", metavar="A")
 @click.argument("b", metavar="B")
 @click.option("--value", "values", multiple=True, metavar="NAME",
-              help="Compare only this value (arg[0], result[1], %3, dot.2, @f:arg[0]); repeatable.")
+              help="Compare only this value (arg[0], result[1], %3, dot.2, @f:arg[0], %r:in[0]); repeatable.")
 @click.option("--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text for people, json for scripts (dumps and changes).")
 def diff(a: str, b: str, values: tuple[str, ...], fmt: str) -> int:

@@ -11,7 +11,9 @@ LOG is an MLIR pass log (-mlir-print-ir-before-all / -after-all, with or without
 --xla_dump_hlo_pass_re=.*, ordered by step), any HLO or MLIR file, or - for stdin.
 Several LOGs that are not XLA step files are followed as one sequence, in order.
 Values are followed by position (arg[0], result[0] of the entry function), else by
-SSA or HLO instruction name.
+SSA or HLO instruction name (%r:in[0] / %r:out[0]: a manual computation's operands
+and results). A value both dumps define as the same op but only one shards gained
+or lost its sharding: a placement change with "no sharding" on the other side.
 
 \b
 Examples:
@@ -24,7 +26,7 @@ Examples:
 @click.command(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.argument("logs", nargs=-1, required=True, metavar="LOG...")
 @click.option("--value", "values", multiple=True, metavar="NAME",
-              help="Follow only this value (arg[0], result[1], %3, dot.2, @f:arg[0]); repeatable.")
+              help="Follow only this value (arg[0], result[1], %3, dot.2, @f:arg[0], %r:in[0]); repeatable.")
 @click.option("--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text for people, json for scripts (dumps and changes).")
 def trace(logs: tuple[str, ...], values: tuple[str, ...], fmt: str) -> int:

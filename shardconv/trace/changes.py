@@ -1,6 +1,7 @@
 """Changes: how one value's sharding differs between two dumps, most serious first: a different
-placement (devices hold other data), else a different mesh (renamed or reshaped axes, same data), else
-only a different spelling (V1 / V2 / V3 / sdy, sub-axes re-expressed, another mesh symbol)."""
+placement (devices hold other data; or the value gained or lost its sharding), else a different mesh
+(renamed or reshaped axes, same data), else only a different spelling (V1 / V2 / V3 / sdy, sub-axes
+re-expressed, another mesh symbol)."""
 
 from __future__ import annotations
 
@@ -18,9 +19,19 @@ class Change:
     kind: str  # one of KINDS
     value: str
     pass_name: str
-    before: Observation
-    after: Observation
+    dump: int  # the dump the change shows in (the later of the two)
+    before: Observation | None  # None: the value had no sharding there (it gained one; a placement change)
+    after: Observation | None  # None: the value lost its sharding (a placement change)
     devices: tuple[int, ...] = ()  # placement: the devices that now hold different data
+
+
+def preferred(observed: Sequence[Observation]) -> Observation:
+    """The sharding a value carrying several (an HLO and an sdy one) is shown by: sdy first."""
+    for form in _FORM_PREFERENCE:
+        found = next((o for o in observed if o.form == form), None)
+        if found is not None:
+            return found
+    return observed[0]
 
 
 def counterparts(before: Sequence[Observation], after: Sequence[Observation]) -> tuple[Observation, Observation]:
@@ -42,12 +53,12 @@ def classify(a: Observation, b: Observation, pass_name: str) -> Change | None:
     ka, kb = a.placement_key, b.placement_key
     if ka is not None and kb is not None and ka != kb:
         assert a.place is not None and b.place is not None
-        return Change("placement", b.key, pass_name, a, b, differing_devices(a.place, b.place))
+        return Change("placement", b.key, pass_name, b.dump, a, b, differing_devices(a.place, b.place))
     if a.mesh is not None and b.mesh is not None and a.mesh != b.mesh:
-        return Change("mesh", b.key, pass_name, a, b)
+        return Change("mesh", b.key, pass_name, b.dump, a, b)
     if a.form != b.form or a.value != b.value or (a.value is None and a.text != b.text):
-        return Change("spelling", b.key, pass_name, a, b)
+        return Change("spelling", b.key, pass_name, b.dump, a, b)
     return None
 
 
-__all__ = ["KINDS", "Change", "classify", "counterparts"]
+__all__ = ["KINDS", "Change", "classify", "counterparts", "preferred"]

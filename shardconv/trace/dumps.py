@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from shardconv.check.sites import SiteKind, SiteStream, ValueSite
@@ -58,11 +58,13 @@ class Dump:
 @dataclass
 class DumpSites:
     """A dump and the value sites found in it, in file order (module headers left out); the sites'
-    lines count from ``line_base`` + 1 (the dump was read out of a piece of its file)."""
+    lines count from ``line_base`` + 1 (the dump was read out of a piece of its file). ``names``: every
+    value the dump defines, sharded or not (see trace/names.py)."""
 
     dump: Dump
     sites: list[ValueSite] = field(default_factory=list)
     line_base: int = 0
+    names: Mapping[bytes, bytes] = field(default_factory=dict)  # value name -> its op or type
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,7 @@ def responsible_pass(before: Dump, after: Dump) -> str:
 def split_dumps(
     sites: Iterable[SiteStream], path: str, first_index: int, base: Dump | None = None, line_base: int = 0
 ) -> Iterator[DumpSites]:
-    """The dumps of one file's site stream (read with repeats off), each as soon as the next begins.
+    """The dumps of one file's site stream (read with named repeats), each as soon as the next begins.
     ``base`` names the file's one dump when the log itself has no headers (an XLA per-pass file);
     ``line_base`` is the line before the first one read (0 for a whole file)."""
     current: DumpSites | None = None
@@ -96,7 +98,7 @@ def split_dumps(
     index = first_index
     for site in sites:
         if not isinstance(site, ValueSite):
-            raise TypeError("split_dumps needs every site: read the log with ReadOptions(repeats=False)")
+            raise TypeError("split_dumps needs every site: read the log with ReadOptions(named=True)")
         if site.kind is not SiteKind.MODULE_START:
             if current is None:
                 current = DumpSites(_plain(index, path, site.line + line_base, base, None), line_base=line_base)

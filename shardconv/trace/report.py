@@ -4,9 +4,9 @@ placement change, the device grids before and after side by side (rich on a term
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from shardconv.trace.changes import KINDS, Change
 from shardconv.trace.dumps import Dump
@@ -19,37 +19,65 @@ if TYPE_CHECKING:
 
 @dataclass
 class Collected:
-    """Everything a run saw, for the JSON document and the closing summary."""
+    """What a run saw so far: its dumps, and how many changes of each kind (the changes themselves go
+    out as their dump ends: they are never all held)."""
 
     dumps: list[Seen] = field(default_factory=list)
-    changes: list[Change] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
 
     def count(self, kind: str) -> int:
-        return sum(1 for c in self.changes if c.kind == kind)
+        return self.counts[kind]
 
 
-def collect(items: Iterable[Seen | Change]) -> Collected:
-    out = Collected()
+def per_dump(items: Iterable[Seen | Change], run: Collected) -> Iterator[tuple[Seen | None, list[Change]]]:
+    """The changes of each dump, as they came, once the next dump is read, with that next dump (None
+    at the end); ``run`` notes every dump and change on the way."""
+    pending: list[Change] = []
     for item in items:
         if isinstance(item, Seen):
-            out.dumps.append(item)
+            yield item, pending
+            pending = []
+            run.dumps.append(item)
         else:
-            out.changes.append(item)
-    return out
+            pending.append(item)
+            run.counts[item.kind] += 1
+    yield None, pending
 
 
 # ---- JSON ------------------------------------------------------------------------------------------
 
+_CHANGES = '\n  "changes": [],\n'  # where the document's changes go, as ``jsonout.dumps`` indents it
 
-def json_doc(command: str, run: Collected) -> dict[str, Any]:
+
+def write_json(command: str, items: Iterable[Seen | Change], out: TextIO) -> Collected:
+    """The JSON document ``jsonout.dumps`` prints for the run, byte for byte, with each change written
+    to a temporary file as its dump ends and copied in at the end: memory holds the dumps, not the
+    changes. ``diff``'s order (placement changes first) is the same: its changes all sit in one dump."""
+    import shutil
+    import tempfile
+
     from shardconv.ui import jsonout
 
-    return jsonout.document(
-        command,
-        dumps=[_dump_dict(s.dump, s.values) for s in run.dumps],
-        changes=[change_dict(c) for c in ordered(run.changes, by_kind=command == "diff")],
-        summary={k: run.count(k) for k in KINDS},
-    )
+    run = Collected()
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+        for _, changes in per_dump(items, run):
+            for c in ordered(changes, by_kind=False):
+                text = jsonout.dumps(change_dict(c)).replace("\n", "\n    ")  # at depth 2, as in the document
+                spool.write(("    " if spool.tell() == 0 else ",\n    ") + text)
+        doc = jsonout.document(
+            command, dumps=[_dump_dict(s.dump, s.values) for s in run.dumps], changes=[], summary=run.counts
+        )
+        head, _, tail = jsonout.dumps(doc).rpartition(_CHANGES)
+        out.write(head)
+        if spool.tell():
+            out.write('\n  "changes": [\n')
+            spool.seek(0)
+            shutil.copyfileobj(spool, out)
+            out.write("\n  ],\n")
+        else:
+            out.write(_CHANGES)
+        out.write(tail + "\n")
+    return run
 
 
 def _dump_dict(d: Dump, values: int) -> dict[str, Any]:
@@ -72,8 +100,8 @@ def change_dict(c: Change) -> dict[str, Any]:
         "pass": c.pass_name,
         "value": c.value,
         "kind": c.kind,
-        "before": _side_dict(c.before),
-        "after": _side_dict(c.after),
+        "before": _side_dict(c.before) if c.before is not None else None,
+        "after": _side_dict(c.after) if c.after is not None else None,
         "devices": list(c.devices),
     }
 
@@ -99,8 +127,8 @@ def ordered(changes: list[Change], *, by_kind: bool) -> list[Change]:
     kinds first, for ``diff``)."""
     rank = {k: i for i, k in enumerate(KINDS)}
     if by_kind:
-        return sorted(changes, key=lambda c: (rank[c.kind], c.after.dump))
-    return sorted(changes, key=lambda c: (c.after.dump, rank[c.kind]))
+        return sorted(changes, key=lambda c: (rank[c.kind], c.dump))
+    return sorted(changes, key=lambda c: (c.dump, rank[c.kind]))
 
 
 # ---- text ------------------------------------------------------------------------------------------
@@ -116,9 +144,11 @@ def print_changes(console: Console, changes: list[Change], dumps: dict[int, Dump
     if not changes:
         return
     first = changes[0]
-    after = dumps[first.after.dump]
+    after = dumps[first.dump]
     # two modules with no pass between them are named by their files
-    title = f"{_short(first.before.path)} -> {_short(first.after.path)}" if after.pass_name is None else first.pass_name
+    title = first.pass_name
+    if after.pass_name is None:
+        title = f"{_short(_before_path(first, dumps))} -> {_short(after.path)}"
     heading = Text(title, style="bold" if color else "")
     label = "" if after.label == title else f"{after.label}, "
     detail = f"  (dump {after.index}: {label}{_short(after.path)}:{after.line})"
@@ -142,11 +172,18 @@ def _print_change(console: Console, c: Change, color: bool) -> None:
     line.append(f" {c.value}")
     console.print(line, soft_wrap=True)
     for label, o in (("before", c.before), ("after", c.after)):
-        console.print(Text(f"    {label:<6} {o.text}{_on_mesh(o)}  [{_short(o.path)}:{o.line}]"), soft_wrap=True)
-    if c.kind == "placement":
+        side = "no sharding" if o is None else f"{o.text}{_on_mesh(o)}  [{_short(o.path)}:{o.line}]"
+        console.print(Text(f"    {label:<6} {side}"), soft_wrap=True)
+    if c.kind == "placement" and c.before is not None and c.after is not None:
         _print_grids(console, c, color)
         console.print(Text(f"    devices {compress_ids(c.devices)} now hold different data",
                            style="red" if color else ""), soft_wrap=True)
+
+
+def _before_path(c: Change, dumps: dict[int, Dump]) -> str:
+    """The file of a change's earlier side: its own, or (a value that gained its sharding: compared
+    with the dump right before) that dump's."""
+    return c.before.path if c.before is not None else dumps[c.dump - 1].path
 
 
 def _on_mesh(o: Observation) -> str:
@@ -161,7 +198,7 @@ def _print_grids(console: Console, c: Change, color: bool) -> None:
 
     from shardconv.ui.tiles import render_placement
 
-    assert c.before.place is not None and c.after.place is not None
+    assert c.before is not None and c.after is not None and c.before.place is not None and c.after.place is not None
     half = max(20, (console.width - 8) // 2)
     sides = Table.grid(padding=(0, 4))
     sides.add_column()
@@ -189,7 +226,7 @@ def _short(path: str) -> str:
     return os.path.basename(path) if os.path.isabs(path) else path
 
 
-__all__ = ["Collected", "change_dict", "collect", "emit", "json_doc", "ordered", "print_changes", "summary_line"]
+__all__ = ["Collected", "change_dict", "emit", "ordered", "per_dump", "print_changes", "summary_line", "write_json"]
 
 
 def emit(command: str, items: Iterable[Seen | Change], fmt: str) -> int:
@@ -198,26 +235,15 @@ def emit(command: str, items: Iterable[Seen | Change], fmt: str) -> int:
     import sys
 
     if fmt == "json":
-        from shardconv.ui.jsonout import dumps as json_text
-
-        run = collect(items)
-        sys.stdout.write(json_text(json_doc(command, run)) + "\n")
-        return 1 if run.count("placement") else 0
+        return 1 if write_json(command, items, sys.stdout).count("placement") else 0
     from shardconv.ui.console import make_console
 
     console = make_console()
     run = Collected()
     seen: dict[int, Dump] = {}
-    pending: list[Change] = []
-    for item in items:
-        if isinstance(item, Seen):
-            print_changes(console, pending, seen)
-            pending = []
-            run.dumps.append(item)
-            seen[item.dump.index] = item.dump
-        else:
-            pending.append(item)
-            run.changes.append(item)
-    print_changes(console, pending, seen)
+    for dump, changes in per_dump(items, run):
+        print_changes(console, changes, seen)
+        if dump is not None:
+            seen[dump.dump.index] = dump.dump
     console.print(summary_line(run), soft_wrap=True)
     return 1 if run.count("placement") else 0

@@ -1,18 +1,20 @@
-"""The I/O edge of trace/: reads logs with check's streaming reader (every site, repeats off: names
-matter here) and follows each value from dump to dump, holding one dump at a time."""
+"""The I/O edge of trace/: reads logs with check's streaming reader (every site with its own value
+name: a repeated line re-pointed, not re-extracted) and follows each value from dump to dump, holding
+one dump at a time."""
 
 from __future__ import annotations
 
 import io
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
-from typing import BinaryIO, cast
+from typing import BinaryIO
 
 from shardconv.check.lines import ReadOptions, open_input, read_sites
 from shardconv.check.sniff import SNIFF_BYTES
 from shardconv.core.errors import ShardingValidationError
-from shardconv.trace.changes import Change, classify, counterparts
+from shardconv.trace.changes import Change, classify, counterparts, preferred
 from shardconv.trace.dumps import (
     Dump,
     DumpSites,
@@ -23,11 +25,12 @@ from shardconv.trace.dumps import (
     split_dumps,
     xla_step,
 )
+from shardconv.trace.names import NameScanner, Names, key_parts, names_in, same_value
 from shardconv.trace.pieces import Piece, is_pass_log, pieces
 from shardconv.trace.values import DumpFacts, Observation, dump_facts, observations
 
 ValueFilter = Callable[[str], bool]
-_EVERY_SITE = ReadOptions(repeats=False)
+_EVERY_SITE = ReadOptions(named=True)  # every site with its own name; a repeated line costs a replace()
 
 
 class LogError(ShardingValidationError):
@@ -54,10 +57,13 @@ def read_dumps(path: str, first_index: int, base: Dump | None = None) -> Iterato
         if is_pass_log(head):
             yield from _pass_log(stream, head, path, first_index, base)
             return
-        kind, sites = read_sites(cast(BinaryIO, _Replay(head, stream)), path, _EVERY_SITE)
+        source = NameScanner(_Replay(head, stream))
+        kind, sites = read_sites(source, path, _EVERY_SITE)
         if kind.skipped:
             raise LogError(f"{path}: {kind.reason}")
-        yield from split_dumps(sites, path, first_index, base)
+        for ds in split_dumps(sites, path, first_index, base):
+            ds.names = source.take()
+            yield ds
 
 
 def _pass_log(stream: BinaryIO, head: bytes, path: str, index: int, base: Dump | None) -> Iterator[DumpSites | Repeat]:
@@ -77,6 +83,9 @@ def _pass_log(stream: BinaryIO, head: bytes, path: str, index: int, base: Dump |
             last = None
             continue
         dumps = list(split_dumps(sites, path, index, base, piece.line - 1))
+        names = names_in(piece.data) if dumps else {}
+        for ds in dumps:
+            ds.names = names  # a piece is one dump but in a log split only at its modules
         yield from dumps
         found = found or bool(dumps)
         index += len(dumps)
@@ -102,46 +111,92 @@ class _Replay:
         return out
 
 
+FORGET = 64  # fresh dumps a value may be missing from (another function's dumps) and still be compared
+
+
+@dataclass(frozen=True)
+class _Fresh:
+    """The last dump read fresh: its values, and every name it defines."""
+
+    dump: Dump
+    seen: dict[str, list[Observation]]
+    names: Names
+
+
 def follow(
     dumps: Iterator[DumpSites | Repeat], keep: ValueFilter = lambda key: True
 ) -> Iterator[Seen | Change]:
     """Each dump as it is read, then the changes of its values against the last dump each value was
-    seen in (placement computed on the mesh in force in each dump)."""
-    last: dict[str, tuple[Dump, list[Observation]]] = {}  # by key: the dump last read fresh that held it
+    seen in (placement computed on the mesh in force in each dump), and against the dump before: a value
+    it defines with a sharding on one side only gained or lost it. A value missing from the last
+    ``FORGET`` dumps read fresh is forgotten (memory stays flat whatever the names)."""
+    # by key, oldest sighting first: the dump last read fresh that held it, and that dump's count
+    last: OrderedDict[str, tuple[Dump, list[Observation], int]] = OrderedDict()
     copies: dict[int, tuple[Dump, int]] = {}  # a dump read fresh -> its latest copy (Repeat), lines moved
     facts: DumpFacts | None = None
-    seen: dict[str, list[Observation]] = {}
-    fresh: Dump | None = None
+    previous: _Fresh | None = None
+    count = 0
     for ds in dumps:
         if isinstance(ds, Repeat):  # the dump before again: no change, its values now sit here too
-            assert fresh is not None
-            moved = copies[fresh.index][1] if fresh.index in copies else 0
-            copies[fresh.index] = (ds.dump, moved + ds.delta)
-            yield Seen(ds.dump, len(seen))
+            assert previous is not None
+            index = previous.dump.index
+            copies[index] = (ds.dump, (copies[index][1] if index in copies else 0) + ds.delta)
+            yield Seen(ds.dump, len(previous.seen))
             continue
         facts = dump_facts(ds.dump.path, ds.sites, facts)
         seen = observations(ds.dump.index, ds.dump.path, ds.sites, facts, ds.line_base)
-        fresh = ds.dump
+        count += 1
         yield Seen(ds.dump, len(seen))
         for key, obs in seen.items():
             if not keep(key):
                 continue
             prev = last.get(key)
-            last[key] = (ds.dump, obs)
+            last[key] = (ds.dump, obs, count)
+            last.move_to_end(key)
+            if previous is not None and key not in previous.seen and same_value(previous.names, ds.names, key):
+                before, _ = _latest(previous.dump, copies)
+                yield Change("placement", key, responsible_pass(before, ds.dump), ds.dump.index, None, preferred(obs))
+                continue
             if prev is None:
                 continue
-            before, (a, b) = prev[0], counterparts(prev[1], obs)
-            copy = copies.get(before.index)
-            if copy is not None:  # compare with the latest copy: cite it
-                before = copy[0]
-                a = replace(a, dump=before.index, line=a.line + copy[1])
-            change = classify(a, b, responsible_pass(before, ds.dump))
+            a, b = counterparts(prev[1], obs)
+            latest = _latest(prev[0], copies)
+            change = classify(_cited(a, latest), b, responsible_pass(latest[0], ds.dump))
             if change is not None:
                 yield change
+        if previous is not None:
+            for key, obs in previous.seen.items():
+                if key not in seen and keep(key) and same_value(previous.names, ds.names, key):
+                    latest = _latest(previous.dump, copies)
+                    lost = _cited(preferred(obs), latest)
+                    yield Change("placement", key, responsible_pass(latest[0], ds.dump), ds.dump.index, lost, None)
+        while last and next(iter(last.values()))[2] <= count - FORGET:
+            last.popitem(last=False)
+        previous = _Fresh(ds.dump, seen, ds.names)
+
+
+def _latest(dump: Dump, copies: dict[int, tuple[Dump, int]]) -> tuple[Dump, int]:
+    """A dump read fresh, or its latest copy (a Repeat) and how many lines further on it starts: a
+    change is cited against the dump right before it."""
+    return copies.get(dump.index, (dump, 0))
+
+
+def _cited(o: Observation, latest: tuple[Dump, int]) -> Observation:
+    """A value of a dump read fresh, as ``latest`` (see ``_latest``) shows it."""
+    dump, moved = latest
+    return o if dump.index == o.dump else replace(o, dump=dump.index, line=o.line + moved)
 
 
 def trace_paths(paths: Sequence[str], keep: ValueFilter = lambda key: True) -> Iterator[Seen | Change]:
-    """``shardconv trace``: every sequence of dumps in ``paths`` (see ``log_sequences``), followed."""
+    """``shardconv trace``: every sequence of dumps in ``paths`` (see ``log_sequences``), followed: a
+    ``Seen`` per dump as it is read, then a ``Change`` per value that changed in it. From examples/:
+
+    >>> import shardconv as sc
+    >>> for item in sc.trace_paths(["seed-before-import.mlir", "seed-pass-log.txt"]):
+    ...     if isinstance(item, sc.Change) and item.before is not None and item.after is not None:
+    ...         print(item.kind, item.value, item.pass_name, item.devices, item.after.text)
+    placement arg[0] Before AnalyzeMeshPass (1, 2, 3, 4, 5, 6) #sdy.sharding<@mesh, [{}, {"_axis_0"}]>
+    """
     sequences = log_sequences(paths)
     if not sequences:
         raise LogError(f"no pass log or XLA per-pass dump in {', '.join(paths)}")
@@ -158,7 +213,8 @@ def trace_paths(paths: Sequence[str], keep: ValueFilter = lambda key: True) -> I
 
 
 def diff_paths(a: str, b: str, keep: ValueFilter = lambda key: True) -> Iterator[Seen | Change]:
-    """``shardconv diff``: the two dumps (one each) followed as a sequence of two."""
+    """``shardconv diff``: the two dumps (one each) followed as a sequence of two; the items are
+    ``trace_paths``'s (``diff_paths("a.mlir", "b.mlir", value_filter(["arg[0]"]))``)."""
 
     def one(path: str, index: int) -> DumpSites | Repeat:
         step = xla_step(path) if path != "-" else None
@@ -174,14 +230,15 @@ def diff_paths(a: str, b: str, keep: ValueFilter = lambda key: True) -> Iterator
 
 def value_filter(names: Sequence[str]) -> ValueFilter:
     """``--value``: a key matches a name given whole (``@f:%3``), without its function (``%3``,
-    ``arg[0]``) or without its ``%`` (``dot.2``); no names keep every value."""
+    ``arg[0]``) or without its ``%`` (``dot.2``); ``%r`` also matches ``%r#1`` and a manual computation's
+    ``%r:in[0]`` / ``%r:out[1]``. No names keep every value."""
     wanted = {n.strip() for n in names}
     if not wanted:
         return lambda key: True
 
     def keep(key: str) -> bool:
-        local = key.rpartition(":")[2] if key.startswith("@") else key
-        return bool({key, local, local.lstrip("%"), local.partition("#")[0]} & wanted)
+        parts = key_parts(key)
+        return bool({key, parts.local, parts.local.lstrip("%"), parts.value, parts.value.lstrip("%")} & wanted)
 
     return keep
 

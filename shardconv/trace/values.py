@@ -17,7 +17,10 @@ from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding, TensorShardingPerValue
 from shardconv.core.placement import Placement, placement
 
-SHARDING_KINDS = frozenset({SiteKind.HLO, SiteKind.SDY_SHARDING, SiteKind.SDY_SHARDING_BARE, SiteKind.SDY_PER_VALUE})
+SHARDING_KINDS = frozenset({
+    SiteKind.HLO, SiteKind.SDY_SHARDING, SiteKind.SDY_SHARDING_BARE, SiteKind.SDY_PER_VALUE,
+    SiteKind.SDY_PER_VALUE_LIST,
+})
 ENTRY = "main"  # the function whose arguments and results go by bare position (``arg[0]``)
 _FUNC = re.compile(rb"\bfunc\.func\s+(?:(?:public|private|nested)\s+)?@([\w$.\-]+|\"[^\"]*\")")
 _ARG = re.compile(r"^%arg(\d+)$")
@@ -41,7 +44,7 @@ class Observation:
     """One value as one dump shards it. Its placement is worked out only when asked (most values stay
     as they were from dump to dump, and equal inputs need no placement to compare)."""
 
-    key: str  # "arg[0]", "result[1]", "%3", "%dot.2", "@f:arg[0]", "%r#1"
+    key: str  # "arg[0]", "result[1]", "%3", "%dot.2", "@f:arg[0]", "%r#1", "%r:in[0]" (a manual computation's)
     form: str  # "hlo" | "sdy"
     text: str  # the sharding as written (one element of a tuple / per-value sharding: as printed)
     value: HloSharding | TensorSharding | None  # None: the text does not parse (``parse_error``)
@@ -162,16 +165,20 @@ def observations(
     out: dict[str, list[Observation]] = {}
     func: str | None = None
     params, root = _entry_lines(sites)
+    line_text, on_signature = b"", False  # the line the last site sat on (a signature holds many)
     for s in sites:
-        if b"func.func" in s.line_text and (f := _FUNC.search(s.line_text)) is not None:
-            func = f.group(1).decode().strip('"')
+        if s.line_text is not line_text:
+            line_text, on_signature = s.line_text, b"func.func" in s.line_text
+            if on_signature and (f := _FUNC.search(line_text)) is not None:
+                func = f.group(1).decode().strip('"')
         if s.kind not in SHARDING_KINDS or not s.value or s.value == "module":
             continue
-        key = _key(s, func, params.get(s.line), s.line == root)
+        key = _key(s, func, params.get(s.line), s.line == root, on_signature)
         if key is None:
             continue
         parsed, err = parse_value(s.kind, s.text, s.data)
-        for k, text, v in _elements(key, s, parsed):
+        elements = _listed(key, s) if s.kind is SiteKind.SDY_PER_VALUE_LIST else _elements(key, s, parsed)
+        for k, text, v in elements:
             out.setdefault(k, []).append(_observe(dump, k, s, text, v, facts, err, line_base))
     return out
 
@@ -190,14 +197,13 @@ def _entry_lines(sites: Sequence[ValueSite]) -> tuple[dict[int, int], int]:
     return {line: n for n, line in last_param.items()}, root
 
 
-def _key(s: ValueSite, func: str | None, param: int | None, root: bool) -> str | None:
+def _key(s: ValueSite, func: str | None, param: int | None, root: bool, on_signature: bool) -> str | None:
     """The value's key; None for a function result outside a signature (nothing to follow)."""
     name = s.value or ""
     if param is not None:
         return f"arg[{param}]"
     if root:
         return "result"
-    on_signature = b"func.func" in s.line_text
     m = _ARG.match(name)
     if on_signature and m is not None:
         name = f"arg[{m.group(1)}]"
@@ -210,6 +216,7 @@ def _key(s: ValueSite, func: str | None, param: int | None, root: bool) -> str |
 
 
 Element = tuple[str, str, HloSharding | TensorSharding | None]
+Tensor = tuple[str, HloSharding | TensorSharding]  # one tensor's sharding as printed, and its value
 
 
 def _elements(key: str, s: ValueSite, parsed: ParsedValue | None) -> list[Element]:
@@ -217,17 +224,38 @@ def _elements(key: str, s: ValueSite, parsed: ParsedValue | None) -> list[Elemen
     entry root's elements are ``result[i]``), anything else itself."""
     if key == "result" and not (isinstance(parsed, HloSharding) and parsed.kind is Kind.TUPLE):
         return [("result[0]", s.text, parsed if isinstance(parsed, HloSharding) else None)]
-    items: list[HloSharding | TensorSharding]
-    if isinstance(parsed, HloSharding) and parsed.kind is Kind.TUPLE:
-        items = list(parsed.elements)
-    elif isinstance(parsed, TensorShardingPerValue):
-        items = list(parsed.shardings)
-    else:
+    tensors = _tensors(s.kind, s.text, s.data)
+    if tensors is None:
         return [(key, s.text, parsed if isinstance(parsed, (HloSharding, TensorSharding)) else None)]
-    if len(items) == 1 and key != "result":
-        return [(key, str(items[0]), items[0])]
-    names = [f"result[{i}]" if key == "result" else f"{key}#{i}" for i in range(len(items))]
-    return [(n, str(e), e) for n, e in zip(names, items)]
+    if len(tensors) == 1 and key != "result":
+        return [(key, *tensors[0])]
+    names = [f"result[{i}]" if key == "result" else f"{key}#{i}" for i in range(len(tensors))]
+    return [(n, *t) for n, t in zip(names, tensors)]
+
+
+def _listed(key: str, s: ValueSite) -> list[Element]:
+    """A manual computation's ``in_shardings`` / ``out_shardings``: ``%r:in[i]`` per operand and
+    ``%r:out[i]`` per result (``%r:in`` alone for a list that does not parse)."""
+    side = "in" if s.site == "in_shardings" else "out"
+    tensors = _tensors(s.kind, s.text, s.data)
+    if tensors is None:
+        return [(f"{key}:{side}", s.text, None)]
+    return [(f"{key}:{side}[{i}]", *t) for i, t in enumerate(tensors)]
+
+
+@lru_cache(maxsize=1 << 14)
+def _tensors(kind: SiteKind, text: str, data: bytes | None) -> tuple[Tensor, ...] | None:
+    """Each element of a tuple / per-value sharding, as printed, with its value; None for any other
+    value. Cached by the site's text, as ``parse_value`` is: printing costs far more than the lookup."""
+    parsed, _ = parse_value(kind, text, data)
+    items: tuple[HloSharding | TensorSharding, ...]
+    if isinstance(parsed, HloSharding) and parsed.kind is Kind.TUPLE:
+        items = tuple(parsed.elements)
+    elif isinstance(parsed, TensorShardingPerValue):
+        items = tuple(parsed.shardings)
+    else:
+        return None
+    return tuple((str(e), e) for e in items)
 
 
 def _observe(

@@ -28,6 +28,25 @@ sc.to_hlo(12345, mesh)
 sc.parse_hlo(12345)
 '''
 
+TRACE_CONSUMER = '''
+import shardconv as sc
+
+def moved(log: str) -> list[tuple[str, str, str]]:
+    out: list[tuple[str, str, str]] = []
+    for item in sc.trace_paths([log], sc.value_filter(["arg[0]"])):
+        if isinstance(item, sc.Seen):
+            dump: sc.Dump = item.dump
+            print(dump.label, item.values)
+        elif item.kind == "placement":
+            after: sc.Observation | None = item.after
+            out.append((item.pass_name, item.value, "no sharding" if after is None else after.text))
+    return out
+
+changes: list[sc.Change] = [c for c in sc.diff_paths("a.mlir", "b.mlir") if isinstance(c, sc.Change)]
+changes[0].after.text  # may be None: a value that lost its sharding
+reveal_type(sc.trace_paths)
+'''
+
 
 def _mypy(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
     file = tmp_path / "consumer.py"
@@ -51,3 +70,13 @@ def test_misuse_is_flagged(tmp_path: Path) -> None:
     out = _mypy(tmp_path, MISUSE)
     errors = [line for line in out.stdout.splitlines() if ": error:" in line]
     assert [line.split(":")[1] for line in errors] == ["5", "6", "7"], out.stdout
+
+
+@pytest.mark.slow
+def test_a_trace_consumer_types_check(tmp_path: Path) -> None:
+    out = _mypy(tmp_path, TRACE_CONSUMER)
+    errors = [line for line in out.stdout.splitlines() if ": error:" in line]
+    assert [line.split(":")[1] for line in errors] == ["16"] and "union-attr" in errors[0], out.stdout
+    revealed = next(line for line in out.stdout.splitlines() if "Revealed type" in line)
+    assert "Iterator[shardconv.trace.run.Seen | shardconv.trace.changes.Change]" in revealed, revealed
+    assert "Any" not in revealed, revealed

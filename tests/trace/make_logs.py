@@ -5,9 +5,12 @@ Usage: python make_logs.py OUT_DIR. On 8 CPU devices it writes: xla/ (``--xla_du
 compiled.txt of a two-layer model on the mesh batch=2,model=4; scale.mlir (``x * 2`` with the argument
 sharded [{}, {"model"}] on that mesh), renamed.mlir (scale.mlir with the axes renamed, as an importer
 names them, re-parsed by MLIR), distorted.mlir (the same program lowered on the 4x2 mesh XLA's importer
-invents in the seed, _axis_0=4, _axis_1=2, sharded [{}, {"_axis_0"}]); func_scope.log / module_scope.log
+invents in the seed, _axis_0=4, _axis_1=2, sharded [{}, {"_axis_0"}]); manual.mlir (a shard_map: an
+sdy.manual_computation with in_specs batch / model on dim 0 / 1) and manual_moved.mlir (the second
+operand's in_spec moved to dim 0); func_scope.log / module_scope.log
 (MLIR's own IR printing, before and after every pass, of canonicalize + cse on lowered.mlir); and
-held.json: for scale and distorted, the slice jax puts on each device.
+held.json: for scale and distorted (and the manual computation's second operand: manual, manual_moved),
+the slice jax puts on each device.
 """
 
 from __future__ import annotations
@@ -65,17 +68,35 @@ def scale(mesh_: Mesh, spec: P) -> str:
 
 write("scale.mlir", scale(mesh, P(None, "model")))
 write("distorted.mlir", scale(invented, P(None, "_axis_0")))
+
+
+def manual(y_spec: P) -> str:
+    def body(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+        return a * 2, b.sum(keepdims=True)
+
+    specs = (P("batch", None), y_spec)
+    mapped = jax.shard_map(body, mesh=mesh, in_specs=specs, out_specs=(P("batch", None), P(None, "model")))
+    arg = jax.ShapeDtypeStruct((16, 32), jnp.float32, sharding=NamedSharding(mesh, P("batch", None)))
+    return str(jax.jit(mapped).lower(arg, arg).as_text())
+
+
+write("manual.mlir", manual(P(None, "model")))
+write("manual_moved.mlir", manual(P("model", None)))
 with jax_mlir.make_ir_context():
     renamed = scale(mesh, P(None, "model")).replace('"batch"', '"_axis_0"').replace('"model"', '"_axis_1"')
     write("renamed.mlir", str(ir.Module.parse(renamed)))
 
 
-def held(mesh_: Mesh, spec: P) -> dict[str, list[list[int]]]:
-    m = NamedSharding(mesh_, spec).devices_indices_map((32, 32))
-    return {str(d.id): [[s.start or 0, 32 if s.stop is None else s.stop] for s in idx] for d, idx in m.items()}
+def held(mesh_: Mesh, spec: P, shape: tuple[int, int] = (32, 32)) -> dict[str, list[list[int]]]:
+    m = NamedSharding(mesh_, spec).devices_indices_map(shape)
+    return {str(d.id): [[s.start or 0, n if s.stop is None else s.stop] for s, n in zip(idx, shape)]
+            for d, idx in m.items()}
 
 
-write("held.json", json.dumps({"scale": held(mesh, P(None, "model")), "distorted": held(invented, P(None, "_axis_0"))}))
+write("held.json", json.dumps({
+    "scale": held(mesh, P(None, "model")), "distorted": held(invented, P(None, "_axis_0")),
+    "manual": held(mesh, P(None, "model"), (16, 32)), "manual_moved": held(mesh, P("model", None), (16, 32)),
+}))
 
 for name, module_scope in (("func_scope.log", False), ("module_scope.log", True)):
     fd = os.open(os.path.join(out, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)

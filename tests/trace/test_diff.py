@@ -130,3 +130,41 @@ def test_a_pass_log_is_not_one_dump(capsys: pytest.CaptureFixture[str]) -> None:
 def test_a_missing_file_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(["diff", str(tmp_path / "nope.mlir"), str(SEED_LOG)], capsys)
     assert code == 2 and "nope.mlir" in err and "Traceback" not in err
+
+
+def test_a_manual_computation_s_operand_moved(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """shard_map's in_specs and out_specs are followed as ``%0:in[i]`` / ``%0:out[i]``; moving the second
+    operand's spec from dim 1 to dim 0 is a placement change on the devices jax says hold other data."""
+    code, doc = run_json(["diff", str(logs / "manual.mlir"), str(logs / "manual_moved.mlir")], capsys)
+    assert code == 1
+    (change,) = changes(doc)
+    assert (change["kind"], change["value"]) == ("placement", "%0:in[1]")
+    held = json.loads((logs / "held.json").read_text())
+    moved = sorted(int(d) for d in held["manual"] if held["manual"][d] != held["manual_moved"][d])
+    assert change["devices"] == moved
+    _, same = run_json(["diff", str(logs / "manual.mlir"), str(logs / "manual.mlir")], capsys)
+    assert same["changes"] == []
+    code, only = run_json(["diff", str(logs / "manual.mlir"), str(logs / "manual_moved.mlir"), "--value", "%0:out[0]"],
+                          capsys)
+    assert code == 0 and only["changes"] == []
+
+
+def test_value_names_a_manual_computation_s_operands_and_results() -> None:
+    from shardconv.trace.run import value_filter
+
+    keys = ["%0:in[0]", "%0:out[1]", "@f:%0:in[0]", "%0#1", "%0", "%10:in[0]", "arg[0]"]
+    assert [k for k in keys if value_filter(["%0"])(k)] == ["%0:in[0]", "%0:out[1]", "@f:%0:in[0]", "%0#1", "%0"]
+    assert [k for k in keys if value_filter(["%0:in[0]"])(k)] == ["%0:in[0]", "@f:%0:in[0]"]
+    assert [k for k in keys if value_filter(["0:out[1]"])(k)] == ["%0:out[1]"]
+
+
+def test_a_key_names_a_value_and_a_part_of_it() -> None:
+    from shardconv.trace.names import key_parts
+
+    got = {k: (p.value, p.part, p.local) for k in ("arg[0]", "@f:%3", "%r#1", "@a:b:%0:in[1]", "result[1]", "%r:in")
+           for p in [key_parts(k)]}
+    assert got == {
+        "arg[0]": ("arg[0]", "", "arg[0]"), "@f:%3": ("%3", "", "%3"), "%r#1": ("%r", "#1", "%r#1"),
+        "@a:b:%0:in[1]": ("%0", ":in[1]", "%0:in[1]"), "result[1]": ("result[1]", "", "result[1]"),
+        "%r:in": ("%r", ":in", "%r:in"),
+    }

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import doctest
 import os
 import re
 import subprocess
 import sys
+
+import pytest
 
 from trace_util import ROOT
 
@@ -40,3 +43,13 @@ def test_every_command_prints_what_the_readme_says() -> None:
         assert got.stdout == output, command
         moved = re.search(r"\b[1-9]\d* placement change", output) is not None
         assert got.returncode == (1 if moved else 0), command
+
+
+def test_the_library_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``trace_paths``'s docstring example, from examples/ as it says."""
+    from shardconv.trace import run as trace_run
+
+    monkeypatch.chdir(ROOT / "examples")
+    test = doctest.DocTestFinder().find(trace_run.trace_paths, globs={})[0]
+    result = doctest.DocTestRunner().run(test)
+    assert (result.attempted, result.failed) == (2, 0)

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from trace_util import SEED_LOG, changes, run, run_json
 
+from shardconv.trace.run import FORGET
+
 OLD_HEADER = "// -----// IR Dump {when} {name}{failed} ({arg}) ('builtin.module' operation: @jit__lambda) //----- //\n"
 
 
@@ -92,8 +94,13 @@ def test_mlir_ir_printing_logs(logs: Path, log: str, capsys: pytest.CaptureFixtu
 
 
 def test_xla_pass_dumps_are_read_in_step_order(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No pass moves data; the partitioner strips the instructions' shardings (per-device code from
+    there on) and Shardy's propagation gives every op one: placement changes with one side null."""
     code, doc = run_json(["trace", str(logs / "xla")], capsys)
-    assert code == 0 and changes(doc, "placement") == []
+    assert code == 1 and [c for c in changes(doc, "placement") if c["before"] and c["after"]] == []
+    lost = {c["pass"] for c in changes(doc, "placement") if c["after"] is None}
+    gained = {c["pass"] for c in changes(doc, "placement") if c["before"] is None}
+    assert (lost, gained) == ({"spmd-partitioning"}, {"propagation"})
     hlo = [d for d in doc["dumps"] if d["pipeline"] != "shardy"]
     files = [Path(d["file"]).name for d in hlo]
     assert files[0].endswith(".before_optimizations.txt")
@@ -200,3 +207,66 @@ def test_colour_only_when_asked_for_a_terminal(
     _, plain, _ = run(["trace", str(import_log)], capsys)
     assert "\x1b[" in coloured and "\x1b[" not in plain
     assert re.sub(r"\x1b\[[0-9;]*m", "", coloured).replace(" \n", "\n") == plain.replace(" \n", "\n")
+
+
+def test_a_value_that_gains_or_loses_its_sharding(
+    logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Shardy's stage modules before and after propagation: every op gains a sharding, and going back
+    loses it; the same module with other SSA names (a pass that renames) reports nothing."""
+    stage = sorted((logs / "xla" / "shardy").glob("*/*.mlir"))
+    before, after = (next(p for p in stage if p.name.startswith(n)).read_text() for n in ("01.", "02."))
+    log = tmp_path / "passes.log"
+    log.write_text("".join(header("After", n, n.lower()) + m + "\n" for n, m in (
+        ("Import", before), ("Propagate", after), ("Rename", renamed(after)), ("Strip", renamed(before)),
+    )))
+    code, doc = run_json(["trace", str(log)], capsys)
+    assert code == 1
+    got = {(c["pass"], c["value"], c["before"] is None, c["after"] is None) for c in changes(doc)}
+    assert got == {("Propagate", k, True, False) for k in ("%0", "%1", "%3")} | {
+        ("Strip", k, False, True) for k in ("%v0", "%v1", "%v3")
+    }
+    gained = next(c for c in changes(doc) if c["value"] == "%1")
+    assert gained["after"]["text"] == '#sdy.sharding<@mesh, [{"batch"}, {}]>' and gained["kind"] == "placement"
+    code, out, _ = run(["trace", str(log), "--value", "%1"], capsys)
+    assert "    before no sharding\n" in out
+    assert out.rstrip().endswith("1 placement change, 0 mesh changes, 0 spelling changes")
+
+
+def renamed(module: str) -> str:
+    """``module`` with its numbered SSA values renamed (``%3`` -> ``%v3``), as a pass that renumbers."""
+    return re.sub(r"%(\d+)", r"%v\1", module)
+
+
+@pytest.mark.parametrize(("between", "compared"), [(FORGET - 1, True), (FORGET, False)])
+def test_a_value_missing_from_many_dumps_is_forgotten(
+    logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], between: int, compared: bool
+) -> None:
+    """``arg[0]`` moves between the first dump and the last; in between, dumps of other modules without
+    it (each its own text: a dump equal to the one before does not count). Compared across at most
+    FORGET - 1 of them, else followed afresh (memory stays flat)."""
+    others = [f"module @other{i} {{\n}}\n" for i in range(between)]
+    dumps = [(logs / "scale.mlir").read_text(), *others, (logs / "distorted.mlir").read_text()]
+    log = tmp_path / "passes.log"
+    log.write_text("".join(header("After", f"P{i}", f"p{i}") + d + "\n" for i, d in enumerate(dumps)))
+    code, doc = run_json(["trace", str(log), "--value", "arg[0]"], capsys)
+    assert [c["kind"] for c in changes(doc)] == (["placement"] if compared else [])
+    assert code == (1 if compared else 0) and len(doc["dumps"]) == between + 2
+
+
+@pytest.mark.parametrize("log", ["xla", "func_scope.log"])
+def test_json_is_written_as_one_document_would_be(logs: Path, log: str) -> None:
+    """The changes are spooled as each dump ends, yet the output is what ``jsonout.dumps`` gives for
+    the whole document (with changes, and without)."""
+    import io
+    import json
+
+    from shardconv.trace.report import write_json
+    from shardconv.trace.run import trace_paths
+    from shardconv.ui import jsonout
+
+    out = io.StringIO()
+    run = write_json("trace", trace_paths([str(logs / log)]), out)
+    doc = json.loads(out.getvalue())
+    assert out.getvalue() == jsonout.dumps(doc) + "\n"
+    assert len(doc["changes"]) == sum(run.counts.values()) and bool(doc["changes"]) == (log == "xla")
