@@ -46,13 +46,18 @@ def key_parts(key: str) -> KeyParts:
 def same_value(a: Names, b: Names, key: str) -> bool:
     """Whether two dumps both define the value ``key`` stands for, as the same thing (the same op, or
     type). A function result, followed by position only, never is: its place in the text has no name."""
+    what = defined_as(a, key)
+    return what is not None and defined_as(b, key) == what
+
+
+def defined_as(names: Names, key: str) -> bytes | None:
+    """What a dump defines the value ``key`` stands for as (its op, or type); None when it does not
+    define it by name (a function result is followed by position only: its place has no name)."""
     plain = key[0] == "%" and "#" not in key and ":" not in key  # most keys: the value itself
     value = key if plain else key_parts(key).value
     if value.startswith("result["):
-        return False
-    name = value.encode()
-    what = a.get(name)
-    return what is not None and b.get(name) == what
+        return None
+    return names.get(value.encode())
 
 
 def names_in(data: bytes, start: int = 0, end: int | None = None) -> dict[bytes, bytes]:
@@ -98,4 +103,4 @@ class NameScanner:
         return out
 
 
-__all__ = ["KeyParts", "NameScanner", "Names", "key_parts", "names_in", "same_value"]
+__all__ = ["KeyParts", "NameScanner", "Names", "defined_as", "key_parts", "names_in", "same_value"]

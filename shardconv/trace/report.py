@@ -28,6 +28,11 @@ class Collected:
     def count(self, kind: str) -> int:
         return self.counts[kind]
 
+    @property
+    def dropped(self) -> int:
+        """Shardings partitioning dropped, over every dump."""
+        return sum(s.dropped for s in self.dumps)
+
 
 def per_dump(items: Iterable[Seen | Change], run: Collected) -> Iterator[tuple[Seen | None, list[Change]]]:
     """The changes of each dump, as they came, once the next dump is read, with that next dump (None
@@ -64,9 +69,8 @@ def write_json(command: str, items: Iterable[Seen | Change], out: TextIO) -> Col
             for c in ordered(changes, by_kind=False):
                 text = jsonout.dumps(change_dict(c)).replace("\n", "\n    ")  # at depth 2, as in the document
                 spool.write(("    " if spool.tell() == 0 else ",\n    ") + text)
-        doc = jsonout.document(
-            command, dumps=[_dump_dict(s.dump, s.values) for s in run.dumps], changes=[], summary=run.counts
-        )
+        summary = {**run.counts, "dropped": run.dropped}
+        doc = jsonout.document(command, dumps=[_dump_dict(s) for s in run.dumps], changes=[], summary=summary)
         head, _, tail = jsonout.dumps(doc).rpartition(_CHANGES)
         out.write(head)
         if spool.tell():
@@ -80,7 +84,8 @@ def write_json(command: str, items: Iterable[Seen | Change], out: TextIO) -> Col
     return run
 
 
-def _dump_dict(d: Dump, values: int) -> dict[str, Any]:
+def _dump_dict(s: Seen) -> dict[str, Any]:
+    d = s.dump
     return {
         "index": d.index,
         "pass": d.pass_name,
@@ -91,7 +96,8 @@ def _dump_dict(d: Dump, values: int) -> dict[str, Any]:
         "label": d.label,
         "file": d.path,
         "line": d.line,
-        "values": values,
+        "values": s.values,
+        "dropped": s.dropped,
     }
 
 
@@ -134,29 +140,47 @@ def ordered(changes: list[Change], *, by_kind: bool) -> list[Change]:
 # ---- text ------------------------------------------------------------------------------------------
 
 
-def print_changes(console: Console, changes: list[Change], dumps: dict[int, Dump]) -> None:
-    """The changes of one dump, with a heading naming the dump and the pass that made them."""
+def print_changes(console: Console, changes: list[Change], dumps: dict[int, Dump], seen: Seen | None = None) -> None:
+    """The changes of one dump (``seen``: the dump, when its pass dropped the shardings wholesale), with
+    a heading naming the dump and the pass that made them."""
     from rich.text import Text
 
     from shardconv.ui.console import use_color
 
     color = use_color(console.file)
-    if not changes:
+    stripped = seen is not None and seen.dropped > 0
+    if not changes and not stripped:
         return
-    first = changes[0]
-    after = dumps[first.dump]
+    after = dumps[changes[0].dump] if changes else seen.dump if seen is not None else None
+    assert after is not None
     # two modules with no pass between them are named by their files
-    title = first.pass_name
-    if after.pass_name is None:
-        title = f"{_short(_before_path(first, dumps))} -> {_short(after.path)}"
+    title = changes[0].pass_name if changes else seen.dropped_by if seen is not None else ""
+    if after.pass_name is None and changes:
+        title = f"{_short(_before_path(changes[0], dumps))} -> {_short(after.path)}"
     heading = Text(title, style="bold" if color else "")
     label = "" if after.label == title else f"{after.label}, "
     detail = f"  (dump {after.index}: {label}{_short(after.path)}:{after.line})"
     heading.append(detail, style="dim" if color else "")
     console.print(heading, soft_wrap=True)
+    if stripped:
+        assert seen is not None
+        console.print(Text(f"  {seen.dropped} sharding{'s' if seen.dropped != 1 else ''} dropped: every value but the "
+                           "entry's arguments and results is unsharded from here (the module is partitioned, "
+                           "per device)"), soft_wrap=True)
+    gained = 0
     for c in ordered(changes, by_kind=False):
+        gained += c.before is None
+        if c.before is None and gained > GAINS_SHOWN:
+            continue
         _print_change(console, c, color)
+    if gained > GAINS_SHOWN:
+        more = gained - GAINS_SHOWN
+        console.print(Text(f"  and {more} more value{'s' if more != 1 else ''} gained a sharding here "
+                           "(--format json lists every one)"), soft_wrap=True)
     console.print()
+
+
+GAINS_SHOWN = 5  # a propagation pass gives shardings to most values at once: text shows the first few
 
 
 _KIND_STYLE = {"placement": "bold red", "mesh": "yellow", "spelling": "cyan"}
@@ -219,6 +243,8 @@ def summary_line(run: Collected) -> str:
     """``3 dumps read: 1 placement change, 2 mesh changes, 0 spelling changes``."""
     n = len(run.dumps)
     parts = [f"{run.count(k)} {k} change{'s' if run.count(k) != 1 else ''}" for k in KINDS]
+    if run.dropped:
+        parts.append(f"{run.dropped} sharding{'s' if run.dropped != 1 else ''} dropped by partitioning")
     return f"{n} dump{'s' if n != 1 else ''} read: " + ", ".join(parts)
 
 
@@ -241,9 +267,11 @@ def emit(command: str, items: Iterable[Seen | Change], fmt: str) -> int:
     console = make_console()
     run = Collected()
     seen: dict[int, Dump] = {}
+    current: Seen | None = None  # the dump whose changes come next
     for dump, changes in per_dump(items, run):
-        print_changes(console, changes, seen)
+        print_changes(console, changes, seen, current)
         if dump is not None:
             seen[dump.dump.index] = dump.dump
+        current = dump
     console.print(summary_line(run), soft_wrap=True)
     return 1 if run.count("placement") else 0

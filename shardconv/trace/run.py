@@ -25,7 +25,7 @@ from shardconv.trace.dumps import (
     split_dumps,
     xla_step,
 )
-from shardconv.trace.names import NameScanner, Names, key_parts, names_in, same_value
+from shardconv.trace.names import NameScanner, Names, defined_as, key_parts, names_in, same_value
 from shardconv.trace.pieces import Piece, is_pass_log, pieces
 from shardconv.trace.values import DumpFacts, Observation, dump_facts, observations
 
@@ -39,10 +39,14 @@ class LogError(ShardingValidationError):
 
 @dataclass(frozen=True)
 class Seen:
-    """A dump once read: what the report lists about it."""
+    """A dump once read: what the report lists about it. ``dropped``: the shardings its pass took from
+    every value but the entry's arguments and results at once (SPMD partitioning: from here the module is
+    per device), told as one number, not as a loss per value."""
 
     dump: Dump
     values: int
+    dropped: int = 0
+    dropped_by: str = ""  # the pass that dropped them
 
 
 def read_dumps(path: str, first_index: int, base: Dump | None = None) -> Iterator[DumpSites | Repeat]:
@@ -111,6 +115,7 @@ class _Replay:
         return out
 
 
+_ENTRY_IO = ("arg[", "result[")  # the entry's arguments and results: partitioning keeps their shardings
 FORGET = 64  # fresh dumps a value may be missing from (another function's dumps) and still be compared
 
 
@@ -130,8 +135,9 @@ def follow(
     seen in (placement computed on the mesh in force in each dump), and against the dump before: a value
     it defines with a sharding on one side only gained or lost it. A value missing from the last
     ``FORGET`` dumps read fresh is forgotten (memory stays flat whatever the names)."""
-    # by key, oldest sighting first: the dump last read fresh that held it, and that dump's count
-    last: OrderedDict[str, tuple[Dump, list[Observation], int]] = OrderedDict()
+    # by key, oldest sighting first: the dump last read fresh that held it, that dump's count, and what
+    # that dump defines it as (another op or type under the same name is another value)
+    last: OrderedDict[str, tuple[Dump, list[Observation], int, bytes | None]] = OrderedDict()
     copies: dict[int, tuple[Dump, int]] = {}  # a dump read fresh -> its latest copy (Repeat), lines moved
     facts: DumpFacts | None = None
     previous: _Fresh | None = None
@@ -146,33 +152,47 @@ def follow(
         facts = dump_facts(ds.dump.path, ds.sites, facts)
         seen = observations(ds.dump.index, ds.dump.path, ds.sites, facts, ds.line_base)
         count += 1
-        yield Seen(ds.dump, len(seen))
+        lost = [] if previous is None else [
+            (key, obs) for key, obs in previous.seen.items()
+            if key not in seen and keep(key) and same_value(previous.names, ds.names, key)
+        ]
+        stripped = bool(lost) and all(key.startswith(_ENTRY_IO) for key in seen)
+        if stripped:
+            assert previous is not None
+            yield Seen(ds.dump, len(seen), len(lost), responsible_pass(_latest(previous.dump, copies)[0], ds.dump))
+        else:
+            yield Seen(ds.dump, len(seen))
         for key, obs in seen.items():
             if not keep(key):
                 continue
             prev = last.get(key)
-            last[key] = (ds.dump, obs, count)
+            what = defined_as(ds.names, key) if not _positional(key) else None
+            last[key] = (ds.dump, obs, count, what)
             last.move_to_end(key)
             if previous is not None and key not in previous.seen and same_value(previous.names, ds.names, key):
                 before, _ = _latest(previous.dump, copies)
                 yield Change("placement", key, responsible_pass(before, ds.dump), ds.dump.index, None, preferred(obs))
                 continue
-            if prev is None:
-                continue
+            if prev is None or (prev[3] is not None and what is not None and prev[3] != what):
+                continue  # first seen, or a pass gave its name to another value: nothing to compare
             a, b = counterparts(prev[1], obs)
             latest = _latest(prev[0], copies)
             change = classify(_cited(a, latest), b, responsible_pass(latest[0], ds.dump))
             if change is not None:
                 yield change
-        if previous is not None:
-            for key, obs in previous.seen.items():
-                if key not in seen and keep(key) and same_value(previous.names, ds.names, key):
-                    latest = _latest(previous.dump, copies)
-                    lost = _cited(preferred(obs), latest)
-                    yield Change("placement", key, responsible_pass(latest[0], ds.dump), ds.dump.index, lost, None)
+        if previous is not None and not stripped:
+            latest = _latest(previous.dump, copies)
+            for key, obs in lost:
+                gone = _cited(preferred(obs), latest)
+                yield Change("placement", key, responsible_pass(latest[0], ds.dump), ds.dump.index, gone, None)
         while last and next(iter(last.values()))[2] <= count - FORGET:
             last.popitem(last=False)
         previous = _Fresh(ds.dump, seen, ds.names)
+
+
+def _positional(key: str) -> bool:
+    """An argument or result, paired by position: its type may change (partitioning, HLO against sdy)."""
+    return "arg[" in key or "result[" in key
 
 
 def _latest(dump: Dump, copies: dict[int, tuple[Dump, int]]) -> tuple[Dump, int]:

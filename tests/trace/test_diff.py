@@ -29,7 +29,7 @@ def test_the_seeds_invented_mesh_moves_the_data(logs: Path, capsys: pytest.Captu
     held = json.loads((logs / "held.json").read_text())
     moved = sorted(int(d) for d in held["scale"] if held["scale"][d] != held["distorted"][d])
     assert change["devices"] == moved == [1, 2, 3, 4, 5, 6]
-    assert doc["summary"] == {"placement": 1, "mesh": 1, "spelling": 0}  # result[0]: replicated on both
+    assert doc["summary"] == {"placement": 1, "mesh": 1, "spelling": 0, "dropped": 0}  # result[0]: replicated on both
 
 
 def test_each_side_points_at_its_file_and_line(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -168,3 +168,29 @@ def test_a_key_names_a_value_and_a_part_of_it() -> None:
         "@a:b:%0:in[1]": ("%0", ":in[1]", "%0:in[1]"), "result[1]": ("result[1]", "", "result[1]"),
         "%r:in": ("%r", ":in", "%r:in"),
     }
+
+
+RENUMBERED = """module @m attributes {{mhlo.num_partitions = 8 : i32}} {{
+  sdy.mesh @mesh = <["a"=2, "b"=4]>
+  func.func public @main(%arg0: tensor<8x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"a"}}, {{}}]>}}) -> tensor<8x8xf32> {{
+{body}
+  }}
+}}
+"""
+NEGATE = '    %{n} = stablehlo.negate %{x} {{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{{"a"}}, {{}}]>]>}} : tensor<8x8xf32>'
+ABS = '    %{n} = stablehlo.abs %{x} {{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{{}}, {{"b"}}]>]>}} : tensor<8x8xf32>'
+
+
+def test_a_name_given_to_another_op_is_another_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A pass folds the negate away and the printer renumbers: %0 is now the abs, not the negate with
+    another placement, and %1 is gone, not unsharded."""
+    a, b = tmp_path / "a.mlir", tmp_path / "b.mlir"
+    a.write_text(RENUMBERED.format(body="\n".join([NEGATE.format(n=0, x="arg0"), ABS.format(n=1, x=0),
+                                                   "    return %1 : tensor<8x8xf32>"])))
+    b.write_text(RENUMBERED.format(body="\n".join([ABS.format(n=0, x="arg0"), "    return %0 : tensor<8x8xf32>"])))
+    code, doc = run_json(["diff", str(a), str(b)], capsys)
+    assert (code, changes(doc)) == (0, [])
+    b.write_text(RENUMBERED.format(body="\n".join([NEGATE.format(n=0, x="arg0").replace('{"a"}, {}', '{}, {"a"}'),
+                                                   ABS.format(n=1, x=0), "    return %1 : tensor<8x8xf32>"])))
+    code, doc = run_json(["diff", str(a), str(b)], capsys)  # the same op under the same name: compared
+    assert code == 1 and [c["value"] for c in changes(doc, "placement")] == ["%0"]

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from trace_util import SEED_LOG, changes, run, run_json
 
+from shardconv.trace import report
 from shardconv.trace.run import FORGET
 
 OLD_HEADER = "// -----// IR Dump {when} {name}{failed} ({arg}) ('builtin.module' operation: @jit__lambda) //----- //\n"
@@ -94,13 +95,17 @@ def test_mlir_ir_printing_logs(logs: Path, log: str, capsys: pytest.CaptureFixtu
 
 
 def test_xla_pass_dumps_are_read_in_step_order(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """No pass moves data; the partitioner strips the instructions' shardings (per-device code from
-    there on) and Shardy's propagation gives every op one: placement changes with one side null."""
+    """No pass moves data. Shardy's propagation gives every op a sharding (placement changes with no
+    before side); the partitioner strips every instruction's but the entry's parameters' and results'
+    (per-device code from there on): one number on its dump, not a loss per value."""
     code, doc = run_json(["trace", str(logs / "xla")], capsys)
     assert code == 1 and [c for c in changes(doc, "placement") if c["before"] and c["after"]] == []
     lost = {c["pass"] for c in changes(doc, "placement") if c["after"] is None}
     gained = {c["pass"] for c in changes(doc, "placement") if c["before"] is None}
-    assert (lost, gained) == ({"spmd-partitioning"}, {"propagation"})
+    assert (lost, gained) == (set(), {"propagation"})
+    (stripped,) = [d for d in doc["dumps"] if d["dropped"]]
+    assert stripped["pass"] == "spmd-partitioning" and doc["summary"]["dropped"] == stripped["dropped"] > 3
+    assert stripped["values"] == 3  # the entry's parameters and result keep theirs
     hlo = [d for d in doc["dumps"] if d["pipeline"] != "shardy"]
     files = [Path(d["file"]).name for d in hlo]
     assert files[0].endswith(".before_optimizations.txt")
@@ -270,3 +275,20 @@ def test_json_is_written_as_one_document_would_be(logs: Path, log: str) -> None:
     doc = json.loads(out.getvalue())
     assert out.getvalue() == jsonout.dumps(doc) + "\n"
     assert len(doc["changes"]) == sum(run.counts.values()) and bool(doc["changes"]) == (log == "xla")
+
+
+def test_text_tells_partitioning_once_and_folds_a_flood_of_gains(
+    logs: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, doc = run_json(["trace", str(logs / "xla")], capsys)
+    gains = len([c for c in changes(doc, "placement") if c["before"] is None])
+    assert gains >= 2
+    monkeypatch.setattr(report, "GAINS_SHOWN", 1)  # this small model's propagation gives only a few
+    code, out, _ = run(["trace", str(logs / "xla")], capsys)
+    assert code == 1
+    dropped = doc["summary"]["dropped"]
+    assert out.count(f"{dropped} shardings dropped: every value but the entry's arguments and results") == 1
+    assert f", {dropped} shardings dropped by partitioning" in out.splitlines()[-1]
+    assert out.count("before no sharding") == 1
+    more = gains - 1
+    assert f"and {more} more value{'s' if more != 1 else ''} gained a sharding here" in out
