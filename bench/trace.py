@@ -29,7 +29,8 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from scan import JAX_SCRIPT, Run, measure, median, write
+from runenv import compile_all, wait_for_quiet
+from scan import ENV, JAX_SCRIPT, Run, measure, median, write
 
 PASSES = ("Inliner", "Canonicalizer", "CSE", "ShardingPropagation", "SymbolDCE", "AggressivePropagation")
 _SSA = re.compile(r"%(?!arg\d+\b)([A-Za-z_\d][\w.\-]*)")  # every SSA / HLO name but a function argument
@@ -91,6 +92,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="runs per timing; the median is shown")
     ap.add_argument("--keep", metavar="DIR", help="write the inputs here and keep them (default: a temp folder)")
     args = ap.parse_args()
+    compile_all(ENV)
+    load0 = wait_for_quiet()
     exe = shutil.which("shardconv", path=os.path.dirname(sys.executable)) or shutil.which("shardconv")
     trace = [exe] if exe else [sys.executable, "-m", "shardconv"]
     tmp = args.keep or tempfile.mkdtemp(prefix="shardconv-bench-trace-")
@@ -141,7 +144,8 @@ def main() -> None:
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
-    print(f"trace <= 10x grep on every input: {'yes' if ok else 'NO'}")
+    print(f"trace <= 10x grep on every input: {'yes' if ok else 'NO'}"
+          f"   (load average {load0:.1f} -> {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
 
 
 def _size(path: str) -> int:
