@@ -103,8 +103,9 @@ class Numbering:
 
 def numbered(sites: Iterable[SiteStream], at: Numbering | None = None) -> Iterator[tuple[int, SiteStream]]:
     """Each site with the index of its module; module headers themselves are dropped. ``--fix`` numbers
-    modules the same way. ``at``, once the sites run out, holds where the numbering ended."""
-    index, filled = 0, False
+    modules the same way. The numbering starts where ``at`` stands and, once the sites run out, ``at``
+    holds where it ended."""
+    index, filled = (at.index, at.filled) if at is not None else (0, False)
     for site in sites:
         if isinstance(site, RepeatedSites):
             yield index, site

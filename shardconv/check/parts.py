@@ -51,7 +51,7 @@ def part_report(
     kind, sites = read_sites(stream, path, read or ReadOptions(), part.resume)
     if kind.skipped:
         return PartReport(kind, (), 0, 0, 0, (), 0, part.opens_inside)
-    at, cap = Numbering(), RuleCap(opts.max_per_rule)
+    at, cap = Numbering(filled=part.opens_inside), RuleCap(opts.max_per_rule)  # a cut module holds values
     segments: list[Segment] = []
     found: list[CheckFinding] = []
     total = distinct = 0
@@ -105,15 +105,15 @@ def file_report(path: str, opts: CheckOptions, parts: Sequence[PartReport]) -> F
             cut = None
 
     for p, first_module in zip(parts, accumulate((p.modules for p in parts), initial=0)):
-        if not p.opens_inside:
-            check_cut()
-        for seg in p.segments:
+        for i, seg in enumerate(p.segments):
+            continued = i == 0 and p.opens_inside and cut is not None  # the rest of the module cut before
+            if not continued:
+                check_cut()
             if isinstance(seg, ModuleValues):
                 seg = replace(seg, index=seg.index + first_module)
-                cut = seg if cut is None else joined(cut, seg)
-                continue
-            check_cut()
-            found.extend(_renumbered(f, first_module) for f in seg if cap.admit(f.rule))
+                cut = joined(cut, seg) if continued and cut is not None else seg
+            else:
+                found.extend(_renumbered(f, first_module) for f in seg if cap.admit(f.rule))
     check_cut()
     found.sort(key=position)
     suppressions = [s for p in parts for s in p.suppressions]

@@ -19,9 +19,13 @@ _WINDOW = 1 << 20
 _OVERLAP = 256  # longer than the part of a line the patterns below look at
 # A line that may start a module (``MODULE_START`` confirms it): the byte after its newline.
 _MODULE_LINE = re.compile(rb"\n(?=[ \t]*(?:HloModule\s|module\b|//[ \t]*-----))")
-# An HLO instruction line (``%name = f32[8]{0} op(...)``, ``ROOT %t = (f32[2], s32[]) tuple(...)``):
-# inside a computation, where nothing from the lines before is open (HLO text has no multi-line values).
-_INSTRUCTION_LINE = re.compile(rb"\n(?=[ \t]*(?:ROOT[ \t]+)?%[\w.\-]+ = (?:\(|[a-z][a-z0-9]*\[))")
+# An HLO instruction line with a sharding (``%name = f32[8]{0} op(...), sharding={...}``), through its
+# newline: a cut after it falls inside a computation, where nothing from the lines before is open (HLO
+# text has no multi-line values), in a module that already holds a value (so a module header after the
+# cut starts a new module, as it would in one pass).
+_SHARDED_INSTRUCTION = re.compile(
+    rb"\n[ \t]*(?:ROOT[ \t]+)?%[\w.\-]+ = (?:\(|[a-z][a-z0-9]*\[)[^\n]*?[ ,]sharding=\{[^\n]*\n"
+)
 
 
 @dataclass(frozen=True)
@@ -63,28 +67,31 @@ def split_file(f: BinaryIO, size: int, parts: int, min_part: int = PART_BYTES) -
     starts = [0, *(c for c, _ in cuts)]
     inside = [False, *(i for _, i in cuts), False]  # inside[k]: part k starts inside a module
     lines = _lines_before(f, starts[1:])
-    resumes = [None, *(Resume(s, line, kind) for s, line in zip(starts[1:], lines))]
+    resumes = [Resume(0, 1, kind), *(Resume(s, line, kind) for s, line in zip(starts[1:], lines))]  # sniffed once
     ends = [*starts[1:], None]
     return [Part(resumes[k], ends[k], inside[k], inside[k + 1]) for k in range(len(starts))]
 
 
 def _cut(f: BinaryIO, at: int, size: int, reach: int, kind: FileKind) -> tuple[int, bool] | None:
-    """Where to cut at or after ``at``: a module start within ``reach``, else (in HLO) the next
-    instruction line; (offset, whether it is inside a module)."""
+    """Where to cut at or after ``at``: a module start within ``reach``, else (in HLO) the line after
+    the next sharded instruction; (offset, whether it is inside a module)."""
     module = _first_line(f, at, min(size, at + reach), _MODULE_LINE, MODULE_START)
     if module is not None:
         return module, False
     if kind.kind not in ("hlo", "mixed"):
         return None
-    inside = _first_line(f, at, min(size, at + reach), _INSTRUCTION_LINE)
-    return (inside, True) if inside is not None else None
+    after = _first_line(f, at, min(size, at + reach), _SHARDED_INSTRUCTION)
+    if after is None or after >= size:
+        return None
+    f.seek(after)
+    return after, MODULE_START.match(f.read(_OVERLAP)) is None  # the line after may start a module
 
 
 def _first_line(
     f: BinaryIO, at: int, stop: int, line: re.Pattern[bytes], confirm: re.Pattern[bytes] | None = None
 ) -> int | None:
-    """Offset of the first line starting in ``[at, stop)`` that ``line`` finds (and ``confirm`` matches
-    on the line itself), searched a window at a time."""
+    """Where the first match of ``line`` that starts a line in ``[at, stop)`` ends (and ``confirm``
+    matches on the line there), searched a window at a time."""
     pos = at - 1  # from the byte before: a line starting at ``at`` counts
     while pos < stop:
         f.seek(pos)

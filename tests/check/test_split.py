@@ -4,12 +4,15 @@ checked in one: same findings, lines, counts, cap and suppressions."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 from pathlib import Path
 
 import pytest
 from check_cli import DUMPS, SEED_MLIR, run
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shardconv.check import engine
 from shardconv.check.context import CheckOptions
@@ -83,7 +86,7 @@ def test_every_part_starts_a_module_at_its_line(jax_dumps: Path, tmp_path: Path)
     path.write_text(text)
     data = text.encode()
     cut, _ = in_parts(path, CheckOptions(), 4, len(data) // 4)
-    assert cut[0].resume is None and cut[-1].end is None
+    assert cut[0].start == 0 and cut[-1].end is None
     for before, p in zip(cut, cut[1:]):
         assert p.resume is not None and before.end == p.resume.offset
         line_end = data.index(b"\n", p.resume.offset)
@@ -162,3 +165,28 @@ def test_check_splits_a_large_file_across_workers(
     assert tasks[0] == 2  # the log went to two workers
     assert (rc1, json.loads(serial)) == (rc2, json.loads(parallel))
     assert rc1 == 1 and json.loads(serial)["findings"]
+
+
+BLOCKS = sorted(p for p in DUMPS.iterdir() if p.suffix in (".mlir", ".hlo"))
+
+
+@settings(max_examples=int(os.environ.get("SHARDCONV_SPLIT_EXAMPLES", "40")), deadline=None)
+@given(
+    order=st.lists(st.sampled_from(BLOCKS), min_size=2, max_size=12),
+    parts=st.integers(2, 6),
+    mesh=st.sampled_from([None, "batch=2,model=4", "batch=2,model=2"]),
+    cap=st.sampled_from([1, 200]),
+)
+def test_any_cut_of_any_dump_mix_reports_what_the_whole_file_reports(
+    tmp_path_factory: pytest.TempPathFactory, order: list[Path], parts: int, mesh: str | None, cap: int
+) -> None:
+    """Bundled dumps (HLO, MLIR, lit splits with expected errors, bad values) in any order and number,
+    cut into any number of parts: the report is the one a single pass gives."""
+    path = tmp_path_factory.mktemp("mix") / "mix.mlir"
+    path.write_text("\n".join(p.read_text() for p in order))
+    opts = CheckOptions(mesh=parse_mesh_option(mesh) if mesh else None, max_per_rule=cap, report_unused=True)
+    whole = check_file(str(path), opts)
+    if not isinstance(whole, FileReport):
+        return
+    _, report = in_parts(path, opts, parts, max(1, path.stat().st_size // parts))
+    assert report == whole
