@@ -4,6 +4,7 @@ again), caches outside the tree, and a quiet machine when one can be had."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -36,3 +37,18 @@ def wait_for_quiet(limit: float = 1.0, patience: float = 60.0) -> float:
     while os.getloadavg()[0] / (os.cpu_count() or 1) > limit and time.monotonic() < deadline:
         time.sleep(5)
     return os.getloadavg()[0]
+
+
+def size_options(doc: str, what: str) -> argparse.ArgumentParser:
+    """The options of a throughput bench: the input's size, a second size for peak RSS, runs per timing."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--size", type=int, default=200, help=f"{what} size in MB (default 200)")
+    ap.add_argument("--big", type=int, default=1000, help="size for the second RSS measurement (0: skip)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per timing; the median is shown")
+    return ap
+
+
+def ready(env: dict[str, str]) -> float:
+    """Bytecode compiled, the machine as quiet as it gets: the load average the bench starts at."""
+    compile_all(env)
+    return wait_for_quiet()

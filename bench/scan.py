@@ -17,7 +17,6 @@ Usage: python bench/scan.py [--size 200] [--big 1000] [--repeat 3] [--quick]  (s
 
 from __future__ import annotations
 
-import argparse
 import os
 import random
 import re
@@ -30,7 +29,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from runenv import bench_env, compile_all, wait_for_quiet
+from runenv import bench_env, ready, size_options
 
 JAX_SCRIPT = r"""
 import os, sys
@@ -158,16 +157,12 @@ def write(path: str, parts: Iterator[str]) -> int:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--size", type=int, default=200, help="corpus size in MB (default 200)")
-    ap.add_argument("--big", type=int, default=1000, help="size for the second RSS measurement (0: skip)")
-    ap.add_argument("--repeat", type=int, default=3, help="runs per timing; the median is shown")
+    ap = size_options(__doc__ or "", "corpus")
     ap.add_argument("--quick", action="store_true", help="20 MB, no 1 GB run, one run per timing (a smoke test)")
     args = ap.parse_args()
     if args.quick:
         args.size, args.big, args.repeat = 20, 0, 1
-    compile_all(ENV)
-    load0 = wait_for_quiet()
+    load0 = ready(ENV)
     exe = shutil.which("shardconv", path=os.path.dirname(sys.executable)) or shutil.which("shardconv")
     check = [exe] if exe else [sys.executable, "-m", "shardconv"]
     flags = ["--mesh", "batch=2,model=4", "--format", "json", "-j", "1"]

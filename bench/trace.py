@@ -18,7 +18,6 @@ Usage: python bench/trace.py [--size 200] [--big 1000] [--repeat 3] [--keep DIR]
 
 from __future__ import annotations
 
-import argparse
 import glob
 import os
 import re
@@ -29,7 +28,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from runenv import compile_all, wait_for_quiet
+from runenv import ready, size_options
 from scan import ENV, JAX_SCRIPT, Run, measure, median, write
 
 PASSES = ("Inliner", "Canonicalizer", "CSE", "ShardingPropagation", "SymbolDCE", "AggressivePropagation")
@@ -86,14 +85,10 @@ def xla_folder(src: str, dst: str, target: int) -> int:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--size", type=int, default=200, help="input size in MB (default 200)")
-    ap.add_argument("--big", type=int, default=1000, help="size for the second RSS measurement (0: skip)")
-    ap.add_argument("--repeat", type=int, default=3, help="runs per timing; the median is shown")
+    ap = size_options(__doc__ or "", "input")
     ap.add_argument("--keep", metavar="DIR", help="write the inputs here and keep them (default: a temp folder)")
     args = ap.parse_args()
-    compile_all(ENV)
-    load0 = wait_for_quiet()
+    load0 = ready(ENV)
     exe = shutil.which("shardconv", path=os.path.dirname(sys.executable)) or shutil.which("shardconv")
     trace = [exe] if exe else [sys.executable, "-m", "shardconv"]
     tmp = args.keep or tempfile.mkdtemp(prefix="shardconv-bench-trace-")
