@@ -12,7 +12,7 @@ from itertools import accumulate
 from operator import add, itemgetter
 
 # The whole line after its newline (the regex starts at the literal ``\n``; ``(?=\n)``: complete lines
-# only). The same shape ``extract.plain_op_key`` keys the line-by-line path on, minus trailing blanks.
+# only). The same shape ``plain_keys.plain_op_key`` keys the line-by-line path on, minus trailing blanks.
 _OP_LINE = re.compile(
     rb"\n([ \t]*%[\w#.$\-]+ = sdy\.(?:sharding_constraint|reshard) %[\w#.$\-]+ "
     rb'(<@[\w$.\-]+, \[[^\]"\n]*(?:"[^"\n]*"[^\]"\n]*)*\](?:, \w+=\{[^}\n]*\})*>) : (tensor<[^>\n]*>)'

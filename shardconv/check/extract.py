@@ -10,72 +10,14 @@ import re
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
 
+from shardconv.check.keywords import MODULE_START, NEEDLES, search_keyword
+from shardconv.check.plain_keys import MLIR_RESULT, PlainKey, op_tail_key, plain_hlo_key, plain_op_key
+from shardconv.check.shapes import hlo_shapes, mlir_shapes
 from shardconv.check.sites import PLAIN, Shape, SiteKind, ValueSite
 from shardconv.core.errors import ShardingSyntaxError
 from shardconv.text.brackets import skip_group, string_end
 from shardconv.text.escapes import EscapeError
 from shardconv.text.layered import StringEncoding, decode_layered, encode_layered
-
-_RX = re.compile(
-    rb"""
-     (?P<hlo>(?<![\w.])sharding=\{)
-    |(?P<hlofe>(?<![\w.])(?P<hlofekey>xla\.sdy\.[\w.]+)=(?P<hlofeopen>["{]))
-    |(?P<hlonp>(?<![\w.])num_partitions=(?P<hlonpv>\d+))
-    |(?P<mstr>(?<![\w.])(?P<mstrkey>mhlo\.sharding|mhlo\.spmd_output_sharding|xla\.sdy\.[\w.]+)\s*=\s*")
-    |(?P<mnp>(?<![\w.])mhlo\.num_partitions\s=\s(?P<mnpv>\d+))
-    |(?P<sdyattr>\#sdy\.(?P<sdyattrkind>sharding_per_value|sharding|mesh)<)
-    |(?P<meshdecl>(?<![\w.])sdy\.mesh\s+@(?P<meshname>[\w$.\-]+|"(?:[^"\\]|\\.)*")\s*=\s*<)
-    |(?P<sdyop>(?<![\w.])sdy\.(?P<sdyopname>sharding_constraint|reshard)\s+%[\w\#.$\-]+\s+<)
-    |(?P<oparg>(?<![\w.])(?P<opargkey>out_sharding|sharding)=<)
-    |(?P<mclist>(?<![\w.])(?P<mclistkey>in_shardings|out_shardings)=\[)
-    |(?P<maxes>(?<![\w.])manual_axes=\{)
-    |(?P<unspec>unspecified_dims=(?P<unspecv>\[[\d,\s]*\]))
-    |(?P<shmesh>(?<![\w.])stablehlo\.mesh\s*=\s*\{)
-    |(?P<collective>replica_group_mesh_axes<\s*mesh\s*=\s*@(?P<collname>[\w$.\-]+))
-    |(?P<expected>expected-error(?P<expectedoff>@[+-]\d+|@above|@below)?)
-    """,
-    re.VERBOSE,
-)
-
-# Every _RX match holds one of these, and the first one in it sits at one of a few distances from the
-# match's start (no needle occurs before it in the match): where a needle is found, only those starts
-# can begin a match whose first needle it is, so ``_search`` tries ``_RX.match`` there and nowhere else.
-_NEEDLE_STARTS: dict[bytes, tuple[int, ...]] = {
-    b"sharding": (17, 5, 4, 3, 0),  # mhlo.spmd_output_, mhlo., out_, in_, sharding= / sharding=<
-    b"sdy.": (4, 1, 0),  # xla.sdy., #sdy., sdy.mesh / sdy.sharding_constraint
-    b"num_partitions": (5, 0),  # mhlo.num_partitions, num_partitions=
-    b"manual_axes": (0,),
-    b"unspecified_dims": (0,),
-    b"expected-error": (0,),
-    b"stablehlo.mesh": (0,),
-    b"replica_group_mesh_axes": (0,),
-}
-_NEEDLES = tuple(_NEEDLE_STARTS)
-_STARTS = tuple(_NEEDLE_STARTS.values())
-# Where a module begins (its meshes and num_partitions start afresh): HLO, MLIR, or a lit/pass-dump split.
-MODULE_START = re.compile(rb"\s*(?:HloModule\s|module\b|//\s*-----)")
-
-
-def _search(text: bytes, pos: int, nexts: list[int]) -> re.Match[bytes] | None:
-    """``_RX.search(text, pos)``, but the regex is tried only at the few starts a needle allows, so a
-    long line without keywords costs grep time and one with them a handful of anchored matches.
-    ``nexts`` caches each needle's next offset (-1: not looked up yet; len: none left)."""
-    n = len(text)
-    while True:
-        for i, k in enumerate(_NEEDLES):
-            if nexts[i] < pos:
-                found = text.find(k, pos)
-                nexts[i] = n if found < 0 else found
-        hit = min(nexts)
-        if hit >= n:
-            return None
-        # The needles at ``hit`` (two may begin there) and the starts they allow, leftmost first.
-        starts = {hit - d for i, at in enumerate(nexts) if at == hit for d in _STARTS[i] if hit - d >= pos}
-        for start in sorted(starts):
-            m = _RX.match(text, start)
-            if m is not None:
-                return m
-        pos = hit + 1
 
 
 def match_close(line: str, open_pos: int) -> int:
@@ -89,49 +31,12 @@ def match_close(line: str, open_pos: int) -> int:
         return -1
 
 
-# ---- tensor types ---------------------------------------------------------------------------------
-
-_MLIR_TENSOR = re.compile(rb"tensor<((?:(?:\d+|\?)x)*)")
-_HLO_SHAPE = re.compile(rb"\b[a-z][a-z0-9]*\[([^\]]*)\]")
-
-
-def mlir_shapes(text: bytes) -> tuple[Shape, ...]:
-    """Shapes of the ``tensor<...>`` types in ``text``, in order."""
-    return tuple(_mlir_dims(m.group(1)) for m in _MLIR_TENSOR.finditer(text))
-
-
-def _mlir_dims(dims: bytes) -> Shape:
-    return tuple(None if d == b"?" else _dim(d) for d in dims.split(b"x")[:-1])
-
-
-def _dim(d: bytes) -> int | None:
-    """A dim size, or None (unknown) when it has more digits than any int64."""
-    return int(d) if len(d) <= 19 else None
-
-
-def hlo_shapes(text: bytes) -> tuple[Shape, ...]:
-    """Shapes of the leaf array types in an HLO type (tuples flattened, as tuple shardings are)."""
-    return tuple(_hlo_dims(m.group(1)) for m in _HLO_SHAPE.finditer(text))
-
-
-def _hlo_dims(dims: bytes) -> Shape:
-    if not dims.strip():
-        return ()
-    out: list[int | None] = []
-    for d in dims.split(b","):
-        d = d.strip()
-        out.append(_dim(d) if d.isdigit() else None)
-    return tuple(out)
-
-
 _MESH_DECL_NAME = re.compile(rb'sdy\.mesh\s+@([\w$.\-]+|"(?:[^"\\]|\\.)*")')
 _HLO_INSTR = re.compile(rb"^\s*(?:ROOT\s+)?(%?[\w.\-]+)\s*=\s*")
 _HLO_ARRAY = re.compile(rb"[a-z][a-z0-9]*\[[^\]]*\]")
-_MLIR_RESULT = re.compile(rb"^\s*(%[\w#.$\-]+)(?::\d+)?(?:\s*,\s*%[\w#.$\-]+(?::\d+)?)*\s*=")
 _MLIR_MODULE = re.compile(rb"^\s*module\b(?:\s+@([\w$.\-]+))?")
 _TENSOR = re.compile(rb"tensor<")
 MEMO_LIMIT = 1 << 14
-# A line holding any of these is not a plain HLO instruction line (it may hold other values).
 # ``%arg: tensor<...> {sdy.sharding = #sdy.sharding<@mesh, [...]>}`` up to the next argument.
 _ARG_SHARDING = re.compile(
     rb'(tensor<[^>]*>) \{sdy\.sharding = (\#sdy\.sharding<@[\w$.\-]+, \[(?:[^\]"]|"[^"]*")*\]'
@@ -142,77 +47,6 @@ _PLAIN_ARG = re.compile(
     rb'((%[\w#.$\-]+): (tensor<[^>]*>) \{sdy\.sharding = (\#sdy\.sharding<@[\w$.\-]+, \[[^\]"]*(?:"[^"]*"[^\]"]*)*\]'
     rb"(?:, \w+=\{[^}]*\})*>)\})(?=, %|\))"
 )
-# ``%r = sdy.sharding_constraint %x <@mesh, [...]> : tensor<...>`` (or sdy.reshard), with nothing else.
-_PLAIN_OP = re.compile(
-    rb"\s*%[\w#.$\-]+ = sdy\.(?:sharding_constraint|reshard) %[\w#.$\-]+ "
-    rb'(<@[\w$.\-]+, \[(?:[^\]"]|"[^"]*")*\](?:, \w+=\{[^}]*\})*>) : (tensor<[^>]*>)(?: loc\([^()]*\))?\s*$'
-)
-
-
-PlainKey = tuple[bytes, int]  # (type and value as one bytes key, where the value starts on the line)
-
-
-def plain_op_key(text: bytes) -> PlainKey | None:
-    """(sharding, type) of a line that is one ``sdy.sharding_constraint`` / ``sdy.reshard`` and nothing
-    else, as one bytes key (one regex match), and where the sharding starts; None for any other line."""
-    if b"sdy.sharding_constraint" not in text and b"sdy.reshard" not in text:
-        return None
-    m = _PLAIN_OP.match(text)
-    return None if m is None else (b"%s\0%s" % m.group(1, 2), m.start(1))
-
-
-def plain_hlo_key(text: bytes) -> PlainKey | None:
-    """(type, sharding) of an HLO instruction line whose one keyword is a ``sharding={...}``, as one bytes
-    key, and where the sharding starts; None when it is not such a line. Plain ``bytes`` operations only
-    (C speed)."""
-    i = text.find(b", sharding={") + 2
-    if i < 2:
-        return None
-    j = text.find(b"}", i + 10)
-    if j >= 0 and text.find(b"{", i + 10, j) >= 0:
-        while j >= 0 and text.count(b"{", i + 9, j) != text.count(b"}", i + 9, j + 1):
-            j = text.find(b"}", j + 1)  # nested (a tuple sharding, metadata inside it): the balancing brace
-    if j < 0 or text.find(b'"', i + 9, j) >= 0:
-        return None
-    eq = text.find(b" = ", 0, i)
-    if eq < 0:
-        return None
-    start = eq + 3
-    stop = text.find(b") ", start) + 1 if text.startswith(b"(", start) else text.find(b" ", start)
-    if stop <= start:
-        return None
-    return b"%s\0%s" % (text[start:stop], text[i + 9 : j + 1]), i + 9
-
-
-# The bytes a keyword's word is made of: an _RX match starts inside the word of its keyword or later.
-_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.#$-")
-_ANY_NEEDLE = re.compile(b"|".join(map(re.escape, _NEEDLES)))
-_MLIR_OP = re.compile(rb'\s*"?[A-Za-z_]\w*\.')  # ``stablehlo.add``, ``"sdy.manual_computation"``: no HLO type
-_OP_VALUE = re.compile(rb"sdy\.(?:sharding_constraint|reshard)\s+%[\w#.$\-]+\s+(?=<)")
-
-
-def op_tail_key(text: bytes) -> PlainKey | None:
-    """The tail of an MLIR op line ``%r = op ...`` from the word of its first keyword to its end (for
-    ``sdy.reshard %x <...``: the op, then from the ``<``), and where it starts: every value of the line
-    sits in the tail and none depends on what comes before it but the result name. None for a line that
-    is not such an op, or whose tail another line's context could change (a signature, a location
-    before the keyword, a line of several, HLO text)."""
-    r = _MLIR_RESULT.match(text)
-    if r is None or _MLIR_OP.match(text, r.end()) is None or b"\n" in text or b"func.func" in text:
-        return None  # an HLO instruction (``%a = f32[8]{0} ...``) takes its shapes from before the keyword
-    first = _ANY_NEEDLE.search(text)
-    if first is None or first.start() < r.end():  # no keyword, or one in the result names
-        return None
-    start = first.start()
-    while start > r.end() and text[start - 1] in _WORD:
-        start -= 1
-    if b"loc(" in text[:start]:
-        return None
-    op = _OP_VALUE.match(text, start)
-    if op is not None:  # the operand's name is in the match, not in the value
-        return b"%s\0%s" % (text[start : text.index(b" ", start)], text[op.end() :]), op.end()
-    return text[start:], start
-
 
 _FUNC = re.compile(rb"\bfunc\.func\b[^(]*?@[\w$.\-\"]+\s*\(")
 _ARG = re.compile(rb"(%[\w#.$\-]+):\s*")
@@ -345,7 +179,7 @@ class LineExtractor:
                 self.repeats.clear()
             hit = self.repeats[key] = sites
         elif self.named:
-            name = (_HLO_INSTR if plain else _MLIR_RESULT).match(text)
+            name = (_HLO_INSTR if plain else MLIR_RESULT).match(text)
             ln = _Line(text, offset, lineno, col_base)
             return [_moved(ln, hit[0], at, name.group(1).decode() if name else None)]
         return hit
@@ -362,7 +196,7 @@ class LineExtractor:
         """The sites of an MLIR op line with the tail key ``tail``: an earlier line's re-pointed when one
         had that tail (the values are where the tail puts them; only the result name differs)."""
         key, at = tail
-        name = _MLIR_RESULT.match(text)
+        name = MLIR_RESULT.match(text)
         assert name is not None  # op_tail_key matched it
         value = name.group(1).decode()
         hit = self.tails.get(key)
@@ -390,12 +224,12 @@ class LineExtractor:
         if self.pending:
             out.extend(self._close_region(ln))
         pos = 0
-        nexts = [-1] * len(_NEEDLES)
+        nexts = [-1] * len(NEEDLES)
         sig = ln.signature() if self.memo_limit and b"func.func" in text else None
         if sig is not None and len(sig.arg_ends) > 1:
             pos = self._arguments(ln, sig, nexts, out)
         while True:
-            m = _search(text, pos, nexts)
+            m = search_keyword(text, pos, nexts)
             if m is None:
                 return out
             try:
@@ -453,7 +287,7 @@ class LineExtractor:
             return
         first = len(out)
         pos = a
-        while (found := _search(t, pos, nexts)) is not None and found.start() < b:
+        while (found := search_keyword(t, pos, nexts)) is not None and found.start() < b:
             pos = max(self._dispatch(ln, found, out), found.end())
         sites = out[first:]
         if key is not None and all(s.value == name and s.end <= ln.offset + b for s in sites):
@@ -839,7 +673,7 @@ def _mlir_context(ln: _Line, pos: int) -> tuple[str | None, tuple[Shape, ...] | 
     mod = _MLIR_MODULE.match(t)
     if mod is not None:
         return "module", None
-    r = _MLIR_RESULT.match(t)
+    r = MLIR_RESULT.match(t)
     name = r.group(1).decode() if r else None
     body = _LOC_TAIL.sub(b"", t.rstrip())
     colon = body.rfind(b" : ")

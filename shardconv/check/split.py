@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from shardconv.check.extract import MODULE_START
+from shardconv.check.keywords import MODULE_START
 from shardconv.check.lines import Resume
 from shardconv.check.sites import FileKind
 from shardconv.check.sniff import SNIFF_BYTES, sniff

@@ -180,12 +180,12 @@ _FRAGMENTS = st.sampled_from([
 def test_needle_search_on_long_lines_finds_what_the_regex_finds(parts: list[str]) -> None:
     """Far from a line's end only the starts within reach of a needle are tried; the matches are the
     ones a plain search of the whole line gives, in order."""
-    from shardconv.check import extract
+    from shardconv.check import keywords
 
     text = "".join(parts).encode()
-    expected = [m.span() for m in extract._RX.finditer(text)]
-    got, pos, nexts = [], 0, [-1] * len(extract._NEEDLES)
-    while (m := extract._search(text, pos, nexts)) is not None:
+    expected = [m.span() for m in keywords.KEYWORD.finditer(text)]
+    got, pos, nexts = [], 0, [-1] * len(keywords.NEEDLES)
+    while (m := keywords.search_keyword(text, pos, nexts)) is not None:
         got.append(m.span())
         pos = max(m.end(), m.start() + 1)
     assert got == expected

@@ -161,7 +161,7 @@ def test_decode_encode_are_inverse(text: str) -> None:
 def test_long_line_without_keywords_skips_the_regex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A multi-MB line with no keyword used to run the value regex over every byte (~0.35 s/MB); the
     keyword prefilter (bytes.find) must keep the regex off it, and still find a value after it."""
-    from shardconv.check import extract
+    from shardconv.check import keywords
     from shardconv.check.context import CheckOptions
     from shardconv.check.diagnostics import FileReport
     from shardconv.check.engine import check_file
@@ -173,8 +173,8 @@ def test_long_line_without_keywords_skips_the_regex(tmp_path: Path, monkeypatch:
             calls.append(pos)
             return real.match(text, pos)
 
-    real = extract._RX
-    monkeypatch.setattr(extract, "_RX", CountingRx())
+    real = keywords.KEYWORD
+    monkeypatch.setattr(keywords, "KEYWORD", CountingRx())
     path = tmp_path / "long.mlir"
     path.write_bytes(b"module {\n" + b"abcdefgh" * (1 << 20) + b" sharding={replicated}\n}\n")
     report = check_file(str(path), CheckOptions())

@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shardconv.check import extract
+from shardconv.check import keywords
 
 DUMPS = Path(__file__).parent.parent / "data" / "dumps"
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,9 +31,9 @@ def real_lines(*folders: Path) -> list[bytes]:
 
 def same_as_search(text: bytes) -> int:
     """Walks ``text`` match by match with ``_search`` and ``_RX.search`` side by side; the match count."""
-    pos, nexts, n = 0, [-1] * len(extract._NEEDLES), 0
+    pos, nexts, n = 0, [-1] * len(keywords.NEEDLES), 0
     while True:
-        got, want = extract._search(text, pos, nexts), extract._RX.search(text, pos)
+        got, want = keywords.search_keyword(text, pos, nexts), keywords.KEYWORD.search(text, pos)
         assert (got and (got.start(), got.end(), got.lastgroup)) == (want and (want.start(), want.end(), want.lastgroup))
         if got is None:
             return n
@@ -52,13 +52,13 @@ def test_search_finds_what_the_regex_finds_in_keyword_soup(parts: list[str]) -> 
 
 def test_each_match_starts_where_its_first_needle_allows(jax_dumps: Path) -> None:
     """The table the search relies on: in every match, the first needle sits at a listed distance."""
-    needle = re.compile(b"|".join(re.escape(k) for k in extract._NEEDLES))
+    needle = re.compile(b"|".join(re.escape(k) for k in keywords.NEEDLES))
     seen: set[tuple[bytes, int]] = set()
     for line in [*real_lines(jax_dumps), *(f.encode() for f in FRAGMENTS)]:
-        for m in extract._RX.finditer(line):
+        for m in keywords.KEYWORD.finditer(line):
             first = needle.search(line, m.start(), m.end())
             assert first is not None, m.group()
             d = first.start() - m.start()
-            assert d in extract._NEEDLE_STARTS[first.group()], (m.group(), first.group(), d)
+            assert d in keywords.NEEDLE_STARTS[first.group()], (m.group(), first.group(), d)
             seen.add((first.group(), d))
     assert len(seen) >= 8  # the table is exercised, not only its zero offsets

@@ -19,7 +19,7 @@ from shardconv.check.context import CheckOptions
 from shardconv.check.diagnostics import FileReport
 from shardconv.check.engine import check_file
 from shardconv.check.parts import file_report, part_report
-from shardconv.check.extract import MODULE_START
+from shardconv.check.keywords import MODULE_START
 from shardconv.check.sniff import SNIFF_BYTES, sniff
 from shardconv.check.split import WHOLE, Part, split_file
 from shardconv.formats.detect import parse_mesh_option
