@@ -17,7 +17,7 @@ demo: $(PY)
 # The guard rails: ruff and mypy --strict on the package (config in pyproject.toml; generated tables excluded).
 lint: $(PY)
 	$(PIP) install -e '.[test]'
-	$(VENV)/bin/ruff check shardconv
+	$(VENV)/bin/ruff check shardconv bench
 	$(VENV)/bin/mypy
 
 test: lint

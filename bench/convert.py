@@ -22,9 +22,9 @@ from dataclasses import replace
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-from shardconv.convert import to_hlo, to_sdy  # noqa: E402
-from shardconv.core.model import HloSharding, Mesh, TileAssignment  # noqa: E402
-from shardconv.formats import parse_sdy  # noqa: E402
+from shardconv.convert import to_hlo, to_sdy
+from shardconv.core.model import HloSharding, Mesh, TileAssignment
+from shardconv.formats import parse_sdy
 
 CASES = [
     (8, {"batch": 2, "model": 4}, '#sdy.sharding<@mesh, [{}, {"model"}]>'),
@@ -48,7 +48,10 @@ def _batch_size(make_inputs: Callable[[int], Sequence[object]], fn: Callable[[ob
         n = min(100_000, max(n * 2, int(n * BATCH_SECONDS / max(dt, 1e-9) * 1.2)))
 
 
-def per_call(jobs: Sequence[tuple[Callable[[int], Sequence[object]], Callable[[object], object]]], repeats: int) -> list[list[float]]:
+Job = tuple[Callable[[int], Sequence[object]], Callable[[object], object]]  # (make k inputs, the call timed)
+
+
+def per_call(jobs: Sequence[Job], repeats: int) -> list[list[float]]:
     """Per-call seconds of each job, ``repeats`` batches each, interleaved job by job so that a change
     in machine load hits every job of a row alike; each input is used once."""
     sizes = [_batch_size(make, fn) for make, fn in jobs]
@@ -83,7 +86,7 @@ def main(repeats: int = REPEATS) -> int:
             h = to_hlo(s, shared)
             hlo_text = str(h)
             assert str(xc.HloSharding.from_string(hlo_text)) == hlo_text, "XLA must parse the very same string"
-            jobs: list[tuple[Callable[[int], Sequence[object]], Callable[[object], object]]] = [
+            jobs: list[Job] = [
                 (meshes, lambda m: to_hlo(s, m)),  # type: ignore[arg-type]
                 (lambda k: [(_fresh(h), m) for m in meshes(k)], lambda a: to_sdy(*a)),  # type: ignore[misc]
                 (lambda k: [hlo_text] * k, xc.HloSharding.from_string),

@@ -20,7 +20,8 @@ def run_suite(profile: str) -> tuple[dict[str, dict], int, float]:
         out = os.path.join(d, "stats.json")
         env = {**os.environ, "SHARDCONV_FUZZ": profile, "SHARDCONV_FUZZ_STATS": out}
         t = time.time()
-        rc = subprocess.call([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/fuzz"], cwd=ROOT, env=env)
+        pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/fuzz"]
+        rc = subprocess.call(pytest, cwd=ROOT, env=env)
         secs = time.time() - t
         with open(out, encoding="utf-8") as f:
             return json.load(f), rc, secs
@@ -28,10 +29,13 @@ def run_suite(profile: str) -> tuple[dict[str, dict], int, float]:
 
 def _result(name: str, s: dict) -> str:
     if name.startswith("parity/"):
-        return f"{s['result']}" if not s["accepted"] + s["rejected"] else f"shardconv accepted {s['accepted']:,}, rejected {s['rejected']:,}; no unexplained disagreement"
+        if not s["accepted"] + s["rejected"]:
+            return f"{s['result']}"
+        return f"shardconv accepted {s['accepted']:,}, rejected {s['rejected']:,}; no unexplained disagreement"
     if s["accepted"] + s["rejected"]:
         slow = f"; slowest {s['slowest_ms_per_kb']:.1f} ms/KB" if s["slowest_ms_per_kb"] else ""
-        return f"accepted {s['accepted']:,} (printed back and re-parsed equal), rejected {s['rejected']:,} with a ShardingError{slow}"
+        return (f"accepted {s['accepted']:,} (printed back and re-parsed equal), "
+                f"rejected {s['rejected']:,} with a ShardingError{slow}")
     return s["result"]
 
 

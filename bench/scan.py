@@ -46,7 +46,8 @@ def f(*xs):
         acc = jnp.tanh(acc + x)
         acc = jax.lax.with_sharding_constraint(acc, NamedSharding(mesh, specs[i % len(specs)]))
     return acc, acc.sum(axis=0)
-args = [jax.ShapeDtypeStruct((64, 64), jnp.float32, sharding=NamedSharding(mesh, specs[i % len(specs)])) for i in range(n)]
+args = [jax.ShapeDtypeStruct((64, 64), jnp.float32, sharding=NamedSharding(mesh, specs[i % len(specs)]))
+        for i in range(n)]
 lowered = jax.jit(f).lower(*args)
 text = lowered.as_text() if sys.argv[1] == "sdy" else lowered.compile().as_text()
 sys.stdout.write(text)
@@ -93,7 +94,8 @@ def random_hlo(target: int, seed: int = 0) -> Iterator[str]:
             i += 1
             shape = f"f32[{rng.choice((16, 32, 64))},{rng.choice((32, 64, 128))}]{{1,0}}"
             op = rng.choice(OPS)
-            meta = f'metadata={{op_name="jit(f)/{op}_{i}" source_file="/src/model_{i % 97}.py" source_line={rng.randrange(1, 5000)}}}'
+            line = rng.randrange(1, 5000)
+            meta = f'metadata={{op_name="jit(f)/{op}_{i}" source_file="/src/model_{i % 97}.py" source_line={line}}}'
             sh = rng.choice(SHARDINGS)
             if sh.startswith("{{"):
                 shape = f"({shape}, {shape})"
@@ -196,7 +198,8 @@ def main() -> None:
             rows.append((name, nbytes, grep, chk))
             mb = nbytes / 1e6
             floor = startup + passes
-            print(f"{name:<13}{mb:>6.0f}MB | {grep.seconds:>7.3f} | {chk.seconds:>8.2f}{mb / chk.seconds:>7.0f}{chk.peak_mb:>8.1f} | "
+            print(f"{name:<13}{mb:>6.0f}MB | {grep.seconds:>7.3f} | "
+                  f"{chk.seconds:>8.2f}{mb / chk.seconds:>7.0f}{chk.peak_mb:>8.1f} | "
                   f"{chk.seconds / grep.seconds:>6.1f}x | {chk_n.seconds:>8.2f}{chk_n.seconds / grep.seconds:>7.1f}x | "
                   f"{passes:.2f} s: {floor:.2f} s"
                   f" = {floor / grep.seconds:.1f}x grep"
@@ -213,7 +216,8 @@ def main() -> None:
     print("peak RSS of check on random-hlo: " + ", ".join(f"{s} MB -> {r:.0f} MB" for s, r in rss))
     ok_time = all(c.seconds <= 10 * g.seconds for _, _, g, c in rows)
     ok_mem = all(r < 100 for _, r in rss)
-    print(f"check <= 10x grep on every corpus: {'yes' if ok_time else 'NO'}   peak RSS < 100 MB: {'yes' if ok_mem else 'NO'}"
+    print(f"check <= 10x grep on every corpus: {'yes' if ok_time else 'NO'}   "
+          f"peak RSS < 100 MB: {'yes' if ok_mem else 'NO'}"
           f"   (load average {load0:.1f} -> {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
 
 
