@@ -115,7 +115,7 @@ class _Replay:
         return out
 
 
-_ENTRY_IO = ("arg[", "result[")  # the entry's arguments and results: partitioning keeps their shardings
+_BY_POSITION = ("arg[", "result[")  # arguments and results: keys by position (bare: the entry function's)
 FORGET = 64  # fresh dumps a value may be missing from (another function's dumps) and still be compared
 
 
@@ -156,7 +156,8 @@ def follow(
             (key, obs) for key, obs in previous.seen.items()
             if key not in seen and keep(key) and same_value(previous.names, ds.names, key)
         ]
-        stripped = bool(lost) and all(key.startswith(_ENTRY_IO) for key in seen)
+        # every value but the entry's arguments and results lost its sharding: the module is partitioned
+        stripped = bool(lost) and all(key.startswith(_BY_POSITION) for key in seen)
         if stripped:
             assert previous is not None
             yield Seen(ds.dump, len(seen), len(lost), responsible_pass(_latest(previous.dump, copies)[0], ds.dump))
@@ -192,7 +193,7 @@ def follow(
 
 def _positional(key: str) -> bool:
     """An argument or result, paired by position: its type may change (partitioning, HLO against sdy)."""
-    return "arg[" in key or "result[" in key
+    return any(p in key for p in _BY_POSITION)
 
 
 def _latest(dump: Dump, copies: dict[int, tuple[Dump, int]]) -> tuple[Dump, int]:
