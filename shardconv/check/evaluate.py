@@ -3,14 +3,11 @@ place, under the per-rule cap (the first ``max_per_rule`` of each rule in a file
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from shardconv.check.context import CheckOptions, build_context
-from shardconv.check.dedup import ModuleValues, modules
+from shardconv.check.dedup import ModuleValues
 from shardconv.check.diagnostics import RULES, CheckFinding
 from shardconv.check.mesh_rules import MESH_RULES
 from shardconv.check.rules import VALUE_RULES, RuleResult
-from shardconv.check.sites import SiteStream
 from shardconv.core.positions import caret_excerpt
 
 RULE_ORDER = (*VALUE_RULES, *MESH_RULES)
@@ -40,19 +37,6 @@ def module_findings(path: str, module: ModuleValues, opts: CheckOptions, cap: Ru
         for r in rule(ctx)
         if r.rule not in opts.ignore and cap.admit(r.rule)
     ]
-
-
-def findings_of(path: str, sites: Iterable[SiteStream], opts: CheckOptions) -> tuple[list[CheckFinding], int, int, int]:
-    """The findings of one file's sites (in file order), its value count, distinct count and dropped count."""
-    cap = RuleCap(opts.max_per_rule)
-    out: list[CheckFinding] = []
-    total = distinct = 0
-    for module in modules(sites):
-        total += module.total
-        distinct += len(module.values)
-        out.extend(module_findings(path, module, opts, cap))
-    out.sort(key=position)
-    return out, total, distinct, cap.dropped
 
 
 def position(f: CheckFinding) -> tuple[int, int, str]:
@@ -87,4 +71,4 @@ def _finding(path: str, r: RuleResult, opts: CheckOptions, expected: frozenset[i
     )
 
 
-__all__ = ["RULE_ORDER", "RuleCap", "findings_of", "module_findings", "position"]
+__all__ = ["RULE_ORDER", "RuleCap", "module_findings", "position"]

@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 from shardconv.check.bulk import cut_op_lines
 from shardconv.check.context import CheckOptions
 from shardconv.check.dedup import signature
-from shardconv.check.evaluate import findings_of
+from shardconv.check.diagnostics import FileReport
+from shardconv.check.engine import check_stream
 from shardconv.check import lines as lines_stage
-from shardconv.check.lines import ReadOptions, read_sites, sites_of_bytes
+from shardconv.check.lines import ReadOptions, sites_of_bytes
 from shardconv.formats.detect import parse_mesh_option
 
 MODES = {
@@ -29,10 +30,10 @@ _NAME = re.compile(r"(%[A-Za-z_][\w.\-]*)")
 
 
 def findings(data: bytes, opts: CheckOptions, read: ReadOptions) -> list[tuple[object, ...]]:
-    _, sites = read_sites(io.BytesIO(data), "f.mlir", read)
-    found, total, distinct, _ = findings_of("f.mlir", sites, opts)
-    return [(f.rule, f.line, f.col, f.end_line, f.end_col, f.message, f.count, f.source, total, distinct)
-            for f in found]
+    r = check_stream(io.BytesIO(data), "f.mlir", opts, read)
+    assert isinstance(r, FileReport)
+    return [(f.rule, f.line, f.col, f.end_line, f.end_col, f.message, f.count, f.source, r.values, r.distinct)
+            for f in r.findings]
 
 
 def assert_same(data: bytes, opts: CheckOptions) -> list[tuple[object, ...]]:

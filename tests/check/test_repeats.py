@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from shardconv.check.context import CheckOptions
-from shardconv.check.evaluate import findings_of
-from shardconv.check.lines import ReadOptions, read_sites
+from shardconv.check.diagnostics import FileReport
+from shardconv.check.engine import check_stream
+from shardconv.check.lines import ReadOptions
 from shardconv.formats.detect import parse_mesh_option
 
 _NAME = re.compile(r"(%[A-Za-z_][\w.\-]*)")
@@ -34,9 +35,9 @@ def corpus(module: str, copies: int, inject: list[tuple[str, str]], seed: int) -
 def both(data: bytes, opts: CheckOptions) -> tuple[list[object], list[object]]:
     out = []
     for read in (ReadOptions(), ReadOptions(repeats=False)):
-        _, sites = read_sites(io.BytesIO(data), "c", read)
-        found, total, distinct, _ = findings_of("c", sites, opts)
-        out.append([(f.rule, f.line, f.col, f.message, f.count, total, distinct) for f in found])
+        r = check_stream(io.BytesIO(data), "c", opts, read)
+        assert isinstance(r, FileReport)
+        out.append([(f.rule, f.line, f.col, f.message, f.count, r.values, r.distinct) for f in r.findings])
     return out[0], out[1]
 
 

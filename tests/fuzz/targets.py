@@ -154,14 +154,15 @@ def check_bytes(data: bytes, fix_mesh: Mesh | None = None) -> bool:
     --fix planner. Returns whether the content was treated as IR (not skipped)."""
     from shardconv.check.apply import plan_sites, rewrites_of
     from shardconv.check.context import CheckOptions
-    from shardconv.check.evaluate import findings_of
+    from shardconv.check.diagnostics import FileReport
+    from shardconv.check.engine import check_stream
     from shardconv.check.lines import ReadOptions, read_sites
 
     opts = CheckOptions(mesh=fix_mesh)
-    kind, sites = read_sites(io.BytesIO(data), "fuzz.mlir")
-    if kind.skipped:
+    report = check_stream(io.BytesIO(data), "fuzz.mlir", opts)
+    if not isinstance(report, FileReport):
         return False
-    findings = findings_of("fuzz.mlir", sites, opts)[0]
+    findings = list(report.findings)
     for f in findings:
         str(f.message)
     if fix_mesh is not None:
