@@ -1,0 +1,84 @@
+"""The native scanning core (Rust, PyO3, abi3): reads a dump once and returns its sites as one table.
+
+Only ``shardconv.scan`` imports this module. Nothing here panics into Python: a malformed dump is never
+an exception (values that do not close are passed over, as text), and I/O problems are ``OSError``.
+
+Site kinds are small integers, the index of the kind in ``SITE_KINDS`` (the values of
+``shardconv.scan.sites.SiteKind``, in declaration order). Every column of ``Scan.columns`` is a
+little-endian array with one entry per site, in the order the sites are reported; ``NONE`` stands for
+"no value" in the u32 columns.
+"""
+
+from typing import Final
+
+VERSION: Final[str]
+NONE: Final[int]  # 0xFFFF_FFFF
+SITE_KINDS: Final[tuple[str, ...]]  # "hlo", "sdy.sharding", ..., "expected-error", "module"
+SNIFF_BYTES: Final[int]  # 65536: how much of a file's head decides its kind
+
+Encoding = tuple[str, str, str, bool]  # (outer, quote_style, inner, inner_quoted) of a StringEncoding
+Shape = tuple[int | None, ...]
+
+class Scan:
+    """One file's (or buffer's) sites. Sites are in report order: file order, except that the
+    in/out shardings of a region whose types come on its closing line are reported at that line."""
+
+    kind: str  # "hlo" | "mlir" | "mixed" | "skip"
+    reason: str  # why it was skipped ("" otherwise)
+    size: int  # bytes read
+    # Distinct values, in order of first report: (kind, site, raw, text, data, encoding). ``site`` is the
+    # attribute or syntax the value came from ("sharding=", "mhlo.sharding", "sdy.sharding_constraint");
+    # ``raw`` the bytes in the file; ``text`` the decoded value (UTF-8, may be invalid: decode with
+    # surrogateescape); ``data`` a binary OpSharding when the string held no text.
+    values: list[tuple[int, str, bytes, bytes, bytes | None, Encoding]]
+    names: list[str]  # distinct value names: "%x", "arg0"... as written, "result[1]", "@mesh", "module"
+    shapes: list[tuple[Shape, ...]]  # distinct annotated tensor-type tuples (one shape per result)
+    scopes: list[tuple[str, str, bool]]  # (name, "func" | "computation", is_entry) of each function / computation
+    ops: list[str]  # distinct defining ops: "parameter", "custom-call Sharding", "stablehlo.add", ...
+    # u32: value, name, shapes, scope, op, module, line, col, end_line, end_col, target, param, flags
+    # u64: start, end. ``target`` is an expected-error marker's target line; ``param`` an HLO
+    # parameter's number; ``flags`` bit 0 = on an HLO ROOT line, bit 1 = on a func.func signature line.
+    columns: dict[str, bytes]
+    # The physical line (no line break) of the first site of each group, and of every module header
+    # and expected-error site, by site index.
+    line_texts: dict[int, bytes]
+    # Distinct (module, value, shapes, name) over the sites that are neither module headers nor
+    # expected-error markers, in order of first report: (module, value, shapes, name, first_site, count).
+    # ``name`` counts only for the kinds a name is part of (sdy.mesh, stablehlo.mesh, collective.mesh);
+    # for the others it is NONE here, whatever the sites' names.
+    groups: list[tuple[int, int, int, int, int, int]]
+    # (module, hlo_group, sdy_group, count): an HLO sharding ("sharding=", "mhlo.sharding") and an sdy
+    # one ("xla.sdy.sharding", "sdy.sharding"; kinds sdy.sharding / sdy.sharding_per_value) that the same
+    # value carries on one line.
+    pairs: list[tuple[int, int, int, int]]
+    modules: int  # module numbers used (a header starts a new module once the current one holds a site)
+    # ``shardconv: ignore[...]`` comments: (line, col, the text between the brackets, its line, col in line).
+    suppressions: list[tuple[int, int, bytes, bytes, int]]
+    # With ``names=True``: per segment (the text before the first module header, then from each module
+    # header on), the values it defines, sharded or not: name -> its op (MLIR) or type (HLO); function
+    # arguments and HLO parameters as b"arg[N]". The last definition of a name wins.
+    defined: list[dict[bytes, bytes]]
+    # With ``names=True``: per segment, a 64-bit hash of its text after its header line (equal text,
+    # equal hash), so a pass log's repeated dumps are recognised without comparing them.
+    digests: list[int]
+
+def sniff(head: bytes) -> tuple[str, str]:
+    """(kind, reason) of a dump from its first ``SNIFF_BYTES``."""
+
+def scan_path(
+    path: str, *, chunk: int = ..., max_line: int = ..., overlap: int = ..., names: bool = False
+) -> Scan:
+    """Scan a file, read in chunks (memory stays bounded whatever its size); OSError if it cannot be
+    read or changes size while it is read."""
+
+def scan_bytes(
+    data: bytes, *, chunk: int = ..., max_line: int = ..., overlap: int = ..., names: bool = False
+) -> Scan:
+    """Scan a dump held in memory, exactly as ``scan_path`` scans a file with those bytes."""
+
+class Scanner:
+    """A scan fed piece by piece (stdin, any stream): ``feed`` each piece, then ``finish``."""
+
+    def __init__(self, *, chunk: int = ..., max_line: int = ..., overlap: int = ..., names: bool = False) -> None: ...
+    def feed(self, data: bytes) -> None: ...
+    def finish(self) -> Scan: ...
