@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip -q --disable-pip-version-check
 
-.PHONY: demo test lint fuzz bench grammars oracles-old clean
+.PHONY: demo test lint wheel fuzz bench grammars oracles-old clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -14,11 +14,20 @@ demo: $(PY)
 	$(PIP) install -e .
 	$(VENV)/bin/shardconv demo
 
-# The guard rails: ruff and mypy --strict on the package (config in pyproject.toml; generated tables excluded).
+# The guard rails: ruff and mypy --strict on the package (config in pyproject.toml; generated tables excluded),
+# and rustfmt, clippy and the unit tests of the native core (native/; `pip install -e` builds it in place).
 lint: $(PY)
 	$(PIP) install -e '.[test]'
 	$(VENV)/bin/ruff check shardconv bench
 	$(VENV)/bin/mypy
+	cd native && cargo fmt --check
+	cd native && cargo clippy --all-targets -- -D warnings
+	cd native && cargo test -q
+
+# An abi3 wheel (one per platform, any CPython >= 3.10) into dist/.
+wheel: $(PY)
+	$(PIP) install 'maturin>=1.5,<2'
+	$(VENV)/bin/maturin build --release --out dist
 
 test: lint
 	PYTHONHASHSEED=0 $(PY) -m pytest -q
@@ -59,4 +68,4 @@ oracles-old: $(PY)
 		$(PY) -m pytest -q tests/releases/oracles_old.py
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis native/target shardconv/_native*.so shardconv/_native*.pyd

@@ -74,9 +74,9 @@ def test_import_stays_lazy() -> None:
 
 
 def test_py_typed_ships_in_the_wheel() -> None:
-    """hatch ships every file under the wheel's packages (checked by hand with ``pip wheel``: the wheel
-    holds shardconv/py.typed); this keeps the marker there and the wheel config from excluding it."""
+    """maturin ships every file of the python package (``python-packages``) in the wheel, py.typed included;
+    this keeps the marker there and the wheel config from excluding it."""
     assert (ROOT / "py.typed").is_file()
     config = (ROOT.parent / "pyproject.toml").read_text(encoding="utf-8")
-    wheel = config[config.index("[tool.hatch.build.targets.wheel]") :].split("\n[", 1)[0]
-    assert 'packages = ["shardconv"]' in wheel and "exclude" not in wheel
+    wheel = config[config.index("[tool.maturin]") :].split("\n[", 1)[0]
+    assert 'python-packages = ["shardconv"]' in wheel and "py.typed" not in wheel

@@ -1,0 +1,1188 @@
+//! Extraction: the sharding-related values on one logical line of a dump (HLO text or MLIR; both
+//! syntaxes are tried, so mixed logs work), each with its span and the tensor type and value name it
+//! annotates, and the op that defines that value. Just enough lexing to cut values out.
+
+use crate::keywords::{match_at, name_char, ssa_char, Group, Match, Needles, Searcher};
+use crate::shapes::{hlo_shapes, mlir_shapes, Shape};
+use crate::strings::{
+    decode_layered, encode_layered, is_word, is_ws, lstrip_len, match_close, rstrip, string_end, unicode_strip,
+    Encoding, EscapeError, PLAIN, WHOLE,
+};
+use memchr::memmem;
+
+pub const HLO: u8 = 0;
+pub const SDY_SHARDING: u8 = 1;
+pub const SDY_SHARDING_BARE: u8 = 2;
+pub const SDY_PER_VALUE: u8 = 3;
+pub const SDY_PER_VALUE_LIST: u8 = 4;
+pub const SDY_MESH: u8 = 5;
+pub const STABLEHLO_MESH: u8 = 6;
+pub const COLLECTIVE_MESH: u8 = 7;
+pub const MANUAL_AXES: u8 = 8;
+pub const NUM_PARTITIONS: u8 = 9;
+pub const UNSPECIFIED_DIMS: u8 = 10;
+pub const EXPECTED_ERROR: u8 = 11;
+pub const MODULE_START: u8 = 12;
+
+pub const SITE_KINDS: [&str; 13] = [
+    "hlo",
+    "sdy.sharding",
+    "sdy.sharding.bare",
+    "sdy.sharding_per_value",
+    "sdy.sharding_list",
+    "sdy.mesh",
+    "stablehlo.mesh",
+    "collective.mesh",
+    "sdy.manual_axes",
+    "num_partitions",
+    "unspecified_dims",
+    "expected-error",
+    "module",
+];
+
+pub const FLAG_ROOT: u32 = 1;
+pub const FLAG_SIGNATURE: u32 = 2;
+
+/// One value site, as the extractor reports it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Site {
+    pub kind: u8,
+    pub site: String,
+    pub line: u64,
+    pub col: u64,
+    pub end_line: u64,
+    pub end_col: u64,
+    pub start: u64,
+    pub end: u64,
+    pub raw: Vec<u8>,
+    pub text: Option<Vec<u8>>, // None: the same as raw
+    pub data: Option<Vec<u8>>,
+    pub encoding: Encoding,
+    pub value: Option<String>,
+    pub shapes: Option<Vec<Shape>>,
+    pub target: Option<i64>,
+    /// Where the site's physical line is: an offset into the scanned text, or (for a site reported at a
+    /// later line) the line itself.
+    pub lt: LineText,
+    pub op: Option<String>,
+    pub param: Option<u32>,
+    pub flags: u32,
+}
+
+impl Site {
+    pub fn text(&self) -> &[u8] {
+        self.text.as_deref().unwrap_or(&self.raw)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum LineText {
+    At(usize),
+    Owned(Vec<u8>),
+}
+
+/// The physical line of `text` holding `text[i]` (all of it when it has no newline): its span.
+pub fn physical_span(text: &[u8], i: usize) -> (usize, usize) {
+    let i = i.min(text.len());
+    let start = memchr::memrchr(b'\n', &text[..i]).map_or(0, |p| p + 1);
+    if start == 0 && memchr::memchr(b'\n', text).is_none() {
+        return (0, text.len());
+    }
+    let end = memchr::memchr(b'\n', &text[i..]).map_or(text.len(), |p| i + p);
+    (start, end)
+}
+
+/// Where a value's op comes from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OpFrom {
+    None,
+    Hlo,
+    Mlir,
+    Func,
+    Named(&'static str),
+}
+
+struct Ctx {
+    value: Option<String>,
+    shapes: Option<Vec<Shape>>,
+    op: OpFrom,
+}
+
+fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn strip_quotes(b: &[u8]) -> &[u8] {
+    let a = b.iter().position(|&c| c != b'"').unwrap_or(b.len());
+    let e = b.iter().rposition(|&c| c != b'"').map_or(a, |e| e + 1);
+    &b[a..e.max(a)]
+}
+
+struct Signature {
+    open_paren: usize,
+    close: Option<usize>,
+    arg_ends: Vec<usize>,
+    arg_names: Vec<String>,
+    result_types: Vec<usize>,
+}
+
+/// One line being scanned, with lazily computed context.
+struct Line<'a> {
+    text: &'a [u8],
+    offset: u64,
+    lineno: u64,
+    col_base: u64,
+    hlo: Option<(Option<String>, Option<Vec<Shape>>)>,
+    sig: Option<Option<Signature>>,
+    hlo_op: Option<(Option<String>, Option<u32>, bool)>,
+    mlir_op: Option<Option<String>>,
+    has_nl: bool,
+    sig_flag: Option<bool>,
+    body: Option<(Option<String>, Option<usize>)>,
+}
+
+impl<'a> Line<'a> {
+    fn position(&self, i: usize) -> (u64, u64) {
+        if !self.has_nl {
+            return (self.lineno, self.col_base + i as u64 + 1);
+        }
+        match memchr::memrchr(b'\n', &self.text[..i]) {
+            None => (self.lineno, self.col_base + i as u64 + 1),
+            Some(nl) => {
+                let count = memchr::memchr_iter(b'\n', &self.text[..i]).count() as u64;
+                (self.lineno + count, (i - nl) as u64)
+            }
+        }
+    }
+
+    fn sig_flag(&mut self) -> bool {
+        if self.sig_flag.is_none() {
+            let f = memmem::find(self.text, b"func.func").is_some() && self.signature().is_some();
+            self.sig_flag = Some(f);
+        }
+        self.sig_flag == Some(true)
+    }
+
+    /// The first result's name, and where the last ` : ` of the line (its loc tail cut) is.
+    fn body(&mut self) -> (Option<String>, Option<usize>) {
+        if self.body.is_none() {
+            let t = self.text;
+            let name = mlir_result(t).map(|((a, b), _)| lossy(&t[a..b]));
+            let body = strip_loc(rstrip(t));
+            self.body = Some((name, rfind(body, b" : ")));
+        }
+        self.body.clone().unwrap_or((None, None))
+    }
+
+    fn signature(&mut self) -> Option<&Signature> {
+        if self.sig.is_none() {
+            self.sig = Some(lex_signature(self.text));
+        }
+        self.sig.as_ref().and_then(|s| s.as_ref())
+    }
+
+    fn hlo_context(&mut self) -> (Option<String>, Option<Vec<Shape>>) {
+        if self.hlo.is_none() {
+            self.hlo = Some(hlo_context(self.text));
+        }
+        self.hlo.clone().unwrap_or((None, None))
+    }
+
+    fn hlo_op(&mut self) -> (Option<String>, Option<u32>, bool) {
+        if self.hlo_op.is_none() {
+            self.hlo_op = Some(hlo_op(self.text));
+        }
+        self.hlo_op.clone().unwrap_or((None, None, false))
+    }
+
+    fn mlir_op(&mut self) -> Option<String> {
+        if self.mlir_op.is_none() {
+            self.mlir_op = Some(mlir_op(self.text));
+        }
+        self.mlir_op.clone().flatten()
+    }
+}
+
+/// `\bfunc\.func\b[^(]*?@[\w$.\-\"]+\s*\(`: the open paren of the first match.
+fn func_open(t: &[u8]) -> Option<usize> {
+    for p in memmem::find_iter(t, b"func.func") {
+        if p > 0 && is_word(t[p - 1]) {
+            continue;
+        }
+        if t.get(p + 9).is_some_and(|&b| is_word(b)) {
+            continue;
+        }
+        let from = p + 9;
+        let Some(off) = memchr::memchr(b'(', &t[from..]) else { continue };
+        let paren = from + off;
+        let mut found = false;
+        for at in memchr::memchr_iter(b'@', &t[from..paren]) {
+            let a = from + at + 1;
+            let e = a + t[a..paren].iter().take_while(|&&b| name_char(b) || b == b'"').count();
+            if e > a && t[e..paren].iter().all(|&b| is_ws(b)) {
+                found = true;
+                break;
+            }
+        }
+        if found {
+            return Some(paren);
+        }
+    }
+    None
+}
+
+const SIGNATURE_ENDS: [&[u8]; 3] = [b") -> ", b") {", b") attributes "];
+
+fn signature_close(t: &[u8], open: usize) -> Option<usize> {
+    for mark in SIGNATURE_ENDS {
+        if let Some(off) = memmem::find(&t[open..], mark) {
+            let c = open + off;
+            let seg = &t[open..c + 1];
+            let o = memchr::memchr_iter(b'(', seg).count();
+            let cl = memchr::memchr_iter(b')', seg).count();
+            if o == cl {
+                return Some(c + 1);
+            }
+        }
+    }
+    None
+}
+
+fn lex_signature(t: &[u8]) -> Option<Signature> {
+    let open_paren = func_open(t)?;
+    let close = signature_close(t, open_paren).or_else(|| match_close(t, open_paren));
+    let stop = close.unwrap_or(t.len());
+    let mut arg_ends = Vec::new();
+    let mut arg_names = Vec::new();
+    let mut i = open_paren;
+    while let Some(off) = memchr::memchr(b'%', &t[i..stop]) {
+        let p = i + off;
+        let e = p + 1 + t[p + 1..stop].iter().take_while(|&&b| ssa_char(b)).count();
+        if e > p + 1 && e < stop && t[e] == b':' {
+            let end = e + 1 + t[e + 1..stop].iter().take_while(|&&b| is_ws(b)).count();
+            arg_ends.push(end);
+            arg_names.push(lossy(&t[p..e]));
+            i = end;
+        } else {
+            i = p + 1;
+        }
+    }
+    let result_types = match close {
+        Some(c) => memmem::find_iter(&t[c..], b"tensor<").map(|o| c + o).collect(),
+        None => Vec::new(),
+    };
+    Some(Signature { open_paren, close, arg_ends, arg_names, result_types })
+}
+
+/// `^\s*(?:ROOT\s+)?(%?[\w.\-]+)\s*=\s*`: (name span, end).
+fn hlo_instr(t: &[u8]) -> Option<((usize, usize), usize, bool)> {
+    let s = lstrip_len(t);
+    let name_ok = |b: u8| is_word(b) || b == b'.' || b == b'-';
+    let try_name = |a: usize| -> Option<((usize, usize), usize)> {
+        let mut i = a;
+        if t.get(i) == Some(&b'%') {
+            i += 1;
+        }
+        let e = i + t[i..].iter().take_while(|&&b| name_ok(b)).count();
+        if e == i {
+            return None;
+        }
+        let k = e + t[e..].iter().take_while(|&&b| is_ws(b)).count();
+        if t.get(k) != Some(&b'=') {
+            return None;
+        }
+        let end = k + 1 + t[k + 1..].iter().take_while(|&&b| is_ws(b)).count();
+        Some(((a, e), end))
+    };
+    if t[s..].starts_with(b"ROOT") {
+        let w = s + 4 + t[s + 4..].iter().take_while(|&&b| is_ws(b)).count();
+        if w > s + 4 {
+            if let Some((n, e)) = try_name(w) {
+                return Some((n, e, true));
+            }
+        }
+    }
+    try_name(s).map(|(n, e)| (n, e, false))
+}
+
+fn hlo_context(t: &[u8]) -> (Option<String>, Option<Vec<Shape>>) {
+    let Some((name, p, _)) = hlo_instr(t) else { return (None, None) };
+    let name = Some(lossy(&t[name.0..name.1]));
+    if t.get(p) == Some(&b'(') {
+        return match match_close(t, p) {
+            Some(end) if end > 0 => (name, Some(hlo_shapes(&t[p..end]))),
+            _ => (name, None),
+        };
+    }
+    match hlo_array(t, p) {
+        Some(e) => (name, Some(hlo_shapes(&t[p..e]))),
+        None => {
+            if t[p..].starts_with(b"token[]") {
+                (name, Some(vec![Vec::new()]))
+            } else {
+                (name, None)
+            }
+        }
+    }
+}
+
+/// `[a-z][a-z0-9]*\[[^\]]*\]` at `p`: its end.
+fn hlo_array(t: &[u8], p: usize) -> Option<usize> {
+    if !t.get(p)?.is_ascii_lowercase() {
+        return None;
+    }
+    let e = p + 1 + t[p + 1..].iter().take_while(|&&b| b.is_ascii_lowercase() || b.is_ascii_digit()).count();
+    if t.get(e) != Some(&b'[') {
+        return None;
+    }
+    let c = memchr::memchr(b']', &t[e + 1..])?;
+    Some(e + 1 + c + 1)
+}
+
+/// The opcode of the HLO instruction on this line (`custom-call` with its target), its parameter
+/// number, and whether it is the ROOT.
+fn hlo_op(t: &[u8]) -> (Option<String>, Option<u32>, bool) {
+    let Some((_, p, root)) = hlo_instr(t) else { return (None, None, false) };
+    let mut i = p;
+    if t.get(i) == Some(&b'(') {
+        match match_close(t, i) {
+            Some(e) => i = e,
+            None => return (None, None, root),
+        }
+    } else if let Some(e) = hlo_array(t, i) {
+        i = e;
+        if t.get(i) == Some(&b'{') {
+            i = match_close(t, i).unwrap_or(i);
+        }
+    } else {
+        i += t[i..].iter().take_while(|&&b| !is_ws(b)).count();
+    }
+    i += t[i..].iter().take_while(|&&b| is_ws(b)).count();
+    let e = i + t[i..].iter().take_while(|&&b| is_word(b) || b == b'-').count();
+    if e == i {
+        return (None, None, root);
+    }
+    let op = &t[i..e];
+    if op == b"custom-call" {
+        if let Some(target) = attr_string(t, b"custom_call_target=\"") {
+            return (Some(format!("custom-call {}", lossy(target))), None, root);
+        }
+    }
+    let mut param = None;
+    if op == b"parameter" && t.get(e) == Some(&b'(') {
+        let d = t[e + 1..].iter().take_while(|b| b.is_ascii_digit()).count();
+        if d > 0 && d <= 9 && t.get(e + 1 + d) == Some(&b')') {
+            param = std::str::from_utf8(&t[e + 1..e + 1 + d]).ok().and_then(|s| s.parse().ok());
+        }
+    }
+    (Some(lossy(op)), param, root)
+}
+
+/// The body of the string that follows `prefix` (which ends with its opening quote).
+fn attr_string<'t>(t: &'t [u8], prefix: &[u8]) -> Option<&'t [u8]> {
+    let p = memmem::find(t, prefix)? + prefix.len();
+    let e = string_end(t, p - 1)?;
+    Some(&t[p..e - 1])
+}
+
+/// The op of an MLIR line: `%r = op`, `%r = "op"(...)` or a line starting with the op; a custom call
+/// with its target.
+fn mlir_op(t: &[u8]) -> Option<String> {
+    let mut i = match mlir_result(t) {
+        Some((_, e)) => e,
+        None => 0,
+    };
+    i += t[i..].iter().take_while(|&&b| is_ws(b)).count();
+    let op: &[u8] = if t.get(i) == Some(&b'"') {
+        let e = string_end(t, i)?;
+        let op = &t[i + 1..e - 1];
+        i = e;
+        op
+    } else {
+        let e = i + t[i..].iter().take_while(|&&b| name_char(b)).count();
+        let op = &t[i..e];
+        i = e;
+        op
+    };
+    if op.is_empty() || !op.contains(&b'.') && op != b"return" {
+        return None;
+    }
+    if op.ends_with(b".custom_call") {
+        let j = i + t[i..].iter().take_while(|&&b| is_ws(b)).count();
+        let target = if t.get(j) == Some(&b'@') {
+            let e = j + 1 + t[j + 1..].iter().take_while(|&&b| name_char(b)).count();
+            Some(&t[j + 1..e])
+        } else {
+            attr_string(t, b"call_target_name = \"")
+        };
+        if let Some(target) = target {
+            return Some(format!("{} @{}", lossy(op), lossy(target)));
+        }
+    }
+    Some(lossy(op))
+}
+
+/// `^\s*(%[\w#.$\-]+)(?::\d+)?(?:\s*,\s*%[\w#.$\-]+(?::\d+)?)*\s*=`: (first name span, end).
+pub fn mlir_result(t: &[u8]) -> Option<((usize, usize), usize)> {
+    let value = |i: usize| -> Option<usize> {
+        if t.get(i) != Some(&b'%') {
+            return None;
+        }
+        let e = i + 1 + t[i + 1..].iter().take_while(|&&b| ssa_char(b)).count();
+        if e == i + 1 {
+            return None;
+        }
+        if t.get(e) == Some(&b':') {
+            let d = t[e + 1..].iter().take_while(|b| b.is_ascii_digit()).count();
+            if d > 0 {
+                return Some(e + 1 + d);
+            }
+        }
+        Some(e)
+    };
+    let s = lstrip_len(t);
+    let first_end = value(s)?;
+    let name_end = s + 1 + t[s + 1..].iter().take_while(|&&b| ssa_char(b)).count();
+    let mut i = first_end;
+    loop {
+        let w = i + t[i..].iter().take_while(|&&b| is_ws(b)).count();
+        if t.get(w) != Some(&b',') {
+            break;
+        }
+        let w2 = w + 1 + t[w + 1..].iter().take_while(|&&b| is_ws(b)).count();
+        match value(w2) {
+            Some(e) => i = e,
+            None => break,
+        }
+    }
+    let w = i + t[i..].iter().take_while(|&&b| is_ws(b)).count();
+    if t.get(w) == Some(&b'=') {
+        Some(((s, name_end), w + 1))
+    } else {
+        None
+    }
+}
+
+/// Start of the `\s+loc\((?:[^()]|\([^()]*\))*\)\s*$` tail of `t`, if it has one.
+fn loc_tail(t: &[u8]) -> Option<usize> {
+    let n = t.len();
+    let mut from = 0;
+    while let Some(off) = memmem::find(&t[from..], b"loc(") {
+        let p = from + off;
+        from = p + 1;
+        if p == 0 || !is_ws(t[p - 1]) {
+            continue;
+        }
+        let mut s = p;
+        while s > 0 && is_ws(t[s - 1]) {
+            s -= 1;
+        }
+        // the loop over [^()] | \([^()]*\), then \) and blanks to the end
+        let mut i = p + 4;
+        let ok = loop {
+            if i >= n {
+                break false;
+            }
+            match t[i] {
+                b')' => break t[i + 1..].iter().all(|&b| is_ws(b)),
+                b'(' => match t[i + 1..].iter().position(|&b| b == b'(' || b == b')') {
+                    Some(k) if t[i + 1 + k] == b')' => i = i + 1 + k + 1,
+                    _ => break false,
+                },
+                _ => i += 1,
+            }
+        };
+        if ok {
+            return Some(s);
+        }
+    }
+    None
+}
+
+fn strip_loc(t: &[u8]) -> &[u8] {
+    match loc_tail(t) {
+        Some(s) => &t[..s],
+        None => t,
+    }
+}
+
+fn rfind(t: &[u8], needle: &[u8]) -> Option<usize> {
+    memmem::rfind(t, needle)
+}
+
+fn some_shapes(v: Vec<Shape>) -> Option<Vec<Shape>> {
+    if v.is_empty() {
+        None
+    } else {
+        Some(v)
+    }
+}
+
+fn first_shape(v: Vec<Shape>) -> Option<Vec<Shape>> {
+    some_shapes(v.into_iter().take(1).collect())
+}
+
+fn looks_textual(data: &[u8]) -> bool {
+    if data.is_empty() {
+        return true;
+    }
+    let s = lstrip_len(data);
+    data.get(s) == Some(&b'{') && data.iter().all(|&b| b >= 0x20 || matches!(b, 0x09 | 0x0a | 0x0d))
+}
+
+/// `([\w.]+)\s*=\s*$` in the 64 bytes before `start`: the attribute a `#sdy...` value is assigned to.
+fn attr_site(t: &[u8], start: usize, kind: u8) -> String {
+    let lo = start.saturating_sub(64);
+    let w = &t[lo..start];
+    let e = rstrip(w).len();
+    if e > 0 && w[e - 1] == b'=' {
+        let k = rstrip(&w[..e - 1]).len();
+        let a = w[..k].iter().rposition(|&b| !(is_word(b) || b == b'.')).map_or(0, |p| p + 1);
+        if a < k {
+            return lossy(&w[a..k]);
+        }
+    }
+    SITE_KINDS[kind as usize].to_string()
+}
+
+/// `^\s*module\b`.
+fn mlir_module(t: &[u8]) -> bool {
+    let s = lstrip_len(t);
+    t[s..].starts_with(b"module") && !t.get(s + 6).is_some_and(|&b| is_word(b))
+}
+
+/// `\s*(?:HloModule\s|module\b|//\s*-----)` at the start.
+pub fn module_start(t: &[u8]) -> bool {
+    let s = lstrip_len(t);
+    let r = &t[s..];
+    if r.starts_with(b"HloModule") && r.get(9).is_some_and(|&b| is_ws(b)) {
+        return true;
+    }
+    if r.starts_with(b"module") && !r.get(6).is_some_and(|&b| is_word(b)) {
+        return true;
+    }
+    if r.starts_with(b"//") {
+        let w = 2 + lstrip_len(&r[2..]);
+        return r[w..].starts_with(b"-----");
+    }
+    false
+}
+
+struct Pending {
+    indent: usize,
+    lineno: u64,
+    ins: Vec<Site>,
+    outs: Vec<Site>,
+}
+
+/// Stateful per file: remembers open manual computations until their closing line.
+#[derive(Default)]
+pub struct Extractor {
+    needles: Needles,
+    pending: Vec<Pending>,
+}
+
+/// `^(\s*)\}\s*:\s*(.*)$`: (indent, the signature part).
+fn close_region(t: &[u8]) -> Option<(usize, &[u8])> {
+    let s = lstrip_len(t);
+    if t.get(s) != Some(&b'}') {
+        return None;
+    }
+    let mut i = s + 1;
+    i += lstrip_len(&t[i..]);
+    if t.get(i) != Some(&b':') {
+        return None;
+    }
+    i += 1;
+    i += lstrip_len(&t[i..]);
+    let e = memchr::memchr(b'\n', &t[i..]).map_or(t.len(), |p| i + p);
+    if e == t.len() || e == t.len() - 1 {
+        Some((s, &t[i..e]))
+    } else {
+        None
+    }
+}
+
+impl Extractor {
+    pub fn pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Sites still waiting for a closing line at end of file (types unknown).
+    pub fn finish(&mut self) -> Vec<Site> {
+        let mut out = Vec::new();
+        for p in self.pending.drain(..) {
+            out.extend(p.ins);
+            out.extend(p.outs);
+        }
+        out
+    }
+
+    /// Every site on the line; `offset` is the file offset of `text[0]`.
+    pub fn scan(&mut self, text: &[u8], offset: u64, lineno: u64, col_base: u64) -> Vec<Site> {
+        let mut ln = Line {
+            text,
+            offset,
+            lineno,
+            col_base,
+            hlo: None,
+            sig: None,
+            hlo_op: None,
+            mlir_op: None,
+            has_nl: memchr::memchr(b'\n', text).is_some(),
+            sig_flag: None,
+            body: None,
+        };
+        let mut out = Vec::new();
+        if col_base == 0 && module_start(text) {
+            out.push(self.occ(&mut ln, MODULE_START, "module".into(), 0, 0, None, None, OpFrom::None));
+        }
+        if !self.pending.is_empty() {
+            self.close(&mut ln, &mut out);
+        }
+        let mut pos = 0;
+        let needles = std::mem::take(&mut self.needles);
+        {
+            let mut searcher = Searcher::new(&needles);
+            while let Some(m) = searcher.search(text, pos) {
+                pos = match self.dispatch(&mut ln, &m, &mut out) {
+                    Ok(p) => p,
+                    Err(EscapeError) => m.end,
+                };
+                if pos <= m.start {
+                    pos = m.end;
+                }
+            }
+        }
+        self.needles = needles;
+        out
+    }
+
+    fn close(&mut self, ln: &mut Line, out: &mut Vec<Site>) {
+        let Some((indent, sig)) = close_region(ln.text) else { return };
+        if self.pending.last().is_none_or(|p| p.indent != indent) {
+            return;
+        }
+        let Some(p) = self.pending.pop() else { return };
+        let sig = strip_loc(sig);
+        let (ins, outs) = match rfind(sig, b"->") {
+            Some(a) => (mlir_shapes(&sig[..a]), mlir_shapes(&sig[a..])),
+            None => (Vec::new(), mlir_shapes(sig)),
+        };
+        for mut s in p.ins {
+            s.shapes = Some(ins.clone());
+            out.push(s);
+        }
+        for mut s in p.outs {
+            s.shapes = Some(outs.clone());
+            out.push(s);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn occ(
+        &self,
+        ln: &mut Line,
+        kind: u8,
+        site: String,
+        a: usize,
+        b: usize,
+        value: Option<String>,
+        shapes: Option<Vec<Shape>>,
+        op: OpFrom,
+    ) -> Site {
+        let (line, col) = ln.position(a);
+        let (end_line, end_col) = ln.position(b);
+        let mut flags = 0;
+        if ln.sig_flag() {
+            flags |= FLAG_SIGNATURE;
+        }
+        let (op, param) = match op {
+            OpFrom::None => (None, None),
+            OpFrom::Func => (Some("func.func".to_string()), None),
+            OpFrom::Named(n) => (Some(n.to_string()), None),
+            OpFrom::Mlir => (ln.mlir_op(), None),
+            OpFrom::Hlo => {
+                let (op, param, root) = ln.hlo_op();
+                if root {
+                    flags |= FLAG_ROOT;
+                }
+                (op, param)
+            }
+        };
+        Site {
+            kind,
+            site,
+            line,
+            col,
+            end_line,
+            end_col,
+            start: ln.offset + a as u64,
+            end: ln.offset + b as u64,
+            raw: ln.text[a..b].to_vec(),
+            text: None,
+            data: None,
+            encoding: PLAIN,
+            value,
+            shapes,
+            target: None,
+            lt: LineText::At(a),
+            op,
+            param,
+            flags,
+        }
+    }
+
+    fn hlo_ctx(ln: &mut Line) -> Ctx {
+        let (value, shapes) = ln.hlo_context();
+        Ctx { value, shapes, op: OpFrom::Hlo }
+    }
+
+    fn dispatch(&mut self, ln: &mut Line, m: &Match, out: &mut Vec<Site>) -> Result<usize, EscapeError> {
+        let t = ln.text;
+        let (ms, me) = (m.start, m.end);
+        let sub = &t[m.sub.0..m.sub.1];
+        match m.group {
+            Group::Hlo => {
+                let Some(end) = match_close(t, me - 1) else { return Ok(me) };
+                let c = Self::hlo_ctx(ln);
+                out.push(self.occ(ln, HLO, "sharding=".into(), me - 1, end, c.value, c.shapes, c.op));
+                Ok(end)
+            }
+            Group::HloFe => {
+                let key = lossy(sub);
+                let c = Self::hlo_ctx(ln);
+                if t[me - 1] == b'"' {
+                    let Some(end) = string_end(t, me - 1) else { return Ok(me) };
+                    self.string_value(ln, key, me, end - 1, "c", c, out)?;
+                    return Ok(end);
+                }
+                let Some(end) = match_close(t, me - 1) else { return Ok(me) };
+                let data = t[me - 1..end].to_vec();
+                self.mesh_dict(ln, &key, me - 1, end, &data, PLAIN, out);
+                Ok(end)
+            }
+            Group::HloNp | Group::Mnp => {
+                let site = if m.group == Group::HloNp { "num_partitions" } else { "mhlo.num_partitions" };
+                let s = self.occ(
+                    ln,
+                    NUM_PARTITIONS,
+                    site.into(),
+                    m.sub.0,
+                    m.sub.1,
+                    Some("module".into()),
+                    None,
+                    OpFrom::None,
+                );
+                out.push(s);
+                Ok(me)
+            }
+            Group::MStr => {
+                let key = lossy(sub);
+                let Some(end) = string_end(t, me - 1) else { return Ok(me) };
+                let c = self.mlir_context(ln, ms);
+                self.string_value(ln, key, me, end - 1, "mlir", c, out)?;
+                Ok(end)
+            }
+            Group::SdyAttr => {
+                let Some(end) = match_close(t, me - 1) else { return Ok(me) };
+                let kind = match sub {
+                    b"sharding" => SDY_SHARDING,
+                    b"sharding_per_value" => SDY_PER_VALUE,
+                    _ => SDY_MESH,
+                };
+                let c = if kind == SDY_MESH {
+                    Ctx { value: None, shapes: None, op: OpFrom::None }
+                } else {
+                    self.mlir_context(ln, ms)
+                };
+                let site = attr_site(t, ms, kind);
+                out.push(self.occ(ln, kind, site, ms, end, c.value, c.shapes, c.op));
+                Ok(end)
+            }
+            Group::MeshDecl => {
+                let Some(end) = match_close(t, me - 1) else { return Ok(me) };
+                let name = format!("@{}", lossy(strip_quotes(sub)));
+                let s =
+                    self.occ(ln, SDY_MESH, "sdy.mesh".into(), me - 1, end, Some(name), None, OpFrom::Named("sdy.mesh"));
+                out.push(s);
+                Ok(end)
+            }
+            Group::SdyOp | Group::OpArg => {
+                let Some(end) = match_close(t, me - 1) else { return Ok(me) };
+                let site =
+                    if m.group == Group::SdyOp { format!("sdy.{}", lossy(sub)) } else { format!("{}=", lossy(sub)) };
+                let c = self.mlir_context(ln, ms);
+                out.push(self.occ(ln, SDY_SHARDING_BARE, site, me - 1, end, c.value, c.shapes, c.op));
+                Ok(end)
+            }
+            Group::McList => Ok(self.region_list(ln, m, out)),
+            Group::MAxes => {
+                let Some(end) = match_close(t, me - 1) else { return Ok(me) };
+                let c = self.mlir_context(ln, ms);
+                out.push(self.occ(ln, MANUAL_AXES, "manual_axes".into(), me - 1, end, c.value, None, c.op));
+                Ok(end)
+            }
+            Group::Unspec => {
+                let c = if memmem::find(t, b"custom_call_target").is_some() {
+                    Self::hlo_ctx(ln)
+                } else {
+                    self.mlir_context(ln, ms)
+                };
+                let s = self.occ(
+                    ln,
+                    UNSPECIFIED_DIMS,
+                    "unspecified_dims".into(),
+                    m.sub.0,
+                    m.sub.1,
+                    c.value,
+                    c.shapes,
+                    c.op,
+                );
+                out.push(s);
+                Ok(me)
+            }
+            Group::ShMesh => {
+                let Some(end) = match_close(t, me - 1) else { return Ok(me) };
+                let name = mesh_decl_name(&t[..ms]).map(|n| format!("@{}", lossy(strip_quotes(n))));
+                let s = self.occ(
+                    ln,
+                    STABLEHLO_MESH,
+                    "stablehlo.mesh".into(),
+                    me - 1,
+                    end,
+                    name,
+                    None,
+                    OpFrom::Named("sdy.mesh"),
+                );
+                out.push(s);
+                Ok(end)
+            }
+            Group::Collective => {
+                let name = format!("@{}", lossy(sub));
+                let c = self.mlir_context(ln, ms);
+                let s = self.occ(ln, COLLECTIVE_MESH, "replica_groups".into(), m.sub.0 - 1, me, Some(name), None, c.op);
+                out.push(s);
+                Ok(me)
+            }
+            Group::Expected => {
+                let delta: i64 = match sub {
+                    b"" => 0,
+                    b"@above" => -1,
+                    b"@below" => 1,
+                    _ => {
+                        let s = std::str::from_utf8(&sub[1..]).unwrap_or("0");
+                        s.parse::<i64>().unwrap_or(if sub[1] == b'-' { i64::MIN / 2 } else { i64::MAX / 2 })
+                    }
+                };
+                let mut s = self.occ(ln, EXPECTED_ERROR, "expected-error".into(), ms, me, None, None, OpFrom::None);
+                s.target = Some((ln.lineno as i64).saturating_add(delta));
+                out.push(s);
+                Ok(me)
+            }
+        }
+    }
+
+    /// Value name and type(s) an MLIR attribute at `pos` belongs to: a function argument or result, an
+    /// op's results, or the module.
+    fn mlir_context(&mut self, ln: &mut Line, pos: usize) -> Ctx {
+        let t = ln.text;
+        if let Some(sig) = ln.signature() {
+            if sig.open_paren < pos {
+                let (value, shapes) = func_context(t, sig, pos);
+                return Ctx { value, shapes, op: OpFrom::Func };
+            }
+        }
+        if mlir_module(t) {
+            return Ctx { value: Some("module".into()), shapes: None, op: OpFrom::None };
+        }
+        let (name, colon) = ln.body();
+        let shapes = match colon {
+            Some(colon) if colon >= pos => {
+                let body = strip_loc(rstrip(t));
+                let mut tail = &body[colon + 3..];
+                if let Some(a) = rfind(tail, b"->") {
+                    tail = &tail[a + 2..];
+                }
+                some_shapes(mlir_shapes(tail))
+            }
+            _ => None,
+        };
+        Ctx { value: name, shapes, op: OpFrom::Mlir }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn string_value(
+        &mut self,
+        ln: &mut Line,
+        key: String,
+        a: usize,
+        b: usize,
+        outer: &str,
+        c: Ctx,
+        out: &mut Vec<Site>,
+    ) -> Result<(), EscapeError> {
+        let raw = &ln.text[a..b];
+        let (data, enc) = decode_layered(raw, outer)?;
+        if key == "mhlo.sharding" || key == "mhlo.spmd_output_sharding" {
+            let textual = looks_textual(&data);
+            let (value, op) = if key == "mhlo.spmd_output_sharding" {
+                (Some("module".to_string()), OpFrom::None)
+            } else {
+                (c.value, c.op)
+            };
+            let mut s = self.occ(ln, HLO, key, a, b, value, c.shapes, op);
+            if textual {
+                s.text = Some(data);
+            } else {
+                s.text = Some(Vec::new());
+                s.data = Some(data);
+            }
+            s.encoding = enc;
+            out.push(s);
+            return Ok(());
+        }
+        let text = unicode_strip(&data);
+        if text.starts_with(b"{") && memmem::find(text, b"#sdy.mesh").is_some() {
+            self.mesh_dict(ln, &key, a, b, &data, enc, out);
+            return Ok(());
+        }
+        for (prefix, kind) in [
+            (&b"#sdy.sharding_per_value<"[..], SDY_PER_VALUE),
+            (b"#sdy.sharding<", SDY_SHARDING),
+            (b"#sdy.mesh<", SDY_MESH),
+            (b"#sdy<manual_axes", MANUAL_AXES),
+        ] {
+            if text.starts_with(prefix) {
+                let shapes = if kind == SDY_MESH { None } else { c.shapes };
+                let op = if kind == SDY_MESH { OpFrom::None } else { c.op };
+                let mut s = self.occ(ln, kind, key, a, b, c.value, shapes, op);
+                s.text = Some(text.to_vec());
+                s.encoding = enc;
+                out.push(s);
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// `{mesh = #sdy.mesh<...>, other = #sdy.mesh<...>}`: one SDY_MESH site per entry.
+    #[allow(clippy::too_many_arguments)]
+    fn mesh_dict(
+        &mut self,
+        ln: &mut Line,
+        key: &str,
+        a: usize,
+        b: usize,
+        data: &[u8],
+        enc: Encoding,
+        out: &mut Vec<Site>,
+    ) {
+        let raw = ln.text[a..b].to_vec();
+        let mut cursor = 0usize;
+        let mut pos = 0usize;
+        while let Some((name, m2, mend)) = mesh_entry(data, pos) {
+            pos = mend;
+            let Some(end) = match_close(data, m2 + 9) else { continue };
+            let mesh_text = &data[m2..end];
+            let encoded = if enc.outer != "none" { encode_layered(mesh_text, &enc) } else { mesh_text.to_vec() };
+            let at =
+                if cursor <= raw.len() { memmem::find(&raw[cursor..], &encoded).map(|o| o + cursor) } else { None };
+            let (sa, sb) = match at {
+                Some(at) => (a + at, a + at + encoded.len()),
+                None => (a, b),
+            };
+            if let Some(at) = at {
+                cursor = at + encoded.len();
+            }
+            let nm = format!("@{}", lossy(strip_quotes(&data[name.0..name.1])));
+            let mut s = self.occ(ln, SDY_MESH, key.to_string(), sa, sb, Some(nm), None, OpFrom::None);
+            s.text = Some(mesh_text.to_vec());
+            s.encoding = if at.is_some() { enc } else { WHOLE };
+            out.push(s);
+        }
+    }
+
+    /// `in_shardings=[...]` / `out_shardings=[...]` of a manual or named computation.
+    fn region_list(&mut self, ln: &mut Line, m: &Match, out: &mut Vec<Site>) -> usize {
+        let t = ln.text;
+        let Some(end) = match_close(t, m.end - 1) else { return m.end };
+        let key = lossy(&t[m.sub.0..m.sub.1]);
+        let c = self.mlir_context(ln, m.start);
+        let is_in = key == "in_shardings";
+        let mut site = self.occ(ln, SDY_PER_VALUE_LIST, key, m.end - 1, end, c.value, None, c.op);
+        let closes_later = rstrip(t).ends_with(b"{");
+        if closes_later {
+            let (a, b) = physical_span(t, m.end - 1);
+            site.lt = LineText::Owned(t[a..b].to_vec());
+        }
+        if !closes_later {
+            site.shapes = c.shapes;
+            out.push(site);
+            return end;
+        }
+        let indent = lstrip_len(t);
+        let new = self.pending.last().is_none_or(|p| p.lineno != ln.lineno || p.indent != indent);
+        if new {
+            self.pending.push(Pending { indent, lineno: ln.lineno, ins: Vec::new(), outs: Vec::new() });
+        }
+        if let Some(p) = self.pending.last_mut() {
+            if is_in {
+                p.ins.push(site);
+            } else {
+                p.outs.push(site);
+            }
+        }
+        end
+    }
+}
+
+/// `([\w$.\-]+|"[^"]*")\s*=\s*(#sdy\.mesh<)` searched from `pos` in `data`: (name span, start of the
+/// `#sdy.mesh<`, match end).
+fn mesh_entry(data: &[u8], mut pos: usize) -> Option<((usize, usize), usize, usize)> {
+    let n = data.len();
+    let tail = |e: usize| -> Option<(usize, usize)> {
+        let w = e + lstrip_len(&data[e..]);
+        if data.get(w) != Some(&b'=') {
+            return None;
+        }
+        let w2 = w + 1 + lstrip_len(&data[w + 1..]);
+        if data[w2..].starts_with(b"#sdy.mesh<") {
+            Some((w2, w2 + 10))
+        } else {
+            None
+        }
+    };
+    while pos < n {
+        let c = data[pos];
+        if name_char(c) {
+            let e = pos + data[pos..].iter().take_while(|&&b| name_char(b)).count();
+            if let Some((m2, mend)) = tail(e) {
+                return Some(((pos, e), m2, mend));
+            }
+            pos = e;
+        } else if c == b'"' {
+            if let Some(q) = memchr::memchr(b'"', &data[pos + 1..]) {
+                let e = pos + 1 + q + 1;
+                if let Some((m2, mend)) = tail(e) {
+                    return Some(((pos, e), m2, mend));
+                }
+            }
+            pos += 1;
+        } else {
+            pos += 1;
+        }
+    }
+    None
+}
+
+/// `sdy\.mesh\s+@([\w$.\-]+|"(?:[^"\\]|\\.)*")` searched in `t`: the name.
+fn mesh_decl_name(t: &[u8]) -> Option<&[u8]> {
+    for p in memmem::find_iter(t, b"sdy.mesh") {
+        let j = p + 8;
+        let k = j + t[j..].iter().take_while(|&&b| is_ws(b)).count();
+        if k == j || t.get(k) != Some(&b'@') {
+            continue;
+        }
+        let a = k + 1;
+        match t.get(a) {
+            Some(&b) if name_char(b) => {
+                let e = a + t[a..].iter().take_while(|&&b| name_char(b)).count();
+                return Some(&t[a..e]);
+            }
+            Some(b'"') => {
+                let mut i = a + 1;
+                let end = loop {
+                    match t.get(i) {
+                        None => break None,
+                        Some(b'"') => break Some(i + 1),
+                        Some(b'\\') => match t.get(i + 1) {
+                            None | Some(b'\n') => break None,
+                            Some(_) => i += 2,
+                        },
+                        Some(_) => i += 1,
+                    }
+                };
+                if let Some(e) = end {
+                    return Some(&t[a..e]);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn func_context(t: &[u8], sig: &Signature, pos: usize) -> (Option<String>, Option<Vec<Shape>>) {
+    if sig.close.is_none_or(|c| pos < c) {
+        let i = sig.arg_ends.partition_point(|&e| e <= pos);
+        if i == 0 {
+            return (None, None);
+        }
+        let i = i - 1;
+        let a = sig.arg_ends[i].min(pos);
+        return (Some(sig.arg_names[i].clone()), first_shape(mlir_shapes(&t[a..pos])));
+    }
+    let i = sig.result_types.partition_point(|&e| e <= pos);
+    if i == 0 {
+        return (None, None);
+    }
+    let i = i - 1;
+    (Some(format!("result[{i}]")), first_shape(mlir_shapes(&t[sig.result_types[i]..pos])))
+}
+
+/// The keyword match at `s`, for tests.
+pub fn keyword_at(t: &[u8], s: usize) -> Option<Match> {
+    match_at(t, s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sites(t: &[u8]) -> Vec<Site> {
+        Extractor::default().scan(t, 0, 1, 0)
+    }
+
+    #[test]
+    fn hlo_line() {
+        let s = sites(b"  ROOT %x = f32[8,16]{1,0} parameter(0), sharding={devices=[2,1]0,1}");
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].raw, b"{devices=[2,1]0,1}");
+        assert_eq!(s[0].value.as_deref(), Some("%x"));
+        assert_eq!(s[0].shapes, Some(vec![vec![Some(8), Some(16)]]));
+        assert_eq!(s[0].op.as_deref(), Some("parameter"));
+        assert_eq!(s[0].param, Some(0));
+        assert_eq!(s[0].flags, FLAG_ROOT);
+    }
+
+    #[test]
+    fn mlir_arg() {
+        let t =
+            b"  func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{\"x\"}]>}) -> tensor<8xf32> {";
+        let s = sites(t);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].value.as_deref(), Some("%arg0"));
+        assert_eq!(s[0].site, "sdy.sharding");
+        assert_eq!(s[0].shapes, Some(vec![vec![Some(8)]]));
+        assert_eq!(s[0].op.as_deref(), Some("func.func"));
+    }
+
+    #[test]
+    fn loc() {
+        assert_eq!(loc_tail(b"x : tensor<8xf32> loc(#loc3)"), Some(17));
+        assert_eq!(loc_tail(b"x loc(a) y"), None);
+        assert_eq!(mlir_result(b"  %0:2, %1 = foo").map(|r| r.1), Some(12));
+    }
+
+    #[test]
+    fn regions() {
+        let mut e = Extractor::default();
+        let a = e.scan(b"  %0 = sdy.manual_computation(%x) in_shardings=[<@m, [{\"x\"}]>] out_shardings=[<@m, [{}]>] manual_axes={\"x\"} (%a: tensor<4xf32>) {", 0, 1, 0);
+        assert_eq!(a.len(), 1);
+        assert!(e.pending());
+        let b = e.scan(b"  } : (tensor<8xf32>) -> tensor<8xf32>", 100, 3, 0);
+        assert_eq!(b.len(), 2);
+        assert_eq!(b[0].shapes, Some(vec![vec![Some(8)]]));
+    }
+}

@@ -1,0 +1,366 @@
+//! Keywords: where a sharding-related value starts on a line. `match_at` is the anchored form of the
+//! reference's one alternation regex (its branches tried in order); `Searcher::search` runs it only at
+//! the few starts a literal needle allows, as the reference does.
+
+use crate::strings::{is_word, is_ws};
+use memchr::memmem::Finder;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    Hlo,
+    HloFe,
+    HloNp,
+    MStr,
+    Mnp,
+    SdyAttr,
+    MeshDecl,
+    SdyOp,
+    OpArg,
+    McList,
+    MAxes,
+    Unspec,
+    ShMesh,
+    Collective,
+    Expected,
+}
+
+/// A keyword match: its group, span, and the span of its one sub-group (the key, name or number).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Match {
+    pub group: Group,
+    pub start: usize,
+    pub end: usize,
+    pub sub: (usize, usize),
+}
+
+fn lb(t: &[u8], s: usize) -> bool {
+    s == 0 || !(is_word(t[s - 1]) || t[s - 1] == b'.')
+}
+
+fn lit(t: &[u8], i: usize, s: &[u8]) -> Option<usize> {
+    if t.len() >= i && t[i..].starts_with(s) {
+        Some(i + s.len())
+    } else {
+        None
+    }
+}
+
+fn run(t: &[u8], mut i: usize, ok: impl Fn(u8) -> bool) -> usize {
+    while i < t.len() && ok(t[i]) {
+        i += 1;
+    }
+    i
+}
+
+fn ws(t: &[u8], i: usize) -> usize {
+    run(t, i, is_ws)
+}
+
+fn byte(t: &[u8], i: usize, b: u8) -> Option<usize> {
+    if t.get(i) == Some(&b) {
+        Some(i + 1)
+    } else {
+        None
+    }
+}
+
+fn key_char(b: u8) -> bool {
+    is_word(b) || b == b'.'
+}
+
+pub fn name_char(b: u8) -> bool {
+    is_word(b) || matches!(b, b'$' | b'.' | b'-')
+}
+
+pub fn ssa_char(b: u8) -> bool {
+    is_word(b) || matches!(b, b'#' | b'$' | b'.' | b'-')
+}
+
+fn digits(t: &[u8], i: usize) -> Option<usize> {
+    let e = run(t, i, |b| b.is_ascii_digit());
+    if e > i {
+        Some(e)
+    } else {
+        None
+    }
+}
+
+fn m(group: Group, start: usize, end: usize, sub: (usize, usize)) -> Option<Match> {
+    Some(Match { group, start, end, sub })
+}
+
+/// `xla\.sdy\.[\w.]+` at `i`: its end.
+fn sdy_key(t: &[u8], i: usize) -> Option<usize> {
+    let j = lit(t, i, b"xla.sdy.")?;
+    let k = run(t, j, key_char);
+    if k > j {
+        Some(k)
+    } else {
+        None
+    }
+}
+
+/// `\s*=\s*` then `b` at `i`: the end.
+fn eq_then(t: &[u8], i: usize, b: u8) -> Option<usize> {
+    let j = byte(t, ws(t, i), b'=')?;
+    byte(t, ws(t, j), b)
+}
+
+fn quoted_name_end(t: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    loop {
+        match t.get(j) {
+            None => return None,
+            Some(b'"') => return Some(j + 1),
+            Some(b'\\') => match t.get(j + 1) {
+                None | Some(b'\n') => return None,
+                Some(_) => j += 2,
+            },
+            Some(_) => j += 1,
+        }
+    }
+}
+
+fn match_group(t: &[u8], s: usize) -> Option<Match> {
+    let c = *t.get(s)?;
+    let l = lb(t, s);
+    if l && c == b's' {
+        if let Some(e) = lit(t, s, b"sharding={") {
+            return m(Group::Hlo, s, e, (s, s));
+        }
+    }
+    if l && c == b'x' {
+        if let Some(k) = sdy_key(t, s) {
+            if t.get(k) == Some(&b'=') && matches!(t.get(k + 1), Some(b'"' | b'{')) {
+                return m(Group::HloFe, s, k + 2, (s, k));
+            }
+            if let Some(e) = eq_then(t, k, b'"') {
+                return m(Group::MStr, s, e, (s, k));
+            }
+        }
+    }
+    if l {
+        if let Some(j) = lit(t, s, b"num_partitions=") {
+            if let Some(e) = digits(t, j) {
+                return m(Group::HloNp, s, e, (j, e));
+            }
+        }
+        for key in [&b"mhlo.sharding"[..], b"mhlo.spmd_output_sharding"] {
+            if let Some(k) = lit(t, s, key) {
+                if let Some(e) = eq_then(t, k, b'"') {
+                    return m(Group::MStr, s, e, (s, k));
+                }
+            }
+        }
+        if let Some(j) = lit(t, s, b"mhlo.num_partitions") {
+            if t.get(j).is_some_and(|&b| is_ws(b))
+                && t.get(j + 1) == Some(&b'=')
+                && t.get(j + 2).is_some_and(|&b| is_ws(b))
+            {
+                if let Some(e) = digits(t, j + 3) {
+                    return m(Group::Mnp, s, e, (j + 3, e));
+                }
+            }
+        }
+    }
+    if let Some(j) = lit(t, s, b"#sdy.") {
+        for kind in [&b"sharding_per_value"[..], b"sharding", b"mesh"] {
+            if let Some(k) = lit(t, j, kind) {
+                if let Some(e) = byte(t, k, b'<') {
+                    return m(Group::SdyAttr, s, e, (j, k));
+                }
+            }
+        }
+    }
+    if l {
+        if let Some(j) = lit(t, s, b"sdy.mesh") {
+            let k = ws(t, j);
+            if k > j && t.get(k) == Some(&b'@') {
+                let a = k + 1;
+                let name_end = match t.get(a) {
+                    Some(&b) if name_char(b) => Some(run(t, a, name_char)),
+                    Some(b'"') => quoted_name_end(t, a),
+                    _ => None,
+                };
+                if let Some(ne) = name_end {
+                    if let Some(e) = eq_then(t, ne, b'<') {
+                        return m(Group::MeshDecl, s, e, (a, ne));
+                    }
+                }
+            }
+        }
+        if let Some(j) = lit(t, s, b"sdy.") {
+            for op in [&b"sharding_constraint"[..], b"reshard"] {
+                if let Some(k) = lit(t, j, op) {
+                    let w = ws(t, k);
+                    if w > k && t.get(w) == Some(&b'%') {
+                        let n = run(t, w + 1, ssa_char);
+                        if n > w + 1 {
+                            let w2 = ws(t, n);
+                            if w2 > n && t.get(w2) == Some(&b'<') {
+                                return m(Group::SdyOp, s, w2 + 1, (j, k));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for key in [&b"out_sharding"[..], b"sharding"] {
+            if let Some(k) = lit(t, s, key) {
+                if let Some(e) = lit(t, k, b"=<") {
+                    return m(Group::OpArg, s, e, (s, k));
+                }
+            }
+        }
+        for key in [&b"in_shardings"[..], b"out_shardings"] {
+            if let Some(k) = lit(t, s, key) {
+                if let Some(e) = lit(t, k, b"=[") {
+                    return m(Group::McList, s, e, (s, k));
+                }
+            }
+        }
+        if let Some(e) = lit(t, s, b"manual_axes={") {
+            return m(Group::MAxes, s, e, (s, s));
+        }
+    }
+    if let Some(j) = lit(t, s, b"unspecified_dims=[") {
+        let k = run(t, j, |b| b.is_ascii_digit() || b == b',' || is_ws(b));
+        if t.get(k) == Some(&b']') {
+            return m(Group::Unspec, s, k + 1, (j - 1, k + 1));
+        }
+    }
+    if l {
+        if let Some(j) = lit(t, s, b"stablehlo.mesh") {
+            if let Some(e) = eq_then(t, j, b'{') {
+                return m(Group::ShMesh, s, e, (s, s));
+            }
+        }
+    }
+    if let Some(j) = lit(t, s, b"replica_group_mesh_axes<") {
+        if let Some(k) = lit(t, ws(t, j), b"mesh") {
+            if let Some(a) = byte(t, ws(t, byte(t, ws(t, k), b'=')?), b'@') {
+                let e = run(t, a, name_char);
+                if e > a {
+                    return m(Group::Collective, s, e, (a, e));
+                }
+            }
+        }
+    }
+    if let Some(j) = lit(t, s, b"expected-error") {
+        if t.get(j) == Some(&b'@') {
+            if matches!(t.get(j + 1), Some(b'+' | b'-')) {
+                if let Some(e) = digits(t, j + 2) {
+                    return m(Group::Expected, s, e, (j, e));
+                }
+            }
+            for w in [&b"@above"[..], b"@below"] {
+                if let Some(e) = lit(t, j, w) {
+                    return m(Group::Expected, s, e, (j, e));
+                }
+            }
+        }
+        return m(Group::Expected, s, j, (j, j));
+    }
+    None
+}
+
+/// The reference's `KEYWORD.match(text, s)`.
+pub fn match_at(t: &[u8], s: usize) -> Option<Match> {
+    match_group(t, s)
+}
+
+pub const NEEDLES: [(&[u8], &[usize]); 8] = [
+    (b"sharding", &[17, 5, 4, 3, 0]),
+    (b"sdy.", &[4, 1, 0]),
+    (b"num_partitions", &[5, 0]),
+    (b"manual_axes", &[0]),
+    (b"unspecified_dims", &[0]),
+    (b"expected-error", &[0]),
+    (b"stablehlo.mesh", &[0]),
+    (b"replica_group_mesh_axes", &[0]),
+];
+
+/// The needle finders, built once per scan.
+pub struct Needles {
+    finders: Vec<Finder<'static>>,
+}
+
+impl Default for Needles {
+    fn default() -> Self {
+        Needles { finders: NEEDLES.iter().map(|(n, _)| Finder::new(*n)).collect() }
+    }
+}
+
+/// One line's keyword search state (each needle's next offset).
+pub struct Searcher<'a> {
+    needles: &'a Needles,
+    nexts: [Option<usize>; 8],
+}
+
+impl<'a> Searcher<'a> {
+    pub fn new(needles: &'a Needles) -> Self {
+        Searcher { needles, nexts: [None; 8] }
+    }
+
+    /// `KEYWORD.search(text, pos)`, tried only where a needle allows.
+    pub fn search(&mut self, text: &[u8], mut pos: usize) -> Option<Match> {
+        let n = text.len();
+        loop {
+            if pos > n {
+                return None;
+            }
+            for (i, f) in self.needles.finders.iter().enumerate() {
+                if self.nexts[i].is_none_or(|at| at < pos) {
+                    self.nexts[i] = Some(f.find(&text[pos..]).map_or(n, |o| pos + o));
+                }
+            }
+            let hit = self.nexts.iter().map(|x| x.unwrap_or(n)).min().unwrap_or(n);
+            if hit >= n {
+                return None;
+            }
+            let mut starts: Vec<usize> = Vec::with_capacity(4);
+            for (i, (_, ds)) in NEEDLES.iter().enumerate() {
+                if self.nexts[i] == Some(hit) {
+                    for &d in ds.iter() {
+                        if hit >= d && hit - d >= pos {
+                            starts.push(hit - d);
+                        }
+                    }
+                }
+            }
+            starts.sort_unstable();
+            starts.dedup();
+            for s in starts {
+                if let Some(found) = match_at(text, s) {
+                    return Some(found);
+                }
+            }
+            pos = hit + 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn find(t: &[u8]) -> Option<(Group, usize, usize)> {
+        let n = Needles::default();
+        Searcher::new(&n).search(t, 0).map(|m| (m.group, m.start, m.end))
+    }
+
+    #[test]
+    fn groups() {
+        assert_eq!(find(b"x, sharding={replicated}"), Some((Group::Hlo, 3, 13)));
+        assert_eq!(find(b"a.sharding={"), None);
+        assert_eq!(find(b"{mhlo.sharding = \"{"), Some((Group::MStr, 1, 18)));
+        assert_eq!(find(b"xla.sdy.sharding=\"x"), Some((Group::HloFe, 0, 18)));
+        assert_eq!(find(b"mhlo.num_partitions = 8 :"), Some((Group::Mnp, 0, 23)));
+        assert_eq!(find(b"sdy.mesh @m = <[]>"), Some((Group::MeshDecl, 0, 15)));
+        assert_eq!(find(b"%1 = sdy.reshard %0 <@m"), Some((Group::SdyOp, 5, 21)));
+        assert_eq!(find(b"expected-error@+2 {{"), Some((Group::Expected, 0, 17)));
+        assert_eq!(find(b"expected-error@x"), Some((Group::Expected, 0, 14)));
+        assert_eq!(find(b"unspecified_dims=[1, 2]"), Some((Group::Unspec, 0, 23)));
+        assert_eq!(find(b"#sdy.sharding_per_value<["), Some((Group::SdyAttr, 0, 24)));
+    }
+}

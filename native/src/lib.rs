@@ -1,0 +1,336 @@
+//! `shardconv._native`: the scanning core under shardconv. Reads a dump once (a file in chunks, bytes,
+//! or a stream fed piece by piece) and returns its sites as one table of columns. No panic crosses into
+//! Python (a last-resort guard turns one into RuntimeError); I/O problems are OSError.
+
+pub mod extract;
+pub mod keywords;
+pub mod lines;
+pub mod names;
+pub mod shapes;
+pub mod sniffer;
+pub mod strings;
+pub mod suppress;
+pub mod table;
+
+use lines::{Engine, Options, CHUNK, MAX_LINE, OVERLAP};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use std::io::Read;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Runs `f`, turning a panic into a RuntimeError (never unwinding into the interpreter).
+fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(PyRuntimeError::new_err(format!("shardconv native core failed: {msg}")))
+        }
+    }
+}
+
+/// One file's (or buffer's) sites.
+#[pyclass(module = "shardconv._native", frozen, get_all)]
+pub struct Scan {
+    kind: String,
+    reason: String,
+    size: u64,
+    values: Py<PyList>,
+    names: Py<PyList>,
+    shapes: Py<PyList>,
+    scopes: Py<PyList>,
+    ops: Py<PyList>,
+    columns: Py<PyDict>,
+    line_texts: Py<PyDict>,
+    groups: Py<PyList>,
+    pairs: Py<PyList>,
+    modules: u32,
+    suppressions: Py<PyList>,
+    defined: Py<PyList>,
+    digests: Py<PyList>,
+}
+
+#[pymethods]
+impl Scan {
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let n = self.columns.bind(py).get_item("line").ok().flatten().map_or(0, |b| b.len().unwrap_or(0) / 4);
+        format!("<Scan {} {} bytes, {} sites, {} values>", self.kind, self.size, n, self.values.bind(py).len())
+    }
+}
+
+fn u32_bytes(v: &[u32]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len() * 4);
+    for x in v {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out
+}
+
+fn u64_bytes(v: &[u64]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len() * 8);
+    for x in v {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out
+}
+
+fn to_scan(py: Python<'_>, e: Engine) -> PyResult<Scan> {
+    let t = &e.table;
+    let values = PyList::empty(py);
+    for v in &t.values.items {
+        let enc = PyTuple::new(
+            py,
+            [
+                v.encoding.outer.into_pyobject(py)?.into_any(),
+                v.encoding.quote_style.into_pyobject(py)?.into_any(),
+                v.encoding.inner.into_pyobject(py)?.into_any(),
+                pyo3::types::PyBool::new(py, v.encoding.inner_quoted).to_owned().into_any(),
+            ],
+        )?;
+        let data = match &v.data {
+            Some(d) => PyBytes::new(py, d).into_any(),
+            None => py.None().into_bound(py),
+        };
+        let item = PyTuple::new(
+            py,
+            [
+                v.kind.into_pyobject(py)?.into_any(),
+                v.site.as_str().into_pyobject(py)?.into_any(),
+                PyBytes::new(py, &v.raw).into_any(),
+                PyBytes::new(py, &v.text).into_any(),
+                data,
+                enc.into_any(),
+            ],
+        )?;
+        values.append(item)?;
+    }
+    let names = PyList::new(py, &t.names.items)?;
+    let shapes = PyList::empty(py);
+    for tup in &t.shapes.items {
+        let inner = PyList::empty(py);
+        for s in tup {
+            inner.append(PyTuple::new(py, s.iter().copied())?)?;
+        }
+        shapes.append(PyTuple::new(py, inner.iter())?)?;
+    }
+    let scopes = PyList::empty(py);
+    for (name, kind, entry) in &t.scopes.items {
+        scopes.append((name.as_str(), *kind, *entry).into_pyobject(py)?)?;
+    }
+    let ops = PyList::new(py, &t.ops.items)?;
+    let columns = PyDict::new(py);
+    for (name, col) in table::U32_COLUMNS.iter().zip(t.u32s.iter()) {
+        columns.set_item(*name, PyBytes::new(py, &u32_bytes(col)))?;
+    }
+    columns.set_item("start", PyBytes::new(py, &u64_bytes(&t.starts)))?;
+    columns.set_item("end", PyBytes::new(py, &u64_bytes(&t.ends)))?;
+    let store: Vec<Bound<'_, PyBytes>> = t.line_store.iter().map(|l| PyBytes::new(py, l)).collect();
+    let line_texts = PyDict::new(py);
+    for (site, id) in &t.line_texts {
+        if let Some(b) = store.get(*id as usize) {
+            line_texts.set_item(*site, b)?;
+        }
+    }
+    let groups = PyList::empty(py);
+    for g in &t.groups {
+        groups.append(PyTuple::new(py, g.iter().copied())?)?;
+    }
+    let pairs = PyList::empty(py);
+    for p in &t.pairs {
+        pairs.append(PyTuple::new(py, p.iter().copied())?)?;
+    }
+    let suppressions = PyList::empty(py);
+    for (line, col, rules, text, c) in &e.suppressions.found {
+        suppressions.append((*line, *col, PyBytes::new(py, rules), PyBytes::new(py, text), *c).into_pyobject(py)?)?;
+    }
+    let defined = PyList::empty(py);
+    let digests = PyList::empty(py);
+    let e_names = e.defined;
+    for d in e_names {
+        let dict = PyDict::new(py);
+        for (k, v) in d.merged() {
+            dict.set_item(PyBytes::new(py, &k), PyBytes::new(py, &v))?;
+        }
+        defined.append(dict)?;
+    }
+    for d in &e.digests {
+        digests.append(*d)?;
+    }
+    Ok(Scan {
+        kind: e.kind.to_string(),
+        reason: e.reason.to_string(),
+        size: e.size,
+        values: values.unbind(),
+        names: names.unbind(),
+        shapes: shapes.unbind(),
+        scopes: scopes.unbind(),
+        ops: ops.unbind(),
+        columns: columns.unbind(),
+        line_texts: line_texts.unbind(),
+        groups: groups.unbind(),
+        pairs: pairs.unbind(),
+        modules: e.table.modules(),
+        suppressions: suppressions.unbind(),
+        defined: defined.unbind(),
+        digests: digests.unbind(),
+    })
+}
+
+fn options(chunk: usize, max_line: usize, overlap: usize, names: bool) -> PyResult<Options> {
+    let o = Options { chunk, max_line, overlap, names };
+    o.check().map_err(PyValueError::new_err)?;
+    Ok(o)
+}
+
+fn engine(o: Options) -> PyResult<Engine> {
+    Engine::new(o).map_err(PyValueError::new_err)
+}
+
+/// (kind, reason) of a dump from its first `SNIFF_BYTES`.
+#[pyfunction]
+#[pyo3(name = "sniff")]
+fn sniff_head(head: &[u8]) -> PyResult<(String, String)> {
+    guarded(|| {
+        let (k, r) = sniffer::sniff(head);
+        Ok((k.to_string(), r.to_string()))
+    })
+}
+
+fn os_error(e: std::io::Error, path: &str) -> PyErr {
+    match e.raw_os_error() {
+        Some(code) => PyOSError::new_err((code, e.to_string(), path.to_string())),
+        None => PyOSError::new_err(format!("{path}: {e}")),
+    }
+}
+
+/// Scan a dump file read in chunks (memory stays bounded); OSError if it cannot be read or changes
+/// size while it is read.
+fn read_file(path: &str, mut eng: Engine) -> Result<Engine, PyErr> {
+    let mut f = std::fs::File::open(path).map_err(|e| os_error(e, path))?;
+    let meta = f.metadata().map_err(|e| os_error(e, path))?;
+    if meta.is_dir() {
+        return Err(PyOSError::new_err((21, "Is a directory".to_string(), path.to_string())));
+    }
+    let regular = meta.is_file();
+    let expected = meta.len();
+    let mut piece = vec![0u8; 1 << 20];
+    let mut total: u64 = 0;
+    loop {
+        let n = match f.read(&mut piece) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(os_error(e, path)),
+        };
+        if n == 0 {
+            break;
+        }
+        total += n as u64;
+        eng.feed(&piece[..n]);
+        if eng.skipping() {
+            break;
+        }
+        if regular && total > expected {
+            return Err(PyOSError::new_err(format!("{path}: the file grew while it was read")));
+        }
+    }
+    if regular {
+        let now = f.metadata().map_err(|e| os_error(e, path))?.len();
+        let complete = eng.skipping() || total == expected;
+        if now != expected || !complete {
+            return Err(PyOSError::new_err(format!(
+                "{path}: the file changed size while it was read ({expected} bytes, then {now}; {total} read)"
+            )));
+        }
+    }
+    eng.finish();
+    Ok(eng)
+}
+
+#[pyfunction]
+#[pyo3(signature = (path, *, chunk=CHUNK, max_line=MAX_LINE, overlap=OVERLAP, names=false))]
+fn scan_path(py: Python<'_>, path: &str, chunk: usize, max_line: usize, overlap: usize, names: bool) -> PyResult<Scan> {
+    let o = options(chunk, max_line, overlap, names)?;
+    let eng = py.detach(|| guarded(|| read_file(path, engine(o)?)))?;
+    guarded(|| to_scan(py, eng))
+}
+
+#[pyfunction]
+#[pyo3(signature = (data, *, chunk=CHUNK, max_line=MAX_LINE, overlap=OVERLAP, names=false))]
+fn scan_bytes(
+    py: Python<'_>,
+    data: &[u8],
+    chunk: usize,
+    max_line: usize,
+    overlap: usize,
+    names: bool,
+) -> PyResult<Scan> {
+    let o = options(chunk, max_line, overlap, names)?;
+    let eng = py.detach(|| {
+        guarded(|| {
+            let mut e = engine(o)?;
+            e.feed(data);
+            e.finish();
+            Ok(e)
+        })
+    })?;
+    guarded(|| to_scan(py, eng))
+}
+
+/// A scan fed piece by piece (stdin, any stream): `feed` each piece, then `finish`.
+#[pyclass(module = "shardconv._native")]
+pub struct Scanner {
+    engine: Option<Engine>,
+}
+
+#[pymethods]
+impl Scanner {
+    #[new]
+    #[pyo3(signature = (*, chunk=CHUNK, max_line=MAX_LINE, overlap=OVERLAP, names=false))]
+    fn new(chunk: usize, max_line: usize, overlap: usize, names: bool) -> PyResult<Self> {
+        Ok(Scanner { engine: Some(engine(options(chunk, max_line, overlap, names)?)?) })
+    }
+
+    fn feed(&mut self, py: Python<'_>, data: &[u8]) -> PyResult<()> {
+        let Some(e) = self.engine.as_mut() else {
+            return Err(PyValueError::new_err("feed() after finish()"));
+        };
+        py.detach(|| {
+            guarded(|| {
+                e.feed(data);
+                Ok(())
+            })
+        })
+    }
+
+    fn finish(&mut self, py: Python<'_>) -> PyResult<Scan> {
+        let Some(mut e) = self.engine.take() else {
+            return Err(PyValueError::new_err("finish() called twice"));
+        };
+        py.detach(|| {
+            guarded(|| {
+                e.finish();
+                Ok(())
+            })
+        })?;
+        guarded(|| to_scan(py, e))
+    }
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
+    m.add("NONE", table::NONE)?;
+    m.add("SITE_KINDS", PyTuple::new(m.py(), extract::SITE_KINDS)?)?;
+    m.add("SNIFF_BYTES", sniffer::SNIFF_BYTES)?;
+    m.add_function(wrap_pyfunction!(sniff_head, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_path, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_bytes, m)?)?;
+    m.add_class::<Scan>()?;
+    m.add_class::<Scanner>()?;
+    Ok(())
+}

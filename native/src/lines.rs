@@ -1,0 +1,506 @@
+//! Lines: the engine. Takes a dump's bytes piece by piece, reads them as the reference reads a stream
+//! (the 64 KiB sniffed head, then `chunk`-sized reads), finds the lines holding a keyword with one
+//! aho-corasick pass over each region of complete lines, and hands only those to the extractor. A line
+//! longer than `max_line` is extracted in overlapping windows, so memory stays bounded. An attribute
+//! whose value starts on the next line (`key =` then the value) is one logical line.
+
+use crate::extract::{module_start, physical_span, Extractor, LineText, Site, MODULE_START};
+use crate::names::{Defined, Digest};
+use crate::sniffer::{sniff, SNIFF_BYTES};
+use crate::strings::{is_word, is_ws, rstrip};
+use crate::suppress::Suppressions;
+use crate::table::{Row, Table, NONE};
+use aho_corasick::{AhoCorasick, MatchKind};
+use memchr::memmem;
+
+pub const CHUNK: usize = 8 << 20;
+pub const MAX_LINE: usize = 4 << 20;
+pub const OVERLAP: usize = 1 << 20;
+
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    pub chunk: usize,
+    pub max_line: usize,
+    pub overlap: usize,
+    pub names: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { chunk: CHUNK, max_line: MAX_LINE, overlap: OVERLAP, names: false }
+    }
+}
+
+impl Options {
+    pub fn check(&self) -> Result<(), String> {
+        if self.chunk == 0 {
+            return Err("chunk must be positive".into());
+        }
+        if self.max_line == 0 || self.overlap >= self.max_line {
+            return Err("overlap must be smaller than max_line".into());
+        }
+        Ok(())
+    }
+}
+
+/// Every keyword a value's line holds, and the module-header ones.
+const KEYWORDS: [&[u8]; 9] = [
+    b"sharding",
+    b"sdy.",
+    b"manual_axes",
+    b"num_partitions",
+    b"unspecified_dims",
+    b"expected-error",
+    b"replica_group_mesh_axes",
+    b"module",
+    b"// -----",
+];
+const REGION_CLOSE: &[u8] = b"} : ";
+/// Lines that open a scope (a function, an HLO computation) or a module, found in the same pass.
+const SCOPE_NEEDLES: [&[u8]; 4] = [b"func.func", b"{\n", b"{\r\n", b"HloModule"];
+
+struct Finder {
+    ac: AhoCorasick,
+    keywords: usize, // patterns below this index are value keywords, the rest scope needles
+}
+
+impl Finder {
+    fn new(close: bool) -> Result<Self, String> {
+        let mut pats: Vec<&[u8]> = KEYWORDS.to_vec();
+        if close {
+            pats.push(REGION_CLOSE);
+        }
+        let keywords = pats.len();
+        pats.extend(SCOPE_NEEDLES);
+        let ac = AhoCorasick::builder().match_kind(MatchKind::LeftmostFirst).build(&pats).map_err(|e| e.to_string())?;
+        Ok(Finder { ac, keywords })
+    }
+}
+
+/// A candidate line: its span, and whether it holds a value keyword (else only a scope needle).
+struct Candidate {
+    start: usize,
+    end: usize,
+    keyword: bool,
+}
+
+fn next_candidate(f: &Finder, buf: &[u8], from: usize, limit: usize) -> Option<Candidate> {
+    let m = f.ac.find(&buf[from..limit])?;
+    let p = from + m.start();
+    let start = memchr::memrchr(b'\n', &buf[from..p]).map_or(from, |q| from + q + 1);
+    let end = memchr::memchr(b'\n', &buf[p..limit]).map_or(limit, |q| p + q);
+    let mut keyword = m.pattern().as_usize() < f.keywords;
+    if !keyword && p + 1 < end {
+        let mut at = p + 1;
+        while let Some(m2) = f.ac.find(&buf[at..end]) {
+            if m2.pattern().as_usize() < f.keywords {
+                keyword = true;
+                break;
+            }
+            at += m2.start() + 1;
+        }
+    }
+    Some(Candidate { start, end, keyword })
+}
+
+fn count_nl(b: &[u8]) -> u64 {
+    // auto-vectorised byte count
+    b.iter().filter(|&&c| c == b'\n').count() as u64
+}
+
+/// `[\w.\"]\s*=\s*$` in `buf[lo..hi]`: a `key =` whose value is on the next line.
+fn open_attribute(buf: &[u8], lo: usize, hi: usize) -> bool {
+    let w = &buf[lo..hi];
+    let e = rstrip(w).len();
+    if e == 0 || w[e - 1] != b'=' {
+        return false;
+    }
+    let k = rstrip(&w[..e - 1]).len();
+    k > 0 && (is_word(w[k - 1]) || w[k - 1] == b'.' || w[k - 1] == b'"')
+}
+
+/// End of the logical line at `start`: past the next line too while this one ends in `key =`.
+fn line_end(buf: &[u8], start: usize, limit: usize) -> usize {
+    let mut end = match memchr::memchr(b'\n', &buf[start..limit]) {
+        Some(q) => start + q,
+        None => return limit,
+    };
+    while end > 0
+        && matches!(buf[end - 1], b'=' | b' ' | b'\t' | b'\r')
+        && open_attribute(buf, start.max(end.saturating_sub(256)), end)
+    {
+        match memchr::memchr(b'\n', &buf[end + 1..limit]) {
+            Some(q) => end = end + 1 + q,
+            None => {
+                end = limit;
+                break;
+            }
+        }
+    }
+    end
+}
+
+/// A scope: (name, "func" | "computation", is_entry), or a module start (no scope).
+enum ScopeLine {
+    Open(String, &'static str, bool),
+    Reset,
+    Nothing,
+}
+
+fn scope_of(line: &[u8]) -> ScopeLine {
+    let line = rstrip(line);
+    let s = line.iter().position(|&b| !is_ws(b)).unwrap_or(line.len());
+    let body = &line[s..];
+    if body.starts_with(b"HloModule") || module_start(line) {
+        return ScopeLine::Reset;
+    }
+    if let Some(p) = memmem::find(line, b"func.func") {
+        if let Some(at) = memchr::memchr(b'@', &line[p..]) {
+            let a = p + at + 1;
+            let name: Vec<u8> = if line.get(a) == Some(&b'"') {
+                let e = crate::strings::string_end(line, a).unwrap_or(line.len());
+                line[a + 1..e.saturating_sub(1).max(a + 1)].to_vec()
+            } else {
+                line[a..].iter().take_while(|&&b| crate::keywords::name_char(b)).copied().collect()
+            };
+            let name = String::from_utf8_lossy(&name).into_owned();
+            let entry = name == "main";
+            return ScopeLine::Open(name, "func", entry);
+        }
+        return ScopeLine::Nothing;
+    }
+    if s != 0 || !line.ends_with(b"{") {
+        return ScopeLine::Nothing;
+    }
+    let mut rest = body;
+    let entry = rest.starts_with(b"ENTRY") && rest.get(5).is_some_and(|&b| is_ws(b));
+    if entry {
+        rest = &rest[5..];
+        rest = &rest[rest.iter().position(|&b| !is_ws(b)).unwrap_or(rest.len())..];
+    }
+    let r = rest.strip_prefix(b"%").unwrap_or(rest);
+    let n = r.iter().take_while(|&&b| is_word(b) || b == b'.' || b == b'-').count();
+    if n == 0 || !matches!(r.get(n), Some(b' ' | b'(' | b'{')) {
+        return ScopeLine::Nothing;
+    }
+    ScopeLine::Open(String::from_utf8_lossy(&r[..n]).into_owned(), "computation", entry)
+}
+
+/// The scan of one input, fed piece by piece.
+pub struct Engine {
+    opts: Options,
+    staged: Vec<u8>,
+    head_taken: bool,
+    pub kind: &'static str,
+    pub reason: &'static str,
+    skip: bool,
+    done: bool,
+    buf: Vec<u8>,
+    buf_off: u64,
+    lineno: u64,
+    col_base: u64,
+    pub size: u64,
+    ext: Extractor,
+    finder: Finder,
+    finder_close: Finder,
+    pub table: Table,
+    pub suppressions: Suppressions,
+    scope: u32,
+    // names=True: per segment, the definitions and the digest
+    pub defined: Vec<Defined>,
+    pub digests: Vec<u64>,
+    names_pos: u64,
+    digest: Digest,
+    digest_from: u64,
+}
+
+impl Engine {
+    pub fn new(opts: Options) -> Result<Self, String> {
+        opts.check()?;
+        Ok(Engine {
+            opts,
+            staged: Vec::new(),
+            head_taken: false,
+            kind: "skip",
+            reason: "empty file",
+            skip: false,
+            done: false,
+            buf: Vec::new(),
+            buf_off: 0,
+            lineno: 1,
+            col_base: 0,
+            size: 0,
+            ext: Extractor::default(),
+            finder: Finder::new(false)?,
+            finder_close: Finder::new(true)?,
+            table: Table::default(),
+            suppressions: Suppressions::new(),
+            scope: NONE,
+            defined: if opts.names { vec![Defined::default()] } else { Vec::new() },
+            digests: Vec::new(),
+            names_pos: 0,
+            digest: Digest::default(),
+            digest_from: 0,
+        })
+    }
+
+    /// Whether the rest of the input can be dropped unread (a skipped file).
+    pub fn skipping(&self) -> bool {
+        self.skip
+    }
+
+    pub fn feed(&mut self, data: &[u8]) {
+        if self.done || self.skip {
+            return;
+        }
+        if !self.head_taken {
+            let need = SNIFF_BYTES - self.staged.len();
+            let take = need.min(data.len());
+            self.staged.extend_from_slice(&data[..take]);
+            if self.staged.len() < SNIFF_BYTES {
+                return;
+            }
+            self.take_head();
+            if self.skip {
+                return;
+            }
+            return self.feed(&data[take..]);
+        }
+        let chunk = self.opts.chunk;
+        let mut data = data;
+        while !data.is_empty() {
+            let take = (chunk - self.staged.len()).min(data.len());
+            if self.staged.is_empty() && take == chunk {
+                self.read(&data[..take]);
+            } else {
+                self.staged.extend_from_slice(&data[..take]);
+                if self.staged.len() == chunk {
+                    let piece = std::mem::take(&mut self.staged);
+                    self.read(&piece);
+                }
+            }
+            data = &data[take..];
+        }
+    }
+
+    fn take_head(&mut self) {
+        self.head_taken = true;
+        let head = std::mem::take(&mut self.staged);
+        self.size += head.len() as u64;
+        self.suppressions.read(&head);
+        let (kind, reason) = sniff(&head);
+        self.kind = kind;
+        self.reason = reason;
+        self.skip = kind == "skip";
+        self.buf = head;
+    }
+
+    /// One read of the reference's loop: `data` appended, then the complete lines handled.
+    fn read(&mut self, data: &[u8]) {
+        self.size += data.len() as u64;
+        self.suppressions.read(data);
+        self.buf.extend_from_slice(data);
+        self.step(data.is_empty());
+    }
+
+    pub fn finish(&mut self) {
+        if self.done {
+            return;
+        }
+        if !self.head_taken {
+            let short = self.staged.len() < SNIFF_BYTES;
+            self.take_head();
+            if short {
+                self.suppressions.read(b"");
+            }
+        }
+        if !self.skip {
+            if !self.staged.is_empty() {
+                let piece = std::mem::take(&mut self.staged);
+                self.read(&piece);
+            }
+            self.read(b"");
+            let buf = std::mem::take(&mut self.buf);
+            for s in self.ext.finish() {
+                self.emit(s, b"", u64::MAX, &buf);
+            }
+            self.names_to(self.buf_off + buf.len() as u64, true, &buf);
+            self.buf = buf;
+        }
+        self.table.finish();
+        self.done = true;
+    }
+
+    fn step(&mut self, eof: bool) {
+        let len = self.buf.len();
+        let mut last_nl = memchr::memrchr(b'\n', &self.buf);
+        if !eof {
+            if let Some(nl) = last_nl {
+                if open_attribute(&self.buf, nl.saturating_sub(256), nl) {
+                    last_nl = memchr::memrchr(b'\n', &self.buf[..nl]);
+                }
+            }
+        }
+        let limit = if eof {
+            Some(len)
+        } else if let Some(nl) = last_nl {
+            Some(nl + 1)
+        } else if len >= self.opts.max_line {
+            None
+        } else {
+            return;
+        };
+        match limit {
+            Some(limit) => {
+                let buf = std::mem::take(&mut self.buf);
+                self.region(&buf, limit);
+                self.names_to(self.buf_off + limit as u64, false, &buf);
+                self.buf = buf;
+                self.lineno += count_nl(&self.buf[..limit]);
+                self.col_base =
+                    if limit > 0 && self.buf[limit - 1] == b'\n' { 0 } else { self.col_base + limit as u64 };
+                self.buf_off += limit as u64;
+                self.buf.drain(..limit);
+            }
+            None => {
+                let cut = (len - self.opts.overlap) as i64;
+                let buf = std::mem::take(&mut self.buf);
+                let found = self.ext.scan(&buf, self.buf_off, self.lineno, self.col_base);
+                let off = self.buf_off as i64;
+                let mut nxt = cut;
+                for s in found {
+                    if (s.start as i64) - off < cut {
+                        nxt = nxt.max(s.end as i64 - off);
+                        self.emit(s, &buf, self.buf_off, &buf);
+                    }
+                }
+                let nxt = nxt.max(0) as usize;
+                self.names_to(self.buf_off + nxt as u64, false, &buf);
+                self.buf = buf;
+                self.col_base += nxt as u64;
+                self.buf_off += nxt as u64;
+                self.buf.drain(..nxt);
+            }
+        }
+    }
+
+    /// A site into the table, with the text it was scanned in (its physical line is cut from there);
+    /// `buf` is the buffer at `buf_off` (for a module header's names segment).
+    fn emit(&mut self, mut s: Site, text: &[u8], text_off: u64, buf: &[u8]) {
+        let lt = std::mem::replace(&mut s.lt, LineText::At(0));
+        let owned;
+        let (line_text, key): (&[u8], u64) = match &lt {
+            LineText::Owned(v) => {
+                owned = v.clone();
+                (&owned, u64::MAX - s.start)
+            }
+            LineText::At(a) => {
+                let (x, y) = physical_span(text, *a);
+                (&text[x..y], text_off.wrapping_add(x as u64))
+            }
+        };
+        if s.kind == MODULE_START {
+            self.scope = NONE;
+            self.header(s.start, buf);
+        }
+        self.table.push(Row { site: s, line_text, line_key: key, scope: self.scope });
+    }
+
+    /// A module header at file offset `at`: a new names segment begins there.
+    fn header(&mut self, at: u64, buf: &[u8]) {
+        if !self.opts.names {
+            return;
+        }
+        self.names_to(at, true, buf);
+        self.defined.push(Defined::default());
+        // the digest covers the segment after its header line
+        let rel = at.saturating_sub(self.buf_off) as usize;
+        let end =
+            if rel <= buf.len() { memchr::memchr(b'\n', &buf[rel..]).map_or(buf.len(), |q| rel + q + 1) } else { rel };
+        self.digest_from = self.buf_off + end as u64;
+    }
+
+    /// Definitions and digest over the bytes up to file offset `to` (held in `buf`, at `buf_off`).
+    fn names_to(&mut self, to: u64, close: bool, buf: &[u8]) {
+        if !self.opts.names {
+            return;
+        }
+        let lo = self.names_pos.max(self.buf_off);
+        if to > lo {
+            let a = (lo - self.buf_off) as usize;
+            let b = ((to - self.buf_off) as usize).min(buf.len());
+            if a < b {
+                if let Some(d) = self.defined.last_mut() {
+                    d.scan(&buf[a..b]);
+                }
+                let da = self.digest_from.max(lo);
+                if da < to {
+                    let x = ((da - self.buf_off) as usize).min(b);
+                    self.digest.update(&buf[x..b]);
+                }
+            }
+            self.names_pos = to;
+        }
+        if close {
+            self.digests.push(self.digest.finish());
+            self.digest = Digest::default();
+        }
+    }
+
+    fn scope_line(&mut self, line: &[u8]) {
+        match scope_of(line) {
+            ScopeLine::Open(name, kind, entry) => self.scope = self.table.scopes.id((name, kind, entry)),
+            ScopeLine::Reset => self.scope = NONE,
+            ScopeLine::Nothing => {}
+        }
+    }
+
+    /// The sites of the complete lines in `buf[..limit]` (the reference's `_general`).
+    fn region(&mut self, buf: &[u8], limit: usize) {
+        let mut begin = 0usize;
+        let mut counted = 0usize;
+        let mut done = 0usize;
+        let mut lineno = self.lineno;
+        loop {
+            let with_close = self.ext.pending();
+            let mut restart = None;
+            let mut from = begin.max(done);
+            while from < limit {
+                let f = if with_close { &self.finder_close } else { &self.finder };
+                let Some(c) = next_candidate(f, buf, from, limit) else { break };
+                from = c.end + 1;
+                self.scope_line(&buf[c.start..c.end]);
+                if !c.keyword {
+                    continue;
+                }
+                let end = line_end(buf, c.start, limit);
+                done = end + 1;
+                from = from.max(done);
+                let mut text = &buf[c.start..end];
+                if text.last() == Some(&b'\r') {
+                    text = &text[..text.len() - 1];
+                }
+                lineno += count_nl(&buf[counted..c.start]);
+                counted = c.start;
+                let at = self.buf_off + c.start as u64;
+                let col = if c.start == 0 { self.col_base } else { 0 };
+                let sites = self.ext.scan(text, at, lineno, col);
+                for s in sites {
+                    self.emit(s, text, at, buf);
+                }
+                if self.ext.pending() && !with_close && end < limit {
+                    restart = Some(end + 1);
+                    break;
+                }
+            }
+            match restart {
+                None => break,
+                Some(r) => {
+                    lineno += count_nl(&buf[counted..r]);
+                    begin = r;
+                    counted = r;
+                }
+            }
+        }
+    }
+}

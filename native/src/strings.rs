@@ -1,0 +1,424 @@
+//! String literals in dumps: MLIR's escapes (`\22`, `\XX`) and C's (absl::CEscape), the layered
+//! decoding of values escaped twice (legacy dumps), and the literal / bracket ends the extractor cuts
+//! values at. Bytes in, bytes out: a dump need not be UTF-8.
+
+/// How a value sits in the source (`shardconv.text.layered.StringEncoding`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Encoding {
+    pub outer: &'static str,
+    pub quote_style: &'static str,
+    pub inner: &'static str,
+    pub inner_quoted: bool,
+}
+
+pub const PLAIN: Encoding = Encoding { outer: "none", quote_style: "hex", inner: "none", inner_quoted: false };
+pub const WHOLE: Encoding = Encoding { outer: "whole", quote_style: "hex", inner: "none", inner_quoted: false };
+
+/// A malformed escape: the value is passed over.
+#[derive(Debug, PartialEq, Eq)]
+pub struct EscapeError;
+
+fn is_hex(c: u8) -> bool {
+    c.is_ascii_hexdigit()
+}
+
+fn hex_val(c: u8) -> u32 {
+    (c as char).to_digit(16).unwrap_or(0)
+}
+
+/// MLIR string body -> bytes (`\22`, `\"`, `\\`, `\n`, `\t`, `\XX`).
+pub fn unescape_mlir(raw: &[u8]) -> Result<Vec<u8>, EscapeError> {
+    let mut out = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    let n = raw.len();
+    while let Some(off) = memchr::memchr(b'\\', &raw[i..]) {
+        let j = i + off;
+        if j + 1 >= n {
+            return Err(EscapeError);
+        }
+        out.extend_from_slice(&raw[i..j]);
+        let c = raw[j + 1];
+        if j + 2 < n && is_hex(c) && is_hex(raw[j + 2]) {
+            out.push((hex_val(c) * 16 + hex_val(raw[j + 2])) as u8);
+            i = j + 3;
+        } else {
+            match c {
+                b'\\' => out.push(b'\\'),
+                b'"' => out.push(b'"'),
+                b'n' => out.push(b'\n'),
+                b't' => out.push(b'\t'),
+                _ => return Err(EscapeError),
+            }
+            i = j + 2;
+        }
+    }
+    out.extend_from_slice(&raw[i..]);
+    Ok(out)
+}
+
+/// C-escaped body -> bytes: simple escapes, up to 3 octal digits, `\xH...` (every hex digit).
+pub fn unescape_c(raw: &[u8]) -> Result<Vec<u8>, EscapeError> {
+    let mut out = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    let n = raw.len();
+    while let Some(off) = memchr::memchr(b'\\', &raw[i..]) {
+        let j = i + off;
+        if j + 1 >= n {
+            return Err(EscapeError);
+        }
+        out.extend_from_slice(&raw[i..j]);
+        let c = raw[j + 1];
+        let simple = match c {
+            b'n' => Some(b'\n'),
+            b't' => Some(b'\t'),
+            b'r' => Some(b'\r'),
+            b'\\' => Some(b'\\'),
+            b'\'' => Some(b'\''),
+            b'"' => Some(b'"'),
+            b'?' => Some(b'?'),
+            b'a' => Some(0x07),
+            b'b' => Some(0x08),
+            b'f' => Some(0x0c),
+            b'v' => Some(0x0b),
+            _ => None,
+        };
+        if let Some(s) = simple {
+            out.push(s);
+            i = j + 2;
+        } else if (b'0'..=b'7').contains(&c) {
+            let mut k = j + 1;
+            let mut v: u32 = 0;
+            while k < n && k < j + 4 && (b'0'..=b'7').contains(&raw[k]) {
+                v = v * 8 + u32::from(raw[k] - b'0');
+                k += 1;
+            }
+            out.push((v & 0xff) as u8);
+            i = k;
+        } else if c == b'x' {
+            let mut k = j + 2;
+            let mut v: u32 = 0;
+            while k < n && is_hex(raw[k]) {
+                v = (v * 16 + hex_val(raw[k])) & 0xff;
+                k += 1;
+            }
+            if k == j + 2 {
+                return Err(EscapeError);
+            }
+            out.push(v as u8);
+            i = k;
+        } else {
+            return Err(EscapeError);
+        }
+    }
+    out.extend_from_slice(&raw[i..]);
+    Ok(out)
+}
+
+const UPPER_HEX: &[u8; 16] = b"0123456789ABCDEF";
+
+/// Bytes -> MLIR string body: `"` as `\22` (or `\"` with `backslash`), `\` as `\\`, others `\XX`.
+pub fn escape_mlir(data: &[u8], backslash: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len());
+    for &b in data {
+        match b {
+            b'"' if backslash => out.extend_from_slice(b"\\\""),
+            b'"' => out.extend_from_slice(b"\\22"),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            0x20..=0x7e => out.push(b),
+            _ => {
+                out.push(b'\\');
+                out.push(UPPER_HEX[(b >> 4) as usize]);
+                out.push(UPPER_HEX[(b & 15) as usize]);
+            }
+        }
+    }
+    out
+}
+
+/// Bytes -> absl::CEscape body.
+pub fn escape_c(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len());
+    for &b in data {
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\'' => out.extend_from_slice(b"\\'"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            0x20..=0x7e => out.push(b),
+            _ => {
+                out.push(b'\\');
+                out.push(b'0' + (b >> 6));
+                out.push(b'0' + ((b >> 3) & 7));
+                out.push(b'0' + (b & 7));
+            }
+        }
+    }
+    out
+}
+
+fn unescape(kind: &str, raw: &[u8]) -> Result<Vec<u8>, EscapeError> {
+    match kind {
+        "mlir" => unescape_mlir(raw),
+        "c" => unescape_c(raw),
+        _ => Ok(raw.to_vec()),
+    }
+}
+
+fn escape_as(kind: &str, data: &[u8], quote_style: &str) -> Vec<u8> {
+    match kind {
+        "mlir" => escape_mlir(data, quote_style == "backslash"),
+        "c" => escape_c(data),
+        _ => data.to_vec(),
+    }
+}
+
+pub fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(hay, needle).is_some()
+}
+
+fn quoted(b: &[u8]) -> bool {
+    b.len() >= 2 && b[0] == b'"' && b[b.len() - 1] == b'"'
+}
+
+fn outer_name(outer: &str) -> &'static str {
+    match outer {
+        "mlir" => "mlir",
+        "c" => "c",
+        _ => "none",
+    }
+}
+
+/// Decode a string body, undoing a second (legacy) level when the result is still escaped.
+pub fn decode_layered(raw: &[u8], outer: &str) -> Result<(Vec<u8>, Encoding), EscapeError> {
+    let outer = outer_name(outer);
+    let style = if contains(raw, b"\\\"") && !contains(raw, b"\\22") { "backslash" } else { "hex" };
+    let once = unescape(outer, raw)?;
+    if outer == "none" || (!once.contains(&b'\\') && !quoted(&once)) {
+        return Ok((once, Encoding { outer, quote_style: style, inner: "none", inner_quoted: false }));
+    }
+    let q = quoted(&once);
+    let mut body: Vec<u8> = if q { once[1..once.len() - 1].to_vec() } else { once };
+    let mut inner = "none";
+    let legacy = body.windows(2).any(|w| w[0] == b'\\' && matches!(w[1], b'"' | b'\\')) || mlir_legacy(&body);
+    if legacy {
+        inner = if mlir_legacy(&body) { "mlir" } else { "c" };
+        body = unescape(inner, &body)?;
+    }
+    Ok((body, Encoding { outer, quote_style: style, inner, inner_quoted: q }))
+}
+
+fn mlir_legacy(body: &[u8]) -> bool {
+    body.windows(3).any(|w| w[0] == b'\\' && matches!(&w[1..], b"22" | b"5C" | b"5c"))
+}
+
+/// Inverse of `decode_layered`: the raw bytes to put back between the quotes.
+pub fn encode_layered(data: &[u8], enc: &Encoding) -> Vec<u8> {
+    let style = if enc.inner == "mlir" { "hex" } else { enc.quote_style };
+    let mut body = escape_as(enc.inner, data, style);
+    if enc.inner_quoted {
+        let mut q = Vec::with_capacity(body.len() + 2);
+        q.push(b'"');
+        q.extend_from_slice(&body);
+        q.push(b'"');
+        body = q;
+    }
+    escape_as(enc.outer, &body, enc.quote_style)
+}
+
+/// `text[i]` is `"`: index just past the closing quote (`\` escapes the next byte), or None.
+pub fn string_end(text: &[u8], i: usize) -> Option<usize> {
+    let n = text.len();
+    let mut j = i + 1;
+    while j < n {
+        match memchr::memchr2(b'"', b'\\', &text[j..]) {
+            None => return None,
+            Some(off) => {
+                let k = j + off;
+                if text[k] == b'"' {
+                    return Some(k + 1);
+                }
+                if k + 1 >= n {
+                    return None;
+                }
+                j = k + 2;
+            }
+        }
+    }
+    None
+}
+
+/// Index just past the bracket closing `text[open]` (only that bracket kind counted; string literals
+/// and `->` skipped; for `<`, `<=` is no bracket), or None when it does not close.
+pub fn match_close(text: &[u8], open: usize) -> Option<usize> {
+    let n = text.len();
+    if text.get(open + 1) == Some(&b'=') && text[open] == b'<' {
+        return None;
+    }
+    let o = text[open];
+    let c = match o {
+        b'(' => b')',
+        b'[' => b']',
+        b'{' => b'}',
+        b'<' => b'>',
+        _ => return None,
+    };
+    let mut depth = 1usize;
+    let mut j = open + 1;
+    while j < n {
+        let off = memchr::memchr3(b'"', b'-', o, &text[j..]).map(|a| (a, 0));
+        let off2 = memchr::memchr(c, &text[j..]).map(|a| (a, 1));
+        let next = match (off, off2) {
+            (None, None) => return None,
+            (Some(a), None) => a,
+            (None, Some(b)) => b,
+            (Some(a), Some(b)) => {
+                if a.0 < b.0 {
+                    a
+                } else {
+                    b
+                }
+            }
+        };
+        let k = j + next.0;
+        let b = text[k];
+        if b == b'"' {
+            j = string_end(text, k)?;
+        } else if b == b'-' {
+            j = if text.get(k + 1) == Some(&b'>') { k + 2 } else { k + 1 };
+        } else if b == o {
+            if o == b'<' && text.get(k + 1) == Some(&b'=') {
+                j = k + 2;
+            } else {
+                depth += 1;
+                j = k + 1;
+            }
+        } else {
+            depth -= 1;
+            j = k + 1;
+            if depth == 0 {
+                return Some(j);
+            }
+        }
+    }
+    None
+}
+
+/// Python's `str.isspace` for one code point.
+fn is_unicode_space(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n'
+            | '\x0b'
+            | '\x0c'
+            | '\r'
+            | '\x1c'
+            | '\x1d'
+            | '\x1e'
+            | '\x1f'
+            | ' '
+            | '\u{85}'
+            | '\u{a0}'
+            | '\u{1680}'
+            | '\u{2000}'..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}'
+    )
+}
+
+/// `data.decode("utf-8", "surrogateescape").strip()` re-encoded: Unicode whitespace stripped at both
+/// ends (undecodable bytes are never whitespace).
+pub fn unicode_strip(data: &[u8]) -> &[u8] {
+    // Code points with their byte spans, decoded as Python does (invalid bytes one by one).
+    let mut spans: Vec<(usize, usize, bool)> = Vec::new();
+    let mut at = 0;
+    for chunk in data.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            let l = c.len_utf8();
+            spans.push((at, at + l, is_unicode_space(c)));
+            at += l;
+        }
+        for _ in chunk.invalid() {
+            spans.push((at, at + 1, false));
+            at += 1;
+        }
+    }
+    let first = spans.iter().position(|s| !s.2);
+    match first {
+        None => &data[0..0],
+        Some(f) => {
+            let last = spans.iter().rposition(|s| !s.2).unwrap_or(f);
+            &data[spans[f].0..spans[last].1]
+        }
+    }
+}
+
+/// ASCII whitespace as Python's bytes regexes and `bytes.strip` see it.
+pub fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
+pub fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+pub fn rstrip(t: &[u8]) -> &[u8] {
+    let mut e = t.len();
+    while e > 0 && is_ws(t[e - 1]) {
+        e -= 1;
+    }
+    &t[..e]
+}
+
+pub fn lstrip_len(t: &[u8]) -> usize {
+    t.iter().position(|&b| !is_ws(b)).unwrap_or(t.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mlir_escapes_round_trip() {
+        assert_eq!(unescape_mlir(b"a\\22b\\\\c\\n").unwrap(), b"a\"b\\c\n");
+        assert_eq!(escape_mlir(b"a\"b\\\x01", false), b"a\\22b\\\\\\01");
+        assert_eq!(escape_mlir(b"\"", true), b"\\\"");
+        assert!(unescape_mlir(b"x\\").is_err());
+        assert!(unescape_mlir(b"\\q").is_err());
+    }
+
+    #[test]
+    fn c_escapes() {
+        assert_eq!(unescape_c(b"\\101\\x41\\x141\\n").unwrap(), b"AAA\n");
+        assert_eq!(escape_c(b"\x01\"'"), b"\\001\\\"\\'");
+        assert!(unescape_c(b"\\x").is_err());
+    }
+
+    #[test]
+    fn layered() {
+        let (d, e) = decode_layered(b"{replicated}", "mlir").unwrap();
+        assert_eq!(d, b"{replicated}");
+        assert_eq!(e.outer, "mlir");
+        let raw = b"\\22#sdy.sharding<@mesh, [{\\\\22a\\\\22}]>\\22";
+        let (d, e) = decode_layered(raw, "mlir").unwrap();
+        assert_eq!(d, b"#sdy.sharding<@mesh, [{\"a\"}]>");
+        assert!(e.inner_quoted);
+        assert_eq!(e.inner, "mlir");
+        assert_eq!(encode_layered(&d, &e), raw.to_vec());
+    }
+
+    #[test]
+    fn brackets() {
+        assert_eq!(match_close(b"<a<b>c>d", 0), Some(7));
+        assert_eq!(match_close(b"<a->b>", 0), Some(6));
+        assert_eq!(match_close(b"{\"}\"}", 0), Some(5));
+        assert_eq!(match_close(b"<=", 0), None);
+        assert_eq!(match_close(b"{a", 0), None);
+        assert_eq!(string_end(b"\"a\\\"b\"", 0), Some(6));
+    }
+
+    #[test]
+    fn strip() {
+        assert_eq!(unicode_strip(b" \xc2\xa0x \x1c"), b"x");
+        assert_eq!(unicode_strip(b"\xff "), b"\xff");
+    }
+}

@@ -1,0 +1,197 @@
+"""The thin wrapper over the native core (``shardconv._native``): scans a path, bytes or a stream, and
+builds ``ValueSite`` objects lazily from the scan's columns. The extension is imported on first use,
+never at ``import shardconv``. I/O problems stay ``OSError``; any other failure of the core is a
+``ScanError`` (a ``ShardingError``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, BinaryIO, Protocol
+
+from shardconv.core.errors import ShardingError
+from shardconv.scan.sites import SiteKind, ValueSite
+from shardconv.text.layered import StringEncoding
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from shardconv._native import Scan
+
+NONE = 0xFFFF_FFFF
+READ_SIZE = 1 << 20  # bytes per read of a stream
+_KINDS = tuple(SiteKind)
+_WIDE = frozenset({"start", "end"})
+
+
+class ScanError(ShardingError):
+    """The native core failed on an input (never for a malformed dump, which is passed over as text)."""
+
+
+class _Readable(Protocol):
+    def read(self, n: int = -1, /) -> bytes: ...
+
+
+def _core() -> ModuleType:
+    """``shardconv._native``, imported on first use."""
+    try:
+        from shardconv import _native
+    except ImportError as e:  # a source checkout without its build
+        raise ScanError(f"the native scanning core is not built ({e}); run `pip install -e .`") from e
+    return _native
+
+
+def _options(chunk: int | None, max_line: int | None, overlap: int | None, names: bool) -> dict[str, int | bool]:
+    opts: dict[str, int | bool] = {"names": names}
+    for key, v in (("chunk", chunk), ("max_line", max_line), ("overlap", overlap)):
+        if v is not None:
+            opts[key] = v
+    return opts
+
+
+def scan_path(
+    path: str, *, chunk: int | None = None, max_line: int | None = None, overlap: int | None = None, names: bool = False
+) -> Scan:
+    """Scan the file at ``path`` (read in chunks; OSError if it cannot be read or changes size meanwhile)."""
+    core = _core()
+    try:
+        scan: Scan = core.scan_path(path, **_options(chunk, max_line, overlap, names))
+    except OSError:
+        raise
+    except Exception as e:  # the core's own failure (a guarded panic, a bad option)
+        raise ScanError(f"cannot scan {path}: {e}") from e
+    return scan
+
+
+def scan_bytes(
+    data: bytes,
+    *,
+    chunk: int | None = None,
+    max_line: int | None = None,
+    overlap: int | None = None,
+    names: bool = False,
+) -> Scan:
+    """Scan a dump held in memory, exactly as ``scan_path`` scans a file with those bytes."""
+    core = _core()
+    try:
+        scan: Scan = core.scan_bytes(data, **_options(chunk, max_line, overlap, names))
+    except OSError:
+        raise
+    except Exception as e:
+        raise ScanError(f"cannot scan the dump: {e}") from e
+    return scan
+
+
+def scan_stream(
+    stream: BinaryIO | _Readable,
+    *,
+    chunk: int | None = None,
+    max_line: int | None = None,
+    overlap: int | None = None,
+    names: bool = False,
+) -> Scan:
+    """Scan a binary stream (stdin for ``-``) to its end, fed to the core piece by piece."""
+    core = _core()
+    try:
+        scanner = core.Scanner(**_options(chunk, max_line, overlap, names))
+    except Exception as e:
+        raise ScanError(f"cannot scan the stream: {e}") from e
+    while True:
+        piece = stream.read(READ_SIZE)  # OSError passes through
+        if not piece:
+            break
+        try:
+            scanner.feed(piece)
+        except Exception as e:
+            raise ScanError(f"cannot scan the stream: {e}") from e
+    try:
+        scan: Scan = scanner.finish()
+    except Exception as e:
+        raise ScanError(f"cannot scan the stream: {e}") from e
+    return scan
+
+
+class _Columns:
+    """One scan's columns as memoryviews, and its values decoded once each, on first use."""
+
+    def __init__(self, scan: Scan) -> None:
+        self.scan = scan
+        cols = scan.columns
+        self.col = {name: memoryview(b).cast("Q" if name in _WIDE else "I") for name, b in cols.items()}
+        self.values: list[tuple[SiteKind, str, bytes, str, bytes | None, StringEncoding] | None] = [None] * len(
+            scan.values
+        )
+
+    def value(self, v: int) -> tuple[SiteKind, str, bytes, str, bytes | None, StringEncoding]:
+        got = self.values[v]
+        if got is None:
+            kind, site, raw, text, data, enc = self.scan.values[v]
+            got = (_KINDS[kind], site, raw, text.decode("utf-8", "surrogateescape"), data, StringEncoding(*enc))
+            self.values[v] = got
+        return got
+
+
+_last: _Columns | None = None
+
+
+def _columns(scan: Scan) -> _Columns:
+    global _last
+    if _last is None or _last.scan is not scan:
+        _last = _Columns(scan)
+    return _last
+
+
+def site_count(scan: Scan) -> int:
+    """How many sites the scan holds."""
+    return len(scan.columns["line"]) // 4
+
+
+def site_at(scan: Scan, i: int, path: str) -> ValueSite:
+    """The ``i``-th site of ``scan`` as a ``ValueSite`` (``path`` names the file it came from)."""
+    c = _columns(scan)
+    col = c.col
+    kind, site, raw, text, data, enc = c.value(col["value"][i])
+    name, shapes, scope, op, param = col["name"][i], col["shapes"][i], col["scope"][i], col["op"][i], col["param"][i]
+    flags = col["flags"][i]
+    function = computation = None
+    entry = False
+    if scope != NONE:
+        scope_name, scope_kind, entry = scan.scopes[scope]
+        if scope_kind == "func":
+            function = scope_name
+        else:
+            computation = scope_name
+    return ValueSite(
+        path=path,
+        kind=kind,
+        site=site,
+        line=col["line"][i],
+        col=col["col"][i],
+        end_line=col["end_line"][i],
+        end_col=col["end_col"][i],
+        start=col["start"][i],
+        end=col["end"][i],
+        raw=raw,
+        text=text,
+        data=data,
+        encoding=enc,
+        value=None if name == NONE else scan.names[name],
+        shapes=None if shapes == NONE else scan.shapes[shapes],
+        target_line=col["target"][i] if kind is SiteKind.EXPECTED_ERROR else None,
+        line_text=scan.line_texts.get(i, b""),
+        function=function,
+        computation=computation,
+        entry=entry,
+        op=None if op == NONE else scan.ops[op],
+        param=None if param == NONE else param,
+        root=bool(flags & 1),
+        signature=bool(flags & 2),
+    )
+
+
+def iter_sites(scan: Scan, path: str) -> Iterator[ValueSite]:
+    """Every site of ``scan`` in report order, built one at a time."""
+    for i in range(site_count(scan)):
+        yield site_at(scan, i, path)
+
+
+__all__ = ["ScanError", "iter_sites", "scan_bytes", "scan_path", "scan_stream", "site_at", "site_count"]

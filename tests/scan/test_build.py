@@ -1,0 +1,52 @@
+"""The native core's build: its version is the package's, it loads only when a dump is scanned, and it
+ships the contract's shape."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from shardconv.core.version import VERSION
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_crate_version_is_the_package_version() -> None:
+    cargo = (ROOT / "native" / "Cargo.toml").read_text(encoding="utf-8")
+    m = re.search(r'^version = "([^"]+)"', cargo, re.M)
+    assert m is not None and m.group(1) == VERSION
+    from shardconv import _native
+
+    assert _native.VERSION == VERSION
+
+
+def test_import_does_not_load_the_core() -> None:
+    code = "import sys, shardconv, shardconv.scan.native\nprint('shardconv._native' in sys.modules)\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out == "False\n"
+
+
+def test_constants() -> None:
+    from shardconv import _native
+    from shardconv.scan.sites import SiteKind
+
+    assert _native.SITE_KINDS == tuple(k.value for k in SiteKind)
+    assert _native.NONE == 0xFFFF_FFFF
+    assert _native.SNIFF_BYTES == 1 << 16
+
+
+def test_scan_has_the_contract_shape() -> None:
+    from shardconv import _native
+
+    scan = _native.scan_bytes(b"HloModule m, num_partitions=2\n  %x = f32[8]{0} parameter(0), sharding={replicated}\n")
+    assert scan.kind == "hlo" and scan.reason == "" and scan.size > 0
+    cols = scan.columns
+    for name in ("value", "name", "shapes", "scope", "op", "module", "line", "col", "end_line", "end_col"):
+        assert len(cols[name]) == 4 * 3
+    assert len(cols["start"]) == 8 * 3
+    assert isinstance(scan.values, list) and isinstance(scan.groups, list) and isinstance(scan.line_texts, dict)
+    assert scan.modules == 1
+    assert scan.ops[memoryview(cols["op"]).cast("I")[2]] == "parameter"
+    assert memoryview(cols["param"]).cast("I")[2] == 0
