@@ -65,6 +65,10 @@ if TYPE_CHECKING:
     from shardconv.check.engine import check_paths as check_paths
     from shardconv.check.engine import check_text as check_text
     from shardconv.outputs.read import output_shardings as output_shardings
+    from shardconv.scan.api import Site as Site
+    from shardconv.scan.api import scan_path as scan_path
+    from shardconv.scan.api import scan_text as scan_text
+    from shardconv.scan.sites import SiteKind as SiteKind
     from shardconv.trace.changes import Change as Change
     from shardconv.trace.dumps import Dump as Dump
     from shardconv.trace.run import Seen as Seen
@@ -142,6 +146,9 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("from_jax", "to_jax"), "shardconv.convert.jax_interop"),
     # PJRT outputs
     "output_shardings": "shardconv.outputs.read",
+    # reading IR dumps: every sharding-related value, typed
+    **dict.fromkeys(("scan_text", "scan_path", "Site"), "shardconv.scan.api"),
+    "SiteKind": "shardconv.scan.sites",
     # checking IR dumps
     "check_text": "shardconv.check.engine",
     "check_paths": "shardconv.check.engine",

@@ -1,5 +1,5 @@
-"""Checking IR dumps (HLO text, MLIR) for sharding problems: a one-way pipeline
-(sniff -> lines -> extract -> dedup -> rules -> emit / apply). ``check_text`` and ``check_paths`` are the
+"""Checking IR dumps (HLO text, MLIR) for sharding problems: a one-way pipeline (native scan -> modules
+-> rules -> findings with their edits -> emit / apply). ``check_text`` and ``check_paths`` are the
 library entry for debug tools; they run the engine the CLI runs."""
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING

@@ -1,23 +1,18 @@
-"""Apply: turns the fixes the findings carry into byte-span edits (a second streaming pass finds every
-site each rewrite names) and writes them through the one atomic writer, or renders them as a unified
-diff with context that ``git apply`` takes. Nothing outside the edited spans changes."""
+"""Apply: writes the byte-span edits the findings' fixes carry (taken from the scan that found them)
+through the one atomic writer, or renders them as a unified diff with context that ``git apply``
+takes. Nothing outside the edited spans changes."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from itertools import pairwise
 from typing import BinaryIO
 
 from shardconv.check.context import CheckOptions
-from shardconv.check.dedup import numbered
-from shardconv.check.diagnostics import CheckFinding, FileReport, Rewrite
-from shardconv.check.lines import ReadOptions, open_input, read_sites
-from shardconv.check.sites import SiteStream, ValueSite
+from shardconv.check.diagnostics import CheckFinding, FileReport, SpanEdit
 from shardconv.core.errors import ShardingError
 from shardconv.text.atomic import write_atomic
-from shardconv.text.layered import encode_layered
 
 COPY_CHUNK = 1 << 20
 CONTEXT = 3
@@ -27,64 +22,26 @@ class FixError(ShardingError):
     """The file could not be rewritten (it changed since it was scanned, or the write failed)."""
 
 
-@dataclass(frozen=True)
-class SpanEdit:
-    """Replace bytes ``start:end`` of the file (``old``) with ``new``; ``line`` is where they start."""
-
-    start: int
-    end: int
-    old: bytes
-    new: bytes
-    line: int
-
-
 def blockers(findings: Sequence[CheckFinding]) -> list[CheckFinding]:
     """Findings that keep --fix from moving a mesh: their file is left untouched."""
     return [f for f in findings if f.blocks_fix is not None and not f.expected]
 
 
-def rewrites_of(findings: Sequence[CheckFinding]) -> list[Rewrite]:
-    """Exactly the rewrites the findings carry, none when any finding blocks a fix."""
+def edits_of(findings: Sequence[CheckFinding]) -> list[SpanEdit]:
+    """Exactly the edits the findings' fixes carry (a later fix of the same span wins), none when any
+    finding blocks a fix."""
     if blockers(findings):
         return []
-    return [r for f in findings if f.fix is not None and not f.expected for r in f.fix.rewrites]
-
-
-def plan(path: str, rewrites: Sequence[Rewrite]) -> list[SpanEdit]:
-    """Every span a rewrite names, found by reading ``path`` again."""
-    if not rewrites:
-        return []
-    with open_input(path) as f:
-        _, sites = read_sites(f, path, ReadOptions(repeats=False))  # every span, not the first of each
-        return plan_sites(sites, rewrites)
-
-
-def plan_sites(sites: Iterable[SiteStream], rewrites: Sequence[Rewrite]) -> list[SpanEdit]:
-    """The edits ``rewrites`` make to a file holding ``sites`` (sorted, checked not to overlap)."""
-    wanted = {(r.module, r.kind, r.old): r.new for r in rewrites}
-    return check_edits([e for e in _edits(numbered(sites), wanted) if e is not None])
+    spans = {(e.start, e.end): e for f in findings if f.fix is not None and not f.expected for e in f.fix.edits}
+    return check_edits(list(spans.values()))
 
 
 def plan_file(path: str, opts: CheckOptions) -> list[SpanEdit]:
-    """Check ``path`` and plan the edits its findings' fixes make (what ``--fix`` would change)."""
+    """Check ``path`` and return the edits its findings' fixes make (what ``--fix`` would change)."""
     from shardconv.check.engine import check_file
 
     report = check_file(path, opts)
-    return plan(path, rewrites_of(report.findings)) if isinstance(report, FileReport) else []
-
-
-def _edits(
-    sites: Iterable[tuple[int, SiteStream]], wanted: dict[tuple[int, str, bytes], bytes]
-) -> Iterable[SpanEdit | None]:
-    for index, site in sites:
-        if not isinstance(site, ValueSite):
-            raise FixError("--fix needs every span: read the file with ReadOptions(repeats=False)")
-        if site.encoding.outer == "whole":
-            continue
-        new = wanted.get((index, site.kind.value, site.text.encode("utf-8", "surrogateescape")))
-        if new is not None:
-            raw = encode_layered(new, site.encoding) if site.encoding.outer != "none" else new
-            yield SpanEdit(site.start, site.end, site.raw, raw, site.line) if raw != site.raw else None
+    return edits_of(report.findings) if isinstance(report, FileReport) else []
 
 
 def check_edits(edits: list[SpanEdit]) -> list[SpanEdit]:
@@ -216,9 +173,7 @@ __all__ = [
     "apply",
     "blockers",
     "check_edits",
-    "plan",
+    "edits_of",
     "plan_file",
-    "plan_sites",
-    "rewrites_of",
     "unified_diff",
 ]

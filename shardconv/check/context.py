@@ -4,11 +4,11 @@ the module-level facts every rule needs (its meshes, num_partitions, which meshe
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from shardconv.check.dedup import DistinctValue, ModuleValues
-from shardconv.check.sites import SiteKind
+from shardconv.scan.modules import DistinctValue, ModuleValues, named_mesh
+from shardconv.scan.sites import SiteKind
 from shardconv.core.model import (
     HloSharding,
     Mesh,
@@ -72,11 +72,11 @@ def build_context(path: str, module: ModuleValues, options: CheckOptions) -> Mod
     for dv in module.values:
         kind, value = dv.site.kind, dv.value
         if kind is SiteKind.SDY_MESH and isinstance(value, Mesh):
-            name = dv.site.mesh_name
-            if name is None:
+            declared, name = named_mesh(dv.site, value), dv.site.mesh_name
+            if declared is None or name is None:
                 anonymous.append(dv)
             else:
-                meshes[name] = replace(value, name=name)
+                meshes[name] = declared
                 sites[name] = dv
         elif kind is SiteKind.NUM_PARTITIONS and num is None:
             num = dv

@@ -50,7 +50,8 @@ RULES: dict[str, Rule] = {
 
 @dataclass(frozen=True)
 class Rewrite:
-    """Replace every site of ``module`` whose kind and raw bytes are ``kind`` / ``old`` with ``new``."""
+    """What a rule asks: every site of ``module`` whose kind and decoded value are ``kind`` / ``old``
+    holds ``new`` instead (the engine turns it into byte edits from the scan that found them)."""
 
     module: int
     kind: str
@@ -59,11 +60,24 @@ class Rewrite:
 
 
 @dataclass(frozen=True)
+class SpanEdit:
+    """Replace bytes ``start:end`` of the file (``old``) with ``new``; ``line`` is where they start."""
+
+    start: int
+    end: int
+    old: bytes
+    new: bytes
+    line: int
+
+
+@dataclass(frozen=True)
 class Fix:
-    """What ``--fix`` does for one finding: every rewrite, or none of them."""
+    """What ``--fix`` does for one finding: every edit, or none of them. ``edits`` are byte spans of
+    the scanned file, filled in from the same scan that found the finding."""
 
     description: str
     rewrites: tuple[Rewrite, ...]
+    edits: tuple[SpanEdit, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -109,4 +123,4 @@ class FileReport:
     dropped: int = 0  # findings beyond the per-rule cap (counted, not stored)
 
 
-__all__ = ["RULES", "CheckFinding", "FileReport", "Fix", "Rewrite", "Rule", "Skipped"]
+__all__ = ["RULES", "CheckFinding", "FileReport", "Fix", "Rewrite", "Rule", "Skipped", "SpanEdit"]

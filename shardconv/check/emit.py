@@ -12,7 +12,7 @@ from shardconv.check.diagnostics import RULES, CheckFinding, FileReport, Skipped
 from shardconv.core.version import VERSION as __version__
 
 if TYPE_CHECKING:
-    from shardconv.check.apply import SpanEdit
+    from shardconv.check.diagnostics import SpanEdit
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFO_URI = "https://github.com/shardconv/shardconv"
@@ -291,13 +291,9 @@ def sarif_fix(f: CheckFinding, edits: Sequence[SpanEdit]) -> dict[str, Any]:
     }
 
 
-def format_sarif(
-    reports: Sequence[FileReport],
-    skipped: Sequence[Skipped],
-    edits_of: Callable[[CheckFinding], Sequence[SpanEdit]] | None = None,
-) -> str:
-    """A SARIF 2.1.0 log with one run; expected lit findings carry an in-source suppression, and with
-    ``edits_of`` (the spans a finding's fix replaces) fixable findings carry ``fixes``."""
+def format_sarif(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> str:
+    """A SARIF 2.1.0 log with one run; expected lit findings carry an in-source suppression, and fixable
+    findings carry ``fixes``: the byte edits their fix makes."""
     ids = list(RULES)
     results = []
     for r in reports:
@@ -316,7 +312,7 @@ def format_sarif(
                     }
                 ],
             }
-            edits = edits_of(f) if edits_of is not None and f.fix is not None and not f.expected else ()
+            edits = f.fix.edits if f.fix is not None and not f.expected else ()
             if edits:
                 res["fixes"] = [sarif_fix(f, edits)]
             if f.expected:

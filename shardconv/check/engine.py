@@ -1,5 +1,6 @@
-"""The one-way pipeline, end to end: paths -> sniff -> lines -> extract -> dedup -> rules -> findings.
-The I/O edge of check/ (reading files, walking folders, worker processes); every stage it calls is pure."""
+"""The one-way pipeline, end to end: paths -> native scan (sniff, sites, distinct values) -> modules ->
+rules -> findings with their fixes' edits. The I/O edge of check/ (walking folders, worker processes);
+every stage it calls is pure."""
 
 from __future__ import annotations
 
@@ -8,16 +9,21 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from shardconv.check.config import matches, relative_to
 from shardconv.check.context import CheckOptions
 from shardconv.check.diagnostics import CheckFinding, FileReport, Skipped
-from shardconv.check.lines import ReadOptions, open_input
-from shardconv.check.parts import PartReport, file_report, part_report
-from shardconv.check.sites import FileKind
-from shardconv.check.split import PART_BYTES, WHOLE, Part, split_file
+from shardconv.check.evaluate import RuleCap, module_findings, position
+from shardconv.check.fixes import with_edits
+from shardconv.check.suppress import apply_suppressions, suppressions_of
 from shardconv.core.model import Mesh
+from shardconv.scan.inputs import scan_input
+from shardconv.scan.modules import module_values
+from shardconv.scan.native import scan_bytes, scan_stream
+
+if TYPE_CHECKING:
+    from shardconv._native import Scan
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache"})
 
@@ -118,45 +124,45 @@ def merge_dump_variants(reports: Sequence[FileReport | Skipped]) -> list[FileRep
     return out
 
 
-def check_file(
-    path: str, opts: CheckOptions, read: ReadOptions | None = None, on_read: Callable[[int], None] | None = None
-) -> FileReport | Skipped:
-    """Check one file (``-`` is stdin) in one streaming pass; ``on_read`` hears of every chunk read."""
-    result = _check_part(path, opts, WHOLE, read, on_read)
-    return result if not isinstance(result, PartReport) else file_report(path, opts, [result])
-
-
-def check_stream(
-    f: BinaryIO,
-    path: str,
-    opts: CheckOptions,
-    read: ReadOptions | None = None,
-    on_read: Callable[[int], None] | None = None,
-) -> FileReport | Skipped:
-    """The report of one stream: its findings, less those its ``shardconv: ignore[...]`` comments silence."""
-    return file_report(path, opts, [part_report(f, path, opts, WHOLE, read, on_read)])
-
-
-def _check_part(
-    path: str,
-    opts: CheckOptions,
-    part: Part,
-    read: ReadOptions | None = None,
-    on_read: Callable[[int], None] | None = None,
-) -> PartReport | FileReport:
-    """``part_report`` of a file by path; a file that cannot be read gives its ``io-error`` report."""
+def check_file(path: str, opts: CheckOptions, on_read: Callable[[int], None] | None = None) -> FileReport | Skipped:
+    """Check one file (``-`` is stdin) in one native pass; ``on_read`` hears of the bytes read."""
     try:
-        with open_input(path) as f:
-            return part_report(f, path, opts, part, read, on_read)
+        scan = scan_input(path)
     except OSError as e:
         reason = e.strerror or str(e)
         return FileReport(
             path, "unreadable", (CheckFinding("io-error", "error", path, 1, 1, f"cannot read {path}: {reason}"),)
         )
+    if on_read is not None:
+        on_read(scan.size)
+    return scan_report(scan, path, opts)
 
 
-def _check_task(task: tuple[str, CheckOptions, Part]) -> PartReport | FileReport:
-    return _check_part(*task)
+def check_stream(f: BinaryIO, path: str, opts: CheckOptions) -> FileReport | Skipped:
+    """The report of one stream (read to its end)."""
+    return scan_report(scan_stream(f), path, opts)
+
+
+def scan_report(scan: Scan, path: str, opts: CheckOptions) -> FileReport | Skipped:
+    """One scanned file's report: the rules over each module's distinct values, under the per-rule cap,
+    the fixes' edits from the scan, less what its ``shardconv: ignore[...]`` comments silence."""
+    if scan.kind == "skip":
+        return Skipped(path, scan.reason)
+    cap = RuleCap(opts.max_per_rule)
+    found: list[CheckFinding] = []
+    total = distinct = 0
+    for module in module_values(scan, path):
+        total += module.total
+        distinct += len(module.values)
+        found.extend(module_findings(path, module, opts, cap))
+    found = sorted(with_edits(found, scan), key=position)
+    kept = apply_suppressions(found, suppressions_of(scan), path, report_unused=opts.report_unused)
+    kept = [f for f in kept if f.rule not in opts.ignore]
+    return FileReport(path, scan.kind, tuple(kept), total, distinct, cap.dropped)
+
+
+def _check_task(task: tuple[str, CheckOptions]) -> FileReport | Skipped:
+    return check_file(*task)
 
 
 PARALLEL_BYTES = 32 << 20  # below this much input, starting worker processes costs more than it saves
@@ -168,45 +174,21 @@ def check_files(
     jobs: int = 1,
     on_read: Callable[[int], None] | None = None,
 ) -> list[FileReport | Skipped]:
-    """``check_file`` over ``files`` (``opts`` may be per file: its project config), in worker processes
-    when ``jobs > 1`` and there is enough to read, a large file cut into parts (``split``); results
-    in input order. ``on_read`` hears of the bytes read (per chunk in this
-    process, per part from workers), for a progress bar."""
+    """``check_file`` over ``files`` (``opts`` may be per file: its project config), a file to a worker
+    process when ``jobs > 1`` and there is enough to read; results in input order. ``on_read`` hears of
+    the bytes read, for a progress bar."""
     work = [(f, opts(f) if callable(opts) else opts) for f in files]
-    if jobs <= 1 or "-" in files or _total_size(files) < PARALLEL_BYTES:
-        return [check_file(f, o, on_read=on_read) for f, o in work]
-    tasks = [(f, o, part) for f, o in work for part in _parts(f, jobs)]
-    if len(tasks) == 1:
+    if jobs <= 1 or len(work) < 2 or "-" in files or _total_size(files) < PARALLEL_BYTES:
         return [check_file(f, o, on_read=on_read) for f, o in work]
     from concurrent.futures import ProcessPoolExecutor
 
-    done: dict[str, list[PartReport | FileReport]] = {f: [] for f in files}
-    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
-        for (f, _, part), r in zip(tasks, pool.map(_check_task, tasks, chunksize=1)):
+    out: list[FileReport | Skipped] = []
+    with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
+        for (f, _), r in zip(work, pool.map(_check_task, work, chunksize=1)):
             if on_read is not None:
-                on_read((part.end if part.end is not None else _total_size([f])) - part.start)
-            done[f].append(r)
-    return [_joined(f, o, done[f]) for f, o in work]
-
-
-def _joined(path: str, opts: CheckOptions, results: Sequence[PartReport | FileReport]) -> FileReport | Skipped:
-    """A file's report from its parts' results (a part that could not be read stands for the file)."""
-    failed = [r for r in results if isinstance(r, FileReport)]
-    if failed:
-        return failed[0]
-    return file_report(path, opts, [r for r in results if isinstance(r, PartReport)])
-
-
-def _parts(path: str, jobs: int) -> list[Part]:
-    """The parts ``path`` is checked in: several for a large file with module starts to cut at."""
-    try:
-        size = os.path.getsize(path)
-        if size < 2 * PART_BYTES:
-            return [WHOLE]
-        with open(path, "rb") as f:
-            return split_file(f, size, jobs, PART_BYTES)
-    except OSError:  # check_file reports it
-        return [WHOLE]
+                on_read(_total_size([f]))
+            out.append(r)
+    return out
 
 
 def _total_size(files: Sequence[str]) -> int:
@@ -237,10 +219,8 @@ def check_text(
     path: str = "<text>",
 ) -> list[CheckFinding]:
     """Every finding ``shardconv check`` reports for an in-memory dump (the same engine as the CLI)."""
-    import io
-
     data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
-    report = check_stream(io.BytesIO(data), path, _options(mesh, allowed_meshes))
+    report = scan_report(scan_bytes(data), path, _options(mesh, allowed_meshes))
     return list(report.findings) if isinstance(report, FileReport) else []
 
 
@@ -258,12 +238,13 @@ def check_paths(
 
 
 __all__ = [
-    "FileKind",
     "Selection",
     "check_file",
     "check_files",
     "check_paths",
+    "check_stream",
     "check_text",
     "iter_files",
     "merge_dump_variants",
+    "scan_report",
 ]

@@ -4,7 +4,7 @@ place, under the per-rule cap (the first ``max_per_rule`` of each rule in a file
 from __future__ import annotations
 
 from shardconv.check.context import CheckOptions, build_context
-from shardconv.check.dedup import ModuleValues
+from shardconv.scan.modules import ModuleValues
 from shardconv.check.diagnostics import RULES, CheckFinding
 from shardconv.check.mesh_rules import MESH_RULES
 from shardconv.check.rules import VALUE_RULES, RuleResult

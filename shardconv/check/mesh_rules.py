@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from shardconv.check.context import ModuleContext, SdyValue
-from shardconv.check.dedup import DistinctValue
+from shardconv.scan.modules import DistinctValue
 from shardconv.check.diagnostics import Fix, Rewrite
 from shardconv.check.rules import Rule, RuleResult, devices_of
-from shardconv.check.sites import SiteKind
+from shardconv.scan.sites import SiteKind
 from shardconv.convert.xla_import import is_synthetic
 from shardconv.core.errors import ShardingError
 from shardconv.core.model import (

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from shardconv.check.context import ModuleContext
-from shardconv.check.dedup import DistinctValue
+from shardconv.scan.modules import DistinctValue
 from shardconv.check.diagnostics import Fix, Rewrite
-from shardconv.check.parse import error_col
-from shardconv.check.sites import SiteKind
+from shardconv.scan.values import error_col
+from shardconv.scan.sites import SiteKind
 from shardconv.core.errors import (
     NotExpressibleError,
     ShardingError,

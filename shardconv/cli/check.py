@@ -15,10 +15,9 @@ from shardconv.check.diagnostics import RULES
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
 
-    from shardconv.check.apply import SpanEdit
     from shardconv.check.config import ProjectConfig, Setting
     from shardconv.check.context import CheckOptions
-    from shardconv.check.diagnostics import CheckFinding, FileReport, Skipped
+    from shardconv.check.diagnostics import FileReport, Skipped
 
 FORMATS = ("text", "concise", "json", "github", "sarif")
 PROGRESS_FILES = 20  # a run over at least this many files, or ...
@@ -184,7 +183,7 @@ def apply_max_devices(cfg: ProjectConfig) -> None:
     "-j",
     type=click.IntRange(min=1),
     default=None,
-    help="Files checked in parallel, a large one cut into parts (default: the number of cores).",
+    help="Files checked in parallel, one per worker process (default: the number of cores).",
 )
 @click.option(
     "--verbose",
@@ -306,25 +305,12 @@ def _emit(
         print_text(reports, skipped, out, verbose=verbose, quiet=quiet)
         return
     elif fmt == "sarif":
-        out.write(format_sarif(reports, skipped, _fix_edits))
+        out.write(format_sarif(reports, skipped))
     else:
         out.write(FORMATTERS[fmt](reports, skipped))
     if not quiet:
         closing = sys.stderr if fmt in MACHINE_FORMATS else out
         closing.write(closing_line(reports, skipped) + "\n")
-
-
-def _fix_edits(f: CheckFinding) -> list[SpanEdit]:
-    """The spans ``f``'s fix replaces (read again from its file), for SARIF ``fixes``."""
-    from shardconv.check.apply import plan
-    from shardconv.core.errors import ShardingError
-
-    if f.fix is None or f.path == "-":
-        return []
-    try:
-        return plan(f.path, f.fix.rewrites)
-    except (OSError, ShardingError):
-        return []
 
 
 def _nothing_checked(paths: tuple[str, ...], skipped: list[Skipped]) -> str:
@@ -337,21 +323,14 @@ def _nothing_checked(paths: tuple[str, ...], skipped: list[Skipped]) -> str:
 def _fix(report: FileReport, opts: CheckOptions, dry_run: bool, diffs: list[str]) -> FileReport:
     """Apply (or, with ``dry_run``, diff) exactly the fixes the report's findings carry, unless a
     finding blocks them; after a write the file is checked again."""
-    from shardconv.check.apply import (
-        FixError,
-        apply,
-        blockers,
-        plan,
-        rewrites_of,
-        unified_diff,
-    )
+    from shardconv.check.apply import FixError, apply, blockers, edits_of, unified_diff
     from shardconv.check.diagnostics import FileReport as Report
     from shardconv.check.engine import check_file
 
     path = report.path
     for b in blockers(report.findings):
         sys.stderr.write(f"{path}: not fixed: {b.blocks_fix} (the {b.rule} finding at line {b.line})\n")
-    edits = plan(path, rewrites_of(report.findings)) if report.kind != "unreadable" else []
+    edits = edits_of(report.findings)
     if not edits:
         return report
     if dry_run:

@@ -16,7 +16,7 @@ from check_cli import DUMPS, MESH, run
 
 from shardconv.check.apply import FixError, apply, plan_file
 from shardconv.check.context import CheckOptions
-from shardconv.check.lines import sites_of_bytes
+from shardconv.scan.native import iter_sites, scan_bytes
 from shardconv.formats import parse_mesh
 
 
@@ -43,7 +43,7 @@ def test_fix_seed_then_check_passes(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert b'sdy.mesh @mesh = <["batch"=2, "model"=4]>' in after
     assert b'#sdy.sharding<@mesh, [{}, {"batch", "model":(1)2}]>' in after
     assert len(changed_spans(before, after)) == 2
-    _, found = sites_of_bytes((DUMPS / "replicate_sharded_data.mlir").read_bytes())
+    found = list(iter_sites(scan_bytes((DUMPS / "replicate_sharded_data.mlir").read_bytes()), "f"))
     spans = [(o.start, o.end) for o in found]
     ops = [op for op in SequenceMatcher(None, before, after, autojunk=False).get_opcodes() if op[0] != "equal"]
     assert ops and all(any(a <= i1 and i2 <= b for a, b in spans) for _, i1, i2, _, _ in ops)

@@ -4,7 +4,6 @@ lit tests keep their expected-error handling."""
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
@@ -12,7 +11,8 @@ import pytest
 from check_cli import DUMPS, MESH, SEED_MLIR, run
 
 from shardconv.check import check_text
-from shardconv.check.suppress import Suppression, SuppressionScanner
+from shardconv.check.suppress import Suppression, suppressions_of
+from shardconv.scan.native import scan_bytes
 
 SEED = SEED_MLIR.read_text()
 MESH_LINE = '  sdy.mesh @mesh = <["_axis_0"=4, "_axis_1"=2]>\n'
@@ -105,20 +105,15 @@ def test_lit_expected_errors_are_kept() -> None:
 
 
 @pytest.mark.parametrize("chunk", [1, 2, 3, 7, 16, 31, 100, 1 << 20])
-def test_scanner_finds_the_same_suppressions_whatever_the_read_size(chunk: int) -> None:
+def test_scan_finds_the_same_suppressions_whatever_the_read_size(chunk: int) -> None:
     text = seed_with(
         comment_above="  // shardconv: ignore[distorted-mesh]\n", same_line=" /* shardconv: ignore[verify] */"
     )
     data = (text + "x" * 2000 + " // shardconv: ignore[syntax]\n").encode()
-    scanner = SuppressionScanner(io.BytesIO(data))
-    got = b""
-    while block := scanner.read(chunk):
-        got += block
-    scanner.read(chunk)
-    assert got == data
-    assert [(s.line, s.col, s.rules) for s in scanner.found] == [
+    found = suppressions_of(scan_bytes(data, chunk=max(chunk, 64), max_line=max(chunk, 64) * 4, overlap=max(chunk, 64)))
+    assert [(s.line, s.col, s.rules) for s in found] == [
         (4, 6, ("distorted-mesh",)),
         (5, 52, ("verify",)),
         (11, 2005, ("syntax",)),
     ]
-    assert all(isinstance(s, Suppression) for s in scanner.found)
+    assert all(isinstance(s, Suppression) for s in found)

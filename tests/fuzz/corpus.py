@@ -75,7 +75,7 @@ def dump_files() -> list[bytes]:
 
 def dump_snippets() -> list[bytes]:
     """Every line holding a sharding keyword, from every dump: small seeds for fast scanner fuzzing."""
-    from shardconv.check.lines import KEYWORDS
+    from support.reference_scan.lines import KEYWORDS
 
     out: list[bytes] = []
     for data in dump_files():

@@ -150,13 +150,12 @@ def _xla_lossy_print(value: object) -> bool:
 
 
 def check_bytes(data: bytes, fix_mesh: Mesh | None = None) -> bool:
-    """The dump scanner and checker over in-memory bytes (what ``check_file`` does on a file), then the
-    --fix planner. Returns whether the content was treated as IR (not skipped)."""
-    from shardconv.check.apply import plan_sites, rewrites_of
+    """The dump scanner and checker over in-memory bytes (what ``check_file`` does on a file), with the
+    fixes' edits planned from the same scan. Returns whether the content was treated as IR (not skipped)."""
+    from shardconv.check.apply import edits_of
     from shardconv.check.context import CheckOptions
     from shardconv.check.diagnostics import FileReport
     from shardconv.check.engine import check_stream
-    from shardconv.check.lines import ReadOptions, read_sites
 
     opts = CheckOptions(mesh=fix_mesh)
     report = check_stream(io.BytesIO(data), "fuzz.mlir", opts)
@@ -166,8 +165,7 @@ def check_bytes(data: bytes, fix_mesh: Mesh | None = None) -> bool:
     for f in findings:
         str(f.message)
     if fix_mesh is not None:
-        _, sites = read_sites(io.BytesIO(data), "fuzz.mlir", ReadOptions(repeats=False))
-        plan_sites(sites, rewrites_of(findings))
+        edits_of(findings)
     return True
 
 

@@ -8,7 +8,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
 from shardconv.scan.values import ParsedValue, parse_value
-from shardconv.scan.sites import RepeatedSites, SiteKind, SiteStream, ValueSite
+from shardconv.scan.sites import SiteKind, ValueSite
+from support.reference_scan.repeats import RepeatedSites, SiteStream
 from shardconv.core.errors import ShardingError
 
 Signature = tuple[object, ...]

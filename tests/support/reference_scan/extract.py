@@ -10,9 +10,9 @@ import re
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
 
-from tests.support.reference_scan.keywords import MODULE_START, NEEDLES, search_keyword
-from tests.support.reference_scan.plain_keys import MLIR_RESULT, PlainKey, op_tail_key, plain_hlo_key, plain_op_key
-from tests.support.reference_scan.shapes import hlo_shapes, mlir_shapes
+from support.reference_scan.keywords import MODULE_START, NEEDLES, search_keyword
+from support.reference_scan.plain_keys import MLIR_RESULT, PlainKey, op_tail_key, plain_hlo_key, plain_op_key
+from support.reference_scan.shapes import hlo_shapes, mlir_shapes
 from shardconv.scan.sites import PLAIN, Shape, SiteKind, ValueSite
 from shardconv.core.errors import ShardingSyntaxError
 from shardconv.text.brackets import skip_group, string_end

@@ -13,10 +13,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO, Protocol
 
-from tests.support.reference_scan.bulk import Cut, cut_op_lines, first_of_each
-from tests.support.reference_scan.extract import MEMO_LIMIT, LineExtractor
-from shardconv.scan.sites import FileKind, RepeatedSites, SiteKind, SiteStream, ValueSite
-from tests.support.reference_scan.sniff import SNIFF_BYTES, sniff
+from support.reference_scan.bulk import Cut, cut_op_lines, first_of_each
+from support.reference_scan.extract import MEMO_LIMIT, LineExtractor
+from shardconv.scan.sites import FileKind, SiteKind, ValueSite
+from support.reference_scan.repeats import RepeatedSites, SiteStream
+from support.reference_scan.sniff import SNIFF_BYTES, sniff
 
 # Every place a value can sit holds one of these on its line ("sharding" covers mhlo./sdy./xla.sdy.
 # shardings, in/out_shardings and sharding_constraint; unspecified_dims only appear next to one), and

@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tests.support.reference_scan.lines import ByteSource
+from support.reference_scan.lines import ByteSource
 
 # ``%5 = stablehlo.add``, ``%r:2 = sdy.manual_computation``, ``%dot.2 = f32[16,32]{1,0}``: name and the
 # token after it (an MLIR op, an HLO type).

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from tests.support.reference_scan.keywords import NEEDLES
+from support.reference_scan.keywords import NEEDLES
 
 # ``%r = ...``, ``%a, %b = ...``, ``%r:2 = ...``: an MLIR op's result names.
 MLIR_RESULT = re.compile(rb"^\s*(%[\w#.$\-]+)(?::\d+)?(?:\s*,\s*%[\w#.$\-]+(?::\d+)?)*\s*=")

@@ -1,4 +1,4 @@
-"""Parses a site's text with the project's parsers (each distinct value once, in the dedup stage) and
+"""Parses a site's text with the project's parsers (each distinct value once, as the scan groups them) and
 maps parser error positions back to file columns, through the string escapes the value sat in."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import copy
 import re
 from functools import lru_cache
 
-from shardconv.check.sites import SiteKind, ValueSite
+from shardconv.scan.sites import SiteKind, ValueSite
 from shardconv.core.errors import ShardingError, ShardingSyntaxError
 from shardconv.core.model import (
     HloSharding,

@@ -1,5 +1,5 @@
-"""What extraction yields: one ``ValueSite`` per sharding-related value found in a dump, with its
-byte span, the tensor type it annotates and the module it sits in."""
+"""What a scan yields: one ``ValueSite`` per sharding-related value found in a dump, with its byte
+span, the tensor type it annotates, the value it names and where that value sits."""
 
 from __future__ import annotations
 
@@ -52,6 +52,15 @@ class ValueSite:
     shapes: tuple[Shape | None, ...] | None = None  # tensor type(s) annotated; one per result
     target_line: int | None = None  # EXPECTED_ERROR only
     line_text: bytes = field(default=b"", repr=False, compare=False)  # the source line (shared, not copied)
+    # Where the value sits, as the scan saw it: its MLIR function or HLO computation, and whether that
+    # is the entry one; the op defining the value; an HLO parameter's number; an HLO ROOT; a signature.
+    function: str | None = field(default=None, compare=False)
+    computation: str | None = field(default=None, compare=False)
+    entry: bool = field(default=False, compare=False)
+    op: str | None = field(default=None, compare=False)
+    param: int | None = field(default=None, compare=False)
+    root: bool = field(default=False, compare=False)
+    signature: bool = field(default=False, compare=False)
 
     @property
     def ranks(self) -> tuple[int | None, ...] | None:
@@ -73,17 +82,6 @@ class ValueSite:
 
 
 @dataclass(frozen=True)
-class RepeatedSites:
-    """Sites met again, with how many more times: plain lines whose (type, value) the extractor had
-    seen in this module are counted, not extracted (``counts`` pairs each first site with its repeats)."""
-
-    counts: tuple[tuple[ValueSite, int], ...]
-
-
-SiteStream = ValueSite | RepeatedSites
-
-
-@dataclass(frozen=True)
 class FileKind:
     """What the sniffer made of a file: "hlo", "mlir", "mixed", or "skip" with a reason."""
 
@@ -95,4 +93,4 @@ class FileKind:
         return self.kind == "skip"
 
 
-__all__ = ["PLAIN", "FileKind", "RepeatedSites", "Shape", "SiteKind", "SiteStream", "ValueSite"]
+__all__ = ["PLAIN", "FileKind", "Shape", "SiteKind", "ValueSite"]

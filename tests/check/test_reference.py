@@ -1,60 +1,43 @@
-"""The bulk path (plain sdy op lines cut out of whole regions, long signatures' repeats folded) changes
-no finding and no site: it is compared with the line-by-line path and with full extraction (no memo)
-on real JAX lowerings and on generated documents that mix every line shape it must leave alone."""
+"""The native pipeline reports what ``check`` reported on the reference scanner, finding for finding
+(rule, place, message, count, the excerpt, the value counts), whatever the read size: on real JAX
+modules repeated with renaming and errors injected, and on generated documents that mix every line
+shape a scanner must get right."""
 
 from __future__ import annotations
 
-import io
+import random
 import re
-from collections import Counter
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.reference_scan.check import reference_report
+from support.reference_scan.lines import ReadOptions
 
-from shardconv.check.bulk import cut_op_lines
 from shardconv.check.context import CheckOptions
-from shardconv.check.dedup import signature
 from shardconv.check.diagnostics import FileReport
-from shardconv.check.engine import check_stream
-from shardconv.check import lines as lines_stage
-from shardconv.check.lines import ReadOptions, sites_of_bytes
+from shardconv.check.engine import scan_report
 from shardconv.formats.detect import parse_mesh_option
+from shardconv.scan.native import scan_bytes
 
-MODES = {
-    "bulk": ReadOptions(),
-    "line by line": ReadOptions(bulk=False),
-    "no memo": ReadOptions(repeats=False),
-}
 _NAME = re.compile(r"(%[A-Za-z_][\w.\-]*)")
+CHUNKS = (1 << 9, 3 << 10, 8 << 20)
 
 
-def findings(data: bytes, opts: CheckOptions, read: ReadOptions) -> list[tuple[object, ...]]:
-    r = check_stream(io.BytesIO(data), "f.mlir", opts, read)
-    assert isinstance(r, FileReport)
-    return [(f.rule, f.line, f.col, f.end_line, f.end_col, f.message, f.count, f.source, r.values, r.distinct)
-            for f in r.findings]
+def rows(report: object) -> list[tuple[object, ...]]:
+    assert isinstance(report, FileReport)
+    return [(f.rule, f.line, f.col, f.end_line, f.end_col, f.message, f.count, f.source, f.notes, f.expected,
+             report.values, report.distinct) for f in report.findings]
 
 
-def assert_same(data: bytes, opts: CheckOptions) -> list[tuple[object, ...]]:
-    """Every mode gives the same findings, and the same sites (each bulk site is one full extraction
-    gives, and every signature occurs as often)."""
-    got = {name: findings(data, opts, read) for name, read in MODES.items()}
-    assert got["bulk"] == got["line by line"] == got["no memo"]
-    sites = {name: sites_of_bytes(data, "f.mlir", read)[1] for name, read in MODES.items()}
-    assert set(sites["bulk"]) <= set(sites["no memo"])
-    assert Counter(map(signature, sites["bulk"])) == Counter(map(signature, sites["no memo"]))
-    return got["bulk"]
-
-
-def assert_same_in_chunks(data: bytes, opts: CheckOptions, chunks: tuple[int, ...]) -> list[tuple[object, ...]]:
-    """``assert_same``, and every mode gives those findings again read in chunks of each size (regions
-    end mid-module: a module's counts span several)."""
-    found = assert_same(data, opts)
+def assert_same(data: bytes, opts: CheckOptions, chunks: tuple[int, ...] = (8 << 20,)) -> list[tuple[object, ...]]:
+    """The native report, read in chunks of each size, is the reference's (with and without its memo)."""
+    want = rows(reference_report(data, "f", opts))
+    assert rows(reference_report(data, "f", opts, ReadOptions(repeats=False))) == want
     for chunk in chunks:
-        for read in MODES.values():
-            assert findings(data, opts, ReadOptions(repeats=read.repeats, bulk=read.bulk, chunk=chunk)) == found
-    return found
+        assert rows(scan_report(scan_bytes(data, chunk=chunk), "f", opts)) == want
+    return want
 
 
 def copies(module: str, n: int, edits: list[tuple[str, str]]) -> bytes:
@@ -69,28 +52,43 @@ def copies(module: str, n: int, edits: list[tuple[str, str]]) -> bytes:
     return "".join(out).encode()
 
 
-def test_bulk_cuts_the_constraint_lines_of_a_real_lowering(jax_dumps: Path) -> None:
-    data = (jax_dumps / "lowered.mlir").read_bytes()
-    cut = cut_op_lines(data[: data.rindex(b"\n") + 1])
-    assert cut is not None and len(cut.keys) == data.count(b"= sdy.sharding_constraint ")
-    assert cut.rest.count(b"\n") == data.count(b"\n") and b"sdy.sharding_constraint" not in cut.rest
+def corpus(module: str, copies: int, inject: list[tuple[str, str]], seed: int) -> bytes:
+    """``module`` ``copies`` times with unique SSA names, and in random copies one ``old`` -> ``new``."""
+    rng = random.Random(seed)
+    parts = []
+    for c in range(copies):
+        text = _NAME.sub(rf"\g<1>_c{c}", module)
+        for old, new in inject:
+            if old in text and rng.random() < 0.3:
+                text = text.replace(old, new, 1)
+        parts.append(text)
+    return "".join(parts).encode()
 
 
-def test_real_lowering_repeated_with_errors_small_regions(jax_dumps: Path) -> None:
-    module = (jax_dumps / "lowered.mlir").read_text()
-    edits = [
-        ("", ""),
-        ('<@mesh, [{"batch"}, {}]> : tensor<16x32xf32>', '<@mesh, [{"batch"}]> : tensor<16x32xf32>'),  # rank
-        ('<@mesh, [{"batch"}, {}]> : tensor<16x32xf32>', '<@mesh, [{"bach"}, {}]> : tensor<16x32xf32>'),  # axis
-        ('sdy.mesh @mesh = <["batch"=2, "model"=4]>', 'sdy.mesh @mesh = <["batch"=4, "model"=2]>'),  # mesh
+@pytest.mark.parametrize("seed", [0, 1])
+def test_compiled_hlo_repeated_with_injected_errors(jax_dumps: Path, seed: int) -> None:
+    module = (jax_dumps / "compiled.txt").read_text()
+    bad = [
+        ("sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}",
+         "sharding={devices=[2,1,1,4]<=[8] last_tile_dim_replicate}"),
+        ("sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}",
+         "sharding={devices=[1,4,2]<=[4,2]T(1,0) last_tile_dim_replicate}"),
     ]
-    data = copies(module, 12, edits)
-    opts = CheckOptions(mesh=parse_mesh_option("batch=2,model=4"))
-    found = assert_same_in_chunks(data, opts, (1 << 10, 3 << 10))
+    found = assert_same(corpus(module, 40, bad, seed), CheckOptions(mesh=parse_mesh_option("batch=2,model=4")), CHUNKS)
+    assert {r[0] for r in found} >= {"rank-mismatch", "import-distorts-mesh"}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_sdy_lowering_repeated_with_injected_errors(jax_dumps: Path, seed: int) -> None:
+    module = (jax_dumps / "lowered.mlir").read_text()
+    bad = [('[{"batch"}, {}]>', '[{"batch"}]>'),
+           ('{sdy.sharding = #sdy.sharding<@mesh, [{}, {"model"}]>}', '{sdy.sharding = #sdy.sharding<@mesh, [{}, {"modl"}]>}'),
+           ('sdy.mesh @mesh = <["batch"=2, "model"=4]>', 'sdy.mesh @mesh = <["batch"=4, "model"=2]>')]
+    found = assert_same(corpus(module, 40, bad, seed), CheckOptions(mesh=parse_mesh_option("batch=2,model=4")), CHUNKS)
     assert {r[0] for r in found} >= {"rank-mismatch", "verify", "mesh-mismatch"}
 
 
-def test_long_signature_repeats_fold_into_counts() -> None:
+def test_long_signature_repeats_count_every_argument() -> None:
     arg = '%arg{i}: tensor<8x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"{axis}"}}, {{}}]>}}'
     args = ", ".join(arg.format(i=i, axis="ab"[i % 2]) for i in range(80))
     bad = '%arg80: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"c"}, {}]>}'
@@ -150,46 +148,9 @@ def documents(draw: st.DrawFn) -> bytes:
 
 
 @settings(max_examples=150, deadline=None)
-@given(documents(), st.sampled_from([1 << 9, 1 << 12, 8 << 20]))
-def test_generated_documents_give_the_same_findings_and_sites(data: bytes, chunk: int) -> None:
-    assert_same_in_chunks(data, CheckOptions(mesh=parse_mesh_option("x=2,y=4")), (chunk,))
-
-
-@settings(max_examples=60, deadline=None)
-@given(documents())
-def test_pieces_of_a_region_give_the_same_findings(data: bytes) -> None:
-    """A region is cut in pieces of about BULK_PIECE bytes (never between a ``key =`` line and its value)."""
-    opts = CheckOptions(mesh=parse_mesh_option("x=2,y=4"))
-    whole = findings(data, opts, ReadOptions())
-    saved = lines_stage.BULK_PIECE
-    try:
-        lines_stage.BULK_PIECE = 64
-        assert findings(data, opts, ReadOptions()) == whole == findings(data, opts, ReadOptions(repeats=False))
-    finally:
-        lines_stage.BULK_PIECE = saved
-
-
-_FRAGMENTS = st.sampled_from([
-    "x" * 150, " ", ", ", "sharding={replicated}", "mhlo.spmd_output_sharding = \"{replicated}\"", "num_partitions=8",
-    "allow_spmd_sharding_propagation_to_output={true}", "#sdy.sharding<@mesh, [{}]>", "sdy.mesh @mesh = <[\"a\"=2]>",
-    "manual_axes={\"a\"}", "in_shardings=[<@mesh, [{}]>]", "mhlo.num_partitions = 8", "xla.sdy.sharding=\"x\"",
-])
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(_FRAGMENTS, min_size=1, max_size=40))
-def test_needle_search_on_long_lines_finds_what_the_regex_finds(parts: list[str]) -> None:
-    """Far from a line's end only the starts within reach of a needle are tried; the matches are the
-    ones a plain search of the whole line gives, in order."""
-    from shardconv.check import keywords
-
-    text = "".join(parts).encode()
-    expected = [m.span() for m in keywords.KEYWORD.finditer(text)]
-    got, pos, nexts = [], 0, [-1] * len(keywords.NEEDLES)
-    while (m := keywords.search_keyword(text, pos, nexts)) is not None:
-        got.append(m.span())
-        pos = max(m.end(), m.start() + 1)
-    assert got == expected
+@given(documents(), st.sampled_from(CHUNKS))
+def test_generated_documents_give_the_same_findings(data: bytes, chunk: int) -> None:
+    assert_same(data, CheckOptions(mesh=parse_mesh_option("x=2,y=4")), (chunk,))
 
 
 ARG = '%arg{i}: tensor<8x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"{axis}"}}, {{}}]>}}'
@@ -205,7 +166,6 @@ ODD_ARGS = [
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(-len(ODD_ARGS), 1), min_size=2, max_size=70))
 def test_signatures_with_any_arguments_give_the_same_findings(kinds: list[int]) -> None:
-    """A signature is read with one findall only when every argument is a plain sdy.sharding one."""
     args = ", ".join(ARG.format(i=i, axis="ab"[k]) if k >= 0 else ODD_ARGS[k].format(i=i) for i, k in enumerate(kinds))
     text = (
         'module @m attributes {mhlo.num_partitions = 8 : i32} {\n  sdy.mesh @mesh = <["a"=2, "b"=4]>\n'
@@ -263,14 +223,13 @@ def hlo_documents(draw: st.DrawFn) -> bytes:
 
 
 @settings(max_examples=150, deadline=None)
-@given(hlo_documents(), st.sampled_from([1 << 9, 1 << 12, 8 << 20]))
-def test_generated_hlo_gives_the_same_findings_and_sites(data: bytes, chunk: int) -> None:
-    """The plain-HLO-line counting (memo) against line-by-line extraction of every line."""
-    assert_same_in_chunks(data, CheckOptions(mesh=parse_mesh_option("batch=2,model=4")), (chunk,))
+@given(hlo_documents(), st.sampled_from(CHUNKS))
+def test_generated_hlo_gives_the_same_findings(data: bytes, chunk: int) -> None:
+    assert_same(data, CheckOptions(mesh=parse_mesh_option("batch=2,model=4")), (chunk,))
 
 
 def test_unclosed_axis_lists_cost_linear_time() -> None:
-    """The bulk regexes read a list of axes as runs and quoted names, so an unclosed one fails fast."""
+    """An unclosed list of axes fails fast, however long."""
     import time
 
     axes = '{"x"}, {}, ' * 4000
@@ -282,6 +241,5 @@ def test_unclosed_axis_lists_cost_linear_time() -> None:
         "    return %arg0 : tensor<8xf32>\n  }\n}\n"
     ).encode()
     t0 = time.perf_counter()
-    for read in MODES.values():
-        findings(text, CheckOptions(), read)
-    assert time.perf_counter() - t0 < 5
+    rows(scan_report(scan_bytes(text), "f", CheckOptions()))
+    assert time.perf_counter() - t0 < 1

@@ -1,0 +1,75 @@
+"""The library's window on the scan floor: every sharding-related value of a dump as a typed ``Site``,
+parsed, with the tensor type it annotates, its value's name and where it sits, for debug tools."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from shardconv.core.errors import ShardingError
+from shardconv.scan.inputs import scan_input
+from shardconv.scan.native import iter_sites, scan_bytes
+from shardconv.scan.sites import Shape, SiteKind, ValueSite
+from shardconv.scan.values import ParsedValue, parse_value
+
+if TYPE_CHECKING:
+    from shardconv._native import Scan
+
+
+@dataclass(frozen=True)
+class Site:
+    """One value in a dump. ``line``/``col`` are 1-based (columns in bytes); ``start``/``end`` is its byte
+    span in the file; ``value`` is the parsed sharding, mesh, ... (None, with ``error``, when it does not
+    parse); ``name`` the value it annotates (``%x``, ``%arg0``, ``result[0]``, ``@mesh``, ``module``)."""
+
+    kind: SiteKind
+    attribute: str  # where the value is written: "sharding=", "mhlo.sharding", "sdy.sharding", ...
+    text: str
+    value: ParsedValue | None
+    error: ShardingError | None
+    name: str | None
+    shapes: tuple[Shape | None, ...] | None  # the annotated tensor type(s), one per result
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    start: int
+    end: int
+    function: str | None  # the MLIR function, or HLO computation, it sits in
+    op: str | None  # the op defining the value
+
+
+def scan_text(text: str | bytes, *, path: str = "<text>") -> Iterator[Site]:
+    """The sites of an in-memory dump, in file order; the text is scanned at the first ``next()``.
+
+    >>> import shardconv as sc
+    >>> [(s.name, str(s.value)) for s in sc.scan_text('%p = f32[8]{0} parameter(0), sharding={devices=[2]<=[2]}')]
+    [('%p', '{devices=[2]<=[2]}')]
+    """
+    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
+    return _sites(lambda: scan_bytes(data), path)
+
+
+def scan_path(path: str) -> Iterator[Site]:
+    """The sites of a dump file (``-``: standard input), read in one native pass in bounded memory;
+    OSError when it cannot be read."""
+    return _sites(lambda: scan_input(path), path)
+
+
+def _sites(scan: Callable[[], Scan], path: str) -> Iterator[Site]:
+    for s in iter_sites(scan(), path):
+        if s.kind is not SiteKind.MODULE_START:
+            yield _site(s)
+
+
+def _site(s: ValueSite) -> Site:
+    value, error = parse_value(s.kind, s.text, s.data)
+    return Site(
+        kind=s.kind, attribute=s.site, text=s.text, value=value, error=error, name=s.value, shapes=s.shapes,
+        line=s.line, col=s.col, end_line=s.end_line, end_col=s.end_col, start=s.start, end=s.end,
+        function=s.function if s.function is not None else s.computation, op=s.op,
+    )
+
+
+__all__ = ["Site", "scan_path", "scan_text"]

@@ -1,0 +1,28 @@
+"""Columns: a native scan's per-site arrays read as Python sequences, and its kind codes as ``SiteKind``s,
+without copying (a memoryview over each column's bytes)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from shardconv.scan.sites import SiteKind
+
+if TYPE_CHECKING:
+    from shardconv._native import Scan
+
+NONE = 0xFFFF_FFFF
+_KINDS = tuple(SiteKind)
+_WIDE = frozenset({"start", "end"})
+
+
+def kind_of(code: int) -> SiteKind:
+    """The ``SiteKind`` a native kind code stands for (codes are the enum's declaration order)."""
+    return _KINDS[code]
+
+
+def site_column(scan: Scan, name: str) -> memoryview:
+    """One per-site column: u64 for ``start`` / ``end``, u32 for the others (``NONE``: no value)."""
+    return memoryview(scan.columns[name]).cast("Q" if name in _WIDE else "I")
+
+
+__all__ = ["NONE", "kind_of", "site_column"]

@@ -1,0 +1,118 @@
+"""Modules: a scan's distinct values folded per module, each parsed once, with where it first occurs
+and how often it does. ``signature`` is the one definition of "the same value" every later stage uses."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from shardconv.core.errors import ShardingError
+from shardconv.core.model import Mesh
+from shardconv.scan.columns import kind_of, site_column
+from shardconv.scan.native import site_at
+from shardconv.scan.sites import SiteKind, ValueSite
+from shardconv.scan.values import ParsedValue, parse_value
+
+if TYPE_CHECKING:
+    from shardconv._native import Scan
+
+Signature = tuple[object, ...]
+NAMED_KINDS = frozenset({SiteKind.SDY_MESH, SiteKind.STABLEHLO_MESH, SiteKind.COLLECTIVE_MESH})
+
+
+def signature(site: ValueSite) -> Signature:
+    """Two sites with one signature hold the same value on the same tensor type in the same role, so
+    every rule gives them the same verdict (a mesh's name is part of it; an SSA name is not)."""
+    return (site.kind, site.site, site.text, site.data, site.ranks, site.value if site.kind in NAMED_KINDS else None)
+
+
+@dataclass(frozen=True)
+class DistinctValue:
+    site: ValueSite  # where it first occurs
+    count: int
+    value: ParsedValue | None
+    error: ShardingError | None
+
+
+@dataclass(frozen=True)
+class ValuePair:
+    """The HLO and the sdy sharding one value carries on one line (they must agree)."""
+
+    hlo: DistinctValue
+    sdy: DistinctValue
+    count: int
+
+
+@dataclass(frozen=True)
+class ModuleValues:
+    """One module's distinct values in order of first occurrence; meshes reset at every module."""
+
+    index: int
+    values: tuple[DistinctValue, ...]
+    pairs: tuple[ValuePair, ...]
+    expected_lines: frozenset[int]
+    total: int
+
+
+def named_mesh(site: ValueSite, value: ParsedValue | None) -> Mesh | None:
+    """The mesh a ``sdy.mesh`` declaration site declares, named as declared (None for any other site,
+    an inline ``#sdy.mesh<...>`` or one that does not parse)."""
+    name = site.mesh_name
+    if site.kind is not SiteKind.SDY_MESH or name is None or not isinstance(value, Mesh):
+        return None
+    return replace(value, name=name)
+
+
+def module_values(scan: Scan, path: str) -> Iterator[ModuleValues]:
+    """The modules of one scanned file, in order (always at least one, if empty)."""
+    count = max(1, scan.modules)
+    first: list[dict[Signature, int]] = [{} for _ in range(count)]  # signature -> first site
+    counts: list[dict[Signature, int]] = [{} for _ in range(count)]
+    of_group: list[Signature] = []
+    ranks = [tuple(len(s) for s in shapes) for shapes in scan.shapes]
+    for module, v, shapes, name, at, n in scan.groups:
+        kind, attr, _, text, data, _ = scan.values[v]
+        sig: Signature = (
+            kind_of(kind),
+            attr,
+            text.decode("utf-8", "surrogateescape"),
+            data,
+            ranks[shapes] if shapes < len(ranks) else None,
+            scan.names[name] if name < len(scan.names) else None,
+        )
+        of_group.append(sig)
+        seen = first[module].get(sig)
+        first[module][sig] = at if seen is None else min(seen, at)
+        counts[module][sig] = counts[module].get(sig, 0) + n
+    expected = _expected_lines(scan, count)
+    pairs: list[dict[tuple[Signature, Signature], int]] = [{} for _ in range(count)]
+    for module, h, s, n in scan.pairs:
+        key = (of_group[h], of_group[s])
+        pairs[module][key] = pairs[module].get(key, 0) + n
+    for index in range(count):
+        parsed: dict[Signature, DistinctValue] = {}
+        for sig, i in sorted(first[index].items(), key=lambda item: item[1]):
+            site = site_at(scan, i, path)
+            value, err = parse_value(site.kind, site.text, site.data)
+            parsed[sig] = DistinctValue(site, counts[index][sig], value, err)
+        held = tuple(ValuePair(parsed[h], parsed[s], n) for (h, s), n in pairs[index].items())
+        yield ModuleValues(index, tuple(parsed.values()), held, expected[index], sum(counts[index].values()))
+
+
+def _expected_lines(scan: Scan, count: int) -> list[frozenset[int]]:
+    """Per module, the lines lit ``expected-error`` markers point at (read only when the file has any)."""
+    marker = {i for i, v in enumerate(scan.values) if kind_of(v[0]) is SiteKind.EXPECTED_ERROR}
+    out: list[set[int]] = [set() for _ in range(count)]
+    if marker:
+        values, modules, targets = (site_column(scan, c) for c in ("value", "module", "target"))
+        for v, m, t in zip(values, modules, targets):
+            if v in marker and m < count:
+                out[m].add(t)
+    return [frozenset(s) for s in out]
+
+
+__all__ = [
+    "NAMED_KINDS", "DistinctValue", "ModuleValues", "Signature", "ValuePair",
+    "module_values", "named_mesh", "signature",
+]
