@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from shardconv.check.sites import SiteKind, SiteStream, ValueSite
+from shardconv.scan.sites import SiteKind, ValueSite
 
 # ``// -----// IR Dump After AnalyzeMeshPass Failed (analyze-mesh) ('builtin.module' operation: @m) //----- //``
 # (older MLIR) and ``// -----// IR Dump Before CanonicalizerPass: canonicalize{...} //----- //`` (newer).
@@ -57,13 +57,14 @@ class Dump:
 
 @dataclass
 class DumpSites:
-    """A dump and the value sites found in it, in file order (module headers left out); the sites'
-    lines count from ``line_base`` + 1 (the dump was read out of a piece of its file). ``names``: every
-    value the dump defines, sharded or not (see trace/names.py)."""
+    """A dump and the value sites found in it, in file order (module headers left out). ``segments``:
+    the scan's segments it covers (the text before the first module header is 0, then one per header),
+    whose ``defined`` names are every value the dump defines, sharded or not (see trace/names.py)."""
 
     dump: Dump
     sites: list[ValueSite] = field(default_factory=list)
-    line_base: int = 0
+    segments: list[int] = field(default_factory=list)
+    module_lines: list[bytes] = field(default_factory=list)  # its ``module``/``HloModule`` header lines
     names: Mapping[bytes, bytes] = field(default_factory=dict)  # value name -> its op or type
 
 
@@ -88,39 +89,41 @@ def responsible_pass(before: Dump, after: Dump) -> str:
 
 
 def split_dumps(
-    sites: Iterable[SiteStream], path: str, first_index: int, base: Dump | None = None, line_base: int = 0
+    sites: Iterable[ValueSite], path: str, first_index: int, base: Dump | None = None
 ) -> Iterator[DumpSites]:
-    """The dumps of one file's site stream (read with named repeats), each as soon as the next begins.
-    ``base`` names the file's one dump when the log itself has no headers (an XLA per-pass file);
-    ``line_base`` is the line before the first one read (0 for a whole file)."""
+    """The dumps of one file's sites, each as soon as the next begins. ``base`` names the file's one
+    dump when the log itself has no headers (an XLA per-pass file)."""
     current: DumpSites | None = None
     filled = False
     index = first_index
+    segment = 0  # the scan's segment the sites are in: one more at every module header
     for site in sites:
-        if not isinstance(site, ValueSite):
-            raise TypeError("split_dumps needs every site: read the log with ReadOptions(named=True)")
         if site.kind is not SiteKind.MODULE_START:
             if current is None:
-                current = DumpSites(_plain(index, path, site.line + line_base, base, None), line_base=line_base)
+                current = DumpSites(_plain(index, path, site.line, base, None), segments=[segment])
                 index += 1
             current.sites.append(site)
             filled = True
             continue
+        segment += 1
         text = site.line_text.decode("utf-8", "replace")
         header = _MLIR_HEADER.search(text)
         if header is None and current is not None and not filled:
             name = _module_name(text)
             if name is not None and current.dump.module is None:
                 current.dump = _with_module(current.dump, name)
+            current.segments.append(segment)
+            current.module_lines.append(site.line_text)
             continue
         if current is not None:
             yield current
-        line = site.line + line_base
         if header is not None:
-            dump = _header_dump(index, path, line, header)
+            dump = _header_dump(index, path, site.line, header)
         else:
-            dump = _plain(index, path, line, base, _module_name(text))
-        current, filled = DumpSites(dump, line_base=line_base), False
+            dump = _plain(index, path, site.line, base, _module_name(text))
+        current, filled = DumpSites(dump, segments=[segment]), False
+        if header is None:
+            current.module_lines.append(site.line_text)
         index += 1
     if current is not None:
         yield current
@@ -162,13 +165,22 @@ def _header_dump(index: int, path: str, line: int, m: re.Match[str]) -> Dump:
 
 @dataclass(frozen=True)
 class XlaStep:
-    """One file of an XLA per-pass dump: which module, which step, after which pass."""
+    """One file of an XLA per-pass dump: which module, which step, after which pass. ``folder`` is the
+    dump folder the module's files share (a Shardy stage module sits two folders below it)."""
 
     path: str
+    folder: str
     module_id: int
     module: str
-    order: int  # -1 before optimizations, the step number, then after optimizations
+    order: int  # -1 before optimizations, the step number, then after optimizations; a Shardy stage's own
     dump: Dump
+
+    @property
+    def shardy_stage(self) -> bool:
+        return self.dump.pipeline == "shardy"
+
+
+SHARDY_PASS = "shardy-xla"  # the HLO pass inside which XLA runs Shardy (and dumps its stage modules)
 
 
 def xla_step(path: str) -> XlaStep | None:
@@ -178,12 +190,13 @@ def xla_step(path: str) -> XlaStep | None:
     m = _XLA_STEP.match(name)
     if m is not None:
         dump = Dump(0, path, 1, m.group("pass"), "after", module=m.group("module"), pipeline=m.group("pipeline"))
-        return XlaStep(path, int(m.group("id")), m.group("module"), int(m.group("step")), dump)
+        return XlaStep(path, os.path.dirname(path), int(m.group("id")), m.group("module"), int(m.group("step")), dump)
     e = _XLA_ENDS.match(name)
     if e is not None:
         first = e.group("end") == "before_optimizations"
         dump = Dump(0, path, 1, "optimizations", "before" if first else "after", module=e.group("module"))
-        return XlaStep(path, int(e.group("id")), e.group("module"), -1 if first else 1 << 30, dump)
+        order = -1 if first else 1 << 30
+        return XlaStep(path, os.path.dirname(path), int(e.group("id")), e.group("module"), order, dump)
     st = _SHARDY_STAGE.match(name)
     if st is not None:
         module = os.path.basename(os.path.dirname(path))
@@ -192,27 +205,52 @@ def xla_step(path: str) -> XlaStep | None:
         when = "before" if stage.startswith("before_") else "after"
         name = stage.removeprefix(when + "_")
         dump = Dump(0, path, 1, name, when, module=ident.group(2) if ident else None, pipeline="shardy")
-        return XlaStep(path, int(ident.group(1)) if ident else 0, module, int(st.group("step")), dump)
+        folder = os.path.dirname(os.path.dirname(os.path.dirname(path)))  # DIR of DIR/shardy/module_N.f/
+        return XlaStep(path, folder, int(ident.group(1)) if ident else 0, module, int(st.group("step")), dump)
     return None
 
 
 def log_sequences(paths: Sequence[str]) -> list[list[tuple[str, Dump | None]]]:
-    """The sequences to trace, each a list of (file, base dump): files named on the command line that are
-    not XLA step files form one sequence, in the order given; XLA step files (named, or found anywhere
-    under a folder) form one sequence per (folder, module), ordered by step."""
-    plain: list[tuple[str, Dump | None]] = []
+    """The sequences to trace, each a list of (file, base dump). Files named on the command line form one
+    sequence in the order given, whatever their names (unless all are steps of one XLA module: then in
+    step order). The XLA step files under a folder form one sequence per (dump folder, module), in step
+    order, with the Shardy stage modules inside the ``shardy-xla`` step they were dumped in."""
+    named = [p for p in paths if p == "-" or not os.path.isdir(p)]
+    named_steps = [xla_step(p) if p != "-" else None for p in named]
+    one_module = len({(s.folder, s.module_id) for s in named_steps if s is not None}) == 1
     steps: dict[tuple[str, int], list[XlaStep]] = {}
+    plain: list[tuple[str, Dump | None]] = []
+    if one_module and all(named_steps):
+        for st in named_steps:
+            assert st is not None
+            steps.setdefault((st.folder, st.module_id), []).append(st)
+    else:
+        plain = [(p, st.dump if st is not None else None) for p, st in zip(named, named_steps)]
     for p in paths:
+        if p in named:
+            continue
         for f in _files(p):
-            step = xla_step(f) if f != "-" else None
-            if step is not None:
-                steps.setdefault((os.path.dirname(f), step.module_id), []).append(step)
-            elif f == p:
-                plain.append((f, None))
+            st = xla_step(f)
+            if st is not None:
+                steps.setdefault((st.folder, st.module_id), []).append(st)
     out = [plain] if plain else []
     for key in sorted(steps):
-        out.append([(s.path, s.dump) for s in sorted(steps[key], key=lambda s: s.order)])
+        out.append([(s.path, s.dump) for s in sorted(steps[key], key=_step_order(steps[key]))])
     return out
+
+
+def _step_order(module_steps: Sequence[XlaStep]) -> Callable[[XlaStep], tuple[int, int]]:
+    """How a module's steps sort: by step number; the Shardy stages, numbered on their own, just before
+    the step after ``shardy-xla`` (they ran inside it), or after the first step when there is none."""
+    inside = [s.order for s in module_steps if not s.shardy_stage and s.dump.pass_name == SHARDY_PASS]
+    shardy_at = min(inside) if inside else -1
+
+    def order(s: XlaStep) -> tuple[int, int]:
+        if s.shardy_stage:
+            return (shardy_at, s.order - (1 << 20) if inside else s.order + 1)
+        return (s.order, 0)
+
+    return order
 
 
 def _files(path: str) -> list[str]:
@@ -227,6 +265,6 @@ def _files(path: str) -> list[str]:
 
 
 __all__ = [
-    "Dump", "DumpSites", "Repeat", "XlaStep", "header_dump", "log_sequences", "responsible_pass", "split_dumps",
-    "xla_step",
+    "SHARDY_PASS", "Dump", "DumpSites", "Repeat", "XlaStep", "header_dump", "log_sequences", "responsible_pass",
+    "split_dumps", "xla_step",
 ]

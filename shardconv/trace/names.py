@@ -1,7 +1,7 @@
 """Names: which values a dump defines, sharded or not (SSA results, HLO instructions, function
 arguments), each with what it is (its op, or its type), so that a value that gains or loses its
 sharding is told apart from one a pass created, deleted or renamed (``%0`` of another op is another
-value). Read off the dump's bytes (three regex passes in C), never held with them."""
+value). The native scan reads them (``Scan.defined``); this is how trace asks them."""
 
 from __future__ import annotations
 
@@ -9,13 +9,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from shardconv.check.lines import ByteSource
-
-# ``%5 = stablehlo.add``, ``%r:2 = sdy.manual_computation``, ``%dot.2 = f32[16,32]{1,0}``: name and the
-# token after it (an MLIR op, an HLO type).
-_SSA = re.compile(rb"(%[\w$.\-]+)(?::\d+)? = (\S+)")
-_ARGUMENT = re.compile(rb"%arg(\d+): ([^\s,)]+)")  # an MLIR function argument and its type
-_PARAMETER = re.compile(rb"= (\S+) parameter\((\d+)\)")  # an HLO parameter: its type (the entry's come last)
 # ``@f:%0:in[1]``: the function (its name may hold ":"), the value, and the part of it.
 _KEY = re.compile(r"^(?:@.*:)?(?P<value>%[^#:]+|arg\[\d+\]|result\[\d+\])(?P<part>#\d+|:(?:in|out)(?:\[\d+\])?)?$")
 
@@ -60,47 +53,4 @@ def defined_as(names: Names, key: str) -> bytes | None:
     return names.get(value.encode())
 
 
-def names_in(data: bytes, start: int = 0, end: int | None = None) -> dict[bytes, bytes]:
-    """The names ``data[start:end]`` defines, each with what it is: ``%name`` for SSA values and HLO
-    instructions, ``arg[N]`` for function arguments and HLO parameters (the last of each number wins:
-    XLA prints the entry computation last)."""
-    stop = len(data) if end is None else end
-    out = dict(_SSA.findall(data, start, stop))
-    out.update((b"arg[%s]" % n, t) for n, t in _ARGUMENT.findall(data, start, stop))
-    out.update((b"arg[%s]" % n, t) for t, n in _PARAMETER.findall(data, start, stop))
-    return out
-
-
-class NameScanner:
-    """A byte source passing ``stream`` through while noting the names its complete lines define;
-    ``take`` hands over those noted since the last call."""
-
-    def __init__(self, stream: ByteSource) -> None:
-        self.stream = stream
-        self.tail = b""  # a line the last read cut
-        self.names: dict[bytes, bytes] = {}
-
-    def read(self, n: int = -1, /) -> bytes:
-        data = self.stream.read(n)
-        if not data:
-            if self.tail:
-                self.names.update(names_in(self.tail))
-                self.tail = b""
-            return data
-        first, last = data.find(b"\n") + 1, data.rfind(b"\n") + 1
-        if not first:
-            self.tail += data
-            return data
-        self.names.update(names_in(self.tail + data[:first]))
-        self.names.update(names_in(data, first, last))
-        self.tail = data[last:]
-        return data
-
-    def take(self) -> Names:
-        """The names noted since the last call (the reader reads ahead: a dump's own give or take the
-        start of the next one, in a file that holds several)."""
-        out, self.names = self.names, {}
-        return out
-
-
-__all__ = ["KeyParts", "NameScanner", "Names", "defined_as", "key_parts", "names_in", "same_value"]
+__all__ = ["KeyParts", "Names", "defined_as", "key_parts", "same_value"]

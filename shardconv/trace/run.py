@@ -1,36 +1,33 @@
-"""The I/O edge of trace/: reads logs with check's streaming reader (every site with its own value
-name: a repeated line re-pointed, not re-extracted) and follows each value from dump to dump, holding
-one dump at a time."""
+"""The I/O edge of trace/: reads each log in one native scan (every site with its own value name and
+place) and follows each value from dump to dump."""
 
 from __future__ import annotations
 
-import io
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass, replace
-from typing import BinaryIO
+from typing import TYPE_CHECKING
 
-from shardconv.check.lines import ReadOptions, open_input, read_sites
-from shardconv.check.sniff import SNIFF_BYTES
 from shardconv.core.errors import ShardingValidationError
+from shardconv.scan.inputs import scan_input
+from shardconv.scan.native import iter_sites
 from shardconv.trace.changes import Change, classify, counterparts, preferred
 from shardconv.trace.dumps import (
     Dump,
     DumpSites,
     Repeat,
-    header_dump,
     log_sequences,
     responsible_pass,
     split_dumps,
     xla_step,
 )
-from shardconv.trace.names import NameScanner, Names, defined_as, key_parts, names_in, same_value
-from shardconv.trace.pieces import Piece, is_pass_log, pieces
+from shardconv.trace.names import Names, defined_as, key_parts, same_value
 from shardconv.trace.values import DumpFacts, Observation, dump_facts, observations
 
+if TYPE_CHECKING:
+    from shardconv._native import Scan
+
 ValueFilter = Callable[[str], bool]
-_EVERY_SITE = ReadOptions(named=True)  # every site with its own name; a repeated line costs a replace()
 
 
 class LogError(ShardingValidationError):
@@ -50,69 +47,50 @@ class Seen:
 
 
 def read_dumps(path: str, first_index: int, base: Dump | None = None) -> Iterator[DumpSites | Repeat]:
-    """The dumps of one file (``-`` is stdin), streamed. A pass log is read dump by dump, and a dump
-    whose text is the one before it again comes as a ``Repeat`` (nothing extracted)."""
+    """The dumps of one file (``-`` is stdin). In a pass log, a dump whose values are those of the dump
+    before it again, at the same places, comes as a ``Repeat`` (nothing to compare)."""
     try:
-        stream = open_input(path)
+        scan = scan_input(path, names=True)
     except OSError as e:
         raise LogError(f"{path}: {e.strerror or e}") from None
-    with stream if path != "-" else nullcontext(stream):
-        head = stream.read(SNIFF_BYTES)
-        if is_pass_log(head):
-            yield from _pass_log(stream, head, path, first_index, base)
-            return
-        source = NameScanner(_Replay(head, stream))
-        kind, sites = read_sites(source, path, _EVERY_SITE)
-        if kind.skipped:
-            raise LogError(f"{path}: {kind.reason}")
-        for ds in split_dumps(sites, path, first_index, base):
-            ds.names = source.take()
-            yield ds
-
-
-def _pass_log(stream: BinaryIO, head: bytes, path: str, index: int, base: Dump | None) -> Iterator[DumpSites | Repeat]:
-    """The dumps of a log cut at its ``// -----`` lines; pieces that are not IR (prose) are passed over."""
-    last: Piece | None = None  # the piece before, when it was one dump
+    if scan.kind == "skip":
+        raise LogError(f"{path}: {scan.reason}")
+    last: tuple[int, tuple[object, ...], Names] | None = None  # the dump before: its line, layout and names
     found = False
-    for piece in pieces(stream, head):
-        first_line = piece.data[: piece.data.find(b"\n")].decode("utf-8", "replace")
-        header = header_dump(index, path, piece.line, first_line)
-        if header is not None and last is not None and piece.body == last.body:
-            yield Repeat(header, piece.line - last.line)
-            last = piece
-            index += 1
+    for ds in split_dumps(iter_sites(scan, path), path, first_index, base):
+        found = True
+        ds.names = _defined(scan, ds.segments)
+        layout = _layout(ds) if ds.dump.pass_name is not None and base is None else None
+        if layout is not None and last is not None and last[1] == layout and last[2] == ds.names:
+            yield Repeat(ds.dump, ds.dump.line - last[0])
+            last = (ds.dump.line, layout, ds.names)
             continue
-        kind, sites = read_sites(io.BytesIO(piece.data), path, _EVERY_SITE)
-        if kind.skipped:
-            last = None
-            continue
-        dumps = list(split_dumps(sites, path, index, base, piece.line - 1))
-        names = names_in(piece.data) if dumps else {}
-        for ds in dumps:
-            ds.names = names  # a piece is one dump but in a log split only at its modules
-        yield from dumps
-        found = found or bool(dumps)
-        index += len(dumps)
-        last = piece if len(dumps) == 1 and header is not None else None
+        last = (ds.dump.line, layout, ds.names) if layout is not None else None
+        yield ds
     if not found:
         raise LogError(f"{path}: no HLO or MLIR dump found")
 
 
-class _Replay:
-    """``head`` again, then the rest of ``stream``: the reader sniffs what was already read."""
+def _defined(scan: Scan, segments: Sequence[int]) -> Names:
+    """Every name the scan's ``segments`` define (a later definition wins)."""
+    if len(segments) == 1:
+        return scan.defined[segments[0]] if segments[0] < len(scan.defined) else {}
+    out: dict[bytes, bytes] = {}
+    for seg in segments:
+        if seg < len(scan.defined):
+            out.update(scan.defined[seg])
+    return out
 
-    def __init__(self, head: bytes, stream: BinaryIO) -> None:
-        self.head = head
-        self.stream = stream
 
-    def read(self, n: int = -1) -> bytes:
-        if not self.head:
-            return self.stream.read(n)
-        if n < 0:
-            out, self.head = self.head + self.stream.read(), b""
-            return out
-        out, self.head = self.head[:n], self.head[n:]
-        return out
+def _layout(ds: DumpSites) -> tuple[object, ...]:
+    """What a dump holds, place for place, relative to where it starts: two dumps with one layout have
+    the same module header and the same values at the same lines of themselves."""
+    at = ds.dump.line
+    return (*ds.module_lines, *(
+        (s.kind, s.site, s.text, s.data, s.value, s.shapes, s.line - at, s.col, s.function, s.computation, s.op,
+         s.param, s.root)
+        for s in ds.sites
+    ))
 
 
 _BY_POSITION = ("arg[", "result[")  # arguments and results: keys by position (bare: the entry function's)
@@ -137,7 +115,7 @@ def follow(
     ``FORGET`` dumps read fresh is forgotten (memory stays flat whatever the names)."""
     # by key, oldest sighting first: the dump last read fresh that held it, that dump's count, and what
     # that dump defines it as (another op or type under the same name is another value)
-    last: OrderedDict[str, tuple[Dump, list[Observation], int, bytes | None]] = OrderedDict()
+    last: OrderedDict[str, tuple[Dump, list[Observation], int, Identity]] = OrderedDict()
     copies: dict[int, tuple[Dump, int]] = {}  # a dump read fresh -> its latest copy (Repeat), lines moved
     facts: DumpFacts | None = None
     previous: _Fresh | None = None
@@ -149,8 +127,8 @@ def follow(
             copies[index] = (ds.dump, (copies[index][1] if index in copies else 0) + ds.delta)
             yield Seen(ds.dump, len(previous.seen))
             continue
-        facts = dump_facts(ds.dump.path, ds.sites, facts)
-        seen = observations(ds.dump.index, ds.dump.path, ds.sites, facts, ds.line_base)
+        facts = dump_facts(ds.sites, facts)
+        seen = observations(ds.dump.index, ds.sites, facts)
         count += 1
         lost = [] if previous is None else [
             (key, obs) for key, obs in previous.seen.items()
@@ -167,10 +145,10 @@ def follow(
             if not keep(key):
                 continue
             prev = last.get(key)
-            what = defined_as(ds.names, key) if not _positional(key) else None
+            what = _identity(ds.names, key, obs)
             last[key] = (ds.dump, obs, count, what)
             last.move_to_end(key)
-            if previous is not None and key not in previous.seen and same_value(previous.names, ds.names, key):
+            if previous is not None and key not in previous.seen and _gained(previous, ds, key):
                 before, _ = _latest(previous.dump, copies)
                 yield Change("placement", key, responsible_pass(before, ds.dump), ds.dump.index, None, preferred(obs))
                 continue
@@ -194,6 +172,26 @@ def follow(
 def _positional(key: str) -> bool:
     """An argument or result, paired by position: its type may change (partitioning, HLO against sdy)."""
     return any(p in key for p in _BY_POSITION)
+
+
+Identity = tuple[bytes | None, str | None, object] | None
+
+
+def _identity(names: Names, key: str, obs: list[Observation]) -> Identity:
+    """What a value is, beyond its name: what the dump defines it as, and the op and tensor type the scan
+    read at its sharding (another op or type under the same name is another value). None for an
+    argument or result, which go by position."""
+    if _positional(key):
+        return None
+    return defined_as(names, key), obs[0].op, obs[0].shape
+
+
+def _gained(previous: _Fresh, ds: DumpSites, key: str) -> bool:
+    """Whether a value sharded here but not in the dump before is one both dumps hold: the same name
+    defined as the same thing, or a result of the same module (results go by position)."""
+    if key.startswith("result["):
+        return previous.dump.module == ds.dump.module
+    return same_value(previous.names, ds.names, key)
 
 
 def _latest(dump: Dump, copies: dict[int, tuple[Dump, int]]) -> tuple[Dump, int]:

@@ -9,23 +9,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from shardconv.check.context import CheckOptions, build_context
-from shardconv.check.dedup import modules
-from shardconv.check.parse import ParsedValue, parse_value
-from shardconv.check.sites import SiteKind, ValueSite
 from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding, TensorShardingPerValue
 from shardconv.core.placement import Placement, placement
+from shardconv.scan.modules import named_mesh
+from shardconv.scan.sites import Shape, SiteKind, ValueSite
+from shardconv.scan.values import ParsedValue, parse_value
 
 SHARDING_KINDS = frozenset({
     SiteKind.HLO, SiteKind.SDY_SHARDING, SiteKind.SDY_SHARDING_BARE, SiteKind.SDY_PER_VALUE,
     SiteKind.SDY_PER_VALUE_LIST,
 })
-ENTRY = "main"  # the function whose arguments and results go by bare position (``arg[0]``)
-_FUNC = re.compile(rb"\bfunc\.func\s+(?:(?:public|private|nested)\s+)?@([\w$.\-]+|\"[^\"]*\")")
 _ARG = re.compile(r"^%arg(\d+)$")
-_PARAMETER = re.compile(rb"\bparameter\((\d+)\)")
-_ROOT = re.compile(rb"^\s*ROOT\s")
 
 PlacementKey = tuple[object, ...]
 
@@ -56,6 +51,8 @@ class Observation:
     path: str
     line: int
     col: int
+    op: str | None = None  # the op defining the value, as the scan read it
+    shape: Shape | None = None  # the one tensor type it annotates (None for a tuple)
 
     @property
     def placed(self) -> Placed:
@@ -127,16 +124,21 @@ class DumpFacts:
     num_devices: int | None
 
 
-_FACT_KINDS = frozenset({SiteKind.SDY_MESH, SiteKind.NUM_PARTITIONS})
-
-
-def dump_facts(path: str, sites: Sequence[ValueSite], inherited: DumpFacts | None) -> DumpFacts:
+def dump_facts(sites: Sequence[ValueSite], inherited: DumpFacts | None) -> DumpFacts:
     """Meshes and device count of a dump, as ``check`` reads them; a dump declaring none (an MLIR pass
     log printed without module scope) keeps those of the dump before it."""
-    facts = [s for s in sites if s.kind in _FACT_KINDS]
-    ctx = build_context(path, next(modules(iter(facts))), CheckOptions()) if facts else None
-    meshes = dict(ctx.meshes) if ctx is not None and ctx.meshes else dict(inherited.meshes) if inherited else {}
-    n = ctx.partitions if ctx is not None else None
+    meshes: dict[str, Mesh] = {}
+    n: int | None = None
+    for s in sites:
+        if s.kind is SiteKind.SDY_MESH and s.mesh_name is not None:
+            declared = named_mesh(s, parse_value(s.kind, s.text, s.data)[0])
+            if declared is not None:
+                meshes.setdefault(s.mesh_name, declared)
+        elif s.kind is SiteKind.NUM_PARTITIONS and n is None:
+            v, _ = parse_value(s.kind, s.text, s.data)
+            n = v if isinstance(v, int) else None
+    if not meshes and inherited is not None:
+        meshes = dict(inherited.meshes)
     if n is None and meshes:
         n = max(m.num_devices for m in meshes.values())
     if n is None:
@@ -157,62 +159,42 @@ def _tiled_devices(sites: Sequence[ValueSite]) -> int | None:
     return widest
 
 
-def observations(
-    dump: int, path: str, sites: Sequence[ValueSite], facts: DumpFacts, line_base: int = 0
-) -> dict[str, list[Observation]]:
-    """Every sharded value of one dump by key (a value carrying an HLO and an sdy sharding has both);
-    ``line_base`` is added to the sites' lines."""
+def observations(dump: int, sites: Sequence[ValueSite], facts: DumpFacts) -> dict[str, list[Observation]]:
+    """Every sharded value of one dump by key (a value carrying an HLO and an sdy sharding has both)."""
     out: dict[str, list[Observation]] = {}
-    func: str | None = None
-    params, root = _entry_lines(sites)
-    line_text, on_signature = b"", False  # the line the last site sat on (a signature holds many)
     for s in sites:
-        if s.line_text is not line_text:
-            line_text, on_signature = s.line_text, b"func.func" in s.line_text
-            if on_signature and (f := _FUNC.search(line_text)) is not None:
-                func = f.group(1).decode().strip('"')
         if s.kind not in SHARDING_KINDS or not s.value or s.value == "module":
             continue
-        key = _key(s, func, params.get(s.line), s.line == root, on_signature)
+        key = value_key(s)
         if key is None:
             continue
         parsed, err = parse_value(s.kind, s.text, s.data)
         elements = _listed(key, s) if s.kind is SiteKind.SDY_PER_VALUE_LIST else _elements(key, s, parsed)
         for k, text, v in elements:
-            out.setdefault(k, []).append(_observe(dump, k, s, text, v, facts, err, line_base))
+            out.setdefault(k, []).append(_observe(dump, k, s, text, v, facts, err))
     return out
 
 
-def _entry_lines(sites: Sequence[ValueSite]) -> tuple[dict[int, int], int]:
-    """Lines of the entry computation's sharded parameters (line -> parameter number) and of its sharded
-    ROOT, in HLO text. XLA prints the entry computation last, so the last of each wins."""
-    last_param: dict[int, int] = {}
-    root = -1
-    for s in sites:
-        if s.kind is SiteKind.HLO and s.site == "sharding=":
-            if (p := _PARAMETER.search(s.line_text)) is not None:
-                last_param[int(p.group(1))] = s.line
-            if _ROOT.match(s.line_text):
-                root = s.line
-    return {line: n for n, line in last_param.items()}, root
-
-
-def _key(s: ValueSite, func: str | None, param: int | None, root: bool, on_signature: bool) -> str | None:
-    """The value's key; None for a function result outside a signature (nothing to follow)."""
+def value_key(s: ValueSite) -> str | None:
+    """The key a value is followed by: the entry's parameters and ROOT, and a signature's arguments and
+    results, by position (``arg[0]``, ``result``); every other value by name, prefixed by its function
+    unless that is the entry one. A parameter or ROOT of another computation (a reducer, a fusion) is
+    never the module's. None for a result outside a signature (nothing to follow)."""
     name = s.value or ""
-    if param is not None:
-        return f"arg[{param}]"
-    if root:
-        return "result"
+    if s.computation is not None and s.entry:
+        if s.param is not None:
+            return f"arg[{s.param}]"
+        if s.root:
+            return "result"
     m = _ARG.match(name)
-    if on_signature and m is not None:
+    if s.signature and m is not None:
         name = f"arg[{m.group(1)}]"
     elif name.startswith("result["):
-        if not on_signature:
+        if not s.signature:
             return None
     elif not name.startswith("%"):
         name = "%" + name  # an HLO instruction printed without its %
-    return name if func in (None, ENTRY) else f"@{func}:{name}"
+    return name if s.function is None or s.entry else f"@{s.function}:{name}"
 
 
 Element = tuple[str, str, HloSharding | TensorSharding | None]
@@ -260,7 +242,7 @@ def _tensors(kind: SiteKind, text: str, data: bytes | None) -> tuple[Tensor, ...
 
 def _observe(
     dump: int, key: str, s: ValueSite, text: str, v: HloSharding | TensorSharding | None, facts: DumpFacts,
-    err: ShardingError | None, line_base: int,
+    err: ShardingError | None,
 ) -> Observation:
     form = "hlo" if s.kind is SiteKind.HLO else "sdy"
     mesh: Mesh | None = None
@@ -268,7 +250,11 @@ def _observe(
         mesh = v.mesh if isinstance(v.mesh, Mesh) else facts.meshes.get(v.mesh)
     why = err.message if err is not None else None
     devices = None if isinstance(v, TensorSharding) else facts.num_devices
-    return Observation(key, form, text, v, mesh, devices, s.rank, why, dump, s.path, s.line + line_base, s.col)
+    shape = s.shapes[0] if s.shapes is not None and len(s.shapes) == 1 else None
+    return Observation(
+        key=key, form=form, text=text, value=v, mesh=mesh, devices=devices, rank=s.rank, parse_error=why,
+        dump=dump, path=s.path, line=s.line, col=s.col, op=s.op, shape=shape,
+    )
 
 
 @lru_cache(maxsize=1 << 12)
@@ -292,5 +278,5 @@ def place_of(v: HloSharding | TensorSharding, mesh: Mesh | None, devices: int | 
 
 __all__ = [
     "DumpFacts", "Observation", "Placed", "PlacementKey", "device_cells", "differing_devices", "dump_facts",
-    "observations", "place_of", "placement_key",
+    "observations", "place_of", "placement_key", "value_key",
 ]

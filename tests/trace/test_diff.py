@@ -42,12 +42,15 @@ def test_each_side_points_at_its_file_and_line(logs: Path, capsys: pytest.Captur
 
 def test_sdy_against_hlo_pairs_arguments_by_position(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """lowered.mlir names its arguments %arg0..; XLA's HLO after shardy-xla names them x.0, w1.0 and
-    carries HLO shardings only: position pairs them, and each is the same placement respelled."""
+    carries HLO shardings only: position pairs them, and each is the same placement respelled. The
+    result, unconstrained in the lowering, gained the sharding propagation decided (what the entry's
+    ROOT carries)."""
     hlo = next((logs / "xla").glob("*.after_shardy-xla.*.txt"))
     assert "xla.sdy.sharding" not in hlo.read_text()
     code, doc = run_json(["diff", str(logs / "lowered.mlir"), str(hlo)], capsys)
-    assert code == 0
-    assert changes(doc, "placement") == changes(doc, "mesh") == []
+    assert code == 1 and changes(doc, "mesh") == []
+    gained = [(c["value"], c["before"], c["after"]["text"]) for c in changes(doc, "placement")]
+    assert gained == [("result[0]", None, "{devices=[2,4]<=[8]}")]
     spelled = {c["value"]: (c["before"]["form"], c["after"]["form"]) for c in changes(doc, "spelling")}
     assert {"arg[0]", "arg[1]", "arg[2]"} <= set(spelled)
     assert set(spelled.values()) == {("sdy", "hlo")}

@@ -183,18 +183,16 @@ def test_a_repeated_dump_is_not_read_again_but_points_at_itself(
     assert [d["values"] for d in doc["dumps"]] == [2, 2, 2]
 
 
-@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 20])
-def test_pieces_cut_at_every_split_line_whatever_the_chunk(chunk: int) -> None:
-    import io
-
-    from shardconv.trace.pieces import pieces
+@pytest.mark.parametrize("chunk", [64, 1 << 10, 1 << 20])
+def test_a_log_s_dumps_start_at_every_split_line_whatever_the_chunk(chunk: int) -> None:
+    from shardconv.scan.native import iter_sites, scan_bytes
+    from shardconv.trace.dumps import split_dumps
 
     data = SEED_LOG.read_bytes() * 3
-    got = list(pieces(io.BytesIO(data[100:]), data[:100], chunk=chunk))
-    assert b"".join(p.data for p in got) == data
-    splits = [n for n, line in enumerate(data.splitlines(), start=1) if line.startswith(b"// -----")]
-    assert splits[0] == 1 and [p.line for p in got] == splits
-    assert all(p.data.startswith(b"// -----") for p in got)
+    scan = scan_bytes(data, chunk=chunk, max_line=4 * chunk, overlap=chunk)
+    dumps = list(split_dumps(iter_sites(scan, "log"), "log", 0))
+    splits = [n for n, line in enumerate(data.splitlines(), start=1) if line.startswith(b"// -----//")]
+    assert splits[0] == 1 and [d.dump.line for d in dumps] == splits
 
 
 def test_a_folder_without_xla_steps_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -217,8 +215,9 @@ def test_colour_only_when_asked_for_a_terminal(
 def test_a_value_that_gains_or_loses_its_sharding(
     logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Shardy's stage modules before and after propagation: every op gains a sharding, and going back
-    loses it; the same module with other SSA names (a pass that renames) reports nothing."""
+    """Shardy's stage modules before and after propagation: every op gains a sharding (and the result
+    the one propagation decided), and going back loses it; the same module with other SSA names (a pass
+    that renames) reports nothing."""
     stage = sorted((logs / "xla" / "shardy").glob("*/*.mlir"))
     before, after = (next(p for p in stage if p.name.startswith(n)).read_text() for n in ("01.", "02."))
     log = tmp_path / "passes.log"
@@ -228,7 +227,7 @@ def test_a_value_that_gains_or_loses_its_sharding(
     code, doc = run_json(["trace", str(log)], capsys)
     assert code == 1
     got = {(c["pass"], c["value"], c["before"] is None, c["after"] is None) for c in changes(doc)}
-    assert got == {("Propagate", k, True, False) for k in ("%0", "%1", "%3")} | {
+    assert got == {("Propagate", k, True, False) for k in ("%0", "%1", "%3", "result[0]")} | {
         ("Strip", k, False, True) for k in ("%v0", "%v1", "%v3")
     }
     gained = next(c for c in changes(doc) if c["value"] == "%1")
