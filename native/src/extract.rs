@@ -157,7 +157,7 @@ impl<'a> Line<'a> {
 
     fn sig_flag(&mut self) -> bool {
         if self.sig_flag.is_none() {
-            let f = memmem::find(self.text, b"func.func").is_some() && self.signature().is_some();
+            let f = crate::finder!(b"func.func").find(self.text).is_some() && self.signature().is_some();
             self.sig_flag = Some(f);
         }
         self.sig_flag == Some(true)
@@ -169,7 +169,7 @@ impl<'a> Line<'a> {
             let t = self.text;
             let name = mlir_result(t).map(|((a, b), _)| lossy(&t[a..b]));
             let body = strip_loc(rstrip(t));
-            self.body = Some((name, rfind(body, b" : ")));
+            self.body = Some((name, crate::rfinder!(b" : ").rfind(body)));
         }
         self.body.clone().unwrap_or((None, None))
     }
@@ -205,7 +205,7 @@ impl<'a> Line<'a> {
 
 /// `\bfunc\.func\b[^(]*?@[\w$.\-\"]+\s*\(`: the open paren of the first match.
 fn func_open(t: &[u8]) -> Option<usize> {
-    for p in memmem::find_iter(t, b"func.func") {
+    for p in crate::finder!(b"func.func").find_iter(t) {
         if p > 0 && is_word(t[p - 1]) {
             continue;
         }
@@ -234,8 +234,10 @@ fn func_open(t: &[u8]) -> Option<usize> {
 const SIGNATURE_ENDS: [&[u8]; 3] = [b") -> ", b") {", b") attributes "];
 
 fn signature_close(t: &[u8], open: usize) -> Option<usize> {
-    for mark in SIGNATURE_ENDS {
-        if let Some(off) = memmem::find(&t[open..], mark) {
+    let finders =
+        [crate::finder!(SIGNATURE_ENDS[0]), crate::finder!(SIGNATURE_ENDS[1]), crate::finder!(SIGNATURE_ENDS[2])];
+    for f in finders {
+        if let Some(off) = f.find(&t[open..]) {
             let c = open + off;
             let seg = &t[open..c + 1];
             let o = memchr::memchr_iter(b'(', seg).count();
@@ -268,7 +270,7 @@ fn lex_signature(t: &[u8]) -> Option<Signature> {
         }
     }
     let result_types = match close {
-        Some(c) => memmem::find_iter(&t[c..], b"tensor<").map(|o| c + o).collect(),
+        Some(c) => crate::finder!(b"tensor<").find_iter(&t[c..]).map(|o| c + o).collect(),
         None => Vec::new(),
     };
     Some(Signature { open_paren, close, arg_ends, arg_names, result_types })
@@ -380,7 +382,12 @@ fn hlo_op(t: &[u8]) -> (Option<String>, Option<u32>, bool) {
 
 /// The body of the string that follows `prefix` (which ends with its opening quote).
 fn attr_string<'t>(t: &'t [u8], prefix: &[u8]) -> Option<&'t [u8]> {
-    let p = memmem::find(t, prefix)? + prefix.len();
+    let f = if prefix == b"custom_call_target=\"" {
+        crate::finder!(b"custom_call_target=\"")
+    } else {
+        crate::finder!(b"call_target_name = \"")
+    };
+    let p = f.find(t)? + prefix.len();
     let e = string_end(t, p - 1)?;
     Some(&t[p..e - 1])
 }
@@ -467,7 +474,7 @@ pub fn mlir_result(t: &[u8]) -> Option<((usize, usize), usize)> {
 fn loc_tail(t: &[u8]) -> Option<usize> {
     let n = t.len();
     let mut from = 0;
-    while let Some(off) = memmem::find(&t[from..], b"loc(") {
+    while let Some(off) = crate::finder!(b"loc(").find(&t[from..]) {
         let p = from + off;
         from = p + 1;
         if p == 0 || !is_ws(t[p - 1]) {
@@ -504,10 +511,6 @@ fn strip_loc(t: &[u8]) -> &[u8] {
         Some(s) => &t[..s],
         None => t,
     }
-}
-
-fn rfind(t: &[u8], needle: &[u8]) -> Option<usize> {
-    memmem::rfind(t, needle)
 }
 
 fn some_shapes(v: Vec<Shape>) -> Option<Vec<Shape>> {
@@ -578,7 +581,7 @@ struct Pending {
 /// Stateful per file: remembers open manual computations until their closing line.
 #[derive(Default)]
 pub struct Extractor {
-    needles: Needles,
+    needles: std::sync::Arc<Needles>,
     pending: Vec<Pending>,
 }
 
@@ -641,20 +644,17 @@ impl Extractor {
             self.close(&mut ln, &mut out);
         }
         let mut pos = 0;
-        let needles = std::mem::take(&mut self.needles);
-        {
-            let mut searcher = Searcher::new(&needles);
-            while let Some(m) = searcher.search(text, pos) {
-                pos = match self.dispatch(&mut ln, &m, &mut out) {
-                    Ok(p) => p,
-                    Err(EscapeError) => m.end,
-                };
-                if pos <= m.start {
-                    pos = m.end;
-                }
+        let needles = std::sync::Arc::clone(&self.needles);
+        let mut searcher = Searcher::new(&needles);
+        while let Some(m) = searcher.search(text, pos) {
+            pos = match self.dispatch(&mut ln, &m, &mut out) {
+                Ok(p) => p,
+                Err(EscapeError) => m.end,
+            };
+            if pos <= m.start {
+                pos = m.end;
             }
         }
-        self.needles = needles;
         out
     }
 
@@ -665,7 +665,7 @@ impl Extractor {
         }
         let Some(p) = self.pending.pop() else { return };
         let sig = strip_loc(sig);
-        let (ins, outs) = match rfind(sig, b"->") {
+        let (ins, outs) = match crate::rfinder!(b"->").rfind(sig) {
             Some(a) => (mlir_shapes(&sig[..a]), mlir_shapes(&sig[a..])),
             None => (Vec::new(), mlir_shapes(sig)),
         };
@@ -824,7 +824,7 @@ impl Extractor {
                 Ok(end)
             }
             Group::Unspec => {
-                let c = if memmem::find(t, b"custom_call_target").is_some() {
+                let c = if crate::finder!(b"custom_call_target").find(t).is_some() {
                     Self::hlo_ctx(ln)
                 } else {
                     self.mlir_context(ln, ms)
@@ -901,7 +901,7 @@ impl Extractor {
             Some(colon) if colon >= pos => {
                 let body = strip_loc(rstrip(t));
                 let mut tail = &body[colon + 3..];
-                if let Some(a) = rfind(tail, b"->") {
+                if let Some(a) = crate::rfinder!(b"->").rfind(tail) {
                     tail = &tail[a + 2..];
                 }
                 some_shapes(mlir_shapes(tail))
@@ -943,7 +943,7 @@ impl Extractor {
             return Ok(());
         }
         let text = unicode_strip(&data);
-        if text.starts_with(b"{") && memmem::find(text, b"#sdy.mesh").is_some() {
+        if text.starts_with(b"{") && crate::finder!(b"#sdy.mesh").find(text).is_some() {
             self.mesh_dict(ln, &key, a, b, &data, enc, out);
             return Ok(());
         }
@@ -1078,7 +1078,7 @@ fn mesh_entry(data: &[u8], mut pos: usize) -> Option<((usize, usize), usize, usi
 
 /// `sdy\.mesh\s+@([\w$.\-]+|"(?:[^"\\]|\\.)*")` searched in `t`: the name.
 fn mesh_decl_name(t: &[u8]) -> Option<&[u8]> {
-    for p in memmem::find_iter(t, b"sdy.mesh") {
+    for p in crate::finder!(b"sdy.mesh").find_iter(t) {
         let j = p + 8;
         let k = j + t[j..].iter().take_while(|&&b| is_ws(b)).count();
         if k == j || t.get(k) != Some(&b'@') {

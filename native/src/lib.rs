@@ -3,6 +3,7 @@
 //! Python (a last-resort guard turns one into RuntimeError); I/O problems are OSError.
 
 pub mod extract;
+pub mod find;
 pub mod keywords;
 pub mod lines;
 pub mod names;

@@ -11,7 +11,6 @@ use crate::strings::{is_word, is_ws, rstrip};
 use crate::suppress::Suppressions;
 use crate::table::{Row, Table, NONE};
 use aho_corasick::{AhoCorasick, MatchKind};
-use memchr::memmem;
 
 pub const CHUNK: usize = 8 << 20;
 pub const MAX_LINE: usize = 4 << 20;
@@ -104,8 +103,7 @@ fn next_candidate(f: &Finder, buf: &[u8], from: usize, limit: usize) -> Option<C
 }
 
 fn count_nl(b: &[u8]) -> u64 {
-    // auto-vectorised byte count
-    b.iter().filter(|&&c| c == b'\n').count() as u64
+    memchr::memchr_iter(b'\n', b).count() as u64
 }
 
 /// `[\w.\"]\s*=\s*$` in `buf[lo..hi]`: a `key =` whose value is on the next line.
@@ -154,7 +152,7 @@ fn scope_of(line: &[u8]) -> ScopeLine {
     if body.starts_with(b"HloModule") || module_start(line) {
         return ScopeLine::Reset;
     }
-    if let Some(p) = memmem::find(line, b"func.func") {
+    if let Some(p) = crate::finder!(b"func.func").find(line) {
         if let Some(at) = memchr::memchr(b'@', &line[p..]) {
             let a = p + at + 1;
             let name: Vec<u8> = if line.get(a) == Some(&b'"') {
@@ -277,6 +275,8 @@ impl Engine {
                 if self.staged.len() == chunk {
                     let piece = std::mem::take(&mut self.staged);
                     self.read(&piece);
+                    self.staged = piece;
+                    self.staged.clear();
                 }
             }
             data = &data[take..];
@@ -292,6 +292,9 @@ impl Engine {
         self.kind = kind;
         self.reason = reason;
         self.skip = kind == "skip";
+        if self.skip {
+            self.defined.clear();
+        }
         self.buf = head;
     }
 

@@ -3,7 +3,6 @@
 
 use crate::keywords::name_char;
 use crate::strings::is_ws;
-use memchr::memmem;
 use std::collections::HashMap;
 
 /// One segment's definitions, kept apart as the reference updates them: SSA names, then arguments,
@@ -55,7 +54,7 @@ impl Defined {
         }
         // %arg(\d+): ([^\s,)]+)
         let mut i = 0;
-        while let Some(off) = memmem::find(&data[i..], b"%arg") {
+        while let Some(off) = crate::finder!(b"%arg").find(&data[i..]) {
             let p = i + off;
             let a = p + 4;
             let d = data[a..].iter().take_while(|b| b.is_ascii_digit()).count();
@@ -76,7 +75,7 @@ impl Defined {
         }
         // = (\S+) parameter\((\d+)\)
         let mut i = 0;
-        while let Some(off) = memmem::find(&data[i..], b" parameter(") {
+        while let Some(off) = crate::finder!(b" parameter(").find(&data[i..]) {
             let q = i + off;
             i = q + 1;
             let a = data[..q].iter().rposition(|&c| is_ws(c)).map_or(0, |p| p + 1);

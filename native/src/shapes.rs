@@ -20,7 +20,7 @@ fn dim(d: &[u8]) -> Dim {
 /// Shapes of the `tensor<...>` types in `text`, in order.
 pub fn mlir_shapes(text: &[u8]) -> Vec<Shape> {
     let mut out = Vec::new();
-    let finder = memchr::memmem::Finder::new(b"tensor<");
+    let finder = crate::finder!(b"tensor<");
     let mut pos = 0;
     while let Some(off) = finder.find(&text[pos..]) {
         let mut i = pos + off + 7;

@@ -178,6 +178,14 @@ pub fn contains(hay: &[u8], needle: &[u8]) -> bool {
     memchr::memmem::find(hay, needle).is_some()
 }
 
+fn has_backslash_quote(raw: &[u8]) -> bool {
+    raw.windows(2).any(|w| w == b"\\\"")
+}
+
+fn has_hex_quote(raw: &[u8]) -> bool {
+    raw.windows(3).any(|w| w == b"\\22")
+}
+
 fn quoted(b: &[u8]) -> bool {
     b.len() >= 2 && b[0] == b'"' && b[b.len() - 1] == b'"'
 }
@@ -193,7 +201,7 @@ fn outer_name(outer: &str) -> &'static str {
 /// Decode a string body, undoing a second (legacy) level when the result is still escaped.
 pub fn decode_layered(raw: &[u8], outer: &str) -> Result<(Vec<u8>, Encoding), EscapeError> {
     let outer = outer_name(outer);
-    let style = if contains(raw, b"\\\"") && !contains(raw, b"\\22") { "backslash" } else { "hex" };
+    let style = if has_backslash_quote(raw) && !has_hex_quote(raw) { "backslash" } else { "hex" };
     let once = unescape(outer, raw)?;
     if outer == "none" || (!once.contains(&b'\\') && !quoted(&once)) {
         return Ok((once, Encoding { outer, quote_style: style, inner: "none", inner_quoted: false }));

@@ -50,25 +50,24 @@ impl Suppressions {
 
     /// One read of the stream (`data` empty: the end).
     pub fn read(&mut self, data: &[u8]) {
-        let buf = if self.pending.is_empty() {
-            data.to_vec()
+        if self.pending.is_empty() {
+            self.scan(data, data.is_empty());
         } else {
             let mut b = std::mem::take(&mut self.pending);
             b.extend_from_slice(data);
-            b
-        };
-        self.scan(&buf, data.is_empty());
+            self.scan(&b, data.is_empty());
+        }
     }
 
     fn scan(&mut self, buf: &[u8], last: bool) {
         let n = buf.len();
         let last_nl = memchr::memrchr(b'\n', buf);
         let cut = if last { n } else { last_nl.map_or(0, |p| p + 1).max(n.saturating_sub(TAIL)) };
-        if memmem::find(buf, b"shardconv:").is_some() {
+        if crate::finder!(b"shardconv:").find(buf).is_some() {
             let mut line = self.line;
             let mut at = 0usize;
             let mut pos = 0usize;
-            while let Some(off) = memmem::find(&buf[pos..], b"shardconv:") {
+            while let Some(off) = crate::finder!(b"shardconv:").find(&buf[pos..]) {
                 let p = pos + off;
                 let Some(((ra, rb), end)) = marker_at(buf, p) else {
                     pos = p + 1;

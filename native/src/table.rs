@@ -7,8 +7,60 @@ use crate::extract::{
 };
 use crate::shapes::Shape;
 use crate::strings::Encoding;
+use std::borrow::Borrow;
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+
+/// A fast non-cryptographic hasher (FxHash's multiply-rotate) for the interning maps.
+#[derive(Default, Clone, Copy)]
+pub struct Fx(u64);
+
+const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl Fx {
+    #[inline]
+    fn add(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(SEED);
+    }
+}
+
+impl Hasher for Fx {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(c);
+            self.add(u64::from_le_bytes(b));
+        }
+        let rest = chunks.remainder();
+        let mut b = [0u8; 8];
+        b[..rest.len()].copy_from_slice(rest);
+        self.add(u64::from_le_bytes(b) ^ ((rest.len() as u64) << 59));
+    }
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+pub type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
 
 pub const NONE: u32 = 0xFFFF_FFFF;
 
@@ -26,12 +78,12 @@ pub struct Value {
 /// Interns values of one type: each distinct one gets the next id.
 pub struct Interner<T: Eq + Hash + Clone> {
     pub items: Vec<T>,
-    index: HashMap<T, u32>,
+    index: FxMap<T, u32>,
 }
 
 impl<T: Eq + Hash + Clone> Default for Interner<T> {
     fn default() -> Self {
-        Interner { items: Vec::new(), index: HashMap::new() }
+        Interner { items: Vec::new(), index: FxMap::default() }
     }
 }
 
@@ -45,17 +97,29 @@ impl<T: Eq + Hash + Clone> Interner<T> {
         self.index.insert(item, i);
         i
     }
+
+    /// The id of a borrowed item, copied only when it is new.
+    pub fn id_of<Q>(&mut self, item: &Q) -> u32
+    where
+        T: Borrow<Q>,
+        Q: Hash + Eq + ?Sized + ToOwned<Owned = T>,
+    {
+        if let Some(&i) = self.index.get(item) {
+            return i;
+        }
+        self.id(item.to_owned())
+    }
 }
 
 /// Values keyed by a hash of their parts, compared in full only on a hash hit (no key copies).
 #[derive(Default)]
 pub struct ValueInterner {
     pub items: Vec<Value>,
-    index: HashMap<u64, Vec<u32>>,
+    index: FxMap<u64, Vec<u32>>,
 }
 
 fn value_hash(kind: u8, site: &str, raw: &[u8], text: &[u8], data: Option<&[u8]>, enc: &Encoding) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let mut h = Fx::default();
     kind.hash(&mut h);
     site.hash(&mut h);
     raw.hash(&mut h);
@@ -133,9 +197,9 @@ pub struct Table {
     pub line_store: Vec<Vec<u8>>,
     last_line: Option<(u64, u32)>,
     pub groups: Vec<[u32; 6]>,
-    group_index: HashMap<[u32; 4], u32>,
+    group_index: FxMap<[u32; 4], u32>,
     pub pairs: Vec<[u32; 4]>,
-    pair_index: HashMap<[u32; 3], u32>,
+    pair_index: FxMap<[u32; 3], u32>,
     module: u32,
     filled: bool,
     line: Option<u64>,
@@ -166,9 +230,9 @@ impl Table {
         let index = self.starts.len() as u32;
         let kind = s.kind;
         let value = self.values.id(&s);
-        let name = s.value.map_or(NONE, |v| self.names.id(v));
-        let shapes = s.shapes.map_or(NONE, |v| self.shapes.id(v));
-        let op = s.op.map_or(NONE, |v| self.ops.id(v));
+        let name = s.value.as_deref().map_or(NONE, |v| self.names.id_of(v));
+        let shapes = s.shapes.as_deref().map_or(NONE, |v| self.shapes.id_of(v));
+        let op = s.op.as_deref().map_or(NONE, |v| self.ops.id_of(v));
         if kind == MODULE_START {
             if self.filled {
                 self.module += 1;

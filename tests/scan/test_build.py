@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_crate_version_is_the_package_version() -> None:
     cargo = (ROOT / "native" / "Cargo.toml").read_text(encoding="utf-8")
-    m = re.search(r'^version = "([^"]+)"', cargo, re.M)
+    m = re.search(r'^version = "([^"]+)"', cargo, re.MULTILINE)
     assert m is not None and m.group(1) == VERSION
     from shardconv import _native
 
@@ -32,7 +32,7 @@ def test_constants() -> None:
     from shardconv import _native
     from shardconv.scan.sites import SiteKind
 
-    assert _native.SITE_KINDS == tuple(k.value for k in SiteKind)
+    assert tuple(k.value for k in SiteKind) == _native.SITE_KINDS
     assert _native.NONE == 0xFFFF_FFFF
     assert _native.SNIFF_BYTES == 1 << 16
 

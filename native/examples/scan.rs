@@ -1,0 +1,28 @@
+//! `cargo run --release --example scan FILE`: times the engine alone on a file (no Python objects).
+
+use std::io::Read;
+use std::time::Instant;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let path = std::env::args().nth(1).ok_or("usage: scan FILE")?;
+    let t = Instant::now();
+    let mut f = std::fs::File::open(&path)?;
+    let mut e = _native::lines::Engine::new(_native::lines::Options::default())?;
+    let mut piece = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut piece)?;
+        if n == 0 {
+            break;
+        }
+        e.feed(&piece[..n]);
+    }
+    e.finish();
+    println!(
+        "{} bytes, {} sites, {} groups in {:.3}s",
+        e.size,
+        e.table.count(),
+        e.table.groups.len(),
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}

@@ -1,0 +1,61 @@
+"""``names=True``: per segment (before the first module header, then from each header on) the names it
+defines, as the reference ``names_in`` reads them, and a digest equal for equal text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+
+from scan.compare import reference
+from scan.test_soups import LINES, options
+from shardconv.scan import native
+from shardconv.scan.sites import SiteKind
+from support.reference_scan.names import names_in
+import itertools
+
+ROOT = Path(__file__).resolve().parents[2]
+DUMPS = sorted(p for d in (ROOT / "tests" / "data" / "dumps", ROOT / "examples") for p in d.glob("*") if p.is_file())
+
+
+def _segments(data: bytes, opts=None) -> list[tuple[int, int]]:  # type: ignore[no-untyped-def]
+    sites = reference(data).sites if opts is None else reference(data, opts).sites
+    heads = [s.start for s in sites if s.kind is SiteKind.MODULE_START]
+    bounds = [0, *heads, len(data)]
+    return list(itertools.pairwise(bounds))
+
+
+def _check(data: bytes) -> None:
+    scan = native.scan_bytes(data, names=True)
+    if scan.kind == "skip":
+        assert scan.defined == [] and scan.digests == []
+        return
+    segs = _segments(data)
+    assert len(scan.defined) == len(segs) == len(scan.digests)
+    for (a, b), got in zip(segs, scan.defined):
+        assert got == names_in(data, a, b)
+
+
+@pytest.mark.parametrize("path", DUMPS, ids=lambda p: p.name)
+def test_defined_per_segment(path: Path) -> None:
+    _check(path.read_bytes())
+
+
+@settings(max_examples=300)
+@given(LINES, options)
+def test_defined_in_soups(data: bytes, opts: object) -> None:
+    _check(data)
+
+
+def test_digests_are_equal_for_equal_text() -> None:
+    one = (ROOT / "tests" / "data" / "dumps" / "jax_lowered.mlir").read_bytes()
+    other = (ROOT / "tests" / "data" / "dumps" / "replicate_sharded_data.mlir").read_bytes()
+    log = b"// -----\n" + one + b"// -----\n" + other + b"// -----\n" + one + b"// -----\n" + one.replace(b"8", b"4")
+    scan = native.scan_bytes(log, names=True)
+    segs = _segments(log)
+    assert len(scan.digests) == len(segs) > 4
+    bodies = [log[a:b] if i == 0 else log[min(log.find(b"\n", a) + 1 or b, b) : b] for i, (a, b) in enumerate(segs)]
+    for i, x in enumerate(bodies):
+        for j, y in enumerate(bodies):
+            assert (scan.digests[i] == scan.digests[j]) == (x == y), (i, j)

@@ -1,0 +1,147 @@
+"""Nothing the core reads can crash the interpreter: random bytes, a binary file, a 1 MB line, a sparse
+2 GB file (bounded memory and time), a file truncated while it is read (OSError), and every entry point
+(bytes, path, stream in any pieces) giving the same scan."""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scan.compare import Options, differences
+from scan.test_soups import CORPUS, LINES
+from shardconv import _native
+from shardconv.scan import native
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _table(scan: _native.Scan) -> tuple[object, ...]:
+    return (
+        scan.kind, scan.reason, scan.size, scan.values, scan.names, scan.shapes, scan.scopes, scan.ops, scan.columns,
+        scan.line_texts, scan.groups, scan.pairs, scan.modules, scan.suppressions, scan.defined, scan.digests,
+    )
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=3000), st.integers(1, 5000), st.booleans())
+def test_random_bytes(data: bytes, piece: int, names: bool) -> None:
+    one = native.scan_bytes(data, names=names, chunk=512, max_line=1024, overlap=256)
+    scanner = _native.Scanner(names=names, chunk=512, max_line=1024, overlap=256)
+    for i in range(0, len(data), piece):
+        scanner.feed(data[i : i + piece])
+    assert _table(scanner.finish()) == _table(one)
+
+
+@settings(max_examples=100)
+@given(LINES, st.integers(1, 300))
+def test_entry_points_agree(data: bytes, piece: int) -> None:
+    data = data * 30
+    whole = native.scan_bytes(data, names=True, chunk=1000, max_line=3000, overlap=700)
+    stream = native.scan_stream(_Pieces(data, piece), names=True, chunk=1000, max_line=3000, overlap=700)
+    assert _table(stream) == _table(whole)
+
+
+class _Pieces(io.RawIOBase):
+    """A stream handing out at most ``piece`` bytes per read, as a pipe does."""
+
+    def __init__(self, data: bytes, piece: int) -> None:
+        self.data, self.piece, self.at = data, piece, 0
+
+    def read(self, n: int = -1, /) -> bytes:
+        out = self.data[self.at : self.at + min(self.piece, n if n >= 0 else self.piece)]
+        self.at += len(out)
+        return out
+
+
+def test_path_is_bytes(tmp_path: Path) -> None:
+    for i, data in enumerate(CORPUS):
+        p = tmp_path / f"d{i}"
+        p.write_bytes(data)
+        assert _table(native.scan_path(str(p), names=True)) == _table(native.scan_bytes(data, names=True))
+
+
+def test_binary_file(tmp_path: Path) -> None:
+    p = tmp_path / "bin"
+    p.write_bytes(b"HloModule m\n" + bytes(range(256)) * 1000)
+    scan = native.scan_path(str(p))
+    assert scan.kind == "skip" and "binary" in scan.reason
+
+
+def test_megabyte_line() -> None:
+    rng = random.Random(1)
+    parts = [b"  %x = f32[8]{0} parameter(0), sharding={devices=[2]0,1}"]
+    while sum(map(len, parts)) < 1 << 20:
+        filler = [b"x" * 1000] * 30
+        parts.append(rng.choice([*filler, b" sharding={replicated}", b" #sdy.sharding<@m, [{}]>", b" {", b"}"]))
+    data = b"HloModule m\n" + b"".join(parts) + b"\n  %y = f32[] add(), sharding={maximal device=0}\n"
+    assert differences(data) == []
+    assert differences(data, Options(chunk=1 << 16, max_line=1 << 18, overlap=1 << 15)) == []
+
+
+def _child(code: str) -> str:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env,
+                          timeout=300).stdout
+
+
+def test_sparse_two_gigabytes(tmp_path: Path) -> None:
+    """2 GB with a text head and no newline after it: scanned in windows, memory bounded, in seconds."""
+    p = tmp_path / "sparse.hlo"
+    with open(p, "wb") as f:
+        f.write((b"  %x = f32[8]{0} parameter(0), sharding={replicated}\n" * 2000)[: 1 << 16])
+    os.truncate(p, 2 << 30)
+    out = _child(
+        "import resource, time\n"
+        "from shardconv.scan import native\n"
+        "t = time.perf_counter()\n"
+        f"s = native.scan_path({str(p)!r})\n"
+        "print(s.kind, s.size, len(s.groups), round(time.perf_counter() - t, 1),\n"
+        "      resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n"
+    )
+    kind, size, groups, seconds, rss_mb = out.split()
+    assert kind == "hlo" and int(size) == 2 << 30 and int(groups) == 1
+    assert float(seconds) < 120 and int(rss_mb) < 200, out
+    assert native.scan_path(str(p), chunk=1 << 20, max_line=1 << 21, overlap=1 << 19).size == 2 << 30
+
+
+def test_sparse_binary_is_not_read(tmp_path: Path) -> None:
+    p = tmp_path / "zeros"
+    p.touch()
+    os.truncate(p, 2 << 30)
+    t = time.perf_counter()
+    scan = native.scan_path(str(p))
+    assert scan.kind == "skip" and scan.size == _native.SNIFF_BYTES and time.perf_counter() - t < 5
+
+
+def test_truncated_while_read(tmp_path: Path) -> None:
+    p = tmp_path / "shrinking.hlo"
+    with open(p, "wb") as f:
+        f.write((b"  %x = f32[8]{0} parameter(0), sharding={replicated}\n" * 2000)[: 1 << 16])
+    os.truncate(p, 2 << 30)
+    threading.Timer(0.3, os.truncate, (p, 1 << 20)).start()
+    with pytest.raises(OSError, match="changed size"):
+        native.scan_path(str(p))
+
+
+def test_missing_and_directory(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        native.scan_path(str(tmp_path / "nope"))
+    with pytest.raises(OSError):
+        native.scan_path(str(tmp_path))
+
+
+def test_bad_options_are_scan_errors() -> None:
+    with pytest.raises(native.ScanError):
+        native.scan_bytes(b"x", max_line=10, overlap=10)
+    with pytest.raises(native.ScanError):
+        native.scan_bytes(b"x", chunk=0)

@@ -1,0 +1,153 @@
+"""The native core against the reference on input made to break it: real dumps mutated (byte edits,
+line shuffles, truncations) and hypothesis-generated soups of fragments (keywords, brackets, quotes,
+escapes, newlines, CR, long lines) read with small chunk / max_line / overlap."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scan.compare import Options, differences
+
+ROOT = Path(__file__).resolve().parents[2]
+DUMPS = sorted(p for d in (ROOT / "tests" / "data" / "dumps", ROOT / "examples") for p in d.glob("*") if p.is_file())
+CORPUS = [p.read_bytes() for p in DUMPS]
+
+FRAGMENTS = [
+    b"sharding={", b"sharding={replicated}", b"sharding={devices=[2,1]0,1}", b", sharding=", b"sharding=<",
+    b"out_sharding=<", b"in_shardings=[", b"out_shardings=[", b"manual_axes={", b'manual_axes={"x"}',
+    b"num_partitions=", b"num_partitions=8", b"mhlo.num_partitions = 4", b"mhlo.num_partitions\t=\t4",
+    b"mhlo.sharding = \"", b'mhlo.sharding = "{replicated}"', b'mhlo.sharding = "\\22{maximal device=1}\\22"',
+    b"mhlo.spmd_output_sharding = \"", b'xla.sdy.sharding="', b'xla.sdy.sharding = "', b'xla.sdy.meshes={',
+    b'xla.sdy.meshes = "{mesh = #sdy.mesh<[\\22x\\22=2]>}"', b'"{mesh = #sdy.mesh<[\\\\\\22x\\\\\\22=2]>}"',
+    b'xla.sdy.sharding="#sdy.sharding_per_value<[<@mesh, [{\\"x\\"}]>]>"',
+    b"#sdy.sharding<", b"#sdy.sharding<@mesh, [{\"x\"}, {}]>", b"#sdy.sharding_per_value<[", b"#sdy.mesh<",
+    b"#sdy.mesh<[\"x\"=2]>", b"#sdy<manual_axes{\"x\"}>", b"sdy.mesh @mesh = <[\"x\"=2]>", b"sdy.mesh @\"q\\\"m\" = <",
+    b"sdy.sharding_constraint %0 <@mesh, [{}]>", b"sdy.reshard %arg0 <@m, [{\"y\"}]>", b"sdy.sharding = ",
+    b"stablehlo.mesh = {axes = [{name = \"x\", size = 2}]}", b"stablehlo.mesh={", b"unspecified_dims=[0,1]",
+    b"unspecified_dims=[", b"replica_group_mesh_axes<mesh = @mesh, axes = [0]>", b"replica_group_mesh_axes<mesh=@",
+    b"expected-error", b"expected-error@+1", b"expected-error@-2", b"expected-error@above", b"expected-error@below",
+    b"// expected-error {{bad}}", b"HloModule m", b"HloModule ", b"module", b"module @m attributes {", b"// -----",
+    b"//-----", b"ENTRY %main.1 (p: f32[8]) -> f32[8] {", b"ROOT ", b"  %x = f32[8,16]{1,0} parameter(0)",
+    b"%y = (f32[8], s32[]) tuple(%a, %b)", b"custom_call_target=\"Sharding\"", b"custom-call(%x)",
+    b"func.func @main(", b"func.func public @f(", b"%arg0: tensor<8x16xf32>", b" {sdy.sharding = ", b"tensor<8x?xf32>",
+    b") -> (", b") -> tensor<4xf32>", b" : tensor<8xf32>", b" : (tensor<8xf32>) -> tensor<8xf32>", b"} : ",
+    b"  } : (tensor<8xf32>) -> tensor<8xf32>", b"sdy.manual_computation(%0)", b" loc(#loc1)", b" loc(\"a\"(#l))",
+    b"%0 = ", b"%r:2 = ", b"%a, %b = ", b"stablehlo.custom_call @Sharding(%0)", b"\"stablehlo.add\"(%a)",
+    b"shardconv: ignore[rule-a]", b"// shardconv: ignore[x, y]", b"/* shardconv:ignore[z] */", b"shardconv:",
+    b"{", b"}", b"[", b"]", b"<", b">", b"(", b")", b"<=", b"->", b'"', b"\\", b"\\22", b"\\\\", b"\\n", b"\\x41",
+    b"\\101", b"=", b" = ", b", ", b"\n", b"\r\n", b"\r", b" ", b"\t", b"@mesh", b"%x", b"x", b"\xff", b"\xc2\xa0",
+    b"\x00", b"key =\n", b"xla.sdy.meshes =\n  ", b"mhlo.sharding =\n\"{replicated}\"",
+]
+
+fragment = st.sampled_from(FRAGMENTS)
+long_run = st.builds(lambda b, n: b * n, st.sampled_from([b"x", b"{", b"a b ", b"sharding={}", b"\\22"]),
+                     st.integers(1, 700))
+soup = st.lists(st.one_of(fragment, fragment, fragment, long_run, st.binary(max_size=8)), max_size=60).map(b"".join)
+options = st.sampled_from(
+    [Options(), Options(chunk=64, max_line=256, overlap=100), Options(chunk=1, max_line=100, overlap=50),
+     Options(chunk=1000, max_line=400, overlap=399), Options(chunk=7, max_line=2000, overlap=1)]
+)
+
+
+LEAVES = st.sampled_from(
+    [b"x", b'"x"', b'\\22x\\22', b"@mesh", b"2", b"?", b"replicated", b"devices=[2,1]0,1", b", ", b"=", b"->",
+     b"<=", b"\\", b'\\"', b"\n", b" ", b"tensor<8xf32>", b"f32[8]", b"{}", b"#sdy.mesh<[]>", b"mesh = "]
+)
+
+
+def _wrap(pair: tuple[bytes, list[bytes]]) -> bytes:
+    brackets, inner = pair
+    body = b"".join(inner)
+    return brackets[:1] + body + brackets[1:]
+
+
+VALUE = st.recursive(
+    LEAVES, lambda kids: st.tuples(st.sampled_from([b"{}", b"[]", b"<>", b"()", b'""', b"{", b"<", b'"']),
+                                   st.lists(kids, max_size=4)).map(_wrap), max_leaves=12
+)
+KEYS = st.sampled_from(
+    [b"sharding=", b"sharding=<", b"out_sharding=", b"in_shardings=", b"out_shardings=", b"manual_axes=",
+     b"mhlo.sharding = ", b"mhlo.spmd_output_sharding = ", b"xla.sdy.sharding=", b"xla.sdy.meshes=",
+     b"xla.sdy.sharding = ", b"xla.sdy.manual_axes = ", b"sdy.sharding = ", b"sdy.sharding = #sdy.sharding",
+     b"sdy.sharding_per_value = #sdy.sharding_per_value", b"sdy.mesh = #sdy.mesh", b"stablehlo.mesh = ",
+     b"backend_config=\"unspecified_dims=", b"num_partitions=", b"mhlo.num_partitions = ", b"sdy.mesh @m = ",
+     b"sdy.sharding_constraint %0 ", b"sdy.reshard %1 ", b"replica_group_mesh_axes<mesh = @", b"x = ", b"key =\n"]
+)
+HEADS = st.sampled_from(
+    [b"", b"  ", b"  %x = ", b"  ROOT %r.1 = ", b"  %0 = ", b"    %1:2 = ", b"  %a, %b = ", b"HloModule m, ",
+     b"module @m attributes {", b"  func.func @main(%arg0: tensor<8x16xf32> {", b"  func.func @f(%arg0: ",
+     b"ENTRY %main.3 (p.1: f32[8]) -> f32[8] {", b"// expected-error@+1 {{", b"  } : ", b"// -----", b"  }"]
+)
+TYPES = st.sampled_from([b"", b"f32[8,16]{1,0} ", b"(f32[8], s32[]) ", b"token[] ", b"f32[] "])
+OPS = st.sampled_from(
+    [b"", b"parameter(0), ", b"custom-call(%a), custom_call_target=\"Sharding\", ", b"stablehlo.add %a, %b {",
+     b"\"stablehlo.custom_call\"(%a) {call_target_name = \"Sharding\", ", b"stablehlo.custom_call @xla.sdy.X(%0) {",
+     b"sdy.manual_computation(%0) "]
+)
+TAILS = st.sampled_from(
+    [b"", b"}", b"}>}", b" : tensor<8x16xf32>", b" : (tensor<8xf32>) -> tensor<4x?xf32>", b") -> tensor<8xf32> {",
+     b" {", b" loc(#loc3)", b" : tensor<8xf32> loc(\"x\"(#l1))", b"\r"]
+)
+LINE = st.tuples(HEADS, TYPES, OPS, st.lists(st.tuples(KEYS, VALUE).map(b"".join), max_size=3).map(b", ".join), TAILS)
+LINES = st.lists(LINE.map(b"".join), min_size=1, max_size=25).map(b"\n".join)
+
+
+@settings(max_examples=800)
+@given(LINES, options)
+def test_line_soup(data: bytes, opts: Options) -> None:
+    assert _checked(data, opts) == []
+
+
+def _checked(data: bytes, opts: Options) -> list[str]:
+    try:
+        return differences(data, opts)
+    except UnicodeDecodeError:  # the reference decodes some names strictly and fails on non-UTF-8 ones
+        return []
+
+
+@settings(max_examples=600)
+@given(soup, options)
+def test_fragment_soup(data: bytes, opts: Options) -> None:
+    head = b"module {\n" if len(data) % 2 else b"HloModule m\n"
+    assert _checked(head + data, opts) == []
+
+
+def _mutate(data: bytes, rng: random.Random) -> bytes:
+    b = bytearray(data)
+    how = rng.randrange(4)
+    if how == 0:  # byte edits
+        for _ in range(rng.randint(1, 20)):
+            if not b:
+                break
+            i = rng.randrange(len(b))
+            op = rng.randrange(3)
+            if op == 0:
+                b[i] = rng.choice(b'{}[]<>()"\\=,:@% \n\rx0')
+            elif op == 1:
+                del b[i]
+            else:
+                b[i:i] = rng.choice(FRAGMENTS)
+        return bytes(b)
+    lines = data.split(b"\n")
+    if how == 1:  # line shuffles
+        rng.shuffle(lines)
+        return b"\n".join(lines)
+    if how == 2:  # truncation
+        return data[: rng.randrange(len(data) + 1)]
+    other = rng.choice(CORPUS).split(b"\n")  # splice lines of two dumps
+    cut = rng.randrange(len(lines) + 1)
+    return b"\n".join(lines[:cut] + other[rng.randrange(len(other) + 1) :])
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_mutated_dumps(seed: int) -> None:
+    rng = random.Random(seed)
+    for data in CORPUS:
+        mutated = _mutate(data, rng)
+        opts = rng.choice([Options(), Options(chunk=512, max_line=1024, overlap=300)])
+        assert _checked(mutated, opts) == [], (seed, mutated[:2000])
