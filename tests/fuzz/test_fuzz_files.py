@@ -182,16 +182,19 @@ def test_binary_garbage_and_non_ir(tmp_path: Path) -> None:
 
 
 def test_unreadable_and_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """EACCES is simulated (CI runs as root, which reads a chmod-0 file anyway); a missing path is real."""
+    """EACCES is simulated where the scan floor opens the file (CI runs as root, which reads a chmod-0
+    file anyway); a missing path is real."""
+    from shardconv.scan import inputs
+
     p = _seed(tmp_path)
-    real_open = open
+    real_scan = inputs.scan_path
 
-    def denying_open(file, *args, **kwargs):  # type: ignore[no-untyped-def]
-        if str(file) == str(p):
-            raise PermissionError(errno.EACCES, "Permission denied", str(file))
-        return real_open(file, *args, **kwargs)
+    def denying_scan(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if str(path) == str(p):
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_scan(path, *args, **kwargs)
 
-    monkeypatch.setattr("builtins.open", denying_open)
+    monkeypatch.setattr(inputs, "scan_path", denying_scan)
     r = run("check", str(p))
     _clean(r, "cannot read")
     assert "Permission denied" in r.err + r.out and r.code == 1
