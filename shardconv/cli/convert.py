@@ -65,7 +65,7 @@ def convert_item(
     if not explain:
         return Converted(inp, target, output, on, None, ())
     xla = _xla_view(inp, rank) if inp.is_hlo and on is not None else None
-    return Converted(inp, target, output, on, xla, tuple(_notes(inp, ctx, on, xla)))
+    return Converted(inp, target, output, on, xla, tuple(_notes(inp, target, ctx, on, xla)))
 
 
 def _xla_view(inp: Input, rank: Rank) -> OnMesh | ShardingError:
@@ -78,7 +78,9 @@ def _xla_view(inp: Input, rank: Rank) -> OnMesh | ShardingError:
         return e
 
 
-def _notes(inp: Input, ctx: Context, on: OnMesh | None, xla: OnMesh | ShardingError | None) -> list[Note]:
+def _notes(
+    inp: Input, target: str, ctx: Context, on: OnMesh | None, xla: OnMesh | ShardingError | None
+) -> list[Note]:
     """What the answer alone does not say: synthetic or distorted meshes, near-misses, lost details."""
     from shardconv.core.model import HloSharding, TensorSharding
     from shardconv.formats.sdy.write import print_mesh
@@ -120,7 +122,10 @@ def _notes(inp: Input, ctx: Context, on: OnMesh | None, xla: OnMesh | ShardingEr
         )
     if not inp.is_hlo and inp.kind == "sdy":
         dims = resolve.value_as(inp, TensorSharding).dims
-        if any(not d.is_closed or d.priority is not None for d in dims):
+        if target == "v3":  # V3 keeps open dims (XLA's NamedSharding has them), not priorities
+            if any(d.priority is not None for d in dims):
+                notes.append(Note("dropped", "HLO V3 has no priorities; they were dropped"))
+        elif target != "sdy" and any(not d.is_closed or d.priority is not None for d in dims):
             notes.append(Note("dropped", "HLO has no open dims or priorities; they were dropped"))
     return notes
 

@@ -28,6 +28,7 @@ def render_target(
     """``inp`` spelled as ``target``; ``on`` is its Shardy side (required for SDY_TARGETS). HLO text is
     written as XLA ``xla_version`` writes it."""
     from shardconv.cli import resolve
+    from shardconv.core.model import HloSharding
     from shardconv.formats.hlo.write import print_hlo
 
     if target == "sdy":
@@ -42,6 +43,8 @@ def render_target(
     if target == "v3":
         from shardconv.convert import to_v3
 
+        if _is_v3(inp):  # a V3 input is its own V3 spelling: its device_ids stay as written
+            return print_hlo(resolve.value_as(inp, HloSharding), xla_version=xla_version)
         assert on is not None
         one = _single(on, target)
         v3 = to_v3(one, one.resolve_mesh(on.mesh), manual_axes=on.manual_axes)
@@ -69,6 +72,12 @@ def render_target(
     import base64
 
     return base64.b64encode(data).decode()
+
+
+def _is_v3(inp: Input) -> bool:
+    from shardconv.core.model import HloSharding, Kind
+
+    return isinstance(inp.value, HloSharding) and inp.value.kind is Kind.MESH
 
 
 def _json_target(inp: Input, ctx: Context, on: OnMesh | None, rank: Rank) -> str:
