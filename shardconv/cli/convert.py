@@ -195,6 +195,7 @@ Examples:
   shardconv convert "P(None, 'model')" --mesh batch=2,model=4 --to v1
   shardconv convert 08031a0301040230014a02020452020100 --mesh batch=2,model=4
   shardconv convert '{devices=[2,4]<=[8]}' --to proto-hex
+  shardconv convert "{mesh['a'=2,'b'=4], [{'a'}, {}]}" --to proto-v2
   shardconv convert - --mesh @model.mlir < shardings.txt
   shardconv convert '#sdy.sharding<mesh<["a"=2]>, [{"a"}]>' --to v3 --xla-version head
 
@@ -202,6 +203,10 @@ Examples:
 --to defaults to sdy for HLO/proto input and to hlo otherwise. Without --mesh an
 HLO input lands on the synthetic _axis_N mesh XLA's importer would invent; it is
 printed inline in the sharding (and as XLA writes it on stderr).
+\b
+proto-hex, proto-base64 and textproto give XLA's proto of the input: a V3 input
+(or tuple element) stays the named proto, as XLA serializes it. proto-v2 and
+proto-v3 (hex) choose: the tile-array proto, or the named one.
 \b
 TEXT '-' reads stdin, one item per line (blank lines and '// ...' skipped). Each
 line gets one output line; a bad line prints an empty line, reports
