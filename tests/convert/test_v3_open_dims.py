@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
 
 from support.cli_util import run
 from support.hlo_strategies import v3, v3_is_valid
+from support.sdy_strategies import valid_on_mesh
 from support.oracle_xla import xla_result, xla_sharding, xla_v3_to_v2
 from shardconv.convert import to_hlo, to_sdy_manual, to_v3
-from shardconv.core.errors import ShardingError
-from shardconv.core.model import AxisRef, DimSharding, HloSharding, Mesh, MeshAxis, SubAxis, TensorSharding
+from shardconv.core.model import HloSharding, Mesh, TensorSharding
 from shardconv.formats import parse_hlo, parse_sdy
-from shardconv.formats.sdy.verify import verify_on
 
 pytestmark = pytest.mark.oracle
 
@@ -73,46 +71,8 @@ def test_generated_open_v3_round_trips_as_xla(s: str) -> None:
     assert _via_sdy(h) == r.text, s
 
 
-_NAMES = ("a", "b", "x", "model")
-
-
-@st.composite
-def open_sdy(draw: st.DrawFn) -> tuple[TensorSharding, Mesh]:
-    """A valid Shardy sharding on a small mesh with at least one open dim; axes whole or split in two."""
-    names = draw(st.lists(st.sampled_from(_NAMES), unique=True, min_size=1, max_size=3))
-    mesh = Mesh.of([MeshAxis(n, draw(st.sampled_from([1, 2, 4, 8]))) for n in names])
-    rank = draw(st.integers(1, 3))
-    dims: list[list[AxisRef]] = [[] for _ in range(rank)]
-    replicated: list[AxisRef] = []
-    unreduced: list[AxisRef] = []
-    for a in mesh.axes:
-        refs = [AxisRef(a.name)]
-        if a.size >= 4 and draw(st.booleans()):
-            refs = [AxisRef(a.name, SubAxis(1, 2)), AxisRef(a.name, SubAxis(2, a.size // 2))]
-        for ref in refs:
-            where = draw(st.sampled_from(["dim", "dim", "none", "replicated", "unreduced"]))
-            if where == "dim":
-                dims[draw(st.integers(0, rank - 1))].append(ref)
-            elif where == "replicated":
-                replicated.append(ref)
-            elif where == "unreduced":
-                unreduced.append(ref)
-    opens = draw(st.lists(st.booleans(), min_size=rank, max_size=rank).filter(any))
-    s = TensorSharding(
-        "mesh",
-        tuple(DimSharding(tuple(d), is_closed=not o) for d, o in zip(dims, opens)),
-        tuple(replicated),
-        tuple(unreduced),
-    )
-    try:
-        verify_on(s, mesh)
-    except ShardingError:
-        assume(False)
-    return s, mesh
-
-
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
-@given(open_sdy())
+@given(valid_on_mesh(open_dims=True))
 def test_generated_open_sdy_to_v3_is_what_xla_reads_and_prints(case: tuple[TensorSharding, Mesh]) -> None:
     """XLA reads our V3 text of an open Shardy sharding, prints it unchanged, keeps the open dims, and derives
     from it the tile array our sdy → HLO export gives."""
