@@ -18,6 +18,7 @@ TARGETS = (
 )
 SDY_TARGETS = ("sdy", "v3", "spec", "proto-v3")
 V3_TARGETS = ("v3", "proto-v3")  # the V3 form: a V3 input's own, else the Shardy side's to_v3
+_NOTATIONS = {"sdy": "sdy", "spec": "spec", "v3": "v3", "proto-v3": "v3"}  # the other targets write HLO V1/V2
 
 
 def needs_sdy(inp: Input, target: str, mesh: Mesh | None) -> bool:
@@ -33,8 +34,13 @@ def render_target(
     """``inp`` spelled as ``target``; ``on`` is its Shardy side (required for SDY_TARGETS). HLO text is
     written as XLA ``xla_version`` writes it."""
     from shardconv.cli import resolve
+    from shardconv.convert.reduction import reductions, require_spelling
     from shardconv.formats.hlo.write import print_hlo
 
+    # A reduction kind is written where the target has a spelling for it, and refused where not (the
+    # JSON structure names it: unreduced_op).
+    if target != "json":
+        require_spelling(inp.value, _NOTATIONS.get(target, "hlo"), xla_version)
     if target == "sdy":
         assert on is not None
         return str(_inline(on) if on.synthetic else on.sharding)
@@ -50,16 +56,20 @@ def render_target(
     if target == "json":
         return _json_target(inp, ctx, on, rank)
     hlo = resolve.as_hlo(inp, ctx.mesh, rank=rank, explicit=target == "v1")
+
+    def text(h: HloSharding) -> str:  # XLA head's reduction rides in the metadata, so it is printed then
+        return print_hlo(h, include_metadata=bool(reductions(h)), xla_version=xla_version)
+
     if target == "hlo":
-        return print_hlo(hlo, xla_version=xla_version)
+        return text(hlo)
     if target == "v1":
         from shardconv.convert import to_v1
 
-        return str(to_v1(hlo))
+        return text(to_v1(hlo))
     if target == "v2":
         from shardconv.convert import to_v2
 
-        return str(to_v2(hlo))
+        return text(to_v2(hlo))
     if target == "proto-v2":
         return hlo.to_proto().hex()
     # The proto of an HLO input is XLA's proto of it: a V3 sharding (or element) stays named (field 14).

@@ -24,6 +24,7 @@ from shardconv.core.model import (
     canonical_tiled,
 )
 from shardconv.formats.sdy.verify import verify_on
+from shardconv.convert.reduction import require_spelling
 from shardconv.convert.to_hlo import _check_manual, export_layout, to_hlo
 from shardconv.convert.to_sdy import to_sdy, to_sdy_manual
 
@@ -68,8 +69,7 @@ def to_v3(sharding: TensorSharding, mesh: Mesh, *, manual_axes: Sequence[str] = 
 
     ``manual_axes`` (of an enclosing manual_computation) become ``manual={...}``, which XLA needs in mesh order."""
     verify_on(sharding, mesh)
-    if sharding.unreduced_op != "sum":
-        raise NotExpressibleError(f"HLO V3 has no unreduced={sharding.unreduced_op}")
+    require_spelling(sharding, "v3", "head")
     _check_manual(sharding, mesh, manual_axes)
     order = {n: i for i, n in enumerate(mesh.axis_names)}
     if list(manual_axes) != sorted(manual_axes, key=order.__getitem__):

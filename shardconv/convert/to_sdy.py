@@ -29,6 +29,7 @@ from shardconv.core.sources import pointing_into
 from shardconv.formats.coerce import HloArg, MeshLike, as_hlo, as_mesh
 from shardconv.convert.factoring import Piece, common_factor_walk, mesh_sorted_refs, pieces_to_refs
 from shardconv.convert.to_hlo import _to_hlo_one, to_hlo
+from shardconv.convert.reduction import hlo_reduction, with_sdy_reduction
 
 SdyValue = TensorSharding | TensorShardingPerValue
 RankArg = int | Sequence[int | None] | None  # one rank, or one per tuple element
@@ -376,6 +377,14 @@ def _need_rank(hlo: HloSharding, rank: int | None) -> int:
 
 
 def _convert(hlo: HloSharding, mesh: Mesh, rank: RankArg) -> tuple[SdyValue, ManualAxes]:
+    """``hlo`` on ``mesh``; the reduction its metadata names (XLA head's spelling) goes to the unreduced axes."""
+    sharding, manual = _convert_kind(hlo, mesh, rank)
+    if isinstance(sharding, TensorSharding):
+        sharding = with_sdy_reduction(sharding, hlo_reduction(hlo))
+    return sharding, manual
+
+
+def _convert_kind(hlo: HloSharding, mesh: Mesh, rank: RankArg) -> tuple[SdyValue, ManualAxes]:
     ref: str | Mesh = mesh.symbol
     kind = hlo.kind
     if kind is Kind.TUPLE:
