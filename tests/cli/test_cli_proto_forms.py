@@ -67,3 +67,7 @@ def test_generated_tuples_protos_are_xla_bytes(s: str) -> None:
     assert r.accepted and r.proto is not None
     parse_hlo(s)
     assert _convert(s, "proto-hex") == r.proto.hex(), s
+
+
+def test_show_lists_the_named_proto_of_a_v3_input() -> None:
+    assert f"proto   {xla_proto(ISSUE).hex()}" in run("show", ISSUE).out

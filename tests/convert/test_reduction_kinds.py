@@ -121,3 +121,9 @@ def test_jax_0_10_2_partition_specs_have_no_unreduced_kind() -> None:
         P("a", unreduced={"b"}, unreduced_kind="max")  # type: ignore[call-arg]
     with pytest.raises(NotExpressibleError, match="unreduced_kind"):
         sc.to_jax(MAX, MESH)
+
+
+def test_show_lists_every_spelling_of_the_release_asked_for() -> None:
+    rows = {v: run("show", MAX, "--mesh", "a=2,b=4", "--xla-version", v).out for v in ("0.10.2", "head")}
+    assert f"HLO V2  {HEAD_V2}" in rows["head"] and f"sdy     {MAX}" in rows["head"]
+    assert "sdy     not expressible" in rows["0.10.2"] and "predates reduction kinds" in rows["0.10.2"]
