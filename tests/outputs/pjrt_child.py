@@ -1,0 +1,82 @@
+"""Run by tests/outputs/test_outputs_pjrt.py in a child process (XLA reads XLA_FLAGS once): real jax
+programs on 8 host CPU devices, each as the texts ``outputs`` reads and what the compiled executable
+hands back (the bytes of its output and parameter OpShardings, the way PJRT's Shardings extension
+returns them, and jax's own compiled.output_shardings / input_shardings as protos).
+
+python pjrt_child.py DUMP_DIR  ->  JSON on stdout: {program: {texts..., "outputs": [hex], ...}}
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import sys
+
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8 --xla_dump_to=" + sys.argv[1]
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+from jax.sharding import Mesh, NamedSharding  # noqa: E402
+from jax.sharding import PartitionSpec as P  # noqa: E402
+
+AUTO = (jax.sharding.AxisType.Auto,)
+
+
+def _protos(shardings: object, avals: object) -> list[str]:
+    """jax's own shardings of the compiled program, as XLA HloShardings serialized (hex)."""
+    leaves = jax.tree.leaves(shardings)
+    shapes = jax.tree.leaves(avals)
+    return [s._to_xla_hlo_sharding(len(a.shape)).to_proto().SerializeToString().hex() for s, a in zip(leaves, shapes)]
+
+
+def _record(name: str, jitted: object, *args: object) -> dict[str, object]:
+    low = jitted.lower(*args)  # type: ignore[attr-defined]
+    compiled = low.compile()
+    exe = compiled.runtime_executable()
+    before = glob.glob(f"{sys.argv[1]}/*jit_{name}*before_optimizations.txt")
+    return {
+        "lowered": low.as_text(),
+        "lowered_hlo": low.as_text(dialect="hlo"),
+        "before_optimizations": open(before[0]).read(),
+        "compiled_text": compiled.as_text(),
+        "outputs": [s.SerializeToString().hex() for s in exe.get_output_shardings()],
+        "parameters": [s.SerializeToString().hex() for s in exe.get_parameter_shardings()],
+        "jax_outputs": _protos(compiled.output_shardings, compiled.out_info),
+        "jax_inputs": _protos(compiled.input_shardings[0], compiled.in_avals[0]),
+    }
+
+
+def main() -> None:
+    mesh = jax.make_mesh((2, 4), ("batch", "model"), axis_types=AUTO * 2)
+    cube = jax.make_mesh((2, 2, 2), ("x", "y", "z"), axis_types=AUTO * 3)
+
+    def S(m: Mesh, *spec: object) -> NamedSharding:
+        return NamedSharding(m, P(*spec))
+
+    def mlp(x: jax.Array, w: jax.Array, b: jax.Array) -> tuple[jax.Array, ...]:
+        h = jnp.tanh(x @ w + b)
+        c = jax.lax.with_sharding_constraint(h.sum(axis=1), S(mesh, ("model", "batch")))
+        return h, c, h.T * 2, x.sum()
+
+    jmlp = jax.jit(
+        mlp,
+        in_shardings=(S(mesh, "batch", None), S(mesh, None, "model"), S(mesh)),
+        out_shardings=(S(mesh, "batch", "model"), S(mesh, ("model", "batch")), S(mesh, "model", None), S(mesh)),
+    )
+
+    def mixed(x: jax.Array, y: jax.Array) -> tuple[jax.Array, jax.Array]:
+        return x * 2, (y + 1).T
+
+    jmixed = jax.jit(mixed, in_shardings=(S(cube, None, ("z", "x")), S(cube, "y")),
+                     out_shardings=(S(cube, ("y", "z"), "x"), S(cube, None, ("z", "y", "x"))))
+    f32 = jnp.float32
+    out = {
+        "mlp": _record("mlp", jmlp, jnp.zeros((16, 32), f32), jnp.zeros((32, 64), f32), jnp.zeros((64,), f32)),
+        "mixed": _record("mixed", jmixed, jnp.zeros((8, 16), f32), jnp.zeros((8, 4), f32)),
+    }
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
