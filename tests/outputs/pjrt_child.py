@@ -1,5 +1,5 @@
 """Run by tests/outputs/test_outputs_pjrt.py in a child process (XLA reads XLA_FLAGS once): real jax
-programs on 8 host CPU devices, each as the texts ``outputs`` reads and what the compiled executable
+programs on 8 host CPU devices (two lowered with Shardy, one without: mhlo.sharding strings), each as the texts ``outputs`` reads and what the compiled executable
 hands back (the bytes of its output and parameter OpShardings, the way PJRT's Shardings extension
 returns them, and jax's own compiled.output_shardings / input_shardings as protos).
 
@@ -59,11 +59,9 @@ def main() -> None:
         c = jax.lax.with_sharding_constraint(h.sum(axis=1), S(mesh, ("model", "batch")))
         return h, c, h.T * 2, x.sum()
 
-    jmlp = jax.jit(
-        mlp,
-        in_shardings=(S(mesh, "batch", None), S(mesh, None, "model"), S(mesh)),
-        out_shardings=(S(mesh, "batch", "model"), S(mesh, ("model", "batch")), S(mesh, "model", None), S(mesh)),
-    )
+    mlp_in = (S(mesh, "batch", None), S(mesh, None, "model"), S(mesh))
+    mlp_out = (S(mesh, "batch", "model"), S(mesh, ("model", "batch")), S(mesh, "model", None), S(mesh))
+    jmlp = jax.jit(mlp, in_shardings=mlp_in, out_shardings=mlp_out)
 
     def mixed(x: jax.Array, y: jax.Array) -> tuple[jax.Array, jax.Array]:
         return x * 2, (y + 1).T
@@ -71,10 +69,19 @@ def main() -> None:
     jmixed = jax.jit(mixed, in_shardings=(S(cube, None, ("z", "x")), S(cube, "y")),
                      out_shardings=(S(cube, ("y", "z"), "x"), S(cube, None, ("z", "y", "x"))))
     f32 = jnp.float32
+    mlp_args = (jnp.zeros((16, 32), f32), jnp.zeros((32, 64), f32), jnp.zeros((64,), f32))
     out = {
-        "mlp": _record("mlp", jmlp, jnp.zeros((16, 32), f32), jnp.zeros((32, 64), f32), jnp.zeros((64,), f32)),
+        "mlp": _record("mlp", jmlp, *mlp_args),
         "mixed": _record("mixed", jmixed, jnp.zeros((8, 16), f32), jnp.zeros((8, 4), f32)),
     }
+    # the same program lowered without Shardy: every argument and result holds an mhlo.sharding string
+    jax.config.update("jax_use_shardy_partitioner", False)
+
+    def gspmd(x: jax.Array, w: jax.Array, b: jax.Array) -> tuple[jax.Array, ...]:
+        return mlp(x, w, b)
+
+    jgspmd = jax.jit(gspmd, in_shardings=mlp_in, out_shardings=mlp_out)
+    out["gspmd"] = _record("gspmd", jgspmd, *mlp_args)
     print(json.dumps(out))
 
 

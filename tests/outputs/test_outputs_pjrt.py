@@ -33,7 +33,8 @@ pytestmark = pytest.mark.oracle
 
 HERE = Path(__file__).resolve().parent
 DOC = HERE.parent.parent / "docs" / "pjrt.md"
-PROGRAMS = ("mlp", "mixed")
+SHARDY = ("mlp", "mixed")  # lowered with Shardy: sdy.sharding on every argument and result
+PROGRAMS = (*SHARDY, "gspmd")  # the mlp lowered without Shardy: mhlo.sharding strings
 TEXTS = ("lowered", "lowered_hlo", "before_optimizations")
 KEYS = {False: ("outputs", "jax_outputs"), True: ("parameters", "jax_inputs")}
 
@@ -104,7 +105,7 @@ def test_compiled_hlo_text_gives_the_parameter_bytes(programs: dict[str, dict[st
 
 
 @pytest.mark.parametrize("params", [False, True])
-@pytest.mark.parametrize("name", PROGRAMS)
+@pytest.mark.parametrize("name", SHARDY)
 def test_v3_protos_are_xlas_own_and_mean_what_the_executable_returns(
     programs: dict[str, dict[str, object]], name: str, params: bool, tmp_path: Path
 ) -> None:
@@ -121,6 +122,17 @@ def test_v3_protos_are_xlas_own_and_mean_what_the_executable_returns(
 
 
 @pytest.mark.parametrize("params", [False, True])
+def test_v3_of_mhlo_strings_stays_v2_and_says_so(programs: dict[str, dict[str, object]], params: bool, tmp_path: Path) -> None:
+    program = programs["gspmd"]
+    out = tmp_path / "v3.pjrt"
+    rc, _, err = run(_module(tmp_path, program, "lowered"), *_flag(params), "--v3", "-f", "pjrt", "-o", str(out))
+    n = 3 if params else 4
+    which = ", ".join(map(str, range(n)))
+    assert rc == 0 and unpack(out.read_bytes()) == _blobs(program, KEYS[params][0])
+    assert err == f"note: --v3: {'parameter' if params else 'output'}s {which} have no mesh in the module (an HLO string, or unannotated): written V2\n"
+
+
+@pytest.mark.parametrize("params", [False, True])
 @pytest.mark.parametrize("text", TEXTS)
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_expect_takes_the_bytes_the_executable_returned(
@@ -133,7 +145,7 @@ def test_expect_takes_the_bytes_the_executable_returned(
     what = "parameters" if params else "outputs"
     module = _module(tmp_path, program, text)
     assert run(module, *_flag(params), "--expect", str(report))[:2] == (0, f"all {len(exe)} {what} match\n")
-    if text == "lowered":  # the module side in V3 against XLA's V2 bytes, and the other way round
+    if text == "lowered" and name in SHARDY:  # the module side in V3 against XLA's V2 bytes, and the other way round
         assert run(module, *_flag(params), "--v3", "--expect", str(report))[0] == 0
         v3 = tmp_path / "v3.pjrt"
         run(module, *_flag(params), "--v3", "-f", "pjrt", "-o", str(v3))
