@@ -33,6 +33,7 @@ pytestmark = pytest.mark.oracle
 
 HERE = Path(__file__).resolve().parent
 DOC = HERE.parent.parent / "docs" / "pjrt.md"
+README = HERE.parent.parent / "README.md"
 SHARDY = ("mlp", "mixed")  # lowered with Shardy: sdy.sharding on every argument and result
 PROGRAMS = (*SHARDY, "gspmd")  # the mlp lowered without Shardy: mhlo.sharding strings
 TEXTS = ("lowered", "lowered_hlo", "before_optimizations")
@@ -223,6 +224,64 @@ def test_header_compiles_and_holds_what_the_executable_returns(
         capture_output=True, text=True, check=False,
     )
     assert c.returncode == 0, c.stderr
+
+
+# The extension's args struct, reduced to the fields it fills, with the types of
+# xla/pjrt/c/pjrt_c_api_shardings_extension.h: the header's arrays must go into them as they are.
+PJRT_STUB = """
+#include <cstddef>
+struct PJRT_Error;
+struct PJRT_Shardings_PJRT_Executable_OutputShardings_Args {
+  size_t num_outputs;
+  const char* const* shardings;
+  const size_t* sharding_sizes;
+};
+"""
+
+
+def _readme_block(lang: str, marker: str) -> str:
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## For PJRT plugin authors") : text.index("## As a library")]
+    found = [b for b in re.findall(rf"```{lang}\n(.*?)```", section, re.DOTALL) if marker in b]
+    assert len(found) == 1, f"README's PJRT section must hold one {lang} block with {marker!r}"
+    return str(found[0])
+
+
+def test_readme_extension_snippet_compiles_against_the_extensions_types(
+    programs: dict[str, dict[str, object]], tmp_path: Path
+) -> None:
+    run(_module(tmp_path, programs["mlp"], "lowered"), "-f", "pjrt-header", "-o", str(tmp_path / "output_shardings.h"))
+    (tmp_path / "ext.cc").write_text(PJRT_STUB + _readme_block("cpp", "PJRT_Shardings_PJRT_Executable_OutputShardings_Args"))
+    r = subprocess.run([_compiler(), "-std=c++17", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", "-I", str(tmp_path),
+                        str(tmp_path / "ext.cc")], capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+
+
+def test_readme_commands_run(programs: dict[str, dict[str, object]], tmp_path: Path) -> None:
+    """Every ``shardconv outputs`` line of the README's PJRT section, on a real lowering: the writing ones
+    first (their files are what the ``--expect`` ones read), each exiting 0."""
+    module = _module(tmp_path, programs["mlp"], "lowered")
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## For PJRT plugin authors") : text.index("## As a library")]
+    lines = [ln.split("#")[0].split() for ln in section.splitlines() if ln.startswith("shardconv outputs ")]
+    lines.sort(key=lambda ln: "--expect" in ln)
+    assert len(lines) >= 8
+    written = {}
+    for words in lines:
+        args = [module, *words[3:]]
+        for flag in ("-o", "--expect"):
+            if flag in args:
+                k = args.index(flag) + 1
+                target = tmp_path / Path(args[k]).name
+                args[k] = str(target)
+                if flag == "-o":
+                    written[target.name] = args
+        if "--expect" in args:  # what a plugin returned: the extension's bytes, as the docs' writer writes them
+            k = args.index("--expect") + 1
+            Path(args[k]).write_bytes(pack(_blobs(programs["mlp"], "parameters" if "--parameters" in args else "outputs")))
+        rc, _, err = run(*args)
+        assert rc == 0, (words, err)
+    assert {"outputs.pjrt", "parameters.pjrt", "output_shardings.h"} <= set(written)
 
 
 NO_ARGS = """module @m attributes {mhlo.num_partitions = 1 : i32} {
@@ -454,11 +513,13 @@ def _respelled(s: str, how: str) -> str:
         return str(to_v1(h))
     if how == "v2":
         return str(v3_to_v2(h))
+    if how == "renamed":  # every V3 axis renamed alike (the mesh's order unchanged)
+        return re.sub(r"'([^']*)'", lambda m: "'r_" + m.group(1).replace(" ", "_") + "'", s)
     return s
 
 
 @settings(max_examples=300, deadline=None)
-@given(single, st.sampled_from(["same", "v1", "v2", "other"]), single)
+@given(single, st.sampled_from(["same", "v1", "v2", "renamed", "other"]), single)
 def test_equality_agrees_with_xla_on_generated_pairs(a: str, how: str, other: str) -> None:
     b = other if how == "other" else _respelled(a, how)
     xla = xc.HloSharding.from_string(a) == xc.HloSharding.from_string(b)
