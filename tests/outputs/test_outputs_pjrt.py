@@ -448,6 +448,15 @@ def test_v3_names_each_value_on_its_mesh_and_says_which_stay_v2(tmp_path: Path) 
     assert r.returncode == 2 and "--v3 writes protos and strings" in r.stderr
 
 
+def test_v3_of_a_constraint_read_with_from_constraints_is_closed(tmp_path: Path) -> None:
+    """An executable's shardings are final: the open dim of the constraint feeding a result is closed."""
+    m = tmp_path / "m.mlir"
+    m.write_text(MODULE.replace("return %arg0, %arg1", '%0 = sdy.sharding_constraint %arg1 <@mesh, [{"b", ?}]> : tensor<8xf32>\n    return %arg0, %0'))
+    rc, out, _ = run(str(m), "--v3", "--from-constraints")
+    assert rc == 0 and out.splitlines()[1] == "{mesh['a'=2,'b'=4], [{'b'}]}"
+    assert run(str(m), "--v3")[1].splitlines()[1] == "{replicated}"  # as XLA's converter: no attribute, replicated
+
+
 def test_v3_string_in_a_module_is_written_v2_by_default(tmp_path: Path) -> None:
     m = tmp_path / "m.mlir"
     m.write_text(MODULE.replace('{devices=[8]<=[8]}', "{mesh['a'=2,'b'=4], [{'b', 'a'}]}"))
