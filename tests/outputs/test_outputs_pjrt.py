@@ -448,6 +448,36 @@ def test_v3_names_each_value_on_its_mesh_and_says_which_stay_v2(tmp_path: Path) 
     assert r.returncode == 2 and "--v3 writes protos and strings" in r.stderr
 
 
+MESHES = """module @m attributes {mhlo.num_partitions = 8 : i32} {
+  sdy.mesh @mesh = <["a"=2, "b"=4], device_ids=[3, 1, 0, 2, 7, 5, 4, 6]>
+  sdy.mesh @other = <["x"=8]>
+  func.func public @main(%arg0: tensor<8x8xf32>) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"b":(2)2, "a"}, {}], replicated={"b":(1)2}>}, tensor<8xf32> {sdy.sharding = #sdy.sharding<@other, [{"x":(1)4}]>}, tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"b"}], unreduced={"a"}>}, tensor<8xf32> {sdy.sharding = #sdy.sharding<mesh<["p"=2, "q"=4]>, [{"q", "p"}]>}) {
+    %0 = stablehlo.constant dense<0.000000e+00> : tensor<8xf32>
+    return %arg0, %0, %arg0, %0 : tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8xf32>
+  }
+}
+"""
+
+
+def test_v3_protos_on_device_ids_sub_axes_and_inlined_meshes_are_xlas(tmp_path: Path) -> None:
+    """What the jax programs do not cover: mesh device_ids, sub-axes, explicit replicated and unreduced
+    axes, a second mesh, an inlined mesh; each V3 message is XLA's serialization of its V3 sharding and
+    XLA holds it equal to the V2 message of the same output."""
+    m = tmp_path / "m.mlir"
+    m.write_text(MESHES)
+    v3 = [bytes.fromhex(h) for h in run(str(m), "--v3", "-f", "proto-hex")[1].splitlines()]
+    v2 = [bytes.fromhex(h) for h in run(str(m), "-f", "proto-hex")[1].splitlines()]
+    assert [repr(_xla(b)) for b in v3] == [
+        "{mesh['a'=2,'b'=4], device_ids=(3,1,0,2,7,5,4,6), [{'b':(2)2, 'a'}, {}], replicated={'b':(1)2}}",
+        "{mesh['x'=8], [{'x':(1)4}]}",
+        "{mesh['a'=2,'b'=4], device_ids=(3,1,0,2,7,5,4,6), [{}, {'b'}], unreduced={'a'}}",
+        "{mesh['p'=2,'q'=4], [{'q', 'p'}]}",
+    ]
+    for a, b in zip(v3, v2, strict=True):
+        assert xc.HloSharding.from_string(repr(_xla(a))).to_proto().SerializeToString() == a
+        assert _xla(a) == _xla(b) and xla_equal(parse_hlo(repr(_xla(a))), parse_hlo(repr(_xla(b))))
+
+
 def test_v3_of_a_constraint_read_with_from_constraints_is_closed(tmp_path: Path) -> None:
     """An executable's shardings are final: the open dim of the constraint feeding a result is closed."""
     m = tmp_path / "m.mlir"
