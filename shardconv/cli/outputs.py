@@ -98,7 +98,7 @@ def outputs(
 
     \b
     Sources, as XLA's GetOutputShardings sees them: the module's mhlo.spmd_output_sharding
-    (mhlo.spmd_parameters_shardings for --params) when present, cross-checked against the
+    (mhlo.spmd_parameters_shardings for --parameters) when present, cross-checked against the
     per-value attributes (a disagreement is a finding: exit 1); else each value's sdy.sharding or
     mhlo.sharding; else replicated. Tuple-typed values count one output per leaf. HLO text:
     the ENTRY's ROOT sharding and parameter shardings.
@@ -110,15 +110,15 @@ def outputs(
     HloSharding == does and prints the first difference of each sharding.
     \b
     Examples:
-      shardconv outputs module.mlir                      one HLO string per output
-      shardconv outputs module.mlir -f pjrt -o outputs.pjrt     what PJRT_Executable_OutputShardings returns
-      shardconv outputs module.mlir -f pjrt-header -o outputs.h the same as C arrays (docs/pjrt.md)
-      shardconv outputs module.mlir --parameters -f pjrt --v3 -o params.pjrt   V3 named protos
-      shardconv outputs module.mlir --expect reported.pjrt     exit 1 if the plugin returned other shardings
-      shardconv outputs module.mlir -f proto -o out/     out/output_0.pb ... (one file per output)
+      shardconv outputs module.mlir                          one HLO string per output
+      shardconv outputs module.mlir -f pjrt -o outputs.pjrt  what PJRT_Executable_OutputShardings returns
+      shardconv outputs module.mlir -f pjrt-header -o out.h  the same as C arrays (docs/pjrt.md)
+      shardconv outputs module.mlir --parameters --v3 -f pjrt -o params.pjrt    V3 named protos
+      shardconv outputs module.mlir --expect returned.pjrt   exit 1 unless the plugin returned these
+      shardconv outputs module.mlir --expect reported.txt    the same, from HLO lines or hex lines
+      shardconv outputs module.mlir -f proto -o out/         out/output_0.pb ... (one file per output)
       shardconv outputs module.mlir -f mlir --strip-body -o optimized.mlir   (PJRT_Executable_OptimizedProgram)
-      shardconv outputs module.mlir --expect reported.txt    exit 1 if the plugin reports something else
-      shardconv outputs before_optimizations.txt --params    an HLO text module
+      shardconv outputs before_optimizations.txt --parameters   an HLO text module
     """
     from shardconv.outputs import writers as w
     from shardconv.outputs.hlo_module import read_hlo_module
