@@ -416,6 +416,16 @@ def test_layout_errors_say_where(data: bytes, pos: int, message: str, tmp_path: 
         assert r.returncode == 2 and f"byte {pos}: {message}" in r.stderr and "Traceback" not in r.stderr
 
 
+def test_a_broken_message_in_a_sound_file_is_named(tmp_path: Path) -> None:
+    report = tmp_path / "r.pjrt"
+    report.write_bytes(pack([b"", b"\xff\xff"]))
+    m = tmp_path / "m.mlir"
+    m.write_text(NO_ARGS)
+    r = subprocess.run([sys.executable, "-m", "shardconv", "outputs", str(m), "--expect", str(report)],
+                       capture_output=True, text=True, check=False)
+    assert r.returncode == 2 and f"error: {report}: sharding 1: not a serialized OpSharding" in r.stderr
+
+
 # ---- the CLI's flags ----------------------------------------------------------------------------
 
 MODULE = """module @m attributes {mhlo.num_partitions = 8 : i32} {
