@@ -65,7 +65,7 @@ def convert_item(
     if not explain:
         return Converted(inp, target, output, on, None, ())
     xla = _xla_view(inp, rank) if inp.is_hlo and on is not None else None
-    return Converted(inp, target, output, on, xla, tuple(_notes(inp, ctx, on, xla)))
+    return Converted(inp, target, output, on, xla, tuple(_notes(inp, target, ctx, on, xla)))
 
 
 def _xla_view(inp: Input, rank: Rank) -> OnMesh | ShardingError:
@@ -78,7 +78,9 @@ def _xla_view(inp: Input, rank: Rank) -> OnMesh | ShardingError:
         return e
 
 
-def _notes(inp: Input, ctx: Context, on: OnMesh | None, xla: OnMesh | ShardingError | None) -> list[Note]:
+def _notes(
+    inp: Input, target: str, ctx: Context, on: OnMesh | None, xla: OnMesh | ShardingError | None
+) -> list[Note]:
     """What the answer alone does not say: synthetic or distorted meshes, near-misses, lost details."""
     from shardconv.core.model import HloSharding, TensorSharding
     from shardconv.formats.sdy.write import print_mesh
@@ -120,7 +122,10 @@ def _notes(inp: Input, ctx: Context, on: OnMesh | None, xla: OnMesh | ShardingEr
         )
     if not inp.is_hlo and inp.kind == "sdy":
         dims = resolve.value_as(inp, TensorSharding).dims
-        if any(not d.is_closed or d.priority is not None for d in dims):
+        if target == "v3":  # V3 keeps open dims (XLA's NamedSharding has them), not priorities
+            if any(d.priority is not None for d in dims):
+                notes.append(Note("dropped", "HLO V3 has no priorities; they were dropped"))
+        elif target != "sdy" and any(not d.is_closed or d.priority is not None for d in dims):
             notes.append(Note("dropped", "HLO has no open dims or priorities; they were dropped"))
     return notes
 
@@ -190,6 +195,7 @@ Examples:
   shardconv convert "P(None, 'model')" --mesh batch=2,model=4 --to v1
   shardconv convert 08031a0301040230014a02020452020100 --mesh batch=2,model=4
   shardconv convert '{devices=[2,4]<=[8]}' --to proto-hex
+  shardconv convert "{mesh['a'=2,'b'=4], [{'a'}, {}]}" --to proto-v2
   shardconv convert - --mesh @model.mlir < shardings.txt
   shardconv convert '#sdy.sharding<mesh<["a"=2]>, [{"a"}]>' --to v3 --xla-version head
 
@@ -197,6 +203,10 @@ Examples:
 --to defaults to sdy for HLO/proto input and to hlo otherwise. Without --mesh an
 HLO input lands on the synthetic _axis_N mesh XLA's importer would invent; it is
 printed inline in the sharding (and as XLA writes it on stderr).
+\b
+proto-hex, proto-base64 and textproto give XLA's proto of the input: a V3 input
+(or tuple element) stays the named proto, as XLA serializes it. proto-v2 and
+proto-v3 (hex) choose: the tile-array proto, or the named one.
 \b
 TEXT '-' reads stdin, one item per line (blank lines and '// ...' skipped). Each
 line gets one output line; a bad line prints an empty line, reports

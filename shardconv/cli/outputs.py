@@ -6,12 +6,19 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from shardconv.text.atomic import write_atomic
 
-FORMATS = ("hlo", "tuple", "proto", "proto-hex", "textproto", "json", "mlir")
+if TYPE_CHECKING:
+    from shardconv.core.model import HloSharding
+    from shardconv.outputs.module import ModuleIR
+    from shardconv.outputs.reading import Reading
+
+FORMATS = ("hlo", "tuple", "proto", "proto-hex", "textproto", "pjrt", "pjrt-header", "json", "mlir")
+BINARY = ("proto", "pjrt")
 
 
 def _read_module(path: str) -> str:
@@ -51,9 +58,17 @@ def _is_folder(out: str) -> bool:
     "--output",
     "out",
     default=None,
-    help="Output file (for proto: a folder, or a file of length-prefixed protos).",
+    help="Output file (-f proto: a folder of .pb files, or a file of length-prefixed protos).",
 )
-@click.option("--params", is_flag=True, help="Parameter shardings instead of output shardings.")
+@click.option(
+    "--params", "--parameters", "params", is_flag=True, help="Parameter shardings instead of output shardings."
+)
+@click.option(
+    "--v3",
+    "named",
+    is_flag=True,
+    help="V3 named shardings (OpSharding field 14) for the values the module shards on a mesh; default V2.",
+)
 @click.option("--strip-body", is_flag=True, help="mlir: replace the body by zero values and drop sdy ops.")
 @click.option(
     "--from-constraints",
@@ -65,7 +80,8 @@ def _is_folder(out: str) -> bool:
     "expect",
     type=click.Path(exists=True, path_type=Path),
     default=None,
-    help="Compare a plugin's report (HLO lines, tuple string, proto folder/stream, hex lines); exit 1 on mismatch.",
+    help="Compare a plugin's report (a pjrt file, proto folder/stream, hex lines, HLO lines, a tuple string) "
+    "as XLA compares shardings; exit 1 on mismatch.",
 )
 def outputs(
     module: str,
@@ -73,6 +89,7 @@ def outputs(
     fmt: str,
     out: str | None,
     params: bool,
+    named: bool,
     strip_body: bool,
     from_constraints: bool,
     expect: Path | None,
@@ -81,74 +98,124 @@ def outputs(
 
     \b
     Sources, as XLA's GetOutputShardings sees them: the module's mhlo.spmd_output_sharding
-    (mhlo.spmd_parameters_shardings for --params) when present, cross-checked against the
+    (mhlo.spmd_parameters_shardings for --parameters) when present, cross-checked against the
     per-value attributes (a disagreement is a finding: exit 1); else each value's sdy.sharding or
     mhlo.sharding; else replicated. Tuple-typed values count one output per leaf. HLO text:
     the ENTRY's ROOT sharding and parameter shardings.
     \b
+    Shardings are written V2 (tile arrays); --v3 writes the values read from an sdy sharding
+    as V3 named shardings on their mesh (OpSharding field 14, as XLA serializes V3); the others
+    stay V2 (a note says which). -f pjrt and -f pjrt-header hold exactly what the PJRT
+    Shardings extension returns (layouts: docs/pjrt.md); --expect compares as XLA's
+    HloSharding == does and prints the first difference of each sharding.
+    \b
     Examples:
-      shardconv outputs module.mlir                      one HLO string per output
-      shardconv outputs module.mlir -f proto -o out/     out/output_0.pb ... (PJRT_Executable_OutputShardings)
+      shardconv outputs module.mlir                          one HLO string per output
+      shardconv outputs module.mlir -f pjrt -o outputs.pjrt  what PJRT_Executable_OutputShardings returns
+      shardconv outputs module.mlir -f pjrt-header -o out.h  the same as C arrays (docs/pjrt.md)
+      shardconv outputs module.mlir --parameters --v3 -f pjrt -o params.pjrt    V3 named protos
+      shardconv outputs module.mlir --expect returned.pjrt   exit 1 unless the plugin returned these
+      shardconv outputs module.mlir --expect reported.txt    the same, from HLO lines or hex lines
+      shardconv outputs module.mlir -f proto -o out/         out/output_0.pb ... (one file per output)
       shardconv outputs module.mlir -f mlir --strip-body -o optimized.mlir   (PJRT_Executable_OptimizedProgram)
-      shardconv outputs module.mlir --expect reported.txt    exit 1 if the plugin reports something else
-      shardconv outputs before_optimizations.txt --params    an HLO text module
+      shardconv outputs before_optimizations.txt --parameters   an HLO text module
     """
     from shardconv.outputs import writers as w
     from shardconv.outputs.hlo_module import read_hlo_module
     from shardconv.outputs.notes import findings, notes
+    from shardconv.outputs.pjrt import forms
     from shardconv.outputs.source import HLO, module_kind
 
     text = _read_module(module)
     what = "parameter" if params else "output"
+    if named and fmt == "mlir":
+        raise click.UsageError("--v3 writes protos and strings; -f mlir writes mhlo.sharding strings XLA reads as V2")
     ir = None
+    meshes = {}
     if module_kind(text) == HLO:
         if fmt == "mlir":
             raise click.UsageError("-f mlir rewrites an MLIR module; this is an HLO text module")
         reading = read_hlo_module(text, params=params)
     else:
         from shardconv.outputs.module import read_module
-        from shardconv.outputs.read import reading_of
+        from shardconv.outputs.read import meshes_of, reading_of
 
         ir = read_module(text, func)
         reading = reading_of(ir, params=params, from_constraints=from_constraints)
+        meshes = dict(meshes_of(ir))
+    chosen = forms(reading, meshes, named=named)
     for line in notes(reading, what, from_constraints=from_constraints) + findings(reading, what):
         click.echo(line, err=True)
+    if chosen.kept_v2:
+        kept = ", ".join(map(str, chosen.kept_v2))
+        which = f"{what} {kept} has" if len(chosen.kept_v2) == 1 else f"{what}s {kept} have"
+        click.echo(f"note: --v3: {which} no mesh in the module (an HLO string, or unannotated): written V2", err=True)
     status = 1 if reading.conflicts else 0
-    shardings = reading.shardings
+    shardings = list(chosen.shardings)
     if expect is not None:
         from shardconv.outputs.expect import compare, format_mismatches, read_report
         from shardconv.outputs.read import devices_of, num_devices
 
         devices = max([1, *(devices_of(h) for h in shardings)]) if ir is None else num_devices(ir, shardings)
-        bad = compare(shardings, read_report(expect), devices)
+        report = read_report(expect)
+        bad = compare(shardings, report, devices, what)
         if bad:
-            click.echo(format_mismatches(bad, max(len(shardings), len(bad))), nl=False)
+            click.echo(format_mismatches(bad, max(len(shardings), len(report)), what), nl=False)
             return 1
         click.echo(f"all {len(shardings)} {what}s match")
         return status
-    if fmt == "proto":
-        blobs = w.proto_blobs(shardings)
-        if out is not None and _is_folder(out):
-            folder = Path(out)
-            folder.mkdir(parents=True, exist_ok=True)
-            for i, b in enumerate(blobs):
-                write_atomic(folder / f"{what}_{i}.pb", b)
-            return status
-        if out is None and sys.stdout.isatty():
-            raise click.UsageError("binary protos would go to a terminal; use -o FILE, -o FOLDER/ or -f proto-hex")
-        _emit(w.length_prefixed(blobs), out)
+    if fmt in BINARY and out is None and sys.stdout.isatty():
+        raise click.UsageError("binary output would go to a terminal; use -o FILE (-o FOLDER/ for -f proto)")
+    if fmt == "proto" and out is not None and _is_folder(out):
+        folder = Path(out)
+        folder.mkdir(parents=True, exist_ok=True)
+        for i, b in enumerate(w.proto_blobs(shardings)):
+            write_atomic(folder / f"{what}_{i}.pb", b)
         return status
+    _emit(_render(fmt, reading, shardings, ir, what, strip_body=strip_body, params=params, func=func,
+                  from_constraints=from_constraints), out)
+    return status
+
+
+def _render(
+    fmt: str,
+    reading: Reading,
+    shardings: list[HloSharding],
+    ir: ModuleIR | None,
+    what: str,
+    *,
+    strip_body: bool,
+    params: bool,
+    func: str,
+    from_constraints: bool,
+) -> bytes:
+    """The bytes ``-f fmt`` writes for ``shardings`` (the leaves of ``reading`` in the form asked for)."""
+    from shardconv.outputs import writers as w
+    from shardconv.outputs.pjrt import c_header, pack
+
+    if fmt == "proto":
+        return w.length_prefixed(w.proto_blobs(shardings))
+    if fmt == "pjrt":
+        return pack(w.proto_blobs(shardings))
     if fmt == "mlir" and ir is not None:
         from shardconv.outputs.read import reading_of
         from shardconv.outputs.rewrite import to_mlir
 
-        other = reading_of(ir, params=not params, from_constraints=from_constraints).shardings
+        from shardconv.outputs.pjrt import forms
+
+        other_side = reading_of(ir, params=not params, from_constraints=from_constraints)
+        other = list(forms(other_side, {}, named=False).shardings)
         outs, prms = (other, shardings) if params else (shardings, other)
         result = to_mlir(ir, outs, prms, strip_body=strip_body)
+    elif fmt == "pjrt-header":
+        form = "V3 where the module shards on a mesh, else V2" if any(h.mesh_sharding for h in shardings) else "V2"
+        result = c_header(w.proto_blobs(shardings), [str(h) for h in shardings], what, form)
     elif fmt == "json":
         from shardconv.ui.jsonout import dumps
 
-        doc = w.json_document(reading, func=func, params=params, from_constraints=from_constraints)
+        doc = w.json_document(
+            reading, func=func, params=params, from_constraints=from_constraints, shardings=shardings
+        )
         result = dumps(doc) + "\n"
     elif fmt == "tuple":
         result = w.tuple_string(shardings) + "\n"
@@ -158,5 +225,4 @@ def outputs(
         result = w.textproto(shardings, what)
     else:
         result = w.hlo_lines(shardings)
-    _emit(result.encode("utf-8", "surrogateescape"), out)
-    return status
+    return result.encode("utf-8", "surrogateescape")

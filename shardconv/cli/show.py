@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from shardconv.core.errors import ShardingError
-from shardconv.cli.options import FORMAT_HELP, context, mesh_option, shared_options
+from shardconv.cli.options import FORMAT_HELP, context, mesh_option, shared_options, xla_version_option
+from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION
 
 if TYPE_CHECKING:
     from shardconv.core.model import HloSharding, Mesh
@@ -42,8 +43,9 @@ class Shown:
     xla: OnMesh | ShardingError | None
 
 
-def build(inp: Input, ctx: Context) -> Shown:
-    """Compute the placement and spellings of ``inp`` on ``ctx.mesh`` (pure)."""
+def build(inp: Input, ctx: Context, xla_version: str = DEFAULT_XLA_VERSION) -> Shown:
+    """Compute the placement and spellings of ``inp`` on ``ctx.mesh`` (pure), spelled as XLA
+    ``xla_version`` writes them."""
     from shardconv.core.model import TensorSharding
     from shardconv.core.placement import placement
     from shardconv.cli import resolve
@@ -65,7 +67,7 @@ def build(inp: Input, ctx: Context) -> Shown:
         if needs_sdy(inp, target, ctx.mesh) and isinstance(on, ShardingError):
             spellings.append((target, on))
             continue
-        spellings.append((target, resolve.attempt(render_target, inp, target, ctx, on, rank)))
+        spellings.append((target, resolve.attempt(render_target, inp, target, ctx, on, rank, xla_version=xla_version)))
     xla: OnMesh | ShardingError | None = None
     if hlo.is_tiled or hlo.kind.value in ("replicated", "maximal", "unknown"):
         try:
@@ -230,7 +232,11 @@ PICTURE_FORMATS = ("svg", "html")
     ("text", "json", *PICTURE_FORMATS),
     f"{FORMAT_HELP}; svg or html: the device grid as a picture (cells sized by --shape)",
 )
-def show(text: str, mesh_text: str | None, from_kind: str, rank: int | None, shape_text: str | None, fmt: str) -> int:
+@xla_version_option()
+def show(
+    text: str, mesh_text: str | None, from_kind: str, rank: int | None, shape_text: str | None, fmt: str,
+    xla_version: str,
+) -> int:
     """Show what each device holds: a tile grid for any rank (in the style of
     jax.debug.visualize_sharding), the replication groups, the slice each device owns (with --shape),
     every equivalent spelling, and the mesh XLA's importer would invent.
@@ -242,7 +248,7 @@ def show(text: str, mesh_text: str | None, from_kind: str, rank: int | None, sha
     with anchored_in(text):
         inp = resolve.parse_on_mesh(text, from_kind, ctx.mesh)
         parts = elements(inp)
-        shown = [build(p, c) for p, c in zip(parts, element_contexts(ctx, len(parts)))]
+        shown = [build(p, c, xla_version) for p, c in zip(parts, element_contexts(ctx, len(parts)))]
     if fmt == "json":
         from shardconv.ui import jsonout
 

@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION
 
 if TYPE_CHECKING:
-    from shardconv.core.model import Mesh, TensorSharding, TensorShardingPerValue
+    from shardconv.core.model import HloSharding, Mesh, TensorSharding, TensorShardingPerValue
     from shardconv.formats.detect import Input
     from shardconv.cli.options import Context, Rank
     from shardconv.cli.resolve import OnMesh
 
-TARGETS = ("hlo", "sdy", "v1", "v2", "v3", "spec", "proto-hex", "proto-base64", "textproto", "json")
-SDY_TARGETS = ("sdy", "v3", "spec")
+TARGETS = (
+    "hlo", "sdy", "v1", "v2", "v3", "spec", "proto-hex", "proto-base64", "proto-v2", "proto-v3", "textproto", "json",
+)
+SDY_TARGETS = ("sdy", "v3", "spec", "proto-v3")
+V3_TARGETS = ("v3", "proto-v3")  # the V3 form: a V3 input's own, else the Shardy side's to_v3
+_NOTATIONS = {"sdy": "sdy", "spec": "spec", "v3": "v3", "proto-v3": "v3"}  # the other targets write HLO V1/V2
 
 
 def needs_sdy(inp: Input, target: str, mesh: Mesh | None) -> bool:
     """Whether ``target`` is computed from the Shardy side (and so needs a mesh, real or synthetic)."""
+    if target in V3_TARGETS and _is_v3(inp):
+        return False
     return target in SDY_TARGETS or (target == "json" and (mesh is not None or inp.is_hlo))
 
 
@@ -28,8 +34,13 @@ def render_target(
     """``inp`` spelled as ``target``; ``on`` is its Shardy side (required for SDY_TARGETS). HLO text is
     written as XLA ``xla_version`` writes it."""
     from shardconv.cli import resolve
+    from shardconv.convert.reduction import reductions, require_spelling
     from shardconv.formats.hlo.write import print_hlo
 
+    # A reduction kind is written where the target has a spelling for it, and refused where not (the
+    # JSON structure names it: unreduced_op).
+    if target != "json":
+        require_spelling(inp.value, _NOTATIONS.get(target, "hlo"), xla_version)
     if target == "sdy":
         assert on is not None
         return str(_inline(on) if on.synthetic else on.sharding)
@@ -39,36 +50,68 @@ def render_target(
         assert on is not None
         one = _single(on, target)
         return str(to_partition_spec(one, one.resolve_mesh(on.mesh)))
-    if target == "v3":
-        from shardconv.convert import to_v3
-
-        assert on is not None
-        one = _single(on, target)
-        v3 = to_v3(one, one.resolve_mesh(on.mesh), manual_axes=on.manual_axes)
-        return print_hlo(v3, xla_version=xla_version)
+    if target in V3_TARGETS:
+        v3 = _v3_form(inp, on)
+        return print_hlo(v3, xla_version=xla_version) if target == "v3" else v3.to_proto().hex()
     if target == "json":
         return _json_target(inp, ctx, on, rank)
     hlo = resolve.as_hlo(inp, ctx.mesh, rank=rank, explicit=target == "v1")
+
+    def text(h: HloSharding) -> str:  # XLA head's reduction rides in the metadata, so it is printed then
+        return print_hlo(h, include_metadata=bool(reductions(h)), xla_version=xla_version)
+
     if target == "hlo":
-        return print_hlo(hlo, xla_version=xla_version)
+        return text(hlo)
     if target == "v1":
         from shardconv.convert import to_v1
 
-        return str(to_v1(hlo))
+        return text(to_v1(hlo))
     if target == "v2":
         from shardconv.convert import to_v2
 
-        return str(to_v2(hlo))
+        return text(to_v2(hlo))
+    if target == "proto-v2":
+        return hlo.to_proto().hex()
+    # The proto of an HLO input is XLA's proto of it: a V3 sharding (or element) stays named (field 14).
+    own = inp.value if _holds_v3(inp.value) else hlo
     if target == "textproto":
         from shardconv.formats.proto import to_textproto
 
-        return to_textproto(hlo).strip()
-    data = hlo.to_proto()
+        return to_textproto(own).strip()
+    data = own.to_proto()
     if target == "proto-hex":
         return data.hex()
     import base64
 
     return base64.b64encode(data).decode()
+
+
+def _v3_form(inp: Input, on: OnMesh | None) -> HloSharding:
+    """The V3 sharding of ``inp``: a V3 input as parsed (its device_ids stay as written), else ``to_v3`` of
+    its Shardy side."""
+    from shardconv.cli import resolve
+    from shardconv.convert import to_v3
+    from shardconv.core.model import HloSharding
+
+    if _is_v3(inp):
+        return resolve.value_as(inp, HloSharding)
+    assert on is not None
+    one = _single(on, "v3")
+    return to_v3(one, one.resolve_mesh(on.mesh), manual_axes=on.manual_axes)
+
+
+def _holds_v3(value: object) -> TypeGuard[HloSharding]:
+    from shardconv.core.model import HloSharding, Kind
+
+    if not isinstance(value, HloSharding):
+        return False
+    return value.kind is Kind.MESH or any(_holds_v3(e) for e in value.elements)
+
+
+def _is_v3(inp: Input) -> bool:
+    from shardconv.core.model import HloSharding, Kind
+
+    return isinstance(inp.value, HloSharding) and inp.value.kind is Kind.MESH
 
 
 def _json_target(inp: Input, ctx: Context, on: OnMesh | None, rank: Rank) -> str:

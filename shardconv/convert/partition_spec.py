@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings
 
+from shardconv.convert.reduction import require_spelling
 from shardconv.convert.to_hlo import resolve
 from shardconv.convert.to_sdy import to_sdy
 from shardconv.core.errors import NotExpressibleError, ShardingValidationError
@@ -131,6 +132,7 @@ def to_partition_spec(sharding: object, mesh: object = None) -> PartitionSpec:
 def _to_spec(sharding: TensorSharding, mesh: Mesh | None) -> PartitionSpec:
     m = resolve(sharding, mesh)
     verify_on(sharding, m)
+    require_spelling(sharding, "spec", "head")
     subs = [str(r) for d in sharding.dims for r in d.axes if r.sub_axis is not None]
     subs += [str(r) for r in sharding.unreduced if r.sub_axis is not None]
     if subs:

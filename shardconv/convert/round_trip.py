@@ -11,6 +11,7 @@ from shardconv.core.model import AxisRef, DimSharding, HloSharding, Mesh, Tensor
 from shardconv.formats.sdy.verify import verify_on
 from shardconv.convert.factoring import merge_refs
 from shardconv.convert.suggest import whole_axis_alternative
+from shardconv.convert.reduction import reductions
 from shardconv.convert.to_hlo import resolve, to_hlo
 from shardconv.convert.to_sdy import RankArg, same_assignment, to_sdy
 from shardconv.convert.xla_import import xla_import
@@ -137,9 +138,8 @@ def _dropped(s: TensorSharding, mesh: Mesh) -> tuple[list[str], TensorSharding]:
     unred: tuple[AxisRef, ...] = tuple(r for r in s.unreduced if r.size(mesh) > 1)
     if s.unreduced and mesh.num_devices == 1:  # XLA keeps {unreduced}; it names every axis again
         unred = tuple(AxisRef(n) for n in mesh.axis_names)
-    if s.unreduced_op != "sum":
-        out.append(f"unreduced reduction {s.unreduced_op}")
-    return out, TensorSharding(s.mesh, tuple(dims), (), unred)
+    # The reduction survives: XLA head's export carries it in the metadata, which to_sdy reads back.
+    return out, TensorSharding(s.mesh, tuple(dims), (), unred, s.unreduced_op if unred else "sum")
 
 
 def _xla_mesh(h: HloSharding, rank: RankArg) -> tuple[Mesh | None, str]:
@@ -184,7 +184,7 @@ def _from_sdy(s: TensorSharding | TensorShardingPerValue, mesh: Mesh) -> RoundTr
         dropped += [f"value {i}: {x}" if len(parts) > 1 else x for x in d]
         expect.append(e)
     h = to_hlo(s, mesh)
-    steps = [Step("input (sdy)", s, str(s)), Step("to_hlo", h, str(h))]
+    steps = [Step("input (sdy)", s, str(s)), Step("to_hlo", h, _hlo_text(h))]
     findings: list[RoundTripFinding] = []
     try:
         back = to_sdy(h, mesh, rank=None if isinstance(s, TensorShardingPerValue) else s.rank)
@@ -206,7 +206,7 @@ def _from_sdy(s: TensorSharding | TensorShardingPerValue, mesh: Mesh) -> RoundTr
 
 
 def _from_hlo(h: HloSharding, mesh: Mesh, rank: RankArg) -> RoundTripReport:
-    steps = [Step("input (HLO)", h, str(h))]
+    steps = [Step("input (HLO)", h, _hlo_text(h))]
     findings: list[RoundTripFinding] = []
     xm, why = _xla_mesh(h, rank)
     try:
@@ -216,7 +216,7 @@ def _from_hlo(h: HloSharding, mesh: Mesh, rank: RankArg) -> RoundTripReport:
         cmp = compare_meshes(mesh, None, xm, why)
         return RoundTripReport("hlo->sdy->hlo", tuple(steps), (), cmp, tuple(findings + _mesh_findings(cmp)))
     back = to_hlo(s, mesh)
-    steps += [Step("to_sdy", s, str(s)), Step("to_hlo", back, str(back))]
+    steps += [Step("to_sdy", s, str(s)), Step("to_hlo", back, _hlo_text(back))]
     if not same_assignment(h, back):
         findings.append(
             RoundTripFinding("error", f"HLO -> sdy -> HLO changed the device assignment: {h} became {back}")
@@ -228,6 +228,11 @@ def _from_hlo(h: HloSharding, mesh: Mesh, rank: RankArg) -> RoundTripReport:
     cmp = compare_meshes(mesh, mesh, xm, why)
     findings += _mesh_findings(cmp)
     return RoundTripReport("hlo->sdy->hlo", tuple(steps), (), cmp, tuple(findings))
+
+
+def _hlo_text(h: HloSharding) -> str:
+    """The HLO text of a step; with its metadata when a reduction rides there (XLA head's spelling)."""
+    return h.to_text(include_metadata=bool(reductions(h)))
 
 
 def _mesh_findings(cmp: MeshComparison) -> list[RoundTripFinding]:

@@ -24,6 +24,7 @@ from shardconv.core.model import (
     canonical_tiled,
 )
 from shardconv.formats.sdy.verify import verify_on
+from shardconv.convert.reduction import require_spelling
 from shardconv.convert.to_hlo import _check_manual, export_layout, to_hlo
 from shardconv.convert.to_sdy import to_sdy, to_sdy_manual
 
@@ -63,12 +64,12 @@ def to_v2(hlo: HloSharding) -> HloSharding:
 
 
 def to_v3(sharding: TensorSharding, mesh: Mesh, *, manual_axes: Sequence[str] = ()) -> HloSharding:
-    """HLO V3 (mesh-based) spelling: Shardy's structure in XLA's syntax, on ``mesh`` itself.
+    """HLO V3 (mesh-based) spelling: Shardy's structure in XLA's syntax, on ``mesh`` itself. Open dims
+    stay open (``{'a', ?}``, as XLA's NamedSharding keeps them); priorities go, as XLA has none.
 
     ``manual_axes`` (of an enclosing manual_computation) become ``manual={...}``, which XLA needs in mesh order."""
     verify_on(sharding, mesh)
-    if sharding.unreduced_op != "sum":
-        raise NotExpressibleError(f"HLO V3 has no unreduced={sharding.unreduced_op}")
+    require_spelling(sharding, "v3", "head")
     _check_manual(sharding, mesh, manual_axes)
     order = {n: i for i, n in enumerate(mesh.axis_names)}
     if list(manual_axes) != sorted(manual_axes, key=order.__getitem__):
@@ -76,10 +77,10 @@ def to_v3(sharding: TensorSharding, mesh: Mesh, *, manual_axes: Sequence[str] = 
             f"HLO V3 lists manual axes in mesh order, and manual_axes={tuple(manual_axes)} is not: "
             "the manual subgroup would enumerate the devices in another order"
         )
-    closed = tuple(replace(d, is_closed=True, priority=None) for d in sharding.dims)
+    dims = tuple(replace(d, priority=None) for d in sharding.dims)
     manual = tuple(AxisRef(n) for n in manual_axes)
     return HloSharding(
-        Kind.MESH, mesh_sharding=MeshSharding(mesh, closed, sharding.replicated, sharding.unreduced, manual)
+        Kind.MESH, mesh_sharding=MeshSharding(mesh, dims, sharding.replicated, sharding.unreduced, manual)
     )
 
 

@@ -21,6 +21,7 @@ from shardconv.core.model import (
 )
 from shardconv.core.arguments import type_error
 from shardconv.core.sources import pointing_into
+from shardconv.convert.reduction import with_hlo_reduction
 from shardconv.formats.coerce import SdyArg, as_mesh_arg, as_sdy
 from shardconv.formats.sdy.verify import verify_on
 
@@ -159,6 +160,11 @@ def _ordered_pieces(sharding: TensorSharding, mesh: Mesh) -> list[tuple[PieceKey
 
 
 def _to_hlo_one(sharding: TensorSharding, mesh: MeshArg, manual_axes: Sequence[str], explicit: bool) -> HloSharding:
+    """The export, carrying a reduction other than sum as XLA head does (in the metadata)."""
+    return with_hlo_reduction(_export_one(sharding, mesh, manual_axes, explicit), sharding.unreduced_op)
+
+
+def _export_one(sharding: TensorSharding, mesh: MeshArg, manual_axes: Sequence[str], explicit: bool) -> HloSharding:
     m = resolve(sharding, mesh)
     verify_on(sharding, m)
     if not m.axes:

@@ -29,6 +29,7 @@ from shardconv.core.sources import pointing_into
 from shardconv.formats.coerce import HloArg, MeshLike, as_hlo, as_mesh
 from shardconv.convert.factoring import Piece, common_factor_walk, mesh_sorted_refs, pieces_to_refs
 from shardconv.convert.to_hlo import _to_hlo_one, to_hlo
+from shardconv.convert.reduction import hlo_reduction, with_sdy_reduction
 
 SdyValue = TensorSharding | TensorShardingPerValue
 RankArg = int | Sequence[int | None] | None  # one rank, or one per tuple element
@@ -376,6 +377,14 @@ def _need_rank(hlo: HloSharding, rank: int | None) -> int:
 
 
 def _convert(hlo: HloSharding, mesh: Mesh, rank: RankArg) -> tuple[SdyValue, ManualAxes]:
+    """``hlo`` on ``mesh``; the reduction its metadata names (XLA head's spelling) goes to the unreduced axes."""
+    sharding, manual = _convert_kind(hlo, mesh, rank)
+    if isinstance(sharding, TensorSharding):
+        sharding = with_sdy_reduction(sharding, hlo_reduction(hlo))
+    return sharding, manual
+
+
+def _convert_kind(hlo: HloSharding, mesh: Mesh, rank: RankArg) -> tuple[SdyValue, ManualAxes]:
     ref: str | Mesh = mesh.symbol
     kind = hlo.kind
     if kind is Kind.TUPLE:
@@ -424,7 +433,9 @@ def _from_v3(hlo: HloSharding, mesh: Mesh, rank: int | None) -> tuple[SdyValue, 
     ms = hlo.mesh_sharding
     assert ms is not None
     dims = ms.dims
-    if rank is not None and len(dims) != rank:
+    # A single-device mesh takes the rank-0 sharding whatever the value's rank, as XLA's import writes
+    # ``{maximal_mesh[device_id=0]}`` (docs/formats.md §2): like {maximal device=N}, it places the whole value.
+    if rank is not None and len(dims) != rank and not ms.mesh.is_maximal:
         if dims:
             raise ShardingValidationError(f"{hlo} is for rank {len(dims)}, not {rank}")
         dims = (DimSharding(),) * rank  # no dims ({mesh[...], manual}): like {manual}, any rank fits
@@ -437,10 +448,11 @@ def _from_v3(hlo: HloSharding, mesh: Mesh, rank: int | None) -> tuple[SdyValue, 
 
 
 def own_mesh(hlo: HloSharding) -> Mesh | None:
-    """The mesh a V3 sharding (or a tuple of V3 shardings on one mesh) carries; None for any other."""
+    """The mesh a V3 sharding carries, or a tuple whose V3 elements all carry (its other elements, V1/V2
+    or flags, place devices on that mesh as on any other); None when there is none, or several."""
     if hlo.kind is Kind.MESH and hlo.mesh_sharding is not None:
         return hlo.mesh_sharding.mesh
-    meshes = {own_mesh(e) for e in hlo.elements} if hlo.kind is Kind.TUPLE else {None}
+    meshes = {m for m in map(own_mesh, hlo.elements) if m is not None}
     return meshes.pop() if len(meshes) == 1 else None
 
 

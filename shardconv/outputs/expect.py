@@ -1,5 +1,6 @@
-"""``--expect``: read what a plugin reports (HLO strings, a tuple string, proto files or hex) and compare
-it with the module by device assignment, so a plugin's CI can catch a wrong report."""
+"""``--expect``: read what a plugin reports (the bytes PJRT returned in the ``pjrt`` layout, proto files
+or hex, HLO strings, a tuple string) and compare it with the module as XLA compares shardings
+(``equality``), so a plugin's CI can catch a wrong report."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from shardconv.core.errors import ShardingError, ShardingSyntaxError
 from shardconv.core.model import HloSharding, Kind
+from shardconv.outputs.pjrt import is_packed, unpack
 from shardconv.outputs.writers import split_length_prefixed
 
 _HEX_LINE = re.compile(r"(?:0x)?(?:[0-9a-fA-F]{2})*")
@@ -38,9 +40,13 @@ def _is_text(data: bytes) -> bool:
 
 
 def parse_report(data: bytes, name: str = "report") -> list[HloSharding]:
-    """A report in any of the formats ``outputs`` writes (except json/mlir/textproto), one sharding per output."""
+    """A report in any of the formats ``outputs`` writes (except json/mlir/textproto/pjrt-header), one
+    sharding per output: the ``pjrt`` layout (by its magic), a length-prefixed stream or one proto,
+    hex lines, HLO lines or one tuple string."""
     from shardconv.formats.hlo.read import parse_hlo_text
 
+    if is_packed(data):
+        return [_proto(b, f"{name}: sharding {i}") for i, b in enumerate(unpack(data, name))]
     if not _is_text(data):
         blobs = split_length_prefixed(data)
         if blobs is None:
@@ -74,9 +80,13 @@ def read_report(path: Path) -> list[HloSharding]:
     return parse_report(path.read_bytes(), str(path))
 
 
+def _a(what: str) -> str:
+    return f"an {what}" if what[0] in "aeiou" else f"a {what}"
+
+
 @dataclass(frozen=True)
 class Mismatch:
-    """One output whose reported sharding places data differently from the module's."""
+    """One output (parameter) whose reported sharding XLA does not hold equal to the module's."""
 
     index: int
     module: HloSharding | None
@@ -84,51 +94,31 @@ class Mismatch:
     detail: str
 
 
-def _first_difference(a: HloSharding, b: HloSharding, num_devices: int) -> str:
-    """``device 1 holds tile [0, 1] per the module but [1] per the report`` for the first device that differs."""
-    from shardconv.core.placement import placement
-
-    def where(h: HloSharding) -> dict[int, tuple[int, ...]]:
-        try:
-            p = placement(h, num_devices=num_devices)
-        except ShardingError:
-            return {}
-        return {d: t.index for t in p.tiles for d in t.devices}
-
-    wa, wb = where(a), where(b)
-    for d in sorted(set(wa) | set(wb)):
-        if wa.get(d) != wb.get(d):
-            fa = "no tile" if d not in wa else f"tile {list(wa[d])}"
-            fb = "no tile" if d not in wb else f"tile {list(wb[d])}"
-            return f"device {d} holds {fa} per the module but {fb} per the report"
-    return "same tiles, different manual/unreduced/replica grouping"
-
-
-def compare(module: Sequence[HloSharding], reported: Sequence[HloSharding], num_devices: int = 1) -> list[Mismatch]:
-    """Outputs whose reported sharding does not put the same tiles on the same devices as the module."""
-    from shardconv.convert.to_sdy import same_assignment
+def compare(
+    module: Sequence[HloSharding], reported: Sequence[HloSharding], num_devices: int = 1, what: str = "output"
+) -> list[Mismatch]:
+    """Outputs whose reported sharding XLA does not hold equal to the module's (``equality.difference``)."""
+    from shardconv.outputs.equality import difference
 
     out = []
     for i in range(max(len(module), len(reported))):
         m = module[i] if i < len(module) else None
         r = reported[i] if i < len(reported) else None
         if m is None or r is None:
-            out.append(Mismatch(i, m, r, "missing from the report" if r is None else "not an output of the module"))
-        elif not same_assignment(m, r):
-            if m.kind is Kind.TILED and r.kind is Kind.TILED and m.rank != r.rank:
-                detail = f"rank {r.rank} reported for a rank-{m.rank} sharding"
-            else:
-                detail = _first_difference(m, r, num_devices)
+            out.append(Mismatch(i, m, r, "missing from the report" if r is None else f"not {_a(what)} of the module"))
+            continue
+        detail = difference(m, r, num_devices)
+        if detail is not None:
             out.append(Mismatch(i, m, r, detail))
     return out
 
 
-def format_mismatches(mismatches: Sequence[Mismatch], total: int) -> str:
-    """The per-output diff the CLI prints."""
+def format_mismatches(mismatches: Sequence[Mismatch], total: int, what: str = "output") -> str:
+    """The per-output (per-parameter) diff the CLI prints."""
     lines = []
     for x in mismatches:
-        lines.append(f"output {x.index}: {x.detail}")
+        lines.append(f"{what} {x.index}: {x.detail}")
         lines.append(f"  module:   {x.module if x.module is not None else '-'}")
         lines.append(f"  reported: {x.reported if x.reported is not None else '-'}")
-    lines.append(f"{len(mismatches)} of {total} outputs differ")
+    lines.append(f"{len(mismatches)} of {total} {what}s differ")
     return "\n".join(lines) + "\n"

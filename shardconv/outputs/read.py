@@ -242,6 +242,11 @@ def num_devices(ir: ModuleIR, shardings: list[HloSharding] | None = None) -> int
     return max([*sizes, *(devices_of(h) for h in shardings or ())], default=1)
 
 
+def meshes_of(ir: ModuleIR) -> Mapping[str, Mesh]:
+    """The module's ``sdy.mesh`` symbols, parsed."""
+    return _Resolver(ir).meshes()
+
+
 def devices_of(h: HloSharding) -> int:
     """The fewest devices ``h`` can run on."""
     if h.tile is not None:

@@ -87,14 +87,23 @@ def _where(text: str, pos: int | None) -> dict[str, int | None]:
     return {"line": line, "column": column}
 
 
-def json_document(reading: Reading, *, func: str, params: bool, from_constraints: bool) -> dict[str, Any]:
+def json_document(
+    reading: Reading,
+    *,
+    func: str,
+    params: bool,
+    from_constraints: bool,
+    shardings: Sequence[HloSharding] | None = None,
+) -> dict[str, Any]:
     """The ``--format json`` document: every leaf with its HLO string, proto and where it was read, and
-    the conflicts between module and per-value attributes."""
+    the conflicts between module and per-value attributes. ``shardings`` is each leaf in the form asked
+    for (V2 or V3); the reading's own by default."""
     from shardconv.ui.jsonout import document
 
     text = reading.text
+    forms = reading.shardings if shardings is None else list(shardings)
     items = []
-    for o, blob in zip(reading.items, proto_blobs(reading.shardings)):
+    for o, h, blob in zip(reading.items, forms, proto_blobs(forms)):
         feeder = None
         if o.feeder is not None:
             feeder = {
@@ -108,7 +117,7 @@ def json_document(reading: Reading, *, func: str, params: bool, from_constraints
                 "index": o.index,
                 "value": o.value,
                 "type": o.type,
-                "hlo": str(o.hlo),
+                "hlo": str(h),
                 "proto_hex": blob.hex(),
                 "source": o.source,
                 "sdy": None if o.sdy is None else str(o.sdy),
@@ -133,7 +142,7 @@ def json_document(reading: Reading, *, func: str, params: bool, from_constraints
         func=func,
         kind=key,
         from_constraints=from_constraints,
-        tuple=tuple_string(reading.shardings),
+        tuple=tuple_string(forms),
         conflicts=conflicts,
         **{key: items},
     )

@@ -73,6 +73,7 @@ def sdy_dict(s: TensorSharding) -> dict[str, Any]:
         ],
         "replicated": [axis_ref_dict(a) for a in s.replicated],
         "unreduced": [axis_ref_dict(a) for a in s.unreduced],
+        "unreduced_op": s.unreduced_op,
     }
 
 

@@ -28,10 +28,10 @@ def test_to_v2_finds_the_iota_or_says_why_not() -> None:
         to_v2(parse_hlo("{devices=[4]0,3,1,2}"))
 
 
-def test_to_v3_closes_dims_and_keeps_the_mesh() -> None:
+def test_to_v3_keeps_open_dims_drops_priorities_and_keeps_the_mesh() -> None:
     mesh = Mesh.of({"a": 2, "b": 4})
     s = parse_sdy('#sdy.sharding<@mesh, [{"a", ?}, {"b"}p1]>')
-    assert str(to_v3(s, mesh)) == "{mesh['a'=2,'b'=4], [{'a'}, {'b'}]}"
+    assert str(to_v3(s, mesh)) == "{mesh['a'=2,'b'=4], [{'a', ?}, {'b'}]}"
     with pytest.raises(ShardingValidationError, match="manual"):
         to_v3(s, mesh, manual_axes=("a",))
 

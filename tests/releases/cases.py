@@ -65,6 +65,14 @@ HLO: tuple[HloCase, ...] = (
                        "{mesh['a'=2,'b'=2,'c'=2,'d'=2], [{}, {}], manual={'a', 'b'}}")),
     HloCase("{mesh[], [{}, {}]}", f"{XLA_TESTS}/stablehlo_export_pipeline.mlir",
             {**from_0_9_2("", "{mesh[], [{}, {}]}"), "0.9.1": None}),  # 0.9.1 reads no empty mesh
+    # Head's export writes the short forms at any rank (issue 24): fully manual, and a sharding that uses no
+    # axis on the empty mesh. jaxlib 0.10.2 reads a short form as rank 0, so its printing keeps the long forms.
+    HloCase("{mesh['x'=8,'y'=4], [{}], manual={'x', 'y'}}", f"{XLA_TESTS}/stablehlo_export_pipeline.mlir",
+            {**from_0_9_2("{mesh[x=8,y=4], manual}", "{mesh['x'=8,'y'=4], [{}], manual={'x', 'y'}}"),
+             "head": "{mesh['x'=8,'y'=4], manual}"}),
+    HloCase("{mesh['axis_0'=16], [{}, {}]}", f"{XLA_TESTS}/stablehlo_export_pipeline.mlir",
+            {**from_0_9_2("{mesh[axis_0=16], replicated}", "{mesh['axis_0'=16], [{}, {}]}"),
+             "head": "{mesh[], replicated}"}),
     # The rank-0 shorthand: from jaxlib 0.10.0 on, axes of size 1 may be left out of "every axis".
     HloCase("{mesh['a'=1,'b'=4], [], unreduced={'b'}}", "xla/hlo/ir/mesh_and_axis.cc",
             {**from_0_9_2("{mesh[a=1,b=4], [], unreduced={b}}", "{mesh['a'=1,'b'=4], [], unreduced={'b'}}"),

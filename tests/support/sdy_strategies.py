@@ -243,3 +243,56 @@ class RandomModels:
         if r.random() < 0.3:
             ref = self.mesh()
         return self.sharding(ref)
+
+
+_SMALL_NAMES = ("a", "b", "x", "model")
+
+
+@st.composite
+def small_meshes(draw: st.DrawFn) -> Mesh:
+    """A mesh of one to three plainly named axes of size 1, 2, 4 or 8 (iota device ids)."""
+    names = draw(st.lists(st.sampled_from(_SMALL_NAMES), unique=True, min_size=1, max_size=3))
+    return Mesh.of([MeshAxis(n, draw(st.sampled_from([1, 2, 4, 8]))) for n in names])
+
+
+@st.composite
+def valid_on(draw: st.DrawFn, mesh: Mesh, *, open_dims: bool = False, min_rank: int = 1) -> TensorSharding:
+    """A sharding on ``mesh`` that Shardy's verifier accepts: each axis (whole, or split in two halves) in a
+    dim, in ``replicated``, in ``unreduced`` or unused; with ``open_dims``, at least one dim is open."""
+    from hypothesis import assume
+
+    from shardconv.core.errors import ShardingError
+    from shardconv.formats.sdy.verify import verify_on
+
+    rank = draw(st.integers(max(min_rank, 1 if open_dims else 0), 3))
+    dims: list[list[AxisRef]] = [[] for _ in range(rank)]
+    sets: dict[str, list[AxisRef]] = {"replicated": [], "unreduced": []}
+    for a in mesh.axes:
+        refs = [AxisRef(a.name)]
+        if a.size >= 4 and draw(st.booleans()):
+            refs = [AxisRef(a.name, SubAxis(1, 2)), AxisRef(a.name, SubAxis(2, a.size // 2))]
+        for ref in refs:
+            where = draw(st.sampled_from(["dim", "dim", "none", "replicated", "unreduced"]))
+            if where == "dim" and rank:
+                dims[draw(st.integers(0, rank - 1))].append(ref)
+            elif where in sets:
+                sets[where].append(ref)
+    opens = draw(st.lists(st.booleans(), min_size=rank, max_size=rank).filter(lambda o: any(o) or not open_dims))
+    s = TensorSharding(
+        mesh.symbol,
+        tuple(DimSharding(tuple(d), is_closed=not o) for d, o in zip(dims, opens)),
+        tuple(sets["replicated"]),
+        tuple(sets["unreduced"]),
+    )
+    try:
+        verify_on(s, mesh)
+    except ShardingError:
+        assume(False)
+    return s
+
+
+@st.composite
+def valid_on_mesh(draw: st.DrawFn, *, open_dims: bool = False) -> tuple[TensorSharding, Mesh]:
+    """``valid_on`` a ``small_meshes`` mesh, with that mesh."""
+    mesh = draw(small_meshes())
+    return draw(valid_on(mesh, open_dims=open_dims)), mesh

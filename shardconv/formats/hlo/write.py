@@ -83,11 +83,23 @@ def _covers_mesh(m: MeshSharding, axes: tuple[AxisRef, ...], xla_version: str) -
     return bool(axes) and prod(a.size(m.mesh) for a in axes) == m.mesh.num_devices
 
 
+def _head_shorthand(m: MeshSharding, dims: tuple[DimSharding, ...]) -> str | None:
+    """XLA head also writes the short form at any rank when every dim is closed and holds no axis:
+    ``manual`` when the manual set covers the mesh and no other set is given (fully manual), and
+    ``replicated``, on the empty mesh ``{mesh[], replicated}``, when the sharding uses no axis of a mesh
+    that has some. jaxlib 0.10.2 keeps the long forms (it reads a short form as rank 0)."""
+    if not dims or any(d.axes or not d.is_closed for d in dims) or m.replicated or m.unreduced:
+        return None
+    if m.manual:
+        return "manual" if _covers_mesh(m, m.manual, "head") else None
+    return "replicated" if m.mesh.axes else None
+
+
 def _shorthand(m: MeshSharding, dims: tuple[DimSharding, ...], xla_version: str) -> str | None:
     """XLA prints a rank-0 V3 sharding as ``replicated`` when no axis set is given, else as ``unreduced``
     (then ``manual``) when that set covers the mesh; other sets are then not printed."""
     if dims:
-        return None
+        return _head_shorthand(m, dims) if xla_version == "head" else None
     if not (m.replicated or m.unreduced or m.manual):
         return "replicated"
     for key, axes in (("unreduced", m.unreduced), ("manual", m.manual)):
@@ -110,15 +122,17 @@ def print_mesh_sharding(
         keyword = "single_device" if version == "head" else "maximal_mesh"
         return f"{{{keyword}[device_id={mesh.explicit_device_ids[0]}]{meta}}}"
     bare = version == "0.9.1"
+    # jaxlib 0.9.1 keeps no dims when none holds an axis (open ones included); later releases keep them all.
+    dims = m.dims if not bare or any(d.axes for d in m.dims) else ()
+    shorthand = _shorthand(m, dims, version)
+    if shorthand == "replicated" and dims:  # XLA head: a sharding that uses no axis is on the empty mesh
+        return f"{{mesh[], replicated{meta}}}"
     parts = ["mesh[" + ",".join(f"{_name(a.name, bare)}={a.size}" for a in mesh.axes) + "]"]
     if m.device_iota is not None:
         r, p = m.device_iota
         parts.append(f"device_ids=([{_ints(r)}]" + (f"T({_ints(p)})" if len(r) > 1 else "") + ")")
     elif mesh.explicit_device_ids is not None:
         parts.append(f"device_ids=({_ints(mesh.explicit_device_ids)})")
-    # jaxlib 0.9.1 keeps no dims when none holds an axis (open ones included); later releases keep them all.
-    dims = m.dims if not bare or any(d.axes for d in m.dims) else ()
-    shorthand = _shorthand(m, dims, version)
     parts.append(shorthand or "[" + ", ".join(_dim(d, bare) for d in dims) + "]")
     if not shorthand:
         for key, axes in (("replicated", m.replicated), ("unreduced", m.unreduced), ("manual", m.manual)):

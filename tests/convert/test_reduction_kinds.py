@@ -1,0 +1,129 @@
+"""Reduction kinds of unreduced axes (``unreduced=max{"b"}``, ``min``; ``sum`` is the default): carried in
+the model from Shardy to HLO and back, printed in every notation that spells them, refused with the
+reason and a suggestion everywhere else, and never dropped."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from support.cli_util import run
+from support.oracle_sdy import sdy_print_attr
+from support.oracle_xla import xla_result
+from support.sdy_strategies import valid_on_mesh
+from shardconv.cli.spell import TARGETS
+from shardconv.convert import to_hlo, to_partition_spec, to_sdy, to_v3
+from shardconv.convert.reduction import hlo_reduction, reductions
+from shardconv.core.errors import NotExpressibleError
+from shardconv.core.model import Mesh, TensorSharding
+from shardconv.core.placement import placement
+from shardconv.formats import parse_hlo, parse_sdy
+from shardconv.formats.xla_versions import XLA_VERSIONS
+
+MAX = '#sdy.sharding<@mesh, [{"a"}, {}], unreduced=max{"b"}>'
+MESH = Mesh.of({"a": 2, "b": 4})
+HEAD_V2 = '{devices=[2,1,4]<=[8] last_tile_dims={unreduced} metadata={op_type="sdy::reduction_op" op_name="MAX"}}'
+
+
+def test_the_issue_sharding_is_carried_to_hlo_and_back() -> None:
+    s = parse_sdy(MAX)
+    h = to_hlo(s, MESH)
+    assert h.to_text(include_metadata=True) == HEAD_V2 and hlo_reduction(h) == "max"
+    assert to_sdy(h, MESH) == s
+    assert placement(h) == placement(to_hlo(replace(s, unreduced_op="sum"), MESH))  # the kind moves no data
+
+
+@pytest.mark.oracle
+def test_jaxlib_0_10_2_reads_the_head_v2_spelling_as_metadata() -> None:
+    """XLA head's V2 spelling is plain metadata to jaxlib 0.10.2: it reads it, keeps it in the proto (our
+    bytes are its bytes), and prints the sharding without it; its Shardy does not read the sdy spelling."""
+    r = xla_result(HEAD_V2)
+    assert r.text == "{devices=[2,1,4]<=[8] last_tile_dims={unreduced}}"
+    assert r.proto == to_hlo(MAX, MESH).to_proto() == parse_hlo(HEAD_V2).to_proto()
+    with pytest.raises(ValueError):
+        sdy_print_attr(MAX)
+
+
+@pytest.mark.oracle
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(valid_on_mesh(), st.sampled_from(["max", "min"]))
+def test_generated_reductions_survive_the_export_as_xla_reads_it(case: tuple[TensorSharding, Mesh], op: str) -> None:
+    s, mesh = case
+    assume(any(r.size(mesh) > 1 for r in s.unreduced) and mesh.num_devices > 1)
+    s = replace(s, unreduced_op=op)
+    h = to_hlo(s, mesh)
+    assert reductions(h) == (op,)
+    text = h.to_text(include_metadata=True)
+    r = xla_result(text)
+    assert r.text == str(h) and r.proto == h.to_proto(), text
+    back = to_sdy(parse_hlo(text), mesh, rank=s.rank)
+    assert isinstance(back, TensorSharding) and back.unreduced_op == op
+
+
+def test_notations_without_a_spelling_refuse_with_reason_and_suggestion() -> None:
+    s = parse_sdy(MAX)
+    for fn, why in ((to_v3, "HLO V3 has no spelling"), (to_partition_spec, "PartitionSpec has no reduction kind")):
+        with pytest.raises(NotExpressibleError, match=why) as e:
+            fn(s, MESH)
+        assert e.value.suggestions and "Shardy form" in e.value.suggestions[0].description
+
+
+@pytest.mark.parametrize("version", XLA_VERSIONS)
+@pytest.mark.parametrize("target", [t for t in TARGETS if t != "json"])
+def test_no_target_drops_the_reduction(target: str, version: str) -> None:
+    """Every --to at every --xla-version either writes the reduction or refuses, saying why (exit 2)."""
+    r = run("convert", MAX, "--mesh", "a=2,b=4", "--to", target, "--xla-version", version)
+    if r.code == 0:
+        assert version == "head" and target not in ("v3", "proto-v3", "spec")
+        out = r.out.strip()
+        written = bytes.fromhex(out) if target in ("proto-hex", "proto-v2") else out.encode()
+        if target == "proto-base64":
+            import base64
+
+            written = base64.b64decode(out)
+        assert b"max" in written or b"MAX" in written, out
+    else:
+        assert r.code == 2 and "would be dropped" in r.err and "try:" in r.err, r.err
+        assert "^" in r.err  # the caret is under the reduced axes
+
+
+def test_jaxlib_0_10_2_is_refused_as_head_only_spellings_are() -> None:
+    r = run("convert", MAX, "--mesh", "a=2,b=4", "--xla-version", "0.10.2")
+    assert r.code == 2 and r.out == ""
+    assert "jaxlib 0.10.2 predates reduction kinds" in r.err and "--xla-version head" in r.err
+    head = run("convert", MAX, "--mesh", "a=2,b=4", "--xla-version", "head")
+    assert head.out == HEAD_V2 + "\n"
+    assert run("convert", HEAD_V2, "--mesh", "a=2,b=4", "--xla-version", "head").out == MAX + "\n"
+
+
+def test_json_names_the_reduction() -> None:
+    doc = json.loads(run("convert", MAX, "--mesh", "a=2,b=4", "--to", "json").out)
+    assert doc["sdy"]["unreduced_op"] == "max"
+
+
+def test_roundtrip_keeps_it() -> None:
+    r = run("roundtrip", MAX, "--mesh", "a=2,b=4")
+    assert r.code == 0 and 'op_name="MAX"' in r.out and "dropped: nothing" in r.out
+
+
+def test_jax_0_10_2_partition_specs_have_no_unreduced_kind() -> None:
+    """JAX at head writes ``P(..., unreduced={...}, unreduced_kind=...)``; jax 0.10.2 has no such argument,
+    so ``to_jax`` refuses a reduction instead of dropping it."""
+    from jax.sharding import PartitionSpec as P
+
+    import shardconv as sc
+
+    with pytest.raises(TypeError, match="unreduced_kind"):
+        P("a", unreduced={"b"}, unreduced_kind="max")  # type: ignore[call-arg]
+    with pytest.raises(NotExpressibleError, match="unreduced_kind"):
+        sc.to_jax(MAX, MESH)
+
+
+def test_show_lists_every_spelling_of_the_release_asked_for() -> None:
+    rows = {v: run("show", MAX, "--mesh", "a=2,b=4", "--xla-version", v).out for v in ("0.10.2", "head")}
+    assert f"HLO V2  {HEAD_V2}" in rows["head"] and f"sdy     {MAX}" in rows["head"]
+    assert "sdy     not expressible" in rows["0.10.2"] and "predates reduction kinds" in rows["0.10.2"]
