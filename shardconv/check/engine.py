@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, BinaryIO
 
-from shardconv.check.config import matches, relative_to
+from shardconv.check.config import matches, parse_shapes, relative_to
 from shardconv.check.context import CheckOptions
 from shardconv.check.diagnostics import CheckFinding, FileReport, Skipped
 from shardconv.check.evaluate import RuleCap, module_findings, position
@@ -200,14 +200,19 @@ def _total_size(files: Sequence[str]) -> int:
 
 
 def _options(mesh: Mesh | str | None, allowed_meshes: Iterable[Sequence[int] | str] | None) -> CheckOptions:
+    """The library's arguments as the command line reads them: a mesh option, and mesh shapes as
+    ``--allowed-meshes`` takes them (``"2x4"`` or ``(2, 4)``; a bad one is an error, as there)."""
+    from shardconv.core.errors import ShardingValidationError
     from shardconv.formats.detect import parse_mesh_option
 
     m = parse_mesh_option(mesh) if isinstance(mesh, str) else mesh
     allowed = None
     if allowed_meshes is not None:
-        allowed = tuple(
-            tuple(int(x) for x in a.lower().split("x")) if isinstance(a, str) else tuple(a) for a in allowed_meshes
-        )
+        items = ["x".join(map(str, a)) if not isinstance(a, str) else a for a in allowed_meshes]
+        try:
+            allowed = parse_shapes(items)
+        except ValueError as e:
+            raise ShardingValidationError(f"allowed_meshes: {e}") from None
     return CheckOptions(mesh=m, allowed_meshes=allowed)
 
 

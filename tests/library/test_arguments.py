@@ -4,10 +4,13 @@ model is expected, and the order is always sharding, then mesh."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import pytest
 
 import shardconv as sc
+
+ROOT = Path(__file__).resolve().parents[2]
 
 MESH = sc.parse_mesh("x=2,y=4")
 
@@ -66,3 +69,22 @@ def test_one_argument_order_and_the_old_one_warns() -> None:
     with pytest.warns(DeprecationWarning, match="pass the spec first"):
         old = sc.from_partition_spec(MESH, spec)  # type: ignore[arg-type]
     assert new == old == sc.parse_sdy('<@mesh, [{}, {"y"}]>')
+
+
+@pytest.mark.parametrize("bad", [["0x8"], [(0, 8)], ["2y4"], ["x"]])
+def test_check_text_refuses_the_allowed_meshes_the_command_line_refuses(bad: list[object]) -> None:
+    """``check_text(allowed_meshes=...)`` reads shapes as ``--allowed-meshes`` does: one parser."""
+    from shardconv.check.config import parse_shapes
+
+    spelled = ["x".join(map(str, b)) if not isinstance(b, str) else b for b in bad]
+    with pytest.raises(ValueError):
+        parse_shapes(spelled)
+    with pytest.raises(sc.ShardingValidationError, match="is not a shape like 2x4"):
+        sc.check_text("HloModule m, num_partitions=8\n", allowed_meshes=bad)  # type: ignore[arg-type]
+
+
+def test_check_text_takes_shapes_as_text_or_numbers() -> None:
+    seed = (ROOT / "examples" / "seed-distorted-mesh.mlir").read_text()
+    assert [f.rule for f in sc.check_text(seed, allowed_meshes=["2x4"])] == [
+        f.rule for f in sc.check_text(seed, allowed_meshes=[(2, 4)])
+    ]
