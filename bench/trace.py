@@ -9,7 +9,7 @@ JAX model with 200 arguments:
 - ``xla-folder``: the per-pass HLO files, copied under new module ids with their own instruction names
   (``grep -rc`` over the folder);
 - ``mlir-repeat``: a pass log whose dumps are all the propagated module, the same text (no pass
-  changed anything: each dump after the first costs a byte comparison).
+  changed anything: each dump after the first is known to hold what the one before held).
 
 Each timing is the median of ``--repeat`` runs; peak RSS is the child's own (wait4), at ``--size`` and
 at ``--big`` MB. The issue's target is trace <= 10x grep.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 from shardconv.core.errors import ShardingSyntaxError
@@ -161,7 +161,8 @@ def forms(reading: Reading, meshes: Mapping[str, Mesh], *, named: bool) -> Forms
     for o in reading.items:
         mesh = None if o.sdy is None else o.sdy.mesh if isinstance(o.sdy.mesh, Mesh) else meshes.get(o.sdy.mesh)
         if o.sdy is not None and mesh is not None:
-            out.append(located(reading.text, o.pos or 0, partial(to_v3, o.sdy, mesh)))
+            final = replace(o.sdy, dims=tuple(replace(d, is_closed=True) for d in o.sdy.dims))  # an executable's
+            out.append(located(reading.text, o.pos or 0, partial(to_v3, final, mesh)))  # shardings are final
         else:
             out.append(o.hlo)
             if o.hlo.kind is not Kind.MESH:

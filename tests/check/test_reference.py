@@ -242,4 +242,4 @@ def test_unclosed_axis_lists_cost_linear_time() -> None:
     ).encode()
     t0 = time.perf_counter()
     rows(scan_report(scan_bytes(text), "f", CheckOptions()))
-    assert time.perf_counter() - t0 < 1
+    assert time.perf_counter() - t0 < 3  # about 0.3 s, nearly all of it loading the parsers
