@@ -46,6 +46,13 @@ class Input:
 
 def detect_kind(text: str) -> str:
     """The input kind from the first characters of ``text`` (no parsing)."""
+    if not text.strip():
+        raise ShardingSyntaxError(
+            "empty input; expected a sharding such as '{replicated}' or '<@mesh, [{}, {}]>' "
+            "(an empty OpSharding proto is written hex:, the replicated sharding)",
+            text=text,
+            pos=0,
+        )
     s = _unwrap(text)
     low = s.lower()
     if low.startswith(("hex:",)):
