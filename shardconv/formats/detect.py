@@ -205,9 +205,8 @@ def parse_shape(text: str) -> tuple[int, ...]:
 
 
 def stdin_items(stream: Iterable[str]) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` for every non-blank, non-comment (``#`` then space, or ``//``) line."""
+    """``(line number, text)`` for every line; ``text`` is ``""`` for a blank or comment (``#`` then
+    space, or ``//``) line, so that a caller can answer every input line with one output line."""
     for n, line in enumerate(stream, start=1):
         s = line.strip()
-        if not s or s.startswith(("//", "# ")) or s == "#":
-            continue
-        yield n, s
+        yield n, "" if s.startswith(("//", "# ")) or s == "#" else s

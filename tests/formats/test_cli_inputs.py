@@ -92,9 +92,9 @@ def test_decode_proto_text() -> None:
         inputs.decode_proto_text("080", "proto-hex")
 
 
-def test_stdin_items_numbers_lines_and_skips_comments() -> None:
+def test_stdin_items_numbers_every_line_and_blanks_comments() -> None:
     stream = io.StringIO("{replicated}\n\n// comment\n# note\n  {manual}  \n")
-    assert list(inputs.stdin_items(stream)) == [(1, "{replicated}"), (5, "{manual}")]
+    assert list(inputs.stdin_items(stream)) == [(1, "{replicated}"), (2, ""), (3, ""), (4, ""), (5, "{manual}")]
 
 
 def test_colour_policy(monkeypatch: pytest.MonkeyPatch) -> None:
