@@ -18,6 +18,7 @@ from shardconv.check.parts import PartReport, file_report, part_report
 from shardconv.check.sites import FileKind
 from shardconv.check.split import PART_BYTES, WHOLE, Part, split_file
 from shardconv.core.model import Mesh
+from shardconv.text.files import not_regular_reason
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache"})
 
@@ -56,11 +57,13 @@ def iter_files(paths: Sequence[str], sel: Selection | Callable[[str], Selection]
                 for name in sorted(files):
                     full = os.path.join(root, name)
                     if sel.included(full) and not sel.excluded(full):
-                        yield full
+                        why = not_regular_reason(full)
+                        yield full if why is None else Skipped(full, why)
         elif sel.excluded(p):
             yield Skipped(p, "excluded")
         else:
-            yield p
+            why = not_regular_reason(p)
+            yield p if why is None else Skipped(p, why)
 
 
 # ``module_0001.jit_f.before_optimizations.txt``, ``module_0001.jit_f.cpu_after_optimizations.txt``,

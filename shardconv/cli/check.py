@@ -247,7 +247,7 @@ def check(
     for item in iter_files(paths, selection):
         if isinstance(item, Skipped):
             skipped.append(item)
-        elif item != "-" and not os.path.exists(item):
+        elif item != "-" and not os.path.lexists(item):
             raise click.UsageError(f"no such file or directory: {item}")
         else:
             files.append(item)

@@ -17,6 +17,11 @@ FORMATS = ("hlo", "tuple", "proto", "proto-hex", "textproto", "json", "mlir")
 def _read_module(path: str) -> str:
     if path == "-":
         return sys.stdin.read()
+    from shardconv.text.files import not_regular_reason
+
+    why = not_regular_reason(path)
+    if why is not None:
+        raise click.UsageError(f"{path}: {why}")
     try:
         return Path(path).read_text(encoding="utf-8", errors="surrogateescape")
     except OSError as e:

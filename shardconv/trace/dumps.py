@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from shardconv.check.sites import SiteKind, SiteStream, ValueSite
+from shardconv.text.files import special_kind
 
 # ``// -----// IR Dump After AnalyzeMeshPass Failed (analyze-mesh) ('builtin.module' operation: @m) //----- //``
 # (older MLIR) and ``// -----// IR Dump Before CanonicalizerPass: canonicalize{...} //----- //`` (newer).
@@ -216,13 +217,14 @@ def log_sequences(paths: Sequence[str]) -> list[list[tuple[str, Dump | None]]]:
 
 
 def _files(path: str) -> list[str]:
-    """``path`` itself, or every file under the folder ``path`` (sorted; the names decide what is kept)."""
+    """``path`` itself, or every file under the folder ``path`` (sorted; the names decide what is kept;
+    a FIFO, socket or device is never read)."""
     if path == "-" or not os.path.isdir(path):
         return [path]
     found: list[str] = []
     for root, dirs, names in os.walk(path):
         dirs.sort()
-        found.extend(os.path.join(root, n) for n in sorted(names))
+        found.extend(f for f in (os.path.join(root, n) for n in sorted(names)) if special_kind(f) is None)
     return found
 
 
