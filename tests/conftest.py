@@ -28,8 +28,8 @@ settings.load_profile("long" if _EXPLORE else "default")
 
 @pytest.fixture(scope="session")
 def stages(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Real compiles dumped at every stage (a per-pass folder, Shardy's stage modules): see
-    tests/support/make_stages.py. Generated once per session, with jax in a child process."""
-    from support.jax_child import write_with_jax
+    """A real transformer block (and a one-op program) compiled on batch=2,model=4 with every stage
+    dumped (a per-pass folder, Shardy's stage modules): see tests/support/make_stages.py."""
+    from support.jax_child import compile_stages
 
-    return write_with_jax(Path(__file__).parent / "support" / "make_stages.py", tmp_path_factory.mktemp("stages"))
+    return compile_stages("block", tmp_path_factory)

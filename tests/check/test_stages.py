@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from check_cli import MESH, run
+from support.jax_child import compile_stages
 
 from shardconv.check.stages import Stage, stage_of_name
 
@@ -60,3 +61,15 @@ def test_stage_names_of_a_real_dump_folder(stages: Path) -> None:
     assert {per_pass[k] for k in order[:export]} == {Stage.INPUT}
     assert per_pass[order[export]] is Stage.EXPORTED
     assert {per_pass[k] for k in order[export + 1 :]} == {Stage.PARTITIONED}
+
+
+@pytest.mark.parametrize("program", ["mesh3d", "shard_map", "permuted"])
+def test_check_mesh_is_clean_on_every_stage_of_other_correct_programs(
+    program: str, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 3-D mesh (FSDP+TP MLP), a shard_map and a mesh on permuted devices, each on its own mesh."""
+    out = compile_stages(program, tmp_path_factory)
+    mesh = (out / "mesh.txt").read_text()
+    shape = "x".join(part.split("=")[1] for part in mesh.split(","))
+    assert len(list((out / "xla").glob("module_*.*.after_shardy-xla.*.txt"))) == 1
+    assert _findings([str(out), "--mesh", mesh, "--allowed-meshes", shape], capsys) == (0, [])

@@ -1,16 +1,18 @@
-"""Writes one real compile per stage XLA dumps, with jax (a child process: XLA reads XLA_FLAGS once).
+"""Writes real compiles dumped at every stage, with jax (a child process: XLA reads XLA_FLAGS once).
 
-Usage: python make_stages.py OUT_DIR. On 8 CPU devices with the correct mesh batch=2, model=4 it
-compiles with ``--xla_dump_to=OUT_DIR/xla --xla_dump_hlo_pass_re=.*`` (every pass, and Shardy's stage
-modules under xla/shardy/):
+Usage: python make_stages.py OUT_DIR [PROGRAM]. On 8 CPU devices it compiles PROGRAM with
+``--xla_dump_to=OUT_DIR/xla --xla_dump_hlo_pass_re=.*`` (every pass, and Shardy's stage modules under
+xla/shardy/), each a correct program on its mesh (written to OUT_DIR/mesh.txt as a --mesh value):
 
-- ``jit_block``: a transformer block (project, split heads, softmax attention, merge heads, residual)
-  with its input sharded over both axes at once and unconstrained results, so propagation gives values
-  sub-axes of ``model`` (``{devices=[4,2,1,1]<=[8]}``); lowered.mlir is its lowering;
-- ``jit_flat``: ``x * 2`` on ``P(("batch", "model"), None)``, whose per-device modules hold only
-  8-way shardings.
-
-output_shardings.json holds jax's ``compiled.output_shardings`` of jit_block, as HLO strings.
+- ``block`` (the default), on batch=2, model=4: a transformer block (project, split heads, softmax
+  attention, merge heads, residual) with its input sharded over both axes at once and unconstrained
+  results, so propagation gives values sub-axes of ``model`` (``{devices=[4,2,1,1]<=[8]}``); then
+  ``x * 2`` on ``P(("batch", "model"), None)``, whose per-device modules hold only 8-way shardings.
+  lowered.mlir is the block's lowering, output_shardings.json jax's ``compiled.output_shardings`` of it
+  as HLO strings;
+- ``mesh3d``, on data=2, fsdp=2, tp=2: an FSDP+TP MLP;
+- ``shard_map``, on batch=2, model=4: a shard_map with a psum over model;
+- ``permuted``, on data=2, model=4 over ``np.array(jax.devices()).reshape(4, 2).T``.
 """
 
 from __future__ import annotations
@@ -32,11 +34,24 @@ import numpy as np  # noqa: E402
 from jax.sharding import Mesh, NamedSharding  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 
-mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("batch", "model"))
+program = sys.argv[2] if len(sys.argv) > 2 else "block"
+devices = np.array(jax.devices())
+if program == "mesh3d":
+    mesh = Mesh(devices.reshape(2, 2, 2), ("data", "fsdp", "tp"))
+elif program == "permuted":
+    mesh = Mesh(devices.reshape(4, 2).T, ("data", "model"))
+else:
+    mesh = Mesh(devices.reshape(2, 4), ("batch", "model"))
+with open(os.path.join(out, "mesh.txt"), "w", encoding="utf-8") as f:
+    f.write(",".join(f"{n}={s}" for n, s in mesh.shape.items()))
 
 
 def on(*spec: object) -> NamedSharding:
     return NamedSharding(mesh, P(*spec))
+
+
+def arg(shape: tuple[int, ...], *spec: object) -> jax.ShapeDtypeStruct:
+    return jax.ShapeDtypeStruct(shape, jnp.float32, sharding=on(*spec))
 
 
 def block(x: jax.Array, wq: jax.Array, wo: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -46,16 +61,36 @@ def block(x: jax.Array, wq: jax.Array, wo: jax.Array) -> tuple[jax.Array, jax.Ar
     return o @ wo + x, x.reshape(4, 2, 16, 64) * 2
 
 
-x = jax.ShapeDtypeStruct((8, 16, 64), jnp.float32, sharding=on(("batch", "model"), None, None))
-wq = jax.ShapeDtypeStruct((64, 256), jnp.float32, sharding=on(None, "model"))
-wo = jax.ShapeDtypeStruct((256, 64), jnp.float32, sharding=on("model", None))
-lowered = jax.jit(block).lower(x, wq, wo)
-with open(os.path.join(out, "lowered.mlir"), "w", encoding="utf-8") as f:
-    f.write(lowered.as_text())
-compiled = lowered.compile()
-with open(os.path.join(out, "output_shardings.json"), "w", encoding="utf-8") as f:
-    pairs = zip(compiled.output_shardings, compiled.out_info)
-    json.dump([str(s._to_xla_hlo_sharding(len(o.shape))) for s, o in pairs], f)
+def mlp(x: jax.Array, w1: jax.Array, w2: jax.Array) -> jax.Array:
+    h = jax.lax.with_sharding_constraint(jax.nn.gelu(x @ w1), on(("data", "fsdp"), "tp"))
+    return h @ w2
 
-flat = jax.ShapeDtypeStruct((16, 32), jnp.float32, sharding=on(("batch", "model"), None))
-jax.jit(lambda a: a * 2, out_shardings=on(("batch", "model"), None)).lower(flat).compile()
+
+def write(name: str, text: str) -> None:
+    with open(os.path.join(out, name), "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+if program == "block":
+    lowered = jax.jit(block).lower(
+        arg((8, 16, 64), ("batch", "model"), None, None), arg((64, 256), None, "model"), arg((256, 64), "model", None)
+    )
+    write("lowered.mlir", lowered.as_text())
+    compiled = lowered.compile()
+    pairs = zip(compiled.output_shardings, compiled.out_info)
+    write("output_shardings.json", json.dumps([str(s._to_xla_hlo_sharding(len(o.shape))) for s, o in pairs]))
+    jax.jit(lambda a: a * 2, out_shardings=on(("batch", "model"), None)).lower(
+        arg((16, 32), ("batch", "model"), None)
+    ).compile()
+elif program == "mesh3d":
+    jax.jit(mlp).lower(
+        arg((16, 64), ("data", "fsdp"), None), arg((64, 128), "fsdp", "tp"), arg((128, 64), "tp", "fsdp")
+    ).compile()
+elif program == "shard_map":
+    def body(a: jax.Array, b: jax.Array) -> jax.Array:
+        return jax.lax.psum(a @ b, "model")
+
+    mapped = jax.shard_map(body, mesh=mesh, in_specs=(P("batch", "model"), P("model", None)), out_specs=P("batch"))
+    jax.jit(mapped).lower(arg((16, 32), "batch", "model"), arg((32, 8), "model", None)).compile()
+else:
+    jax.jit(lambda a, b: (a @ b).T).lower(arg((16, 32), ("data", "model"), None), arg((32, 8), None, "model")).compile()
