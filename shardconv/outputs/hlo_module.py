@@ -144,8 +144,8 @@ def read_hlo_module(text: str, *, params: bool = False) -> Reading:
 
 _ALLOW_OUTPUT = re.compile(r"\ballow_spmd_sharding_propagation_to_output=\{([^}]*)\}")
 AFTER_PROPAGATION = (
-    "the header says allow_spmd_sharding_propagation_to_output=true for them and they carry no sharding, "
-    "so the compile's propagation chooses them. Read the module after propagation: XLA's per-pass dump "
+    "a leaf with no sharding whose allow_spmd_sharding_propagation_to_output flag (in the HloModule header) "
+    "is true is chosen by the compile's propagation. Read the module after propagation: XLA's per-pass dump "
     "of it after the shardy-xla pass (*.after_shardy-xla.*.txt, XLA_FLAGS='--xla_dump_to=DIR "
     "--xla_dump_hlo_pass_re=.*'), or jax's compiled.output_shardings"
 )

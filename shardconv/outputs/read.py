@@ -45,8 +45,8 @@ JAX_RESULT = "jax.result_info"
 # A result with no sharding in a partitioned module before propagation (a jax lowering of unconstrained
 # outputs): the compile chooses it, and this is where that choice can be read.
 AFTER_PROPAGATION = (
-    "jax lowered them unconstrained (jax.result_info and no sharding, in a partitioned module), so the "
-    "compile's propagation chooses them. Read the module after Shardy propagation: XLA writes it as "
+    "an unconstrained result of a jax lowering (jax.result_info and no sharding, in a partitioned module) "
+    "is chosen by the compile's propagation. Read the module after Shardy propagation: XLA writes it as "
     "shardy/<module>/04.output_module.mlir (XLA_FLAGS='--xla_dump_to=DIR --xla_dump_hlo_pass_re=.*'), "
     "or jax's compiled.output_shardings"
 )
