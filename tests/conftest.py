@@ -8,7 +8,9 @@ on a change, never on a case drawn by chance. ``make fuzz`` (``SHARDCONV_FUZZ=lo
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 _EXPLORE = os.environ.get("SHARDCONV_HYPOTHESIS") == "long" or os.environ.get("SHARDCONV_FUZZ") == "long"
@@ -22,3 +24,12 @@ settings.register_profile(
 )
 settings.register_profile("long", parent=settings.get_profile("default"), max_examples=20_000, derandomize=False)
 settings.load_profile("long" if _EXPLORE else "default")
+
+
+@pytest.fixture(scope="session")
+def stages(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real transformer block (and a one-op program) compiled on batch=2,model=4 with every stage
+    dumped (a per-pass folder, Shardy's stage modules): see tests/support/make_stages.py."""
+    from support.jax_child import compile_stages
+
+    return compile_stages("block", tmp_path_factory)

@@ -1,6 +1,5 @@
 //! `cargo run --release --example scan FILE`: times the engine alone on a file (no Python objects).
 
-use std::io::Read;
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -8,14 +7,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t = Instant::now();
     let mut f = std::fs::File::open(&path)?;
     let mut e = _native::lines::Engine::new(_native::lines::Options::default())?;
-    let mut piece = vec![0u8; 1 << 20];
-    loop {
-        let n = f.read(&mut piece)?;
-        if n == 0 {
-            break;
-        }
-        e.feed(&piece[..n]);
-    }
+    e.read_all(&mut f)?;
     e.finish();
     println!(
         "{} bytes, {} sites, {} groups in {:.3}s",

@@ -9,6 +9,18 @@ use crate::strings::{
     Encoding, EscapeError, PLAIN, WHOLE,
 };
 use memchr::memmem;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+pub type Shapes = Arc<Vec<Shape>>;
+
+/// A site's raw bytes: a span of the text it was scanned in, or (for a site reported at a later line)
+/// the bytes themselves.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Raw {
+    At(usize, usize),
+    Owned(Vec<u8>),
+}
 
 pub const HLO: u8 = 0;
 pub const SDY_SHARDING: u8 = 1;
@@ -47,31 +59,54 @@ pub const FLAG_SIGNATURE: u32 = 2;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Site {
     pub kind: u8,
-    pub site: String,
+    pub site: Cow<'static, str>,
     pub line: u64,
     pub col: u64,
     pub end_line: u64,
     pub end_col: u64,
     pub start: u64,
     pub end: u64,
-    pub raw: Vec<u8>,
+    pub raw: Raw,
     pub text: Option<Vec<u8>>, // None: the same as raw
     pub data: Option<Vec<u8>>,
     pub encoding: Encoding,
     pub value: Option<String>,
-    pub shapes: Option<Vec<Shape>>,
+    pub shapes: Option<Shapes>,
     pub target: Option<i64>,
     /// Where the site's physical line is: an offset into the scanned text, or (for a site reported at a
     /// later line) the line itself.
     pub lt: LineText,
-    pub op: Option<String>,
+    pub op: Option<Arc<str>>,
     pub param: Option<u32>,
     pub flags: u32,
 }
 
 impl Site {
-    pub fn text(&self) -> &[u8] {
-        self.text.as_deref().unwrap_or(&self.raw)
+    /// The raw bytes, given the text the site was scanned in.
+    pub fn raw<'a>(&'a self, text: &'a [u8]) -> &'a [u8] {
+        match &self.raw {
+            Raw::At(a, b) => &text[*a..*b],
+            Raw::Owned(v) => v,
+        }
+    }
+
+    /// The decoded value (the raw bytes unless it sat in a string).
+    pub fn text<'a>(&'a self, text: &'a [u8]) -> &'a [u8] {
+        match &self.text {
+            Some(t) => t,
+            None => self.raw(text),
+        }
+    }
+
+    /// Copies what the site borrows from `text` (before the text goes).
+    pub fn own(&mut self, text: &[u8]) {
+        if let Raw::At(a, b) = self.raw {
+            self.raw = Raw::Owned(text[a..b].to_vec());
+        }
+        if let LineText::At(a) = self.lt {
+            let (x, y) = physical_span(text, a);
+            self.lt = LineText::Owned(text[x..y].to_vec());
+        }
     }
 }
 
@@ -104,7 +139,7 @@ enum OpFrom {
 
 struct Ctx {
     value: Option<String>,
-    shapes: Option<Vec<Shape>>,
+    shapes: Option<Shapes>,
     op: OpFrom,
 }
 
@@ -132,10 +167,10 @@ struct Line<'a> {
     offset: u64,
     lineno: u64,
     col_base: u64,
-    hlo: Option<(Option<String>, Option<Vec<Shape>>)>,
+    hlo: Option<(Option<String>, Option<Shapes>)>,
     sig: Option<Option<Signature>>,
-    hlo_op: Option<(Option<String>, Option<u32>, bool)>,
-    mlir_op: Option<Option<String>>,
+    hlo_op: Option<(Option<Arc<str>>, Option<u32>, bool)>,
+    mlir_op: Option<Option<Arc<str>>>,
     has_nl: bool,
     sig_flag: Option<bool>,
     body: Option<(Option<String>, Option<usize>)>,
@@ -181,23 +216,24 @@ impl<'a> Line<'a> {
         self.sig.as_ref().and_then(|s| s.as_ref())
     }
 
-    fn hlo_context(&mut self) -> (Option<String>, Option<Vec<Shape>>) {
+    fn hlo_context(&mut self) -> (Option<String>, Option<Shapes>) {
         if self.hlo.is_none() {
             self.hlo = Some(hlo_context(self.text));
         }
         self.hlo.clone().unwrap_or((None, None))
     }
 
-    fn hlo_op(&mut self) -> (Option<String>, Option<u32>, bool) {
+    fn hlo_op(&mut self) -> (Option<Arc<str>>, Option<u32>, bool) {
         if self.hlo_op.is_none() {
-            self.hlo_op = Some(hlo_op(self.text));
+            let (op, param, root) = hlo_op(self.text);
+            self.hlo_op = Some((op.map(Arc::from), param, root));
         }
         self.hlo_op.clone().unwrap_or((None, None, false))
     }
 
-    fn mlir_op(&mut self) -> Option<String> {
+    fn mlir_op(&mut self) -> Option<Arc<str>> {
         if self.mlir_op.is_none() {
-            self.mlir_op = Some(mlir_op(self.text));
+            self.mlir_op = Some(mlir_op(self.text).map(Arc::from));
         }
         self.mlir_op.clone().flatten()
     }
@@ -307,20 +343,20 @@ fn hlo_instr(t: &[u8]) -> Option<((usize, usize), usize, bool)> {
     try_name(s).map(|(n, e)| (n, e, false))
 }
 
-fn hlo_context(t: &[u8]) -> (Option<String>, Option<Vec<Shape>>) {
+fn hlo_context(t: &[u8]) -> (Option<String>, Option<Shapes>) {
     let Some((name, p, _)) = hlo_instr(t) else { return (None, None) };
     let name = Some(lossy(&t[name.0..name.1]));
     if t.get(p) == Some(&b'(') {
         return match match_close(t, p) {
-            Some(end) if end > 0 => (name, Some(hlo_shapes(&t[p..end]))),
+            Some(end) if end > 0 => (name, Some(Arc::new(hlo_shapes(&t[p..end])))),
             _ => (name, None),
         };
     }
     match hlo_array(t, p) {
-        Some(e) => (name, Some(hlo_shapes(&t[p..e]))),
+        Some(e) => (name, Some(Arc::new(hlo_shapes(&t[p..e])))),
         None => {
             if t[p..].starts_with(b"token[]") {
-                (name, Some(vec![Vec::new()]))
+                (name, Some(Arc::new(vec![Vec::new()])))
             } else {
                 (name, None)
             }
@@ -513,15 +549,15 @@ fn strip_loc(t: &[u8]) -> &[u8] {
     }
 }
 
-fn some_shapes(v: Vec<Shape>) -> Option<Vec<Shape>> {
+fn some_shapes(v: Vec<Shape>) -> Option<Shapes> {
     if v.is_empty() {
         None
     } else {
-        Some(v)
+        Some(Arc::new(v))
     }
 }
 
-fn first_shape(v: Vec<Shape>) -> Option<Vec<Shape>> {
+fn first_shape(v: Vec<Shape>) -> Option<Shapes> {
     some_shapes(v.into_iter().take(1).collect())
 }
 
@@ -534,7 +570,7 @@ fn looks_textual(data: &[u8]) -> bool {
 }
 
 /// `([\w.]+)\s*=\s*$` in the 64 bytes before `start`: the attribute a `#sdy...` value is assigned to.
-fn attr_site(t: &[u8], start: usize, kind: u8) -> String {
+fn attr_site(t: &[u8], start: usize, kind: u8) -> Cow<'static, str> {
     let lo = start.saturating_sub(64);
     let w = &t[lo..start];
     let e = rstrip(w).len();
@@ -542,10 +578,10 @@ fn attr_site(t: &[u8], start: usize, kind: u8) -> String {
         let k = rstrip(&w[..e - 1]).len();
         let a = w[..k].iter().rposition(|&b| !(is_word(b) || b == b'.')).map_or(0, |p| p + 1);
         if a < k {
-            return lossy(&w[a..k]);
+            return lossy(&w[a..k]).into();
         }
     }
-    SITE_KINDS[kind as usize].to_string()
+    SITE_KINDS[kind as usize].into()
 }
 
 /// `^\s*module\b`.
@@ -669,6 +705,7 @@ impl Extractor {
             Some(a) => (mlir_shapes(&sig[..a]), mlir_shapes(&sig[a..])),
             None => (Vec::new(), mlir_shapes(sig)),
         };
+        let (ins, outs) = (Arc::new(ins), Arc::new(outs));
         for mut s in p.ins {
             s.shapes = Some(ins.clone());
             out.push(s);
@@ -684,11 +721,11 @@ impl Extractor {
         &self,
         ln: &mut Line,
         kind: u8,
-        site: String,
+        site: Cow<'static, str>,
         a: usize,
         b: usize,
         value: Option<String>,
-        shapes: Option<Vec<Shape>>,
+        shapes: Option<Shapes>,
         op: OpFrom,
     ) -> Site {
         let (line, col) = ln.position(a);
@@ -699,8 +736,8 @@ impl Extractor {
         }
         let (op, param) = match op {
             OpFrom::None => (None, None),
-            OpFrom::Func => (Some("func.func".to_string()), None),
-            OpFrom::Named(n) => (Some(n.to_string()), None),
+            OpFrom::Func => (Some(Arc::from("func.func")), None),
+            OpFrom::Named(n) => (Some(Arc::from(n)), None),
             OpFrom::Mlir => (ln.mlir_op(), None),
             OpFrom::Hlo => {
                 let (op, param, root) = ln.hlo_op();
@@ -719,7 +756,7 @@ impl Extractor {
             end_col,
             start: ln.offset + a as u64,
             end: ln.offset + b as u64,
-            raw: ln.text[a..b].to_vec(),
+            raw: Raw::At(a, b),
             text: None,
             data: None,
             encoding: PLAIN,
@@ -750,7 +787,7 @@ impl Extractor {
                 Ok(end)
             }
             Group::HloFe => {
-                let key = lossy(sub);
+                let key: Cow<'static, str> = lossy(sub).into();
                 let c = Self::hlo_ctx(ln);
                 if t[me - 1] == b'"' {
                     let Some(end) = string_end(t, me - 1) else { return Ok(me) };
@@ -778,7 +815,7 @@ impl Extractor {
                 Ok(me)
             }
             Group::MStr => {
-                let key = lossy(sub);
+                let key: Cow<'static, str> = lossy(sub).into();
                 let Some(end) = string_end(t, me - 1) else { return Ok(me) };
                 let c = self.mlir_context(ln, ms);
                 self.string_value(ln, key, me, end - 1, "mlir", c, out)?;
@@ -812,6 +849,13 @@ impl Extractor {
                 let Some(end) = match_close(t, me - 1) else { return Ok(me) };
                 let site =
                     if m.group == Group::SdyOp { format!("sdy.{}", lossy(sub)) } else { format!("{}=", lossy(sub)) };
+                let site: Cow<'static, str> = match site.as_str() {
+                    "sdy.sharding_constraint" => "sdy.sharding_constraint".into(),
+                    "sdy.reshard" => "sdy.reshard".into(),
+                    "sharding=" => "sharding=".into(),
+                    "out_sharding=" => "out_sharding=".into(),
+                    _ => site.into(),
+                };
                 let c = self.mlir_context(ln, ms);
                 out.push(self.occ(ln, SDY_SHARDING_BARE, site, me - 1, end, c.value, c.shapes, c.op));
                 Ok(end)
@@ -915,7 +959,7 @@ impl Extractor {
     fn string_value(
         &mut self,
         ln: &mut Line,
-        key: String,
+        key: Cow<'static, str>,
         a: usize,
         b: usize,
         outer: &str,
@@ -996,7 +1040,7 @@ impl Extractor {
                 cursor = at + encoded.len();
             }
             let nm = format!("@{}", lossy(strip_quotes(&data[name.0..name.1])));
-            let mut s = self.occ(ln, SDY_MESH, key.to_string(), sa, sb, Some(nm), None, OpFrom::None);
+            let mut s = self.occ(ln, SDY_MESH, Cow::Owned(key.to_string()), sa, sb, Some(nm), None, OpFrom::None);
             s.text = Some(mesh_text.to_vec());
             s.encoding = if at.is_some() { enc } else { WHOLE };
             out.push(s);
@@ -1007,14 +1051,14 @@ impl Extractor {
     fn region_list(&mut self, ln: &mut Line, m: &Match, out: &mut Vec<Site>) -> usize {
         let t = ln.text;
         let Some(end) = match_close(t, m.end - 1) else { return m.end };
-        let key = lossy(&t[m.sub.0..m.sub.1]);
+        let key: Cow<'static, str> =
+            if &t[m.sub.0..m.sub.1] == b"in_shardings" { "in_shardings".into() } else { "out_shardings".into() };
         let c = self.mlir_context(ln, m.start);
         let is_in = key == "in_shardings";
         let mut site = self.occ(ln, SDY_PER_VALUE_LIST, key, m.end - 1, end, c.value, None, c.op);
         let closes_later = rstrip(t).ends_with(b"{");
         if closes_later {
-            let (a, b) = physical_span(t, m.end - 1);
-            site.lt = LineText::Owned(t[a..b].to_vec());
+            site.own(t);
         }
         if !closes_later {
             site.shapes = c.shapes;
@@ -1113,7 +1157,7 @@ fn mesh_decl_name(t: &[u8]) -> Option<&[u8]> {
     None
 }
 
-fn func_context(t: &[u8], sig: &Signature, pos: usize) -> (Option<String>, Option<Vec<Shape>>) {
+fn func_context(t: &[u8], sig: &Signature, pos: usize) -> (Option<String>, Option<Shapes>) {
     if sig.close.is_none_or(|c| pos < c) {
         let i = sig.arg_ends.partition_point(|&e| e <= pos);
         if i == 0 {
@@ -1148,9 +1192,12 @@ mod tests {
     fn hlo_line() {
         let s = sites(b"  ROOT %x = f32[8,16]{1,0} parameter(0), sharding={devices=[2,1]0,1}");
         assert_eq!(s.len(), 1);
-        assert_eq!(s[0].raw, b"{devices=[2,1]0,1}");
+        assert_eq!(
+            s[0].raw(b"  ROOT %x = f32[8,16]{1,0} parameter(0), sharding={devices=[2,1]0,1}"),
+            b"{devices=[2,1]0,1}"
+        );
         assert_eq!(s[0].value.as_deref(), Some("%x"));
-        assert_eq!(s[0].shapes, Some(vec![vec![Some(8), Some(16)]]));
+        assert_eq!(s[0].shapes.as_deref(), Some(&vec![vec![Some(8), Some(16)]]));
         assert_eq!(s[0].op.as_deref(), Some("parameter"));
         assert_eq!(s[0].param, Some(0));
         assert_eq!(s[0].flags, FLAG_ROOT);
@@ -1164,7 +1211,7 @@ mod tests {
         assert_eq!(s.len(), 1);
         assert_eq!(s[0].value.as_deref(), Some("%arg0"));
         assert_eq!(s[0].site, "sdy.sharding");
-        assert_eq!(s[0].shapes, Some(vec![vec![Some(8)]]));
+        assert_eq!(s[0].shapes.as_deref(), Some(&vec![vec![Some(8)]]));
         assert_eq!(s[0].op.as_deref(), Some("func.func"));
     }
 
@@ -1183,6 +1230,6 @@ mod tests {
         assert!(e.pending());
         let b = e.scan(b"  } : (tensor<8xf32>) -> tensor<8xf32>", 100, 3, 0);
         assert_eq!(b.len(), 2);
-        assert_eq!(b[0].shapes, Some(vec![vec![Some(8)]]));
+        assert_eq!(b[0].shapes.as_deref(), Some(&vec![vec![Some(8)]]));
     }
 }

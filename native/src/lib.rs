@@ -110,9 +110,9 @@ fn to_scan(py: Python<'_>, e: Engine) -> PyResult<Scan> {
         )?;
         values.append(item)?;
     }
-    let names = PyList::new(py, &t.names.items)?;
+    let names = PyList::new(py, t.names.items().into_iter().map(|n| &**n))?;
     let shapes = PyList::empty(py);
-    for tup in &t.shapes.items {
+    for tup in t.shapes.items() {
         let inner = PyList::empty(py);
         for s in tup {
             inner.append(PyTuple::new(py, s.iter().copied())?)?;
@@ -120,17 +120,18 @@ fn to_scan(py: Python<'_>, e: Engine) -> PyResult<Scan> {
         shapes.append(PyTuple::new(py, inner.iter())?)?;
     }
     let scopes = PyList::empty(py);
-    for (name, kind, entry) in &t.scopes.items {
+    for (name, kind, entry) in t.scopes.items() {
         scopes.append((name.as_str(), *kind, *entry).into_pyobject(py)?)?;
     }
-    let ops = PyList::new(py, &t.ops.items)?;
+    let ops = PyList::new(py, t.ops.items().into_iter().map(|n| &**n))?;
     let columns = PyDict::new(py);
     for (name, col) in table::U32_COLUMNS.iter().zip(t.u32s.iter()) {
         columns.set_item(*name, PyBytes::new(py, &u32_bytes(col)))?;
     }
     columns.set_item("start", PyBytes::new(py, &u64_bytes(&t.starts)))?;
     columns.set_item("end", PyBytes::new(py, &u64_bytes(&t.ends)))?;
-    let store: Vec<Bound<'_, PyBytes>> = t.line_store.iter().map(|l| PyBytes::new(py, l)).collect();
+    let store: Vec<Bound<'_, PyBytes>> =
+        t.line_spans.iter().map(|&(a, n)| PyBytes::new(py, &t.line_store[a..a + n])).collect();
     let line_texts = PyDict::new(py);
     for (site, id) in &t.line_texts {
         if let Some(b) = store.get(*id as usize) {
@@ -209,6 +210,24 @@ fn os_error(e: std::io::Error, path: &str) -> PyErr {
     }
 }
 
+/// A reader counting what it hands out, failing once a file gives more than its size said.
+struct Counted<'a> {
+    inner: &'a mut std::fs::File,
+    total: u64,
+    limit: u64,
+}
+
+impl Read for Counted<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.total += n as u64;
+        if self.total > self.limit {
+            return Err(std::io::Error::other("the file grew while it was read"));
+        }
+        Ok(n)
+    }
+}
+
 /// Scan a dump file read in chunks (memory stays bounded); OSError if it cannot be read or changes
 /// size while it is read.
 fn read_file(path: &str, mut eng: Engine) -> Result<Engine, PyErr> {
@@ -219,26 +238,9 @@ fn read_file(path: &str, mut eng: Engine) -> Result<Engine, PyErr> {
     }
     let regular = meta.is_file();
     let expected = meta.len();
-    let mut piece = vec![0u8; 1 << 20];
-    let mut total: u64 = 0;
-    loop {
-        let n = match f.read(&mut piece) {
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(os_error(e, path)),
-        };
-        if n == 0 {
-            break;
-        }
-        total += n as u64;
-        eng.feed(&piece[..n]);
-        if eng.skipping() {
-            break;
-        }
-        if regular && total > expected {
-            return Err(PyOSError::new_err(format!("{path}: the file grew while it was read")));
-        }
-    }
+    let mut counted = Counted { inner: &mut f, total: 0, limit: if regular { expected } else { u64::MAX } };
+    eng.read_all(&mut counted).map_err(|e| os_error(e, path))?;
+    let total = counted.total;
     if regular {
         let now = f.metadata().map_err(|e| os_error(e, path))?.len();
         let complete = eng.skipping() || total == expected;

@@ -102,6 +102,20 @@ fn next_candidate(f: &Finder, buf: &[u8], from: usize, limit: usize) -> Option<C
     Some(Candidate { start, end, keyword })
 }
 
+/// Fills `buf` from `r` unless the input ends first: how much it read.
+fn read_full<R: std::io::Read>(r: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
 fn count_nl(b: &[u8]) -> u64 {
     memchr::memchr_iter(b'\n', b).count() as u64
 }
@@ -192,6 +206,7 @@ pub struct Engine {
     pub kind: &'static str,
     pub reason: &'static str,
     skip: bool,
+    eof: bool,
     done: bool,
     buf: Vec<u8>,
     buf_off: u64,
@@ -222,6 +237,7 @@ impl Engine {
             kind: "skip",
             reason: "empty file",
             skip: false,
+            eof: false,
             done: false,
             buf: Vec::new(),
             buf_off: 0,
@@ -306,6 +322,42 @@ impl Engine {
         self.step(data.is_empty());
     }
 
+    /// Reads `r` to its end (or until the file is skipped), each read straight into the buffer.
+    pub fn read_all<R: std::io::Read>(&mut self, r: &mut R) -> std::io::Result<()> {
+        if self.head_taken || !self.staged.is_empty() {
+            return Err(std::io::Error::other("read_all() after feed()"));
+        }
+        let mut head = vec![0u8; SNIFF_BYTES];
+        let n = read_full(r, &mut head)?;
+        head.truncate(n);
+        self.staged = head;
+        if n < SNIFF_BYTES {
+            return Ok(());
+        }
+        self.take_head();
+        let chunk = self.opts.chunk;
+        while !self.skip {
+            let start = self.buf.len();
+            self.buf.resize(start + chunk, 0);
+            let n = match read_full(r, &mut self.buf[start..]) {
+                Ok(n) => n,
+                Err(e) => {
+                    self.buf.truncate(start);
+                    return Err(e);
+                }
+            };
+            self.buf.truncate(start + n);
+            self.size += n as u64;
+            self.suppressions.read(&self.buf[start..]);
+            self.step(n == 0);
+            if n == 0 {
+                self.eof = true;
+                break;
+            }
+        }
+        Ok(())
+    }
+
     pub fn finish(&mut self) {
         if self.done {
             return;
@@ -318,11 +370,14 @@ impl Engine {
             }
         }
         if !self.skip {
-            if !self.staged.is_empty() {
-                let piece = std::mem::take(&mut self.staged);
-                self.read(&piece);
+            if !self.eof {
+                if !self.staged.is_empty() {
+                    let piece = std::mem::take(&mut self.staged);
+                    self.read(&piece);
+                }
+                self.read(b"");
+                self.eof = true;
             }
-            self.read(b"");
             let buf = std::mem::take(&mut self.buf);
             for s in self.ext.finish() {
                 self.emit(s, b"", u64::MAX, &buf);
@@ -406,7 +461,7 @@ impl Engine {
             self.scope = NONE;
             self.header(s.start, buf);
         }
-        self.table.push(Row { site: s, line_text, line_key: key, scope: self.scope });
+        self.table.push(Row { site: s, text, line_text, line_key: key, scope: self.scope });
     }
 
     /// A module header at file offset `at`: a new names segment begins there.

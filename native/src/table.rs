@@ -75,39 +75,62 @@ pub struct Value {
     pub encoding: Encoding,
 }
 
-/// Interns values of one type: each distinct one gets the next id.
-pub struct Interner<T: Eq + Hash + Clone> {
-    pub items: Vec<T>,
+/// Interns values of one type: each distinct one gets the next id (held once, in the map).
+pub struct Interner<T: Eq + Hash> {
     index: FxMap<T, u32>,
 }
 
-impl<T: Eq + Hash + Clone> Default for Interner<T> {
+impl<T: Eq + Hash> Default for Interner<T> {
     fn default() -> Self {
-        Interner { items: Vec::new(), index: FxMap::default() }
+        Interner { index: FxMap::default() }
     }
 }
 
-impl<T: Eq + Hash + Clone> Interner<T> {
+impl<T: Eq + Hash> Interner<T> {
     pub fn id(&mut self, item: T) -> u32 {
-        if let Some(&i) = self.index.get(&item) {
+        let next = self.index.len() as u32;
+        *self.index.entry(item).or_insert(next)
+    }
+
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    /// The items in id order.
+    pub fn items(&self) -> Vec<&T> {
+        let mut out: Vec<Option<&T>> = vec![None; self.index.len()];
+        for (k, &i) in &self.index {
+            out[i as usize] = Some(k);
+        }
+        out.into_iter().flatten().collect()
+    }
+
+    /// The id of an owned string, moved in only when it is new.
+    pub fn id_of_owned(&mut self, item: String) -> u32
+    where
+        T: Borrow<str> + From<String>,
+    {
+        if let Some(&i) = self.index.get(item.as_str()) {
             return i;
         }
-        let i = self.items.len() as u32;
-        self.items.push(item.clone());
-        self.index.insert(item, i);
-        i
+        self.id(T::from(item))
     }
 
     /// The id of a borrowed item, copied only when it is new.
     pub fn id_of<Q>(&mut self, item: &Q) -> u32
     where
         T: Borrow<Q>,
-        Q: Hash + Eq + ?Sized + ToOwned<Owned = T>,
+        Q: Hash + Eq + ?Sized + ToOwned,
+        T: From<Q::Owned>,
     {
         if let Some(&i) = self.index.get(item) {
             return i;
         }
-        self.id(item.to_owned())
+        self.id(T::from(item.to_owned()))
     }
 }
 
@@ -130,16 +153,17 @@ fn value_hash(kind: u8, site: &str, raw: &[u8], text: &[u8], data: Option<&[u8]>
 }
 
 impl ValueInterner {
-    pub fn id(&mut self, s: &Site) -> u32 {
-        let text = s.text();
+    pub fn id(&mut self, s: &Site, line: &[u8]) -> u32 {
+        let raw = s.raw(line);
+        let text = s.text(line);
         let data = s.data.as_deref();
-        let h = value_hash(s.kind, &s.site, &s.raw, text, data, &s.encoding);
+        let h = value_hash(s.kind, &s.site, raw, text, data, &s.encoding);
         if let Some(ids) = self.index.get(&h) {
             for &i in ids {
                 let v = &self.items[i as usize];
                 if v.kind == s.kind
                     && v.site == s.site
-                    && v.raw == s.raw
+                    && v.raw == raw
                     && v.text == text
                     && v.data.as_deref() == data
                     && v.encoding == s.encoding
@@ -151,8 +175,8 @@ impl ValueInterner {
         let i = self.items.len() as u32;
         self.items.push(Value {
             kind: s.kind,
-            site: s.site.clone(),
-            raw: s.raw.clone(),
+            site: s.site.to_string(),
+            raw: raw.to_vec(),
             text: text.to_vec(),
             data: s.data.clone(),
             encoding: s.encoding,
@@ -167,9 +191,10 @@ pub const U32_COLUMNS: [&str; 13] = [
     "flags",
 ];
 
-/// A site's row before it is appended: the site and its physical line.
+/// A site's row before it is appended: the site, the text it was scanned in, and its physical line.
 pub struct Row<'a> {
     pub site: Site,
+    pub text: &'a [u8],
     pub line_text: &'a [u8],
     /// Identity of the physical line (its file offset), so sites on one line share its text.
     pub line_key: u64,
@@ -185,16 +210,18 @@ struct LineEntry {
 #[derive(Default)]
 pub struct Table {
     pub values: ValueInterner,
-    pub names: Interner<String>,
+    pub names: Interner<Box<str>>,
     pub shapes: Interner<Vec<Shape>>,
     pub scopes: Interner<(String, &'static str, bool)>,
-    pub ops: Interner<String>,
+    pub ops: Interner<Box<str>>,
     pub u32s: [Vec<u32>; 13],
     pub starts: Vec<u64>,
     pub ends: Vec<u64>,
-    /// (site index, index into `line_store`).
+    /// (site index, index into `line_spans`).
     pub line_texts: Vec<(u32, u32)>,
-    pub line_store: Vec<Vec<u8>>,
+    /// The distinct physical lines kept, one after the other, and where each is.
+    pub line_store: Vec<u8>,
+    pub line_spans: Vec<(usize, usize)>,
     last_line: Option<(u64, u32)>,
     pub groups: Vec<[u32; 6]>,
     group_index: FxMap<[u32; 4], u32>,
@@ -229,14 +256,17 @@ impl Table {
         let s = row.site;
         let index = self.starts.len() as u32;
         let kind = s.kind;
-        let value = self.values.id(&s);
-        let name = s.value.as_deref().map_or(NONE, |v| self.names.id_of(v));
-        let shapes = s.shapes.as_deref().map_or(NONE, |v| self.shapes.id_of(v));
+        let value = self.values.id(&s, row.text);
+        let name = s.value.map_or(NONE, |v| self.names.id_of_owned(v));
+        let shapes = s.shapes.as_deref().map_or(NONE, |v| self.shapes.id_of(v.as_slice()));
         let op = s.op.as_deref().map_or(NONE, |v| self.ops.id_of(v));
         if kind == MODULE_START {
             if self.filled {
                 self.module += 1;
                 self.filled = false;
+                // a group or pair of an earlier module is never met again: keep the maps small
+                self.group_index.clear();
+                self.pair_index.retain(|k, _| k[0] == self.line_module);
             }
         } else {
             self.filled = true;
@@ -314,8 +344,10 @@ impl Table {
             let id = match self.last_line {
                 Some((k, id)) if k == row.line_key => id,
                 _ => {
-                    let id = self.line_store.len() as u32;
-                    self.line_store.push(row.line_text.to_vec());
+                    let id = self.line_spans.len() as u32;
+                    let at = self.line_store.len();
+                    self.line_store.extend_from_slice(row.line_text);
+                    self.line_spans.push((at, row.line_text.len()));
                     self.last_line = Some((row.line_key, id));
                     id
                 }

@@ -21,6 +21,7 @@ from shardconv.core.model import Mesh
 from shardconv.scan.inputs import scan_input
 from shardconv.scan.modules import module_values
 from shardconv.scan.native import scan_bytes, scan_stream
+from shardconv.text.files import not_regular_reason
 
 if TYPE_CHECKING:
     from shardconv._native import Scan
@@ -62,11 +63,13 @@ def iter_files(paths: Sequence[str], sel: Selection | Callable[[str], Selection]
                 for name in sorted(files):
                     full = os.path.join(root, name)
                     if sel.included(full) and not sel.excluded(full):
-                        yield full
+                        why = not_regular_reason(full)
+                        yield full if why is None else Skipped(full, why)
         elif sel.excluded(p):
             yield Skipped(p, "excluded")
         else:
-            yield p
+            why = not_regular_reason(p)
+            yield p if why is None else Skipped(p, why)
 
 
 # ``module_0001.jit_f.before_optimizations.txt``, ``module_0001.jit_f.cpu_after_optimizations.txt``,

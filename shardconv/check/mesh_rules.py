@@ -12,6 +12,7 @@ from shardconv.check.context import ModuleContext, SdyValue
 from shardconv.scan.modules import DistinctValue
 from shardconv.check.diagnostics import Fix, Rewrite
 from shardconv.check.rules import Rule, RuleResult, devices_of
+from shardconv.check.stages import imported
 from shardconv.scan.sites import SiteKind
 from shardconv.convert.xla_import import is_synthetic
 from shardconv.core.errors import ShardingError
@@ -125,14 +126,9 @@ def stablehlo_copies(ctx: ModuleContext) -> Iterator[RuleResult]:
         )
 
 
-def _hlo_only(ctx: ModuleContext) -> bool:
-    """XLA imports this module without a mesh: HLO shardings and no sharding mesh of its own."""
-    return bool(ctx.hlo) and not ctx.sharding_meshes()
-
-
 def allowed_meshes(ctx: ModuleContext) -> Iterator[RuleResult]:
-    """Every sharding mesh, and the mesh XLA's import would invent for an HLO-only module, must have an
-    allowed shape."""
+    """Every sharding mesh, and the mesh XLA's import would invent for an HLO-only module it imports
+    (a compile's input: ``stages.imported``), must have an allowed shape."""
     allowed = ctx.options.allowed_meshes
     if allowed is None:
         return
@@ -141,7 +137,7 @@ def allowed_meshes(ctx: ModuleContext) -> Iterator[RuleResult]:
     for name, mesh, dv in ctx.sharding_meshes():
         if mesh.axes and tuple(mesh.axis_sizes) not in allowed:
             yield RuleResult("mesh-not-allowed", dv, f"{_label(name, mesh)} has shape {mesh.sizes_text()}, {tail}")
-    if _hlo_only(ctx):
+    if imported(ctx):
         from shardconv.convert.distortion import analyse_import
 
         a = analyse_import([_h(dv) for dv in ctx.hlo], ctx.options.mesh)
@@ -165,12 +161,13 @@ def _first_tiled(ctx: ModuleContext) -> DistinctValue:
 
 
 def import_distortion(ctx: ModuleContext) -> Iterator[RuleResult]:
-    """With --mesh: an HLO-only module whose import gives a mesh of another shape is an error at each
-    sharding that makes it so; a mere renaming of the axes is fine."""
+    """With --mesh: an HLO-only module XLA imports (a compile's input: ``stages.imported``) whose import
+    gives a mesh of another shape is an error at each sharding that makes it so; a mere renaming of the
+    axes is fine."""
     from shardconv.convert.distortion import analyse_import, on_global
 
     glob = ctx.options.mesh
-    if glob is None or not _hlo_only(ctx):
+    if glob is None or not imported(ctx):
         return
     a = analyse_import([_h(dv) for dv in ctx.hlo], glob)
     if not a.distorts or a.invented is None:

@@ -16,6 +16,7 @@ class RuleDoc:
     good: str  # the same dump fixed
     args: tuple[str, ...] = ()  # the check flags the example runs with
     how: str = ""  # what to change (or what --fix does)
+    stages: str = ""  # which modules the rule checks, when not every one
 
 
 def _mlir(body: str, mesh: str = '<["batch"=2, "model"=4]>') -> str:
@@ -52,6 +53,14 @@ _HLO_MIXED = (
 _MESH = ("--mesh", "batch=2,model=4")
 _SEED = '#sdy.sharding<@mesh, [{}, {"_axis_0"}]>'
 _SEED_FIXED = '#sdy.sharding<@mesh, [{}, {"batch", "model":(1)2}]>'
+_IMPORTED = (
+    "a module XLA imports without a mesh: HLO shardings and no sharding mesh, at a compile's start. "
+    "Not Shardy's export (a dump after the shardy-xla pass, Shardy's NN.output_module.mlir) and not a "
+    "per-device module (a scheduled HloModule, one that carries mhlo.spmd_output_sharding, XLA's "
+    "*_after_optimizations dumps and every per-pass dump from spmd-partitioning on): nobody imports those, "
+    "and their shardings are the propagation's own. The module's text decides where it shows the stage; "
+    "an export reads like any HLO-only module, so there XLA's dump file name decides"
+)
 
 DOCS: dict[str, RuleDoc] = {
     d.rule: d
@@ -148,6 +157,8 @@ DOCS: dict[str, RuleDoc] = {
             _mlir(_func(_T, '#sdy.sharding<@mesh, [{"batch"}, {}]>')),
             args=("--allowed-meshes", "2x4,1x8"),
             how="Use one of the allowed mesh shapes.",
+            stages="every sharding mesh a module declares; the mesh XLA's import would invent only for "
+            + _IMPORTED,
         ),
         RuleDoc(
             "distorted-mesh",
@@ -175,9 +186,16 @@ DOCS: dict[str, RuleDoc] = {
             "tile arrays; these shardings make it invent a mesh of another shape than --mesh (distorted-mesh "
             "after the import).",
             _mhlo("{devices=[1,4,2]<=[8] last_tile_dim_replicate}"),
-            _mhlo("{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}"),
+            _mlir(_func(_T, _SEED_FIXED)),
             args=_MESH,
-            how="Write the shardings as the global mesh exports them (shardconv convert --mesh prints that spelling).",
+            how="Give XLA the mesh with the shardings. A placement whose own tile array splits the global mesh's "
+            "axes has no HLO spelling that XLA's mesh-less import reads back faithfully: every spelling of one "
+            "tile array imports as the same invented mesh. Write the module in Shardy's form instead, the "
+            "global sdy.mesh and each sharding on it (shardconv convert TEXT --mesh M prints it; the placement "
+            "stays the same), as jax's own lowering does. If the program meant whole axes "
+            '([{}, {"model"}], {devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}), that is another '
+            "placement: fix the program that wrote the sharding, not its spelling.",
+            stages=_IMPORTED[0].upper() + _IMPORTED[1:],
         ),
         RuleDoc(
             "not-expressible",
@@ -252,6 +270,8 @@ def explain(rule: str) -> str:
         out += [f"Fails (`shardconv check{flags}`):", "", "```", d.bad.rstrip("\n"), "```", ""]
         out += ["Fixed:", "", "```", d.good.rstrip("\n"), "```", ""]
     out += [f"Fix: {d.how}", ""]
+    if d.stages:
+        out += [f"Checks: {d.stages}.", ""]
     return "\n".join(out)
 
 

@@ -6,6 +6,7 @@ import os
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from typing import IO, TYPE_CHECKING
 
 import click
@@ -245,7 +246,7 @@ def check(
     for item in iter_files(paths, selection):
         if isinstance(item, Skipped):
             skipped.append(item)
-        elif item != "-" and not os.path.exists(item):
+        elif item != "-" and not os.path.lexists(item):
             raise click.UsageError(f"no such file or directory: {item}")
         else:
             files.append(item)
@@ -340,7 +341,13 @@ def _fix(report: FileReport, opts: CheckOptions, dry_run: bool, diffs: list[str]
         apply(path, edits)
     except FixError as e:
         sys.stderr.write(f"{path}: error: {e.message}\n")
-        return report
+        why = f"not fixed: --fix could not write the file ({e.message})"
+        return replace(
+            report,
+            findings=tuple(
+                replace(f, fix=None, notes=(*f.notes, why)) if f.fix is not None else f for f in report.findings
+            ),
+        )
     sys.stderr.write(f"{path}: fixed {len(edits)} value(s)\n")
     again = check_file(path, opts)
     return again if isinstance(again, Report) else report

@@ -14,6 +14,8 @@ from shardconv.cli.options import MESH_HELP
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from shardconv.core.model import Mesh
+
     from shardconv.backends.base import BackendResult
 
 EPILOG = """\b
@@ -27,7 +29,10 @@ Examples:
 @click.command(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.argument("a", metavar="A")
 @click.argument("b", metavar="B")
-@click.option("--mesh", "-m", "mesh_text", metavar="MESH", required=True, help=MESH_HELP)
+@click.option(
+    "--mesh", "-m", "mesh_text", metavar="MESH",
+    help=MESH_HELP + " Optional when a side carries its mesh inline (#sdy.sharding<mesh<[...]>, ...>).",
+)
 @click.option("--backend", "-b", type=click.Choice(["reference", "jax"]), default="reference", show_default=True,
               help="reference: pure Python; jax: place real data with XLA on CPU devices.")
 @click.option(
@@ -35,14 +40,14 @@ Examples:
     help="Tensor shape, e.g. 8x8 (default: smallest shape every tile count divides, times 2).",
 )
 @click.option("--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def compare(a: str, b: str, mesh_text: str, backend: str, shape_text: str | None, fmt: str) -> int:
+def compare(a: str, b: str, mesh_text: str | None, backend: str, shape_text: str | None, fmt: str) -> int:
     """Compare two shardings (HLO, Shardy, partition spec or OpSharding proto) device by device."""
     from shardconv.backends.base import Example
     from shardconv.ui.console import make_console
     from shardconv.cli.examples import pick_backends
     from shardconv.formats.detect import parse_mesh_option, parse_shape
 
-    mesh = parse_mesh_option(mesh_text)
+    mesh = parse_mesh_option(mesh_text) if mesh_text is not None else inline_mesh(a, b)
     shape = parse_shape(shape_text) if shape_text is not None else None
     (runner,) = pick_backends(backend)
     result = runner.run(Example("compare", mesh, a, other=b, shape=shape))
@@ -51,10 +56,37 @@ def compare(a: str, b: str, mesh_text: str, backend: str, shape_text: str | None
         why = "; ".join(f"{c.name}: {c.detail}" for c in result.checks if c.failed)
         raise ShardingValidationError(f"cannot compare: {why}")
     if fmt == "json":
-        sys.stdout.write(_json(result, a, b, mesh_text) + "\n")
+        sys.stdout.write(_json(result, a, b, mesh_text if mesh_text is not None else str(mesh)) + "\n")
     else:
         _text(result, a, b, make_console())
     return 0 if result.ok else 1
+
+
+def inline_mesh(*texts: str) -> Mesh:
+    """The mesh to compare on when none is given: the first one a side carries inline
+    (``#sdy.sharding<mesh<[...]>, ...>``). Each side keeps its own inline mesh; they must span one
+    device count."""
+    from shardconv.core.model import Mesh, TensorShardingPerValue
+    from shardconv.formats.detect import anchored_in, parse_input
+
+    found: list[tuple[str, Mesh]] = []
+    for text in texts:
+        with anchored_in(text):
+            value = parse_input(text).value
+        items = value.shardings if isinstance(value, TensorShardingPerValue) else (value,)
+        found += [(text, m) for m in dict.fromkeys(getattr(x, "mesh", None) for x in items) if isinstance(m, Mesh)]
+    if not found:
+        raise click.UsageError("--mesh is needed: neither side carries its mesh inline")
+    first = found[0][1]
+    for text, m in found[1:]:
+        if m.num_devices != first.num_devices:
+            raise ShardingValidationError(
+                f"the inline meshes span {first.num_devices} and {m.num_devices} devices ({first} and {m}); "
+                "pass --mesh with the global mesh",
+                text=text,
+                pos=0,
+            )
+    return first
 
 
 def _text(result: BackendResult, a: str, b: str, console: Console) -> None:

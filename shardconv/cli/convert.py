@@ -257,6 +257,10 @@ def convert(
     items = stdin_items(sys.stdin) if batch else iter([(None, text)])
     failed = 0
     for line, item in items:
+        if batch and not item:  # a blank or comment line: an empty line keeps output line N = input line N
+            if fmt != "json":
+                click.echo("")
+            continue
         try:
             with anchored_in(item):
                 inp = resolve.parse_on_mesh(item, from_kind, ctx.mesh)

@@ -29,7 +29,9 @@ Examples:
               help="text for people, json for scripts (dumps and changes).")
 def diff(a: str, b: str, values: tuple[str, ...], fmt: str) -> int:
     """Do two dumps place each sharded value on the same devices?"""
+    from shardconv.cli.options import refuse_special
     from shardconv.trace.report import emit
     from shardconv.trace.run import diff_paths, value_filter
 
+    refuse_special([a, b])
     return emit("diff", diff_paths(a, b, value_filter(values)), fmt)

@@ -117,3 +117,13 @@ def context(mesh_text: str | None, rank: Rank, shape_text: str | None) -> Contex
             raise click.UsageError(f"--rank {rank} disagrees with --shape {shape_text} (rank {len(shape)})")
         rank = len(shape)
     return Context(mesh, rank, shape)
+
+
+def refuse_special(paths: tuple[str, ...] | list[str]) -> None:
+    """A named path that is a FIFO, socket or device would block the read: a usage error (exit 2)."""
+    from shardconv.text.files import not_regular_reason
+
+    for p in paths:
+        why = not_regular_reason(p)
+        if why is not None:
+            raise click.UsageError(f"{p}: {why}")

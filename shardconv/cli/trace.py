@@ -31,7 +31,9 @@ Examples:
               help="text for people, json for scripts (dumps and changes).")
 def trace(logs: tuple[str, ...], values: tuple[str, ...], fmt: str) -> int:
     """Which pass changed where a sharded value lives? Follow it through a pass log."""
+    from shardconv.cli.options import refuse_special
     from shardconv.trace.report import emit
     from shardconv.trace.run import trace_paths, value_filter
 
+    refuse_special(logs)
     return emit("trace", trace_paths(logs, value_filter(values)), fmt)

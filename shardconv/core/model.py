@@ -427,12 +427,15 @@ class MeshAxis:
 class Mesh:
     """A Shardy mesh. ``explicit_device_ids`` is None when the ids are iota (Shardy drops them then).
 
-    ``name`` is the symbol (``@mesh``) when known; it does not take part in equality.
+    ``name`` is the symbol (``@mesh``) when known; it does not take part in equality. ``axis_types`` are
+    JAX's axis types (``"Auto"``, ``"Explicit"``, ``"Manual"``) per axis when the mesh came from jax (None:
+    unknown, Auto); Shardy's mesh has none, so they do not print and take no part in equality either.
     """
 
     axes: tuple[MeshAxis, ...] = ()
     explicit_device_ids: tuple[int, ...] | None = None
     name: str | None = field(default=None, compare=False)
+    axis_types: tuple[str, ...] | None = field(default=None, compare=False)
 
     @classmethod
     def of(

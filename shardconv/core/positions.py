@@ -22,8 +22,29 @@ def caret_excerpt(text: str, line: int, column: int, *, width: int = EXCERPT_WID
     start = max(0, min(col - width // 2, len(src) - width))
     prefix = "..." if start > 0 else ""
     suffix = "..." if start + width < len(src) else ""
-    shown = prefix + src[start : start + width] + suffix
-    return f"  {shown}\n  {' ' * (len(prefix) + col - start)}^"
+    shown = prefix + visible(src[start : start + width]) + suffix
+    return f"  {shown}\n  {' ' * (len(prefix) + len(visible(src[start:col])))}^"
 
 
-__all__ = ["caret_excerpt", "line_col"]
+def visible(text: str) -> str:
+    """``text`` safe to print on one terminal line: a byte that was not UTF-8 (a surrogate escape)
+    as ``\\xNN``, other unprintable characters as ``\\xNN`` / ``\\uNNNN``, a tab as a space (a CR as nothing)."""
+    if text.isprintable():
+        return text
+    return "".join(_visible_char(c) for c in text)
+
+
+def _visible_char(c: str) -> str:
+    o = ord(c)
+    if c == "\t":
+        return " "
+    if c == "\r":  # the end of a CRLF line
+        return ""
+    if 0xDC80 <= o <= 0xDCFF:  # surrogateescape's stand-in for the byte o - 0xDC00
+        return f"\\x{o - 0xDC00:02x}"
+    if c.isprintable():
+        return c
+    return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
+
+
+__all__ = ["caret_excerpt", "line_col", "visible"]

@@ -27,6 +27,10 @@ def as_hlo(value: object, function: str, parameter: str = "sharding") -> HloShar
     """An ``HloSharding``, or HLO text / a serialized OpSharding parsed."""
     if type(value) is HloSharding:
         return value
+    if isinstance(value, str) and not value.strip():
+        from shardconv.formats.detect import detect_kind
+
+        detect_kind(value)  # raises: empty text is no sharding (b"", the empty proto, is replicated)
     if isinstance(value, (str, bytes)):
         from shardconv.formats.hlo.read import parse_hlo
 

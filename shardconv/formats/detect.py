@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Union
 from shardconv.core.errors import ShardingError, ShardingSyntaxError, ShardingValidationError
 
 if TYPE_CHECKING:
+    from shardconv.text.layered import StringEncoding
     from shardconv.core.model import HloSharding, Mesh, PartitionSpec, TensorSharding, TensorShardingPerValue
 
 Parsed = Union["HloSharding", "TensorSharding", "TensorShardingPerValue", "PartitionSpec"]
@@ -46,6 +47,13 @@ class Input:
 
 def detect_kind(text: str) -> str:
     """The input kind from the first characters of ``text`` (no parsing)."""
+    if not text.strip():
+        raise ShardingSyntaxError(
+            "empty input; expected a sharding such as '{replicated}' or '<@mesh, [{}, {}]>' "
+            "(an empty OpSharding proto is written hex:, the replicated sharding)",
+            text=text,
+            pos=0,
+        )
     s = _unwrap(text)
     low = s.lower()
     if low.startswith(("hex:",)):
@@ -153,29 +161,102 @@ def parse_mesh_option(value: str) -> Mesh:
 
     value = value.strip()
     if value.startswith("@"):
-        return parse_mesh(first_mesh_in_file(value[1:]))
+        return mesh_in_file(value[1:])
     return parse_mesh(value)
 
 
 _MESH_DECL = r"sdy\.mesh\s+@[\w.$-]+\s*=\s*<|#sdy\.mesh<"
 
 
-def first_mesh_in_file(path: str) -> str:
-    """The text of the first ``sdy.mesh @name = <...>`` (or ``#sdy.mesh<...>``) in the file at ``path``."""
+def _read_mesh_file(path: str) -> str:
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            return f.read()
     except OSError as e:
         raise ShardingValidationError(f"--mesh @{path}: cannot read file: {e.strerror or e}") from None
+
+
+@dataclass(frozen=True)
+class _FoundMesh:
+    """The first mesh declaration of a file: its text, and how an offset in it maps back into the file
+    (through the string literal it sits in: ``xla.sdy.meshes = "{mesh = #sdy.mesh<[\\22a\\22=2]>}"``)."""
+
+    text: str
+    file_text: str
+    start: int  # where ``text`` (or the literal holding it) starts in the file
+    encoding: StringEncoding | None = None  # the literal's, None when the mesh is not in a string
+    before: str = ""  # what of the decoded literal precedes ``text``
+
+    def file_pos(self, offset: int) -> int:
+        if self.encoding is None:
+            return self.start + offset
+        from shardconv.text.layered import encode_layered
+
+        decoded = (self.before + self.text[:offset]).encode("utf-8", "surrogateescape")
+        return self.start + len(encode_layered(decoded, self.encoding).decode("utf-8", "surrogateescape"))
+
+
+def _find_mesh(path: str, text: str) -> _FoundMesh:
+    from shardconv.text.brackets import group_end, string_end
+
     m = re.search(_MESH_DECL, text)
     if m is None:
         raise ShardingValidationError(f"--mesh @{path}: no sdy.mesh declaration in the file")
-    from shardconv.text.brackets import group_end  # only --mesh @FILE reads a file
+    quote = _open_quote(text, m.start())
+    if quote is None:
+        end = group_end(text, m.end() - 1, own_kind_only=True, comments=False)
+        if not isinstance(end, int):
+            raise ShardingSyntaxError(f"--mesh @{path}: unterminated sdy.mesh declaration", text=text, pos=m.start())
+        return _FoundMesh(text[m.start() : end], text, m.start())
+    from shardconv.text.layered import decode_layered
 
-    end = group_end(text, m.end() - 1, own_kind_only=True, comments=False)
+    close = string_end(text, quote)
+    close = len(text) if close < 0 else close - 1
+    raw = text[quote + 1 : close].encode("utf-8", "surrogateescape")
+    body, enc = decode_layered(raw, "mlir" if b"\\22" in raw else "c")
+    inner = body.decode("utf-8", "surrogateescape")
+    n = re.search(_MESH_DECL, inner)
+    assert n is not None  # the declaration found in the literal is still there once it is decoded
+    end = group_end(inner, n.end() - 1, own_kind_only=True, comments=False)
     if not isinstance(end, int):
-        raise ShardingSyntaxError("unterminated sdy.mesh declaration", text=text, pos=m.start())
-    return text[m.start() : end]
+        raise ShardingSyntaxError(f"--mesh @{path}: unterminated sdy.mesh declaration", text=text, pos=m.start())
+    return _FoundMesh(inner[n.start() : end], text, quote + 1, enc, inner[: n.start()])
+
+
+def _open_quote(text: str, pos: int) -> int | None:
+    """The opening ``"`` of the string literal ``pos`` lies in (literals do not span lines), or None."""
+    i = text.rfind("\n", 0, pos) + 1
+    opened = None
+    while i < pos:
+        c = text[i]
+        if c == '"':
+            opened = i if opened is None else None
+        elif c == "\\" and opened is not None:
+            i += 1  # the escaped character
+        i += 1
+    return opened
+
+
+def mesh_in_file(path: str) -> Mesh:
+    """``--mesh @FILE``: the first ``sdy.mesh`` of the file (also one inside an escaped string, as
+    ``xla.sdy.meshes`` holds it); an error in it points into the file, at its line and column."""
+    from shardconv.core.positions import line_col
+    from shardconv.formats.sdy.read import parse_mesh
+
+    found = _find_mesh(path, _read_mesh_file(path))
+    try:
+        return parse_mesh(found.text)
+    except ShardingError as e:
+        e.message = f"--mesh @{path}: {e.message}"
+        e.text = found.file_text
+        e.pos = found.file_pos(e.pos or 0)
+        e.line, e.column = line_col(found.file_text, e.pos)
+        raise
+
+
+def first_mesh_in_file(path: str) -> str:
+    """The text of the first ``sdy.mesh @name = <...>`` (or ``#sdy.mesh<...>``) in the file at ``path``."""
+    return _find_mesh(path, _read_mesh_file(path)).text
 
 
 _SHAPE = r"\d+(?:\s*[x,]\s*\d+)*"
@@ -198,9 +279,8 @@ def parse_shape(text: str) -> tuple[int, ...]:
 
 
 def stdin_items(stream: Iterable[str]) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` for every non-blank, non-comment (``#`` then space, or ``//``) line."""
+    """``(line number, text)`` for every line; ``text`` is ``""`` for a blank or comment (``#`` then
+    space, or ``//``) line, so that a caller can answer every input line with one output line."""
     for n, line in enumerate(stream, start=1):
         s = line.strip()
-        if not s or s.startswith(("//", "# ")) or s == "#":
-            continue
-        yield n, s
+        yield n, "" if s.startswith(("//", "# ")) or s == "#" else s

@@ -137,4 +137,28 @@ def read_hlo_module(text: str, *, params: bool = False) -> Reading:
             text=text,
             pos=root.pos,
         )
-    return Reading(text, tuple(_leaf_items(root, text, 0, None)))
+    items = _leaf_items(root, text, 0, None)
+    undecided = tuple(i for i in _propagated_to_output(text, len(items)) if items[i].source == UNANNOTATED)
+    return Reading(text, tuple(items), undecided=undecided, undecided_why=AFTER_PROPAGATION if undecided else "")
+
+
+_ALLOW_OUTPUT = re.compile(r"\ballow_spmd_sharding_propagation_to_output=\{([^}]*)\}")
+AFTER_PROPAGATION = (
+    "a leaf with no sharding whose allow_spmd_sharding_propagation_to_output flag (in the HloModule header) "
+    "is true is chosen by the compile's propagation. Read the module after propagation: XLA's per-pass dump "
+    "of it after the shardy-xla pass (*.after_shardy-xla.*.txt, XLA_FLAGS='--xla_dump_to=DIR "
+    "--xla_dump_hlo_pass_re=.*'), or jax's compiled.output_shardings"
+)
+
+
+def _propagated_to_output(text: str, n: int) -> tuple[int, ...]:
+    """The output leaves whose sharding propagation may still choose: the header's
+    ``allow_spmd_sharding_propagation_to_output={true,...}`` (one flag for all, or one per leaf)."""
+    header = text[: text.find("\n")] if "\n" in text else text
+    m = _ALLOW_OUTPUT.search(header)
+    if m is None:
+        return ()
+    flags = [f.strip() == "true" for f in m.group(1).split(",")]
+    if len(flags) == 1:
+        flags *= n
+    return tuple(i for i, f in enumerate(flags[:n]) if f)

@@ -27,6 +27,15 @@ def notes(reading: Reading, what: str, *, from_constraints: bool) -> list[str]:
                 f"note: {what} {o.index} comes from a sharding with open dims ({o.source}); "
                 "Shardy propagation may still shard it further"
             )
+    if reading.undecided:
+        which = ", ".join(map(str, reading.undecided))
+        plural = "s" if len(reading.undecided) > 1 else ""
+        out.append(f"note: {what}{plural} {which} not decided yet: {reading.undecided_why}")
+    if reading.reads_none:
+        out.append(
+            f"note: XLA reads no {what} sharding from this module: no {what} carries one and there is no "
+            f"module attribute, so XLA's GetOutputShardings returns none (nothing is written for them)"
+        )
     traced = [str(o.index) for o in reading.items if o.source in FEEDERS]
     if from_constraints and traced:
         out.append(

@@ -41,6 +41,17 @@ from shardconv.outputs.reading import (
 from shardconv.text.brackets import skip_group, skip_string, skip_ws, split_top
 
 
+JAX_RESULT = "jax.result_info"
+# A result with no sharding in a partitioned module before propagation (a jax lowering of unconstrained
+# outputs): the compile chooses it, and this is where that choice can be read.
+AFTER_PROPAGATION = (
+    "an unconstrained result of a jax lowering (jax.result_info and no sharding, in a partitioned module) "
+    "is chosen by the compile's propagation. Read the module after Shardy propagation: XLA writes it as "
+    "shardy/<module>/04.output_module.mlir (XLA_FLAGS='--xla_dump_to=DIR --xla_dump_hlo_pass_re=.*'), "
+    "or jax's compiled.output_shardings"
+)
+
+
 class _Resolver:
     """Parses meshes on first use and converts sdy shardings found in the module to HLO."""
 
@@ -195,6 +206,15 @@ def _module_attr(r: _Resolver, params: bool) -> tuple[list[HloSharding], int] | 
     return [leaf for p, _ in pieces for leaf in leaves(r.hlo_string(p, key))], a.pos
 
 
+def _left_to_propagation(ir: ModuleIR, items: list[OutputSharding]) -> tuple[int, ...]:
+    """The unannotated leaves of results jax lowered as unconstrained: ``jax.result_info`` and no
+    sharding (after propagation every result of a partitioned jax module carries one)."""
+    results = ir.func.results
+    return tuple(
+        o.index for o in items if o.source == UNANNOTATED and results[o.value].attrs.get(JAX_RESULT) is not None
+    )
+
+
 def reading_of(ir: ModuleIR, *, params: bool = False, from_constraints: bool = False) -> Reading:
     """What XLA reports for the outputs (parameters) of ``ir``'s entry function, and any conflicts."""
     r = _Resolver(ir)
@@ -203,7 +223,8 @@ def reading_of(ir: ModuleIR, *, params: bool = False, from_constraints: bool = F
         items += _value_items(r, port, len(items), from_constraints, not params)
     found = _module_attr(r, params)
     if found is None:
-        return Reading(ir.text, tuple(items))
+        undecided = () if params or num_devices(ir) < 2 else _left_to_propagation(ir, items)
+        return Reading(ir.text, tuple(items), undecided=undecided, undecided_why=AFTER_PROPAGATION if undecided else "")
     module, pos = found
     key = SPMD_PARAMS if params else SPMD_OUTPUT
     conflicts = cross_check(module, items, pos, key)

@@ -70,10 +70,18 @@ class Reading:
     text: str
     items: tuple[OutputSharding, ...]
     conflicts: tuple[Conflict, ...] = ()
+    undecided: tuple[int, ...] = ()  # leaves the compile still chooses (propagation to the output is on)
+    undecided_why: str = ""  # for those: why, and the stage that holds the decided shardings
 
     @property
     def shardings(self) -> list[HloSharding]:
         return [o.hlo for o in self.items]
+
+    @property
+    def reads_none(self) -> bool:
+        """XLA reads no sharding at all: no module attribute and no leaf carries one, so its converted
+        entry has no ROOT (parameter) sharding and ``GetOutputShardings`` returns nothing."""
+        return bool(self.items) and all(o.source == UNANNOTATED for o in self.items)
 
 
 def leaves(h: HloSharding) -> list[HloSharding]:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from shardconv.scan.sites import SiteKind, ValueSite
+from shardconv.text.files import special_kind
 
 # ``// -----// IR Dump After AnalyzeMeshPass Failed (analyze-mesh) ('builtin.module' operation: @m) //----- //``
 # (older MLIR) and ``// -----// IR Dump Before CanonicalizerPass: canonicalize{...} //----- //`` (newer).
@@ -254,13 +255,14 @@ def _step_order(module_steps: Sequence[XlaStep]) -> Callable[[XlaStep], tuple[in
 
 
 def _files(path: str) -> list[str]:
-    """``path`` itself, or every file under the folder ``path`` (sorted; the names decide what is kept)."""
+    """``path`` itself, or every file under the folder ``path`` (sorted; the names decide what is kept;
+    a FIFO, socket or device is never read)."""
     if path == "-" or not os.path.isdir(path):
         return [path]
     found: list[str] = []
     for root, dirs, names in os.walk(path):
         dirs.sort()
-        found.extend(os.path.join(root, n) for n in sorted(names))
+        found.extend(f for f in (os.path.join(root, n) for n in sorted(names)) if special_kind(f) is None)
     return found
 
 

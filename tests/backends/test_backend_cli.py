@@ -72,3 +72,20 @@ def test_demo_seed_check_flags_the_distorted_mesh(capsys: pytest.CaptureFixture[
 def test_backends_do_not_import_jax_numpy_or_rich() -> None:
     code = "import sys, shardconv.backends, shardconv.backends.jax_backend; print(sorted(m for m in ('jax', 'numpy', 'rich') if m in sys.modules))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("backend", ["reference", "jax"])
+def test_compare_without_mesh_uses_the_meshes_the_sides_carry(backend: str, capsys: pytest.CaptureFixture[str]) -> None:
+    inline = '#sdy.sharding<mesh<["batch"=2, "model"=4]>, [{}, {"model"}]>'
+    seed = WRONG[1]
+    rc, out, _ = run(["compare", inline, "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}", "-b", backend], capsys)
+    assert rc == 0 and "same placement" in out
+    rc, out, _ = run(["compare", inline, seed, "-b", backend], capsys)
+    assert rc == 1 and "data differ on device(s) 1, 2, 3, 4, 5, 6" in out
+    # each side keeps its own inline mesh: one device count is all they must share
+    rc2, _, _ = run(["compare", inline, '#sdy.sharding<mesh<["x"=8]>, [{}, {"x"}]>', "-b", backend], capsys)
+    assert rc2 == 1
+    rc, _, err = run(["compare", inline, '#sdy.sharding<mesh<["x"=4]>, [{}, {"x"}]>'], capsys)
+    assert rc == 2 and "span 8 and 4 devices" in err
+    rc, _, err = run(["compare", seed, "{replicated}"], capsys)
+    assert rc == 2 and "--mesh is needed" in err

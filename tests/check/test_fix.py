@@ -147,3 +147,32 @@ def test_process_killed_mid_write_leaves_original_intact(tmp_path: Path) -> None
     proc = subprocess.run([sys.executable, "-c", script, str(f)], check=False, timeout=120)
     assert proc.returncode == -9
     assert f.read_bytes() == before
+
+
+def test_a_refused_fix_is_not_counted_as_fixable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = copy(tmp_path, "replicate_sharded_data.mlir")
+    f.chmod(0o444)
+    before = f.read_bytes()
+    rc, out, err = run([str(f), *MESH, "--fix"], capsys)
+    assert rc == 1 and f.read_bytes() == before and "is read-only; not rewritten" in err
+    assert "fixable with --fix" not in out + err and "not fixed: --fix could not write the file" in out
+    f.chmod(0o644)
+    rc, out, err = run([str(f), *MESH], capsys)  # the same findings, writable: fixable again
+    assert rc == 1 and "1 fixable with --fix" in out + err
+
+
+def test_an_excerpt_of_binary_text_shows_escapes_with_the_caret_in_place(tmp_path: Path) -> None:
+    from shardconv.core.errors import ShardingSyntaxError
+
+    text = b"ab\xff\x01\tcd{bad}".decode("utf-8", "surrogateescape")
+    e = ShardingSyntaxError("bad", text=text, pos=text.index("{"))
+    excerpt, caret = str(e).splitlines()[1:]
+    assert excerpt == r"  ab\xff\x01 cd{bad}" and excerpt.isprintable()
+    assert caret.index("^") == excerpt.index("{")
+    bin_file = tmp_path / "a.o"
+    bin_file.write_bytes(b"\x7fELF\x02\x01\xd0\x00 binary")
+    r = subprocess.run(
+        [sys.executable, "-m", "shardconv", "outputs", str(bin_file)], capture_output=True, env={**os.environ}
+    )
+    assert r.returncode == 2 and b"\\x7fELF\\x02\\x01\\xd0\\x00 binary" in r.stderr
+    assert all(32 <= b < 127 or b == 10 for b in r.stderr)

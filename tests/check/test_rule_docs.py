@@ -99,3 +99,19 @@ def test_completion_offers_rule_names() -> None:
     env.update(COMP_WORDS="shardconv rule non", COMP_CWORD="2")
     out = subprocess.run([str(bin_)], env=env, capture_output=True, text=True, timeout=60).stdout
     assert out.splitlines() == ["plain,non-canonical"]
+
+
+def test_import_distorts_mesh_fix_keeps_the_placement(capsys: pytest.CaptureFixture[str]) -> None:
+    """The documented fix puts the same data on the same devices as the failing example (and so does not
+    just respell a different placement as the failing example's mesh would import it)."""
+    import re
+
+    doc = DOCS["import-distorts-mesh"]
+    (bad,) = re.findall(r'mhlo\.sharding = "(\{[^"]*\})"', doc.bad)
+    (good,) = re.findall(r"sdy\.sharding = (#sdy\.sharding<[^>]*>)", doc.good)
+    mesh = re.search(r"sdy\.mesh @mesh = (<[^>]*>)", doc.good)
+    assert mesh is not None and "--mesh" in doc.args
+    for backend in ("reference", "jax"):
+        with pytest.raises(SystemExit) as e:
+            main(["compare", bad, good, "--mesh", mesh.group(1), "--backend", backend])
+        assert e.value.code == 0, capsys.readouterr().out

@@ -64,3 +64,16 @@ def test_partition_spec_and_batch_and_json_are_anchored() -> None:
 def test_an_error_without_a_quoted_fragment_points_at_column_1() -> None:
     r = run("convert", '#sdy.sharding<@other, [{"a"}]>')
     assert r.code == 2 and r.err.splitlines()[0].startswith("error: 1:1: ") and r.err.splitlines()[-1] == "  ^"
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\t"])
+def test_empty_input_is_an_error_never_a_replicated_sharding(text: str) -> None:
+    r = run("convert", text, "--rank", "2")
+    assert r.code == 2 and r.out == "" and "1:1: empty input" in r.err and r.err.rstrip().endswith("^")
+    with pytest.raises(ShardingSyntaxError) as e:
+        import shardconv as sc
+
+        sc.to_sdy(text, "a=2", rank=2)
+    assert (e.value.line, e.value.column) == (1, 1)
+    # the empty OpSharding proto is still the replicated sharding, when it is written as one
+    assert run("convert", "hex:", "--rank", "2").out.strip() == "#sdy.sharding<mesh<[]>, [{}, {}]>"

@@ -56,3 +56,16 @@ def test_head_1_on_a_big_batch(tmp_path: Path) -> None:
         err = conv.stderr.read().decode()
         assert conv.wait(timeout=120) == 141, err
     assert head.stdout == '#sdy.sharding<mesh<["_axis_0"=2]>, [{"_axis_0"}]>\n' and err == ""
+
+
+def test_convert_stdin_answers_every_input_line_on_the_same_output_line() -> None:
+    """Blank and comment lines get an empty line, as a bad line does: output line N is input line N."""
+    from support.cli_util import run
+
+    lines = ["{devices=[2]<=[2]}", "", "{bad", "# a comment", "{replicated}", "// another", "{devices=[2]0,1}"]
+    r = run("convert", "-", "--mesh", "a=2", "--rank", "1", input="\n".join(lines) + "\n")
+    out = r.out.split("\n")[:-1]
+    assert r.code == 2 and len(out) == len(lines)
+    assert [i for i, o in enumerate(out) if o] == [0, 4, 6]
+    assert out[0] == out[6] == '#sdy.sharding<@mesh, [{"a"}]>' and out[4] == "#sdy.sharding<@mesh, [{}]>"
+    assert "error: line 3: " in r.err

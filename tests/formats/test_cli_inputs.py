@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 
@@ -92,9 +93,9 @@ def test_decode_proto_text() -> None:
         inputs.decode_proto_text("080", "proto-hex")
 
 
-def test_stdin_items_numbers_lines_and_skips_comments() -> None:
+def test_stdin_items_numbers_every_line_and_blanks_comments() -> None:
     stream = io.StringIO("{replicated}\n\n// comment\n# note\n  {manual}  \n")
-    assert list(inputs.stdin_items(stream)) == [(1, "{replicated}"), (5, "{manual}")]
+    assert list(inputs.stdin_items(stream)) == [(1, "{replicated}"), (2, ""), (3, ""), (4, ""), (5, "{manual}")]
 
 
 def test_colour_policy(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -119,3 +120,22 @@ def test_width_policy(monkeypatch: pytest.MonkeyPatch) -> None:
     assert console.width(io.StringIO()) == 123
     monkeypatch.delenv("COLUMNS")
     assert console.width(io.StringIO()) == console.DEFAULT_WIDTH
+
+
+def test_mesh_at_file_reads_the_escaped_xla_sdy_meshes_of_a_shardy_stage_module(stages: Path, tmp_path: Path) -> None:
+    """XLA's Shardy input module holds the mesh only in ``xla.sdy.meshes = "{mesh = #sdy.mesh<[\\22batch...``."""
+    from shardconv.core.errors import ShardingValidationError
+    from shardconv.formats import parse_mesh
+
+    (module,) = (stages / "xla" / "shardy").glob("module_*.jit_block/00.input_module.mlir")
+    text = module.read_text()
+    assert "sdy.mesh @" not in text and '#sdy.mesh<[\\22batch\\22=2, \\22model\\22=4]>' in text
+    assert inputs.parse_mesh_option(f"@{module}") == parse_mesh("batch=2,model=4")
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(text.replace("\\22model\\22=4", "\\22model\\22=0", 1))
+    with pytest.raises(ShardingValidationError) as e:
+        inputs.parse_mesh_option(f"@{bad}")
+    at = text.index("\\22model\\22=4")  # the error is at the axis size, in the file's own (escaped) text
+    assert e.value.text == bad.read_text() and e.value.pos == at + len("\\22model\\22=")
+    assert e.value.line == text.count("\n", 0, at) + 1
+    assert str(bad) in e.value.message and "axis size must be at least 1" in e.value.message

@@ -22,11 +22,14 @@ meshes = {
     "iota": Mesh(np.array(devs).reshape(2, 4), ("x", "y"), axis_types=AUTO),
     "explicit": Mesh(np.array(devs).reshape(2, 4), ("x", "y"), axis_types=EXPL),
     "reversed": Mesh(np.array(devs[::-1]).reshape(4, 2), ("a", "b"), axis_types=AUTO),
+    "permuted": Mesh(np.array(devs).reshape(4, 2).T, ("data", "model")),
+    "mixed": Mesh(np.array(devs).reshape(2, 4), ("x", "y"), axis_types=(AxisType.Explicit, AxisType.Auto)),
 }
 cases = [
     ("iota", P("x"), 2), ("iota", P(None, "y"), 2), ("iota", P(("x", "y")), 1), ("iota", P(("y", "x"), None), 3),
     ("iota", P(P.UNCONSTRAINED, "y"), 2), ("iota", P(), 2), ("reversed", P("b", "a"), 2), ("reversed", P(None, ("b",)), 2),
     ("explicit", P("x", None, unreduced={"y"}), 3), ("explicit", P(None, unreduced={"x", "y"}), 1),
+    ("permuted", P(("data", "model"), None), 2), ("permuted", P("model", "data"), 2), ("mixed", P("x", "y"), 2),
 ]
 out = []
 for mesh_key, spec, ndim in cases:
@@ -49,12 +52,26 @@ for mesh_key, spec, ndim in cases:
         "unconstrained": [p is P.UNCONSTRAINED for p in spec.partitions],
         "spec_from_mesh": str(sc.from_jax(spec, ndim, mesh=meshes[mesh_key])[0]) == str(s),
         "hlo_from_jax": str(sc.from_jax(ns._to_xla_hlo_sharding(ndim))),
+        "iota_devices": [d.id for d in meshes[mesh_key].devices.flat] == list(range(8)),
+        "same_placement": bool(spec.unreduced) or back.devices_indices_map((8,) * ndim) == ns.devices_indices_map((8,) * ndim),
+        "types": [t.name for t in meshes[mesh_key].axis_types], "our_types": list(m.axis_types or ()),
+        "back_types": [t.name for t in back.mesh.axis_types],
     })
 out.append({"mesh": str(sc.from_jax(meshes["reversed"])), "spec": str(sc.from_jax(P("x", P.UNCONSTRAINED, unreduced={"y"})))})
 ids = NamedSharding(meshes["iota"], P("x"), _logical_device_ids=(7, 6, 5, 4, 3, 2, 1, 0))
 s, m = sc.from_jax(ids, 2)
 back = sc.to_jax(s, m)
-out.append({"ids_xla": str(ids._to_xla_hlo_sharding(2)), "ids_ours": str(sc.to_hlo(s, m)), "ids_back": str(back._to_xla_hlo_sharding(2))})
+text = sc.to_jax("{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}", "batch=2,model=4")
+try:
+    sc.to_jax("{devices=[1,4,2]<=[8] last_tile_dim_replicate}", "batch=2,model=4")
+    refused = None
+except sc.ShardingError as e:
+    refused = [type(e).__name__, e.line, e.column]
+out.append({
+    "ids_xla": str(ids._to_xla_hlo_sharding(2)), "ids_ours": str(sc.to_hlo(s, m)),
+    "ids_back": str(back._to_xla_hlo_sharding(2)),
+    "hlo_text": [repr(text.spec), str(text._to_xla_hlo_sharding(2))], "hlo_text_refused": refused,
+})
 print(json.dumps(out))
 """
 
@@ -70,25 +87,36 @@ def results() -> list[dict[str, object]]:
 @pytest.mark.oracle
 def test_from_jax_matches_what_jax_hands_xla_and_shardy(results: list[dict[str, object]]) -> None:
     cases = results[:-2]
-    assert len(cases) == 10
+    assert len(cases) == 13
     for r in cases:
-        assert r["ours"] == r["xla"], r["case"]
+        # JAX's HLO numbers devices by their place in the mesh (its device assignment); ours by device id
+        assert (r["ours"] == r["xla"]) is r["iota_devices"] or r["xla"] == "{replicated}", r["case"]
         assert r["our_dims"] == r["jax_dims"] and r["our_unreduced"] == r["jax_unreduced"], r["case"]
         assert r["our_mesh"] == r["jax_mesh"] and r["spec_from_mesh"], r["case"]
         assert r["hlo_from_jax"] == r["xla"], r["case"]
+        assert r["our_types"] == r["types"], r["case"]
 
 
 @pytest.mark.oracle
 def test_to_jax_builds_a_named_sharding_jax_exports_identically(results: list[dict[str, object]]) -> None:
     for r in results[:-2]:
         assert r["back_type"] == "NamedSharding" and r["back_devices_real"], r["case"]
-        assert r["back_xla"] == r["xla"], r["case"]
+        assert r["same_placement"], r["case"]  # every shard on the device the original puts it on
+        assert r["back_types"] == r["types"], r["case"]
+        if r["iota_devices"]:
+            assert r["back_xla"] == r["xla"], r["case"]
         assert r["back_spec_unreduced"] == r["spec_unreduced"] and r["back_unconstrained"] == r["unconstrained"], r["case"]
 
 
 @pytest.mark.oracle
 def test_meshes_specs_and_device_ids(results: list[dict[str, object]]) -> None:
-    assert results[-2] == {"mesh": '<["a"=4, "b"=2]>', "spec": "P('x', P.UNCONSTRAINED, unreduced={'y'})"}
+    assert results[-2] == {
+        "mesh": '<["a"=4, "b"=2], device_ids=[7, 6, 5, 4, 3, 2, 1, 0]>',
+        "spec": "P('x', P.UNCONSTRAINED, unreduced={'y'})",
+    }
     ids = results[-1]
     assert ids["ids_ours"] == ids["ids_xla"] == ids["ids_back"]
     assert "<=" not in str(ids["ids_xla"])  # the logical device ids really reached XLA's tile array
+    # HLO text is accepted, as for an HloSharding; an error points into that text
+    assert ids["hlo_text"] == ["P(None, 'model')", "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}"]
+    assert ids["hlo_text_refused"] == ["NotExpressibleError", 1, 1]

@@ -139,3 +139,36 @@ def test_expect_accepts_the_executables_report(real: dict[str, object], source: 
     report.write_text("".join(xc.HloSharding.from_string(s).to_proto().SerializeToString().hex() + "\n" for s in _strings(real, "outputs")))
     r = CliRunner().invoke(cli, ["outputs", str(mod), "--expect", str(report)], standalone_mode=False)
     assert r.return_value == 0 and r.stdout == "all 5 outputs match\n", r.output
+
+
+def _outputs(path: Path) -> tuple[int, str, str]:
+    r = CliRunner().invoke(cli, ["outputs", str(path)], standalone_mode=False)
+    if r.exception is not None and not isinstance(r.exception, SystemExit):
+        raise r.exception
+    return (r.return_value or 0), r.stdout, r.stderr
+
+
+@pytest.mark.oracle
+def test_unconstrained_results_are_undecided_and_the_named_stage_holds_jax_s_answer(stages: Path) -> None:
+    """A real lowering of unconstrained results, and its before_optimizations: XLA's converter reads no
+    output sharding from them, and jax's compiled.output_shardings are sharded. outputs says both, names
+    the stage to read instead, and that stage gives exactly jax's answer."""
+    from xla_outputs import root_sharding
+
+    jax_says = json.loads((stages / "output_shardings.json").read_text())
+    assert any(s != "{replicated}" for s in jax_says)
+    lowered = stages / "lowered.mlir"
+    hlo, fields = compile_module(lowered.read_text())
+    assert root_sharding(hlo) is None and 12 not in fields  # XLA reads none: no ROOT sharding, no spmd field
+    xla = stages / "xla"
+    (before,) = xla.glob("module_*.jit_block.before_optimizations.txt")
+    for path, stage in ((lowered, "04.output_module.mlir"), (before, "after_shardy-xla")):
+        rc, out, err = _outputs(path)
+        assert rc == 0 and out == "", (path, out)
+        assert "outputs 0, 1 not decided yet" in err and stage in err and "compiled.output_shardings" in err
+        assert "XLA reads no output sharding from this module" in err
+    (output_module,) = xla.glob("shardy/module_*.jit_block/04.output_module.mlir")
+    (exported,) = xla.glob("module_*.jit_block.*.after_shardy-xla.*.txt")
+    for decided in (output_module, exported):
+        rc, out, err = _outputs(decided)
+        assert (rc, out.splitlines(), err) == (0, jax_says, ""), decided

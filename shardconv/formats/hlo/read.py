@@ -15,7 +15,7 @@ from shardconv.core.errors import LimitExceededError, ShardingError, ShardingSyn
 from shardconv.core.arguments import type_error
 from shardconv.core.sources import remember
 from shardconv.text.escapes import EscapeError, unescape_c
-from shardconv.core.limits import INT64_MAX, check_device_count
+from shardconv.core.limits import INT64_MAX, check_device_count, check_text_length
 from shardconv.core.model import (
     AxisRef, DimSharding, HloSharding, Kind, Mesh, MeshAxis, MeshSharding, OpMetadata, ShardGroup, SubAxis,
     SubgroupType, TileAssignment,
@@ -372,8 +372,64 @@ class _HloTransformer(Transformer[Token, HloSharding]):
 
 def parse_hlo_text(text: str, *, num_devices: int | None = None) -> HloSharding:
     """Parse an HLO sharding string (all of docs/formats.md §1.1), applying XLA's normalisations."""
+    check_text_length(len(text))
+    refuse_wrong_lengths(text)
     sharding: HloSharding = parse("hlo_sharding", "start", text, _HloTransformer(num_devices))
     return sharding
+
+
+_V1_HEAD = re.compile(r"devices=\[([0-9,\s]*)\]\s*(?=[0-9])")
+_LIST_RUN = re.compile(r"[0-9,\s]*")
+# What can follow a device list: the closing brace, a space, a comment, or an item (last_tile_dim(s),
+# metadata=, shard_as / shard_like, device(s)=, replicated, unreduced): found by str.find, not a regex.
+_LIST_STOPS = ("}", " ", "\t", "\n", "\r", "/", "l", "m", "s", "d", "r", "u")
+
+
+def refuse_wrong_lengths(text: str) -> None:
+    """Refuse an explicit device list whose length is not the product of its tile dims before the parser
+    reads it (a 2 MB list is refused in milliseconds, not after tokenising every id): the same error,
+    at the same place, as the parser's check. A list whose end is not plain, and text inside string
+    literals, are left to the parser."""
+    for m in _V1_HEAD.finditer(text):
+        dims_text = "".join(m.group(1).split())
+        if not dims_text or ",," in dims_text or any(len(d) > 18 for d in dims_text.split(",")):
+            continue  # the parser reports it (beyond int64, an empty dim)
+        start = m.end()
+        end = _list_end(text, start)
+        if end is None or text[end - 1] == "," or text.find(",,", start, end) >= 0 or _in_string(text, m.start()):
+            continue
+        dims = [int(d) for d in dims_text.split(",") if d]
+        need = prod(dims)
+        have = text.count(",", start, end) + 1
+        if have != need:
+            raise ShardingValidationError(
+                f"device list has {have} entries but the tile dims [{','.join(map(str, dims))}] need {need}",
+                text=text,
+                pos=start,
+            )
+
+
+def _list_end(text: str, start: int) -> int | None:
+    """Where the device list starting at ``start`` ends; None when spaces inside it make that a job
+    for the parser."""
+    close = text.find("}", start)
+    close = len(text) if close < 0 else close
+    end = min((i for i in (text.find(c, start, close) for c in _LIST_STOPS) if i >= 0), default=close)
+    if end < len(text) and text[end].isspace():
+        j = end
+        while j < close and text[j].isspace():
+            j += 1
+        if (j < close and (text[j].isdigit() or text[j] == ",")) or text[end - 1] == ",":
+            return None
+    return end
+
+
+def _in_string(text: str, pos: int) -> bool:
+    """``pos`` lies inside a quoted string (metadata={op_name="..."}): an odd number of quotes before it."""
+    if '"' not in text and "'" not in text:
+        return False
+    head = text[:pos]
+    return any((head.count(q) - head.count("\\" + q)) % 2 for q in ('"', "'"))
 
 
 def parse_hlo_proto(data: bytes, *, num_devices: int | None = None) -> HloSharding:

@@ -182,3 +182,27 @@ def test_mutations_xla_rejects_we_reject_and_agree_otherwise() -> None:
 def test_bad_protos_rejected(data: bytes) -> None:
     with pytest.raises(ShardingError):
         from_proto_bytes(data)
+
+
+def test_an_oversized_device_list_is_refused_before_parsing() -> None:
+    """2 MB of device ids for 4 tiles: refused in milliseconds (the parser took 0.5 s to tokenise them
+    first), with the parser's own message at the list's start."""
+    import time
+
+    from shardconv.formats.hlo.read import parse_hlo
+
+    text = "{devices=[2,2]" + ",".join(map(str, range(300_000))) + " last_tile_dim_replicate}"
+    assert len(text) > 1_900_000
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        with pytest.raises(ShardingValidationError) as e:
+            parse_hlo(text)
+        times.append(time.perf_counter() - start)
+        assert e.value.message == "device list has 300000 entries but the tile dims [2,2] need 4"
+        assert (e.value.line, e.value.column) == (1, len("{devices=[2,2]") + 1)
+    assert sorted(times)[2] < 0.010, times
+    # a list of the right length, and look-alikes inside strings, are still the parser's
+    assert str(parse_hlo('{devices=[2,2]3,2,1,0 metadata={op_name="devices=[2]0,1,2"}}')) == "{devices=[2,2]3,2,1,0}"
+    with pytest.raises(ShardingError, match="negative|unexpected"):
+        parse_hlo("{devices=[3]0,-1,2}")

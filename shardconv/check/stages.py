@@ -1,0 +1,75 @@
+"""Which stage of a compile a module is at, so that the rules about XLA's mesh-less import of HLO
+shardings apply only to modules that import reads. XLA imports a module's HLO shardings into Shardy
+once, at the start of its ``shardy-xla`` pass; what Shardy exports after propagation, and the per-device
+modules the partitioner makes from it, are never imported again.
+
+The module's own text decides first: a scheduled module (``is_scheduled=true`` in its ``HloModule``
+header) and a module that carries ``mhlo.spmd_output_sharding`` (what XLA writes from a compiled,
+partitioned program) are per device. Where the text of a stage is
+the same as the text of an input (Shardy's HLO export reads like any HLO-only module), the stage XLA
+names in its dump file decides: ``*.after_shardy-xla.*`` and Shardy's ``NN.output_module.mlir`` are
+the export, ``*_after_optimizations*`` and every per-pass dump from ``spmd-partitioning`` on are per
+device. Any other file is an input.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import re
+
+from shardconv.check.context import ModuleContext
+
+
+class Stage(str, enum.Enum):
+    INPUT = "input"  # a module a compile starts from: XLA imports its HLO shardings
+    EXPORTED = "exported"  # Shardy's export, after propagation: the partitioner's input
+    PARTITIONED = "partitioned"  # per device, after spmd-partitioning
+
+
+# module_0000.jit_f.0003.spmd-partitioner.after_shardy-xla.before_spmd-partitioning.txt
+_PER_PASS = re.compile(
+    r"module_\d+\.[^./]+\.\d+\.(?P<pipeline>[^.]+)\.after_(?P<after>[^.]+)(?:\.before_(?P<next>[^.]+))?"
+)
+_SHARDY_STAGE = re.compile(r"\d+\.(?P<stage>[\w-]+)\.mlir")
+# the pipelines XLA runs before its partitioner (the import happens in spmd-partitioner's shardy-xla)
+_BEFORE_PARTITIONER = frozenset({"async-collective", "pre-spmd-partitioner"})
+_EXPORT_PASSES = frozenset({"shardy-xla", "sharding-propagation"})
+_PARTITIONED_HEADER = re.compile(rb"^\s*HloModule\s[^\n]*\bis_scheduled=true\b")
+_PARTITIONED_SITE = "mhlo.spmd_output_sharding"
+
+
+def stage_of_name(path: str) -> Stage:
+    """The stage XLA's dump file name says (``INPUT`` for a name XLA did not write)."""
+    name = os.path.basename(path)
+    if re.search(r"_after_optimizations", name):
+        return Stage.PARTITIONED
+    m = _PER_PASS.match(name)
+    if m is not None:
+        pipeline, after, nxt = m.group("pipeline", "after", "next")
+        if pipeline in _BEFORE_PARTITIONER or (
+            pipeline == "spmd-partitioner" and (after == "pipeline-start" or nxt in _EXPORT_PASSES)
+        ):
+            return Stage.INPUT
+        return Stage.EXPORTED if after in _EXPORT_PASSES else Stage.PARTITIONED
+    m = _SHARDY_STAGE.fullmatch(name)
+    if m is not None and os.path.basename(os.path.dirname(os.path.dirname(path))) == "shardy":
+        return Stage.INPUT if m.group("stage") == "input_module" else Stage.EXPORTED
+    return Stage.INPUT
+
+
+def module_stage(ctx: ModuleContext) -> Stage:
+    """The stage of ``ctx``'s module: its text first, then its dump file's name."""
+    header = ctx.num_partitions.site.line_text if ctx.num_partitions is not None else b""
+    if _PARTITIONED_HEADER.match(header) or any(dv.site.site == _PARTITIONED_SITE for dv in ctx.hlo):
+        return Stage.PARTITIONED
+    return stage_of_name(ctx.path)
+
+
+def imported(ctx: ModuleContext) -> bool:
+    """XLA imports this module's HLO shardings without a mesh: it holds HLO shardings, no sharding
+    mesh of its own, and is a compile's input (not Shardy's export, not a per-device module)."""
+    return bool(ctx.hlo) and not ctx.sharding_meshes() and module_stage(ctx) is Stage.INPUT
+
+
+__all__ = ["Stage", "imported", "module_stage", "stage_of_name"]

@@ -1,0 +1,75 @@
+"""Which stages of a real compile the import rules apply to: XLA imports a module's HLO shardings once,
+at the start of shardy-xla, so Shardy's export, the partitioner's per-device modules and the compiled
+program are never checked as if XLA would import them (their mesh is the propagation's, not invented)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from check_cli import MESH, run
+from support.jax_child import compile_stages
+
+from shardconv.check.stages import Stage, stage_of_name
+
+ALLOWED = ["--allowed-meshes", "2x4"]
+
+
+def _findings(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list[dict[str, object]]]:
+    rc, out, _ = run([*args, "--no-config", "--format", "json"], capsys)
+    return rc, json.loads(out)["findings"]
+
+
+def test_check_mesh_reports_no_error_on_every_stage_of_a_correct_2x4_compile(
+    stages: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    xla = stages / "xla"
+    # the export really holds the sub-axis sharding whose mesh-less import would be 2x2x2
+    export = next(xla.glob("module_*.jit_block.*.after_shardy-xla.*.txt"))
+    assert "sharding={devices=[4,2,1,1]<=[8]}" in export.read_text()
+    rc, found = _findings([str(stages), *MESH, *ALLOWED], capsys)
+    assert (rc, found) == (0, [])
+
+
+def test_the_stage_comes_from_the_module_text_where_the_text_shows_it(
+    stages: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    per_device = next((stages / "xla").glob("module_*.jit__lambda.cpu_after_optimizations.txt"))
+    renamed = tmp_path / "per_device.txt"  # no XLA dump name: only its scheduled header says it is per device
+    shutil.copy(per_device, renamed)
+    assert "is_scheduled=true" in renamed.read_text().splitlines()[0]
+    assert _findings([str(renamed), *ALLOWED], capsys) == (0, [])
+    # an input with the same shardings is still checked: the header is all that differs
+    head, _, rest = renamed.read_text().partition("\n")
+    renamed.write_text(head.replace("is_scheduled=true, ", "") + "\n" + rest)
+    rc, found = _findings([str(renamed), *ALLOWED], capsys)
+    assert rc == 1 and [f["rule"] for f in found] == ["mesh-not-allowed"] and "_axis_0" in str(found[0]["message"])
+
+
+def test_stage_names_of_a_real_dump_folder(stages: Path) -> None:
+    xla = stages / "xla"
+    got = {p.name.split(".", 2)[2]: stage_of_name(str(p)) for p in xla.glob("module_*.jit_block.*.txt")}
+    got.update({f"shardy/{p.name}": stage_of_name(str(p)) for p in xla.glob("shardy/module_*.jit_block/*.mlir")})
+    assert got["before_optimizations.txt"] is Stage.INPUT
+    assert got["cpu_after_optimizations.txt"] is Stage.PARTITIONED
+    assert got["shardy/00.input_module.mlir"] is Stage.INPUT and got["shardy/04.output_module.mlir"] is Stage.EXPORTED
+    per_pass = {k: v for k, v in got.items() if k[:4].isdigit()}
+    order = sorted(per_pass)
+    export = next(i for i, k in enumerate(order) if ".after_shardy-xla." in k)
+    assert {per_pass[k] for k in order[:export]} == {Stage.INPUT}
+    assert per_pass[order[export]] is Stage.EXPORTED
+    assert {per_pass[k] for k in order[export + 1 :]} == {Stage.PARTITIONED}
+
+
+@pytest.mark.parametrize("program", ["mesh3d", "shard_map", "permuted"])
+def test_check_mesh_is_clean_on_every_stage_of_other_correct_programs(
+    program: str, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 3-D mesh (FSDP+TP MLP), a shard_map and a mesh on permuted devices, each on its own mesh."""
+    out = compile_stages(program, tmp_path_factory)
+    mesh = (out / "mesh.txt").read_text()
+    shape = "x".join(part.split("=")[1] for part in mesh.split(","))
+    assert len(list((out / "xla").glob("module_*.*.after_shardy-xla.*.txt"))) == 1
+    assert _findings([str(out), "--mesh", mesh, "--allowed-meshes", shape], capsys) == (0, [])

@@ -1,0 +1,96 @@
+"""Writes real compiles dumped at every stage, with jax (a child process: XLA reads XLA_FLAGS once).
+
+Usage: python make_stages.py OUT_DIR [PROGRAM]. On 8 CPU devices it compiles PROGRAM with
+``--xla_dump_to=OUT_DIR/xla --xla_dump_hlo_pass_re=.*`` (every pass, and Shardy's stage modules under
+xla/shardy/), each a correct program on its mesh (written to OUT_DIR/mesh.txt as a --mesh value):
+
+- ``block`` (the default), on batch=2, model=4: a transformer block (project, split heads, softmax
+  attention, merge heads, residual) with its input sharded over both axes at once and unconstrained
+  results, so propagation gives values sub-axes of ``model`` (``{devices=[4,2,1,1]<=[8]}``); then
+  ``x * 2`` on ``P(("batch", "model"), None)``, whose per-device modules hold only 8-way shardings.
+  lowered.mlir is the block's lowering, output_shardings.json jax's ``compiled.output_shardings`` of it
+  as HLO strings;
+- ``mesh3d``, on data=2, fsdp=2, tp=2: an FSDP+TP MLP;
+- ``shard_map``, on batch=2, model=4: a shard_map with a psum over model;
+- ``permuted``, on data=2, model=4 over ``np.array(jax.devices()).reshape(4, 2).T``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+os.environ["XLA_FLAGS"] = (
+    f"--xla_force_host_platform_device_count=8 --xla_dump_to={os.path.join(out, 'xla')} --xla_dump_hlo_pass_re=.*"
+)
+os.environ["JAX_PLATFORMS"] = "cpu"  # jax reads both at import, below
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax.sharding import Mesh, NamedSharding  # noqa: E402
+from jax.sharding import PartitionSpec as P  # noqa: E402
+
+program = sys.argv[2] if len(sys.argv) > 2 else "block"
+devices = np.array(jax.devices())
+if program == "mesh3d":
+    mesh = Mesh(devices.reshape(2, 2, 2), ("data", "fsdp", "tp"))
+elif program == "permuted":
+    mesh = Mesh(devices.reshape(4, 2).T, ("data", "model"))
+else:
+    mesh = Mesh(devices.reshape(2, 4), ("batch", "model"))
+with open(os.path.join(out, "mesh.txt"), "w", encoding="utf-8") as f:
+    f.write(",".join(f"{n}={s}" for n, s in mesh.shape.items()))
+
+
+def on(*spec: object) -> NamedSharding:
+    return NamedSharding(mesh, P(*spec))
+
+
+def arg(shape: tuple[int, ...], *spec: object) -> jax.ShapeDtypeStruct:
+    return jax.ShapeDtypeStruct(shape, jnp.float32, sharding=on(*spec))
+
+
+def block(x: jax.Array, wq: jax.Array, wo: jax.Array) -> tuple[jax.Array, jax.Array]:
+    h = (x @ wq).reshape(8, 16, 4, 64)
+    a = jax.nn.softmax(jnp.einsum("bshd,bthd->bhst", h, h), axis=-1)
+    o = jnp.einsum("bhst,bthd->bshd", a, h).reshape(8, 16, 256)
+    return o @ wo + x, x.reshape(4, 2, 16, 64) * 2
+
+
+def mlp(x: jax.Array, w1: jax.Array, w2: jax.Array) -> jax.Array:
+    h = jax.lax.with_sharding_constraint(jax.nn.gelu(x @ w1), on(("data", "fsdp"), "tp"))
+    return h @ w2
+
+
+def write(name: str, text: str) -> None:
+    with open(os.path.join(out, name), "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+if program == "block":
+    lowered = jax.jit(block).lower(
+        arg((8, 16, 64), ("batch", "model"), None, None), arg((64, 256), None, "model"), arg((256, 64), "model", None)
+    )
+    write("lowered.mlir", lowered.as_text())
+    compiled = lowered.compile()
+    pairs = zip(compiled.output_shardings, compiled.out_info)
+    write("output_shardings.json", json.dumps([str(s._to_xla_hlo_sharding(len(o.shape))) for s, o in pairs]))
+    jax.jit(lambda a: a * 2, out_shardings=on(("batch", "model"), None)).lower(
+        arg((16, 32), ("batch", "model"), None)
+    ).compile()
+elif program == "mesh3d":
+    jax.jit(mlp).lower(
+        arg((16, 64), ("data", "fsdp"), None), arg((64, 128), "fsdp", "tp"), arg((128, 64), "tp", "fsdp")
+    ).compile()
+elif program == "shard_map":
+    def body(a: jax.Array, b: jax.Array) -> jax.Array:
+        return jax.lax.psum(a @ b, "model")
+
+    mapped = jax.shard_map(body, mesh=mesh, in_specs=(P("batch", "model"), P("model", None)), out_specs=P("batch"))
+    jax.jit(mapped).lower(arg((16, 32), "batch", "model"), arg((32, 8), "model", None)).compile()
+else:
+    jax.jit(lambda a, b: (a @ b).T).lower(arg((16, 32), ("data", "model"), None), arg((32, 8), None, "model")).compile()
