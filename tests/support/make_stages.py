@@ -12,7 +12,8 @@ xla/shardy/), each a correct program on its mesh (written to OUT_DIR/mesh.txt as
   as HLO strings;
 - ``mesh3d``, on data=2, fsdp=2, tp=2: an FSDP+TP MLP;
 - ``shard_map``, on batch=2, model=4: a shard_map with a psum over model;
-- ``permuted``, on data=2, model=4 over ``np.array(jax.devices()).reshape(4, 2).T``.
+- ``permuted``, on data=2, model=4 over ``np.array(jax.devices()).reshape(4, 2).T``;
+- ``explicit``, on x=2, y=4 with explicit axis types: ``jax.sharding.reshard`` between two shardings.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ os.environ["JAX_PLATFORMS"] = "cpu"  # jax reads both at import, below
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
-from jax.sharding import Mesh, NamedSharding  # noqa: E402
+from jax.sharding import AxisType, Mesh, NamedSharding  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 
 program = sys.argv[2] if len(sys.argv) > 2 else "block"
@@ -40,6 +41,8 @@ if program == "mesh3d":
     mesh = Mesh(devices.reshape(2, 2, 2), ("data", "fsdp", "tp"))
 elif program == "permuted":
     mesh = Mesh(devices.reshape(4, 2).T, ("data", "model"))
+elif program == "explicit":
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit, AxisType.Explicit))
 else:
     mesh = Mesh(devices.reshape(2, 4), ("batch", "model"))
 with open(os.path.join(out, "mesh.txt"), "w", encoding="utf-8") as f:
@@ -92,5 +95,8 @@ elif program == "shard_map":
 
     mapped = jax.shard_map(body, mesh=mesh, in_specs=(P("batch", "model"), P("model", None)), out_specs=P("batch"))
     jax.jit(mapped).lower(arg((16, 32), "batch", "model"), arg((32, 8), "model", None)).compile()
+elif program == "explicit":
+    with jax.set_mesh(mesh):
+        jax.jit(lambda a: jax.sharding.reshard(jnp.cos(a) * 2.0, P(None, "y"))).lower(arg((8, 16), "x", None)).compile()
 else:
     jax.jit(lambda a, b: (a @ b).T).lower(arg((16, 32), ("data", "model"), None), arg((32, 8), None, "model")).compile()

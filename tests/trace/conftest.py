@@ -15,8 +15,3 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The folder make_logs.py writes (see its docstring)."""
     return write_with_jax(HERE / "make_logs.py", tmp_path_factory.mktemp("trace_logs"))
 
-
-@pytest.fixture(scope="session")
-def programs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The folder make_programs.py writes: six real programs' lowerings and per-pass dumps."""
-    return write_with_jax(HERE / "make_programs.py", tmp_path_factory.mktemp("trace_programs"))
