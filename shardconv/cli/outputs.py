@@ -21,6 +21,9 @@ FORMATS = ("hlo", "tuple", "proto", "proto-hex", "textproto", "pjrt", "pjrt-head
 BINARY = ("proto", "pjrt")
 
 
+_HEAD = 1 << 16  # what is read of a file the scan's sniff finds no IR in, to say what it is
+
+
 def _read_module(path: str) -> str:
     if path == "-":
         return sys.stdin.read()
@@ -29,7 +32,14 @@ def _read_module(path: str) -> str:
     why = not_regular_reason(path)
     if why is not None:
         raise click.UsageError(f"{path}: {why}")
+    from shardconv.scan.inputs import sniff_path
+
     try:
+        if sniff_path(path).skipped:  # not IR (binary, a report, prose): named from its head, not read whole
+            from shardconv.outputs.source import module_kind
+
+            with open(path, "rb") as f:
+                module_kind(f.read(_HEAD).decode("utf-8", "surrogateescape"))
         return Path(path).read_text(encoding="utf-8", errors="surrogateescape")
     except OSError as e:
         raise click.ClickException(f"cannot read {path}: {e.strerror}") from None

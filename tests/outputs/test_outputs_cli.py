@@ -156,3 +156,23 @@ def test_bad_input_exits_2_without_traceback(tmp_path: Path) -> None:
     assert r.stderr.startswith('error: 3:90: unknown axis name: "nope" (mesh is batch=2,model=4)')  # at the name itself
     missing = subprocess.run([sys.executable, "-m", "shardconv", "outputs", str(bad), "--func", "f"], capture_output=True, text=True, check=False)
     assert missing.returncode == 2 and "no function @f" in missing.stderr
+
+
+def test_a_huge_binary_file_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    """A 2 GB sparse file is refused from its head (the scan floor's sniff), by a process that could not
+    even hold it: its address space is capped at 1.5 GB."""
+    import resource
+    import time
+
+    big = tmp_path / "sparse.bin"
+    with open(big, "wb") as f:
+        f.truncate(2 << 30)
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 29, 3 << 29))
+
+    t0 = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "shardconv", "outputs", str(big)], capture_output=True, text=True,
+                       check=False, preexec_fn=cap)
+    assert time.perf_counter() - t0 < 5
+    assert r.returncode == 2 and "not a module" in r.stderr and "Traceback" not in r.stderr, r.stderr
