@@ -7,49 +7,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
-from shardconv.scan.values import ParsedValue, parse_value
+from shardconv.scan.values import parse_value
+from shardconv.scan.modules import DistinctValue, ModuleValues, Signature, ValuePair, signature
 from shardconv.scan.sites import SiteKind, ValueSite
 from support.reference_scan.repeats import RepeatedSites, SiteStream
-from shardconv.core.errors import ShardingError
 
-Signature = tuple[object, ...]
-_NAMED = frozenset({SiteKind.SDY_MESH, SiteKind.STABLEHLO_MESH, SiteKind.COLLECTIVE_MESH})
 _HLO_PAIR_SITES = frozenset({"sharding=", "mhlo.sharding"})
 _SDY_PAIR_SITES = frozenset({"xla.sdy.sharding", "sdy.sharding"})
-
-
-def signature(site: ValueSite) -> Signature:
-    """Two sites with one signature hold the same value on the same tensor type in the same role, so
-    every rule gives them the same verdict (a mesh's name is part of it; an SSA name is not)."""
-    return (site.kind, site.site, site.text, site.data, site.ranks, site.value if site.kind in _NAMED else None)
-
-
-@dataclass(frozen=True)
-class DistinctValue:
-    site: ValueSite  # where it first occurs
-    count: int
-    value: ParsedValue | None
-    error: ShardingError | None
-
-
-@dataclass(frozen=True)
-class ValuePair:
-    """The HLO and the sdy sharding one value carries on one line (they must agree)."""
-
-    hlo: DistinctValue
-    sdy: DistinctValue
-    count: int
-
-
-@dataclass(frozen=True)
-class ModuleValues:
-    """One module's distinct values in order of first occurrence; meshes reset at every module."""
-
-    index: int
-    values: tuple[DistinctValue, ...]
-    pairs: tuple[ValuePair, ...]
-    expected_lines: frozenset[int]
-    total: int
 
 
 class _Module:

@@ -5,12 +5,10 @@ engine reads the file (a wrapper around its stream, ``bytes.find`` per chunk), s
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from shardconv.check.diagnostics import RULES, CheckFinding
-from shardconv.core.errors import did_you_mean
 
 MARKER = b"shardconv:"
 _SUPPRESSION = re.compile(rb"shardconv:[ \t]*ignore\[([^\]\n]{0,400})\]")
@@ -75,52 +73,4 @@ class SuppressionScanner:
         self._pending = buf[cut:]
 
 
-def apply_suppressions(
-    findings: Sequence[CheckFinding], found: Sequence[Suppression], path: str, *, report_unused: bool
-) -> list[CheckFinding]:
-    """The findings no suppression silences, plus (with ``report_unused``) an ``unused-suppression``
-    finding for each rule named in a suppression that silenced nothing."""
-    if not found:
-        return list(findings)
-    by_line: dict[int, list[tuple[int, str]]] = {}
-    for i, s in enumerate(found):
-        for r in s.rules:
-            by_line.setdefault(s.line, []).append((i, r))
-            by_line.setdefault(s.line + 1, []).append((i, r))
-    used: set[tuple[int, str]] = set()
-    kept = []
-    for f in findings:
-        hits = [(i, r) for i, r in by_line.get(f.line, ()) if r == f.rule]
-        used.update(hits)
-        if not hits:
-            kept.append(f)
-    if report_unused:
-        kept.extend(u for i, s in enumerate(found) if (u := _unused(s, i, used, path)) is not None)
-    return sorted(kept, key=lambda f: (f.line, f.col, f.rule))
-
-
-def _unused(s: Suppression, i: int, used: set[tuple[int, str]], path: str) -> CheckFinding | None:
-    idle = [r for r in s.rules if (i, r) not in used]
-    if not idle:
-        return None
-    from shardconv.core.positions import caret_excerpt
-
-    notes = tuple(
-        f"{r!r} is not a rule" + "".join(f" ({t.description})" for t in did_you_mean(r, RULES, spelled="{}"))
-        for r in idle
-        if r not in RULES
-    )
-    rule = RULES["unused-suppression"]
-    return CheckFinding(
-        rule.id,
-        rule.severity,
-        path,
-        s.line,
-        s.col,
-        f"suppression of {', '.join(idle)} silences nothing here",
-        source=caret_excerpt(s.source, 1, s.source_col),
-        notes=notes,
-    )
-
-
-__all__ = ["MARKER", "Suppression", "SuppressionScanner", "apply_suppressions"]
+__all__ = ["MARKER", "Suppression", "SuppressionScanner"]
