@@ -7,6 +7,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t = Instant::now();
     let mut f = std::fs::File::open(&path)?;
     let mut e = _native::lines::Engine::new(_native::lines::Options::default())?;
+    e.size_hint(f.metadata()?.len());
     e.read_all(&mut f)?;
     e.finish();
     println!(

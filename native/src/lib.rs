@@ -64,23 +64,70 @@ impl Scan {
     }
 }
 
-fn u32_bytes(v: &[u32]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(v.len() * 4);
-    for x in v {
-        out.extend_from_slice(&x.to_le_bytes());
-    }
-    out
+/// Python ints for the table's numbers, each small one (and NONE) made once and shared.
+struct Ints<'py> {
+    py: Python<'py>,
+    small: Vec<Option<Bound<'py, PyAny>>>,
+    none: Bound<'py, PyAny>,
 }
 
-fn u64_bytes(v: &[u64]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(v.len() * 8);
-    for x in v {
-        out.extend_from_slice(&x.to_le_bytes());
+impl<'py> Ints<'py> {
+    fn new(py: Python<'py>) -> PyResult<Self> {
+        Ok(Ints { py, small: vec![None; 1 << 16], none: table::NONE.into_pyobject(py)?.into_any() })
     }
-    out
+
+    fn get(&mut self, v: u32) -> PyResult<Bound<'py, PyAny>> {
+        if v == table::NONE {
+            return Ok(self.none.clone());
+        }
+        match self.small.get_mut(v as usize) {
+            Some(Some(b)) => Ok(b.clone()),
+            Some(slot) => {
+                let b = v.into_pyobject(self.py)?.into_any();
+                *slot = Some(b.clone());
+                Ok(b)
+            }
+            None => Ok(v.into_pyobject(self.py)?.into_any()),
+        }
+    }
+
+    fn tuple(&mut self, vs: &[u32]) -> PyResult<Bound<'py, PyTuple>> {
+        let items = vs.iter().map(|&v| self.get(v)).collect::<PyResult<Vec<_>>>()?;
+        PyTuple::new(self.py, items)
+    }
 }
 
+/// A column's little-endian bytes, written straight into the Python object.
+fn le_bytes<'py, T: Copy, const N: usize>(
+    py: Python<'py>,
+    v: &[T],
+    to: impl Fn(T) -> [u8; N],
+) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, v.len() * N, |buf| {
+        for (chunk, &x) in buf.chunks_exact_mut(N).zip(v) {
+            chunk.copy_from_slice(&to(x));
+        }
+        Ok(())
+    })
+}
+
+/// `to_scan` with Python's cyclic GC paused: the table's hundreds of thousands of tuples would
+/// otherwise trigger collection after collection while they are made.
 fn to_scan(py: Python<'_>, e: Engine) -> PyResult<Scan> {
+    let gc = py.import("gc")?;
+    let was = gc.call_method0("isenabled")?.is_truthy()?;
+    if was {
+        gc.call_method0("disable")?;
+    }
+    let out = build_scan(py, e);
+    if was {
+        gc.call_method0("enable")?;
+    }
+    out
+}
+
+fn build_scan(py: Python<'_>, e: Engine) -> PyResult<Scan> {
+    let mut ints = Ints::new(py)?;
     let t = &e.table;
     let values = PyList::empty(py);
     for v in &t.values.items {
@@ -126,26 +173,20 @@ fn to_scan(py: Python<'_>, e: Engine) -> PyResult<Scan> {
     let ops = PyList::new(py, t.ops.items().into_iter().map(|n| &**n))?;
     let columns = PyDict::new(py);
     for (name, col) in table::U32_COLUMNS.iter().zip(t.u32s.iter()) {
-        columns.set_item(*name, PyBytes::new(py, &u32_bytes(col)))?;
+        columns.set_item(*name, le_bytes(py, col, u32::to_le_bytes)?)?;
     }
-    columns.set_item("start", PyBytes::new(py, &u64_bytes(&t.starts)))?;
-    columns.set_item("end", PyBytes::new(py, &u64_bytes(&t.ends)))?;
+    columns.set_item("start", le_bytes(py, &t.starts, u64::to_le_bytes)?)?;
+    columns.set_item("end", le_bytes(py, &t.ends, u64::to_le_bytes)?)?;
     let store: Vec<Bound<'_, PyBytes>> =
         t.line_spans.iter().map(|&(a, n)| PyBytes::new(py, &t.line_store[a..a + n])).collect();
     let line_texts = PyDict::new(py);
     for (site, id) in &t.line_texts {
         if let Some(b) = store.get(*id as usize) {
-            line_texts.set_item(*site, b)?;
+            line_texts.set_item(ints.get(*site)?, b)?;
         }
     }
-    let groups = PyList::empty(py);
-    for g in &t.groups {
-        groups.append(PyTuple::new(py, g.iter().copied())?)?;
-    }
-    let pairs = PyList::empty(py);
-    for p in &t.pairs {
-        pairs.append(PyTuple::new(py, p.iter().copied())?)?;
-    }
+    let groups = PyList::new(py, t.groups.iter().map(|g| ints.tuple(g)).collect::<PyResult<Vec<_>>>()?)?;
+    let pairs = PyList::new(py, t.pairs.iter().map(|p| ints.tuple(p)).collect::<PyResult<Vec<_>>>()?)?;
     let suppressions = PyList::empty(py);
     for (line, col, rules, text, c) in &e.suppressions.found {
         suppressions.append((*line, *col, PyBytes::new(py, rules), PyBytes::new(py, text), *c).into_pyobject(py)?)?;
@@ -238,6 +279,9 @@ fn read_file(path: &str, mut eng: Engine) -> Result<Engine, PyErr> {
     }
     let regular = meta.is_file();
     let expected = meta.len();
+    if regular {
+        eng.size_hint(expected);
+    }
     let mut counted = Counted { inner: &mut f, total: 0, limit: if regular { expected } else { u64::MAX } };
     eng.read_all(&mut counted).map_err(|e| os_error(e, path))?;
     let total = counted.total;
@@ -276,6 +320,7 @@ fn scan_bytes(
     let eng = py.detach(|| {
         guarded(|| {
             let mut e = engine(o)?;
+            e.size_hint(data.len() as u64);
             e.feed(data);
             e.finish();
             Ok(e)

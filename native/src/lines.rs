@@ -258,6 +258,11 @@ impl Engine {
         })
     }
 
+    /// The input's expected size, to reserve the table's columns once.
+    pub fn size_hint(&mut self, size: u64) {
+        self.table.reserve_for(size);
+    }
+
     /// Whether the rest of the input can be dropped unread (a skipped file).
     pub fn skipping(&self) -> bool {
         self.skip

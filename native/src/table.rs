@@ -114,9 +114,6 @@ impl<T: Eq + Hash> Interner<T> {
     where
         T: Borrow<str> + From<String>,
     {
-        if let Some(&i) = self.index.get(item.as_str()) {
-            return i;
-        }
         self.id(T::from(item))
     }
 
@@ -210,7 +207,7 @@ struct LineEntry {
 #[derive(Default)]
 pub struct Table {
     pub values: ValueInterner,
-    pub names: Interner<Box<str>>,
+    pub names: Interner<String>,
     pub shapes: Interner<Vec<Shape>>,
     pub scopes: Interner<(String, &'static str, bool)>,
     pub ops: Interner<Box<str>>,
@@ -243,6 +240,21 @@ fn clamp32(v: u64) -> u32 {
 }
 
 impl Table {
+    /// Room for the rows an input of `size` bytes likely gives (about one site per 256 bytes in real
+    /// dumps), so the columns do not grow by copying; more than that grows as usual.
+    pub fn reserve_for(&mut self, size: u64) {
+        let rows = (size / 256).min(1 << 24) as usize;
+        for c in &mut self.u32s {
+            c.reserve(rows);
+        }
+        self.starts.reserve(rows);
+        self.ends.reserve(rows);
+        self.groups.reserve(rows / 2);
+        self.line_texts.reserve(rows / 2);
+        self.line_spans.reserve(rows / 2);
+        self.line_store.reserve((size / 8).min(1 << 28) as usize);
+    }
+
     pub fn count(&self) -> usize {
         self.starts.len()
     }
