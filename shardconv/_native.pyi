@@ -25,7 +25,7 @@ class Scan:
 
     kind: str  # "hlo" | "mlir" | "mixed" | "skip"
     reason: str  # why it was skipped ("" otherwise)
-    size: int  # bytes read
+    size: int  # bytes read (of a skipped file only its sniffed head: the rest is never read)
     # Distinct values, in order of first report: (kind, site, raw, text, data, encoding). ``site`` is the
     # attribute or syntax the value came from ("sharding=", "mhlo.sharding", "sdy.sharding_constraint");
     # ``raw`` the bytes in the file; ``text`` the decoded value (UTF-8, may be invalid: decode with
@@ -33,14 +33,19 @@ class Scan:
     values: list[tuple[int, str, bytes, bytes, bytes | None, Encoding]]
     names: list[str]  # distinct value names: "%x", "arg0"... as written, "result[1]", "@mesh", "module"
     shapes: list[tuple[Shape, ...]]  # distinct annotated tensor-type tuples (one shape per result)
-    scopes: list[tuple[str, str, bool]]  # (name, "func" | "computation", is_entry) of each function / computation
+    # (name, "func" | "computation", is_entry) of each function / computation: a ``func.func @name`` line
+    # (entry: ``@main``) or an HLO computation header (a line at column 0 ending in ``{``; entry: ``ENTRY``),
+    # name without ``@`` / ``%``. A scope lasts until the next one or the next module header.
+    scopes: list[tuple[str, str, bool]]
     ops: list[str]  # distinct defining ops: "parameter", "custom-call Sharding", "stablehlo.add", ...
     # u32: value, name, shapes, scope, op, module, line, col, end_line, end_col, target, param, flags
     # u64: start, end. ``target`` is an expected-error marker's target line; ``param`` an HLO
     # parameter's number; ``flags`` bit 0 = on an HLO ROOT line, bit 1 = on a func.func signature line.
+    # ``target`` is clamped into 0..NONE-1 (a marker pointing above line 1 says 0); it is meaningful only
+    # for expected-error sites. ``line``/``col``/``end_line``/``end_col`` saturate at NONE-1 likewise.
     columns: dict[str, bytes]
     # The physical line (no line break) of the first site of each group, and of every module header
-    # and expected-error site, by site index.
+    # and expected-error site, by site index (sites on one physical line share one bytes object).
     line_texts: dict[int, bytes]
     # Distinct (module, value, shapes, name) over the sites that are neither module headers nor
     # expected-error markers, in order of first report: (module, value, shapes, name, first_site, count).
@@ -56,7 +61,9 @@ class Scan:
     suppressions: list[tuple[int, int, bytes, bytes, int]]
     # With ``names=True``: per segment (the text before the first module header, then from each module
     # header on), the values it defines, sharded or not: name -> its op (MLIR) or type (HLO); function
-    # arguments and HLO parameters as b"arg[N]". The last definition of a name wins.
+    # arguments and HLO parameters as b"arg[N]". The last definition of a name wins, and a parameter's
+    # ``arg[N]`` wins over an argument's. ``[]`` for a skipped file (as ``digests``); else one dict per
+    # module header, plus one.
     defined: list[dict[bytes, bytes]]
     # With ``names=True``: per segment, a 64-bit hash of its text after its header line (equal text,
     # equal hash), so a pass log's repeated dumps are recognised without comparing them.
@@ -69,7 +76,8 @@ def scan_path(
     path: str, *, chunk: int = ..., max_line: int = ..., overlap: int = ..., names: bool = False
 ) -> Scan:
     """Scan a file, read in chunks (memory stays bounded whatever its size); OSError if it cannot be
-    read or changes size while it is read."""
+    read or changes size while it is read. ValueError for options that cannot work (``chunk`` 0,
+    ``overlap`` not below ``max_line``); RuntimeError if the core itself fails (never expected)."""
 
 def scan_bytes(
     data: bytes, *, chunk: int = ..., max_line: int = ..., overlap: int = ..., names: bool = False

@@ -99,6 +99,23 @@ def _target(t: int | None) -> int | None:
     return None if t is None else min(max(t, 0), TARGET_MAX)
 
 
+def product_modules(data: bytes, opts: Options = Options()) -> list[object]:
+    """The product's own fold of the native groups (``shardconv.scan.modules.module_values``)."""
+    from shardconv.scan.modules import module_values
+
+    scan = native.scan_bytes(data, chunk=opts.chunk, max_line=opts.max_line, overlap=opts.overlap)
+    return [
+        (
+            m.index,
+            [(signature(v.site), v.count) for v in m.values],
+            [(signature(p.hlo.site), signature(p.sdy.site), p.count) for p in m.pairs],
+            frozenset(m.expected_lines),
+            m.total,
+        )
+        for m in module_values(scan, "<t>")
+    ]
+
+
 def site_diff(a: ValueSite, b: ValueSite) -> list[str]:
     if a.target_line is not None and _target(a.target_line) != a.target_line:
         a = replace(a, target_line=_target(a.target_line))
@@ -129,6 +146,11 @@ def differences(data: bytes, opts: Options = Options(), *, line_text: bool = Tru
                 break
     if ref.suppressions != nat.suppressions:
         out.append(f"suppressions: {ref.suppressions[:3]} != {nat.suppressions[:3]}")
+    if not out:
+        product = product_modules(data, opts)
+        want = [(i, [(sig, c) for sig, _, c in v], pr, e, t) for i, v, pr, e, t in ref.modules]
+        if product != want:
+            out.append(f"scan.modules.module_values: {product[:2]} != {want[:2]}"[:2000])
     if not out and ref.modules != nat.modules:
         rm, nm = ref.modules, nat.modules
         if len(rm) != len(nm):
