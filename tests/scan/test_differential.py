@@ -31,14 +31,6 @@ def test_real_dump_as_a_stream(path: Path) -> None:
     assert differences(path.read_bytes(), Options(chunk=1000, max_line=5000, overlap=900), via="stream") == []
 
 
-@pytest.fixture(scope="session")
-def jax_dumps(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    from support.jax_child import write_with_jax
-
-    out = write_with_jax(Path(__file__).parent / "make_jax_dumps.py", tmp_path_factory.mktemp("jax_dumps"))
-    return sorted(p for p in out.rglob("*") if p.is_file())
-
-
 def test_jax_dumps(jax_dumps: list[Path]) -> None:
     """A small sharded program's lowering, compiled HLO and every pass XLA dumps (--xla_dump_to)."""
     assert len(jax_dumps) > 20

@@ -1,0 +1,15 @@
+"""Real dumps for the scan tests, generated once per session with jax in a child process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def jax_dumps(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    from support.jax_child import write_with_jax
+
+    out = write_with_jax(Path(__file__).parent / "make_jax_dumps.py", tmp_path_factory.mktemp("jax_dumps"))
+    return sorted(p for p in out.rglob("*") if p.is_file())

@@ -1,0 +1,56 @@
+"""The columns the reference does not have: scope (function / computation and its entry), op (with a
+custom call's target), parameter number and flags (ROOT, signature), read off real jax dumps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shardconv.scan import native
+from shardconv.scan.sites import SiteKind, ValueSite
+
+
+def _sites(paths: list[Path], name: str) -> list[ValueSite]:
+    path = next(p for p in paths if p.name == name)
+    return list(native.iter_sites(native.scan_path(str(path)), str(path)))
+
+
+def test_compiled_hlo(jax_dumps: list[Path]) -> None:
+    params = [s for s in _sites(jax_dumps, "compiled.hlo") if s.kind is SiteKind.HLO]
+    assert params and all(s.op == "parameter" and s.entry and s.computation for s in params)
+    assert [s.param for s in params] == list(range(len(params)))
+    assert all(s.function is None and not s.signature for s in params)
+
+
+def test_lowered_mlir(jax_dumps: list[Path]) -> None:
+    sites = _sites(jax_dumps, "lowered.mlir")
+    args = [s for s in sites if s.kind is SiteKind.SDY_SHARDING]
+    assert args and all(s.function == "main" and s.entry and s.signature and s.op == "func.func" for s in args)
+    constraint = [s for s in sites if s.kind is SiteKind.SDY_SHARDING_BARE]
+    assert [s.op for s in constraint] == ["sdy.sharding_constraint"]
+    mesh = [s for s in sites if s.kind is SiteKind.SDY_MESH]
+    assert mesh and all(s.function is None and s.op == "sdy.mesh" for s in mesh)
+    header = [s for s in sites if s.kind is SiteKind.MODULE_START]
+    assert header and header[0].op is None and header[0].function is None
+
+
+def test_pass_dumps(jax_dumps: list[Path]) -> None:
+    sites = [s for p in jax_dumps for s in native.iter_sites(native.scan_path(str(p)), str(p))]
+    ops = {s.op for s in sites}
+    assert "custom-call Sharding" in ops
+    assert "stablehlo.custom_call @Sharding" in ops or "custom-call Sharding" in ops
+    assert any(s.root for s in sites) and not any(s.root and s.function for s in sites)
+    assert any(s.computation and not s.entry for s in sites) or any(s.entry for s in sites)
+
+
+def test_scopes_reset_at_modules() -> None:
+    text = (
+        b"HloModule a\n\nENTRY %main.1 (p: f32[8]) -> f32[8] {\n"
+        b"  ROOT %p = f32[8]{0} parameter(0), sharding={replicated}\n}\n\n"
+        b"HloModule b, num_partitions=2\n\n%comp.2 (q: f32[4]) -> f32[4] {\n"
+        b"  %q = f32[4]{0} parameter(3), sharding={maximal device=0}\n}\n"
+    )
+    sites = [s for s in native.iter_sites(native.scan_bytes(text), "<t>") if s.kind is not SiteKind.MODULE_START]
+    first, np, second = sites
+    assert (first.computation, first.entry, first.root, first.param) == ("main.1", True, True, 0)
+    assert (np.computation, np.value) == (None, "module")
+    assert (second.computation, second.entry, second.root, second.param) == ("comp.2", False, False, 3)
