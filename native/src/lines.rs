@@ -567,3 +567,64 @@ impl Engine {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(data: &[u8], opts: Options) -> Engine {
+        let mut e = Engine::new(opts).unwrap();
+        e.feed(data);
+        e.finish();
+        e
+    }
+
+    #[test]
+    fn open_attribute_lines_join() {
+        assert!(open_attribute(b"a xla.sdy.meshes =", 0, 18));
+        assert!(!open_attribute(b"a = b", 0, 5));
+        let buf = b"x {xla.sdy.meshes =\n  \"{}\"}\nnext\n";
+        assert_eq!(line_end(buf, 0, buf.len()), 27);
+    }
+
+    #[test]
+    fn crlf_and_lines() {
+        let e = run(b"HloModule m\r\n  %x = f32[8]{0} parameter(0), sharding={replicated}\r\n", Options::default());
+        assert_eq!(e.kind, "hlo");
+        assert_eq!(e.table.count(), 1);
+        assert_eq!(e.table.u32s[6], vec![2]); // line
+        assert_eq!(e.table.u32s[7], vec![41]); // col
+    }
+
+    #[test]
+    fn windows_find_values_in_a_long_line() {
+        let mut data = b"HloModule m\n".to_vec();
+        for _ in 0..200 {
+            data.extend_from_slice(b"xxxxxxxxxx sharding={replicated} ");
+        }
+        let small = Options { chunk: 64, max_line: 256, overlap: 100, names: false };
+        let e = run(&data, small);
+        assert_eq!(e.table.count(), 200);
+        assert_eq!(e.table.groups.len(), 1);
+        assert_eq!(e.table.groups[0][5], 200);
+    }
+
+    #[test]
+    fn pieces_do_not_matter() {
+        let data = b"module {\n  func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{}]>}) {\n";
+        let whole = run(data, Options::default());
+        let mut e = Engine::new(Options::default()).unwrap();
+        for b in data.chunks(3) {
+            e.feed(b);
+        }
+        e.finish();
+        assert_eq!(e.table.u32s, whole.table.u32s);
+        assert_eq!(e.table.scopes.items(), vec![&("main".to_string(), "func", true)]);
+    }
+
+    #[test]
+    fn bad_options() {
+        assert!(Engine::new(Options { chunk: 0, ..Options::default() }).is_err());
+        assert!(Engine::new(Options { max_line: 10, overlap: 10, ..Options::default() }).is_err());
+    }
+}

@@ -389,3 +389,22 @@ impl Table {
         self.pair_line();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::lines::{Engine, Options};
+
+    #[test]
+    fn groups_and_pairs() {
+        let data = b"HloModule m\n  %a = f32[8]{0} parameter(0), sharding={replicated}, frontend_attributes={xla.sdy.sharding=\"#sdy.sharding<@m, [{}]>\"}\n  %b = f32[8]{0} parameter(1), sharding={replicated}, frontend_attributes={xla.sdy.sharding=\"#sdy.sharding<@m, [{}]>\"}\nHloModule n, num_partitions=1\n  %c = f32[8]{0} parameter(0), sharding={replicated}\n";
+        let mut e = Engine::new(Options::default()).unwrap();
+        e.feed(data);
+        e.finish();
+        let t = &e.table;
+        assert_eq!(t.modules(), 2);
+        assert_eq!(t.groups.len(), 4); // a bare `HloModule n` line would hold no keyword: not a header
+        assert_eq!(t.groups[0][5], 2); // the HLO sharding, twice in module 0
+        assert_eq!(t.pairs, vec![[0, 0, 1, 2]]);
+        assert_eq!(t.groups[3][0], 1);
+    }
+}
