@@ -8,7 +8,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut f = std::fs::File::open(&path)?;
     let mut e = _native::lines::Engine::new(_native::lines::Options::default())?;
     e.size_hint(f.metadata()?.len());
-    e.read_all(&mut f)?;
+    e.read_all(&mut f, u64::MAX)?;
     e.finish();
     println!(
         "{} bytes, {} sites, {} groups in {:.3}s",

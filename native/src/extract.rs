@@ -659,6 +659,14 @@ impl Extractor {
 
     /// Every site on the line; `offset` is the file offset of `text[0]`.
     pub fn scan(&mut self, text: &[u8], offset: u64, lineno: u64, col_base: u64) -> Vec<Site> {
+        let mut out = Vec::new();
+        self.scan_into(text, offset, lineno, col_base, &mut out);
+        out
+    }
+
+    /// `scan` into `out` (emptied first), so one vector serves every line.
+    pub fn scan_into(&mut self, text: &[u8], offset: u64, lineno: u64, col_base: u64, out: &mut Vec<Site>) {
+        out.clear();
         let mut ln = Line {
             text,
             offset,
@@ -672,18 +680,17 @@ impl Extractor {
             sig_flag: None,
             body: None,
         };
-        let mut out = Vec::new();
         if col_base == 0 && module_start(text) {
             out.push(self.occ(&mut ln, MODULE_START, "module".into(), 0, 0, None, None, OpFrom::None));
         }
         if !self.pending.is_empty() {
-            self.close(&mut ln, &mut out);
+            self.close(&mut ln, out);
         }
         let mut pos = 0;
         let needles = std::sync::Arc::clone(&self.needles);
         let mut searcher = Searcher::new(&needles);
         while let Some(m) = searcher.search(text, pos) {
-            pos = match self.dispatch(&mut ln, &m, &mut out) {
+            pos = match self.dispatch(&mut ln, &m, out) {
                 Ok(p) => p,
                 Err(EscapeError) => m.end,
             };
@@ -691,7 +698,6 @@ impl Extractor {
                 pos = m.end;
             }
         }
-        out
     }
 
     fn close(&mut self, ln: &mut Line, out: &mut Vec<Site>) {

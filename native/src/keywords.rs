@@ -3,7 +3,7 @@
 //! the few starts a literal needle allows, as the reference does.
 
 use crate::strings::{is_word, is_ws};
-use memchr::memmem::Finder;
+use aho_corasick::{AhoCorasick, MatchKind};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Group {
@@ -280,63 +280,48 @@ pub const NEEDLES: [(&[u8], &[usize]); 8] = [
     (b"replica_group_mesh_axes", &[0]),
 ];
 
-/// The needle finders, built once per scan.
+/// The needles in one automaton, built once per scan. No needle is a prefix of another, so at most
+/// one begins at any offset: the leftmost match is the needle the reference's search would find first.
 pub struct Needles {
-    finders: Vec<Finder<'static>>,
+    ac: AhoCorasick,
 }
 
 impl Default for Needles {
     fn default() -> Self {
-        Needles { finders: NEEDLES.iter().map(|(n, _)| Finder::new(*n)).collect() }
+        let pats: Vec<&[u8]> = NEEDLES.iter().map(|(n, _)| *n).collect();
+        // the patterns are fixed and few: building them cannot fail
+        let ac = AhoCorasick::builder().match_kind(MatchKind::LeftmostFirst).build(pats).unwrap_or_else(|_| {
+            AhoCorasick::new(std::iter::empty::<&[u8]>()).unwrap_or_else(|_| unreachable!("empty automaton"))
+        });
+        Needles { ac }
     }
 }
 
-/// One line's keyword search state (each needle's next offset).
+/// One line's keyword search.
 pub struct Searcher<'a> {
     needles: &'a Needles,
-    nexts: [Option<usize>; 8],
 }
 
 impl<'a> Searcher<'a> {
     pub fn new(needles: &'a Needles) -> Self {
-        Searcher { needles, nexts: [None; 8] }
+        Searcher { needles }
     }
 
     /// `KEYWORD.search(text, pos)`, tried only where a needle allows.
     pub fn search(&mut self, text: &[u8], mut pos: usize) -> Option<Match> {
-        let n = text.len();
-        loop {
-            if pos > n {
-                return None;
-            }
-            for (i, f) in self.needles.finders.iter().enumerate() {
-                if self.nexts[i].is_none_or(|at| at < pos) {
-                    self.nexts[i] = Some(f.find(&text[pos..]).map_or(n, |o| pos + o));
-                }
-            }
-            let hit = self.nexts.iter().map(|x| x.unwrap_or(n)).min().unwrap_or(n);
-            if hit >= n {
-                return None;
-            }
-            let mut starts: Vec<usize> = Vec::with_capacity(4);
-            for (i, (_, ds)) in NEEDLES.iter().enumerate() {
-                if self.nexts[i] == Some(hit) {
-                    for &d in ds.iter() {
-                        if hit >= d && hit - d >= pos {
-                            starts.push(hit - d);
-                        }
+        while pos <= text.len() {
+            let m = self.needles.ac.find(&text[pos..])?;
+            let hit = pos + m.start();
+            for &d in NEEDLES[m.pattern().as_usize()].1 {
+                if hit >= d && hit - d >= pos {
+                    if let Some(found) = match_at(text, hit - d) {
+                        return Some(found);
                     }
-                }
-            }
-            starts.sort_unstable();
-            starts.dedup();
-            for s in starts {
-                if let Some(found) = match_at(text, s) {
-                    return Some(found);
                 }
             }
             pos = hit + 1;
         }
+        None
     }
 }
 

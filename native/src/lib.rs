@@ -17,7 +17,6 @@ use lines::{Engine, Options, CHUNK, MAX_LINE, OVERLAP};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
-use std::io::Read;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Runs `f`, turning a panic into a RuntimeError (never unwinding into the interpreter).
@@ -251,24 +250,6 @@ fn os_error(e: std::io::Error, path: &str) -> PyErr {
     }
 }
 
-/// A reader counting what it hands out, failing once a file gives more than its size said.
-struct Counted<'a> {
-    inner: &'a mut std::fs::File,
-    total: u64,
-    limit: u64,
-}
-
-impl Read for Counted<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.total += n as u64;
-        if self.total > self.limit {
-            return Err(std::io::Error::other("the file grew while it was read"));
-        }
-        Ok(n)
-    }
-}
-
 /// Scan a dump file read in chunks (memory stays bounded); OSError if it cannot be read or changes
 /// size while it is read.
 fn read_file(path: &str, mut eng: Engine) -> Result<Engine, PyErr> {
@@ -282,9 +263,8 @@ fn read_file(path: &str, mut eng: Engine) -> Result<Engine, PyErr> {
     if regular {
         eng.size_hint(expected);
     }
-    let mut counted = Counted { inner: &mut f, total: 0, limit: if regular { expected } else { u64::MAX } };
-    eng.read_all(&mut counted).map_err(|e| os_error(e, path))?;
-    let total = counted.total;
+    eng.read_all(&mut f, if regular { expected } else { u64::MAX }).map_err(|e| os_error(e, path))?;
+    let total = eng.size;
     if regular {
         let now = f.metadata().map_err(|e| os_error(e, path))?.len();
         let complete = eng.skipping() || total == expected;

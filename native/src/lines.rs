@@ -102,20 +102,6 @@ fn next_candidate(f: &Finder, buf: &[u8], from: usize, limit: usize) -> Option<C
     Some(Candidate { start, end, keyword })
 }
 
-/// Fills `buf` from `r` unless the input ends first: how much it read.
-fn read_full<R: std::io::Read>(r: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match r.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(got)
-}
-
 fn count_nl(b: &[u8]) -> u64 {
     memchr::memchr_iter(b'\n', b).count() as u64
 }
@@ -219,6 +205,7 @@ pub struct Engine {
     pub table: Table,
     pub suppressions: Suppressions,
     scope: u32,
+    sites: Vec<Site>, // one line's sites, reused
     // names=True: per segment, the definitions and the digest
     pub defined: Vec<Defined>,
     pub digests: Vec<u64>,
@@ -250,6 +237,7 @@ impl Engine {
             table: Table::default(),
             suppressions: Suppressions::new(),
             scope: NONE,
+            sites: Vec::new(),
             defined: if opts.names { vec![Defined::default()] } else { Vec::new() },
             digests: Vec::new(),
             names_pos: 0,
@@ -327,32 +315,29 @@ impl Engine {
         self.step(data.is_empty());
     }
 
-    /// Reads `r` to its end (or until the file is skipped), each read straight into the buffer.
-    pub fn read_all<R: std::io::Read>(&mut self, r: &mut R) -> std::io::Result<()> {
+    /// Reads `r` to its end (or until the file is skipped), each read straight into the buffer (no
+    /// zeroing: a file reads into the spare capacity). An error once more than `limit` bytes came.
+    pub fn read_all<R: std::io::Read>(&mut self, r: &mut R, limit: u64) -> std::io::Result<()> {
+        use std::io::Read;
         if self.head_taken || !self.staged.is_empty() {
             return Err(std::io::Error::other("read_all() after feed()"));
         }
-        let mut head = vec![0u8; SNIFF_BYTES];
-        let n = read_full(r, &mut head)?;
-        head.truncate(n);
+        let mut head = Vec::with_capacity(SNIFF_BYTES);
+        let n = r.by_ref().take(SNIFF_BYTES as u64).read_to_end(&mut head)?;
         self.staged = head;
-        if n < SNIFF_BYTES {
-            return Ok(());
-        }
         self.take_head();
+        if n < SNIFF_BYTES {
+            self.suppressions.read(b""); // the reference's head read met the end
+        }
         let chunk = self.opts.chunk;
         while !self.skip {
             let start = self.buf.len();
-            self.buf.resize(start + chunk, 0);
-            let n = match read_full(r, &mut self.buf[start..]) {
-                Ok(n) => n,
-                Err(e) => {
-                    self.buf.truncate(start);
-                    return Err(e);
-                }
-            };
-            self.buf.truncate(start + n);
+            self.buf.reserve(chunk);
+            let n = r.by_ref().take(chunk as u64).read_to_end(&mut self.buf)?;
             self.size += n as u64;
+            if self.size > limit {
+                return Err(std::io::Error::other("the file grew while it was read"));
+            }
             self.suppressions.read(&self.buf[start..]);
             self.step(n == 0);
             if n == 0 {
@@ -547,10 +532,12 @@ impl Engine {
                 counted = c.start;
                 let at = self.buf_off + c.start as u64;
                 let col = if c.start == 0 { self.col_base } else { 0 };
-                let sites = self.ext.scan(text, at, lineno, col);
-                for s in sites {
+                let mut sites = std::mem::take(&mut self.sites);
+                self.ext.scan_into(text, at, lineno, col, &mut sites);
+                for s in sites.drain(..) {
                     self.emit(s, text, at, buf);
                 }
+                self.sites = sites;
                 if self.ext.pending() && !with_close && end < limit {
                     restart = Some(end + 1);
                     break;

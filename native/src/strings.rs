@@ -336,6 +336,17 @@ fn is_unicode_space(c: char) -> bool {
 /// `data.decode("utf-8", "surrogateescape").strip()` re-encoded: Unicode whitespace stripped at both
 /// ends (undecodable bytes are never whitespace).
 pub fn unicode_strip(data: &[u8]) -> &[u8] {
+    // the common case: ASCII at both ends (Python's ASCII whitespace includes \x1c-\x1f)
+    let py_ws = |b: u8| matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0x1c..=0x1f | b' ');
+    let a = data.iter().position(|&b| !py_ws(b)).unwrap_or(data.len());
+    let e = data.iter().rposition(|&b| !py_ws(b)).map_or(a, |e| e + 1);
+    if data.get(a).is_none_or(|&b| b < 0x80) && (e == 0 || data[e - 1] < 0x80) {
+        return &data[a..e.max(a)];
+    }
+    unicode_strip_slow(data)
+}
+
+fn unicode_strip_slow(data: &[u8]) -> &[u8] {
     // Code points with their byte spans, decoded as Python does (invalid bytes one by one).
     let mut spans: Vec<(usize, usize, bool)> = Vec::new();
     let mut at = 0;

@@ -96,6 +96,10 @@ impl<T: Eq + Hash> Interner<T> {
         self.index.len()
     }
 
+    pub fn reserve(&mut self, n: usize) {
+        self.index.reserve(n);
+    }
+
     pub fn is_empty(&self) -> bool {
         self.index.is_empty()
     }
@@ -253,6 +257,7 @@ impl Table {
         self.line_texts.reserve(rows / 2);
         self.line_spans.reserve(rows / 2);
         self.line_store.reserve((size / 8).min(1 << 28) as usize);
+        self.names.reserve(rows);
     }
 
     pub fn count(&self) -> usize {
