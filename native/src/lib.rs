@@ -125,9 +125,14 @@ fn to_scan(py: Python<'_>, e: Engine) -> PyResult<Scan> {
     out
 }
 
-fn build_scan(py: Python<'_>, e: Engine) -> PyResult<Scan> {
+/// The table's Python objects, each part of the Rust table freed once it is converted (peak memory:
+/// the table or its objects, mostly, not both).
+fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
     let mut ints = Ints::new(py)?;
-    let t = &e.table;
+    e.release();
+    let mut table = std::mem::take(&mut e.table);
+    table.drop_indexes();
+    let t = &mut table;
     let values = PyList::empty(py);
     for v in &t.values.items {
         let enc = PyTuple::new(
@@ -157,6 +162,7 @@ fn build_scan(py: Python<'_>, e: Engine) -> PyResult<Scan> {
         values.append(item)?;
     }
     let names = PyList::new(py, t.names.items().into_iter().map(|n| &**n))?;
+    t.names = Default::default();
     let shapes = PyList::empty(py);
     for tup in t.shapes.items() {
         let inner = PyList::empty(py);
@@ -176,14 +182,19 @@ fn build_scan(py: Python<'_>, e: Engine) -> PyResult<Scan> {
     }
     columns.set_item("start", le_bytes(py, &t.starts, u64::to_le_bytes)?)?;
     columns.set_item("end", le_bytes(py, &t.ends, u64::to_le_bytes)?)?;
+    t.u32s = Default::default();
+    (t.starts, t.ends) = (Vec::new(), Vec::new());
     let store: Vec<Bound<'_, PyBytes>> =
         t.line_spans.iter().map(|&(a, n)| PyBytes::new(py, &t.line_store[a..a + n])).collect();
+    t.line_store = Vec::new();
     let line_texts = PyDict::new(py);
     for (site, id) in &t.line_texts {
         if let Some(b) = store.get(*id as usize) {
             line_texts.set_item(ints.get(*site)?, b)?;
         }
     }
+    drop(store);
+    t.line_texts = Vec::new();
     let groups = PyList::new(py, t.groups.iter().map(|g| ints.tuple(g)).collect::<PyResult<Vec<_>>>()?)?;
     let pairs = PyList::new(py, t.pairs.iter().map(|p| ints.tuple(p)).collect::<PyResult<Vec<_>>>()?)?;
     let suppressions = PyList::empty(py);
@@ -216,7 +227,7 @@ fn build_scan(py: Python<'_>, e: Engine) -> PyResult<Scan> {
         line_texts: line_texts.unbind(),
         groups: groups.unbind(),
         pairs: pairs.unbind(),
-        modules: e.table.modules(),
+        modules: table.modules(),
         suppressions: suppressions.unbind(),
         defined: defined.unbind(),
         digests: digests.unbind(),

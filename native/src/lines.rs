@@ -246,6 +246,13 @@ impl Engine {
         })
     }
 
+    /// Frees the read buffers (after `finish`).
+    pub fn release(&mut self) {
+        self.buf = Vec::new();
+        self.staged = Vec::new();
+        self.sites = Vec::new();
+    }
+
     /// The input's expected size, to reserve the table's columns once.
     pub fn size_hint(&mut self, size: u64) {
         self.table.reserve_for(size);

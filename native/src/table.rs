@@ -260,6 +260,14 @@ impl Table {
         self.names.reserve(rows);
     }
 
+    /// Frees the maps only the scan needed (the items stay).
+    pub fn drop_indexes(&mut self) {
+        self.group_index = FxMap::default();
+        self.pair_index = FxMap::default();
+        self.values.index = FxMap::default();
+        self.on_line = Vec::new();
+    }
+
     pub fn count(&self) -> usize {
         self.starts.len()
     }
