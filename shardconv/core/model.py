@@ -679,6 +679,16 @@ class PartitionSpec:
         return render_text(self)
 
 
+@dataclass(frozen=True)
+class JaxType:
+    """An array's type as ``jax.typeof`` prints it under explicit axes (``float32[8@X,4]{U:Y}``): its
+    dtype, shape, and the partition spec of its sharding (one entry per dim)."""
+
+    dtype: str
+    shape: tuple[int, ...]
+    spec: PartitionSpec
+
+
 __all__ = [
     "UNCONSTRAINED",
     "AxisName",
@@ -686,6 +696,7 @@ __all__ = [
     "CollectiveAxes",
     "DimSharding",
     "HloSharding",
+    "JaxType",
     "Kind",
     "ManualAxes",
     "Mesh",
