@@ -68,6 +68,13 @@ def test_convert_reads_jax_typeof_as_jax_hands_it_to_xla(i: int, capsys: pytest.
     assert (e.value.code or 0, out) == (0, case["xla"])
 
 
+def test_an_unknown_axis_is_pointed_at(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["convert", "float32[8@X,4@(Y,Z)]", "--mesh", "X=2,Y=4"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and 'unknown axis name: "Z"' in err and "1:18:" in err
+
+
 def test_the_type_gives_the_spec_and_the_shape() -> None:
     got = parse_input("float32[8@X,4]{U:Y}")
     assert (got.kind, got.value, got.shape) == (JAX_TYPE, PartitionSpec(("X", None), unreduced=("Y",)), (8, 4))
