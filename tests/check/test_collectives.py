@@ -106,3 +106,13 @@ def test_mesh_names_inline_and_empty_meshes_and_a_collectives_mesh(
     so one module may hold both; an inline mesh<...>, the empty <[]> mesh, and an axis_N mesh only a
     collective's replica groups use are all legal, and none of them is taken for the --mesh."""
     assert findings(tmp_path, capsys, MESHES, "--mesh", "x=2,y=2") == []
+
+
+def test_a_prefixed_inline_mesh_is_refused_as_shardy_does_with_the_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """jaxlib 0.10.2's Shardy parser rejects #sdy.sharding<#sdy.mesh<...>, ...>; it prints mesh<...>."""
+    text = MODULE.format(op='%1 = sdy.sharding_constraint %arg0 <#sdy.mesh<["x"=2, "y"=2]>, [{"x"}, {}]> : tensor<8x8xf32>')
+    (f,) = findings(tmp_path, capsys, text)
+    assert f["rule"] == "syntax" and f["column"] == 5 + len("%1 = sdy.sharding_constraint %arg0 <")
+    assert any('<mesh<["x"=2, "y"=2]>, [{"x"}, {}]>' in str(n) for n in f["notes"])  # type: ignore[union-attr]

@@ -12,7 +12,7 @@ from typing import Any
 
 from shardconv.formats._lark_runtime import Token, Transformer, v_args
 
-from shardconv.core.errors import ShardingError, ShardingSyntaxError, ShardingValidationError
+from shardconv.core.errors import ShardingError, ShardingSyntaxError, ShardingValidationError, Suggestion
 from shardconv.core.arguments import require_text
 from shardconv.core.sources import remember
 from shardconv.core.model import (
@@ -254,7 +254,14 @@ def _plain_shorthand(text: str) -> Mesh | None:
 
 def parse_sdy(text: str) -> TensorSharding:
     """``#sdy.sharding<...>`` or the bare ``<@mesh, [...]>`` of sharding_constraint / manual_computation."""
-    sharding: TensorSharding = _parse_sdy_text("sharding_start", require_text(text, "parse_sdy"))
+    try:
+        sharding: TensorSharding = _parse_sdy_text("sharding_start", require_text(text, "parse_sdy"))
+    except ShardingSyntaxError as e:
+        if e.pos is not None and text.startswith("#sdy.mesh<", e.pos):
+            # Shardy refuses the dialect prefix on a mesh inlined in a sharding: say how it prints one.
+            fixed = text[: e.pos] + text[e.pos + len("#sdy.") :]
+            e.suggestions += (Suggestion("inline the mesh without its dialect prefix, as Shardy prints it:", fixed),)
+        raise
     return remember(sharding, text)
 
 
