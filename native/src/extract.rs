@@ -35,8 +35,9 @@ pub const NUM_PARTITIONS: u8 = 9;
 pub const UNSPECIFIED_DIMS: u8 = 10;
 pub const EXPECTED_ERROR: u8 = 11;
 pub const MODULE_START: u8 = 12;
+pub const COLLECTIVE_AXES: u8 = 13;
 
-pub const SITE_KINDS: [&str; 13] = [
+pub const SITE_KINDS: [&str; 14] = [
     "hlo",
     "sdy.sharding",
     "sdy.sharding.bare",
@@ -50,6 +51,7 @@ pub const SITE_KINDS: [&str; 13] = [
     "unspecified_dims",
     "expected-error",
     "module",
+    "sdy.collective_axes",
 ];
 
 pub const FLAG_ROOT: u32 = 1;
@@ -918,6 +920,26 @@ impl Extractor {
                 out.push(s);
                 Ok(me)
             }
+            Group::CollAxes => {
+                // The axes a collective names, keyed by the mesh its out_sharding names (an axis the
+                // mesh lacks is the finding); the scan goes on inside them, as the reference's does.
+                let Some(end) = match_close(t, me - 1) else { return Ok(me) };
+                let a = m.sub.1 + lstrip_len(&t[m.sub.1..]);
+                let c = self.mlir_context(ln, ms);
+                let site = format!("sdy.{}", lossy(sub));
+                let mesh = out_sharding_mesh(t, end).map(lossy);
+                out.push(self.occ(ln, COLLECTIVE_AXES, site.into(), a, end, mesh, c.shapes, OpFrom::Mlir));
+                Ok(me)
+            }
+            Group::HloCollective => {
+                // `replica_groups=mesh['x'=2,'y'=2] {'y'}`: a collective's own mesh, never a sharding's.
+                let Some(close) = match_close(t, me - 1) else { return Ok(me) };
+                let w = close + t[close..].iter().take_while(|&&b| b == b' ').count();
+                let end = if t.get(w) == Some(&b'{') { match_close(t, w).unwrap_or(close) } else { close };
+                let c = Self::hlo_ctx(ln);
+                out.push(self.occ(ln, COLLECTIVE_MESH, "replica_groups=".into(), m.sub.0, end, None, None, c.op));
+                Ok(end)
+            }
             Group::Expected => {
                 let delta: i64 = match sub {
                     b"" => 0,
@@ -1127,6 +1149,23 @@ fn mesh_entry(data: &[u8], mut pos: usize) -> Option<((usize, usize), usize, usi
         }
     }
     None
+}
+
+/// The mesh an op's `out_sharding=<MESH, ...>` after `from` names: `@name`, or an inline `mesh<...>`.
+fn out_sharding_mesh(t: &[u8], from: usize) -> Option<&[u8]> {
+    let p = from + memmem::find(&t[from..], b"out_sharding=<")? + 14;
+    if t.get(p) == Some(&b'@') {
+        let e = p + 1 + t[p + 1..].iter().take_while(|&&b| name_char(b)).count();
+        return if e > p + 1 { Some(&t[p..e]) } else { None };
+    }
+    let k = if t[p..].starts_with(b"#sdy.mesh<") {
+        p + 9
+    } else if t[p..].starts_with(b"mesh<") {
+        p + 4
+    } else {
+        return None;
+    };
+    match_close(t, k).map(|e| &t[p..e])
 }
 
 /// `sdy\.mesh\s+@([\w$.\-]+|"(?:[^"\\]|\\.)*")` searched in `t`: the name.

@@ -22,6 +22,8 @@ pub enum Group {
     ShMesh,
     Collective,
     Expected,
+    CollAxes,
+    HloCollective,
 }
 
 /// A keyword match: its group, span, and the span of its one sub-group (the key, name or number).
@@ -205,6 +207,9 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
                 }
             }
         }
+        if let Some(found) = collective_axes(t, s) {
+            return Some(found);
+        }
         for key in [&b"out_sharding"[..], b"sharding"] {
             if let Some(k) = lit(t, s, key) {
                 if let Some(e) = lit(t, k, b"=<") {
@@ -246,6 +251,11 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
             }
         }
     }
+    if l {
+        if let Some(j) = lit(t, s, b"replica_groups=mesh[") {
+            return m(Group::HloCollective, s, j, (s + 15, j));
+        }
+    }
     if let Some(j) = lit(t, s, b"expected-error") {
         if t.get(j) == Some(&b'@') {
             if matches!(t.get(j + 1), Some(b'+' | b'-')) {
@@ -264,12 +274,44 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
     None
 }
 
+/// Shardy's collectives that name axes before their operand (`sdy.all_gather [{}, {"y"}] %0 ...`,
+/// `sdy.all_reduce {"y"} %0 ...`, optionally with a reduction word: `sdy.all_reduce max {"y"}`): the
+/// match ends after the `[` / `{` that opens the axes; the sub-group is the op's name.
+pub const COLLECTIVE_OPS: [&[u8]; 7] = [
+    b"all_gather",
+    b"all_slice",
+    b"all_reduce",
+    b"reduce_scatter",
+    b"all_to_all",
+    b"sharded_to_unreduced",
+    b"replicated_to_unreduced",
+];
+
+fn collective_axes(t: &[u8], s: usize) -> Option<Match> {
+    let j = lit(t, s, b"sdy.")?;
+    for op in COLLECTIVE_OPS {
+        let Some(k) = lit(t, j, op) else { continue };
+        let mut w = ws(t, k);
+        if w == k {
+            continue;
+        }
+        let word = run(t, w, |b| b.is_ascii_lowercase());
+        if word > w {
+            w = ws(t, word);
+        }
+        if matches!(t.get(w), Some(b'[' | b'{')) {
+            return m(Group::CollAxes, s, w + 1, (j, k));
+        }
+    }
+    None
+}
+
 /// The reference's `KEYWORD.match(text, s)`.
 pub fn match_at(t: &[u8], s: usize) -> Option<Match> {
     match_group(t, s)
 }
 
-pub const NEEDLES: [(&[u8], &[usize]); 8] = [
+pub const NEEDLES: [(&[u8], &[usize]); 9] = [
     (b"sharding", &[17, 5, 4, 3, 0]),
     (b"sdy.", &[4, 1, 0]),
     (b"num_partitions", &[5, 0]),
@@ -278,6 +320,7 @@ pub const NEEDLES: [(&[u8], &[usize]); 8] = [
     (b"expected-error", &[0]),
     (b"stablehlo.mesh", &[0]),
     (b"replica_group_mesh_axes", &[0]),
+    (b"replica_groups=mesh[", &[0]),
 ];
 
 /// The needles in one automaton, built once per scan. No needle is a prefix of another, so at most
@@ -347,5 +390,9 @@ mod tests {
         assert_eq!(find(b"expected-error@x"), Some((Group::Expected, 0, 14)));
         assert_eq!(find(b"unspecified_dims=[1, 2]"), Some((Group::Unspec, 0, 23)));
         assert_eq!(find(b"#sdy.sharding_per_value<["), Some((Group::SdyAttr, 0, 24)));
+        assert_eq!(find(b"%1 = sdy.all_gather [{}, {\"y\"}] %0"), Some((Group::CollAxes, 5, 21)));
+        assert_eq!(find(b"%1 = sdy.all_reduce max {\"y\"} %0"), Some((Group::CollAxes, 5, 25)));
+        assert_eq!(find(b"sdy.collective_permute %0 out_sharding=<@m"), Some((Group::OpArg, 26, 40)));
+        assert_eq!(find(b"x, replica_groups=mesh['x'=2] {'x'}"), Some((Group::HloCollective, 3, 23)));
     }
 }

@@ -43,7 +43,7 @@ impl Options {
 }
 
 /// Every keyword a value's line holds, and the module-header ones.
-const KEYWORDS: [&[u8]; 9] = [
+const KEYWORDS: [&[u8]; 10] = [
     b"sharding",
     b"sdy.",
     b"manual_axes",
@@ -51,6 +51,7 @@ const KEYWORDS: [&[u8]; 9] = [
     b"unspecified_dims",
     b"expected-error",
     b"replica_group_mesh_axes",
+    b"replica_groups=mesh[",
     b"module",
     b"// -----",
 ];

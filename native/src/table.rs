@@ -3,7 +3,8 @@
 //! shapes, name) and the pairs of an HLO and an sdy sharding one value carries on one line.
 
 use crate::extract::{
-    Site, COLLECTIVE_MESH, EXPECTED_ERROR, HLO, MODULE_START, SDY_MESH, SDY_PER_VALUE, SDY_SHARDING, STABLEHLO_MESH,
+    Site, COLLECTIVE_AXES, COLLECTIVE_MESH, EXPECTED_ERROR, HLO, MODULE_START, SDY_MESH, SDY_PER_VALUE, SDY_SHARDING,
+    STABLEHLO_MESH,
 };
 use crate::shapes::Shape;
 use crate::strings::Encoding;
@@ -332,7 +333,7 @@ impl Table {
             self.line_module = module;
         }
         if kind != MODULE_START && kind != EXPECTED_ERROR {
-            let named = matches!(kind, SDY_MESH | STABLEHLO_MESH | COLLECTIVE_MESH);
+            let named = matches!(kind, SDY_MESH | STABLEHLO_MESH | COLLECTIVE_MESH | COLLECTIVE_AXES);
             let key = [module, value, shapes, if named { name } else { NONE }];
             let group = match self.group_index.get(&key) {
                 Some(&g) => {

@@ -18,6 +18,7 @@ from shardconv.core.errors import (
     ShardingSyntaxError,
 )
 from shardconv.core.model import (
+    CollectiveAxes,
     HloSharding,
     Mesh,
     TensorSharding,
@@ -86,6 +87,37 @@ def sdy_values(ctx: ModuleContext) -> Iterator[RuleResult]:
             continue
         for msg in _sdy_rank_issues(s, dv.site.ranks, ctx.meshes):
             yield RuleResult("rank-mismatch", dv, msg)
+
+
+def collective_axes(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """The axes a Shardy collective names (``sdy.all_gather [{}, {"y"}]``, ``sdy.all_reduce {"y"}``, ...)
+    must be axes of the mesh its out_sharding names, as Shardy's collective verifier requires."""
+    from shardconv.formats.sdy.read import parse_mesh
+    from shardconv.formats.sdy.verify import unknown_axis_name
+
+    for dv in ctx.module.values:
+        if dv.site.kind is not SiteKind.COLLECTIVE_AXES or not isinstance(dv.value, CollectiveAxes):
+            continue
+        ref = dv.site.value or ""
+        mesh: Mesh | None = ctx.meshes.get(ref[1:]) if ref.startswith("@") else None
+        if not ref.startswith("@") and ref:
+            try:
+                mesh = parse_mesh(ref[len("#sdy."):] if ref.startswith("#sdy.") else ref[len("mesh"):])
+            except ShardingError:
+                mesh = None
+        if mesh is None:
+            continue  # no mesh, or an unknown one: the out_sharding's own finding says so
+        missing = next((a for a in dv.value.axes if a.name not in mesh.axis_names), None)
+        if missing is not None:
+            e = unknown_axis_name(missing.name, mesh)
+            where = f"mesh {ref} = {mesh}" if ref.startswith("@") else f"its inline mesh {mesh}"
+            yield RuleResult(
+                "verify",
+                dv,
+                f"{dv.site.site}: {e.message}: {where} has no such axis",
+                notes=_suggestion_notes(e),
+                col=error_col(dv.site, e),
+            )
 
 
 def _sdy_rank_issues(
@@ -283,6 +315,7 @@ VALUE_RULES: tuple[Rule, ...] = (
     parse_errors,
     mesh_declarations,
     sdy_values,
+    collective_axes,
     hlo_values,
     unspecified_dims,
     roundtrips,

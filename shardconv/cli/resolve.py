@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from shardconv.core.errors import ShardingError, ShardingValidationError, Suggestion
-from shardconv.formats.detect import SDY, SDY_PER_VALUE, SPEC, Input
+from shardconv.formats.detect import SDY, SDY_PER_VALUE, SPEC_KINDS, Input
 
 if TYPE_CHECKING:
     from shardconv.cli.options import Rank
@@ -90,7 +90,7 @@ def as_sdy(inp: Input, mesh: Mesh | None, *, rank: Rank = None) -> OnMesh:
     if inp.kind == SDY:
         s = value_as(inp, S)
         return OnMesh(s, sdy_mesh(s, mesh))
-    if inp.kind == SPEC:
+    if inp.kind in SPEC_KINDS:
         from shardconv.convert import from_partition_spec
 
         m = need_mesh(mesh, "a partition spec")

@@ -23,12 +23,12 @@ def report_for(inp: Input, ctx: Context) -> RoundTripReport:
     """The library's round trip of ``inp`` on ``ctx.mesh`` (a partition spec starts on the Shardy side)."""
     from shardconv.convert import roundtrip as run_roundtrip, v3_to_v2
     from shardconv.cli import resolve
-    from shardconv.formats.detect import SPEC
+    from shardconv.formats.detect import SPEC_KINDS
 
     mesh = resolve.need_mesh(ctx.mesh, "roundtrip")
     rank = resolve.input_rank(inp, ctx.rank)
     value: Any = inp.value
-    if inp.kind == SPEC:
+    if inp.kind in SPEC_KINDS:
         value = resolve.as_sdy(inp, mesh, rank=rank).sharding
     elif inp.is_hlo:
         value = v3_to_v2(value)

@@ -56,7 +56,8 @@ def build(inp: Input, ctx: Context, xla_version: str = DEFAULT_XLA_VERSION) -> S
     n = ctx.mesh.num_devices if ctx.mesh is not None else None
     if inp.kind == "sdy" and n is None:
         n = resolve.sdy_mesh(resolve.value_as(inp, TensorSharding), None).num_devices
-    place = placement(hlo, shape=ctx.shape, num_devices=n, rank=rank if isinstance(rank, int) else None)
+    shape = ctx.shape if ctx.shape is not None else inp.shape  # a JAX type states its shape
+    place = placement(hlo, shape=shape, num_devices=n, rank=rank if isinstance(rank, int) else None)
     on: OnMesh | ShardingError
     try:
         on = resolve.as_sdy(inp, ctx.mesh, rank=rank)

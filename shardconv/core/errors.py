@@ -112,6 +112,10 @@ def _quoted_offset(message: str, text: str) -> int:
                 at = text.find(fragment)
                 if at >= 0:
                     return at
+    for m in _QUOTED.finditer(message):  # a name written bare, as in JAX's type notation (8@X, {U:(X,Y)})
+        bare = re.search(rf"(?<=[@(,:]){re.escape(m.group(2))}(?=[,)\]}}])", text)
+        if bare is not None:
+            return bare.start()
     return 0
 
 

@@ -623,6 +623,23 @@ class ManualAxes:
         return render_text(self)
 
 
+@dataclass(frozen=True)
+class CollectiveAxes:
+    """The axes a Shardy collective names before its operand: per dim for ``sdy.all_gather [{}, {"y"}]``
+    (also all_slice, reduce_scatter, sharded_to_unreduced), one group for ``sdy.all_reduce {"y"}`` and
+    ``sdy.replicated_to_unreduced {"x"}``, one group per ``{"x"}: 0->1`` move for ``sdy.all_to_all``
+    (``moves`` holds its source and target dims); ``reduction`` is a reduction word written before them."""
+
+    groups: tuple[tuple[AxisRef, ...], ...] = ()
+    per_dim: bool = True
+    moves: tuple[tuple[int, int], ...] = ()
+    reduction: str | None = None
+
+    @property
+    def axes(self) -> tuple[AxisRef, ...]:
+        return tuple(a for g in self.groups for a in g)
+
+
 # --------------------------------------------------------------------------------------------------
 # HLO V3 (mesh-based) and partition specs: they reuse the Shardy vocabulary
 # --------------------------------------------------------------------------------------------------
@@ -665,12 +682,24 @@ class PartitionSpec:
         return render_text(self)
 
 
+@dataclass(frozen=True)
+class JaxType:
+    """An array's type as ``jax.typeof`` prints it under explicit axes (``float32[8@X,4]{U:Y}``): its
+    dtype, shape, and the partition spec of its sharding (one entry per dim)."""
+
+    dtype: str
+    shape: tuple[int, ...]
+    spec: PartitionSpec
+
+
 __all__ = [
     "UNCONSTRAINED",
     "AxisName",
     "AxisRef",
+    "CollectiveAxes",
     "DimSharding",
     "HloSharding",
+    "JaxType",
     "Kind",
     "ManualAxes",
     "Mesh",

@@ -24,7 +24,9 @@ Parsed = Union["HloSharding", "TensorSharding", "TensorShardingPerValue", "Parti
 # Input kinds, as shown by ``--from`` and in JSON ("input.kind").
 HLO, SDY, SDY_PER_VALUE, SPEC = "hlo", "sdy", "sdy-per-value", "spec"
 PROTO_HEX, PROTO_BASE64 = "proto-hex", "proto-base64"
-INPUT_KINDS = ("auto", HLO, SDY, SPEC, PROTO_HEX, PROTO_BASE64)
+JAX_TYPE = "jax-type"  # jax.typeof's float32[8@X,4]: read as the partition spec it shows
+INPUT_KINDS = ("auto", HLO, SDY, SPEC, JAX_TYPE, PROTO_HEX, PROTO_BASE64)
+SPEC_KINDS = (SPEC, JAX_TYPE)  # inputs whose value is a PartitionSpec (they need --mesh)
 
 # Patterns are compiled on first use (``re`` caches them): nothing to pay on the common HLO/sdy path.
 _HEX = r"(?:0x)?(?:[0-9a-fA-F]{2})*"
@@ -39,6 +41,7 @@ class Input:
     text: str
     kind: str
     value: Parsed
+    shape: tuple[int, ...] | None = None  # the array shape the input itself states (a JAX type)
 
     @property
     def is_hlo(self) -> bool:
@@ -68,6 +71,10 @@ def detect_kind(text: str) -> str:
         return HLO
     if s.startswith(("P(", "PartitionSpec(", "(", "[")) or s.lower() == "none":
         return SPEC
+    from shardconv.formats.jaxtype.read import looks_like_jax_type
+
+    if looks_like_jax_type(s):
+        return JAX_TYPE
     if s == "":
         return PROTO_HEX  # mhlo.sharding = "" means replicated; the empty proto says the same
     if re.fullmatch(_HEX, s) and len(s) >= 2:
@@ -76,7 +83,7 @@ def detect_kind(text: str) -> str:
         return PROTO_BASE64
     raise ShardingSyntaxError(
         "cannot tell what this is; expected an HLO sharding '{...}', a Shardy '#sdy.sharding<...>' or "
-        "'<@mesh, [...]>', a partition spec 'P(...)', or a hex/base64 OpSharding proto",
+        "'<@mesh, [...]>', a partition spec 'P(...)', a JAX type 'float32[8@x,4]', or a hex/base64 OpSharding proto",
         text=text,
         pos=0,
     )
@@ -113,6 +120,11 @@ def parse_input(text: str, kind: str = "auto", *, num_devices: int | None = None
         from shardconv.formats.spec.read import parse_partition_spec
 
         return Input(raw, kind, parse_partition_spec(body))
+    if kind == JAX_TYPE:
+        from shardconv.formats.jaxtype.read import parse_jax_type
+
+        typed = parse_jax_type(body)
+        return Input(raw, kind, typed.spec, shape=typed.shape)
     if kind in (PROTO_HEX, PROTO_BASE64):
         from shardconv.formats.proto import from_proto_bytes
 

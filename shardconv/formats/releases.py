@@ -32,11 +32,12 @@ _SPELLINGS: Final[tuple[tuple[str, re.Pattern[str], frozenset[str]], ...]] = (
     ("{single_device[device_id=N]}", re.compile(r"\{\s*single_device\s*\["), _HEAD),
     ("sdy unreduced=max/min", re.compile(r"unreduced\s*=\s*(?:max|min)\s*\{"), _HEAD),
     ("sdy::reduction_op metadata", re.compile(r'op_type\s*=\s*(?:"|\\"|\\22)sdy::reduction_op'), _HEAD),
-    ("@maximal_mesh_N mesh", re.compile(r"@maximal_mesh_\d+\b"), frozenset({"0.9.1", "0.10.2"})),
     ("@single_device_N mesh", re.compile(r"@single_device_\d+\b"), _HEAD),
 )
 _DIM_PRIORITY = re.compile(r"\}\s*p\d")
 # Only in Shardy text: every release's V3 parser takes an empty list (and every printer drops it).
+# Not here: ``@maximal_mesh_N``. XLA's import wrote that name up to 0.10.2, but Shardy's own mesh lifting
+# writes it at every release (head's XLA import says ``@single_device_N``), so it dates nothing.
 _EMPTY_LIST = re.compile(r"(?:replicated|unreduced)\s*=\s*\{\s*\}")
 
 

@@ -4,9 +4,9 @@ constraint feeding a result, open dims, and conflicts between module and per-val
 from __future__ import annotations
 
 from shardconv.core.positions import line_col
-from shardconv.outputs.reading import CONSTRAINT, MANUAL, RESHARD, Reading
+from shardconv.outputs.reading import FEEDER_KEYS, Reading
 
-FEEDERS = (CONSTRAINT, RESHARD, MANUAL)
+FEEDERS = tuple(FEEDER_KEYS)
 
 
 def notes(reading: Reading, what: str, *, from_constraints: bool) -> list[str]:

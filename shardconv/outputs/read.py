@@ -23,7 +23,7 @@ from shardconv.outputs.module import (
 )
 from shardconv.outputs.reading import (
     CONSTRAINT,
-    MANUAL,
+    FEEDER_KEYS,
     MHLO_ATTR,
     RESHARD,
     RESULT_ATTR,
@@ -103,15 +103,15 @@ def _op_sharding(r: _Resolver, prod: Producer, result: int) -> tuple[str, int] |
     """The sdy sharding text (and its position) that ``prod`` gives its result number ``result``."""
     text = r.ir.text
     s, e = prod.span
+    key = FEEDER_KEYS.get(prod.op)
+    if key is None:
+        return None
+    per_value = key == "out_shardings"
     if prod.generic:
-        props = _generic_props(text, s, e)
-        key = "out_shardings" if prod.op == MANUAL else "sharding"
-        a = props.get(key)
+        a = _generic_props(text, s, e).get(key)
         if a is None:
             return None
-        if prod.op == MANUAL:
-            return _per_value_item(text, a.pos, result)
-        return a.value, a.pos
+        return _per_value_item(text, a.pos, result) if per_value else (a.value, a.pos)
     if prod.op in (CONSTRAINT, RESHARD):
         j = text.index(prod.op, s) + len(prod.op)
         j = skip_ws(text, j, e)
@@ -121,12 +121,23 @@ def _op_sharding(r: _Resolver, prod: Producer, result: int) -> tuple[str, int] |
         if not text.startswith("<", j):
             return None
         return text[j : skip_group(text, j)], j
-    if prod.op == MANUAL:
-        k = text.find("out_shardings=", s, e)
-        if k < 0:
-            return None
-        return _per_value_item(text, k + len("out_shardings="), result)
-    return None
+    k = _keyword(text, f"{key}=", s, e)
+    if k < 0:
+        return None
+    j = k + len(key) + 1
+    if per_value:
+        return _per_value_item(text, j, result)
+    if not text.startswith("<", j):
+        return None
+    return text[j : skip_group(text, j)], j
+
+
+def _keyword(text: str, key: str, s: int, e: int) -> int:
+    """Where ``key`` (``out_sharding=``, ``sharding=``) starts in ``text[s:e]`` as a whole word, or -1."""
+    k = text.find(key, s, e)
+    while k > 0 and (text[k - 1].isalnum() or text[k - 1] in "_."):
+        k = text.find(key, k + 1, e)
+    return k
 
 
 def _generic_props(text: str, s: int, e: int) -> dict[str, Attr]:
@@ -156,9 +167,10 @@ def _per_value_item(text: str, pos: int, index: int) -> tuple[str, int] | None:
 
 
 def _feeder(r: _Resolver, f: EntryFunc, port: Port) -> Feeder | None:
-    """The constraint, reshard or manual computation whose sharding feeds result ``port``, if any."""
+    """The op (constraint, reshard, collective, edge, manual or named computation) whose sharding feeds
+    result ``port``, if any."""
     found = f.producer(f.returned[port.index])
-    if found is None or found[0].op not in (CONSTRAINT, RESHARD, MANUAL):
+    if found is None or found[0].op not in FEEDER_KEYS:
         return None
     prod, result = found
     got = _op_sharding(r, prod, result)

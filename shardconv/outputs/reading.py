@@ -17,12 +17,25 @@ T = TypeVar("T")
 SPMD_OUTPUT, SPMD_PARAMS = "mhlo.spmd_output_sharding", "mhlo.spmd_parameters_shardings"
 RESULT_ATTR, MHLO_ATTR = "sdy.sharding", "mhlo.sharding"
 CONSTRAINT, RESHARD, MANUAL = "sdy.sharding_constraint", "sdy.reshard", "sdy.manual_computation"
+NAMED = "sdy.named_computation"
+# Shardy's collectives: the result's sharding is their ``out_sharding=<...>``.
+COLLECTIVES = (
+    "sdy.all_gather", "sdy.all_slice", "sdy.all_reduce", "sdy.reduce_scatter", "sdy.all_to_all",
+    "sdy.collective_permute", "sdy.sharded_to_unreduced", "sdy.replicated_to_unreduced",
+)
+EDGES = ("sdy.data_flow_edge", "sdy.func_data_flow_edge")  # ``sharding=<...>``, optional
+# Every op whose own sharding feeds its results, and the attribute (generic form: property) holding it.
+FEEDER_KEYS: dict[str, str] = {
+    CONSTRAINT: "sharding", RESHARD: "sharding", MANUAL: "out_shardings", NAMED: "out_shardings",
+    **dict.fromkeys(COLLECTIVES, "out_sharding"), **dict.fromkeys(EDGES, "sharding"),
+}
 HLO_SHARDING, UNANNOTATED = "sharding", "unannotated"
 
 
 @dataclass(frozen=True)
 class Feeder:
-    """The op whose sharding feeds an unannotated result (a constraint, reshard or manual computation)."""
+    """The op whose sharding feeds an unannotated result (a constraint, reshard, collective, data-flow edge,
+    manual or named computation)."""
 
     op: str
     hlo: HloSharding

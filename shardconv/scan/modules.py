@@ -18,7 +18,9 @@ if TYPE_CHECKING:
     from shardconv._native import Scan
 
 Signature = tuple[object, ...]
-NAMED_KINDS = frozenset({SiteKind.SDY_MESH, SiteKind.STABLEHLO_MESH, SiteKind.COLLECTIVE_MESH})
+NAMED_KINDS = frozenset(
+    {SiteKind.SDY_MESH, SiteKind.STABLEHLO_MESH, SiteKind.COLLECTIVE_MESH, SiteKind.COLLECTIVE_AXES}
+)
 
 
 def signature(site: ValueSite) -> Signature:

@@ -28,6 +28,9 @@ class SiteKind(str, enum.Enum):
     UNSPECIFIED_DIMS = "unspecified_dims"  # [1, 2] from backend_config="unspecified_dims=[...]"
     EXPECTED_ERROR = "expected-error"  # a lit `expected-error` marker; ``target_line`` says where
     MODULE_START = "module"  # an HloModule / MLIR module header or a `// -----` split: meshes reset
+    # The axes a collective names (sdy.all_gather [{}, {"y"}], sdy.all_reduce {"y"}, ...); ``value`` is the
+    # mesh its out_sharding names (``@mesh`` or an inline ``mesh<[...]>``), the mesh they must belong to.
+    COLLECTIVE_AXES = "sdy.collective_axes"
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,7 @@ class ValueSite:
 
     @property
     def mesh_name(self) -> str | None:
-        """For SDY_MESH / STABLEHLO_MESH / COLLECTIVE_MESH: the symbol name (without ``@``)."""
+        """For SDY_MESH / STABLEHLO_MESH / COLLECTIVE_MESH / COLLECTIVE_AXES: the symbol name (without ``@``)."""
         v = self.value
         return v[1:] if v and v.startswith("@") else None
 

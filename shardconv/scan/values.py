@@ -10,6 +10,7 @@ from functools import lru_cache
 from shardconv.scan.sites import SiteKind, ValueSite
 from shardconv.core.errors import ShardingError, ShardingSyntaxError
 from shardconv.core.model import (
+    CollectiveAxes,
     HloSharding,
     ManualAxes,
     Mesh,
@@ -18,7 +19,9 @@ from shardconv.core.model import (
 )
 from shardconv.text.layered import encode_layered
 
-ParsedValue = HloSharding | TensorSharding | TensorShardingPerValue | Mesh | ManualAxes | int | tuple[int, ...]
+ParsedValue = (
+    HloSharding | TensorSharding | TensorShardingPerValue | Mesh | ManualAxes | CollectiveAxes | int | tuple[int, ...]
+)
 LIST_PREFIX = "#sdy.sharding_per_value<"
 _STABLEHLO_AXIS = re.compile(r'name\s*=\s*"((?:[^"\\]|\\.)*)"\s*,\s*size\s*=\s*(\d+)')
 _STABLEHLO_IDS = re.compile(r"device_ids\s*=\s*(?:array<i64:\s*|dense<)?\[?([\d,\s]*)")
@@ -45,6 +48,7 @@ def parse_value(
 def _parse(kind: SiteKind, text: str, data: bytes | None) -> ParsedValue:
     from shardconv.formats.hlo.read import parse_hlo
     from shardconv.formats.sdy.read import (
+        parse_collective_axes,
         parse_manual_axes,
         parse_mesh,
         parse_sdy,
@@ -65,6 +69,8 @@ def _parse(kind: SiteKind, text: str, data: bytes | None) -> ParsedValue:
         return stablehlo_mesh(text)
     if kind is SiteKind.MANUAL_AXES:
         return parse_manual_axes(text)
+    if kind is SiteKind.COLLECTIVE_AXES:
+        return parse_collective_axes(text)
     if kind is SiteKind.NUM_PARTITIONS:
         return int(text)
     if kind is SiteKind.UNSPECIFIED_DIMS:

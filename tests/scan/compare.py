@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass, fields, replace
 
 from shardconv.scan import native
@@ -46,6 +47,40 @@ def reference(data: bytes, opts: Options = Options()) -> Outcome:
     return Outcome((kind.kind, kind.reason), sites, supp, mods)
 
 
+def native_only(site: ValueSite) -> bool:
+    """Forms only the native core reads (the reference predates them), left out of the comparison and
+    tested on their own (tests/scan/test_new_forms.py): a collective's axes, and an HLO collective's
+    inline replica-group mesh."""
+    return site.kind is SiteKind.COLLECTIVE_AXES or (
+        site.kind is SiteKind.COLLECTIVE_MESH and site.site == "replica_groups="
+    )
+
+
+_HLO_REPLICA_MESH = re.compile(rb"replica_groups=mesh\[[^\]\n]*\](?: \{[^}\n]*\})?")
+
+
+def without_new_forms(data: bytes) -> bytes:
+    """``data`` with the HLO replica-group meshes (a native-only form jax's compiled HLO holds) written as
+    empty replica groups, for whole-pipeline differentials whose counts include every site."""
+    return _HLO_REPLICA_MESH.sub(b"replica_groups={}", data)
+
+
+def _without_native_only(sites: list[ValueSite], mods):  # type: ignore[no-untyped-def]
+    """``sites`` and ``mods`` (native_modules' shape) with the native-only sites dropped and renumbered."""
+    renumber: dict[int, int] = {}
+    kept: list[ValueSite] = []
+    for i, s in enumerate(sites):
+        if not native_only(s):
+            renumber[i] = len(kept)
+            kept.append(s)
+    out = []
+    for index, values, held, expected, total in mods:
+        dropped = sum(n for _, at, n in values if at not in renumber)
+        values = [(sig, renumber[at], n) for sig, at, n in values if at in renumber]
+        out.append((index, values, held, expected, total - dropped))
+    return kept, out
+
+
 def native_outcome(data: bytes, opts: Options = Options(), *, via: str = "bytes") -> Outcome:
     kw = {"chunk": opts.chunk, "max_line": opts.max_line, "overlap": opts.overlap}
     scan = native.scan_bytes(data, **kw) if via == "bytes" else native.scan_stream(io.BytesIO(data), **kw)
@@ -60,7 +95,8 @@ def native_outcome(data: bytes, opts: Options = Options(), *, via: str = "bytes"
         )
         for line, col, rules, text, c in scan.suppressions
     ]
-    return Outcome((scan.kind, scan.reason), sites, supp, native_modules(scan, sites))
+    kept, mods = _without_native_only(sites, native_modules(scan, sites))
+    return Outcome((scan.kind, scan.reason), kept, supp, mods)
 
 
 def native_modules(scan, sites: list[ValueSite]):  # type: ignore[no-untyped-def]
@@ -107,10 +143,10 @@ def product_modules(data: bytes, opts: Options = Options()) -> list[object]:
     return [
         (
             m.index,
-            [(signature(v.site), v.count) for v in m.values],
+            [(signature(v.site), v.count) for v in m.values if not native_only(v.site)],
             [(signature(p.hlo.site), signature(p.sdy.site), p.count) for p in m.pairs],
             frozenset(m.expected_lines),
-            m.total,
+            m.total - sum(v.count for v in m.values if native_only(v.site)),
         )
         for m in module_values(scan, "<t>")
     ]

@@ -11,11 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scan.compare import Options, differences
+from scan.compare import Options, differences, without_new_forms
 
 ROOT = Path(__file__).resolve().parents[2]
-DUMPS = sorted(p for d in (ROOT / "tests" / "data" / "dumps", ROOT / "examples") for p in d.glob("*") if p.is_file())
-CORPUS = [p.read_bytes() for p in DUMPS]
+DUMPS = sorted(p for d in (ROOT / "tests" / "data" / "dumps", ROOT / "examples") for p in d.glob("*")
+               if p.is_file() and p.suffix != ".py")  # the dumps, not the scripts that write them
+# Mutations mix lines at random: a native-only site (tests/scan/test_new_forms.py) alone in a module
+# would number modules differently from the reference, which never sees it, so those go first.
+CORPUS = [without_new_forms(p.read_bytes()) for p in DUMPS]
 
 FRAGMENTS = [
     b"sharding={", b"sharding={replicated}", b"sharding={devices=[2,1]0,1}", b", sharding=", b"sharding=<",

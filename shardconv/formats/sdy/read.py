@@ -12,11 +12,12 @@ from typing import Any
 
 from shardconv.formats._lark_runtime import Token, Transformer, v_args
 
-from shardconv.core.errors import ShardingError, ShardingSyntaxError, ShardingValidationError
+from shardconv.core.errors import ShardingError, ShardingSyntaxError, ShardingValidationError, Suggestion
 from shardconv.core.arguments import require_text
 from shardconv.core.sources import remember
 from shardconv.core.model import (
     AxisRef,
+    CollectiveAxes,
     DimSharding,
     ManualAxes,
     Mesh,
@@ -253,7 +254,14 @@ def _plain_shorthand(text: str) -> Mesh | None:
 
 def parse_sdy(text: str) -> TensorSharding:
     """``#sdy.sharding<...>`` or the bare ``<@mesh, [...]>`` of sharding_constraint / manual_computation."""
-    sharding: TensorSharding = _parse_sdy_text("sharding_start", require_text(text, "parse_sdy"))
+    try:
+        sharding: TensorSharding = _parse_sdy_text("sharding_start", require_text(text, "parse_sdy"))
+    except ShardingSyntaxError as e:
+        if e.pos is not None and text.startswith("#sdy.mesh<", e.pos):
+            # Shardy refuses the dialect prefix on a mesh inlined in a sharding: say how it prints one.
+            fixed = text[: e.pos] + text[e.pos + len("#sdy.") :]
+            e.suggestions += (Suggestion("inline the mesh without its dialect prefix, as Shardy prints it:", fixed),)
+        raise
     return remember(sharding, text)
 
 
@@ -269,4 +277,32 @@ def parse_manual_axes(text: str) -> ManualAxes:
     return axes
 
 
-__all__ = ["parse_manual_axes", "parse_mesh", "parse_sdy", "parse_sdy_per_value"]
+_REDUCTION = re.compile(r"\s*([a-z]+)\s*(?=[\[{])")
+_MOVE = re.compile(r":\s*(\d+)\s*->\s*(\d+)")
+
+
+def parse_collective_axes(text: str) -> CollectiveAxes:
+    """The axes of a Shardy collective as it prints them: ``[{}, {"y"}]`` (per dim), ``{"y"}`` (all_reduce,
+    replicated_to_unreduced), ``[{"x"}: 0->1, {"y"}: 1->3]`` (all_to_all), any of them after a reduction
+    word (``max {"y"}``). The axis lists go through the sharding grammar, so errors point into ``text``."""
+    require_text(text, "parse_collective_axes")
+    m = _REDUCTION.match(text)
+    reduction = m.group(1) if m else None
+    start = m.end() if m else len(text) - len(text.lstrip())
+    body = text[start:]
+    moves = tuple((int(a), int(b)) for a, b in _MOVE.findall(body))
+    # A move's ``: N->M`` is blanked out (same length), so positions in ``body`` stay positions in ``text``.
+    dims = _MOVE.sub(lambda x: " " * len(x.group()), body)
+    per_dim = dims.startswith("[")
+    prefix = "<@_, " if per_dim else "<@_, ["
+    wrapped = prefix + dims + (">" if per_dim else "]>")
+    try:
+        sharding = parse_sdy(wrapped)
+    except ShardingError as e:
+        pos = None if e.pos is None else max(0, min(len(text), e.pos - len(prefix) + start))
+        raise type(e)(e.message, text=text, pos=pos, suggestions=e.suggestions) from None
+    groups = tuple(d.axes for d in sharding.dims)
+    return CollectiveAxes(groups=groups, per_dim=per_dim and not moves, moves=moves, reduction=reduction)
+
+
+__all__ = ["parse_collective_axes", "parse_manual_axes", "parse_mesh", "parse_sdy", "parse_sdy_per_value"]
