@@ -16,12 +16,11 @@ from shardconv.backends.base import AGREE, DIFFER, Example
 
 
 def examples_dir() -> Path:
-    """``examples/`` inside the wheel, or at the top of a source checkout."""
-    here = Path(__file__).resolve().parent.parent
-    for candidate in (here / "examples", here.parent / "examples"):
-        if any(candidate.glob("*.json")):
-            return candidate
-    raise FileNotFoundError("shardconv examples not found (broken installation)")
+    """``shardconv/examples/``, shipped inside the package."""
+    found = Path(__file__).resolve().parent.parent / "examples"
+    if not any(found.glob("*.json")):
+        raise FileNotFoundError("shardconv examples not found (broken installation)")
+    return found
 
 
 @dataclass(frozen=True)
