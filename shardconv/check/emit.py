@@ -8,7 +8,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
-from shardconv.check.diagnostics import RULES, CheckFinding, FileReport, Skipped
+from shardconv.check.diagnostics import CheckFinding, FileReport, Skipped
+from shardconv.check.registry import RULES
 from shardconv.core.version import VERSION as __version__
 
 if TYPE_CHECKING:

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from shardconv.check.context import CheckOptions, build_context
 from shardconv.scan.modules import ModuleValues
-from shardconv.check.diagnostics import RULES, CheckFinding
-from shardconv.check.mesh_rules import MESH_RULES
-from shardconv.check.rules import VALUE_RULES, RuleResult
+from shardconv.check.diagnostics import CheckFinding
+from shardconv.check.registry import RULES, Rule
+from shardconv.check.rules import RuleResult
 from shardconv.core.positions import caret_excerpt
-
-RULE_ORDER = (*VALUE_RULES, *MESH_RULES)
 
 
 class RuleCap:
@@ -29,13 +27,15 @@ class RuleCap:
 
 
 def module_findings(path: str, module: ModuleValues, opts: CheckOptions, cap: RuleCap) -> list[CheckFinding]:
-    """The findings of one module, in rule order, as far as ``cap`` admits them."""
+    """The findings of one module, in the registry's order, as far as ``cap`` admits them (a rule
+    the options ignore is not run)."""
     ctx = build_context(path, module, opts)
     return [
-        _finding(path, r, opts, module.expected_lines)
-        for rule in RULE_ORDER
-        for r in rule(ctx)
-        if r.rule not in opts.ignore and cap.admit(r.rule)
+        _finding(path, rule, r, opts, module.expected_lines)
+        for rule in RULES.values()
+        if rule.check is not None and rule.id not in opts.ignore
+        for r in rule.check(ctx)
+        if cap.admit(rule.id)
     ]
 
 
@@ -44,9 +44,8 @@ def position(f: CheckFinding) -> tuple[int, int, str]:
     return f.line, f.col, f.rule
 
 
-def _finding(path: str, r: RuleResult, opts: CheckOptions, expected: frozenset[int]) -> CheckFinding:
+def _finding(path: str, rule: Rule, r: RuleResult, opts: CheckOptions, expected: frozenset[int]) -> CheckFinding:
     site = r.at.site
-    rule = RULES[r.rule]
     col = r.col if r.col is not None else site.col
     severity = "warning" if rule.id in opts.warn_only and rule.severity == "error" else rule.severity
     line_text = site.line_text.decode("utf-8", "replace")
@@ -71,4 +70,4 @@ def _finding(path: str, r: RuleResult, opts: CheckOptions, expected: frozenset[i
     )
 
 
-__all__ = ["RULE_ORDER", "RuleCap", "module_findings", "position"]
+__all__ = ["RuleCap", "module_findings", "position"]

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from shardconv.check.diagnostics import RULES, CheckFinding
+from shardconv.check.diagnostics import CheckFinding
+from shardconv.check.registry import RULES
 from shardconv.core.errors import did_you_mean
 
 if TYPE_CHECKING:

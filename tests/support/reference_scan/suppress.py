@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from shardconv.check.diagnostics import RULES, CheckFinding
+from shardconv.check.diagnostics import CheckFinding
+from shardconv.check.registry import RULES
 from shardconv.core.errors import did_you_mean
 
 MARKER = b"shardconv:"
