@@ -16,6 +16,7 @@ from shardconv.check.context import CheckOptions
 from shardconv.check.diagnostics import CheckFinding, FileReport, Skipped
 from shardconv.check.evaluate import RuleCap, module_findings, position
 from shardconv.check.fixes import with_edits
+from shardconv.check.registry import RULES
 from shardconv.check.suppress import apply_suppressions, suppressions_of
 from shardconv.core.model import Mesh
 from shardconv.scan.inputs import scan_input
@@ -133,9 +134,7 @@ def check_file(path: str, opts: CheckOptions, on_read: Callable[[int], None] | N
         scan = scan_input(path)
     except OSError as e:
         reason = e.strerror or str(e)
-        return FileReport(
-            path, "unreadable", (CheckFinding("io-error", "error", path, 1, 1, f"cannot read {path}: {reason}"),)
-        )
+        return FileReport(path, "unreadable", (RULES["io-error"].finding(path, 1, 1, f"cannot read {path}: {reason}"),))
     if on_read is not None:
         on_read(scan.size)
     return scan_report(scan, path, opts)

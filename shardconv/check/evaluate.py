@@ -47,20 +47,17 @@ def position(f: CheckFinding) -> tuple[int, int, str]:
 def _finding(path: str, rule: Rule, r: RuleResult, opts: CheckOptions, expected: frozenset[int]) -> CheckFinding:
     site = r.at.site
     col = r.col if r.col is not None else site.col
-    severity = "warning" if rule.id in opts.warn_only and rule.severity == "error" else rule.severity
     line_text = site.line_text.decode("utf-8", "replace")
-    source = caret_excerpt(line_text, 1, col) if line_text else ""
     notes = r.notes + ((f"{r.at.count} places hold this value; the first is shown",) if r.at.count > 1 else ())
-    return CheckFinding(
-        rule=rule.id,
-        severity=severity,
-        path=path,
-        line=site.line,
-        col=col,
-        message=r.message,
+    return rule.finding(
+        path,
+        site.line,
+        col,
+        r.message,
+        warn_only=opts.warn_only,
         end_line=site.end_line,
         end_col=site.end_col,
-        source=source,
+        source=caret_excerpt(line_text, 1, col) if line_text else "",
         notes=notes,
         fix=r.fix,
         blocks_fix=r.blocks_fix,

@@ -11,8 +11,10 @@ here, and regenerate docs/rules.md (``tests/check/test_rule_docs.py`` says how).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from shardconv.check import mesh_rules, rules
+from shardconv.check.diagnostics import CheckFinding
 from shardconv.check.rules import Check
 
 
@@ -30,6 +32,14 @@ class Rule:
     good: str = ""  # the same dump fixed
     args: tuple[str, ...] = ()  # the check flags the example runs with
     stages: str = ""  # which modules the rule checks, when not every one
+
+    def finding(
+        self, path: str, line: int, col: int, message: str, *, warn_only: frozenset[str] = frozenset(), **rest: Any
+    ) -> CheckFinding:
+        """The one constructor of a ``CheckFinding``: this rule's id, and its severity (an error the
+        options downgrade with ``warn_only`` is a warning); ``rest`` are the finding's other fields."""
+        severity = "warning" if self.id in warn_only and self.severity == "error" else self.severity
+        return CheckFinding(rule=self.id, severity=severity, path=path, line=line, col=col, message=message, **rest)
 
 
 def _mlir(body: str, mesh: str = '<["batch"=2, "model"=4]>') -> str:

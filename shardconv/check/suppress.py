@@ -71,10 +71,7 @@ def _unused(s: Suppression, i: int, used: set[tuple[int, str]], path: str) -> Ch
         for r in idle
         if r not in RULES
     )
-    rule = RULES["unused-suppression"]
-    return CheckFinding(
-        rule.id,
-        rule.severity,
+    return RULES["unused-suppression"].finding(
         path,
         s.line,
         s.col,
