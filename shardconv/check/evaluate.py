@@ -3,6 +3,8 @@ place, under the per-rule cap (the first ``max_per_rule`` of each rule in a file
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from shardconv.check.context import CheckOptions, build_context
 from shardconv.scan.modules import ModuleValues
 from shardconv.check.diagnostics import CheckFinding
@@ -11,32 +13,33 @@ from shardconv.check.rules import RuleResult
 from shardconv.core.positions import caret_excerpt
 
 
-class RuleCap:
-    """The per-rule cap over a file's modules as they come; ``dropped`` counts what it held back."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.seen: dict[str, int] = {}
-        self.dropped = 0
-
-    def admit(self, rule: str) -> bool:
-        n = self.seen[rule] = self.seen.get(rule, 0) + 1
-        if n > self.limit:
-            self.dropped += 1
-        return n <= self.limit
-
-
-def module_findings(path: str, module: ModuleValues, opts: CheckOptions, cap: RuleCap) -> list[CheckFinding]:
-    """The findings of one module, in the registry's order, as far as ``cap`` admits them (a rule
-    the options ignore is not run)."""
+def module_findings(
+    path: str, module: ModuleValues, opts: CheckOptions, earlier: Mapping[str, int] | None = None
+) -> tuple[list[CheckFinding], dict[str, int]]:
+    """The findings of one module, in the registry's order, within the per-rule cap, and how many
+    results each rule has had in the file so far (``earlier``: the counts of its earlier modules). A
+    rule the options ignore is not run; a result beyond the cap is counted and never built."""
     ctx = build_context(path, module, opts)
-    return [
-        _finding(path, rule, r, opts, module.expected_lines)
-        for rule in RULES.values()
-        if rule.check is not None and rule.id not in opts.ignore
-        for r in rule.check(ctx)
-        if cap.admit(rule.id)
-    ]
+    counts = dict(earlier or {})
+    found: list[CheckFinding] = []
+    for rule in RULES.values():
+        if rule.check is None or rule.id in opts.ignore:
+            continue
+        for r in rule.check(ctx):
+            counts[rule.id] = counts.get(rule.id, 0) + 1
+            if within_cap(counts[rule.id], opts.max_per_rule):
+                found.append(_finding(path, rule, r, opts, module.expected_lines))
+    return found, counts
+
+
+def within_cap(n: int, limit: int) -> bool:
+    """Whether a rule's ``n``-th result in a file is reported (the first ``limit`` are)."""
+    return n <= limit
+
+
+def dropped(counts: Mapping[str, int], limit: int) -> int:
+    """How many results the cap held back, from the per-rule counts of a file."""
+    return sum(n - limit for n in counts.values() if not within_cap(n, limit))
 
 
 def position(f: CheckFinding) -> tuple[int, int, str]:
@@ -67,4 +70,4 @@ def _finding(path: str, rule: Rule, r: RuleResult, opts: CheckOptions, expected:
     )
 
 
-__all__ = ["RuleCap", "module_findings", "position"]
+__all__ = ["dropped", "module_findings", "position", "within_cap"]

@@ -135,8 +135,7 @@ def as_sdy(inp: Input, mesh: Mesh | None, *, rank: Rank = None) -> OnMesh:
     try:
         sharding, manual = to_sdy_manual(hlo, mesh, rank=rank)
     except ShardingError as e:
-        e.suggestions += mesh_option_hint(hlo, mesh)
-        raise
+        raise e.with_suggestions(mesh_option_hint(hlo, mesh)) from None
     return OnMesh(sharding, mesh, manual_axes=manual.axes)
 
 
@@ -155,7 +154,7 @@ def parse_on_mesh(text: str, kind: str, mesh: Mesh | None) -> Input:
             except ShardingError:
                 raise e from None
             if isinstance(alone.value, H):
-                e.suggestions += mesh_option_hint(alone.value, mesh)
+                raise e.with_suggestions(mesh_option_hint(alone.value, mesh)) from None
         raise
 
 
