@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from check_cli import MESH, ROOT, SEED_MLIR, run
+from support.check_cli import MESH, ROOT, SEED_MLIR, run
 
 from shardconv.check.config import parse_shapes
 from shardconv.check.context import CheckOptions, build_context
