@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from shardconv.convert.spellings import v3_to_v2 as v3_to_v2
     from shardconv.convert.to_hlo import to_hlo as to_hlo
     from shardconv.convert.to_sdy import to_sdy as to_sdy
+    from shardconv.convert.notes import conversion_notes as conversion_notes
     from shardconv.convert.to_sdy import to_sdy_manual as to_sdy_manual
     from shardconv.convert.xla_import import xla_import as xla_import
     from shardconv.core.errors import LimitExceededError as LimitExceededError
@@ -142,6 +143,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("from_partition_spec", "to_partition_spec"), "shardconv.convert.partition_spec"),
     **dict.fromkeys(("to_v1", "to_v2", "to_v3", "v3_to_v2"), "shardconv.convert.spellings"),
     **dict.fromkeys(("roundtrip", "RoundTripReport"), "shardconv.convert.round_trip"),
+    # what convert says about a conversion beyond its answer (the CLI's --explain notes)
+    "conversion_notes": "shardconv.convert.notes",
     # jax objects in and out (jax is imported only by to_jax)
     **dict.fromkeys(("from_jax", "to_jax"), "shardconv.convert.jax_interop"),
     # PJRT outputs

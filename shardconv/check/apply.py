@@ -27,12 +27,18 @@ def blockers(findings: Sequence[CheckFinding]) -> list[CheckFinding]:
     return [f for f in findings if f.blocks_fix is not None and not f.expected]
 
 
+def fixed_by(findings: Sequence[CheckFinding]) -> list[CheckFinding]:
+    """The findings of one file whose fixes ``--fix`` applies: those carrying a fix that a lit test does
+    not expect, none when any finding blocks a fix."""
+    if blockers(findings):
+        return []
+    return [f for f in findings if f.fix is not None and not f.expected]
+
+
 def edits_of(findings: Sequence[CheckFinding]) -> list[SpanEdit]:
     """Exactly the edits the findings' fixes carry (a later fix of the same span wins), none when any
     finding blocks a fix."""
-    if blockers(findings):
-        return []
-    spans = {(e.start, e.end): e for f in findings if f.fix is not None and not f.expected for e in f.fix.edits}
+    spans = {(e.start, e.end): e for f in fixed_by(findings) if f.fix is not None for e in f.fix.edits}
     return check_edits(list(spans.values()))
 
 
@@ -174,6 +180,7 @@ __all__ = [
     "blockers",
     "check_edits",
     "edits_of",
+    "fixed_by",
     "plan_file",
     "unified_diff",
 ]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shardconv.check.context import CheckOptions
-from shardconv.check.diagnostics import RULES
+from shardconv.check.registry import RULES
 from shardconv.core.errors import ShardingValidationError, did_you_mean
 from shardconv.core.model import Mesh
 from shardconv.core.positions import line_col

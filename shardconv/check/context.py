@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 
 from shardconv.scan.modules import DistinctValue, ModuleValues, named_mesh
 from shardconv.scan.sites import SiteKind
+from shardconv.core.errors import ShardingError
 from shardconv.core.model import (
     HloSharding,
     Mesh,
@@ -49,6 +51,23 @@ class ModuleContext:
     def sharding_meshes(self) -> list[tuple[str, Mesh, DistinctValue]]:
         """Declared meshes that are (or may be) sharding meshes: all but the collectives-only ones."""
         return [(n, m, self.mesh_sites[n]) for n, m in self.meshes.items() if n not in self.collective_only]
+
+    @cached_property
+    def sdy_errors(self) -> tuple[ShardingError | None, ...]:
+        """Shardy's verifier on each of ``sdy`` (None: accepted), run once for the rules that read it."""
+        from shardconv.formats.sdy.verify import verify
+
+        meshes = dict(self.meshes)
+        out: list[ShardingError | None] = []
+        for dv in self.sdy:
+            assert isinstance(dv.value, (TensorSharding, TensorShardingPerValue))
+            try:
+                verify(dv.value, meshes)
+            except ShardingError as e:
+                out.append(e)
+            else:
+                out.append(None)
+        return tuple(out)
 
     @property
     def partitions(self) -> int | None:

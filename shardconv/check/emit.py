@@ -8,7 +8,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
-from shardconv.check.diagnostics import RULES, CheckFinding, FileReport, Skipped
+from shardconv.check.diagnostics import CheckFinding, FileReport, Skipped
+from shardconv.check.registry import RULES
 from shardconv.core.version import VERSION as __version__
 
 if TYPE_CHECKING:
@@ -22,26 +23,35 @@ def label(f: CheckFinding) -> str:
     return f"expected {f.severity}" if f.expected else f.severity
 
 
-def format_finding(f: CheckFinding) -> str:
-    """``file:line:col: error: message [rule]``, the source line, a caret, then notes."""
-    out = [f"{f.path}:{f.line}:{f.col}: {label(f)}: {f.message} [{f.rule}]"]
-    if f.source:
-        out.append(f.source)
-    out.extend(f"  note: {n}" for n in f.notes)
-    return "\n".join(out)
+Styled = tuple[tuple[str, str], ...]  # one line as (text, rich style) pieces; "" is unstyled
+_SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow"}
+
+
+def head(f: CheckFinding) -> Styled:
+    """A finding's head line, ``file:line:col: error: message [rule]``: the one place it is written (the
+    plain text joins the pieces, the terminal styles them)."""
+    return (
+        (f"{f.path}:{f.line}:{f.col}: ", "bold"),
+        (f"{label(f)}:", "cyan" if f.expected else _SEVERITY_STYLE.get(f.severity, "")),
+        (f" {f.message} ", ""),
+        (f"[{f.rule}]", "dim"),
+    )
+
+
+def plain(line: Styled) -> str:
+    return "".join(text for text, _ in line)
 
 
 def format_concise(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> str:
     """One line per finding (``--format concise``): ``file:line:col: error: message [rule]``."""
-    lines = [f"{f.path}:{f.line}:{f.col}: {label(f)}: {f.message} [{f.rule}]" for r in reports for f in r.findings]
-    return "".join(line + "\n" for line in lines)
+    return "".join(plain(head(f)) + "\n" for r in reports for f in r.findings)
 
 
 def fixable(reports: Sequence[FileReport]) -> list[CheckFinding]:
-    """The findings ``--fix`` would fix: those carrying a fix, in files no finding blocks."""
-    from shardconv.check.apply import blockers
+    """The findings ``--fix`` would fix (``apply.fixed_by`` of each file)."""
+    from shardconv.check.apply import fixed_by
 
-    return [f for r in reports if not blockers(r.findings) for f in r.findings if f.fix is not None and not f.expected]
+    return [f for r in reports for f in fixed_by(r.findings)]
 
 
 def format_statistics(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> str:
@@ -124,27 +134,9 @@ def print_rich(
     """``print_text`` on a terminal: the same lines through a rich Console, styled."""
     from rich.text import Text
 
-    styles = {"error": "bold red", "warning": "bold yellow"}
-    for r in reports:
-        for f in r.findings:
-            head = Text()
-            head.append(f"{f.path}:{f.line}:{f.col}: ", style="bold")
-            head.append(f"{label(f)}:", style="cyan" if f.expected else styles.get(f.severity, ""))
-            head.append(f" {f.message} ")
-            head.append(f"[{f.rule}]", style="dim")
-            con.print(head, soft_wrap=True)
-            if f.source:
-                line, caret = f.source.split("\n", 1)
-                con.print(Text(line), soft_wrap=True)
-                con.print(Text(caret, style="bold green"), soft_wrap=True)
-            for n in f.notes:
-                con.print(Text(f"  note: {n}", style="dim"), soft_wrap=True)
-        if r.dropped:
-            con.print(
-                Text(f"{r.path}: {r.dropped} more findings not shown (per-rule limit)", style="dim"), soft_wrap=True
-            )
-    for s in skipped if verbose else ():
-        con.print(Text(f"{s.path}: note: skipped: {s.reason}", style="dim"), soft_wrap=True)
+    for line in finding_lines(reports, skipped, verbose=verbose):
+        text = Text(line[0][0], style=line[0][1]) if len(line) == 1 else Text.assemble(*line)
+        con.print(text, soft_wrap=True)
     if not quiet:
         con.print(summary_table(reports, skipped))
         con.print(closing_line(reports, skipped), soft_wrap=True, markup=False, highlight=False)
@@ -154,39 +146,55 @@ def plain_lines(
     reports: Sequence[FileReport], skipped: Sequence[Skipped], *, verbose: bool = False, quiet: bool = False
 ) -> list[str]:
     """What ``print_text`` shows, as plain lines: the rich rendering without colour, line for line."""
-    out: list[str] = []
-    for r in reports:
-        for f in r.findings:
-            out.append(f"{f.path}:{f.line}:{f.col}: {label(f)}: {f.message} [{f.rule}]")
-            if f.source:
-                out.extend(f.source.split("\n", 1))
-            out.extend(f"  note: {n}" for n in f.notes)
-        if r.dropped:
-            out.append(f"{r.path}: {r.dropped} more findings not shown (per-rule limit)")
-    out.extend(f"{s.path}: note: skipped: {s.reason}" for s in (skipped if verbose else ()))
+    out = [plain(line) for line in finding_lines(reports, skipped, verbose=verbose)]
     if not quiet:
         out.extend(summary_lines(reports, skipped))
         out.append(closing_line(reports, skipped))
     return out
 
 
+def finding_lines(reports: Sequence[FileReport], skipped: Sequence[Skipped], *, verbose: bool) -> list[Styled]:
+    """The text format's lines above the summary: each finding (head, source line, caret, notes), what
+    the per-rule cap held back, and (with ``verbose``) the skipped files."""
+    out: list[Styled] = []
+    for r in reports:
+        for f in r.findings:
+            out.append(head(f))
+            if f.source:
+                line, caret = f.source.split("\n", 1)
+                out += [((line, ""),), ((caret, "bold green"),)]
+            out += [((f"  note: {n}", "dim"),) for n in f.notes]
+        if r.dropped:
+            out.append(((f"{r.path}: {r.dropped} more findings not shown (per-rule limit)", "dim"),))
+    out += [((f"{s.path}: note: skipped: {s.reason}", "dim"),) for s in (skipped if verbose else ())]
+    return out
+
+
+def summary_rows(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> list[tuple[str, str, str, str]]:
+    """The summary table's cells, header first and the total last (laid out by ``summary_table`` on a
+    terminal and by ``summary_lines`` on a pipe)."""
+    sm = summary(reports, skipped)
+    return [
+        ("rule", "errors", "warnings", "expected"),
+        *(
+            (rule, str(c.get("error", 0)), str(c.get("warning", 0)), str(c.get("expected", 0)))
+            for rule, c in sm["by_rule"].items()
+        ),
+        ("total", str(sm["errors"]), str(sm["warnings"]), str(sm["expected"])),
+    ]
+
+
 def summary_lines(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> list[str]:
     """``summary_table`` as rich lays it out on a pipe (heavy header rule, no outer edge)."""
-    sm = summary(reports, skipped)
-    head = ("rule", "errors", "warnings", "expected")
-    rows = [
-        (rule, str(c.get("error", 0)), str(c.get("warning", 0)), str(c.get("expected", 0)))
-        for rule, c in sm["by_rule"].items()
-    ]
-    rows.append(("total", str(sm["errors"]), str(sm["warnings"]), str(sm["expected"])))
-    widths = [max(len(row[i]) for row in (head, *rows)) for i in range(4)]
+    head_row, *rows = summary_rows(reports, skipped)
+    widths = [max(len(row[i]) for row in (head_row, *rows)) for i in range(4)]
 
     def cells(row: tuple[str, ...], sep: str) -> str:
         return sep.join(f" {c.ljust(w) if i == 0 else c.rjust(w)} " for i, (c, w) in enumerate(zip(row, widths)))
 
     return [
         "shardconv check",
-        cells(head, "┃"),
+        cells(head_row, "┃"),
         "╇".join("━" * (w + 2) for w in widths),
         *(cells(row, "│") for row in rows),
     ]
@@ -197,17 +205,13 @@ def summary_table(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> 
     from rich.table import Table
     from rich.text import Text
 
-    sm = summary(reports, skipped)
+    head_row, *rows, total = summary_rows(reports, skipped)
     table = Table(title="shardconv check", title_justify="left", show_edge=False)
-    table.add_column("rule")
-    table.add_column("errors", justify="right")
-    table.add_column("warnings", justify="right")
-    table.add_column("expected", justify="right")
-    for rule, counts in sm["by_rule"].items():
-        table.add_row(rule, str(counts.get("error", 0)), str(counts.get("warning", 0)), str(counts.get("expected", 0)))
-    table.add_row(
-        Text("total", style="bold"), str(sm["errors"]), str(sm["warnings"]), str(sm["expected"]), end_section=True
-    )
+    for i, name in enumerate(head_row):
+        table.add_column(name, justify="left" if i == 0 else "right")
+    for row in rows:
+        table.add_row(*row)
+    table.add_row(Text(total[0], style="bold"), *total[1:], end_section=True)
     return table
 
 
@@ -381,18 +385,21 @@ __all__ = [
     "MACHINE_FORMATS",
     "closing_line",
     "finding_dict",
+    "finding_lines",
     "fixable",
     "format_concise",
-    "format_finding",
     "format_github",
     "format_json",
     "format_sarif",
     "format_statistics",
+    "head",
+    "plain",
     "plain_lines",
     "print_rich",
     "print_text",
     "rule_uri",
     "summary",
     "summary_lines",
+    "summary_rows",
     "summary_table",
 ]

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, BinaryIO
 from shardconv.check.config import matches, parse_shapes, relative_to
 from shardconv.check.context import CheckOptions
 from shardconv.check.diagnostics import CheckFinding, FileReport, Skipped
-from shardconv.check.evaluate import RuleCap, module_findings, position
+from shardconv.check.evaluate import dropped, module_findings, position
 from shardconv.check.fixes import with_edits
+from shardconv.check.registry import RULES
 from shardconv.check.suppress import apply_suppressions, suppressions_of
 from shardconv.core.model import Mesh
 from shardconv.scan.inputs import scan_input
@@ -133,9 +134,7 @@ def check_file(path: str, opts: CheckOptions, on_read: Callable[[int], None] | N
         scan = scan_input(path)
     except OSError as e:
         reason = e.strerror or str(e)
-        return FileReport(
-            path, "unreadable", (CheckFinding("io-error", "error", path, 1, 1, f"cannot read {path}: {reason}"),)
-        )
+        return FileReport(path, "unreadable", (RULES["io-error"].finding(path, 1, 1, f"cannot read {path}: {reason}"),))
     if on_read is not None:
         on_read(scan.size)
     return scan_report(scan, path, opts)
@@ -151,17 +150,18 @@ def scan_report(scan: Scan, path: str, opts: CheckOptions) -> FileReport | Skipp
     the fixes' edits from the scan, less what its ``shardconv: ignore[...]`` comments silence."""
     if scan.kind == "skip":
         return Skipped(path, scan.reason)
-    cap = RuleCap(opts.max_per_rule)
     found: list[CheckFinding] = []
+    counts: dict[str, int] = {}
     total = distinct = 0
     for module in module_values(scan, path):
         total += module.total
         distinct += len(module.values)
-        found.extend(module_findings(path, module, opts, cap))
+        more, counts = module_findings(path, module, opts, counts)
+        found.extend(more)
     found = sorted(with_edits(found, scan), key=position)
     kept = apply_suppressions(found, suppressions_of(scan), path, report_unused=opts.report_unused)
     kept = [f for f in kept if f.rule not in opts.ignore]
-    return FileReport(path, scan.kind, tuple(kept), total, distinct, cap.dropped)
+    return FileReport(path, scan.kind, tuple(kept), total, distinct, dropped(counts, opts.max_per_rule))
 
 
 def _check_task(task: tuple[str, CheckOptions]) -> FileReport | Skipped:

@@ -3,40 +3,43 @@ place, under the per-rule cap (the first ``max_per_rule`` of each rule in a file
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from shardconv.check.context import CheckOptions, build_context
 from shardconv.scan.modules import ModuleValues
-from shardconv.check.diagnostics import RULES, CheckFinding
-from shardconv.check.mesh_rules import MESH_RULES
-from shardconv.check.rules import VALUE_RULES, RuleResult
+from shardconv.check.diagnostics import CheckFinding
+from shardconv.check.registry import RULES, Rule
+from shardconv.check.rules import RuleResult
 from shardconv.core.positions import caret_excerpt
 
-RULE_ORDER = (*VALUE_RULES, *MESH_RULES)
 
-
-class RuleCap:
-    """The per-rule cap over a file's modules as they come; ``dropped`` counts what it held back."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.seen: dict[str, int] = {}
-        self.dropped = 0
-
-    def admit(self, rule: str) -> bool:
-        n = self.seen[rule] = self.seen.get(rule, 0) + 1
-        if n > self.limit:
-            self.dropped += 1
-        return n <= self.limit
-
-
-def module_findings(path: str, module: ModuleValues, opts: CheckOptions, cap: RuleCap) -> list[CheckFinding]:
-    """The findings of one module, in rule order, as far as ``cap`` admits them."""
+def module_findings(
+    path: str, module: ModuleValues, opts: CheckOptions, earlier: Mapping[str, int] | None = None
+) -> tuple[list[CheckFinding], dict[str, int]]:
+    """The findings of one module, in the registry's order, within the per-rule cap, and how many
+    results each rule has had in the file so far (``earlier``: the counts of its earlier modules). A
+    rule the options ignore is not run; a result beyond the cap is counted and never built."""
     ctx = build_context(path, module, opts)
-    return [
-        _finding(path, r, opts, module.expected_lines)
-        for rule in RULE_ORDER
-        for r in rule(ctx)
-        if r.rule not in opts.ignore and cap.admit(r.rule)
-    ]
+    counts = dict(earlier or {})
+    found: list[CheckFinding] = []
+    for rule in RULES.values():
+        if rule.check is None or rule.id in opts.ignore:
+            continue
+        for r in rule.check(ctx):
+            counts[rule.id] = counts.get(rule.id, 0) + 1
+            if within_cap(counts[rule.id], opts.max_per_rule):
+                found.append(_finding(path, rule, r, opts, module.expected_lines))
+    return found, counts
+
+
+def within_cap(n: int, limit: int) -> bool:
+    """Whether a rule's ``n``-th result in a file is reported (the first ``limit`` are)."""
+    return n <= limit
+
+
+def dropped(counts: Mapping[str, int], limit: int) -> int:
+    """How many results the cap held back, from the per-rule counts of a file."""
+    return sum(n - limit for n in counts.values() if not within_cap(n, limit))
 
 
 def position(f: CheckFinding) -> tuple[int, int, str]:
@@ -44,24 +47,20 @@ def position(f: CheckFinding) -> tuple[int, int, str]:
     return f.line, f.col, f.rule
 
 
-def _finding(path: str, r: RuleResult, opts: CheckOptions, expected: frozenset[int]) -> CheckFinding:
+def _finding(path: str, rule: Rule, r: RuleResult, opts: CheckOptions, expected: frozenset[int]) -> CheckFinding:
     site = r.at.site
-    rule = RULES[r.rule]
     col = r.col if r.col is not None else site.col
-    severity = "warning" if rule.id in opts.warn_only and rule.severity == "error" else rule.severity
     line_text = site.line_text.decode("utf-8", "replace")
-    source = caret_excerpt(line_text, 1, col) if line_text else ""
     notes = r.notes + ((f"{r.at.count} places hold this value; the first is shown",) if r.at.count > 1 else ())
-    return CheckFinding(
-        rule=rule.id,
-        severity=severity,
-        path=path,
-        line=site.line,
-        col=col,
-        message=r.message,
+    return rule.finding(
+        path,
+        site.line,
+        col,
+        r.message,
+        warn_only=opts.warn_only,
         end_line=site.end_line,
         end_col=site.end_col,
-        source=source,
+        source=caret_excerpt(line_text, 1, col) if line_text else "",
         notes=notes,
         fix=r.fix,
         blocks_fix=r.blocks_fix,
@@ -71,4 +70,4 @@ def _finding(path: str, r: RuleResult, opts: CheckOptions, expected: frozenset[i
     )
 
 
-__all__ = ["RULE_ORDER", "RuleCap", "module_findings", "position"]
+__all__ = ["dropped", "module_findings", "position", "within_cap"]

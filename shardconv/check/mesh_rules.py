@@ -11,7 +11,7 @@ from dataclasses import replace
 from shardconv.check.context import ModuleContext, SdyValue
 from shardconv.scan.modules import DistinctValue
 from shardconv.check.diagnostics import Fix, Rewrite
-from shardconv.check.rules import Rule, RuleResult, devices_of
+from shardconv.check.rules import RuleResult, devices_of, hlo_device_counts
 from shardconv.check.stages import imported
 from shardconv.scan.sites import SiteKind
 from shardconv.convert.xla_import import is_synthetic
@@ -53,14 +53,14 @@ def difference(mesh: Mesh, glob: Mesh) -> str:
     return f"only {parts[0]}" if len(parts) == 1 else " and ".join(parts) or "in nothing"
 
 
-def device_counts(ctx: ModuleContext) -> Iterator[RuleResult]:
+def device_count_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
     """--mesh, num_partitions, every mesh and every tile array must agree on the number of devices. A module
     with num_partitions = 1 is not partitioned (jax's one-device helper programs): --mesh is not its mesh."""
+    yield from hlo_device_counts(ctx)
     n = ctx.partitions
     glob = ctx.options.mesh
     if glob is not None and n is not None and n > 1 and glob.num_devices != n and ctx.num_partitions is not None:
         yield RuleResult(
-            "device-count-mismatch",
             ctx.num_partitions,
             f"--mesh {glob.shape_str()} has {glob.num_devices} devices but num_partitions is {n}",
         )
@@ -70,7 +70,6 @@ def device_counts(ctx: ModuleContext) -> Iterator[RuleResult]:
             d = devices_of(dv.value)
             if d is not None and d != glob.num_devices and (n is None or d == n):
                 yield RuleResult(
-                    "device-count-mismatch",
                     dv,
                     f"{dv.value} spans {d} devices but --mesh {glob.shape_str()} has {glob.num_devices}",
                 )
@@ -81,10 +80,9 @@ def device_counts(ctx: ModuleContext) -> Iterator[RuleResult]:
         count = mesh.num_devices
         label = _label(name, mesh) if name else f"mesh {mesh}"
         if n is not None and count != n:
-            yield RuleResult("device-count-mismatch", dv, f"{label} has {count} devices but num_partitions is {n}")
+            yield RuleResult(dv, f"{label} has {count} devices but num_partitions is {n}")
         elif n is None and seen is not None and seen[0] != count:
             yield RuleResult(
-                "device-count-mismatch",
                 dv,
                 f"{label} has {count} devices but the mesh on line {seen[1].site.line} has {seen[0]}",
             )
@@ -98,19 +96,18 @@ def _all_meshes(ctx: ModuleContext) -> list[tuple[str, Mesh, DistinctValue]]:
     return sorted(out, key=lambda t: t[2].site.start)
 
 
-def mesh_option(ctx: ModuleContext) -> Iterator[RuleResult]:
+def mesh_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
     """Real (non-synthetic) sharding meshes must be --mesh; collectives' meshes are not checked."""
     glob = ctx.options.mesh
     if glob is None:
         return
     for name, mesh, dv in ctx.sharding_meshes():
         if mesh.axes and not is_synthetic(mesh) and not (mesh.axes == glob.axes and mesh.device_ids == glob.device_ids):
-            yield RuleResult(
-                "mesh-mismatch", dv, f"{_label(name, mesh)} differs from --mesh {glob}: {difference(mesh, glob)}"
+            yield RuleResult(dv, f"{_label(name, mesh)} differs from --mesh {glob}: {difference(mesh, glob)}"
             )
 
 
-def stablehlo_copies(ctx: ModuleContext) -> Iterator[RuleResult]:
+def stablehlo_mesh_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
     """A ``stablehlo.mesh`` attribute must describe the sdy.mesh it sits on."""
     for dv in ctx.module.values:
         if dv.site.kind is not SiteKind.STABLEHLO_MESH or not isinstance(dv.value, Mesh) or dv.site.mesh_name is None:
@@ -119,14 +116,13 @@ def stablehlo_copies(ctx: ModuleContext) -> Iterator[RuleResult]:
         if sdy is None or (sdy.axes == dv.value.axes and sdy.device_ids == dv.value.device_ids):
             continue
         yield RuleResult(
-            "stablehlo-mesh-mismatch",
             dv,
             f"stablehlo.mesh of @{dv.site.mesh_name} is {dv.value} but the sdy.mesh is {sdy}: "
             f"they differ {difference(dv.value, sdy)}",
         )
 
 
-def allowed_meshes(ctx: ModuleContext) -> Iterator[RuleResult]:
+def mesh_not_allowed(ctx: ModuleContext) -> Iterator[RuleResult]:
     """Every sharding mesh, and the mesh XLA's import would invent for an HLO-only module it imports
     (a compile's input: ``stages.imported``), must have an allowed shape."""
     allowed = ctx.options.allowed_meshes
@@ -136,7 +132,7 @@ def allowed_meshes(ctx: ModuleContext) -> Iterator[RuleResult]:
     tail = f"which is not an allowed mesh ({shapes}); a backend that validates meshes fails with 'Mesh is not valid'"
     for name, mesh, dv in ctx.sharding_meshes():
         if mesh.axes and tuple(mesh.axis_sizes) not in allowed:
-            yield RuleResult("mesh-not-allowed", dv, f"{_label(name, mesh)} has shape {mesh.sizes_text()}, {tail}")
+            yield RuleResult(dv, f"{_label(name, mesh)} has shape {mesh.sizes_text()}, {tail}")
     if imported(ctx):
         from shardconv.convert.distortion import analyse_import
 
@@ -145,7 +141,6 @@ def allowed_meshes(ctx: ModuleContext) -> Iterator[RuleResult]:
         if inv is not None and inv.axes and tuple(inv.axis_sizes) not in allowed:
             at = ctx.hlo[a.causes[0]] if a.causes else _first_tiled(ctx)
             yield RuleResult(
-                "mesh-not-allowed",
                 at,
                 f"XLA's import of this module's HLO shardings invents mesh {inv} of shape {inv.sizes_text()}, {tail}",
             )
@@ -160,7 +155,7 @@ def _first_tiled(ctx: ModuleContext) -> DistinctValue:
     return next((dv for dv in ctx.hlo if devices_of(_h(dv)) is not None), ctx.hlo[0])
 
 
-def import_distortion(ctx: ModuleContext) -> Iterator[RuleResult]:
+def import_distorts_mesh(ctx: ModuleContext) -> Iterator[RuleResult]:
     """With --mesh: an HLO-only module XLA imports (a compile's input: ``stages.imported``) whose import
     gives a mesh of another shape is an error at each sharding that makes it so; a mere renaming of the
     axes is fine."""
@@ -181,7 +176,6 @@ def import_distortion(ctx: ModuleContext) -> Iterator[RuleResult]:
         except ShardingError:
             right = ""
         yield RuleResult(
-            "import-distorts-mesh",
             dv,
             f"importing {h} without the global mesh (as XLA does for this module) invents mesh {inv} "
             f"({difference(inv, glob)}, the global mesh being {glob}){right}",
@@ -208,33 +202,42 @@ def global_mesh(ctx: ModuleContext, count: int) -> Mesh | None:
     )
 
 
-def synthetic_meshes(ctx: ModuleContext) -> Iterator[RuleResult]:
-    """Synthetic ``_axis_N`` sharding meshes: what made XLA invent each, what every sharding on it is
-    on the global mesh, and the fix (all of its shardings move, or nothing does)."""
+def synthetic_mesh(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """Synthetic ``_axis_N`` sharding meshes that cannot be checked (no global mesh to check them
+    against) or only rename the global mesh's axes: what made XLA invent each."""
+    for name, mesh, dv in ctx.sharding_meshes():
+        if not is_synthetic(mesh):
+            continue
+        label = _label(name, mesh)
+        glob = global_mesh(ctx, mesh.num_devices)
+        if glob is None:
+            cause = _cause(mesh, ctx.users.get(name, ()))
+            yield RuleResult(
+                dv,
+                f"{label} is a synthetic mesh ({mesh.sizes_text()}); {cause}. "
+                "Pass --mesh with the global mesh to check it",
+                blocks_fix=f"@{name}: --fix needs --mesh with the global mesh to move it onto",
+            )
+        elif glob.axis_sizes == mesh.axis_sizes and glob.device_ids == mesh.device_ids:
+            cause = _cause(mesh, ctx.users.get(name, ()))
+            yield RuleResult(dv, f"{label} has the global mesh's shape but synthetic axis names; {cause}")
+
+
+def distorted_mesh(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """Synthetic ``_axis_N`` sharding meshes that distort the global mesh: what made XLA invent each, what
+    every sharding on it is on the global mesh, and the fix (all of its shardings move, or nothing does)."""
     from shardconv.convert.reexpress import reexpress
     from shardconv.formats.sdy.write import print_mesh
 
     for name, mesh, dv in ctx.sharding_meshes():
         if not is_synthetic(mesh):
             continue
+        glob = global_mesh(ctx, mesh.num_devices)
+        if glob is None or (glob.axis_sizes == mesh.axis_sizes and glob.device_ids == mesh.device_ids):
+            continue
         label = _label(name, mesh)
         users = ctx.users.get(name, ())
-        glob = global_mesh(ctx, mesh.num_devices)
         cause = _cause(mesh, users)
-        if glob is None:
-            yield RuleResult(
-                "synthetic-mesh",
-                dv,
-                f"{label} is a synthetic mesh ({mesh.sizes_text()}); {cause}. "
-                "Pass --mesh with the global mesh to check it",
-                blocks_fix=f"@{name}: --fix needs --mesh with the global mesh to move it onto",
-            )
-            continue
-        if glob.axis_sizes == mesh.axis_sizes and glob.device_ids == mesh.device_ids:
-            yield RuleResult(
-                "synthetic-mesh", dv, f"{label} has the global mesh's shape but synthetic axis names; {cause}"
-            )
-            continue
         target = replace(glob, name=name)
         notes = [f"cause: {cause}"]
         rewrites = [
@@ -271,7 +274,6 @@ def synthetic_meshes(ctx: ModuleContext) -> Iterator[RuleResult]:
         else:
             notes.append(f"not fixable: {blocker}")
         yield RuleResult(
-            "distorted-mesh",
             dv,
             f"{label} is a synthetic mesh that distorts the global mesh {glob} ({difference(mesh, glob)}); "
             f"backends that validate meshes fail with 'Mesh is not valid'{headline if blocker is None else ''}",
@@ -310,13 +312,16 @@ def _cause(mesh: Mesh, users: tuple[DistinctValue, ...]) -> str:
     return text + (" (XLA's import of it yields exactly this mesh)" if got.axis_sizes == mesh.axis_sizes else "")
 
 
-MESH_RULES: tuple[Rule, ...] = (
-    device_counts,
-    mesh_option,
-    stablehlo_copies,
-    allowed_meshes,
-    import_distortion,
-    synthetic_meshes,
-)
-
-__all__ = ["MESH_RULES", "difference", "fix_command", "global_mesh", "mesh_option_text"]
+__all__ = [
+    "device_count_mismatch",
+    "difference",
+    "distorted_mesh",
+    "fix_command",
+    "global_mesh",
+    "import_distorts_mesh",
+    "mesh_mismatch",
+    "mesh_not_allowed",
+    "mesh_option_text",
+    "stablehlo_mesh_mismatch",
+    "synthetic_mesh",
+]

@@ -29,9 +29,9 @@ from shardconv.core.model import Kind as HloKind
 
 @dataclass(frozen=True)
 class RuleResult:
-    """What a rule found at ``at`` (its first place); ``col`` overrides the caret column."""
+    """What a rule's check found at ``at`` (its first place); ``col`` overrides the caret column. It
+    names no rule: the record whose check found it does (``registry.Rule``)."""
 
-    rule: str
     at: DistinctValue
     message: str
     notes: tuple[str, ...] = ()
@@ -40,7 +40,7 @@ class RuleResult:
     blocks_fix: str | None = None
 
 
-Rule = Callable[[ModuleContext], Iterator[RuleResult]]
+Check = Callable[[ModuleContext], Iterator[RuleResult]]
 
 
 def _what(dv: DistinctValue) -> str:
@@ -52,44 +52,52 @@ def _suggestion_notes(e: ShardingError) -> tuple[str, ...]:
     return tuple(f"{s.prefix}{s.description}" + (f" {s.value}" if s.value else "") for s in e.suggestions)
 
 
-def parse_errors(ctx: ModuleContext) -> Iterator[RuleResult]:
-    """Values that do not parse (syntax) or that the parser's own checks reject (verify)."""
+def _parse_error(dv: DistinctValue, e: ShardingError) -> RuleResult:
+    return RuleResult(dv, _what(dv) + e.message, _suggestion_notes(e), col=error_col(dv.site, e))
+
+
+def syntax(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """Values that do not parse."""
     for dv in ctx.module.values:
-        if dv.error is not None:
-            rule = "syntax" if isinstance(dv.error, ShardingSyntaxError) else "verify"
-            notes = _suggestion_notes(dv.error)
-            yield RuleResult(rule, dv, _what(dv) + dv.error.message, notes=notes, col=error_col(dv.site, dv.error))
+        if isinstance(dv.error, ShardingSyntaxError):
+            yield _parse_error(dv, dv.error)
 
 
-def mesh_declarations(ctx: ModuleContext) -> Iterator[RuleResult]:
-    """Shardy's mesh verifier on every mesh."""
+def verify(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """Values the parser's own checks reject, then Shardy's mesh verifier on every mesh, then Shardy's
+    verifier on every sdy sharding (unknown meshes and axes, ...), then the axes collectives name."""
     from shardconv.formats.sdy.verify import verify_mesh
 
+    for dv in ctx.module.values:
+        if dv.error is not None and not isinstance(dv.error, ShardingSyntaxError):
+            yield _parse_error(dv, dv.error)
     for dv in (*ctx.mesh_sites.values(), *ctx.anonymous_meshes):
         assert isinstance(dv.value, Mesh)
         try:
             verify_mesh(dv.value)
         except ShardingError as e:
-            yield RuleResult("verify", dv, f"mesh {dv.site.value or ''}: {e.message}".replace(" :", ":"))
+            yield RuleResult(dv, f"mesh {dv.site.value or ''}: {e.message}".replace(" :", ":"))
+    for dv, rejected in zip(ctx.sdy, ctx.sdy_errors):
+        if rejected is not None:
+            yield RuleResult(dv, rejected.message, _suggestion_notes(rejected), col=error_col(dv.site, rejected))
+    yield from _collective_axes(ctx)
 
 
-def sdy_values(ctx: ModuleContext) -> Iterator[RuleResult]:
-    """Shardy's verifier (unknown meshes and axes, ...) and ranks against the annotated tensor types."""
-    from shardconv.formats.sdy.verify import verify
-
-    for dv in ctx.sdy:
+def rank_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """Ranks against the annotated tensor types: sdy shardings Shardy's verifier accepts, then HLO shardings."""
+    for dv, rejected in zip(ctx.sdy, ctx.sdy_errors):
         s = dv.value
         assert isinstance(s, (TensorSharding, TensorShardingPerValue))
-        try:
-            verify(s, dict(ctx.meshes))
-        except ShardingError as e:
-            yield RuleResult("verify", dv, e.message, notes=_suggestion_notes(e), col=error_col(dv.site, e))
-            continue
-        for msg in _sdy_rank_issues(s, dv.site.ranks, ctx.meshes):
-            yield RuleResult("rank-mismatch", dv, msg)
+        if rejected is None:
+            for msg in _sdy_rank_issues(s, dv.site.ranks, ctx.meshes):
+                yield RuleResult(dv, msg)
+    for dv in ctx.hlo:
+        assert isinstance(dv.value, HloSharding)
+        for msg in _hlo_rank_issues(dv.value, dv.site.ranks):
+            yield RuleResult(dv, msg)
 
 
-def collective_axes(ctx: ModuleContext) -> Iterator[RuleResult]:
+def _collective_axes(ctx: ModuleContext) -> Iterator[RuleResult]:
     """The axes a Shardy collective names (``sdy.all_gather [{}, {"y"}]``, ``sdy.all_reduce {"y"}``, ...)
     must be axes of the mesh its out_sharding names, as Shardy's collective verifier requires."""
     from shardconv.formats.sdy.read import parse_mesh
@@ -112,7 +120,6 @@ def collective_axes(ctx: ModuleContext) -> Iterator[RuleResult]:
             e = unknown_axis_name(missing.name, mesh)
             where = f"mesh {ref} = {mesh}" if ref.startswith("@") else f"its inline mesh {mesh}"
             yield RuleResult(
-                "verify",
                 dv,
                 f"{dv.site.site}: {e.message}: {where} has no such axis",
                 notes=_suggestion_notes(e),
@@ -143,25 +150,42 @@ def _is_maximal(s: TensorSharding, meshes: Mapping[str, Mesh]) -> bool:
     return m is not None and (m.is_maximal or m.is_empty) and not s.dims
 
 
-def hlo_values(ctx: ModuleContext) -> Iterator[RuleResult]:
-    """HLO shardings: ranks, device ids against num_partitions, and expressibility on --mesh."""
+def device_out_of_range(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """HLO shardings naming a device at or above num_partitions."""
+    yield from _device_issue(ctx, "device-out-of-range")
+
+
+def hlo_device_counts(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """HLO tile arrays over another device count than num_partitions (``device-count-mismatch``, whose
+    mesh-level half is ``mesh_rules.device_count_mismatch``)."""
+    yield from _device_issue(ctx, "device-count-mismatch")
+
+
+def _device_issue(ctx: ModuleContext, kind: str) -> Iterator[RuleResult]:
+    """Each HLO sharding's first device issue against num_partitions, when it is of ``kind``."""
     n = ctx.partitions
+    if n is None:
+        return
+    for dv in ctx.hlo:
+        assert isinstance(dv.value, HloSharding)
+        for rule, msg in _device_issues(dv.value, n)[:1]:
+            if rule == kind:
+                yield RuleResult(dv, msg)
+
+
+def not_expressible(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """HLO shardings with no equivalent on --mesh."""
     mesh = ctx.options.mesh
+    if mesh is None:
+        return
     for dv in ctx.hlo:
         h = dv.value
         assert isinstance(h, HloSharding)
-        for msg in _hlo_rank_issues(h, dv.site.ranks):
-            yield RuleResult("rank-mismatch", dv, msg)
-        if n is not None:
-            for rule, msg in _device_issues(h, n)[:1]:
-                yield RuleResult(rule, dv, msg)
-        if mesh is not None and h.kind in (HloKind.TILED, HloKind.TUPLE) and devices_of(h) in (None, mesh.num_devices):
+        if h.kind in (HloKind.TILED, HloKind.TUPLE) and devices_of(h) in (None, mesh.num_devices):
             e = _not_expressible(h, mesh, None if h.kind is HloKind.TUPLE else dv.site.rank)
             if e is not None:
                 notes = _suggestion_notes(e)
-                yield RuleResult(
-                    "not-expressible", dv, f"{h} has no equivalent on --mesh {mesh}: {e.message}", notes=notes
-                )
+                yield RuleResult(dv, f"{h} has no equivalent on --mesh {mesh}: {e.message}", notes=notes)
 
 
 @lru_cache(maxsize=1 << 12)
@@ -219,19 +243,19 @@ def _device_issues(h: HloSharding, n: int) -> list[tuple[str, str]]:
 
 
 def unspecified_dims(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """unspecified_dims naming a dim the tensor lacks."""
     for dv in ctx.module.values:
         if dv.site.kind is SiteKind.UNSPECIFIED_DIMS and isinstance(dv.value, tuple):
             rank = dv.site.rank
             bad = [d for d in dv.value if d < 0 or (rank is not None and d >= rank)]
             if bad:
                 yield RuleResult(
-                    "unspecified-dims",
                     dv,
                     f"unspecified_dims {list(dv.value)} name dim {bad[0]} but the tensor has rank {rank}",
                 )
 
 
-def roundtrips(ctx: ModuleContext) -> Iterator[RuleResult]:
+def roundtrip_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
     """An HLO sharding and the sdy sharding of the same value must place the data identically."""
     from shardconv.convert import same_assignment, to_hlo
 
@@ -250,7 +274,6 @@ def roundtrips(ctx: ModuleContext) -> Iterator[RuleResult]:
             continue
         s = pair.sdy.site
         yield RuleResult(
-            "roundtrip-mismatch",
             pair.hlo,
             f"{pair.hlo.site.site} {hlo} disagrees with {s.site} {s.text} (column {s.col}), "
             f"which XLA exports as {exported}",
@@ -276,7 +299,7 @@ def non_canonical(ctx: ModuleContext) -> Iterator[RuleResult]:
                 f"{site.site} canonicalised",
                 (Rewrite(ctx.module.index, site.kind.value, site.text.encode(), canon.encode()),),
             )
-            yield RuleResult("non-canonical", dv, f"{site.site} {site.text} is {canon} in XLA's spelling", fix=fix)
+            yield RuleResult(dv, f"{site.site} {site.text} is {canon} in XLA's spelling", fix=fix)
 
 
 def _releases(names: frozenset[str]) -> str:
@@ -299,7 +322,6 @@ def mixed_releases(ctx: ModuleContext) -> Iterator[RuleResult]:
             elif not common & spelling.releases:
                 earlier, name = first
                 yield RuleResult(
-                    "mixed-releases",
                     dv,
                     f"{spelling.name} is what XLA {_releases(spelling.releases)} writes, but {name} on line "
                     f"{earlier.site.line} is what only {_releases(common)} writes: "
@@ -311,16 +333,18 @@ def mixed_releases(ctx: ModuleContext) -> Iterator[RuleResult]:
                 common &= spelling.releases
 
 
-VALUE_RULES: tuple[Rule, ...] = (
-    parse_errors,
-    mesh_declarations,
-    sdy_values,
-    collective_axes,
-    hlo_values,
-    unspecified_dims,
-    roundtrips,
-    non_canonical,
-    mixed_releases,
-)
-
-__all__ = ["VALUE_RULES", "Rule", "RuleResult", "devices_of"]
+__all__ = [
+    "Check",
+    "RuleResult",
+    "device_out_of_range",
+    "devices_of",
+    "hlo_device_counts",
+    "mixed_releases",
+    "non_canonical",
+    "not_expressible",
+    "rank_mismatch",
+    "roundtrip_mismatch",
+    "syntax",
+    "unspecified_dims",
+    "verify",
+]

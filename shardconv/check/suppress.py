@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from shardconv.check.diagnostics import RULES, CheckFinding
+from shardconv.check.diagnostics import CheckFinding
+from shardconv.check.registry import RULES
 from shardconv.core.errors import did_you_mean
 
 if TYPE_CHECKING:
@@ -70,10 +71,7 @@ def _unused(s: Suppression, i: int, used: set[tuple[int, str]], path: str) -> Ch
         for r in idle
         if r not in RULES
     )
-    rule = RULES["unused-suppression"]
-    return CheckFinding(
-        rule.id,
-        rule.severity,
+    return RULES["unused-suppression"].finding(
         path,
         s.line,
         s.col,

@@ -11,7 +11,7 @@ from typing import IO, TYPE_CHECKING
 
 import click
 
-from shardconv.check.diagnostics import RULES
+from shardconv.check.registry import RULES
 
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem

@@ -14,23 +14,14 @@ import click
 
 from shardconv.core.errors import ShardingError
 from shardconv.cli.options import common_options, context, mesh_option, xla_version_option
-from shardconv.cli.spell import TARGETS, needs_sdy, render_target
+from shardconv.cli.spell import TARGETS, render_target
 from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION
 
 if TYPE_CHECKING:
-    from shardconv.core.model import HloSharding
     from shardconv.formats.detect import Input
-    from shardconv.cli.options import Context, Rank
-    from shardconv.cli.resolve import OnMesh
-
-@dataclass(frozen=True)
-class Note:
-    """One explanation: a stable ``code`` for scripts, a sentence, and the values it refers to."""
-
-    code: str
-    message: str
-    values: tuple[str, ...] = ()
-
+    from shardconv.cli.options import Context
+    from shardconv.convert.notes import Note
+    from shardconv.convert.resolve import OnMesh
 
 @dataclass(frozen=True)
 class Converted:
@@ -44,100 +35,24 @@ class Converted:
     notes: tuple[Note, ...]
 
 
-def default_target(inp: Input) -> str:
-    """HLO in -> sdy out; everything else -> HLO."""
-    return "sdy" if inp.is_hlo else "hlo"
-
-
 def convert_item(
     inp: Input, target: str, ctx: Context, *, explain: bool = True, xla_version: str = DEFAULT_XLA_VERSION
 ) -> Converted:
     """Convert one parsed input to ``target`` on ``ctx.mesh`` (pure: no I/O), HLO text spelled as XLA
     ``xla_version`` writes it. Without ``explain`` the XLA-importer view and the notes are skipped (the
     plain answer path stays fast)."""
-    from shardconv.cli import resolve
+    from shardconv.convert import resolve
+    from shardconv.convert.notes import notes_for, xla_view_of
 
     rank = resolve.input_rank(inp, ctx.rank)
     on: OnMesh | None = None
-    if needs_sdy(inp, target, ctx.mesh):
+    if resolve.needs_sdy(inp, target, ctx.mesh):
         on = resolve.as_sdy(inp, ctx.mesh, rank=rank)
     output = render_target(inp, target, ctx, on, rank, xla_version=xla_version)
     if not explain:
         return Converted(inp, target, output, on, None, ())
-    xla = _xla_view(inp, rank) if inp.is_hlo and on is not None else None
-    return Converted(inp, target, output, on, xla, tuple(_notes(inp, target, ctx, on, xla)))
-
-
-def _xla_view(inp: Input, rank: Rank) -> OnMesh | ShardingError:
-    from shardconv.core.model import HloSharding
-    from shardconv.cli.resolve import value_as, xla_view
-
-    try:
-        return xla_view(value_as(inp, HloSharding), rank=rank)
-    except ShardingError as e:
-        return e
-
-
-def _notes(
-    inp: Input, target: str, ctx: Context, on: OnMesh | None, xla: OnMesh | ShardingError | None
-) -> list[Note]:
-    """What the answer alone does not say: synthetic or distorted meshes, near-misses, lost details."""
-    from shardconv.core.model import HloSharding, TensorSharding
-    from shardconv.formats.sdy.write import print_mesh
-    from shardconv.cli import resolve
-
-    notes: list[Note] = []
-    if on is not None and on.synthetic:
-        notes.append(
-            Note(
-                "synthetic-mesh",
-                "no --mesh: this is on the synthetic mesh XLA's importer would invent",
-                (print_mesh(on.mesh, form="decl"), str(on.sharding)),
-            )
-        )
-    elif isinstance(xla, ShardingError) and on is not None:
-        notes.append(Note("xla-import-fails", f"XLA's importer cannot convert this input: {xla.message}"))
-    elif xla is not None and on is not None and not isinstance(xla, ShardingError):
-        vals = (print_mesh(xla.mesh, form="decl"), str(xla.sharding))
-        verdict = resolve.import_verdict(resolve.value_as(inp, HloSharding), xla.mesh, on.mesh)
-        notes.append(Note(verdict.rule, verdict.headline, vals))
-    hlo = resolve.value_as(inp, HloSharding) if inp.is_hlo else None
-    alt = resolve.whole_axis_alternative(hlo, on) if hlo is not None and on is not None else None
-    if alt is not None and hlo is not None:
-        notes.append(
-            Note(
-                "whole-axis-alternative",
-                f"{alt[0].to_text(attribute=False)} (whole axes) is a different device order",
-                (str(alt[1]), f"its tiles: {_tiles_on(alt[1])}", f"yours:     {_tiles_on(hlo)}"),
-            )
-        )
-    if on is not None and on.manual_axes:
-        names = ", ".join(f'"{a}"' for a in on.manual_axes)
-        notes.append(
-            Note(
-                "manual-axes",
-                f"the input is manual over {{{names}}}: those axes belong to the enclosing "
-                "sdy.manual_computation (manual_axes), not to this sharding",
-            )
-        )
-    if not inp.is_hlo and inp.kind == "sdy":
-        dims = resolve.value_as(inp, TensorSharding).dims
-        if target == "v3":  # V3 keeps open dims (XLA's NamedSharding has them), not priorities
-            if any(d.priority is not None for d in dims):
-                notes.append(Note("dropped", "HLO V3 has no priorities; they were dropped"))
-        elif target != "sdy" and any(not d.is_closed or d.priority is not None for d in dims):
-            notes.append(Note("dropped", "HLO has no open dims or priorities; they were dropped"))
-    return notes
-
-
-def _tiles_on(hlo: HloSharding) -> str:
-    """``{0,1} {2,3} ...``: the devices of each tile in tile order."""
-    from shardconv.core.placement import placement
-    from shardconv.ui.device_ids import compress_ids
-
-    tiles = placement(hlo).tiles
-    shown = " ".join("{" + compress_ids(t.devices) + "}" for t in tiles[:8])
-    return shown + (" ..." if len(tiles) > 8 else "")
+    xla = xla_view_of(inp, rank) if inp.is_hlo and on is not None else None
+    return Converted(inp, target, output, on, xla, notes_for(inp, target, on, xla))
 
 
 def explain_text(c: Converted, width: int = 80) -> str:
@@ -245,7 +160,7 @@ def convert(
     '[{...}]' Shardy, "P(None, 'model')" partition spec, hex or base64 OpSharding proto.
     """
     from shardconv.ui.console import is_tty
-    from shardconv.cli import resolve
+    from shardconv.convert import resolve
     from shardconv.formats.detect import anchored_in, stdin_items
 
     ctx = context(mesh_text, rank, shape_text)
@@ -264,9 +179,8 @@ def convert(
         try:
             with anchored_in(item):
                 inp = resolve.parse_on_mesh(item, from_kind, ctx.mesh)
-                c = convert_item(
-                    inp, target or default_target(inp), ctx, explain=explain or fmt == "json", xla_version=xla_version
-                )
+                to = target or resolve.default_target(inp)
+                c = convert_item(inp, to, ctx, explain=explain or fmt == "json", xla_version=xla_version)
         except ShardingError as e:
             failed += 1
             _report_error(e, line, item, fmt, batch)

@@ -22,7 +22,7 @@ MESH_VERDICT_STYLE = {"same": "green", "coarsened": "yellow", "refined": "yellow
 def report_for(inp: Input, ctx: Context) -> RoundTripReport:
     """The library's round trip of ``inp`` on ``ctx.mesh`` (a partition spec starts on the Shardy side)."""
     from shardconv.convert import roundtrip as run_roundtrip, v3_to_v2
-    from shardconv.cli import resolve
+    from shardconv.convert import resolve
     from shardconv.formats.detect import SPEC_KINDS
 
     mesh = resolve.need_mesh(ctx.mesh, "roundtrip")
@@ -184,7 +184,7 @@ def roundtrip(
     sdy → HLO → sdy. Shows each step, what was dropped and why, and how XLA's mesh-less importer
     would rebuild the mesh (the "distorted mesh").
     """
-    from shardconv.cli import resolve
+    from shardconv.convert import resolve
     from shardconv.formats.detect import anchored_in
 
     ctx = context(mesh_text, rank, shape_text)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from shardconv.check.diagnostics import RULES
+from shardconv.check.registry import RULES
 from shardconv.cli.check import complete_rules
 from shardconv.cli.options import text_or_json
 
@@ -20,7 +20,7 @@ from shardconv.cli.options import text_or_json
 def rule(rule: str | None, show_all: bool, fmt: str) -> None:
     """Explain RULE (or, with no RULE, list the rules): what it catches, why it matters, an example that
     fails and its fix."""
-    from shardconv.check.rule_docs import DOCS, explain
+    from shardconv.check.rule_docs import explain
 
     if rule is not None and rule not in RULES:
         from shardconv.core.errors import did_you_mean, suggestion_lines
@@ -39,11 +39,11 @@ def rule(rule: str | None, show_all: bool, fmt: str) -> None:
                 "id": r,
                 "severity": RULES[r].severity,
                 "summary": RULES[r].summary,
-                "why": DOCS[r].why,
-                "fails": DOCS[r].bad,
-                "fixed": DOCS[r].good,
-                "args": list(DOCS[r].args),
-                "fix": DOCS[r].how,
+                "why": RULES[r].why,
+                "fails": RULES[r].bad,
+                "fixed": RULES[r].good,
+                "args": list(RULES[r].args),
+                "fix": RULES[r].how,
                 "help_uri": rule_uri(r),
             }
             for r in (chosen or RULES)

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from shardconv.core.placement import Placement
     from shardconv.formats.detect import Input
     from shardconv.cli.options import Context
-    from shardconv.cli.resolve import OnMesh, Outcome
+    from shardconv.convert.resolve import OnMesh, Outcome
 
 # (label, --to target) of the spellings ``show`` lists, in order.
 SPELLINGS = (
@@ -48,8 +48,9 @@ def build(inp: Input, ctx: Context, xla_version: str = DEFAULT_XLA_VERSION) -> S
     ``xla_version`` writes them."""
     from shardconv.core.model import TensorSharding
     from shardconv.core.placement import placement
-    from shardconv.cli import resolve
-    from shardconv.cli.spell import needs_sdy, render_target
+    from shardconv.convert import resolve
+    from shardconv.cli.spell import render_target
+    from shardconv.convert.resolve import needs_sdy
 
     rank = resolve.input_rank(inp, ctx.rank)
     hlo = resolve.as_hlo(inp, ctx.mesh, rank=rank)
@@ -102,7 +103,7 @@ def _mesh_is_synthetic(s: Shown) -> bool:
 
 
 def _xla_json(s: Shown) -> dict[str, Any] | None:
-    from shardconv.cli.resolve import import_verdict
+    from shardconv.convert.resolve import import_verdict
     from shardconv.ui import jsonout
 
     if s.xla is None:
@@ -162,7 +163,7 @@ def render_text(s: Shown, console: Any) -> None:
     """Print ``s`` on a rich console. Values wrap only at separators, and only on a terminal."""
     from rich.text import Text
 
-    from shardconv.cli.resolve import import_verdict
+    from shardconv.convert.resolve import import_verdict
     from shardconv.ui.console import use_color, wrap_width
     from shardconv.ui.tiles import render_placement
     from shardconv.ui.wrap import wrapped
@@ -242,7 +243,7 @@ def show(
     jax.debug.visualize_sharding), the replication groups, the slice each device owns (with --shape),
     every equivalent spelling, and the mesh XLA's importer would invent.
     """
-    from shardconv.cli import resolve
+    from shardconv.convert import resolve
     from shardconv.formats.detect import anchored_in
 
     ctx = context(mesh_text, rank, shape_text)

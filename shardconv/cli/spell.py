@@ -5,27 +5,19 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, TypeGuard
 
+from shardconv.convert.resolve import V3_TARGETS, is_v3
 from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION
 
 if TYPE_CHECKING:
-    from shardconv.core.model import HloSharding, Mesh, TensorSharding, TensorShardingPerValue
+    from shardconv.core.model import HloSharding, TensorSharding, TensorShardingPerValue
     from shardconv.formats.detect import Input
     from shardconv.cli.options import Context, Rank
-    from shardconv.cli.resolve import OnMesh
+    from shardconv.convert.resolve import OnMesh
 
 TARGETS = (
     "hlo", "sdy", "v1", "v2", "v3", "spec", "proto-hex", "proto-base64", "proto-v2", "proto-v3", "textproto", "json",
 )
-SDY_TARGETS = ("sdy", "v3", "spec", "proto-v3")
-V3_TARGETS = ("v3", "proto-v3")  # the V3 form: a V3 input's own, else the Shardy side's to_v3
 _NOTATIONS = {"sdy": "sdy", "spec": "spec", "v3": "v3", "proto-v3": "v3"}  # the other targets write HLO V1/V2
-
-
-def needs_sdy(inp: Input, target: str, mesh: Mesh | None) -> bool:
-    """Whether ``target`` is computed from the Shardy side (and so needs a mesh, real or synthetic)."""
-    if target in V3_TARGETS and _is_v3(inp):
-        return False
-    return target in SDY_TARGETS or (target == "json" and (mesh is not None or inp.is_hlo))
 
 
 def render_target(
@@ -33,7 +25,7 @@ def render_target(
 ) -> str:
     """``inp`` spelled as ``target``; ``on`` is its Shardy side (required for SDY_TARGETS). HLO text is
     written as XLA ``xla_version`` writes it."""
-    from shardconv.cli import resolve
+    from shardconv.convert import resolve
     from shardconv.convert.reduction import reductions, require_spelling
     from shardconv.formats.hlo.write import print_hlo
 
@@ -89,11 +81,11 @@ def render_target(
 def _v3_form(inp: Input, on: OnMesh | None) -> HloSharding:
     """The V3 sharding of ``inp``: a V3 input as parsed (its device_ids stay as written), else ``to_v3`` of
     its Shardy side."""
-    from shardconv.cli import resolve
+    from shardconv.convert import resolve
     from shardconv.convert import to_v3
     from shardconv.core.model import HloSharding
 
-    if _is_v3(inp):
+    if is_v3(inp):
         return resolve.value_as(inp, HloSharding)
     assert on is not None
     one = _single(on, "v3")
@@ -108,15 +100,9 @@ def _holds_v3(value: object) -> TypeGuard[HloSharding]:
     return value.kind is Kind.MESH or any(_holds_v3(e) for e in value.elements)
 
 
-def _is_v3(inp: Input) -> bool:
-    from shardconv.core.model import HloSharding, Kind
-
-    return isinstance(inp.value, HloSharding) and inp.value.kind is Kind.MESH
-
-
 def _json_target(inp: Input, ctx: Context, on: OnMesh | None, rank: Rank) -> str:
     """``--to json``: the structure of the sharding on both sides, one line of JSON."""
-    from shardconv.cli import resolve
+    from shardconv.convert import resolve
     from shardconv.ui import jsonout
 
     hlo = resolve.as_hlo(inp, ctx.mesh, rank=rank)

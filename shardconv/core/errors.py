@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from shardconv.core.positions import caret_excerpt, line_col
 
@@ -48,9 +48,15 @@ def did_you_mean(word: str, candidates: Iterable[str], *, spelled: str = '"{}"')
     return () if best is None else (Suggestion(f"did you mean {spelled.format(best)}?", prefix=""),)
 
 
+_E = TypeVar("_E", bound="ShardingError")
+
+
 class ShardingError(Exception):
     """Bad input. Carries the offending text and a position so ``str()`` can show a caret line, and
-    suggestions printed under it (the message itself stays the verifier's exact wording)."""
+    suggestions printed under it (the message itself stays the verifier's exact wording).
+
+    Treat one as immutable once raised (parse results cache their errors): ``replaced``,
+    ``with_suggestions``, ``located`` and ``anchor`` return a new error and leave this one as it is."""
 
     def __init__(
         self,
@@ -84,20 +90,37 @@ class ShardingError(Exception):
         tips = suggestion_lines(self.suggestions)
         return f"{where}{self.message}" + (f"\n{excerpt}" if excerpt else "") + (f"\n{tips}" if tips else "")
 
-    def anchor(self, text: str) -> ShardingError:
+    def replaced(self: _E, **changes: Any) -> _E:
+        """A copy of this error (same class, same details) with ``changes`` to its fields (``message``,
+        ``text``, ``pos``, ``line``, ``column``, ``suggestions``, ...). A new ``text`` or ``pos`` without a
+        new ``line`` recomputes line and column."""
+        new = type(self).__new__(type(self), *self.args)
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        if "message" in changes:
+            new.args = (new.message,)
+        moved = ("text" in changes or "pos" in changes) and "line" not in changes
+        if moved and new.text is not None and new.pos is not None:
+            new.line, new.column = line_col(new.text, new.pos)
+        return new
+
+    def with_suggestions(self: _E, suggestions: Iterable[Suggestion]) -> _E:
+        """This error with ``suggestions`` added after its own."""
+        more = tuple(suggestions)
+        return self.replaced(suggestions=self.suggestions + more) if more else self
+
+    def anchor(self: _E, text: str) -> _E:
         """Point a position-less error into the input ``text`` it came from: at the first fragment the
         message quotes (an axis ``"c"``/``'c'``, a sub-axis ``"b":(1)2``) found there, else column 1."""
         if self.text is not None:
             return self
         return self.located(text, _quoted_offset(self.message, text))
 
-    def located(self, text: str, offset: int) -> ShardingError:
+    def located(self: _E, text: str, offset: int) -> _E:
         """Re-anchor a position-less error at ``offset`` in ``text`` (used when a nested value fails)."""
-        if self.text is None:
-            self.text = text
-            self.pos = offset + (self.pos or 0)
-            self.line, self.column = line_col(text, self.pos)
-        return self
+        if self.text is not None:
+            return self
+        return self.replaced(text=text, pos=offset + (self.pos or 0))
 
 
 _QUOTED = re.compile(r"""(["'])((?:(?!\1).)+)\1(:\(\d+\)\d+)?""")

@@ -41,7 +41,7 @@ def pointing_into(*values: object) -> Iterator[None]:
     except ShardingError as e:
         text = next((t for t in map(source_of, values) if t is not None), None)
         if text is not None:
-            e.anchor(text)
+            raise e.anchor(text) from None
         raise
 
 

@@ -95,8 +95,7 @@ def anchored_in(text: str) -> Iterator[None]:
     try:
         yield
     except ShardingError as e:
-        e.anchor(text)
-        raise
+        raise e.anchor(text) from None
 
 
 def parse_input(text: str, kind: str = "auto", *, num_devices: int | None = None) -> Input:
@@ -252,18 +251,15 @@ def _open_quote(text: str, pos: int) -> int | None:
 def mesh_in_file(path: str) -> Mesh:
     """``--mesh @FILE``: the first ``sdy.mesh`` of the file (also one inside an escaped string, as
     ``xla.sdy.meshes`` holds it); an error in it points into the file, at its line and column."""
-    from shardconv.core.positions import line_col
     from shardconv.formats.sdy.read import parse_mesh
 
     found = _find_mesh(path, _read_mesh_file(path))
     try:
         return parse_mesh(found.text)
     except ShardingError as e:
-        e.message = f"--mesh @{path}: {e.message}"
-        e.text = found.file_text
-        e.pos = found.file_pos(e.pos or 0)
-        e.line, e.column = line_col(found.file_text, e.pos)
-        raise
+        raise e.replaced(
+            message=f"--mesh @{path}: {e.message}", text=found.file_text, pos=found.file_pos(e.pos or 0)
+        ) from None
 
 
 def first_mesh_in_file(path: str) -> str:

@@ -17,7 +17,6 @@ from shardconv.core.errors import (
     did_you_mean,
 )
 from shardconv.core.limits import check_text_length
-from shardconv.core.positions import line_col
 
 if TYPE_CHECKING:
     from shardconv.formats._lark_runtime import Lark
@@ -188,11 +187,7 @@ def parse(name: str, start: str, text: str, transformer: Any) -> Any:
             pos = getattr(e.obj, "meta", None)
             start_pos = getattr(pos, "start_pos", None) if pos is not None and not getattr(pos, "empty", True) else None
             if inner.text is None:
-                inner.text = text
-                if inner.pos is None and start_pos is not None:
-                    inner.pos = start_pos
-                if inner.pos is not None:
-                    inner.line, inner.column = line_col(text, inner.pos)
+                inner = inner.replaced(text=text, pos=inner.pos if inner.pos is not None else start_pos)
             raise inner from None
         raise ShardingSyntaxError(f"invalid value: {inner}", text=text, pos=0) from None
     except UnexpectedToken as e:

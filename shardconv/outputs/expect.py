@@ -62,8 +62,7 @@ def parse_report(data: bytes, name: str = "report") -> list[HloSharding]:
         try:
             h = parse_hlo_text(ln)
         except ShardingError as e:
-            e.message = f"{name}:{n}: {e.message}"
-            raise
+            raise e.replaced(message=f"{name}:{n}: {e.message}") from None
         if h.kind is Kind.TUPLE:
             if len(lines) > 1:
                 raise ShardingSyntaxError(f"{name}:{n}: a tuple string must be the only line of the report")

@@ -122,9 +122,8 @@ def located(text: str, offset: int, fn: Callable[[], T]) -> T:
     try:
         return fn()
     except ShardingError as e:
-        e.text = None  # its position is still in the piece: let ``located`` shift it into ``text``
-        e.located(text, offset)
-        raise
+        # its position is still in the piece: let ``located`` shift it into ``text``
+        raise e.replaced(text=None).located(text, offset) from None
 
 
 def cross_check(

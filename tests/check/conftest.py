@@ -13,4 +13,4 @@ HERE = Path(__file__).parent
 @pytest.fixture(scope="session")
 def jax_dumps(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder holding xla_dump/, lowered.mlir, compiled.txt, hlo_to_stablehlo.mlir and tensors.txt.0."""
-    return write_with_jax(HERE / "make_dumps.py", tmp_path_factory.mktemp("jax_dumps"))
+    return write_with_jax(HERE.parent / "support" / "make_dumps.py", tmp_path_factory.mktemp("jax_dumps"))

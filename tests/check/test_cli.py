@@ -10,7 +10,7 @@ from pathlib import Path
 
 import jax  # noqa: F401  - the generator test below needs it; import fails loudly if missing
 import pytest
-from check_cli import DUMPS, MESH, run
+from support.check_cli import DUMPS, MESH, run
 
 
 def d(name: str) -> str:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from check_cli import DUMPS, run
+from support.check_cli import DUMPS, run
 
 MODULE = """module @m attributes {{mhlo.num_partitions = 4 : i32}} {{
   sdy.mesh @mesh = <["x"=2, "y"=2]>

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from check_cli import ROOT, SEED_MLIR, run
+from support.check_cli import ROOT, SEED_MLIR, run
 
 from shardconv.check.config import ConfigError, ConfigFinder, load
 from shardconv.cli.main import main

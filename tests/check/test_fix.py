@@ -12,7 +12,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 
 import pytest
-from check_cli import DUMPS, MESH, run
+from support.check_cli import DUMPS, MESH, run
 
 from shardconv.check.apply import FixError, apply, plan_file
 from shardconv.check.context import CheckOptions

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from check_cli import SEED_MLIR, run
+from support.check_cli import SEED_MLIR, run
 
 from shardconv.check import check_text
 

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from check_cli import MESH, SEED_MLIR, run
+from support.check_cli import MESH, SEED_MLIR, run
 
 from shardconv.check import check_paths, check_text
 

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from check_cli import DUMPS, MESH, ROOT, SEED_MLIR, run
+from support.check_cli import DUMPS, MESH, ROOT, SEED_MLIR, run
 
 CLOSING = (
     "3 file(s) checked, 0 skipped, 12 sharding value(s) scanned (12 distinct): "

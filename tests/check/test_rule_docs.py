@@ -11,27 +11,67 @@ import sys
 from pathlib import Path
 
 import pytest
-from check_cli import MESH, ROOT, SEED_MLIR, run
+from support.check_cli import MESH, ROOT, SEED_MLIR, run
 
-from shardconv.check.diagnostics import RULES
-from shardconv.check.rule_docs import DOCS, rules_markdown
+from shardconv.check.config import parse_shapes
+from shardconv.check.context import CheckOptions, build_context
+from shardconv.formats.detect import parse_mesh_option
+from shardconv.scan.modules import module_values
+from shardconv.scan.native import scan_bytes
+
+from shardconv.check.registry import RULES
+from shardconv.check.rule_docs import rules_markdown
 from shardconv.cli.main import main
 
 
 def test_every_rule_is_documented_and_docs_rules_md_is_generated_from_the_registry() -> None:
-    assert list(DOCS) == list(RULES)
-    assert all(d.why and d.how for d in DOCS.values())
+    assert all(r.why and r.how for r in RULES.values())
     assert (ROOT / "docs" / "rules.md").read_text(encoding="utf-8") == rules_markdown(), (
         "docs/rules.md is stale: regenerate it with "
         "python -c 'from shardconv.check.rule_docs import rules_markdown as m; print(m(), end=\"\")' > docs/rules.md"
     )
 
 
-@pytest.mark.parametrize("rule", [r for r in RULES if DOCS[r].bad])
+def _options(args: tuple[str, ...]) -> CheckOptions:
+    """An example's check flags as options (the flags the examples use)."""
+    flags = dict(zip(args[::2], args[1::2]))
+    mesh = flags.get("--mesh")
+    allowed = flags.get("--allowed-meshes")
+    return CheckOptions(
+        mesh=parse_mesh_option(mesh) if mesh else None,
+        allowed_meshes=parse_shapes(allowed.split(",")) if allowed else None,
+    )
+
+
+def _reporting(text: str, args: tuple[str, ...]) -> set[str]:
+    """The rules whose check function, run alone on ``text``'s modules, reports something."""
+    found = set()
+    for module in module_values(scan_bytes(text.encode()), "example"):
+        ctx = build_context("example", module, _options(args))
+        found |= {r.id for r in RULES.values() if r.check is not None and any(True for _ in r.check(ctx))}
+    return found
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if RULES[r].bad and RULES[r].check is not None])
+def test_each_check_function_reports_its_own_rule_only(rule: str) -> None:
+    """A check's results are its record's: on a rule's failing example exactly that rule's check function
+    reports (so no function finds another rule's problem under its own id), and on the fix none does."""
+    r = RULES[rule]
+    assert _reporting(r.bad, r.args) == {rule}
+    assert _reporting(r.good, r.args) == set()
+
+
+def test_every_check_function_is_one_rules() -> None:
+    checks = [r.check for r in RULES.values() if r.check is not None]
+    assert len(set(checks)) == len(checks), "a check function registered under two rules"
+    assert {r for r in RULES if RULES[r].check is None} == {"io-error", "unused-suppression"}
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if RULES[r].bad])
 def test_each_failing_example_fails_with_its_rule_and_its_fix_does_not(
     rule: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    doc = DOCS[rule]
+    doc = RULES[rule]
     for name, text in (("bad", doc.bad), ("good", doc.good)):
         f = tmp_path / (name + (".mlir" if text.startswith("module") else ".hlo"))
         f.write_text(text)
@@ -49,7 +89,7 @@ def test_rule_command_explains_a_rule(capsys: pytest.CaptureFixture[str]) -> Non
     out = capsys.readouterr().out
     assert e.value.code == 0 and out.startswith("## distorted-mesh\n")
     assert "invents a mesh of _axis_N axes" in out and "Mesh is not valid" in out
-    assert "Fails (`shardconv check --mesh batch=2,model=4`):" in out and DOCS["distorted-mesh"].good.strip() in out
+    assert "Fails (`shardconv check --mesh batch=2,model=4`):" in out and RULES["distorted-mesh"].good.strip() in out
     with pytest.raises(SystemExit):
         main(["rule", "--all"])
     out = capsys.readouterr().out
@@ -106,7 +146,7 @@ def test_import_distorts_mesh_fix_keeps_the_placement(capsys: pytest.CaptureFixt
     just respell a different placement as the failing example's mesh would import it)."""
     import re
 
-    doc = DOCS["import-distorts-mesh"]
+    doc = RULES["import-distorts-mesh"]
     (bad,) = re.findall(r'mhlo\.sharding = "(\{[^"]*\})"', doc.bad)
     (good,) = re.findall(r"sdy\.sharding = (#sdy\.sharding<[^>]*>)", doc.good)
     mesh = re.search(r"sdy\.mesh @mesh = (<[^>]*>)", doc.good)

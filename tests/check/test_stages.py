@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from check_cli import MESH, run
+from support.check_cli import MESH, run
 from support.jax_child import compile_stages
 
 from shardconv.check.stages import Stage, stage_of_name

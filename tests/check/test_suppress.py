@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from check_cli import DUMPS, MESH, SEED_MLIR, run
+from support.check_cli import DUMPS, MESH, SEED_MLIR, run
 
 from shardconv.check import check_text
 from shardconv.check.suppress import Suppression, suppressions_of

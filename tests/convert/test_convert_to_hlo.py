@@ -12,6 +12,7 @@ from shardconv.formats import parse_mesh, parse_sdy, parse_sdy_per_value
 
 from support.convert_cases import batches, hlo_visible
 from support.oracle_export import ExportCase, xla_export
+from support.validate import validate_all
 
 GOLDEN_31 = [
     ('<["x"=2,"y"=4,"z"=4]>', '[{"x"}, {}]', "{devices=[2,1,16]<=[32] last_tile_dim_replicate}"),
@@ -44,8 +45,7 @@ def _case(mesh_text: str, dims: str) -> tuple[Mesh, object]:
 
 @pytest.mark.parametrize(("mesh_text", "dims", "expected"), GOLDEN_31)
 def test_golden(mesh_text: str, dims: str, expected: str) -> None:
-    mesh, sharding = _case(mesh_text, dims)
-    assert str(to_hlo(sharding, mesh)) == expected
+    validate_all(f"#sdy.sharding<@mesh, {dims}>", mesh=parse_mesh(mesh_text), hlo=expected)
 
 
 def test_golden_agrees_with_xla() -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from jax._src.lib import xla_client as xc
-from xla_outputs import compile_module, xla_outputs, xla_string
+from support.xla_outputs import compile_module, xla_outputs, xla_string
 
 from shardconv.cli.main import cli
 from shardconv.outputs import (
@@ -153,7 +153,7 @@ def test_unconstrained_results_are_undecided_and_the_named_stage_holds_jax_s_ans
     """A real lowering of unconstrained results, and its before_optimizations: XLA's converter reads no
     output sharding from them, and jax's compiled.output_shardings are sharded. outputs says both, names
     the stage to read instead, and that stage gives exactly jax's answer."""
-    from xla_outputs import root_sharding
+    from support.xla_outputs import root_sharding
 
     jax_says = json.loads((stages / "output_shardings.json").read_text())
     assert any(s != "{replicated}" for s in jax_says)

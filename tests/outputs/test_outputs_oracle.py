@@ -11,8 +11,8 @@ import sys
 
 import pytest
 from jax._src.lib import xla_client as xc
-from outputs_gen import KINDS, generate
-from xla_outputs import (
+from support.outputs_gen import KINDS, generate
+from support.xla_outputs import (
     compile_module,
     leaves_of,
     root_sharding,

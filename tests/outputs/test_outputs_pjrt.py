@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax._src.lib import xla_client as xc
 from support.hlo_strategies import single
-from xla_outputs import fields_of
+from support.xla_outputs import fields_of
 
 from shardconv.cli.main import cli
 from shardconv.convert.spellings import to_v1, v3_to_v2
@@ -45,7 +45,7 @@ def programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, ob
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"} | {"TF_CPP_MIN_LOG_LEVEL": "3"}
     dump = tmp_path_factory.mktemp("dump")
     run = subprocess.run(
-        [sys.executable, str(HERE / "pjrt_child.py"), str(dump)], capture_output=True, text=True, env=env, timeout=300,
+        [sys.executable, str(HERE.parent / "support" / "pjrt_child.py"), str(dump)], capture_output=True, text=True, env=env, timeout=300,
         check=False,
     )
     assert run.returncode == 0, run.stderr[-2000:]

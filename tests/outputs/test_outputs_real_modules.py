@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from jax._src.lib import xla_client as xc
-from xla_outputs import compile_module, xla_outputs, xla_string
+from support.xla_outputs import compile_module, xla_outputs, xla_string
 
 from shardconv.cli.main import cli
 from shardconv.outputs.writers import split_length_prefixed

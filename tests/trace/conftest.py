@@ -13,5 +13,5 @@ HERE = Path(__file__).parent
 @pytest.fixture(scope="session")
 def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The folder make_logs.py writes (see its docstring)."""
-    return write_with_jax(HERE / "make_logs.py", tmp_path_factory.mktemp("trace_logs"))
+    return write_with_jax(HERE.parent / "support" / "make_logs.py", tmp_path_factory.mktemp("trace_logs"))
 

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from trace_util import ROOT, SEED_LOG, changes, run, run_json
+from support.trace_util import ROOT, SEED_LOG, changes, run, run_json
 
 
 def test_renamed_axes_are_a_mesh_change_not_a_placement_change(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:

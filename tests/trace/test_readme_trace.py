@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from trace_util import ROOT
+from support.trace_util import ROOT
 
 README = ROOT / "README.md"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from support.jax_child import compile_stages
-from trace_util import changes, run_json
+from support.trace_util import changes, run_json
 
 import shardconv as sc
 

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from trace_util import SEED_LOG, changes, run, run_json
+from support.trace_util import SEED_LOG, changes, run, run_json
 
 from shardconv.trace import report
 from shardconv.trace.run import FORGET

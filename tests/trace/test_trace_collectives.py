@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from trace_util import changes, run_json
+from support.trace_util import changes, run_json
 
 MODULE = """module @m attributes {{mhlo.num_partitions = 8 : i32}} {{
   sdy.mesh @mesh = <["x"=2, "y"=4]>

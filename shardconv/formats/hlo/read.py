@@ -45,7 +45,7 @@ def _at(tok: Any) -> Iterator[None]:
         yield
     except ShardingValidationError as e:
         if e.pos is None:
-            e.pos = getattr(tok, "start_pos", None)
+            raise e.replaced(pos=getattr(tok, "start_pos", None)) from None
         raise
 
 
@@ -198,8 +198,7 @@ class _HloTransformer(Transformer[Token, HloSharding]):
         try:
             check_device_count(dims)
         except ShardingError as e:
-            e.pos = tok.start_pos
-            raise
+            raise e.replaced(pos=tok.start_pos) from None
         return dims
 
     def single(self, items: list[_Item]) -> HloSharding:
@@ -263,7 +262,7 @@ class _HloTransformer(Transformer[Token, HloSharding]):
             return tile
         except ShardingValidationError as e:
             if e.pos is None:
-                e.pos = item.tok.start_pos
+                raise e.replaced(pos=item.tok.start_pos) from None
             raise
 
     # ---- V3 ----------------------------------------------------------------------------------

@@ -101,7 +101,7 @@ class _SdyTransformer(Transformer[Token, Any]):
         except ShardingError as e:
             if e.pos is None:
                 tok = _second_occurrence(axes) if e.message.startswith("duplicate axis name") else anchor
-                e.pos = tok.start_pos if tok is not None else None
+                raise e.replaced(pos=tok.start_pos if tok is not None else None) from None
             raise
         return Mesh.of(mesh.axes, ids)
 

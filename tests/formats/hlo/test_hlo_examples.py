@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from support.oracle_xla import xla_canonical, xla_proto
+from support.validate import validate_identity
 from shardconv.core.errors import ShardingSyntaxError
 from shardconv.core.model import HloSharding, Kind, OpMetadata, SubgroupType
 from shardconv.formats.hlo.read import parse_hlo
@@ -74,8 +75,8 @@ CANONICAL = [
 
 @pytest.mark.parametrize("text, expected", CANONICAL)
 def test_canonical_text_and_proto(text: str, expected: str) -> None:
+    validate_identity(text, write=expected)
     h = parse_hlo(text)
-    assert str(h) == expected
     assert xla_canonical(text) == expected  # the table itself is checked against XLA
     assert to_proto_bytes(h) == xla_proto(text)
 

@@ -7,7 +7,7 @@ import io
 
 from shardconv.check.context import CheckOptions
 from shardconv.check.diagnostics import FileReport, Skipped
-from shardconv.check.evaluate import RuleCap, module_findings, position
+from shardconv.check.evaluate import dropped, module_findings, position
 from shardconv.check.suppress import apply_suppressions
 from support.reference_scan.dedup import modules
 from support.reference_scan.lines import ReadOptions, read_sites
@@ -19,17 +19,18 @@ def reference_report(data: bytes, path: str, opts: CheckOptions, read: ReadOptio
     kind, sites = read_sites(stream, path, read or ReadOptions())
     if kind.skipped:
         return Skipped(path, kind.reason)
-    cap = RuleCap(opts.max_per_rule)
+    counts: dict[str, int] = {}
     found = []
     total = distinct = 0
     for module in modules(sites):
         total += module.total
         distinct += len(module.values)
-        found.extend(module_findings(path, module, opts, cap))  # type: ignore[arg-type]
+        more, counts = module_findings(path, module, opts, counts)  # type: ignore[arg-type]
+        found.extend(more)
     found.sort(key=position)
     kept = apply_suppressions(found, stream.found, path, report_unused=opts.report_unused)  # type: ignore[arg-type]
     kept = [f for f in kept if f.rule not in opts.ignore]
-    return FileReport(path, kind.kind, tuple(kept), total, distinct, cap.dropped)
+    return FileReport(path, kind.kind, tuple(kept), total, distinct, dropped(counts, opts.max_per_rule))
 
 
 __all__ = ["reference_report"]

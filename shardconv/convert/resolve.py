@@ -1,7 +1,9 @@
-"""Brings any parsed input to the HLO or the Shardy side, by calling the library's converters.
+"""Brings any parsed input to the HLO or the Shardy side, by calling the converters, and says which
+side an output spelling is computed from.
 
-Shared by ``convert``, ``show`` and ``roundtrip`` so they agree on what an input means on a mesh.
-Nothing here converts by itself: it only chooses which converter to call.
+Shared by the CLI's ``convert``, ``show`` and ``roundtrip`` and by the library (``conversion_notes``),
+so they agree on what an input means on a mesh. Nothing here converts by itself: it only chooses which
+converter to call.
 """
 
 from __future__ import annotations
@@ -14,10 +16,32 @@ from shardconv.core.errors import ShardingError, ShardingValidationError, Sugges
 from shardconv.formats.detect import SDY, SDY_PER_VALUE, SPEC_KINDS, Input
 
 if TYPE_CHECKING:
-    from shardconv.cli.options import Rank
+    from shardconv.convert.to_sdy import RankArg as Rank
     from shardconv.core.model import HloSharding, Mesh, TensorSharding, TensorShardingPerValue
 
 _Model = TypeVar("_Model")
+
+SDY_TARGETS = ("sdy", "v3", "spec", "proto-v3")  # the output spellings computed from the Shardy side
+V3_TARGETS = ("v3", "proto-v3")  # the V3 form: a V3 input's own, else the Shardy side's to_v3
+
+
+def default_target(inp: Input) -> str:
+    """HLO in -> sdy out; everything else -> HLO."""
+    return "sdy" if inp.is_hlo else "hlo"
+
+
+def is_v3(inp: Input) -> bool:
+    """A V3 (mesh) HLO input, which carries its own mesh."""
+    from shardconv.core.model import HloSharding, Kind
+
+    return isinstance(inp.value, HloSharding) and inp.value.kind is Kind.MESH
+
+
+def needs_sdy(inp: Input, target: str, mesh: Mesh | None) -> bool:
+    """Whether ``target`` is computed from the Shardy side (and so needs a mesh, real or synthetic)."""
+    if target in V3_TARGETS and is_v3(inp):
+        return False
+    return target in SDY_TARGETS or (target == "json" and (mesh is not None or inp.is_hlo))
 
 
 @dataclass(frozen=True)
@@ -111,8 +135,7 @@ def as_sdy(inp: Input, mesh: Mesh | None, *, rank: Rank = None) -> OnMesh:
     try:
         sharding, manual = to_sdy_manual(hlo, mesh, rank=rank)
     except ShardingError as e:
-        e.suggestions += mesh_option_hint(hlo, mesh)
-        raise
+        raise e.with_suggestions(mesh_option_hint(hlo, mesh)) from None
     return OnMesh(sharding, mesh, manual_axes=manual.axes)
 
 
@@ -131,7 +154,7 @@ def parse_on_mesh(text: str, kind: str, mesh: Mesh | None) -> Input:
             except ShardingError:
                 raise e from None
             if isinstance(alone.value, H):
-                e.suggestions += mesh_option_hint(alone.value, mesh)
+                raise e.with_suggestions(mesh_option_hint(alone.value, mesh)) from None
         raise
 
 
