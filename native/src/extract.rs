@@ -23,8 +23,14 @@ pub const NUM_PARTITIONS: u8 = 9;
 pub const UNSPECIFIED_DIMS: u8 = 10;
 pub const EXPECTED_ERROR: u8 = 11;
 pub const MODULE_START: u8 = 12;
+pub const SDY_ORIGINS: u8 = 13;
+pub const SDY_ORIGIN_NAME: u8 = 14;
+pub const SDY_EDGES: u8 = 15;
+pub const OPERANDS: u8 = 16;
 
-pub const SITE_KINDS: [&str; 13] = [
+mod records;
+
+pub const SITE_KINDS: [&str; 17] = [
     "hlo",
     "sdy.sharding",
     "sdy.sharding.bare",
@@ -38,6 +44,10 @@ pub const SITE_KINDS: [&str; 13] = [
     "unspecified_dims",
     "expected-error",
     "module",
+    "sdy.sharding_origins",
+    "sdy.sharding_origin_name",
+    "sdy.propagation_edges",
+    "operands",
 ];
 
 pub const FLAG_ROOT: u32 = 1;
@@ -865,6 +875,7 @@ impl Extractor {
                 out.push(s);
                 Ok(me)
             }
+            Group::Origins | Group::OriginName | Group::Edges | Group::Return => Ok(self.record(ln, m, out)),
             Group::Expected => {
                 let delta: i64 = match sub {
                     b"" => 0,

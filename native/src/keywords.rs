@@ -22,6 +22,13 @@ pub enum Group {
     ShMesh,
     Collective,
     Expected,
+    /// Shardy's propagation records: `sdy.[result_|block_arg_]sharding_origins = {...}|[...]`,
+    /// `sdy.sharding_origin_name = "..."`, `sdy.[result_|block_arg_]propagation_edges = ...`.
+    Origins,
+    OriginName,
+    Edges,
+    /// `return %a, %b` (func or sdy): the values a function or region returns.
+    Return,
 }
 
 /// A keyword match: its group, span, and the span of its one sub-group (the key, name or number).
@@ -189,6 +196,9 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
                 }
             }
         }
+        if let Some(r) = record(t, s) {
+            return Some(r);
+        }
         if let Some(j) = lit(t, s, b"sdy.") {
             for op in [&b"sharding_constraint"[..], b"reshard"] {
                 if let Some(k) = lit(t, j, op) {
@@ -246,6 +256,14 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
             }
         }
     }
+    if l && c == b'r' {
+        if let Some(j) = lit(t, s, b"return") {
+            let w = ws(t, j);
+            if w > j && t.get(w) == Some(&b'%') {
+                return m(Group::Return, s, j, (s, j));
+            }
+        }
+    }
     if let Some(j) = lit(t, s, b"expected-error") {
         if t.get(j) == Some(&b'@') {
             if matches!(t.get(j + 1), Some(b'+' | b'-')) {
@@ -264,12 +282,41 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
     None
 }
 
+/// A propagation record's key at `s` (after `sdy.`), then `=` and its value's first byte: the match
+/// ends past that byte (`{`, `[`, `"` or the `<` of `#sdy.propagation_edges<`).
+fn record(t: &[u8], s: usize) -> Option<Match> {
+    let j = lit(t, s, b"sdy.")?;
+    let k = run(t, j, is_word);
+    let key = &t[j..k];
+    if key == b"return" {
+        let w = ws(t, k);
+        return if w > k && t.get(w) == Some(&b'%') { m(Group::Return, s, k, (s, k)) } else { None };
+    }
+    let (group, opens): (Group, &[u8]) = match key {
+        b"sharding_origins" | b"result_sharding_origins" | b"block_arg_sharding_origins" => (Group::Origins, b"{["),
+        b"sharding_origin_name" => (Group::OriginName, b"\""),
+        b"propagation_edges" | b"result_propagation_edges" | b"block_arg_propagation_edges" => (Group::Edges, b"#{["),
+        _ => return None,
+    };
+    let e = byte(t, ws(t, k), b'=')?;
+    let v = ws(t, e);
+    let first = *t.get(v)?;
+    if !opens.contains(&first) {
+        return None;
+    }
+    if first == b'#' {
+        let p = lit(t, v, b"#sdy.propagation_edges<")?;
+        return m(group, s, p, (s, k));
+    }
+    m(group, s, v + 1, (s, k))
+}
+
 /// The reference's `KEYWORD.match(text, s)`.
 pub fn match_at(t: &[u8], s: usize) -> Option<Match> {
     match_group(t, s)
 }
 
-pub const NEEDLES: [(&[u8], &[usize]); 8] = [
+pub const NEEDLES: [(&[u8], &[usize]); 9] = [
     (b"sharding", &[17, 5, 4, 3, 0]),
     (b"sdy.", &[4, 1, 0]),
     (b"num_partitions", &[5, 0]),
@@ -278,6 +325,7 @@ pub const NEEDLES: [(&[u8], &[usize]); 8] = [
     (b"expected-error", &[0]),
     (b"stablehlo.mesh", &[0]),
     (b"replica_group_mesh_axes", &[0]),
+    (b"return", &[0]),
 ];
 
 /// The needle finders, built once per scan.
@@ -294,12 +342,12 @@ impl Default for Needles {
 /// One line's keyword search state (each needle's next offset).
 pub struct Searcher<'a> {
     needles: &'a Needles,
-    nexts: [Option<usize>; 8],
+    nexts: [Option<usize>; 9],
 }
 
 impl<'a> Searcher<'a> {
     pub fn new(needles: &'a Needles) -> Self {
-        Searcher { needles, nexts: [None; 8] }
+        Searcher { needles, nexts: [None; 9] }
     }
 
     /// `KEYWORD.search(text, pos)`, tried only where a needle allows.
@@ -362,5 +410,22 @@ mod tests {
         assert_eq!(find(b"expected-error@x"), Some((Group::Expected, 0, 14)));
         assert_eq!(find(b"unspecified_dims=[1, 2]"), Some((Group::Unspec, 0, 23)));
         assert_eq!(find(b"#sdy.sharding_per_value<["), Some((Group::SdyAttr, 0, 24)));
+    }
+
+    #[test]
+    fn records() {
+        assert_eq!(find(b"{sdy.sharding_origins = {data = \"self\"}"), Some((Group::Origins, 1, 25)));
+        assert_eq!(find(b"x, sdy.result_sharding_origins = [{"), Some((Group::Origins, 3, 34)));
+        assert_eq!(find(b"sdy.sharding_origin_name = \"constraint_0\""), Some((Group::OriginName, 0, 28)));
+        assert_eq!(find(b"{sdy.propagation_edges = #sdy.propagation_edges<[{step-0"), Some((Group::Edges, 1, 48)));
+        assert_eq!(find(b"sdy.block_arg_propagation_edges = []"), Some((Group::Edges, 0, 35)));
+        assert_eq!(find(b"    return %5 : tensor<f32>"), Some((Group::Return, 4, 10)));
+        assert_eq!(find(b"  sdy.return %7 : tensor<8xf32>"), Some((Group::Return, 2, 12)));
+        assert_eq!(find(b"returned %5"), None);
+        // a sharding next to the records is still found first
+        assert_eq!(
+            find(b"{sdy.sharding = #sdy.sharding<@m, []>, sdy.sharding_origins = {}}"),
+            Some((Group::SdyAttr, 16, 30))
+        );
     }
 }

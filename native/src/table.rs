@@ -3,7 +3,8 @@
 //! shapes, name) and the pairs of an HLO and an sdy sharding one value carries on one line.
 
 use crate::extract::{
-    Site, COLLECTIVE_MESH, EXPECTED_ERROR, HLO, MODULE_START, SDY_MESH, SDY_PER_VALUE, SDY_SHARDING, STABLEHLO_MESH,
+    Site, COLLECTIVE_MESH, EXPECTED_ERROR, HLO, MODULE_START, SDY_MESH, SDY_ORIGINS, SDY_PER_VALUE, SDY_SHARDING,
+    STABLEHLO_MESH,
 };
 use crate::shapes::Shape;
 use crate::strings::Encoding;
@@ -174,7 +175,7 @@ impl Table {
                 self.module += 1;
                 self.filled = false;
             }
-        } else {
+        } else if kind < SDY_ORIGINS {
             self.filled = true;
         }
         let module = self.module;
@@ -212,7 +213,8 @@ impl Table {
             }
             self.line_module = module;
         }
-        if kind != MODULE_START && kind != EXPECTED_ERROR {
+        // propagation records and operand lists (kinds from SDY_ORIGINS on) are sites, never values to check
+        if kind != MODULE_START && kind != EXPECTED_ERROR && kind < SDY_ORIGINS {
             let named = matches!(kind, SDY_MESH | STABLEHLO_MESH | COLLECTIVE_MESH);
             let key = [module, value, shapes, if named { name } else { NONE }];
             let group = match self.group_index.get(&key) {

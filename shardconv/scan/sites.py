@@ -28,6 +28,14 @@ class SiteKind(str, enum.Enum):
     UNSPECIFIED_DIMS = "unspecified_dims"  # [1, 2] from backend_config="unspecified_dims=[...]"
     EXPECTED_ERROR = "expected-error"  # a lit `expected-error` marker; ``target_line`` says where
     MODULE_START = "module"  # an HloModule / MLIR module header or a `// -----` split: meshes reset
+    # Shardy's propagation records (XLA's shardy-verbose dumps); never values a rule checks:
+    SDY_ORIGINS = "sdy.sharding_origins"  # {axis = "origin", ...}, or [{...}, ...] per result
+    SDY_ORIGIN_NAME = "sdy.sharding_origin_name"  # the name of an op that is an origin: constraint_0, mc_0
+    SDY_EDGES = "sdy.propagation_edges"  # #sdy.propagation_edges<[...]>, or [...] per result / block argument
+    OPERANDS = "operands"  # "%a, %b": the operands of an op carrying a record, or of a return
+
+
+RECORD_KINDS = frozenset({SiteKind.SDY_ORIGINS, SiteKind.SDY_ORIGIN_NAME, SiteKind.SDY_EDGES, SiteKind.OPERANDS})
 
 
 @dataclass(frozen=True)
@@ -93,4 +101,4 @@ class FileKind:
         return self.kind == "skip"
 
 
-__all__ = ["PLAIN", "FileKind", "Shape", "SiteKind", "ValueSite"]
+__all__ = ["PLAIN", "RECORD_KINDS", "FileKind", "Shape", "SiteKind", "ValueSite"]

@@ -7,7 +7,7 @@ import io
 from dataclasses import dataclass, fields
 
 from shardconv.scan import native
-from shardconv.scan.sites import SiteKind, ValueSite
+from shardconv.scan.sites import RECORD_KINDS, SiteKind, ValueSite
 from support.reference_scan.dedup import modules, signature
 from support.reference_scan.lines import CHUNK, MAX_LINE, OVERLAP, ReadOptions, read_sites
 from support.reference_scan.suppress import SuppressionScanner
@@ -25,7 +25,7 @@ class Options:
 @dataclass
 class Outcome:
     kind: tuple[str, str]
-    sites: list[ValueSite]
+    sites: list[ValueSite]  # the native outcome leaves out the record kinds (RECORD_KINDS): the reference has none
     suppressions: list[tuple[int, int, tuple[str, ...], str, int]]
     modules: list[tuple[int, list[tuple[object, int, int]], list[tuple[object, object, int]], frozenset[int], int]]
 
@@ -51,7 +51,9 @@ def native_outcome(data: bytes, opts: Options = Options(), *, via: str = "bytes"
         scan = native.scan_bytes(data, **kw)
     else:
         scan = native.scan_stream(io.BytesIO(data), **kw)
-    sites = list(native.iter_sites(scan, "<t>"))
+    every = list(native.iter_sites(scan, "<t>"))
+    sites = [s for s in every if s.kind not in RECORD_KINDS]
+    renumber = {i: n for n, i in enumerate(i for i, s in enumerate(every) if s.kind not in RECORD_KINDS)}
     supp = [
         (
             line,
@@ -62,7 +64,9 @@ def native_outcome(data: bytes, opts: Options = Options(), *, via: str = "bytes"
         )
         for line, col, rules, text, c in scan.suppressions
     ]
-    return Outcome((scan.kind, scan.reason), sites, supp, native_modules(scan, sites))
+    mods = [(m, [(sig, renumber[at], n) for sig, at, n in values], held, exp, total)
+            for m, values, held, exp, total in native_modules(scan, every)]
+    return Outcome((scan.kind, scan.reason), sites, supp, mods)
 
 
 def native_modules(scan, sites: list[ValueSite]):  # type: ignore[no-untyped-def]
