@@ -20,7 +20,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("convert",),
     ("ui",),
     ("scan",),
-    ("check", "outputs", "backends", "trace"),
+    ("check", "outputs", "backends", "trace", "explain"),
     ("cli",),
 )
 # Known violations, each an (importer, imported) module pair: empty, and it stays empty.
