@@ -103,12 +103,16 @@ def graph(e: Explanation) -> Graph:
     """The propagation graph of one value, restricted to its axes' origins and the paths from them."""
     nodes: dict[str, tuple[str, str]] = {}
     edges: dict[tuple[str, str], list[str]] = {}
-    nodes[e.value] = (f"{e.value}\n{e.sharding or ''}", "target")
+    nodes[e.value] = (f"{e.value}\n(explained)", "target")
     for a in e.axes:
         o = a.origin
-        oid = f"origin:{o.label or o.name}:{o.value}"
-        olabel = f"{o.kind} {o.name or o.label}\n{o.op or ''} line {o.line}" if o.line else f"{o.kind} {o.label}"
-        nodes.setdefault(oid, (olabel, "origin"))
+        oid = o.value or f"origin:{o.label or o.name}"
+        where = f"{o.op or ''} line {o.line}" if o.line else ""
+        olabel = f"{o.value or ''}\n{o.kind} {o.name or o.label}\n{where}".lstrip("\n")
+        if oid == e.value:
+            nodes[oid] = (olabel, "target")
+        else:
+            nodes[oid] = (olabel, "origin")
         first = a.path[0].source if a.path else e.value
         if first != oid:
             nodes.setdefault(first, (first, "value"))
@@ -116,7 +120,7 @@ def graph(e: Explanation) -> Graph:
         for s in a.path:
             nodes.setdefault(s.source, (s.source, "value"))
             nodes.setdefault(s.target, (s.target, "value"))
-            edges.setdefault((s.source, s.target), []).append(f"{a.axis} @{s.step} {s.op}")
+            edges.setdefault((s.source, s.target), []).append(f"{a.axis} @{s.step} {s.op.rpartition('.')[2]}")
     return Graph(
         tuple((k, label, kind) for k, (label, kind) in nodes.items()),
         tuple((a, b, "; ".join(dict.fromkeys(v))) for (a, b), v in edges.items()),
@@ -162,7 +166,7 @@ def layout(g: Graph) -> dict[str, tuple[int, int]]:
     return at
 
 
-BOX_W, BOX_H, GAP_X, GAP_Y = 230, 52, 90, 30
+BOX_W, BOX_H, GAP_X, GAP_Y = 200, 58, 170, 34
 
 
 def svg(e: Explanation) -> str:
@@ -193,14 +197,15 @@ def svg(e: Explanation) -> str:
             sy, ty = y1 + BOX_H, y2
         parts.append(f'<line class="edge" x1="{sx}" y1="{sy}" x2="{tx}" y2="{ty}" stroke="#444" '
                      'marker-end="url(#arrow)"/>')
-        parts.append(f'<text x="{(sx + tx) // 2}" y="{(sy + ty) // 2 - 4}" text-anchor="middle" '
-                     f'fill="#333">{escape(label[:60])}</text>')
+        for i, piece in enumerate(label.split("; ")[:3]):
+            parts.append(f'<text x="{(sx + tx) // 2}" y="{(sy + ty) // 2 - 4 - 12 * i}" text-anchor="middle" '
+                         f'fill="#333">{escape(piece[:28])}</text>')
     for nid, label, kind in g.nodes:
         x, y = box(nid)
         parts.append(f'<g class="node {kind}"><rect x="{x}" y="{y}" width="{BOX_W}" height="{BOX_H}" rx="6" '
                      f'fill="{fill[kind]}" stroke="#333"/>')
-        for i, ln in enumerate(label.split("\n")[:3]):
-            parts.append(f'<text x="{x + 8}" y="{y + 16 + 14 * i}">{escape(ln[:34])}</text>')
+        for i, ln in enumerate(label.split("\n")[:4]):
+            parts.append(f'<text x="{x + 8}" y="{y + 14 + 13 * i}">{escape(ln[:30])}</text>')
         parts.append("</g>")
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
