@@ -1,21 +1,28 @@
-"""From one dump's sites to explanations: the values of a function with their shardings, Shardy's
-origins and edges (``records.py``), each edge's ``operand-N`` / ``result-N`` resolved to a value through
-the op's operands site, then, per axis, the walk back from the value to its origin."""
+"""From one dump's scan to explanations: the values of a function with their shardings, Shardy's origins
+and edges (``records.py``), each edge's ``operand-N`` / ``result-N`` resolved to a value through the op's
+operands site, then, per axis, the walk back from the value to its origin. Values are read lazily from
+the scan's columns (``Reader``), only along the walk."""
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.explain.model import RECORDS_HINT, AxisExplanation, Explanation, Meeting, Origin, Step
 from shardconv.explain.records import Edge, axis_key, parse_edges, parse_origins
 from shardconv.scan.inputs import scan_input
-from shardconv.scan.native import iter_sites
+from shardconv.scan.columns import NONE, kind_of, site_column
+from shardconv.scan.native import site_at
 from shardconv.scan.sites import SiteKind, ValueSite
+
+if TYPE_CHECKING:
+    from shardconv._native import Scan
 
 AFTER_PROPAGATION = re.compile(r"^\d+\.after_propagation\.mlir$")
 _ORIGIN = re.compile(r"^(?:(mc_\d+)_)?(input|output): (\d+)$")
@@ -38,22 +45,251 @@ class Value:
     user_annotated: bool = False  # an argument's or a constraint's own sharding
 
 
-@dataclass
 class Function:
-    name: str | None
-    values: dict[str, Value] = field(default_factory=dict)
-    # (edge, source value, target value, the op's value, op, line)
-    edges: list[tuple[Edge, str, str, str, str, int]] = field(default_factory=list)
-    # a manual computation's name -> its value, line, in_shardings, out_shardings
-    manual: dict[str, tuple[str, int, list[str], list[str]]] = field(default_factory=dict)
-    returns: list[str] = field(default_factory=list)
-    records: bool = False
+    """One function of one module, read lazily from the scan's columns: a value's sites are found through
+    its name (the sites of one value are contiguous on its line), so only the values an explanation walks
+    through are ever built, and a dump of any size costs one pass of C-level dict building per module."""
 
-    def value(self, name: str) -> Value:
+    def __init__(self, reader: Reader, module: int, scope: int | None, name: str | None) -> None:
+        self.reader, self.module, self.scope, self.name = reader, module, scope, name
+        self.a, self.b = reader.bounds(module)
+        self.values: dict[str, Value] = {}
+        self.absorbed: set[str] = set()
+        self.edges: dict[str, list[tuple[Edge, str, str, str, str, int]]] = {}  # op value -> its edges
+        self.incoming: dict[tuple[str, str], list[tuple[Edge, str, str, str, str, int]]] = {}
+        # a manual computation's name -> its value, line, in_shardings, out_shardings
+        self.manual: dict[str, tuple[str, int, list[str], list[str]]] = {}
+        self._returns: list[str] | None = None
+        self._users: dict[str, list[str]] | None = None
+        self._records: bool | None = None
+
+    @property
+    def records(self) -> bool:
+        if self._records is None:
+            self._records = self.reader.has_records(self.a, self.b)
+        return self._records
+
+    def value(self, name: str) -> Value | None:
+        self.absorb(name.split("#")[0])
+        return self.values.get(name)
+
+    @property
+    def returns(self) -> list[str]:
+        if self._returns is None:
+            self._returns = self.reader.returns(self.a, self.b, self.scope)
+        return self._returns
+
+    def users(self, name: str) -> list[str]:
+        """The ops (by their value) that take ``name`` as an operand."""
+        if self._users is None:
+            self._users = self.reader.users(self.a, self.b, self.scope)
+        return self._users.get(name, [])
+
+    def absorb(self, name: str) -> None:
+        """Read the sites of ``name`` (its signature entry, or its op's line) into the function."""
+        if name in self.absorbed:
+            return
+        self.absorbed.add(name)
+        sites = self.reader.sites(name, self.a, self.b, self.scope)
+        operands: list[str] = []
+        edges: list[ValueSite] = []
+        for s in sites:
+            self._site(s, edges, operands)
+        for s in edges:
+            self._edges(s, operands)
+
+    def _site(self, s: ValueSite, edges: list[ValueSite], operands: list[str]) -> None:
+        name = s.value or ""
+        if s.kind is SiteKind.OPERANDS:
+            operands[:] = [n.strip() for n in s.text.split(",") if n.strip()]
+        elif s.kind is SiteKind.SDY_SHARDING and s.op == "func.func":
+            v = self._value(name)
+            v.sharding, v.line, v.op = s.text, s.line, "func.func"
+            v.user_annotated = name.startswith("%")
+        elif s.kind is SiteKind.SDY_PER_VALUE:
+            shards = _elements(s.text)
+            for r, text in zip(_results(name, len(shards)), shards, strict=False):
+                v = self._value(r)
+                v.sharding, v.line, v.op = text, s.line, s.op
+        elif s.kind is SiteKind.SDY_SHARDING_BARE:
+            v = self._value(name)
+            v.sharding, v.line, v.op = s.text, s.line, s.op
+            v.user_annotated = s.site in ("sdy.sharding_constraint", "sdy.reshard")
+        elif s.kind is SiteKind.SDY_PER_VALUE_LIST and s.op == "sdy.manual_computation":
+            key = next((k for k, m in self.manual.items() if m[0] == name), f"@{name}")
+            entry = self.manual.setdefault(key, (name, s.line, [], []))
+            (entry[2] if s.site == "in_shardings" else entry[3])[:] = _elements(s.text)
+            if s.site == "out_shardings":
+                for r, text in zip(_results(name, len(entry[3])), entry[3], strict=False):
+                    v = self._value(r)
+                    v.sharding, v.op = v.sharding or text, v.op or s.op
+                    v.line = v.line or s.line
+        elif s.kind is SiteKind.SDY_ORIGINS:
+            if s.site == "sdy.block_arg_sharding_origins":
+                return  # a region's own arguments: not values outside it
+            per = parse_origins(s.text)
+            count = len(per) if s.text.lstrip().startswith("[") else 1
+            for r, origins in zip(_results(name, count), per, strict=False):
+                v = self._value(r)
+                v.origins.update(origins)
+                v.line = v.line or s.line
+                v.op = v.op or s.op
+        elif s.kind is SiteKind.SDY_ORIGIN_NAME:
+            v = self._value(name)
+            v.origin_name = s.text
+            v.line, v.op = v.line or s.line, v.op or s.op
+            if s.op == "sdy.manual_computation":
+                self.manual[s.text] = self.manual.pop(f"@{name}", (name, s.line, [], []))
+        elif s.kind is SiteKind.SDY_EDGES and s.site != "sdy.block_arg_propagation_edges":
+            edges.append(s)
+
+    def _value(self, name: str) -> Value:
         v = self.values.get(name)
         if v is None:
             v = self.values[name] = Value(name)
         return v
+
+    def _add(self, e: Edge, src: str | None, tgt: str | None, op_value: str, op: str, line: int) -> None:
+        if src and tgt and src != tgt:
+            x = (e, src, tgt, op_value, op, line)
+            self.edges.setdefault(op_value, []).append(x)
+            self.incoming.setdefault((tgt, e.axis), []).append(x)
+
+    def _edges(self, s: ValueSite, operands: list[str]) -> None:
+        name = s.value or ""
+        if s.op == "func.func":  # a function result's edges: operand-N is what the return returns for it
+            k = _index(name) or 0 if name.startswith("result[") else 0
+            ret = self.returns[k] if k < len(self.returns) else None
+            for e in parse_edges(s.text):
+                src = ret if e.source[0] == "operand" else name
+                for t in e.targets:
+                    self._add(e, src, ret if t[0] == "operand" else name, "return", "return", s.line)
+            return
+        results = [n for n in self.values if n == name or n.startswith(name + "#")] or [name]
+        for e in parse_edges(s.text):
+            src = _ref(e.source, operands, results)
+            for t in e.targets:
+                self._add(e, src, _ref(t, operands, results), name, s.op or "?", s.line)
+
+
+class Reader:
+    """One scanned dump: its modules' bounds, and the columns the functions read their values from."""
+
+    def __init__(self, scan: Scan, path: str) -> None:
+        self.scan, self.path = scan, path
+        self.name_col = site_column(scan, "name")
+        self.scope_col = site_column(scan, "scope")
+        self.value_col = site_column(scan, "value")
+        self.module_col = site_column(scan, "module")
+        self.line_col = site_column(scan, "line")
+        self.count = len(self.name_col)
+        codes = {k: i for i, k in enumerate(SiteKind)}
+        self.kind_of_value = bytes(codes[kind_of(v[0])] for v in scan.values)
+        self.record = codes[SiteKind.SDY_ORIGINS]
+        self.operands = codes[SiteKind.OPERANDS]
+        self.origin_name = codes[SiteKind.SDY_ORIGIN_NAME]
+        self._names: dict[str, int] | None = None
+        self._spans: dict[int, tuple[dict[int, int], dict[int, int]]] = {}
+
+    def name_id(self, name: str) -> int | None:
+        if self._names is None:
+            self._names = {n: i for i, n in enumerate(self.scan.names)}
+        return self._names.get(name)
+
+    def modules(self) -> list[int]:
+        return sorted({self.module_col[i] for i in self._starts()})
+
+    def _starts(self) -> list[int]:
+        out, i = [], 0
+        while i < self.count:
+            out.append(i)
+            i = bisect.bisect_right(self.module_col, self.module_col[i], i)
+        return out
+
+    def bounds(self, module: int) -> tuple[int, int]:
+        return (bisect.bisect_left(self.module_col, module), bisect.bisect_right(self.module_col, module))
+
+    def _span(self, a: int, b: int) -> tuple[dict[int, int], dict[int, int]]:
+        got = self._spans.get(a)
+        if got is None:
+            names = self.name_col[a:b]
+            last = dict(zip(names, range(a, b), strict=True))
+            first = dict(zip(reversed(names), range(b - 1, a - 1, -1), strict=True))
+            got = self._spans[a] = (first, last)
+        return got
+
+    def sites(self, name: str, a: int, b: int, scope: int | None) -> list[ValueSite]:
+        nid = self.name_id(name)
+        if nid is None:
+            return []
+        first, last = self._span(a, b)
+        if nid not in first:
+            return []
+        col, sc = self.name_col, self.scope_col
+        return [site_at(self.scan, i, self.path) for i in range(first[nid], last[nid] + 1)
+                if col[i] == nid and (scope is None or sc[i] == scope)]
+
+    def has_records(self, a: int, b: int) -> bool:
+        kinds = self.kind_of_value
+        return any(self.record <= kinds[v] < self.operands for v in self.value_col[a:b])
+
+    def _of_kind(self, code: int, a: int, b: int, scope: int | None) -> Iterator[int]:
+        kinds, sc = self.kind_of_value, self.scope_col
+        for i, v in zip(range(a, b), self.value_col[a:b], strict=True):
+            if kinds[v] == code and (scope is None or sc[i] == scope):
+                yield i
+
+    def returns(self, a: int, b: int, scope: int | None) -> list[str]:
+        """What the function's last ``return`` returns (found from the module's end, by its op)."""
+        try:
+            ret = self.scan.ops.index("return")
+        except ValueError:
+            return []
+        ops, sc, names = site_column(self.scan, "op"), self.scope_col, self.name_col
+        for i in range(b - 1, a - 1, -1):
+            if ops[i] == ret and names[i] == NONE and (scope is None or sc[i] == scope):
+                text = self.scan.values[self.value_col[i]][3].decode("utf-8", "surrogateescape")
+                return [n.strip() for n in text.split(",") if n.strip()]
+        return []
+
+    def users(self, a: int, b: int, scope: int | None) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        values, names = self.scan.values, self.scan.names
+        for i in self._of_kind(self.operands, a, b, scope):
+            nid = self.name_col[i]
+            if nid == NONE:
+                continue
+            for n in values[self.value_col[i]][3].decode("utf-8", "surrogateescape").split(", "):
+                out.setdefault(n, []).append(names[nid])
+        return out
+
+    def named(self, label: str, a: int, b: int, scope: int | None) -> str | None:
+        """The value whose op carries ``sdy.sharding_origin_name = label``."""
+        want = label.encode()
+        for i in self._of_kind(self.origin_name, a, b, scope):
+            if self.scan.values[self.value_col[i]][3] == want and self.name_col[i] != NONE:
+                return self.scan.names[self.name_col[i]]
+        return None
+
+    def at_line(self, line: int, a: int, b: int) -> list[tuple[str, int | None]]:
+        i = bisect.bisect_left(self.line_col, line, a, b)
+        out: list[tuple[str, int | None]] = []
+        while i < b and self.line_col[i] == line:
+            nid = self.name_col[i]
+            if nid != NONE:
+                scope = self.scope_col[i]
+                out.append((self.scan.names[nid], None if scope == NONE else scope))
+            i += 1
+        return out
+
+    def scope_of(self, name: str | None) -> int | None:
+        for i, (n, kind, _) in enumerate(self.scan.scopes):
+            if n == name and kind == "func":
+                return i
+        return None
+
+    def scope_name(self, scope: int | None) -> str | None:
+        return None if scope is None else self.scan.scopes[scope][0]
 
 
 def dump_files(path: str) -> list[str]:
@@ -86,98 +322,6 @@ def _elements(text: str) -> list[str]:
         return []
 
 
-def read_functions(sites: Iterable[ValueSite]) -> dict[str | None, Function]:
-    """The functions of one dump, from its sites in report order."""
-    funcs: dict[str | None, Function] = {}
-    operands: dict[tuple[str | None, int], list[str]] = {}
-    pending: list[tuple[ValueSite, Function]] = []
-    for s in sites:
-        if s.kind is SiteKind.MODULE_START:
-            continue
-        f = funcs.get(s.function)
-        if f is None:
-            f = funcs[s.function] = Function(s.function)
-        name = s.value
-        if s.kind is SiteKind.OPERANDS:
-            names = [n.strip() for n in s.text.split(",") if n.strip()]
-            if s.op == "return" and name is None:
-                f.returns = names
-            elif name is not None:
-                operands[(s.function, s.line)] = names
-            continue
-        if name is None:
-            continue
-        if s.kind is SiteKind.SDY_SHARDING and s.op == "func.func":
-            v = f.value(name)
-            v.sharding, v.line, v.op = s.text, s.line, "func.func"
-            v.user_annotated = name.startswith("%")
-        elif s.kind is SiteKind.SDY_PER_VALUE:
-            for r, text in zip(_results(name, len(_elements(s.text))), _elements(s.text), strict=False):
-                v = f.value(r)
-                v.sharding, v.line, v.op = text, s.line, s.op
-        elif s.kind is SiteKind.SDY_SHARDING_BARE:
-            v = f.value(name)
-            v.sharding, v.line, v.op = s.text, s.line, s.op
-            v.user_annotated = s.site in ("sdy.sharding_constraint", "sdy.reshard")
-        elif s.kind is SiteKind.SDY_PER_VALUE_LIST and s.op == "sdy.manual_computation":
-            mc = next((k for k, m in f.manual.items() if m[0] == name), None)
-            entry = f.manual.get(mc) if mc else None
-            ins, outs = (entry[2], entry[3]) if entry else ([], [])
-            (ins if s.site == "in_shardings" else outs)[:] = _elements(s.text)
-            key = mc or f"@{name}"
-            f.manual[key] = (name, s.line, ins, outs)
-            if s.site == "out_shardings":
-                for r, text in zip(_results(name, len(outs)), outs, strict=False):
-                    v = f.value(r)
-                    v.sharding, v.op = v.sharding or text, v.op or s.op
-                    v.line = v.line or s.line
-        elif s.kind is SiteKind.SDY_ORIGINS:
-            f.records = True
-            per = parse_origins(s.text)
-            count = len(per) if s.text.lstrip().startswith("[") else 1
-            if s.site == "sdy.block_arg_sharding_origins":
-                continue  # a region's own arguments: not values outside it
-            for r, origins in zip(_results(name, count), per, strict=False):
-                v = f.value(r)
-                v.origins.update(origins)
-                v.line = v.line or s.line
-                v.op = v.op or s.op
-        elif s.kind is SiteKind.SDY_ORIGIN_NAME:
-            f.records = True
-            v = f.value(name)
-            v.origin_name = s.text
-            v.line, v.op = v.line or s.line, v.op or s.op
-            if s.op == "sdy.manual_computation":
-                old = f.manual.pop(f"@{name}", (name, s.line, [], []))
-                f.manual[s.text] = old
-        elif s.kind is SiteKind.SDY_EDGES:
-            f.records = True
-            pending.append((s, f))
-    for s, f in pending:
-        name = s.value or ""
-        if s.site == "sdy.block_arg_propagation_edges":
-            continue
-        ops = operands.get((s.function, s.line), [])
-        if s.op == "func.func":  # a function result's edges: operand-N is what the return returns for it
-            k = int(name[len("result[") : -1]) if name.startswith("result[") else 0
-            ret = f.returns[k] if k < len(f.returns) else None
-            for e in parse_edges(s.text):
-                src = ret if e.source[0] == "operand" else name
-                for t in e.targets:
-                    tgt = ret if t[0] == "operand" else name
-                    if src and tgt and src != tgt:
-                        f.edges.append((e, src, tgt, "return", "return", s.line))
-            continue
-        results = [n for n in f.values if n == name or n.startswith(name + "#")] or [name]
-        for e in parse_edges(s.text):
-            src = _ref(e.source, ops, results)
-            for t in e.targets:
-                tgt = _ref(t, ops, results)
-                if src and tgt and src != tgt:
-                    f.edges.append((e, src, tgt, name, s.op or "?", s.line))
-    return funcs
-
-
 def _ref(ref: tuple[str, int], operands: list[str], results: list[str]) -> str | None:
     """The value an edge's ``operand-N`` / ``result-N`` names."""
     names = operands if ref[0] == "operand" else results
@@ -201,9 +345,13 @@ def _origin(f: Function, label: str, value: Value) -> Origin:
         mc, side, n = m.group(1), m.group(2), int(m.group(3))
         if mc is None:
             name = f"%arg{n}" if side == "input" else f"result[{n}]"
-            v = f.values.get(name) or Value(name)
+            v = f.value(name) or Value(name)
             kind = "argument" if side == "input" else "result"
             return Origin(kind, label, n, name, name, "func.func", v.line, v.sharding)
+        if mc not in f.manual:
+            holder = f.reader.named(mc, f.a, f.b, f.scope)
+            if holder is not None:
+                f.absorb(holder)
         entry = f.manual.get(mc)
         if entry is None:
             return Origin("unknown", label, n, mc)
@@ -222,7 +370,8 @@ def _index(name: str) -> int | None:
 def _named(f: Function, label: str, hint: Value | None) -> Origin:
     holder = hint if hint is not None and hint.origin_name == label else None
     if holder is None:
-        holder = next((v for v in f.values.values() if v.origin_name == label), None)
+        name = f.reader.named(label, f.a, f.b, f.scope)
+        holder = f.value(name) if name is not None else None
     if holder is None:
         return Origin("unknown", label, name=label)
     if holder.op == "sdy.manual_computation":
@@ -230,17 +379,30 @@ def _named(f: Function, label: str, hint: Value | None) -> Origin:
     return Origin("constraint", label, None, label, holder.name, holder.op, holder.line, holder.sharding)
 
 
-def _walk(f: Function, incoming: dict[tuple[str, str], list[tuple[Edge, str, str, str, str, int]]],
-          start: str, axis: str, stop: Origin) -> tuple[Step, ...]:
+def _incoming(f: Function, cur: str, axis: str) -> list[tuple[Edge, str, str, str, str, int]]:
+    """The edges that brought ``axis`` to ``cur``: on its own op, else on the ops that use it."""
+    f.absorb(cur.split("#")[0])
+    if cur.startswith("result["):
+        for r in f.returns:
+            f.absorb(r.split("#")[0])
+    found = f.incoming.get((cur, axis))
+    if not found:
+        for user in f.users(cur):
+            f.absorb(user)
+        found = f.incoming.get((cur, axis))
+    return found or []
+
+
+def _walk(f: Function, start: str, axis: str, stop: Origin) -> tuple[Step, ...]:
     """The steps that brought ``axis`` to ``start``, walked back to the origin's value (the first time
     the axis arrived at each value: its lowest step), origin first."""
     steps: list[Step] = []
     cur, seen = start, {start}
     while cur != stop.value:
-        v = f.values.get(cur)
+        v = f.value(cur)
         if v is not None and v.origins.get(axis) == "self":
             break
-        options = [x for x in incoming.get((cur, axis), []) if x[1] not in seen]
+        options = [x for x in _incoming(f, cur, axis) if x[1] not in seen]
         if not options:
             break
         e, src, tgt, op_value, op, line = min(options, key=lambda x: x[0].step)
@@ -257,15 +419,15 @@ def _meetings(f: Function, value: Value, path: tuple[Step, ...]) -> tuple[Meetin
     seen: set[tuple[str, str]] = set()
     places = [(s.target, s.op_value) for s in path] + [(value.name, value.name)]
     for target, op_value in places:
-        t = f.values.get(target)
+        t = f.value(target)
         if (target, op_value) in seen or t is None or not t.origins:
             continue
         seen.add((target, op_value))
         arrived: dict[str, list[tuple[str, str]]] = {}  # axis -> (from value, its origin there)
         op, line = "?", 0
-        for e, src, tgt, ov, o, ln in f.edges:
-            if ov == op_value and tgt == target:
-                sv = f.values.get(src)
+        for e, src, tgt, _, o, ln in f.edges.get(op_value, []):
+            if tgt == target:
+                sv = f.value(src)
                 origin = (sv.origins.get(e.axis) if sv else None) or t.origins.get(e.axis, "?")
                 if origin == "self" and sv is not None:
                     origin = sv.origin_name or t.origins.get(e.axis, "?")
@@ -282,18 +444,16 @@ def _meetings(f: Function, value: Value, path: tuple[Step, ...]) -> tuple[Meetin
 
 
 def explain_value(path: str, f: Function, name: str) -> Explanation:
+    """One value of ``f`` explained (its sites must exist: see ``select``)."""
     from shardconv.formats.sdy.read import parse_sdy
 
-    value = f.values.get(name)
+    value = f.value(name)
     if value is None:
         raise ExplainError(f"{path}: no value {name} with a sharding in {f.name or 'the dump'}")
     if not f.records:
         return Explanation(path, f.name, name, value.op, value.line, value.sharding, False, (),
                            _without(path, f, value))
     axes: list[AxisExplanation] = []
-    incoming: dict[tuple[str, str], list[tuple[Edge, str, str, str, str, int]]] = {}
-    for x in f.edges:
-        incoming.setdefault((x[2], x[0].axis), []).append(x)
     dims = []
     if value.sharding:
         try:
@@ -305,7 +465,7 @@ def explain_value(path: str, f: Function, name: str) -> Explanation:
         for axis in keys:
             label = value.origins.get(axis) or value.origins.get(axis.split(":")[0])
             origin = _origin(f, label, value) if label else Origin("unknown", "", name=None)
-            path_steps = _walk(f, incoming, name, axis, origin)
+            path_steps = _walk(f, name, axis, origin)
             axes.append(AxisExplanation(dim, axis, origin, path_steps, _meetings(f, value, path_steps)))
     note = None if axes else "its sharding has no axes: nothing to explain"
     return Explanation(path, f.name, name, value.op, value.line, value.sharding, True, tuple(axes), note)
@@ -323,11 +483,14 @@ def _user_annotation(path: str, f: Function, value: Value) -> tuple[str, Value] 
         return (path, value) if value.user_annotated and value.sharding else None
     for sibling in sorted(Path(path).parent.glob("*.before_propagation.mlir")):
         try:
-            funcs = read_functions(iter_sites(scan_input(str(sibling)), str(sibling)))
+            reader = Reader(scan_input(str(sibling)), str(sibling))
         except (OSError, ShardingValidationError):
             return None
-        before = funcs.get(f.name)
-        v = before.values.get(value.name) if before else None
+        modules = reader.modules()
+        if not modules:
+            return None
+        before = Function(reader, modules[0], reader.scope_of(f.name), f.name)
+        v = before.value(value.name)
         if v is not None and v.user_annotated and v.sharding == value.sharding:
             return str(sibling), v
     return None
@@ -343,40 +506,60 @@ def _without(path: str, f: Function, value: Value) -> str:
     return f"no propagation records in this dump: {RECORDS_HINT}; {said}"
 
 
+def _result(f: Function, k: int) -> str | None:
+    """Result ``k`` of the function: its signature entry, else (no attribute on it) the value returned."""
+    if f.value(f"result[{k}]") is not None:
+        return f"result[{k}]"
+    ret = f.returns[k] if k < len(f.returns) else None
+    return ret if ret is not None and f.value(ret) is not None else None
+
+
 def select(f: Function, *, value: str | None, arg: int | None, result: int | None, line: int | None) -> list[str]:
     """The value names a selection picks in one function (every result of it when none is given)."""
     if value is not None:
         v = value if value.startswith(("%", "result[")) else f"%{value}"
-        return [v] if v in f.values else []
+        return [v] if f.value(v) is not None else []
     if arg is not None:
-        return [f"%arg{arg}"] if f"%arg{arg}" in f.values else []
+        return [f"%arg{arg}"] if f.value(f"%arg{arg}") is not None else []
     if result is not None:
-        return [f"result[{result}]"] if f"result[{result}]" in f.values else []
+        r = _result(f, result)
+        return [r] if r is not None else []
     if line is not None:
-        return [n for n, v in f.values.items() if v.line == line and not n.startswith("result[")][:1]
-    return sorted((n for n in f.values if n.startswith("result[")), key=lambda n: _index(n) or 0)
-
-
-def _entry(funcs: dict[str | None, Function]) -> list[Function]:
-    main = funcs.get("main")
-    return [main] if main is not None else [f for f in funcs.values() if f.values]
+        names = [n for n, scope in f.reader.at_line(line, f.a, f.b) if scope == f.scope]
+        return [n for n in dict.fromkeys(names) if not n.startswith("result[") and f.value(n) is not None][:1]
+    out, k = [], 0
+    while k < max(1, len(f.returns)):
+        r = _result(f, k)
+        if r is not None:
+            out.append(r)
+        k += 1
+    return out
 
 
 def explain_file(path: str, *, value: str | None = None, arg: int | None = None, result: int | None = None,
                  line: int | None = None) -> Iterator[Explanation]:
-    """The explanations of one dump file: the selected value of its entry function (``--value`` and
-    ``--line`` look in every function)."""
+    """The explanations of one dump file, module by module: the selected value of each module's entry
+    function (``main``; ``--value`` and ``--line`` look in every function that holds the name or line)."""
     try:
         scan = scan_input(path)
     except OSError as e:
         raise ExplainError(f"{path}: {e.strerror or e}") from None
     if scan.kind == "skip":
         raise ExplainError(f"{path}: {scan.reason}")
-    funcs = read_functions(iter_sites(scan, path))
-    pool = list(funcs.values()) if value is not None or line is not None else _entry(funcs)
-    for f in pool:
-        for name in select(f, value=value, arg=arg, result=result, line=line):
-            yield explain_value(path, f, name)
+    reader = Reader(scan, path)
+    main = reader.scope_of("main")
+    for module in reader.modules():
+        a, b = reader.bounds(module)
+        scopes: list[int | None] = [main]
+        if value is not None:
+            v = value if value.startswith(("%", "result[")) else f"%{value}"
+            scopes = list(dict.fromkeys(reader.scope_of(s.function) for s in reader.sites(v, a, b, None)))
+        elif line is not None:
+            scopes = list(dict.fromkeys(scope for _, scope in reader.at_line(line, a, b)))
+        for scope in scopes:
+            f = Function(reader, module, scope, reader.scope_name(scope))
+            for name in select(f, value=value, arg=arg, result=result, line=line):
+                yield explain_value(path, f, name)
 
 
 def explain_paths(path: str, *, value: str | None = None, arg: int | None = None, result: int | None = None,
@@ -393,12 +576,6 @@ def explain_paths(path: str, *, value: str | None = None, arg: int | None = None
     return out
 
 
-__all__ = [
-    "ExplainError", "dump_files", "explain_file", "explain_path", "explain_paths", "explain_value", "read_functions",
-    "select",
-]
-
-
 def explain_path(
     path: str, value: str | None = None, *, arg: int | None = None, result: int | None = None, line: int | None = None
 ) -> tuple[Explanation, ...]:
@@ -407,3 +584,9 @@ def explain_path(
     (``"%3"`` or ``"3"``); or pick an ``arg`` / ``result`` of the entry function, or the value on a dump
     ``line``; with none, every result of the entry function. Raises ``ExplainError``."""
     return tuple(explain_paths(path, value=value, arg=arg, result=result, line=line))
+
+
+__all__ = [
+    "ExplainError", "Function", "Reader", "dump_files", "explain_file", "explain_path", "explain_paths",
+    "explain_value", "select",
+]

@@ -47,6 +47,14 @@ pub fn operands(t: &[u8]) -> Option<(usize, usize, Vec<u8>)> {
 }
 
 impl Extractor {
+    /// `mlir_context` without an op's tensor types (a record needs only its value's name and op).
+    fn record_context(&mut self, ln: &mut Line, pos: usize) -> Ctx {
+        if ln.signature().is_some_and(|sig| sig.open_paren < pos) {
+            return self.mlir_context(ln, pos);
+        }
+        Ctx { value: ln.body().0, shapes: None, op: OpFrom::Mlir }
+    }
+
     /// One record (or a `return`) at `m`: its site, and the operands site of its op once per line.
     pub(super) fn record(&mut self, ln: &mut Line, m: &Match, out: &mut Vec<Site>) -> usize {
         let t = ln.text;
@@ -75,7 +83,7 @@ impl Extractor {
                 }
             }
         };
-        let mut c = self.mlir_context(ln, ms);
+        let mut c = self.record_context(ln, ms);
         if c.value.is_none() {
             // a region's closing line `} {sdy...} : (...)`: the op is the one whose in/out shardings
             // were just reported for this line
@@ -91,7 +99,7 @@ impl Extractor {
         }
         let on_op = c.op == OpFrom::Mlir;
         let value = c.value.clone();
-        let shapes = if kind == SDY_ORIGIN_NAME { None } else { c.shapes };
+        let shapes = c.shapes;
         out.push(self.occ(ln, kind, key, a, end, c.value, shapes, c.op));
         if on_op && !out.iter().any(|s| s.kind == OPERANDS) {
             if let Some((x, y, names)) = operands(t) {
