@@ -19,6 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("formats",),
     ("convert",),
     ("ui",),
+    ("_native",),  # the compiled scanning core (native/): the scan floor's own, see the test below
     ("scan",),
     ("check", "outputs", "backends", "trace", "explain"),
     ("cli",),
@@ -41,7 +42,8 @@ def module_name(path: Path) -> str:
 
 
 def modules() -> dict[str, Path]:
-    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+    """Every module of the package, the compiled core too (known by its stub)."""
+    return {module_name(p): p for p in sorted([*PACKAGE.rglob("*.py"), PACKAGE / "_native.pyi"])}
 
 
 def _type_checking_lines(tree: ast.AST) -> set[int]:
@@ -160,6 +162,14 @@ def test_no_import_runs_upward() -> None:
 def test_no_import_circles() -> None:
     found = circles(all_imports())
     assert not found, "import circles:\n  " + "\n  ".join(" <-> ".join(c) for c in found)
+
+
+def test_only_the_scan_floor_loads_the_native_core() -> None:
+    """Dumps are read through ``shardconv.scan`` alone: no other layer loads the compiled core (naming its
+    ``Scan`` type for a checker is not loading it)."""
+    bad = [f"{i.importer} (line {i.line})" for i in all_imports()
+           if i.imported == "shardconv._native" and not i.type_only and not i.importer.startswith("shardconv.scan.")]
+    assert not bad, f"only shardconv.scan imports shardconv._native: {bad}"
 
 
 def test_allow_list_holds_only_real_violations() -> None:
