@@ -163,3 +163,15 @@ def test_errors_exit_2(programs: Path, args: tuple[str, ...], code: int) -> None
     full = args if args[0].startswith("/") else (str(programs / "xla"), *args)
     r = run("explain", *full)
     assert r.code == code, r.out + r.err
+
+
+def test_line_picks_the_value_defined_there(programs: Path) -> None:
+    path = str(stage(programs, "block"))
+    (res,) = explain_path(path, result=0)
+    model = next(a for a in res.axes if a.axis == "model").origin
+    assert model.line is not None
+    (e,) = explain_path(path, line=model.line)
+    assert e.value == model.value and e.op == model.op
+    assert [(a.axis, a.origin.name, a.path) for a in e.axes] == [("model", model.name, ())]
+    r = run("explain", path, "--line", str(model.line), env={"NO_COLOR": "1"})
+    assert r.code == 0 and "\x1b[" not in r.out and "the value is its own origin" in r.out
