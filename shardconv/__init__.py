@@ -70,6 +70,8 @@ if TYPE_CHECKING:
     from shardconv.scan.api import scan_path as scan_path
     from shardconv.scan.api import scan_text as scan_text
     from shardconv.scan.sites import SiteKind as SiteKind
+    from shardconv.explain.build import explain_path as explain_path
+    from shardconv.explain.model import Explanation as Explanation
     from shardconv.trace.changes import Change as Change
     from shardconv.trace.dumps import Dump as Dump
     from shardconv.trace.run import Seen as Seen
@@ -161,6 +163,9 @@ _EXPORTS: dict[str, str] = {
     "Change": "shardconv.trace.changes",
     "Dump": "shardconv.trace.dumps",
     "Observation": "shardconv.trace.values",
+    # why a value is sharded as it is (shardconv explain), from Shardy's propagation records
+    "explain_path": "shardconv.explain.build",
+    "Explanation": "shardconv.explain.model",
 }
 
 __all__ = ["__version__", *_EXPORTS]

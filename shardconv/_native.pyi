@@ -13,7 +13,9 @@ from typing import Final
 
 VERSION: Final[str]
 NONE: Final[int]  # 0xFFFF_FFFF
-SITE_KINDS: Final[tuple[str, ...]]  # "hlo", "sdy.sharding", ..., "expected-error", "module"
+# "hlo", "sdy.sharding", ..., "expected-error", "module", then the propagation records (never in
+# ``groups``): "sdy.sharding_origins", "sdy.sharding_origin_name", "sdy.propagation_edges", "operands"
+SITE_KINDS: Final[tuple[str, ...]]
 SNIFF_BYTES: Final[int]  # 65536: how much of a file's head decides its kind
 
 Encoding = tuple[str, str, str, bool]  # (outer, quote_style, inner, inner_quoted) of a StringEncoding

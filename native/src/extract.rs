@@ -36,8 +36,14 @@ pub const UNSPECIFIED_DIMS: u8 = 10;
 pub const EXPECTED_ERROR: u8 = 11;
 pub const MODULE_START: u8 = 12;
 pub const COLLECTIVE_AXES: u8 = 13;
+pub const SDY_ORIGINS: u8 = 14;
+pub const SDY_ORIGIN_NAME: u8 = 15;
+pub const SDY_EDGES: u8 = 16;
+pub const OPERANDS: u8 = 17;
 
-pub const SITE_KINDS: [&str; 14] = [
+mod records;
+
+pub const SITE_KINDS: [&str; 18] = [
     "hlo",
     "sdy.sharding",
     "sdy.sharding.bare",
@@ -52,6 +58,10 @@ pub const SITE_KINDS: [&str; 14] = [
     "expected-error",
     "module",
     "sdy.collective_axes",
+    "sdy.sharding_origins",
+    "sdy.sharding_origin_name",
+    "sdy.propagation_edges",
+    "operands",
 ];
 
 pub const FLAG_ROOT: u32 = 1;
@@ -940,6 +950,7 @@ impl Extractor {
                 out.push(self.occ(ln, COLLECTIVE_MESH, "replica_groups=".into(), m.sub.0, end, None, None, c.op));
                 Ok(end)
             }
+            Group::Origins | Group::OriginName | Group::Edges | Group::Return => Ok(self.record(ln, m, out)),
             Group::Expected => {
                 let delta: i64 = match sub {
                     b"" => 0,

@@ -24,6 +24,13 @@ pub enum Group {
     Expected,
     CollAxes,
     HloCollective,
+    /// Shardy's propagation records: `sdy.[result_|block_arg_]sharding_origins = {...}|[...]`,
+    /// `sdy.sharding_origin_name = "..."`, `sdy.[result_|block_arg_]propagation_edges = ...`.
+    Origins,
+    OriginName,
+    Edges,
+    /// `return %a, %b` (func or sdy): the values a function or region returns.
+    Return,
 }
 
 /// A keyword match: its group, span, and the span of its one sub-group (the key, name or number).
@@ -191,6 +198,9 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
                 }
             }
         }
+        if let Some(r) = record(t, s) {
+            return Some(r);
+        }
         if let Some(j) = lit(t, s, b"sdy.") {
             for op in [&b"sharding_constraint"[..], b"reshard"] {
                 if let Some(k) = lit(t, j, op) {
@@ -256,6 +266,14 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
             return m(Group::HloCollective, s, j, (s + 15, j));
         }
     }
+    if l && c == b'r' {
+        if let Some(j) = lit(t, s, b"return") {
+            let w = ws(t, j);
+            if w > j && t.get(w) == Some(&b'%') {
+                return m(Group::Return, s, j, (s, j));
+            }
+        }
+    }
     if let Some(j) = lit(t, s, b"expected-error") {
         if t.get(j) == Some(&b'@') {
             if matches!(t.get(j + 1), Some(b'+' | b'-')) {
@@ -306,12 +324,41 @@ fn collective_axes(t: &[u8], s: usize) -> Option<Match> {
     None
 }
 
+/// A propagation record's key at `s` (after `sdy.`), then `=` and its value's first byte: the match
+/// ends past that byte (`{`, `[`, `"` or the `<` of `#sdy.propagation_edges<`).
+fn record(t: &[u8], s: usize) -> Option<Match> {
+    let j = lit(t, s, b"sdy.")?;
+    let k = run(t, j, is_word);
+    let key = &t[j..k];
+    if key == b"return" {
+        let w = ws(t, k);
+        return if w > k && t.get(w) == Some(&b'%') { m(Group::Return, s, k, (s, k)) } else { None };
+    }
+    let (group, opens): (Group, &[u8]) = match key {
+        b"sharding_origins" | b"result_sharding_origins" | b"block_arg_sharding_origins" => (Group::Origins, b"{["),
+        b"sharding_origin_name" => (Group::OriginName, b"\""),
+        b"propagation_edges" | b"result_propagation_edges" | b"block_arg_propagation_edges" => (Group::Edges, b"#{["),
+        _ => return None,
+    };
+    let e = byte(t, ws(t, k), b'=')?;
+    let v = ws(t, e);
+    let first = *t.get(v)?;
+    if !opens.contains(&first) {
+        return None;
+    }
+    if first == b'#' {
+        let p = lit(t, v, b"#sdy.propagation_edges<")?;
+        return m(group, s, p, (s, k));
+    }
+    m(group, s, v + 1, (s, k))
+}
+
 /// The reference's `KEYWORD.match(text, s)`.
 pub fn match_at(t: &[u8], s: usize) -> Option<Match> {
     match_group(t, s)
 }
 
-pub const NEEDLES: [(&[u8], &[usize]); 9] = [
+pub const NEEDLES: [(&[u8], &[usize]); 10] = [
     (b"sharding", &[17, 5, 4, 3, 0]),
     (b"sdy.", &[4, 1, 0]),
     (b"num_partitions", &[5, 0]),
@@ -321,6 +368,7 @@ pub const NEEDLES: [(&[u8], &[usize]); 9] = [
     (b"stablehlo.mesh", &[0]),
     (b"replica_group_mesh_axes", &[0]),
     (b"replica_groups=mesh[", &[0]),
+    (b"return", &[0]),
 ];
 
 /// The needles in one automaton, built once per scan. No needle is a prefix of another, so at most
@@ -394,5 +442,22 @@ mod tests {
         assert_eq!(find(b"%1 = sdy.all_reduce max {\"y\"} %0"), Some((Group::CollAxes, 5, 25)));
         assert_eq!(find(b"sdy.collective_permute %0 out_sharding=<@m"), Some((Group::OpArg, 26, 40)));
         assert_eq!(find(b"x, replica_groups=mesh['x'=2] {'x'}"), Some((Group::HloCollective, 3, 23)));
+    }
+
+    #[test]
+    fn records() {
+        assert_eq!(find(b"{sdy.sharding_origins = {data = \"self\"}"), Some((Group::Origins, 1, 25)));
+        assert_eq!(find(b"x, sdy.result_sharding_origins = [{"), Some((Group::Origins, 3, 34)));
+        assert_eq!(find(b"sdy.sharding_origin_name = \"constraint_0\""), Some((Group::OriginName, 0, 28)));
+        assert_eq!(find(b"{sdy.propagation_edges = #sdy.propagation_edges<[{step-0"), Some((Group::Edges, 1, 48)));
+        assert_eq!(find(b"sdy.block_arg_propagation_edges = []"), Some((Group::Edges, 0, 35)));
+        assert_eq!(find(b"    return %5 : tensor<f32>"), Some((Group::Return, 4, 10)));
+        assert_eq!(find(b"  sdy.return %7 : tensor<8xf32>"), Some((Group::Return, 2, 12)));
+        assert_eq!(find(b"returned %5"), None);
+        // a sharding next to the records is still found first
+        assert_eq!(
+            find(b"{sdy.sharding = #sdy.sharding<@m, []>, sdy.sharding_origins = {}}"),
+            Some((Group::SdyAttr, 16, 30))
+        );
     }
 }

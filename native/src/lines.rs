@@ -43,7 +43,7 @@ impl Options {
 }
 
 /// Every keyword a value's line holds, and the module-header ones.
-const KEYWORDS: [&[u8]; 10] = [
+const KEYWORDS: [&[u8]; 11] = [
     b"sharding",
     b"sdy.",
     b"manual_axes",
@@ -54,6 +54,7 @@ const KEYWORDS: [&[u8]; 10] = [
     b"replica_groups=mesh[",
     b"module",
     b"// -----",
+    b"return",
 ];
 const REGION_CLOSE: &[u8] = b"} : ";
 /// Lines that open a scope (a function, an HLO computation) or a module, found in the same pass.

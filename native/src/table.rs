@@ -3,8 +3,8 @@
 //! shapes, name) and the pairs of an HLO and an sdy sharding one value carries on one line.
 
 use crate::extract::{
-    Site, COLLECTIVE_AXES, COLLECTIVE_MESH, EXPECTED_ERROR, HLO, MODULE_START, SDY_MESH, SDY_PER_VALUE, SDY_SHARDING,
-    STABLEHLO_MESH,
+    Site, COLLECTIVE_AXES, COLLECTIVE_MESH, EXPECTED_ERROR, HLO, MODULE_START, SDY_MESH, SDY_ORIGINS, SDY_PER_VALUE,
+    SDY_SHARDING, STABLEHLO_MESH,
 };
 use crate::shapes::Shape;
 use crate::strings::Encoding;
@@ -294,7 +294,7 @@ impl Table {
                 self.group_index.clear();
                 self.pair_index.retain(|k, _| k[0] == self.line_module);
             }
-        } else {
+        } else if kind < SDY_ORIGINS {
             self.filled = true;
         }
         let module = self.module;
@@ -332,7 +332,8 @@ impl Table {
             }
             self.line_module = module;
         }
-        if kind != MODULE_START && kind != EXPECTED_ERROR {
+        // propagation records and operand lists (kinds from SDY_ORIGINS on) are sites, never values to check
+        if kind != MODULE_START && kind != EXPECTED_ERROR && kind < SDY_ORIGINS {
             let named = matches!(kind, SDY_MESH | STABLEHLO_MESH | COLLECTIVE_MESH | COLLECTIVE_AXES);
             let key = [module, value, shapes, if named { name } else { NONE }];
             let group = match self.group_index.get(&key) {

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from shardconv.core.errors import ShardingError
 from shardconv.scan.inputs import scan_input
 from shardconv.scan.native import iter_sites, scan_bytes
-from shardconv.scan.sites import Shape, SiteKind, ValueSite
+from shardconv.scan.sites import RECORD_KINDS, Shape, SiteKind, ValueSite
 from shardconv.scan.values import ParsedValue, parse_value
 
 if TYPE_CHECKING:
@@ -58,8 +58,9 @@ def scan_path(path: str) -> Iterator[Site]:
 
 
 def _sites(scan: Callable[[], Scan], path: str) -> Iterator[Site]:
+    """Every value site but module headers and Shardy's propagation records (``explain`` reads those)."""
     for s in iter_sites(scan(), path):
-        if s.kind is not SiteKind.MODULE_START:
+        if s.kind is not SiteKind.MODULE_START and s.kind not in RECORD_KINDS:
             yield _site(s)
 
 

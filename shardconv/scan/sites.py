@@ -31,6 +31,14 @@ class SiteKind(str, enum.Enum):
     # The axes a collective names (sdy.all_gather [{}, {"y"}], sdy.all_reduce {"y"}, ...); ``value`` is the
     # mesh its out_sharding names (``@mesh`` or an inline ``mesh<[...]>``), the mesh they must belong to.
     COLLECTIVE_AXES = "sdy.collective_axes"
+    # Shardy's propagation records (XLA's shardy-verbose dumps); never values a rule checks:
+    SDY_ORIGINS = "sdy.sharding_origins"  # {axis = "origin", ...}, or [{...}, ...] per result
+    SDY_ORIGIN_NAME = "sdy.sharding_origin_name"  # the name of an op that is an origin: constraint_0, mc_0
+    SDY_EDGES = "sdy.propagation_edges"  # #sdy.propagation_edges<[...]>, or [...] per result / block argument
+    OPERANDS = "operands"  # "%a, %b": the operands of an op carrying a record, or of a return
+
+
+RECORD_KINDS = frozenset({SiteKind.SDY_ORIGINS, SiteKind.SDY_ORIGIN_NAME, SiteKind.SDY_EDGES, SiteKind.OPERANDS})
 
 
 @dataclass(frozen=True)
@@ -96,4 +104,4 @@ class FileKind:
         return self.kind == "skip"
 
 
-__all__ = ["PLAIN", "FileKind", "Shape", "SiteKind", "ValueSite"]
+__all__ = ["PLAIN", "RECORD_KINDS", "FileKind", "Shape", "SiteKind", "ValueSite"]

@@ -202,6 +202,23 @@ def _print_change(console: Console, c: Change, color: bool) -> None:
         _print_grids(console, c, color)
         console.print(Text(f"    devices {compress_ids(c.devices)} now hold different data",
                            style="red" if color else ""), soft_wrap=True)
+    hint = explain_hint(c)
+    if hint:
+        console.print(Text(f"    why: {hint}"), soft_wrap=True)
+
+
+def explain_hint(c: Change) -> str | None:
+    """For a placement change at a propagation pass, the ``shardconv explain`` command for that value."""
+    import re
+    import shlex
+
+    if c.kind != "placement" or c.after is None or "propagat" not in c.pass_name.lower():
+        return None
+    m = re.fullmatch(r"(arg|result)\[(\d+)\]", c.value)
+    select = f"--{m.group(1)} {m.group(2)}" if m else f"--value {shlex.quote(c.value)}"
+    if not m and not c.value.startswith("%"):
+        return None
+    return f"shardconv explain {shlex.quote(c.after.path)} {select}"
 
 
 def _before_path(c: Change, dumps: dict[int, Dump]) -> str:

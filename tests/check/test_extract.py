@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from shardconv.scan import native
-from shardconv.scan.sites import FileKind, ValueSite
+from shardconv.scan.sites import RECORD_KINDS, FileKind, ValueSite
 from shardconv.scan.sites import SiteKind as Kind
 from shardconv.text.escapes import escape_c, escape_mlir, unescape_c, unescape_mlir
 from shardconv.text.layered import StringEncoding as Encoding
@@ -22,15 +22,15 @@ DUMPS = Path(__file__).parent.parent / "data" / "dumps"
 
 
 def scan_stream(stream: io.BytesIO, path: str, **sizes: int) -> tuple[FileKind, list[ValueSite]]:
-    """The sites of a stream, without the module headers."""
+    """The sites of a stream, without the module headers and the propagation-record kinds (tests/explain)."""
     scan = native.scan_stream(stream, **sizes)
-    found = [o for o in native.iter_sites(scan, path) if o.kind is not Kind.MODULE_START]
+    found = [o for o in native.iter_sites(scan, path) if o.kind is not Kind.MODULE_START and o.kind not in RECORD_KINDS]
     return FileKind(scan.kind, scan.reason), found
 
 
 def scan_path(path: str, **sizes: int) -> tuple[FileKind, list[ValueSite]]:
     scan = native.scan_path(path, **sizes)
-    found = [o for o in native.iter_sites(scan, path) if o.kind is not Kind.MODULE_START]
+    found = [o for o in native.iter_sites(scan, path) if o.kind is not Kind.MODULE_START and o.kind not in RECORD_KINDS]
     return FileKind(scan.kind, scan.reason), found
 
 

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, fields, replace
 
 from shardconv.scan import native
-from shardconv.scan.sites import SiteKind, ValueSite
+from shardconv.scan.sites import RECORD_KINDS, SiteKind, ValueSite
 from support.reference_scan.dedup import modules, signature
 from support.reference_scan.lines import CHUNK, MAX_LINE, OVERLAP, ReadOptions, read_sites
 from support.reference_scan.suppress import SuppressionScanner
@@ -26,7 +26,7 @@ class Options:
 @dataclass
 class Outcome:
     kind: tuple[str, str]
-    sites: list[ValueSite]
+    sites: list[ValueSite]  # the native outcome leaves out the record kinds (RECORD_KINDS): the reference has none
     suppressions: list[tuple[int, int, tuple[str, ...], str, int]]
     modules: list[tuple[int, list[tuple[object, int, int]], list[tuple[object, object, int]], frozenset[int], int]]
 
@@ -83,8 +83,13 @@ def _without_native_only(sites: list[ValueSite], mods):  # type: ignore[no-untyp
 
 def native_outcome(data: bytes, opts: Options = Options(), *, via: str = "bytes") -> Outcome:
     kw = {"chunk": opts.chunk, "max_line": opts.max_line, "overlap": opts.overlap}
-    scan = native.scan_bytes(data, **kw) if via == "bytes" else native.scan_stream(io.BytesIO(data), **kw)
-    sites = list(native.iter_sites(scan, "<t>"))
+    if via == "bytes":
+        scan = native.scan_bytes(data, **kw)
+    else:
+        scan = native.scan_stream(io.BytesIO(data), **kw)
+    every = list(native.iter_sites(scan, "<t>"))
+    sites = [s for s in every if s.kind not in RECORD_KINDS]
+    renumber = {i: n for n, i in enumerate(i for i, s in enumerate(every) if s.kind not in RECORD_KINDS)}
     supp = [
         (
             line,
@@ -95,7 +100,9 @@ def native_outcome(data: bytes, opts: Options = Options(), *, via: str = "bytes"
         )
         for line, col, rules, text, c in scan.suppressions
     ]
-    kept, mods = _without_native_only(sites, native_modules(scan, sites))
+    mods = [(m, [(sig, renumber[at], n) for sig, at, n in values], held, exp, total)
+            for m, values, held, exp, total in native_modules(scan, every)]
+    kept, mods = _without_native_only(sites, mods)
     return Outcome((scan.kind, scan.reason), kept, supp, mods)
 
 

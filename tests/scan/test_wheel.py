@@ -24,10 +24,12 @@ def test_the_wheel_installs_and_checks_a_bundled_dump(tmp_path: Path) -> None:
     py = env_dir / ("Scripts" if os.name == "nt" else "bin") / "python"
     subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel)], check=True,
                    timeout=600)
+    alone = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the installed wheel, not a checkout
     probe = "import shardconv._native, shardconv.backends.examples as e; print(e.examples_dir())"
-    where = subprocess.run([str(py), "-c", probe], cwd=tmp_path, check=True, capture_output=True, text=True).stdout
+    where = subprocess.run([str(py), "-c", probe], cwd=tmp_path, check=True, capture_output=True, text=True,
+                           env=alone).stdout
     assert where.strip().startswith(str(env_dir)) and "site-packages" in where
     seed = Path(where.strip()) / "seed-distorted-mesh.mlir"
     r = subprocess.run([str(py), "-m", "shardconv", "check", str(seed), "--mesh", "batch=2,model=4"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, env=alone)
     assert r.returncode == 1 and "[distorted-mesh]" in r.stdout, r.stdout + r.stderr

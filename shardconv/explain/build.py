@@ -1,0 +1,592 @@
+"""From one dump's scan to explanations: the values of a function with their shardings, Shardy's origins
+and edges (``records.py``), each edge's ``operand-N`` / ``result-N`` resolved to a value through the op's
+operands site, then, per axis, the walk back from the value to its origin. Values are read lazily from
+the scan's columns (``Reader``), only along the walk."""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from shardconv.core.errors import ShardingError, ShardingValidationError
+from shardconv.explain.model import RECORDS_HINT, AxisExplanation, Explanation, Meeting, Origin, Step
+from shardconv.explain.records import Edge, axis_key, parse_edges, parse_origins
+from shardconv.scan.inputs import scan_input
+from shardconv.scan.columns import NONE, kind_of, site_column
+from shardconv.scan.native import site_at
+from shardconv.scan.sites import SiteKind, ValueSite
+
+if TYPE_CHECKING:
+    from shardconv._native import Scan
+
+AFTER_PROPAGATION = re.compile(r"^\d+\.after_propagation\.mlir$")
+_ORIGIN = re.compile(r"^(?:(mc_\d+)_)?(input|output): (\d+)$")
+
+
+class ExplainError(ShardingValidationError):
+    """A path or value ``explain`` cannot read or find."""
+
+
+@dataclass
+class Value:
+    """One value of a function as the sites show it."""
+
+    name: str
+    op: str | None = None
+    line: int | None = None
+    sharding: str | None = None  # the sharding text of this value (a per-value element for an op result)
+    origins: dict[str, str] = field(default_factory=dict)  # axis key -> origin label
+    origin_name: str | None = None  # sdy.sharding_origin_name on its op
+    user_annotated: bool = False  # an argument's or a constraint's own sharding
+
+
+class Function:
+    """One function of one module, read lazily from the scan's columns: a value's sites are found through
+    its name (the sites of one value are contiguous on its line), so only the values an explanation walks
+    through are ever built, and a dump of any size costs one pass of C-level dict building per module."""
+
+    def __init__(self, reader: Reader, module: int, scope: int | None, name: str | None) -> None:
+        self.reader, self.module, self.scope, self.name = reader, module, scope, name
+        self.a, self.b = reader.bounds(module)
+        self.values: dict[str, Value] = {}
+        self.absorbed: set[str] = set()
+        self.edges: dict[str, list[tuple[Edge, str, str, str, str, int]]] = {}  # op value -> its edges
+        self.incoming: dict[tuple[str, str], list[tuple[Edge, str, str, str, str, int]]] = {}
+        # a manual computation's name -> its value, line, in_shardings, out_shardings
+        self.manual: dict[str, tuple[str, int, list[str], list[str]]] = {}
+        self._returns: list[str] | None = None
+        self._users: dict[str, list[str]] | None = None
+        self._records: bool | None = None
+
+    @property
+    def records(self) -> bool:
+        if self._records is None:
+            self._records = self.reader.has_records(self.a, self.b)
+        return self._records
+
+    def value(self, name: str) -> Value | None:
+        self.absorb(name.split("#")[0])
+        return self.values.get(name)
+
+    @property
+    def returns(self) -> list[str]:
+        if self._returns is None:
+            self._returns = self.reader.returns(self.a, self.b, self.scope)
+        return self._returns
+
+    def users(self, name: str) -> list[str]:
+        """The ops (by their value) that take ``name`` as an operand."""
+        if self._users is None:
+            self._users = self.reader.users(self.a, self.b, self.scope)
+        return self._users.get(name, [])
+
+    def absorb(self, name: str) -> None:
+        """Read the sites of ``name`` (its signature entry, or its op's line) into the function."""
+        if name in self.absorbed:
+            return
+        self.absorbed.add(name)
+        sites = self.reader.sites(name, self.a, self.b, self.scope)
+        operands: list[str] = []
+        edges: list[ValueSite] = []
+        for s in sites:
+            self._site(s, edges, operands)
+        for s in edges:
+            self._edges(s, operands)
+
+    def _site(self, s: ValueSite, edges: list[ValueSite], operands: list[str]) -> None:
+        name = s.value or ""
+        if s.kind is SiteKind.OPERANDS:
+            operands[:] = [n.strip() for n in s.text.split(",") if n.strip()]
+        elif s.kind is SiteKind.SDY_SHARDING and s.op == "func.func":
+            v = self._value(name)
+            v.sharding, v.line, v.op = s.text, s.line, "func.func"
+            v.user_annotated = name.startswith("%")
+        elif s.kind is SiteKind.SDY_PER_VALUE:
+            shards = _elements(s.text)
+            for r, text in zip(_results(name, len(shards)), shards, strict=False):
+                v = self._value(r)
+                v.sharding, v.line, v.op = text, s.line, s.op
+        elif s.kind is SiteKind.SDY_SHARDING_BARE:
+            v = self._value(name)
+            v.sharding, v.line, v.op = s.text, s.line, s.op
+            v.user_annotated = s.site in ("sdy.sharding_constraint", "sdy.reshard")
+        elif s.kind is SiteKind.SDY_PER_VALUE_LIST and s.op == "sdy.manual_computation":
+            key = next((k for k, m in self.manual.items() if m[0] == name), f"@{name}")
+            entry = self.manual.setdefault(key, (name, s.line, [], []))
+            (entry[2] if s.site == "in_shardings" else entry[3])[:] = _elements(s.text)
+            if s.site == "out_shardings":
+                for r, text in zip(_results(name, len(entry[3])), entry[3], strict=False):
+                    v = self._value(r)
+                    v.sharding, v.op = v.sharding or text, v.op or s.op
+                    v.line = v.line or s.line
+        elif s.kind is SiteKind.SDY_ORIGINS:
+            if s.site == "sdy.block_arg_sharding_origins":
+                return  # a region's own arguments: not values outside it
+            per = parse_origins(s.text)
+            count = len(per) if s.text.lstrip().startswith("[") else 1
+            for r, origins in zip(_results(name, count), per, strict=False):
+                v = self._value(r)
+                v.origins.update(origins)
+                v.line = v.line or s.line
+                v.op = v.op or s.op
+        elif s.kind is SiteKind.SDY_ORIGIN_NAME:
+            v = self._value(name)
+            v.origin_name = s.text
+            v.line, v.op = v.line or s.line, v.op or s.op
+            if s.op == "sdy.manual_computation":
+                self.manual[s.text] = self.manual.pop(f"@{name}", (name, s.line, [], []))
+        elif s.kind is SiteKind.SDY_EDGES and s.site != "sdy.block_arg_propagation_edges":
+            edges.append(s)
+
+    def _value(self, name: str) -> Value:
+        v = self.values.get(name)
+        if v is None:
+            v = self.values[name] = Value(name)
+        return v
+
+    def _add(self, e: Edge, src: str | None, tgt: str | None, op_value: str, op: str, line: int) -> None:
+        if src and tgt and src != tgt:
+            x = (e, src, tgt, op_value, op, line)
+            self.edges.setdefault(op_value, []).append(x)
+            self.incoming.setdefault((tgt, e.axis), []).append(x)
+
+    def _edges(self, s: ValueSite, operands: list[str]) -> None:
+        name = s.value or ""
+        if s.op == "func.func":  # a function result's edges: operand-N is what the return returns for it
+            k = _index(name) or 0 if name.startswith("result[") else 0
+            ret = self.returns[k] if k < len(self.returns) else None
+            for e in parse_edges(s.text):
+                src = ret if e.source[0] == "operand" else name
+                for t in e.targets:
+                    self._add(e, src, ret if t[0] == "operand" else name, "return", "return", s.line)
+            return
+        results = [n for n in self.values if n == name or n.startswith(name + "#")] or [name]
+        for e in parse_edges(s.text):
+            src = _ref(e.source, operands, results)
+            for t in e.targets:
+                self._add(e, src, _ref(t, operands, results), name, s.op or "?", s.line)
+
+
+class Reader:
+    """One scanned dump: its modules' bounds, and the columns the functions read their values from."""
+
+    def __init__(self, scan: Scan, path: str) -> None:
+        self.scan, self.path = scan, path
+        self.name_col = site_column(scan, "name")
+        self.scope_col = site_column(scan, "scope")
+        self.value_col = site_column(scan, "value")
+        self.module_col = site_column(scan, "module")
+        self.line_col = site_column(scan, "line")
+        self.count = len(self.name_col)
+        codes = {k: i for i, k in enumerate(SiteKind)}
+        self.kind_of_value = bytes(codes[kind_of(v[0])] for v in scan.values)
+        self.record = codes[SiteKind.SDY_ORIGINS]
+        self.operands = codes[SiteKind.OPERANDS]
+        self.origin_name = codes[SiteKind.SDY_ORIGIN_NAME]
+        self._names: dict[str, int] | None = None
+        self._spans: dict[int, tuple[dict[int, int], dict[int, int]]] = {}
+
+    def name_id(self, name: str) -> int | None:
+        if self._names is None:
+            self._names = {n: i for i, n in enumerate(self.scan.names)}
+        return self._names.get(name)
+
+    def modules(self) -> list[int]:
+        return sorted({self.module_col[i] for i in self._starts()})
+
+    def _starts(self) -> list[int]:
+        out, i = [], 0
+        while i < self.count:
+            out.append(i)
+            i = bisect.bisect_right(self.module_col, self.module_col[i], i)
+        return out
+
+    def bounds(self, module: int) -> tuple[int, int]:
+        return (bisect.bisect_left(self.module_col, module), bisect.bisect_right(self.module_col, module))
+
+    def _span(self, a: int, b: int) -> tuple[dict[int, int], dict[int, int]]:
+        got = self._spans.get(a)
+        if got is None:
+            names = self.name_col[a:b]
+            last = dict(zip(names, range(a, b), strict=True))
+            first = dict(zip(reversed(names), range(b - 1, a - 1, -1), strict=True))
+            got = self._spans[a] = (first, last)
+        return got
+
+    def sites(self, name: str, a: int, b: int, scope: int | None) -> list[ValueSite]:
+        nid = self.name_id(name)
+        if nid is None:
+            return []
+        first, last = self._span(a, b)
+        if nid not in first:
+            return []
+        col, sc = self.name_col, self.scope_col
+        return [site_at(self.scan, i, self.path) for i in range(first[nid], last[nid] + 1)
+                if col[i] == nid and (scope is None or sc[i] == scope)]
+
+    def has_records(self, a: int, b: int) -> bool:
+        kinds = self.kind_of_value
+        return any(self.record <= kinds[v] < self.operands for v in self.value_col[a:b])
+
+    def _of_kind(self, code: int, a: int, b: int, scope: int | None) -> Iterator[int]:
+        kinds, sc = self.kind_of_value, self.scope_col
+        for i, v in zip(range(a, b), self.value_col[a:b], strict=True):
+            if kinds[v] == code and (scope is None or sc[i] == scope):
+                yield i
+
+    def returns(self, a: int, b: int, scope: int | None) -> list[str]:
+        """What the function's last ``return`` returns (found from the module's end, by its op)."""
+        try:
+            ret = self.scan.ops.index("return")
+        except ValueError:
+            return []
+        ops, sc, names = site_column(self.scan, "op"), self.scope_col, self.name_col
+        for i in range(b - 1, a - 1, -1):
+            if ops[i] == ret and names[i] == NONE and (scope is None or sc[i] == scope):
+                text = self.scan.values[self.value_col[i]][3].decode("utf-8", "surrogateescape")
+                return [n.strip() for n in text.split(",") if n.strip()]
+        return []
+
+    def users(self, a: int, b: int, scope: int | None) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        values, names = self.scan.values, self.scan.names
+        for i in self._of_kind(self.operands, a, b, scope):
+            nid = self.name_col[i]
+            if nid == NONE:
+                continue
+            for n in values[self.value_col[i]][3].decode("utf-8", "surrogateescape").split(", "):
+                out.setdefault(n, []).append(names[nid])
+        return out
+
+    def named(self, label: str, a: int, b: int, scope: int | None) -> str | None:
+        """The value whose op carries ``sdy.sharding_origin_name = label``."""
+        want = label.encode()
+        for i in self._of_kind(self.origin_name, a, b, scope):
+            if self.scan.values[self.value_col[i]][3] == want and self.name_col[i] != NONE:
+                return self.scan.names[self.name_col[i]]
+        return None
+
+    def at_line(self, line: int, a: int, b: int) -> list[tuple[str, int | None]]:
+        i = bisect.bisect_left(self.line_col, line, a, b)
+        out: list[tuple[str, int | None]] = []
+        while i < b and self.line_col[i] == line:
+            nid = self.name_col[i]
+            if nid != NONE:
+                scope = self.scope_col[i]
+                out.append((self.scan.names[nid], None if scope == NONE else scope))
+            i += 1
+        return out
+
+    def scope_of(self, name: str | None) -> int | None:
+        for i, (n, kind, _) in enumerate(self.scan.scopes):
+            if n == name and kind == "func":
+                return i
+        return None
+
+    def scope_name(self, scope: int | None) -> str | None:
+        return None if scope is None else self.scan.scopes[scope][0]
+
+
+def dump_files(path: str) -> list[str]:
+    """A file as given; in a folder, every module's after-propagation stage under ``shardy/`` (else any
+    ``.mlir`` file in it), in name order."""
+    p = Path(path)
+    if path == "-" or not p.is_dir():
+        return [path]
+    stages = sorted(str(f) for f in p.rglob("*.mlir") if AFTER_PROPAGATION.match(f.name))
+    if stages:
+        return stages
+    files = sorted(str(f) for f in p.rglob("*.mlir"))
+    if not files:
+        raise ExplainError(f"{path}: no Shardy stage dump (shardy/<module>/02.after_propagation.mlir) in it")
+    return files
+
+
+def _results(name: str, count: int) -> list[str]:
+    return [name] if count <= 1 else [f"{name}#{i}" for i in range(count)]
+
+
+def _elements(text: str) -> list[str]:
+    """The shardings of a ``#sdy.sharding_per_value<[<...>, <...>]>`` or ``[<...>, ...]``, as text."""
+    from shardconv.formats.sdy.read import parse_sdy_per_value
+
+    body = text if text.startswith("#sdy.sharding_per_value") else f"#sdy.sharding_per_value<{text}>"
+    try:
+        return [str(s) for s in parse_sdy_per_value(body).shardings]
+    except (ShardingError, RecursionError):  # a value that does not parse: no element to show
+        return []
+
+
+def _ref(ref: tuple[str, int], operands: list[str], results: list[str]) -> str | None:
+    """The value an edge's ``operand-N`` / ``result-N`` names."""
+    names = operands if ref[0] == "operand" else results
+    return names[ref[1]] if ref[1] < len(names) else None
+
+
+def _origin(f: Function, label: str, value: Value) -> Origin:
+    """The origin a label names, found in the function."""
+    if label == "self":
+        if value.origin_name:
+            return _named(f, value.origin_name, value)
+        if value.name.startswith("%arg"):
+            return Origin("argument", label, _index(value.name), value.name, value.name, "func.func", value.line,
+                          value.sharding)
+        if value.name.startswith("result["):
+            return Origin("result", label, _index(value.name), value.name, value.name, "func.func", value.line,
+                          value.sharding)
+        return Origin("unknown", label, value=value.name, op=value.op, line=value.line, sharding=value.sharding)
+    m = _ORIGIN.match(label)
+    if m:
+        mc, side, n = m.group(1), m.group(2), int(m.group(3))
+        if mc is None:
+            name = f"%arg{n}" if side == "input" else f"result[{n}]"
+            v = f.value(name) or Value(name)
+            kind = "argument" if side == "input" else "result"
+            return Origin(kind, label, n, name, name, "func.func", v.line, v.sharding)
+        if mc not in f.manual:
+            holder = f.reader.named(mc, f.a, f.b, f.scope)
+            if holder is not None:
+                f.absorb(holder)
+        entry = f.manual.get(mc)
+        if entry is None:
+            return Origin("unknown", label, n, mc)
+        mvalue, line, ins, outs = entry
+        shards = ins if side == "input" else outs
+        return Origin("manual_input" if side == "input" else "manual_output", label, n, mc, mvalue,
+                      "sdy.manual_computation", line, shards[n] if n < len(shards) else None)
+    return _named(f, label, None)
+
+
+def _index(name: str) -> int | None:
+    digits = re.search(r"(\d+)\]?$", name)
+    return int(digits.group(1)) if digits else None
+
+
+def _named(f: Function, label: str, hint: Value | None) -> Origin:
+    holder = hint if hint is not None and hint.origin_name == label else None
+    if holder is None:
+        name = f.reader.named(label, f.a, f.b, f.scope)
+        holder = f.value(name) if name is not None else None
+    if holder is None:
+        return Origin("unknown", label, name=label)
+    if holder.op == "sdy.manual_computation":
+        return Origin("manual_input", label, None, label, holder.name, holder.op, holder.line)
+    return Origin("constraint", label, None, label, holder.name, holder.op, holder.line, holder.sharding)
+
+
+def _incoming(f: Function, cur: str, axis: str) -> list[tuple[Edge, str, str, str, str, int]]:
+    """The edges that brought ``axis`` to ``cur``: on its own op, else on the ops that use it."""
+    f.absorb(cur.split("#")[0])
+    if cur.startswith("result["):
+        for r in f.returns:
+            f.absorb(r.split("#")[0])
+    found = f.incoming.get((cur, axis))
+    if not found:
+        for user in f.users(cur):
+            f.absorb(user)
+        found = f.incoming.get((cur, axis))
+    return found or []
+
+
+def _walk(f: Function, start: str, axis: str, stop: Origin) -> tuple[Step, ...]:
+    """The steps that brought ``axis`` to ``start``, walked back to the origin's value (the first time
+    the axis arrived at each value: its lowest step), origin first."""
+    steps: list[Step] = []
+    cur, seen = start, {start}
+    while cur != stop.value:
+        v = f.value(cur)
+        if v is not None and v.origins.get(axis) == "self":
+            break
+        options = [x for x in _incoming(f, cur, axis) if x[1] not in seen]
+        if not options:
+            break
+        e, src, tgt, op_value, op, line = min(options, key=lambda x: x[0].step)
+        steps.append(Step(e.step, src, op, op_value, line, tgt))
+        seen.add(src)
+        cur = src
+    return tuple(reversed(steps))
+
+
+def _meetings(f: Function, value: Value, path: tuple[Step, ...]) -> tuple[Meeting, ...]:
+    """The ops on the path, and the value's own, where axes of different origins arrived from different
+    values; when one axis arrived from two origins, the one the value records won."""
+    out: list[Meeting] = []
+    seen: set[tuple[str, str]] = set()
+    places = [(s.target, s.op_value) for s in path] + [(value.name, value.name)]
+    for target, op_value in places:
+        t = f.value(target)
+        if (target, op_value) in seen or t is None or not t.origins:
+            continue
+        seen.add((target, op_value))
+        arrived: dict[str, list[tuple[str, str]]] = {}  # axis -> (from value, its origin there)
+        op, line = "?", 0
+        for e, src, tgt, _, o, ln in f.edges.get(op_value, []):
+            if tgt == target:
+                sv = f.value(src)
+                origin = (sv.origins.get(e.axis) if sv else None) or t.origins.get(e.axis, "?")
+                if origin == "self" and sv is not None:
+                    origin = sv.origin_name or t.origins.get(e.axis, "?")
+                arrived.setdefault(e.axis, []).append((src, origin))
+                op, line = o, ln
+        sources = {(src, o) for pairs in arrived.values() for src, o in pairs}
+        if len({o for _, o in sources}) < 2 or len({src for src, _ in sources}) < 2:
+            continue
+        kept = tuple(sorted((a, t.origins.get(a, "?")) for a in arrived))
+        lost = tuple(sorted({(a, o, src) for a, pairs in arrived.items() for src, o in pairs
+                             if o != t.origins.get(a)}))
+        out.append(Meeting(target, op, line, tuple(sorted({o for _, o in sources})), kept, lost))
+    return tuple(out)
+
+
+def explain_value(path: str, f: Function, name: str) -> Explanation:
+    """One value of ``f`` explained (its sites must exist: see ``select``)."""
+    from shardconv.formats.sdy.read import parse_sdy
+
+    value = f.value(name)
+    if value is None:
+        raise ExplainError(f"{path}: no value {name} with a sharding in {f.name or 'the dump'}")
+    if not f.records:
+        return Explanation(path, f.name, name, value.op, value.line, value.sharding, False, (),
+                           _without(path, f, value))
+    axes: list[AxisExplanation] = []
+    dims = []
+    if value.sharding:
+        try:
+            text = value.sharding if value.sharding.startswith("#") else f"#sdy.sharding{value.sharding}"
+            dims = [[axis_key(a) for a in d.axes] for d in parse_sdy(text).dims]
+        except (ShardingError, RecursionError):
+            dims = []
+    for dim, keys in enumerate(dims):
+        for axis in keys:
+            label = value.origins.get(axis) or value.origins.get(axis.split(":")[0])
+            origin = _origin(f, label, value) if label else Origin("unknown", "", name=None)
+            path_steps = _walk(f, name, axis, origin)
+            axes.append(AxisExplanation(dim, axis, origin, path_steps, _meetings(f, value, path_steps)))
+    note = None if axes else "its sharding has no axes: nothing to explain"
+    return Explanation(path, f.name, name, value.op, value.line, value.sharding, True, tuple(axes), note)
+
+
+_STAGE = re.compile(r"^(\d+)\.(\w+)\.mlir$")
+
+
+def _user_annotation(path: str, f: Function, value: Value) -> tuple[str, Value] | None:
+    """Where the user's own annotation of the value is: this file when it is written before propagation
+    (a lowering, Shardy's input or before-propagation stage), else that stage beside it, if it carries
+    the value sharded the same way."""
+    stage = _STAGE.match(os.path.basename(path))
+    if stage is None or stage.group(2) in ("input_module", "before_propagation"):
+        return (path, value) if value.user_annotated and value.sharding else None
+    for sibling in sorted(Path(path).parent.glob("*.before_propagation.mlir")):
+        try:
+            reader = Reader(scan_input(str(sibling)), str(sibling))
+        except (OSError, ShardingValidationError):
+            return None
+        modules = reader.modules()
+        if not modules:
+            return None
+        before = Function(reader, modules[0], reader.scope_of(f.name), f.name)
+        v = before.value(value.name)
+        if v is not None and v.user_annotated and v.sharding == value.sharding:
+            return str(sibling), v
+    return None
+
+
+def _without(path: str, f: Function, value: Value) -> str:
+    said = "without them, explain can say only what the user's own annotations set, and none sets this value's"
+    found = _user_annotation(path, f, value)
+    if found is not None:
+        where, v = found
+        said = (f"{value.name} is sharded by the user's own annotation ({v.op}, {os.path.basename(where)} "
+                f"line {v.line}): {v.sharding}")
+    return f"no propagation records in this dump: {RECORDS_HINT}; {said}"
+
+
+def _result(f: Function, k: int) -> str | None:
+    """Result ``k`` of the function: its signature entry, else (no attribute on it) the value returned."""
+    if f.value(f"result[{k}]") is not None:
+        return f"result[{k}]"
+    ret = f.returns[k] if k < len(f.returns) else None
+    return ret if ret is not None and f.value(ret) is not None else None
+
+
+def select(f: Function, *, value: str | None, arg: int | None, result: int | None, line: int | None) -> list[str]:
+    """The value names a selection picks in one function (every result of it when none is given)."""
+    if value is not None:
+        v = value if value.startswith(("%", "result[")) else f"%{value}"
+        return [v] if f.value(v) is not None else []
+    if arg is not None:
+        return [f"%arg{arg}"] if f.value(f"%arg{arg}") is not None else []
+    if result is not None:
+        r = _result(f, result)
+        return [r] if r is not None else []
+    if line is not None:
+        names = [n for n, scope in f.reader.at_line(line, f.a, f.b) if scope == f.scope]
+        return [n for n in dict.fromkeys(names) if not n.startswith("result[") and f.value(n) is not None][:1]
+    out, k = [], 0
+    while k < max(1, len(f.returns)):
+        r = _result(f, k)
+        if r is not None:
+            out.append(r)
+        k += 1
+    return out
+
+
+def explain_file(path: str, *, value: str | None = None, arg: int | None = None, result: int | None = None,
+                 line: int | None = None) -> Iterator[Explanation]:
+    """The explanations of one dump file, module by module: the selected value of each module's entry
+    function (``main``; ``--value`` and ``--line`` look in every function that holds the name or line)."""
+    try:
+        scan = scan_input(path)
+    except OSError as e:
+        raise ExplainError(f"{path}: {e.strerror or e}") from None
+    if scan.kind == "skip":
+        raise ExplainError(f"{path}: {scan.reason}")
+    reader = Reader(scan, path)
+    main = reader.scope_of("main")
+    for module in reader.modules():
+        a, b = reader.bounds(module)
+        scopes: list[int | None] = [main]
+        if value is not None:
+            v = value if value.startswith(("%", "result[")) else f"%{value}"
+            scopes = list(dict.fromkeys(reader.scope_of(s.function) for s in reader.sites(v, a, b, None)))
+        elif line is not None:
+            scopes = list(dict.fromkeys(scope for _, scope in reader.at_line(line, a, b)))
+        for scope in scopes:
+            f = Function(reader, module, scope, reader.scope_name(scope))
+            for name in select(f, value=value, arg=arg, result=result, line=line):
+                yield explain_value(path, f, name)
+
+
+def explain_paths(path: str, *, value: str | None = None, arg: int | None = None, result: int | None = None,
+                  line: int | None = None) -> list[Explanation]:
+    """Every explanation for a file or a dump folder (each module's after-propagation stage)."""
+    if path != "-" and not os.path.exists(path):
+        raise ExplainError(f"{path}: no such file or folder")
+    out = [e for p in dump_files(path) for e in explain_file(p, value=value, arg=arg, result=result, line=line)]
+    if not out:
+        what = (f"--value {value}" if value is not None else f"--arg {arg}" if arg is not None
+                else f"--result {result}" if result is not None else f"--line {line}" if line is not None
+                else "a result of the entry function")
+        raise ExplainError(f"{path}: no sharded value matches {what}")
+    return out
+
+
+def explain_path(
+    path: str, value: str | None = None, *, arg: int | None = None, result: int | None = None, line: int | None = None
+) -> tuple[Explanation, ...]:
+    """Why each selected value of a dump (a file, or a dump folder: each module's after-propagation
+    stage) is sharded the way it is, from Shardy's propagation records. ``value`` is an SSA name
+    (``"%3"`` or ``"3"``); or pick an ``arg`` / ``result`` of the entry function, or the value on a dump
+    ``line``; with none, every result of the entry function. Raises ``ExplainError``."""
+    return tuple(explain_paths(path, value=value, arg=arg, result=result, line=line))
+
+
+__all__ = [
+    "ExplainError", "Function", "Reader", "dump_files", "explain_file", "explain_path", "explain_paths",
+    "explain_value", "select",
+]

@@ -1,0 +1,110 @@
+"""What an explanation is: for each axis on each dim of one value's sharding, the origin Shardy recorded
+for it, the propagation steps that carried it there, and where origins met. Frozen, and built only by
+``explain.build``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The flag that makes XLA write the records (checked with jax 0.10.2: ``.*`` and ``shardy`` write the
+# stage files under shardy/ without them).
+RECORDS_FLAG = "--xla_dump_hlo_pass_re=shardy-verbose"
+RECORDS_HINT = (
+    f"XLA_FLAGS='--xla_dump_to=DIR {RECORDS_FLAG}' writes them "
+    "(DIR/shardy/<module>/02.after_propagation.mlir; pass DIR or that file); "
+    "--xla_dump_hlo_pass_re=.* and =shardy write the stage files without them"
+)
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where an axis came from, named as the user wrote it: an argument's or a result's sharding, a
+    named constraint, or a manual computation's (shard_map's) in or out sharding."""
+
+    kind: str  # "argument" | "result" | "constraint" | "manual_input" | "manual_output" | "unknown"
+    label: str  # as Shardy records it: "input: 0", "output: 0", "constraint_0", "mc_0_input: 0", "self"
+    index: int | None = None  # the argument's, result's, or manual computation operand's / result's number
+    name: str | None = None  # "%arg0", "result[0]", "constraint_0", "mc_0"
+    value: str | None = None  # the value that holds the origin sharding: "%arg0", "%25"
+    op: str | None = None  # "func.func", "sdy.reshard", "sdy.sharding_constraint", "sdy.manual_computation"
+    line: int | None = None  # its line in the dump
+    sharding: str | None = None  # the sharding it set
+    source: str | None = None  # the user's source line, when the dump carries locations
+
+    def describe(self) -> str:
+        where = f" (line {self.line})" if self.line is not None else ""
+        if self.kind == "argument":
+            return f"argument {self.index} ({self.name}), its sharding {self.sharding or '?'}{where}"
+        if self.kind == "result":
+            return f"result {self.index} ({self.name}), its sharding {self.sharding or '?'}{where}"
+        if self.kind == "constraint":
+            op = f"{self.value} = {self.op}" if self.value else (self.op or "op")
+            return f"constraint {self.name}: {op} {self.sharding or ''}".rstrip() + where
+        if self.kind in ("manual_input", "manual_output"):
+            side = "in_shardings" if self.kind == "manual_input" else "out_shardings"
+            return (
+                f"manual computation {self.name} (shard_map) {self.value or ''} {side}[{self.index}] "
+                f"{self.sharding or ''}".replace("  ", " ").rstrip() + where
+            )
+        return f"{self.label!r} (not found in the dump)"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One propagation step: at step ``step``, ``op`` (defining ``op_value``, line ``line``) moved the
+    axis from ``source`` to ``target``."""
+
+    step: int
+    source: str
+    op: str
+    op_value: str
+    line: int
+    target: str
+
+
+@dataclass(frozen=True)
+class Meeting:
+    """An op where the axes of more than one origin arrived from different values, as the records show
+    it: the axes its value kept (axis, origin), and an axis that also arrived from another origin
+    (axis, origin, via value): the recorded origin won over it."""
+
+    value: str
+    op: str
+    line: int
+    origins: tuple[str, ...]
+    kept: tuple[tuple[str, str], ...]
+    lost: tuple[tuple[str, str, str], ...]
+
+    def describe(self) -> str:
+        kept = ", ".join(f"{a} from {o}" for a, o in self.kept)
+        text = f"{' and '.join(self.origins)} met at {self.value} ({self.op}, line {self.line}): it kept {kept}"
+        for a, o, v in self.lost:
+            text += f"; {a} also came from {o} (via {v}): {dict(self.kept).get(a, '?')} won"
+        return text
+
+
+@dataclass(frozen=True)
+class AxisExplanation:
+    dim: int
+    axis: str  # as the sharding spells it: "data", "c":(1)2 -> c:(1)2
+    origin: Origin
+    path: tuple[Step, ...]  # origin first, the explained value last
+    meetings: tuple[Meeting, ...]
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """One value of one module, explained."""
+
+    path: str  # the dump file read
+    function: str | None
+    value: str  # "%3", "%arg0", "result[0]"
+    op: str | None
+    line: int | None
+    sharding: str | None
+    records: bool  # the dump carries Shardy's propagation records
+    axes: tuple[AxisExplanation, ...]
+    note: str | None = None  # what can still be said without the records, and how to get them
+
+
+__all__ = ["RECORDS_FLAG", "RECORDS_HINT", "AxisExplanation", "Explanation", "Meeting", "Origin", "Step"]

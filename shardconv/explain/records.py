@@ -1,0 +1,68 @@
+"""Shardy's propagation records as the scan hands them over (the text of a site), parsed: the origins of
+a value's axes and the edges propagation moved them along. Both spellings Shardy has printed are read:
+``#sdy.propagation_edges<[{step-N = [{"a" = operand-0 -> [result-0]}]}]>`` (jax 0.10.2) and the older
+``{a = [{propagation_step = N : i64, source = "operand: 0", target = "result: 0"}]}``."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from shardconv.core.model import AxisRef
+
+_GROUP = re.compile(r"\{([^{}]*)\}")
+_PAIR = re.compile(r'("(?:[^"\\]|\\.)*"|[\w.$:()-]+)\s*=\s*"([^"]*)"')
+_STEP = re.compile(r"step-(\d+)\s*=")
+_EDGE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*=\s*(operand|result)-(\d+)\s*->\s*\[([^\]]*)\]')
+_REF = re.compile(r"(operand|result)-(\d+)")
+_OLD = re.compile(
+    r'("(?:[^"\\]|\\.)*"|[\w.$-]+)\s*=\s*\[((?:\{[^{}]*\}\s*,?\s*)*)\]'
+)
+_OLD_EDGE = re.compile(
+    r'propagation_step\s*=\s*(\d+)[^}]*?source\s*=\s*"(operand|result): (\d+)"'
+    r'[^}]*?target\s*=\s*"(operand|result): (\d+)"'
+)
+
+
+@dataclass(frozen=True)
+class Edge:
+    """At step ``step``, ``axis`` went from ``source`` to each of ``targets`` (("operand"|"result", n))."""
+
+    step: int
+    axis: str
+    source: tuple[str, int]
+    targets: tuple[tuple[str, int], ...]
+
+
+def _unquote(key: str) -> str:
+    return key[1:-1] if key.startswith('"') else key
+
+
+def axis_key(a: AxisRef) -> str:
+    """An axis as the records key it: ``data``, ``c:(1)2``."""
+    return a.name if a.sub_axis is None else f"{a.name}:({a.sub_axis.pre_size}){a.sub_axis.size}"
+
+
+def parse_origins(text: str) -> list[dict[str, str]]:
+    """``{a = "self"}`` -> [{"a": "self"}]; ``[{...}, {...}]`` -> one dict per result."""
+    return [{_unquote(k): v for k, v in _PAIR.findall(g)} for g in _GROUP.findall(text)]
+
+
+def parse_edges(text: str) -> list[Edge]:
+    """Every edge of one record, in the order written."""
+    out: list[Edge] = []
+    marks = list(_STEP.finditer(text))
+    if marks:
+        for i, m in enumerate(marks):
+            seg = text[m.end() : marks[i + 1].start() if i + 1 < len(marks) else len(text)]
+            for axis, kind, n, targets in _EDGE.findall(seg):
+                refs = tuple((k, int(j)) for k, j in _REF.findall(targets))
+                out.append(Edge(int(m.group(1)), axis, (kind, int(n)), refs))
+        return out
+    for key, body in _OLD.findall(text):
+        for step, sk, sn, tk, tn in _OLD_EDGE.findall(body):
+            out.append(Edge(int(step), _unquote(key), (sk, int(sn)), ((tk, int(tn)),)))
+    return out
+
+
+__all__ = ["Edge", "axis_key", "parse_edges", "parse_origins"]

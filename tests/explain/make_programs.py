@@ -1,0 +1,100 @@
+"""Writes Shardy's verbose stage dumps of four real programs with jax (a child process: XLA reads
+XLA_FLAGS once), for the tests that ``explain`` names the origins the programs specify.
+
+Usage: python make_programs.py OUT_DIR. On 8 CPU devices, with
+``--xla_dump_to=OUT_DIR/xla --xla_dump_hlo_pass_re=shardy-verbose``, it compiles (one
+``OUT_DIR/xla/shardy/module_NNNN.jit_<name>/`` each):
+- ``mlp``: a 2-D MLP on ``data=2, model=4`` whose only sharding is one ``with_sharding_constraint``
+  (``P("data", "model")`` on the first matmul's result);
+- ``block``: a transformer block on a 3-D ``data=2, seq=2, model=2`` mesh, ``x`` sharded ``P("data")`` by
+  the user, one constraint on the attention path (``P(None, None, "model")``) and one on the MLP path
+  (``P(None, "seq", None)``), which meet at their sum;
+- ``smap``: a ``jax.shard_map`` (``P("data", "model")`` in and out) between two unsharded matmuls;
+- ``args``: two arguments sharded by the user (``P("data", None)``, ``P(None, "model")``), nothing else.
+Then, in a second child (``OUT_DIR shardy``), the same ``mlp`` with ``--xla_dump_hlo_pass_re=shardy`` into
+OUT_DIR/plain: Shardy's stage files without the records.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+out = sys.argv[1]
+regex = sys.argv[2] if len(sys.argv) > 2 else "shardy-verbose"
+folder = os.path.join(out, "xla" if regex == "shardy-verbose" else "plain")
+os.makedirs(out, exist_ok=True)
+os.environ["XLA_FLAGS"] = (
+    f"--xla_force_host_platform_device_count=8 --xla_dump_to={folder} --xla_dump_hlo_pass_re={regex}"
+)
+os.environ["JAX_PLATFORMS"] = "cpu"  # jax reads both at import, below
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax.sharding import Mesh, NamedSharding  # noqa: E402
+from jax.sharding import PartitionSpec as P  # noqa: E402
+
+devices = np.array(jax.devices())
+f32 = jnp.float32
+
+
+def arg(shape: tuple[int, ...], sharding: NamedSharding | None = None) -> jax.ShapeDtypeStruct:
+    return jax.ShapeDtypeStruct(shape, f32, sharding=sharding)
+
+
+mesh2 = Mesh(devices.reshape(2, 4), ("data", "model"))
+
+
+def mlp(x: jax.Array, w1: jax.Array, w2: jax.Array) -> jax.Array:
+    h = x @ w1
+    h = jax.lax.with_sharding_constraint(h, NamedSharding(mesh2, P("data", "model")))
+    h = jax.nn.relu(h)
+    return h @ w2
+
+
+jax.jit(mlp).lower(arg((16, 32)), arg((32, 64)), arg((64, 32))).compile()
+if regex != "shardy-verbose":
+    sys.exit(0)
+
+mesh3 = Mesh(devices.reshape(2, 2, 2), ("data", "seq", "model"))
+
+
+def block(x: jax.Array, wq: jax.Array, wk: jax.Array, wv: jax.Array, w1: jax.Array, w2: jax.Array) -> jax.Array:
+    q, k, v = x @ wq, x @ wk, x @ wv
+    att = jax.nn.softmax(jnp.einsum("bsh,bth->bst", q, k) / 8.0, axis=-1)
+    a = jnp.einsum("bst,bth->bsh", att, v)
+    a = jax.lax.with_sharding_constraint(a, NamedSharding(mesh3, P(None, None, "model")))  # constraint_0
+    m = jax.nn.gelu(x @ w1) @ w2
+    m = jax.lax.with_sharding_constraint(m, NamedSharding(mesh3, P(None, "seq", None)))  # constraint_1
+    return (a + m) * 2.0
+
+
+jax.jit(block).lower(
+    arg((8, 16, 32), NamedSharding(mesh3, P("data", None, None))),
+    *(arg((32, 32)) for _ in range(3)), arg((32, 64)), arg((64, 32)),
+).compile()
+
+
+def inner(a: jax.Array) -> jax.Array:
+    return jnp.sin(a) * 2.0
+
+
+def smap(x: jax.Array, w: jax.Array) -> jax.Array:
+    h = x @ w
+    h = jax.shard_map(inner, mesh=mesh2, in_specs=P("data", "model"), out_specs=P("data", "model"))(h)
+    return h @ w.T
+
+
+jax.jit(smap).lower(arg((16, 32)), arg((32, 32))).compile()
+
+
+def args(x: jax.Array, y: jax.Array) -> jax.Array:
+    return jnp.tanh(x) + y
+
+
+jax.jit(args).lower(
+    arg((16, 32), NamedSharding(mesh2, P("data", None))), arg((16, 32), NamedSharding(mesh2, P(None, "model")))
+).compile()
+subprocess.run([sys.executable, __file__, out, "shardy"], check=True)

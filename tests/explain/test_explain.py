@@ -1,0 +1,177 @@
+"""``explain`` on real jax compiles (make_programs.py): each explanation is held to what the program
+specified (its constraints, shard_map specs and argument shardings), never to a stored copy."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from explain_util import assert_connected, dims_of, stage
+from support.cli_util import run
+
+import shardconv as sc
+from shardconv.explain.build import ExplainError, explain_path
+from shardconv.explain.model import RECORDS_FLAG
+
+
+def test_mlp_names_its_one_constraint_as_the_origin_of_every_axis(programs: Path) -> None:
+    path = str(stage(programs, "mlp"))
+    explained = [e for name in ("%0", "%1", "%3", "%4", "%5") for e in explain_path(path, name)]
+    explained += [*explain_path(path, result=0), *(explain_path(path, arg=i)[0] for i in range(3))]
+    seen = 0
+    for e in explained:
+        assert e.records
+        for a in e.axes:
+            seen += 1
+            o = a.origin
+            assert (o.kind, o.name, o.label if e.value != "%1" else "constraint_0") == (
+                "constraint", "constraint_0", "constraint_0"), (e.value, a)
+            # the program's with_sharding_constraint(h, P("data", "model"))
+            assert o.sharding is not None and dims_of(o.sharding) == [["data"], ["model"]]
+            assert o.op in ("sdy.reshard", "sdy.sharding_constraint") and o.line is not None
+            assert a.axis in dims_of(o.sharding)[a.dim] or e.value.startswith("%arg") or e.value == "result[0]"
+            assert_connected(a, e.value)
+    assert seen >= 10
+    # downstream of the constraint the path runs forward through relu and the second matmul
+    (res,) = explain_path(path, result=0)
+    assert [s.op for s in res.axes[0].path] == ["stablehlo.maximum", "stablehlo.dot", "return"]
+
+
+def test_mlp_on_the_command_line(programs: Path) -> None:
+    r = run("explain", str(programs / "xla"), "--value", "%4")
+    assert r.code == 0, r.err
+    mlp = r.out.split("\n\n")[0]
+    assert "constraint constraint_0" in mlp and "dim 0 'data'" in mlp and "dim 1 'model'" in mlp
+    assert re.search(r"step 1 +%1 -> stablehlo.maximum \(%4, line \d+\) -> %4", mlp)
+
+
+def test_block_two_constraints_meet_at_the_sum(programs: Path) -> None:
+    path = str(stage(programs, "block"))
+    (e,) = explain_path(path, result=0)
+    by_axis = {a.axis: a for a in e.axes}
+    assert dims_of(e.sharding or "") == [[], ["seq"], ["model"]]
+    model, seq = by_axis["model"].origin, by_axis["seq"].origin
+    # attention path: P(None, None, "model"); MLP path: P(None, "seq", None)
+    assert model.kind == seq.kind == "constraint" and model.name != seq.name
+    assert dims_of(model.sharding or "") == [[], [], ["model"]]
+    assert dims_of(seq.sharding or "") == [[], ["seq"], []]
+    for a in e.axes:
+        assert_connected(a, e.value)
+    meets = {m.value: m for a in e.axes for m in a.meetings}
+    (sum_,) = [m for m in meets.values() if set(m.origins) == {model.label, seq.label}]
+    assert sum_.op == "stablehlo.add"
+    assert dict(sum_.kept) == {"model": model.label, "seq": seq.label}
+    # the sum is where the two paths join: each reaches it from its own constraint's value
+    into = {a.axis: next(s for s in a.path if s.target == sum_.value).source for a in e.axes}
+    assert into == {"model": model.value, "seq": seq.value}
+
+
+def test_block_user_sharded_argument_is_named_by_index_and_name(programs: Path) -> None:
+    (e,) = explain_path(str(stage(programs, "block")), arg=0)
+    (a,) = e.axes
+    assert (a.dim, a.axis) == (0, "data")
+    assert (a.origin.kind, a.origin.index, a.origin.name, a.origin.label) == ("argument", 0, "%arg0", "self")
+    assert dims_of(a.origin.sharding or "") == [["data"], [], []]
+    # downstream, the same axis names argument 0 through Shardy's "input: 0"
+    (q,) = explain_path(str(stage(programs, "block")), "%0")
+    assert [(x.axis, x.origin.kind, x.origin.index, x.origin.name) for x in q.axes] == [("data", "argument", 0, "%arg0")]
+    assert q.axes[0].path[0].source == "%arg0"
+
+
+def test_arguments_sharded_by_the_user(programs: Path) -> None:
+    (e,) = explain_path(str(stage(programs, "args")), result=0)
+    got = {(a.dim, a.axis): (a.origin.kind, a.origin.index, a.origin.name) for a in e.axes}
+    assert got == {(0, "data"): ("argument", 0, "%arg0"), (1, "model"): ("argument", 1, "%arg1")}
+    (m,) = {m for a in e.axes for m in a.meetings if m.op == "stablehlo.add"}
+    assert set(m.origins) == {"input: 0", "input: 1"}
+
+
+def test_shard_map_specs_are_the_origins(programs: Path) -> None:
+    path = str(stage(programs, "smap"))
+    (e,) = explain_path(path, result=0)
+    (a,) = e.axes
+    assert (a.axis, a.origin.kind, a.origin.name, a.origin.index) == ("data", "manual_output", "mc_0", 0)
+    assert a.origin.op == "sdy.manual_computation" and dims_of(a.origin.sharding or "") == [["data"], ["model"]]
+    assert_connected(a, e.value)
+    (x,) = explain_path(path, arg=0)
+    assert [(b.axis, b.origin.kind, b.origin.name) for b in x.axes] == [("data", "manual_input", "mc_0")]
+    assert dims_of(x.axes[0].origin.sharding or "") == [["data"], ["model"]]
+
+
+def test_without_records_the_message_names_the_flag(programs: Path) -> None:
+    r = run("explain", str(programs / "plain"), "--arg", "0")
+    assert r.code == 1
+    assert RECORDS_FLAG in r.out and "--xla_dump_to=DIR" in r.out
+    assert "none sets this value's" in r.out  # the mlp's arguments are not annotated by the user
+    # in a stage before propagation, a user-sharded argument is still explained as the user's own
+    (e,) = explain_path(str(stage(programs, "block", "01.before_propagation.mlir")), arg=0)
+    assert not e.records and e.note is not None and "user's own annotation" in e.note and RECORDS_FLAG in e.note
+
+
+def test_json_document(programs: Path) -> None:
+    r = run("explain", str(stage(programs, "block")), "--result", "0", "--format", "json")
+    assert r.code == 0
+    doc = json.loads(r.out)
+    assert doc["command"] == "explain"
+    (e,) = doc["explanations"]
+    axes = {a["axis"]: a for a in e["axes"]}
+    assert axes["seq"]["origin"]["kind"] == "constraint" and axes["seq"]["path"][-1]["target"] == "result[0]"
+    assert any(set(m["origins"]) == {"constraint_0", "constraint_1"} for m in axes["model"]["meetings"])
+
+
+def test_dot_and_svg_draw_only_the_origins_and_their_paths(programs: Path) -> None:
+    path = str(stage(programs, "block"))
+    dot = run("explain", path, "--result", "0", "--format", "dot")
+    assert dot.code == 0 and dot.out.startswith("digraph explain {") and "constraint_1" in dot.out
+    svg = run("explain", path, "--result", "0", "--format", "svg")
+    root = ET.fromstring(svg.out)
+    ns = "{http://www.w3.org/2000/svg}"
+    nodes = root.findall(f".//{ns}g")
+    (e,) = explain_path(path, result=0)
+    values = {s.source for a in e.axes for s in a.path} | {e.value}
+    assert len(nodes) == len(values)
+    assert len(root.findall(f".//{ns}line")) == len({(s.source, s.target) for a in e.axes for s in a.path})
+
+
+def test_trace_offers_explain_for_a_propagation_change(programs: Path) -> None:
+    mlp = stage(programs, "mlp").parent
+    r = run("trace", str(mlp / "01.before_propagation.mlir"), str(mlp / "02.after_propagation.mlir"))
+    hints = re.findall(r"why: (shardconv explain .*)", r.out)
+    assert f"shardconv explain {mlp / '02.after_propagation.mlir'} --arg 1" in hints
+    ran = run(*hints[0].split()[1:])
+    assert ran.code == 0 and "constraint_0" in ran.out
+
+
+def test_library_entry_returns_frozen_dataclasses(programs: Path) -> None:
+    found = sc.explain_path(str(programs / "xla"), result=0)
+    assert len(found) == 4 and all(isinstance(e, sc.Explanation) for e in found)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        found[0].value = "x"  # type: ignore[misc]
+    with pytest.raises(ExplainError, match="no sharded value matches --value %999"):
+        sc.explain_path(str(programs / "xla"), "%999")
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [(("/no/such/dump",), 2), (("--arg", "0", "--result", "0"), 2), (("--value", "%999"), 2)],
+)
+def test_errors_exit_2(programs: Path, args: tuple[str, ...], code: int) -> None:
+    full = args if args[0].startswith("/") else (str(programs / "xla"), *args)
+    r = run("explain", *full)
+    assert r.code == code, r.out + r.err
+
+
+def test_line_picks_the_value_defined_there(programs: Path) -> None:
+    path = str(stage(programs, "block"))
+    (res,) = explain_path(path, result=0)
+    model = next(a for a in res.axes if a.axis == "model").origin
+    assert model.line is not None
+    (e,) = explain_path(path, line=model.line)
+    assert e.value == model.value and e.op == model.op
+    assert [(a.axis, a.origin.name, a.path) for a in e.axes] == [("model", model.name, ())]
+    r = run("explain", path, "--line", str(model.line), env={"NO_COLOR": "1"})
+    assert r.code == 0 and "\x1b[" not in r.out and "the value is its own origin" in r.out
