@@ -410,10 +410,9 @@ impl Engine {
         match limit {
             Some(limit) => {
                 let buf = std::mem::take(&mut self.buf);
-                self.region(&buf, limit);
+                self.lineno = self.region(&buf, limit);
                 self.names_to(self.buf_off + limit as u64, false, &buf);
                 self.buf = buf;
-                self.lineno += count_nl(&self.buf[..limit]);
                 self.col_base =
                     if limit > 0 && self.buf[limit - 1] == b'\n' { 0 } else { self.col_base + limit as u64 };
                 self.buf_off += limit as u64;
@@ -513,7 +512,8 @@ impl Engine {
     }
 
     /// The sites of the complete lines in `buf[..limit]` (the reference's `_general`).
-    fn region(&mut self, buf: &[u8], limit: usize) {
+    /// Returns the line number at `limit` (the newlines are counted once, between the candidates).
+    fn region(&mut self, buf: &[u8], limit: usize) -> u64 {
         let mut begin = 0usize;
         let mut counted = 0usize;
         let mut done = 0usize;
@@ -561,6 +561,7 @@ impl Engine {
                 }
             }
         }
+        lineno + count_nl(&buf[counted..limit])
     }
 }
 
