@@ -5,10 +5,11 @@ never at ``import shardconv``. I/O problems stay ``OSError``; any other failure 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, BinaryIO, Protocol
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, BinaryIO, Protocol, TypeVar
 
 from shardconv.core.errors import ShardingError
+from shardconv.scan.columns import NONE, kind_of, site_column
 from shardconv.scan.sites import SiteKind, ValueSite
 from shardconv.text.layered import StringEncoding
 
@@ -17,10 +18,8 @@ if TYPE_CHECKING:
 
     from shardconv._native import Scan
 
-NONE = 0xFFFF_FFFF
+T = TypeVar("T")
 READ_SIZE = 1 << 20  # bytes per read of a stream
-_KINDS = tuple(SiteKind)
-_WIDE = frozenset({"start", "end"})
 
 
 class ScanError(ShardingError):
@@ -48,17 +47,23 @@ def _options(chunk: int | None, max_line: int | None, overlap: int | None, names
     return opts
 
 
+def _guarded(what: str, call: Callable[[], T]) -> T:
+    """``call()`` with the core's own failures (a guarded panic, a bad option) as a ``ScanError`` about
+    ``what``; OSError passes through as it is."""
+    try:
+        return call()
+    except OSError:
+        raise
+    except Exception as e:
+        raise ScanError(f"cannot scan {what}: {e}") from e
+
+
 def scan_path(
     path: str, *, chunk: int | None = None, max_line: int | None = None, overlap: int | None = None, names: bool = False
 ) -> Scan:
     """Scan the file at ``path`` (read in chunks; OSError if it cannot be read or changes size meanwhile)."""
     core = _core()
-    try:
-        scan: Scan = core.scan_path(path, **_options(chunk, max_line, overlap, names))
-    except OSError:
-        raise
-    except Exception as e:  # the core's own failure (a guarded panic, a bad option)
-        raise ScanError(f"cannot scan {path}: {e}") from e
+    scan: Scan = _guarded(path, lambda: core.scan_path(path, **_options(chunk, max_line, overlap, names)))
     return scan
 
 
@@ -72,12 +77,7 @@ def scan_bytes(
 ) -> Scan:
     """Scan a dump held in memory, exactly as ``scan_path`` scans a file with those bytes."""
     core = _core()
-    try:
-        scan: Scan = core.scan_bytes(data, **_options(chunk, max_line, overlap, names))
-    except OSError:
-        raise
-    except Exception as e:
-        raise ScanError(f"cannot scan the dump: {e}") from e
+    scan: Scan = _guarded("the dump", lambda: core.scan_bytes(data, **_options(chunk, max_line, overlap, names)))
     return scan
 
 
@@ -91,22 +91,10 @@ def scan_stream(
 ) -> Scan:
     """Scan a binary stream (stdin for ``-``) to its end, fed to the core piece by piece."""
     core = _core()
-    try:
-        scanner = core.Scanner(**_options(chunk, max_line, overlap, names))
-    except Exception as e:
-        raise ScanError(f"cannot scan the stream: {e}") from e
-    while True:
-        piece = stream.read(READ_SIZE)  # OSError passes through
-        if not piece:
-            break
-        try:
-            scanner.feed(piece)
-        except Exception as e:
-            raise ScanError(f"cannot scan the stream: {e}") from e
-    try:
-        scan: Scan = scanner.finish()
-    except Exception as e:
-        raise ScanError(f"cannot scan the stream: {e}") from e
+    scanner = _guarded("the stream", lambda: core.Scanner(**_options(chunk, max_line, overlap, names)))
+    while piece := stream.read(READ_SIZE):  # OSError passes through
+        _guarded("the stream", lambda: scanner.feed(piece))  # called in this iteration
+    scan: Scan = _guarded("the stream", scanner.finish)
     return scan
 
 
@@ -116,7 +104,7 @@ class _Columns:
     def __init__(self, scan: Scan) -> None:
         self.scan = scan
         cols = scan.columns
-        self.col = {name: memoryview(b).cast("Q" if name in _WIDE else "I") for name, b in cols.items()}
+        self.col = {name: site_column(scan, name) for name in cols}
         self.values: list[tuple[SiteKind, str, bytes, str, bytes | None, StringEncoding] | None] = [None] * len(
             scan.values
         )
@@ -125,7 +113,7 @@ class _Columns:
         got = self.values[v]
         if got is None:
             kind, site, raw, text, data, enc = self.scan.values[v]
-            got = (_KINDS[kind], site, raw, text.decode("utf-8", "surrogateescape"), data, StringEncoding(*enc))
+            got = (kind_of(kind), site, raw, text.decode("utf-8", "surrogateescape"), data, StringEncoding(*enc))
             self.values[v] = got
         return got
 
