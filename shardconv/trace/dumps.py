@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from shardconv.scan.sites import SiteKind, ValueSite
+from shardconv.scan.sites import ValueSite
 from shardconv.text.files import special_kind
 
 # ``// -----// IR Dump After AnalyzeMeshPass Failed (analyze-mesh) ('builtin.module' operation: @m) //----- //``
@@ -56,17 +56,14 @@ class Dump:
         return text
 
 
-@dataclass
+@dataclass(frozen=True)
 class DumpSites:
-    """A dump and the value sites found in it, in file order (module headers left out). ``segments``:
-    the scan's segments it covers (the text before the first module header is 0, then one per header),
-    whose ``defined`` names are every value the dump defines, sharded or not (see trace/names.py)."""
+    """A dump and the value sites found in it, in file order (module headers left out), with every value
+    it defines, sharded or not (see trace/names.py)."""
 
     dump: Dump
-    sites: list[ValueSite] = field(default_factory=list)
-    segments: list[int] = field(default_factory=list)
-    module_lines: list[bytes] = field(default_factory=list)  # its ``module``/``HloModule`` header lines
-    names: Mapping[bytes, bytes] = field(default_factory=dict)  # value name -> its op or type
+    sites: list[ValueSite]
+    names: Mapping[bytes, bytes]  # value name -> its op or type
 
 
 @dataclass(frozen=True)
@@ -89,24 +86,42 @@ def responsible_pass(before: Dump, after: Dump) -> str:
     return after.label
 
 
+@dataclass
+class DumpRange:
+    """Where one dump's sites are in its scan (indices ``start`` to ``stop``, module headers among them
+    left out when the sites are made), the segments it covers and its module header lines."""
+
+    dump: Dump
+    start: int
+    stop: int
+    segments: list[int] = field(default_factory=list)
+    module_lines: list[bytes] = field(default_factory=list)
+
+
+Header = tuple[int, ValueSite]  # a module header site and its index in the scan
+
+
 def split_dumps(
-    sites: Iterable[ValueSite], path: str, first_index: int, base: Dump | None = None
-) -> Iterator[DumpSites]:
-    """The dumps of one file's sites, each as soon as the next begins. ``base`` names the file's one
-    dump when the log itself has no headers (an XLA per-pass file)."""
-    current: DumpSites | None = None
+    headers: Sequence[Header], count: int, line_of: Callable[[int], int], path: str, first_index: int,
+    base: Dump | None = None,
+) -> Iterator[DumpRange]:
+    """The dumps of a scan of ``count`` sites, from its module headers alone: each header starts a dump
+    (a pass log's ``// -----// IR Dump`` line, or a module once the dump before holds a site) or joins the
+    current one; ``line_of`` gives a site's line. ``base`` names the file's one dump when the log itself
+    has no headers (an XLA per-pass file)."""
+    current: DumpRange | None = None
     filled = False
     index = first_index
-    segment = 0  # the scan's segment the sites are in: one more at every module header
-    for site in sites:
-        if site.kind is not SiteKind.MODULE_START:
+    pos = 0  # the first site not yet in a dump
+    for segment, (h, site) in enumerate([*headers, (count, None)], start=1):
+        if h > pos:  # sites between two headers: the current dump's
             if current is None:
-                current = DumpSites(_plain(index, path, site.line, base, None), segments=[segment])
+                current = DumpRange(_plain(index, path, line_of(pos), base, None), pos, pos, [segment - 1])
                 index += 1
-            current.sites.append(site)
-            filled = True
-            continue
-        segment += 1
+            current.stop, filled = h, True
+        pos = h + 1
+        if site is None:
+            break
         text = site.line_text.decode("utf-8", "replace")
         header = _MLIR_HEADER.search(text)
         if header is None and current is not None and not filled:
@@ -122,7 +137,7 @@ def split_dumps(
             dump = _header_dump(index, path, site.line, header)
         else:
             dump = _plain(index, path, site.line, base, _module_name(text))
-        current, filled = DumpSites(dump, segments=[segment]), False
+        current, filled = DumpRange(dump, h + 1, h + 1, [segment]), False
         if header is None:
             current.module_lines.append(site.line_text)
         index += 1
@@ -267,6 +282,6 @@ def _files(path: str) -> list[str]:
 
 
 __all__ = [
-    "SHARDY_PASS", "Dump", "DumpSites", "Repeat", "XlaStep", "header_dump", "log_sequences", "responsible_pass",
-    "split_dumps", "xla_step",
+    "SHARDY_PASS", "Dump", "DumpRange", "DumpSites", "Header", "Repeat", "XlaStep", "header_dump", "log_sequences",
+    "responsible_pass", "split_dumps", "xla_step",
 ]

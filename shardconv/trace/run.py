@@ -10,11 +10,15 @@ from typing import TYPE_CHECKING
 
 from shardconv.core.errors import ShardingValidationError
 from shardconv.scan.inputs import scan_input
-from shardconv.scan.native import iter_sites
+from shardconv.scan.columns import kind_of, site_column
+from shardconv.scan.native import site_at, site_count
+from shardconv.scan.sites import SiteKind
 from shardconv.trace.changes import Change, classify, counterparts, preferred
 from shardconv.trace.dumps import (
     Dump,
+    DumpRange,
     DumpSites,
+    Header,
     Repeat,
     log_sequences,
     responsible_pass,
@@ -47,28 +51,36 @@ class Seen:
 
 
 def read_dumps(path: str, first_index: int, base: Dump | None = None) -> Iterator[DumpSites | Repeat]:
-    """The dumps of one file (``-`` is stdin). In a pass log, a dump whose values are those of the dump
-    before it again, at the same places, comes as a ``Repeat`` (nothing to compare)."""
+    """The dumps of one file (``-`` is stdin). In a pass log, a dump whose text is that of the dump
+    before it again (after its ``// -----//`` line) comes as a ``Repeat``: its sites are never made."""
     try:
         scan = scan_input(path, names=True)
     except OSError as e:
         raise LogError(f"{path}: {e.strerror or e}") from None
     if scan.kind == "skip":
         raise LogError(f"{path}: {scan.reason}")
-    last: tuple[int, tuple[object, ...], Names] | None = None  # the dump before: its line, layout and names
+    headers = module_headers(scan, path)
+    heads = {h for h, _ in headers}
+    last: tuple[int, tuple[object, ...]] | None = None  # the dump before: its line and text digest
     found = False
-    for ds in split_dumps(iter_sites(scan, path), path, first_index, base):
+    for r in split_dumps(headers, site_count(scan), lambda i: site_at(scan, i, path).line, path, first_index, base):
         found = True
-        ds.names = _defined(scan, ds.segments)
-        layout = _layout(ds) if ds.dump.pass_name is not None and base is None else None
-        if layout is not None and last is not None and last[1] == layout and last[2] == ds.names:
-            yield Repeat(ds.dump, ds.dump.line - last[0])
-            last = (ds.dump.line, layout, ds.names)
+        digest = _digest(scan, r) if r.dump.pass_name is not None and base is None else None
+        if digest is not None and last is not None and last[1] == digest:
+            yield Repeat(r.dump, r.dump.line - last[0])
+            last = (r.dump.line, digest)
             continue
-        last = (ds.dump.line, layout, ds.names) if layout is not None else None
-        yield ds
+        last = (r.dump.line, digest) if digest is not None else None
+        sites = [site_at(scan, i, path) for i in range(r.start, r.stop) if i not in heads]
+        yield DumpSites(r.dump, sites, _defined(scan, r.segments))
     if not found:
         raise LogError(f"{path}: no HLO or MLIR dump found")
+
+
+def module_headers(scan: Scan, path: str) -> list[Header]:
+    """The scan's module header sites (``HloModule``, ``module``, ``// -----``), with their indices."""
+    header_values = {i for i, v in enumerate(scan.values) if kind_of(v[0]) is SiteKind.MODULE_START}
+    return [(i, site_at(scan, i, path)) for i, v in enumerate(site_column(scan, "value")) if v in header_values]
 
 
 def _defined(scan: Scan, segments: Sequence[int]) -> Names:
@@ -82,15 +94,10 @@ def _defined(scan: Scan, segments: Sequence[int]) -> Names:
     return out
 
 
-def _layout(ds: DumpSites) -> tuple[object, ...]:
-    """What a dump holds, place for place, relative to where it starts: two dumps with one layout have
-    the same module header and the same values at the same lines of themselves."""
-    at = ds.dump.line
-    return (*ds.module_lines, *(
-        (s.kind, s.site, s.text, s.data, s.value, s.shapes, s.line - at, s.col, s.function, s.computation, s.op,
-         s.param, s.root)
-        for s in ds.sites
-    ))
+def _digest(scan: Scan, r: DumpRange) -> tuple[object, ...]:
+    """A dump's text after its ``// -----//`` line, as the scan hashed it: its module lines and the digest
+    of each of its segments (each taken after its own header line)."""
+    return (*r.module_lines, *(scan.digests[s] for s in r.segments if s < len(scan.digests)))
 
 
 _BY_POSITION = ("arg[", "result[")  # arguments and results: keys by position (bare: the entry function's)
