@@ -13,7 +13,7 @@ from shardconv.explain.model import AxisExplanation, Explanation
 # ---- text ------------------------------------------------------------------------------------------
 
 
-def _block(a: AxisExplanation) -> list[str]:
+def _block(a: AxisExplanation, value: str) -> list[str]:
     rows = [("origin", a.origin.describe())]
     if a.origin.source:
         rows.append(("source", a.origin.source))
@@ -21,7 +21,8 @@ def _block(a: AxisExplanation) -> list[str]:
         for s in a.path:
             rows.append((f"step {s.step}", f"{s.source} -> {s.op} ({s.op_value}, line {s.line}) -> {s.target}"))
     else:
-        rows.append(("path", "the value is its own origin" if a.origin.value else "no edge recorded for it"))
+        own = a.origin.value == value
+        rows.append(("path", "the value is its own origin" if own else "no edge recorded from the origin to it"))
     for m in a.meetings:
         rows.append(("met", m.describe()))
     width = max(len(k) for k, _ in rows)
@@ -37,7 +38,7 @@ def text(explanations: list[Explanation], *, color: bool = False) -> str:
         if e.note:
             out.append(f"  {e.note}")
         for a in e.axes:
-            out.extend(_block(a))
+            out.extend(_block(a, e.value))
         out.append("")
     return "\n".join(out)
 

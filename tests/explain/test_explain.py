@@ -175,3 +175,19 @@ def test_line_picks_the_value_defined_there(programs: Path) -> None:
     assert [(a.axis, a.origin.name, a.path) for a in e.axes] == [("model", model.name, ())]
     r = run("explain", path, "--line", str(model.line), env={"NO_COLOR": "1"})
     assert r.code == 0 and "\x1b[" not in r.out and "the value is its own origin" in r.out
+
+
+def test_a_path_the_records_do_not_hold_is_not_called_its_own_origin() -> None:
+    """A value whose origin is another value, with no edge recorded between them, says so (it is not
+    'its own origin')."""
+    from shardconv.explain.model import AxisExplanation, Explanation, Origin
+    from shardconv.explain.render import text
+
+    origin = Origin("constraint", "constraint_1", name="constraint_1", value="%37", op="sdy.reshard", line=41)
+    e = Explanation("d.mlir", "main", "result[1]", "func.func", 3, '#sdy.sharding<@mesh, [{}, {"model"}]>', True,
+                    (AxisExplanation(1, "model", origin, (), ()),))
+    out = text([e])
+    assert "no edge recorded from the origin to it" in out and "its own origin" not in out
+    own = Explanation("d.mlir", "main", "%37", "sdy.reshard", 41, '#sdy.sharding<@mesh, [{}, {"model"}]>', True,
+                      (AxisExplanation(1, "model", origin, (), ()),))
+    assert "the value is its own origin" in text([own])
