@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from shardconv.scan.native import scan_path, scan_stream
+from shardconv.scan.native import scan_path, scan_stream, sniff, sniff_bytes
 from shardconv.scan.sites import FileKind
 
 if TYPE_CHECKING:
@@ -22,12 +22,9 @@ def scan_input(path: str, *, names: bool = False) -> Scan:
 def sniff_path(path: str) -> FileKind:
     """What the head of the file at ``path`` is (the one sniff the scan uses), reading only its first
     ``SNIFF_BYTES``: a binary or huge non-IR file is known before anyone reads it whole."""
-    from shardconv import _native
-
     with open(path, "rb") as f:
-        head = f.read(_native.SNIFF_BYTES)
-    kind, reason = _native.sniff(head)
-    return FileKind(kind, reason)
+        head = f.read(sniff_bytes())
+    return FileKind(*sniff(head))
 
 
 __all__ = ["scan_input", "sniff_path"]

@@ -39,6 +39,18 @@ def _core() -> ModuleType:
     return _native
 
 
+def sniff(head: bytes) -> tuple[str, str]:
+    """(kind, reason) of a dump from its first ``SNIFF_BYTES`` bytes: the one sniff every scan uses."""
+    result: tuple[str, str] = _core().sniff(head)
+    return result
+
+
+def sniff_bytes() -> int:
+    """How much of a file's head decides its kind."""
+    size: int = _core().SNIFF_BYTES
+    return size
+
+
 def _options(chunk: int | None, max_line: int | None, overlap: int | None, names: bool) -> dict[str, int | bool]:
     opts: dict[str, int | bool] = {"names": names}
     for key, v in (("chunk", chunk), ("max_line", max_line), ("overlap", overlap)):
@@ -182,4 +194,7 @@ def iter_sites(scan: Scan, path: str) -> Iterator[ValueSite]:
         yield site_at(scan, i, path)
 
 
-__all__ = ["ScanError", "iter_sites", "scan_bytes", "scan_path", "scan_stream", "site_at", "site_count"]
+__all__ = [
+    "ScanError", "iter_sites", "scan_bytes", "scan_path", "scan_stream", "site_at", "site_count", "sniff",
+    "sniff_bytes",
+]

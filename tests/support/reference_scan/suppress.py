@@ -6,22 +6,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import BinaryIO
+
+from shardconv.check.suppress import Suppression
 
 
 MARKER = b"shardconv:"
 _SUPPRESSION = re.compile(rb"shardconv:[ \t]*ignore\[([^\]\n]{0,400})\]")
 _TAIL = 512  # bytes of an unfinished last line kept for the next chunk: longer than any marker
-
-
-@dataclass(frozen=True)
-class Suppression:
-    line: int
-    col: int
-    rules: tuple[str, ...]
-    source: str  # the comment's line (as far as it was read)
-    source_col: int  # the marker's column in ``source``
 
 
 class SuppressionScanner:
