@@ -5,8 +5,10 @@ an exception (values that do not close are passed over, as text), and I/O proble
 
 Site kinds are small integers, the index of the kind in ``SITE_KINDS`` (the values of
 ``shardconv.scan.sites.SiteKind``, in declaration order). Every column of ``Scan.columns`` is a
-little-endian array with one entry per site, in the order the sites are reported; ``NONE`` stands for
-"no value" in the u32 columns.
+little-endian array with one entry per row, in the order the sites are reported; ``NONE`` stands for
+"no value" in the u32 columns. Every site has a row, unless the scan was asked for ``every_site=False``:
+then only the first site of each group, module headers and expected-error markers do (the propagation
+records none), and ``Scan.spans`` still gives every grouped site's place.
 """
 
 from typing import Final
@@ -49,6 +51,10 @@ class Scan:
     # The physical line (no line break) of the first site of each group, and of every module header
     # and expected-error site, by site index (sites on one physical line share one bytes object).
     line_texts: dict[int, bytes]
+    # With ``every_site=False``, a line over 2 KiB kept for a group's first site (not a module header's,
+    # nor a ``num_partitions`` one's) is kept as the 512 bytes either side of the site: here, by site
+    # index, the byte of the line its kept text starts at (a pass log repeats its long lines per dump).
+    line_cuts: dict[int, int]
     # Distinct (module, value, shapes, name) over the sites that are neither module headers nor
     # expected-error markers, in order of first report: (module, value, shapes, name, first_site, count).
     # ``name`` counts only for the kinds a name is part of (sdy.mesh, stablehlo.mesh, collective.mesh);
@@ -70,25 +76,49 @@ class Scan:
     # With ``names=True``: per segment, a 64-bit hash of its text after its header line (equal text,
     # equal hash), so a pass log's repeated dumps are recognised without comparing them.
     digests: list[int]
+    # Every grouped site's (group, start, end, line), compact (LEB128 varints): read it with ``spans``.
+    span_log: bytes
+    def spans(self, groups: list[int], /) -> list[tuple[int, int, int, int]]:
+        """(group, start, end, line) of every grouped site whose group is in ``groups``, in report order."""
 
 def sniff(head: bytes) -> tuple[str, str]:
     """(kind, reason) of a dump from its first ``SNIFF_BYTES``."""
 
 def scan_path(
-    path: str, *, chunk: int = ..., max_line: int = ..., overlap: int = ..., names: bool = False
+    path: str,
+    *,
+    chunk: int = ...,
+    max_line: int = ...,
+    overlap: int = ...,
+    names: bool = False,
+    every_site: bool = True,
 ) -> Scan:
     """Scan a file, read in chunks (memory stays bounded whatever its size); OSError if it cannot be
     read or changes size while it is read. ValueError for options that cannot work (``chunk`` 0,
     ``overlap`` not below ``max_line``); RuntimeError if the core itself fails (never expected)."""
 
 def scan_bytes(
-    data: bytes, *, chunk: int = ..., max_line: int = ..., overlap: int = ..., names: bool = False
+    data: bytes,
+    *,
+    chunk: int = ...,
+    max_line: int = ...,
+    overlap: int = ...,
+    names: bool = False,
+    every_site: bool = True,
 ) -> Scan:
     """Scan a dump held in memory, exactly as ``scan_path`` scans a file with those bytes."""
 
 class Scanner:
     """A scan fed piece by piece (stdin, any stream): ``feed`` each piece, then ``finish``."""
 
-    def __init__(self, *, chunk: int = ..., max_line: int = ..., overlap: int = ..., names: bool = False) -> None: ...
+    def __init__(
+        self,
+        *,
+        chunk: int = ...,
+        max_line: int = ...,
+        overlap: int = ...,
+        names: bool = False,
+        every_site: bool = True,
+    ) -> None: ...
     def feed(self, data: bytes) -> None: ...
     def finish(self) -> Scan: ...

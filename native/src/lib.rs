@@ -53,10 +53,21 @@ pub struct Scan {
     suppressions: Py<PyList>,
     defined: Py<PyList>,
     digests: Py<PyList>,
+    span_log: Py<PyBytes>,
+    line_cuts: Py<PyDict>,
 }
 
 #[pymethods]
 impl Scan {
+    /// (group, start, end, line) of every grouped site whose group is in `groups`, in report order:
+    /// where a fix's edits go, whether or not the scan kept each site's row.
+    fn spans(&self, py: Python<'_>, groups: Vec<u32>) -> PyResult<Vec<(u32, u64, u64, u64)>> {
+        guarded(|| {
+            let wanted: std::collections::HashSet<u32> = groups.into_iter().collect();
+            Ok(table::SpanLog::read(self.span_log.bind(py).as_bytes(), |g| wanted.contains(&g)))
+        })
+    }
+
     fn __repr__(&self, py: Python<'_>) -> String {
         let n = self.columns.bind(py).get_item("line").ok().flatten().map_or(0, |b| b.len().unwrap_or(0) / 4);
         format!("<Scan {} {} bytes, {} sites, {} values>", self.kind, self.size, n, self.values.bind(py).len())
@@ -195,6 +206,12 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
     }
     drop(store);
     t.line_texts = Vec::new();
+    let line_cuts = PyDict::new(py);
+    for (site, cut) in std::mem::take(&mut t.line_cuts) {
+        line_cuts.set_item(ints.get(site)?, cut)?;
+    }
+    let span_log = PyBytes::new(py, &t.spans.bytes);
+    t.spans = Default::default();
     let groups = PyList::new(py, t.groups.iter().map(|g| ints.tuple(g)).collect::<PyResult<Vec<_>>>()?)?;
     let pairs = PyList::new(py, t.pairs.iter().map(|p| ints.tuple(p)).collect::<PyResult<Vec<_>>>()?)?;
     let suppressions = PyList::empty(py);
@@ -231,11 +248,13 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
         suppressions: suppressions.unbind(),
         defined: defined.unbind(),
         digests: digests.unbind(),
+        span_log: span_log.unbind(),
+        line_cuts: line_cuts.unbind(),
     })
 }
 
-fn options(chunk: usize, max_line: usize, overlap: usize, names: bool) -> PyResult<Options> {
-    let o = Options { chunk, max_line, overlap, names };
+fn options(chunk: usize, max_line: usize, overlap: usize, names: bool, every_site: bool) -> PyResult<Options> {
+    let o = Options { chunk, max_line, overlap, names, every_site };
     o.check().map_err(PyValueError::new_err)?;
     Ok(o)
 }
@@ -290,15 +309,23 @@ fn read_file(path: &str, mut eng: Engine) -> Result<Engine, PyErr> {
 }
 
 #[pyfunction]
-#[pyo3(signature = (path, *, chunk=CHUNK, max_line=MAX_LINE, overlap=OVERLAP, names=false))]
-fn scan_path(py: Python<'_>, path: &str, chunk: usize, max_line: usize, overlap: usize, names: bool) -> PyResult<Scan> {
-    let o = options(chunk, max_line, overlap, names)?;
+#[pyo3(signature = (path, *, chunk=CHUNK, max_line=MAX_LINE, overlap=OVERLAP, names=false, every_site=true))]
+fn scan_path(
+    py: Python<'_>,
+    path: &str,
+    chunk: usize,
+    max_line: usize,
+    overlap: usize,
+    names: bool,
+    every_site: bool,
+) -> PyResult<Scan> {
+    let o = options(chunk, max_line, overlap, names, every_site)?;
     let eng = py.detach(|| guarded(|| read_file(path, engine(o)?)))?;
     guarded(|| to_scan(py, eng))
 }
 
 #[pyfunction]
-#[pyo3(signature = (data, *, chunk=CHUNK, max_line=MAX_LINE, overlap=OVERLAP, names=false))]
+#[pyo3(signature = (data, *, chunk=CHUNK, max_line=MAX_LINE, overlap=OVERLAP, names=false, every_site=true))]
 fn scan_bytes(
     py: Python<'_>,
     data: &[u8],
@@ -306,8 +333,9 @@ fn scan_bytes(
     max_line: usize,
     overlap: usize,
     names: bool,
+    every_site: bool,
 ) -> PyResult<Scan> {
-    let o = options(chunk, max_line, overlap, names)?;
+    let o = options(chunk, max_line, overlap, names, every_site)?;
     let eng = py.detach(|| {
         guarded(|| {
             let mut e = engine(o)?;
@@ -329,9 +357,9 @@ pub struct Scanner {
 #[pymethods]
 impl Scanner {
     #[new]
-    #[pyo3(signature = (*, chunk=CHUNK, max_line=MAX_LINE, overlap=OVERLAP, names=false))]
-    fn new(chunk: usize, max_line: usize, overlap: usize, names: bool) -> PyResult<Self> {
-        Ok(Scanner { engine: Some(engine(options(chunk, max_line, overlap, names)?)?) })
+    #[pyo3(signature = (*, chunk=CHUNK, max_line=MAX_LINE, overlap=OVERLAP, names=false, every_site=true))]
+    fn new(chunk: usize, max_line: usize, overlap: usize, names: bool, every_site: bool) -> PyResult<Self> {
+        Ok(Scanner { engine: Some(engine(options(chunk, max_line, overlap, names, every_site)?)?) })
     }
 
     fn feed(&mut self, py: Python<'_>, data: &[u8]) -> PyResult<()> {

@@ -4,12 +4,12 @@
 //! longer than `max_line` is extracted in overlapping windows, so memory stays bounded. An attribute
 //! whose value starts on the next line (`key =` then the value) is one logical line.
 
-use crate::extract::{module_start, physical_span, Extractor, LineText, Site, MODULE_START};
+use crate::extract::{module_start, Extractor, Site, MODULE_START};
 use crate::names::{Defined, Digest};
 use crate::sniffer::{sniff, SNIFF_BYTES};
 use crate::strings::{is_word, is_ws, rstrip};
 use crate::suppress::Suppressions;
-use crate::table::{Row, Table, NONE};
+use crate::table::{Row, Scope, Table};
 use aho_corasick::{AhoCorasick, MatchKind};
 
 pub const CHUNK: usize = 8 << 20;
@@ -22,11 +22,13 @@ pub struct Options {
     pub max_line: usize,
     pub overlap: usize,
     pub names: bool,
+    /// Every site keeps its row (else only each group's first one: see `Table::every_site`).
+    pub every_site: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { chunk: CHUNK, max_line: MAX_LINE, overlap: OVERLAP, names: false }
+        Options { chunk: CHUNK, max_line: MAX_LINE, overlap: OVERLAP, names: false, every_site: true }
     }
 }
 
@@ -206,7 +208,7 @@ pub struct Engine {
     finder_close: Finder,
     pub table: Table,
     pub suppressions: Suppressions,
-    scope: u32,
+    scope: Scope,
     sites: Vec<Site>, // one line's sites, reused
     // names=True: per segment, the definitions and the digest
     pub defined: Vec<Defined>,
@@ -236,9 +238,9 @@ impl Engine {
             ext: Extractor::default(),
             finder: Finder::new(false)?,
             finder_close: Finder::new(true)?,
-            table: Table::default(),
+            table: Table::new(opts.every_site),
             suppressions: Suppressions::new(),
-            scope: NONE,
+            scope: Scope::default(),
             sites: Vec::new(),
             defined: if opts.names { vec![Defined::default()] } else { Vec::new() },
             digests: Vec::new(),
@@ -347,7 +349,7 @@ impl Engine {
             if self.size > limit {
                 return Err(std::io::Error::other("the file grew while it was read"));
             }
-            self.suppressions.read(&self.buf[start..]);
+            self.suppressions.read_at(&self.buf, start);
             self.step(n == 0);
             if n == 0 {
                 self.eof = true;
@@ -440,26 +442,14 @@ impl Engine {
         }
     }
 
-    /// A site into the table, with the text it was scanned in (its physical line is cut from there);
-    /// `buf` is the buffer at `buf_off` (for a module header's names segment).
-    fn emit(&mut self, mut s: Site, text: &[u8], text_off: u64, buf: &[u8]) {
-        let lt = std::mem::replace(&mut s.lt, LineText::At(0));
-        let owned;
-        let (line_text, key): (&[u8], u64) = match &lt {
-            LineText::Owned(v) => {
-                owned = v.clone();
-                (&owned, u64::MAX - s.start)
-            }
-            LineText::At(a) => {
-                let (x, y) = physical_span(text, *a);
-                (&text[x..y], text_off.wrapping_add(x as u64))
-            }
-        };
+    /// A site into the table, with the text it was scanned in (its physical line is cut from there,
+    /// if the table keeps it); `buf` is the buffer at `buf_off` (for a module header's names segment).
+    fn emit(&mut self, s: Site, text: &[u8], text_off: u64, buf: &[u8]) {
         if s.kind == MODULE_START {
-            self.scope = NONE;
+            self.scope = Scope::default();
             self.header(s.start, buf);
         }
-        self.table.push(Row { site: s, text, line_text, line_key: key, scope: self.scope });
+        self.table.push(Row { site: s, text, text_off, scope: &mut self.scope });
     }
 
     /// A module header at file offset `at`: a new names segment begins there.
@@ -505,8 +495,8 @@ impl Engine {
 
     fn scope_line(&mut self, line: &[u8]) {
         match scope_of(line) {
-            ScopeLine::Open(name, kind, entry) => self.scope = self.table.scopes.id((name, kind, entry)),
-            ScopeLine::Reset => self.scope = NONE,
+            ScopeLine::Open(name, kind, entry) => self.scope = Scope { key: Some((name, kind, entry)), id: None },
+            ScopeLine::Reset => self.scope = Scope::default(),
             ScopeLine::Nothing => {}
         }
     }
@@ -599,7 +589,7 @@ mod tests {
         for _ in 0..200 {
             data.extend_from_slice(b"xxxxxxxxxx sharding={replicated} ");
         }
-        let small = Options { chunk: 64, max_line: 256, overlap: 100, names: false };
+        let small = Options { chunk: 64, max_line: 256, overlap: 100, ..Options::default() };
         let e = run(&data, small);
         assert_eq!(e.table.count(), 200);
         assert_eq!(e.table.groups.len(), 1);

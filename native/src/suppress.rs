@@ -59,6 +59,18 @@ impl Suppressions {
         }
     }
 
+    /// One read that landed in `buf` from `start` on: when the bytes before it are still this scanner's
+    /// pending tail, reads them in place instead of copying the read onto the tail.
+    pub fn read_at(&mut self, buf: &[u8], start: usize) {
+        let p = self.pending.len();
+        if p > 0 && start >= p && buf[start - p..start] == self.pending[..] {
+            self.pending.clear();
+            self.scan(&buf[start - p..], start == buf.len());
+        } else {
+            self.read(&buf[start..]);
+        }
+    }
+
     fn scan(&mut self, buf: &[u8], last: bool) {
         let n = buf.len();
         let last_nl = memchr::memrchr(b'\n', buf);
@@ -99,7 +111,8 @@ impl Suppressions {
         }
         let head = &buf[nl.map_or(0, |p| p + 1)..cut];
         self.comment = self.comment || is_comment(head);
-        self.pending = buf[cut..].to_vec();
+        self.pending.clear();
+        self.pending.extend_from_slice(&buf[cut..]);
     }
 }
 

@@ -3,8 +3,8 @@
 //! shapes, name) and the pairs of an HLO and an sdy sharding one value carries on one line.
 
 use crate::extract::{
-    Site, COLLECTIVE_AXES, COLLECTIVE_MESH, EXPECTED_ERROR, HLO, MODULE_START, SDY_MESH, SDY_ORIGINS, SDY_PER_VALUE,
-    SDY_SHARDING, STABLEHLO_MESH,
+    physical_span, LineText, Site, COLLECTIVE_AXES, COLLECTIVE_MESH, EXPECTED_ERROR, HLO, MODULE_START, NUM_PARTITIONS,
+    SDY_MESH, SDY_ORIGINS, SDY_PER_VALUE, SDY_SHARDING, STABLEHLO_MESH,
 };
 use crate::shapes::Shape;
 use crate::strings::Encoding;
@@ -193,20 +193,123 @@ pub const U32_COLUMNS: [&str; 13] = [
     "flags",
 ];
 
-/// A site's row before it is appended: the site, the text it was scanned in, and its physical line.
+/// A site's row before it is appended: the site, and the text it was scanned in (at file offset
+/// `text_off`), where its physical line is cut from when the row keeps it.
 pub struct Row<'a> {
     pub site: Site,
     pub text: &'a [u8],
-    pub line_text: &'a [u8],
-    /// Identity of the physical line (its file offset), so sites on one line share its text.
-    pub line_key: u64,
-    pub scope: u32,
+    pub text_off: u64,
+    pub scope: &'a mut Scope,
+}
+
+pub type ScopeKey = (String, &'static str, bool);
+
+/// The function or computation the sites being read are in, interned only once a row needs it (a
+/// pass log opens hundreds of thousands of computations whose sites keep no row).
+#[derive(Default)]
+pub struct Scope {
+    pub key: Option<ScopeKey>,
+    pub id: Option<u32>,
+}
+
+/// A line longer than this, kept for a site in a table without every site's row, is kept as the
+/// `LINE_WINDOW` bytes either side of the site (a pass log repeats its long signature lines per dump).
+pub const LONG_LINE: usize = 2048;
+pub const LINE_WINDOW: usize = 512;
+
+impl Row<'_> {
+    /// The site's physical line, its identity (its file offset) so sites on one line share it, and
+    /// where in it the site starts (None for a line the site was reported at, not found on).
+    fn physical_line(&self) -> (&[u8], u64, Option<usize>) {
+        match &self.site.lt {
+            LineText::Owned(v) => (v, u64::MAX - self.site.start, None),
+            LineText::At(a) => {
+                let (x, y) = physical_span(self.text, *a);
+                let at = self.text_off.wrapping_add(x as u64);
+                let rel = self.site.start.checked_sub(at).map(|r| r as usize);
+                (&self.text[x..y], at, rel)
+            }
+        }
+    }
 }
 
 struct LineEntry {
-    name: u32,
     hlo: Option<u32>,
     sdy: Option<u32>,
+}
+
+/// Every grouped site's place, compact (LEB128 varints, deltas zigzagged): group, start, length, line.
+/// About 5 bytes a site, so a table that keeps only each group's first row still has every span.
+#[derive(Default)]
+pub struct SpanLog {
+    pub bytes: Vec<u8>,
+    start: u64,
+    line: u64,
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn zigzag(from: u64, to: u64) -> u64 {
+    let d = to.wrapping_sub(from) as i64;
+    ((d << 1) ^ (d >> 63)) as u64
+}
+
+fn unzigzag(from: u64, z: u64) -> u64 {
+    let d = ((z >> 1) as i64) ^ -((z & 1) as i64);
+    from.wrapping_add(d as u64)
+}
+
+/// The next varint of `b` at `*at`, or None at the end (or a truncated one).
+fn get_varint(b: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = *b.get(*at)?;
+        *at += 1;
+        v |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+impl SpanLog {
+    fn push(&mut self, group: u32, start: u64, end: u64, line: u64) {
+        put_varint(&mut self.bytes, u64::from(group));
+        put_varint(&mut self.bytes, zigzag(self.start, start));
+        put_varint(&mut self.bytes, end.saturating_sub(start));
+        put_varint(&mut self.bytes, zigzag(self.line, line));
+        (self.start, self.line) = (start, line);
+    }
+
+    /// The (group, start, end, line) of every site whose group `wanted` says yes to, in report order.
+    pub fn read(bytes: &[u8], wanted: impl Fn(u32) -> bool) -> Vec<(u32, u64, u64, u64)> {
+        let (mut at, mut start, mut line) = (0usize, 0u64, 0u64);
+        let mut out = Vec::new();
+        while at < bytes.len() {
+            let fields = (|| {
+                let g = get_varint(bytes, &mut at)?;
+                let s = get_varint(bytes, &mut at)?;
+                let n = get_varint(bytes, &mut at)?;
+                let l = get_varint(bytes, &mut at)?;
+                Some((g, s, n, l))
+            })();
+            let Some((g, s, n, l)) = fields else { break };
+            start = unzigzag(start, s);
+            line = unzigzag(line, l);
+            let g = g as u32;
+            if wanted(g) {
+                out.push((g, start, start.saturating_add(n), line));
+            }
+        }
+        out
+    }
 }
 
 #[derive(Default)]
@@ -214,7 +317,7 @@ pub struct Table {
     pub values: ValueInterner,
     pub names: Interner<String>,
     pub shapes: Interner<Vec<Shape>>,
-    pub scopes: Interner<(String, &'static str, bool)>,
+    pub scopes: Interner<ScopeKey>,
     pub ops: Interner<Box<str>>,
     pub u32s: [Vec<u32>; 13],
     pub starts: Vec<u64>,
@@ -224,6 +327,8 @@ pub struct Table {
     /// The distinct physical lines kept, one after the other, and where each is.
     pub line_store: Vec<u8>,
     pub line_spans: Vec<(usize, usize)>,
+    /// (row, byte of its line its kept text starts at) for the rows whose long line is kept as a window.
+    pub line_cuts: Vec<(u32, u32)>,
     last_line: Option<(u64, u32)>,
     pub groups: Vec<[u32; 6]>,
     group_index: FxMap<[u32; 4], u32>,
@@ -234,6 +339,12 @@ pub struct Table {
     line: Option<u64>,
     line_module: u32,
     on_line: Vec<LineEntry>,
+    /// Where each value name of the line is in `on_line`.
+    on_line_index: FxMap<Option<String>, usize>,
+    /// Whether every site keeps its row; else only each group's first site, module headers and
+    /// expected-error markers do (the propagation records none), and `spans` holds every place.
+    pub every_site: bool,
+    pub spans: SpanLog,
 }
 
 fn clamp32(v: u64) -> u32 {
@@ -245,9 +356,17 @@ fn clamp32(v: u64) -> u32 {
 }
 
 impl Table {
+    pub fn new(every_site: bool) -> Self {
+        Table { every_site, ..Table::default() }
+    }
+
     /// Room for the rows an input of `size` bytes likely gives (about one site per 256 bytes in real
     /// dumps), so the columns do not grow by copying; more than that grows as usual.
     pub fn reserve_for(&mut self, size: u64) {
+        self.spans.bytes.reserve((size / 48).min(1 << 26) as usize);
+        if !self.every_site {
+            return;
+        }
         let rows = (size / 256).min(1 << 24) as usize;
         for c in &mut self.u32s {
             c.reserve(rows);
@@ -279,13 +398,15 @@ impl Table {
     }
 
     pub fn push(&mut self, row: Row) {
-        let s = row.site;
-        let index = self.starts.len() as u32;
+        let s = &row.site;
         let kind = s.kind;
-        let value = self.values.id(&s, row.text);
-        let name = s.value.map_or(NONE, |v| self.names.id_of_owned(v));
+        // propagation records and operand lists (kinds from SDY_ORIGINS on) are sites, never values to check
+        let grouped = kind != MODULE_START && kind != EXPECTED_ERROR && kind < SDY_ORIGINS;
+        if !self.every_site && kind >= SDY_ORIGINS {
+            return;
+        }
+        let value = self.values.id(s, row.text);
         let shapes = s.shapes.as_deref().map_or(NONE, |v| self.shapes.id_of(v.as_slice()));
-        let op = s.op.as_deref().map_or(NONE, |v| self.ops.id_of(v));
         if kind == MODULE_START {
             if self.filled {
                 self.module += 1;
@@ -298,6 +419,95 @@ impl Table {
             self.filled = true;
         }
         let module = self.module;
+        if kind != MODULE_START {
+            // the reference's pairing: per line, per value name, the last HLO and sdy sharding
+            if self.line != Some(s.line) {
+                self.pair_line();
+                self.line = Some(s.line);
+            }
+            self.line_module = module;
+        }
+        let named = matches!(kind, SDY_MESH | STABLEHLO_MESH | COLLECTIVE_MESH | COLLECTIVE_AXES);
+        let mut name = if self.every_site || named { self.name_id(&s.value) } else { NONE };
+        let index = self.starts.len() as u32;
+        let mut keep = self.every_site || !grouped;
+        let mut keep_line = kind == MODULE_START || kind == EXPECTED_ERROR;
+        if grouped {
+            let key = [module, value, shapes, if named { name } else { NONE }];
+            let group = match self.group_index.get(&key) {
+                Some(&g) => {
+                    self.groups[g as usize][5] += 1;
+                    g
+                }
+                None => {
+                    let g = self.groups.len() as u32;
+                    self.groups.push([module, value, shapes, key[3], index, 1]);
+                    self.group_index.insert(key, g);
+                    (keep, keep_line) = (true, true);
+                    g
+                }
+            };
+            self.spans.push(group, s.start, s.end, s.line);
+            self.pair_site(s, group);
+        }
+        if !keep {
+            return;
+        }
+        if name == NONE && s.value.is_some() {
+            name = self.name_id(&s.value);
+        }
+        let scope = match (&row.scope.key, row.scope.id) {
+            (None, _) => NONE,
+            (Some(_), Some(id)) => id,
+            (Some(key), None) => {
+                let id = self.scopes.id_of(key);
+                row.scope.id = Some(id);
+                id
+            }
+        };
+        self.push_row(scope, s, [value, name, shapes, module]);
+        if keep_line {
+            let (text, key, rel) = row.physical_line();
+            let whole = self.every_site || !grouped || kind == NUM_PARTITIONS || text.len() <= LONG_LINE;
+            match rel {
+                Some(rel) if !whole => self.keep_window(index, text, rel),
+                _ => self.keep_line(index, key, text),
+            }
+        }
+    }
+
+    fn name_id(&mut self, name: &Option<String>) -> u32 {
+        name.as_deref().map_or(NONE, |v| self.names.id_of(v))
+    }
+
+    /// An HLO or sdy sharding a value carries: noted for its line's pairing.
+    fn pair_site(&mut self, s: &Site, group: u32) {
+        let kind = s.kind;
+        let hlo = kind == HLO && (s.site == "sharding=" || s.site == "mhlo.sharding");
+        let sdy = (kind == SDY_SHARDING || kind == SDY_PER_VALUE)
+            && (s.site == "xla.sdy.sharding" || s.site == "sdy.sharding");
+        if !hlo && !sdy {
+            return;
+        }
+        let at = match self.on_line_index.get(&s.value) {
+            Some(&i) => i,
+            None => {
+                self.on_line.push(LineEntry { hlo: None, sdy: None });
+                self.on_line_index.insert(s.value.clone(), self.on_line.len() - 1);
+                self.on_line.len() - 1
+            }
+        };
+        if hlo {
+            self.on_line[at].hlo = Some(group);
+        } else {
+            self.on_line[at].sdy = Some(group);
+        }
+    }
+
+    /// The site's row of columns; `ids` are its value, name, shapes and module.
+    fn push_row(&mut self, scope: u32, s: &Site, ids: [u32; 4]) {
+        let [value, name, shapes, module] = ids;
+        let op = s.op.as_deref().map_or(NONE, |v| self.ops.id_of(v));
         let target = match s.target {
             Some(t) if t < 0 => 0,
             Some(t) => clamp32(t as u64),
@@ -307,7 +517,7 @@ impl Table {
             value,
             name,
             shapes,
-            row.scope,
+            scope,
             op,
             module,
             clamp32(s.line),
@@ -323,68 +533,39 @@ impl Table {
         }
         self.starts.push(s.start);
         self.ends.push(s.end);
-        let mut keep_line = kind == MODULE_START || kind == EXPECTED_ERROR;
-        if kind != MODULE_START {
-            // the reference's pairing: per line, per value name, the last HLO and sdy sharding
-            if self.line != Some(s.line) {
-                self.pair_line();
-                self.line = Some(s.line);
+    }
+
+    /// The `LINE_WINDOW` bytes either side of byte `rel` of a long line, for row `index`.
+    fn keep_window(&mut self, index: u32, text: &[u8], rel: usize) {
+        let a = rel.min(text.len()).saturating_sub(LINE_WINDOW);
+        let b = rel.saturating_add(LINE_WINDOW).min(text.len());
+        let id = self.line_spans.len() as u32;
+        self.line_spans.push((self.line_store.len(), b - a));
+        self.line_store.extend_from_slice(&text[a..b]);
+        self.last_line = None;
+        self.line_texts.push((index, id));
+        self.line_cuts.push((index, a as u32));
+    }
+
+    /// The physical line of row `index`, kept once per line.
+    fn keep_line(&mut self, index: u32, line_key: u64, line_text: &[u8]) {
+        let id = match self.last_line {
+            Some((k, id)) if k == line_key => id,
+            _ => {
+                let id = self.line_spans.len() as u32;
+                let at = self.line_store.len();
+                self.line_store.extend_from_slice(line_text);
+                self.line_spans.push((at, line_text.len()));
+                self.last_line = Some((line_key, id));
+                id
             }
-            self.line_module = module;
-        }
-        // propagation records and operand lists (kinds from SDY_ORIGINS on) are sites, never values to check
-        if kind != MODULE_START && kind != EXPECTED_ERROR && kind < SDY_ORIGINS {
-            let named = matches!(kind, SDY_MESH | STABLEHLO_MESH | COLLECTIVE_MESH | COLLECTIVE_AXES);
-            let key = [module, value, shapes, if named { name } else { NONE }];
-            let group = match self.group_index.get(&key) {
-                Some(&g) => {
-                    self.groups[g as usize][5] += 1;
-                    g
-                }
-                None => {
-                    let g = self.groups.len() as u32;
-                    self.groups.push([module, value, shapes, key[3], index, 1]);
-                    self.group_index.insert(key, g);
-                    keep_line = true;
-                    g
-                }
-            };
-            let hlo = kind == HLO && (s.site == "sharding=" || s.site == "mhlo.sharding");
-            let sdy = (kind == SDY_SHARDING || kind == SDY_PER_VALUE)
-                && (s.site == "xla.sdy.sharding" || s.site == "sdy.sharding");
-            if hlo || sdy {
-                let at = match self.on_line.iter().position(|e| e.name == name) {
-                    Some(i) => i,
-                    None => {
-                        self.on_line.push(LineEntry { name, hlo: None, sdy: None });
-                        self.on_line.len() - 1
-                    }
-                };
-                if hlo {
-                    self.on_line[at].hlo = Some(group);
-                } else {
-                    self.on_line[at].sdy = Some(group);
-                }
-            }
-        }
-        if keep_line {
-            let id = match self.last_line {
-                Some((k, id)) if k == row.line_key => id,
-                _ => {
-                    let id = self.line_spans.len() as u32;
-                    let at = self.line_store.len();
-                    self.line_store.extend_from_slice(row.line_text);
-                    self.line_spans.push((at, row.line_text.len()));
-                    self.last_line = Some((row.line_key, id));
-                    id
-                }
-            };
-            self.line_texts.push((index, id));
-        }
+        };
+        self.line_texts.push((index, id));
     }
 
     fn pair_line(&mut self) {
         let module = self.line_module;
+        self.on_line_index.clear();
         for e in std::mem::take(&mut self.on_line) {
             if let (Some(h), Some(s)) = (e.hlo, e.sdy) {
                 let key = [module, h, s];

@@ -131,7 +131,7 @@ def merge_dump_variants(reports: Sequence[FileReport | Skipped]) -> list[FileRep
 def check_file(path: str, opts: CheckOptions, on_read: Callable[[int], None] | None = None) -> FileReport | Skipped:
     """Check one file (``-`` is stdin) in one native pass; ``on_read`` hears of the bytes read."""
     try:
-        scan = scan_input(path)
+        scan = scan_input(path, every_site=False)
     except OSError as e:
         reason = e.strerror or str(e)
         return FileReport(path, "unreadable", (RULES["io-error"].finding(path, 1, 1, f"cannot read {path}: {reason}"),))
@@ -142,7 +142,7 @@ def check_file(path: str, opts: CheckOptions, on_read: Callable[[int], None] | N
 
 def check_stream(f: BinaryIO, path: str, opts: CheckOptions) -> FileReport | Skipped:
     """The report of one stream (read to its end)."""
-    return scan_report(scan_stream(f), path, opts)
+    return scan_report(scan_stream(f, every_site=False), path, opts)
 
 
 def scan_report(scan: Scan, path: str, opts: CheckOptions) -> FileReport | Skipped:
@@ -228,7 +228,7 @@ def check_text(
 ) -> list[CheckFinding]:
     """Every finding ``shardconv check`` reports for an in-memory dump (the same engine as the CLI)."""
     data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
-    report = scan_report(scan_bytes(data), path, _options(mesh, allowed_meshes))
+    report = scan_report(scan_bytes(data, every_site=False), path, _options(mesh, allowed_meshes))
     return list(report.findings) if isinstance(report, FileReport) else []
 
 

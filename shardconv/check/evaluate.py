@@ -60,7 +60,7 @@ def _finding(path: str, rule: Rule, r: RuleResult, opts: CheckOptions, expected:
         warn_only=opts.warn_only,
         end_line=site.end_line,
         end_col=site.end_col,
-        source=caret_excerpt(line_text, 1, col) if line_text else "",
+        source=caret_excerpt(line_text, 1, col - site.line_cut) if line_text else "",
         notes=notes,
         fix=r.fix,
         blocks_fix=r.blocks_fix,

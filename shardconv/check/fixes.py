@@ -1,5 +1,5 @@
 """Fixes as edits: the rewrites rules ask for, turned into byte-span edits of the file from the one scan
-that found them (every site of a value is in the scan's table), so nothing reads the file again."""
+that found them (the scan keeps every grouped site's span), so nothing reads the file again."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from shardconv.check.diagnostics import CheckFinding, Rewrite, SpanEdit
-from shardconv.scan.columns import kind_of, site_column
+from shardconv.scan.columns import kind_of
 from shardconv.text.layered import StringEncoding, encode_layered
 
 if TYPE_CHECKING:
@@ -47,12 +47,11 @@ def _spans(scan: Scan, rewrites: Sequence[Rewrite]) -> dict[Rewrite, list[SpanEd
     out: dict[Rewrite, list[SpanEdit]] = {}
     if not wanted:
         return out
-    wanted_values = {v for _, v in wanted}
-    columns = (site_column(scan, c) for c in ("value", "module", "start", "end", "line"))
-    for v, m, start, end, line in zip(*columns):
-        if v in wanted_values and (hit := wanted.get((m, v))) is not None:
-            r, new = hit
-            out.setdefault(r, []).append(SpanEdit(start, end, scan.values[v][2], new, line))
+    of_group = {g: (m, v) for g, (m, v, *_) in enumerate(scan.groups) if (m, v) in wanted}
+    for g, start, end, line in scan.spans(list(of_group)):
+        m, v = of_group[g]
+        r, new = wanted[(m, v)]
+        out.setdefault(r, []).append(SpanEdit(start, end, scan.values[v][2], new, line))
     return out
 
 

@@ -12,11 +12,11 @@ if TYPE_CHECKING:
     from shardconv._native import Scan
 
 
-def scan_input(path: str, *, names: bool = False) -> Scan:
+def scan_input(path: str, *, names: bool = False, every_site: bool = True) -> Scan:
     """Scan ``path``, or standard input for ``-``; OSError when it cannot be read."""
     if path == "-":
-        return scan_stream(sys.stdin.buffer, names=names)
-    return scan_path(path, names=names)
+        return scan_stream(sys.stdin.buffer, names=names, every_site=every_site)
+    return scan_path(path, names=names, every_site=every_site)
 
 
 def sniff_path(path: str) -> FileKind:

@@ -51,8 +51,10 @@ def sniff_bytes() -> int:
     return size
 
 
-def _options(chunk: int | None, max_line: int | None, overlap: int | None, names: bool) -> dict[str, int | bool]:
-    opts: dict[str, int | bool] = {"names": names}
+def _options(
+    chunk: int | None, max_line: int | None, overlap: int | None, names: bool, every_site: bool
+) -> dict[str, int | bool]:
+    opts: dict[str, int | bool] = {"names": names, "every_site": every_site}
     for key, v in (("chunk", chunk), ("max_line", max_line), ("overlap", overlap)):
         if v is not None:
             opts[key] = v
@@ -71,11 +73,20 @@ def _guarded(what: str, call: Callable[[], T]) -> T:
 
 
 def scan_path(
-    path: str, *, chunk: int | None = None, max_line: int | None = None, overlap: int | None = None, names: bool = False
+    path: str,
+    *,
+    chunk: int | None = None,
+    max_line: int | None = None,
+    overlap: int | None = None,
+    names: bool = False,
+    every_site: bool = True,
 ) -> Scan:
-    """Scan the file at ``path`` (read in chunks; OSError if it cannot be read or changes size meanwhile)."""
+    """Scan the file at ``path`` (read in chunks; OSError if it cannot be read or changes size meanwhile).
+    ``every_site=False`` keeps a row only for each group's first site (and every site's span): all
+    that ``check`` reads, in memory that stays flat however long the file."""
     core = _core()
-    scan: Scan = _guarded(path, lambda: core.scan_path(path, **_options(chunk, max_line, overlap, names)))
+    opts = _options(chunk, max_line, overlap, names, every_site)
+    scan: Scan = _guarded(path, lambda: core.scan_path(path, **opts))
     return scan
 
 
@@ -86,10 +97,12 @@ def scan_bytes(
     max_line: int | None = None,
     overlap: int | None = None,
     names: bool = False,
+    every_site: bool = True,
 ) -> Scan:
     """Scan a dump held in memory, exactly as ``scan_path`` scans a file with those bytes."""
     core = _core()
-    scan: Scan = _guarded("the dump", lambda: core.scan_bytes(data, **_options(chunk, max_line, overlap, names)))
+    opts = _options(chunk, max_line, overlap, names, every_site)
+    scan: Scan = _guarded("the dump", lambda: core.scan_bytes(data, **opts))
     return scan
 
 
@@ -100,10 +113,12 @@ def scan_stream(
     max_line: int | None = None,
     overlap: int | None = None,
     names: bool = False,
+    every_site: bool = True,
 ) -> Scan:
     """Scan a binary stream (stdin for ``-``) to its end, fed to the core piece by piece."""
     core = _core()
-    scanner = _guarded("the stream", lambda: core.Scanner(**_options(chunk, max_line, overlap, names)))
+    opts = _options(chunk, max_line, overlap, names, every_site)
+    scanner = _guarded("the stream", lambda: core.Scanner(**opts))
     while piece := stream.read(READ_SIZE):  # OSError passes through
         _guarded("the stream", lambda: scanner.feed(piece))  # called in this iteration
     scan: Scan = _guarded("the stream", scanner.finish)
@@ -178,6 +193,7 @@ def site_at(scan: Scan, i: int, path: str) -> ValueSite:
         shapes=None if shapes == NONE else scan.shapes[shapes],
         target_line=col["target"][i] if kind is SiteKind.EXPECTED_ERROR else None,
         line_text=scan.line_texts.get(i, b""),
+        line_cut=scan.line_cuts.get(i, 0),
         function=function,
         computation=computation,
         entry=entry,

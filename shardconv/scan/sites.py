@@ -63,6 +63,7 @@ class ValueSite:
     shapes: tuple[Shape | None, ...] | None = None  # tensor type(s) annotated; one per result
     target_line: int | None = None  # EXPECTED_ERROR only
     line_text: bytes = field(default=b"", repr=False, compare=False)  # the source line (shared, not copied)
+    line_cut: int = field(default=0, compare=False)  # the byte of the line ``line_text`` starts at (a window)
     # Where the value sits, as the scan saw it: its MLIR function or HLO computation, and whether that
     # is the entry one; the op defining the value; an HLO parameter's number; an HLO ROOT; a signature.
     function: str | None = field(default=None, compare=False)
