@@ -257,7 +257,8 @@ def unspecified_dims(ctx: ModuleContext) -> Iterator[RuleResult]:
 
 def roundtrip_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
     """An HLO sharding and the sdy sharding of the same value must place the data identically."""
-    from shardconv.convert import same_assignment, to_hlo
+    from shardconv.convert import to_hlo
+    from shardconv.core.placement import same_assignment
 
     meshes = dict(ctx.meshes)
     for pair in ctx.module.pairs:

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from shardconv.core.lazy import lazy_exports
 from shardconv.convert.to_hlo import export_layout, to_hlo
-from shardconv.convert.to_sdy import same_assignment, to_sdy, to_sdy_manual
+from shardconv.convert.to_sdy import to_sdy, to_sdy_manual
+from shardconv.core.placement import same_assignment
 from shardconv.convert.xla_import import xla_import
 
 if _TYPE_CHECKING:

@@ -210,7 +210,8 @@ def import_verdict(hlo: HloSharding, invented: Mesh, mesh: Mesh) -> ImportVerdic
 def whole_axis_alternative(hlo: HloSharding, on: OnMesh) -> tuple[TensorSharding, HloSharding] | None:
     """When the answer needs sub-axes, the closest whole-axis sharding and its (different) HLO:
     usually what the user *meant* to write."""
-    from shardconv.convert import same_assignment, to_hlo
+    from shardconv.convert import to_hlo
+    from shardconv.core.placement import same_assignment
     from shardconv.convert.suggest import whole_axis_alternative as closest
 
     from shardconv.core.model import TensorSharding as S

@@ -13,7 +13,8 @@ from shardconv.convert.factoring import merge_refs
 from shardconv.convert.suggest import whole_axis_alternative
 from shardconv.convert.reduction import reductions
 from shardconv.convert.to_hlo import resolve, to_hlo
-from shardconv.convert.to_sdy import RankArg, same_assignment, to_sdy
+from shardconv.convert.to_sdy import RankArg, to_sdy
+from shardconv.core.placement import same_assignment
 from shardconv.convert.xla_import import xla_import
 
 AnySharding = HloSharding | TensorSharding | TensorShardingPerValue  # either format, one value or per value

@@ -25,6 +25,7 @@ from shardconv.core.model import (
     TensorShardingPerValue,
 )
 from shardconv.core.arguments import rank_list, type_error
+from shardconv.core.placement import same_assignment
 from shardconv.core.sources import pointing_into
 from shardconv.formats.coerce import HloArg, MeshLike, as_hlo, as_mesh
 from shardconv.convert.factoring import Piece, common_factor_walk, mesh_sorted_refs, pieces_to_refs
@@ -325,39 +326,6 @@ def tile_table(hlo: HloSharding, mesh: Mesh, limit: int = 8) -> str:
     if n_tiles > limit:
         lines.append(f"  ... ({n_tiles - limit} more tiles)")
     return "\n".join(lines)
-
-
-def _collapsed(h: HloSharding) -> HloSharding:
-    """The flag a tile array stands for when it holds a single tile: a one-device tile is replicated, and
-    one tile of one subgroup type (XLA prints ``{devices=[1,2]<=[2] last_tile_dims={unreduced}}`` and
-    reads it back as ``{unreduced}``) is that type."""
-    if h.kind is not Kind.TILED or h.tile is None:
-        return h
-    if h.tile.num_devices == 1:
-        return HloSharding.replicated()
-    if len(set(h.subgroups)) == 1 and all(n == 1 for n in h.tile_counts):
-        return HloSharding(h.subgroups[0].flag)
-    return h
-
-
-def same_assignment(a: HloSharding, b: HloSharding) -> bool:
-    """Same tiles on the same devices (replica groups compared as sets)."""
-    if a == b:
-        return True
-    a, b = _collapsed(a), _collapsed(b)
-    if a == b:
-        return True
-    if a.kind is not b.kind or a.subgroups != b.subgroups:
-        return False
-    if a.kind is Kind.TUPLE:
-        return len(a.elements) == len(b.elements) and all(map(same_assignment, a.elements, b.elements))
-    if a.kind is not Kind.TILED or a.tile is None or b.tile is None or a.tile.dims != b.tile.dims:
-        return False
-    g = a.tile.dims[-1] if a.subgroups and a.subgroups[-1] is SubgroupType.REPLICATED else 1
-    da, db = a.tile.devices, b.tile.devices
-    if g == 1 or da == db:  # canonical shardings already sort their replica groups
-        return da == db
-    return all(sorted(da[i : i + g]) == sorted(db[i : i + g]) for i in range(0, len(da), g))
 
 
 # --------------------------------------------------------------------------------------------------

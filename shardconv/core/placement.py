@@ -137,3 +137,80 @@ def compress_ids(ids: tuple[int, ...] | list[int]) -> str:
         parts.append(str(ids[i]) if j == i else f"{ids[i]}-{ids[j]}" if j > i + 1 else f"{ids[i]},{ids[j]}")
         i = j + 1
     return ",".join(parts)
+
+# Placement equality: one home. ``same_assignment`` compares two HLO shardings structurally (XLA's own
+# notion: the same tiles on the same devices); ``placement_key`` compares two placements by what each
+# device holds (dims split once ignored), and ``differing_devices`` names the devices where two differ.
+
+PlacementKey = tuple[object, ...]
+
+
+def _collapsed(h: HloSharding) -> HloSharding:
+    """The flag a tile array stands for when it holds a single tile: a one-device tile is replicated, and
+    one tile of one subgroup type (XLA prints ``{devices=[1,2]<=[2] last_tile_dims={unreduced}}`` and
+    reads it back as ``{unreduced}``) is that type."""
+    if h.kind is not Kind.TILED or h.tile is None:
+        return h
+    if h.tile.num_devices == 1:
+        return HloSharding.replicated()
+    if len(set(h.subgroups)) == 1 and all(n == 1 for n in h.tile_counts):
+        return HloSharding(h.subgroups[0].flag)
+    return h
+
+
+def same_assignment(a: HloSharding, b: HloSharding) -> bool:
+    """Same tiles on the same devices (replica groups compared as sets)."""
+    if a == b:
+        return True
+    a, b = _collapsed(a), _collapsed(b)
+    if a == b:
+        return True
+    if a.kind is not b.kind or a.subgroups != b.subgroups:
+        return False
+    if a.kind is Kind.TUPLE:
+        return len(a.elements) == len(b.elements) and all(map(same_assignment, a.elements, b.elements))
+    if a.kind is not Kind.TILED or a.tile is None or b.tile is None or a.tile.dims != b.tile.dims:
+        return False
+    g = a.tile.dims[-1] if a.subgroups and a.subgroups[-1] is SubgroupType.REPLICATED else 1
+    da, db = a.tile.devices, b.tile.devices
+    if g == 1 or da == db:  # canonical shardings already sort their replica groups
+        return da == db
+    return all(sorted(da[i : i + g]) == sorted(db[i : i + g]) for i in range(0, len(da), g))
+
+
+def placement_key(p: Placement) -> PlacementKey:
+    """What "the same placement" means: every device holds the same tile (dims split once are ignored,
+    so ``{replicated}`` equals ``devices=[1,1,8]... last_tile_dim_replicate``) and the same devices
+    share data."""
+    return (_partial(p), tuple(sorted(device_cells(p).items())), frozenset(frozenset(g) for g in p.groups))
+
+
+def device_cells(p: Placement) -> dict[int, tuple[tuple[int, int, int], ...]]:
+    """Each device's tile as (dim, index, count) over the dims split more than once."""
+    out: dict[int, tuple[tuple[int, int, int], ...]] = {}
+    for t in p.tiles:
+        cell = tuple((dim, i, n) for dim, (i, n) in enumerate(zip(t.index, p.tile_counts)) if n > 1)
+        for d in t.devices:
+            out[d] = cell
+    return out
+
+
+def _partial(p: Placement) -> tuple[str, ...]:
+    """Kinds of non-copied data (manual, unreduced, unknown) the devices hold."""
+    kinds = {s for s in p.subgroups if s != "replicated"}
+    if p.kind in ("manual", "unknown", "unreduced"):
+        kinds.add(p.kind)
+    return tuple(sorted(kinds))
+
+
+def differing_devices(a: Placement, b: Placement) -> tuple[int, ...]:
+    """Devices that hold different data under ``a`` and ``b`` (a device only one of them uses counts)."""
+    ca, cb = device_cells(a), device_cells(b)
+    devices = set(ca) | set(cb)
+    if _partial(a) != _partial(b):
+        return tuple(sorted(devices))
+    if not _partial(a):  # copies: a device's data is its tile, whoever else holds it
+        return tuple(sorted(d for d in devices if ca.get(d) != cb.get(d)))
+    ga = {d: frozenset(g) for g in a.groups for d in g}
+    gb = {d: frozenset(g) for g in b.groups for d in g}
+    return tuple(sorted(d for d in devices if ca.get(d) != cb.get(d) or ga.get(d) != gb.get(d)))

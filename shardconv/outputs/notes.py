@@ -11,7 +11,7 @@ FEEDERS = tuple(FEEDER_KEYS)
 
 def notes(reading: Reading, what: str, *, from_constraints: bool) -> list[str]:
     """What the user should know about where the shardings came from (printed to stderr)."""
-    from shardconv.convert.to_sdy import same_assignment
+    from shardconv.core.placement import same_assignment
 
     out = []
     for o in reading.items:

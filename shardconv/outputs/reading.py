@@ -130,7 +130,7 @@ def cross_check(
     module: Sequence[HloSharding], values: Sequence[OutputSharding], where: int, attr: str
 ) -> list[Conflict]:
     """Conflicts between a module attribute's leaves and the per-value shardings that were annotated."""
-    from shardconv.convert.to_sdy import same_assignment
+    from shardconv.core.placement import same_assignment
 
     out = []
     if len(module) != len(values):

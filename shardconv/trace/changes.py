@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from shardconv.trace.values import Observation, differing_devices
+from shardconv.core.placement import differing_devices
+from shardconv.trace.values import Observation
 
 KINDS = ("placement", "mesh", "spelling")
 _FORM_PREFERENCE = ("sdy", "hlo")  # a value carrying both is compared like with like, sdy first

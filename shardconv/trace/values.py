@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding, TensorShardingPerValue
-from shardconv.core.placement import Placement, placement
+from shardconv.core.placement import Placement, PlacementKey, placement, placement_key
 from shardconv.scan.modules import named_mesh
 from shardconv.scan.sites import Shape, SiteKind, ValueSite
 from shardconv.scan.values import ParsedValue, parse_value
@@ -22,7 +22,6 @@ SHARDING_KINDS = frozenset({
 })
 _ARG = re.compile(r"^%arg(\d+)$")
 
-PlacementKey = tuple[object, ...]
 
 
 @dataclass(frozen=True)
@@ -76,44 +75,6 @@ class Observation:
         """The same sharding on the same mesh and device count: nothing about it can differ."""
         return (self.value is not None and self.form == other.form and self.value == other.value
                 and self.mesh == other.mesh and self.devices == other.devices and self.rank == other.rank)
-
-
-def placement_key(p: Placement) -> PlacementKey:
-    """What "the same placement" means: every device holds the same tile (dims split once are ignored,
-    so ``{replicated}`` equals ``devices=[1,1,8]... last_tile_dim_replicate``) and the same devices
-    share data."""
-    return (_partial(p), tuple(sorted(device_cells(p).items())), frozenset(frozenset(g) for g in p.groups))
-
-
-def device_cells(p: Placement) -> dict[int, tuple[tuple[int, int, int], ...]]:
-    """Each device's tile as (dim, index, count) over the dims split more than once."""
-    out: dict[int, tuple[tuple[int, int, int], ...]] = {}
-    for t in p.tiles:
-        cell = tuple((dim, i, n) for dim, (i, n) in enumerate(zip(t.index, p.tile_counts)) if n > 1)
-        for d in t.devices:
-            out[d] = cell
-    return out
-
-
-def _partial(p: Placement) -> tuple[str, ...]:
-    """Kinds of non-copied data (manual, unreduced, unknown) the devices hold."""
-    kinds = {s for s in p.subgroups if s != "replicated"}
-    if p.kind in ("manual", "unknown", "unreduced"):
-        kinds.add(p.kind)
-    return tuple(sorted(kinds))
-
-
-def differing_devices(a: Placement, b: Placement) -> tuple[int, ...]:
-    """Devices that hold different data under ``a`` and ``b`` (a device only one of them uses counts)."""
-    ca, cb = device_cells(a), device_cells(b)
-    devices = set(ca) | set(cb)
-    if _partial(a) != _partial(b):
-        return tuple(sorted(devices))
-    if not _partial(a):  # copies: a device's data is its tile, whoever else holds it
-        return tuple(sorted(d for d in devices if ca.get(d) != cb.get(d)))
-    ga = {d: frozenset(g) for g in a.groups for d in g}
-    gb = {d: frozenset(g) for g in b.groups for d in g}
-    return tuple(sorted(d for d in devices if ca.get(d) != cb.get(d) or ga.get(d) != gb.get(d)))
 
 
 @dataclass(frozen=True)
@@ -277,6 +238,5 @@ def place_of(v: HloSharding | TensorSharding, mesh: Mesh | None, devices: int | 
 
 
 __all__ = [
-    "DumpFacts", "Observation", "Placed", "PlacementKey", "device_cells", "differing_devices", "dump_facts",
-    "observations", "place_of", "placement_key", "value_key",
+    "DumpFacts", "Observation", "Placed", "dump_facts", "observations", "place_of", "value_key",
 ]

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shardconv.convert import same_assignment, to_hlo, to_sdy, to_sdy_manual
+from shardconv.convert import to_hlo, to_sdy, to_sdy_manual
+from shardconv.core.placement import same_assignment
 from shardconv.convert.suggest import mesh_for, whole_axis_alternative
 from shardconv.core.errors import NotExpressibleError, ShardingValidationError
 from shardconv.core.model import (
