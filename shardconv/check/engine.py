@@ -20,7 +20,7 @@ from shardconv.check.registry import RULES
 from shardconv.check.suppress import apply_suppressions, suppressions_of
 from shardconv.core.model import Mesh
 from shardconv.scan.inputs import scan_input
-from shardconv.scan.modules import module_values
+from shardconv.scan.modules import ModuleKey, module_values
 from shardconv.scan.native import scan_bytes, scan_stream
 from shardconv.text.files import not_regular_reason
 
@@ -153,10 +153,16 @@ def scan_report(scan: Scan, path: str, opts: CheckOptions) -> FileReport | Skipp
     found: list[CheckFinding] = []
     counts: dict[str, int] = {}
     total = distinct = 0
-    for module in module_values(scan, path):
+    clean: set[ModuleKey] = set()  # modules no rule had anything to say of: their copies are passed over
+    for module in module_values(scan, path, skip=clean.__contains__):
         total += module.total
-        distinct += len(module.values)
-        more, counts = module_findings(path, module, opts, counts)
+        distinct += module.distinct
+        if module.passed_over:
+            continue
+        more, after = module_findings(path, module, opts, counts)
+        if after == counts and module.key is not None:
+            clean.add(module.key)
+        counts = after
         found.extend(more)
     found = sorted(with_edits(found, scan), key=position)
     kept = apply_suppressions(found, suppressions_of(scan), path, report_unused=opts.report_unused)

@@ -3,7 +3,7 @@ and how often it does. ``signature`` is the one definition of "the same value" e
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from shardconv._native import Scan
 
 Signature = tuple[object, ...]
+# What a module holds, as the scan's ids: its groups (value, tensor types, name where it counts, and a
+# num_partitions header's line) and its pairs. Two modules with one key get one verdict from every rule.
+ModuleKey = tuple[object, ...]
 NAMED_KINDS = frozenset(
     {SiteKind.SDY_MESH, SiteKind.STABLEHLO_MESH, SiteKind.COLLECTIVE_MESH, SiteKind.COLLECTIVE_AXES}
 )
@@ -55,6 +58,13 @@ class ModuleValues:
     pairs: tuple[ValuePair, ...]
     expected_lines: frozenset[int]
     total: int
+    key: ModuleKey | None = None  # None for a module with expected-error markers (never passed over)
+    passed_over: bool = False  # its values were not built: ``skip`` knew its key
+    unbuilt: int = 0  # how many distinct values a passed-over module holds
+
+    @property
+    def distinct(self) -> int:
+        return len(self.values) + self.unbuilt
 
 
 def named_mesh(site: ValueSite, value: ParsedValue | None) -> Mesh | None:
@@ -66,11 +76,15 @@ def named_mesh(site: ValueSite, value: ParsedValue | None) -> Mesh | None:
     return replace(value, name=name)
 
 
-def module_values(scan: Scan, path: str) -> Iterator[ModuleValues]:
-    """The modules of one scanned file, in order (always at least one, if empty)."""
+def module_values(
+    scan: Scan, path: str, skip: Callable[[ModuleKey], bool] = lambda key: False
+) -> Iterator[ModuleValues]:
+    """The modules of one scanned file, in order (always at least one, if empty). A module whose key
+    ``skip`` says yes to comes ``passed_over``, its values not built (a pass log's copies of a module)."""
     count = max(1, scan.modules)
     first: list[dict[Signature, int]] = [{} for _ in range(count)]  # signature -> first site
     counts: list[dict[Signature, int]] = [{} for _ in range(count)]
+    keys: list[list[object]] = [[] for _ in range(count)]
     of_group: list[Signature] = []
     ranks = [tuple(len(s) for s in shapes) for shapes in scan.shapes]
     for module, v, shapes, name, at, n in scan.groups:
@@ -87,19 +101,26 @@ def module_values(scan: Scan, path: str) -> Iterator[ModuleValues]:
         seen = first[module].get(sig)
         first[module][sig] = at if seen is None else min(seen, at)
         counts[module][sig] = counts[module].get(sig, 0) + n
+        header = scan.line_texts.get(at) if kind_of(kind) is SiteKind.NUM_PARTITIONS else None
+        keys[module].append((v, shapes, name, header))
     expected = _expected_lines(scan, count)
     pairs: list[dict[tuple[Signature, Signature], int]] = [{} for _ in range(count)]
     for module, h, s, n in scan.pairs:
         key = (of_group[h], of_group[s])
         pairs[module][key] = pairs[module].get(key, 0) + n
     for index in range(count):
+        total = sum(counts[index].values())
+        mkey = None if expected[index] else (tuple(keys[index]), tuple(pairs[index]))
+        if mkey is not None and skip(mkey):
+            yield ModuleValues(index, (), (), expected[index], total, mkey, passed_over=True, unbuilt=len(first[index]))
+            continue
         parsed: dict[Signature, DistinctValue] = {}
         for sig, i in sorted(first[index].items(), key=lambda item: item[1]):
             site = site_at(scan, i, path)
             value, err = parse_value(site.kind, site.text, site.data)
             parsed[sig] = DistinctValue(site, counts[index][sig], value, err)
         held = tuple(ValuePair(parsed[h], parsed[s], n) for (h, s), n in pairs[index].items())
-        yield ModuleValues(index, tuple(parsed.values()), held, expected[index], sum(counts[index].values()))
+        yield ModuleValues(index, tuple(parsed.values()), held, expected[index], total, mkey)
 
 
 def _expected_lines(scan: Scan, count: int) -> list[frozenset[int]]:
@@ -115,6 +136,6 @@ def _expected_lines(scan: Scan, count: int) -> list[frozenset[int]]:
 
 
 __all__ = [
-    "NAMED_KINDS", "DistinctValue", "ModuleValues", "Signature", "ValuePair",
+    "NAMED_KINDS", "DistinctValue", "ModuleKey", "ModuleValues", "Signature", "ValuePair",
     "module_values", "named_mesh", "signature",
 ]

@@ -1,0 +1,99 @@
+"""``every_site=False``, the scan ``check`` reads: the same groups, pairs, modules and suppressions as the
+full scan, each group's first row the full scan's row, and ``Scan.spans`` every grouped site's place; on
+every real dump of the suite, read whole and in small pieces."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from shardconv.scan.columns import NONE, site_column
+from shardconv.scan.native import scan_bytes, site_at, site_count
+from shardconv.scan.sites import RECORD_KINDS, SiteKind
+
+ROOT = Path(__file__).resolve().parents[2]
+DUMPS = sorted(p for d in (ROOT / "tests" / "data", ROOT / "examples") for p in d.rglob("*") if p.is_file())
+PIECES = [{}, {"chunk": 97, "max_line": 300, "overlap": 120}]
+if TYPE_CHECKING:
+    from shardconv._native import Scan
+
+UNGROUPED = RECORD_KINDS | {SiteKind.MODULE_START, SiteKind.EXPECTED_ERROR}
+
+
+def _group(scan: Scan, g: tuple[int, ...]) -> tuple[object, ...]:
+    """A group as what its ids stand for (each scan numbers its values and names itself)."""
+    module, value, shapes, name, _, count = g
+    return module, scan.values[value], scan.shapes[shapes] if shapes != NONE else None, (
+        scan.names[name] if name != NONE else None), count
+
+
+def _agree(data: bytes, **opts: int) -> None:
+    full = scan_bytes(data, **opts)
+    first = scan_bytes(data, every_site=False, **opts)
+    assert (first.kind, first.modules, first.suppressions) == (full.kind, full.modules, full.suppressions)
+    assert [_group(first, g) for g in first.groups] == [_group(full, g) for g in full.groups]
+    assert first.pairs == full.pairs
+    for g_full, g_first in zip(full.groups, first.groups):
+        a, b = site_at(full, g_full[4], "f"), site_at(first, g_first[4], "f")
+        assert a == b
+        assert (a.value, a.op, a.function, a.computation, a.param, a.root) == (
+            b.value, b.op, b.function, b.computation, b.param, b.root)
+        cut = b.line_cut
+        assert a.line_text[cut : cut + len(b.line_text)] == b.line_text
+    # every grouped site of the full scan, in order, is a span of the log
+    of_group = {(g[0], g[1], g[2], g[3]): i for i, g in enumerate(full.groups)}
+    named = {SiteKind.SDY_MESH, SiteKind.STABLEHLO_MESH, SiteKind.COLLECTIVE_MESH, SiteKind.COLLECTIVE_AXES}
+    want = []
+    cols = {c: site_column(full, c) for c in ("value", "module", "shapes", "name", "start", "end", "line")}
+    for i in range(site_count(full)):
+        site = site_at(full, i, "f")
+        if site.kind in UNGROUPED:
+            continue
+        name = cols["name"][i] if site.kind in named else NONE
+        g = of_group[(cols["module"][i], cols["value"][i], cols["shapes"][i], name)]
+        want.append((g, cols["start"][i], cols["end"][i], cols["line"][i]))
+    assert first.spans(list(range(len(first.groups)))) == want
+    assert first.spans([]) == []
+
+
+@pytest.mark.parametrize("opts", PIECES, ids=["whole", "97"])
+@pytest.mark.parametrize("path", DUMPS, ids=lambda p: p.name)
+def test_real_dump(path: Path, opts: dict[str, int]) -> None:
+    _agree(path.read_bytes(), **opts)
+
+
+def test_jax_dumps(jax_dumps: list[Path]) -> None:
+    for p in jax_dumps:
+        _agree(p.read_bytes())
+
+
+def test_long_lines_keep_a_window() -> None:
+    """A long line is kept as the bytes around the site, and says where in the line they start."""
+    args = ", ".join(f"%arg{i}: tensor<8xf32> {{sdy.sharding = #sdy.sharding<@m, [{{}}]>}}" for i in range(60))
+    sig = f"  func.func @main({args}, %x: tensor<8xf32> {{sdy.sharding = #sdy.sharding<@m, [{{\"a\"}}]>}}) {{\n"
+    data = ('module {\n  sdy.mesh @m = <["a"=2]>\n' + sig + "  }\n}\n").encode()
+    scan = scan_bytes(data, every_site=False)
+    last = site_at(scan, scan.groups[-1][4], "f")
+    assert len(sig) > 2048 and last.line_cut > 0
+    assert len(last.line_text) <= 1024
+    assert last.line_text in data and b'#sdy.sharding<@m, [{"a"}]>' in last.line_text
+    assert site_at(scan_bytes(data), 2, "f").line_text == sig.rstrip("\n").encode()
+
+
+def test_a_clean_module_s_copies_are_passed_over() -> None:
+    """A pass log's copies of a module no rule had anything to say of are not built again; a copy that
+    holds something else is, and a module with an error is reported in every copy."""
+    from shardconv.check.engine import check_text
+    from shardconv.scan.modules import module_values
+
+    clean = "HloModule m, num_partitions=8\n  %p = f32[8]{0} parameter(0), sharding={devices=[8]<=[8]}\n"
+    bad = "HloModule m, num_partitions=8\n  %p = f32[8]{0} parameter(0), sharding={devices=[4]<=[8]}\n"
+    scan = scan_bytes((clean * 3).encode(), every_site=False)
+    first = next(module_values(scan, "f"))
+    mods = list(module_values(scan, "f", skip=lambda key: key == first.key))
+    assert [m.passed_over for m in mods] == [True, True, True]
+    assert [m.distinct for m in mods] == [2, 2, 2] and sum(m.total for m in mods) == 6
+    assert check_text(clean * 3) == []
+    assert [f.line for f in check_text(clean * 3 + bad + clean + bad)] == [8, 12]
