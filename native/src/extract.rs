@@ -176,8 +176,44 @@ struct Signature {
     result_types: Vec<usize>,
 }
 
+/// What the extractor has already made of the tensor types and op names it met (a dump repeats a few
+/// of each on line after line), so a repeat costs a lookup instead of a parse and an allocation.
+#[derive(Default)]
+pub struct Memo {
+    hlo_shapes: crate::table::FxMap<Box<[u8]>, Shapes>,
+    ops: crate::table::FxMap<Box<[u8]>, Arc<str>>,
+}
+
+/// Entries a memo map holds before it starts again (it stays small whatever the dump).
+const MEMO_CAP: usize = 4096;
+
+fn memo_get<V: Clone>(map: &mut crate::table::FxMap<Box<[u8]>, V>, key: &[u8], make: impl FnOnce() -> V) -> V {
+    if let Some(v) = map.get(key) {
+        return v.clone();
+    }
+    if map.len() >= MEMO_CAP {
+        map.clear();
+    }
+    let v = make();
+    map.insert(key.into(), v.clone());
+    v
+}
+
+impl Memo {
+    /// The shapes of the HLO type `t` (a leaf or a tuple).
+    fn hlo_shapes(&mut self, t: &[u8]) -> Shapes {
+        memo_get(&mut self.hlo_shapes, t, || Arc::new(hlo_shapes(t)))
+    }
+
+    /// An op's name, shared.
+    fn op(&mut self, name: &[u8], make: impl FnOnce() -> String) -> Arc<str> {
+        memo_get(&mut self.ops, name, || Arc::from(make()))
+    }
+}
+
 /// One line being scanned, with lazily computed context.
 struct Line<'a> {
+    memo: Memo,
     text: &'a [u8],
     offset: u64,
     lineno: u64,
@@ -233,22 +269,22 @@ impl<'a> Line<'a> {
 
     fn hlo_context(&mut self) -> (Option<String>, Option<Shapes>) {
         if self.hlo.is_none() {
-            self.hlo = Some(hlo_context(self.text));
+            self.hlo = Some(hlo_context(self.text, &mut self.memo));
         }
         self.hlo.clone().unwrap_or((None, None))
     }
 
     fn hlo_op(&mut self) -> (Option<Arc<str>>, Option<u32>, bool) {
         if self.hlo_op.is_none() {
-            let (op, param, root) = hlo_op(self.text);
-            self.hlo_op = Some((op.map(Arc::from), param, root));
+            self.hlo_op = Some(hlo_op(self.text, &mut self.memo));
         }
         self.hlo_op.clone().unwrap_or((None, None, false))
     }
 
     fn mlir_op(&mut self) -> Option<Arc<str>> {
         if self.mlir_op.is_none() {
-            self.mlir_op = Some(mlir_op(self.text).map(Arc::from));
+            let op = mlir_op(self.text);
+            self.mlir_op = Some(op.map(|o| self.memo.op(o.as_bytes(), || o.clone())));
         }
         self.mlir_op.clone().flatten()
     }
@@ -358,17 +394,17 @@ fn hlo_instr(t: &[u8]) -> Option<((usize, usize), usize, bool)> {
     try_name(s).map(|(n, e)| (n, e, false))
 }
 
-fn hlo_context(t: &[u8]) -> (Option<String>, Option<Shapes>) {
+fn hlo_context(t: &[u8], memo: &mut Memo) -> (Option<String>, Option<Shapes>) {
     let Some((name, p, _)) = hlo_instr(t) else { return (None, None) };
     let name = Some(lossy(&t[name.0..name.1]));
     if t.get(p) == Some(&b'(') {
         return match match_close(t, p) {
-            Some(end) if end > 0 => (name, Some(Arc::new(hlo_shapes(&t[p..end])))),
+            Some(end) if end > 0 => (name, Some(memo.hlo_shapes(&t[p..end]))),
             _ => (name, None),
         };
     }
     match hlo_array(t, p) {
-        Some(e) => (name, Some(Arc::new(hlo_shapes(&t[p..e])))),
+        Some(e) => (name, Some(memo.hlo_shapes(&t[p..e]))),
         None => {
             if t[p..].starts_with(b"token[]") {
                 (name, Some(Arc::new(vec![Vec::new()])))
@@ -394,7 +430,7 @@ fn hlo_array(t: &[u8], p: usize) -> Option<usize> {
 
 /// The opcode of the HLO instruction on this line (`custom-call` with its target), its parameter
 /// number, and whether it is the ROOT.
-fn hlo_op(t: &[u8]) -> (Option<String>, Option<u32>, bool) {
+fn hlo_op(t: &[u8], memo: &mut Memo) -> (Option<Arc<str>>, Option<u32>, bool) {
     let Some((_, p, root)) = hlo_instr(t) else { return (None, None, false) };
     let mut i = p;
     if t.get(i) == Some(&b'(') {
@@ -418,7 +454,8 @@ fn hlo_op(t: &[u8]) -> (Option<String>, Option<u32>, bool) {
     let op = &t[i..e];
     if op == b"custom-call" {
         if let Some(target) = attr_string(t, b"custom_call_target=\"") {
-            return (Some(format!("custom-call {}", lossy(target))), None, root);
+            let named = memo.op(&[b"custom-call ", target].concat(), || format!("custom-call {}", lossy(target)));
+            return (Some(named), None, root);
         }
     }
     let mut param = None;
@@ -428,7 +465,7 @@ fn hlo_op(t: &[u8]) -> (Option<String>, Option<u32>, bool) {
             param = std::str::from_utf8(&t[e + 1..e + 1 + d]).ok().and_then(|s| s.parse().ok());
         }
     }
-    (Some(lossy(op)), param, root)
+    (Some(memo.op(op, || lossy(op))), param, root)
 }
 
 /// The body of the string that follows `prefix` (which ends with its opening quote).
@@ -634,6 +671,7 @@ struct Pending {
 pub struct Extractor {
     needles: std::sync::Arc<Needles>,
     pending: Vec<Pending>,
+    memo: Memo,
 }
 
 /// `^(\s*)\}\s*:\s*(.*)$`: (indent, the signature part).
@@ -683,6 +721,7 @@ impl Extractor {
     pub fn scan_into(&mut self, text: &[u8], offset: u64, lineno: u64, col_base: u64, out: &mut Vec<Site>) {
         out.clear();
         let mut ln = Line {
+            memo: std::mem::take(&mut self.memo),
             text,
             offset,
             lineno,
@@ -713,6 +752,7 @@ impl Extractor {
                 pos = m.end;
             }
         }
+        self.memo = ln.memo;
     }
 
     fn close(&mut self, ln: &mut Line, out: &mut Vec<Site>) {
