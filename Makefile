@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip -q --disable-pip-version-check
 
-.PHONY: demo test lint wheel fuzz bench grammars oracles-old clean
+.PHONY: demo test lint browser wheel fuzz bench grammars oracles-old clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +29,13 @@ wheel: $(PY)
 	$(PIP) install 'maturin>=1.5,<2'
 	$(VENV)/bin/maturin build --release --out dist
 
-test: lint
+# Headless Chromium, which the HTML explanation's test opens its page in (Debian's package when missing).
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+		{ echo "make test needs Chromium: install Debian's chromium package"; exit 1; }
+
+test: lint browser
 	PYTHONHASHSEED=0 $(PY) -m pytest -q
 
 fuzz: $(PY)
