@@ -181,6 +181,7 @@ struct Signature {
 #[derive(Default)]
 pub struct Memo {
     hlo_shapes: crate::table::FxMap<Box<[u8]>, Shapes>,
+    mlir_shapes: crate::table::FxMap<Box<[u8]>, Option<Shapes>>,
     ops: crate::table::FxMap<Box<[u8]>, Arc<str>>,
 }
 
@@ -203,6 +204,15 @@ impl Memo {
     /// The shapes of the HLO type `t` (a leaf or a tuple).
     fn hlo_shapes(&mut self, t: &[u8]) -> Shapes {
         memo_get(&mut self.hlo_shapes, t, || Arc::new(hlo_shapes(t)))
+    }
+
+    /// The first `tensor<...>` type's shape in `t`, keyed on that type's text alone (from `tensor<` to
+    /// its first `>`: the dims it is read from end before that).
+    fn first_mlir_shape(&mut self, t: &[u8]) -> Option<Shapes> {
+        let p = crate::finder!(b"tensor<").find(t)?;
+        let e = memchr::memchr(b'>', &t[p..]).map_or(t.len(), |q| p + q + 1);
+        let key = &t[p..e];
+        memo_get(&mut self.mlir_shapes, key, || first_shape(mlir_shapes(key)))
     }
 
     /// An op's name, shared.
@@ -1015,7 +1025,10 @@ impl Extractor {
         let t = ln.text;
         if let Some(sig) = ln.signature() {
             if sig.open_paren < pos {
-                let (value, shapes) = func_context(t, sig, pos);
+                let (value, shapes) = match func_context(sig, pos) {
+                    Some((name, a)) => (Some(name), ln.memo.first_mlir_shape(&t[a..pos])),
+                    None => (None, None),
+                };
                 return Ctx { value, shapes, op: OpFrom::Func };
             }
         }
@@ -1256,22 +1269,15 @@ fn mesh_decl_name(t: &[u8]) -> Option<&[u8]> {
     None
 }
 
-fn func_context(t: &[u8], sig: &Signature, pos: usize) -> (Option<String>, Option<Shapes>) {
+/// The function argument or result an attribute at `pos` of a signature belongs to: its name, and
+/// where the text holding its tensor type starts (it ends at `pos`).
+fn func_context(sig: &Signature, pos: usize) -> Option<(String, usize)> {
     if sig.close.is_none_or(|c| pos < c) {
-        let i = sig.arg_ends.partition_point(|&e| e <= pos);
-        if i == 0 {
-            return (None, None);
-        }
-        let i = i - 1;
-        let a = sig.arg_ends[i].min(pos);
-        return (Some(sig.arg_names[i].clone()), first_shape(mlir_shapes(&t[a..pos])));
+        let i = sig.arg_ends.partition_point(|&e| e <= pos).checked_sub(1)?;
+        return Some((sig.arg_names[i].clone(), sig.arg_ends[i].min(pos)));
     }
-    let i = sig.result_types.partition_point(|&e| e <= pos);
-    if i == 0 {
-        return (None, None);
-    }
-    let i = i - 1;
-    (Some(format!("result[{i}]")), first_shape(mlir_shapes(&t[sig.result_types[i]..pos])))
+    let i = sig.result_types.partition_point(|&e| e <= pos).checked_sub(1)?;
+    Some((format!("result[{i}]"), sig.result_types[i]))
 }
 
 /// The keyword match at `s`, for tests.
