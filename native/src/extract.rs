@@ -183,6 +183,7 @@ pub struct Memo {
     hlo_shapes: crate::table::FxMap<Box<[u8]>, Shapes>,
     mlir_shapes: crate::table::FxMap<Box<[u8]>, Option<Shapes>>,
     ops: crate::table::FxMap<Box<[u8]>, Arc<str>>,
+    custom_calls: crate::table::FxMap<Box<[u8]>, Arc<str>>,
 }
 
 /// Entries a memo map holds before it starts again (it stays small whatever the dump).
@@ -218,6 +219,11 @@ impl Memo {
     /// An op's name, shared.
     fn op(&mut self, name: &[u8], make: impl FnOnce() -> String) -> Arc<str> {
         memo_get(&mut self.ops, name, || Arc::from(make()))
+    }
+
+    /// `custom-call TARGET`, shared, keyed on the target.
+    fn custom_call(&mut self, target: &[u8]) -> Arc<str> {
+        memo_get(&mut self.custom_calls, target, || Arc::from(format!("custom-call {}", lossy(target))))
     }
 }
 
@@ -464,8 +470,7 @@ fn hlo_op(t: &[u8], memo: &mut Memo) -> (Option<Arc<str>>, Option<u32>, bool) {
     let op = &t[i..e];
     if op == b"custom-call" {
         if let Some(target) = attr_string(t, b"custom_call_target=\"") {
-            let named = memo.op(&[b"custom-call ", target].concat(), || format!("custom-call {}", lossy(target)));
-            return (Some(named), None, root);
+            return (Some(memo.custom_call(target)), None, root);
         }
     }
     let mut param = None;

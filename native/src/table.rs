@@ -114,14 +114,6 @@ impl<T: Eq + Hash> Interner<T> {
         out.into_iter().flatten().collect()
     }
 
-    /// The id of an owned string, moved in only when it is new.
-    pub fn id_of_owned(&mut self, item: String) -> u32
-    where
-        T: Borrow<str> + From<String>,
-    {
-        self.id(T::from(item))
-    }
-
     /// The id of a borrowed item, copied only when it is new.
     pub fn id_of<Q>(&mut self, item: &Q) -> u32
     where
@@ -428,12 +420,12 @@ impl Table {
             self.line_module = module;
         }
         let named = matches!(kind, SDY_MESH | STABLEHLO_MESH | COLLECTIVE_MESH | COLLECTIVE_AXES);
-        let mut name = if self.every_site || named { self.name_id(&s.value) } else { NONE };
+        let key_name = if named { self.name_id(&s.value) } else { NONE };
         let index = self.starts.len() as u32;
         let mut keep = self.every_site || !grouped;
         let mut keep_line = kind == MODULE_START || kind == EXPECTED_ERROR;
         if grouped {
-            let key = [module, value, shapes, if named { name } else { NONE }];
+            let key = [module, value, shapes, key_name];
             let group = match self.group_index.get(&key) {
                 Some(&g) => {
                     self.groups[g as usize][5] += 1;
@@ -453,9 +445,7 @@ impl Table {
         if !keep {
             return;
         }
-        if name == NONE && s.value.is_some() {
-            name = self.name_id(&s.value);
-        }
+        let name = if named { key_name } else { self.name_id(&s.value) };
         let scope = match (&row.scope.key, row.scope.id) {
             (None, _) => NONE,
             (Some(_), Some(id)) => id,
