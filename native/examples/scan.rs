@@ -1,4 +1,5 @@
-//! `cargo run --release --example scan FILE`: times the engine alone on a file (no Python objects).
+//! `cargo run --release --example scan FILE [--first-sites]`: times the engine alone on a file (no Python
+//! objects); `--first-sites` keeps a row only for each group's first site, as `check` scans.
 
 use std::time::Instant;
 
@@ -6,7 +7,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args().nth(1).ok_or("usage: scan FILE")?;
     let t = Instant::now();
     let mut f = std::fs::File::open(&path)?;
-    let mut e = _native::lines::Engine::new(_native::lines::Options::default())?;
+    let every_site = !std::env::args().any(|a| a == "--first-sites");
+    let chunk = std::env::var("CHUNK").ok().and_then(|c| c.parse().ok()).unwrap_or(_native::lines::CHUNK);
+    let opts = _native::lines::Options { every_site, chunk, ..Default::default() };
+    let mut e = _native::lines::Engine::new(opts)?;
     e.size_hint(f.metadata()?.len());
     e.read_all(&mut f, u64::MAX)?;
     e.finish();

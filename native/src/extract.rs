@@ -155,6 +155,30 @@ struct Ctx {
     op: OpFrom,
 }
 
+/// The site keys a dump repeats on line after line, named without an allocation.
+const COMMON_KEYS: [&str; 12] = [
+    "sdy.sharding",
+    "sdy.sharding_per_value",
+    "sdy.sharding_constraint",
+    "sdy.reshard",
+    "sharding=",
+    "out_sharding=",
+    "mhlo.sharding",
+    "mhlo.spmd_output_sharding",
+    "xla.sdy.sharding",
+    "xla.sdy.meshes",
+    "sdy.sharding_rule",
+    "sdy.manual_axes",
+];
+
+/// A site key from the text `b`, shared when it is a common one.
+fn site_key(b: &[u8]) -> Cow<'static, str> {
+    match COMMON_KEYS.iter().find(|k| k.as_bytes() == b) {
+        Some(k) => Cow::Borrowed(k),
+        None => lossy(b).into(),
+    }
+}
+
 fn lossy(b: &[u8]) -> String {
     match std::str::from_utf8(b) {
         Ok(s) => s.to_owned(),
@@ -182,6 +206,7 @@ struct Signature {
 pub struct Memo {
     hlo_shapes: crate::table::FxMap<Box<[u8]>, Shapes>,
     mlir_shapes: crate::table::FxMap<Box<[u8]>, Option<Shapes>>,
+    mlir_types: crate::table::FxMap<Box<[u8]>, Option<Shapes>>,
     ops: crate::table::FxMap<Box<[u8]>, Arc<str>>,
     custom_calls: crate::table::FxMap<Box<[u8]>, Arc<str>>,
 }
@@ -216,6 +241,11 @@ impl Memo {
         memo_get(&mut self.mlir_shapes, key, || first_shape(mlir_shapes(key)))
     }
 
+    /// The shapes of the MLIR types in `t` (none: no tensor type).
+    fn mlir_shapes(&mut self, t: &[u8]) -> Option<Shapes> {
+        memo_get(&mut self.mlir_types, t, || some_shapes(mlir_shapes(t)))
+    }
+
     /// An op's name, shared.
     fn op(&mut self, name: &[u8], make: impl FnOnce() -> String) -> Arc<str> {
         memo_get(&mut self.ops, name, || Arc::from(make()))
@@ -227,20 +257,23 @@ impl Memo {
     }
 }
 
+/// A byte range of the line being scanned.
+type Span = (usize, usize);
+
 /// One line being scanned, with lazily computed context.
 struct Line<'a> {
-    memo: Memo,
+    memo: Box<Memo>,
     text: &'a [u8],
     offset: u64,
     lineno: u64,
     col_base: u64,
-    hlo: Option<(Option<String>, Option<Shapes>)>,
+    hlo: Option<(Option<Span>, Option<Shapes>)>,
     sig: Option<Option<Signature>>,
     hlo_op: Option<(Option<Arc<str>>, Option<u32>, bool)>,
     mlir_op: Option<Option<Arc<str>>>,
     has_nl: bool,
     sig_flag: Option<bool>,
-    body: Option<(Option<String>, Option<usize>)>,
+    body: Option<(Option<Span>, Option<usize>)>,
 }
 
 impl<'a> Line<'a> {
@@ -269,11 +302,12 @@ impl<'a> Line<'a> {
     fn body(&mut self) -> (Option<String>, Option<usize>) {
         if self.body.is_none() {
             let t = self.text;
-            let name = mlir_result(t).map(|((a, b), _)| lossy(&t[a..b]));
+            let name = mlir_result(t).map(|(span, _)| span);
             let body = strip_loc(rstrip(t));
             self.body = Some((name, crate::rfinder!(b" : ").rfind(body)));
         }
-        self.body.clone().unwrap_or((None, None))
+        let (name, colon) = self.body.unwrap_or((None, None));
+        (self.name(name), colon)
     }
 
     fn signature(&mut self) -> Option<&Signature> {
@@ -287,7 +321,13 @@ impl<'a> Line<'a> {
         if self.hlo.is_none() {
             self.hlo = Some(hlo_context(self.text, &mut self.memo));
         }
-        self.hlo.clone().unwrap_or((None, None))
+        let (name, shapes) = self.hlo.clone().unwrap_or((None, None));
+        (self.name(name), shapes)
+    }
+
+    /// The name cut from the line at `span` (cut afresh for each site: most lines hold one).
+    fn name(&self, span: Option<Span>) -> Option<String> {
+        span.map(|(a, b)| lossy(&self.text[a..b]))
     }
 
     fn hlo_op(&mut self) -> (Option<Arc<str>>, Option<u32>, bool) {
@@ -299,8 +339,11 @@ impl<'a> Line<'a> {
 
     fn mlir_op(&mut self) -> Option<Arc<str>> {
         if self.mlir_op.is_none() {
-            let op = mlir_op(self.text);
-            self.mlir_op = Some(op.map(|o| self.memo.op(o.as_bytes(), || o.clone())));
+            self.mlir_op = Some(match mlir_op(self.text) {
+                Some((op, None)) => Some(self.memo.op(op, || lossy(op))),
+                Some((op, Some(target))) => Some(Arc::from(format!("{} @{}", lossy(op), lossy(target)))),
+                None => None,
+            });
         }
         self.mlir_op.clone().flatten()
     }
@@ -410,9 +453,9 @@ fn hlo_instr(t: &[u8]) -> Option<((usize, usize), usize, bool)> {
     try_name(s).map(|(n, e)| (n, e, false))
 }
 
-fn hlo_context(t: &[u8], memo: &mut Memo) -> (Option<String>, Option<Shapes>) {
+fn hlo_context(t: &[u8], memo: &mut Memo) -> (Option<Span>, Option<Shapes>) {
     let Some((name, p, _)) = hlo_instr(t) else { return (None, None) };
-    let name = Some(lossy(&t[name.0..name.1]));
+    let name = Some(name);
     if t.get(p) == Some(&b'(') {
         return match match_close(t, p) {
             Some(end) if end > 0 => (name, Some(memo.hlo_shapes(&t[p..end]))),
@@ -497,7 +540,7 @@ fn attr_string<'t>(t: &'t [u8], prefix: &[u8]) -> Option<&'t [u8]> {
 
 /// The op of an MLIR line: `%r = op`, `%r = "op"(...)` or a line starting with the op; a custom call
 /// with its target.
-fn mlir_op(t: &[u8]) -> Option<String> {
+fn mlir_op(t: &[u8]) -> Option<(&[u8], Option<&[u8]>)> {
     let mut i = match mlir_result(t) {
         Some((_, e)) => e,
         None => 0,
@@ -525,11 +568,11 @@ fn mlir_op(t: &[u8]) -> Option<String> {
         } else {
             attr_string(t, b"call_target_name = \"")
         };
-        if let Some(target) = target {
-            return Some(format!("{} @{}", lossy(op), lossy(target)));
+        if target.is_some() {
+            return Some((op, target));
         }
     }
-    Some(lossy(op))
+    Some((op, None))
 }
 
 /// `^\s*(%[\w#.$\-]+)(?::\d+)?(?:\s*,\s*%[\w#.$\-]+(?::\d+)?)*\s*=`: (first name span, end).
@@ -645,7 +688,7 @@ fn attr_site(t: &[u8], start: usize, kind: u8) -> Cow<'static, str> {
         let k = rstrip(&w[..e - 1]).len();
         let a = w[..k].iter().rposition(|&b| !(is_word(b) || b == b'.')).map_or(0, |p| p + 1);
         if a < k {
-            return lossy(&w[a..k]).into();
+            return site_key(&w[a..k]);
         }
     }
     SITE_KINDS[kind as usize].into()
@@ -686,7 +729,8 @@ struct Pending {
 pub struct Extractor {
     needles: std::sync::Arc<Needles>,
     pending: Vec<Pending>,
-    memo: Memo,
+    /// Lent to each line being scanned (a box moves without building an empty memo in its place).
+    memo: Option<Box<Memo>>,
 }
 
 /// `^(\s*)\}\s*:\s*(.*)$`: (indent, the signature part).
@@ -736,7 +780,7 @@ impl Extractor {
     pub fn scan_into(&mut self, text: &[u8], offset: u64, lineno: u64, col_base: u64, out: &mut Vec<Site>) {
         out.clear();
         let mut ln = Line {
-            memo: std::mem::take(&mut self.memo),
+            memo: self.memo.take().unwrap_or_default(),
             text,
             offset,
             lineno,
@@ -767,7 +811,7 @@ impl Extractor {
                 pos = m.end;
             }
         }
-        self.memo = ln.memo;
+        self.memo = Some(ln.memo);
     }
 
     fn close(&mut self, ln: &mut Line, out: &mut Vec<Site>) {
@@ -812,8 +856,8 @@ impl Extractor {
         }
         let (op, param) = match op {
             OpFrom::None => (None, None),
-            OpFrom::Func => (Some(Arc::from("func.func")), None),
-            OpFrom::Named(n) => (Some(Arc::from(n)), None),
+            OpFrom::Func => (Some(ln.memo.op(b"func.func", || "func.func".into())), None),
+            OpFrom::Named(n) => (Some(ln.memo.op(n.as_bytes(), || n.into())), None),
             OpFrom::Mlir => (ln.mlir_op(), None),
             OpFrom::Hlo => {
                 let (op, param, root) = ln.hlo_op();
@@ -863,7 +907,7 @@ impl Extractor {
                 Ok(end)
             }
             Group::HloFe => {
-                let key: Cow<'static, str> = lossy(sub).into();
+                let key = site_key(sub);
                 let c = Self::hlo_ctx(ln);
                 if t[me - 1] == b'"' {
                     let Some(end) = string_end(t, me - 1) else { return Ok(me) };
@@ -891,7 +935,7 @@ impl Extractor {
                 Ok(me)
             }
             Group::MStr => {
-                let key: Cow<'static, str> = lossy(sub).into();
+                let key = site_key(sub);
                 let Some(end) = string_end(t, me - 1) else { return Ok(me) };
                 let c = self.mlir_context(ln, ms);
                 self.string_value(ln, key, me, end - 1, "mlir", c, out)?;
@@ -923,15 +967,8 @@ impl Extractor {
             }
             Group::SdyOp | Group::OpArg => {
                 let Some(end) = match_close(t, me - 1) else { return Ok(me) };
-                let site =
-                    if m.group == Group::SdyOp { format!("sdy.{}", lossy(sub)) } else { format!("{}=", lossy(sub)) };
-                let site: Cow<'static, str> = match site.as_str() {
-                    "sdy.sharding_constraint" => "sdy.sharding_constraint".into(),
-                    "sdy.reshard" => "sdy.reshard".into(),
-                    "sharding=" => "sharding=".into(),
-                    "out_sharding=" => "out_sharding=".into(),
-                    _ => site.into(),
-                };
+                let (a, b) = if m.group == Group::SdyOp { (m.sub.0 - 4, m.sub.1) } else { (m.sub.0, m.sub.1 + 1) };
+                let site = site_key(&t[a..b]);
                 let c = self.mlir_context(ln, ms);
                 out.push(self.occ(ln, SDY_SHARDING_BARE, site, me - 1, end, c.value, c.shapes, c.op));
                 Ok(end)
@@ -1048,7 +1085,7 @@ impl Extractor {
                 if let Some(a) = crate::rfinder!(b"->").rfind(tail) {
                     tail = &tail[a + 2..];
                 }
-                some_shapes(mlir_shapes(tail))
+                ln.memo.mlir_shapes(tail)
             }
             _ => None,
         };

@@ -339,6 +339,12 @@ pub struct Table {
     pub spans: SpanLog,
 }
 
+/// Whether sites of `kind` form groups: propagation records and operand lists (kinds from SDY_ORIGINS
+/// on) are sites, never values to check, and module headers and expected-error markers are neither.
+fn grouped(kind: u8) -> bool {
+    kind != MODULE_START && kind != EXPECTED_ERROR && kind < SDY_ORIGINS
+}
+
 fn clamp32(v: u64) -> u32 {
     if v >= u64::from(NONE) {
         NONE - 1
@@ -389,11 +395,10 @@ impl Table {
         self.module + u32::from(self.filled)
     }
 
-    pub fn push(&mut self, row: Row) {
+    pub fn push(&mut self, mut row: Row) {
         let s = &row.site;
         let kind = s.kind;
-        // propagation records and operand lists (kinds from SDY_ORIGINS on) are sites, never values to check
-        let grouped = kind != MODULE_START && kind != EXPECTED_ERROR && kind < SDY_ORIGINS;
+        let grouped = grouped(kind);
         if !self.every_site && kind >= SDY_ORIGINS {
             return;
         }
@@ -424,7 +429,7 @@ impl Table {
         let index = self.starts.len() as u32;
         let mut keep = self.every_site || !grouped;
         let mut keep_line = kind == MODULE_START || kind == EXPECTED_ERROR;
-        if grouped {
+        let group = if grouped {
             let key = [module, value, shapes, key_name];
             let group = match self.group_index.get(&key) {
                 Some(&g) => {
@@ -440,11 +445,25 @@ impl Table {
                 }
             };
             self.spans.push(group, s.start, s.end, s.line);
-            self.pair_site(s, group);
+            Some(group)
+        } else {
+            None
+        };
+        if keep {
+            self.keep_row(&mut row, named, key_name, [value, shapes, module, index], keep_line);
         }
-        if !keep {
-            return;
+        if let Some(group) = group {
+            self.pair_site(&mut row.site, group);
         }
+    }
+
+    /// The row of a site that keeps one (and its physical line, or a window of it, when `keep_line`);
+    /// `ids` are its value, shapes, module and row index.
+    fn keep_row(&mut self, row: &mut Row, named: bool, key_name: u32, ids: [u32; 4], keep_line: bool) {
+        let [value, shapes, module, index] = ids;
+        let s = &row.site;
+        let kind = s.kind;
+        let grouped = grouped(kind);
         let name = if named { key_name } else { self.name_id(&s.value) };
         let scope = match (&row.scope.key, row.scope.id) {
             (None, _) => NONE,
@@ -470,8 +489,8 @@ impl Table {
         name.as_deref().map_or(NONE, |v| self.names.id_of(v))
     }
 
-    /// An HLO or sdy sharding a value carries: noted for its line's pairing.
-    fn pair_site(&mut self, s: &Site, group: u32) {
+    /// An HLO or sdy sharding a value carries: noted for its line's pairing (the site's name moves here).
+    fn pair_site(&mut self, s: &mut Site, group: u32) {
         let kind = s.kind;
         let hlo = kind == HLO && (s.site == "sharding=" || s.site == "mhlo.sharding");
         let sdy = (kind == SDY_SHARDING || kind == SDY_PER_VALUE)
@@ -483,7 +502,7 @@ impl Table {
             Some(&i) => i,
             None => {
                 self.on_line.push(LineEntry { hlo: None, sdy: None });
-                self.on_line_index.insert(s.value.clone(), self.on_line.len() - 1);
+                self.on_line_index.insert(std::mem::take(&mut s.value), self.on_line.len() - 1);
                 self.on_line.len() - 1
             }
         };
