@@ -18,11 +18,6 @@ from shardconv.core.errors import ShardingValidationError, did_you_mean
 from shardconv.core.model import Mesh
 from shardconv.core.positions import line_col
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - the conditional dependency tomli>=2 (pyproject.toml)
-    import tomli as tomllib
-
 CONFIG_FILES = ("shardconv.toml", "pyproject.toml")  # in one folder, the first one that configures shardconv wins
 OVERRIDABLE = ("mesh", "allowed-meshes", "ignore", "warn-only")
 KEYS = (*OVERRIDABLE, "include", "exclude", "max-devices", "overrides")
@@ -108,6 +103,10 @@ def load(path: str, text: str | None = None) -> ProjectConfig | None:
     if text is None:
         with open(path, encoding="utf-8") as f:
             text = f.read()
+    if sys.version_info >= (3, 11):  # imported here: only a run that finds a config file pays for it
+        import tomllib
+    else:  # pragma: no cover - the conditional dependency tomli>=2 (pyproject.toml)
+        import tomli as tomllib
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

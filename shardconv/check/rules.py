@@ -66,7 +66,7 @@ def syntax(ctx: ModuleContext) -> Iterator[RuleResult]:
 def verify(ctx: ModuleContext) -> Iterator[RuleResult]:
     """Values the parser's own checks reject, then Shardy's mesh verifier on every mesh, then Shardy's
     verifier on every sdy sharding (unknown meshes and axes, ...), then the axes collectives name."""
-    from shardconv.formats.sdy.verify import verify_mesh
+    from shardconv.core.mesh_invariants import verify_mesh
 
     for dv in ctx.module.values:
         if dv.error is not None and not isinstance(dv.error, ShardingSyntaxError):

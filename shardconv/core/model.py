@@ -19,6 +19,7 @@ from shardconv.core.canonical import canonical_iota, group_sorted_iota, transpos
 from shardconv.core.device_order import iota_order, transposed
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.limits import check_device_count
+from shardconv.core.mesh_invariants import verify_mesh
 from shardconv.core.printing import render_html, render_proto, render_text
 
 
@@ -444,14 +445,18 @@ class Mesh:
         device_ids: tuple[int, ...] | list[int] | None = None,
         name: str | None = None,
     ) -> Mesh:
-        """Build a mesh, dropping ``device_ids`` that equal iota (as Shardy's printer does)."""
+        """A verified mesh (``verify_mesh``: a bad one raises ``ShardingValidationError``), dropping
+        ``device_ids`` that equal iota (as Shardy's printer does)."""
         if isinstance(axes, dict):
             axes = list(axes.items())
         ax = tuple(a if isinstance(a, MeshAxis) else MeshAxis(a[0], a[1]) for a in axes)
         ids = tuple(device_ids) if device_ids is not None else None
+        mesh = cls(axes=ax, explicit_device_ids=ids, name=name)
+        verify_mesh(mesh)  # before iota ids are dropped: they must still match the axes
         if ids is not None and ax and ids == tuple(range(len(ids))):
-            ids = None
-        return cls(axes=ax, explicit_device_ids=ids, name=name)
+            mesh = cls(axes=ax, name=name)
+            verify_mesh(mesh)
+        return mesh
 
     # Shape-derived values, cached on the (frozen) instance: the first read of any of them computes all
     # five at once (converters read most of them on every call, often on a fresh Mesh).

@@ -4,6 +4,7 @@ remembered, so later errors point into it), anything else a TypeError that says 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from math import prod
 from typing import Any
 
 from shardconv.core.arguments import type_error
@@ -15,7 +16,7 @@ from shardconv.core.model import (
     TensorSharding,
     TensorShardingPerValue,
 )
-from shardconv.formats.sdy.verify import verify_mesh
+from shardconv.core.mesh_invariants import verify_mesh
 
 SdyArg = TensorSharding | TensorShardingPerValue | str
 HloArg = HloSharding | str | bytes
@@ -91,11 +92,9 @@ def torch_mesh(device_ids: object, mesh_shape: object, axis_names: object = None
     names = [f"_axis_{i}" for i in range(len(shape))] if given is None else [str(n) for n in given]
     if len(names) != len(shape):
         raise ShardingValidationError(f"torch-xla mesh: {len(names)} axis names for a {len(shape)}-axis mesh_shape")
-    mesh = Mesh.of(tuple(MeshAxis(n, s) for n, s in zip(names, shape)), ids)
-    if mesh.num_devices != len(ids):
+    if (prod(shape) if shape else len(ids)) != len(ids):
         raise ShardingValidationError(f"torch-xla mesh: {len(ids)} device ids for mesh_shape {tuple(shape)}")
-    verify_mesh(mesh)
-    return mesh
+    return Mesh.of(tuple(MeshAxis(n, s) for n, s in zip(names, shape)), ids)
 
 
 def _flat(values: object) -> list[object]:

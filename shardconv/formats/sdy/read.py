@@ -26,7 +26,6 @@ from shardconv.core.model import (
     TensorSharding,
     TensorShardingPerValue,
 )
-from shardconv.formats.sdy.verify import verify_mesh
 from shardconv.formats.grammar import parse as _parse
 from shardconv.formats.sdy.mlir_text import check_dialect_body, decode_string, decode_symbol, parse_int, parse_int_list
 
@@ -95,15 +94,13 @@ class _SdyTransformer(Transformer[Token, Any]):
         ids_tok = next((t for t in items if isinstance(t, Token) and t.type == "ID_LIST"), None)
         ids = parse_int_list(str(ids_tok), ids_tok.start_pos or 0) if ids_tok is not None else None
         anchor = ids_tok if ids_tok is not None else (axes[0][1] if axes else None)
-        mesh = Mesh(axes=tuple(a for a, _ in axes), explicit_device_ids=ids)
         try:
-            verify_mesh(mesh)
+            return Mesh.of(tuple(a for a, _ in axes), ids)
         except ShardingError as e:
             if e.pos is None:
                 tok = _second_occurrence(axes) if e.message.startswith("duplicate axis name") else anchor
                 raise e.replaced(pos=tok.start_pos if tok is not None else None) from None
             raise
-        return Mesh.of(mesh.axes, ids)
 
     def mesh_inner(self, *items: Any) -> Mesh:
         return self._mesh(items)
@@ -244,12 +241,10 @@ def _plain_shorthand(text: str) -> Mesh | None:
             return None
         names.add(name)
         axes.append(MeshAxis(name, int(size)))
-    mesh = Mesh(axes=tuple(axes))
     try:
-        verify_mesh(mesh)
+        return Mesh.of(tuple(axes))
     except ShardingError:
         return None
-    return mesh
 
 
 def parse_sdy(text: str) -> TensorSharding:

@@ -13,7 +13,8 @@ from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.model import Mesh, TensorSharding
 from shardconv.formats.sdy.read import parse_mesh, parse_sdy
 from shardconv.formats.sdy.write import print_mesh, print_sharding
-from shardconv.formats.sdy.verify import verify, verify_mesh
+from shardconv.core.mesh_invariants import verify_mesh
+from shardconv.formats.sdy.verify import verify
 
 MESH = '<["a"=2, "b"=4, "c"=8, "d"=16]>'
 MESHES = [("mesh", MESH), ("mx", "<[], device_ids=[3]>"), ("e", "<[]>"), ("perm", '<["a"=2, "b"=2], device_ids=[3, 1, 2, 0]>')]
