@@ -50,7 +50,10 @@ def test_models_built_in_code_still_raise_without_a_position() -> None:
 
 
 def test_a_bad_mesh_is_not_pointed_into_the_sharding_text() -> None:
-    bad = sc.Mesh.of({"a": 2}, device_ids=[0, 2])
+    with pytest.raises(sc.ShardingError, match="^sorted device ids must be iota") as info:
+        sc.Mesh.of({"a": 2}, device_ids=[0, 2])  # a mesh verifies itself when it is built
+    assert info.value.line is None
+    bad = sc.Mesh(axes=(sc.MeshAxis("a", 2),), explicit_device_ids=(0, 2))  # built around Mesh.of
     with pytest.raises(sc.ShardingError, match="^sorted device ids must be iota") as info:
         sc.to_hlo(sc.parse_sdy('#sdy.sharding<@mesh, [{"a"}]>'), bad)
     assert info.value.line is None
