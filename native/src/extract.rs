@@ -91,6 +91,9 @@ pub struct Site {
     pub op: Option<Arc<str>>,
     pub param: Option<u32>,
     pub flags: u32,
+    /// The op, param and flags still to be read off the site's line (a lazy extractor leaves them to
+    /// `Extractor::complete`, which only the sites that keep a row pay for).
+    pub context: Option<OpFrom>,
 }
 
 impl Site {
@@ -139,9 +142,9 @@ pub fn physical_span(text: &[u8], i: usize) -> (usize, usize) {
     (start, end)
 }
 
-/// Where a value's op comes from.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum OpFrom {
+/// Where a site's op comes from: none, the line's HLO instruction or MLIR op, a signature, a name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpFrom {
     None,
     Hlo,
     Mlir,
@@ -257,11 +260,51 @@ impl Memo {
     }
 }
 
+/// A site's op, param and flags, as read off its line.
+struct OpContext(Option<Arc<str>>, Option<u32>, u32);
+
+impl OpContext {
+    fn into_parts(self) -> (Option<Arc<str>>, Option<u32>, u32, Option<OpFrom>) {
+        (self.0, self.1, self.2, None)
+    }
+}
+
+fn op_context(ln: &mut Line, op: OpFrom) -> OpContext {
+    let mut flags = 0;
+    if ln.sig_flag() {
+        flags |= FLAG_SIGNATURE;
+    }
+    let (op, param) = match op {
+        OpFrom::None => (None, None),
+        OpFrom::Func => (Some(ln.memo.op(b"func.func", || "func.func".into())), None),
+        OpFrom::Named(n) => (Some(ln.memo.op(n.as_bytes(), || n.into())), None),
+        OpFrom::Mlir => (ln.mlir_op(), None),
+        OpFrom::Hlo => {
+            let (op, param, root) = ln.hlo_op();
+            if root {
+                flags |= FLAG_ROOT;
+            }
+            (op, param)
+        }
+    };
+    OpContext(op, param, flags)
+}
+
+/// The op, param and flags of `s`, if a lazy scan left them, read off `ln`, the line it was scanned in.
+pub fn complete_on(ln: &mut Line, s: &mut Site) {
+    if let Some(op) = s.context.take() {
+        let OpContext(o, param, flags) = op_context(ln, op);
+        s.op = o;
+        s.param = param;
+        s.flags |= flags;
+    }
+}
+
 /// A byte range of the line being scanned.
 type Span = (usize, usize);
 
 /// One line being scanned, with lazily computed context.
-struct Line<'a> {
+pub struct Line<'a> {
     memo: Box<Memo>,
     text: &'a [u8],
     offset: u64,
@@ -277,6 +320,23 @@ struct Line<'a> {
 }
 
 impl<'a> Line<'a> {
+    fn new(memo: Box<Memo>, text: &'a [u8], offset: u64, lineno: u64, col_base: u64) -> Self {
+        Line {
+            memo,
+            text,
+            offset,
+            lineno,
+            col_base,
+            hlo: None,
+            sig: None,
+            hlo_op: None,
+            mlir_op: None,
+            has_nl: memchr::memchr(b'\n', text).is_some(),
+            sig_flag: None,
+            body: None,
+        }
+    }
+
     fn position(&self, i: usize) -> (u64, u64) {
         if !self.has_nl {
             return (self.lineno, self.col_base + i as u64 + 1);
@@ -729,6 +789,8 @@ struct Pending {
 pub struct Extractor {
     needles: std::sync::Arc<Needles>,
     pending: Vec<Pending>,
+    /// Leave each site's op, param and flags to `complete` (see `Site::context`).
+    lazy: bool,
     /// Lent to each line being scanned (a box moves without building an empty memo in its place).
     memo: Option<Box<Memo>>,
 }
@@ -755,6 +817,11 @@ fn close_region(t: &[u8]) -> Option<(usize, &[u8])> {
 }
 
 impl Extractor {
+    /// An extractor that leaves each site's op, param and flags to `complete` when `lazy`.
+    pub fn new(lazy: bool) -> Self {
+        Extractor { lazy, ..Extractor::default() }
+    }
+
     pub fn pending(&self) -> bool {
         !self.pending.is_empty()
     }
@@ -778,21 +845,22 @@ impl Extractor {
 
     /// `scan` into `out` (emptied first), so one vector serves every line.
     pub fn scan_into(&mut self, text: &[u8], offset: u64, lineno: u64, col_base: u64, out: &mut Vec<Site>) {
+        let ln = self.scan_line(text, offset, lineno, col_base, out);
+        self.release(ln);
+    }
+
+    /// `scan_into`, handing back the line with what was read off it, for `complete_on` to finish the
+    /// sites that keep a row; `release` gives the line's memo back.
+    pub fn scan_line<'a>(
+        &mut self,
+        text: &'a [u8],
+        offset: u64,
+        lineno: u64,
+        col_base: u64,
+        out: &mut Vec<Site>,
+    ) -> Line<'a> {
         out.clear();
-        let mut ln = Line {
-            memo: self.memo.take().unwrap_or_default(),
-            text,
-            offset,
-            lineno,
-            col_base,
-            hlo: None,
-            sig: None,
-            hlo_op: None,
-            mlir_op: None,
-            has_nl: memchr::memchr(b'\n', text).is_some(),
-            sig_flag: None,
-            body: None,
-        };
+        let mut ln = Line::new(self.memo.take().unwrap_or_default(), text, offset, lineno, col_base);
         if col_base == 0 && module_start(text) {
             out.push(self.occ(&mut ln, MODULE_START, "module".into(), 0, 0, None, None, OpFrom::None));
         }
@@ -811,6 +879,11 @@ impl Extractor {
                 pos = m.end;
             }
         }
+        ln
+    }
+
+    /// Takes back the memo a line of `scan_line` borrowed.
+    pub fn release(&mut self, ln: Line) {
         self.memo = Some(ln.memo);
     }
 
@@ -850,23 +923,8 @@ impl Extractor {
     ) -> Site {
         let (line, col) = ln.position(a);
         let (end_line, end_col) = ln.position(b);
-        let mut flags = 0;
-        if ln.sig_flag() {
-            flags |= FLAG_SIGNATURE;
-        }
-        let (op, param) = match op {
-            OpFrom::None => (None, None),
-            OpFrom::Func => (Some(ln.memo.op(b"func.func", || "func.func".into())), None),
-            OpFrom::Named(n) => (Some(ln.memo.op(n.as_bytes(), || n.into())), None),
-            OpFrom::Mlir => (ln.mlir_op(), None),
-            OpFrom::Hlo => {
-                let (op, param, root) = ln.hlo_op();
-                if root {
-                    flags |= FLAG_ROOT;
-                }
-                (op, param)
-            }
-        };
+        let (op, param, flags, context) =
+            if self.lazy { (None, None, 0, Some(op)) } else { op_context(ln, op).into_parts() };
         Site {
             kind,
             site,
@@ -887,6 +945,7 @@ impl Extractor {
             op,
             param,
             flags,
+            context,
         }
     }
 
@@ -1195,6 +1254,7 @@ impl Extractor {
         let mut site = self.occ(ln, SDY_PER_VALUE_LIST, key, m.end - 1, end, c.value, None, c.op);
         let closes_later = rstrip(t).ends_with(b"{");
         if closes_later {
+            complete_on(ln, &mut site);
             site.own(t);
         }
         if !closes_later {

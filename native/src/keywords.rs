@@ -46,8 +46,18 @@ fn lb(t: &[u8], s: usize) -> bool {
     s == 0 || !(is_word(t[s - 1]) || t[s - 1] == b'.')
 }
 
+/// `s` at `i`: its end. The first two bytes are compared inline (most tries fail there), the rest
+/// as a slice.
+#[inline]
 fn lit(t: &[u8], i: usize, s: &[u8]) -> Option<usize> {
-    if t.len() >= i && t[i..].starts_with(s) {
+    let n = s.len();
+    if t.len() < i + n || n == 0 {
+        return if n == 0 && t.len() >= i { Some(i) } else { None };
+    }
+    if t[i] != s[0] || (n > 1 && t[i + 1] != s[1]) {
+        return None;
+    }
+    if t[i..i + n] == *s {
         Some(i + s.len())
     } else {
         None
@@ -130,8 +140,16 @@ fn quoted_name_end(t: &[u8], i: usize) -> Option<usize> {
     }
 }
 
+/// The bytes a keyword can start with (each pattern of `match_group` begins with one of them).
+fn starts_keyword(c: u8) -> bool {
+    matches!(c, b's' | b'x' | b'n' | b'm' | b'#' | b'o' | b'i' | b'u' | b'r' | b'e')
+}
+
 fn match_group(t: &[u8], s: usize) -> Option<Match> {
     let c = *t.get(s)?;
+    if !starts_keyword(c) {
+        return None;
+    }
     let l = lb(t, s);
     if l && c == b's' {
         if let Some(e) = lit(t, s, b"sharding={") {

@@ -4,7 +4,7 @@
 //! longer than `max_line` is extracted in overlapping windows, so memory stays bounded. An attribute
 //! whose value starts on the next line (`key =` then the value) is one logical line.
 
-use crate::extract::{module_start, Extractor, Site, MODULE_START};
+use crate::extract::{complete_on, module_start, Extractor, Line, Site, MODULE_START};
 use crate::names::{Defined, Digest};
 use crate::sniffer::{sniff, SNIFF_BYTES};
 use crate::strings::{is_word, is_ws, rstrip};
@@ -235,7 +235,7 @@ impl Engine {
             lineno: 1,
             col_base: 0,
             size: 0,
-            ext: Extractor::default(),
+            ext: Extractor::new(!opts.every_site),
             finder: Finder::new(false)?,
             finder_close: Finder::new(true)?,
             table: Table::new(opts.every_site),
@@ -380,8 +380,8 @@ impl Engine {
                 self.eof = true;
             }
             let buf = std::mem::take(&mut self.buf);
-            for s in self.ext.finish() {
-                self.emit(s, b"", u64::MAX, &buf);
+            for mut s in self.ext.finish() {
+                self.emit(&mut s, b"", u64::MAX, &buf, None);
             }
             self.names_to(self.buf_off + buf.len() as u64, true, &buf);
             self.buf = buf;
@@ -423,15 +423,17 @@ impl Engine {
             None => {
                 let cut = (len - self.opts.overlap) as i64;
                 let buf = std::mem::take(&mut self.buf);
-                let found = self.ext.scan(&buf, self.buf_off, self.lineno, self.col_base);
+                let mut found = Vec::new();
+                let mut ln = self.ext.scan_line(&buf, self.buf_off, self.lineno, self.col_base, &mut found);
                 let off = self.buf_off as i64;
                 let mut nxt = cut;
-                for s in found {
+                for s in found.iter_mut() {
                     if (s.start as i64) - off < cut {
                         nxt = nxt.max(s.end as i64 - off);
-                        self.emit(s, &buf, self.buf_off, &buf);
+                        self.emit(s, &buf, self.buf_off, &buf, Some(&mut ln));
                     }
                 }
+                self.ext.release(ln);
                 let nxt = nxt.max(0) as usize;
                 self.names_to(self.buf_off + nxt as u64, false, &buf);
                 self.buf = buf;
@@ -444,12 +446,18 @@ impl Engine {
 
     /// A site into the table, with the text it was scanned in (its physical line is cut from there,
     /// if the table keeps it); `buf` is the buffer at `buf_off` (for a module header's names segment).
-    fn emit(&mut self, s: Site, text: &[u8], text_off: u64, buf: &[u8]) {
+    /// `ln` is the line the site was scanned in (None: the site is complete, see `Site::context`).
+    fn emit(&mut self, s: &mut Site, text: &[u8], text_off: u64, buf: &[u8], mut ln: Option<&mut Line>) {
         if s.kind == MODULE_START {
             self.scope = Scope::default();
             self.header(s.start, buf);
         }
-        self.table.push(Row { site: s, text, text_off, scope: &mut self.scope });
+        let mut complete = |site: &mut Site| {
+            if let Some(ln) = ln.as_deref_mut() {
+                complete_on(ln, site);
+            }
+        };
+        self.table.push(Row { site: s, text, text_off, scope: &mut self.scope, complete: &mut complete });
     }
 
     /// A module header at file offset `at`: a new names segment begins there.
@@ -532,10 +540,12 @@ impl Engine {
                 let at = self.buf_off + c.start as u64;
                 let col = if c.start == 0 { self.col_base } else { 0 };
                 let mut sites = std::mem::take(&mut self.sites);
-                self.ext.scan_into(text, at, lineno, col, &mut sites);
-                for s in sites.drain(..) {
-                    self.emit(s, text, at, buf);
+                let mut ln = self.ext.scan_line(text, at, lineno, col, &mut sites);
+                for s in sites.iter_mut() {
+                    self.emit(s, text, at, buf, Some(&mut ln));
                 }
+                sites.clear();
+                self.ext.release(ln);
                 self.sites = sites;
                 if self.ext.pending() && !with_close && end < limit {
                     restart = Some(end + 1);

@@ -140,7 +140,10 @@ fn value_hash(kind: u8, site: &str, raw: &[u8], text: &[u8], data: Option<&[u8]>
     kind.hash(&mut h);
     site.hash(&mut h);
     raw.hash(&mut h);
-    text.hash(&mut h);
+    // a value whose text is its raw bytes (most are) hashes them once
+    if !std::ptr::eq(text, raw) && text != raw {
+        text.hash(&mut h);
+    }
     data.hash(&mut h);
     enc.hash(&mut h);
     h.finish()
@@ -188,10 +191,12 @@ pub const U32_COLUMNS: [&str; 13] = [
 /// A site's row before it is appended: the site, and the text it was scanned in (at file offset
 /// `text_off`), where its physical line is cut from when the row keeps it.
 pub struct Row<'a> {
-    pub site: Site,
+    pub site: &'a mut Site,
     pub text: &'a [u8],
     pub text_off: u64,
     pub scope: &'a mut Scope,
+    /// Reads what a lazy scan left off the site (`Site::context`), once the site keeps a row.
+    pub complete: &'a mut dyn FnMut(&mut Site),
 }
 
 pub type ScopeKey = (String, &'static str, bool);
@@ -453,7 +458,7 @@ impl Table {
             self.keep_row(&mut row, named, key_name, [value, shapes, module, index], keep_line);
         }
         if let Some(group) = group {
-            self.pair_site(&mut row.site, group);
+            self.pair_site(row.site, group);
         }
     }
 
@@ -461,6 +466,7 @@ impl Table {
     /// `ids` are its value, shapes, module and row index.
     fn keep_row(&mut self, row: &mut Row, named: bool, key_name: u32, ids: [u32; 4], keep_line: bool) {
         let [value, shapes, module, index] = ids;
+        (row.complete)(row.site);
         let s = &row.site;
         let kind = s.kind;
         let grouped = grouped(kind);

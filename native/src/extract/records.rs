@@ -5,7 +5,8 @@
 //! carrying them (kind `operands`, text `%a, %b`), so an edge's `operand-N` names a value.
 
 use super::{
-    lossy, Ctx, Extractor, Line, OpFrom, Site, OPERANDS, SDY_EDGES, SDY_ORIGINS, SDY_ORIGIN_NAME, SDY_PER_VALUE_LIST,
+    complete_on, lossy, Ctx, Extractor, Line, OpFrom, Site, OPERANDS, SDY_EDGES, SDY_ORIGINS, SDY_ORIGIN_NAME,
+    SDY_PER_VALUE_LIST,
 };
 use crate::keywords::{name_char, ssa_char, Group, Match};
 use crate::strings::{is_ws, lstrip_len, match_close, string_end};
@@ -87,8 +88,12 @@ impl Extractor {
         if c.value.is_none() {
             // a region's closing line `} {sdy...} : (...)`: the op is the one whose in/out shardings
             // were just reported for this line
+            let listed = out.iter().rposition(|s| s.kind == SDY_PER_VALUE_LIST);
+            if let Some(i) = listed {
+                complete_on(ln, &mut out[i]);
+            }
             let open = self.pending.last().and_then(|p| p.ins.first().or(p.outs.first()));
-            if let Some(prev) = out.iter().rev().find(|s| s.kind == SDY_PER_VALUE_LIST).or(open) {
+            if let Some(prev) = listed.map(|i| &out[i]).or(open) {
                 c = Ctx { value: prev.value.clone(), shapes: None, op: OpFrom::None };
                 let op = prev.op.clone();
                 let mut s = self.occ(ln, kind, key.into(), a, end, c.value, None, OpFrom::None);
