@@ -87,21 +87,24 @@ def module_values(
     keys: list[list[object]] = [[] for _ in range(count)]
     of_group: list[Signature] = []
     ranks = [tuple(len(s) for s in shapes) for shapes in scan.shapes]
+    by_parts: dict[tuple[int, int, int], Signature] = {}  # a pass log repeats its groups module after module
     for module, v, shapes, name, at, n in scan.groups:
-        kind, attr, _, text, data, _ = scan.values[v]
-        sig: Signature = (
-            kind_of(kind),
-            attr,
-            text.decode("utf-8", "surrogateescape"),
-            data,
-            ranks[shapes] if shapes < len(ranks) else None,
-            scan.names[name] if name < len(scan.names) else None,
-        )
+        sig = by_parts.get((v, shapes, name))
+        if sig is None:
+            kind, attr, _, text, data, _ = scan.values[v]
+            sig = by_parts[v, shapes, name] = (
+                kind_of(kind),
+                attr,
+                text.decode("utf-8", "surrogateescape"),
+                data,
+                ranks[shapes] if shapes < len(ranks) else None,
+                scan.names[name] if name < len(scan.names) else None,
+            )
         of_group.append(sig)
         seen = first[module].get(sig)
         first[module][sig] = at if seen is None else min(seen, at)
         counts[module][sig] = counts[module].get(sig, 0) + n
-        header = scan.line_texts.get(at) if kind_of(kind) is SiteKind.NUM_PARTITIONS else None
+        header = scan.line_texts.get(at) if sig[0] is SiteKind.NUM_PARTITIONS else None
         keys[module].append((v, shapes, name, header))
     expected = _expected_lines(scan, count)
     pairs: list[dict[tuple[Signature, Signature], int]] = [{} for _ in range(count)]
