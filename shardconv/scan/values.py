@@ -38,8 +38,8 @@ def parse_value(
     try:
         return _parse(kind, text, data), None
     except ShardingError as e:
-        if kind is SiteKind.SDY_PER_VALUE_LIST and e.pos is not None:
-            e.pos = max(0, e.pos - len(LIST_PREFIX))
+        if kind is SiteKind.SDY_PER_VALUE_LIST and e.pos is not None:  # a position in the list, not the wrapper
+            return None, e.replaced(pos=max(0, e.pos - len(LIST_PREFIX)), line=e.line, column=e.column)
         return None, e
     except RecursionError:
         return None, ShardingSyntaxError("value nested too deeply")

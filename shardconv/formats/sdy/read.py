@@ -255,7 +255,8 @@ def parse_sdy(text: str) -> TensorSharding:
         if e.pos is not None and text.startswith("#sdy.mesh<", e.pos):
             # Shardy refuses the dialect prefix on a mesh inlined in a sharding: say how it prints one.
             fixed = text[: e.pos] + text[e.pos + len("#sdy.") :]
-            e.suggestions += (Suggestion("inline the mesh without its dialect prefix, as Shardy prints it:", fixed),)
+            hint = Suggestion("inline the mesh without its dialect prefix, as Shardy prints it:", fixed)
+            raise e.with_suggestions((hint,)) from None
         raise
     return remember(sharding, text)
 
