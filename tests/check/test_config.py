@@ -195,8 +195,8 @@ def test_explicit_config_file(tmp_path: Path, jax_dumps: Path, capsys: pytest.Ca
 
 
 def test_readme_config_example_loads(tmp_path: Path) -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("### Project config") :]
+    text = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    section = text[text.index("## Project config") :]
     block = section[section.index("```toml\n") + 8 : section.index("```", section.index("```toml\n") + 8)]
     (tmp_path / "dumps").mkdir()
     (tmp_path / "pyproject.toml").write_text(block)

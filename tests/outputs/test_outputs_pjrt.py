@@ -33,7 +33,7 @@ pytestmark = pytest.mark.oracle
 
 HERE = Path(__file__).resolve().parent
 DOC = HERE.parent.parent / "docs" / "pjrt.md"
-README = HERE.parent.parent / "README.md"
+PLUGINS = HERE.parent.parent / "docs" / "plugins.md"  # the README's PJRT section, in full
 SHARDY = ("mlp", "mixed")  # lowered with Shardy: sdy.sharding on every argument and result
 PROGRAMS = (*SHARDY, "gspmd")  # the mlp lowered without Shardy: mhlo.sharding strings
 TEXTS = ("lowered", "lowered_hlo", "before_optimizations")
@@ -240,10 +240,9 @@ struct PJRT_Shardings_PJRT_Executable_OutputShardings_Args {
 
 
 def _readme_block(lang: str, marker: str) -> str:
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("## For PJRT plugin authors") : text.index("## As a library")]
+    section = PLUGINS.read_text(encoding="utf-8")
     found = [b for b in re.findall(rf"```{lang}\n(.*?)```", section, re.DOTALL) if marker in b]
-    assert len(found) == 1, f"README's PJRT section must hold one {lang} block with {marker!r}"
+    assert len(found) == 1, f"docs/plugins.md must hold one {lang} block with {marker!r}"
     return str(found[0])
 
 
@@ -258,11 +257,10 @@ def test_readme_extension_snippet_compiles_against_the_extensions_types(
 
 
 def test_readme_commands_run(programs: dict[str, dict[str, object]], tmp_path: Path) -> None:
-    """Every ``shardconv outputs`` line of the README's PJRT section, on a real lowering: the writing ones
+    """Every ``shardconv outputs`` line of docs/plugins.md, on a real lowering: the writing ones
     first (their files are what the ``--expect`` ones read), each exiting 0."""
     module = _module(tmp_path, programs["mlp"], "lowered")
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("## For PJRT plugin authors") : text.index("## As a library")]
+    section = PLUGINS.read_text(encoding="utf-8")
     lines = [ln.split("#")[0].split() for ln in section.splitlines() if ln.startswith("shardconv outputs ")]
     lines.sort(key=lambda ln: "--expect" in ln)
     assert len(lines) >= 8

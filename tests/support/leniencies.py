@@ -1,6 +1,6 @@
 """The one allow-list of inputs XLA's HLO parser (or Shardy's parser/verifier) accepts and shardconv
 rejects on purpose (docs/formats.md §1.3). Each entry: a reason, and a predicate on shardconv's error message.
-The parity tests accept a disagreement only when an entry matches; README "Differences from XLA"
+The parity tests accept a disagreement only when an entry matches; docs/parity.md "Differences from XLA"
 is generated from this list (``python tests/support/leniencies.py``)."""
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def allowed(table: tuple[Leniency, ...], text: str, message: str) -> Leniency | 
 
 
 def markdown() -> str:
-    """The README "Differences from XLA" section."""
+    """The docs/parity.md "Differences from XLA" section."""
     rows = ["| Input (XLA/Shardy accept it, or abort on it) | Example | What XLA does; why shardconv rejects it |", "|---|---|---|"]
     for e in XLA + SHARDY:
         rows.append(f"| {e.name} | `{e.example}` | {e.reason} |")

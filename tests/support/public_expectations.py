@@ -1,6 +1,6 @@
 """What the public tests of XLA, Shardy and JAX (and jaxlib 0.10.2 itself) expect of the V3, proto and
 reduction forms issue 24 lists, as ``shardconv`` command lines: one table that drives
-``tests/releases/test_public_expectations.py`` and the parity count in the README.
+``tests/releases/test_public_expectations.py`` and the parity count in docs/parity.md.
 
 ``want`` is the exact stdout; an expectation that shardconv must refuse has ``want=None`` and names the
 words its error must hold in ``refusal``.
