@@ -1,5 +1,5 @@
 """Start-up cost of the CLI: median wall time of the seed-scenario convert vs ``python -c pass`` and
-``shardconv --version``. Target: the convert under 150 ms. Usage: python bench/cli.py [RUNS].
+``shardconv --version``. Target: the convert at or under 80 ms. Usage: python bench/cli.py [RUNS].
 
 Measured as an installed user runs it: bytecode is written (this environment sets
 PYTHONDONTWRITEBYTECODE, so caches go to PYTHONPYCACHEPREFIX, outside the tree) and compiled once up
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from runenv import bench_env, compile_all, wait_for_quiet
 
-TARGET_MS = 150.0
+TARGET_MS = 80.0  # the scan-floor issue: convert on the seed at or under 80 ms median
 BIN = Path(sys.executable).with_name("shardconv")
 SEED = ["convert", "{devices=[1,4,2]<=[8] last_tile_dim_replicate}", "--mesh", "batch=2,model=4"]
 CASES: list[tuple[str, list[str]]] = [

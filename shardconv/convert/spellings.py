@@ -21,8 +21,8 @@ from shardconv.core.model import (
     SubgroupType,
     TensorSharding,
     TileAssignment,
-    canonical_tiled,
 )
+from shardconv.core.normalise import canonical_tiled
 from shardconv.formats.sdy.verify import verify_on
 from shardconv.convert.reduction import require_spelling
 from shardconv.convert.to_hlo import _check_manual, export_layout, to_hlo
@@ -126,7 +126,7 @@ def _manual_v3_to_v2(ms: MeshSharding) -> HloSharding:
         # Unlike to_hlo's one-device shortcut, XLA keeps the subgroups: {manual}, or all-ones tile dims when
         # unreduced is there too ({devices=[]<=[1]} at rank 0).
         types = (SubgroupType.MANUAL,) + ((SubgroupType.UNREDUCED,) if ms.unreduced else ())
-        return HloSharding.tiled(TileAssignment.iota((1,) * (len(ms.dims) + len(types)), (1,), (0,)), types)
+        return canonical_tiled(TileAssignment.iota((1,) * (len(ms.dims) + len(types)), (1,), (0,)), types)
     split, pieces = _split_mesh(mesh, [r for d in ms.dims for r in d.axes] + list(ms.unreduced) + list(ms.manual))
 
     def whole(refs: Sequence[AxisRef]) -> tuple[AxisRef, ...]:

@@ -17,8 +17,8 @@ from shardconv.core.model import (
     TensorSharding,
     TensorShardingPerValue,
     TileAssignment,
-    canonical_tiled,
 )
+from shardconv.core.normalise import canonical_tiled
 from shardconv.core.arguments import type_error
 from shardconv.core.sources import pointing_into
 from shardconv.convert.reduction import with_hlo_reduction

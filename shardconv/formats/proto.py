@@ -16,6 +16,7 @@ from shardconv.core.model import (
     AxisRef, DimSharding, HloSharding, Kind, Mesh, MeshAxis, MeshSharding, OpMetadata, ShardGroup, SubAxis,
     SubgroupType, TileAssignment,
 )
+from shardconv.core.normalise import canonical_tiled
 from shardconv.formats.hlo.verify import (
     check_device_id, check_iota_fits, check_mesh_fits, check_mesh_sharding, check_subgroup_fields, maximal_device,
     subgroup_type,
@@ -276,7 +277,7 @@ def _from_message(msg: Any, num_devices: int | None, depth: int = 0) -> HloShard
         subgroups: tuple[SubgroupType, ...] = (SubgroupType.REPLICATED,)
     else:
         subgroups = tuple(subgroup_type(_type_name(x)) for x in msg.last_tile_dims)
-    return HloSharding.tiled(tile, subgroups, **kw)
+    return canonical_tiled(tile, subgroups, **kw)
 
 
 def from_proto_bytes(data: bytes, *, num_devices: int | None = None) -> HloSharding:

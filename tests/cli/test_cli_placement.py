@@ -7,6 +7,7 @@ import io
 import pytest
 
 from shardconv.core.model import HloSharding, SubgroupType, TileAssignment
+from shardconv.core.normalise import canonical_tiled
 from shardconv.core.placement import placement
 from shardconv.ui.device_ids import compress_ids
 from shardconv.ui.tiles import render_placement
@@ -16,7 +17,7 @@ R = SubgroupType.REPLICATED
 
 def seed() -> HloSharding:
     """{devices=[1,4,2]<=[8] last_tile_dim_replicate}: device 2t+r holds tile t."""
-    return HloSharding.tiled(TileAssignment.iota((1, 4, 2)), [R])
+    return canonical_tiled(TileAssignment.iota((1, 4, 2)), [R])
 
 
 def test_seed_placement_with_shape() -> None:
@@ -30,18 +31,18 @@ def test_seed_placement_with_shape() -> None:
 
 def test_transposed_iota_groups() -> None:
     """{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}: tile t held by t and t+4."""
-    h = HloSharding.tiled(TileAssignment.iota((1, 4, 2), (2, 4), (1, 0)), [R])
+    h = canonical_tiled(TileAssignment.iota((1, 4, 2), (2, 4), (1, 0)), [R])
     assert placement(h).groups == ((0, 4), (1, 5), (2, 6), (3, 7))
 
 
 def test_uneven_shape_pads_like_xla() -> None:
-    h = HloSharding.tiled(TileAssignment.iota((4,)))
+    h = canonical_tiled(TileAssignment.iota((4,)))
     p = placement(h, shape=(10,))
     assert [t.slice for t in p.tiles] == [((0, 3),), ((3, 6),), ((6, 9),), ((9, 10),)]
 
 
 def test_manual_subgroup_is_not_replication() -> None:
-    h = HloSharding.tiled(TileAssignment.iota((2, 2, 2)), [SubgroupType.MANUAL, R])
+    h = canonical_tiled(TileAssignment.iota((2, 2, 2)), [SubgroupType.MANUAL, R])
     p = placement(h)
     assert p.tile_counts == (2,)
     assert p.groups == ((0, 1), (2, 3), (4, 5), (6, 7))
@@ -80,19 +81,19 @@ def test_grid_rank2_fits_80_columns() -> None:
 
 
 def test_grid_rank3_one_grid_per_leading_index() -> None:
-    out = _render(HloSharding.tiled(TileAssignment.iota((2, 2, 2))))
+    out = _render(canonical_tiled(TileAssignment.iota((2, 2, 2))))
     assert "[0, :, :]" in out and "[1, :, :]" in out
     assert out.count("┌") == 2
 
 
 def test_wide_grid_falls_back_to_tile_list() -> None:
-    out = _render(HloSharding.tiled(TileAssignment.iota((1, 64))), shape=(8, 1024))
+    out = _render(canonical_tiled(TileAssignment.iota((1, 64))), shape=(8, 1024))
     assert "tile" in out and "(0, 63)" in out
     assert max(map(len, out.splitlines())) <= 80
 
 
 def test_compact_grid_when_boxes_do_not_fit() -> None:
-    out = _render(HloSharding.tiled(TileAssignment.iota((16, 16))), shape=(64, 64))
+    out = _render(canonical_tiled(TileAssignment.iota((16, 16))), shape=(64, 64))
     assert "┌" not in out and "[0:4" not in out
     assert out.splitlines()[-1].split() == [str(d) for d in range(240, 256)]
     assert max(map(len, out.splitlines())) <= 80

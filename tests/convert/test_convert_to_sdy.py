@@ -22,6 +22,7 @@ from shardconv.core.model import (
     TensorShardingPerValue,
     TileAssignment,
 )
+from shardconv.core.normalise import canonical_tiled
 from shardconv.formats import parse_hlo, parse_mesh, parse_sdy
 from shardconv.formats.sdy.verify import verify
 
@@ -156,7 +157,7 @@ def test_permuted_device_lists(data: st.DataObject) -> None:
     devices = data.draw(st.permutations(range(n)))
     if len(dims) == 1 and dims[0] == 1:
         return
-    h = HloSharding.tiled(TileAssignment.from_devices(dims, devices), (SubgroupType.REPLICATED,) if rep else ())
+    h = canonical_tiled(TileAssignment.from_devices(dims, devices), (SubgroupType.REPLICATED,) if rep else ())
     if not h.is_tiled:
         return
     try:

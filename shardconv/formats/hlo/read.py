@@ -20,6 +20,7 @@ from shardconv.core.model import (
     AxisRef, DimSharding, HloSharding, Kind, Mesh, MeshAxis, MeshSharding, OpMetadata, ShardGroup, SubAxis,
     SubgroupType, TileAssignment,
 )
+from shardconv.core.normalise import canonical_tiled
 from shardconv.formats.grammar import parse
 from shardconv.formats.hlo.verify import (
     check_device_id, check_iota_fits, check_mesh_fits, check_mesh_sharding, check_subgroup_fields, maximal_device,
@@ -234,10 +235,10 @@ class _HloTransformer(Transformer[Token, HloSharding]):
         tile = self._tile(devices)
         ltdr, ltd = by_key.get("last_tile_dim_replicate"), by_key.get("last_tile_dims=")
         if ltd is None:
-            return HloSharding.tiled(tile, () if ltdr is None else (SubgroupType.REPLICATED,), **kw)
+            return canonical_tiled(tile, () if ltdr is None else (SubgroupType.REPLICATED,), **kw)
         with _at(ltd.tok):
             check_subgroup_fields(ltdr is not None, True)
-            return HloSharding.tiled(tile, ltd.value, **kw)
+            return canonical_tiled(tile, ltd.value, **kw)
 
     def _tile(self, item: _Item) -> TileAssignment:
         v = item.value
