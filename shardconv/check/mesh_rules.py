@@ -12,7 +12,7 @@ from shardconv.check.context import ModuleContext, SdyValue
 from shardconv.scan.modules import DistinctValue
 from shardconv.check.diagnostics import Fix, Rewrite
 from shardconv.check.rules import RuleResult, devices_of, hlo_device_counts
-from shardconv.check.stages import imported
+from shardconv.check.stages import Stage, imported, module_stage
 from shardconv.scan.sites import SiteKind
 from shardconv.convert.xla_import import is_synthetic
 from shardconv.core.errors import ShardingError
@@ -55,8 +55,12 @@ def difference(mesh: Mesh, glob: Mesh) -> str:
 
 def device_count_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
     """--mesh, num_partitions, every mesh and every tile array must agree on the number of devices. A module
-    with num_partitions = 1 is not partitioned (jax's one-device helper programs): --mesh is not its mesh."""
-    yield from hlo_device_counts(ctx)
+    with num_partitions = 1 is not partitioned (jax's one-device helper programs): --mesh is not its mesh.
+    A per-device module's tile arrays are left out: after SPMD partitioning XLA keeps shardings over a
+    subgroup of the devices (a dot partitioned in groups), which describe no global placement."""
+    per_device = module_stage(ctx) is Stage.PARTITIONED
+    if not per_device:
+        yield from hlo_device_counts(ctx)
     n = ctx.partitions
     glob = ctx.options.mesh
     if glob is not None and n is not None and n > 1 and glob.num_devices != n and ctx.num_partitions is not None:
@@ -64,7 +68,7 @@ def device_count_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
             ctx.num_partitions,
             f"--mesh {glob.shape_str()} has {glob.num_devices} devices but num_partitions is {n}",
         )
-    if glob is not None:
+    if glob is not None and not per_device:
         for dv in ctx.hlo:
             assert isinstance(dv.value, HloSharding)
             d = devices_of(dv.value)

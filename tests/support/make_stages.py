@@ -11,6 +11,8 @@ xla/shardy/), each a correct program on its mesh (written to OUT_DIR/mesh.txt as
   lowered.mlir is the block's lowering, output_shardings.json jax's ``compiled.output_shardings`` of it
   as HLO strings;
 - ``mesh3d``, on data=2, fsdp=2, tp=2: an FSDP+TP MLP;
+- ``grouped``, on data=2, fsdp=2, tp=2: a constrained tanh MLP summed over its batch, whose dots XLA
+  partitions in groups, so its per-device modules keep shardings over 4 of the 8 devices;
 - ``shard_map``, on batch=2, model=4: a shard_map with a psum over model;
 - ``permuted``, on data=2, model=4 over ``np.array(jax.devices()).reshape(4, 2).T``;
 - ``explicit``, on x=2, y=4 with explicit axis types: ``jax.sharding.reshard`` between two shardings.
@@ -37,7 +39,7 @@ from jax.sharding import PartitionSpec as P  # noqa: E402
 
 program = sys.argv[2] if len(sys.argv) > 2 else "block"
 devices = np.array(jax.devices())
-if program == "mesh3d":
+if program in ("mesh3d", "grouped"):
     mesh = Mesh(devices.reshape(2, 2, 2), ("data", "fsdp", "tp"))
 elif program == "permuted":
     mesh = Mesh(devices.reshape(4, 2).T, ("data", "model"))
@@ -89,6 +91,12 @@ elif program == "mesh3d":
     jax.jit(mlp).lower(
         arg((16, 64), ("data", "fsdp"), None), arg((64, 128), "fsdp", "tp"), arg((128, 64), "tp", "fsdp")
     ).compile()
+elif program == "grouped":
+    def grouped(x: jax.Array, w1: jax.Array, w2: jax.Array) -> jax.Array:
+        h = jax.lax.with_sharding_constraint(jnp.tanh(x @ w1), on(("data", "fsdp"), "tp"))
+        return (h @ w2).sum(axis=0)
+
+    jax.jit(grouped).lower(arg((64, 32), "data", None), arg((32, 128), "fsdp", "tp"), arg((128, 16), "tp", None)).compile()
 elif program == "shard_map":
     def body(a: jax.Array, b: jax.Array) -> jax.Array:
         return jax.lax.psum(a @ b, "model")
