@@ -56,8 +56,9 @@ def difference(mesh: Mesh, glob: Mesh) -> str:
 def device_count_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
     """--mesh, num_partitions, every mesh and every tile array must agree on the number of devices. A module
     with num_partitions = 1 is not partitioned (jax's one-device helper programs): --mesh is not its mesh.
-    A per-device module's tile arrays are left out: after SPMD partitioning XLA keeps shardings over a
-    subgroup of the devices (a dot partitioned in groups), which describe no global placement."""
+    A per-device module's tile arrays are not held to num_partitions: after SPMD partitioning XLA keeps
+    shardings over a subgroup of the devices (a dot partitioned in groups), which describe no global
+    placement; against --mesh they still count."""
     per_device = module_stage(ctx) is Stage.PARTITIONED
     if not per_device:
         yield from hlo_device_counts(ctx)
@@ -68,7 +69,7 @@ def device_count_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
             ctx.num_partitions,
             f"--mesh {glob.shape_str()} has {glob.num_devices} devices but num_partitions is {n}",
         )
-    if glob is not None and not per_device:
+    if glob is not None:
         for dv in ctx.hlo:
             assert isinstance(dv.value, HloSharding)
             d = devices_of(dv.value)

@@ -158,8 +158,8 @@ _TABLE: tuple[Rule, ...] = (
         check=mesh_rules.device_count_mismatch,
         why="Every tile array, mesh and num_partitions of one module must agree on the device count; when "
         "they do not, a sharding was written for another topology (a count that disagrees with --mesh "
-        "says so). A per-device module (after SPMD partitioning) is held to this for its meshes and "
-        "num_partitions only: XLA leaves tile arrays over a subgroup of the devices in it.",
+        "says so). In a per-device module (after SPMD partitioning) a tile array over a subgroup of "
+        "num_partitions is XLA's own (a dot partitioned in groups) and is not reported.",
         bad=_hlo("{devices=[2,2]<=[4]}"),
         good=_hlo("{devices=[2,4]<=[8]}"),
         how="Use the module's device count in every sharding.",
