@@ -92,7 +92,7 @@ pub struct Site {
     pub param: Option<u32>,
     pub flags: u32,
     /// The op, param and flags still to be read off the site's line (a lazy extractor leaves them to
-    /// `Extractor::complete`, which only the sites that keep a row pay for).
+    /// `complete_on`, which only the sites that keep a row pay for).
     pub context: Option<OpFrom>,
 }
 
@@ -261,15 +261,7 @@ impl Memo {
 }
 
 /// A site's op, param and flags, as read off its line.
-struct OpContext(Option<Arc<str>>, Option<u32>, u32);
-
-impl OpContext {
-    fn into_parts(self) -> (Option<Arc<str>>, Option<u32>, u32, Option<OpFrom>) {
-        (self.0, self.1, self.2, None)
-    }
-}
-
-fn op_context(ln: &mut Line, op: OpFrom) -> OpContext {
+fn op_context(ln: &mut Line, op: OpFrom) -> (Option<Arc<str>>, Option<u32>, u32) {
     let mut flags = 0;
     if ln.sig_flag() {
         flags |= FLAG_SIGNATURE;
@@ -287,13 +279,13 @@ fn op_context(ln: &mut Line, op: OpFrom) -> OpContext {
             (op, param)
         }
     };
-    OpContext(op, param, flags)
+    (op, param, flags)
 }
 
 /// The op, param and flags of `s`, if a lazy scan left them, read off `ln`, the line it was scanned in.
 pub fn complete_on(ln: &mut Line, s: &mut Site) {
     if let Some(op) = s.context.take() {
-        let OpContext(o, param, flags) = op_context(ln, op);
+        let (o, param, flags) = op_context(ln, op);
         s.op = o;
         s.param = param;
         s.flags |= flags;
@@ -923,8 +915,8 @@ impl Extractor {
     ) -> Site {
         let (line, col) = ln.position(a);
         let (end_line, end_col) = ln.position(b);
-        let (op, param, flags, context) =
-            if self.lazy { (None, None, 0, Some(op)) } else { op_context(ln, op).into_parts() };
+        let ((op, param, flags), context) =
+            if self.lazy { ((None, None, 0), Some(op)) } else { (op_context(ln, op), None) };
         Site {
             kind,
             site,

@@ -50,18 +50,11 @@ fn lb(t: &[u8], s: usize) -> bool {
 /// as a slice.
 #[inline]
 fn lit(t: &[u8], i: usize, s: &[u8]) -> Option<usize> {
-    let n = s.len();
-    if t.len() < i + n || n == 0 {
-        return if n == 0 && t.len() >= i { Some(i) } else { None };
-    }
-    if t[i] != s[0] || (n > 1 && t[i + 1] != s[1]) {
+    let w = t.get(i..i.checked_add(s.len())?)?;
+    if w.first() != s.first() || w.get(1) != s.get(1) || w != s {
         return None;
     }
-    if t[i..i + n] == *s {
-        Some(i + s.len())
-    } else {
-        None
-    }
+    Some(i + s.len())
 }
 
 fn run(t: &[u8], mut i: usize, ok: impl Fn(u8) -> bool) -> usize {
