@@ -8,60 +8,13 @@ use crate::extract::{
 };
 use crate::shapes::Shape;
 use crate::strings::Encoding;
+use rustc_hash::FxHasher as Fx;
 use std::borrow::Borrow;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::{Hash, Hasher};
 
-/// A fast non-cryptographic hasher (FxHash's multiply-rotate) for the interning maps.
-#[derive(Default, Clone, Copy)]
-pub struct Fx(u64);
-
-const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-impl Fx {
-    #[inline]
-    fn add(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(SEED);
-    }
-}
-
-impl Hasher for Fx {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(c);
-            self.add(u64::from_le_bytes(b));
-        }
-        let rest = chunks.remainder();
-        let mut b = [0u8; 8];
-        b[..rest.len()].copy_from_slice(rest);
-        self.add(u64::from_le_bytes(b) ^ ((rest.len() as u64) << 59));
-    }
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.add(u64::from(i));
-    }
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-pub type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
+/// The interning maps' hasher: rustc's Fx, fast on the short keys a scan hashes (no DoS concern: the
+/// keys are the scanned file's own bytes, and a collision only costs time).
+pub type FxMap<K, V> = rustc_hash::FxHashMap<K, V>;
 
 pub const NONE: u32 = 0xFFFF_FFFF;
 
