@@ -170,9 +170,12 @@ def test_repeated_values_are_counted_and_reported_once(tmp_path: Path, capsys: p
     assert (finding["line"], finding["count"]) == (4, 50) and "50 places hold this value" in finding["notes"][-1]
 
 
-def test_readme_check_transcript_is_what_check_prints(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("page", ["README.md", "docs/cli.md"])
+def test_readme_check_transcript_is_what_check_prints(
+    page: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = DUMPS.parent.parent.parent
-    text = (root / "README.md").read_text(encoding="utf-8")
+    text = (root / page).read_text(encoding="utf-8")
     cmd = "$ shardconv check examples/seed-distorted-mesh.mlir --mesh batch=2,model=4\n"
     shown = text[text.index(cmd) + len(cmd) : text.index("$ echo $?\n", text.index(cmd))]
     monkeypatch.chdir(root)

@@ -1,4 +1,4 @@
-"""The README's "Which pass broke my sharding?" section runs as written (from examples/)."""
+"""docs/trace.md's "Which pass broke my sharding?" section runs as written (from examples/)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import pytest
 
 from support.trace_util import ROOT
 
-README = ROOT / "README.md"
+TRACE_DOC = ROOT / "docs" / "trace.md"
 
 
 def _blocks() -> list[tuple[str, str]]:
-    text = README.read_text(encoding="utf-8")
+    text = TRACE_DOC.read_text(encoding="utf-8")
     section = text[text.index("## Which pass broke my sharding?") :]
     section = section[: section.index("\n## ", 1)]
     found = []
@@ -33,7 +33,7 @@ def test_the_section_shows_both_seed_commands() -> None:
     ]
 
 
-def test_every_command_prints_what_the_readme_says() -> None:
+def test_every_command_prints_what_the_page_says() -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "COLUMNS")}
     for command, output in _blocks():
         args = command.split()[1:]
