@@ -356,7 +356,7 @@ impl<'a> Line<'a> {
             let t = self.text;
             let name = mlir_result(t).map(|(span, _)| span);
             let body = strip_loc(rstrip(t));
-            self.body = Some((name, crate::rfinder!(b" : ").rfind(body)));
+            self.body = Some((name, crate::find::rfind_lit(body, b" : ", 1)));
         }
         let (name, colon) = self.body.unwrap_or((None, None));
         (self.name(name), colon)
@@ -886,7 +886,7 @@ impl Extractor {
         }
         let Some(p) = self.pending.pop() else { return };
         let sig = strip_loc(sig);
-        let (ins, outs) = match crate::rfinder!(b"->").rfind(sig) {
+        let (ins, outs) = match crate::find::rfind_lit(sig, b"->", 1) {
             Some(a) => (mlir_shapes(&sig[..a]), mlir_shapes(&sig[a..])),
             None => (Vec::new(), mlir_shapes(sig)),
         };
@@ -1133,7 +1133,7 @@ impl Extractor {
             Some(colon) if colon >= pos => {
                 let body = strip_loc(rstrip(t));
                 let mut tail = &body[colon + 3..];
-                if let Some(a) = crate::rfinder!(b"->").rfind(tail) {
+                if let Some(a) = crate::find::rfind_lit(tail, b"->", 1) {
                     tail = &tail[a + 2..];
                 }
                 ln.memo.mlir_shapes(tail)
