@@ -58,15 +58,12 @@ def test_strides_unravel_and_inverses() -> None:
 
 
 def test_device_ceiling_refuses_before_allocating() -> None:
-    try:
-        limits.set_max_devices(16)
+    with limits.within(limits.Limits(16)):
         assert limits.check_device_count([4, 4]) == 16
         with pytest.raises(LimitExceededError, match="exceeds the device limit of 16"):
             limits.check_device_count([4, 5])
         with pytest.raises(LimitExceededError, match="characters long"):
-            limits.check_text_length(limits.max_text() + 1)
-    finally:
-        limits.set_max_devices(None)
+            limits.check_text_length(limits.current().max_text + 1)
     with pytest.raises(LimitExceededError, match="nested more than"):
         limits.check_nesting(limits.MAX_NESTING + 1, "tuple")
 
