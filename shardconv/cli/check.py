@@ -102,17 +102,18 @@ def flag_settings(
     return out
 
 
-def limits_of(cfg: ProjectConfig) -> Limits:
-    """The limits in force, with ``max-devices`` from the config unless --max-devices or
-    SHARDCONV_MAX_DEVICES set it."""
-    from shardconv.core.limits import ENV, Limits, current
+def limits_of(cfg: ProjectConfig) -> Limits | None:
+    """The ceiling this check runs under: --max-devices, else SHARDCONV_MAX_DEVICES (None: read where each
+    value is parsed, worker processes included), else ``max-devices`` from the config, else the default."""
+    from shardconv.core.limits import ENV, Limits
 
+    flag = click.get_current_context().find_root().params.get("max_devices")
+    if flag is not None:
+        return Limits(flag)
     setting = cfg.settings.get("max-devices")
-    root = click.get_current_context().find_root()
-    given = root.get_parameter_source("max_devices") is click.core.ParameterSource.COMMANDLINE
-    if setting is not None and not given and not os.environ.get(ENV, "").strip():
-        return Limits(setting.value)
-    return current()
+    if setting is None or os.environ.get(ENV, "").strip():
+        return None
+    return Limits(setting.value)
 
 
 @click.command(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
