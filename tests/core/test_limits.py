@@ -7,6 +7,7 @@ import contextvars
 import dataclasses
 import threading
 import tracemalloc
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import given
@@ -110,12 +111,12 @@ def test_device_count_is_the_product_or_a_refusal(dims: list[int], ceiling: int)
 
 
 def test_device_count_refuses_before_multiplying_everything() -> None:
-    def dims() -> object:  # an endless generator: only an early refusal terminates
+    def dims() -> Iterator[int]:  # endless: only a refusal part-way ends the product
         while True:
             yield 1 << 20
 
     with pytest.raises(LimitExceededError, match="devices exceeds the device limit of 16777216"):
-        Limits().check_device_count(dims())  # type: ignore[arg-type]
+        Limits().check_device_count(dims())
     with pytest.raises(LimitExceededError, match="more than 10\\^30 devices"):
         Limits(1 << 62).check_device_count([1 << 62, 1 << 62])
     with pytest.raises(LimitExceededError, match="does not fit in int64"):
