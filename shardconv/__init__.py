@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from shardconv.core.errors import ShardingSyntaxError as ShardingSyntaxError
     from shardconv.core.errors import ShardingValidationError as ShardingValidationError
     from shardconv.core.errors import Suggestion as Suggestion
+    from shardconv.core.limits import Limits as Limits
     from shardconv.core.model import UNCONSTRAINED as UNCONSTRAINED
     from shardconv.core.model import AxisRef as AxisRef
     from shardconv.core.model import DimSharding as DimSharding
@@ -105,6 +106,8 @@ _EXPORTS: dict[str, str] = {
         ),
         "shardconv.core.errors",
     ),
+    # the ceilings a parse runs under (check_text(limits=...); --max-devices)
+    "Limits": "shardconv.core.limits",
     # model
     **dict.fromkeys(
         (

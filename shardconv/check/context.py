@@ -11,6 +11,7 @@ from types import MappingProxyType
 from shardconv.scan.modules import DistinctValue, ModuleValues, named_mesh
 from shardconv.scan.sites import SiteKind
 from shardconv.core.errors import ShardingError
+from shardconv.core.limits import Limits
 from shardconv.core.model import (
     HloSharding,
     Mesh,
@@ -32,6 +33,7 @@ class CheckOptions:
     ignore: frozenset[str] = frozenset()
     max_per_rule: int = 200
     report_unused: bool = False  # -v: report suppressions that silence nothing
+    limits: Limits | None = None  # the ceilings to parse under (None: those in force where the check runs)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from shardconv.check.evaluate import dropped, module_findings, position
 from shardconv.check.fixes import with_edits
 from shardconv.check.registry import RULES
 from shardconv.check.suppress import apply_suppressions, suppressions_of
+from shardconv.core.limits import Limits, within
 from shardconv.core.model import Mesh
 from shardconv.scan.inputs import scan_input
 from shardconv.scan.modules import ModuleKey, module_values
@@ -148,6 +149,11 @@ def check_stream(f: BinaryIO, path: str, opts: CheckOptions) -> FileReport | Ski
 def scan_report(scan: Scan, path: str, opts: CheckOptions) -> FileReport | Skipped:
     """One scanned file's report: the rules over each module's distinct values, under the per-rule cap,
     the fixes' edits from the scan, less what its ``shardconv: ignore[...]`` comments silence."""
+    with within(opts.limits):
+        return _scan_report(scan, path, opts)
+
+
+def _scan_report(scan: Scan, path: str, opts: CheckOptions) -> FileReport | Skipped:
     if scan.kind == "skip":
         return Skipped(path, scan.reason)
     found: list[CheckFinding] = []
@@ -208,13 +214,16 @@ def _total_size(files: Sequence[str]) -> int:
     return total
 
 
-def _options(mesh: Mesh | str | None, allowed_meshes: Iterable[Sequence[int] | str] | None) -> CheckOptions:
-    """The library's arguments as the command line reads them: a mesh option, and mesh shapes as
-    ``--allowed-meshes`` takes them (``"2x4"`` or ``(2, 4)``; a bad one is an error, as there)."""
+def _options(
+    mesh: Mesh | str | None, allowed_meshes: Iterable[Sequence[int] | str] | None, limits: Limits | None
+) -> CheckOptions:
+    """The library's arguments as the command line reads them: a mesh option (parsed under ``limits``),
+    and mesh shapes as ``--allowed-meshes`` takes them (``"2x4"`` or ``(2, 4)``; a bad one is an error, as there)."""
     from shardconv.core.errors import ShardingValidationError
     from shardconv.formats.detect import parse_mesh_option
 
-    m = parse_mesh_option(mesh) if isinstance(mesh, str) else mesh
+    with within(limits):
+        m = parse_mesh_option(mesh) if isinstance(mesh, str) else mesh
     allowed = None
     if allowed_meshes is not None:
         items = ["x".join(map(str, a)) if not isinstance(a, str) else a for a in allowed_meshes]
@@ -222,7 +231,7 @@ def _options(mesh: Mesh | str | None, allowed_meshes: Iterable[Sequence[int] | s
             allowed = parse_shapes(items)
         except ValueError as e:
             raise ShardingValidationError(f"allowed_meshes: {e}") from None
-    return CheckOptions(mesh=m, allowed_meshes=allowed)
+    return CheckOptions(mesh=m, allowed_meshes=allowed, limits=limits)
 
 
 def check_text(
@@ -231,10 +240,12 @@ def check_text(
     mesh: Mesh | str | None = None,
     allowed_meshes: Iterable[Sequence[int] | str] | None = None,
     path: str = "<text>",
+    limits: Limits | None = None,
 ) -> list[CheckFinding]:
-    """Every finding ``shardconv check`` reports for an in-memory dump (the same engine as the CLI)."""
+    """Every finding ``shardconv check`` reports for an in-memory dump (the same engine as the CLI);
+    ``limits`` as ``--max-devices`` sets them (None: those in force)."""
     data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
-    report = scan_report(scan_bytes(data, every_site=False), path, _options(mesh, allowed_meshes))
+    report = scan_report(scan_bytes(data, every_site=False), path, _options(mesh, allowed_meshes, limits))
     return list(report.findings) if isinstance(report, FileReport) else []
 
 
@@ -244,10 +255,11 @@ def check_paths(
     mesh: Mesh | str | None = None,
     allowed_meshes: Iterable[Sequence[int] | str] | None = None,
     jobs: int = 1,
+    limits: Limits | None = None,
 ) -> list[CheckFinding]:
     """Every finding for files and folders (walked as the CLI walks them)."""
     files = [p for p in iter_files(paths, Selection()) if isinstance(p, str)]
-    reports = merge_dump_variants(check_files(files, _options(mesh, allowed_meshes), jobs))
+    reports = merge_dump_variants(check_files(files, _options(mesh, allowed_meshes, limits), jobs))
     return [f for r in reports if isinstance(r, FileReport) for f in r.findings]
 
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from shardconv.check.config import ProjectConfig, Setting
     from shardconv.check.context import CheckOptions
     from shardconv.check.diagnostics import FileReport, Skipped
+    from shardconv.core.limits import Limits
 
 FORMATS = ("text", "concise", "json", "github", "sarif")
 PROGRESS_FILES = 20  # a run over at least this many files, or ...
@@ -101,15 +102,18 @@ def flag_settings(
     return out
 
 
-def apply_max_devices(cfg: ProjectConfig) -> None:
-    """``max-devices`` from the config, unless --max-devices or SHARDCONV_MAX_DEVICES set it."""
-    from shardconv.core.limits import set_max_devices
+def limits_of(cfg: ProjectConfig) -> Limits | None:
+    """The ceiling this check runs under: --max-devices, else SHARDCONV_MAX_DEVICES (None: read where each
+    value is parsed, worker processes included), else ``max-devices`` from the config, else the default."""
+    from shardconv.core.limits import ENV, Limits
 
+    flag = click.get_current_context().find_root().params.get("max_devices")
+    if flag is not None:
+        return Limits(flag)
     setting = cfg.settings.get("max-devices")
-    root = click.get_current_context().find_root()
-    given = root.get_parameter_source("max_devices") is click.core.ParameterSource.COMMANDLINE
-    if setting is not None and not given and not os.environ.get("SHARDCONV_MAX_DEVICES", "").strip():
-        set_max_devices(setting.value)
+    if setting is None or os.environ.get(ENV, "").strip():
+        return None
+    return Limits(setting.value)
 
 
 @click.command(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -222,6 +226,7 @@ def check(
     from shardconv.check.context import CheckOptions
     from shardconv.check.diagnostics import Skipped
     from shardconv.check.engine import Selection, check_files, iter_files, merge_dump_variants
+    from shardconv.core.limits import within
 
     if (fix or diff) and "-" in paths:
         raise click.UsageError("--fix and --diff cannot rewrite stdin")
@@ -229,8 +234,9 @@ def check(
         raise click.UsageError("--statistics prints a text table; it does not combine with --format " + fmt)
     finder = ConfigFinder(config_path, isolated=no_config)
     flags = flag_settings(mesh_text, allowed_meshes, warn_only, ignore, include, exclude)
-    apply_max_devices(finder.for_path(paths[0]))
-    base = CheckOptions(report_unused=verbose)
+    limits = limits_of(finder.for_path(paths[0]))
+    click.get_current_context().with_resource(within(limits))
+    base = CheckOptions(report_unused=verbose, limits=limits)  # the options carry it to worker processes
 
     def selection(arg: str) -> Selection:
         cfg = finder.for_path(arg)

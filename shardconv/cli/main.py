@@ -88,11 +88,11 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, "--version", "-V", prog_name="shardconv")
 @click.option(
-    "--max-devices", type=click.IntRange(1), metavar="N", expose_value=False, is_eager=True,
-    callback=lambda ctx, param, value: _set_max_devices(value),
+    "--max-devices", type=click.IntRange(1), metavar="N", is_eager=True,
     help="Refuse shardings and meshes with more than N devices (default 2^24; env SHARDCONV_MAX_DEVICES).",
 )
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context, max_devices: int | None) -> None:
     """Parse, convert and check XLA HLO and Shardy tensor shardings.
 
     \b
@@ -101,13 +101,10 @@ def cli() -> None:
       shardconv convert '#sdy.sharding<@mesh, [{}, {"model"}]>' --mesh batch=2,model=4
       shardconv check dumps/ --mesh batch=2,model=4
     """
+    if max_devices is not None:  # in force for the command, its arguments included; else the environment's
+        from shardconv.core.limits import Limits, within
 
-
-def _set_max_devices(value: int | None) -> None:
-    """--max-devices: the process-wide device ceiling (None: the environment or the default)."""
-    from shardconv.core.limits import set_max_devices
-
-    set_max_devices(value)
+        ctx.with_resource(within(Limits(max_devices)))
 
 
 def main(argv: list[str] | None = None) -> Any:

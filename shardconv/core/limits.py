@@ -1,82 +1,116 @@
 """Resource ceilings, checked on the numbers before anything is allocated.
 
-The device ceiling defaults to 2**24 and is raised with ``SHARDCONV_MAX_DEVICES`` or ``--max-devices``;
-the longest single value follows it (an explicit list of N devices needs about 9N characters).
+The ceilings are a value, ``Limits``. The one in force is the innermost ``within(Limits(...))`` scope an
+entry point opened (``--max-devices``, the project config, ``CheckOptions.limits``), else
+``SHARDCONV_MAX_DEVICES``, else the default of 2**24 devices. The longest single value follows the device
+ceiling (an explicit list of N devices needs about 9N characters).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from functools import cache
 
 from shardconv.core.errors import LimitExceededError
 
 DEFAULT_MAX_DEVICES = 1 << 24
 INT64_MAX = (1 << 63) - 1
 MAX_NESTING = 64
-CHARS_PER_DEVICE = 12  # room for an explicit list of max_devices() ids, with spaces
+CHARS_PER_DEVICE = 12  # room for an explicit list of max_devices ids, with spaces
 MIN_TEXT = 1 << 20
-
-_override: int | None = None
-_from_env: int | None = None  # SHARDCONV_MAX_DEVICES, read once per process (it is on every hot path)
+ENV = "SHARDCONV_MAX_DEVICES"
 
 
-def max_devices() -> int:
-    """The device ceiling in force: ``set_max_devices`` > ``SHARDCONV_MAX_DEVICES`` > the default."""
-    global _from_env
-    if _override is not None:
-        return _override
-    if _from_env is None:
-        _from_env = _read_env()
-    return _from_env
+@dataclass(frozen=True)
+class Limits:
+    """The ceilings one run parses under: a value, so a caller passes it instead of setting a global."""
+
+    max_devices: int = DEFAULT_MAX_DEVICES
+
+    def __post_init__(self) -> None:
+        n = self.max_devices
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"max_devices must be a positive integer, got {n!r}")
+
+    @property
+    def max_text(self) -> int:
+        """Longest single sharding/mesh value accepted, in characters; grows with the device ceiling."""
+        return max(MIN_TEXT, CHARS_PER_DEVICE * self.max_devices)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
+        """``SHARDCONV_MAX_DEVICES`` (unset or blank: the default); a bad value is a LimitExceededError."""
+        return _parse_env((os.environ if environ is None else environ).get(ENV, "").strip())
+
+    def check_device_count(self, dims: Iterable[int]) -> int:
+        """Product of ``dims``, refusing early (without allocating) once it passes the ceiling."""
+        limit = self.max_devices
+        total = 1
+        for d in dims:
+            if d > INT64_MAX:
+                raise LimitExceededError(f"integer {d} does not fit in int64")
+            total *= d
+            if total > limit:
+                raise LimitExceededError(
+                    f"{total if total < 10**30 else 'more than 10^30'} devices exceeds the device limit of {limit} "
+                    f"(raise it with --max-devices or {ENV})"
+                )
+        return total
+
+    def check_text_length(self, n: int) -> None:
+        """Refuse a value of ``n`` characters over ``max_text`` before parsing it."""
+        limit = self.max_text
+        if n > limit:
+            raise LimitExceededError(
+                f"value is {n} characters long, over the limit of {limit} ({CHARS_PER_DEVICE} per device of the "
+                f"device ceiling; raise it with --max-devices or {ENV})"
+            )
 
 
-def _read_env() -> int:
-    raw = os.environ.get("SHARDCONV_MAX_DEVICES", "").strip()
+@cache
+def _parse_env(raw: str) -> Limits:
+    """One reading of the variable per distinct value: the lookup is on every parse's hot path."""
     if not raw:
-        return DEFAULT_MAX_DEVICES
+        return Limits()
     if not raw.isdigit() or int(raw) < 1:
-        raise LimitExceededError(f"SHARDCONV_MAX_DEVICES must be a positive integer, got {raw!r}")
-    return int(raw)
+        raise LimitExceededError(f"{ENV} must be a positive integer, got {raw!r}")
+    return Limits(int(raw))
 
 
-def set_max_devices(n: int | None) -> None:
-    """Set the process-wide device ceiling, as ``--max-devices`` does; None clears it and re-reads
-    ``SHARDCONV_MAX_DEVICES`` on next use."""
-    global _override, _from_env
-    _override = n
-    _from_env = None
+_IN_FORCE: ContextVar[Limits | None] = ContextVar("shardconv_limits", default=None)
+
+
+def current() -> Limits:
+    """The limits in force: the innermost ``within`` scope, else the environment, else the default."""
+    scoped = _IN_FORCE.get()
+    return scoped if scoped is not None else Limits.from_env()
+
+
+@contextmanager
+def within(limits: Limits | None) -> Iterator[None]:
+    """Put ``limits`` in force until the block ends (None leaves what is in force), for this context only."""
+    if limits is None:
+        yield
+        return
+    token = _IN_FORCE.set(limits)
+    try:
+        yield
+    finally:
+        _IN_FORCE.reset(token)
 
 
 def check_device_count(dims: Iterable[int]) -> int:
-    """Product of ``dims``, refusing early (without allocating) once it passes the ceiling."""
-    limit = max_devices()
-    total = 1
-    for d in dims:
-        if d > INT64_MAX:
-            raise LimitExceededError(f"integer {d} does not fit in int64")
-        total *= d
-        if total > limit:
-            raise LimitExceededError(
-                f"{total if total < 10**30 else 'more than 10^30'} devices exceeds the device limit of {limit} "
-                f"(raise it with --max-devices or SHARDCONV_MAX_DEVICES)"
-            )
-    return total
-
-
-def max_text() -> int:
-    """Longest single sharding/mesh value accepted, in characters; grows with the device ceiling."""
-    return max(MIN_TEXT, CHARS_PER_DEVICE * max_devices())
+    """``Limits.check_device_count`` under the limits in force, for parsers deep below the entry point."""
+    return current().check_device_count(dims)
 
 
 def check_text_length(n: int) -> None:
-    """Refuse a value of ``n`` characters over ``max_text()`` before parsing it."""
-    limit = max_text()
-    if n > limit:
-        raise LimitExceededError(
-            f"value is {n} characters long, over the limit of {limit} ({CHARS_PER_DEVICE} per device of the "
-            f"device ceiling; raise it with --max-devices or SHARDCONV_MAX_DEVICES)"
-        )
+    """``Limits.check_text_length`` under the limits in force."""
+    current().check_text_length(n)
 
 
 def check_nesting(depth: int, what: str) -> None:

@@ -7,7 +7,7 @@ from math import prod
 from typing import TYPE_CHECKING
 
 from shardconv.core.errors import ShardingValidationError
-from shardconv.core.limits import check_device_count, max_devices
+from shardconv.core.limits import check_device_count, current
 
 if TYPE_CHECKING:
     from shardconv.core.model import Mesh
@@ -22,7 +22,7 @@ def verify_mesh(mesh: Mesh) -> None:
     calls only re-check that count against the device ceiling in force, which can change."""
     n = mesh.__dict__.get(_VERIFIED)
     if n is not None:
-        if n > max_devices():
+        if n > current().max_devices:
             check_device_count(mesh.axis_sizes)  # raises the ceiling's own message
         return
     _verify_mesh(mesh)

@@ -99,20 +99,18 @@ def test_ignore_exclude_and_allowed_meshes_from_config(
 def test_max_devices_from_config_unless_the_flag_or_environment_sets_it(
     tmp_path: Path, jax_dumps: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from shardconv.core.limits import set_max_devices
+    from shardconv.core.limits import current
 
     root = project(tmp_path, jax_dumps, "[tool.shardconv]\nmax-devices = 4\n")
-    try:
-        rc, out, _ = run([str(root / "dumps" / "ir.mlir"), "--format", "json"], capsys)
-        assert rc == 1 and "exceeds the device limit of 4" in json.loads(out)["findings"][0]["message"]
-        with pytest.raises(SystemExit) as e:
-            main(["--max-devices", "8", "check", str(root / "dumps" / "ir.mlir")])
-        assert e.value.code == 0
-        monkeypatch.setenv("SHARDCONV_MAX_DEVICES", "8")
-        rc, _, _ = run([str(root / "dumps" / "ir.mlir")], capsys)
-        assert rc == 0
-    finally:
-        set_max_devices(None)
+    rc, out, _ = run([str(root / "dumps" / "ir.mlir"), "--format", "json"], capsys)
+    assert rc == 1 and "exceeds the device limit of 4" in json.loads(out)["findings"][0]["message"]
+    assert current().max_devices == 1 << 24  # the config's ceiling ended with the command
+    with pytest.raises(SystemExit) as e:
+        main(["--max-devices", "8", "check", str(root / "dumps" / "ir.mlir")])
+    assert e.value.code == 0
+    monkeypatch.setenv("SHARDCONV_MAX_DEVICES", "8")
+    rc, _, _ = run([str(root / "dumps" / "ir.mlir")], capsys)
+    assert rc == 0
 
 
 @pytest.mark.parametrize(

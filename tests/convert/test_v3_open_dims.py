@@ -10,8 +10,9 @@ from support.cli_util import run
 from support.hlo_strategies import v3, v3_is_valid
 from support.sdy_strategies import valid_on_mesh
 from support.oracle_xla import xla_result, xla_sharding, xla_v3_to_v2
-from shardconv.convert import to_hlo, to_sdy_manual, to_v3
-from shardconv.core.model import HloSharding, Mesh, TensorSharding
+from support.validate import validate_all, validate_identity
+from shardconv.convert import to_hlo, to_v3
+from shardconv.core.model import Mesh, TensorSharding
 from shardconv.formats import parse_hlo, parse_sdy
 
 pytestmark = pytest.mark.oracle
@@ -25,19 +26,11 @@ def _has_open_dim(s: str) -> bool:
     return ms is not None and any(not d.is_closed for d in ms.dims)
 
 
-def _via_sdy(h: HloSharding) -> str:
-    """V3 → Shardy → V3, the path ``convert --to v3`` takes for any input that is not V3 already."""
-    assert h.mesh_sharding is not None
-    mesh = h.mesh_sharding.mesh
-    sharding, manual = to_sdy_manual(h, mesh)
-    assert isinstance(sharding, TensorSharding)
-    return str(to_v3(sharding, mesh, manual_axes=manual.axes))
-
-
 @pytest.mark.parametrize("text", ISSUE)
 def test_issue_texts_keep_their_open_dims(text: str) -> None:
     assert xla_result(text).text == text
-    assert str(parse_hlo(text)) == text == _via_sdy(parse_hlo(text))
+    validate_identity(text)
+    validate_all(text, v3=text)  # V3 → Shardy → V3, the path ``convert --to v3`` takes for other inputs
     assert run("convert", text, "--to", "v3").out == text + "\n"
     sdy = run("convert", text, "--to", "sdy").out.strip()
     mesh = "a=2,b=4" if "'a'" in text else "i=2,j=2"
@@ -68,7 +61,7 @@ def test_generated_open_v3_round_trips_as_xla(s: str) -> None:
     assert h.mesh_sharding is not None
     # A manual sub-axis has no manual_computation spelling (manual_axes names whole axes): not this test's.
     assume(all(a.sub_axis is None for a in h.mesh_sharding.manual))
-    assert _via_sdy(h) == r.text, s
+    validate_all(s, v3=r.text)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))

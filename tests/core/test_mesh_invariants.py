@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from shardconv.core.errors import LimitExceededError, ShardingValidationError
-from shardconv.core.limits import set_max_devices
+from shardconv.core.limits import Limits, within
 from shardconv.core.model import Mesh, MeshAxis
 from shardconv.core.mesh_invariants import verify_mesh
 
@@ -15,12 +15,8 @@ def test_cached_check_still_honours_a_lowered_ceiling() -> None:
     mesh = Mesh.of({"a": 4, "b": 4}, device_ids=list(range(16))[::-1])
     verify_mesh(mesh)
     verify_mesh(mesh)  # cached
-    try:
-        set_max_devices(8)
-        with pytest.raises(LimitExceededError, match="16 devices exceeds the device limit of 8"):
-            verify_mesh(mesh)
-    finally:
-        set_max_devices(None)
+    with within(Limits(8)), pytest.raises(LimitExceededError, match="16 devices exceeds the device limit of 8"):
+        verify_mesh(mesh)
     verify_mesh(mesh)
 
 

@@ -12,6 +12,6 @@ HERE = Path(__file__).parent
 
 @pytest.fixture(scope="session")
 def programs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The folder make_programs.py writes (see its docstring)."""
-    return write_with_jax(HERE / "make_programs.py", tmp_path_factory.mktemp("explain_programs"))
+    """The folder tests/support/make_explain_programs.py writes (see its docstring)."""
+    return write_with_jax(HERE.parent / "support" / "make_explain_programs.py", tmp_path_factory.mktemp("explain_programs"))
 

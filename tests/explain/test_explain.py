@@ -1,4 +1,4 @@
-"""``explain`` on real jax compiles (make_programs.py): each explanation is held to what the program
+"""``explain`` on real jax compiles (support/make_explain_programs.py): each explanation is held to what the program
 specified (its constraints, shard_map specs and argument shardings), never to a stored copy."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from explain_util import assert_connected, dims_of, stage
+from support.explain_util import assert_connected, dims_of, stage
 from support.cli_util import run
 
 import shardconv as sc

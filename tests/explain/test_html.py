@@ -11,7 +11,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from explain_util import stage
+from support.explain_util import stage
 from support.cli_util import run
 
 from shardconv.explain.build import explain_path

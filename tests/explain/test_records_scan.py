@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from explain_util import stage
+from support.explain_util import stage
 
 from scan.compare import differences
 from shardconv.scan.native import iter_sites, scan_path

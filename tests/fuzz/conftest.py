@@ -13,16 +13,6 @@ import pytest  # noqa: E402
 import stats  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def _default_limits():
-    """Each test starts from the default device ceiling, whatever a previous one set."""
-    from shardconv.core import limits
-
-    limits.set_max_devices(None)
-    yield
-    limits.set_max_devices(None)
-
-
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if not stats.STATS:
         return

@@ -97,24 +97,20 @@ def test_device_ceiling_before_allocation(entry: str, text: str) -> None:
 def test_ceiling_is_configurable(monkeypatch: pytest.MonkeyPatch) -> None:
     text = "{devices=[64,64]<=[4096]}"
     parsing.parse_hlo(text)
-    limits.set_max_devices(1024)
-    with pytest.raises(LimitExceededError, match="device limit of 1024"):
-        parsing.parse_hlo(text)
-    limits.set_max_devices(None)
-    # The environment is read once per process; set_max_devices(None) makes it re-read.
+    with limits.within(limits.Limits(1024)):
+        with pytest.raises(LimitExceededError, match="device limit of 1024"):
+            parsing.parse_hlo(text)
+    parsing.parse_hlo(text)  # the scope has ended
+    # Outside any scope the environment is in force, read again whenever it changes.
     monkeypatch.setenv("SHARDCONV_MAX_DEVICES", "100")
-    limits.set_max_devices(None)
     with pytest.raises(LimitExceededError, match="device limit of 100 "):
         parsing.parse_mesh("a=128")
     monkeypatch.setenv("SHARDCONV_MAX_DEVICES", str(1 << 26))
-    limits.set_max_devices(None)
     assert parsing.parse_mesh("a=16777217").num_devices == 16777217
     monkeypatch.setenv("SHARDCONV_MAX_DEVICES", "lots")
-    limits.set_max_devices(None)
     with pytest.raises(LimitExceededError, match="SHARDCONV_MAX_DEVICES must be a positive integer"):
         parsing.parse_mesh("a=2")
     monkeypatch.delenv("SHARDCONV_MAX_DEVICES")
-    limits.set_max_devices(None)
     stats.note("limits/ceiling configurable", "--max-devices / SHARDCONV_MAX_DEVICES honoured", 3)
 
 
@@ -154,13 +150,14 @@ def test_integers_beyond_int64(entry: str, text: str) -> None:
 
 
 def test_value_length_limit() -> None:
-    limits.set_max_devices(1000)  # max_text() = 1 MiB floor
-    text = "{devices=[2]0,1" + " " * (limits.max_text()) + "}"
-    t = time.process_time()
-    with pytest.raises(LimitExceededError, match="characters long, over the limit of 1048576") as e:
-        parsing.parse_hlo(text)
-    assert "--max-devices" in e.value.message
-    assert time.process_time() - t < 0.05
-    with pytest.raises(LimitExceededError):
-        parsing.parse_sdy("<@m, [" + " " * limits.max_text() + "]>")
+    small = limits.Limits(1000)  # max_text = 1 MiB floor
+    text = "{devices=[2]0,1" + " " * small.max_text + "}"
+    with limits.within(small):
+        t = time.process_time()
+        with pytest.raises(LimitExceededError, match="characters long, over the limit of 1048576") as e:
+            parsing.parse_hlo(text)
+        assert "--max-devices" in e.value.message
+        assert time.process_time() - t < 0.05
+        with pytest.raises(LimitExceededError):
+            parsing.parse_sdy("<@m, [" + " " * small.max_text + "]>")
     stats.note("limits/value length", "LimitExceededError naming the length limit", 2)

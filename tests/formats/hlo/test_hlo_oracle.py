@@ -7,6 +7,8 @@ from hypothesis import HealthCheck, given, settings
 
 from support.hlo_strategies import any_sharding, tiled, tuple_sharding, v3
 from support.oracle_xla import xla_canonical, xla_from_proto, xla_proto, xla_result
+from support.validate import validate_identity
+from shardconv.core.model import HloSharding
 from shardconv.core.errors import ShardingSyntaxError
 from shardconv.formats.hlo.read import parse_hlo
 from shardconv.formats.proto import from_proto_bytes, to_proto_bytes
@@ -15,11 +17,10 @@ pytestmark = pytest.mark.oracle
 
 
 def assert_same_as_xla(s: str) -> None:
-    ours = parse_hlo(s)
     r = xla_result(s)
     assert r.accepted, f"{s}: XLA says {r.error}"
-    assert str(ours) == r.text, s
-    assert to_proto_bytes(ours).hex() == r.proto.hex(), s
+    ours = validate_identity(s, r.text)
+    assert isinstance(ours, HloSharding) and to_proto_bytes(ours).hex() == r.proto.hex(), s
 
 
 @settings(max_examples=1200, suppress_health_check=list(HealthCheck))
@@ -56,9 +57,10 @@ def test_proto_round_trip(s: str) -> None:
 
 def test_canonical_text_is_a_fixed_point() -> None:
     s = "{devices=[2,2,2]7,6,5,4,3,2,1,0 last_tile_dims={replicated, manual}}"
-    once = str(parse_hlo(s))
-    assert once == xla_canonical(s)
-    assert str(parse_hlo(once)) == once == xla_canonical(once)
+    once = xla_canonical(s)
+    validate_identity(s, once)
+    validate_identity(once)
+    assert xla_canonical(once) == once
 
 
 @pytest.mark.parametrize("s", [
@@ -74,7 +76,7 @@ def test_one_device_tile_with_two_subgroups(s: str) -> None:
 
 
 def test_rank0_tile_text_is_rejected_like_xla() -> None:
-    assert str(parse_hlo("{devices=[1,1]<=[1] last_tile_dims={manual, unreduced}}")) == "{devices=[]<=[1]}"
+    validate_identity("{devices=[1,1]<=[1] last_tile_dims={manual, unreduced}}", "{devices=[]<=[1]}")
     assert not xla_result("{devices=[]<=[1]}").accepted
     with pytest.raises(ShardingSyntaxError):
         parse_hlo("{devices=[]<=[1]}")
@@ -94,11 +96,13 @@ def test_proto_round_trip_where_xla_text_is_lossy() -> None:
 def test_rank0_subgroup_print_is_lossy_in_xla_too() -> None:
     """The one place print -> parse changes the model (tests/fuzz/targets.py exempts it): XLA's too."""
     s = "{devices=[4,1,1,1]<=[2,2]T(0,1) last_tile_dims={unreduced, manual, manual, manual}}"
-    printed = str(parse_hlo(s))
-    assert printed == xla_canonical(s) == "{devices=[4]<=[4] last_tile_dims={unreduced}}"
-    assert str(parse_hlo(printed)) == xla_canonical(printed) == "{unreduced}"
+    printed = "{devices=[4]<=[4] last_tile_dims={unreduced}}"
+    validate_identity(s, printed)
+    validate_identity(printed, "{unreduced}")
+    assert (xla_canonical(s), xla_canonical(printed)) == (printed, "{unreduced}")
     # Not only rank 0: any single-tile sharding (every data dim 1) whose subgroups merge down to one type.
     s = "{devices=[1,2,1]<=[2] last_tile_dims={unreduced, manual}}"
-    printed = str(parse_hlo(s))
-    assert printed == xla_canonical(s) == "{devices=[1,2]<=[2] last_tile_dims={unreduced}}"
-    assert str(parse_hlo(printed)) == xla_canonical(printed) == "{unreduced}"
+    printed = "{devices=[1,2]<=[2] last_tile_dims={unreduced}}"
+    validate_identity(s, printed)
+    validate_identity(printed, "{unreduced}")
+    assert (xla_canonical(s), xla_canonical(printed)) == (printed, "{unreduced}")

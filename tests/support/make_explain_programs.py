@@ -1,7 +1,7 @@
 """Writes Shardy's verbose stage dumps of four real programs with jax (a child process: XLA reads
 XLA_FLAGS once), for the tests that ``explain`` names the origins the programs specify.
 
-Usage: python make_programs.py OUT_DIR. On 8 CPU devices, with
+Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
 ``--xla_dump_to=OUT_DIR/xla --xla_dump_hlo_pass_re=shardy-verbose``, it compiles (one
 ``OUT_DIR/xla/shardy/module_NNNN.jit_<name>/`` each):
 - ``mlp``: a 2-D MLP on ``data=2, model=4`` whose only sharding is one ``with_sharding_constraint``
