@@ -125,8 +125,9 @@ def scan_stream(
     return scan
 
 
-class _Columns:
-    """One scan's columns as memoryviews, and its values decoded once each, on first use."""
+class Columns:
+    """One scan's columns as memoryviews, and its values decoded once each, on first use: what reads a
+    scan site by site without building a ``ValueSite`` per site (trace) goes through this."""
 
     def __init__(self, scan: Scan) -> None:
         self.scan = scan
@@ -145,13 +146,14 @@ class _Columns:
         return got
 
 
-_last: _Columns | None = None
+_last: Columns | None = None
 
 
-def _columns(scan: Scan) -> _Columns:
+def columns(scan: Scan) -> Columns:
+    """The columns of ``scan`` (those of the last scan asked for are kept: its sites are read in turn)."""
     global _last
     if _last is None or _last.scan is not scan:
-        _last = _Columns(scan)
+        _last = Columns(scan)
     return _last
 
 
@@ -162,7 +164,7 @@ def site_count(scan: Scan) -> int:
 
 def site_at(scan: Scan, i: int, path: str) -> ValueSite:
     """The ``i``-th site of ``scan`` as a ``ValueSite`` (``path`` names the file it came from)."""
-    c = _columns(scan)
+    c = columns(scan)
     col = c.col
     kind, site, raw, text, data, enc = c.value(col["value"][i])
     name, shapes, scope, op, param = col["name"][i], col["shapes"][i], col["scope"][i], col["op"][i], col["param"][i]
@@ -211,6 +213,6 @@ def iter_sites(scan: Scan, path: str) -> Iterator[ValueSite]:
 
 
 __all__ = [
-    "ScanError", "iter_sites", "scan_bytes", "scan_path", "scan_stream", "site_at", "site_count", "sniff",
-    "sniff_bytes",
+    "Columns", "ScanError", "columns", "iter_sites", "scan_bytes", "scan_path", "scan_stream", "site_at", "site_count",
+    "sniff", "sniff_bytes",
 ]

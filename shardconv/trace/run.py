@@ -4,8 +4,8 @@ place) and follows each value from dump to dump."""
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from shardconv.core.errors import ShardingValidationError
@@ -26,7 +26,7 @@ from shardconv.trace.dumps import (
     xla_step,
 )
 from shardconv.trace.names import Names, defined_as, key_parts, same_value
-from shardconv.trace.values import DumpFacts, Observation, dump_facts, observations
+from shardconv.trace.values import DumpFacts, Sighting, SiteReader, observation
 
 if TYPE_CHECKING:
     from shardconv._native import Scan
@@ -52,18 +52,17 @@ class Seen:
 
 def read_dumps(path: str, first_index: int, base: Dump | None = None) -> Iterator[DumpSites | Repeat]:
     """The dumps of one file (``-`` is stdin). In a pass log, a dump whose text is that of the dump
-    before it again (after its ``// -----//`` line) comes as a ``Repeat``: its sites are never made."""
+    before it again (after its ``// -----//`` line) comes as a ``Repeat``: its sites are never read."""
     try:
         scan = scan_input(path, names=True)
     except OSError as e:
         raise LogError(f"{path}: {e.strerror or e}") from None
     if scan.kind == "skip":
         raise LogError(f"{path}: {scan.reason}")
-    headers = module_headers(scan, path)
-    heads = {h for h, _ in headers}
+    reader = SiteReader(scan, path)
     last: tuple[int, tuple[object, ...]] | None = None  # the dump before: its line and text digest
     found = False
-    for r in split_dumps(headers, site_count(scan), lambda i: site_at(scan, i, path).line, path, first_index, base):
+    for r in split_dumps(module_headers(scan, path), site_count(scan), reader.line, path, first_index, base):
         found = True
         digest = _digest(scan, r) if r.dump.pass_name is not None and base is None else None
         if digest is not None and last is not None and last[1] == digest:
@@ -71,8 +70,7 @@ def read_dumps(path: str, first_index: int, base: Dump | None = None) -> Iterato
             last = (r.dump.line, digest)
             continue
         last = (r.dump.line, digest) if digest is not None else None
-        sites = [site_at(scan, i, path) for i in range(r.start, r.stop) if i not in heads]
-        yield DumpSites(r.dump, sites, _defined(scan, r.segments))
+        yield DumpSites(r.dump, reader, range(r.start, r.stop), _defined(scan, r.segments))
     if not found:
         raise LogError(f"{path}: no HLO or MLIR dump found")
 
@@ -109,7 +107,18 @@ class _Fresh:
     """The last dump read fresh: its values, and every name it defines."""
 
     dump: Dump
-    seen: dict[str, list[Observation]]
+    seen: dict[str, list[Sighting]]
+    names: Names
+
+
+@dataclass(frozen=True)
+class _Last:
+    """Where a value was last seen: the dump read fresh that held it, that dump's count, and every name
+    that dump defines (another op or type under the same name is another value)."""
+
+    dump: Dump
+    seen: list[Sighting]
+    count: int
     names: Names
 
 
@@ -120,9 +129,7 @@ def follow(
     seen in (placement computed on the mesh in force in each dump), and against the dump before: a value
     it defines with a sharding on one side only gained or lost it. A value missing from the last
     ``FORGET`` dumps read fresh is forgotten (memory stays flat whatever the names)."""
-    # by key, oldest sighting first: the dump last read fresh that held it, that dump's count, and what
-    # that dump defines it as (another op or type under the same name is another value)
-    last: OrderedDict[str, tuple[Dump, list[Observation], int, Identity]] = OrderedDict()
+    last: OrderedDict[str, _Last] = OrderedDict()  # by key, oldest sighting first
     copies: dict[int, tuple[Dump, int]] = {}  # a dump read fresh -> its latest copy (Repeat), lines moved
     facts: DumpFacts | None = None
     previous: _Fresh | None = None
@@ -134,8 +141,8 @@ def follow(
             copies[index] = (ds.dump, (copies[index][1] if index in copies else 0) + ds.delta)
             yield Seen(ds.dump, len(previous.seen))
             continue
-        facts = dump_facts(ds.sites, facts)
-        seen = observations(ds.dump.index, ds.sites, facts)
+        facts = ds.reader.facts(ds.sites, facts)
+        seen = ds.reader.sightings(ds.sites, facts)
         count += 1
         lost = [] if previous is None else [
             (key, obs) for key, obs in previous.seen.items()
@@ -149,31 +156,41 @@ def follow(
         else:
             yield Seen(ds.dump, len(seen))
         for key, obs in seen.items():
-            if not keep(key):
-                continue
-            prev = last.get(key)
-            what = _identity(ds.names, key, obs)
-            last[key] = (ds.dump, obs, count, what)
-            last.move_to_end(key)
-            if previous is not None and key not in previous.seen and _gained(previous, ds, key):
-                before, _ = _latest(previous.dump, copies)
-                yield Change("placement", key, responsible_pass(before, ds.dump), ds.dump.index, None, preferred(obs))
-                continue
-            if prev is None or (prev[3] is not None and what is not None and prev[3] != what):
-                continue  # first seen, or a pass gave its name to another value: nothing to compare
-            a, b = counterparts(prev[1], obs)
-            latest = _latest(prev[0], copies)
-            change = classify(_cited(a, latest), b, responsible_pass(latest[0], ds.dump))
-            if change is not None:
-                yield change
+            if keep(key):
+                change = _compared(key, obs, ds, previous, last, copies)
+                if change is not None:
+                    yield change
+                last[key] = _Last(ds.dump, obs, count, ds.names)
+                last.move_to_end(key)
         if previous is not None and not stripped:
             latest = _latest(previous.dump, copies)
             for key, obs in lost:
-                gone = _cited(preferred(obs), latest)
+                gone = observation(key, preferred(obs), previous.dump, latest)
                 yield Change("placement", key, responsible_pass(latest[0], ds.dump), ds.dump.index, gone, None)
-        while last and next(iter(last.values()))[2] <= count - FORGET:
+        while last and next(iter(last.values())).count <= count - FORGET:
             last.popitem(last=False)
         previous = _Fresh(ds.dump, seen, ds.names)
+
+
+def _compared(
+    key: str, obs: list[Sighting], ds: DumpSites, previous: _Fresh | None, last: Mapping[str, _Last],
+    copies: dict[int, tuple[Dump, int]],
+) -> Change | None:
+    """The change of one value of ``ds``, if any: it gained its sharding since the dump before, or it
+    differs from where it was last seen. Nothing is built for a value read as it was."""
+    if previous is not None and key not in previous.seen and _gained(previous, ds, key):
+        before, _ = _latest(previous.dump, copies)
+        after = observation(key, preferred(obs), ds.dump)
+        return Change("placement", key, responsible_pass(before, ds.dump), ds.dump.index, None, after)
+    prev = last.get(key)
+    if prev is None:
+        return None  # first seen: nothing to compare
+    a, b = counterparts(prev.seen, obs)
+    if a[0] == b[0] or _renamed(key, prev, ds.names, obs):
+        return None  # read as it was (nothing can differ), or a pass gave its name to another value
+    latest = _latest(prev.dump, copies)
+    cited = observation(key, a, prev.dump, latest)
+    return classify(cited, observation(key, b, ds.dump), responsible_pass(latest[0], ds.dump))
 
 
 def _positional(key: str) -> bool:
@@ -181,16 +198,13 @@ def _positional(key: str) -> bool:
     return any(p in key for p in _BY_POSITION)
 
 
-Identity = tuple[bytes | None, str | None, object] | None
-
-
-def _identity(names: Names, key: str, obs: list[Observation]) -> Identity:
-    """What a value is, beyond its name: what the dump defines it as, and the op and tensor type the scan
-    read at its sharding (another op or type under the same name is another value). None for an
-    argument or result, which go by position."""
+def _renamed(key: str, prev: _Last, names: Names, obs: list[Sighting]) -> bool:
+    """Whether ``key`` names another value than where it was last seen: another definition, op or tensor
+    type under the same name. Never for an argument or result, which go by position."""
     if _positional(key):
-        return None
-    return defined_as(names, key), obs[0].op, obs[0].shape
+        return False
+    a, b = prev.seen[0][0], obs[0][0]
+    return (defined_as(prev.names, key), a.op, a.shape) != (defined_as(names, key), b.op, b.shape)
 
 
 def _gained(previous: _Fresh, ds: DumpSites, key: str) -> bool:
@@ -205,12 +219,6 @@ def _latest(dump: Dump, copies: dict[int, tuple[Dump, int]]) -> tuple[Dump, int]
     """A dump read fresh, or its latest copy (a Repeat) and how many lines further on it starts: a
     change is cited against the dump right before it."""
     return copies.get(dump.index, (dump, 0))
-
-
-def _cited(o: Observation, latest: tuple[Dump, int]) -> Observation:
-    """A value of a dump read fresh, as ``latest`` (see ``_latest``) shows it."""
-    dump, moved = latest
-    return o if dump.index == o.dump else replace(o, dump=dump.index, line=o.line + moved)
 
 
 def trace_paths(paths: Sequence[str], keep: ValueFilter = lambda key: True) -> Iterator[Seen | Change]:
