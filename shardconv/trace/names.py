@@ -39,7 +39,7 @@ def key_parts(key: str) -> KeyParts:
 def same_value(a: Names, b: Names, key: str) -> bool:
     """Whether two dumps both define the value ``key`` stands for, as the same thing (the same op, or
     type). A function result, followed by position only, never is: its place in the text has no name."""
-    what = defined_as(a, key)
+    what = defined_as(a, key)  # asked first: pass as ``a`` the dump least likely to define it
     return what is not None and defined_as(b, key) == what
 
 

@@ -111,15 +111,10 @@ class _Fresh:
     names: Names
 
 
-@dataclass(frozen=True)
-class _Last:
-    """Where a value was last seen: the dump read fresh that held it, that dump's count, and every name
-    that dump defines (another op or type under the same name is another value)."""
-
-    dump: Dump
-    seen: list[Sighting]
-    count: int
-    names: Names
+# Where a value was last seen: the dump read fresh that held it, its sightings there, that dump's count
+# and every name it defines (another op or type under the same name is another value). A tuple: one is
+# made per value per dump.
+_Last = tuple[Dump, list[Sighting], int, Names]
 
 
 def follow(
@@ -146,7 +141,7 @@ def follow(
         count += 1
         lost = [] if previous is None else [
             (key, obs) for key, obs in previous.seen.items()
-            if key not in seen and keep(key) and same_value(previous.names, ds.names, key)
+            if key not in seen and keep(key) and same_value(ds.names, previous.names, key)
         ]
         # every value but the entry's arguments and results lost its sharding: the module is partitioned
         stripped = bool(lost) and all(key.startswith(_BY_POSITION) for key in seen)
@@ -160,14 +155,14 @@ def follow(
                 change = _compared(key, obs, ds, previous, last, copies)
                 if change is not None:
                     yield change
-                last[key] = _Last(ds.dump, obs, count, ds.names)
+                last[key] = (ds.dump, obs, count, ds.names)
                 last.move_to_end(key)
         if previous is not None and not stripped:
             latest = _latest(previous.dump, copies)
             for key, obs in lost:
                 gone = observation(key, preferred(obs), previous.dump, latest)
                 yield Change("placement", key, responsible_pass(latest[0], ds.dump), ds.dump.index, gone, None)
-        while last and next(iter(last.values())).count <= count - FORGET:
+        while last and next(iter(last.values()))[2] <= count - FORGET:
             last.popitem(last=False)
         previous = _Fresh(ds.dump, seen, ds.names)
 
@@ -185,11 +180,12 @@ def _compared(
     prev = last.get(key)
     if prev is None:
         return None  # first seen: nothing to compare
-    a, b = counterparts(prev.seen, obs)
-    if a[0] == b[0] or _renamed(key, prev, ds.names, obs):
+    held, seen, _, names = prev
+    a, b = counterparts(seen, obs)
+    if a[0] is b[0] or a[0] == b[0] or _renamed(key, (names, seen), (ds.names, obs)):
         return None  # read as it was (nothing can differ), or a pass gave its name to another value
-    latest = _latest(prev.dump, copies)
-    cited = observation(key, a, prev.dump, latest)
+    latest = _latest(held, copies)
+    cited = observation(key, a, held, latest)
     return classify(cited, observation(key, b, ds.dump), responsible_pass(latest[0], ds.dump))
 
 
@@ -198,13 +194,15 @@ def _positional(key: str) -> bool:
     return any(p in key for p in _BY_POSITION)
 
 
-def _renamed(key: str, prev: _Last, names: Names, obs: list[Sighting]) -> bool:
-    """Whether ``key`` names another value than where it was last seen: another definition, op or tensor
-    type under the same name. Never for an argument or result, which go by position."""
+def _renamed(key: str, before: tuple[Names, list[Sighting]], after: tuple[Names, list[Sighting]]) -> bool:
+    """Whether ``key`` names another value than where it was last seen (``before``: that dump's names and
+    the value's sightings there): another definition, op or tensor type under the same name. Never for an
+    argument or result, which go by position."""
     if _positional(key):
         return False
-    a, b = prev.seen[0][0], obs[0][0]
-    return (defined_as(prev.names, key), a.op, a.shape) != (defined_as(names, key), b.op, b.shape)
+    (names_a, seen_a), (names_b, seen_b) = before, after
+    a, b = seen_a[0][0], seen_b[0][0]
+    return (defined_as(names_a, key), a.op, a.shape) != (defined_as(names_b, key), b.op, b.shape)
 
 
 def _gained(previous: _Fresh, ds: DumpSites, key: str) -> bool:

@@ -140,9 +140,12 @@ class SiteReader:
         self._sharded = [k in SHARDING_KINDS for k in kinds]
         self._facts = {i for i, k in enumerate(kinds) if k in (SiteKind.SDY_MESH, SiteKind.NUM_PARTITIONS)}
         self._hlo = {i for i, k in enumerate(kinds) if k is SiteKind.HLO}
+        self._names = scan.names
         self._scopes: list[Scope] = [(n, None, e) if k == "func" else (None, n, e) for n, k, e in scan.scopes]
+        self._prefixes = ["" if f is None or e else f"@{f}:" for f, _, e in self._scopes]  # of a key by name
         self._parts: dict[tuple[int, int, int, bool], Parts] = {}
         self._parts_facts: DumpFacts | None = None
+        self._readings: dict[Reading, Reading] = {}
 
     def line(self, i: int) -> int:
         """The line site ``i`` sits on."""
@@ -168,23 +171,21 @@ class SiteReader:
         """Every sharded value of one dump by key, in order of first sighting (a value carrying an HLO
         and an sdy sharding has both)."""
         if facts != self._parts_facts:
-            self._parts, self._parts_facts = {}, facts
-        col, names, a, b = self.table.col, self.scan.names, sites.start, sites.stop
+            self._parts, self._parts_facts, self._readings = {}, facts, {}
+        col, a, b = self.table.col, sites.start, sites.stop
         rows = zip(*(col[c][a:b] for c in ("value", "name", "scope", "param", "flags", "shapes", "op", "line", "col")))
         out: dict[str, list[Sighting]] = {}
+        sharded, known, key_of = self._sharded, self._parts, self._key
         for v, nm, sc, pm, fl, sh, op, line, c in rows:
-            if not self._sharded[v] or nm == NONE:
+            if not sharded[v] or nm == NONE:
                 continue
-            name = names[nm]
-            key = None if not name or name == "module" else value_key(
-                name, self._scopes[sc] if sc != NONE else _NO_SCOPE, None if pm == NONE else pm, fl
-            )
+            key = key_of(nm, sc, pm, fl)
             if key is None:
                 continue
             whole = key == "result"
-            parts = self._parts.get((v, sh, op, whole))
+            parts = known.get((v, sh, op, whole))
             if parts is None:
-                parts = self._parts[v, sh, op, whole] = self._read(v, sh, op, key, facts)
+                parts = known[v, sh, op, whole] = self._read(v, sh, op, key, facts)
             for part, reading in parts:
                 k = part if whole else key + part
                 got = out.get(k)
@@ -193,6 +194,15 @@ class SiteReader:
                 else:
                     got.append((reading, line, c))
         return out
+
+    def _key(self, nm: int, sc: int, pm: int, fl: int) -> str | None:
+        """``value_key`` of a site, that of most (a plain ``%name`` off any signature) without asking it."""
+        name = self._names[nm]
+        if not fl and pm == NONE and name[:1] == "%":
+            return name if sc == NONE else self._prefixes[sc] + name
+        if not name or name == "module":
+            return None
+        return value_key(name, self._scopes[sc] if sc != NONE else _NO_SCOPE, None if pm == NONE else pm, fl)
 
     def _read(self, v: int, sh: int, op: int, key: str, facts: DumpFacts) -> Parts:
         kind, site, _, text, data, _ = self.table.value(v)
@@ -207,9 +217,13 @@ class SiteReader:
         the_op = None if op == NONE else self.scan.ops[op]
         form = "hlo" if kind is SiteKind.HLO else "sdy"
         return tuple(
-            (part, _reading(form, t, val, facts, rank=rank, parse_error=why, op=the_op, shape=shape))
+            (part, self._interned(_reading(form, t, val, facts, rank=rank, parse_error=why, op=the_op, shape=shape)))
             for part, t, val in elements
         )
+
+    def _interned(self, r: Reading) -> Reading:
+        """One object per distinct reading (another attribute may say the same): equal ones compare by ``is``."""
+        return self._readings.setdefault(r, r)
 
 
 def dump_facts(
