@@ -116,13 +116,31 @@ def scan_stream(
     every_site: bool = True,
 ) -> Scan:
     """Scan a binary stream (stdin for ``-``) to its end, fed to the core piece by piece."""
-    core = _core()
-    opts = _options(chunk, max_line, overlap, names, every_site)
-    scanner = _guarded("the stream", lambda: core.Scanner(**opts))
+    fed = Fed("the stream", _options(chunk, max_line, overlap, names, every_site))
     while piece := stream.read(READ_SIZE):  # OSError passes through
-        _guarded("the stream", lambda: scanner.feed(piece))  # called in this iteration
-    scan: Scan = _guarded("the stream", scanner.finish)
-    return scan
+        fed.feed(piece)
+    return fed.finish()
+
+
+class Fed:
+    """A scan fed piece by piece (a stream; a pass log cut into pieces), ``what`` naming it in errors."""
+
+    def __init__(self, what: str, opts: dict[str, int | bool]) -> None:
+        core = _core()
+        self.what = what
+        self.scanner = _guarded(what, lambda: core.Scanner(**opts))
+
+    def feed(self, data: bytes) -> None:
+        _guarded(self.what, lambda: self.scanner.feed(data))
+
+    def finish(self) -> Scan:
+        scan: Scan = _guarded(self.what, self.scanner.finish)
+        return scan
+
+
+def fed_scan(what: str, *, names: bool = False, every_site: bool = True) -> Fed:
+    """A scan to feed piece by piece, with the default chunking."""
+    return Fed(what, _options(None, None, None, names, every_site))
 
 
 class Columns:
@@ -213,6 +231,6 @@ def iter_sites(scan: Scan, path: str) -> Iterator[ValueSite]:
 
 
 __all__ = [
-    "Columns", "ScanError", "columns", "iter_sites", "scan_bytes", "scan_path", "scan_stream", "site_at", "site_count",
-    "sniff", "sniff_bytes",
+    "Columns", "Fed", "ScanError", "columns", "fed_scan", "iter_sites", "scan_bytes", "scan_path", "scan_stream",
+    "site_at", "site_count", "sniff", "sniff_bytes",
 ]

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from shardconv.core.errors import ShardingValidationError
-from shardconv.scan.inputs import scan_input
+from shardconv.scan.pieces import scan_pieces
 from shardconv.scan.columns import kind_of, site_column
 from shardconv.scan.native import site_at, site_count
 from shardconv.scan.sites import SiteKind
@@ -51,28 +51,41 @@ class Seen:
 
 
 def read_dumps(path: str, first_index: int, base: Dump | None = None) -> Iterator[DumpSites | Repeat]:
-    """The dumps of one file (``-`` is stdin). In a pass log, a dump whose text is that of the dump
-    before it again (after its ``// -----//`` line) comes as a ``Repeat``: its sites are never read."""
-    try:
-        scan = scan_input(path, names=True)
-    except OSError as e:
-        raise LogError(f"{path}: {e.strerror or e}") from None
-    if scan.kind == "skip":
-        raise LogError(f"{path}: {scan.reason}")
-    reader = SiteReader(scan, path)
+    """The dumps of one file (``-`` is stdin), scanned a piece of whole dumps at a time. In a pass log, a
+    dump whose text is that of the dump before it again (after its ``// -----//`` line) comes as a
+    ``Repeat``: its sites are never read."""
     last: tuple[int, tuple[object, ...]] | None = None  # the dump before: its line and text digest
-    found = False
-    for r in split_dumps(module_headers(scan, path), site_count(scan), reader.line, path, first_index, base):
-        found = True
-        digest = _digest(scan, r) if r.dump.pass_name is not None and base is None else None
-        if digest is not None and last is not None and last[1] == digest:
-            yield Repeat(r.dump, r.dump.line - last[0])
-            last = (r.dump.line, digest)
-            continue
-        last = (r.dump.line, digest) if digest is not None else None
-        yield DumpSites(r.dump, reader, range(r.start, r.stop), _defined(scan, r.segments))
-    if not found:
+    index = first_index
+    for scan, lines in _scans(path):
+        reader = SiteReader(scan, path, lines)
+        headers = [(i, replace(h, line=h.line + lines)) for i, h in module_headers(scan, path)]
+        for r in split_dumps(headers, site_count(scan), reader.line, path, index, base):
+            index = r.dump.index + 1
+            digest = _digest(scan, r) if r.dump.pass_name is not None and base is None else None
+            if digest is not None and last is not None and last[1] == digest:
+                yield Repeat(r.dump, r.dump.line - last[0])
+                last = (r.dump.line, digest)
+                continue
+            last = (r.dump.line, digest) if digest is not None else None
+            yield DumpSites(r.dump, reader, range(r.start, r.stop), _defined(scan, r.segments))
+    if index == first_index:
         raise LogError(f"{path}: no HLO or MLIR dump found")
+
+
+def _scans(path: str) -> Iterator[tuple[Scan, int]]:
+    """The scans of ``path``'s pieces, each with the lines before it; LogError when it cannot be read
+    or is not IR."""
+    pieces = scan_pieces(path, names=True)
+    while True:
+        try:
+            got = next(pieces, None)
+        except OSError as e:
+            raise LogError(f"{path}: {e.strerror or e}") from None
+        if got is None:
+            return
+        if got[0].kind == "skip":
+            raise LogError(f"{path}: {got[0].reason}")
+        yield got
 
 
 def module_headers(scan: Scan, path: str) -> list[Header]:

@@ -133,8 +133,8 @@ class SiteReader:
     """One scan's sites read from its columns, never as a ``ValueSite`` each: a dump's facts and the
     readings of its values, each distinct (value, type, op) read once while the meshes stay the same."""
 
-    def __init__(self, scan: Scan, path: str) -> None:
-        self.scan, self.path = scan, path
+    def __init__(self, scan: Scan, path: str, lines: int = 0) -> None:
+        self.scan, self.path, self.lines = scan, path, lines  # ``lines``: before the scanned piece
         self.table = columns(scan)
         kinds = [kind_of(v[0]) for v in scan.values]
         self._sharded = [k in SHARDING_KINDS for k in kinds]
@@ -149,7 +149,7 @@ class SiteReader:
 
     def line(self, i: int) -> int:
         """The line site ``i`` sits on."""
-        return self.table.col["line"][i]
+        return self.table.col["line"][i] + self.lines
 
     def facts(self, sites: range, inherited: DumpFacts | None) -> DumpFacts:
         """The meshes and device count of the dump made of ``sites`` (see ``dump_facts``)."""
@@ -175,7 +175,7 @@ class SiteReader:
         col, a, b = self.table.col, sites.start, sites.stop
         rows = zip(*(col[c][a:b] for c in ("value", "name", "scope", "param", "flags", "shapes", "op", "line", "col")))
         out: dict[str, list[Sighting]] = {}
-        sharded, known, key_of = self._sharded, self._parts, self._key
+        sharded, known, key_of, lines = self._sharded, self._parts, self._key, self.lines
         for v, nm, sc, pm, fl, sh, op, line, c in rows:
             if not sharded[v] or nm == NONE:
                 continue
@@ -186,6 +186,7 @@ class SiteReader:
             parts = known.get((v, sh, op, whole))
             if parts is None:
                 parts = known[v, sh, op, whole] = self._read(v, sh, op, key, facts)
+            line += lines
             for part, reading in parts:
                 k = part if whole else key + part
                 got = out.get(k)
