@@ -4,7 +4,7 @@ place) and follows each value from dump to dump."""
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -25,7 +25,7 @@ from shardconv.trace.dumps import (
     split_dumps,
     xla_step,
 )
-from shardconv.trace.names import Names, defined_as, key_parts, same_value
+from shardconv.trace.names import Names, defined_alike, defined_as, key_parts
 from shardconv.trace.values import DumpFacts, Sighting, SiteReader, observation
 
 if TYPE_CHECKING:
@@ -137,69 +137,104 @@ def follow(
     seen in (placement computed on the mesh in force in each dump), and against the dump before: a value
     it defines with a sharding on one side only gained or lost it. A value missing from the last
     ``FORGET`` dumps read fresh is forgotten (memory stays flat whatever the names)."""
-    last: OrderedDict[str, _Last] = OrderedDict()  # by key, oldest sighting first
-    copies: dict[int, tuple[Dump, int]] = {}  # a dump read fresh -> its latest copy (Repeat), lines moved
-    facts: DumpFacts | None = None
-    previous: _Fresh | None = None
-    count = 0
+    follower = _Follower(keep)
     for ds in dumps:
-        if isinstance(ds, Repeat):  # the dump before again: no change, its values now sit here too
-            assert previous is not None
-            index = previous.dump.index
-            copies[index] = (ds.dump, (copies[index][1] if index in copies else 0) + ds.delta)
-            yield Seen(ds.dump, len(previous.seen))
-            continue
-        facts = ds.reader.facts(ds.sites, facts)
-        seen = ds.reader.sightings(ds.sites, facts)
-        count += 1
-        lost = [] if previous is None else [
-            (key, obs) for key, obs in previous.seen.items()
-            if key not in seen and keep(key) and same_value(ds.names, previous.names, key)
-        ]
+        yield from follower.repeat(ds) if isinstance(ds, Repeat) else follower.fresh(ds)
+
+
+class _Follower:
+    """What following one sequence of dumps remembers: where each value was last seen, the dump read
+    fresh before, and the copies (Repeats) of the dumps read fresh."""
+
+    def __init__(self, keep: ValueFilter) -> None:
+        self.keep = keep
+        self.last: OrderedDict[str, _Last] = OrderedDict()  # by key, oldest sighting first
+        self.copies: dict[int, tuple[Dump, int]] = {}  # a dump read fresh -> its latest copy, lines moved
+        self.facts: DumpFacts | None = None
+        self.previous: _Fresh | None = None
+        self.count = 0
+
+    def repeat(self, ds: Repeat) -> Iterator[Seen]:
+        """The dump before again: no change, its values now sit here too."""
+        assert self.previous is not None
+        index = self.previous.dump.index
+        self.copies[index] = (ds.dump, (self.copies[index][1] if index in self.copies else 0) + ds.delta)
+        yield Seen(ds.dump, len(self.previous.seen))
+
+    def fresh(self, ds: DumpSites) -> Iterator[Seen | Change]:
+        """A dump read fresh, then its changes: gained and changed values in its order, then lost ones."""
+        self.facts = ds.reader.facts(ds.sites, self.facts)
+        seen = ds.reader.sightings(ds.sites, self.facts)
+        self.count += 1
+        previous, keep, last = self.previous, self.keep, self.last
+        lost = self._lost(ds, seen)
         # every value but the entry's arguments and results lost its sharding: the module is partitioned
         stripped = bool(lost) and all(key.startswith(_BY_POSITION) for key in seen)
         if stripped:
             assert previous is not None
-            yield Seen(ds.dump, len(seen), len(lost), responsible_pass(_latest(previous.dump, copies)[0], ds.dump))
+            by = responsible_pass(_latest(previous.dump, self.copies)[0], ds.dump)
+            yield Seen(ds.dump, len(seen), len(lost), by)
         else:
             yield Seen(ds.dump, len(seen))
+        gained = self._gained(ds, seen)
         for key, obs in seen.items():
-            if keep(key):
-                change = _compared(key, obs, ds, previous, last, copies)
-                if change is not None:
-                    yield change
-                last[key] = (ds.dump, obs, count, ds.names)
-                last.move_to_end(key)
+            if not keep(key):
+                continue
+            prev = last.get(key)
+            change = self._gain(key, obs, ds) if key in gained else None if prev is None else self._changed(
+                key, prev, obs, ds
+            )
+            if change is not None:
+                yield change
+            last[key] = (ds.dump, obs, self.count, ds.names)
+            last.move_to_end(key)
         if previous is not None and not stripped:
-            latest = _latest(previous.dump, copies)
-            for key, obs in lost:
-                gone = observation(key, preferred(obs), previous.dump, latest)
-                yield Change("placement", key, responsible_pass(latest[0], ds.dump), ds.dump.index, gone, None)
-        while last and next(iter(last.values()))[2] <= count - FORGET:
+            yield from self._losses(lost, ds)
+        while last and next(iter(last.values()))[2] <= self.count - FORGET:
             last.popitem(last=False)
-        previous = _Fresh(ds.dump, seen, ds.names)
+        self.previous = _Fresh(ds.dump, seen, ds.names)
 
+    def _lost(self, ds: DumpSites, seen: dict[str, list[Sighting]]) -> list[tuple[str, list[Sighting]]]:
+        """The values sharded in the dump before, not here, that both dumps define alike."""
+        p = self.previous
+        if p is None:
+            return []
+        gone = defined_alike(ds.names, p.names, [k for k in p.seen if k not in seen and self.keep(k)])
+        return [(key, p.seen[key]) for key in gone]
 
-def _compared(
-    key: str, obs: list[Sighting], ds: DumpSites, previous: _Fresh | None, last: Mapping[str, _Last],
-    copies: dict[int, tuple[Dump, int]],
-) -> Change | None:
-    """The change of one value of ``ds``, if any: it gained its sharding since the dump before, or it
-    differs from where it was last seen. Nothing is built for a value read as it was."""
-    if previous is not None and key not in previous.seen and _gained(previous, ds, key):
-        before, _ = _latest(previous.dump, copies)
+    def _gained(self, ds: DumpSites, seen: dict[str, list[Sighting]]) -> set[str]:
+        """The values sharded here, not in the dump before, that both dumps hold: defined alike, or a
+        result of the same module (results go by position)."""
+        p = self.previous
+        if p is None:
+            return set()
+        new = [k for k in seen if k not in p.seen]
+        results = {k for k in new if k.startswith("result[")} if p.dump.module == ds.dump.module else set()
+        return results | set(defined_alike(p.names, ds.names, [k for k in new if not k.startswith("result[")]))
+
+    def _gain(self, key: str, obs: list[Sighting], ds: DumpSites) -> Change:
+        assert self.previous is not None
+        before, _ = _latest(self.previous.dump, self.copies)
         after = observation(key, preferred(obs), ds.dump)
         return Change("placement", key, responsible_pass(before, ds.dump), ds.dump.index, None, after)
-    prev = last.get(key)
-    if prev is None:
-        return None  # first seen: nothing to compare
-    held, seen, _, names = prev
-    a, b = counterparts(seen, obs)
-    if a[0] is b[0] or a[0] == b[0] or _renamed(key, (names, seen), (ds.names, obs)):
-        return None  # read as it was (nothing can differ), or a pass gave its name to another value
-    latest = _latest(held, copies)
-    cited = observation(key, a, held, latest)
-    return classify(cited, observation(key, b, ds.dump), responsible_pass(latest[0], ds.dump))
+
+    def _changed(self, key: str, prev: _Last, obs: list[Sighting], ds: DumpSites) -> Change | None:
+        """How a value differs from where it was last seen, if at all; nothing is built for a value read
+        as it was."""
+        held, seen, _, names = prev
+        a, b = counterparts(seen, obs)
+        if a[0] is b[0] or a[0] == b[0] or _renamed(key, (names, seen), (ds.names, obs)):
+            return None  # read as it was (nothing can differ), or a pass gave its name to another value
+        latest = _latest(held, self.copies)
+        cited = observation(key, a, held, latest)
+        return classify(cited, observation(key, b, ds.dump), responsible_pass(latest[0], ds.dump))
+
+    def _losses(self, lost: list[tuple[str, list[Sighting]]], ds: DumpSites) -> Iterator[Change]:
+        assert self.previous is not None
+        latest = _latest(self.previous.dump, self.copies)
+        for key, obs in lost:
+            gone = observation(key, preferred(obs), self.previous.dump, latest)
+            yield Change("placement", key, responsible_pass(latest[0], ds.dump), ds.dump.index, gone, None)
 
 
 def _positional(key: str) -> bool:
@@ -216,14 +251,6 @@ def _renamed(key: str, before: tuple[Names, list[Sighting]], after: tuple[Names,
     (names_a, seen_a), (names_b, seen_b) = before, after
     a, b = seen_a[0][0], seen_b[0][0]
     return (defined_as(names_a, key), a.op, a.shape) != (defined_as(names_b, key), b.op, b.shape)
-
-
-def _gained(previous: _Fresh, ds: DumpSites, key: str) -> bool:
-    """Whether a value sharded here but not in the dump before is one both dumps hold: the same name
-    defined as the same thing, or a result of the same module (results go by position)."""
-    if key.startswith("result["):
-        return previous.dump.module == ds.dump.module
-    return same_value(previous.names, ds.names, key)
 
 
 def _latest(dump: Dump, copies: dict[int, tuple[Dump, int]]) -> tuple[Dump, int]:

@@ -143,7 +143,7 @@ class SiteReader:
         self._names = scan.names
         self._scopes: list[Scope] = [(n, None, e) if k == "func" else (None, n, e) for n, k, e in scan.scopes]
         self._prefixes = ["" if f is None or e else f"@{f}:" for f, _, e in self._scopes]  # of a key by name
-        self._parts: dict[tuple[int, int, int, bool], Parts] = {}
+        self._parts: dict[tuple[int, int, int, bool], Reading | Parts] = {}
         self._parts_facts: DumpFacts | None = None
         self._readings: dict[Reading, Reading] = {}
 
@@ -175,37 +175,36 @@ class SiteReader:
         col, a, b = self.table.col, sites.start, sites.stop
         rows = zip(*(col[c][a:b] for c in ("value", "name", "scope", "param", "flags", "shapes", "op", "line", "col")))
         out: dict[str, list[Sighting]] = {}
-        sharded, known, key_of, lines = self._sharded, self._parts, self._key, self.lines
+        sharded, known, names, prefixes, lines = self._sharded, self._parts, self._names, self._prefixes, self.lines
         for v, nm, sc, pm, fl, sh, op, line, c in rows:
             if not sharded[v] or nm == NONE:
                 continue
-            key = key_of(nm, sc, pm, fl)
+            name, line = names[nm], line + lines
+            if not fl and pm == NONE and name[:1] == "%":  # most sites: a plain %name (see ``value_key``)
+                key: str | None = name if sc == NONE else prefixes[sc] + name
+            else:
+                key = self._key(name, sc, pm, fl)
             if key is None:
                 continue
             whole = key == "result"
             parts = known.get((v, sh, op, whole))
             if parts is None:
                 parts = known[v, sh, op, whole] = self._read(v, sh, op, key, facts)
-            line += lines
+            if isinstance(parts, Reading):  # one tensor, under the key itself
+                out.setdefault(key, []).append((parts, line, c))
+                continue
             for part, reading in parts:
-                k = part if whole else key + part
-                got = out.get(k)
-                if got is None:
-                    out[k] = [(reading, line, c)]
-                else:
-                    got.append((reading, line, c))
+                out.setdefault(part if whole else key + part, []).append((reading, line, c))
         return out
 
-    def _key(self, nm: int, sc: int, pm: int, fl: int) -> str | None:
-        """``value_key`` of a site, that of most (a plain ``%name`` off any signature) without asking it."""
-        name = self._names[nm]
-        if not fl and pm == NONE and name[:1] == "%":
-            return name if sc == NONE else self._prefixes[sc] + name
+    def _key(self, name: str, sc: int, pm: int, fl: int) -> str | None:
+        """``value_key`` of a site named ``name`` (None for a module's own sharding)."""
         if not name or name == "module":
             return None
         return value_key(name, self._scopes[sc] if sc != NONE else _NO_SCOPE, None if pm == NONE else pm, fl)
 
-    def _read(self, v: int, sh: int, op: int, key: str, facts: DumpFacts) -> Parts:
+    def _read(self, v: int, sh: int, op: int, key: str, facts: DumpFacts) -> Reading | Parts:
+        """The readings of a value, one per tensor (the value itself for a lone tensor under its key)."""
         kind, site, _, text, data, _ = self.table.value(v)
         shapes = None if sh == NONE else self.scan.shapes[sh]
         rank = len(shapes[0]) if shapes is not None and len(shapes) == 1 else None
@@ -217,10 +216,11 @@ class SiteReader:
         why = err.message if err is not None else None
         the_op = None if op == NONE else self.scan.ops[op]
         form = "hlo" if kind is SiteKind.HLO else "sdy"
-        return tuple(
+        parts = tuple(
             (part, self._interned(_reading(form, t, val, facts, rank=rank, parse_error=why, op=the_op, shape=shape)))
             for part, t, val in elements
         )
+        return parts[0][1] if len(parts) == 1 and parts[0][0] == "" and key != "result" else parts
 
     def _interned(self, r: Reading) -> Reading:
         """One object per distinct reading (another attribute may say the same): equal ones compare by ``is``."""
