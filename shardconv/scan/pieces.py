@@ -23,11 +23,11 @@ Read = Callable[[int], bytes]
 
 def scan_pieces(path: str, *, names: bool = False) -> Iterator[tuple[Scan, int]]:
     """The scans of the pieces of ``path`` (``-``: stdin), each with how many lines come before it;
-    OSError when it cannot be read. What is not a regular file comes whole, as one piece."""
+    OSError when it cannot be read. What is not a regular file, or is one piece at most, comes whole."""
     if path == "-":
         yield from _pieces(sys.stdin.buffer.read, path, names)
         return
-    if not _regular(path):
+    if _size(path) <= PIECE_BYTES:
         yield scan_input(path, names=names), 0  # with the scan's own error, if it cannot be read
         return
     with open(path, "rb") as f:
@@ -38,12 +38,13 @@ def scan_pieces(path: str, *, names: bool = False) -> Iterator[tuple[Scan, int]]
         _check_size(path, os.fstat(f.fileno()).st_size, expected, read.total if not skipped else expected)
 
 
-def _regular(path: str) -> bool:
-    """Whether ``path`` is a regular file this process may read."""
+def _size(path: str) -> int:
+    """The size of a regular file this process may read; 0 for anything else (read whole, by the scan)."""
     try:
-        return stat.S_ISREG(os.stat(path).st_mode) and os.access(path, os.R_OK)
+        st = os.stat(path)
     except OSError:
-        return False
+        return 0
+    return st.st_size if stat.S_ISREG(st.st_mode) and os.access(path, os.R_OK) else 0
 
 
 class _Counted:

@@ -145,7 +145,6 @@ class SiteReader:
         self._prefixes = ["" if f is None or e else f"@{f}:" for f, _, e in self._scopes]  # of a key by name
         self._parts: dict[tuple[int, int, int, bool], Reading | Parts] = {}
         self._parts_facts: DumpFacts | None = None
-        self._readings: dict[Reading, Reading] = {}
 
     def line(self, i: int) -> int:
         """The line site ``i`` sits on."""
@@ -171,7 +170,7 @@ class SiteReader:
         """Every sharded value of one dump by key, in order of first sighting (a value carrying an HLO
         and an sdy sharding has both)."""
         if facts != self._parts_facts:
-            self._parts, self._parts_facts, self._readings = {}, facts, {}
+            self._parts, self._parts_facts = {}, facts
         col, a, b = self.table.col, sites.start, sites.stop
         rows = zip(*(col[c][a:b] for c in ("value", "name", "scope", "param", "flags", "shapes", "op", "line", "col")))
         out: dict[str, list[Sighting]] = {}
@@ -217,14 +216,16 @@ class SiteReader:
         the_op = None if op == NONE else self.scan.ops[op]
         form = "hlo" if kind is SiteKind.HLO else "sdy"
         parts = tuple(
-            (part, self._interned(_reading(form, t, val, facts, rank=rank, parse_error=why, op=the_op, shape=shape)))
+            (part, _interned(_reading(form, t, val, facts, rank=rank, parse_error=why, op=the_op, shape=shape)))
             for part, t, val in elements
         )
         return parts[0][1] if len(parts) == 1 and parts[0][0] == "" and key != "result" else parts
 
-    def _interned(self, r: Reading) -> Reading:
-        """One object per distinct reading (another attribute may say the same): equal ones compare by ``is``."""
-        return self._readings.setdefault(r, r)
+
+@lru_cache(maxsize=1 << 14)
+def _interned(r: Reading) -> Reading:
+    """One object per distinct reading, whatever the scan (equal ones then compare by ``is``)."""
+    return r
 
 
 def dump_facts(
