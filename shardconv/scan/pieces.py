@@ -16,7 +16,7 @@ from shardconv.scan.native import READ_SIZE, fed_scan, scan_bytes, sniff, sniff_
 if TYPE_CHECKING:
     from shardconv._native import Scan
 
-PIECE_BYTES = 1 << 20  # a piece ends at the first dump line past this many bytes
+PIECE_BYTES = 1 << 21  # a piece ends at the first dump line past this many bytes
 _DUMP_LINE = b"\n// -----// IR Dump"
 Read = Callable[[int], bytes]
 

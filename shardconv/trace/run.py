@@ -1,5 +1,6 @@
-"""The I/O edge of trace/: reads each log in one native scan (every site with its own value name and
-place) and follows each value from dump to dump."""
+"""The I/O edge of trace/: reads each log through native scans of a piece of whole dumps each (every
+site with its own value name and place, read from the scan's columns) and follows each value from dump
+to dump."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from shardconv.core.errors import ShardingValidationError
 from shardconv.scan.pieces import scan_pieces
-from shardconv.scan.columns import kind_of, site_column
+from shardconv.scan.columns import kind_of, sites_of
 from shardconv.scan.native import site_at, site_count
 from shardconv.scan.sites import SiteKind
 from shardconv.trace.changes import Change, classify, counterparts, preferred
@@ -91,7 +92,7 @@ def _scans(path: str) -> Iterator[tuple[Scan, int]]:
 def module_headers(scan: Scan, path: str) -> list[Header]:
     """The scan's module header sites (``HloModule``, ``module``, ``// -----``), with their indices."""
     header_values = {i for i, v in enumerate(scan.values) if kind_of(v[0]) is SiteKind.MODULE_START}
-    return [(i, site_at(scan, i, path)) for i, v in enumerate(site_column(scan, "value")) if v in header_values]
+    return [(i, site_at(scan, i, path)) for i in sites_of(scan, header_values)]
 
 
 def _defined(scan: Scan, segments: Sequence[int]) -> Names:

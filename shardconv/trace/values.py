@@ -5,6 +5,7 @@ its placement computed on the mesh in force in that dump."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding, TensorShardingPerValue
 from shardconv.core.placement import Placement, PlacementKey, placement, placement_key
-from shardconv.scan.columns import NONE, kind_of
+from shardconv.scan.columns import NONE, kind_of, sites_of
 from shardconv.scan.modules import named_mesh
 from shardconv.scan.native import columns, site_at
 from shardconv.scan.sites import Shape, SiteKind, ValueSite
@@ -138,7 +139,8 @@ class SiteReader:
         self.table = columns(scan)
         kinds = [kind_of(v[0]) for v in scan.values]
         self._sharded = [k in SHARDING_KINDS for k in kinds]
-        self._facts = {i for i, k in enumerate(kinds) if k in (SiteKind.SDY_MESH, SiteKind.NUM_PARTITIONS)}
+        fact_values = {i for i, k in enumerate(kinds) if k in (SiteKind.SDY_MESH, SiteKind.NUM_PARTITIONS)}
+        self._fact_sites = sites_of(scan, fact_values)  # meshes and num_partitions headers: few
         self._hlo = {i for i, k in enumerate(kinds) if k is SiteKind.HLO}
         self._names = scan.names
         self._scopes: list[Scope] = [(n, None, e) if k == "func" else (None, n, e) for n, k, e in scan.scopes]
@@ -152,8 +154,7 @@ class SiteReader:
 
     def facts(self, sites: range, inherited: DumpFacts | None) -> DumpFacts:
         """The meshes and device count of the dump made of ``sites`` (see ``dump_facts``)."""
-        values = self.table.col["value"][sites.start:sites.stop]
-        found = [i for i, v in enumerate(values, sites.start) if v in self._facts]
+        found = self._fact_sites[bisect_left(self._fact_sites, sites.start):bisect_left(self._fact_sites, sites.stop)]
         return dump_facts([site_at(self.scan, i, self.path) for i in found], inherited, lambda: self._tiled(sites))
 
     def _tiled(self, sites: range) -> int | None:
