@@ -177,18 +177,19 @@ class _Follower:
             yield Seen(ds.dump, len(seen), len(lost), by)
         else:
             yield Seen(ds.dump, len(seen))
-        gained = self._gained(ds, seen)
+        gained, dump, count, names = self._gained(ds, seen), ds.dump, self.count, ds.names
         for key, obs in seen.items():
             if not keep(key):
                 continue
             prev = last.get(key)
+            last[key] = (dump, obs, count, names)
+            if prev is not None:  # (a key first seen goes to the end as it is added)
+                last.move_to_end(key)
             change = self._gain(key, obs, ds) if key in gained else None if prev is None else self._changed(
                 key, prev, obs, ds
             )
             if change is not None:
                 yield change
-            last[key] = (ds.dump, obs, self.count, ds.names)
-            last.move_to_end(key)
         if previous is not None and not stripped:
             yield from self._losses(lost, ds)
         while last and next(iter(last.values()))[2] <= self.count - FORGET:

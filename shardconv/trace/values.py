@@ -127,6 +127,7 @@ class DumpFacts:
 Scope = tuple[str | None, str | None, bool]  # the function, the computation, whether it is the entry one
 _NO_SCOPE: Scope = (None, None, False)
 _ROOT, _SIGNATURE = 1, 2  # the scan's site flags
+_UNKNOWN = "\0"  # no key worked out yet (no key is this)
 Parts = tuple[tuple[str, Reading], ...]  # per tensor: its key's suffix (the whole key for ``result``), its reading
 
 
@@ -147,6 +148,7 @@ class SiteReader:
         self._prefixes = ["" if f is None or e else f"@{f}:" for f, _, e in self._scopes]  # of a key by name
         self._parts: dict[tuple[int, int, int, bool], Reading | Parts] = {}
         self._parts_facts: DumpFacts | None = None
+        self._keys: dict[tuple[str, int, int, int], str | None] = {}
 
     def line(self, i: int) -> int:
         """The line site ``i`` sits on."""
@@ -179,29 +181,47 @@ class SiteReader:
         for v, nm, sc, pm, fl, sh, op, line, c in rows:
             if not sharded[v] or nm == NONE:
                 continue
-            name, line = names[nm], line + lines
-            if not fl and pm == NONE and name[:1] == "%":  # most sites: a plain %name (see ``value_key``)
-                key: str | None = name if sc == NONE else prefixes[sc] + name
-            else:
-                key = self._key(name, sc, pm, fl)
-            if key is None:
+            name = names[nm]
+            if fl or pm != NONE or name[:1] != "%":  # an argument, a result, an HLO name without its %
+                for k, reading in self._positioned(v, sh, op, (name, sc, pm, fl), facts):
+                    out.setdefault(k, []).append((reading, line + lines, c))
                 continue
-            whole = key == "result"
-            parts = known.get((v, sh, op, whole))
+            key = name if sc == NONE else prefixes[sc] + name  # most sites: a plain %name (see ``value_key``)
+            parts = known.get((v, sh, op, False))
             if parts is None:
-                parts = known[v, sh, op, whole] = self._read(v, sh, op, key, facts)
+                parts = known[v, sh, op, False] = self._read(v, sh, op, key, facts)
             if isinstance(parts, Reading):  # one tensor, under the key itself
-                out.setdefault(key, []).append((parts, line, c))
+                out.setdefault(key, []).append((parts, line + lines, c))
                 continue
             for part, reading in parts:
-                out.setdefault(part if whole else key + part, []).append((reading, line, c))
+                out.setdefault(key + part, []).append((reading, line + lines, c))
         return out
 
+    def _positioned(
+        self, v: int, sh: int, op: int, where: tuple[str, int, int, int], facts: DumpFacts
+    ) -> list[tuple[str, Reading]]:
+        """(key, reading) per tensor of a site ``value_key`` has to name (``where``: its name, scope,
+        parameter and flags); none for a module's own sharding."""
+        key = self._key(*where)
+        if key is None:
+            return []
+        whole = key == "result"
+        parts = self._parts.get((v, sh, op, whole))
+        if parts is None:
+            parts = self._parts[v, sh, op, whole] = self._read(v, sh, op, key, facts)
+        if isinstance(parts, Reading):
+            return [(key, parts)]
+        return [(part if whole else key + part, reading) for part, reading in parts]
+
     def _key(self, name: str, sc: int, pm: int, fl: int) -> str | None:
-        """``value_key`` of a site named ``name`` (None for a module's own sharding)."""
-        if not name or name == "module":
-            return None
-        return value_key(name, self._scopes[sc] if sc != NONE else _NO_SCOPE, None if pm == NONE else pm, fl)
+        """``value_key`` of a site named ``name`` (None for a module's own sharding); remembered, as the
+        arguments of every dump of a log are the same."""
+        known = self._keys.get((name, sc, pm, fl), _UNKNOWN)
+        if known is _UNKNOWN:
+            scope = self._scopes[sc] if sc != NONE else _NO_SCOPE
+            known = None if not name or name == "module" else value_key(name, scope, None if pm == NONE else pm, fl)
+            self._keys[name, sc, pm, fl] = known
+        return known
 
     def _read(self, v: int, sh: int, op: int, key: str, facts: DumpFacts) -> Reading | Parts:
         """The readings of a value, one per tensor (the value itself for a lone tensor under its key)."""
