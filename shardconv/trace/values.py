@@ -182,11 +182,16 @@ class SiteReader:
             if not sharded[v] or nm == NONE:
                 continue
             name = names[nm]
-            if fl or pm != NONE or name[:1] != "%":  # an argument, a result, an HLO name without its %
+            if fl or pm != NONE:  # an argument, a result, a parameter
                 for k, reading in self._positioned(v, sh, op, (name, sc, pm, fl), facts):
                     out.setdefault(k, []).append((reading, line + lines, c))
                 continue
-            key = name if sc == NONE else prefixes[sc] + name  # most sites: a plain %name (see ``value_key``)
+            if name[:1] != "%":  # (most sites: a plain %name, its own key but for its function)
+                named = None if not name or name == "module" else _by_name(name)
+                if named is None:
+                    continue
+                name = named
+            key = name if sc == NONE else prefixes[sc] + name  # (see ``value_key``)
             parts = known.get((v, sh, op, False))
             if parts is None:
                 parts = known[v, sh, op, False] = self._read(v, sh, op, key, facts)
@@ -290,12 +295,20 @@ def value_key(name: str, scope: Scope, param: int | None, flags: int) -> str | N
     m = _ARG.match(name)
     if flags & _SIGNATURE and m is not None:
         name = f"arg[{m.group(1)}]"
-    elif name.startswith("result["):
-        if not flags & _SIGNATURE:
+    elif not (flags & _SIGNATURE and name.startswith("result[")):
+        named = _by_name(name)
+        if named is None:
             return None
-    elif not name.startswith("%"):
-        name = "%" + name  # an HLO instruction printed without its %
+        name = named
     return name if function is None or entry else f"@{function}:{name}"
+
+
+def _by_name(name: str) -> str | None:
+    """The key of a value followed by its name, before its function: the name with its ``%`` (an HLO
+    instruction is printed without one); None for a result outside a signature (nothing to follow)."""
+    if name.startswith("%"):
+        return name
+    return None if name.startswith("result[") else "%" + name
 
 
 Element = tuple[str, str, HloSharding | TensorSharding | None]  # key suffix (or whole key), text, value
