@@ -167,7 +167,7 @@ class _Follower:
         self.facts = ds.reader.facts(ds.sites, self.facts)
         seen = ds.reader.sightings(ds.sites, self.facts)
         self.count += 1
-        previous, keep, last = self.previous, self.keep, self.last
+        previous, last = self.previous, self.last
         lost = self._lost(ds, seen)
         # every value but the entry's arguments and results lost its sharding: the module is partitioned
         stripped = bool(lost) and all(key.startswith(_BY_POSITION) for key in seen)
@@ -177,7 +177,18 @@ class _Follower:
             yield Seen(ds.dump, len(seen), len(lost), by)
         else:
             yield Seen(ds.dump, len(seen))
-        gained, dump, count, names = self._gained(ds, seen), ds.dump, self.count, ds.names
+        yield from self._changes(ds, seen)
+        if previous is not None and not stripped:
+            yield from self._losses(lost, ds)
+        while last and next(iter(last.values()))[2] <= self.count - FORGET:
+            last.popitem(last=False)
+        self.previous = _Fresh(ds.dump, seen, ds.names)
+
+    def _changes(self, ds: DumpSites, seen: dict[str, list[Sighting]]) -> Iterator[Change]:
+        """The values of ``ds`` that gained their sharding or changed since last seen, in its order; each
+        now last seen here."""
+        gained, keep, last = self._gained(ds, seen), self.keep, self.last
+        dump, count, names = ds.dump, self.count, ds.names
         for key, obs in seen.items():
             if not keep(key):
                 continue
@@ -190,11 +201,6 @@ class _Follower:
             )
             if change is not None:
                 yield change
-        if previous is not None and not stripped:
-            yield from self._losses(lost, ds)
-        while last and next(iter(last.values()))[2] <= self.count - FORGET:
-            last.popitem(last=False)
-        self.previous = _Fresh(ds.dump, seen, ds.names)
 
     def _lost(self, ds: DumpSites, seen: dict[str, list[Sighting]]) -> list[tuple[str, list[Sighting]]]:
         """The values sharded in the dump before, not here, that both dumps define alike."""
