@@ -25,4 +25,21 @@ def site_column(scan: Scan, name: str) -> memoryview:
     return memoryview(scan.columns[name]).cast("Q" if name in _WIDE else "I")
 
 
-__all__ = ["NONE", "kind_of", "site_column"]
+def sites_of(scan: Scan, values: set[int]) -> list[int]:
+    """The sites holding any of the distinct ``values``, in order, found by searching the value column's
+    bytes (a few values among many sites: module headers, meshes) rather than reading every site."""
+    raw = scan.columns["value"]
+    found: list[int] = []
+    for v in values:
+        word = v.to_bytes(4, "little")
+        i = raw.find(word)
+        while i >= 0:
+            if i % 4 == 0:
+                found.append(i // 4)
+                i = raw.find(word, i + 4)
+            else:
+                i = raw.find(word, i + 1)
+    return sorted(found)
+
+
+__all__ = ["NONE", "kind_of", "site_column", "sites_of"]

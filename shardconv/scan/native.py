@@ -116,17 +116,36 @@ def scan_stream(
     every_site: bool = True,
 ) -> Scan:
     """Scan a binary stream (stdin for ``-``) to its end, fed to the core piece by piece."""
-    core = _core()
-    opts = _options(chunk, max_line, overlap, names, every_site)
-    scanner = _guarded("the stream", lambda: core.Scanner(**opts))
+    fed = Fed("the stream", _options(chunk, max_line, overlap, names, every_site))
     while piece := stream.read(READ_SIZE):  # OSError passes through
-        _guarded("the stream", lambda: scanner.feed(piece))  # called in this iteration
-    scan: Scan = _guarded("the stream", scanner.finish)
-    return scan
+        fed.feed(piece)
+    return fed.finish()
 
 
-class _Columns:
-    """One scan's columns as memoryviews, and its values decoded once each, on first use."""
+class Fed:
+    """A scan fed piece by piece (a stream; a pass log cut into pieces), ``what`` naming it in errors."""
+
+    def __init__(self, what: str, opts: dict[str, int | bool]) -> None:
+        core = _core()
+        self.what = what
+        self.scanner = _guarded(what, lambda: core.Scanner(**opts))
+
+    def feed(self, data: bytes) -> None:
+        _guarded(self.what, lambda: self.scanner.feed(data))
+
+    def finish(self) -> Scan:
+        scan: Scan = _guarded(self.what, self.scanner.finish)
+        return scan
+
+
+def fed_scan(what: str, *, names: bool = False, every_site: bool = True) -> Fed:
+    """A scan to feed piece by piece, with the default chunking."""
+    return Fed(what, _options(None, None, None, names, every_site))
+
+
+class Columns:
+    """One scan's columns as memoryviews, and its values decoded once each, on first use: what reads a
+    scan site by site without building a ``ValueSite`` per site (trace) goes through this."""
 
     def __init__(self, scan: Scan) -> None:
         self.scan = scan
@@ -145,13 +164,14 @@ class _Columns:
         return got
 
 
-_last: _Columns | None = None
+_last: Columns | None = None
 
 
-def _columns(scan: Scan) -> _Columns:
+def columns(scan: Scan) -> Columns:
+    """The columns of ``scan`` (those of the last scan asked for are kept: its sites are read in turn)."""
     global _last
     if _last is None or _last.scan is not scan:
-        _last = _Columns(scan)
+        _last = Columns(scan)
     return _last
 
 
@@ -162,7 +182,7 @@ def site_count(scan: Scan) -> int:
 
 def site_at(scan: Scan, i: int, path: str) -> ValueSite:
     """The ``i``-th site of ``scan`` as a ``ValueSite`` (``path`` names the file it came from)."""
-    c = _columns(scan)
+    c = columns(scan)
     col = c.col
     kind, site, raw, text, data, enc = c.value(col["value"][i])
     name, shapes, scope, op, param = col["name"][i], col["shapes"][i], col["scope"][i], col["op"][i], col["param"][i]
@@ -211,6 +231,6 @@ def iter_sites(scan: Scan, path: str) -> Iterator[ValueSite]:
 
 
 __all__ = [
-    "ScanError", "iter_sites", "scan_bytes", "scan_path", "scan_stream", "site_at", "site_count", "sniff",
-    "sniff_bytes",
+    "Columns", "Fed", "ScanError", "columns", "fed_scan", "iter_sites", "scan_bytes", "scan_path", "scan_stream",
+    "site_at", "site_count", "sniff", "sniff_bytes",
 ]

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shardconv.core.placement import differing_devices
-from shardconv.trace.values import Observation
+from shardconv.trace.values import Observation, Sighting
 
 KINDS = ("placement", "mesh", "spelling")
 _FORM_PREFERENCE = ("sdy", "hlo")  # a value carrying both is compared like with like, sdy first
@@ -26,21 +26,23 @@ class Change:
     devices: tuple[int, ...] = ()  # placement: the devices that now hold different data
 
 
-def preferred(observed: Sequence[Observation]) -> Observation:
+def preferred(observed: Sequence[Sighting]) -> Sighting:
     """The sharding a value carrying several (an HLO and an sdy one) is shown by: sdy first."""
     for form in _FORM_PREFERENCE:
-        found = next((o for o in observed if o.form == form), None)
+        found = next((o for o in observed if o[0].form == form), None)
         if found is not None:
             return found
     return observed[0]
 
 
-def counterparts(before: Sequence[Observation], after: Sequence[Observation]) -> tuple[Observation, Observation]:
+def counterparts(before: Sequence[Sighting], after: Sequence[Sighting]) -> tuple[Sighting, Sighting]:
     """The two shardings of one value to compare: the same form on both sides when there is one, else
     each side's first."""
+    if len(before) == 1 and len(after) == 1:  # most values: one sharding each
+        return before[0], after[0]
     for form in _FORM_PREFERENCE:
-        a = next((o for o in before if o.form == form), None)
-        b = next((o for o in after if o.form == form), None)
+        a = next((o for o in before if o[0].form == form), None)
+        b = next((o for o in after if o[0].form == form), None)
         if a is not None and b is not None:
             return a, b
     return before[0], after[0]

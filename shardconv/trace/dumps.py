@@ -8,9 +8,13 @@ import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from shardconv.scan.sites import ValueSite
 from shardconv.text.files import special_kind
+
+if TYPE_CHECKING:
+    from shardconv.trace.values import SiteReader
 
 # ``// -----// IR Dump After AnalyzeMeshPass Failed (analyze-mesh) ('builtin.module' operation: @m) //----- //``
 # (older MLIR) and ``// -----// IR Dump Before CanonicalizerPass: canonicalize{...} //----- //`` (newer).
@@ -58,11 +62,12 @@ class Dump:
 
 @dataclass(frozen=True)
 class DumpSites:
-    """A dump and the value sites found in it, in file order (module headers left out), with every value
-    it defines, sharded or not (see trace/names.py)."""
+    """A dump and where its value sites are in its scan (read through ``reader``, in file order), with
+    every value it defines, sharded or not (see trace/names.py)."""
 
     dump: Dump
-    sites: list[ValueSite]
+    reader: SiteReader
+    sites: range  # the scan's sites it holds (module headers among them are not values)
     names: Mapping[bytes, bytes]  # value name -> its op or type
 
 

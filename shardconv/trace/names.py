@@ -6,7 +6,7 @@ value). The native scan reads them (``Scan.defined``); this is how trace asks th
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 # ``@f:%0:in[1]``: the function (its name may hold ":"), the value, and the part of it.
@@ -36,6 +36,21 @@ def key_parts(key: str) -> KeyParts:
     return KeyParts(m.group("value"), m.group("part") or "")
 
 
+def defined_alike(a: Names, b: Names, keys: Iterable[str]) -> list[str]:
+    """The ``keys`` that pass ``same_value``, in order (pass as ``a`` the dump least likely to define
+    them: it is asked first). Most keys, a plain ``%name``, are looked up here."""
+    out: list[str] = []
+    for key in keys:
+        if _plain(key):
+            name = key.encode()
+            what = a.get(name)
+            if what is not None and b.get(name) == what:
+                out.append(key)
+        elif same_value(a, b, key):
+            out.append(key)
+    return out
+
+
 def same_value(a: Names, b: Names, key: str) -> bool:
     """Whether two dumps both define the value ``key`` stands for, as the same thing (the same op, or
     type). A function result, followed by position only, never is: its place in the text has no name."""
@@ -46,11 +61,15 @@ def same_value(a: Names, b: Names, key: str) -> bool:
 def defined_as(names: Names, key: str) -> bytes | None:
     """What a dump defines the value ``key`` stands for as (its op, or type); None when it does not
     define it by name (a function result is followed by position only: its place has no name)."""
-    plain = key[0] == "%" and "#" not in key and ":" not in key  # most keys: the value itself
-    value = key if plain else key_parts(key).value
+    value = key if _plain(key) else key_parts(key).value
     if value.startswith("result["):
         return None
     return names.get(value.encode())
 
 
-__all__ = ["KeyParts", "Names", "defined_as", "key_parts", "same_value"]
+def _plain(key: str) -> bool:
+    """Most keys: the value's name itself, no function, element or part."""
+    return key[0] == "%" and "#" not in key and ":" not in key
+
+
+__all__ = ["KeyParts", "Names", "defined_alike", "defined_as", "key_parts", "same_value"]

@@ -1,5 +1,6 @@
-"""The I/O edge of trace/: reads each log in one native scan (every site with its own value name and
-place) and follows each value from dump to dump."""
+"""The I/O edge of trace/: reads each log through native scans of a piece of whole dumps each (every
+site with its own value name and place, read from the scan's columns) and follows each value from dump
+to dump."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from shardconv.core.errors import ShardingValidationError
-from shardconv.scan.inputs import scan_input
-from shardconv.scan.columns import kind_of, site_column
+from shardconv.scan.pieces import scan_pieces
+from shardconv.scan.columns import kind_of, sites_of
 from shardconv.scan.native import site_at, site_count
 from shardconv.scan.sites import SiteKind
 from shardconv.trace.changes import Change, classify, counterparts, preferred
@@ -25,8 +26,8 @@ from shardconv.trace.dumps import (
     split_dumps,
     xla_step,
 )
-from shardconv.trace.names import Names, defined_as, key_parts, same_value
-from shardconv.trace.values import DumpFacts, Observation, dump_facts, observations
+from shardconv.trace.names import Names, defined_alike, defined_as, key_parts
+from shardconv.trace.values import DumpFacts, Sighting, SiteReader, observation
 
 if TYPE_CHECKING:
     from shardconv._native import Scan
@@ -51,36 +52,47 @@ class Seen:
 
 
 def read_dumps(path: str, first_index: int, base: Dump | None = None) -> Iterator[DumpSites | Repeat]:
-    """The dumps of one file (``-`` is stdin). In a pass log, a dump whose text is that of the dump
-    before it again (after its ``// -----//`` line) comes as a ``Repeat``: its sites are never made."""
-    try:
-        scan = scan_input(path, names=True)
-    except OSError as e:
-        raise LogError(f"{path}: {e.strerror or e}") from None
-    if scan.kind == "skip":
-        raise LogError(f"{path}: {scan.reason}")
-    headers = module_headers(scan, path)
-    heads = {h for h, _ in headers}
+    """The dumps of one file (``-`` is stdin), scanned a piece of whole dumps at a time. In a pass log, a
+    dump whose text is that of the dump before it again (after its ``// -----//`` line) comes as a
+    ``Repeat``: its sites are never read."""
     last: tuple[int, tuple[object, ...]] | None = None  # the dump before: its line and text digest
-    found = False
-    for r in split_dumps(headers, site_count(scan), lambda i: site_at(scan, i, path).line, path, first_index, base):
-        found = True
-        digest = _digest(scan, r) if r.dump.pass_name is not None and base is None else None
-        if digest is not None and last is not None and last[1] == digest:
-            yield Repeat(r.dump, r.dump.line - last[0])
-            last = (r.dump.line, digest)
-            continue
-        last = (r.dump.line, digest) if digest is not None else None
-        sites = [site_at(scan, i, path) for i in range(r.start, r.stop) if i not in heads]
-        yield DumpSites(r.dump, sites, _defined(scan, r.segments))
-    if not found:
+    index = first_index
+    for scan, lines in _scans(path):
+        reader = SiteReader(scan, path, lines)
+        headers = [(i, replace(h, line=h.line + lines)) for i, h in module_headers(scan, path)]
+        for r in split_dumps(headers, site_count(scan), reader.line, path, index, base):
+            index = r.dump.index + 1
+            digest = _digest(scan, r) if r.dump.pass_name is not None and base is None else None
+            if digest is not None and last is not None and last[1] == digest:
+                yield Repeat(r.dump, r.dump.line - last[0])
+                last = (r.dump.line, digest)
+                continue
+            last = (r.dump.line, digest) if digest is not None else None
+            yield DumpSites(r.dump, reader, range(r.start, r.stop), _defined(scan, r.segments))
+    if index == first_index:
         raise LogError(f"{path}: no HLO or MLIR dump found")
+
+
+def _scans(path: str) -> Iterator[tuple[Scan, int]]:
+    """The scans of ``path``'s pieces, each with the lines before it; LogError when it cannot be read
+    or is not IR."""
+    pieces = scan_pieces(path, names=True)
+    while True:
+        try:
+            got = next(pieces, None)
+        except OSError as e:
+            raise LogError(f"{path}: {e.strerror or e}") from None
+        if got is None:
+            return
+        if got[0].kind == "skip":
+            raise LogError(f"{path}: {got[0].reason}")
+        yield got
 
 
 def module_headers(scan: Scan, path: str) -> list[Header]:
     """The scan's module header sites (``HloModule``, ``module``, ``// -----``), with their indices."""
     header_values = {i for i, v in enumerate(scan.values) if kind_of(v[0]) is SiteKind.MODULE_START}
-    return [(i, site_at(scan, i, path)) for i, v in enumerate(site_column(scan, "value")) if v in header_values]
+    return [(i, site_at(scan, i, path)) for i in sites_of(scan, header_values)]
 
 
 def _defined(scan: Scan, segments: Sequence[int]) -> Names:
@@ -109,8 +121,14 @@ class _Fresh:
     """The last dump read fresh: its values, and every name it defines."""
 
     dump: Dump
-    seen: dict[str, list[Observation]]
+    seen: dict[str, list[Sighting]]
     names: Names
+
+
+# Where a value was last seen: the dump read fresh that held it, its sightings there, that dump's count
+# and every name it defines (another op or type under the same name is another value). A tuple: one is
+# made per value per dump.
+_Last = tuple[Dump, list[Sighting], int, Names]
 
 
 def follow(
@@ -120,60 +138,111 @@ def follow(
     seen in (placement computed on the mesh in force in each dump), and against the dump before: a value
     it defines with a sharding on one side only gained or lost it. A value missing from the last
     ``FORGET`` dumps read fresh is forgotten (memory stays flat whatever the names)."""
-    # by key, oldest sighting first: the dump last read fresh that held it, that dump's count, and what
-    # that dump defines it as (another op or type under the same name is another value)
-    last: OrderedDict[str, tuple[Dump, list[Observation], int, Identity]] = OrderedDict()
-    copies: dict[int, tuple[Dump, int]] = {}  # a dump read fresh -> its latest copy (Repeat), lines moved
-    facts: DumpFacts | None = None
-    previous: _Fresh | None = None
-    count = 0
+    follower = _Follower(keep)
     for ds in dumps:
-        if isinstance(ds, Repeat):  # the dump before again: no change, its values now sit here too
-            assert previous is not None
-            index = previous.dump.index
-            copies[index] = (ds.dump, (copies[index][1] if index in copies else 0) + ds.delta)
-            yield Seen(ds.dump, len(previous.seen))
-            continue
-        facts = dump_facts(ds.sites, facts)
-        seen = observations(ds.dump.index, ds.sites, facts)
-        count += 1
-        lost = [] if previous is None else [
-            (key, obs) for key, obs in previous.seen.items()
-            if key not in seen and keep(key) and same_value(previous.names, ds.names, key)
-        ]
+        yield from follower.repeat(ds) if isinstance(ds, Repeat) else follower.fresh(ds)
+
+
+class _Follower:
+    """What following one sequence of dumps remembers: where each value was last seen, the dump read
+    fresh before, and the copies (Repeats) of the dumps read fresh."""
+
+    def __init__(self, keep: ValueFilter) -> None:
+        self.keep = keep
+        self.last: OrderedDict[str, _Last] = OrderedDict()  # by key, oldest sighting first
+        self.copies: dict[int, tuple[Dump, int]] = {}  # a dump read fresh -> its latest copy, lines moved
+        self.facts: DumpFacts | None = None
+        self.previous: _Fresh | None = None
+        self.count = 0
+
+    def repeat(self, ds: Repeat) -> Iterator[Seen]:
+        """The dump before again: no change, its values now sit here too."""
+        assert self.previous is not None
+        index = self.previous.dump.index
+        self.copies[index] = (ds.dump, (self.copies[index][1] if index in self.copies else 0) + ds.delta)
+        yield Seen(ds.dump, len(self.previous.seen))
+
+    def fresh(self, ds: DumpSites) -> Iterator[Seen | Change]:
+        """A dump read fresh, then its changes: gained and changed values in its order, then lost ones."""
+        self.facts = ds.reader.facts(ds.sites, self.facts)
+        seen = ds.reader.sightings(ds.sites, self.facts)
+        self.count += 1
+        previous, last = self.previous, self.last
+        lost = self._lost(ds, seen)
         # every value but the entry's arguments and results lost its sharding: the module is partitioned
         stripped = bool(lost) and all(key.startswith(_BY_POSITION) for key in seen)
         if stripped:
             assert previous is not None
-            yield Seen(ds.dump, len(seen), len(lost), responsible_pass(_latest(previous.dump, copies)[0], ds.dump))
+            by = responsible_pass(_latest(previous.dump, self.copies)[0], ds.dump)
+            yield Seen(ds.dump, len(seen), len(lost), by)
         else:
             yield Seen(ds.dump, len(seen))
+        yield from self._changes(ds, seen)
+        if previous is not None and not stripped:
+            yield from self._losses(lost, ds)
+        while last and next(iter(last.values()))[2] <= self.count - FORGET:
+            last.popitem(last=False)
+        self.previous = _Fresh(ds.dump, seen, ds.names)
+
+    def _changes(self, ds: DumpSites, seen: dict[str, list[Sighting]]) -> Iterator[Change]:
+        """The values of ``ds`` that gained their sharding or changed since last seen, in its order; each
+        now last seen here."""
+        gained, keep, last = self._gained(ds, seen), self.keep, self.last
+        dump, count, names = ds.dump, self.count, ds.names
         for key, obs in seen.items():
             if not keep(key):
                 continue
             prev = last.get(key)
-            what = _identity(ds.names, key, obs)
-            last[key] = (ds.dump, obs, count, what)
-            last.move_to_end(key)
-            if previous is not None and key not in previous.seen and _gained(previous, ds, key):
-                before, _ = _latest(previous.dump, copies)
-                yield Change("placement", key, responsible_pass(before, ds.dump), ds.dump.index, None, preferred(obs))
-                continue
-            if prev is None or (prev[3] is not None and what is not None and prev[3] != what):
-                continue  # first seen, or a pass gave its name to another value: nothing to compare
-            a, b = counterparts(prev[1], obs)
-            latest = _latest(prev[0], copies)
-            change = classify(_cited(a, latest), b, responsible_pass(latest[0], ds.dump))
+            last[key] = (dump, obs, count, names)
+            if prev is not None:  # (a key first seen goes to the end as it is added)
+                last.move_to_end(key)
+            change = self._gain(key, obs, ds) if key in gained else None if prev is None else self._changed(
+                key, prev, obs, ds
+            )
             if change is not None:
                 yield change
-        if previous is not None and not stripped:
-            latest = _latest(previous.dump, copies)
-            for key, obs in lost:
-                gone = _cited(preferred(obs), latest)
-                yield Change("placement", key, responsible_pass(latest[0], ds.dump), ds.dump.index, gone, None)
-        while last and next(iter(last.values()))[2] <= count - FORGET:
-            last.popitem(last=False)
-        previous = _Fresh(ds.dump, seen, ds.names)
+
+    def _lost(self, ds: DumpSites, seen: dict[str, list[Sighting]]) -> list[tuple[str, list[Sighting]]]:
+        """The values sharded in the dump before, not here, that both dumps define alike."""
+        p = self.previous
+        if p is None:
+            return []
+        gone = defined_alike(ds.names, p.names, [k for k in p.seen if k not in seen and self.keep(k)])
+        return [(key, p.seen[key]) for key in gone]
+
+    def _gained(self, ds: DumpSites, seen: dict[str, list[Sighting]]) -> set[str]:
+        """The values sharded here, not in the dump before, that both dumps hold: defined alike, or a
+        result of the same module (results go by position)."""
+        p = self.previous
+        if p is None:
+            return set()
+        new = [k for k in seen if k not in p.seen]
+        results = {k for k in new if k.startswith("result[")} if p.dump.module == ds.dump.module else set()
+        return results | set(defined_alike(p.names, ds.names, [k for k in new if not k.startswith("result[")]))
+
+    def _gain(self, key: str, obs: list[Sighting], ds: DumpSites) -> Change:
+        assert self.previous is not None
+        before, _ = _latest(self.previous.dump, self.copies)
+        after = observation(key, preferred(obs), ds.dump)
+        return Change("placement", key, responsible_pass(before, ds.dump), ds.dump.index, None, after)
+
+    def _changed(self, key: str, prev: _Last, obs: list[Sighting], ds: DumpSites) -> Change | None:
+        """How a value differs from where it was last seen, if at all; nothing is built for a value read
+        as it was."""
+        held, seen, _, names = prev
+        a, b = counterparts(seen, obs)
+        if a[0] is b[0] or a[0] == b[0] or _renamed(key, (names, seen), (ds.names, obs)):
+            return None  # read as it was (nothing can differ), or a pass gave its name to another value
+        latest = _latest(held, self.copies)
+        cited = observation(key, a, held, latest)
+        return classify(cited, observation(key, b, ds.dump), responsible_pass(latest[0], ds.dump))
+
+    def _losses(self, lost: list[tuple[str, list[Sighting]]], ds: DumpSites) -> Iterator[Change]:
+        assert self.previous is not None
+        latest = _latest(self.previous.dump, self.copies)
+        for key, obs in lost:
+            gone = observation(key, preferred(obs), self.previous.dump, latest)
+            yield Change("placement", key, responsible_pass(latest[0], ds.dump), ds.dump.index, gone, None)
 
 
 def _positional(key: str) -> bool:
@@ -181,36 +250,21 @@ def _positional(key: str) -> bool:
     return any(p in key for p in _BY_POSITION)
 
 
-Identity = tuple[bytes | None, str | None, object] | None
-
-
-def _identity(names: Names, key: str, obs: list[Observation]) -> Identity:
-    """What a value is, beyond its name: what the dump defines it as, and the op and tensor type the scan
-    read at its sharding (another op or type under the same name is another value). None for an
+def _renamed(key: str, before: tuple[Names, list[Sighting]], after: tuple[Names, list[Sighting]]) -> bool:
+    """Whether ``key`` names another value than where it was last seen (``before``: that dump's names and
+    the value's sightings there): another definition, op or tensor type under the same name. Never for an
     argument or result, which go by position."""
     if _positional(key):
-        return None
-    return defined_as(names, key), obs[0].op, obs[0].shape
-
-
-def _gained(previous: _Fresh, ds: DumpSites, key: str) -> bool:
-    """Whether a value sharded here but not in the dump before is one both dumps hold: the same name
-    defined as the same thing, or a result of the same module (results go by position)."""
-    if key.startswith("result["):
-        return previous.dump.module == ds.dump.module
-    return same_value(previous.names, ds.names, key)
+        return False
+    (names_a, seen_a), (names_b, seen_b) = before, after
+    a, b = seen_a[0][0], seen_b[0][0]
+    return (defined_as(names_a, key), a.op, a.shape) != (defined_as(names_b, key), b.op, b.shape)
 
 
 def _latest(dump: Dump, copies: dict[int, tuple[Dump, int]]) -> tuple[Dump, int]:
     """A dump read fresh, or its latest copy (a Repeat) and how many lines further on it starts: a
     change is cited against the dump right before it."""
     return copies.get(dump.index, (dump, 0))
-
-
-def _cited(o: Observation, latest: tuple[Dump, int]) -> Observation:
-    """A value of a dump read fresh, as ``latest`` (see ``_latest``) shows it."""
-    dump, moved = latest
-    return o if dump.index == o.dump else replace(o, dump=dump.index, line=o.line + moved)
 
 
 def trace_paths(paths: Sequence[str], keep: ValueFilter = lambda key: True) -> Iterator[Seen | Change]:

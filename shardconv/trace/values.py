@@ -5,16 +5,24 @@ its placement computed on the mesh in force in that dump."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding, TensorShardingPerValue
 from shardconv.core.placement import Placement, PlacementKey, placement, placement_key
+from shardconv.scan.columns import NONE, kind_of, sites_of
 from shardconv.scan.modules import named_mesh
+from shardconv.scan.native import columns, site_at
 from shardconv.scan.sites import Shape, SiteKind, ValueSite
 from shardconv.scan.values import ParsedValue, parse_value
+
+if TYPE_CHECKING:
+    from shardconv._native import Scan
+    from shardconv.trace.dumps import Dump
 
 SHARDING_KINDS = frozenset({
     SiteKind.HLO, SiteKind.SDY_SHARDING, SiteKind.SDY_SHARDING_BARE, SiteKind.SDY_PER_VALUE,
@@ -78,6 +86,37 @@ class Observation:
 
 
 @dataclass(frozen=True)
+class Reading:
+    """What a site says about one tensor, wherever it sits: an ``Observation`` without its key and place.
+    Made once per distinct (value, tensor type, op) and meshes, and shared by every site that says it."""
+
+    form: str
+    text: str
+    value: HloSharding | TensorSharding | None
+    mesh: Mesh | None
+    devices: int | None
+    rank: int | None
+    parse_error: str | None
+    op: str | None
+    shape: Shape | None
+
+
+Sighting = tuple[Reading, int, int]  # a reading and where it sits: its line and column
+
+
+def observation(key: str, seen: Sighting, dump: Dump, cited: tuple[Dump, int] | None = None) -> Observation:
+    """The ``Observation`` of ``key`` sighted in ``dump``, or as its latest copy shows it (``cited``: that
+    dump, and how many lines further on it starts)."""
+    r, line, col = seen
+    at, moved = cited or (dump, 0)
+    return Observation(
+        key=key, form=r.form, text=r.text, value=r.value, mesh=r.mesh, devices=r.devices, rank=r.rank,
+        parse_error=r.parse_error, dump=at.index, path=dump.path, line=line + moved, col=col, op=r.op,
+        shape=r.shape,
+    )
+
+
+@dataclass(frozen=True)
 class DumpFacts:
     """What a dump fixes for all its values: its meshes and its device count."""
 
@@ -85,9 +124,142 @@ class DumpFacts:
     num_devices: int | None
 
 
-def dump_facts(sites: Sequence[ValueSite], inherited: DumpFacts | None) -> DumpFacts:
-    """Meshes and device count of a dump, as ``check`` reads them; a dump declaring none (an MLIR pass
-    log printed without module scope) keeps those of the dump before it."""
+Scope = tuple[str | None, str | None, bool]  # the function, the computation, whether it is the entry one
+_NO_SCOPE: Scope = (None, None, False)
+_ROOT, _SIGNATURE = 1, 2  # the scan's site flags
+_UNKNOWN = "\0"  # no key worked out yet (no key is this)
+Parts = tuple[tuple[str, Reading], ...]  # per tensor: its key's suffix (the whole key for ``result``), its reading
+
+
+class SiteReader:
+    """One scan's sites read from its columns, never as a ``ValueSite`` each: a dump's facts and the
+    readings of its values, each distinct (value, type, op) read once while the meshes stay the same."""
+
+    def __init__(self, scan: Scan, path: str, lines: int = 0) -> None:
+        self.scan, self.path, self.lines = scan, path, lines  # ``lines``: before the scanned piece
+        self.table = columns(scan)
+        kinds = [kind_of(v[0]) for v in scan.values]
+        self._sharded = [k in SHARDING_KINDS for k in kinds]
+        fact_values = {i for i, k in enumerate(kinds) if k in (SiteKind.SDY_MESH, SiteKind.NUM_PARTITIONS)}
+        self._fact_sites = sites_of(scan, fact_values)  # meshes and num_partitions headers: few
+        self._hlo = {i for i, k in enumerate(kinds) if k is SiteKind.HLO}
+        self._names = scan.names
+        self._scopes: list[Scope] = [(n, None, e) if k == "func" else (None, n, e) for n, k, e in scan.scopes]
+        self._prefixes = ["" if f is None or e else f"@{f}:" for f, _, e in self._scopes]  # of a key by name
+        self._parts: dict[tuple[int, int, int, bool], Reading | Parts] = {}
+        self._parts_facts: DumpFacts | None = None
+        self._keys: dict[tuple[str, int, int, int], str | None] = {}
+
+    def line(self, i: int) -> int:
+        """The line site ``i`` sits on."""
+        return self.table.col["line"][i] + self.lines
+
+    def facts(self, sites: range, inherited: DumpFacts | None) -> DumpFacts:
+        """The meshes and device count of the dump made of ``sites`` (see ``dump_facts``)."""
+        found = self._fact_sites[bisect_left(self._fact_sites, sites.start):bisect_left(self._fact_sites, sites.stop)]
+        return dump_facts([site_at(self.scan, i, self.path) for i in found], inherited, lambda: self._tiled(sites))
+
+    def _tiled(self, sites: range) -> int | None:
+        """Devices of the widest tiled HLO sharding among ``sites``, each distinct value parsed once."""
+        widest: int | None = None
+        for v in set(self.table.col["value"][sites.start:sites.stop]) & self._hlo:
+            kind, _, _, text, data, _ = self.table.value(v)
+            parsed, _ = parse_value(kind, text, data)
+            if isinstance(parsed, HloSharding) and parsed.tile is not None:
+                widest = max(widest or 0, parsed.tile.num_devices)
+        return widest
+
+    def sightings(self, sites: range, facts: DumpFacts) -> dict[str, list[Sighting]]:
+        """Every sharded value of one dump by key, in order of first sighting (a value carrying an HLO
+        and an sdy sharding has both)."""
+        if facts != self._parts_facts:
+            self._parts, self._parts_facts = {}, facts
+        col, a, b = self.table.col, sites.start, sites.stop
+        rows = zip(*(col[c][a:b] for c in ("value", "name", "scope", "param", "flags", "shapes", "op", "line", "col")))
+        out: dict[str, list[Sighting]] = {}
+        sharded, known, names, prefixes, lines = self._sharded, self._parts, self._names, self._prefixes, self.lines
+        for v, nm, sc, pm, fl, sh, op, line, c in rows:
+            if not sharded[v] or nm == NONE:
+                continue
+            name = names[nm]
+            if fl or pm != NONE:  # an argument, a result, a parameter
+                for k, reading in self._positioned(v, sh, op, (name, sc, pm, fl), facts):
+                    out.setdefault(k, []).append((reading, line + lines, c))
+                continue
+            if name[:1] != "%":  # (most sites: a plain %name, its own key but for its function)
+                named = None if not name or name == "module" else _by_name(name)
+                if named is None:
+                    continue
+                name = named
+            key = name if sc == NONE else prefixes[sc] + name  # (see ``value_key``)
+            parts = known.get((v, sh, op, False))
+            if parts is None:
+                parts = known[v, sh, op, False] = self._read(v, sh, op, key, facts)
+            if isinstance(parts, Reading):  # one tensor, under the key itself
+                out.setdefault(key, []).append((parts, line + lines, c))
+                continue
+            for part, reading in parts:
+                out.setdefault(key + part, []).append((reading, line + lines, c))
+        return out
+
+    def _positioned(
+        self, v: int, sh: int, op: int, where: tuple[str, int, int, int], facts: DumpFacts
+    ) -> list[tuple[str, Reading]]:
+        """(key, reading) per tensor of a site ``value_key`` has to name (``where``: its name, scope,
+        parameter and flags); none for a module's own sharding."""
+        key = self._key(*where)
+        if key is None:
+            return []
+        whole = key == "result"
+        parts = self._parts.get((v, sh, op, whole))
+        if parts is None:
+            parts = self._parts[v, sh, op, whole] = self._read(v, sh, op, key, facts)
+        if isinstance(parts, Reading):
+            return [(key, parts)]
+        return [(part if whole else key + part, reading) for part, reading in parts]
+
+    def _key(self, name: str, sc: int, pm: int, fl: int) -> str | None:
+        """``value_key`` of a site named ``name`` (None for a module's own sharding); remembered, as the
+        arguments of every dump of a log are the same."""
+        known = self._keys.get((name, sc, pm, fl), _UNKNOWN)
+        if known is _UNKNOWN:
+            scope = self._scopes[sc] if sc != NONE else _NO_SCOPE
+            known = None if not name or name == "module" else value_key(name, scope, None if pm == NONE else pm, fl)
+            self._keys[name, sc, pm, fl] = known
+        return known
+
+    def _read(self, v: int, sh: int, op: int, key: str, facts: DumpFacts) -> Reading | Parts:
+        """The readings of a value, one per tensor (the value itself for a lone tensor under its key)."""
+        kind, site, _, text, data, _ = self.table.value(v)
+        shapes = None if sh == NONE else self.scan.shapes[sh]
+        rank = len(shapes[0]) if shapes is not None and len(shapes) == 1 else None
+        shape = shapes[0] if shapes is not None and len(shapes) == 1 else None
+        parsed, err = parse_value(kind, text, data)
+        elements = _listed(key, kind, site, text, data) if kind is SiteKind.SDY_PER_VALUE_LIST else _elements(
+            key, kind, text, data, parsed
+        )
+        why = err.message if err is not None else None
+        the_op = None if op == NONE else self.scan.ops[op]
+        form = "hlo" if kind is SiteKind.HLO else "sdy"
+        parts = tuple(
+            (part, _interned(_reading(form, t, val, facts, rank=rank, parse_error=why, op=the_op, shape=shape)))
+            for part, t, val in elements
+        )
+        return parts[0][1] if len(parts) == 1 and parts[0][0] == "" and key != "result" else parts
+
+
+@lru_cache(maxsize=1 << 14)
+def _interned(r: Reading) -> Reading:
+    """One object per distinct reading, whatever the scan (equal ones then compare by ``is``)."""
+    return r
+
+
+def dump_facts(
+    sites: Sequence[ValueSite], inherited: DumpFacts | None, tiled: Callable[[], int | None]
+) -> DumpFacts:
+    """Meshes and device count of a dump (its mesh and ``num_partitions`` sites given), as ``check``
+    reads them; a dump declaring none (an MLIR pass log printed without module scope) keeps those of the
+    dump before it. ``tiled``: the widest tiled HLO sharding's devices, asked only when nothing says."""
     meshes: dict[str, Mesh] = {}
     n: int | None = None
     for s in sites:
@@ -103,87 +275,68 @@ def dump_facts(sites: Sequence[ValueSite], inherited: DumpFacts | None) -> DumpF
     if n is None and meshes:
         n = max(m.num_devices for m in meshes.values())
     if n is None:
-        n = _tiled_devices(sites)
+        n = tiled()
     if n is None and inherited is not None:
         n = inherited.num_devices
     return DumpFacts(meshes, n)
 
 
-def _tiled_devices(sites: Sequence[ValueSite]) -> int | None:
-    """Devices of the widest tiled HLO sharding: the device count of a module that does not say it."""
-    widest: int | None = None
-    for s in sites:
-        if s.kind is SiteKind.HLO:
-            v, _ = parse_value(s.kind, s.text, s.data)
-            if isinstance(v, HloSharding) and v.tile is not None:
-                widest = max(widest or 0, v.tile.num_devices)
-    return widest
-
-
-def observations(dump: int, sites: Sequence[ValueSite], facts: DumpFacts) -> dict[str, list[Observation]]:
-    """Every sharded value of one dump by key (a value carrying an HLO and an sdy sharding has both)."""
-    out: dict[str, list[Observation]] = {}
-    for s in sites:
-        if s.kind not in SHARDING_KINDS or not s.value or s.value == "module":
-            continue
-        key = value_key(s)
-        if key is None:
-            continue
-        parsed, err = parse_value(s.kind, s.text, s.data)
-        elements = _listed(key, s) if s.kind is SiteKind.SDY_PER_VALUE_LIST else _elements(key, s, parsed)
-        for k, text, v in elements:
-            out.setdefault(k, []).append(_observe(dump, k, s, text, v, facts, err))
-    return out
-
-
-def value_key(s: ValueSite) -> str | None:
+def value_key(name: str, scope: Scope, param: int | None, flags: int) -> str | None:
     """The key a value is followed by: the entry's parameters and ROOT, and a signature's arguments and
     results, by position (``arg[0]``, ``result``); every other value by name, prefixed by its function
     unless that is the entry one. A parameter or ROOT of another computation (a reducer, a fusion) is
     never the module's. None for a result outside a signature (nothing to follow)."""
-    name = s.value or ""
-    if s.computation is not None and s.entry:
-        if s.param is not None:
-            return f"arg[{s.param}]"
-        if s.root:
+    function, computation, entry = scope
+    if computation is not None and entry:
+        if param is not None:
+            return f"arg[{param}]"
+        if flags & _ROOT:
             return "result"
     m = _ARG.match(name)
-    if s.signature and m is not None:
+    if flags & _SIGNATURE and m is not None:
         name = f"arg[{m.group(1)}]"
-    elif name.startswith("result["):
-        if not s.signature:
+    elif not (flags & _SIGNATURE and name.startswith("result[")):
+        named = _by_name(name)
+        if named is None:
             return None
-    elif not name.startswith("%"):
-        name = "%" + name  # an HLO instruction printed without its %
-    return name if s.function is None or s.entry else f"@{s.function}:{name}"
+        name = named
+    return name if function is None or entry else f"@{function}:{name}"
 
 
-Element = tuple[str, str, HloSharding | TensorSharding | None]
+def _by_name(name: str) -> str | None:
+    """The key of a value followed by its name, before its function: the name with its ``%`` (an HLO
+    instruction is printed without one); None for a result outside a signature (nothing to follow)."""
+    if name.startswith("%"):
+        return name
+    return None if name.startswith("result[") else "%" + name
+
+
+Element = tuple[str, str, HloSharding | TensorSharding | None]  # key suffix (or whole key), text, value
 Tensor = tuple[str, HloSharding | TensorSharding]  # one tensor's sharding as printed, and its value
 
 
-def _elements(key: str, s: ValueSite, parsed: ParsedValue | None) -> list[Element]:
-    """(key, text, value) per tensor: a tuple / per-value sharding gives one per element (``#i``; the
-    entry root's elements are ``result[i]``), anything else itself."""
+def _elements(key: str, kind: SiteKind, text: str, data: bytes | None, parsed: ParsedValue | None) -> list[Element]:
+    """(suffix, text, value) per tensor: a tuple / per-value sharding gives one per element (``#i``; the
+    entry root's elements are ``result[i]``, given whole), anything else itself."""
     if key == "result" and not (isinstance(parsed, HloSharding) and parsed.kind is Kind.TUPLE):
-        return [("result[0]", s.text, parsed if isinstance(parsed, HloSharding) else None)]
-    tensors = _tensors(s.kind, s.text, s.data)
+        return [("result[0]", text, parsed if isinstance(parsed, HloSharding) else None)]
+    tensors = _tensors(kind, text, data)
     if tensors is None:
-        return [(key, s.text, parsed if isinstance(parsed, (HloSharding, TensorSharding)) else None)]
+        return [("", text, parsed if isinstance(parsed, (HloSharding, TensorSharding)) else None)]
     if len(tensors) == 1 and key != "result":
-        return [(key, *tensors[0])]
-    names = [f"result[{i}]" if key == "result" else f"{key}#{i}" for i in range(len(tensors))]
+        return [("", *tensors[0])]
+    names = [f"result[{i}]" if key == "result" else f"#{i}" for i in range(len(tensors))]
     return [(n, *t) for n, t in zip(names, tensors)]
 
 
-def _listed(key: str, s: ValueSite) -> list[Element]:
-    """A manual computation's ``in_shardings`` / ``out_shardings``: ``%r:in[i]`` per operand and
-    ``%r:out[i]`` per result (``%r:in`` alone for a list that does not parse)."""
-    side = "in" if s.site == "in_shardings" else "out"
-    tensors = _tensors(s.kind, s.text, s.data)
+def _listed(key: str, kind: SiteKind, site: str, text: str, data: bytes | None) -> list[Element]:
+    """A manual computation's ``in_shardings`` / ``out_shardings``: ``:in[i]`` per operand and
+    ``:out[i]`` per result (``:in`` alone for a list that does not parse)."""
+    side = "in" if site == "in_shardings" else "out"
+    tensors = _tensors(kind, text, data)
     if tensors is None:
-        return [(f"{key}:{side}", s.text, None)]
-    return [(f"{key}:{side}[{i}]", *t) for i, t in enumerate(tensors)]
+        return [(f":{side}", text, None)]
+    return [(f":{side}[{i}]", *t) for i, t in enumerate(tensors)]
 
 
 @lru_cache(maxsize=1 << 14)
@@ -201,20 +354,17 @@ def _tensors(kind: SiteKind, text: str, data: bytes | None) -> tuple[Tensor, ...
     return tuple((str(e), e) for e in items)
 
 
-def _observe(
-    dump: int, key: str, s: ValueSite, text: str, v: HloSharding | TensorSharding | None, facts: DumpFacts,
-    err: ShardingError | None,
-) -> Observation:
-    form = "hlo" if s.kind is SiteKind.HLO else "sdy"
+def _reading(
+    form: str, text: str, v: HloSharding | TensorSharding | None, facts: DumpFacts, *, rank: int | None,
+    parse_error: str | None, op: str | None, shape: Shape | None,
+) -> Reading:
     mesh: Mesh | None = None
     if isinstance(v, TensorSharding):
         mesh = v.mesh if isinstance(v.mesh, Mesh) else facts.meshes.get(v.mesh)
-    why = err.message if err is not None else None
     devices = None if isinstance(v, TensorSharding) else facts.num_devices
-    shape = s.shapes[0] if s.shapes is not None and len(s.shapes) == 1 else None
-    return Observation(
-        key=key, form=form, text=text, value=v, mesh=mesh, devices=devices, rank=s.rank, parse_error=why,
-        dump=dump, path=s.path, line=s.line, col=s.col, op=s.op, shape=shape,
+    return Reading(
+        form=form, text=text, value=v, mesh=mesh, devices=devices, rank=rank, parse_error=parse_error, op=op,
+        shape=shape,
     )
 
 
@@ -238,5 +388,6 @@ def place_of(v: HloSharding | TensorSharding, mesh: Mesh | None, devices: int | 
 
 
 __all__ = [
-    "DumpFacts", "Observation", "Placed", "dump_facts", "observations", "place_of", "value_key",
+    "DumpFacts", "Observation", "Placed", "Reading", "Sighting", "SiteReader", "dump_facts", "observation", "place_of",
+    "value_key",
 ]
