@@ -3,20 +3,20 @@
 
 use crate::keywords::name_char;
 use crate::strings::is_ws;
-use std::collections::HashMap;
+use crate::table::FxMap;
 
 /// One segment's definitions, kept apart as the reference updates them: SSA names, then arguments,
 /// then parameters (a parameter's `arg[N]` wins over an argument's).
 #[derive(Default)]
 pub struct Defined {
-    pub ssa: HashMap<Vec<u8>, Vec<u8>>,
-    pub args: HashMap<Vec<u8>, Vec<u8>>,
-    pub params: HashMap<Vec<u8>, Vec<u8>>,
+    pub ssa: FxMap<Vec<u8>, Vec<u8>>,
+    pub args: FxMap<Vec<u8>, Vec<u8>>,
+    pub params: FxMap<Vec<u8>, Vec<u8>>,
 }
 
 impl Defined {
     pub fn merged(self) -> Vec<(Vec<u8>, Vec<u8>)> {
-        let mut out: HashMap<Vec<u8>, Vec<u8>> = self.ssa;
+        let mut out = self.ssa;
         out.extend(self.args);
         out.extend(self.params);
         out.into_iter().collect()
@@ -158,6 +158,8 @@ impl Digest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use std::collections::HashMap;
 
     #[test]
     fn defined() {
