@@ -4,10 +4,11 @@ the module-level facts every rule needs (its meshes, num_partitions, which meshe
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from types import MappingProxyType
 
+from shardconv.core.records import record
 from shardconv.scan.modules import DistinctValue, ModuleValues, named_mesh
 from shardconv.scan.sites import SiteKind
 from shardconv.core.errors import ShardingError
@@ -24,7 +25,7 @@ _SDY_KINDS = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@record
 class CheckOptions:
     mesh: Mesh | None = None
     allowed_meshes: tuple[tuple[int, ...], ...] | None = None
@@ -34,7 +35,7 @@ class CheckOptions:
     report_unused: bool = False  # -v: report suppressions that silence nothing
 
 
-@dataclass(frozen=True)
+@record
 class ModuleContext:
     path: str
     module: ModuleValues

@@ -7,11 +7,11 @@ explanations go to stderr (on a terminal, or with ``--explain``) or into the JSO
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from shardconv.core.records import record
 from shardconv.core.errors import ShardingError
 from shardconv.cli.options import common_options, context, mesh_option, xla_version_option
 from shardconv.cli.spell import TARGETS, render_target
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from shardconv.convert.notes import Note
     from shardconv.convert.resolve import OnMesh
 
-@dataclass(frozen=True)
+@record
 class Converted:
     """The answer for one input and what the user should know about it."""
 
