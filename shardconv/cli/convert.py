@@ -42,7 +42,6 @@ def convert_item(
     ``xla_version`` writes it. Without ``explain`` the XLA-importer view and the notes are skipped (the
     plain answer path stays fast)."""
     from shardconv.convert import resolve
-    from shardconv.convert.notes import notes_for, xla_view_of
 
     rank = resolve.input_rank(inp, ctx.rank)
     on: OnMesh | None = None
@@ -51,6 +50,8 @@ def convert_item(
     output = render_target(inp, target, ctx, on, rank, xla_version=xla_version)
     if not explain:
         return Converted(inp, target, output, on, None, ())
+    from shardconv.convert.notes import notes_for, xla_view_of
+
     xla = xla_view_of(inp, rank) if inp.is_hlo and on is not None else None
     return Converted(inp, target, output, on, xla, notes_for(inp, target, on, xla))
 
