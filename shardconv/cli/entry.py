@@ -1,8 +1,9 @@
 """The console script and ``python -m shardconv``: ``--version`` is answered before click loads (most of
-its start-up); every other command line goes to ``cli.main``."""
+its start-up); every other command line goes to ``cli.main``, loaded with the garbage collector paused."""
 
 from __future__ import annotations
 
+import gc
 import sys
 
 TYPE_CHECKING = False
@@ -19,6 +20,10 @@ def main(argv: list[str] | None = None) -> Any:
         from shardconv.cli.runner import print_and_exit
 
         print_and_exit(version.LINE + "\n")
-    from shardconv.cli.main import main as run
-
+    gc.disable()  # click and the command table live as long as the process: collecting as they load frees nothing
+    try:
+        from shardconv.cli.main import main as run
+    finally:
+        gc.freeze()  # nor will later collections find anything among them
+        gc.enable()
     return run(argv)
