@@ -1,5 +1,6 @@
 """Start-up cost of the CLI: median wall time of the seed-scenario convert vs ``python -c pass`` and
-``shardconv --version``. Target: the convert at or under 80 ms. Usage: python bench/cli.py [RUNS].
+``shardconv --version``, and of ``check`` on a one-value dump (all start-up). Target: the convert at or
+under 80 ms. Usage: python bench/cli.py [RUNS].
 
 Measured as an installed user runs it: bytecode is written (this environment sets
 PYTHONDONTWRITEBYTECODE, so caches go to PYTHONPYCACHEPREFIX, outside the tree) and compiled once up
@@ -23,12 +24,14 @@ from runenv import bench_env, compile_all, wait_for_quiet
 
 TARGET_MS = 80.0  # the scan-floor issue: convert on the seed at or under 80 ms median
 BIN = Path(sys.executable).with_name("shardconv")
+TINY_DUMP = Path(__file__).resolve().parent.parent / "shardconv" / "examples" / "seed-distorted-mesh.mlir"
 SEED = ["convert", "{devices=[1,4,2]<=[8] last_tile_dim_replicate}", "--mesh", "batch=2,model=4"]
 CASES: list[tuple[str, list[str]]] = [
     ("python -c pass", [sys.executable, "-c", "pass"]),
     ("shardconv --version", [str(BIN), "--version"]),
     ("shardconv convert <seed> --mesh batch=2,model=4", [str(BIN), *SEED]),
     ("shardconv show <seed> --mesh batch=2,model=4", [str(BIN), "show", *SEED[1:]]),
+    ("shardconv check -j 1 <seed-distorted-mesh.mlir>", [str(BIN), "check", "-j", "1", str(TINY_DUMP)]),
 ]
 
 

@@ -6,12 +6,11 @@ type checkers read the same names from the ``TYPE_CHECKING`` block (``tests/libr
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from shardconv.core.lazy import lazy_exports
 from shardconv.core.printing import load_printers_with
 from shardconv.core.version import VERSION as __version__
 
+TYPE_CHECKING = False  # not from typing: `import shardconv` (and so `shardconv --version`) skips it
 if TYPE_CHECKING:
     from shardconv.convert.jax_interop import from_jax as from_jax
     from shardconv.convert.jax_interop import to_jax as to_jax

@@ -1,5 +1,5 @@
 """``python -m shardconv``."""
 
-from shardconv.cli.main import main
+from shardconv.cli.entry import main
 
 main()

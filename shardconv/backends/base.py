@@ -6,8 +6,10 @@ pure-Python reference and real XLA can be compared device by device.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Protocol, Union, runtime_checkable
+
+from shardconv.core.records import record
 
 if TYPE_CHECKING:
     from shardconv.core.model import HloSharding, Mesh, PartitionSpec, TensorSharding, TensorShardingPerValue
@@ -20,7 +22,7 @@ PASS, FAIL, SKIP = "pass", "fail", "skip"
 AGREE, DIFFER = "agree", "differ"
 
 
-@dataclass(frozen=True)
+@record
 class Example:
     """A sharding (any form) on a global mesh, optionally paired with another form to compare it with.
 
@@ -38,7 +40,7 @@ class Example:
     tags: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class DeviceSlices:
     """For one tensor value: the box each device holds (``None``: the device holds nothing)."""
 
@@ -69,7 +71,7 @@ class DeviceSlices:
         return tuple(d for d in devs if self.held(d) != other.held(d))
 
 
-@dataclass(frozen=True)
+@record
 class Check:
     """One verified claim. ``devices`` names the devices whose data differ when it fails."""
 
@@ -83,7 +85,7 @@ class Check:
         return self.status == FAIL
 
 
-@dataclass(frozen=True)
+@record
 class BackendResult:
     """What a backend found for one example: per-value device slices and every check."""
 

@@ -7,10 +7,10 @@ and shardings stay text until a backend parses them, so a bad entry fails only i
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shardconv.core.records import record
 from shardconv.core.errors import ShardingValidationError
 from shardconv.backends.base import AGREE, DIFFER, Example
 
@@ -23,7 +23,7 @@ def examples_dir() -> Path:
     return found
 
 
-@dataclass(frozen=True)
+@record
 class ExampleSpec:
     """One JSON entry, unparsed: ``load()`` builds the ``Example`` (parsing the mesh) when it runs."""
 

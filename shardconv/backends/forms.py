@@ -6,10 +6,10 @@ shardconv's converters. Nothing here parses, prints or converts by itself.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from math import lcm, prod
 from typing import TypeVar
 
+from shardconv.core.records import record
 from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.model import HloSharding, Kind, Mesh, PartitionSpec, TensorSharding, TensorShardingPerValue
 from shardconv.backends.base import Example, ShardingLike
@@ -18,7 +18,7 @@ HLO, SDY = "hlo", "sdy"
 ValueSharding = HloSharding | TensorSharding  # the sharding of one tensor value, in either format
 
 
-@dataclass(frozen=True)
+@record
 class Side:
     """One side of a comparison: its format and its sharding per tensor value (tuples are split)."""
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 
+from shardconv.core.records import record
 from shardconv.core.errors import ShardingError
 from shardconv.backends.base import AGREE, Backend, BackendResult, Check
 from shardconv.backends.examples import ExampleSpec
 
 
-@dataclass(frozen=True)
+@record
 class Row:
     """One (example, backend) outcome. ``error`` is set when the example could not even be set up."""
 

@@ -9,9 +9,10 @@ import os
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from shardconv.core.records import record
 from shardconv.check.context import CheckOptions
 from shardconv.check.registry import RULES
 from shardconv.core.errors import ShardingValidationError, did_you_mean
@@ -34,7 +35,7 @@ class ConfigError(ShardingValidationError):
         return f"{self.path}:{super().__str__()}"
 
 
-@dataclass(frozen=True)
+@record
 class Setting:
     """One value in force and where it came from (``default``, ``FILE:LINE``, ``--mesh``, ``SHARDCONV_MAX_DEVICES``)."""
 
@@ -43,7 +44,7 @@ class Setting:
     text: str  # as the user spelled it
 
 
-@dataclass(frozen=True)
+@record
 class Override:
     """``[[tool.shardconv.overrides]]``: settings for the files matching ``paths`` (globs relative to
     the config's folder)."""
@@ -52,7 +53,7 @@ class Override:
     settings: Mapping[str, Setting]
 
 
-@dataclass(frozen=True)
+@record
 class ProjectConfig:
     path: str | None  # None: no config file (the defaults)
     settings: Mapping[str, Setting] = field(default_factory=dict)

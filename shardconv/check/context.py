@@ -4,10 +4,11 @@ the module-level facts every rule needs (its meshes, num_partitions, which meshe
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from types import MappingProxyType
 
+from shardconv.core.records import record
 from shardconv.scan.modules import DistinctValue, ModuleValues, named_mesh
 from shardconv.scan.sites import SiteKind
 from shardconv.core.errors import ShardingError
@@ -25,7 +26,7 @@ _SDY_KINDS = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@record
 class CheckOptions:
     mesh: Mesh | None = None
     allowed_meshes: tuple[tuple[int, ...], ...] | None = None
@@ -36,7 +37,7 @@ class CheckOptions:
     limits: Limits | None = None  # the ceilings to parse under (None: those in force where the check runs)
 
 
-@dataclass(frozen=True)
+@record
 class ModuleContext:
     path: str
     module: ModuleValues

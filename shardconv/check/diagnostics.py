@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from shardconv.core.records import record
 
 
-@dataclass(frozen=True)
+
+@record
 class Rewrite:
     """What a rule asks: every site of ``module`` whose kind and decoded value are ``kind`` / ``old``
     holds ``new`` instead (the engine turns it into byte edits from the scan that found them)."""
@@ -17,7 +18,7 @@ class Rewrite:
     new: bytes
 
 
-@dataclass(frozen=True)
+@record
 class SpanEdit:
     """Replace bytes ``start:end`` of the file (``old``) with ``new``; ``line`` is where they start."""
 
@@ -28,7 +29,7 @@ class SpanEdit:
     line: int
 
 
-@dataclass(frozen=True)
+@record
 class Fix:
     """What ``--fix`` does for one finding: every edit, or none of them. ``edits`` are byte spans of
     the scanned file, filled in from the same scan that found the finding."""
@@ -38,7 +39,7 @@ class Fix:
     edits: tuple[SpanEdit, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class CheckFinding:
     """One problem at one place (the first of ``count`` identical ones). ``source`` is the caret excerpt."""
 
@@ -63,7 +64,7 @@ class CheckFinding:
         return self.severity == "error" and not self.expected
 
 
-@dataclass(frozen=True)
+@record
 class Skipped:
     """A path that was not checked, and why (not IR, binary, excluded)."""
 
@@ -71,7 +72,7 @@ class Skipped:
     reason: str
 
 
-@dataclass(frozen=True)
+@record
 class FileReport:
     path: str
     kind: str

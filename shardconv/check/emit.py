@@ -3,7 +3,6 @@ JSON and SARIF 2.1.0. Pure functions from reports to strings, except ``print_tex
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING, Any
@@ -356,6 +355,8 @@ def format_sarif(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> s
             }
         ],
     }
+    import json  # only the SARIF format pays for it
+
     return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
 
 

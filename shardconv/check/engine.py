@@ -8,9 +8,10 @@ import contextlib
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, BinaryIO
 
+from shardconv.core.records import record
 from shardconv.check.config import matches, parse_shapes, relative_to
 from shardconv.check.context import CheckOptions
 from shardconv.check.diagnostics import CheckFinding, FileReport, Skipped
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache"})
 
 
-@dataclass(frozen=True)
+@record
 class Selection:
     """--include / --exclude globs; ``root`` (a config's folder) makes them relative to it."""
 

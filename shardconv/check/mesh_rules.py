@@ -4,7 +4,6 @@ shardings would build) and the fixes that move a synthetic mesh onto the global 
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -37,6 +36,8 @@ def mesh_option_text(mesh: Mesh) -> str:
 
 def fix_command(path: str, mesh: Mesh) -> str:
     """The shell command that applies the fix, ready to paste."""
+    import shlex  # only a finding with a fix pays for it
+
     return f"shardconv check --fix --mesh {shlex.quote(mesh_option_text(mesh))} {shlex.quote(path)}"
 
 

@@ -10,15 +10,15 @@ here, and regenerate docs/rules.md (``tests/check/test_rule_docs.py`` says how).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from shardconv.core.records import record
 from shardconv.check import mesh_rules, rules
 from shardconv.check.diagnostics import CheckFinding
 from shardconv.check.rules import Check
 
 
-@dataclass(frozen=True)
+@record
 class Rule:
     """One rule: what it is, what it says about itself, and the function that finds it."""
 

@@ -4,9 +4,9 @@ it finds (``RuleResult``: a finding before it has a file position). Mesh-level r
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 
+from shardconv.core.records import record
 from shardconv.check.context import ModuleContext
 from shardconv.scan.modules import DistinctValue
 from shardconv.check.diagnostics import Fix, Rewrite
@@ -27,7 +27,7 @@ from shardconv.core.model import (
 from shardconv.core.model import Kind as HloKind
 
 
-@dataclass(frozen=True)
+@record
 class RuleResult:
     """What a rule's check found at ``at`` (its first place); ``col`` overrides the caret column. It
     names no rule: the record whose check found it does (``registry.Rule``)."""

@@ -5,9 +5,9 @@ the same pass as the values, so no second pass is needed."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from shardconv.core.records import record
 from shardconv.check.diagnostics import CheckFinding
 from shardconv.check.registry import RULES
 from shardconv.core.errors import did_you_mean
@@ -15,7 +15,7 @@ from shardconv.core.errors import did_you_mean
 if TYPE_CHECKING:
     from shardconv._native import Scan
 
-@dataclass(frozen=True)
+@record
 class Suppression:
     line: int
     col: int

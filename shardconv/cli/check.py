@@ -86,10 +86,11 @@ def flag_settings(
 ) -> dict[str, Setting]:
     """The settings the command line gives (each wins over the config's)."""
     from shardconv.check.config import Setting
-    from shardconv.formats.detect import parse_mesh_option
 
     out: dict[str, Setting] = {}
     if mesh_text:
+        from shardconv.formats.detect import parse_mesh_option
+
         out["mesh"] = Setting(parse_mesh_option(mesh_text), "--mesh", mesh_text)
     if allowed_meshes is not None:
         out["allowed-meshes"] = Setting(_allowed(allowed_meshes), "--allowed-meshes", allowed_meshes)

@@ -7,11 +7,11 @@ explanations go to stderr (on a terminal, or with ``--explain``) or into the JSO
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from shardconv.core.records import record
 from shardconv.core.errors import ShardingError
 from shardconv.cli.options import common_options, context, mesh_option, xla_version_option
 from shardconv.cli.spell import TARGETS, render_target
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from shardconv.convert.notes import Note
     from shardconv.convert.resolve import OnMesh
 
-@dataclass(frozen=True)
+@record
 class Converted:
     """The answer for one input and what the user should know about it."""
 
@@ -42,7 +42,6 @@ def convert_item(
     ``xla_version`` writes it. Without ``explain`` the XLA-importer view and the notes are skipped (the
     plain answer path stays fast)."""
     from shardconv.convert import resolve
-    from shardconv.convert.notes import notes_for, xla_view_of
 
     rank = resolve.input_rank(inp, ctx.rank)
     on: OnMesh | None = None
@@ -51,6 +50,8 @@ def convert_item(
     output = render_target(inp, target, ctx, on, rank, xla_version=xla_version)
     if not explain:
         return Converted(inp, target, output, on, None, ())
+    from shardconv.convert.notes import notes_for, xla_view_of
+
     xla = xla_view_of(inp, rank) if inp.is_hlo and on is not None else None
     return Converted(inp, target, output, on, xla, notes_for(inp, target, on, xla))
 

@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from shardconv.cli.version import FLAGS as VERSION_FLAGS
+from shardconv.cli.version import LINE as VERSION_LINE
 from shardconv.core.version import VERSION as __version__
 
 # command name -> "module:function" under shardconv.cli
@@ -86,7 +88,7 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, "--version", "-V", prog_name="shardconv")
+@click.version_option(__version__, *VERSION_FLAGS, message=VERSION_LINE)
 @click.option(
     "--max-devices", type=click.IntRange(1), metavar="N", is_eager=True,
     help="Refuse shardings and meshes with more than N devices (default 2^24; env SHARDCONV_MAX_DEVICES).",

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from shardconv.core.records import record
 from shardconv.formats.detect import INPUT_KINDS
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ def xla_version_option() -> Callable[[F], F]:
     )
 
 
-@dataclass(frozen=True)
+@record
 class Context:
     """The parsed shared options."""
 

@@ -5,17 +5,22 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, NoReturn
 
-import click
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
-from shardconv.core.errors import ShardingError
+    import click
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 70
 EXIT_PIPE = 141  # 128 + SIGPIPE: what Unix tools report when the reader went away (``| head``)
 
 
 def run(group: click.Group, argv: list[str] | None = None) -> Any:
+    import click
+
+    from shardconv.core.errors import ShardingError
+
     stdout = sys.stdout
     try:
         rc = group.main(args=argv, prog_name="shardconv", standalone_mode=False)
@@ -55,6 +60,16 @@ def run(group: click.Group, argv: list[str] | None = None) -> Any:
         sys.exit(EXIT_INTERNAL)
     _flush_or_quit()
     sys.exit(rc if isinstance(rc, int) else EXIT_OK)
+
+
+def print_and_exit(text: str) -> NoReturn:
+    """Write ``text`` to stdout and exit 0 as a command does (141, quietly, when the reader went away)."""
+    try:
+        sys.stdout.write(text)
+    except BrokenPipeError:
+        _closed_stdout()
+    _flush_or_quit()
+    sys.exit(EXIT_OK)
 
 
 def _flush_or_quit() -> None:

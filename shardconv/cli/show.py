@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from shardconv.core.records import record
 from shardconv.core.errors import ShardingError
 from shardconv.cli.options import FORMAT_HELP, context, mesh_option, shared_options, xla_version_option
 from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION
@@ -30,7 +30,7 @@ SPELLINGS = (
 JSON_KEYS = {"sdy": "sdy", "v2": "hlo_v2", "v1": "hlo_v1", "v3": "hlo_v3", "spec": "spec", "proto-hex": "proto_hex"}
 
 
-@dataclass(frozen=True)
+@record
 class Shown:
     """Everything ``show`` prints for one (non-tuple) sharding."""
 

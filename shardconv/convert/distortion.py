@@ -19,9 +19,9 @@ as a sharding over both axes at once gives) does not, nor does ``_axis_0=2, _axi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 
+from shardconv.core.records import record
 from shardconv.convert.factoring import common_factors
 from shardconv.convert.to_sdy import SdyValue, to_sdy
 from shardconv.convert.xla_import import listed_iota, local_mesh, module_mesh
@@ -29,7 +29,7 @@ from shardconv.core.errors import NotExpressibleError, ShardingError
 from shardconv.core.model import HloSharding, Kind, Mesh
 
 
-@dataclass(frozen=True)
+@record
 class ImportAnalysis:
     invented: Mesh | None
     reason: str = ""

@@ -7,14 +7,14 @@ flattened mesh position (size, stride). Naming a piece splits it at mesh-axis bo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import NamedTuple
 
+from shardconv.core.records import record
 from shardconv.core.errors import NotExpressibleError
 from shardconv.core.model import AxisRef, Mesh, SubAxis
 
 
-@dataclass(frozen=True)
+@record
 class Factor:
     """One common factor of two shapes: its size and the index of the dim it lies in, in each shape."""
 

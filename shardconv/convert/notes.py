@@ -4,9 +4,9 @@ reaches the same ones (``conversion_notes``); the CLI only formats them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from shardconv.core.records import record
 from shardconv.convert.resolve import (
     OnMesh,
     as_sdy,
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from shardconv.formats.detect import Input
 
 
-@dataclass(frozen=True)
+@record
 class Note:
     """One explanation: a stable ``code`` for scripts, a sentence, and the values it refers to."""
 

@@ -9,9 +9,9 @@ converter to call.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
+from shardconv.core.records import record
 from shardconv.core.errors import ShardingError, ShardingValidationError, Suggestion
 from shardconv.formats.detect import SDY, SDY_PER_VALUE, SPEC_KINDS, Input
 
@@ -44,7 +44,7 @@ def needs_sdy(inp: Input, target: str, mesh: Mesh | None) -> bool:
     return target in SDY_TARGETS or (target == "json" and (mesh is not None or inp.is_hlo))
 
 
-@dataclass(frozen=True)
+@record
 class OnMesh:
     """A Shardy sharding and the mesh it lives on; ``synthetic`` when XLA's importer invented the mesh."""
 

@@ -3,9 +3,10 @@ distort the mesh (seed: distorted-mesh-on-replicate)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from shardconv.core.records import record
 from shardconv.core.errors import NotExpressibleError
 from shardconv.core.model import AxisRef, DimSharding, HloSharding, Mesh, TensorSharding, TensorShardingPerValue
 from shardconv.formats.sdy.verify import verify_on
@@ -20,20 +21,20 @@ from shardconv.convert.xla_import import xla_import
 AnySharding = HloSharding | TensorSharding | TensorShardingPerValue  # either format, one value or per value
 
 
-@dataclass(frozen=True)
+@record
 class Step:
     label: str
     value: AnySharding | None
     text: str
 
 
-@dataclass(frozen=True)
+@record
 class RoundTripFinding:
     level: str  # "error" | "warning" | "note"
     message: str
 
 
-@dataclass(frozen=True)
+@record
 class MeshComparison:
     """The global mesh next to the meshes the two import paths rebuild, axis by axis."""
 
@@ -57,7 +58,7 @@ class MeshComparison:
         ]
 
 
-@dataclass(frozen=True)
+@record
 class RoundTripReport:
     direction: str  # "sdy->hlo->sdy" | "hlo->sdy->hlo"
     steps: tuple[Step, ...]

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from itertools import pairwise
 
+from shardconv.core.records import record
 from shardconv.core.device_order import transposed_indices
 from shardconv.core.errors import ShardingValidationError, did_you_mean
 from shardconv.core.model import (
@@ -28,7 +28,7 @@ from shardconv.formats.sdy.verify import verify_on
 MeshArg = Mesh | Mapping[str, Mesh] | None
 
 
-@dataclass(frozen=True)
+@record
 class ExportLayout:
     """Tile dims, iota reshape dims/perm over the mesh pieces, and subgroup types of an export."""
 

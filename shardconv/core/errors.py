@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from shardconv.core.records import record
 from shardconv.core.positions import caret_excerpt, line_col
 
 
-@dataclass(frozen=True)
+@record
 class Suggestion:
     """Something the user can do instead, printed under the error as ``  try: ...`` (``prefix`` varies it)."""
 

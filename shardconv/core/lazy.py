@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from importlib import import_module
-from typing import Any
+
+TYPE_CHECKING = False  # not from typing (nor collections): `import shardconv` would then pay for them
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 def lazy_exports(package: str, exports: dict[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:

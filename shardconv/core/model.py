@@ -11,10 +11,11 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from math import prod
 from typing import TYPE_CHECKING, Any
 
+from shardconv.core.records import record
 from shardconv.core.canonical import canonical_iota, transpose_iota
 from shardconv.core.device_order import iota_order, transposed
 from shardconv.core.errors import ShardingValidationError
@@ -98,7 +99,7 @@ class Kind(enum.Enum):
     MESH = "mesh"  # V3: mesh-based ("named") sharding
 
 
-@dataclass(frozen=True)
+@record
 class TileAssignment:
     """The device array of a tiled sharding: either iota (``reshape_dims``/``perm``) or an explicit list.
 
@@ -207,7 +208,7 @@ def _check_dims(dims: tuple[int, ...], what: str) -> None:
             )
 
 
-@dataclass(frozen=True)
+@record
 class ShardGroup:
     """``shard_as N`` / ``shard_like N``."""
 
@@ -215,7 +216,7 @@ class ShardGroup:
     id: int
 
 
-@dataclass(frozen=True)
+@record
 class OpMetadata:
     """``metadata={op_name="a" source_file="x.py" source_line=3}``: ordered key/value pairs as written."""
 
@@ -225,7 +226,7 @@ class OpMetadata:
         return next((v for k, v in self.fields if k == key), None)
 
 
-@dataclass(frozen=True)
+@record
 class HloSharding:
     """An XLA HloSharding. Build tiled ones with ``core.normalise.canonical_tiled`` so XLA's normalisations apply.
 
@@ -322,13 +323,13 @@ class HloSharding:
 # --------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class MeshAxis:
     name: str
     size: int
 
 
-@dataclass(frozen=True)
+@record
 class Mesh:
     """A Shardy mesh. ``explicit_device_ids`` is None when the ids are iota (Shardy drops them then).
 
@@ -443,7 +444,7 @@ class Mesh:
         return render_text(self)
 
 
-@dataclass(frozen=True)
+@record
 class SubAxis:
     """``:(pre_size)size`` — the middle of reshaping the axis to ``[pre_size, size, rest]``."""
 
@@ -451,7 +452,7 @@ class SubAxis:
     size: int
 
 
-@dataclass(frozen=True)
+@record
 class AxisRef:
     name: str
     sub_axis: SubAxis | None = None
@@ -463,7 +464,7 @@ class AxisRef:
         return render_text(self)
 
 
-@dataclass(frozen=True)
+@record
 class DimSharding:
     """One tensor dim: axes major->minor, closed or open (``?``), optional priority ``pN``."""
 
@@ -475,7 +476,7 @@ class DimSharding:
 MeshRef = str | Mesh  # a symbol name (without '@') or an inlined mesh
 
 
-@dataclass(frozen=True)
+@record
 class TensorSharding:
     """``#sdy.sharding<@mesh, [dims...], replicated={...}, unreduced={...}>``."""
 
@@ -512,7 +513,7 @@ class TensorSharding:
         return render_html(self)
 
 
-@dataclass(frozen=True)
+@record
 class TensorShardingPerValue:
     """``#sdy.sharding_per_value<[...]>``: one sharding per result of an op."""
 
@@ -522,7 +523,7 @@ class TensorShardingPerValue:
         return render_text(self)
 
 
-@dataclass(frozen=True)
+@record
 class ManualAxes:
     """``manual_axes={"a", "b"}`` of a ``sdy.manual_computation``."""
 
@@ -532,7 +533,7 @@ class ManualAxes:
         return render_text(self)
 
 
-@dataclass(frozen=True)
+@record
 class CollectiveAxes:
     """The axes a Shardy collective names before its operand: per dim for ``sdy.all_gather [{}, {"y"}]``
     (also all_slice, reduce_scatter, sharded_to_unreduced), one group for ``sdy.all_reduce {"y"}`` and
@@ -554,7 +555,7 @@ class CollectiveAxes:
 # --------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class MeshSharding:
     """HLO V3 ``{mesh['a'=2,'b'=4], [{'a'}, {}], replicated={'b'}}``: Shardy's shape in XLA's syntax."""
 
@@ -579,7 +580,7 @@ AxisName = str | int  # a name, or torch-xla's index into the mesh's axis order
 PartitionEntry = None | AxisName | tuple[AxisName, ...] | Unconstrained
 
 
-@dataclass(frozen=True)
+@record
 class PartitionSpec:
     """JAX ``P(None, ('d','b'), 'c', unreduced={'x'})`` / torch-xla ``(None, (0, 1), 'c')``: mesh axes per
     tensor dim, by name or (torch-xla) by index, ``UNCONSTRAINED`` entries and JAX's unreduced axes."""
@@ -591,7 +592,7 @@ class PartitionSpec:
         return render_text(self)
 
 
-@dataclass(frozen=True)
+@record
 class JaxType:
     """An array's type as ``jax.typeof`` prints it under explicit axes (``float32[8@X,4]{U:Y}``): its
     dtype, shape, and the partition spec of its sharding (one entry per dim)."""

@@ -8,9 +8,9 @@ derives its slices from it. (The backend's Shardy side stays independent on purp
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from math import prod
 
+from shardconv.core.records import record
 from shardconv.core.device_order import strides, unravel
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.model import HloSharding, Kind, SubgroupType
@@ -18,7 +18,7 @@ from shardconv.core.model import HloSharding, Kind, SubgroupType
 IndexBox = tuple[tuple[int, int], ...]  # the [start, stop) index range along each tensor dim
 
 
-@dataclass(frozen=True)
+@record
 class Tile:
     """One tile of the tensor: its index per tensor dim, the devices holding it (ascending), and its
     slice of the shape when one is known."""
@@ -28,7 +28,7 @@ class Tile:
     slice: IndexBox | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Placement:
     """Every tile of a sharding and the groups of devices that hold the same data."""
 

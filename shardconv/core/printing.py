@@ -3,10 +3,12 @@ works while the model (the bottom layer) never imports the formats above it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar, cast
+TYPE_CHECKING = False  # not from typing (nor collections): `import shardconv` would then pay for them
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeVar
 
-_Printer = TypeVar("_Printer", bound=Callable[..., Any])
+    _Printer = TypeVar("_Printer", bound=Callable[..., Any])
 _PRINTERS: dict[tuple[type, str], Callable[..., Any]] = {}
 _LOADERS: dict[str, list[Callable[[], object]]] = {}  # form -> loaders not run yet
 
@@ -42,12 +44,14 @@ def _printer_of(obj: object, form: str) -> Callable[..., Any]:
 
 def render_text(obj: object, **options: Any) -> str:
     """``obj`` in its notation's canonical text, by the printer registered for its type."""
-    return cast(str, _printer_of(obj, "text")(obj, **options))
+    text: str = _printer_of(obj, "text")(obj, **options)
+    return text
 
 
 def render_proto(obj: object) -> bytes:
     """``obj`` as serialized proto bytes, by the printer registered for its type."""
-    return cast(bytes, _printer_of(obj, "proto")(obj))
+    proto: bytes = _printer_of(obj, "proto")(obj)
+    return proto
 
 
 def render_html(obj: object) -> str | None:
@@ -57,4 +61,5 @@ def render_html(obj: object) -> str | None:
         fn = _printer_of(obj, "html")
     except LookupError:
         return None
-    return cast("str | None", fn(obj))
+    html: str | None = fn(obj)
+    return html

@@ -4,7 +4,8 @@ for it, the propagation steps that carried it there, and where origins met. Froz
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from shardconv.core.records import record
+
 
 # The flag that makes XLA write the records (checked with jax 0.10.2: ``.*`` and ``shardy`` write the
 # stage files under shardy/ without them).
@@ -16,7 +17,7 @@ RECORDS_HINT = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class Origin:
     """Where an axis came from, named as the user wrote it: an argument's or a result's sharding, a
     named constraint, or a manual computation's (shard_map's) in or out sharding."""
@@ -49,7 +50,7 @@ class Origin:
         return f"{self.label!r} (not found in the dump)"
 
 
-@dataclass(frozen=True)
+@record
 class Step:
     """One propagation step: at step ``step``, ``op`` (defining ``op_value``, line ``line``) moved the
     axis from ``source`` to ``target``."""
@@ -62,7 +63,7 @@ class Step:
     target: str
 
 
-@dataclass(frozen=True)
+@record
 class Meeting:
     """An op where the axes of more than one origin arrived from different values, as the records show
     it: the axes its value kept (axis, origin), and an axis that also arrived from another origin
@@ -83,7 +84,7 @@ class Meeting:
         return text
 
 
-@dataclass(frozen=True)
+@record
 class AxisExplanation:
     dim: int
     axis: str  # as the sharding spells it: "data", "c":(1)2 -> c:(1)2
@@ -92,7 +93,7 @@ class AxisExplanation:
     meetings: tuple[Meeting, ...]
 
 
-@dataclass(frozen=True)
+@record
 class Explanation:
     """One value of one module, explained."""
 

@@ -6,8 +6,8 @@ a value's axes and the edges propagation moved them along. Both spellings Shardy
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from shardconv.core.records import record
 from shardconv.core.model import AxisRef
 
 _GROUP = re.compile(r"\{([^{}]*)\}")
@@ -24,7 +24,7 @@ _OLD_EDGE = re.compile(
 )
 
 
-@dataclass(frozen=True)
+@record
 class Edge:
     """At step ``step``, ``axis`` went from ``source`` to each of ``targets`` (("operand"|"result", n))."""
 

@@ -4,10 +4,10 @@ document, and the propagation graph restricted to each value's origins as Graphv
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from html import escape
 from typing import Any
 
+from shardconv.core.records import record
 from shardconv.explain.model import AxisExplanation, Explanation
 
 # ---- text ------------------------------------------------------------------------------------------
@@ -92,7 +92,7 @@ def to_dict(e: Explanation) -> dict[str, Any]:
 # ---- the graph ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class Graph:
     """Nodes (id, label, kind: "origin" | "value" | "target") and edges (from, to, label)."""
 

@@ -10,9 +10,9 @@ import binascii
 import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
 
+from shardconv.core.records import record
 from shardconv.core.errors import ShardingError, ShardingSyntaxError, ShardingValidationError
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ _B64 = r"[A-Za-z0-9+/]+={0,2}"
 _WRAPPERS = ("mhlo.sharding", "sdy.sharding", "sharding")  # `NAME = "..."` copied from an IR dump
 
 
-@dataclass(frozen=True)
+@record
 class Input:
     """One parsed input: what was typed, what it was recognised as, and the model object."""
 
@@ -187,7 +187,7 @@ def _read_mesh_file(path: str) -> str:
         raise ShardingValidationError(f"--mesh @{path}: cannot read file: {e.strerror or e}") from None
 
 
-@dataclass(frozen=True)
+@record
 class _FoundMesh:
     """The first mesh declaration of a file: its text, and how an offset in it maps back into the file
     (through the string literal it sits in: ``xla.sdy.meshes = "{mesh = #sdy.mesh<[\\22a\\22=2]>}"``)."""

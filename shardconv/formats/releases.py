@@ -4,11 +4,12 @@ belong to, so a checker can flag a file that mixes them (the printable releases 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Final
 
+from shardconv.core.records import record
 
-@dataclass(frozen=True)
+
+@record
 class Spelling:
     """One release-specific spelling found in a text: what it is, where it starts, who writes it."""
 

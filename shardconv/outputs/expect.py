@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from shardconv.core.records import record
 from shardconv.core.errors import ShardingError, ShardingSyntaxError
 from shardconv.core.model import HloSharding, Kind
 from shardconv.outputs.pjrt import is_packed, unpack
@@ -83,7 +83,7 @@ def _a(what: str) -> str:
     return f"an {what}" if what[0] in "aeiou" else f"a {what}"
 
 
-@dataclass(frozen=True)
+@record
 class Mismatch:
     """One output (parameter) whose reported sharding XLA does not hold equal to the module's."""
 

@@ -4,9 +4,9 @@ output leaves and its ``parameter(N)`` shardings the parameter leaves."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import partial
 
+from shardconv.core.records import record
 from shardconv.core.errors import ShardingSyntaxError, ShardingValidationError
 from shardconv.core.model import HloSharding
 from shardconv.outputs.reading import (
@@ -34,7 +34,7 @@ def is_hlo_module(text: str) -> bool:
     return _HEADER.match(text) is not None
 
 
-@dataclass(frozen=True)
+@record
 class _Instr:
     pos: int
     root: bool

@@ -5,8 +5,9 @@ the producers of its returned values. No sharding syntax is parsed here."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from shardconv.core.records import record
 from shardconv.core.errors import ShardingSyntaxError, ShardingValidationError
 from shardconv.formats.sdy.mlir_text import decode_string
 from shardconv.text.brackets import (
@@ -26,7 +27,7 @@ _RESULTS = re.compile(r"(%[A-Za-z0-9_$.\-]+(?::\d+)?(?:\s*,\s*%[A-Za-z0-9_$.\-]+
 _OPNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
 
 
-@dataclass(frozen=True)
+@record
 class Attr:
     """One ``key = value`` entry of an attribute dict; ``pos`` is where the value starts in the module."""
 
@@ -35,7 +36,7 @@ class Attr:
     pos: int
 
 
-@dataclass(frozen=True)
+@record
 class AttrDict:
     """An attribute dict and its span (None when absent; ``insert_at`` is where a new one would go)."""
 
@@ -47,7 +48,7 @@ class AttrDict:
         return next((a for a in self.entries if a.key == key), None)
 
 
-@dataclass(frozen=True)
+@record
 class Port:
     """A function argument or result: its type text and attribute dict."""
 
@@ -57,7 +58,7 @@ class Port:
     attrs: AttrDict
 
 
-@dataclass(frozen=True)
+@record
 class Operand:
     """A use like ``%0#1``: the SSA name, the result number, and where it appears."""
 
@@ -66,7 +67,7 @@ class Operand:
     pos: int
 
 
-@dataclass(frozen=True)
+@record
 class Producer:
     """The op in the entry body that defines a value: its name, statement span and first result number."""
 
@@ -76,7 +77,7 @@ class Producer:
     generic: bool
 
 
-@dataclass(frozen=True)
+@record
 class EntryFunc:
     name: str
     span: Span
@@ -93,7 +94,7 @@ class EntryFunc:
         return None if p is None else (p, p.first_result + operand.result)
 
 
-@dataclass(frozen=True)
+@record
 class MeshDef:
     """``sdy.mesh @name = <...>``: the mesh text (``<...>``) and its position."""
 
@@ -103,7 +104,7 @@ class MeshDef:
     span: Span
 
 
-@dataclass(frozen=True)
+@record
 class ModuleIR:
     text: str
     module_span: Span | None  # the whole ``module ... { }`` op, None for a bare list of ops

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 
+from shardconv.core.records import record
 from shardconv.core.errors import ShardingSyntaxError
 from shardconv.core.model import HloSharding, Kind, Mesh
 from shardconv.outputs.reading import Reading, located
@@ -70,7 +71,7 @@ def unpack(data: bytes, name: str = "report") -> list[bytes]:
     return out
 
 
-@dataclass(frozen=True)
+@record
 class HeaderNames:
     """The C identifiers of one header: PJRT's own field names with a prefix (outputs or parameters)."""
 
@@ -140,7 +141,7 @@ def c_header(blobs: Sequence[bytes], labels: Sequence[str], what: str, form: str
     return "\n".join(head + body)
 
 
-@dataclass(frozen=True)
+@record
 class Forms:
     """The sharding of each leaf in the proto form asked for, and the leaves that had to stay V2."""
 

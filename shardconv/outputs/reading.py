@@ -5,9 +5,9 @@ attribute and the per-value ones."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TypeVar
 
+from shardconv.core.records import record
 from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.model import HloSharding, Kind, TensorSharding
 
@@ -32,7 +32,7 @@ FEEDER_KEYS: dict[str, str] = {
 HLO_SHARDING, UNANNOTATED = "sharding", "unannotated"
 
 
-@dataclass(frozen=True)
+@record
 class Feeder:
     """The op whose sharding feeds an unannotated result (a constraint, reshard, collective, data-flow edge,
     manual or named computation)."""
@@ -44,7 +44,7 @@ class Feeder:
     open: bool
 
 
-@dataclass(frozen=True)
+@record
 class OutputSharding:
     """One output (or parameter) leaf: its HLO sharding, type, and where in the module it was read.
 
@@ -64,7 +64,7 @@ class OutputSharding:
     feeder: Feeder | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Conflict:
     """A module attribute and a per-value sharding that place leaf ``index`` differently, or disagree on
     how many leaves there are (``index`` None)."""
@@ -76,7 +76,7 @@ class Conflict:
     detail: str
 
 
-@dataclass(frozen=True)
+@record
 class Reading:
     """Every leaf of the outputs (or parameters) read from ``text``, and the conflicts found on the way."""
 

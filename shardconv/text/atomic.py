@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
 from collections.abc import Callable
 from typing import BinaryIO
 
@@ -15,6 +14,8 @@ def write_atomic(path: str | os.PathLike[str], content: bytes | Callable[[Binary
     """Write ``content`` (bytes, or a function writing to the open temp file) to ``path``: a temp file in
     the same folder, fsync, rename over ``path``, fsync the folder. On any error the temp file is removed,
     ``path`` is left as it was and the error propagates. A symlink is followed: its target is rewritten."""
+    import tempfile  # only a write pays for it (check imports this module to say what --fix would do)
+
     target = os.path.realpath(path)
     folder = os.path.dirname(target)
     mode = _mode_for(target)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cache
 
+from shardconv.core.records import record
 from shardconv.core.errors import ShardingSyntaxError
 
 _OPEN = {"(": ")", "[": "]", "{": "}", "<": ">"}
@@ -52,7 +52,7 @@ def _stops(own_kind: str, comments: bool) -> re.Pattern[str]:
     return re.compile("|".join(alts))
 
 
-@dataclass(frozen=True)
+@record
 class Unbalanced:
     """Why a bracket group does not close: at ``pos`` the scan met ``found`` (a wrong closer, ``"`` for
     an unterminated string, ``""`` for the end of the text) while ``innermost`` was the open bracket."""

@@ -6,14 +6,14 @@ the style it came in. Only ``check`` needs this, so the everyday parsers never l
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from shardconv.core.records import record
 from shardconv.text.escapes import escape_c, escape_mlir, unescape_c, unescape_mlir
 
 _LEGACY = re.compile(rb'\\(?:22|5C|5c|"|\\)')
 
 
-@dataclass(frozen=True)
+@record
 class StringEncoding:
     """How a value sits in the source: ``outer`` string syntax ("none" | "mlir" | "c"), the quote
     style MLIR used, and a second level of escaping found in legacy dumps."""

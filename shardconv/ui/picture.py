@@ -5,10 +5,10 @@ tensor shape it holds, the device ids written in it, a colour per tile (its repl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from html import escape
 from itertools import product
 
+from shardconv.core.records import record
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.placement import Placement, Tile
 from shardconv.ui.device_ids import compress_ids
@@ -23,7 +23,7 @@ GAP = 24  # px between grids
 PER_ROW = 4  # grids side by side before the next row of grids
 
 
-@dataclass(frozen=True)
+@record
 class Cell:
     """One tile as drawn: position and size in px, its tile index and devices, its colour."""
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from math import prod
 from typing import Any
 
+from shardconv.core.records import record
 from shardconv.formats._lark_runtime import Token, Transformer
 
 from shardconv.core.errors import LimitExceededError, ShardingError, ShardingSyntaxError, ShardingValidationError
@@ -94,7 +94,7 @@ _Dims = tuple[DimSharding, ...]
 _IdsSpec = tuple[str, Any, Token | None]  # ("explicit", ids, token) | ("iota", iota, None)
 
 
-@dataclass(frozen=True)
+@record
 class _Item:
     key: str
     tok: Any

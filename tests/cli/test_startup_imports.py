@@ -1,0 +1,73 @@
+"""Start-up stays lean: what a command line loads is checked by module, in a fresh interpreter (timings
+live in bench/cli.py). rich, the parsers, jax and the native core load only for the commands that use them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from support.cli_util import SEED, SEED_MESH
+
+PROBE = """\
+import os, sys
+from shardconv.cli.entry import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+with open(os.environ["PROBE_MODULES"], "w") as f:
+    f.write("\\n".join(sorted(sys.modules)))
+"""
+NEVER = {"rich", "lark", "jax", "jaxlib", "pkg_resources", "importlib.metadata"}
+HEAVY = {"shardconv._native", "shardconv.formats._lark_runtime"}
+COMMAND_MODULES = {f"shardconv.cli.{name}" for name in ("convert", "show", "check", "trace", "explain", "outputs")}
+CLEAN_HLO = "HloModule m\n\nENTRY main {\n  ROOT p = f32[8,8] parameter(0), sharding={devices=[2,4]<=[8]}\n}\n"
+
+
+def loaded(tmp_path: Path, *args: str) -> set[str]:
+    """The modules ``shardconv ARGS`` has loaded when it exits (stdout and stderr are pipes)."""
+    out = tmp_path / "modules.txt"
+    env = {**os.environ, "PROBE_MODULES": str(out), "NO_COLOR": "1"}
+    subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, env=env, cwd=tmp_path, check=False, timeout=60)
+    return set(out.read_text().split())
+
+
+def top(modules: set[str]) -> set[str]:
+    """The top-level packages among ``modules``, plus the modules themselves."""
+    return modules | {m.split(".")[0] for m in modules}
+
+
+def test_importing_the_cli_loads_no_command_and_nothing_heavy() -> None:
+    code = "import sys, shardconv.cli.main; print('\\n'.join(sys.modules))"
+    modules = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+    assert not top(modules) & (NEVER | HEAVY | COMMAND_MODULES | {"shardconv.check", "shardconv.convert"})
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version_loads_neither_click_nor_typing(tmp_path: Path, flag: str) -> None:
+    modules = loaded(tmp_path, flag)
+    assert "shardconv.cli.version" in modules
+    assert not top(modules) & (NEVER | HEAVY | {"click", "typing", "shardconv.cli.main"})
+
+
+def test_help_imports_no_command_module(tmp_path: Path) -> None:
+    modules = loaded(tmp_path, "--help")
+    assert "click" in modules and not top(modules) & (NEVER | HEAVY | COMMAND_MODULES)
+
+
+def test_convert_loads_no_native_core_and_no_checker(tmp_path: Path) -> None:
+    modules = loaded(tmp_path, "convert", SEED, "--mesh", SEED_MESH)
+    assert "shardconv.cli.convert" in modules
+    assert not top(modules) & (NEVER | {"shardconv._native", "shardconv.check", "shardconv.scan", "tomllib"})
+
+
+def test_check_on_a_pipe_loads_only_what_its_report_needs(tmp_path: Path) -> None:
+    (tmp_path / "clean.hlo").write_text(CLEAN_HLO)
+    modules = loaded(tmp_path, "check", "-j", "1", "clean.hlo")
+    assert {"shardconv.cli.check", "shardconv._native"} <= modules
+    # no rich on a pipe; no JSON without --format json/sarif, no temp files without --fix, no --mesh parser
+    assert not top(modules) & (NEVER | {"json", "tempfile", "shlex", "shardconv.formats.detect"})
