@@ -4,10 +4,10 @@ parsed, with the tensor type it annotates, its value's name and where it sits, f
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from shardconv.core.errors import ShardingError
+from shardconv.core.records import record
 from shardconv.scan.inputs import scan_input
 from shardconv.scan.native import iter_sites, scan_bytes
 from shardconv.scan.sites import RECORD_KINDS, Shape, SiteKind, ValueSite
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from shardconv._native import Scan
 
 
-@dataclass(frozen=True)
+@record
 class Site:
     """One value in a dump. ``line``/``col`` are 1-based (columns in bytes); ``start``/``end`` is its byte
     span in the file; ``value`` is the parsed sharding, mesh, ... (None, with ``error``, when it does not

@@ -4,11 +4,12 @@ and how often it does. ``signature`` is the one definition of "the same value" e
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from shardconv.core.errors import ShardingError
 from shardconv.core.model import Mesh
+from shardconv.core.records import record
 from shardconv.scan.columns import kind_of, site_column
 from shardconv.scan.native import site_at
 from shardconv.scan.sites import SiteKind, ValueSite
@@ -32,7 +33,7 @@ def signature(site: ValueSite) -> Signature:
     return (site.kind, site.site, site.text, site.data, site.ranks, site.value if site.kind in NAMED_KINDS else None)
 
 
-@dataclass(frozen=True)
+@record
 class DistinctValue:
     site: ValueSite  # where it first occurs
     count: int
@@ -40,7 +41,7 @@ class DistinctValue:
     error: ShardingError | None
 
 
-@dataclass(frozen=True)
+@record
 class ValuePair:
     """The HLO and the sdy sharding one value carries on one line (they must agree)."""
 
@@ -49,7 +50,7 @@ class ValuePair:
     count: int
 
 
-@dataclass(frozen=True)
+@record
 class ModuleValues:
     """One module's distinct values in order of first occurrence; meshes reset at every module."""
 

@@ -4,8 +4,9 @@ span, the tensor type it annotates, the value it names and where that value sits
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from shardconv.core.records import record
 from shardconv.text.layered import StringEncoding
 
 PLAIN = StringEncoding()  # a value written as is, not inside a string literal
@@ -41,7 +42,7 @@ class SiteKind(str, enum.Enum):
 RECORD_KINDS = frozenset({SiteKind.SDY_ORIGINS, SiteKind.SDY_ORIGIN_NAME, SiteKind.SDY_EDGES, SiteKind.OPERANDS})
 
 
-@dataclass(frozen=True)
+@record
 class ValueSite:
     """A value in a dump. Positions are 1-based lines and byte columns; ``start``/``end`` is the byte
     span of ``raw`` in the file (what ``--fix`` replaces), ``text`` the decoded value."""
@@ -93,7 +94,7 @@ class ValueSite:
         return v[1:] if v and v.startswith("@") else None
 
 
-@dataclass(frozen=True)
+@record
 class FileKind:
     """What the sniffer made of a file: "hlo", "mlir", "mixed", or "skip" with a reason."""
 

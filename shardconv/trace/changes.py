@@ -6,16 +6,16 @@ re-expressed, another mesh symbol)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from shardconv.core.placement import differing_devices
+from shardconv.core.records import record
 from shardconv.trace.values import Observation, Sighting
 
 KINDS = ("placement", "mesh", "spelling")
 _FORM_PREFERENCE = ("sdy", "hlo")  # a value carrying both is compared like with like, sdy first
 
 
-@dataclass(frozen=True)
+@record
 class Change:
     kind: str  # one of KINDS
     value: str

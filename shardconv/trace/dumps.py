@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from shardconv.core.records import record
 from shardconv.scan.sites import ValueSite
 from shardconv.text.files import special_kind
 
@@ -34,7 +35,7 @@ _XLA_ENDS = re.compile(
 )
 
 
-@dataclass(frozen=True)
+@record
 class Dump:
     """One dump of a module: where it starts and what the pass log says about it."""
 
@@ -60,7 +61,7 @@ class Dump:
         return text
 
 
-@dataclass(frozen=True)
+@record
 class DumpSites:
     """A dump and where its value sites are in its scan (read through ``reader``, in file order), with
     every value it defines, sharded or not (see trace/names.py)."""
@@ -71,7 +72,7 @@ class DumpSites:
     names: Mapping[bytes, bytes]  # value name -> its op or type
 
 
-@dataclass(frozen=True)
+@record
 class Repeat:
     """A dump whose text is the dump before it again, ``delta`` lines further on."""
 
@@ -184,7 +185,7 @@ def _header_dump(index: int, path: str, line: int, m: re.Match[str]) -> Dump:
 # ---- XLA per-pass dump folders -------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class XlaStep:
     """One file of an XLA per-pass dump: which module, which step, after which pass. ``folder`` is the
     dump folder the module's files share (a Shardy stage module sits two folders below it)."""

@@ -4,10 +4,10 @@ sharding is told apart from one a pass created, deleted or renamed (``%0`` of an
 value). The native scan reads them (``Scan.defined``); this is how trace asks them."""
 
 from __future__ import annotations
+from shardconv.core.records import record
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 # ``@f:%0:in[1]``: the function (its name may hold ":"), the value, and the part of it.
 _KEY = re.compile(r"^(?:@.*:)?(?P<value>%[^#:]+|arg\[\d+\]|result\[\d+\])(?P<part>#\d+|:(?:in|out)(?:\[\d+\])?)?$")
@@ -15,7 +15,7 @@ _KEY = re.compile(r"^(?:@.*:)?(?P<value>%[^#:]+|arg\[\d+\]|result\[\d+\])(?P<par
 Names = Mapping[bytes, bytes]  # value name -> what it is
 
 
-@dataclass(frozen=True)
+@record
 class KeyParts:
     """A value key taken apart: ``value`` is what the dump defines (``%0``, ``arg[1]``), ``part`` the
     element of it (``#1``, ``:in[0]``) or empty."""

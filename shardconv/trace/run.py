@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from shardconv.core.errors import ShardingValidationError
+from shardconv.core.records import record
 from shardconv.scan.pieces import scan_pieces
 from shardconv.scan.columns import kind_of, sites_of
 from shardconv.scan.native import site_at, site_count
@@ -39,7 +40,7 @@ class LogError(ShardingValidationError):
     """A log that cannot be traced: missing, not IR, or (for ``diff``) not one dump."""
 
 
-@dataclass(frozen=True)
+@record
 class Seen:
     """A dump once read: what the report lists about it. ``dropped``: the shardings its pass took from
     every value but the entry's arguments and results at once (SPMD partitioning: from here the module is
@@ -116,7 +117,7 @@ _BY_POSITION = ("arg[", "result[")  # arguments and results: keys by position (b
 FORGET = 64  # fresh dumps a value may be missing from (another function's dumps) and still be compared
 
 
-@dataclass(frozen=True)
+@record
 class _Fresh:
     """The last dump read fresh: its values, and every name it defines."""
 

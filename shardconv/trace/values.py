@@ -7,13 +7,13 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding, TensorShardingPerValue
 from shardconv.core.placement import Placement, PlacementKey, placement, placement_key
+from shardconv.core.records import record
 from shardconv.scan.columns import NONE, kind_of, sites_of
 from shardconv.scan.modules import named_mesh
 from shardconv.scan.native import columns, site_at
@@ -32,7 +32,7 @@ _ARG = re.compile(r"^%arg(\d+)$")
 
 
 
-@dataclass(frozen=True)
+@record
 class Placed:
     """A value's placement on its dump's mesh, or why there is none."""
 
@@ -41,7 +41,7 @@ class Placed:
     error: str | None
 
 
-@dataclass(frozen=True)
+@record
 class Observation:
     """One value as one dump shards it. Its placement is worked out only when asked (most values stay
     as they were from dump to dump, and equal inputs need no placement to compare)."""
@@ -85,7 +85,7 @@ class Observation:
                 and self.mesh == other.mesh and self.devices == other.devices and self.rank == other.rank)
 
 
-@dataclass(frozen=True)
+@record
 class Reading:
     """What a site says about one tensor, wherever it sits: an ``Observation`` without its key and place.
     Made once per distinct (value, tensor type, op) and meshes, and shared by every site that says it."""
@@ -116,7 +116,7 @@ def observation(key: str, seen: Sighting, dump: Dump, cited: tuple[Dump, int] | 
     )
 
 
-@dataclass(frozen=True)
+@record
 class DumpFacts:
     """What a dump fixes for all its values: its meshes and its device count."""
 
