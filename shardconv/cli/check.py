@@ -269,7 +269,9 @@ def check(
         raise click.UsageError(_nothing_checked(paths, skipped))
     diffs: list[str] = []
     if fix or diff:
-        reports = [_fix(r, options_for(r.path), diff, diffs) for r in reports]
+        fixed = [_fix(r, options_for(r.path), diff) for r in reports]
+        reports = [r for r, _ in fixed]
+        diffs = [d for _, d in fixed if d]
     _emit(reports, skipped, fmt, diffs, statistics=statistics, quiet=quiet, verbose=verbose)
     return 1 if any(f.fails for r in reports for f in r.findings) else 0
 
@@ -328,9 +330,10 @@ def _nothing_checked(paths: tuple[str, ...], skipped: list[Skipped]) -> str:
     return f"no IR found in {', '.join(paths)}" + (f"; skipped:{shown}{more}" if skipped else " (no files)")
 
 
-def _fix(report: FileReport, opts: CheckOptions, dry_run: bool, diffs: list[str]) -> FileReport:
+def _fix(report: FileReport, opts: CheckOptions, dry_run: bool) -> tuple[FileReport, str]:
     """Apply (or, with ``dry_run``, diff) exactly the fixes the report's findings carry, unless a
-    finding blocks them; after a write the file is checked again."""
+    finding blocks them; after a write the file is checked again. Returns the report and the diff
+    (empty unless ``dry_run``)."""
     from shardconv.check.apply import FixError, apply, blockers, edits_of, unified_diff
     from shardconv.check.diagnostics import FileReport as Report
     from shardconv.check.engine import check_file
@@ -340,10 +343,9 @@ def _fix(report: FileReport, opts: CheckOptions, dry_run: bool, diffs: list[str]
         sys.stderr.write(f"{path}: not fixed: {b.blocks_fix} (the {b.rule} finding at line {b.line})\n")
     edits = edits_of(report.findings)
     if not edits:
-        return report
+        return report, ""
     if dry_run:
-        diffs.append(unified_diff(path, edits))
-        return report
+        return report, unified_diff(path, edits)
     try:
         apply(path, edits)
     except FixError as e:
@@ -354,7 +356,7 @@ def _fix(report: FileReport, opts: CheckOptions, dry_run: bool, diffs: list[str]
             findings=tuple(
                 replace(f, fix=None, notes=(*f.notes, why)) if f.fix is not None else f for f in report.findings
             ),
-        )
+        ), ""
     sys.stderr.write(f"{path}: fixed {len(edits)} value(s)\n")
     again = check_file(path, opts)
-    return again if isinstance(again, Report) else report
+    return (again if isinstance(again, Report) else report), ""
