@@ -6,7 +6,7 @@ pure-Python reference and real XLA can be compared device by device.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import KW_ONLY, field
 from typing import TYPE_CHECKING, Protocol, Union, runtime_checkable
 
 from shardconv.core.records import record
@@ -30,6 +30,7 @@ class Example:
     ``expect`` is ``"differ"`` for deliberately wrong pairs; ``shape`` defaults per ``default_shape``.
     """
 
+    _: KW_ONLY
     name: str
     mesh: Mesh
     sharding: ShardingLike
@@ -89,6 +90,7 @@ class Check:
 class BackendResult:
     """What a backend found for one example: per-value device slices and every check."""
 
+    _: KW_ONLY
     example: str
     backend: str
     forms: tuple[str, ...]  # how each side was given, e.g. ("hlo", "sdy (converted)")

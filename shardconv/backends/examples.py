@@ -7,6 +7,7 @@ and shardings stay text until a backend parses them, so a bad entry fails only i
 from __future__ import annotations
 
 import json
+from dataclasses import KW_ONLY
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ def examples_dir() -> Path:
 class ExampleSpec:
     """One JSON entry, unparsed: ``load()`` builds the ``Example`` (parsing the mesh) when it runs."""
 
+    _: KW_ONLY
     name: str
     mesh: str
     sharding: str

@@ -63,7 +63,9 @@ def native_side(x: ShardingLike, mesh: Mesh) -> Side:
         ms = value.mesh_sharding
         if ms.manual:
             raise ShardingValidationError(f"{value}: manual axes do not describe a data placement")
-        return Side(SDY, (TensorSharding(ms.mesh, ms.dims, ms.replicated, ms.unreduced),), label)
+        return Side(
+            SDY, (TensorSharding(mesh=ms.mesh, dims=ms.dims, replicated=ms.replicated, unreduced=ms.unreduced),), label
+        )
     if value.kind is Kind.TUPLE:
         return Side(HLO, value.elements, label)
     return Side(HLO, (value,), label)

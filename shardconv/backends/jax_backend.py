@@ -235,7 +235,7 @@ def _sdy_module(values: tuple[Any, ...], mesh: Mesh, shape: tuple[int, ...]) -> 
 
     t = f"tensor<{'x'.join(map(str, shape))}xi32>" if shape else "tensor<i32>"
     first = values[0]
-    arg = TensorSharding(first.mesh, tuple(DimSharding() for _ in shape))
+    arg = TensorSharding(mesh=first.mesh, dims=tuple(DimSharding() for _ in shape))
     decls = sorted({v.mesh for v in values if isinstance(v.mesh, str)})
     attrs = f"mhlo.num_partitions = {mesh.num_devices} : i32, mhlo.num_replicas = 1 : i32"
     lines = [f"module @shardconv attributes {{{attrs}}} {{"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import KW_ONLY
 
 from shardconv.core.records import record
 from shardconv.core.errors import ShardingError
@@ -15,6 +16,7 @@ from shardconv.backends.examples import ExampleSpec
 class Row:
     """One (example, backend) outcome. ``error`` is set when the example could not even be set up."""
 
+    _: KW_ONLY
     spec: ExampleSpec
     backend: str
     result: BackendResult | None
@@ -53,10 +55,12 @@ def run_suite(
         for backend in backends:
             t0 = time.perf_counter()
             try:
-                row = Row(spec, backend.name, backend.run(spec.load()))
+                row = Row(spec=spec, backend=backend.name, result=backend.run(spec.load()))
             except ShardingError as e:
-                row = Row(spec, backend.name, None, error=str(e))
-            row = Row(row.spec, row.backend, row.result, row.error, time.perf_counter() - t0)
+                row = Row(spec=spec, backend=backend.name, result=None, error=str(e))
+            row = Row(
+                spec=row.spec, backend=row.backend, result=row.result, error=row.error, seconds=time.perf_counter() - t0
+            )
             rows.append(row)
             if progress is not None:
                 progress(row)

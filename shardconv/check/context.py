@@ -4,7 +4,7 @@ the module-level facts every rule needs (its meshes, num_partitions, which meshe
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import field
+from dataclasses import KW_ONLY, field
 from functools import cached_property
 from types import MappingProxyType
 
@@ -28,6 +28,7 @@ _SDY_KINDS = frozenset(
 
 @record
 class CheckOptions:
+    _: KW_ONLY
     mesh: Mesh | None = None
     allowed_meshes: tuple[tuple[int, ...], ...] | None = None
     warn_only: frozenset[str] = frozenset()
@@ -39,6 +40,7 @@ class CheckOptions:
 
 @record
 class ModuleContext:
+    _: KW_ONLY
     path: str
     module: ModuleValues
     options: CheckOptions

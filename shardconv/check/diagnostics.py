@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import KW_ONLY
+
 from shardconv.core.records import record
 
 
@@ -22,6 +24,7 @@ class Rewrite:
 class SpanEdit:
     """Replace bytes ``start:end`` of the file (``old``) with ``new``; ``line`` is where they start."""
 
+    _: KW_ONLY
     start: int
     end: int
     old: bytes
@@ -43,6 +46,7 @@ class Fix:
 class CheckFinding:
     """One problem at one place (the first of ``count`` identical ones). ``source`` is the caret excerpt."""
 
+    _: KW_ONLY
     rule: str
     severity: str  # "error" | "warning" | "note"
     path: str
@@ -74,6 +78,7 @@ class Skipped:
 
 @record
 class FileReport:
+    _: KW_ONLY
     path: str
     kind: str
     findings: tuple[CheckFinding, ...] = ()

@@ -136,7 +136,11 @@ def check_file(path: str, opts: CheckOptions, on_read: Callable[[int], None] | N
         scan = scan_input(path, every_site=False)
     except OSError as e:
         reason = e.strerror or str(e)
-        return FileReport(path, "unreadable", (RULES["io-error"].finding(path, 1, 1, f"cannot read {path}: {reason}"),))
+        return FileReport(
+            path=path,
+            kind="unreadable",
+            findings=(RULES["io-error"].finding(path, 1, 1, f"cannot read {path}: {reason}"),),
+        )
     if on_read is not None:
         on_read(scan.size)
     return scan_report(scan, path, opts)
@@ -174,7 +178,14 @@ def _scan_report(scan: Scan, path: str, opts: CheckOptions) -> FileReport | Skip
     found = sorted(with_edits(found, scan), key=position)
     kept = apply_suppressions(found, suppressions_of(scan), path, report_unused=opts.report_unused)
     kept = [f for f in kept if f.rule not in opts.ignore]
-    return FileReport(path, scan.kind, tuple(kept), total, distinct, dropped(counts, opts.max_per_rule))
+    return FileReport(
+        path=path,
+        kind=scan.kind,
+        findings=tuple(kept),
+        values=total,
+        distinct=distinct,
+        dropped=dropped(counts, opts.max_per_rule),
+    )
 
 
 def _check_task(task: tuple[str, CheckOptions]) -> FileReport | Skipped:

@@ -51,7 +51,7 @@ def _spans(scan: Scan, rewrites: Sequence[Rewrite]) -> dict[Rewrite, list[SpanEd
     for g, start, end, line in scan.spans(list(of_group)):
         m, v = of_group[g]
         r, new = wanted[(m, v)]
-        out.setdefault(r, []).append(SpanEdit(start, end, scan.values[v][2], new, line))
+        out.setdefault(r, []).append(SpanEdit(start=start, end=end, old=scan.values[v][2], new=new, line=line))
     return out
 
 

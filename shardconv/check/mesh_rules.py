@@ -67,8 +67,8 @@ def device_count_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
     glob = ctx.options.mesh
     if glob is not None and n is not None and n > 1 and glob.num_devices != n and ctx.num_partitions is not None:
         yield RuleResult(
-            ctx.num_partitions,
-            f"--mesh {glob.shape_str()} has {glob.num_devices} devices but num_partitions is {n}",
+            at=ctx.num_partitions,
+            message=f"--mesh {glob.shape_str()} has {glob.num_devices} devices but num_partitions is {n}",
         )
     if glob is not None:
         for dv in ctx.hlo:
@@ -76,8 +76,8 @@ def device_count_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
             d = devices_of(dv.value)
             if d is not None and d != glob.num_devices and (n is None or d == n):
                 yield RuleResult(
-                    dv,
-                    f"{dv.value} spans {d} devices but --mesh {glob.shape_str()} has {glob.num_devices}",
+                    at=dv,
+                    message=f"{dv.value} spans {d} devices but --mesh {glob.shape_str()} has {glob.num_devices}",
                 )
     seen: tuple[int, DistinctValue] | None = None
     for name, mesh, dv in _all_meshes(ctx):
@@ -86,11 +86,11 @@ def device_count_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
         count = mesh.num_devices
         label = _label(name, mesh) if name else f"mesh {mesh}"
         if n is not None and count != n:
-            yield RuleResult(dv, f"{label} has {count} devices but num_partitions is {n}")
+            yield RuleResult(at=dv, message=f"{label} has {count} devices but num_partitions is {n}")
         elif n is None and seen is not None and seen[0] != count:
             yield RuleResult(
-                dv,
-                f"{label} has {count} devices but the mesh on line {seen[1].site.line} has {seen[0]}",
+                at=dv,
+                message=f"{label} has {count} devices but the mesh on line {seen[1].site.line} has {seen[0]}",
             )
         if seen is None:
             seen = (count, dv)
@@ -109,7 +109,7 @@ def mesh_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
         return
     for name, mesh, dv in ctx.sharding_meshes():
         if mesh.axes and not is_synthetic(mesh) and not (mesh.axes == glob.axes and mesh.device_ids == glob.device_ids):
-            yield RuleResult(dv, f"{_label(name, mesh)} differs from --mesh {glob}: {difference(mesh, glob)}"
+            yield RuleResult(at=dv, message=f"{_label(name, mesh)} differs from --mesh {glob}: {difference(mesh, glob)}"
             )
 
 
@@ -122,8 +122,8 @@ def stablehlo_mesh_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
         if sdy is None or (sdy.axes == dv.value.axes and sdy.device_ids == dv.value.device_ids):
             continue
         yield RuleResult(
-            dv,
-            f"stablehlo.mesh of @{dv.site.mesh_name} is {dv.value} but the sdy.mesh is {sdy}: "
+            at=dv,
+            message=f"stablehlo.mesh of @{dv.site.mesh_name} is {dv.value} but the sdy.mesh is {sdy}: "
             f"they differ {difference(dv.value, sdy)}",
         )
 
@@ -138,7 +138,7 @@ def mesh_not_allowed(ctx: ModuleContext) -> Iterator[RuleResult]:
     tail = f"which is not an allowed mesh ({shapes}); a backend that validates meshes fails with 'Mesh is not valid'"
     for name, mesh, dv in ctx.sharding_meshes():
         if mesh.axes and tuple(mesh.axis_sizes) not in allowed:
-            yield RuleResult(dv, f"{_label(name, mesh)} has shape {mesh.sizes_text()}, {tail}")
+            yield RuleResult(at=dv, message=f"{_label(name, mesh)} has shape {mesh.sizes_text()}, {tail}")
     if imported(ctx):
         from shardconv.convert.distortion import analyse_import
 
@@ -147,8 +147,9 @@ def mesh_not_allowed(ctx: ModuleContext) -> Iterator[RuleResult]:
         if inv is not None and inv.axes and tuple(inv.axis_sizes) not in allowed:
             at = ctx.hlo[a.causes[0]] if a.causes else _first_tiled(ctx)
             yield RuleResult(
-                at,
-                f"XLA's import of this module's HLO shardings invents mesh {inv} of shape {inv.sizes_text()}, {tail}",
+                at=at,
+                message=f"XLA's import of this module's HLO shardings invents mesh {inv} "
+                f"of shape {inv.sizes_text()}, {tail}",
             )
 
 
@@ -182,8 +183,8 @@ def import_distorts_mesh(ctx: ModuleContext) -> Iterator[RuleResult]:
         except ShardingError:
             right = ""
         yield RuleResult(
-            dv,
-            f"importing {h} without the global mesh (as XLA does for this module) invents mesh {inv} "
+            at=dv,
+            message=f"importing {h} without the global mesh (as XLA does for this module) invents mesh {inv} "
             f"({difference(inv, glob)}, the global mesh being {glob}){right}",
         )
 
@@ -219,14 +220,14 @@ def synthetic_mesh(ctx: ModuleContext) -> Iterator[RuleResult]:
         if glob is None:
             cause = _cause(mesh, ctx.users.get(name, ()))
             yield RuleResult(
-                dv,
-                f"{label} is a synthetic mesh ({mesh.sizes_text()}); {cause}. "
+                at=dv,
+                message=f"{label} is a synthetic mesh ({mesh.sizes_text()}); {cause}. "
                 "Pass --mesh with the global mesh to check it",
                 blocks_fix=f"@{name}: --fix needs --mesh with the global mesh to move it onto",
             )
         elif glob.axis_sizes == mesh.axis_sizes and glob.device_ids == mesh.device_ids:
             cause = _cause(mesh, ctx.users.get(name, ()))
-            yield RuleResult(dv, f"{label} has the global mesh's shape but synthetic axis names; {cause}")
+            yield RuleResult(at=dv, message=f"{label} has the global mesh's shape but synthetic axis names; {cause}")
 
 
 def distorted_mesh(ctx: ModuleContext) -> Iterator[RuleResult]:
@@ -280,8 +281,8 @@ def distorted_mesh(ctx: ModuleContext) -> Iterator[RuleResult]:
         else:
             notes.append(f"not fixable: {blocker}")
         yield RuleResult(
-            dv,
-            f"{label} is a synthetic mesh that distorts the global mesh {glob} ({difference(mesh, glob)}); "
+            at=dv,
+            message=f"{label} is a synthetic mesh that distorts the global mesh {glob} ({difference(mesh, glob)}); "
             f"backends that validate meshes fail with 'Mesh is not valid'{headline if blocker is None else ''}",
             notes=tuple(notes),
             fix=fix,

@@ -10,6 +10,7 @@ here, and regenerate docs/rules.md (``tests/check/test_rule_docs.py`` says how).
 
 from __future__ import annotations
 
+from dataclasses import KW_ONLY
 from typing import Any
 
 from shardconv.core.records import record
@@ -22,6 +23,7 @@ from shardconv.check.rules import Check
 class Rule:
     """One rule: what it is, what it says about itself, and the function that finds it."""
 
+    _: KW_ONLY
     id: str
     severity: str  # default: "error" | "warning" | "note"
     summary: str

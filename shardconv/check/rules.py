@@ -4,6 +4,7 @@ it finds (``RuleResult``: a finding before it has a file position). Mesh-level r
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import KW_ONLY
 from functools import lru_cache
 
 from shardconv.core.records import record
@@ -32,6 +33,7 @@ class RuleResult:
     """What a rule's check found at ``at`` (its first place); ``col`` overrides the caret column. It
     names no rule: the record whose check found it does (``registry.Rule``)."""
 
+    _: KW_ONLY
     at: DistinctValue
     message: str
     notes: tuple[str, ...] = ()
@@ -53,7 +55,7 @@ def _suggestion_notes(e: ShardingError) -> tuple[str, ...]:
 
 
 def _parse_error(dv: DistinctValue, e: ShardingError) -> RuleResult:
-    return RuleResult(dv, _what(dv) + e.message, _suggestion_notes(e), col=error_col(dv.site, e))
+    return RuleResult(at=dv, message=_what(dv) + e.message, notes=_suggestion_notes(e), col=error_col(dv.site, e))
 
 
 def syntax(ctx: ModuleContext) -> Iterator[RuleResult]:
@@ -76,10 +78,12 @@ def verify(ctx: ModuleContext) -> Iterator[RuleResult]:
         try:
             verify_mesh(dv.value)
         except ShardingError as e:
-            yield RuleResult(dv, f"mesh {dv.site.value or ''}: {e.message}".replace(" :", ":"))
+            yield RuleResult(at=dv, message=f"mesh {dv.site.value or ''}: {e.message}".replace(" :", ":"))
     for dv, rejected in zip(ctx.sdy, ctx.sdy_errors):
         if rejected is not None:
-            yield RuleResult(dv, rejected.message, _suggestion_notes(rejected), col=error_col(dv.site, rejected))
+            yield RuleResult(
+                at=dv, message=rejected.message, notes=_suggestion_notes(rejected), col=error_col(dv.site, rejected)
+            )
     yield from _collective_axes(ctx)
 
 
@@ -90,11 +94,11 @@ def rank_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
         assert isinstance(s, (TensorSharding, TensorShardingPerValue))
         if rejected is None:
             for msg in _sdy_rank_issues(s, dv.site.ranks, ctx.meshes):
-                yield RuleResult(dv, msg)
+                yield RuleResult(at=dv, message=msg)
     for dv in ctx.hlo:
         assert isinstance(dv.value, HloSharding)
         for msg in _hlo_rank_issues(dv.value, dv.site.ranks):
-            yield RuleResult(dv, msg)
+            yield RuleResult(at=dv, message=msg)
 
 
 def _collective_axes(ctx: ModuleContext) -> Iterator[RuleResult]:
@@ -120,8 +124,8 @@ def _collective_axes(ctx: ModuleContext) -> Iterator[RuleResult]:
             e = unknown_axis_name(missing.name, mesh)
             where = f"mesh {ref} = {mesh}" if ref.startswith("@") else f"its inline mesh {mesh}"
             yield RuleResult(
-                dv,
-                f"{dv.site.site}: {e.message}: {where} has no such axis",
+                at=dv,
+                message=f"{dv.site.site}: {e.message}: {where} has no such axis",
                 notes=_suggestion_notes(e),
                 col=error_col(dv.site, e),
             )
@@ -170,7 +174,7 @@ def _device_issue(ctx: ModuleContext, kind: str) -> Iterator[RuleResult]:
         assert isinstance(dv.value, HloSharding)
         for rule, msg in _device_issues(dv.value, n)[:1]:
             if rule == kind:
-                yield RuleResult(dv, msg)
+                yield RuleResult(at=dv, message=msg)
 
 
 def not_expressible(ctx: ModuleContext) -> Iterator[RuleResult]:
@@ -185,7 +189,7 @@ def not_expressible(ctx: ModuleContext) -> Iterator[RuleResult]:
             e = _not_expressible(h, mesh, None if h.kind is HloKind.TUPLE else dv.site.rank)
             if e is not None:
                 notes = _suggestion_notes(e)
-                yield RuleResult(dv, f"{h} has no equivalent on --mesh {mesh}: {e.message}", notes=notes)
+                yield RuleResult(at=dv, message=f"{h} has no equivalent on --mesh {mesh}: {e.message}", notes=notes)
 
 
 @lru_cache(maxsize=1 << 12)
@@ -250,8 +254,8 @@ def unspecified_dims(ctx: ModuleContext) -> Iterator[RuleResult]:
             bad = [d for d in dv.value if d < 0 or (rank is not None and d >= rank)]
             if bad:
                 yield RuleResult(
-                    dv,
-                    f"unspecified_dims {list(dv.value)} name dim {bad[0]} but the tensor has rank {rank}",
+                    at=dv,
+                    message=f"unspecified_dims {list(dv.value)} name dim {bad[0]} but the tensor has rank {rank}",
                 )
 
 
@@ -275,8 +279,8 @@ def roundtrip_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
             continue
         s = pair.sdy.site
         yield RuleResult(
-            pair.hlo,
-            f"{pair.hlo.site.site} {hlo} disagrees with {s.site} {s.text} (column {s.col}), "
+            at=pair.hlo,
+            message=f"{pair.hlo.site.site} {hlo} disagrees with {s.site} {s.text} (column {s.col}), "
             f"which XLA exports as {exported}",
         )
 
@@ -300,7 +304,7 @@ def non_canonical(ctx: ModuleContext) -> Iterator[RuleResult]:
                 f"{site.site} canonicalised",
                 (Rewrite(ctx.module.index, site.kind.value, site.text.encode(), canon.encode()),),
             )
-            yield RuleResult(dv, f"{site.site} {site.text} is {canon} in XLA's spelling", fix=fix)
+            yield RuleResult(at=dv, message=f"{site.site} {site.text} is {canon} in XLA's spelling", fix=fix)
 
 
 def _releases(names: frozenset[str]) -> str:
@@ -323,8 +327,8 @@ def mixed_releases(ctx: ModuleContext) -> Iterator[RuleResult]:
             elif not common & spelling.releases:
                 earlier, name = first
                 yield RuleResult(
-                    dv,
-                    f"{spelling.name} is what XLA {_releases(spelling.releases)} writes, but {name} on line "
+                    at=dv,
+                    message=f"{spelling.name} is what XLA {_releases(spelling.releases)} writes, but {name} on line "
                     f"{earlier.site.line} is what only {_releases(common)} writes: "
                     "no one XLA release wrote this module",
                     col=dv.site.col + spelling.pos,

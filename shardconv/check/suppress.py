@@ -5,6 +5,7 @@ the same pass as the values, so no second pass is needed."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import KW_ONLY
 from typing import TYPE_CHECKING
 
 from shardconv.core.records import record
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 
 @record
 class Suppression:
+    _: KW_ONLY
     line: int
     col: int
     rules: tuple[str, ...]
@@ -27,7 +29,13 @@ class Suppression:
 def suppressions_of(scan: Scan) -> list[Suppression]:
     """The suppression comments the scan found, in file order."""
     return [
-        Suppression(line, col, _rules(inside), source.decode("utf-8", "backslashreplace"), source_col)
+        Suppression(
+            line=line,
+            col=col,
+            rules=_rules(inside),
+            source=source.decode("utf-8", "backslashreplace"),
+            source_col=source_col,
+        )
         for line, col, inside, source, source_col in scan.suppressions
     ]
 

@@ -50,7 +50,7 @@ def compare(a: str, b: str, mesh_text: str | None, backend: str, shape_text: str
     mesh = parse_mesh_option(mesh_text) if mesh_text is not None else inline_mesh(a, b)
     shape = parse_shape(shape_text) if shape_text is not None else None
     (runner,) = pick_backends(backend)
-    result = runner.run(Example("compare", mesh, a, other=b, shape=shape))
+    result = runner.run(Example(name="compare", mesh=mesh, sharding=a, other=b, shape=shape))
     agree = next((c for c in result.checks if c.name.startswith("same data on every device")), None)
     if agree is None:  # one side could not be placed at all: that is bad input, not a difference
         why = "; ".join(f"{c.name}: {c.detail}" for c in result.checks if c.failed)

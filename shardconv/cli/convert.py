@@ -7,6 +7,7 @@ explanations go to stderr (on a terminal, or with ``--explain``) or into the JSO
 from __future__ import annotations
 
 import sys
+from dataclasses import KW_ONLY
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 class Converted:
     """The answer for one input and what the user should know about it."""
 
+    _: KW_ONLY
     input: Input
     target: str
     output: str
@@ -49,11 +51,11 @@ def convert_item(
         on = resolve.as_sdy(inp, ctx.mesh, rank=rank)
     output = render_target(inp, target, ctx, on, rank, xla_version=xla_version)
     if not explain:
-        return Converted(inp, target, output, on, None, ())
+        return Converted(input=inp, target=target, output=output, on=on, xla=None, notes=())
     from shardconv.convert.notes import notes_for, xla_view_of
 
     xla = xla_view_of(inp, rank) if inp.is_hlo and on is not None else None
-    return Converted(inp, target, output, on, xla, notes_for(inp, target, on, xla))
+    return Converted(input=inp, target=target, output=output, on=on, xla=xla, notes=notes_for(inp, target, on, xla))
 
 
 def explain_text(c: Converted, width: int = 80) -> str:

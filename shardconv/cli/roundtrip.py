@@ -42,7 +42,7 @@ def run_backend(name: str, inp: Input, ctx: Context) -> BackendResult:
 
     (backend,) = pick_backends(name)
     assert ctx.mesh is not None
-    return backend.run(Example("roundtrip", ctx.mesh, inp.value, shape=ctx.shape))
+    return backend.run(Example(name="roundtrip", mesh=ctx.mesh, sharding=inp.value, shape=ctx.shape))
 
 
 def holds(report: RoundTripReport, result: BackendResult | None) -> bool:

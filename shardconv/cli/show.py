@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import KW_ONLY
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -34,6 +35,7 @@ JSON_KEYS = {"sdy": "sdy", "v2": "hlo_v2", "v1": "hlo_v1", "v3": "hlo_v3", "spec
 class Shown:
     """Everything ``show`` prints for one (non-tuple) sharding."""
 
+    _: KW_ONLY
     input: Input
     hlo: HloSharding
     mesh: Mesh | None
@@ -78,7 +80,9 @@ def build(inp: Input, ctx: Context, xla_version: str = DEFAULT_XLA_VERSION) -> S
             xla = e
     mesh = ctx.mesh if ctx.mesh is not None else (on.mesh if not isinstance(on, ShardingError) else None)
     synthetic = ctx.mesh is None and not isinstance(on, ShardingError) and on.synthetic
-    return Shown(inp, hlo, mesh, synthetic, place, tuple(spellings), xla)
+    return Shown(
+        input=inp, hlo=hlo, mesh=mesh, synthetic=synthetic, placement=place, spellings=tuple(spellings), xla=xla
+    )
 
 
 def json_doc(s: Shown) -> dict[str, Any]:

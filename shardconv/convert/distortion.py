@@ -19,6 +19,7 @@ as a sharding over both axes at once gives) does not, nor does ``_axis_0=2, _axi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import KW_ONLY
 from functools import lru_cache
 
 from shardconv.core.records import record
@@ -31,6 +32,7 @@ from shardconv.core.model import HloSharding, Kind, Mesh
 
 @record
 class ImportAnalysis:
+    _: KW_ONLY
     invented: Mesh | None
     reason: str = ""
     distorts: bool = False
@@ -66,15 +68,15 @@ def analyse_import(
     try:
         invented = module_mesh(hs)
     except ShardingError as e:
-        return ImportAnalysis(None, reason=e.message)
+        return ImportAnalysis(invented=None, reason=e.message)
     if glob is None or not invented.axes:
-        return ImportAnalysis(invented)
+        return ImportAnalysis(invented=invented)
     g = _sizes(glob)
     got = _sizes(invented)
     if got == g:
-        return ImportAnalysis(invented, renames_only=True)
+        return ImportAnalysis(invented=invented, renames_only=True)
     if merges_only(g, got) or invented.num_devices != glob.num_devices:
-        return ImportAnalysis(invented)
+        return ImportAnalysis(invented=invented)
     causes = []
     for i, leaf in _leaves(hs):
         try:
@@ -84,7 +86,7 @@ def analyse_import(
             continue
     if not causes:  # only their intersection splits the axes: blame the first tiled sharding
         causes = [i for i, _ in _leaves(hs)[:1]]
-    return ImportAnalysis(invented, distorts=True, causes=tuple(causes))
+    return ImportAnalysis(invented=invented, distorts=True, causes=tuple(causes))
 
 
 @lru_cache(maxsize=1 << 12)

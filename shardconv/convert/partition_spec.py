@@ -78,7 +78,7 @@ def _from_spec(spec: PartitionSpec, mesh: Mesh, rank: int | None) -> TensorShard
     dims.extend(DimSharding() for _ in range(n - len(dims)))
     unreduced = {named(a) for a in spec.unreduced}
     ordered = tuple(AxisRef(a) for a in mesh.axis_names if a in unreduced)
-    return TensorSharding(mesh.symbol, tuple(dims), unreduced=ordered)
+    return TensorSharding(mesh=mesh.symbol, dims=tuple(dims), unreduced=ordered)
 
 
 def _axes_of(entry: PartitionEntry) -> tuple[AxisName, ...]:

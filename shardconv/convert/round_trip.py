@@ -3,7 +3,7 @@ distort the mesh (seed: distorted-mesh-on-replicate)."""
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import KW_ONLY, field
 from typing import Any
 
 from shardconv.core.records import record
@@ -38,6 +38,7 @@ class RoundTripFinding:
 class MeshComparison:
     """The global mesh next to the meshes the two import paths rebuild, axis by axis."""
 
+    _: KW_ONLY
     global_mesh: Mesh
     to_sdy_mesh: Mesh | None
     xla_import_mesh: Mesh | None
@@ -60,6 +61,7 @@ class MeshComparison:
 
 @record
 class RoundTripReport:
+    _: KW_ONLY
     direction: str  # "sdy->hlo->sdy" | "hlo->sdy->hlo"
     steps: tuple[Step, ...]
     dropped: tuple[str, ...]
@@ -99,13 +101,21 @@ def _cuts(sizes: list[int]) -> set[int]:
 def compare_meshes(global_mesh: Mesh, to_sdy_mesh: Mesh | None, imported: Mesh | None, why: str = "") -> MeshComparison:
     """Classify XLA's rebuilt mesh against the real one by their axis boundaries (major to minor)."""
     if imported is None:
-        return MeshComparison(global_mesh, to_sdy_mesh, None, "unavailable", why)
+        return MeshComparison(
+            global_mesh=global_mesh,
+            to_sdy_mesh=to_sdy_mesh,
+            xla_import_mesh=None,
+            verdict="unavailable",
+            explanation=why,
+        )
     g = [a.size for a in global_mesh.axes if a.size > 1]
     x = [a.size for a in imported.axes]
     gs, xs = global_mesh.shape_str(), imported.shape_str()
     if g == x:
         why = f"XLA's import rebuilds {xs}: same axis sizes as {gs} (names are lost)"
-        return MeshComparison(global_mesh, to_sdy_mesh, imported, "same", why)
+        return MeshComparison(
+            global_mesh=global_mesh, to_sdy_mesh=to_sdy_mesh, xla_import_mesh=imported, verdict="same", explanation=why
+        )
     if _cuts(x) <= _cuts(g):
         verdict = "coarsened"
         text = f"XLA's import rebuilds {xs}: adjacent axes of {gs} merged (this sharding does not tell them apart)"
@@ -120,7 +130,9 @@ def compare_meshes(global_mesh: Mesh, to_sdy_mesh: Mesh | None, imported: Mesh |
             "not exist. Convert with the global mesh instead (to_sdy), or export a sharding whose device "
             "order follows the mesh axes."
         )
-    return MeshComparison(global_mesh, to_sdy_mesh, imported, verdict, text)
+    return MeshComparison(
+        global_mesh=global_mesh, to_sdy_mesh=to_sdy_mesh, xla_import_mesh=imported, verdict=verdict, explanation=text
+    )
 
 
 def _dropped(s: TensorSharding, mesh: Mesh) -> tuple[list[str], TensorSharding]:
@@ -141,7 +153,9 @@ def _dropped(s: TensorSharding, mesh: Mesh) -> tuple[list[str], TensorSharding]:
     if s.unreduced and mesh.num_devices == 1:  # XLA keeps {unreduced}; it names every axis again
         unred = tuple(AxisRef(n) for n in mesh.axis_names)
     # The reduction survives: XLA head's export carries it in the metadata, which to_sdy reads back.
-    return out, TensorSharding(s.mesh, tuple(dims), (), unred, s.unreduced_op if unred else "sum")
+    return out, TensorSharding(
+        mesh=s.mesh, dims=tuple(dims), replicated=(), unreduced=unred, unreduced_op=s.unreduced_op if unred else "sum"
+    )
 
 
 def _xla_mesh(h: HloSharding, rank: RankArg) -> tuple[Mesh | None, str]:
@@ -204,7 +218,9 @@ def _from_sdy(s: TensorSharding | TensorShardingPerValue, mesh: Mesh) -> RoundTr
     xm, why = _xla_mesh(single, parts[0].rank if parts else None)
     cmp = compare_meshes(mesh, mesh, xm, why)
     findings += _mesh_findings(cmp)
-    return RoundTripReport("sdy->hlo->sdy", tuple(steps), tuple(dropped), cmp, tuple(findings))
+    return RoundTripReport(
+        direction="sdy->hlo->sdy", steps=tuple(steps), dropped=tuple(dropped), mesh=cmp, findings=tuple(findings)
+    )
 
 
 def _from_hlo(h: HloSharding, mesh: Mesh, rank: RankArg) -> RoundTripReport:
@@ -216,7 +232,13 @@ def _from_hlo(h: HloSharding, mesh: Mesh, rank: RankArg) -> RoundTripReport:
     except NotExpressibleError as e:
         findings.append(RoundTripFinding("error", str(e)))
         cmp = compare_meshes(mesh, None, xm, why)
-        return RoundTripReport("hlo->sdy->hlo", tuple(steps), (), cmp, tuple(findings + _mesh_findings(cmp)))
+        return RoundTripReport(
+            direction="hlo->sdy->hlo",
+            steps=tuple(steps),
+            dropped=(),
+            mesh=cmp,
+            findings=tuple(findings + _mesh_findings(cmp)),
+        )
     back = to_hlo(s, mesh)
     steps += [Step("to_sdy", s, str(s)), Step("to_hlo", back, _hlo_text(back))]
     if not same_assignment(h, back):
@@ -229,7 +251,9 @@ def _from_hlo(h: HloSharding, mesh: Mesh, rank: RankArg) -> RoundTripReport:
         findings += _sub_axis_note(h, s, mesh)
     cmp = compare_meshes(mesh, mesh, xm, why)
     findings += _mesh_findings(cmp)
-    return RoundTripReport("hlo->sdy->hlo", tuple(steps), (), cmp, tuple(findings))
+    return RoundTripReport(
+        direction="hlo->sdy->hlo", steps=tuple(steps), dropped=(), mesh=cmp, findings=tuple(findings)
+    )
 
 
 def _hlo_text(h: HloSharding) -> str:

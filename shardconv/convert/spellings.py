@@ -80,7 +80,10 @@ def to_v3(sharding: TensorSharding, mesh: Mesh, *, manual_axes: Sequence[str] = 
     dims = tuple(replace(d, priority=None) for d in sharding.dims)
     manual = tuple(AxisRef(n) for n in manual_axes)
     return HloSharding(
-        Kind.MESH, mesh_sharding=MeshSharding(mesh, dims, sharding.replicated, sharding.unreduced, manual)
+        kind=Kind.MESH,
+        mesh_sharding=MeshSharding(
+            mesh=mesh, dims=dims, replicated=sharding.replicated, unreduced=sharding.unreduced, manual=manual
+        ),
     )
 
 
@@ -133,7 +136,7 @@ def _manual_v3_to_v2(ms: MeshSharding) -> HloSharding:
         return tuple(AxisRef(n) for r in refs for n in pieces[r])
 
     dims = tuple(DimSharding(whole(d.axes)) for d in ms.dims)
-    sharding = TensorSharding(split, dims, unreduced=whole(ms.unreduced))
+    sharding = TensorSharding(mesh=split, dims=dims, unreduced=whole(ms.unreduced))
     return _export(sharding, split, tuple(r.name for r in whole(ms.manual)), ms.device_iota)
 
 

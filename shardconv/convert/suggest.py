@@ -28,7 +28,7 @@ def _whole_axis_candidates(counts: tuple[int, ...], mesh: Mesh, ref: str) -> Ite
         if tuple(got) != counts:
             continue
         dims = tuple(DimSharding(tuple(AxisRef(a.name) for a, d in zip(axes, choice) if d == i)) for i in range(rank))
-        yield TensorSharding(ref, dims)
+        yield TensorSharding(mesh=ref, dims=dims)
 
 
 def _score(candidate: HloSharding, hlo: HloSharding) -> int:
@@ -75,7 +75,7 @@ def per_dim_mesh(hlo: HloSharding, mesh: Mesh) -> tuple[Mesh, TensorSharding]:
         if i < hlo.rank:
             dims.append(DimSharding((AxisRef(name),) if c > 1 else ()))
     new = Mesh.of(axes, device_ids=hlo.tile.devices, name=mesh.name)
-    return new, TensorSharding(mesh.symbol, tuple(dims))
+    return new, TensorSharding(mesh=mesh.symbol, dims=tuple(dims))
 
 
 def suggestions(hlo: HloSharding, mesh: Mesh) -> tuple[Suggestion, ...]:

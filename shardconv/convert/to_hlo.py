@@ -187,14 +187,14 @@ def _export_one(sharding: TensorSharding, mesh: MeshArg, manual_axes: Sequence[s
     devices = order if ids is None else list(map(ids.__getitem__, order))
     dims = _nonempty(tile_dims)
     if not subgroups:
-        return HloSharding(Kind.TILED, tile=TileAssignment(dims, explicit=tuple(devices)))
+        return HloSharding(kind=Kind.TILED, tile=TileAssignment(dims, explicit=tuple(devices)))
     if subgroups == _REPLICATED and dims[-1] < len(devices):
         # canonical_tiled's partial_tile, without building the unsorted array first: sort each group.
         g = dims[-1]
         grouped: list[int] = []
         for k in range(0, len(devices), g):
             grouped += sorted(devices[k : k + g])
-        return HloSharding(Kind.TILED, tile=TileAssignment(dims, explicit=tuple(grouped)), subgroups=subgroups)
+        return HloSharding(kind=Kind.TILED, tile=TileAssignment(dims, explicit=tuple(grouped)), subgroups=subgroups)
     return canonical_tiled(TileAssignment(dims, explicit=tuple(devices)), subgroups)
 
 

@@ -237,7 +237,7 @@ def layout_to_sdy(layout: Layout, hlo: HloSharding, mesh: Mesh, ref: str | Mesh)
     unreduced: tuple[AxisRef, ...] = ()
     manual: tuple[AxisRef, ...] = ()
     if hlo.subgroups == (SubgroupType.REPLICATED,) or not hlo.subgroups:
-        return TensorSharding(ref, dims), _NO_MANUAL_AXES
+        return TensorSharding(mesh=ref, dims=dims), _NO_MANUAL_AXES
     for k, kind in enumerate(hlo.subgroups):
         if kind is SubgroupType.REPLICATED:
             continue
@@ -255,7 +255,7 @@ def layout_to_sdy(layout: Layout, hlo: HloSharding, mesh: Mesh, ref: str | Mesh)
         raise NotExpressibleError(
             f"the manual subgroup needs sub-axes ({', '.join(map(str, manual))}); manual_axes take whole axes"
         )
-    return TensorSharding(ref, dims, unreduced=unreduced), ManualAxes(tuple(r.name for r in manual))
+    return TensorSharding(mesh=ref, dims=dims, unreduced=unreduced), ManualAxes(tuple(r.name for r in manual))
 
 
 def tiled_to_sdy(hlo: HloSharding, mesh: Mesh, ref: str | Mesh) -> tuple[TensorSharding, ManualAxes]:
@@ -375,7 +375,7 @@ def _convert_kind(hlo: HloSharding, mesh: Mesh, rank: RankArg) -> tuple[SdyValue
         assert hlo.device is not None
         if hlo.device not in set(mesh.device_ids):
             raise NotExpressibleError(f"device {hlo.device} is not in the mesh {mesh.shape_str()}")
-        return TensorSharding(maximal_mesh(hlo.device), ()), ManualAxes()
+        return TensorSharding(mesh=maximal_mesh(hlo.device), dims=()), ManualAxes()
     if not isinstance(rank, (int, type(None))):
         raise ShardingValidationError(f"{hlo} is not a tuple: it takes one rank, not {list(rank)}")
     if kind is Kind.MESH:
@@ -386,14 +386,14 @@ def _convert_kind(hlo: HloSharding, mesh: Mesh, rank: RankArg) -> tuple[SdyValue
         return tiled_to_sdy(hlo, mesh, ref)
     r = _need_rank(hlo, rank)
     if kind is Kind.UNKNOWN:
-        return TensorSharding(ref, (DimSharding(is_closed=False),) * r), ManualAxes()
+        return TensorSharding(mesh=ref, dims=(DimSharding(is_closed=False),) * r), ManualAxes()
     empty = (DimSharding(),) * r
     if kind is Kind.MANUAL:
-        return TensorSharding(ref, empty), ManualAxes(tuple(a.name for a in mesh.axes if a.size > 1))
+        return TensorSharding(mesh=ref, dims=empty), ManualAxes(tuple(a.name for a in mesh.axes if a.size > 1))
     if kind is Kind.UNREDUCED:
         axes = tuple(AxisRef(a.name) for a in mesh.axes if a.size > 1 or mesh.num_devices == 1)
-        return TensorSharding(ref, empty, unreduced=axes), ManualAxes()
-    return TensorSharding(ref, empty), ManualAxes()
+        return TensorSharding(mesh=ref, dims=empty, unreduced=axes), ManualAxes()
+    return TensorSharding(mesh=ref, dims=empty), ManualAxes()
 
 
 def _from_v3(hlo: HloSharding, mesh: Mesh, rank: int | None) -> tuple[SdyValue, ManualAxes]:
@@ -407,10 +407,10 @@ def _from_v3(hlo: HloSharding, mesh: Mesh, rank: int | None) -> tuple[SdyValue, 
         if dims:
             raise ShardingValidationError(f"{hlo} is for rank {len(dims)}, not {rank}")
         dims = (DimSharding(),) * rank  # no dims ({mesh[...], manual}): like {manual}, any rank fits
-    own = TensorSharding(ms.mesh, dims, replicated=ms.replicated, unreduced=ms.unreduced)
+    own = TensorSharding(mesh=ms.mesh, dims=dims, replicated=ms.replicated, unreduced=ms.unreduced)
     manual = tuple(r.name for r in ms.manual)
     if ms.mesh.axes == mesh.axes and ms.mesh.explicit_device_ids == mesh.explicit_device_ids:
-        sharding = TensorSharding(mesh.symbol, dims, replicated=ms.replicated, unreduced=ms.unreduced)
+        sharding = TensorSharding(mesh=mesh.symbol, dims=dims, replicated=ms.replicated, unreduced=ms.unreduced)
         return sharding, ManualAxes(manual)
     return _convert(to_hlo(own, ms.mesh, manual_axes=manual), mesh, rank)
 

@@ -132,7 +132,7 @@ def _import_one(h: HloSharding, mesh: Mesh, rank: RankArg, iota_lists: bool, xla
         vals = [_import_one(e, mesh, r, iota_lists, xla_version) for e, r in zip(h.elements, ranks)]
         return TensorShardingPerValue(tuple(vals))  # type: ignore[arg-type]  # HLO tuples are flat: each leaf is one sharding
     if h.kind is Kind.MAXIMAL:
-        return TensorSharding(maximal_mesh(h.device or 0, xla_version), ())
+        return TensorSharding(mesh=maximal_mesh(h.device or 0, xla_version), dims=())
     return to_sdy_manual(listed_iota(h) if iota_lists else h, mesh, rank=rank)[0]
 
 

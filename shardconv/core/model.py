@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import field
+from dataclasses import KW_ONLY, field
 from math import prod
 from typing import TYPE_CHECKING, Any
 
@@ -234,6 +234,7 @@ class HloSharding:
     Equality ignores metadata, as XLA's does.
     """
 
+    _: KW_ONLY
     kind: Kind
     tile: TileAssignment | None = None
     subgroups: tuple[SubgroupType, ...] = ()
@@ -246,29 +247,29 @@ class HloSharding:
     # --- constructors -------------------------------------------------------------------------
     @classmethod
     def replicated(cls, **kw: Any) -> HloSharding:
-        return cls(Kind.REPLICATED, **kw)
+        return cls(kind=Kind.REPLICATED, **kw)
 
     @classmethod
     def manual(cls, **kw: Any) -> HloSharding:
-        return cls(Kind.MANUAL, **kw)
+        return cls(kind=Kind.MANUAL, **kw)
 
     @classmethod
     def unknown(cls, **kw: Any) -> HloSharding:
-        return cls(Kind.UNKNOWN, **kw)
+        return cls(kind=Kind.UNKNOWN, **kw)
 
     @classmethod
     def unreduced(cls, **kw: Any) -> HloSharding:
-        return cls(Kind.UNREDUCED, **kw)
+        return cls(kind=Kind.UNREDUCED, **kw)
 
     @classmethod
     def maximal(cls, device: int, **kw: Any) -> HloSharding:
         if device < 0:
             raise ShardingValidationError(f"maximal device id {device} is negative")
-        return cls(Kind.MAXIMAL, device=device, **kw)
+        return cls(kind=Kind.MAXIMAL, device=device, **kw)
 
     @classmethod
     def tuple_of(cls, elements: tuple[HloSharding, ...] | list[HloSharding], **kw: Any) -> HloSharding:
-        return cls(Kind.TUPLE, elements=tuple(elements), **kw)
+        return cls(kind=Kind.TUPLE, elements=tuple(elements), **kw)
 
     # --- queries ------------------------------------------------------------------------------
     @property
@@ -480,6 +481,7 @@ MeshRef = str | Mesh  # a symbol name (without '@') or an inlined mesh
 class TensorSharding:
     """``#sdy.sharding<@mesh, [dims...], replicated={...}, unreduced={...}>``."""
 
+    _: KW_ONLY
     mesh: MeshRef
     dims: tuple[DimSharding, ...] = ()
     replicated: tuple[AxisRef, ...] = ()
@@ -559,6 +561,7 @@ class CollectiveAxes:
 class MeshSharding:
     """HLO V3 ``{mesh['a'=2,'b'=4], [{'a'}, {}], replicated={'b'}}``: Shardy's shape in XLA's syntax."""
 
+    _: KW_ONLY
     mesh: Mesh
     dims: tuple[DimSharding, ...] = ()
     replicated: tuple[AxisRef, ...] = ()

@@ -20,7 +20,7 @@ def canonical_tiled(tile: TileAssignment, subgroups: Sequence[SubgroupType] = ()
     if len(subgroups) > len(dims):
         raise ShardingValidationError(f"{len(subgroups)} last_tile_dims but only {len(dims)} tile dims")
     if not subgroups:
-        return HloSharding(Kind.TILED, tile=tile, **kw)
+        return HloSharding(kind=Kind.TILED, tile=tile, **kw)
     data = len(dims) - len(subgroups)
     if len(subgroups) == 1:  # the common case: nothing to merge or reorder
         if prod(dims[:data]) == 1:
@@ -31,7 +31,7 @@ def canonical_tiled(tile: TileAssignment, subgroups: Sequence[SubgroupType] = ()
                 return partial_tile(tile, **kw)
             if types[0] is SubgroupType.MANUAL and tile.num_devices == dims[-1]:
                 return HloSharding.manual(**kw)
-            return HloSharding(Kind.TILED, tile=tile, subgroups=types, **kw)
+            return HloSharding(kind=Kind.TILED, tile=tile, subgroups=types, **kw)
     if len(set(subgroups)) == 1 and prod(dims[:data]) == 1:
         return _all_of(subgroups[0], kw)
     by_type: dict[SubgroupType, list[int]] = {}
@@ -64,31 +64,31 @@ def canonical_tiled(tile: TileAssignment, subgroups: Sequence[SubgroupType] = ()
         sorted_groups = partial_tile(tile).tile
         assert sorted_groups is not None  # the last dim holds more than one device: partial_tile keeps a tile
         tile = sorted_groups
-    return HloSharding(Kind.TILED, tile=tile, subgroups=types, **kw)
+    return HloSharding(kind=Kind.TILED, tile=tile, subgroups=types, **kw)
 
 
 def _all_of(t: SubgroupType, kw: dict[str, Any]) -> HloSharding:
     """The sharding a tile array that is one subgroup of type ``t`` collapses to."""
-    return HloSharding(t.flag, **kw)
+    return HloSharding(kind=t.flag, **kw)
 
 
 def partial_tile(tile: TileAssignment, **kw: Any) -> HloSharding:
     """XLA's HloSharding::PartialTile: last tile dim replicated, each replication group sorted by id."""
     dims = tile.dims
     if len(dims) == 1 or dims[-1] == tile.num_devices:
-        return HloSharding(Kind.REPLICATED, **kw)
+        return HloSharding(kind=Kind.REPLICATED, **kw)
     if dims[-1] == 1:
-        return HloSharding(Kind.TILED, tile=tile.reshape(dims[:-1]), **kw)
+        return HloSharding(kind=Kind.TILED, tile=tile.reshape(dims[:-1]), **kw)
     group = dims[-1]
     if tile.is_iota:
         assert tile.reshape_dims is not None and tile.perm is not None
         sorted_iota = group_sorted_iota(tile.reshape_dims, tile.perm, group)
         if sorted_iota is not None:
             new = TileAssignment(dims=dims, reshape_dims=sorted_iota[0], perm=sorted_iota[1])
-            return HloSharding(Kind.TILED, tile=new, subgroups=(SubgroupType.REPLICATED,), **kw)
+            return HloSharding(kind=Kind.TILED, tile=new, subgroups=(SubgroupType.REPLICATED,), **kw)
     devs = tile.devices
     ordered: list[int] = []
     for k in range(0, len(devs), group):
         ordered += sorted(devs[k : k + group])
     new = TileAssignment(dims=dims, explicit=tuple(ordered))
-    return HloSharding(Kind.TILED, tile=new, subgroups=(SubgroupType.REPLICATED,), **kw)
+    return HloSharding(kind=Kind.TILED, tile=new, subgroups=(SubgroupType.REPLICATED,), **kw)

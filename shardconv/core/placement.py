@@ -8,6 +8,7 @@ derives its slices from it. (The backend's Shardy side stays independent on purp
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import KW_ONLY
 from math import prod
 
 from shardconv.core.records import record
@@ -32,6 +33,7 @@ class Tile:
 class Placement:
     """Every tile of a sharding and the groups of devices that hold the same data."""
 
+    _: KW_ONLY
     kind: str  # "tiled" | "replicated" | "maximal" | "manual" | "unknown" | "unreduced"
     tile_counts: tuple[int, ...]
     tiles: tuple[Tile, ...]
@@ -69,7 +71,9 @@ def placement(
     whole = tuple((0, d) for d in shape) if shape is not None else None
     tile = Tile(index=(0,) * rank, devices=devices, slice=whole)
     groups = (devices,) if hlo.kind in (Kind.REPLICATED, Kind.MAXIMAL) else tuple((d,) for d in devices)
-    return Placement(hlo.kind.value, (1,) * rank, (tile,), groups, (), shape)
+    return Placement(
+        kind=hlo.kind.value, tile_counts=(1,) * rank, tiles=(tile,), groups=groups, subgroups=(), shape=shape
+    )
 
 
 def _tiled(hlo: HloSharding, shape: tuple[int, ...] | None) -> Placement:
@@ -86,7 +90,12 @@ def _tiled(hlo: HloSharding, shape: tuple[int, ...] | None) -> Placement:
         tiles.append(Tile(index, tuple(sorted(block)), box))
         groups.extend(replica_groups(block, sub_dims, repl))
     return Placement(
-        "tiled", hlo.tile_counts, tuple(tiles), tuple(groups), tuple(t.value for t in hlo.subgroups), shape
+        kind="tiled",
+        tile_counts=hlo.tile_counts,
+        tiles=tuple(tiles),
+        groups=tuple(groups),
+        subgroups=tuple(t.value for t in hlo.subgroups),
+        shape=shape,
     )
 
 
@@ -154,7 +163,7 @@ def _collapsed(h: HloSharding) -> HloSharding:
     if h.tile.num_devices == 1:
         return HloSharding.replicated()
     if len(set(h.subgroups)) == 1 and all(n == 1 for n in h.tile_counts):
-        return HloSharding(h.subgroups[0].flag)
+        return HloSharding(kind=h.subgroups[0].flag)
     return h
 
 

@@ -9,7 +9,7 @@ import bisect
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,6 +36,7 @@ class ExplainError(ShardingValidationError):
 class Value:
     """One value of a function as the sites show it."""
 
+    _: KW_ONLY
     name: str
     op: str | None = None
     line: int | None = None
@@ -146,7 +147,7 @@ class Function:
     def _value(self, name: str) -> Value:
         v = self.values.get(name)
         if v is None:
-            v = self.values[name] = Value(name)
+            v = self.values[name] = Value(name=name)
         return v
 
     def _add(self, e: Edge, src: str | None, tgt: str | None, op_value: str, op: str, line: int) -> None:
@@ -334,31 +335,59 @@ def _origin(f: Function, label: str, value: Value) -> Origin:
         if value.origin_name:
             return _named(f, value.origin_name, value)
         if value.name.startswith("%arg"):
-            return Origin("argument", label, _index(value.name), value.name, value.name, "func.func", value.line,
-                          value.sharding)
+            return Origin(
+                kind="argument",
+                label=label,
+                index=_index(value.name),
+                name=value.name,
+                value=value.name,
+                op="func.func",
+                line=value.line,
+                sharding=value.sharding,
+            )
         if value.name.startswith("result["):
-            return Origin("result", label, _index(value.name), value.name, value.name, "func.func", value.line,
-                          value.sharding)
-        return Origin("unknown", label, value=value.name, op=value.op, line=value.line, sharding=value.sharding)
+            return Origin(
+                kind="result",
+                label=label,
+                index=_index(value.name),
+                name=value.name,
+                value=value.name,
+                op="func.func",
+                line=value.line,
+                sharding=value.sharding,
+            )
+        return Origin(
+            kind="unknown", label=label, value=value.name, op=value.op, line=value.line, sharding=value.sharding
+        )
     m = _ORIGIN.match(label)
     if m:
         mc, side, n = m.group(1), m.group(2), int(m.group(3))
         if mc is None:
             name = f"%arg{n}" if side == "input" else f"result[{n}]"
-            v = f.value(name) or Value(name)
+            v = f.value(name) or Value(name=name)
             kind = "argument" if side == "input" else "result"
-            return Origin(kind, label, n, name, name, "func.func", v.line, v.sharding)
+            return Origin(
+                kind=kind, label=label, index=n, name=name, value=name, op="func.func", line=v.line, sharding=v.sharding
+            )
         if mc not in f.manual:
             holder = f.reader.named(mc, f.a, f.b, f.scope)
             if holder is not None:
                 f.absorb(holder)
         entry = f.manual.get(mc)
         if entry is None:
-            return Origin("unknown", label, n, mc)
+            return Origin(kind="unknown", label=label, index=n, name=mc)
         mvalue, line, ins, outs = entry
         shards = ins if side == "input" else outs
-        return Origin("manual_input" if side == "input" else "manual_output", label, n, mc, mvalue,
-                      "sdy.manual_computation", line, shards[n] if n < len(shards) else None)
+        return Origin(
+            kind="manual_input" if side == "input" else "manual_output",
+            label=label,
+            index=n,
+            name=mc,
+            value=mvalue,
+            op="sdy.manual_computation",
+            line=line,
+            sharding=shards[n] if n < len(shards) else None,
+        )
     return _named(f, label, None)
 
 
@@ -373,10 +402,21 @@ def _named(f: Function, label: str, hint: Value | None) -> Origin:
         name = f.reader.named(label, f.a, f.b, f.scope)
         holder = f.value(name) if name is not None else None
     if holder is None:
-        return Origin("unknown", label, name=label)
+        return Origin(kind="unknown", label=label, name=label)
     if holder.op == "sdy.manual_computation":
-        return Origin("manual_input", label, None, label, holder.name, holder.op, holder.line)
-    return Origin("constraint", label, None, label, holder.name, holder.op, holder.line, holder.sharding)
+        return Origin(
+            kind="manual_input", label=label, index=None, name=label, value=holder.name, op=holder.op, line=holder.line
+        )
+    return Origin(
+        kind="constraint",
+        label=label,
+        index=None,
+        name=label,
+        value=holder.name,
+        op=holder.op,
+        line=holder.line,
+        sharding=holder.sharding,
+    )
 
 
 def _incoming(f: Function, cur: str, axis: str) -> list[tuple[Edge, str, str, str, str, int]]:
@@ -406,7 +446,7 @@ def _walk(f: Function, start: str, axis: str, stop: Origin) -> tuple[Step, ...]:
         if not options:
             break
         e, src, tgt, op_value, op, line = min(options, key=lambda x: x[0].step)
-        steps.append(Step(e.step, src, op, op_value, line, tgt))
+        steps.append(Step(step=e.step, source=src, op=op, op_value=op_value, line=line, target=tgt))
         seen.add(src)
         cur = src
     return tuple(reversed(steps))
@@ -439,7 +479,11 @@ def _meetings(f: Function, value: Value, path: tuple[Step, ...]) -> tuple[Meetin
         kept = tuple(sorted((a, t.origins.get(a, "?")) for a in arrived))
         lost = tuple(sorted({(a, o, src) for a, pairs in arrived.items() for src, o in pairs
                              if o != t.origins.get(a)}))
-        out.append(Meeting(target, op, line, tuple(sorted({o for _, o in sources})), kept, lost))
+        out.append(
+            Meeting(
+                value=target, op=op, line=line, origins=tuple(sorted({o for _, o in sources})), kept=kept, lost=lost
+            )
+        )
     return tuple(out)
 
 
@@ -451,8 +495,17 @@ def explain_value(path: str, f: Function, name: str) -> Explanation:
     if value is None:
         raise ExplainError(f"{path}: no value {name} with a sharding in {f.name or 'the dump'}")
     if not f.records:
-        return Explanation(path, f.name, name, value.op, value.line, value.sharding, False, (),
-                           _without(path, f, value))
+        return Explanation(
+            path=path,
+            function=f.name,
+            value=name,
+            op=value.op,
+            line=value.line,
+            sharding=value.sharding,
+            records=False,
+            axes=(),
+            note=_without(path, f, value),
+        )
     axes: list[AxisExplanation] = []
     dims = []
     if value.sharding:
@@ -464,11 +517,25 @@ def explain_value(path: str, f: Function, name: str) -> Explanation:
     for dim, keys in enumerate(dims):
         for axis in keys:
             label = value.origins.get(axis) or value.origins.get(axis.split(":")[0])
-            origin = _origin(f, label, value) if label else Origin("unknown", "", name=None)
+            origin = _origin(f, label, value) if label else Origin(kind="unknown", label="", name=None)
             path_steps = _walk(f, name, axis, origin)
-            axes.append(AxisExplanation(dim, axis, origin, path_steps, _meetings(f, value, path_steps)))
+            axes.append(
+                AxisExplanation(
+                    dim=dim, axis=axis, origin=origin, path=path_steps, meetings=_meetings(f, value, path_steps)
+                )
+            )
     note = None if axes else "its sharding has no axes: nothing to explain"
-    return Explanation(path, f.name, name, value.op, value.line, value.sharding, True, tuple(axes), note)
+    return Explanation(
+        path=path,
+        function=f.name,
+        value=name,
+        op=value.op,
+        line=value.line,
+        sharding=value.sharding,
+        records=True,
+        axes=tuple(axes),
+        note=note,
+    )
 
 
 _STAGE = re.compile(r"^(\d+)\.(\w+)\.mlir$")

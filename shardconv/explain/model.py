@@ -4,6 +4,8 @@ for it, the propagation steps that carried it there, and where origins met. Froz
 
 from __future__ import annotations
 
+from dataclasses import KW_ONLY
+
 from shardconv.core.records import record
 
 
@@ -22,6 +24,7 @@ class Origin:
     """Where an axis came from, named as the user wrote it: an argument's or a result's sharding, a
     named constraint, or a manual computation's (shard_map's) in or out sharding."""
 
+    _: KW_ONLY
     kind: str  # "argument" | "result" | "constraint" | "manual_input" | "manual_output" | "unknown"
     label: str  # as Shardy records it: "input: 0", "output: 0", "constraint_0", "mc_0_input: 0", "self"
     index: int | None = None  # the argument's, result's, or manual computation operand's / result's number
@@ -55,6 +58,7 @@ class Step:
     """One propagation step: at step ``step``, ``op`` (defining ``op_value``, line ``line``) moved the
     axis from ``source`` to ``target``."""
 
+    _: KW_ONLY
     step: int
     source: str
     op: str
@@ -69,6 +73,7 @@ class Meeting:
     it: the axes its value kept (axis, origin), and an axis that also arrived from another origin
     (axis, origin, via value): the recorded origin won over it."""
 
+    _: KW_ONLY
     value: str
     op: str
     line: int
@@ -86,6 +91,7 @@ class Meeting:
 
 @record
 class AxisExplanation:
+    _: KW_ONLY
     dim: int
     axis: str  # as the sharding spells it: "data", "c":(1)2 -> c:(1)2
     origin: Origin
@@ -97,6 +103,7 @@ class AxisExplanation:
 class Explanation:
     """One value of one module, explained."""
 
+    _: KW_ONLY
     path: str  # the dump file read
     function: str | None
     value: str  # "%3", "%arg0", "result[0]"

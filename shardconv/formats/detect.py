@@ -10,6 +10,7 @@ import binascii
 import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import KW_ONLY
 from typing import TYPE_CHECKING, Union
 
 from shardconv.core.records import record
@@ -192,6 +193,7 @@ class _FoundMesh:
     """The first mesh declaration of a file: its text, and how an offset in it maps back into the file
     (through the string literal it sits in: ``xla.sdy.meshes = "{mesh = #sdy.mesh<[\\22a\\22=2]>}"``)."""
 
+    _: KW_ONLY
     text: str
     file_text: str
     start: int  # where ``text`` (or the literal holding it) starts in the file
@@ -218,7 +220,7 @@ def _find_mesh(path: str, text: str) -> _FoundMesh:
         end = group_end(text, m.end() - 1, own_kind_only=True, comments=False)
         if not isinstance(end, int):
             raise ShardingSyntaxError(f"--mesh @{path}: unterminated sdy.mesh declaration", text=text, pos=m.start())
-        return _FoundMesh(text[m.start() : end], text, m.start())
+        return _FoundMesh(text=text[m.start() : end], file_text=text, start=m.start())
     from shardconv.text.layered import decode_layered
 
     close = string_end(text, quote)
@@ -231,7 +233,9 @@ def _find_mesh(path: str, text: str) -> _FoundMesh:
     end = group_end(inner, n.end() - 1, own_kind_only=True, comments=False)
     if not isinstance(end, int):
         raise ShardingSyntaxError(f"--mesh @{path}: unterminated sdy.mesh declaration", text=text, pos=m.start())
-    return _FoundMesh(inner[n.start() : end], text, quote + 1, enc, inner[: n.start()])
+    return _FoundMesh(
+        text=inner[n.start() : end], file_text=text, start=quote + 1, encoding=enc, before=inner[: n.start()]
+    )
 
 
 def _open_quote(text: str, pos: int) -> int | None:

@@ -227,7 +227,7 @@ def _named(msg: Any, num_devices: int | None) -> HloSharding:
     if not mesh.is_maximal:
         check_mesh_sharding(ms)
     check_mesh_fits(mesh, num_devices)
-    return HloSharding(Kind.MESH, mesh_sharding=ms, metadata=_metadata(msg.metadata))
+    return HloSharding(kind=Kind.MESH, mesh_sharding=ms, metadata=_metadata(msg.metadata))
 
 
 def _type_name(value: int) -> str:

@@ -113,7 +113,7 @@ def _v3_what(ms: MeshSharding) -> str:
 
 
 def _only_dim(ms: MeshSharding, i: int) -> MeshSharding:
-    return MeshSharding(ms.mesh, (ms.dims[i],))
+    return MeshSharding(mesh=ms.mesh, dims=(ms.dims[i],))
 
 
 def _refs_text(ms: MeshSharding, refs: tuple[AxisRef, ...]) -> str:

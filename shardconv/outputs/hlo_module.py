@@ -4,6 +4,7 @@ output leaves and its ``parameter(N)`` shardings the parameter leaves."""
 from __future__ import annotations
 
 import re
+from dataclasses import KW_ONLY
 from functools import partial
 
 from shardconv.core.records import record
@@ -36,6 +37,7 @@ def is_hlo_module(text: str) -> bool:
 
 @record
 class _Instr:
+    _: KW_ONLY
     pos: int
     root: bool
     shape: str  # the shape text, e.g. ``(f32[8]{0}, f32[])``
@@ -66,7 +68,11 @@ def _instructions(text: str, start: int, end: int) -> list[_Instr]:
         p = _PARAMETER.match(text, shape_end + 1) if text.startswith(" ", shape_end) else None
         out.append(
             _Instr(
-                m.start(1), m.group(2) is not None, text[m.end() : shape_end], sharding, int(p.group(1)) if p else None
+                pos=m.start(1),
+                root=m.group(2) is not None,
+                shape=text[m.end() : shape_end],
+                sharding=sharding,
+                parameter=int(p.group(1)) if p else None,
             )
         )
     return out
@@ -98,14 +104,14 @@ def _leaf_items(ins: _Instr, text: str, first: int, value: int | None) -> list[O
     values = [v if value is None else value for _, v in found]
     if ins.sharding is None:
         return [
-            OutputSharding(first + k, HloSharding.replicated(), t, UNANNOTATED, v)
+            OutputSharding(index=first + k, hlo=HloSharding.replicated(), type=t, source=UNANNOTATED, value=v)
             for k, (t, v) in enumerate(zip(types, values))
         ]
     body, pos = ins.sharding
     h = located(text, pos, partial(parse_hlo, body))
     parts = located(text, pos, partial(on_leaves, h, types, ins.shape))
     return [
-        OutputSharding(first + k, p, t, HLO_SHARDING, v, pos=pos)
+        OutputSharding(index=first + k, hlo=p, type=t, source=HLO_SHARDING, value=v, pos=pos)
         for k, (p, t, v) in enumerate(zip(parts, types, values))
     ]
 
@@ -125,7 +131,7 @@ def read_hlo_module(text: str, *, params: bool = False) -> Reading:
     if params:
         for ins in sorted((i for i in body if i.parameter is not None), key=lambda i: i.parameter or 0):
             items += _leaf_items(ins, text, len(items), ins.parameter or 0)
-        return Reading(text, tuple(items))
+        return Reading(text=text, items=tuple(items))
     root = next((i for i in body if i.root), None)
     if root is None:
         raise ShardingSyntaxError("the ENTRY computation has no ROOT instruction", text=text, pos=m.start())
@@ -139,7 +145,9 @@ def read_hlo_module(text: str, *, params: bool = False) -> Reading:
         )
     items = _leaf_items(root, text, 0, None)
     undecided = tuple(i for i in _propagated_to_output(text, len(items)) if items[i].source == UNANNOTATED)
-    return Reading(text, tuple(items), undecided=undecided, undecided_why=AFTER_PROPAGATION if undecided else "")
+    return Reading(
+        text=text, items=tuple(items), undecided=undecided, undecided_why=AFTER_PROPAGATION if undecided else ""
+    )
 
 
 _ALLOW_OUTPUT = re.compile(r"\ballow_spmd_sharding_propagation_to_output=\{([^}]*)\}")

@@ -5,7 +5,7 @@ the producers of its returned values. No sharding syntax is parsed here."""
 from __future__ import annotations
 
 import re
-from dataclasses import field
+from dataclasses import KW_ONLY, field
 
 from shardconv.core.records import record
 from shardconv.core.errors import ShardingSyntaxError, ShardingValidationError
@@ -79,6 +79,7 @@ class Producer:
 
 @record
 class EntryFunc:
+    _: KW_ONLY
     name: str
     span: Span
     args: tuple[Port, ...]
@@ -106,6 +107,7 @@ class MeshDef:
 
 @record
 class ModuleIR:
+    _: KW_ONLY
     text: str
     module_span: Span | None  # the whole ``module ... { }`` op, None for a bare list of ops
     attrs: AttrDict
@@ -166,7 +168,9 @@ def read_module(text: str, func: str = "main") -> ModuleIR:
         names = [_func_header_name(text, sp[0]) for n, sp in ops if n == "func.func"]
         have = ", ".join(f"@{n}" for n in names) or "none"
         raise ShardingValidationError(f"no function @{func} in the module (functions: {have})", text=text, pos=0)
-    return ModuleIR(text, module_span, attrs, body, meshes, tuple(ops), entry)
+    return ModuleIR(
+        text=text, module_span=module_span, attrs=attrs, body=body, meshes=meshes, ops=tuple(ops), func=entry
+    )
 
 
 # --- pieces -----------------------------------------------------------------------------------
@@ -291,7 +295,16 @@ def _func(text: str, s: int, e: int, name: str) -> EntryFunc:
         raise ShardingValidationError(
             f"@{name} returns {len(returned)} values but declares {len(results)} results", text=text, pos=j
         )
-    return EntryFunc(name, (s, body_end), args, results, results_span, body, returned, defs)
+    return EntryFunc(
+        name=name,
+        span=(s, body_end),
+        args=args,
+        results=results,
+        results_span=results_span,
+        body=body,
+        returned=returned,
+        defs=defs,
+    )
 
 
 def _body(text: str, body: Span) -> tuple[dict[str, Producer], tuple[Operand, ...]]:

@@ -178,7 +178,7 @@ def _feeder(r: _Resolver, f: EntryFunc, port: Port) -> Feeder | None:
         return None
     text, pos = got
     s = r.sdy(text, pos)
-    return Feeder(prod.op, r.to_hlo(s, pos), s, pos, _is_open(s))
+    return Feeder(op=prod.op, hlo=r.to_hlo(s, pos), sdy=s, pos=pos, open=_is_open(s))
 
 
 def _value_items(r: _Resolver, port: Port, first: int, from_constraints: bool, is_result: bool) -> list[OutputSharding]:
@@ -193,14 +193,30 @@ def _value_items(r: _Resolver, port: Port, first: int, from_constraints: bool, i
         parts = located(r.ir.text, pos, partial(on_leaves, h, types, port.type))
         source, is_open = (RESULT_ATTR, _is_open(s)) if s is not None else (MHLO_ATTR, False)
         return [
-            OutputSharding(first + k, p, t, source, port.index, s, pos, is_open)
+            OutputSharding(
+                index=first + k, hlo=p, type=t, source=source, value=port.index, sdy=s, pos=pos, open=is_open
+            )
             for k, (p, t) in enumerate(zip(parts, types))
         ]
     feeder = _feeder(r, r.ir.func, port) if is_result and len(types) == 1 else None
     if feeder is not None and from_constraints:
-        return [OutputSharding(first, feeder.hlo, types[0], feeder.op, port.index, feeder.sdy, feeder.pos, feeder.open)]
+        return [
+            OutputSharding(
+                index=first,
+                hlo=feeder.hlo,
+                type=types[0],
+                source=feeder.op,
+                value=port.index,
+                sdy=feeder.sdy,
+                pos=feeder.pos,
+                open=feeder.open,
+            )
+        ]
     rep = HloSharding.replicated()
-    return [OutputSharding(first + k, rep, t, UNANNOTATED, port.index, feeder=feeder) for k, t in enumerate(types)]
+    return [
+        OutputSharding(index=first + k, hlo=rep, type=t, source=UNANNOTATED, value=port.index, feeder=feeder)
+        for k, t in enumerate(types)
+    ]
 
 
 def _module_attr(r: _Resolver, params: bool) -> tuple[list[HloSharding], int] | None:
@@ -236,17 +252,26 @@ def reading_of(ir: ModuleIR, *, params: bool = False, from_constraints: bool = F
     found = _module_attr(r, params)
     if found is None:
         undecided = () if params or num_devices(ir) < 2 else _left_to_propagation(ir, items)
-        return Reading(ir.text, tuple(items), undecided=undecided, undecided_why=AFTER_PROPAGATION if undecided else "")
+        return Reading(
+            text=ir.text, items=tuple(items), undecided=undecided, undecided_why=AFTER_PROPAGATION if undecided else ""
+        )
     module, pos = found
     key = SPMD_PARAMS if params else SPMD_OUTPUT
     conflicts = cross_check(module, items, pos, key)
     types = [o.type for o in items]
     values = [o.value for o in items]
     leafs = tuple(
-        OutputSharding(k, h, types[k] if k < len(types) else "?", key, values[k] if k < len(values) else -1, pos=pos)
+        OutputSharding(
+            index=k,
+            hlo=h,
+            type=types[k] if k < len(types) else "?",
+            source=key,
+            value=values[k] if k < len(values) else -1,
+            pos=pos,
+        )
         for k, h in enumerate(module)
     )
-    return Reading(ir.text, leafs, tuple(conflicts))
+    return Reading(text=ir.text, items=leafs, conflicts=tuple(conflicts))
 
 
 def read_shardings(

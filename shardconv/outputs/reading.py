@@ -5,6 +5,7 @@ attribute and the per-value ones."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import KW_ONLY
 from typing import TypeVar
 
 from shardconv.core.records import record
@@ -37,6 +38,7 @@ class Feeder:
     """The op whose sharding feeds an unannotated result (a constraint, reshard, collective, data-flow edge,
     manual or named computation)."""
 
+    _: KW_ONLY
     op: str
     hlo: HloSharding
     sdy: TensorSharding
@@ -53,6 +55,7 @@ class OutputSharding:
     unannotated result, which XLA ignores.
     """
 
+    _: KW_ONLY
     index: int
     hlo: HloSharding
     type: str
@@ -69,6 +72,7 @@ class Conflict:
     """A module attribute and a per-value sharding that place leaf ``index`` differently, or disagree on
     how many leaves there are (``index`` None)."""
 
+    _: KW_ONLY
     index: int | None
     module: HloSharding | None
     value: HloSharding | None
@@ -80,6 +84,7 @@ class Conflict:
 class Reading:
     """Every leaf of the outputs (or parameters) read from ``text``, and the conflicts found on the way."""
 
+    _: KW_ONLY
     text: str
     items: tuple[OutputSharding, ...]
     conflicts: tuple[Conflict, ...] = ()
@@ -134,9 +139,17 @@ def cross_check(
 
     out = []
     if len(module) != len(values):
-        out.append(Conflict(None, None, None, where, f"{attr} has {len(module)} shardings for {len(values)} leaves"))
+        out.append(
+            Conflict(
+                index=None,
+                module=None,
+                value=None,
+                pos=where,
+                detail=f"{attr} has {len(module)} shardings for {len(values)} leaves",
+            )
+        )
     for m, v in zip(module, values):
         if v.source != UNANNOTATED and not same_assignment(m, v.hlo):
             detail = f"{attr} says {m} but the {v.source} of value {v.value} says {v.hlo}"
-            out.append(Conflict(v.index, m, v.hlo, v.pos, detail))
+            out.append(Conflict(index=v.index, module=m, value=v.hlo, pos=v.pos, detail=detail))
     return out

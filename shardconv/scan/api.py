@@ -4,6 +4,7 @@ parsed, with the tensor type it annotates, its value's name and where it sits, f
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import KW_ONLY
 from typing import TYPE_CHECKING
 
 from shardconv.core.errors import ShardingError
@@ -23,6 +24,7 @@ class Site:
     span in the file; ``value`` is the parsed sharding, mesh, ... (None, with ``error``, when it does not
     parse); ``name`` the value it annotates (``%x``, ``%arg0``, ``result[0]``, ``@mesh``, ``module``)."""
 
+    _: KW_ONLY
     kind: SiteKind
     attribute: str  # where the value is written: "sharding=", "mhlo.sharding", "sdy.sharding", ...
     text: str

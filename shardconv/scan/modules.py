@@ -4,7 +4,7 @@ and how often it does. ``signature`` is the one definition of "the same value" e
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import KW_ONLY, replace
 from typing import TYPE_CHECKING
 
 from shardconv.core.errors import ShardingError
@@ -54,6 +54,7 @@ class ValuePair:
 class ModuleValues:
     """One module's distinct values in order of first occurrence; meshes reset at every module."""
 
+    _: KW_ONLY
     index: int
     values: tuple[DistinctValue, ...]
     pairs: tuple[ValuePair, ...]
@@ -116,7 +117,16 @@ def module_values(
         total = sum(counts[index].values())
         mkey = None if expected[index] else (tuple(keys[index]), tuple(pairs[index]))
         if mkey is not None and skip(mkey):
-            yield ModuleValues(index, (), (), expected[index], total, mkey, passed_over=True, unbuilt=len(first[index]))
+            yield ModuleValues(
+                index=index,
+                values=(),
+                pairs=(),
+                expected_lines=expected[index],
+                total=total,
+                key=mkey,
+                passed_over=True,
+                unbuilt=len(first[index]),
+            )
             continue
         parsed: dict[Signature, DistinctValue] = {}
         for sig, i in sorted(first[index].items(), key=lambda item: item[1]):
@@ -124,7 +134,14 @@ def module_values(
             value, err = parse_value(site.kind, site.text, site.data)
             parsed[sig] = DistinctValue(site, counts[index][sig], value, err)
         held = tuple(ValuePair(parsed[h], parsed[s], n) for (h, s), n in pairs[index].items())
-        yield ModuleValues(index, tuple(parsed.values()), held, expected[index], total, mkey)
+        yield ModuleValues(
+            index=index,
+            values=tuple(parsed.values()),
+            pairs=held,
+            expected_lines=expected[index],
+            total=total,
+            key=mkey,
+        )
 
 
 def _expected_lines(scan: Scan, count: int) -> list[frozenset[int]]:

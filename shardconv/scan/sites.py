@@ -4,7 +4,7 @@ span, the tensor type it annotates, the value it names and where that value sits
 from __future__ import annotations
 
 import enum
-from dataclasses import field
+from dataclasses import KW_ONLY, field
 
 from shardconv.core.records import record
 from shardconv.text.layered import StringEncoding
@@ -47,6 +47,7 @@ class ValueSite:
     """A value in a dump. Positions are 1-based lines and byte columns; ``start``/``end`` is the byte
     span of ``raw`` in the file (what ``--fix`` replaces), ``text`` the decoded value."""
 
+    _: KW_ONLY
     path: str
     kind: SiteKind
     site: str  # the attribute or syntax it came from: "sharding=", "mhlo.sharding", "sdy.sharding_constraint", ...

@@ -6,6 +6,7 @@ re-expressed, another mesh symbol)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import KW_ONLY
 
 from shardconv.core.placement import differing_devices
 from shardconv.core.records import record
@@ -17,6 +18,7 @@ _FORM_PREFERENCE = ("sdy", "hlo")  # a value carrying both is compared like with
 
 @record
 class Change:
+    _: KW_ONLY
     kind: str  # one of KINDS
     value: str
     pass_name: str
@@ -56,11 +58,19 @@ def classify(a: Observation, b: Observation, pass_name: str) -> Change | None:
     ka, kb = a.placement_key, b.placement_key
     if ka is not None and kb is not None and ka != kb:
         assert a.place is not None and b.place is not None
-        return Change("placement", b.key, pass_name, b.dump, a, b, differing_devices(a.place, b.place))
+        return Change(
+            kind="placement",
+            value=b.key,
+            pass_name=pass_name,
+            dump=b.dump,
+            before=a,
+            after=b,
+            devices=differing_devices(a.place, b.place),
+        )
     if a.mesh is not None and b.mesh is not None and a.mesh != b.mesh:
-        return Change("mesh", b.key, pass_name, b.dump, a, b)
+        return Change(kind="mesh", value=b.key, pass_name=pass_name, dump=b.dump, before=a, after=b)
     if a.form != b.form or a.value != b.value or (a.value is None and a.text != b.text):
-        return Change("spelling", b.key, pass_name, b.dump, a, b)
+        return Change(kind="spelling", value=b.key, pass_name=pass_name, dump=b.dump, before=a, after=b)
     return None
 
 

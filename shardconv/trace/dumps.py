@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING
 
 from shardconv.core.records import record
@@ -39,6 +39,7 @@ _XLA_ENDS = re.compile(
 class Dump:
     """One dump of a module: where it starts and what the pass log says about it."""
 
+    _: KW_ONLY
     index: int
     path: str
     line: int
@@ -97,6 +98,7 @@ class DumpRange:
     """Where one dump's sites are in its scan (indices ``start`` to ``stop``, module headers among them
     left out when the sites are made), the segments it covers and its module header lines."""
 
+    _: KW_ONLY
     dump: Dump
     start: int
     stop: int
@@ -122,7 +124,9 @@ def split_dumps(
     for segment, (h, site) in enumerate([*headers, (count, None)], start=1):
         if h > pos:  # sites between two headers: the current dump's
             if current is None:
-                current = DumpRange(_plain(index, path, line_of(pos), base, None), pos, pos, [segment - 1])
+                current = DumpRange(
+                    dump=_plain(index, path, line_of(pos), base, None), start=pos, stop=pos, segments=[segment - 1]
+                )
                 index += 1
             current.stop, filled = h, True
         pos = h + 1
@@ -143,7 +147,7 @@ def split_dumps(
             dump = _header_dump(index, path, site.line, header)
         else:
             dump = _plain(index, path, site.line, base, _module_name(text))
-        current, filled = DumpRange(dump, h + 1, h + 1, [segment]), False
+        current, filled = DumpRange(dump=dump, start=h + 1, stop=h + 1, segments=[segment]), False
         if header is None:
             current.module_lines.append(site.line_text)
         index += 1
@@ -153,12 +157,30 @@ def split_dumps(
 
 def _plain(index: int, path: str, line: int, base: Dump | None, module: str | None) -> Dump:
     if base is None:
-        return Dump(index, path, line, module=module)
-    return Dump(index, path, line, base.pass_name, base.when, base.failed, module or base.module, base.pipeline)
+        return Dump(index=index, path=path, line=line, module=module)
+    return Dump(
+        index=index,
+        path=path,
+        line=line,
+        pass_name=base.pass_name,
+        when=base.when,
+        failed=base.failed,
+        module=module or base.module,
+        pipeline=base.pipeline,
+    )
 
 
 def _with_module(d: Dump, module: str) -> Dump:
-    return Dump(d.index, d.path, d.line, d.pass_name, d.when, d.failed, module, d.pipeline)
+    return Dump(
+        index=d.index,
+        path=d.path,
+        line=d.line,
+        pass_name=d.pass_name,
+        when=d.when,
+        failed=d.failed,
+        module=module,
+        pipeline=d.pipeline,
+    )
 
 
 def _module_name(line: str) -> str | None:
@@ -179,7 +201,7 @@ def _header_dump(index: int, path: str, line: int, m: re.Match[str]) -> Dump:
     on_module = op is not None and op.group("op") == "builtin.module"  # else the module line names it
     op_name = (op.group("name") or "").strip().lstrip("@").strip('"') or None if op and on_module else None
     when, failed = m.group("when").lower(), m.group("failed") is not None
-    return Dump(index, path, line, m.group("pass"), when, failed, op_name)
+    return Dump(index=index, path=path, line=line, pass_name=m.group("pass"), when=when, failed=failed, module=op_name)
 
 
 # ---- XLA per-pass dump folders -------------------------------------------------------------------
@@ -190,6 +212,7 @@ class XlaStep:
     """One file of an XLA per-pass dump: which module, which step, after which pass. ``folder`` is the
     dump folder the module's files share (a Shardy stage module sits two folders below it)."""
 
+    _: KW_ONLY
     path: str
     folder: str
     module_id: int
@@ -211,14 +234,43 @@ def xla_step(path: str) -> XlaStep | None:
     name = os.path.basename(path)
     m = _XLA_STEP.match(name)
     if m is not None:
-        dump = Dump(0, path, 1, m.group("pass"), "after", module=m.group("module"), pipeline=m.group("pipeline"))
-        return XlaStep(path, os.path.dirname(path), int(m.group("id")), m.group("module"), int(m.group("step")), dump)
+        dump = Dump(
+            index=0,
+            path=path,
+            line=1,
+            pass_name=m.group("pass"),
+            when="after",
+            module=m.group("module"),
+            pipeline=m.group("pipeline"),
+        )
+        return XlaStep(
+            path=path,
+            folder=os.path.dirname(path),
+            module_id=int(m.group("id")),
+            module=m.group("module"),
+            order=int(m.group("step")),
+            dump=dump,
+        )
     e = _XLA_ENDS.match(name)
     if e is not None:
         first = e.group("end") == "before_optimizations"
-        dump = Dump(0, path, 1, "optimizations", "before" if first else "after", module=e.group("module"))
+        dump = Dump(
+            index=0,
+            path=path,
+            line=1,
+            pass_name="optimizations",
+            when="before" if first else "after",
+            module=e.group("module"),
+        )
         order = -1 if first else 1 << 30
-        return XlaStep(path, os.path.dirname(path), int(e.group("id")), e.group("module"), order, dump)
+        return XlaStep(
+            path=path,
+            folder=os.path.dirname(path),
+            module_id=int(e.group("id")),
+            module=e.group("module"),
+            order=order,
+            dump=dump,
+        )
     st = _SHARDY_STAGE.match(name)
     if st is not None:
         module = os.path.basename(os.path.dirname(path))
@@ -226,9 +278,24 @@ def xla_step(path: str) -> XlaStep | None:
         stage = st.group("stage")  # "input_module", "before_propagation", "after_propagation", ...
         when = "before" if stage.startswith("before_") else "after"
         name = stage.removeprefix(when + "_")
-        dump = Dump(0, path, 1, name, when, module=ident.group(2) if ident else None, pipeline="shardy")
+        dump = Dump(
+            index=0,
+            path=path,
+            line=1,
+            pass_name=name,
+            when=when,
+            module=ident.group(2) if ident else None,
+            pipeline="shardy",
+        )
         folder = os.path.dirname(os.path.dirname(os.path.dirname(path)))  # DIR of DIR/shardy/module_N.f/
-        return XlaStep(path, folder, int(ident.group(1)) if ident else 0, module, int(st.group("step")), dump)
+        return XlaStep(
+            path=path,
+            folder=folder,
+            module_id=int(ident.group(1)) if ident else 0,
+            module=module,
+            order=int(st.group("step")),
+            dump=dump,
+        )
     return None
 
 

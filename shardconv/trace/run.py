@@ -225,7 +225,14 @@ class _Follower:
         assert self.previous is not None
         before, _ = _latest(self.previous.dump, self.copies)
         after = observation(key, preferred(obs), ds.dump)
-        return Change("placement", key, responsible_pass(before, ds.dump), ds.dump.index, None, after)
+        return Change(
+            kind="placement",
+            value=key,
+            pass_name=responsible_pass(before, ds.dump),
+            dump=ds.dump.index,
+            before=None,
+            after=after,
+        )
 
     def _changed(self, key: str, prev: _Last, obs: list[Sighting], ds: DumpSites) -> Change | None:
         """How a value differs from where it was last seen, if at all; nothing is built for a value read
@@ -243,7 +250,14 @@ class _Follower:
         latest = _latest(self.previous.dump, self.copies)
         for key, obs in lost:
             gone = observation(key, preferred(obs), self.previous.dump, latest)
-            yield Change("placement", key, responsible_pass(latest[0], ds.dump), ds.dump.index, gone, None)
+            yield Change(
+                kind="placement",
+                value=key,
+                pass_name=responsible_pass(latest[0], ds.dump),
+                dump=ds.dump.index,
+                before=gone,
+                after=None,
+            )
 
 
 def _positional(key: str) -> bool:

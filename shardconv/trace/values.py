@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import KW_ONLY
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -46,6 +47,7 @@ class Observation:
     """One value as one dump shards it. Its placement is worked out only when asked (most values stay
     as they were from dump to dump, and equal inputs need no placement to compare)."""
 
+    _: KW_ONLY
     key: str  # "arg[0]", "result[1]", "%3", "%dot.2", "@f:arg[0]", "%r#1", "%r:in[0]" (a manual computation's)
     form: str  # "hlo" | "sdy"
     text: str  # the sharding as written (one element of a tuple / per-value sharding: as printed)
@@ -90,6 +92,7 @@ class Reading:
     """What a site says about one tensor, wherever it sits: an ``Observation`` without its key and place.
     Made once per distinct (value, tensor type, op) and meshes, and shared by every site that says it."""
 
+    _: KW_ONLY
     form: str
     text: str
     value: HloSharding | TensorSharding | None

@@ -5,6 +5,7 @@ tensor shape it holds, the device ids written in it, a colour per tile (its repl
 
 from __future__ import annotations
 
+from dataclasses import KW_ONLY
 from html import escape
 from itertools import product
 
@@ -27,6 +28,7 @@ PER_ROW = 4  # grids side by side before the next row of grids
 class Cell:
     """One tile as drawn: position and size in px, its tile index and devices, its colour."""
 
+    _: KW_ONLY
     x: float
     y: float
     width: float
@@ -85,7 +87,17 @@ def grid_cells(p: Placement, lead: tuple[int, ...], groups_of: dict[int, tuple[t
         tile = by_index[index]
         (x, w), (y, h) = xs[c], ys[r]
         colour = PALETTE[number[index] % len(PALETTE)]
-        cells.append(Cell(x, y, w, h, tile, colour, groups_of.get(number[index], (tile.devices,))))
+        cells.append(
+            Cell(
+                x=x,
+                y=y,
+                width=w,
+                height=h,
+                tile=tile,
+                colour=colour,
+                groups=groups_of.get(number[index], (tile.devices,)),
+            )
+        )
     return cells
 
 

@@ -41,7 +41,7 @@ def test_jax_backend_agrees_with_reference_on_every_example(spec) -> None:  # ty
 
 
 def test_wrong_pair_is_a_failure_naming_devices_on_xla() -> None:
-    r = JAX.run(Example("w", BM, '#sdy.sharding<@mesh, [{}, {"model"}]>', other="{devices=[1,4,2]<=[8] last_tile_dim_replicate}"))
+    r = JAX.run(Example(name="w", mesh=BM, sharding='#sdy.sharding<@mesh, [{}, {"model"}]>', other="{devices=[1,4,2]<=[8] last_tile_dim_replicate}"))
     assert not r.ok and r.differing_devices == (1, 2, 3, 4, 5, 6)
     bad = [c for c in r.checks if c.failed]
     assert [c.name for c in bad] == ["same data on every device (XLA)"]  # each side alone is placed right
@@ -49,7 +49,7 @@ def test_wrong_pair_is_a_failure_naming_devices_on_xla() -> None:
 
 
 def test_uneven_shapes_are_placed_by_xla_with_padding() -> None:
-    r = JAX.run(Example("u", BM, "{devices=[1,4,2]<=[8] last_tile_dim_replicate}", shape=(3, 7)))
+    r = JAX.run(Example(name="u", mesh=BM, sharding="{devices=[1,4,2]<=[8] last_tile_dim_replicate}", shape=(3, 7)))
     assert r.ok, [c for c in r.checks if c.failed]
     assert r.slices[0].box(7) == ((0, 3), (6, 7))  # the last shard is short: ceil(7/4)=2 but 1 left
     assert any("GSPMD" in c.name for c in r.checks)
@@ -57,8 +57,8 @@ def test_uneven_shapes_are_placed_by_xla_with_padding() -> None:
 
 def test_the_worker_is_reused_per_device_count() -> None:
     w = worker(8)
-    JAX.run(Example("a", BM, "{devices=[2,4]<=[8]}"))
-    JAX.run(Example("b", BM, "{devices=[4,2]<=[8]}"))
+    JAX.run(Example(name="a", mesh=BM, sharding="{devices=[2,4]<=[8]}"))
+    JAX.run(Example(name="b", mesh=BM, sharding="{devices=[4,2]<=[8]}"))
     assert worker(8) is w
 
 
@@ -69,7 +69,7 @@ def test_generated_examples_agree_on_xla(data: st.DataObject) -> None:
     rank = data.draw(st.integers(1, 2))
     sharding = data.draw(shardings(mesh, rank))
     shape = tuple(data.draw(st.lists(st.integers(1, 6), min_size=rank, max_size=rank)))
-    ex = Example("gen", mesh, sharding, other=to_hlo(sharding, mesh), shape=shape)
+    ex = Example(name="gen", mesh=mesh, sharding=sharding, other=to_hlo(sharding, mesh), shape=shape)
     got, ref = JAX.run(ex), REF.run(ex)
     assert got.ok, [(c.name, c.detail) for c in got.checks if c.failed]
     assert same_placement(got.slices, ref.slices) and same_placement(got.other, ref.other)

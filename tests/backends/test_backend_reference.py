@@ -21,7 +21,7 @@ REF = get_backend("reference")
 
 
 def ts(*dims: tuple[AxisRef, ...]) -> TensorSharding:
-    return TensorSharding("mesh", tuple(DimSharding(d) for d in dims))
+    return TensorSharding(mesh="mesh", dims=tuple(DimSharding(d) for d in dims))
 
 
 def test_hlo_slices_pad_like_xla_last_shards_short_or_empty() -> None:
@@ -59,13 +59,13 @@ def test_both_derivations_reject_bad_input() -> None:
 
 
 def test_wrong_pair_fails_naming_the_devices() -> None:
-    r = REF.run(Example("w", BM, '#sdy.sharding<@mesh, [{}, {"model"}]>', other="{devices=[1,4,2]<=[8] last_tile_dim_replicate}"))
+    r = REF.run(Example(name="w", mesh=BM, sharding='#sdy.sharding<@mesh, [{}, {"model"}]>', other="{devices=[1,4,2]<=[8] last_tile_dim_replicate}"))
     assert not r.ok and r.differing_devices == (1, 2, 3, 4, 5, 6)
     assert "device 1: A [0:2, 2:4] vs B [0:2, 0:2]" in next(c for c in r.checks if c.failed).detail
 
 
 def test_seed_sharding_is_batch_and_half_of_model() -> None:
-    r = REF.run(Example("s", BM, '#sdy.sharding<@mesh, [{}, {"batch", "model":(1)2}]>', other="{devices=[1,4,2]<=[8] last_tile_dim_replicate}", shape=(32, 32)))
+    r = REF.run(Example(name="s", mesh=BM, sharding='#sdy.sharding<@mesh, [{}, {"batch", "model":(1)2}]>', other="{devices=[1,4,2]<=[8] last_tile_dim_replicate}", shape=(32, 32)))
     assert r.ok and len(r.slices[0].devices) == 8
 
 
@@ -95,5 +95,5 @@ def test_generated_sdy_agrees_with_its_hlo_export(data: st.DataObject) -> None:
     rank = data.draw(st.integers(1, 3))
     sharding = data.draw(shardings(mesh, rank))
     shape = tuple(data.draw(st.lists(st.integers(1, 9), min_size=rank, max_size=rank)))
-    r = REF.run(Example("gen", mesh, sharding, other=to_hlo(sharding, mesh), shape=shape))
+    r = REF.run(Example(name="gen", mesh=mesh, sharding=sharding, other=to_hlo(sharding, mesh), shape=shape))
     assert r.ok, [c.detail for c in r.checks if c.failed]

@@ -54,7 +54,7 @@ def test_replicated_group_is_a_set() -> None:
     h = parse_hlo("{devices=[2,1,2]1,3,0,2 last_tile_dim_replicate}")
     assert to_sdy(h, mesh) == sdy('#sdy.sharding<@mesh, [{"tp"}, {}]>')
     # The same groups written in the other order inside a group are the same sharding.
-    h2 = HloSharding(h.kind, TileAssignment.from_devices((2, 1, 2), (3, 1, 2, 0)), h.subgroups)
+    h2 = HloSharding(kind=h.kind, tile=TileAssignment.from_devices((2, 1, 2), (3, 1, 2, 0)), subgroups=h.subgroups)
     assert to_sdy(h2, mesh) == sdy('#sdy.sharding<@mesh, [{"tp"}, {}]>')
 
 
@@ -108,7 +108,7 @@ def test_kinds() -> None:
 
 def test_v3_converts_through_its_own_mesh() -> None:
     own = Mesh.of({"a": 2, "b": 4})
-    v3 = HloSharding(kind=HloSharding.replicated().kind.__class__("mesh"), mesh_sharding=MeshSharding(own, (DimSharding(), DimSharding((parse_sdy('#sdy.sharding<@m, [{"b"}]>').dims[0].axes)))))
+    v3 = HloSharding(kind=HloSharding.replicated().kind.__class__("mesh"), mesh_sharding=MeshSharding(mesh=own, dims=(DimSharding(), DimSharding((parse_sdy('#sdy.sharding<@m, [{"b"}]>').dims[0].axes)))))
     assert to_sdy(v3, SEED_MESH) == sdy('#sdy.sharding<@mesh, [{}, {"model"}]>')
     assert to_sdy(v3, own) == sdy('#sdy.sharding<@mesh, [{}, {"b"}]>')
 

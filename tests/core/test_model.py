@@ -134,7 +134,7 @@ def test_hlo_equality_ignores_metadata_as_xlas_does() -> None:
         MeshAxis("a", 2),
         AxisRef("a", SubAxis(1, 2)),
         DimSharding(),
-        TensorSharding("mesh"),
+        TensorSharding(mesh="mesh"),
         PartitionSpec(("a",)),
     ],
 )
@@ -190,7 +190,7 @@ def test_tiled_shardings_print_and_read_back(t: TileAssignment, data: st.DataObj
                 parse_hlo(str(h))
         elif h.tile is not None and len(set(h.subgroups)) == 1 and all(c == 1 for c in h.tile_counts):
             # XLA prints a lone subgroup left after merging as a tile array and reads it back as the flag
-            assert parse_hlo(str(h)) == HloSharding(h.subgroups[0].flag), str(h)
+            assert parse_hlo(str(h)) == HloSharding(kind=h.subgroups[0].flag), str(h)
         else:
             assert parse_hlo(str(h)) == h, str(h)
 
@@ -204,7 +204,7 @@ def test_tiled_shardings_print_and_read_back(t: TileAssignment, data: st.DataObj
         HloSharding.unreduced(),
         HloSharding.maximal(5),
         HloSharding.tuple_of([HloSharding.maximal(0), HloSharding.replicated()]),
-        HloSharding(Kind.TILED, tile=TileAssignment.from_devices([2, 2], [3, 1, 2, 0])),
+        HloSharding(kind=Kind.TILED, tile=TileAssignment.from_devices([2, 2], [3, 1, 2, 0])),
     ],
 )
 def test_hlo_flags_print_and_read_back(value: HloSharding) -> None:
@@ -215,16 +215,16 @@ def test_shardy_values_print_and_read_back() -> None:
     mesh = Mesh.of({"x": 2, "y": 4}, [0, 2, 4, 6, 1, 3, 5, 7])
     assert str(mesh) == '<["x"=2, "y"=4], device_ids=[0, 2, 4, 6, 1, 3, 5, 7]>' and parse_mesh(str(mesh)) == mesh
     s = TensorSharding(
-        "mesh",
+        mesh="mesh",
         dims=(DimSharding((AxisRef("x"),), is_closed=False), DimSharding((AxisRef("y", SubAxis(2, 2)),), priority=1)),
         replicated=(AxisRef("y", SubAxis(1, 2)),),
     )
     text = '#sdy.sharding<@mesh, [{"x", ?}, {"y":(2)2}p1], replicated={"y":(1)2}>'
     assert str(s) == text and parse_sdy(text) == s
     assert s.to_text(attribute=False) == text.removeprefix("#sdy.sharding")
-    inline = TensorSharding(mesh, dims=(DimSharding((AxisRef("x"),)),))
+    inline = TensorSharding(mesh=mesh, dims=(DimSharding((AxisRef("x"),)),))
     assert parse_sdy(str(inline)) == inline and inline.resolve_mesh() is mesh
-    per = TensorShardingPerValue((s, TensorSharding("mesh", dims=(DimSharding(),))))
+    per = TensorShardingPerValue((s, TensorSharding(mesh="mesh", dims=(DimSharding(),))))
     assert parse_sdy_per_value(str(per)) == per
     assert str(ManualAxes(("x", "y"))) == 'manual_axes={"x", "y"}'
     assert str(AxisRef("y", SubAxis(1, 2))) == '"y":(1)2'
@@ -232,7 +232,7 @@ def test_shardy_values_print_and_read_back() -> None:
 
 def test_a_sharding_by_name_needs_its_mesh() -> None:
     mesh = Mesh.of({"x": 2})
-    s = TensorSharding("m")
+    s = TensorSharding(mesh="m")
     assert s.mesh_name == "m" and s.resolve_mesh(mesh) is mesh and s.rank == 0
     with pytest.raises(ShardingValidationError, match="unknown mesh: @m"):
         s.resolve_mesh()

@@ -183,11 +183,29 @@ def test_a_path_the_records_do_not_hold_is_not_called_its_own_origin() -> None:
     from shardconv.explain.model import AxisExplanation, Explanation, Origin
     from shardconv.explain.render import text
 
-    origin = Origin("constraint", "constraint_1", name="constraint_1", value="%37", op="sdy.reshard", line=41)
-    e = Explanation("d.mlir", "main", "result[1]", "func.func", 3, '#sdy.sharding<@mesh, [{}, {"model"}]>', True,
-                    (AxisExplanation(1, "model", origin, (), ()),))
+    origin = Origin(
+        kind="constraint", label="constraint_1", name="constraint_1", value="%37", op="sdy.reshard", line=41
+    )
+    e = Explanation(
+        path="d.mlir",
+        function="main",
+        value="result[1]",
+        op="func.func",
+        line=3,
+        sharding='#sdy.sharding<@mesh, [{}, {"model"}]>',
+        records=True,
+        axes=(AxisExplanation(dim=1, axis="model", origin=origin, path=(), meetings=()),),
+    )
     out = text([e])
     assert "no edge recorded from the origin to it" in out and "its own origin" not in out
-    own = Explanation("d.mlir", "main", "%37", "sdy.reshard", 41, '#sdy.sharding<@mesh, [{}, {"model"}]>', True,
-                      (AxisExplanation(1, "model", origin, (), ()),))
+    own = Explanation(
+        path="d.mlir",
+        function="main",
+        value="%37",
+        op="sdy.reshard",
+        line=41,
+        sharding='#sdy.sharding<@mesh, [{}, {"model"}]>',
+        records=True,
+        axes=(AxisExplanation(dim=1, axis="model", origin=origin, path=(), meetings=()),),
+    )
     assert "the value is its own origin" in text([own])

@@ -43,7 +43,7 @@ def test_spec_and_hlo_errors_point_into_their_text() -> None:
 
 
 def test_models_built_in_code_still_raise_without_a_position() -> None:
-    s = sc.TensorSharding("mesh", (sc.DimSharding((sc.AxisRef("modle"),)),))
+    s = sc.TensorSharding(mesh="mesh", dims=(sc.DimSharding((sc.AxisRef("modle"),)),))
     with pytest.raises(sc.ShardingError) as info:
         sc.to_hlo(s, MESH)
     assert info.value.line is None

@@ -54,7 +54,7 @@ def test_generic_producers_multi_results_quoted_mesh() -> None:
     got = read_shardings(text, from_constraints=True)
     assert [o.source for o in got] == ["sdy.manual_computation"] * 2 + ["sdy.sharding_constraint"]
     assert [o.feeder for o in read_shardings(text)] == [
-        Feeder(o.source, o.hlo, o.sdy, o.pos, o.open) for o in got  # type: ignore[arg-type]
+        Feeder(op=o.source, hlo=o.hlo, sdy=o.sdy, pos=o.pos, open=o.open) for o in got  # type: ignore[arg-type]
     ]
     want = [
         "{devices=[2,2]2,3,0,1 last_tile_dim_replicate}",

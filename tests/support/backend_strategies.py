@@ -44,7 +44,7 @@ def shardings(draw: st.DrawFn, mesh: Mesh, rank: int) -> TensorSharding:
             i, j = draw(st.permutations(list(range(rank))))[:2]
             dims[i].append(AxisRef(axis.name, SubAxis(1, k)))
             dims[j].append(AxisRef(axis.name, SubAxis(k, axis.size // k)))
-    return TensorSharding("mesh", tuple(DimSharding(tuple(d)) for d in dims))
+    return TensorSharding(mesh="mesh", dims=tuple(DimSharding(tuple(d)) for d in dims))
 
 
 def _prod(xs: list[int]) -> int:

@@ -85,7 +85,9 @@ def shardings_on(
     for d in dims:
         order = draw(st.permutations(d)) if len(d) > 1 else d
         dim_shardings.append(DimSharding(merge_refs(order, mesh)))
-    return TensorSharding("mesh", tuple(dim_shardings), _sorted(repl, mesh), _sorted(unred, mesh))
+    return TensorSharding(
+        mesh="mesh", dims=tuple(dim_shardings), replicated=_sorted(repl, mesh), unreduced=_sorted(unred, mesh)
+    )
 
 
 @st.composite
@@ -110,4 +112,6 @@ def hlo_visible(s: TensorSharding, mesh: Mesh) -> TensorSharding:
 
     # On a one-device mesh XLA keeps {unreduced}, which comes back as every (size-1) axis.
     unreduced = tuple(AxisRef(n) for n in mesh.axis_names) if s.unreduced and mesh.num_devices == 1 else keep(s.unreduced)
-    return TensorSharding(s.mesh, tuple(DimSharding(keep(d.axes)) for d in s.dims), (), unreduced)
+    return TensorSharding(
+        mesh=s.mesh, dims=tuple(DimSharding(keep(d.axes)) for d in s.dims), replicated=(), unreduced=unreduced
+    )

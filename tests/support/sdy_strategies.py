@@ -235,7 +235,9 @@ class RandomModels:
             pool = [self.name() for _ in range(r.randint(1, 4))]
         rank = r.randint(0, 4) if rank is None else rank
         lists = [tuple(self.axis_ref(pool, target) for _ in range(r.choice([0, 0, 1, 2]))) for _ in range(2)]
-        return TensorSharding(mesh, tuple(self.dim(pool, target) for _ in range(rank)), lists[0], lists[1])
+        return TensorSharding(
+            mesh=mesh, dims=tuple(self.dim(pool, target) for _ in range(rank)), replicated=lists[0], unreduced=lists[1]
+        )
 
     def any_sharding(self) -> TensorSharding:
         r = self.r
@@ -279,10 +281,10 @@ def valid_on(draw: st.DrawFn, mesh: Mesh, *, open_dims: bool = False, min_rank: 
                 sets[where].append(ref)
     opens = draw(st.lists(st.booleans(), min_size=rank, max_size=rank).filter(lambda o: any(o) or not open_dims))
     s = TensorSharding(
-        mesh.symbol,
-        tuple(DimSharding(tuple(d), is_closed=not o) for d, o in zip(dims, opens)),
-        tuple(sets["replicated"]),
-        tuple(sets["unreduced"]),
+        mesh=mesh.symbol,
+        dims=tuple(DimSharding(tuple(d), is_closed=not o) for d, o in zip(dims, opens)),
+        replicated=tuple(sets["replicated"]),
+        unreduced=tuple(sets["unreduced"]),
     )
     try:
         verify_on(s, mesh)

@@ -360,14 +360,14 @@ class _HloTransformer(Transformer[Token, HloSharding]):
             check_mesh_sharding(ms)
             check_mesh_fits(mesh, self.num_devices)
         meta = attrs["metadata="].value if "metadata=" in attrs else ()
-        return HloSharding(Kind.MESH, mesh_sharding=ms, metadata=meta)
+        return HloSharding(kind=Kind.MESH, mesh_sharding=ms, metadata=meta)
 
     def maximal_mesh(self, c: list[Any]) -> HloSharding:
         ms = MeshSharding(mesh=Mesh(axes=(), explicit_device_ids=(_int(c[2], "device id"),)))
         with _at(c[2]):
             check_mesh_fits(ms.mesh, self.num_devices)
         meta = c[4] if len(c) > 4 else ()
-        return HloSharding(Kind.MESH, mesh_sharding=ms, metadata=meta)
+        return HloSharding(kind=Kind.MESH, mesh_sharding=ms, metadata=meta)
 
 
 def parse_hlo_text(text: str, *, num_devices: int | None = None) -> HloSharding:

@@ -107,7 +107,9 @@ def test_bracket_prescan_words_errors_as_mlir(text: str) -> None:
 def test_model_values() -> None:
     s = parse_sdy('<@mesh, [{"x":(2)4, ?}p3, {}], replicated={"y"}>')
     assert s == TensorSharding(
-        "mesh", (DimSharding((AxisRef("x", SubAxis(2, 4)),), False, 3), DimSharding()), replicated=(AxisRef("y"),)
+        mesh="mesh",
+        dims=(DimSharding((AxisRef("x", SubAxis(2, 4)),), False, 3), DimSharding()),
+        replicated=(AxisRef("y"),),
     )
     inline = parse_sdy('#sdy.sharding<mesh<["a"=2]>, [{"a"}]>')
     assert inline.mesh == Mesh((MeshAxis("a", 2),))

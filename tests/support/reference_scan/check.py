@@ -30,7 +30,14 @@ def reference_report(data: bytes, path: str, opts: CheckOptions, read: ReadOptio
     found.sort(key=position)
     kept = apply_suppressions(found, stream.found, path, report_unused=opts.report_unused)  # type: ignore[arg-type]
     kept = [f for f in kept if f.rule not in opts.ignore]
-    return FileReport(path, kind.kind, tuple(kept), total, distinct, dropped(counts, opts.max_per_rule))
+    return FileReport(
+        path=path,
+        kind=kind.kind,
+        findings=tuple(kept),
+        values=total,
+        distinct=distinct,
+        dropped=dropped(counts, opts.max_per_rule),
+    )
 
 
 __all__ = ["reference_report"]

@@ -50,7 +50,13 @@ class _Module:
             value, err = parse_value(site.kind, site.text, site.data)
             parsed[sig] = DistinctValue(site, self.counts[sig], value, err)
         pairs = tuple(ValuePair(parsed[h], parsed[s], n) for (h, s), n in self.pairs.items())
-        return ModuleValues(self.index, tuple(parsed.values()), pairs, frozenset(self.expected), self.total)
+        return ModuleValues(
+            index=self.index,
+            values=tuple(parsed.values()),
+            pairs=pairs,
+            expected_lines=frozenset(self.expected),
+            total=self.total,
+        )
 
 
 @dataclass
@@ -127,7 +133,13 @@ def joined(a: ModuleValues, b: ModuleValues) -> ModuleValues:
         key = (signature(p.hlo.site), signature(p.sdy.site))
         counts[key] = counts.get(key, 0) + p.count
     pairs = tuple(ValuePair(merged[h], merged[s], n) for (h, s), n in counts.items())
-    return ModuleValues(a.index, tuple(merged.values()), pairs, a.expected_lines | b.expected_lines, a.total + b.total)
+    return ModuleValues(
+        index=a.index,
+        values=tuple(merged.values()),
+        pairs=pairs,
+        expected_lines=a.expected_lines | b.expected_lines,
+        total=a.total + b.total,
+    )
 
 
 def _pair(mod: _Module, on_line: dict[str | None, dict[str, Signature]]) -> None:

@@ -615,8 +615,23 @@ def _moved(ln: _Line, s: ValueSite, a: int, value: str | None) -> ValueSite:
     line, col = ln.position(a)
     end_line, end_col = ln.position(b)
     return ValueSite(  # spelled out: several times faster than dataclasses.replace, and this runs per value
-        s.path, s.kind, s.site, line, col, end_line, end_col, ln.offset + a, ln.offset + b, s.raw, s.text, s.data,
-        s.encoding, value, s.shapes, s.target_line, ln.physical(a),
+        path=s.path,
+        kind=s.kind,
+        site=s.site,
+        line=line,
+        col=col,
+        end_line=end_line,
+        end_col=end_col,
+        start=ln.offset + a,
+        end=ln.offset + b,
+        raw=s.raw,
+        text=s.text,
+        data=s.data,
+        encoding=s.encoding,
+        value=value,
+        shapes=s.shapes,
+        target_line=s.target_line,
+        line_text=ln.physical(a),
     )
 
 

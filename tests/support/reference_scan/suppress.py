@@ -53,7 +53,9 @@ class SuppressionScanner:
                     rules = tuple(r.strip() for r in m.group(1).decode("utf-8", "replace").split(",") if r.strip())
                     text = buf[start : end if end >= 0 else len(buf)].decode("utf-8", "backslashreplace")
                     col = at - start + 1 + (self._col if start == 0 else 0)
-                    self.found.append(Suppression(line, col, rules, text, at - start + 1))
+                    self.found.append(
+                        Suppression(line=line, col=col, rules=rules, source=text, source_col=at - start + 1)
+                    )
         nl = buf.rfind(b"\n", 0, cut)
         if nl >= 0:
             self._line += buf.count(b"\n", 0, cut)
