@@ -334,20 +334,10 @@ def _origin(f: Function, label: str, value: Value) -> Origin:
     if label == "self":
         if value.origin_name:
             return _named(f, value.origin_name, value)
-        if value.name.startswith("%arg"):
+        kind = "argument" if value.name.startswith("%arg") else "result" if value.name.startswith("result[") else None
+        if kind is not None:
             return Origin(
-                kind="argument",
-                label=label,
-                index=_index(value.name),
-                name=value.name,
-                value=value.name,
-                op="func.func",
-                line=value.line,
-                sharding=value.sharding,
-            )
-        if value.name.startswith("result["):
-            return Origin(
-                kind="result",
+                kind=kind,
                 label=label,
                 index=_index(value.name),
                 name=value.name,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from shardconv.core.records import record
@@ -137,7 +137,7 @@ def split_dumps(
         if header is None and current is not None and not filled:
             name = _module_name(text)
             if name is not None and current.dump.module is None:
-                current.dump = _with_module(current.dump, name)
+                current.dump = replace(current.dump, module=name)
             current.segments.append(segment)
             current.module_lines.append(site.line_text)
             continue
@@ -158,29 +158,7 @@ def split_dumps(
 def _plain(index: int, path: str, line: int, base: Dump | None, module: str | None) -> Dump:
     if base is None:
         return Dump(index=index, path=path, line=line, module=module)
-    return Dump(
-        index=index,
-        path=path,
-        line=line,
-        pass_name=base.pass_name,
-        when=base.when,
-        failed=base.failed,
-        module=module or base.module,
-        pipeline=base.pipeline,
-    )
-
-
-def _with_module(d: Dump, module: str) -> Dump:
-    return Dump(
-        index=d.index,
-        path=d.path,
-        line=d.line,
-        pass_name=d.pass_name,
-        when=d.when,
-        failed=d.failed,
-        module=module,
-        pipeline=d.pipeline,
-    )
+    return replace(base, index=index, path=path, line=line, module=module or base.module)
 
 
 def _module_name(line: str) -> str | None:
