@@ -9,7 +9,7 @@ import bisect
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -484,18 +484,12 @@ def explain_value(path: str, f: Function, name: str) -> Explanation:
     value = f.value(name)
     if value is None:
         raise ExplainError(f"{path}: no value {name} with a sharding in {f.name or 'the dump'}")
+    told = Explanation(
+        path=path, function=f.name, value=name, op=value.op, line=value.line, sharding=value.sharding,
+        records=f.records, axes=(), note=None,
+    )
     if not f.records:
-        return Explanation(
-            path=path,
-            function=f.name,
-            value=name,
-            op=value.op,
-            line=value.line,
-            sharding=value.sharding,
-            records=False,
-            axes=(),
-            note=_without(path, f, value),
-        )
+        return replace(told, note=_without(path, f, value))
     axes: list[AxisExplanation] = []
     dims = []
     if value.sharding:
@@ -515,17 +509,7 @@ def explain_value(path: str, f: Function, name: str) -> Explanation:
                 )
             )
     note = None if axes else "its sharding has no axes: nothing to explain"
-    return Explanation(
-        path=path,
-        function=f.name,
-        value=name,
-        op=value.op,
-        line=value.line,
-        sharding=value.sharding,
-        records=True,
-        axes=tuple(axes),
-        note=note,
-    )
+    return replace(told, axes=tuple(axes), note=note)
 
 
 _STAGE = re.compile(r"^(\d+)\.(\w+)\.mlir$")

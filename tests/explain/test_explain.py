@@ -198,14 +198,5 @@ def test_a_path_the_records_do_not_hold_is_not_called_its_own_origin() -> None:
     )
     out = text([e])
     assert "no edge recorded from the origin to it" in out and "its own origin" not in out
-    own = Explanation(
-        path="d.mlir",
-        function="main",
-        value="%37",
-        op="sdy.reshard",
-        line=41,
-        sharding='#sdy.sharding<@mesh, [{}, {"model"}]>',
-        records=True,
-        axes=(AxisExplanation(dim=1, axis="model", origin=origin, path=(), meetings=()),),
-    )
+    own = dataclasses.replace(e, value="%37", op="sdy.reshard", line=41)
     assert "the value is its own origin" in text([own])
