@@ -11,9 +11,9 @@ from dataclasses import KW_ONLY
 from pathlib import Path
 from typing import Any
 
-from shardconv.core.records import record
 from shardconv.core.errors import ShardingValidationError
 from shardconv.backends.base import AGREE, DIFFER, Example
+from shardconv.core.records import record
 
 
 def examples_dir() -> Path:

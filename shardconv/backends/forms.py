@@ -9,10 +9,10 @@ from __future__ import annotations
 from math import lcm, prod
 from typing import TypeVar
 
-from shardconv.core.records import record
 from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.model import HloSharding, Kind, Mesh, PartitionSpec, TensorSharding, TensorShardingPerValue
 from shardconv.backends.base import Example, ShardingLike
+from shardconv.core.records import record
 
 HLO, SDY = "hlo", "sdy"
 ValueSharding = HloSharding | TensorSharding  # the sharding of one tensor value, in either format

@@ -12,12 +12,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 from typing import Any
 
-from shardconv.core.records import record
 from shardconv.check.context import CheckOptions
 from shardconv.check.registry import RULES
 from shardconv.core.errors import ShardingValidationError, did_you_mean
 from shardconv.core.model import Mesh
 from shardconv.core.positions import line_col
+from shardconv.core.records import record
 
 CONFIG_FILES = ("shardconv.toml", "pyproject.toml")  # in one folder, the first one that configures shardconv wins
 OVERRIDABLE = ("mesh", "allowed-meshes", "ignore", "warn-only")

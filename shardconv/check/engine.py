@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, BinaryIO
 
-from shardconv.core.records import record
 from shardconv.check.config import matches, parse_shapes, relative_to
 from shardconv.check.context import CheckOptions
 from shardconv.check.diagnostics import CheckFinding, FileReport, Skipped
@@ -21,6 +20,7 @@ from shardconv.check.registry import RULES
 from shardconv.check.suppress import apply_suppressions, suppressions_of
 from shardconv.core.limits import Limits, within
 from shardconv.core.model import Mesh
+from shardconv.core.records import record
 from shardconv.scan.inputs import scan_input
 from shardconv.scan.modules import ModuleKey, module_values
 from shardconv.scan.native import scan_bytes, scan_stream

@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import KW_ONLY
 from typing import Any
 
-from shardconv.core.records import record
 from shardconv.check import mesh_rules, rules
 from shardconv.check.diagnostics import CheckFinding
 from shardconv.check.rules import Check
+from shardconv.core.records import record
 
 
 @record

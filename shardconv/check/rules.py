@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import KW_ONLY
 from functools import lru_cache
 
-from shardconv.core.records import record
 from shardconv.check.context import ModuleContext
+from shardconv.core.records import record
 from shardconv.scan.modules import DistinctValue
 from shardconv.check.diagnostics import Fix, Rewrite
 from shardconv.scan.values import error_col

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from dataclasses import KW_ONLY
 from typing import TYPE_CHECKING
 
-from shardconv.core.records import record
 from shardconv.check.diagnostics import CheckFinding
 from shardconv.check.registry import RULES
 from shardconv.core.errors import did_you_mean
+from shardconv.core.records import record
 
 if TYPE_CHECKING:
     from shardconv._native import Scan

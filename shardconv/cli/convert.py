@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from shardconv.core.records import record
 from shardconv.core.errors import ShardingError
 from shardconv.cli.options import common_options, context, mesh_option, xla_version_option
 from shardconv.cli.spell import TARGETS, render_target
+from shardconv.core.records import record
 from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION
 
 if TYPE_CHECKING:

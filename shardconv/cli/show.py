@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from shardconv.core.records import record
 from shardconv.core.errors import ShardingError
 from shardconv.cli.options import FORMAT_HELP, context, mesh_option, shared_options, xla_version_option
+from shardconv.core.records import record
 from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION
 
 if TYPE_CHECKING:

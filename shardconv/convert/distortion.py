@@ -22,12 +22,12 @@ from collections.abc import Sequence
 from dataclasses import KW_ONLY
 from functools import lru_cache
 
-from shardconv.core.records import record
 from shardconv.convert.factoring import common_factors
 from shardconv.convert.to_sdy import SdyValue, to_sdy
 from shardconv.convert.xla_import import listed_iota, local_mesh, module_mesh
 from shardconv.core.errors import NotExpressibleError, ShardingError
 from shardconv.core.model import HloSharding, Kind, Mesh
+from shardconv.core.records import record
 
 
 @record

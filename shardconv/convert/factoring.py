@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from shardconv.core.records import record
 from shardconv.core.errors import NotExpressibleError
 from shardconv.core.model import AxisRef, Mesh, SubAxis
+from shardconv.core.records import record
 
 
 @record

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from shardconv.core.records import record
 from shardconv.convert.resolve import (
     OnMesh,
     as_sdy,
@@ -20,6 +19,7 @@ from shardconv.convert.resolve import (
     xla_view,
 )
 from shardconv.core.errors import ShardingError
+from shardconv.core.records import record
 
 if TYPE_CHECKING:
     from shardconv.convert.to_sdy import RankArg

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
-from shardconv.core.records import record
 from shardconv.core.errors import ShardingError, ShardingValidationError, Suggestion
+from shardconv.core.records import record
 from shardconv.formats.detect import SDY, SDY_PER_VALUE, SPEC_KINDS, Input
 
 if TYPE_CHECKING:

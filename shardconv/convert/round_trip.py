@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, field
 from typing import Any
 
-from shardconv.core.records import record
 from shardconv.core.errors import NotExpressibleError
 from shardconv.core.model import AxisRef, DimSharding, HloSharding, Mesh, TensorSharding, TensorShardingPerValue
+from shardconv.core.records import record
 from shardconv.formats.sdy.verify import verify_on
 from shardconv.convert.factoring import merge_refs
 from shardconv.convert.suggest import whole_axis_alternative

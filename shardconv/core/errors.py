@@ -6,8 +6,8 @@ import re
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
-from shardconv.core.records import record
 from shardconv.core.positions import caret_excerpt, line_col
+from shardconv.core.records import record
 
 
 @record

@@ -12,10 +12,10 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 from functools import cache
 
 from shardconv.core.errors import LimitExceededError
+from shardconv.core.records import record
 
 DEFAULT_MAX_DEVICES = 1 << 24
 INT64_MAX = (1 << 63) - 1
@@ -25,7 +25,7 @@ MIN_TEXT = 1 << 20
 ENV = "SHARDCONV_MAX_DEVICES"
 
 
-@dataclass(frozen=True)
+@record
 class Limits:
     """The ceilings one run parses under: a value, so a caller passes it instead of setting a global."""
 

@@ -15,13 +15,13 @@ from dataclasses import KW_ONLY, field
 from math import prod
 from typing import TYPE_CHECKING, Any
 
-from shardconv.core.records import record
 from shardconv.core.canonical import canonical_iota, transpose_iota
 from shardconv.core.device_order import iota_order, transposed
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.limits import check_device_count
 from shardconv.core.mesh_invariants import verify_mesh
 from shardconv.core.printing import render_html, render_proto, render_text
+from shardconv.core.records import record
 
 
 class _LockFreeCachedProperty:

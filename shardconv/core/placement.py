@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from dataclasses import KW_ONLY
 from math import prod
 
-from shardconv.core.records import record
 from shardconv.core.device_order import strides, unravel
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.model import HloSharding, Kind, SubgroupType
+from shardconv.core.records import record
 
 IndexBox = tuple[tuple[int, int], ...]  # the [start, stop) index range along each tensor dim
 

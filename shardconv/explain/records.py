@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
-from shardconv.core.records import record
 from shardconv.core.model import AxisRef
+from shardconv.core.records import record
 
 _GROUP = re.compile(r"\{([^{}]*)\}")
 _PAIR = re.compile(r'("(?:[^"\\]|\\.)*"|[\w.$:()-]+)\s*=\s*"([^"]*)"')

@@ -13,8 +13,8 @@ from contextlib import contextmanager
 from dataclasses import KW_ONLY
 from typing import TYPE_CHECKING, Union
 
-from shardconv.core.records import record
 from shardconv.core.errors import ShardingError, ShardingSyntaxError, ShardingValidationError
+from shardconv.core.records import record
 
 if TYPE_CHECKING:
     from shardconv.text.layered import StringEncoding

@@ -8,9 +8,9 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from shardconv.core.records import record
 from shardconv.core.errors import ShardingError, ShardingSyntaxError
 from shardconv.core.model import HloSharding, Kind
+from shardconv.core.records import record
 from shardconv.outputs.pjrt import is_packed, unpack
 from shardconv.outputs.writers import split_length_prefixed
 

@@ -7,9 +7,9 @@ import re
 from dataclasses import KW_ONLY
 from functools import partial
 
-from shardconv.core.records import record
 from shardconv.core.errors import ShardingSyntaxError, ShardingValidationError
 from shardconv.core.model import HloSharding
+from shardconv.core.records import record
 from shardconv.outputs.reading import (
     HLO_SHARDING,
     UNANNOTATED,

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from dataclasses import KW_ONLY, field
 
-from shardconv.core.records import record
 from shardconv.core.errors import ShardingSyntaxError, ShardingValidationError
+from shardconv.core.records import record
 from shardconv.formats.sdy.mlir_text import decode_string
 from shardconv.text.brackets import (
     line_end,

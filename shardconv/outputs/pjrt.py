@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 
-from shardconv.core.records import record
 from shardconv.core.errors import ShardingSyntaxError
 from shardconv.core.model import HloSharding, Kind, Mesh
+from shardconv.core.records import record
 from shardconv.outputs.reading import Reading, located
 
 MAGIC = b"PJRTSHD1"  # 8 bytes; the last one is the layout version

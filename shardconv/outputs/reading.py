@@ -8,9 +8,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY
 from typing import TypeVar
 
-from shardconv.core.records import record
 from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.model import HloSharding, Kind, TensorSharding
+from shardconv.core.records import record
 
 T = TypeVar("T")
 

@@ -8,8 +8,8 @@ import re
 from collections.abc import Iterator
 from functools import cache
 
-from shardconv.core.records import record
 from shardconv.core.errors import ShardingSyntaxError
+from shardconv.core.records import record
 
 _OPEN = {"(": ")", "[": "]", "{": "}", "<": ">"}
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)

@@ -4,10 +4,11 @@ sharding is told apart from one a pass created, deleted or renamed (``%0`` of an
 value). The native scan reads them (``Scan.defined``); this is how trace asks them."""
 
 from __future__ import annotations
-from shardconv.core.records import record
 
 import re
 from collections.abc import Iterable, Mapping
+
+from shardconv.core.records import record
 
 # ``@f:%0:in[1]``: the function (its name may hold ":"), the value, and the part of it.
 _KEY = re.compile(r"^(?:@.*:)?(?P<value>%[^#:]+|arg\[\d+\]|result\[\d+\])(?P<part>#\d+|:(?:in|out)(?:\[\d+\])?)?$")

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.records import record
-from shardconv.scan.pieces import scan_pieces
 from shardconv.scan.columns import kind_of, sites_of
 from shardconv.scan.native import site_at, site_count
+from shardconv.scan.pieces import scan_pieces
 from shardconv.scan.sites import SiteKind
 from shardconv.trace.changes import Change, classify, counterparts, preferred
 from shardconv.trace.dumps import (

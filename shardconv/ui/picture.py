@@ -9,9 +9,9 @@ from dataclasses import KW_ONLY
 from html import escape
 from itertools import product
 
-from shardconv.core.records import record
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.placement import Placement, Tile
+from shardconv.core.records import record
 from shardconv.ui.device_ids import compress_ids
 from shardconv.ui.tiles import PALETTE
 
