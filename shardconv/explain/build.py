@@ -329,6 +329,13 @@ def _ref(ref: tuple[str, int], operands: list[str], results: list[str]) -> str |
     return names[ref[1]] if ref[1] < len(names) else None
 
 
+def _own_origin(kind: str, label: str, index: int | None, v: Value) -> Origin:
+    """An argument's or a result's own sharding (in the function's signature) as an axis's origin."""
+    return Origin(
+        kind=kind, label=label, index=index, name=v.name, value=v.name, op="func.func", line=v.line, sharding=v.sharding
+    )
+
+
 def _origin(f: Function, label: str, value: Value) -> Origin:
     """The origin a label names, found in the function."""
     if label == "self":
@@ -336,16 +343,7 @@ def _origin(f: Function, label: str, value: Value) -> Origin:
             return _named(f, value.origin_name, value)
         kind = "argument" if value.name.startswith("%arg") else "result" if value.name.startswith("result[") else None
         if kind is not None:
-            return Origin(
-                kind=kind,
-                label=label,
-                index=_index(value.name),
-                name=value.name,
-                value=value.name,
-                op="func.func",
-                line=value.line,
-                sharding=value.sharding,
-            )
+            return _own_origin(kind, label, _index(value.name), value)
         return Origin(
             kind="unknown", label=label, value=value.name, op=value.op, line=value.line, sharding=value.sharding
         )
@@ -354,10 +352,8 @@ def _origin(f: Function, label: str, value: Value) -> Origin:
         mc, side, n = m.group(1), m.group(2), int(m.group(3))
         if mc is None:
             name = f"%arg{n}" if side == "input" else f"result[{n}]"
-            v = f.value(name) or Value(name=name)
-            kind = "argument" if side == "input" else "result"
-            return Origin(
-                kind=kind, label=label, index=n, name=name, value=name, op="func.func", line=v.line, sharding=v.sharding
+            return _own_origin(
+                "argument" if side == "input" else "result", label, n, f.value(name) or Value(name=name)
             )
         if mc not in f.manual:
             holder = f.reader.named(mc, f.a, f.b, f.scope)
