@@ -30,6 +30,7 @@ class Scan:
     kind: str  # "hlo" | "mlir" | "mixed" | "skip"
     reason: str  # why it was skipped ("" otherwise)
     size: int  # bytes read (of a skipped file only its sniffed head: the rest is never read)
+    lines: int  # line breaks in what was scanned (0 for a skipped file)
     # Distinct values, in order of first report: (kind, site, raw, text, data, encoding). ``site`` is the
     # attribute or syntax the value came from ("sharding=", "mhlo.sharding", "sdy.sharding_constraint");
     # ``raw`` the bytes in the file; ``text`` the decoded value (UTF-8, may be invalid: decode with

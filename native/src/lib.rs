@@ -40,6 +40,7 @@ pub struct Scan {
     kind: String,
     reason: String,
     size: u64,
+    lines: u64,
     values: Py<PyList>,
     names: Py<PyList>,
     shapes: Py<PyList>,
@@ -220,6 +221,7 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
     }
     let defined = PyList::empty(py);
     let digests = PyList::empty(py);
+    let lines = e.lines();
     let e_names = e.defined;
     for d in e_names {
         let dict = PyDict::new(py);
@@ -235,6 +237,7 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
         kind: e.kind.to_string(),
         reason: e.reason.to_string(),
         size: e.size,
+        lines,
         values: values.unbind(),
         names: names.unbind(),
         shapes: shapes.unbind(),

@@ -259,6 +259,11 @@ impl Engine {
         self.sites = Vec::new();
     }
 
+    /// The line breaks read so far (every scanned byte's; none of a skipped file's, never read).
+    pub fn lines(&self) -> u64 {
+        self.lineno - 1
+    }
+
     /// The input's expected size, to reserve the table's columns once.
     pub fn size_hint(&mut self, size: u64) {
         self.table.reserve_for(size);

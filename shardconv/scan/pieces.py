@@ -74,11 +74,12 @@ def _pieces(read: Read, what: str, names: bool) -> Iterator[tuple[Scan, int]]:
     log, lines = _Log(read, head), 0
     while True:
         fed = fed_scan(what, names=names)
-        n, more = log.piece(fed.feed)
-        yield fed.finish(), lines
+        more = log.piece(fed.feed)
+        scan = fed.finish()
+        yield scan, lines
         if not more:
             return
-        lines += n
+        lines += scan.lines  # (a piece ends at a line break: the next starts on a line of its own)
 
 
 def _head(read: Read) -> bytes:
@@ -95,9 +96,9 @@ class _Log:
     def __init__(self, read: Read, head: bytes) -> None:
         self.read, self.pending, self.eof = read, bytearray(head), False
 
-    def piece(self, feed: Callable[[bytes], None]) -> tuple[int, bool]:
-        """Feeds the next piece; its line count, and whether another piece follows."""
-        fed = lines = 0
+    def piece(self, feed: Callable[[bytes], None]) -> bool:
+        """Feeds the next piece; whether another piece follows."""
+        fed = 0
         while True:
             cut = self._cut(fed)
             end = cut if cut is not None else len(self.pending) if self.eof else self._settled()
@@ -105,9 +106,9 @@ class _Log:
                 data = bytes(self.pending[:end])
                 del self.pending[:end]
                 feed(data)
-                fed, lines = fed + end, lines + data.count(b"\n")
+                fed += end
             if cut is not None or self.eof:
-                return lines, cut is not None
+                return cut is not None
             chunk = self.read(READ_SIZE)
             self.pending += chunk
             self.eof = not chunk

@@ -54,3 +54,18 @@ def test_scopes_reset_at_modules() -> None:
     assert (first.computation, first.entry, first.root, first.param) == ("main.1", True, True, 0)
     assert (np.computation, np.value) == (None, "module")
     assert (second.computation, second.entry, second.root, second.param) == ("comp.2", False, False, 3)
+
+
+def test_lines_counts_every_line_break(jax_dumps: list[Path]) -> None:
+    """``Scan.lines`` is the line breaks of all that was scanned: small reads, a line longer than the
+    longest kept whole (read in windows), CRLF, no break at the end; a skipped file's head counts none."""
+    scanned = 0
+    for path in jax_dumps:
+        data, scan = path.read_bytes(), native.scan_path(str(path))
+        want = 0 if scan.kind == "skip" else data.count(b"\n")
+        scanned += scan.kind != "skip"
+        assert scan.lines == want and native.scan_bytes(data, chunk=97).lines == want, path
+    assert scanned >= 3
+    long = b"module {\n  %0 = sdy.reshard %a <@m, [{}]> {x = \"" + b"y" * 5000 + b"\"}\r\n  %1 = f\n}"
+    assert native.scan_bytes(long, max_line=1024, overlap=256).lines == long.count(b"\n") == 3
+    assert native.scan_bytes(b"\0binary\n" * 10).lines == 0
