@@ -33,3 +33,14 @@ def stages(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from support.jax_child import compile_stages
 
     return compile_stages("block", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def programs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Five real programs compiled with Shardy's verbose stage dumps (its propagation records): see
+    tests/support/make_explain_programs.py."""
+    from support.jax_child import write_with_jax
+
+    return write_with_jax(
+        Path(__file__).parent / "support" / "make_explain_programs.py", tmp_path_factory.mktemp("explain_programs")
+    )

@@ -49,7 +49,7 @@ impl Defined {
             if b == a {
                 continue;
             }
-            self.ssa.insert(data[p..e].to_vec(), data[a..b].to_vec());
+            self.ssa.insert(data[p..e].to_vec(), what(data, a, b));
             i = b;
         }
         // %arg(\d+): ([^\s,)]+)
@@ -95,6 +95,30 @@ impl Defined {
         }
         let _ = n;
     }
+}
+
+/// What an SSA definition is: an HLO instruction its type (`data[a..b]` holds a `[`; its name is stable
+/// across passes), an MLIR op the op and the operands it names before its attributes, since a pass that
+/// renumbers values gives `%23` to another `dot_general` of the same type.
+fn what(data: &[u8], a: usize, b: usize) -> Vec<u8> {
+    let token = &data[a..b];
+    let mut out = token.to_vec();
+    if memchr::memchr(b'[', token).is_some() {
+        return out;
+    }
+    let rest = &data[b..];
+    let rest = &rest[..memchr::memchr2(b'{', b'\n', rest).unwrap_or(rest.len())];
+    let mut i = 0;
+    while let Some(off) = memchr::memchr(b'%', &rest[i..]) {
+        let p = i + off;
+        let e = p + 1 + rest[p + 1..].iter().take_while(|&&c| name_char(c)).count();
+        if e > p + 1 {
+            out.push(b' ');
+            out.extend_from_slice(&rest[p..e]);
+        }
+        i = e;
+    }
+    out
 }
 
 /// A streaming 64-bit hash (equal bytes, equal hash, however they are split).

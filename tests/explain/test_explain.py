@@ -148,7 +148,7 @@ def test_trace_offers_explain_for_a_propagation_change(programs: Path) -> None:
 
 def test_library_entry_returns_frozen_dataclasses(programs: Path) -> None:
     found = sc.explain_path(str(programs / "xla"), result=0)
-    assert len(found) == 4 and all(isinstance(e, sc.Explanation) for e in found)
+    assert len(found) == 5 and all(isinstance(e, sc.Explanation) for e in found)
     with pytest.raises(dataclasses.FrozenInstanceError):
         found[0].value = "x"  # type: ignore[misc]
     with pytest.raises(ExplainError, match="no sharded value matches --value %999"):

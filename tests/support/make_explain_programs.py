@@ -1,4 +1,4 @@
-"""Writes Shardy's verbose stage dumps of four real programs with jax (a child process: XLA reads
+"""Writes Shardy's verbose stage dumps of five real programs with jax (a child process: XLA reads
 XLA_FLAGS once), for the tests that ``explain`` names the origins the programs specify.
 
 Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
@@ -9,6 +9,9 @@ Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
 - ``block``: a transformer block on a 3-D ``data=2, seq=2, model=2`` mesh, ``x`` sharded ``P("data")`` by
   the user, one constraint on the attention path (``P(None, None, "model")``) and one on the MLP path
   (``P(None, "seq", None)``), which meet at their sum;
+- ``attention``: attention and an MLP on the same 3-D mesh, ``x`` on ``P(("data", "seq"))`` and ``wq`` on
+  ``P(None, "model")``, two constraints; its output stage renumbers values (``%cst``), and gives the
+  number of a ``dot_general`` to another ``dot_general`` of the same type;
 - ``smap``: a ``jax.shard_map`` (``P("data", "model")`` in and out) between two unsharded matmuls;
 - ``args``: two arguments sharded by the user (``P("data", None)``, ``P(None, "model")``), nothing else.
 Then, in a second child (``OUT_DIR shardy``), the same ``mlp`` with ``--xla_dump_hlo_pass_re=shardy`` into
@@ -73,6 +76,22 @@ def block(x: jax.Array, wq: jax.Array, wk: jax.Array, wv: jax.Array, w1: jax.Arr
 
 jax.jit(block).lower(
     arg((8, 16, 32), NamedSharding(mesh3, P("data", None, None))),
+    *(arg((32, 32)) for _ in range(3)), arg((32, 64)), arg((64, 32)),
+).compile()
+
+
+def attention(x: jax.Array, wq: jax.Array, wk: jax.Array, wv: jax.Array, wo: jax.Array, w1: jax.Array,
+              w2: jax.Array) -> tuple[jax.Array, jax.Array]:
+    q, k, v = (jnp.einsum("bsd,dh->bsh", x, w) for w in (wq, wk, wv))
+    a = jnp.einsum("bqk,bkh->bqh", jax.nn.softmax(jnp.einsum("bqh,bkh->bqk", q, k) / 4.0), v)
+    a = jax.lax.with_sharding_constraint(a, NamedSharding(mesh3, P("data", None, "model")))
+    o = a @ wo
+    h = jax.lax.with_sharding_constraint(jax.nn.relu(o @ w1), NamedSharding(mesh3, P("seq", None, "model")))
+    return (h @ w2 + x).sum(axis=-1), o
+
+
+jax.jit(attention).lower(
+    arg((8, 16, 32), NamedSharding(mesh3, P(("data", "seq")))), arg((32, 32), NamedSharding(mesh3, P(None, "model"))),
     *(arg((32, 32)) for _ in range(3)), arg((32, 64)), arg((64, 32)),
 ).compile()
 

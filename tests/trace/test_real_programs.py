@@ -36,6 +36,19 @@ def test_a_correct_program_moves_no_data_between_two_shardings(
     assert moved == []
 
 
+def test_export_renumbering_values_moves_no_data(programs: Path) -> None:
+    """Shardy's verbose stages of five programs: export prints constants as ``%cst`` and renumbers the
+    rest, so ``%23`` of the output module is another ``dot_general`` of the same type than before it
+    (other operands). Only propagation places data; the export stage changes no value's placement."""
+    items = list(sc.trace_paths([str(programs / "xla")]))
+    assert sum(isinstance(i, sc.Seen) and "/shardy/" in i.dump.path for i in items) == 25
+    placed = [c for c in items if isinstance(c, sc.Change) and c.kind == "placement"]
+    assert {c.pass_name for c in placed} == {"propagation"}
+    assert all(c.before is None for c in placed)
+    spelled = [c for c in items if isinstance(c, sc.Change) and c.kind == "spelling"]
+    assert {c.pass_name for c in spelled} == {"output_module"}
+
+
 def test_shardy_stages_come_inside_the_pass_that_ran_them(tmp_path_factory: pytest.TempPathFactory) -> None:
     items = traced(compile_stages("block", tmp_path_factory))
     labels = [i.dump.label for i in items if isinstance(i, sc.Seen) and i.dump.module == "jit_block"]
