@@ -188,10 +188,11 @@ mod tests {
     #[test]
     fn defined() {
         let mut d = Defined::default();
-        d.scan(b"  %x.1 = f32[8]{0} parameter(0)\n  %0:2 = stablehlo.add %a\nfunc(%arg0: tensor<8xf32>, %arg1: i32)");
+        d.scan(b"  %x.1 = f32[8]{0} parameter(0)\n  %0:2 = stablehlo.add %a\n  %1 = stablehlo.dot %b, %c {x = %d}\nfunc(%arg0: tensor<8xf32>, %arg1: i32)");
         let m: HashMap<_, _> = d.merged().into_iter().collect();
         assert_eq!(m[&b"%x.1".to_vec()], b"f32[8]{0}");
-        assert_eq!(m[&b"%0".to_vec()], b"stablehlo.add");
+        assert_eq!(m[&b"%0".to_vec()], b"stablehlo.add %a");
+        assert_eq!(m[&b"%1".to_vec()], b"stablehlo.dot %b %c"); // operands stop at the attributes
         assert_eq!(m[&b"arg[0]".to_vec()], b"f32[8]{0}");
         assert_eq!(m[&b"arg[1]".to_vec()], b"i32");
     }
