@@ -29,7 +29,7 @@ impl Defined {
         let mut i = 0;
         while let Some(off) = memchr::memchr(b'%', &data[i..]) {
             let p = i + off;
-            let e = p + 1 + data[p + 1..].iter().take_while(|&&b| name_char(b)).count();
+            let e = name_end(data, p);
             i = p + 1;
             if e == p + 1 {
                 continue;
@@ -111,7 +111,7 @@ fn what(data: &[u8], a: usize, b: usize) -> Vec<u8> {
     let mut i = 0;
     while let Some(off) = memchr::memchr(b'%', &rest[i..]) {
         let p = i + off;
-        let e = p + 1 + rest[p + 1..].iter().take_while(|&&c| name_char(c)).count();
+        let e = name_end(rest, p);
         if e > p + 1 {
             out.push(b' ');
             out.extend_from_slice(&rest[p..e]);
@@ -119,6 +119,11 @@ fn what(data: &[u8], a: usize, b: usize) -> Vec<u8> {
         i = e;
     }
     out
+}
+
+/// The end of the `%name` whose `%` is at `data[p]` (`p + 1` when no name follows).
+fn name_end(data: &[u8], p: usize) -> usize {
+    p + 1 + data[p + 1..].iter().take_while(|&&c| name_char(c)).count()
 }
 
 /// A streaming 64-bit hash (equal bytes, equal hash, however they are split).

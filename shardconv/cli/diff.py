@@ -10,7 +10,8 @@ Values are paired as shardconv trace pairs them: function arguments and results 
 position (arg[0], result[0]), else by SSA or HLO instruction name (%r:in[0]: a
 manual computation's). Placements are computed on each dump's own mesh, so renamed
 axes are a mesh change, not a placement change; a value both define as the same op
-but only one shards gained or lost its sharding (a placement change).
+on the same operands but only one shards gained or lost its sharding (a placement
+change).
 
 \b
 Examples:

@@ -12,8 +12,9 @@ LOG is an MLIR pass log (-mlir-print-ir-before-all / -after-all, with or without
 Several LOGs that are not XLA step files are followed as one sequence, in order.
 Values are followed by position (arg[0], result[0] of the entry function), else by
 SSA or HLO instruction name (%r:in[0] / %r:out[0]: a manual computation's operands
-and results). A value both dumps define as the same op but only one shards gained
-or lost its sharding: a placement change with "no sharding" on the other side.
+and results). A value both dumps define as the same op on the same operands but
+only one shards gained or lost its sharding: a placement change with "no sharding"
+on the other side.
 
 \b
 Examples:

@@ -1,7 +1,7 @@
 """Names: which values a dump defines, sharded or not (SSA results, HLO instructions, function
-arguments), each with what it is (its op, or its type), so that a value that gains or loses its
-sharding is told apart from one a pass created, deleted or renamed (``%0`` of another op is another
-value). The native scan reads them (``Scan.defined``); this is how trace asks them."""
+arguments), each with what it is (an MLIR op and the operands it names, an HLO type), so that a
+value that gains or loses its sharding is told apart from one a pass created, deleted or renamed
+(``%0`` of another op is another value). The native scan reads them (``Scan.defined``); this is how trace asks them."""
 
 from __future__ import annotations
 
@@ -53,15 +53,17 @@ def defined_alike(a: Names, b: Names, keys: Iterable[str]) -> list[str]:
 
 
 def same_value(a: Names, b: Names, key: str) -> bool:
-    """Whether two dumps both define the value ``key`` stands for, as the same thing (the same op, or
-    type). A function result, followed by position only, never is: its place in the text has no name."""
+    """Whether two dumps both define the value ``key`` stands for, as the same thing (the same op on the
+    same operands, or HLO type). A function result, followed by position only, never is: its place in the
+    text has no name."""
     what = defined_as(a, key)
     return what is not None and defined_as(b, key) == what
 
 
 def defined_as(names: Names, key: str) -> bytes | None:
-    """What a dump defines the value ``key`` stands for as (its op, or type); None when it does not
-    define it by name (a function result is followed by position only: its place has no name)."""
+    """What a dump defines the value ``key`` stands for as (its op and operands, or HLO
+    type); None when it does not define it by name (a function result is followed by position only: its
+    place has no name)."""
     value = key if _plain(key) else key_parts(key).value
     if value.startswith("result["):
         return None

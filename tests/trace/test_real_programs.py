@@ -24,7 +24,7 @@ def traced(folder: Path) -> list[sc.Seen | sc.Change]:
 def test_a_correct_program_moves_no_data_between_two_shardings(
     program: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """A value is followed only while it is the same value (its op and type), and the parameters and
+    """A value is followed only while it is the same value (its op, operands and type), and the parameters and
     ROOTs of reducers and fusions are never the module's arguments and results."""
     items = traced(compile_stages(program, tmp_path_factory))
     assert sum(isinstance(i, sc.Seen) for i in items) > 20

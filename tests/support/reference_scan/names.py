@@ -9,7 +9,7 @@ import re
 
 
 # ``%5 = stablehlo.add``, ``%r:2 = sdy.manual_computation``, ``%dot.2 = f32[16,32]{1,0}``: name and the
-# token after it (an MLIR op, an HLO type).
+# token after it (an MLIR op, an HLO type); an op's operands follow it (``_what``).
 _SSA = re.compile(rb"(%[\w$.\-]+)(?::\d+)? = (\S+)")
 _OPERAND = re.compile(rb"%[\w$.\-]+")
 _ARGUMENT = re.compile(rb"%arg(\d+): ([^\s,)]+)")  # an MLIR function argument and its type
