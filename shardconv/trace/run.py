@@ -13,8 +13,8 @@ from shardconv.core.errors import ShardingValidationError
 from shardconv.core.records import record
 from shardconv.scan.columns import kind_of, sites_of
 from shardconv.scan.native import site_at, site_count
-from shardconv.scan.pieces import scan_pieces
-from shardconv.scan.sites import SiteKind
+from shardconv.scan.pieces import Piece, Repeated, scan_pieces
+from shardconv.scan.sites import SiteKind, ValueSite
 from shardconv.trace.changes import Change, classify, counterparts, preferred
 from shardconv.trace.dumps import (
     Dump,
@@ -22,6 +22,7 @@ from shardconv.trace.dumps import (
     DumpSites,
     Header,
     Repeat,
+    header_dump,
     log_sequences,
     responsible_pass,
     split_dumps,
@@ -55,28 +56,69 @@ class Seen:
 def read_dumps(path: str, first_index: int, base: Dump | None = None) -> Iterator[DumpSites | Repeat]:
     """The dumps of one file (``-`` is stdin), scanned a piece of whole dumps at a time. In a pass log, a
     dump whose text is that of the dump before it again (after its ``// -----//`` line) comes as a
-    ``Repeat``: its sites are never read."""
-    last: tuple[int, tuple[object, ...]] | None = None  # the dump before: its line and text digest
+    ``Repeat``: its sites are never read, and, when the pieces left it unscanned, never scanned."""
+    last: _Before | None = None  # the dump before, when it was a pass's whole dump
     index = first_index
-    for scan, lines in _scans(path):
-        reader = SiteReader(scan, path, lines)
-        headers = [(i, replace(h, line=h.line + lines)) for i, h in module_headers(scan, path)]
-        for r in split_dumps(headers, site_count(scan), reader.line, path, index, base):
-            index = r.dump.index + 1
-            digest = _digest(scan, r) if r.dump.pass_name is not None and base is None else None
-            if digest is not None and last is not None and last[1] == digest:
-                yield Repeat(r.dump, r.dump.line - last[0])
-                last = (r.dump.line, digest)
+    for piece, lines in _scans(path):
+        if isinstance(piece, Repeated):
+            repeat = _repeat(piece, lines, last, path, index) if base is None else None
+            if repeat is not None and last is not None:
+                index = repeat.dump.index + 1
+                last = _Before(repeat.dump, last.digest, header_dump(0, path, 0, _text(piece.header)))
+                yield repeat
                 continue
-            last = (r.dump.line, digest) if digest is not None else None
-            yield DumpSites(r.dump, reader, range(r.start, r.stop), _defined(scan, r.segments))
+            piece = piece.scan()  # the reader needs its sites after all
+        reader = SiteReader(piece, path, lines)
+        headers = [(i, replace(h, line=h.line + lines)) for i, h in module_headers(piece, path)]
+        header_at = dict(headers)
+        for r in split_dumps(headers, site_count(piece), reader.line, path, index, base):
+            index = r.dump.index + 1
+            digest = _digest(piece, r) if r.dump.pass_name is not None and base is None else None
+            if digest is not None and last is not None and last.digest == digest:
+                yield Repeat(r.dump, r.dump.line - last.dump.line)
+                last = replace(last, dump=r.dump, named=_named(header_at, r, path))
+                continue
+            last = _Before(r.dump, digest, _named(header_at, r, path)) if digest is not None else None
+            yield DumpSites(r.dump, reader, range(r.start, r.stop), _defined(piece, r.segments))
     if index == first_index:
         raise LogError(f"{path}: no HLO or MLIR dump found")
 
 
-def _scans(path: str) -> Iterator[tuple[Scan, int]]:
-    """The scans of ``path``'s pieces, each with the lines before it; LogError when it cannot be read
-    or is not IR."""
+@record
+class _Before:
+    """The dump before, read from a pass's dump line: its text's digest, and the dump its line alone
+    tells (its module, if the line names it; else the dump's module is the one its text names)."""
+
+    dump: Dump
+    digest: tuple[object, ...]
+    named: Dump | None
+
+
+def _named(header_at: dict[int, ValueSite], r: DumpRange, path: str) -> Dump | None:
+    """The dump ``r``'s dump line alone tells."""
+    site = header_at.get(r.start - 1)
+    return None if site is None else header_dump(0, path, 0, _text(site.line_text))
+
+
+def _repeat(piece: Repeated, lines: int, before: _Before | None, path: str, index: int) -> Repeat | None:
+    """The unscanned dump ``piece`` as a Repeat of the dump before it, when that dump was the whole text
+    it repeats (not a later dump in it) and its line tells its module as the scan would; else None."""
+    start = lines + 1 - piece.lines  # the line the text it repeats began on
+    if before is None or before.named is None or before.dump.line != start:
+        return None
+    dump = header_dump(index, path, lines + 1, _text(piece.header))
+    if dump is None or (dump.module is None and before.named.module is not None):
+        return None  # (the module its text names, which the dump before's line overrode, is not known)
+    return Repeat(replace(dump, module=dump.module or before.dump.module), lines + 1 - before.dump.line)
+
+
+def _text(line: bytes) -> str:
+    return line.decode("utf-8", "replace")
+
+
+def _scans(path: str) -> Iterator[Piece]:
+    """The pieces of ``path``, each with the lines before it; LogError when it cannot be read or is not
+    IR."""
     pieces = scan_pieces(path, names=True)
     while True:
         try:
@@ -85,7 +127,7 @@ def _scans(path: str) -> Iterator[tuple[Scan, int]]:
             raise LogError(f"{path}: {e.strerror or e}") from None
         if got is None:
             return
-        if got[0].kind == "skip":
+        if not isinstance(got[0], Repeated) and got[0].kind == "skip":
             raise LogError(f"{path}: {got[0].reason}")
         yield got
 

@@ -38,3 +38,37 @@ def test_a_piece_the_sniff_would_skip_is_never_cut_off(tmp_path: Path, monkeypat
     whole = _traced(path)
     monkeypatch.setattr(pieces, "PIECE_BYTES", 1)
     assert _traced(path) == whole
+
+
+def _repeating_log() -> bytes:
+    """Dumps of the seed's two modules under headers old and new, repeating: a dump whose line names its
+    module (not the one its text names), one whose line names none, a dump holding two modules, two
+    dumps with no piece cut between them, and repeats of each."""
+    seed = SEED_LOG.read_bytes().decode()
+    first, second = (part.partition("\n")[2] for part in seed.split("// -----// IR Dump")[1:])
+    named = "// -----// IR Dump After {0} ({0}) ('builtin.module' operation: @named) //----- //\n"
+    bare = "// -----// IR Dump After {0}: {0} //----- //\n"
+    odd = "//-----// IR Dump After Odd (odd) ('builtin.module' operation: @named) //----- //\n"  # no piece starts here
+    dumps = [
+        (named, first), (named, first), (bare, first), (bare, first), (named, first),
+        (named, first + second), (named, first + second), (bare, second), (named, second), (named, first),
+        (named, first + odd + first), (named, first + odd + first),
+    ]
+    return "".join(header.format(f"Pass{i}") + body for i, (header, body) in enumerate(dumps)).encode()
+
+
+def test_a_dump_left_unscanned_as_a_repeat_traces_as_it_does_scanned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "repeats.log"
+    path.write_bytes(_repeating_log())
+    whole = _traced(path)  # one piece: every dump scanned
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)
+    elided = _traced(path)
+    repeated = [p for p, _ in pieces.scan_pieces(str(path), names=True) if isinstance(p, pieces.Repeated)]
+    monkeypatch.setattr(pieces, "HELD_BYTES", 0)  # no dump held whole: none is left unscanned
+    scanned = _traced(path)
+    assert not any(isinstance(p, pieces.Repeated) for p, _ in pieces.scan_pieces(str(path), names=True))
+    assert len(repeated) == 7  # dumps 1-4, 6, 8, 11; read after all: 2 (its line names no module), 6, 11 (two)
+    assert elided == scanned == whole
+    assert sum(isinstance(i, Seen) for i in whole) == 16  # and a dump each: the second module of 5 and 6, Odd in 10 and 11
