@@ -114,7 +114,7 @@ def observation(key: str, seen: Sighting, dump: Dump, cited: tuple[Dump, int] | 
     at, moved = cited or (dump, 0)
     return Observation(
         key=key, form=r.form, text=r.text, value=r.value, mesh=r.mesh, devices=r.devices, rank=r.rank,
-        parse_error=r.parse_error, dump=at.index, path=dump.path, line=line + moved, col=col, op=r.op,
+        parse_error=r.parse_error, dump=at.index, path=at.path, line=line + moved, col=col, op=r.op,
         shape=r.shape,
     )
 

@@ -12,6 +12,7 @@ import pytest
 from support.trace_util import SEED_LOG, changes, run, run_json
 
 from shardconv.trace import report
+from shardconv.trace import run as run_module
 from shardconv.trace.run import FORGET
 
 OLD_HEADER = "// -----// IR Dump {when} {name}{failed} ({arg}) ('builtin.module' operation: @jit__lambda) //----- //\n"
@@ -134,6 +135,35 @@ def test_an_edited_xla_step_is_found_by_its_pass(
     after = next(folder.glob("*.0006.*")).name
     assert got == [("dce", step.name, [1, 3, 4, 6]), ("spmd-partitioning", after, [1, 3, 4, 6])]
     assert changes(doc, "placement")[0]["after"]["line"] == text[: param.start()].count("\n") + 1
+
+
+_SWAPPED = "{devices=[2,1,4]<=[4,2]T(1,0) last_tile_dim_replicate}"  # other devices hold each part
+
+
+def test_a_step_file_repeating_the_one_before_is_cited_as_itself(
+    logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A step with the bytes of the step before is not scanned, yet a change after it cites it, as it does
+    when every file is read."""
+    folder = tmp_path / "xla"
+    shutil.copytree(logs / "xla", folder)
+    steps = sorted(p for p in folder.glob("*.[0-9][0-9][0-9][0-9].*.txt"))
+    k = next(  # a copy, then a step whose HLO sharding is the one read (no sdy one beside it)
+        i for i in range(1, len(steps) - 1)
+        if steps[i].read_bytes() == steps[i - 1].read_bytes() and "xla.sdy" not in steps[i + 1].read_text()
+        and "after_shardy-xla" not in steps[i + 1].name  # (Shardy's stage modules come before that one)
+    )
+    text = steps[k + 1].read_text()
+    param = re.search(r"^.* parameter\(0\), sharding=(\{[^}]*\})", text, re.MULTILINE)
+    assert param is not None
+    steps[k + 1].write_text(text.replace(param.group(0), param.group(0).replace(param.group(1), _SWAPPED)))
+    code, doc = run_json(["trace", str(folder), "--value", "arg[0]"], capsys)
+    assert code == 1
+    before = changes(doc, "placement")[0]["before"]
+    assert Path(before["file"]).name == steps[k].name
+    assert doc["dumps"][before["dump"]]["file"] == str(steps[k])
+    monkeypatch.setattr(run_module, "same_contents", lambda a, b: False)  # every file read
+    assert run_json(["trace", str(folder), "--value", "arg[0]"], capsys) == (code, doc)
 
 
 def test_text_names_the_pass_and_streams_per_dump(import_log: Path, capsys: pytest.CaptureFixture[str]) -> None:
