@@ -787,7 +787,7 @@ pub struct Extractor {
     memo: Option<Box<Memo>>,
 }
 
-/// `^(\s*)\}\s*:\s*(.*)$`: (indent, the signature part).
+/// `^(\s*)\}\s*({...}\s*)?:\s*(.*)$` (the region, its op's attributes, its types): (indent, the types).
 fn close_region(t: &[u8]) -> Option<(usize, &[u8])> {
     let s = lstrip_len(t);
     if t.get(s) != Some(&b'}') {
@@ -795,6 +795,11 @@ fn close_region(t: &[u8]) -> Option<(usize, &[u8])> {
     }
     let mut i = s + 1;
     i += lstrip_len(&t[i..]);
+    if t.get(i) == Some(&b'{') {
+        // the op's attributes, printed after its region (`} {sdy.result_sharding_origins = ...} : ...`)
+        i = match_close(t, i)?;
+        i += lstrip_len(&t[i..]);
+    }
     if t.get(i) != Some(&b':') {
         return None;
     }
@@ -1430,5 +1435,18 @@ mod tests {
         let b = e.scan(b"  } : (tensor<8xf32>) -> tensor<8xf32>", 100, 3, 0);
         assert_eq!(b.len(), 2);
         assert_eq!(b[0].shapes.as_deref(), Some(&vec![vec![Some(8)]]));
+    }
+
+    #[test]
+    fn region_closed_before_its_ops_attributes() {
+        let mut e = Extractor::default();
+        let open = b"  %0 = sdy.manual_computation(%x) in_shardings=[<@m, [{\"x\"}]>] out_shardings=[<@m, [{}]>] manual_axes={\"x\"} (%a: tensor<4xf32>) {";
+        e.scan(open, 0, 1, 0);
+        let close = b"  } {sdy.result_sharding_origins = [{x = \"self\"}]} : (tensor<8xf32>) -> tensor<2xf32>";
+        let sites = e.scan(close, 100, 3, 0);
+        assert!(!e.pending());
+        let outs: Vec<_> = sites.iter().filter(|s| s.site == "out_shardings").collect();
+        assert_eq!(outs.len(), 1);
+        assert_eq!(outs[0].shapes.as_deref(), Some(&vec![vec![Some(2)]]));
     }
 }

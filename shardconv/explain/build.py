@@ -19,6 +19,7 @@ from shardconv.explain.records import Edge, axis_key, parse_edges, parse_origins
 from shardconv.scan.inputs import scan_input
 from shardconv.scan.columns import NONE, kind_of, site_column
 from shardconv.scan.native import site_at
+from shardconv.scan.pieces import MODULE_LINE, Cuts, Repeated, read_pieces
 from shardconv.scan.sites import SiteKind, ValueSite
 
 if TYPE_CHECKING:
@@ -176,8 +177,8 @@ class Function:
 class Reader:
     """One scanned dump: its modules' bounds, and the columns the functions read their values from."""
 
-    def __init__(self, scan: Scan, path: str) -> None:
-        self.scan, self.path = scan, path
+    def __init__(self, scan: Scan, path: str, before: tuple[int, int] = (0, 0)) -> None:
+        self.scan, self.path, self.before = scan, path, before  # ``before``: lines and bytes before the piece
         self.name_col = site_column(scan, "name")
         self.scope_col = site_column(scan, "scope")
         self.value_col = site_column(scan, "value")
@@ -227,7 +228,7 @@ class Reader:
         if nid not in first:
             return []
         col, sc = self.name_col, self.scope_col
-        return [site_at(self.scan, i, self.path) for i in range(first[nid], last[nid] + 1)
+        return [site_at(self.scan, i, self.path, self.before) for i in range(first[nid], last[nid] + 1)
                 if col[i] == nid and (scope is None or sc[i] == scope)]
 
     def has_records(self, a: int, b: int) -> bool:
@@ -273,6 +274,7 @@ class Reader:
         return None
 
     def at_line(self, line: int, a: int, b: int) -> list[tuple[str, int | None]]:
+        line -= self.before[0]
         i = bisect.bisect_left(self.line_col, line, a, b)
         out: list[tuple[str, int | None]] = []
         while i < b and self.line_col[i] == line:
@@ -577,13 +579,22 @@ def explain_file(path: str, *, value: str | None = None, arg: int | None = None,
                  line: int | None = None) -> Iterator[Explanation]:
     """The explanations of one dump file, module by module: the selected value of each module's entry
     function (``main``; ``--value`` and ``--line`` look in every function that holds the name or line)."""
-    try:
-        scan = scan_input(path)
-    except OSError as e:
-        raise ExplainError(f"{path}: {e.strerror or e}") from None
-    if scan.kind == "skip":
-        raise ExplainError(f"{path}: {scan.reason}")
-    reader = Reader(scan, path)
+    for reader in _readers(path):
+        yield from _explain_piece(reader, value=value, arg=arg, result=result, line=line)
+
+
+def _readers(path: str) -> Iterator[Reader]:
+    """A reader per piece of the file, whole modules each: memory holds one piece's scan."""
+    offset = 0
+    for scan, lines in read_pieces(path, ExplainError, cuts=Cuts(MODULE_LINE)):
+        assert not isinstance(scan, Repeated)  # (only a pass log's pieces, asked for, leave dumps unscanned)
+        yield Reader(scan, path, (lines, offset))
+        offset += scan.size
+
+
+def _explain_piece(reader: Reader, *, value: str | None, arg: int | None, result: int | None,
+                   line: int | None) -> Iterator[Explanation]:
+    path = reader.path
     main = reader.scope_of("main")
     for module in reader.modules():
         a, b = reader.bounds(module)

@@ -180,8 +180,10 @@ def site_count(scan: Scan) -> int:
     return len(scan.columns["line"]) // 4
 
 
-def site_at(scan: Scan, i: int, path: str) -> ValueSite:
-    """The ``i``-th site of ``scan`` as a ``ValueSite`` (``path`` names the file it came from)."""
+def site_at(scan: Scan, i: int, path: str, before: tuple[int, int] = (0, 0)) -> ValueSite:
+    """The ``i``-th site of ``scan`` as a ``ValueSite`` (``path`` names the file it came from; ``before``:
+    the lines and bytes of it before the piece scanned, for a file scanned in pieces)."""
+    lines, offset = before
     c = columns(scan)
     col = c.col
     kind, site, raw, text, data, enc = c.value(col["value"][i])
@@ -199,19 +201,19 @@ def site_at(scan: Scan, i: int, path: str) -> ValueSite:
         path=path,
         kind=kind,
         site=site,
-        line=col["line"][i],
+        line=col["line"][i] + lines,
         col=col["col"][i],
-        end_line=col["end_line"][i],
+        end_line=col["end_line"][i] + lines,
         end_col=col["end_col"][i],
-        start=col["start"][i],
-        end=col["end"][i],
+        start=col["start"][i] + offset,
+        end=col["end"][i] + offset,
         raw=raw,
         text=text,
         data=data,
         encoding=enc,
         value=None if name == NONE else scan.names[name],
         shapes=None if shapes == NONE else scan.shapes[shapes],
-        target_line=col["target"][i] if kind is SiteKind.EXPECTED_ERROR else None,
+        target_line=col["target"][i] + lines if kind is SiteKind.EXPECTED_ERROR else None,
         line_text=scan.line_texts.get(i, b""),
         line_cut=scan.line_cuts.get(i, 0),
         function=function,

@@ -1,9 +1,10 @@
-"""Pieces: a pass log scanned a piece at a time, each piece whole dumps (cut only just before a
-``// -----// IR Dump`` line), so that memory holds one piece's scan, never the whole log's. A piece's
-scan says what the scan of the whole file says about those bytes, its lines counted from the piece's.
-A dump whose text after its dump line is the text of the dump before it, byte for byte, is not scanned
-at all: it comes as a ``Repeated`` (pass logs print the module after every pass, and most passes change
-nothing)."""
+"""Pieces: a long dump scanned a piece at a time, each piece whole dumps (cut only just before a pass
+log's ``// -----// IR Dump`` line) or whole modules (just before a top-level ``module`` line), so that
+memory holds one piece's scan, never the whole file's. A piece's scan says what the scan of the whole
+file says about those bytes, its lines and bytes counted from the piece's. In a pass log, a dump whose
+text after its dump line is the text of the dump before it, byte for byte, need not be scanned at all:
+asked for, it comes as a ``Repeated`` (pass logs print the module after every pass, and most passes
+change nothing)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
 
 PIECE_BYTES = 1 << 21  # a piece ends at the first dump line past this many bytes
 HELD_BYTES = 1 << 23  # a dump up to this size is held whole, to tell whether it repeats the one before
-_DUMP_LINE = b"\n// -----// IR Dump"
+DUMP_LINE = b"\n// -----// IR Dump"  # where a pass log may be cut (the line break before the line)
+MODULE_LINE = b"\nmodule "  # where a file of MLIR modules may be cut
 Read = Callable[[int], bytes]
 
 
@@ -49,21 +51,49 @@ class Repeated:
 Piece = tuple["Scan | Repeated", int]  # a piece and how many lines come before it
 
 
-def scan_pieces(path: str, *, names: bool = False) -> Iterator[Piece]:
+@record
+class Cuts:
+    """How a file is cut into pieces: before which line (``DUMP_LINE`` or ``MODULE_LINE``), and whether
+    a dump repeating the one before is left unscanned (a pass log's, read with ``names``)."""
+
+    line: bytes = DUMP_LINE
+    repeats: bool = False
+
+
+PASS_LOG = Cuts()  # cut before dump lines, every dump scanned
+
+
+def scan_pieces(path: str, *, names: bool = False, cuts: Cuts = PASS_LOG) -> Iterator[Piece]:
     """The pieces of ``path`` (``-``: stdin), each with how many lines come before it; OSError when it
     cannot be read. What is not a regular file, or is one piece at most, comes whole."""
     if path == "-":
-        yield from _pieces(sys.stdin.buffer.read, path, names)
+        yield from _pieces(sys.stdin.buffer.read, path, names, cuts)
         return
     if _size(path) <= PIECE_BYTES:
         yield scan_input(path, names=names), 0  # with the scan's own error, if it cannot be read
         return
     with open(path, "rb") as f:
         expected, read, skipped = os.fstat(f.fileno()).st_size, _Counted(f.read), False
-        for piece, lines in _pieces(read, path, names):
+        for piece, lines in _pieces(read, path, names, cuts):
             skipped = not isinstance(piece, Repeated) and piece.kind == "skip"
             yield piece, lines
         _check_size(path, os.fstat(f.fileno()).st_size, expected, read.total if not skipped else expected)
+
+
+def read_pieces(path: str, error: Callable[[str], Exception], *, names: bool = False,
+                cuts: Cuts = PASS_LOG) -> Iterator[Piece]:
+    """``scan_pieces``, raising ``error(message)`` when the file cannot be read or is not IR."""
+    pieces = scan_pieces(path, names=names, cuts=cuts)
+    while True:
+        try:
+            got = next(pieces, None)
+        except OSError as e:
+            raise error(f"{path}: {e.strerror or e}") from None
+        if got is None:
+            return
+        if not isinstance(got[0], Repeated) and got[0].kind == "skip":
+            raise error(f"{path}: {got[0].reason}")
+        yield got
 
 
 def _size(path: str) -> int:
@@ -94,14 +124,14 @@ def _check_size(path: str, now: int, expected: int, total: int) -> None:
         raise OSError(f"{path}: the file changed size while it was read ({expected} bytes, then {now}; {total} read)")
 
 
-def _pieces(read: Read, what: str, names: bool) -> Iterator[Piece]:
+def _pieces(read: Read, what: str, names: bool, cuts: Cuts) -> Iterator[Piece]:
     head = _head(read)
     if sniff(head)[0] == "skip":  # as the whole scan says, from the same head
         yield scan_bytes(head, names=names), 0
         return
     lines, fed, size, before = 0, None, 0, None
-    for part in _Log(read, head).parts():
-        body = part.body()
+    for part in _Log(read, head, cuts.line).parts():
+        body = part.body() if cuts.repeats else None
         if part.cut and body is not None and body == before:
             if fed is not None:
                 scan = fed.finish()
@@ -146,7 +176,7 @@ class _Part:
 
     def body(self) -> bytes | None:
         """A whole dump's text after its dump line; None for a part of a dump."""
-        if not (self.whole and self.data.startswith(_DUMP_LINE[1:])):
+        if not (self.whole and self.data.startswith(DUMP_LINE[1:])):
             return None
         return self.data[self.data.find(b"\n") + 1:] if b"\n" in self.data else b""
 
@@ -154,14 +184,14 @@ class _Part:
 class _Log:
     """The bytes of a log read but not yet handed on as parts."""
 
-    def __init__(self, read: Read, head: bytes) -> None:
-        self.read, self.pending, self.eof = read, bytearray(head), False
+    def __init__(self, read: Read, head: bytes, cut: bytes) -> None:
+        self.read, self.pending, self.eof, self.cut = read, bytearray(head), False, cut
 
     def parts(self) -> Iterator[_Part]:
         """The whole log from here, in parts; none of them empty."""
         whole, cut, searched = True, False, 0
         while True:
-            i = self.pending.find(_DUMP_LINE, searched)
+            i = self.pending.find(self.cut, searched)
             if i >= 0 and (i + 1 + sniff_bytes() <= len(self.pending) or self.eof):
                 end = i + 1
                 yield _Part(bytes(self.pending[:end]), whole and end <= HELD_BYTES, cut)
@@ -178,7 +208,7 @@ class _Log:
                 yield _Part(bytes(self.pending[:end]), False, cut)
                 del self.pending[:end]
                 whole, cut = False, False
-            searched = max(0, (i if i >= 0 else len(self.pending)) - len(_DUMP_LINE))
+            searched = max(0, (i if i >= 0 else len(self.pending)) - len(self.cut))
             chunk = self.read(READ_SIZE)
             self.pending += chunk
             self.eof = not chunk
@@ -186,7 +216,8 @@ class _Log:
     def _settled(self) -> int:
         """How much of what is pending no cut can fall in any more: all but what a dump line starting
         in the rest needs to be found and its piece's head sniffed."""
-        return max(1, len(self.pending) - sniff_bytes() - len(_DUMP_LINE))
+        return max(1, len(self.pending) - sniff_bytes() - len(self.cut))
 
 
-__all__ = ["HELD_BYTES", "PIECE_BYTES", "Piece", "Repeated", "scan_pieces"]
+__all__ = ["DUMP_LINE", "HELD_BYTES", "MODULE_LINE", "PIECE_BYTES", "Cuts", "Piece", "Repeated", "read_pieces",
+           "scan_pieces"]

@@ -14,7 +14,7 @@ from shardconv.core.records import record
 from shardconv.scan.columns import kind_of, sites_of
 from shardconv.scan.inputs import same_contents
 from shardconv.scan.native import site_at, site_count
-from shardconv.scan.pieces import Piece, Repeated, scan_pieces
+from shardconv.scan.pieces import Cuts, Repeated, read_pieces
 from shardconv.scan.sites import SiteKind, ValueSite
 from shardconv.trace.changes import Change, classify, counterparts, preferred
 from shardconv.trace.dumps import (
@@ -60,7 +60,7 @@ def read_dumps(path: str, first_index: int, base: Dump | None = None) -> Iterato
     ``Repeat``: its sites are never read, and, when the pieces left it unscanned, never scanned."""
     last: _Before | None = None  # the dump before, when it was a pass's whole dump
     index = first_index
-    for piece, lines in _scans(path):
+    for piece, lines in read_pieces(path, LogError, names=True, cuts=Cuts(repeats=True)):
         if isinstance(piece, Repeated):
             repeat = _repeat(piece, lines, last, path, index) if base is None else None
             if repeat is not None and last is not None:
@@ -115,22 +115,6 @@ def _repeat(piece: Repeated, lines: int, before: _Before | None, path: str, inde
 
 def _text(line: bytes) -> str:
     return line.decode("utf-8", "replace")
-
-
-def _scans(path: str) -> Iterator[Piece]:
-    """The pieces of ``path``, each with the lines before it; LogError when it cannot be read or is not
-    IR."""
-    pieces = scan_pieces(path, names=True)
-    while True:
-        try:
-            got = next(pieces, None)
-        except OSError as e:
-            raise LogError(f"{path}: {e.strerror or e}") from None
-        if got is None:
-            return
-        if not isinstance(got[0], Repeated) and got[0].kind == "skip":
-            raise LogError(f"{path}: {got[0].reason}")
-        yield got
 
 
 def module_headers(scan: Scan, path: str) -> list[Header]:

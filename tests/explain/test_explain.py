@@ -200,3 +200,22 @@ def test_a_path_the_records_do_not_hold_is_not_called_its_own_origin() -> None:
     assert "no edge recorded from the origin to it" in out and "its own origin" not in out
     own = dataclasses.replace(e, value="%37", op="sdy.reshard", line=41)
     assert "the value is its own origin" in text([own])
+
+
+def test_a_file_of_many_modules_explains_cut_into_pieces_as_it_does_whole(
+    programs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Modules scanned a few at a time (memory holds one piece's scan) explain as the file scanned whole:
+    the same values, origins and paths, on the same lines; ``--line`` finds a value in any piece."""
+    from shardconv.scan import pieces
+
+    stages = sorted((programs / "xla" / "shardy").glob("module_*/02.after_propagation.mlir"))
+    path = tmp_path / "many.mlir"
+    path.write_text("".join(p.read_text() for p in stages * 2))
+    whole = explain_path(str(path))
+    later = next(e for e in reversed(whole) if e.line is not None)
+    at_line = explain_path(str(path), line=later.line)
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)  # a piece ends at every module line it can
+    assert len(list(pieces.scan_pieces(str(path), cuts=pieces.Cuts(pieces.MODULE_LINE)))) == 2 * len(stages)
+    assert explain_path(str(path)) == whole and len(whole) >= 2 * len(stages)
+    assert explain_path(str(path), line=later.line) == at_line and at_line[0].line == later.line

@@ -40,6 +40,12 @@ def test_a_piece_the_sniff_would_skip_is_never_cut_off(tmp_path: Path, monkeypat
     assert _traced(path) == whole
 
 
+def _repeated(path: Path) -> list[pieces.Repeated]:
+    """The dumps of ``path`` that trace's pieces leave unscanned."""
+    cut = pieces.scan_pieces(str(path), names=True, cuts=pieces.Cuts(repeats=True))
+    return [p for p, _ in cut if isinstance(p, pieces.Repeated)]
+
+
 def _repeating_log() -> bytes:
     """Dumps of the seed's two modules under headers old and new, repeating: a dump whose line names its
     module (not the one its text names), one whose line names none, a dump holding two modules, two
@@ -65,10 +71,10 @@ def test_a_dump_left_unscanned_as_a_repeat_traces_as_it_does_scanned(
     whole = _traced(path)  # one piece: every dump scanned
     monkeypatch.setattr(pieces, "PIECE_BYTES", 1)
     elided = _traced(path)
-    repeated = [p for p, _ in pieces.scan_pieces(str(path), names=True) if isinstance(p, pieces.Repeated)]
+    repeated = _repeated(path)
     monkeypatch.setattr(pieces, "HELD_BYTES", 0)  # no dump held whole: none is left unscanned
     scanned = _traced(path)
-    assert not any(isinstance(p, pieces.Repeated) for p, _ in pieces.scan_pieces(str(path), names=True))
+    assert not _repeated(path)
     assert len(repeated) == 7  # dumps 1-4, 6, 8, 11; read after all: 2 (its line names no module), 6, 11 (two)
     assert elided == scanned == whole
     assert sum(isinstance(i, Seen) for i in whole) == 16  # and a dump each: the second module of 5 and 6, Odd in 10 and 11

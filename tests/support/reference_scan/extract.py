@@ -51,7 +51,7 @@ _PLAIN_ARG = re.compile(
 _FUNC = re.compile(rb"\bfunc\.func\b[^(]*?@[\w$.\-\"]+\s*\(")
 _ARG = re.compile(rb"(%[\w#.$\-]+):\s*")
 _LOC_TAIL = re.compile(rb"\s+loc\((?:[^()]|\([^()]*\))*\)\s*$")
-_CLOSE_REGION = re.compile(rb"^(\s*)\}\s*:\s*(.*)$")
+_CLOSE_REGION = re.compile(rb"^(\s*)\}\s*(?:\{.*\}\s*)?:\s*(.*)$")  # (an attribute dict may follow the region)
 
 _PER_VALUE_PREFIXES = (
     ("#sdy.sharding_per_value<", SiteKind.SDY_PER_VALUE),
