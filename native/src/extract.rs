@@ -777,9 +777,8 @@ struct Pending {
 }
 
 /// Stateful per file: remembers open manual computations until their closing line.
-#[derive(Default)]
 pub struct Extractor {
-    needles: std::sync::Arc<Needles>,
+    needles: &'static Needles,
     pending: Vec<Pending>,
     /// Leave each site's op, param and flags to `complete` (see `Site::context`).
     lazy: bool,
@@ -810,6 +809,12 @@ fn close_region(t: &[u8]) -> Option<(usize, &[u8])> {
         Some((s, &t[i..e]))
     } else {
         None
+    }
+}
+
+impl Default for Extractor {
+    fn default() -> Self {
+        Extractor { needles: Needles::shared(), pending: Vec::new(), lazy: false, memo: None }
     }
 }
 
@@ -865,8 +870,7 @@ impl Extractor {
             self.close(&mut ln, out);
         }
         let mut pos = 0;
-        let needles = std::sync::Arc::clone(&self.needles);
-        let mut searcher = Searcher::new(&needles);
+        let mut searcher = Searcher::new(self.needles);
         while let Some(m) = searcher.search(text, pos) {
             pos = match self.dispatch(&mut ln, &m, out) {
                 Ok(p) => p,

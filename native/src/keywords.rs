@@ -399,6 +399,14 @@ impl Default for Needles {
     }
 }
 
+impl Needles {
+    /// The process's one automaton, built on first use (it costs more to build than a small piece to scan).
+    pub fn shared() -> &'static Needles {
+        static SHARED: std::sync::LazyLock<Needles> = std::sync::LazyLock::new(Needles::default);
+        &SHARED
+    }
+}
+
 /// One line's keyword search.
 pub struct Searcher<'a> {
     needles: &'a Needles,

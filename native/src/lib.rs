@@ -75,6 +75,8 @@ impl Scan {
     }
 }
 
+const SMALL_INTS: usize = 1 << 16;
+
 /// Python ints for the table's numbers, each small one (and NONE) made once and shared.
 struct Ints<'py> {
     py: Python<'py>,
@@ -84,14 +86,18 @@ struct Ints<'py> {
 
 impl<'py> Ints<'py> {
     fn new(py: Python<'py>) -> PyResult<Self> {
-        Ok(Ints { py, small: vec![None; 1 << 16], none: table::NONE.into_pyobject(py)?.into_any() })
+        Ok(Ints { py, small: Vec::new(), none: table::NONE.into_pyobject(py)?.into_any() })
     }
 
     fn get(&mut self, v: u32) -> PyResult<Bound<'py, PyAny>> {
         if v == table::NONE {
             return Ok(self.none.clone());
         }
-        match self.small.get_mut(v as usize) {
+        let i = v as usize;
+        if i < SMALL_INTS && i >= self.small.len() {
+            self.small.resize(i + 1, None); // (grown as far as a scan's numbers go: most scans are small)
+        }
+        match self.small.get_mut(i) {
             Some(Some(b)) => Ok(b.clone()),
             Some(slot) => {
                 let b = v.into_pyobject(self.py)?.into_any();

@@ -11,6 +11,7 @@ use crate::strings::{is_word, is_ws, rstrip};
 use crate::suppress::Suppressions;
 use crate::table::{Row, Scope, Table};
 use aho_corasick::{AhoCorasick, MatchKind};
+use std::sync::LazyLock;
 
 /// A read's size: small enough that the passes over it after the read (suppressions, keywords, newlines)
 /// find it still in the core's own cache, which an 8 MiB read does not (the sdy corpus scans 25% faster).
@@ -80,6 +81,14 @@ impl Finder {
         let ac = AhoCorasick::builder().match_kind(MatchKind::LeftmostFirst).build(&pats).map_err(|e| e.to_string())?;
         Ok(Finder { ac, keywords })
     }
+}
+
+/// The candidate finders, without and with the region-close needle, built once per process: an
+/// automaton costs more to build than a small piece (a pass log's dump, an XLA step file) to scan.
+fn finders() -> Result<&'static [Finder; 2], String> {
+    static FINDERS: LazyLock<Result<[Finder; 2], String>> =
+        LazyLock::new(|| Ok([Finder::new(false)?, Finder::new(true)?]));
+    FINDERS.as_ref().map_err(Clone::clone)
 }
 
 /// A candidate line: its span, and whether it holds a value keyword (else only a scope needle).
@@ -206,8 +215,7 @@ pub struct Engine {
     col_base: u64,
     pub size: u64,
     ext: Extractor,
-    finder: Finder,
-    finder_close: Finder,
+    finders: &'static [Finder; 2], // without and with the region-close needle
     pub table: Table,
     pub suppressions: Suppressions,
     scope: Scope,
@@ -238,8 +246,7 @@ impl Engine {
             col_base: 0,
             size: 0,
             ext: Extractor::new(!opts.every_site),
-            finder: Finder::new(false)?,
-            finder_close: Finder::new(true)?,
+            finders: finders()?,
             table: Table::new(opts.every_site),
             suppressions: Suppressions::new(),
             scope: Scope::default(),
@@ -528,7 +535,7 @@ impl Engine {
             let mut restart = None;
             let mut from = begin.max(done);
             while from < limit {
-                let f = if with_close { &self.finder_close } else { &self.finder };
+                let f = &self.finders[usize::from(with_close)];
                 let Some(c) = next_candidate(f, buf, from, limit) else { break };
                 from = c.end + 1;
                 self.scope_line(&buf[c.start..c.end]);

@@ -130,9 +130,10 @@ def _pieces(read: Read, what: str, names: bool, cuts: Cuts) -> Iterator[Piece]:
         yield scan_bytes(head, names=names), 0
         return
     lines, fed, size, before = 0, None, 0, None
-    for part in _Log(read, head, cuts.line).parts():
+    log = _Log(read, head, cuts.line)
+    for part in log.parts():
         body = part.body() if cuts.repeats else None
-        if part.cut and body is not None and body == before:
+        if body is not None and body == before and log.may_cut(part):
             if fed is not None:
                 scan = fed.finish()
                 yield scan, lines
@@ -143,7 +144,7 @@ def _pieces(read: Read, what: str, names: bool, cuts: Cuts) -> Iterator[Piece]:
             lines += repeated.lines
             continue
         before = body
-        if fed is not None and part.cut and size >= PIECE_BYTES:
+        if fed is not None and size >= PIECE_BYTES and log.may_cut(part):
             scan = fed.finish()
             yield scan, lines
             lines += scan.lines
@@ -166,13 +167,12 @@ def _head(read: Read) -> bytes:
 
 @record
 class _Part:
-    """Bytes of the log in order: a dump whole (from its dump line to the next), else a piece of one too
-    big to hold. ``cut``: it starts at a dump line where a piece may begin (its head is scanned, not
-    skipped, by the sniff)."""
+    """Bytes of the log in order: a dump whole (from its cut line to the next), else a piece of one too
+    big to hold. ``at_line``: it starts at a cut line."""
 
     data: bytes
     whole: bool
-    cut: bool
+    at_line: bool
 
     def body(self) -> bytes | None:
         """A whole dump's text after its dump line; None for a part of a dump."""
@@ -188,30 +188,35 @@ class _Log:
         self.read, self.pending, self.eof, self.cut = read, bytearray(head), False, cut
 
     def parts(self) -> Iterator[_Part]:
-        """The whole log from here, in parts; none of them empty."""
-        whole, cut, searched = True, False, 0
+        """The whole log from here, in parts; none of them empty. While a part is handed on, what is
+        pending starts with it (see ``may_cut``)."""
+        whole, at_line, searched = True, False, 0
         while True:
             i = self.pending.find(self.cut, searched)
             if i >= 0 and (i + 1 + sniff_bytes() <= len(self.pending) or self.eof):
                 end = i + 1
-                yield _Part(bytes(self.pending[:end]), whole and end <= HELD_BYTES, cut)
+                yield _Part(bytes(self.pending[:end]), whole and end <= HELD_BYTES, at_line)
                 del self.pending[:end]
-                whole, searched = True, 1
-                cut = sniff(bytes(self.pending[:sniff_bytes()]))[0] != "skip"
+                whole, at_line, searched = True, True, 1
                 continue
             if i < 0 and self.eof:
                 if self.pending:
-                    yield _Part(bytes(self.pending), whole and len(self.pending) <= HELD_BYTES, cut)
+                    yield _Part(bytes(self.pending), whole and len(self.pending) <= HELD_BYTES, at_line)
                 return
             if i < 0 and len(self.pending) > HELD_BYTES:  # too big to hold: passed on as it settles
                 end = self._settled()
-                yield _Part(bytes(self.pending[:end]), False, cut)
+                yield _Part(bytes(self.pending[:end]), False, at_line)
                 del self.pending[:end]
-                whole, cut = False, False
+                whole, at_line = False, False
             searched = max(0, (i if i >= 0 else len(self.pending)) - len(self.cut))
             chunk = self.read(READ_SIZE)
             self.pending += chunk
             self.eof = not chunk
+
+    def may_cut(self, part: _Part) -> bool:
+        """Whether a piece may begin with ``part``, the part being handed on: it starts at a cut line and
+        its head is scanned, not skipped, by the sniff (asked only where a cut is wanted)."""
+        return part.at_line and sniff(bytes(self.pending[:sniff_bytes()]))[0] != "skip"
 
     def _settled(self) -> int:
         """How much of what is pending no cut can fall in any more: all but what a dump line starting
