@@ -38,6 +38,13 @@ if TYPE_CHECKING:
 ValueFilter = Callable[[str], bool]
 
 
+def _every(key: str) -> bool:
+    return True
+
+
+KEEP_ALL: ValueFilter = _every  # no ``--value``: every value is followed (and no filter is asked)
+
+
 class LogError(ShardingValidationError):
     """A log that cannot be traced: missing, not IR, or (for ``diff``) not one dump."""
 
@@ -160,7 +167,7 @@ _Last = tuple[Dump, list[Sighting], int, Names]
 
 
 def follow(
-    dumps: Iterator[DumpSites | Repeat], keep: ValueFilter = lambda key: True
+    dumps: Iterator[DumpSites | Repeat], keep: ValueFilter = KEEP_ALL
 ) -> Iterator[Seen | Change]:
     """Each dump as it is read, then the changes of its values against the last dump each value was
     seen in (placement computed on the mesh in force in each dump), and against the dump before: a value
@@ -176,7 +183,7 @@ class _Follower:
     fresh before, and the copies (Repeats) of the dumps read fresh."""
 
     def __init__(self, keep: ValueFilter) -> None:
-        self.keep = keep
+        self.keep = None if keep is KEEP_ALL else keep
         self.last: OrderedDict[str, _Last] = OrderedDict()  # by key, oldest sighting first
         self.copies: dict[int, tuple[Dump, int]] = {}  # a dump read fresh -> its latest copy, lines moved
         self.facts: DumpFacts | None = None
@@ -218,7 +225,7 @@ class _Follower:
         gained, keep, last = self._gained(ds, seen), self.keep, self.last
         dump, count, names = ds.dump, self.count, ds.names
         for key, obs in seen.items():
-            if not keep(key):
+            if keep is not None and not keep(key):
                 continue
             prev = last.get(key)
             last[key] = (dump, obs, count, names)
@@ -235,7 +242,9 @@ class _Follower:
         p = self.previous
         if p is None:
             return []
-        gone = defined_alike(ds.names, p.names, [k for k in p.seen if k not in seen and self.keep(k)])
+        keep = self.keep
+        gone = [k for k in p.seen if k not in seen and (keep is None or keep(k))]
+        gone = defined_alike(ds.names, p.names, gone)
         return [(key, p.seen[key]) for key in gone]
 
     def _gained(self, ds: DumpSites, seen: dict[str, list[Sighting]]) -> set[str]:
@@ -309,7 +318,7 @@ def _latest(dump: Dump, copies: dict[int, tuple[Dump, int]]) -> tuple[Dump, int]
     return copies.get(dump.index, (dump, 0))
 
 
-def trace_paths(paths: Sequence[str], keep: ValueFilter = lambda key: True) -> Iterator[Seen | Change]:
+def trace_paths(paths: Sequence[str], keep: ValueFilter = KEEP_ALL) -> Iterator[Seen | Change]:
     """``shardconv trace``: every sequence of dumps in ``paths`` (see ``log_sequences``), followed: a
     ``Seen`` per dump as it is read, then a ``Change`` per value that changed in it. From examples/:
 
@@ -351,7 +360,7 @@ def _file_repeat(before: tuple[str, Dump, Dump] | None, path: str, base: Dump | 
     return Repeat(replace(base, index=index, path=path, line=dump.line, module=dump.module), 0)
 
 
-def diff_paths(a: str, b: str, keep: ValueFilter = lambda key: True) -> Iterator[Seen | Change]:
+def diff_paths(a: str, b: str, keep: ValueFilter = KEEP_ALL) -> Iterator[Seen | Change]:
     """``shardconv diff``: the two dumps (one each) followed as a sequence of two; the items are
     ``trace_paths``'s (``diff_paths("a.mlir", "b.mlir", value_filter(["arg[0]"]))``)."""
 
@@ -373,7 +382,7 @@ def value_filter(names: Sequence[str]) -> ValueFilter:
     ``%r:in[0]`` / ``%r:out[1]``. No names keep every value."""
     wanted = {n.strip() for n in names}
     if not wanted:
-        return lambda key: True
+        return KEEP_ALL
 
     def keep(key: str) -> bool:
         parts = key_parts(key)
