@@ -133,22 +133,19 @@ def _pieces(read: Read, what: str, names: bool, cuts: Cuts) -> Iterator[Piece]:
     log = _Log(read, head, cuts.line)
     for part in log.parts():
         body = part.body() if cuts.repeats else None
-        if body is not None and body == before and log.may_cut(part):
+        repeat = body is not None and body == before
+        if (repeat or (fed is not None and size >= PIECE_BYTES)) and log.may_cut(part):
             if fed is not None:
                 scan = fed.finish()
                 yield scan, lines
                 lines += scan.lines  # (a piece ends at a line break: the next starts on a line of its own)
                 fed = None
-            repeated = Repeated(part.data, part.data.count(b"\n"), names)
-            yield repeated, lines
-            lines += repeated.lines
-            continue
+            if repeat:
+                repeated = Repeated(part.data, part.data.count(b"\n"), names)
+                yield repeated, lines
+                lines += repeated.lines
+                continue
         before = body
-        if fed is not None and size >= PIECE_BYTES and log.may_cut(part):
-            scan = fed.finish()
-            yield scan, lines
-            lines += scan.lines
-            fed = None
         if fed is None:
             fed, size = fed_scan(what, names=names), 0
         fed.feed(part.data)
@@ -178,7 +175,7 @@ class _Part:
         """A whole dump's text after its dump line; None for a part of a dump."""
         if not (self.whole and self.data.startswith(DUMP_LINE[1:])):
             return None
-        return self.data[self.data.find(b"\n") + 1:] if b"\n" in self.data else b""
+        return self.data.partition(b"\n")[2]
 
 
 class _Log:

@@ -42,7 +42,7 @@ def defined_alike(a: Names, b: Names, keys: Iterable[str]) -> list[str]:
     them: it is asked first). Most keys, a plain ``%name``, are looked up here."""
     out: list[str] = []
     for key in keys:
-        if key[0] == "%" and "#" not in key and ":" not in key:  # ``_plain``, spelled out: most keys are
+        if _plain(key):
             name = key.encode()
             what = a.get(name)
             if what is not None and b.get(name) == what:

@@ -69,10 +69,10 @@ def read_dumps(path: str, first_index: int, base: Dump | None = None) -> Iterato
     index = first_index
     for piece, lines in read_pieces(path, LogError, names=True, cuts=Cuts(repeats=True)):
         if isinstance(piece, Repeated):
-            repeat = _repeat(piece, lines, last, path, index) if base is None else None
-            if repeat is not None and last is not None:
+            repeated = _repeat(piece, lines, last, path, index) if base is None else None
+            if repeated is not None:
+                repeat, last = repeated
                 index = repeat.dump.index + 1
-                last = _Before(repeat.dump, last.digest, header_dump(0, path, 0, _text(piece.header)))
                 yield repeat
                 continue
             piece = piece.scan()  # the reader needs its sites after all
@@ -84,9 +84,9 @@ def read_dumps(path: str, first_index: int, base: Dump | None = None) -> Iterato
             digest = _digest(piece, r) if r.dump.pass_name is not None and base is None else None
             if digest is not None and last is not None and last.digest == digest:
                 yield Repeat(r.dump, r.dump.line - last.dump.line)
-                last = replace(last, dump=r.dump, named=_named(header_at, r, path))
+                last = replace(last, dump=r.dump, line_module=_line_module(header_at, r))
                 continue
-            last = _Before(r.dump, digest, _named(header_at, r, path)) if digest is not None else None
+            last = _Before(r.dump, digest, _line_module(header_at, r)) if digest is not None else None
             yield DumpSites(r.dump, reader, range(r.start, r.stop), _defined(piece, r.segments))
     if index == first_index:
         raise LogError(f"{path}: no HLO or MLIR dump found")
@@ -94,30 +94,34 @@ def read_dumps(path: str, first_index: int, base: Dump | None = None) -> Iterato
 
 @record
 class _Before:
-    """The dump before, read from a pass's dump line: its text's digest, and the dump its line alone
-    tells (its module, if the line names it; else the dump's module is the one its text names)."""
+    """The dump before, read from a pass's dump line: its text's digest, and the module that line
+    names (None: the dump's module is the one its text names)."""
 
     dump: Dump
     digest: tuple[object, ...]
-    named: Dump | None
+    line_module: str | None
 
 
-def _named(header_at: dict[int, ValueSite], r: DumpRange, path: str) -> Dump | None:
-    """The dump ``r``'s dump line alone tells."""
-    site = header_at.get(r.start - 1)
-    return None if site is None else header_dump(0, path, 0, _text(site.line_text))
+def _line_module(header_at: dict[int, ValueSite], r: DumpRange) -> str | None:
+    """The module ``r``'s dump line names (the header site right before its sites)."""
+    dump = header_dump(0, "", 0, _text(header_at[r.start - 1].line_text))
+    return None if dump is None else dump.module
 
 
-def _repeat(piece: Repeated, lines: int, before: _Before | None, path: str, index: int) -> Repeat | None:
-    """The unscanned dump ``piece`` as a Repeat of the dump before it, when that dump was the whole text
-    it repeats (not a later dump in it) and its line tells its module as the scan would; else None."""
+def _repeat(
+    piece: Repeated, lines: int, before: _Before | None, path: str, index: int
+) -> tuple[Repeat, _Before] | None:
+    """The unscanned dump ``piece`` as a Repeat of the dump before it, and what it then is as the dump
+    before the next, when that dump was the whole text it repeats (not a later dump in it) and its line
+    tells its module as the scan would; else None."""
     start = lines + 1 - piece.lines  # the line the text it repeats began on
-    if before is None or before.named is None or before.dump.line != start:
+    if before is None or before.dump.line != start:
         return None
     dump = header_dump(index, path, lines + 1, _text(piece.header))
-    if dump is None or (dump.module is None and before.named.module is not None):
+    if dump is None or (dump.module is None and before.line_module is not None):
         return None  # (the module its text names, which the dump before's line overrode, is not known)
-    return Repeat(replace(dump, module=dump.module or before.dump.module), lines + 1 - before.dump.line)
+    repeat = Repeat(replace(dump, module=dump.module or before.dump.module), lines + 1 - before.dump.line)
+    return repeat, _Before(repeat.dump, before.digest, dump.module)
 
 
 def _text(line: bytes) -> str:
