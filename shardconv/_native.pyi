@@ -11,6 +11,7 @@ then only the first site of each group, module headers and expected-error marker
 records none), and ``Scan.spans`` still gives every grouped site's place.
 """
 
+from collections.abc import Iterator
 from typing import Final
 
 VERSION: Final[str]
@@ -71,16 +72,33 @@ class Scan:
     # With ``names=True``: per segment (the text before the first module header, then from each module
     # header on), the values it defines, sharded or not: name -> its op (MLIR) or type (HLO); function
     # arguments and HLO parameters as b"arg[N]". The last definition of a name wins, and a parameter's
-    # ``arg[N]`` wins over an argument's. ``[]`` for a skipped file (as ``digests``); else one dict per
-    # module header, plus one.
-    defined: list[dict[bytes, bytes]]
+    # ``arg[N]`` wins over an argument's. ``[]`` for a skipped file (as ``digests``); else one ``Names``
+    # per module header, plus one.
+    defined: list[Names]
     # With ``names=True``: per segment, a 64-bit hash of its text after its header line (equal text,
     # equal hash), so a pass log's repeated dumps are recognised without comparing them.
     digests: list[int]
     # Every grouped site's (group, start, end, line), compact (LEB128 varints): read it with ``spans``.
     span_log: bytes
+    def defined_in(self, segments: list[int], /) -> Names:
+        """What ``segments`` define together (a later one wins)."""
     def spans(self, groups: list[int], /) -> list[tuple[int, int, int, int]]:
         """(group, start, end, line) of every grouped site whose group is in ``groups``, in report order."""
+
+class Names:
+    """One segment's definitions, held natively (a dump defines every instruction; trace asks about a
+    few): a read-only mapping of value name to what it is."""
+
+    def get(self, key: bytes, default: bytes | None = None, /) -> bytes | None: ...
+    def __getitem__(self, key: bytes, /) -> bytes: ...
+    def __contains__(self, key: bytes, /) -> bool: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[bytes]: ...
+    def keys(self) -> list[bytes]: ...
+    def items(self) -> list[tuple[bytes, bytes]]: ...
+    def alike(self, other: Names, keys: list[str], /) -> tuple[list[int], list[int]]:
+        """(alike, not_plain): the indices of the plain ``%name`` keys both define alike, and of the keys
+        that are not plain (with a function, element or part), which the caller reads."""
 
 def sniff(head: bytes) -> tuple[str, str]:
     """(kind, reason) of a dump from its first ``SNIFF_BYTES``."""

@@ -69,9 +69,82 @@ impl Scan {
         })
     }
 
+    /// What `segments` define together (a later one wins): the one segment's own names when only one
+    /// defines any, as a pass log's dump (its header line's segment defines nothing).
+    fn defined_in(&self, py: Python<'_>, segments: Vec<usize>) -> PyResult<Py<Names>> {
+        let all = self.defined.bind(py);
+        let mut held = Vec::new();
+        for seg in segments {
+            if let Ok(item) = all.get_item(seg) {
+                let names = item.cast_into::<Names>()?;
+                if !names.get().0.is_empty() {
+                    held.push(names);
+                }
+            }
+        }
+        match held.len() {
+            1 => Ok(held.remove(0).unbind()),
+            _ => Py::new(py, Names(names::Defined::merged(held.iter().map(|n| &n.get().0)))),
+        }
+    }
+
     fn __repr__(&self, py: Python<'_>) -> String {
         let n = self.columns.bind(py).get_item("line").ok().flatten().map_or(0, |b| b.len().unwrap_or(0) / 4);
         format!("<Scan {} {} bytes, {} sites, {} values>", self.kind, self.size, n, self.values.bind(py).len())
+    }
+}
+
+/// One segment's definitions (`Scan.defined`), kept native: a dump defines every instruction, and trace
+/// asks about a few sharded values only. Reads like a read-only mapping of bytes to bytes.
+#[pyclass(module = "shardconv._native", frozen)]
+pub struct Names(names::Defined);
+
+#[pymethods]
+impl Names {
+    /// What the segment defines `key` as, or `default`.
+    #[pyo3(signature = (key, default=None))]
+    fn get<'py>(&self, py: Python<'py>, key: &[u8], default: Option<Bound<'py, PyAny>>) -> Option<Bound<'py, PyAny>> {
+        match self.0.get(key) {
+            Some(v) => Some(PyBytes::new(py, v).into_any()),
+            None => default,
+        }
+    }
+
+    fn __getitem__<'py>(&self, py: Python<'py>, key: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+        match self.0.get(key) {
+            Some(v) => Ok(PyBytes::new(py, v)),
+            None => Err(pyo3::exceptions::PyKeyError::new_err(PyBytes::new(py, key).unbind())),
+        }
+    }
+
+    fn __contains__(&self, key: &[u8]) -> bool {
+        self.0.get(key).is_some()
+    }
+
+    fn __len__(&self) -> usize {
+        self.0.len()
+    }
+
+    fn keys<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, self.0.items().map(|(k, _)| PyBytes::new(py, k)))
+    }
+
+    fn items<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, self.0.items().map(|(k, v)| (PyBytes::new(py, k), PyBytes::new(py, v))))
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.keys(py)?.try_iter().map(Bound::into_any)
+    }
+
+    /// `(alike, not_plain)`: the indices of the plain `%name` keys both define alike, and of the keys
+    /// that are not plain (a function, element or part: the caller reads those).
+    fn alike(&self, other: &Names, keys: Vec<String>) -> (Vec<usize>, Vec<usize>) {
+        self.0.alike(&other.0, &keys)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<Names of {} values>", self.0.len())
     }
 }
 
@@ -143,6 +216,41 @@ fn to_scan(py: Python<'_>, e: Engine) -> PyResult<Scan> {
     out
 }
 
+/// The distinct values as Python tuples `(kind, site, raw, text, data, encoding)`. A text equal to the
+/// raw bytes is the raw bytes object itself, and each site key and encoding is made once and shared.
+fn value_list<'py>(py: Python<'py>, items: &[table::Value]) -> PyResult<Bound<'py, PyList>> {
+    let mut sites: rustc_hash::FxHashMap<&str, Bound<'py, PyAny>> = Default::default();
+    let mut encodings: Vec<(strings::Encoding, Bound<'py, PyAny>)> = Vec::new();
+    let mut out = Vec::with_capacity(items.len());
+    for v in items {
+        let site = match sites.get(v.site.as_ref()) {
+            Some(s) => s.clone(),
+            None => {
+                let s = pyo3::types::PyString::new(py, &v.site).into_any();
+                sites.insert(&v.site, s.clone());
+                s
+            }
+        };
+        let enc = match encodings.iter().find(|(e, _)| *e == v.encoding) {
+            Some((_, t)) => t.clone(),
+            None => {
+                let e = &v.encoding;
+                let t = (e.outer, e.quote_style, e.inner, e.inner_quoted).into_pyobject(py)?.into_any();
+                encodings.push((v.encoding, t.clone()));
+                t
+            }
+        };
+        let raw = PyBytes::new(py, &v.raw).into_any();
+        let text = if v.text_is_raw() { raw.clone() } else { PyBytes::new(py, v.text()).into_any() };
+        let data = match &v.data {
+            Some(d) => PyBytes::new(py, d).into_any(),
+            None => py.None().into_bound(py),
+        };
+        out.push(PyTuple::new(py, [v.kind.into_pyobject(py)?.into_any(), site, raw, text, data, enc])?);
+    }
+    PyList::new(py, out)
+}
+
 /// The table's Python objects, each part of the Rust table freed once it is converted (peak memory:
 /// the table or its objects, mostly, not both).
 fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
@@ -151,34 +259,8 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
     let mut table = std::mem::take(&mut e.table);
     table.drop_indexes();
     let t = &mut table;
-    let values = PyList::empty(py);
-    for v in &t.values.items {
-        let enc = PyTuple::new(
-            py,
-            [
-                v.encoding.outer.into_pyobject(py)?.into_any(),
-                v.encoding.quote_style.into_pyobject(py)?.into_any(),
-                v.encoding.inner.into_pyobject(py)?.into_any(),
-                pyo3::types::PyBool::new(py, v.encoding.inner_quoted).to_owned().into_any(),
-            ],
-        )?;
-        let data = match &v.data {
-            Some(d) => PyBytes::new(py, d).into_any(),
-            None => py.None().into_bound(py),
-        };
-        let item = PyTuple::new(
-            py,
-            [
-                v.kind.into_pyobject(py)?.into_any(),
-                v.site.as_str().into_pyobject(py)?.into_any(),
-                PyBytes::new(py, &v.raw).into_any(),
-                PyBytes::new(py, &v.text).into_any(),
-                data,
-                enc.into_any(),
-            ],
-        )?;
-        values.append(item)?;
-    }
+    let values = value_list(py, &t.values.items)?;
+    t.values = Default::default();
     let names = PyList::new(py, t.names.items().into_iter().map(|n| &**n))?;
     t.names = Default::default();
     let shapes = PyList::empty(py);
@@ -230,11 +312,7 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
     let lines = e.lines();
     let e_names = e.defined;
     for d in e_names {
-        let dict = PyDict::new(py);
-        for (k, v) in d.merged() {
-            dict.set_item(PyBytes::new(py, &k), PyBytes::new(py, &v))?;
-        }
-        defined.append(dict)?;
+        defined.append(Names(d))?;
     }
     for d in &e.digests {
         digests.append(*d)?;
@@ -408,5 +486,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_bytes, m)?)?;
     m.add_class::<Scan>()?;
     m.add_class::<Scanner>()?;
+    m.add_class::<Names>()?;
     Ok(())
 }

@@ -3,28 +3,111 @@
 
 use crate::keywords::name_char;
 use crate::strings::is_ws;
-use crate::table::FxMap;
+use hashbrown::HashTable;
+use rustc_hash::FxBuildHasher;
+use std::hash::BuildHasher;
 
-/// One segment's definitions, kept apart as the reference updates them: SSA names, then arguments,
-/// then parameters (a parameter's `arg[N]` wins over an argument's).
+/// One segment's definitions, in one byte arena: each name and what it is, spans of `store`, found
+/// through a table of hashes (no allocation per definition: an HLO dump defines every instruction).
+/// A later definition of a name wins, except that a parameter's `arg[N]` wins over an argument's.
 #[derive(Default)]
 pub struct Defined {
-    pub ssa: FxMap<Vec<u8>, Vec<u8>>,
-    pub args: FxMap<Vec<u8>, Vec<u8>>,
-    pub params: FxMap<Vec<u8>, Vec<u8>>,
+    store: Vec<u8>,
+    table: HashTable<Entry>,
+}
+
+#[derive(Clone, Copy)]
+struct Entry {
+    key: (usize, usize),
+    what: (usize, usize),
+    param: bool,
+}
+
+fn hash(key: &[u8]) -> u64 {
+    FxBuildHasher.hash_one(key)
 }
 
 impl Defined {
-    pub fn merged(self) -> Vec<(Vec<u8>, Vec<u8>)> {
-        let mut out = self.ssa;
-        out.extend(self.args);
-        out.extend(self.params);
-        out.into_iter().collect()
+    fn slice(&self, (a, b): (usize, usize)) -> &[u8] {
+        &self.store[a..b]
+    }
+
+    /// The span of what `write` appends to the store.
+    fn put(&mut self, write: impl FnOnce(&mut Vec<u8>)) -> (usize, usize) {
+        let a = self.store.len();
+        write(&mut self.store);
+        (a, self.store.len())
+    }
+
+    /// Records the name `key` writes as what `what` writes; a parameter is never replaced by an argument.
+    fn define(&mut self, key: impl FnOnce(&mut Vec<u8>), what: impl FnOnce(&mut Vec<u8>), param: bool) {
+        let key = self.put(key);
+        let what = self.put(what);
+        let entry = Entry { key, what, param };
+        let store = &self.store;
+        let at = |e: &Entry| &store[e.key.0..e.key.1];
+        let k = at(&entry);
+        let h = hash(k);
+        match self.table.find_mut(h, |e| at(e) == k) {
+            Some(e) if e.param && !param => {}
+            Some(e) => *e = entry,
+            None => {
+                self.table.insert_unique(h, entry, |e| hash(at(e)));
+            }
+        }
+    }
+
+    /// The definitions of `parts` together, a later part's winning (as one mapping updated by each).
+    pub fn merged<'a>(parts: impl IntoIterator<Item = &'a Defined>) -> Defined {
+        let mut out = Defined::default();
+        for d in parts {
+            for (k, v) in d.items() {
+                // (as a parameter's: it replaces whatever an earlier part said; nothing is scanned after)
+                out.define(|s| s.extend_from_slice(k), |s| s.extend_from_slice(v), true);
+            }
+        }
+        out
+    }
+
+    /// What the segment defines `key` as.
+    pub fn get(&self, key: &[u8]) -> Option<&[u8]> {
+        let e = self.table.find(hash(key), |e| self.slice(e.key) == key)?;
+        Some(self.slice(e.what))
+    }
+
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
+    /// Of `keys`, the indices of those a plain `%name` (no function, element or part) that both `self`
+    /// and `other` define alike, and the indices of the keys that are not plain (left to the caller).
+    pub fn alike<S: AsRef<str>>(&self, other: &Defined, keys: &[S]) -> (Vec<usize>, Vec<usize>) {
+        let (mut same, mut other_keys) = (Vec::new(), Vec::new());
+        for (i, key) in keys.iter().enumerate() {
+            let k = key.as_ref().as_bytes();
+            let plain = k.first() == Some(&b'%') && !k.iter().any(|&b| b == b'#' || b == b':');
+            if !plain {
+                other_keys.push(i);
+            } else if let Some(what) = self.get(k) {
+                if other.get(k) == Some(what) {
+                    same.push(i);
+                }
+            }
+        }
+        (same, other_keys)
+    }
+
+    /// Every (name, what) pair, in no particular order.
+    pub fn items(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        self.table.iter().map(|e| (self.slice(e.key), self.slice(e.what)))
     }
 
     /// `names_in` over complete lines.
     pub fn scan(&mut self, data: &[u8]) {
-        let n = data.len();
         // (%[\w$.\-]+)(?::\d+)? = (\S+)
         let mut i = 0;
         while let Some(off) = memchr::memchr(b'%', &data[i..]) {
@@ -49,7 +132,7 @@ impl Defined {
             if b == a {
                 continue;
             }
-            self.ssa.insert(data[p..e].to_vec(), what(data, a, b));
+            self.define(|s| s.extend_from_slice(&data[p..e]), |s| what(data, a, b, s), false);
             i = b;
         }
         // %arg(\d+): ([^\s,)]+)
@@ -67,10 +150,7 @@ impl Defined {
             if e == t {
                 continue;
             }
-            let mut key = b"arg[".to_vec();
-            key.extend_from_slice(&data[a..a + d]);
-            key.push(b']');
-            self.args.insert(key, data[t..e].to_vec());
+            self.define(|s| arg_key(&data[a..a + d], s), |s| s.extend_from_slice(&data[t..e]), false);
             i = e;
         }
         // = (\S+) parameter\((\d+)\)
@@ -87,24 +167,27 @@ impl Defined {
             if d == 0 || data.get(d0 + d) != Some(&b')') {
                 continue;
             }
-            let mut key = b"arg[".to_vec();
-            key.extend_from_slice(&data[d0..d0 + d]);
-            key.push(b']');
-            self.params.insert(key, data[a..q].to_vec());
+            self.define(|s| arg_key(&data[d0..d0 + d], s), |s| s.extend_from_slice(&data[a..q]), true);
             i = d0 + d + 1;
         }
-        let _ = n;
     }
+}
+
+/// `arg[N]`, the key of argument or parameter `N`.
+fn arg_key(n: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(b"arg[");
+    out.extend_from_slice(n);
+    out.push(b']');
 }
 
 /// What an SSA definition is: an HLO instruction its type (`data[a..b]` holds a `[`; its name is stable
 /// across passes), an MLIR op the op and the operands it names before its attributes, since a pass that
 /// renumbers values gives `%23` to another `dot_general` of the same type.
-fn what(data: &[u8], a: usize, b: usize) -> Vec<u8> {
+fn what(data: &[u8], a: usize, b: usize, out: &mut Vec<u8>) {
     let token = &data[a..b];
-    let mut out = token.to_vec();
+    out.extend_from_slice(token);
     if memchr::memchr(b'[', token).is_some() {
-        return out;
+        return;
     }
     let rest = &data[b..];
     let rest = &rest[..memchr::memchr2(b'{', b'\n', rest).unwrap_or(rest.len())];
@@ -118,7 +201,6 @@ fn what(data: &[u8], a: usize, b: usize) -> Vec<u8> {
         }
         i = e;
     }
-    out
 }
 
 /// The end of the `%name` whose `%` is at `data[p]` (`p + 1` when no name follows).
@@ -194,7 +276,7 @@ mod tests {
     fn defined() {
         let mut d = Defined::default();
         d.scan(b"  %x.1 = f32[8]{0} parameter(0)\n  %0:2 = stablehlo.add %a\n  %1 = stablehlo.dot %b, %c {x = %d}\nfunc(%arg0: tensor<8xf32>, %arg1: i32)");
-        let m: HashMap<_, _> = d.merged().into_iter().collect();
+        let m: HashMap<_, _> = d.items().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
         assert_eq!(m[&b"%x.1".to_vec()], b"f32[8]{0}");
         assert_eq!(m[&b"%0".to_vec()], b"stablehlo.add %a");
         assert_eq!(m[&b"%1".to_vec()], b"stablehlo.dot %b %c"); // operands stop at the attributes

@@ -8,8 +8,10 @@ use crate::extract::{
 };
 use crate::shapes::Shape;
 use crate::strings::Encoding;
+use hashbrown::HashTable;
 use rustc_hash::FxHasher as Fx;
 use std::borrow::Borrow;
+use std::borrow::Cow;
 use std::hash::{Hash, Hasher};
 
 /// The interning maps' hasher: rustc's Fx, fast on the short keys a scan hashes (no DoS concern: the
@@ -22,11 +24,23 @@ pub const NONE: u32 = 0xFFFF_FFFF;
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Value {
     pub kind: u8,
-    pub site: String,
+    pub site: Cow<'static, str>,
     pub raw: Vec<u8>,
-    pub text: Vec<u8>,
+    text: Option<Vec<u8>>, // None: the same as raw (most values)
     pub data: Option<Vec<u8>>,
     pub encoding: Encoding,
+}
+
+impl Value {
+    /// The decoded value (the raw bytes unless it sat in a string).
+    pub fn text(&self) -> &[u8] {
+        self.text.as_deref().unwrap_or(&self.raw)
+    }
+
+    /// Whether the decoded value is the raw bytes themselves.
+    pub fn text_is_raw(&self) -> bool {
+        self.text.is_none()
+    }
 }
 
 /// Interns values of one type: each distinct one gets the next id (held once, in the map).
@@ -85,7 +99,7 @@ impl<T: Eq + Hash> Interner<T> {
 #[derive(Default)]
 pub struct ValueInterner {
     pub items: Vec<Value>,
-    index: FxMap<u64, Vec<u32>>,
+    index: HashTable<(u64, u32)>, // (hash, id): no list per hash, no rehash of the bytes on growth
 }
 
 fn value_hash(kind: u8, site: &str, raw: &[u8], text: &[u8], data: Option<&[u8]>, enc: &Encoding) -> u64 {
@@ -108,31 +122,36 @@ impl ValueInterner {
         let text = s.text(line);
         let data = s.data.as_deref();
         let h = value_hash(s.kind, &s.site, raw, text, data, &s.encoding);
-        if let Some(ids) = self.index.get(&h) {
-            for &i in ids {
-                let v = &self.items[i as usize];
-                if v.kind == s.kind
-                    && v.site == s.site
-                    && v.raw == raw
-                    && v.text == text
-                    && v.data.as_deref() == data
-                    && v.encoding == s.encoding
-                {
-                    return i;
-                }
-            }
+        let items = &self.items;
+        let same = |&(vh, i): &(u64, u32)| {
+            let v = &items[i as usize];
+            vh == h
+                && v.kind == s.kind
+                && v.site == s.site
+                && v.raw == raw
+                && v.text() == text
+                && v.data.as_deref() == data
+                && v.encoding == s.encoding
+        };
+        if let Some(&(_, i)) = self.index.find(h, same) {
+            return i;
         }
         let i = self.items.len() as u32;
         self.items.push(Value {
             kind: s.kind,
-            site: s.site.to_string(),
+            site: s.site.clone(),
             raw: raw.to_vec(),
-            text: text.to_vec(),
+            text: if text == raw { None } else { Some(text.to_vec()) },
             data: s.data.clone(),
             encoding: s.encoding,
         });
-        self.index.entry(h).or_default().push(i);
+        self.index.insert_unique(h, (h, i), |&(vh, _)| vh);
         i
+    }
+
+    /// Frees the index (the items stay).
+    pub fn drop_index(&mut self) {
+        self.index = HashTable::new();
     }
 }
 
@@ -340,7 +359,7 @@ impl Table {
     pub fn drop_indexes(&mut self) {
         self.group_index = FxMap::default();
         self.pair_index = FxMap::default();
-        self.values.index = FxMap::default();
+        self.values.drop_index();
         self.on_line = Vec::new();
     }
 

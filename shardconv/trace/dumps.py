@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -15,6 +15,7 @@ from shardconv.scan.sites import ValueSite
 from shardconv.text.files import special_kind
 
 if TYPE_CHECKING:
+    from shardconv._native import Names
     from shardconv.trace.values import SiteReader
 
 # ``// -----// IR Dump After AnalyzeMeshPass Failed (analyze-mesh) ('builtin.module' operation: @m) //----- //``
@@ -70,7 +71,7 @@ class DumpSites:
     dump: Dump
     reader: SiteReader
     sites: range  # the scan's sites it holds (module headers among them are not values)
-    names: Mapping[bytes, bytes]  # value name -> its op or type
+    names: Names  # value name -> its op or type
 
 
 @record

@@ -6,14 +6,16 @@ value that gains or loses its sharding is told apart from one a pass created, de
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from shardconv.core.records import record
 
+if TYPE_CHECKING:
+    from shardconv._native import Names
+
 # ``@f:%0:in[1]``: the function (its name may hold ":"), the value, and the part of it.
 _KEY = re.compile(r"^(?:@.*:)?(?P<value>%[^#:]+|arg\[\d+\]|result\[\d+\])(?P<part>#\d+|:(?:in|out)(?:\[\d+\])?)?$")
-
-Names = Mapping[bytes, bytes]  # value name -> what it is
 
 
 @record
@@ -37,19 +39,13 @@ def key_parts(key: str) -> KeyParts:
     return KeyParts(m.group("value"), m.group("part") or "")
 
 
-def defined_alike(a: Names, b: Names, keys: Iterable[str]) -> list[str]:
+def defined_alike(a: Names, b: Names, keys: Sequence[str]) -> list[str]:
     """The ``keys`` that pass ``same_value``, in order (pass as ``a`` the dump least likely to define
-    them: it is asked first). Most keys, a plain ``%name``, are looked up here."""
-    out: list[str] = []
-    for key in keys:
-        if _plain(key):
-            name = key.encode()
-            what = a.get(name)
-            if what is not None and b.get(name) == what:
-                out.append(key)
-        elif same_value(a, b, key):
-            out.append(key)
-    return out
+    them: it is asked first). Most keys, a plain ``%name``, are looked up by the scan's own names at once."""
+    alike, others = a.alike(b, list(keys))
+    if others:
+        alike = sorted([*alike, *(i for i in others if same_value(a, b, keys[i]))])
+    return [keys[i] for i in alike]
 
 
 def same_value(a: Names, b: Names, key: str) -> bool:
@@ -64,15 +60,10 @@ def defined_as(names: Names, key: str) -> bytes | None:
     """What a dump defines the value ``key`` stands for as (its op and operands, or HLO
     type); None when it does not define it by name (a function result is followed by position only: its
     place has no name)."""
-    value = key if _plain(key) else key_parts(key).value
+    value = key_parts(key).value
     if value.startswith("result["):
         return None
     return names.get(value.encode())
 
 
-def _plain(key: str) -> bool:
-    """Most keys: the value's name itself, no function, element or part."""
-    return key[0] == "%" and "#" not in key and ":" not in key
-
-
-__all__ = ["KeyParts", "Names", "defined_alike", "defined_as", "key_parts", "same_value"]
+__all__ = ["KeyParts", "defined_alike", "defined_as", "key_parts", "same_value"]

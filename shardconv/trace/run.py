@@ -29,11 +29,11 @@ from shardconv.trace.dumps import (
     split_dumps,
     xla_step,
 )
-from shardconv.trace.names import Names, defined_alike, defined_as, key_parts
+from shardconv.trace.names import defined_alike, defined_as, key_parts
 from shardconv.trace.values import DumpFacts, Sighting, SiteReader, observation
 
 if TYPE_CHECKING:
-    from shardconv._native import Scan
+    from shardconv._native import Names, Scan
 
 ValueFilter = Callable[[str], bool]
 
@@ -136,13 +136,7 @@ def module_headers(scan: Scan, path: str) -> list[Header]:
 
 def _defined(scan: Scan, segments: Sequence[int]) -> Names:
     """Every name the scan's ``segments`` define (a later definition wins)."""
-    if len(segments) == 1:
-        return scan.defined[segments[0]] if segments[0] < len(scan.defined) else {}
-    out: dict[bytes, bytes] = {}
-    for seg in segments:
-        if seg < len(scan.defined):
-            out.update(scan.defined[seg])
-    return out
+    return scan.defined_in(list(segments))
 
 
 def _digest(scan: Scan, r: DumpRange) -> tuple[object, ...]:
@@ -167,7 +161,7 @@ class _Fresh:
 # Where a value was last seen: the dump read fresh that held it, its sightings there, that dump's count
 # and every name it defines (another op or type under the same name is another value). A tuple: one is
 # made per value per dump.
-_Last = tuple[Dump, list[Sighting], int, Names]
+_Last = tuple[Dump, list[Sighting], int, "Names"]
 
 
 def follow(

@@ -34,7 +34,8 @@ def _check(data: bytes) -> None:
     segs = _segments(data)
     assert len(scan.defined) == len(segs) == len(scan.digests)
     for (a, b), got in zip(segs, scan.defined):
-        assert got == names_in(data, a, b)
+        assert dict(got.items()) == names_in(data, a, b)
+        assert len(got) == len(names_in(data, a, b))
 
 
 @pytest.mark.parametrize("path", DUMPS, ids=lambda p: p.name)
@@ -59,3 +60,22 @@ def test_digests_are_equal_for_equal_text() -> None:
     for i, x in enumerate(bodies):
         for j, y in enumerate(bodies):
             assert (scan.digests[i] == scan.digests[j]) == (x == y), (i, j)
+
+
+def test_defined_in_merges_segments_as_dict_updates_do() -> None:
+    log = b"%0 = stablehlo.add %x\n// -----\n%0 = stablehlo.dot %x\n%1 = stablehlo.tanh %0\n// -----\n%1 = stablehlo.exp %0\n"
+    scan = native.scan_bytes(log, names=True)
+    assert len(scan.defined) == 3
+    merged: dict[bytes, bytes] = {}
+    for d in scan.defined:
+        merged.update(d.items())
+    assert dict(scan.defined_in([0, 1, 2]).items()) == merged == {b"%0": b"stablehlo.dot %x", b"%1": b"stablehlo.exp %0"}
+    assert scan.defined_in([1]) is scan.defined[1]  # one segment: its own names, not a copy
+    assert len(scan.defined_in([])) == 0
+
+
+def test_alike_looks_up_plain_names_and_hands_back_the_rest() -> None:
+    a = native.scan_bytes(b"%0 = stablehlo.add %x\n%1 = stablehlo.mul %y\n", names=True).defined[0]
+    b = native.scan_bytes(b"%0 = stablehlo.add %x\n%1 = stablehlo.dot %y\n", names=True).defined[0]
+    assert a.alike(b, ["%0", "%1", "%2", "@f:%0", "%0#1", "arg[0]", "%0:in[0]"]) == ([0], [3, 4, 5, 6])
+    assert a.get(b"%1") == b"stablehlo.mul %y" and a.get(b"%9") is None and b"%0" in a and b"%9" not in a
