@@ -37,6 +37,8 @@ class Scan:
     # ``raw`` the bytes in the file; ``text`` the decoded value (UTF-8, may be invalid: decode with
     # surrogateescape); ``data`` a binary OpSharding when the string held no text.
     values: list[tuple[int, str, bytes, bytes, bytes | None, Encoding]]
+    # Each distinct value's kind code (``values[i][0]``), one byte per value: read without the tuples.
+    value_kinds: bytes
     names: list[str]  # distinct value names: "%x", "arg0"... as written, "result[1]", "@mesh", "module"
     shapes: list[tuple[Shape, ...]]  # distinct annotated tensor-type tuples (one shape per result)
     # (name, "func" | "computation", is_entry) of each function / computation: a ``func.func @name`` line

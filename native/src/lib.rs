@@ -42,6 +42,7 @@ pub struct Scan {
     size: u64,
     lines: u64,
     values: Py<PyList>,
+    value_kinds: Py<PyBytes>,
     names: Py<PyList>,
     shapes: Py<PyList>,
     scopes: Py<PyList>,
@@ -260,6 +261,7 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
     table.drop_indexes();
     let t = &mut table;
     let values = value_list(py, &t.values.items)?;
+    let value_kinds = PyBytes::new(py, &t.values.items.iter().map(|v| v.kind).collect::<Vec<u8>>());
     t.values = Default::default();
     let names = PyList::new(py, t.names.items().into_iter().map(|n| &**n))?;
     t.names = Default::default();
@@ -323,6 +325,7 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
         size: e.size,
         lines,
         values: values.unbind(),
+        value_kinds: value_kinds.unbind(),
         names: names.unbind(),
         shapes: shapes.unbind(),
         scopes: scopes.unbind(),

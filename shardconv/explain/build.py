@@ -17,7 +17,7 @@ from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.explain.model import RECORDS_HINT, AxisExplanation, Explanation, Meeting, Origin, Step
 from shardconv.explain.records import Edge, axis_key, parse_edges, parse_origins
 from shardconv.scan.inputs import scan_input
-from shardconv.scan.columns import NONE, kind_of, site_column
+from shardconv.scan.columns import NONE, kind_code, site_column
 from shardconv.scan.native import site_at
 from shardconv.scan.pieces import MODULE_LINE, Cuts, Repeated, read_pieces
 from shardconv.scan.sites import SiteKind, ValueSite
@@ -185,11 +185,10 @@ class Reader:
         self.module_col = site_column(scan, "module")
         self.line_col = site_column(scan, "line")
         self.count = len(self.name_col)
-        codes = {k: i for i, k in enumerate(SiteKind)}
-        self.kind_of_value = bytes(codes[kind_of(v[0])] for v in scan.values)
-        self.record = codes[SiteKind.SDY_ORIGINS]
-        self.operands = codes[SiteKind.OPERANDS]
-        self.origin_name = codes[SiteKind.SDY_ORIGIN_NAME]
+        self.kind_of_value = scan.value_kinds
+        self.record = kind_code(SiteKind.SDY_ORIGINS)
+        self.operands = kind_code(SiteKind.OPERANDS)
+        self.origin_name = kind_code(SiteKind.SDY_ORIGIN_NAME)
         self._names: dict[str, int] | None = None
         self._spans: dict[int, tuple[dict[int, int], dict[int, int]]] = {}
 

@@ -3,6 +3,7 @@ without copying (a memoryview over each column's bytes)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from shardconv.scan.sites import SiteKind
@@ -18,6 +19,27 @@ _WIDE = frozenset({"start", "end"})
 def kind_of(code: int) -> SiteKind:
     """The ``SiteKind`` a native kind code stands for (codes are the enum's declaration order)."""
     return _KINDS[code]
+
+
+def kind_code(kind: SiteKind) -> int:
+    """The native code of ``kind`` (as ``Scan.value_kinds`` holds it)."""
+    return _KINDS.index(kind)
+
+
+def kind_flags(scan: Scan, kinds: Collection[SiteKind]) -> bytes:
+    """Per distinct value (index it by value id), 1 where its kind is one of ``kinds``, else 0: read off
+    the scan's kind bytes at C speed, not tuple by tuple."""
+    return scan.value_kinds.translate(bytes(k in kinds for k in _KINDS).ljust(256, b"\0"))
+
+
+def values_of_kind(scan: Scan, kinds: Collection[SiteKind]) -> set[int]:
+    """The distinct values whose kind is one of ``kinds`` (few, among many: headers, meshes, markers)."""
+    flags, found = kind_flags(scan, kinds), set()
+    i = flags.find(1)
+    while i >= 0:
+        found.add(i)
+        i = flags.find(1, i + 1)
+    return found
 
 
 def site_column(scan: Scan, name: str) -> memoryview:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from shardconv.core.errors import ShardingError
 from shardconv.core.model import Mesh
 from shardconv.core.records import record
-from shardconv.scan.columns import kind_of, site_column
+from shardconv.scan.columns import kind_of, site_column, values_of_kind
 from shardconv.scan.native import site_at
 from shardconv.scan.sites import SiteKind, ValueSite
 from shardconv.scan.values import ParsedValue, parse_value
@@ -146,7 +146,7 @@ def module_values(
 
 def _expected_lines(scan: Scan, count: int) -> list[frozenset[int]]:
     """Per module, the lines lit ``expected-error`` markers point at (read only when the file has any)."""
-    marker = {i for i, v in enumerate(scan.values) if kind_of(v[0]) is SiteKind.EXPECTED_ERROR}
+    marker = values_of_kind(scan, (SiteKind.EXPECTED_ERROR,))
     out: list[set[int]] = [set() for _ in range(count)]
     if marker:
         values, modules, targets = (site_column(scan, c) for c in ("value", "module", "target"))

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.records import record
-from shardconv.scan.columns import kind_of, sites_of
+from shardconv.scan.columns import sites_of, values_of_kind
 from shardconv.scan.inputs import same_contents
 from shardconv.scan.native import site_at, site_count
 from shardconv.scan.pieces import Cuts, Repeated, read_pieces
@@ -130,7 +130,7 @@ def _text(line: bytes) -> str:
 
 def module_headers(scan: Scan, path: str) -> list[Header]:
     """The scan's module header sites (``HloModule``, ``module``, ``// -----``), with their indices."""
-    header_values = {i for i, v in enumerate(scan.values) if kind_of(v[0]) is SiteKind.MODULE_START}
+    header_values = values_of_kind(scan, (SiteKind.MODULE_START,))
     return [(i, site_at(scan, i, path)) for i in sites_of(scan, header_values)]
 
 

@@ -15,7 +15,7 @@ from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding, TensorShardingPerValue
 from shardconv.core.placement import Placement, PlacementKey, placement, placement_key
 from shardconv.core.records import record
-from shardconv.scan.columns import NONE, kind_of, sites_of
+from shardconv.scan.columns import NONE, kind_flags, sites_of, values_of_kind
 from shardconv.scan.modules import named_mesh
 from shardconv.scan.native import columns, site_at
 from shardconv.scan.sites import Shape, SiteKind, ValueSite
@@ -141,11 +141,10 @@ class SiteReader:
     def __init__(self, scan: Scan, path: str, lines: int = 0) -> None:
         self.scan, self.path, self.lines = scan, path, lines  # ``lines``: before the scanned piece
         self.table = columns(scan)
-        kinds = [kind_of(v[0]) for v in scan.values]
-        self._sharded = [k in SHARDING_KINDS for k in kinds]
-        fact_values = {i for i, k in enumerate(kinds) if k in (SiteKind.SDY_MESH, SiteKind.NUM_PARTITIONS)}
+        self._sharded = kind_flags(scan, SHARDING_KINDS)
+        fact_values = values_of_kind(scan, (SiteKind.SDY_MESH, SiteKind.NUM_PARTITIONS))
         self._fact_sites = sites_of(scan, fact_values)  # meshes and num_partitions headers: few
-        self._hlo = {i for i, k in enumerate(kinds) if k is SiteKind.HLO}
+        self._hlo = values_of_kind(scan, (SiteKind.HLO,))
         self._names = scan.names
         self._scopes: list[Scope] = [(n, None, e) if k == "func" else (None, n, e) for n, k, e in scan.scopes]
         self._prefixes = ["" if f is None or e else f"@{f}:" for f, _, e in self._scopes]  # of a key by name

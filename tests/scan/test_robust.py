@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _table(scan: _native.Scan) -> tuple[object, ...]:
     return (
-        scan.kind, scan.reason, scan.size, scan.values, scan.names, scan.shapes, scan.scopes, scan.ops, scan.columns,
+        scan.kind, scan.reason, scan.size, scan.values, scan.value_kinds, scan.names, scan.shapes, scan.scopes, scan.ops, scan.columns,
         scan.line_texts, scan.groups, scan.pairs, scan.modules, scan.suppressions, [dict(d.items()) for d in scan.defined], scan.digests,
     )
 
@@ -49,6 +49,7 @@ def test_entry_points_agree(data: bytes, piece: int) -> None:
     whole = native.scan_bytes(data, names=True, chunk=1000, max_line=3000, overlap=700)
     stream = native.scan_stream(_Pieces(data, piece), names=True, chunk=1000, max_line=3000, overlap=700)
     assert _table(stream) == _table(whole)
+    assert whole.value_kinds == bytes(v[0] for v in whole.values)  # the kinds column is the values' kinds
 
 
 class _Pieces(io.RawIOBase):
