@@ -17,7 +17,7 @@ from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.explain.model import RECORDS_HINT, AxisExplanation, Explanation, Meeting, Origin, Step
 from shardconv.explain.records import Edge, axis_key, parse_edges, parse_origins
 from shardconv.scan.inputs import scan_input
-from shardconv.scan.columns import NONE, kind_code, site_column
+from shardconv.scan.columns import NONE, kind_code, site_column, sites_of
 from shardconv.scan.native import site_at
 from shardconv.scan.pieces import MODULE_LINE, Cuts, Repeated, read_pieces
 from shardconv.scan.sites import SiteKind, ValueSite
@@ -190,7 +190,6 @@ class Reader:
         self.operands = kind_code(SiteKind.OPERANDS)
         self.origin_name = kind_code(SiteKind.SDY_ORIGIN_NAME)
         self._names: dict[str, int] | None = None
-        self._spans: dict[int, tuple[dict[int, int], dict[int, int]]] = {}
 
     def name_id(self, name: str) -> int | None:
         if self._names is None:
@@ -210,25 +209,13 @@ class Reader:
     def bounds(self, module: int) -> tuple[int, int]:
         return (bisect.bisect_left(self.module_col, module), bisect.bisect_right(self.module_col, module))
 
-    def _span(self, a: int, b: int) -> tuple[dict[int, int], dict[int, int]]:
-        got = self._spans.get(a)
-        if got is None:
-            names = self.name_col[a:b]
-            last = dict(zip(names, range(a, b), strict=True))
-            first = dict(zip(reversed(names), range(b - 1, a - 1, -1), strict=True))
-            got = self._spans[a] = (first, last)
-        return got
-
     def sites(self, name: str, a: int, b: int, scope: int | None) -> list[ValueSite]:
         nid = self.name_id(name)
         if nid is None:
             return []
-        first, last = self._span(a, b)
-        if nid not in first:
-            return []
-        col, sc = self.name_col, self.scope_col
-        return [site_at(self.scan, i, self.path, self.before) for i in range(first[nid], last[nid] + 1)
-                if col[i] == nid and (scope is None or sc[i] == scope)]
+        sc = self.scope_col
+        return [site_at(self.scan, i, self.path, self.before) for i in sites_of(self.scan, (nid,), "name", range(a, b))
+                if scope is None or sc[i] == scope]
 
     def has_records(self, a: int, b: int) -> bool:
         kinds = self.kind_of_value

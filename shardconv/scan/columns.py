@@ -47,21 +47,23 @@ def site_column(scan: Scan, name: str) -> memoryview:
     return memoryview(scan.columns[name]).cast("Q" if name in _WIDE else "I")
 
 
-def sites_of(scan: Scan, values: set[int]) -> list[int]:
-    """The sites holding any of the distinct ``values``, in order, found by searching the value column's
-    bytes (a few values among many sites: module headers, meshes) rather than reading every site."""
-    raw = scan.columns["value"]
+def sites_of(scan: Scan, values: Collection[int], column: str = "value", within: range | None = None) -> list[int]:
+    """The sites (``within`` a range of them, else all) whose ``column`` holds any of ``values``, in order,
+    found by searching the column's bytes (a few among many sites: module headers, meshes, one value's
+    name) rather than reading every site."""
+    raw = scan.columns[column]
+    lo, hi = (0, len(raw)) if within is None else (4 * within.start, 4 * within.stop)
     found: list[int] = []
     for v in values:
         word = v.to_bytes(4, "little")
-        i = raw.find(word)
+        i = raw.find(word, lo, hi)
         while i >= 0:
             if i % 4 == 0:
                 found.append(i // 4)
-                i = raw.find(word, i + 4)
+                i = raw.find(word, i + 4, hi)
             else:
-                i = raw.find(word, i + 1)
+                i = raw.find(word, i + 1, hi)
     return sorted(found)
 
 
-__all__ = ["NONE", "kind_of", "site_column", "sites_of"]
+__all__ = ["NONE", "kind_code", "kind_flags", "kind_of", "site_column", "sites_of", "values_of_kind"]
