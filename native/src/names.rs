@@ -108,6 +108,10 @@ impl Defined {
 
     /// `names_in` over complete lines.
     pub fn scan(&mut self, data: &[u8]) {
+        // (room for the definitions a dump this long likely holds: about one per 100 bytes)
+        let store = &self.store;
+        self.table.reserve(data.len() / 100, |e| hash(&store[e.key.0..e.key.1]));
+        self.store.reserve(data.len() / 8);
         // (%[\w$.\-]+)(?::\d+)? = (\S+)
         let mut i = 0;
         while let Some(off) = memchr::memchr(b'%', &data[i..]) {
