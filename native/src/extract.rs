@@ -159,7 +159,7 @@ struct Ctx {
 }
 
 /// The site keys a dump repeats on line after line, named without an allocation.
-const COMMON_KEYS: [&str; 12] = [
+const COMMON_KEYS: [&str; 19] = [
     "sdy.sharding",
     "sdy.sharding_per_value",
     "sdy.sharding_constraint",
@@ -172,10 +172,17 @@ const COMMON_KEYS: [&str; 12] = [
     "xla.sdy.meshes",
     "sdy.sharding_rule",
     "sdy.manual_axes",
+    "sdy.sharding_origins",
+    "sdy.result_sharding_origins",
+    "sdy.block_arg_sharding_origins",
+    "sdy.sharding_origin_name",
+    "sdy.propagation_edges",
+    "sdy.result_propagation_edges",
+    "sdy.block_arg_propagation_edges",
 ];
 
 /// A site key from the text `b`, shared when it is a common one.
-fn site_key(b: &[u8]) -> Cow<'static, str> {
+pub(crate) fn site_key(b: &[u8]) -> Cow<'static, str> {
     match COMMON_KEYS.iter().find(|k| k.as_bytes() == b) {
         Some(k) => Cow::Borrowed(k),
         None => lossy(b).into(),

@@ -69,3 +69,23 @@ def test_lines_counts_every_line_break(jax_dumps: list[Path]) -> None:
     long = b"module {\n  %0 = sdy.reshard %a <@m, [{}]> {x = \"" + b"y" * 5000 + b"\"}\r\n  %1 = f\n}"
     assert native.scan_bytes(long, max_line=1024, overlap=256).lines == long.count(b"\n") == 3
     assert native.scan_bytes(b"\0binary\n" * 10).lines == 0
+
+
+def test_sites_of_a_column_within_a_range_are_those_a_full_read_finds(jax_dumps: list[Path]) -> None:
+    from shardconv.scan.columns import kind_flags, site_column, sites_of, values_of_kind
+
+    found = 0
+    for path in jax_dumps:
+        scan = native.scan_path(str(path))
+        names = site_column(scan, "name")
+        n = len(names)
+        for lo, hi in ((0, n), (n // 3, n), (n // 4, 3 * n // 4)):
+            for nid in set(names[lo:hi][:20]):
+                want = [i for i in range(lo, hi) if names[i] == nid]
+                assert sites_of(scan, (nid,), "name", range(lo, hi)) == want
+        kinds = [v[0] for v in scan.values]
+        hlo = {i for i, k in enumerate(kinds) if list(SiteKind)[k] is SiteKind.HLO}
+        assert values_of_kind(scan, (SiteKind.HLO,)) == hlo
+        assert list(kind_flags(scan, (SiteKind.HLO,))) == [int(i in hlo) for i in range(len(kinds))]
+        found += len(hlo)
+    assert found  # (the compiled module's shardings are HLO values)

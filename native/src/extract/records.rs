@@ -5,7 +5,7 @@
 //! carrying them (kind `operands`, text `%a, %b`), so an edge's `operand-N` names a value.
 
 use super::{
-    complete_on, lossy, Ctx, Extractor, Line, OpFrom, Site, OPERANDS, SDY_EDGES, SDY_ORIGINS, SDY_ORIGIN_NAME,
+    complete_on, site_key, Ctx, Extractor, Line, OpFrom, Site, OPERANDS, SDY_EDGES, SDY_ORIGINS, SDY_ORIGIN_NAME,
     SDY_PER_VALUE_LIST,
 };
 use crate::keywords::{name_char, ssa_char, Group, Match};
@@ -60,7 +60,7 @@ impl Extractor {
     pub(super) fn record(&mut self, ln: &mut Line, m: &Match, out: &mut Vec<Site>) -> usize {
         let t = ln.text;
         let (ms, me) = (m.start, m.end);
-        let key = lossy(&t[m.sub.0..m.sub.1]);
+        let key = site_key(&t[m.sub.0..m.sub.1]);
         if m.group == Group::Return {
             if let Some((a, b, names)) = operands(t) {
                 let op = if t[ms..].starts_with(b"sdy.") { "sdy.return" } else { "return" };
@@ -96,7 +96,7 @@ impl Extractor {
             if let Some(prev) = listed.map(|i| &out[i]).or(open) {
                 c = Ctx { value: prev.value.clone(), shapes: None, op: OpFrom::None };
                 let op = prev.op.clone();
-                let mut s = self.occ(ln, kind, key.into(), a, end, c.value, None, OpFrom::None);
+                let mut s = self.occ(ln, kind, key, a, end, c.value, None, OpFrom::None);
                 s.op = op;
                 out.push(s);
                 return end + usize::from(kind == SDY_ORIGIN_NAME);
@@ -105,7 +105,7 @@ impl Extractor {
         let on_op = c.op == OpFrom::Mlir;
         let value = c.value.clone();
         let shapes = c.shapes;
-        out.push(self.occ(ln, kind, key.into(), a, end, c.value, shapes, c.op));
+        out.push(self.occ(ln, kind, key, a, end, c.value, shapes, c.op));
         if on_op && !out.iter().any(|s| s.kind == OPERANDS) {
             if let Some((x, y, names)) = operands(t) {
                 let mut s = self.occ(ln, OPERANDS, "operands".into(), x, y, value, None, OpFrom::Mlir);
