@@ -12,7 +12,7 @@ records none), and ``Scan.spans`` still gives every grouped site's place.
 """
 
 from collections.abc import Iterator
-from typing import Final
+from typing import Final, overload
 
 VERSION: Final[str]
 NONE: Final[int]  # 0xFFFF_FFFF
@@ -52,9 +52,9 @@ class Scan:
     # ``target`` is clamped into 0..NONE-1 (a marker pointing above line 1 says 0); it is meaningful only
     # for expected-error sites. ``line``/``col``/``end_line``/``end_col`` saturate at NONE-1 likewise.
     columns: dict[str, bytes]
-    # The physical line (no line break) of the first site of each group, and of every module header
-    # and expected-error site, by site index (sites on one physical line share one bytes object).
-    line_texts: dict[int, bytes]
+    # The physical line (no line break) of the first site of each group (of every site with
+    # ``every_site``), and of every module header and expected-error site, by site index.
+    line_texts: LineTexts
     # With ``every_site=False``, a line over 2 KiB kept for a group's first site (not a module header's,
     # nor a ``num_partitions`` one's) is kept as the 512 bytes either side of the site: here, by site
     # index, the byte of the line its kept text starts at (a pass log repeats its long lines per dump).
@@ -101,6 +101,18 @@ class Names:
     def alike(self, other: Names, keys: list[str], /) -> tuple[list[int], list[int]]:
         """(alike, not_plain): the indices of the plain ``%name`` keys both define alike, and of the keys
         that are not plain (with a function, element or part), which the caller reads."""
+
+class LineTexts:
+    """The physical lines a scan kept, by site index, held natively (an every-site scan keeps one per
+    site; a reader asks for a few): a read-only mapping of site index to the line's bytes."""
+
+    @overload
+    def get(self, site: int, /) -> bytes | None: ...
+    @overload
+    def get(self, site: int, default: bytes, /) -> bytes: ...
+    def __contains__(self, site: int, /) -> bool: ...
+    def __len__(self) -> int: ...
+    def items(self) -> list[tuple[int, bytes]]: ...
 
 def sniff(head: bytes) -> tuple[str, str]:
     """(kind, reason) of a dump from its first ``SNIFF_BYTES``."""

@@ -48,7 +48,7 @@ pub struct Scan {
     scopes: Py<PyList>,
     ops: Py<PyList>,
     columns: Py<PyDict>,
-    line_texts: Py<PyDict>,
+    line_texts: Py<LineTexts>,
     groups: Py<PyList>,
     pairs: Py<PyList>,
     modules: u32,
@@ -146,6 +146,54 @@ impl Names {
 
     fn __repr__(&self) -> String {
         format!("<Names of {} values>", self.0.len())
+    }
+}
+
+/// The physical lines a scan kept (`Scan.line_texts`), by site index, kept natively: an every-site scan
+/// keeps one for each of hundreds of thousands of sites, and a reader asks for a few. Reads like a
+/// read-only mapping of site index to the line's bytes.
+#[pyclass(module = "shardconv._native", frozen)]
+pub struct LineTexts {
+    rows: Vec<(u32, u32)>, // (site index, index into `spans`), by site index
+    spans: Vec<(usize, usize)>,
+    store: Vec<u8>,
+}
+
+impl LineTexts {
+    fn line(&self, site: u64) -> Option<&[u8]> {
+        let i = self.rows.binary_search_by_key(&site, |&(s, _)| u64::from(s)).ok()?;
+        let &(a, n) = self.spans.get(self.rows[i].1 as usize)?;
+        self.store.get(a..a + n)
+    }
+}
+
+#[pymethods]
+impl LineTexts {
+    /// The line kept for site `site`, or `default`.
+    #[pyo3(signature = (site, default=None))]
+    fn get<'py>(&self, py: Python<'py>, site: u64, default: Option<Bound<'py, PyAny>>) -> Option<Bound<'py, PyAny>> {
+        match self.line(site) {
+            Some(b) => Some(PyBytes::new(py, b).into_any()),
+            None => default,
+        }
+    }
+
+    fn __contains__(&self, site: u64) -> bool {
+        self.line(site).is_some()
+    }
+
+    fn __len__(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Every (site index, line) pair, by site index.
+    fn items<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let lines = self.rows.iter().filter_map(|&(s, _)| Some((s, PyBytes::new(py, self.line(u64::from(s))?))));
+        PyList::new(py, lines)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<LineTexts of {} sites>", self.rows.len())
     }
 }
 
@@ -286,17 +334,14 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
     columns.set_item("end", le_bytes(py, &t.ends, u64::to_le_bytes)?)?;
     t.u32s = Default::default();
     (t.starts, t.ends) = (Vec::new(), Vec::new());
-    let store: Vec<Bound<'_, PyBytes>> =
-        t.line_spans.iter().map(|&(a, n)| PyBytes::new(py, &t.line_store[a..a + n])).collect();
-    t.line_store = Vec::new();
-    let line_texts = PyDict::new(py);
-    for (site, id) in &t.line_texts {
-        if let Some(b) = store.get(*id as usize) {
-            line_texts.set_item(ints.get(*site)?, b)?;
-        }
-    }
-    drop(store);
-    t.line_texts = Vec::new();
+    let line_texts = Py::new(
+        py,
+        LineTexts {
+            rows: std::mem::take(&mut t.line_texts),
+            spans: std::mem::take(&mut t.line_spans),
+            store: std::mem::take(&mut t.line_store),
+        },
+    )?;
     let line_cuts = PyDict::new(py);
     for (site, cut) in std::mem::take(&mut t.line_cuts) {
         line_cuts.set_item(ints.get(site)?, cut)?;
@@ -331,7 +376,7 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
         scopes: scopes.unbind(),
         ops: ops.unbind(),
         columns: columns.unbind(),
-        line_texts: line_texts.unbind(),
+        line_texts,
         groups: groups.unbind(),
         pairs: pairs.unbind(),
         modules: table.modules(),
@@ -490,5 +535,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Scan>()?;
     m.add_class::<Scanner>()?;
     m.add_class::<Names>()?;
+    m.add_class::<LineTexts>()?;
     Ok(())
 }
