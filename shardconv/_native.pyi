@@ -36,7 +36,7 @@ class Scan:
     # attribute or syntax the value came from ("sharding=", "mhlo.sharding", "sdy.sharding_constraint");
     # ``raw`` the bytes in the file; ``text`` the decoded value (UTF-8, may be invalid: decode with
     # surrogateescape); ``data`` a binary OpSharding when the string held no text.
-    values: list[tuple[int, str, bytes, bytes, bytes | None, Encoding]]
+    values: Values
     # Each distinct value's kind code (``values[i][0]``), one byte per value: read without the tuples.
     value_kinds: bytes
     names: list[str]  # distinct value names: "%x", "arg0"... as written, "result[1]", "@mesh", "module"
@@ -101,6 +101,16 @@ class Names:
     def alike(self, other: Names, keys: list[str], /) -> tuple[list[int], list[int]]:
         """(alike, not_plain): the indices of the plain ``%name`` keys both define alike, and of the keys
         that are not plain (with a function, element or part), which the caller reads."""
+
+Value = tuple[int, str, bytes, bytes, bytes | None, Encoding]
+
+class Values:
+    """The distinct values, held natively and made into tuples as they are read (an explain scan holds
+    a hundred thousand propagation records and reads a few): a read-only sequence of ``Value``."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, i: int, /) -> Value: ...
+    def __iter__(self) -> Iterator[Value]: ...
 
 class LineTexts:
     """The physical lines a scan kept, by site index, held natively (an every-site scan keeps one per

@@ -17,6 +17,7 @@ use lines::{Engine, Options, CHUNK, MAX_LINE, OVERLAP};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Runs `f`, turning a panic into a RuntimeError (never unwinding into the interpreter).
@@ -41,7 +42,7 @@ pub struct Scan {
     reason: String,
     size: u64,
     lines: u64,
-    values: Py<PyList>,
+    values: Py<Values>,
     value_kinds: Py<PyBytes>,
     names: Py<PyList>,
     shapes: Py<PyList>,
@@ -91,7 +92,7 @@ impl Scan {
 
     fn __repr__(&self, py: Python<'_>) -> String {
         let n = self.columns.bind(py).get_item("line").ok().flatten().map_or(0, |b| b.len().unwrap_or(0) / 4);
-        format!("<Scan {} {} bytes, {} sites, {} values>", self.kind, self.size, n, self.values.bind(py).len())
+        format!("<Scan {} {} bytes, {} sites, {} values>", self.kind, self.size, n, self.values.get().0.len())
     }
 }
 
@@ -265,27 +266,30 @@ fn to_scan(py: Python<'_>, e: Engine) -> PyResult<Scan> {
     out
 }
 
-/// The distinct values as Python tuples `(kind, site, raw, text, data, encoding)`. A text equal to the
-/// raw bytes is the raw bytes object itself, and each site key and encoding is made once and shared.
-fn value_list<'py>(py: Python<'py>, items: &[table::Value]) -> PyResult<Bound<'py, PyList>> {
-    let mut sites: rustc_hash::FxHashMap<&str, Bound<'py, PyAny>> = Default::default();
-    let mut encodings: Vec<(strings::Encoding, Bound<'py, PyAny>)> = Vec::new();
-    let mut out = Vec::with_capacity(items.len());
-    for v in items {
-        let site = match sites.get(v.site.as_ref()) {
+/// Builds a distinct value's Python tuple `(kind, site, raw, text, data, encoding)`: a text equal to the
+/// raw bytes is the raw bytes object itself, and each site key and encoding it meets is made once.
+#[derive(Default)]
+struct Tuples<'py> {
+    sites: rustc_hash::FxHashMap<Cow<'static, str>, Bound<'py, PyAny>>,
+    encodings: Vec<(strings::Encoding, Bound<'py, PyAny>)>,
+}
+
+impl<'py> Tuples<'py> {
+    fn tuple(&mut self, py: Python<'py>, v: &table::Value) -> PyResult<Bound<'py, PyTuple>> {
+        let site = match self.sites.get(v.site.as_ref()) {
             Some(s) => s.clone(),
             None => {
                 let s = pyo3::types::PyString::new(py, &v.site).into_any();
-                sites.insert(&v.site, s.clone());
+                self.sites.insert(v.site.clone(), s.clone());
                 s
             }
         };
-        let enc = match encodings.iter().find(|(e, _)| *e == v.encoding) {
+        let enc = match self.encodings.iter().find(|(e, _)| *e == v.encoding) {
             Some((_, t)) => t.clone(),
             None => {
                 let e = &v.encoding;
                 let t = (e.outer, e.quote_style, e.inner, e.inner_quoted).into_pyobject(py)?.into_any();
-                encodings.push((v.encoding, t.clone()));
+                self.encodings.push((v.encoding, t.clone()));
                 t
             }
         };
@@ -295,9 +299,38 @@ fn value_list<'py>(py: Python<'py>, items: &[table::Value]) -> PyResult<Bound<'p
             Some(d) => PyBytes::new(py, d).into_any(),
             None => py.None().into_bound(py),
         };
-        out.push(PyTuple::new(py, [v.kind.into_pyobject(py)?.into_any(), site, raw, text, data, enc])?);
+        PyTuple::new(py, [v.kind.into_pyobject(py)?.into_any(), site, raw, text, data, enc])
     }
-    PyList::new(py, out)
+}
+
+/// The distinct values (`Scan.values`), kept native and made into tuples as they are read: an explain
+/// scan holds a hundred thousand propagation records and reads a few. Reads like a read-only sequence.
+#[pyclass(module = "shardconv._native", frozen, sequence)]
+pub struct Values(Vec<table::Value>);
+
+#[pymethods]
+impl Values {
+    fn __len__(&self) -> usize {
+        self.0.len()
+    }
+
+    fn __getitem__<'py>(&self, py: Python<'py>, i: isize) -> PyResult<Bound<'py, PyTuple>> {
+        let at = if i < 0 { i.checked_add(self.0.len() as isize) } else { Some(i) };
+        match at.and_then(|i| usize::try_from(i).ok()).and_then(|i| self.0.get(i)) {
+            Some(v) => Tuples::default().tuple(py, v),
+            None => Err(pyo3::exceptions::PyIndexError::new_err("value index out of range")),
+        }
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let mut tuples = Tuples::default();
+        let all = self.0.iter().map(|v| tuples.tuple(py, v)).collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, all)?.try_iter().map(Bound::into_any)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<Values: {}>", self.0.len())
+    }
 }
 
 /// The table's Python objects, each part of the Rust table freed once it is converted (peak memory:
@@ -308,8 +341,8 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
     let mut table = std::mem::take(&mut e.table);
     table.drop_indexes();
     let t = &mut table;
-    let values = value_list(py, &t.values.items)?;
     let value_kinds = PyBytes::new(py, &t.values.items.iter().map(|v| v.kind).collect::<Vec<u8>>());
+    let values = Py::new(py, Values(std::mem::take(&mut t.values.items)))?;
     t.values = Default::default();
     let names = PyList::new(py, t.names.items().into_iter().map(|n| &**n))?;
     t.names = Default::default();
@@ -369,7 +402,7 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
         reason: e.reason.to_string(),
         size: e.size,
         lines,
-        values: values.unbind(),
+        values,
         value_kinds: value_kinds.unbind(),
         names: names.unbind(),
         shapes: shapes.unbind(),
@@ -536,5 +569,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Scanner>()?;
     m.add_class::<Names>()?;
     m.add_class::<LineTexts>()?;
+    m.add_class::<Values>()?;
     Ok(())
 }

@@ -46,7 +46,7 @@ def test_scan_has_the_contract_shape() -> None:
     for name in ("value", "name", "shapes", "scope", "op", "module", "line", "col", "end_line", "end_col"):
         assert len(cols[name]) == 4 * 3
     assert len(cols["start"]) == 8 * 3
-    assert isinstance(scan.values, list) and isinstance(scan.groups, list) and len(scan.line_texts) == 3
+    assert len(scan.values) == 3 and isinstance(scan.groups, list) and len(scan.line_texts) == 3
     assert scan.modules == 1
     assert scan.ops[memoryview(cols["op"]).cast("I")[2]] == "parameter"
     assert memoryview(cols["param"]).cast("I")[2] == 0
