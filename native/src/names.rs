@@ -112,32 +112,21 @@ impl Defined {
         let store = &self.store;
         self.table.reserve(data.len() / 100, |e| hash(&store[e.key.0..e.key.1]));
         self.store.reserve(data.len() / 8);
-        // (%[\w$.\-]+)(?::\d+)? = (\S+)
-        let mut i = 0;
-        while let Some(off) = memchr::memchr(b'%', &data[i..]) {
-            let p = i + off;
-            let e = name_end(data, p);
-            i = p + 1;
-            if e == p + 1 {
-                continue;
-            }
-            let mut k = e;
-            if data.get(k) == Some(&b':') {
-                let d = data[k + 1..].iter().take_while(|b| b.is_ascii_digit()).count();
-                if d > 0 && data[k + 1 + d..].starts_with(b" = ") {
-                    k = k + 1 + d;
-                }
-            }
-            if !data[k..].starts_with(b" = ") {
-                continue;
-            }
-            let a = k + 3;
+        // (%[\w$.\-]+)(?::\d+)? = (\S+), found from its ` = ` back (an HLO line has one, and two or three
+        // `%` operands and callees besides its definition's)
+        let mut i = 0; // where the next definition may start: past the last one's first token
+        let mut at = 0;
+        while let Some(off) = crate::finder!(b" = ").find(&data[at..]) {
+            let q = at + off;
+            at = q + 1;
+            let Some((p, e)) = defined_at(data, q, i) else { continue };
+            let a = q + 3;
             let b = a + data[a..].iter().take_while(|&&c| !is_ws(c)).count();
             if b == a {
                 continue;
             }
             self.define(|s| s.extend_from_slice(&data[p..e]), |s| what(data, a, b, s), false);
-            i = b;
+            (i, at) = (b, b);
         }
         // %arg(\d+): ([^\s,)]+)
         let mut i = 0;
@@ -175,6 +164,26 @@ impl Defined {
             i = d0 + d + 1;
         }
     }
+}
+
+/// The `%name` whose definition's ` = ` is at `q` (directly after the name, or after a `:N` result
+/// number), starting at `from` or later: its span. Names run over `name_char`s, so the `%` that starts one
+/// is the first byte before the run.
+fn defined_at(data: &[u8], q: usize, from: usize) -> Option<(usize, usize)> {
+    let start = |end: usize| end - data[from..end].iter().rev().take_while(|&&c| name_char(c)).count();
+    let r = start(q);
+    if r == q || r == from {
+        return None;
+    }
+    if data[r - 1] == b'%' {
+        return Some((r - 1, q));
+    }
+    let c = r - 1; // `%name:N = `: the digits, their colon, and the name before it
+    if data[c] != b':' || !data[r..q].iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let r = start(c);
+    (r < c && r > from && data[r - 1] == b'%').then_some((r - 1, c))
 }
 
 /// `arg[N]`, the key of argument or parameter `N`.
