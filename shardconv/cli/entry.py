@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import sys
 
+YOUNG_COLLECTION = 10_000  # allocations between collections of the youngest generation
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -25,5 +26,8 @@ def main(argv: list[str] | None = None) -> Any:
         from shardconv.cli.main import main as run
     finally:
         gc.freeze()  # nor will later collections find anything among them
+        # a run makes tuples by the hundred thousand (a site's reading, a key) that hold no cycles: a
+        # young collection every 10,000 allocations, not every 700, spares 1-3% of trace's time
+        gc.set_threshold(YOUNG_COLLECTION, *gc.get_threshold()[1:])
         gc.enable()
     return run(argv)

@@ -71,3 +71,14 @@ def test_check_on_a_pipe_loads_only_what_its_report_needs(tmp_path: Path) -> Non
     assert {"shardconv.cli.check", "shardconv._native"} <= modules
     # no rich on a pipe; no JSON without --format json/sarif, no temp files without --fix, no --mesh parser
     assert not top(modules) & (NEVER | {"json", "tempfile", "shlex", "shardconv.formats.detect"})
+
+
+def test_a_command_runs_with_young_collections_spaced_out(tmp_path: Path) -> None:
+    probe = (
+        "import gc, sys\nfrom shardconv.cli import entry\nimport shardconv.cli.main as m\n"
+        "m.main = lambda argv=None: print(gc.get_threshold()[0], gc.isenabled())\nentry.main(['--help'])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    from shardconv.cli.entry import YOUNG_COLLECTION
+
+    assert out.stdout.split() == [str(YOUNG_COLLECTION), "True"] and YOUNG_COLLECTION > 700  # (CPython's is 700)
