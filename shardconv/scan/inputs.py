@@ -29,21 +29,42 @@ def sniff_path(path: str) -> FileKind:
 
 
 _COMPARE_BYTES = 1 << 20
+HELD_CONTENTS = 8 << 20  # a file up to this size is held whole, for the comparison with the file after it
 
 
-def same_contents(a: str, b: str) -> bool:
-    """Whether two regular files hold the same bytes (read side by side, never whole): an XLA pass that
-    changed nothing dumps the module it was given again. False when either cannot be read."""
-    try:
-        if a == "-" or b == "-" or os.path.getsize(a) != os.path.getsize(b):
+class SameContents:
+    """Whether two regular files hold the same bytes (an XLA pass that changed nothing dumps the module
+    it was given again), asked of files in a chain, each against the one before it: the last file read
+    whole is held, so a run of equal step files is read once each. False when either cannot be read."""
+
+    def __init__(self) -> None:
+        self._held: tuple[str, bytes] | None = None
+
+    def __call__(self, a: str, b: str) -> bool:
+        try:
+            if a == "-" or b == "-" or (size := os.path.getsize(a)) != os.path.getsize(b):
+                return False
+            if size > HELD_CONTENTS:
+                return _compared(a, b)
+            was = self._held[1] if self._held is not None and self._held[0] == a else _whole(a)
+            self._held = (b, _whole(b))
+            return was == self._held[1]
+        except OSError:
             return False
-        with open(a, "rb") as fa, open(b, "rb") as fb:
-            while block := fa.read(_COMPARE_BYTES):
-                if block != fb.read(_COMPARE_BYTES):
-                    return False
-            return not fb.read(1)
-    except OSError:
-        return False
 
 
-__all__ = ["same_contents", "scan_input", "sniff_path"]
+def _whole(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _compared(a: str, b: str) -> bool:
+    """Two files of one size compared block by block."""
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        while block := fa.read(_COMPARE_BYTES):
+            if block != fb.read(_COMPARE_BYTES):
+                return False
+        return not fb.read(1)
+
+
+__all__ = ["HELD_CONTENTS", "SameContents", "scan_input", "sniff_path"]

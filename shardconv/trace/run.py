@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.records import record
 from shardconv.scan.columns import sites_of, values_of_kind
-from shardconv.scan.inputs import same_contents
+from shardconv.scan.inputs import SameContents
 from shardconv.scan.native import site_at, site_count
 from shardconv.scan.pieces import Cuts, Repeated, read_pieces
 from shardconv.scan.sites import SiteKind, ValueSite
@@ -334,8 +334,9 @@ def trace_paths(paths: Sequence[str], keep: ValueFilter = KEEP_ALL) -> Iterator[
         def dumps(seq: list[tuple[str, Dump | None]] = seq) -> Iterator[DumpSites | Repeat]:
             nonlocal index
             before: tuple[str, Dump, Dump] | None = None  # the file before, its base and its one dump
+            same = SameContents()
             for path, base in seq:
-                repeat = _file_repeat(before, path, base, index)
+                repeat = _file_repeat(before, path, base, index, same)
                 read = [repeat] if repeat is not None else read_dumps(path, index, base)
                 found = 0
                 for ds in read:
@@ -346,14 +347,16 @@ def trace_paths(paths: Sequence[str], keep: ValueFilter = KEEP_ALL) -> Iterator[
         yield from follow(dumps(), keep)
 
 
-def _file_repeat(before: tuple[str, Dump, Dump] | None, path: str, base: Dump | None, index: int) -> Repeat | None:
+def _file_repeat(
+    before: tuple[str, Dump, Dump] | None, path: str, base: Dump | None, index: int, same: SameContents
+) -> Repeat | None:
     """A step file of an XLA dump folder with the bytes of the file before it (``before``: its path, base
     and one dump, a plain module), as a Repeat of that dump; None when it must be read."""
     if before is None or base is None:
         return None
     was, was_base, dump = before
     from_base = replace(was_base, index=dump.index, path=dump.path, line=dump.line, module=dump.module)
-    if dump != from_base or base.module != was_base.module or not same_contents(was, path):
+    if dump != from_base or base.module != was_base.module or not same(was, path):
         return None
     return Repeat(replace(base, index=index, path=path, line=dump.line, module=dump.module), 0)
 
