@@ -97,7 +97,7 @@ impl Scan {
 }
 
 /// One segment's definitions (`Scan.defined`), kept native: a dump defines every instruction, and trace
-/// asks about a few sharded values only. Reads like a read-only mapping of bytes to bytes.
+/// asks about a few sharded values only. Read with `get`, `in`, `len` and `items`.
 #[pyclass(module = "shardconv._native", frozen)]
 pub struct Names(names::Defined);
 
@@ -112,13 +112,6 @@ impl Names {
         }
     }
 
-    fn __getitem__<'py>(&self, py: Python<'py>, key: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
-        match self.0.get(key) {
-            Some(v) => Ok(PyBytes::new(py, v)),
-            None => Err(pyo3::exceptions::PyKeyError::new_err(PyBytes::new(py, key).unbind())),
-        }
-    }
-
     fn __contains__(&self, key: &[u8]) -> bool {
         self.0.get(key).is_some()
     }
@@ -127,16 +120,8 @@ impl Names {
         self.0.len()
     }
 
-    fn keys<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        PyList::new(py, self.0.items().map(|(k, _)| PyBytes::new(py, k)))
-    }
-
     fn items<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         PyList::new(py, self.0.items().map(|(k, v)| (PyBytes::new(py, k), PyBytes::new(py, v))))
-    }
-
-    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.keys(py)?.try_iter().map(Bound::into_any)
     }
 
     /// `(alike, not_plain)`: the indices of the plain `%name` keys both define alike, and of the keys
@@ -161,10 +146,15 @@ pub struct LineTexts {
 }
 
 impl LineTexts {
+    /// The kept line `id` (an index into `spans`).
+    fn text(&self, id: u32) -> Option<&[u8]> {
+        let &(a, n) = self.spans.get(id as usize)?;
+        self.store.get(a..a + n)
+    }
+
     fn line(&self, site: u64) -> Option<&[u8]> {
         let i = self.rows.binary_search_by_key(&site, |&(s, _)| u64::from(s)).ok()?;
-        let &(a, n) = self.spans.get(self.rows[i].1 as usize)?;
-        self.store.get(a..a + n)
+        self.text(self.rows[i].1)
     }
 }
 
@@ -189,7 +179,7 @@ impl LineTexts {
 
     /// Every (site index, line) pair, by site index.
     fn items<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let lines = self.rows.iter().filter_map(|&(s, _)| Some((s, PyBytes::new(py, self.line(u64::from(s))?))));
+        let lines = self.rows.iter().filter_map(|&(s, id)| Some((s, PyBytes::new(py, self.text(id)?))));
         PyList::new(py, lines)
     }
 
@@ -343,7 +333,6 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
     let t = &mut table;
     let value_kinds = PyBytes::new(py, &t.values.items.iter().map(|v| v.kind).collect::<Vec<u8>>());
     let values = Py::new(py, Values(std::mem::take(&mut t.values.items)))?;
-    t.values = Default::default();
     let names = PyList::new(py, t.names.items().into_iter().map(|n| &**n))?;
     t.names = Default::default();
     let shapes = PyList::empty(py);

@@ -87,7 +87,7 @@ def read_dumps(path: str, first_index: int, base: Dump | None = None) -> Iterato
                 last = replace(last, dump=r.dump, line_module=_line_module(header_at, r))
                 continue
             last = _Before(r.dump, digest, _line_module(header_at, r)) if digest is not None else None
-            yield DumpSites(r.dump, reader, range(r.start, r.stop), _defined(piece, r.segments))
+            yield DumpSites(r.dump, reader, range(r.start, r.stop), piece.defined_in(list(r.segments)))
     if index == first_index:
         raise LogError(f"{path}: no HLO or MLIR dump found")
 
@@ -132,11 +132,6 @@ def module_headers(scan: Scan, path: str) -> list[Header]:
     """The scan's module header sites (``HloModule``, ``module``, ``// -----``), with their indices."""
     header_values = values_of_kind(scan, (SiteKind.MODULE_START,))
     return [(i, site_at(scan, i, path)) for i in sites_of(scan, header_values)]
-
-
-def _defined(scan: Scan, segments: Sequence[int]) -> Names:
-    """Every name the scan's ``segments`` define (a later definition wins)."""
-    return scan.defined_in(list(segments))
 
 
 def _digest(scan: Scan, r: DumpRange) -> tuple[object, ...]:
