@@ -4,7 +4,7 @@ to dump."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -146,17 +146,12 @@ FORGET = 64  # fresh dumps a value may be missing from (another function's dumps
 
 @record
 class _Fresh:
-    """The last dump read fresh: its values, and every name it defines."""
+    """A dump read fresh: its values, every name it defines, and its count among the dumps read fresh."""
 
     dump: Dump
     seen: dict[str, list[Sighting]]
     names: Names
-
-
-# Where a value was last seen: the dump read fresh that held it, its sightings there, that dump's count
-# and every name it defines (another op or type under the same name is another value). A tuple: one is
-# made per value per dump.
-_Last = tuple[Dump, list[Sighting], int, "Names"]
+    count: int
 
 
 def follow(
@@ -172,16 +167,16 @@ def follow(
 
 
 class _Follower:
-    """What following one sequence of dumps remembers: where each value was last seen, the dump read
-    fresh before, and the copies (Repeats) of the dumps read fresh."""
+    """What following one sequence of dumps remembers: the dump read fresh each value was last seen in,
+    the keys of the last ``FORGET`` dumps read fresh, and the copies (Repeats) of the dumps read fresh."""
 
     def __init__(self, keep: ValueFilter) -> None:
         self.keep = None if keep is KEEP_ALL else keep
-        self.last: OrderedDict[str, _Last] = OrderedDict()  # by key, oldest sighting first
+        self.last: dict[str, _Fresh] = {}  # by key (a value's sightings there: ``last[key].seen[key]``)
+        self.recent: deque[tuple[int, tuple[str, ...]]] = deque()  # each dump read fresh: count, keys
         self.copies: dict[int, tuple[Dump, int]] = {}  # a dump read fresh -> its latest copy, lines moved
         self.facts: DumpFacts | None = None
         self.previous: _Fresh | None = None
-        self.count = 0
 
     def repeat(self, ds: Repeat) -> Iterator[Seen]:
         """The dump before again: no change, its values now sit here too."""
@@ -194,8 +189,8 @@ class _Follower:
         """A dump read fresh, then its changes: gained and changed values in its order, then lost ones."""
         self.facts = ds.reader.facts(ds.sites, self.facts)
         seen = ds.reader.sightings(ds.sites, self.facts)
-        self.count += 1
-        previous, last = self.previous, self.last
+        previous = self.previous
+        now = _Fresh(ds.dump, seen, ds.names, previous.count + 1 if previous is not None else 0)
         lost = self._lost(ds, seen)
         # every value but the entry's arguments and results lost its sharding: the module is partitioned
         stripped = bool(lost) and all(key.startswith(_BY_POSITION) for key in seen)
@@ -205,30 +200,40 @@ class _Follower:
             yield Seen(ds.dump, len(seen), len(lost), by)
         else:
             yield Seen(ds.dump, len(seen))
-        yield from self._changes(ds, seen)
+        yield from self._changes(now)
         if previous is not None and not stripped:
             yield from self._losses(lost, ds)
-        while last and next(iter(last.values()))[2] <= self.count - FORGET:
-            last.popitem(last=False)
-        self.previous = _Fresh(ds.dump, seen, ds.names)
+        self._forget(now)
+        self.previous = now
 
-    def _changes(self, ds: DumpSites, seen: dict[str, list[Sighting]]) -> Iterator[Change]:
-        """The values of ``ds`` that gained their sharding or changed since last seen, in its order; each
+    def _changes(self, now: _Fresh) -> Iterator[Change]:
+        """The values of ``now`` that gained their sharding or changed since last seen, in its order; each
         now last seen here."""
-        gained, keep, last = self._gained(ds, seen), self.keep, self.last
-        dump, count, names = ds.dump, self.count, ds.names
+        keep, last = self.keep, self.last
+        seen = now.seen if keep is None else {k: obs for k, obs in now.seen.items() if keep(k)}
+        gained = self._gained(now)
         for key, obs in seen.items():
-            if keep is not None and not keep(key):
-                continue
             prev = last.get(key)
-            last[key] = (dump, obs, count, names)
-            if prev is not None:  # (a key first seen goes to the end as it is added)
-                last.move_to_end(key)
-            change = self._gain(key, obs, ds) if key in gained else None if prev is None else self._changed(
-                key, prev, obs, ds
-            )
-            if change is not None:
-                yield change
+            last[key] = now
+            if key in gained:
+                yield self._gain(key, obs, now.dump)
+            elif prev is not None:
+                held = prev.seen[key]
+                if len(held) == 1 and len(obs) == 1 and held[0][0] is obs[0][0]:
+                    continue  # (most values: read as they were, one sharding each)
+                change = self._changed(key, prev, obs, now)
+                if change is not None:
+                    yield change
+
+    def _forget(self, now: _Fresh) -> None:
+        """Remember which values ``now`` holds, and forget those last seen ``FORGET`` dumps ago. (Only its
+        keys are kept here: a dump none of whose values was last seen in it is let go.)"""
+        recent, last = self.recent, self.last
+        recent.append((now.count, tuple(now.seen)))
+        while recent[0][0] <= now.count - FORGET:
+            count, keys = recent.popleft()
+            for key in [k for k in keys if (f := last.get(k)) is not None and f.count == count]:
+                del last[key]
 
     def _lost(self, ds: DumpSites, seen: dict[str, list[Sighting]]) -> list[tuple[str, list[Sighting]]]:
         """The values sharded in the dump before, not here, that both dumps define alike."""
@@ -240,39 +245,39 @@ class _Follower:
         gone = defined_alike(ds.names, p.names, gone)
         return [(key, p.seen[key]) for key in gone]
 
-    def _gained(self, ds: DumpSites, seen: dict[str, list[Sighting]]) -> set[str]:
-        """The values sharded here, not in the dump before, that both dumps hold: defined alike, or a
-        result of the same module (results go by position)."""
+    def _gained(self, now: _Fresh) -> set[str]:
+        """The values sharded in ``now``, not in the dump before, that both dumps hold: defined alike, or
+        a result of the same module (results go by position)."""
         p = self.previous
         if p is None:
             return set()
-        new = [k for k in seen if k not in p.seen]
-        results = {k for k in new if k.startswith("result[")} if p.dump.module == ds.dump.module else set()
-        return results | set(defined_alike(p.names, ds.names, [k for k in new if not k.startswith("result[")]))
+        new = [k for k in now.seen if k not in p.seen]
+        results = {k for k in new if k.startswith("result[")} if p.dump.module == now.dump.module else set()
+        return results | set(defined_alike(p.names, now.names, [k for k in new if not k.startswith("result[")]))
 
-    def _gain(self, key: str, obs: list[Sighting], ds: DumpSites) -> Change:
+    def _gain(self, key: str, obs: list[Sighting], dump: Dump) -> Change:
         assert self.previous is not None
         before, _ = _latest(self.previous.dump, self.copies)
-        after = observation(key, preferred(obs), ds.dump)
+        after = observation(key, preferred(obs), dump)
         return Change(
             kind="placement",
             value=key,
-            pass_name=responsible_pass(before, ds.dump),
-            dump=ds.dump.index,
+            pass_name=responsible_pass(before, dump),
+            dump=dump.index,
             before=None,
             after=after,
         )
 
-    def _changed(self, key: str, prev: _Last, obs: list[Sighting], ds: DumpSites) -> Change | None:
-        """How a value differs from where it was last seen, if at all; nothing is built for a value read
-        as it was."""
-        held, seen, _, names = prev
-        a, b = counterparts(seen, obs)
-        if a[0] is b[0] or a[0] == b[0] or _renamed(key, (names, seen), (ds.names, obs)):
+    def _changed(self, key: str, prev: _Fresh, obs: list[Sighting], now: _Fresh) -> Change | None:
+        """How a value differs from where it was last seen (``prev``), if at all; nothing is built for a
+        value read as it was."""
+        held = prev.seen[key]
+        a, b = counterparts(held, obs)
+        if a[0] is b[0] or a[0] == b[0] or _renamed(key, (prev.names, held), (now.names, obs)):
             return None  # read as it was (nothing can differ), or a pass gave its name to another value
-        latest = _latest(held, self.copies)
-        cited = observation(key, a, held, latest)
-        return classify(cited, observation(key, b, ds.dump), responsible_pass(latest[0], ds.dump))
+        latest = _latest(prev.dump, self.copies)
+        cited = observation(key, a, prev.dump, latest)
+        return classify(cited, observation(key, b, now.dump), responsible_pass(latest[0], now.dump))
 
     def _losses(self, lost: list[tuple[str, list[Sighting]]], ds: DumpSites) -> Iterator[Change]:
         assert self.previous is not None
