@@ -121,6 +121,9 @@ class LineTexts:
     def __len__(self) -> int: ...
     def items(self) -> list[tuple[int, bytes]]: ...
 
+def find_from(hay: bytes, needle: bytes, start: int, /) -> int:
+    """Where ``needle`` first occurs in ``hay`` at or after ``start``, or -1."""
+
 def sniff(head: bytes) -> tuple[str, str]:
     """(kind, reason) of a dump from its first ``SNIFF_BYTES``."""
 

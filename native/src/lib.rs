@@ -430,6 +430,17 @@ fn sniff_head(head: &[u8]) -> PyResult<(String, String)> {
     })
 }
 
+/// Where `needle` first occurs in `hay` at or after `start`, or -1: a cut line found a vector at a
+/// time (CPython's `bytes.find` checks every candidate of a needle whose last byte is common).
+#[pyfunction]
+fn find_from(hay: &[u8], needle: &[u8], start: usize) -> isize {
+    let from = start.min(hay.len());
+    match memchr::memmem::find(&hay[from..], needle) {
+        Some(i) => isize::try_from(from + i).unwrap_or(-1),
+        None => -1,
+    }
+}
+
 fn os_error(e: std::io::Error, path: &str) -> PyErr {
     match e.raw_os_error() {
         Some(code) => PyOSError::new_err((code, e.to_string(), path.to_string())),
@@ -552,6 +563,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SITE_KINDS", PyTuple::new(m.py(), extract::SITE_KINDS)?)?;
     m.add("SNIFF_BYTES", sniffer::SNIFF_BYTES)?;
     m.add_function(wrap_pyfunction!(sniff_head, m)?)?;
+    m.add_function(wrap_pyfunction!(find_from, m)?)?;
     m.add_function(wrap_pyfunction!(scan_path, m)?)?;
     m.add_function(wrap_pyfunction!(scan_bytes, m)?)?;
     m.add_class::<Scan>()?;

@@ -45,6 +45,13 @@ def sniff(head: bytes) -> tuple[str, str]:
     return result
 
 
+def find_from(hay: bytes, needle: bytes, start: int) -> int:
+    """Where ``needle`` first occurs in ``hay`` at or after ``start``, or -1 (``hay.find``, at the
+    speed of the core's literal search)."""
+    found: int = _core().find_from(hay, needle, start)
+    return found
+
+
 def sniff_bytes() -> int:
     """How much of a file's head decides its kind."""
     size: int = _core().SNIFF_BYTES
@@ -233,6 +240,6 @@ def iter_sites(scan: Scan, path: str) -> Iterator[ValueSite]:
 
 
 __all__ = [
-    "Columns", "Fed", "ScanError", "columns", "fed_scan", "iter_sites", "scan_bytes", "scan_path", "scan_stream",
-    "site_at", "site_count", "sniff", "sniff_bytes",
+    "Columns", "Fed", "ScanError", "columns", "fed_scan", "find_from", "iter_sites", "scan_bytes", "scan_path",
+    "scan_stream", "site_at", "site_count", "sniff", "sniff_bytes",
 ]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from shardconv.core.records import record
 from shardconv.scan.inputs import scan_input
-from shardconv.scan.native import READ_SIZE, fed_scan, scan_bytes, sniff, sniff_bytes
+from shardconv.scan.native import READ_SIZE, fed_scan, find_from, scan_bytes, sniff, sniff_bytes
 
 if TYPE_CHECKING:
     from shardconv._native import Scan
@@ -179,46 +179,56 @@ class _Part:
 
 
 class _Log:
-    """The bytes of a log read but not yet handed on as parts."""
+    """The bytes of a log read but not yet handed on as parts: ``buf[at:]``, the pending bytes."""
 
     def __init__(self, read: Read, head: bytes, cut: bytes) -> None:
-        self.read, self.pending, self.eof, self.cut = read, bytearray(head), False, cut
+        self.read, self.buf, self.at, self.eof, self.cut = read, head, 0, False, cut
 
     def parts(self) -> Iterator[_Part]:
         """The whole log from here, in parts; none of them empty. While a part is handed on, what is
         pending starts with it (see ``may_cut``)."""
-        whole, at_line, searched = True, False, 0
+        whole, at_line, searched = True, False, 0  # (offsets into what is pending)
         while True:
-            i = self.pending.find(self.cut, searched)
-            if i >= 0 and (i + 1 + sniff_bytes() <= len(self.pending) or self.eof):
+            found = find_from(self.buf, self.cut, self.at + searched)
+            i, pending = (found - self.at if found >= 0 else -1), len(self.buf) - self.at
+            if i >= 0 and (i + 1 + sniff_bytes() <= pending or self.eof):
                 end = i + 1
-                yield _Part(bytes(self.pending[:end]), whole and end <= HELD_BYTES, at_line)
-                del self.pending[:end]
+                yield _Part(self._pending(end), whole and end <= HELD_BYTES, at_line)
+                self.at += end
                 whole, at_line, searched = True, True, 1
                 continue
             if i < 0 and self.eof:
-                if self.pending:
-                    yield _Part(bytes(self.pending), whole and len(self.pending) <= HELD_BYTES, at_line)
+                if pending:
+                    yield _Part(self._pending(pending), whole and pending <= HELD_BYTES, at_line)
                 return
-            if i < 0 and len(self.pending) > HELD_BYTES:  # too big to hold: passed on as it settles
+            if i < 0 and pending > HELD_BYTES:  # too big to hold: passed on as it settles
                 end = self._settled()
-                yield _Part(bytes(self.pending[:end]), False, at_line)
-                del self.pending[:end]
+                yield _Part(self._pending(end), False, at_line)
+                self.at += end
                 whole, at_line = False, False
-            searched = max(0, (i if i >= 0 else len(self.pending)) - len(self.cut))
-            chunk = self.read(READ_SIZE)
-            self.pending += chunk
-            self.eof = not chunk
+            searched = max(0, (i if i >= 0 else len(self.buf) - self.at) - len(self.cut))
+            self._read_more()
+
+    def _pending(self, n: int) -> bytes:
+        """The first ``n`` pending bytes."""
+        return self.buf[self.at:self.at + n]
+
+    def _read_more(self) -> None:
+        """Append a read to what is pending; a read at least as long as it, so that a long dump is
+        copied a bounded number of times as it builds up."""
+        kept = self.buf[self.at:]
+        chunk = self.read(max(READ_SIZE, len(kept)))
+        self.buf, self.at, self.eof = kept + chunk, 0, not chunk
 
     def may_cut(self, part: _Part) -> bool:
         """Whether a piece may begin with ``part``, the part being handed on: it starts at a cut line and
         its head is scanned, not skipped, by the sniff (asked only where a cut is wanted)."""
-        return part.at_line and sniff(bytes(self.pending[:sniff_bytes()]))[0] != "skip"
+        return part.at_line and sniff(self._pending(sniff_bytes()))[0] != "skip"
 
     def _settled(self) -> int:
         """How much of what is pending no cut can fall in any more: all but what a dump line starting
         in the rest needs to be found and its piece's head sniffed."""
-        return max(1, len(self.pending) - sniff_bytes() - len(self.cut))
+        return max(1, len(self.buf) - self.at - sniff_bytes() - len(self.cut))
 
 
 __all__ = ["DUMP_LINE", "HELD_BYTES", "MODULE_LINE", "PIECE_BYTES", "Cuts", "Piece", "Repeated", "read_pieces",
