@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from shardconv.core.records import record
+from shardconv.scan.ahead import read_ahead
 from shardconv.scan.inputs import scan_input
 from shardconv.scan.native import READ_SIZE, fed_scan, find_from, scan_bytes, sniff, sniff_bytes
 
@@ -67,23 +68,32 @@ def scan_pieces(path: str, *, names: bool = False, cuts: Cuts = PASS_LOG) -> Ite
     """The pieces of ``path`` (``-``: stdin), each with how many lines come before it; OSError when it
     cannot be read. What is not a regular file, or is one piece at most, comes whole."""
     if path == "-":
-        yield from _pieces(sys.stdin.buffer.read, path, names, cuts)
+        yield from read_ahead(_pieces(sys.stdin.buffer.read, path, names, cuts))
         return
     if _size(path) <= PIECE_BYTES:
         yield scan_input(path, names=names), 0  # with the scan's own error, if it cannot be read
         return
     with open(path, "rb") as f:
         expected, read, skipped = os.fstat(f.fileno()).st_size, _Counted(f.read), False
-        for piece, lines in _pieces(read, path, names, cuts):
+        for piece, lines in read_ahead(_pieces(read, path, names, cuts)):
             skipped = not isinstance(piece, Repeated) and piece.kind == "skip"
             yield piece, lines
         _check_size(path, os.fstat(f.fileno()).st_size, expected, read.total if not skipped else expected)
 
 
+def scan_whole(path: str, *, names: bool = False) -> Scan | None:
+    """The scan of a regular file ``scan_pieces`` reads in one piece; None for any other (read in
+    pieces, or stdin); OSError when it cannot be read."""
+    if path == "-" or not 0 < _size(path) <= PIECE_BYTES:
+        return None
+    return scan_input(path, names=names)
+
+
 def read_pieces(path: str, error: Callable[[str], Exception], *, names: bool = False,
-                cuts: Cuts = PASS_LOG) -> Iterator[Piece]:
-    """``scan_pieces``, raising ``error(message)`` when the file cannot be read or is not IR."""
-    pieces = scan_pieces(path, names=names, cuts=cuts)
+                cuts: Cuts = PASS_LOG, scanned: Scan | None = None) -> Iterator[Piece]:
+    """``scan_pieces`` (or the one piece ``scanned``, the file's scan already made), raising
+    ``error(message)`` when the file cannot be read or is not IR."""
+    pieces = scan_pieces(path, names=names, cuts=cuts) if scanned is None else iter([(scanned, 0)])
     while True:
         try:
             got = next(pieces, None)
@@ -232,4 +242,4 @@ class _Log:
 
 
 __all__ = ["DUMP_LINE", "HELD_BYTES", "MODULE_LINE", "PIECE_BYTES", "Cuts", "Piece", "Repeated", "read_pieces",
-           "scan_pieces"]
+           "scan_pieces", "scan_whole"]

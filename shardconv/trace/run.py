@@ -9,12 +9,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from shardconv.core.errors import ShardingValidationError
+from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.records import record
+from shardconv.scan.ahead import read_ahead
 from shardconv.scan.columns import sites_of, values_of_kind
 from shardconv.scan.inputs import SameContents
 from shardconv.scan.native import site_at, site_count
-from shardconv.scan.pieces import Cuts, Repeated, read_pieces
+from shardconv.scan.pieces import Cuts, Repeated, read_pieces, scan_whole
 from shardconv.scan.sites import SiteKind, ValueSite
 from shardconv.trace.changes import Change, classify, counterparts, preferred
 from shardconv.trace.dumps import (
@@ -61,13 +62,16 @@ class Seen:
     dropped_by: str = ""  # the pass that dropped them
 
 
-def read_dumps(path: str, first_index: int, base: Dump | None = None) -> Iterator[DumpSites | Repeat]:
-    """The dumps of one file (``-`` is stdin), scanned a piece of whole dumps at a time. In a pass log, a
-    dump whose text is that of the dump before it again (after its ``// -----//`` line) comes as a
-    ``Repeat``: its sites are never read, and, when the pieces left it unscanned, never scanned."""
+def read_dumps(
+    path: str, first_index: int, base: Dump | None = None, scanned: Scan | None = None
+) -> Iterator[DumpSites | Repeat]:
+    """The dumps of one file (``-`` is stdin), scanned a piece of whole dumps at a time (``scanned``: its
+    scan, already made). In a pass log, a dump whose text is that of the dump before it again (after
+    its ``// -----//`` line) comes as a ``Repeat``: its sites are never read, and, when the pieces left
+    it unscanned, never scanned."""
     last: _Before | None = None  # the dump before, when it was a pass's whole dump
     index = first_index
-    for piece, lines in read_pieces(path, LogError, names=True, cuts=Cuts(repeats=True)):
+    for piece, lines in read_pieces(path, LogError, names=True, cuts=Cuts(repeats=True), scanned=scanned):
         if isinstance(piece, Repeated):
             repeated = _repeat(piece, lines, last, path, index) if base is None else None
             if repeated is not None:
@@ -333,30 +337,47 @@ def trace_paths(paths: Sequence[str], keep: ValueFilter = KEEP_ALL) -> Iterator[
     for seq in sequences:
         def dumps(seq: list[tuple[str, Dump | None]] = seq) -> Iterator[DumpSites | Repeat]:
             nonlocal index
-            before: tuple[str, Dump, Dump] | None = None  # the file before, its base and its one dump
-            same = SameContents()
-            for path, base in seq:
-                repeat = _file_repeat(before, path, base, index, same)
-                read = [repeat] if repeat is not None else read_dumps(path, index, base)
+            before: tuple[Dump, Dump] | None = None  # the file before: its base and its one dump
+            for path, base, alike, scanned in read_ahead(_prepared(seq)):
+                repeat = _file_repeat(before, path, base, index, alike)
+                read = [repeat] if repeat is not None else read_dumps(path, index, base, scanned)
                 found = 0
                 for ds in read:
                     index, found = ds.dump.index + 1, found + 1
                     yield ds
-                before = (path, base, ds.dump) if found == 1 and base is not None else None
+                before = (base, ds.dump) if found == 1 and base is not None else None
 
         yield from follow(dumps(), keep)
 
 
+def _prepared(seq: list[tuple[str, Dump | None]]) -> Iterator[tuple[str, Dump | None, bool, Scan | None]]:
+    """Each file of a sequence, with its base; for a step file, whether it holds the bytes of the step
+    file before it, and if not, its scan when it is read in one piece (made here, ahead of its reader,
+    while the file before is followed: see ``read_ahead``). A file that cannot be scanned here is
+    scanned again by its reader, which reports why."""
+    same, was = SameContents(), None
+    for path, base in seq:
+        alike = was is not None and base is not None and same(was, path)
+        scanned = None
+        if base is not None and not alike:
+            try:
+                scanned = scan_whole(path, names=True)
+            except (OSError, ShardingError):
+                scanned = None
+        yield path, base, alike, scanned
+        was = path if base is not None else None
+
+
 def _file_repeat(
-    before: tuple[str, Dump, Dump] | None, path: str, base: Dump | None, index: int, same: SameContents
+    before: tuple[Dump, Dump] | None, path: str, base: Dump | None, index: int, alike: bool
 ) -> Repeat | None:
-    """A step file of an XLA dump folder with the bytes of the file before it (``before``: its path, base
-    and one dump, a plain module), as a Repeat of that dump; None when it must be read."""
-    if before is None or base is None:
+    """A step file of an XLA dump folder with the bytes of the file before it (``alike``; ``before``: that
+    file's base and one dump, a plain module), as a Repeat of that dump; None when it must be read."""
+    if before is None or base is None or not alike:
         return None
-    was, was_base, dump = before
+    was_base, dump = before
     from_base = replace(was_base, index=dump.index, path=dump.path, line=dump.line, module=dump.module)
-    if dump != from_base or base.module != was_base.module or not same(was, path):
+    if dump != from_base or base.module != was_base.module:
         return None
     return Repeat(replace(base, index=index, path=path, line=dump.line, module=dump.module), 0)
 
