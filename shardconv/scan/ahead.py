@@ -8,12 +8,16 @@ from __future__ import annotations
 import os
 import queue
 import threading
+import time
 from collections.abc import Iterator
 from typing import TypeVar, cast
 
 T = TypeVar("T")
-AHEAD = 2  # items made before the reader takes them (each holds at most a piece's scan)
+AHEAD = 2  # batches made before the reader takes them
+BATCH_SECONDS = 0.002  # items are handed over in batches, one every 2 ms at most: a piece's scan alone,
+# cheap items (a pass log's repeated dumps) by the dozen, each batch costing the two threads one handover
 _WAIT = 0.1  # seconds between looks, by a maker with no room, at whether the reader has gone
+Entry = tuple[bool, object]  # (True, a batch of items), or (False, an error or None at the end)
 
 
 def processors() -> int:
@@ -25,41 +29,48 @@ def processors() -> int:
 
 
 def read_ahead(items: Iterator[T], ahead: int = AHEAD) -> Iterator[T]:
-    """``items``, made up to ``ahead`` before they are read, in a daemon thread; an error ``items``
-    raises is raised here once the items before it are read. On one processor, ``items`` itself."""
+    """``items``, made up to ``ahead`` batches before they are read, in a daemon thread; an error
+    ``items`` raises is raised here once the items before it are read. On one processor, ``items``."""
     if processors() < 2:
         yield from items
         return
-    made: queue.Queue[tuple[bool, object]] = queue.Queue(ahead)
+    made: queue.Queue[Entry] = queue.Queue(ahead)
     gone = threading.Event()
     worker = threading.Thread(target=_make, args=(items, made, gone), name="shardconv-read-ahead", daemon=True)
     worker.start()
     try:
         while True:
-            ok, item = made.get()
+            ok, got = made.get()
             if not ok:
-                if item is None:
+                if got is None:
                     return
-                assert isinstance(item, BaseException)
-                raise item
-            yield cast(T, item)
+                assert isinstance(got, BaseException)
+                raise got
+            yield from cast(list[T], got)
     finally:
-        gone.set()  # (a reader that stops early: the maker stops at its next item)
+        gone.set()  # (a reader that stops early: the maker stops at its next batch)
 
 
-def _make(items: Iterator[object], made: queue.Queue[tuple[bool, object]], gone: threading.Event) -> None:
-    """Put each item, then (False, None) at the end or (False, error)."""
+def _make(items: Iterator[object], made: queue.Queue[Entry], gone: threading.Event) -> None:
+    """Put the items in batches, then (False, None) at the end or (False, error)."""
+    batch: list[object] = []
+    since = time.monotonic()
     try:
         for item in items:
-            if not _put(made, (True, item), gone):
-                return
+            batch.append(item)
+            if time.monotonic() - since >= BATCH_SECONDS:
+                if not _put(made, (True, batch), gone):
+                    return
+                batch, since = [], time.monotonic()
     except BaseException as e:  # noqa: BLE001 - handed to the reader, who raises it
-        _put(made, (False, e), gone)
-        return
-    _put(made, (False, None), gone)
+        end: object = e
+    else:
+        end = None
+    if not batch or _put(made, (True, batch), gone):
+        _put(made, (False, end), gone)
 
 
-def _put(made: queue.Queue[tuple[bool, object]], entry: tuple[bool, object], gone: threading.Event) -> bool:
+def _put(made: queue.Queue[Entry], entry: Entry, gone: threading.Event) -> bool:
     """Put ``entry`` once there is room; False if the reader has gone meanwhile."""
     while not gone.is_set():
         try:

@@ -3,7 +3,9 @@ in their order, with an error where it came, and the maker stopped when the read
 
 from __future__ import annotations
 
+import queue
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -63,6 +65,7 @@ def test_a_reader_that_stops_early_stops_the_maker() -> None:
     def items() -> Iterator[int]:
         try:
             for i in range(10_000):
+                time.sleep(0.0005)
                 made.append(i)
                 yield i
         finally:
@@ -72,9 +75,22 @@ def test_a_reader_that_stops_early_stops_the_maker() -> None:
     assert next(got) == 0
     got.close()
     assert finished.wait(10), "the maker went on after its reader had gone"
-    assert len(made) <= 5  # (the one read, the queue's two, the one being put, and the last look)
+    assert len(made) < 100  # (the batch read, the queue's two, the one being put: a few ms of items)
 
 
+def test_cheap_items_are_handed_over_in_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    sizes: list[int] = []
+    real_put = ahead._put
+
+    def put(made: queue.Queue[ahead.Entry], entry: ahead.Entry, gone: threading.Event) -> bool:
+        if entry[0]:
+            assert isinstance(entry[1], list)
+            sizes.append(len(entry[1]))
+        return real_put(made, entry, gone)
+
+    monkeypatch.setattr(ahead, "_put", put)
+    assert list(read_ahead(iter(range(100_000)))) == list(range(100_000))
+    assert sum(sizes) == 100_000 and len(sizes) < 1_000  # (not one handover per item)
 def test_on_one_processor_the_items_are_made_by_their_reader(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ahead, "processors", lambda: 1)
 
