@@ -82,7 +82,7 @@ pub struct Site {
     pub text: Option<Vec<u8>>, // None: the same as raw
     pub data: Option<Vec<u8>>,
     pub encoding: Encoding,
-    pub value: Option<String>,
+    pub value: Option<Name>,
     pub shapes: Option<Shapes>,
     pub target: Option<i64>,
     /// Where the site's physical line is: an offset into the scanned text, or (for a site reported at a
@@ -153,7 +153,7 @@ pub enum OpFrom {
 }
 
 struct Ctx {
-    value: Option<String>,
+    value: Option<Name>,
     shapes: Option<Shapes>,
     op: OpFrom,
 }
@@ -189,6 +189,15 @@ pub(crate) fn site_key(b: &[u8]) -> Cow<'static, str> {
     }
 }
 
+/// A value's name (`%x`, `%arg0`, `result[0]`, `@mesh`): most are short, kept inline (no allocation per
+/// site, and a dump names a value at nearly every site).
+pub type Name = compact_str::CompactString;
+
+/// The name `b` spells.
+fn name_of(b: &[u8]) -> Name {
+    Name::from_utf8_lossy(b)
+}
+
 fn lossy(b: &[u8]) -> String {
     match std::str::from_utf8(b) {
         Ok(s) => s.to_owned(),
@@ -206,7 +215,7 @@ struct Signature {
     open_paren: usize,
     close: Option<usize>,
     arg_ends: Vec<usize>,
-    arg_names: Vec<String>,
+    arg_names: Vec<Name>,
     result_types: Vec<usize>,
 }
 
@@ -358,7 +367,7 @@ impl<'a> Line<'a> {
     }
 
     /// The first result's name, and where the last ` : ` of the line (its loc tail cut) is.
-    fn body(&mut self) -> (Option<String>, Option<usize>) {
+    fn body(&mut self) -> (Option<Name>, Option<usize>) {
         if self.body.is_none() {
             let t = self.text;
             let name = mlir_result(t).map(|(span, _)| span);
@@ -376,7 +385,7 @@ impl<'a> Line<'a> {
         self.sig.as_ref().and_then(|s| s.as_ref())
     }
 
-    fn hlo_context(&mut self) -> (Option<String>, Option<Shapes>) {
+    fn hlo_context(&mut self) -> (Option<Name>, Option<Shapes>) {
         if self.hlo.is_none() {
             self.hlo = Some(hlo_context(self.text, &mut self.memo));
         }
@@ -385,8 +394,8 @@ impl<'a> Line<'a> {
     }
 
     /// The name cut from the line at `span` (cut afresh for each site: most lines hold one).
-    fn name(&self, span: Option<Span>) -> Option<String> {
-        span.map(|(a, b)| lossy(&self.text[a..b]))
+    fn name(&self, span: Option<Span>) -> Option<Name> {
+        span.map(|(a, b)| name_of(&self.text[a..b]))
     }
 
     fn hlo_op(&mut self) -> (Option<Arc<str>>, Option<u32>, bool) {
@@ -468,7 +477,7 @@ fn lex_signature(t: &[u8]) -> Option<Signature> {
         if e > p + 1 && e < stop && t[e] == b':' {
             let end = e + 1 + t[e + 1..stop].iter().take_while(|&&b| is_ws(b)).count();
             arg_ends.push(end);
-            arg_names.push(lossy(&t[p..e]));
+            arg_names.push(name_of(&t[p..e]));
             i = end;
         } else {
             i = p + 1;
@@ -925,7 +934,7 @@ impl Extractor {
         site: Cow<'static, str>,
         a: usize,
         b: usize,
-        value: Option<String>,
+        value: Option<Name>,
         shapes: Option<Shapes>,
         op: OpFrom,
     ) -> Site {
@@ -1026,7 +1035,7 @@ impl Extractor {
             }
             Group::MeshDecl => {
                 let Some(end) = match_close(t, me - 1) else { return Ok(me) };
-                let name = format!("@{}", lossy(strip_quotes(sub)));
+                let name = compact_str::format_compact!("@{}", lossy(strip_quotes(sub)));
                 let s =
                     self.occ(ln, SDY_MESH, "sdy.mesh".into(), me - 1, end, Some(name), None, OpFrom::Named("sdy.mesh"));
                 out.push(s);
@@ -1068,7 +1077,8 @@ impl Extractor {
             }
             Group::ShMesh => {
                 let Some(end) = match_close(t, me - 1) else { return Ok(me) };
-                let name = mesh_decl_name(&t[..ms]).map(|n| format!("@{}", lossy(strip_quotes(n))));
+                let name =
+                    mesh_decl_name(&t[..ms]).map(|n| compact_str::format_compact!("@{}", lossy(strip_quotes(n))));
                 let s = self.occ(
                     ln,
                     STABLEHLO_MESH,
@@ -1083,7 +1093,7 @@ impl Extractor {
                 Ok(end)
             }
             Group::Collective => {
-                let name = format!("@{}", lossy(sub));
+                let name = compact_str::format_compact!("@{}", lossy(sub));
                 let c = self.mlir_context(ln, ms);
                 let s = self.occ(ln, COLLECTIVE_MESH, "replica_groups".into(), m.sub.0 - 1, me, Some(name), None, c.op);
                 out.push(s);
@@ -1096,7 +1106,7 @@ impl Extractor {
                 let a = m.sub.1 + lstrip_len(&t[m.sub.1..]);
                 let c = self.mlir_context(ln, ms);
                 let site = format!("sdy.{}", lossy(sub));
-                let mesh = out_sharding_mesh(t, end).map(lossy);
+                let mesh = out_sharding_mesh(t, end).map(name_of);
                 out.push(self.occ(ln, COLLECTIVE_AXES, site.into(), a, end, mesh, c.shapes, OpFrom::Mlir));
                 Ok(me)
             }
@@ -1175,7 +1185,7 @@ impl Extractor {
         if key == "mhlo.sharding" || key == "mhlo.spmd_output_sharding" {
             let textual = looks_textual(&data);
             let (value, op) = if key == "mhlo.spmd_output_sharding" {
-                (Some("module".to_string()), OpFrom::None)
+                (Some("module".into()), OpFrom::None)
             } else {
                 (c.value, c.op)
             };
@@ -1243,7 +1253,7 @@ impl Extractor {
             if let Some(at) = at {
                 cursor = at + encoded.len();
             }
-            let nm = format!("@{}", lossy(strip_quotes(&data[name.0..name.1])));
+            let nm = compact_str::format_compact!("@{}", lossy(strip_quotes(&data[name.0..name.1])));
             let mut s = self.occ(ln, SDY_MESH, Cow::Owned(key.to_string()), sa, sb, Some(nm), None, OpFrom::None);
             s.text = Some(mesh_text.to_vec());
             s.encoding = if at.is_some() { enc } else { WHOLE };
@@ -1381,13 +1391,13 @@ fn mesh_decl_name(t: &[u8]) -> Option<&[u8]> {
 
 /// The function argument or result an attribute at `pos` of a signature belongs to: its name, and
 /// where the text holding its tensor type starts (it ends at `pos`).
-fn func_context(sig: &Signature, pos: usize) -> Option<(String, usize)> {
+fn func_context(sig: &Signature, pos: usize) -> Option<(Name, usize)> {
     if sig.close.is_none_or(|c| pos < c) {
         let i = sig.arg_ends.partition_point(|&e| e <= pos).checked_sub(1)?;
         return Some((sig.arg_names[i].clone(), sig.arg_ends[i].min(pos)));
     }
     let i = sig.result_types.partition_point(|&e| e <= pos).checked_sub(1)?;
-    Some((format!("result[{i}]"), sig.result_types[i]))
+    Some((compact_str::format_compact!("result[{i}]"), sig.result_types[i]))
 }
 
 /// The keyword match at `s`, for tests.

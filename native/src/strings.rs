@@ -3,12 +3,37 @@
 //! values at. Bytes in, bytes out: a dump need not be UTF-8.
 
 /// How a value sits in the source (`shardconv.text.layered.StringEncoding`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug)]
 pub struct Encoding {
     pub outer: &'static str,
     pub quote_style: &'static str,
     pub inner: &'static str,
     pub inner_quoted: bool,
+}
+
+/// Every value is interned with its encoding: its words are the same few literals, compared by address
+/// first and by content only when the addresses differ.
+fn same_word(a: &'static str, b: &'static str) -> bool {
+    std::ptr::eq(a, b) || a == b
+}
+
+impl PartialEq for Encoding {
+    fn eq(&self, o: &Self) -> bool {
+        self.inner_quoted == o.inner_quoted
+            && same_word(self.outer, o.outer)
+            && same_word(self.quote_style, o.quote_style)
+            && same_word(self.inner, o.inner)
+    }
+}
+
+impl Eq for Encoding {}
+
+impl std::hash::Hash for Encoding {
+    /// The words' lengths tell the few literals apart, and equal words have equal lengths.
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write_usize(self.outer.len() << 16 | self.quote_style.len() << 8 | self.inner.len());
+        h.write_u8(u8::from(self.inner_quoted));
+    }
 }
 
 pub const PLAIN: Encoding = Encoding { outer: "none", quote_style: "hex", inner: "none", inner_quoted: false };

@@ -3,8 +3,8 @@
 //! shapes, name) and the pairs of an HLO and an sdy sharding one value carries on one line.
 
 use crate::extract::{
-    physical_span, LineText, Site, COLLECTIVE_AXES, COLLECTIVE_MESH, EXPECTED_ERROR, HLO, MODULE_START, NUM_PARTITIONS,
-    SDY_MESH, SDY_ORIGINS, SDY_PER_VALUE, SDY_SHARDING, STABLEHLO_MESH,
+    physical_span, LineText, Name, Site, COLLECTIVE_AXES, COLLECTIVE_MESH, EXPECTED_ERROR, HLO, MODULE_START,
+    NUM_PARTITIONS, SDY_MESH, SDY_ORIGINS, SDY_PER_VALUE, SDY_SHARDING, STABLEHLO_MESH,
 };
 use crate::shapes::Shape;
 use crate::strings::Encoding;
@@ -309,7 +309,7 @@ pub struct Table {
     line_module: u32,
     on_line: Vec<LineEntry>,
     /// Where each value name of the line is in `on_line`.
-    on_line_index: FxMap<Option<String>, usize>,
+    on_line_index: FxMap<Option<Name>, usize>,
     /// Whether every site keeps its row; else only each group's first site, module headers and
     /// expected-error markers do (the propagation records none), and `spans` holds every place.
     pub every_site: bool,
@@ -463,7 +463,7 @@ impl Table {
         }
     }
 
-    fn name_id(&mut self, name: &Option<String>) -> u32 {
+    fn name_id(&mut self, name: &Option<Name>) -> u32 {
         name.as_deref().map_or(NONE, |v| self.names.id_of(v))
     }
 
@@ -553,7 +553,8 @@ impl Table {
     fn pair_line(&mut self) {
         let module = self.line_module;
         self.on_line_index.clear();
-        for e in std::mem::take(&mut self.on_line) {
+        // drained, not taken: the entries' room serves line after line
+        for e in self.on_line.drain(..) {
             if let (Some(h), Some(s)) = (e.hlo, e.sdy) {
                 let key = [module, h, s];
                 match self.pair_index.get(&key) {
