@@ -324,7 +324,7 @@ pub struct Line<'a> {
     mlir_op: Option<Option<Arc<str>>>,
     has_nl: bool,
     sig_flag: Option<bool>,
-    body: Option<(Option<Span>, Option<usize>)>,
+    body: Option<(Option<Span>, Option<usize>, usize)>,
 }
 
 impl<'a> Line<'a> {
@@ -366,16 +366,15 @@ impl<'a> Line<'a> {
         self.sig_flag == Some(true)
     }
 
-    /// The first result's name, and where the last ` : ` of the line (its loc tail cut) is.
-    fn body(&mut self) -> (Option<Name>, Option<usize>) {
-        if self.body.is_none() {
-            let t = self.text;
-            let name = mlir_result(t).map(|(span, _)| span);
+    /// The first result's name, where the last ` : ` of the line (its loc tail cut) is, and the line
+    /// without that tail.
+    fn body(&mut self) -> (Option<Name>, Option<usize>, &'a [u8]) {
+        let t = self.text;
+        let (name, colon, end) = *self.body.get_or_insert_with(|| {
             let body = strip_loc(rstrip(t));
-            self.body = Some((name, crate::find::rfind_lit(body, b" : ", 1)));
-        }
-        let (name, colon) = self.body.unwrap_or((None, None));
-        (self.name(name), colon)
+            (mlir_result(t).map(|(span, _)| span), crate::find::rfind_lit(body, b" : ", 1), body.len())
+        });
+        (self.name(name), colon, &t[..end])
     }
 
     fn signature(&mut self) -> Option<&Signature> {
@@ -1154,10 +1153,9 @@ impl Extractor {
         if mlir_module(t) {
             return Ctx { value: Some("module".into()), shapes: None, op: OpFrom::None };
         }
-        let (name, colon) = ln.body();
+        let (name, colon, body) = ln.body();
         let shapes = match colon {
             Some(colon) if colon >= pos => {
-                let body = strip_loc(rstrip(t));
                 let mut tail = &body[colon + 3..];
                 if let Some(a) = crate::find::rfind_lit(tail, b"->", 1) {
                     tail = &tail[a + 2..];
