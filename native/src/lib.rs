@@ -7,6 +7,7 @@ pub mod find;
 pub mod keywords;
 pub mod lines;
 pub mod names;
+pub mod scopes;
 pub mod shapes;
 pub mod sniffer;
 pub mod strings;

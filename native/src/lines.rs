@@ -4,10 +4,11 @@
 //! longer than `max_line` is extracted in overlapping windows, so memory stays bounded. An attribute
 //! whose value starts on the next line (`key =` then the value) is one logical line.
 
-use crate::extract::{complete_on, module_start, Extractor, Line, Site, MODULE_START};
+use crate::extract::{complete_on, Extractor, Line, Site, MODULE_START};
 use crate::names::{Defined, Digest};
+use crate::scopes::{scope_of, ScopeLine};
 use crate::sniffer::{sniff, SNIFF_BYTES};
-use crate::strings::{is_word, is_ws, rstrip};
+use crate::strings::{is_word, rstrip};
 use crate::suppress::Suppressions;
 use crate::table::{Row, Scope, Table};
 use aho_corasick::{AhoCorasick, MatchKind};
@@ -151,52 +152,6 @@ fn line_end(buf: &[u8], start: usize, limit: usize) -> usize {
         }
     }
     end
-}
-
-/// A scope: (name, "func" | "computation", is_entry), or a module start (no scope).
-enum ScopeLine {
-    Open(String, &'static str, bool),
-    Reset,
-    Nothing,
-}
-
-fn scope_of(line: &[u8]) -> ScopeLine {
-    let line = rstrip(line);
-    let s = line.iter().position(|&b| !is_ws(b)).unwrap_or(line.len());
-    let body = &line[s..];
-    if body.starts_with(b"HloModule") || module_start(line) {
-        return ScopeLine::Reset;
-    }
-    if let Some(p) = crate::finder!(b"func.func").find(line) {
-        if let Some(at) = memchr::memchr(b'@', &line[p..]) {
-            let a = p + at + 1;
-            let name: Vec<u8> = if line.get(a) == Some(&b'"') {
-                let e = crate::strings::string_end(line, a).unwrap_or(line.len());
-                line[a + 1..e.saturating_sub(1).max(a + 1)].to_vec()
-            } else {
-                line[a..].iter().take_while(|&&b| crate::keywords::name_char(b)).copied().collect()
-            };
-            let name = String::from_utf8_lossy(&name).into_owned();
-            let entry = name == "main";
-            return ScopeLine::Open(name, "func", entry);
-        }
-        return ScopeLine::Nothing;
-    }
-    if s != 0 || !line.ends_with(b"{") {
-        return ScopeLine::Nothing;
-    }
-    let mut rest = body;
-    let entry = rest.starts_with(b"ENTRY") && rest.get(5).is_some_and(|&b| is_ws(b));
-    if entry {
-        rest = &rest[5..];
-        rest = &rest[rest.iter().position(|&b| !is_ws(b)).unwrap_or(rest.len())..];
-    }
-    let r = rest.strip_prefix(b"%").unwrap_or(rest);
-    let n = r.iter().take_while(|&&b| is_word(b) || b == b'.' || b == b'-').count();
-    if n == 0 || !matches!(r.get(n), Some(b' ' | b'(' | b'{')) {
-        return ScopeLine::Nothing;
-    }
-    ScopeLine::Open(String::from_utf8_lossy(&r[..n]).into_owned(), "computation", entry)
 }
 
 /// The scan of one input, fed piece by piece.

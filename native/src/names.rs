@@ -9,11 +9,13 @@ use std::hash::BuildHasher;
 
 /// One segment's definitions, in one byte arena: each name and what it is, spans of `store`, found
 /// through a table of hashes (no allocation per definition: an HLO dump defines every instruction).
-/// A later definition of a name wins, except that a parameter's `arg[N]` wins over an argument's.
+/// A later definition of a name wins, except that a parameter's `arg[N]` wins over an argument's. A name
+/// outside the entry function is keyed with its function's prefix (`@f:%0`, `@f:arg[0]`).
 #[derive(Default)]
 pub struct Defined {
     store: Vec<u8>,
     table: HashTable<Entry>,
+    prefix: Vec<u8>, // of the function the last `func.func` line scanned opened
 }
 
 #[derive(Clone, Copy)]
@@ -39,9 +41,13 @@ impl Defined {
         (a, self.store.len())
     }
 
-    /// Records the name `key` writes as what `what` writes; a parameter is never replaced by an argument.
-    fn define(&mut self, key: impl FnOnce(&mut Vec<u8>), what: impl FnOnce(&mut Vec<u8>), param: bool) {
-        let key = self.put(key);
+    /// Records the name `key` writes (after `prefix`) as what `what` writes; a parameter is never replaced
+    /// by an argument.
+    fn define(&mut self, prefix: &[u8], key: impl FnOnce(&mut Vec<u8>), what: impl FnOnce(&mut Vec<u8>), param: bool) {
+        let key = self.put(|s| {
+            s.extend_from_slice(prefix);
+            key(s);
+        });
         let what = self.put(what);
         let entry = Entry { key, what, param };
         let store = &self.store;
@@ -63,7 +69,7 @@ impl Defined {
         for d in parts {
             for (k, v) in d.items() {
                 // (as a parameter's: it replaces whatever an earlier part said; nothing is scanned after)
-                out.define(|s| s.extend_from_slice(k), |s| s.extend_from_slice(v), true);
+                out.define(b"", |s| s.extend_from_slice(k), |s| s.extend_from_slice(v), true);
             }
         }
         out
@@ -106,12 +112,24 @@ impl Defined {
         self.table.iter().map(|e| (self.slice(e.key), self.slice(e.what)))
     }
 
-    /// `names_in` over complete lines.
+    /// `names_in` over complete lines: each function's part with that function's prefix.
     pub fn scan(&mut self, data: &[u8]) {
         // (room for the definitions a dump this long likely holds: about one per 100 bytes)
         let store = &self.store;
         self.table.reserve(data.len() / 100, |e| hash(&store[e.key.0..e.key.1]));
         self.store.reserve(data.len() / 8);
+        let mut from = 0;
+        for (at, prefix) in crate::scopes::function_lines(data) {
+            self.scan_scope(&data[from..at]);
+            self.prefix = prefix;
+            from = at;
+        }
+        self.scan_scope(&data[from..]);
+    }
+
+    /// The definitions of `data`, all in the function of the prefix in force.
+    fn scan_scope(&mut self, data: &[u8]) {
+        let prefix = std::mem::take(&mut self.prefix);
         // (%[\w$.\-]+)(?::\d+)? = (\S+), found from its ` = ` back (an HLO line has one, and two or three
         // `%` operands and callees besides its definition's)
         let mut i = 0; // where the next definition may start: past the last one's first token
@@ -125,7 +143,7 @@ impl Defined {
             if b == a {
                 continue;
             }
-            self.define(|s| s.extend_from_slice(&data[p..e]), |s| what(data, a, b, s), false);
+            self.define(&prefix, |s| s.extend_from_slice(&data[p..e]), |s| what(data, a, b, s), false);
             (i, at) = (b, b);
         }
         // %arg(\d+): ([^\s,)]+)
@@ -143,7 +161,7 @@ impl Defined {
             if e == t {
                 continue;
             }
-            self.define(|s| arg_key(&data[a..a + d], s), |s| s.extend_from_slice(&data[t..e]), false);
+            self.define(&prefix, |s| arg_key(&data[a..a + d], s), |s| s.extend_from_slice(&data[t..e]), false);
             i = e;
         }
         // = (\S+) parameter\((\d+)\)
@@ -160,9 +178,10 @@ impl Defined {
             if d == 0 || data.get(d0 + d) != Some(&b')') {
                 continue;
             }
-            self.define(|s| arg_key(&data[d0..d0 + d], s), |s| s.extend_from_slice(&data[a..q]), true);
+            self.define(&prefix, |s| arg_key(&data[d0..d0 + d], s), |s| s.extend_from_slice(&data[a..q]), true);
             i = d0 + d + 1;
         }
+        self.prefix = prefix;
     }
 }
 
@@ -295,6 +314,27 @@ mod tests {
         assert_eq!(m[&b"%1".to_vec()], b"stablehlo.dot %b %c"); // operands stop at the attributes
         assert_eq!(m[&b"arg[0]".to_vec()], b"f32[8]{0}");
         assert_eq!(m[&b"arg[1]".to_vec()], b"i32");
+    }
+
+    #[test]
+    fn scoped_by_function() {
+        let mut d = Defined::default();
+        d.scan(
+            b"module @m {\n  func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n    %0 = stablehlo.add %arg0\n",
+        );
+        // a later region, as the engine hands them over: the scope carries on
+        d.scan(b"  }\n  func.func private @body(%arg0: tensor<2xf32>) {\n    %0 = stablehlo.broadcast %arg0\n  }\n}\n");
+        let m: HashMap<_, _> = d.items().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
+        assert_eq!(m[&b"%0".to_vec()], b"stablehlo.add %arg0");
+        assert_eq!(m[&b"@body:%0".to_vec()], b"stablehlo.broadcast %arg0");
+        assert_eq!(m[&b"@body:arg[0]".to_vec()], b"tensor<2xf32>");
+        assert_eq!(m[&b"arg[0]".to_vec()], b"tensor<4xf32>");
+        // an HLO computation's names are the module's own (unique): bare, and the entry's parameters,
+        // printed last, win
+        let mut h = Defined::default();
+        h.scan(b"%fused.1 (p: f32[8]) -> f32[8] {\n  %p = f32[8]{0} parameter(0)\n}\n\nENTRY %main.2 (a: f32[16]) -> f32[16] {\n  %a = f32[16]{0} parameter(0)\n}\n");
+        assert_eq!(h.get(b"%p"), Some(&b"f32[8]{0}"[..]));
+        assert_eq!(h.get(b"arg[0]"), Some(&b"f32[16]{0}"[..]));
     }
 
     #[test]

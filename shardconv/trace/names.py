@@ -15,16 +15,19 @@ if TYPE_CHECKING:
     from shardconv._native import Names
 
 # ``@f:%0:in[1]``: the function (its name may hold ":"), the value, and the part of it.
-_KEY = re.compile(r"^(?:@.*:)?(?P<value>%[^#:]+|arg\[\d+\]|result\[\d+\])(?P<part>#\d+|:(?:in|out)(?:\[\d+\])?)?$")
+_KEY = re.compile(
+    r"^(?P<function>@.*:)?(?P<value>%[^#:]+|arg\[\d+\]|result\[\d+\])(?P<part>#\d+|:(?:in|out)(?:\[\d+\])?)?$"
+)
 
 
 @record
 class KeyParts:
-    """A value key taken apart: ``value`` is what the dump defines (``%0``, ``arg[1]``), ``part`` the
-    element of it (``#1``, ``:in[0]``) or empty."""
+    """A value key taken apart: ``value`` is what the dump defines (``%0``, ``arg[1]``) in ``function``
+    (``@f:``, empty for the entry one), ``part`` the element of it (``#1``, ``:in[0]``) or empty."""
 
     value: str
     part: str
+    function: str = ""
 
     @property
     def local(self) -> str:
@@ -35,8 +38,11 @@ class KeyParts:
 def key_parts(key: str) -> KeyParts:
     m = _KEY.match(key)
     if m is None:  # not a key trace/values.py makes: at most its function goes
-        return KeyParts(key.rpartition(":")[2] if key.startswith("@") else key, "")
-    return KeyParts(m.group("value"), m.group("part") or "")
+        if key.startswith("@"):
+            function, _, value = key.rpartition(":")
+            return KeyParts(value, "", function + ":")
+        return KeyParts(key, "")
+    return KeyParts(m.group("value"), m.group("part") or "", m.group("function") or "")
 
 
 def defined_alike(a: Names, b: Names, keys: Sequence[str]) -> list[str]:
@@ -57,13 +63,14 @@ def same_value(a: Names, b: Names, key: str) -> bool:
 
 
 def defined_as(names: Names, key: str) -> bytes | None:
-    """What a dump defines the value ``key`` stands for as (its op and operands, or HLO
-    type); None when it does not define it by name (a function result is followed by position only: its
-    place has no name)."""
-    value = key_parts(key).value
-    if value.startswith("result["):
+    """What a dump defines the value ``key`` stands for as (its op and operands, or HLO type), in the
+    key's own function: functions number their values apart, and ``%0`` of ``@f`` is not the entry's
+    ``%0``. None when it does not define it by name (a function result is followed by position only:
+    its place has no name)."""
+    parts = key_parts(key)
+    if parts.value.startswith("result["):
         return None
-    return names.get(value.encode())
+    return names.get((parts.function + parts.value).encode())
 
 
 __all__ = ["KeyParts", "defined_alike", "defined_as", "key_parts", "same_value"]

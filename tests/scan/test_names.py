@@ -79,3 +79,27 @@ def test_alike_looks_up_plain_names_and_hands_back_the_rest() -> None:
     b = native.scan_bytes(b"%0 = stablehlo.add %x\n%1 = stablehlo.dot %y\n", names=True).defined[0]
     assert a.alike(b, ["%0", "%1", "%2", "@f:%0", "%0#1", "arg[0]", "%0:in[0]"]) == ([0], [3, 4, 5, 6])
     assert a.get(b"%1") == b"stablehlo.mul %y" and a.get(b"%9") is None and b"%0" in a and b"%9" not in a
+
+
+def test_a_function_other_than_main_keys_its_names_after_itself() -> None:
+    """Each function numbers its values from ``%0``: outside ``@main`` a definition is keyed ``@f:%0`` (and
+    ``@f:arg[0]``), quoted names and a module header on a ``func.func`` line included; HLO names stay bare."""
+    text = (
+        b"module @m {\n"
+        b"  func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n    %0 = stablehlo.add %arg0, %arg0\n  }\n"
+        b"  func.func private @body(%arg0: tensor<2xf32>) {\n    %0 = stablehlo.broadcast %arg0\n  }\n"
+        b'  func.func @"q\\"x"(%arg0: i1) {\n    %0 = stablehlo.not %arg0\n  }\n'
+        b'  func.func @"open\n    %1 = stablehlo.neg %0\n'
+        b"module { func.func @after(%arg1: i8) {\n    %2 = stablehlo.abs %arg1\n"
+        b"  func.func with no name\n    %3 = stablehlo.sign %2\n"
+    )
+    scan = native.scan_bytes(text, names=True)
+    for (a, b), got in zip(_segments(text), scan.defined):
+        assert dict(got.items()) == names_in(text, a, b)
+    names = dict(scan.defined_in(list(range(len(scan.defined)))).items())
+    assert names[b"%0"] == b"stablehlo.add %arg0 %arg0" and names[b"arg[0]"] == b"tensor<4xf32>"
+    assert names[b"@body:%0"] == b"stablehlo.broadcast %arg0" and names[b"@body:arg[0]"] == b"tensor<2xf32>"
+    assert names[b'@q\\"x:%0'] == b"stablehlo.not %arg0"
+    assert names[b"@ope:%1"] == b"stablehlo.neg %0"  # an unterminated name runs to the line's last byte
+    assert names[b"%2"] == b"stablehlo.abs %arg1" and names[b"arg[1]"] == b"i8"  # the module header reset it
+    assert names[b"%3"] == b"stablehlo.sign %2"  # a func.func line naming no function changes nothing

@@ -14,6 +14,10 @@ xla/shardy/), each a correct program on its mesh (written to OUT_DIR/mesh.txt as
 - ``grouped``, on data=2, fsdp=2, tp=2: a constrained tanh MLP summed over its batch, whose dots XLA
   partitions in groups, so its per-device modules keep shardings over 4 of the 8 devices;
 - ``shard_map``, on batch=2, model=4: a shard_map with a psum over model;
+- ``outlined``, on batch=2, model=4: a shard_map normalising its input (a psum over batch), then a
+  ``lax.scan`` of constrained matmuls and a sharded bias. Shardy's export outlines the shard_map's body
+  into a function of its own, numbered from ``%0`` again, while ``@main`` is renumbered: ``%7`` of each
+  is another value;
 - ``permuted``, on data=2, model=4 over ``np.array(jax.devices()).reshape(4, 2).T``;
 - ``explicit``, on x=2, y=4 with explicit axis types: ``jax.sharding.reshard`` between two shardings.
 """
@@ -103,6 +107,20 @@ elif program == "shard_map":
 
     mapped = jax.shard_map(body, mesh=mesh, in_specs=(P("batch", "model"), P("model", None)), out_specs=P("batch"))
     jax.jit(mapped).lower(arg((16, 32), "batch", "model"), arg((32, 8), "model", None)).compile()
+elif program == "outlined":
+    @jax.shard_map(mesh=mesh, in_specs=P("batch", None), out_specs=P("batch", None))
+    def normalize(a: jax.Array) -> jax.Array:
+        return a / jnp.sqrt(jax.lax.psum(jnp.sum(a * a, axis=0, keepdims=True), "batch") + 1.0)
+
+    def layer(carry: jax.Array, w: jax.Array) -> tuple[jax.Array, jax.Array]:
+        h = jax.nn.relu(jax.lax.with_sharding_constraint(carry @ w, on("batch", "model")))
+        return h @ w.T, h.sum()
+
+    def outlined(x: jax.Array, ws: jax.Array, bias: jax.Array) -> tuple[jax.Array, jax.Array]:
+        y, sums = jax.lax.scan(layer, normalize(x), ws)
+        return y + bias, sums
+
+    jax.jit(outlined).lower(arg((16, 32), "batch", None), arg((3, 32, 32), None, None, "model"), arg((32,), "model")).compile()
 elif program == "explicit":
     with jax.set_mesh(mesh):
         jax.jit(lambda a: jax.sharding.reshard(jnp.cos(a) * 2.0, P(None, "y"))).lower(arg((8, 16), "x", None)).compile()

@@ -13,7 +13,7 @@ from support.trace_util import changes, run_json
 
 import shardconv as sc
 
-PROGRAMS = ("block", "mesh3d", "shard_map", "permuted", "explicit")
+PROGRAMS = ("block", "mesh3d", "shard_map", "permuted", "explicit", "outlined")
 
 
 def traced(folder: Path) -> list[sc.Seen | sc.Change]:
@@ -47,6 +47,20 @@ def test_export_renumbering_values_moves_no_data(programs: Path) -> None:
     assert all(c.before is None for c in placed)
     spelled = [c for c in items if isinstance(c, sc.Change) and c.kind == "spelling"]
     assert {c.pass_name for c in spelled} == {"output_module"}
+
+
+def test_an_outlined_function_numbers_its_values_apart_from_main(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Shardy's export outlines a shard_map's body into a function numbered from ``%0`` and renumbers
+    ``@main``: the body's ``%7`` is not main's ``%7`` (a broadcast before, the scan's while loop after).
+    The export changes no value's placement: nothing is gained or lost there, and a value of the new
+    function, which no dump before defines, gained nothing."""
+    items = traced(compile_stages("outlined", tmp_path_factory))
+    export = [c for c in items if isinstance(c, sc.Change) and c.pass_name == "output_module"]
+    assert export and {c.kind for c in export} == {"spelling"}
+    stages = Path(next(i.dump.path for i in items if isinstance(i, sc.Seen) and i.dump.path.endswith("04.output_module.mlir")))
+    text = stages.read_text(encoding="utf-8")
+    assert "func.func private @xla.sdy.inlinable_manual_computation_body" in text
+    assert "%7:3 = stablehlo.while" in text and "%7 = stablehlo.broadcast_in_dim" in text
 
 
 def test_shardy_stages_come_inside_the_pass_that_ran_them(tmp_path_factory: pytest.TempPathFactory) -> None:

@@ -14,16 +14,66 @@ _SSA = re.compile(rb"(%[\w$.\-]+)(?::\d+)? = (\S+)")
 _OPERAND = re.compile(rb"%[\w$.\-]+")
 _ARGUMENT = re.compile(rb"%arg(\d+): ([^\s,)]+)")  # an MLIR function argument and its type
 _PARAMETER = re.compile(rb"= (\S+) parameter\((\d+)\)")  # an HLO parameter: its type (the entry's come last)
-# ``@f:%0:in[1]``: the function (its name may hold ":"), the value, and the part of it.
+# A function opens at a line holding ``func.func ... @name`` (its name bare, or quoted: the bytes between
+# the quotes); a module header on such a line closes it. HLO instruction names are the module's own.
+_MODULE = re.compile(rb"\s*(?:HloModule\s|module\b|//\s*-----)")
+_FUNCTION = re.compile(rb"func\.func[^@]*@(?:\"((?:[^\"\\]|\\.)*)(\"?)|([\w$.\-]*))")
+
+
 def names_in(data: bytes, start: int = 0, end: int | None = None) -> dict[bytes, bytes]:
     """The names ``data[start:end]`` defines, each with what it is: ``%name`` for SSA values and HLO
-    instructions, ``arg[N]`` for function arguments and HLO parameters (the last of each number wins:
-    XLA prints the entry computation last)."""
+    instructions, ``arg[N]`` for function arguments and HLO parameters (of a number, a parameter wins and
+    otherwise the last). A name outside the entry function is keyed after its function, as trace keys
+    values: ``@f:%0``, ``@f:arg[0]`` (each function numbers its values from ``%0``)."""
     stop = len(data) if end is None else end
-    out = {m[1]: _what(data, m, stop) for m in _SSA.finditer(data, start, stop)}
-    out.update((b"arg[%s]" % n, t) for n, t in _ARGUMENT.findall(data, start, stop))
-    out.update((b"arg[%s]" % n, t) for t, n in _PARAMETER.findall(data, start, stop))
+    out: dict[bytes, bytes] = {}
+    params: set[bytes] = set()
+    bounds = [*_scope_lines(data, start, stop), (stop, b"")]
+    prefix, at = b"", start
+    for line_start, opened in bounds:
+        for m in _SSA.finditer(data, at, line_start):
+            _define(out, params, prefix + m[1], _what(data, m, line_start))
+        for n, t in _ARGUMENT.findall(data, at, line_start):
+            _define(out, params, prefix + b"arg[%s]" % n, t)
+        for t, n in _PARAMETER.findall(data, at, line_start):
+            params.add(prefix + b"arg[%s]" % n)
+            out[prefix + b"arg[%s]" % n] = t
+        prefix, at = opened, line_start
     return out
+
+
+def _define(out: dict[bytes, bytes], params: set[bytes], key: bytes, what: bytes) -> None:
+    if key not in params:
+        out[key] = what
+
+
+def _scope_lines(data: bytes, start: int, stop: int) -> list[tuple[int, bytes]]:
+    """(where it starts, the prefix after it) of each line of ``data[start:stop]`` that opens a function."""
+    found, at = [], start
+    for line in data[start:stop].split(b"\n"):
+        if b"func.func" in line:
+            prefix = _scope_prefix(line)
+            if prefix is not None:
+                found.append((at, prefix))
+        at += len(line) + 1
+    return found
+
+
+def _scope_prefix(line: bytes) -> bytes | None:
+    """The key prefix after a ``func.func`` line (empty in the entry function ``@main``, or after a module
+    header), or None when it names no function."""
+    line = line.rstrip()
+    if line.lstrip().startswith(b"HloModule") or _MODULE.match(line):
+        return b""
+    f = _FUNCTION.search(line)
+    if f is None:
+        return None
+    if f[3] is not None:
+        name = f[3]
+    else:  # quoted: the bytes between the quotes; an unterminated name runs to the line's last byte
+        a = f.start(1)
+        name = f[1] if f[2] else line[a : max(len(line) - 1, a)]
+    return b"" if name == b"main" else b"@" + name.decode("utf-8", "replace").encode() + b":"
 
 
 def _what(data: bytes, m: re.Match[bytes], stop: int) -> bytes:
