@@ -198,6 +198,11 @@ fn name_of(b: &[u8]) -> Name {
     Name::from_utf8_lossy(b)
 }
 
+/// The symbol `@b` names (a mesh).
+fn symbol(b: &[u8]) -> Name {
+    compact_str::format_compact!("@{}", String::from_utf8_lossy(b))
+}
+
 fn lossy(b: &[u8]) -> String {
     match std::str::from_utf8(b) {
         Ok(s) => s.to_owned(),
@@ -1034,7 +1039,7 @@ impl Extractor {
             }
             Group::MeshDecl => {
                 let Some(end) = match_close(t, me - 1) else { return Ok(me) };
-                let name = compact_str::format_compact!("@{}", lossy(strip_quotes(sub)));
+                let name = symbol(strip_quotes(sub));
                 let s =
                     self.occ(ln, SDY_MESH, "sdy.mesh".into(), me - 1, end, Some(name), None, OpFrom::Named("sdy.mesh"));
                 out.push(s);
@@ -1076,8 +1081,7 @@ impl Extractor {
             }
             Group::ShMesh => {
                 let Some(end) = match_close(t, me - 1) else { return Ok(me) };
-                let name =
-                    mesh_decl_name(&t[..ms]).map(|n| compact_str::format_compact!("@{}", lossy(strip_quotes(n))));
+                let name = mesh_decl_name(&t[..ms]).map(|n| symbol(strip_quotes(n)));
                 let s = self.occ(
                     ln,
                     STABLEHLO_MESH,
@@ -1092,7 +1096,7 @@ impl Extractor {
                 Ok(end)
             }
             Group::Collective => {
-                let name = compact_str::format_compact!("@{}", lossy(sub));
+                let name = symbol(sub);
                 let c = self.mlir_context(ln, ms);
                 let s = self.occ(ln, COLLECTIVE_MESH, "replica_groups".into(), m.sub.0 - 1, me, Some(name), None, c.op);
                 out.push(s);
@@ -1251,7 +1255,7 @@ impl Extractor {
             if let Some(at) = at {
                 cursor = at + encoded.len();
             }
-            let nm = compact_str::format_compact!("@{}", lossy(strip_quotes(&data[name.0..name.1])));
+            let nm = symbol(strip_quotes(&data[name.0..name.1]));
             let mut s = self.occ(ln, SDY_MESH, Cow::Owned(key.to_string()), sa, sb, Some(nm), None, OpFrom::None);
             s.text = Some(mesh_text.to_vec());
             s.encoding = if at.is_some() { enc } else { WHOLE };
