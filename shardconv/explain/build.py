@@ -17,10 +17,10 @@ from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.explain.model import RECORDS_HINT, AxisExplanation, Explanation, Meeting, Origin, Step
 from shardconv.explain.records import Edge, axis_key, parse_edges, parse_origins
 from shardconv.scan.inputs import scan_input
-from shardconv.scan.columns import NONE, kind_code, site_column, sites_of
+from shardconv.scan.columns import NONE, kind_code, kind_flags, site_column, sites_of
 from shardconv.scan.native import site_at
 from shardconv.scan.pieces import MODULE_LINE, Cuts, Repeated, read_pieces
-from shardconv.scan.sites import SiteKind, ValueSite
+from shardconv.scan.sites import RECORD_KINDS, SiteKind, ValueSite
 
 if TYPE_CHECKING:
     from shardconv._native import Scan
@@ -216,6 +216,10 @@ class Reader:
         sc = self.scope_col
         return [site_at(self.scan, i, self.path, self.before) for i in sites_of(self.scan, (nid,), "name", range(a, b))
                 if scope is None or sc[i] == scope]
+
+    def any_records(self) -> bool:
+        """Whether the piece holds a propagation record at all (its distinct values' kinds, at C speed)."""
+        return 1 in kind_flags(self.scan, RECORD_KINDS - {SiteKind.OPERANDS})
 
     def has_records(self, a: int, b: int) -> bool:
         kinds = self.kind_of_value
@@ -561,14 +565,6 @@ def select(f: Function, *, value: str | None, arg: int | None, result: int | Non
     return out
 
 
-def explain_file(path: str, *, value: str | None = None, arg: int | None = None, result: int | None = None,
-                 line: int | None = None) -> Iterator[Explanation]:
-    """The explanations of one dump file, module by module: the selected value of each module's entry
-    function (``main``; ``--value`` and ``--line`` look in every function that holds the name or line)."""
-    for reader in _readers(path):
-        yield from _explain_piece(reader, value=value, arg=arg, result=result, line=line)
-
-
 def _readers(path: str) -> Iterator[Reader]:
     """A reader per piece of the file, whole modules each: memory holds one piece's scan."""
     offset = 0
@@ -580,6 +576,8 @@ def _readers(path: str) -> Iterator[Reader]:
 
 def _explain_piece(reader: Reader, *, value: str | None, arg: int | None, result: int | None,
                    line: int | None) -> Iterator[Explanation]:
+    """The selected value of each module's entry function (``main``; ``--value`` and ``--line`` look in
+    every function that holds the name or line)."""
     path = reader.path
     main = reader.scope_of("main")
     for module in reader.modules():
@@ -601,12 +599,18 @@ def explain_paths(path: str, *, value: str | None = None, arg: int | None = None
     """Every explanation for a file or a dump folder (each module's after-propagation stage)."""
     if path != "-" and not os.path.exists(path):
         raise ExplainError(f"{path}: no such file or folder")
-    out = [e for p in dump_files(path) for e in explain_file(p, value=value, arg=arg, result=result, line=line)]
+    out: list[Explanation] = []
+    records = False
+    for reader in (r for p in dump_files(path) for r in _readers(p)):
+        out.extend(_explain_piece(reader, value=value, arg=arg, result=result, line=line))
+        records = records or reader.any_records()
     if not out:
         what = (f"--value {value}" if value is not None else f"--arg {arg}" if arg is not None
                 else f"--result {result}" if result is not None else f"--line {line}" if line is not None
                 else "a result of the entry function")
-        raise ExplainError(f"{path}: no sharded value matches {what}")
+        # (an exported module or HLO text holds XLA's shardings only: the records say more than "none")
+        hint = "" if records else f"; explain reads Shardy's shardings and propagation records, and {RECORDS_HINT}"
+        raise ExplainError(f"{path}: no sharded value matches {what}{hint}")
     return out
 
 
@@ -621,6 +625,6 @@ def explain_path(
 
 
 __all__ = [
-    "ExplainError", "Function", "Reader", "dump_files", "explain_file", "explain_path", "explain_paths",
+    "ExplainError", "Function", "Reader", "dump_files", "explain_path", "explain_paths",
     "explain_value", "select",
 ]

@@ -151,8 +151,18 @@ def test_library_entry_returns_frozen_dataclasses(programs: Path) -> None:
     assert len(found) == 5 and all(isinstance(e, sc.Explanation) for e in found)
     with pytest.raises(dataclasses.FrozenInstanceError):
         found[0].value = "x"  # type: ignore[misc]
-    with pytest.raises(ExplainError, match="no sharded value matches --value %999"):
-        sc.explain_path(str(programs / "xla"), "%999")
+    with pytest.raises(ExplainError, match="no sharded value matches --value %999$"):
+        sc.explain_path(str(programs / "xla"), "%999")  # (records there: no word about the flag)
+
+
+def test_a_module_in_xla_form_only_says_which_flag_writes_the_records(programs: Path, tmp_path: Path) -> None:
+    """Shardy's exported module (``04.output_module.mlir``) holds only XLA's shardings and no records:
+    asking it about a sharded argument names the flag and the stage file to read instead."""
+    exported = stage(programs, "mlp").parent / "04.output_module.mlir"
+    assert 'mhlo.sharding = "{' in exported.read_text(encoding="utf-8")
+    r = run("explain", str(exported), "--arg", "0")
+    assert r.code == 2 and "no sharded value matches --arg 0" in r.err, r.err
+    assert RECORDS_FLAG in r.err and "02.after_propagation.mlir" in r.err and "Traceback" not in r.err
 
 
 @pytest.mark.parametrize(
