@@ -186,7 +186,8 @@ class Reader:
         self.line_col = site_column(scan, "line")
         self.count = len(self.name_col)
         self.kind_of_value = scan.value_kinds
-        self.record = kind_code(SiteKind.SDY_ORIGINS)
+        # per distinct value, 1 for a propagation record (origins, an origin's name, edges)
+        self.record_flags = kind_flags(scan, RECORD_KINDS - {SiteKind.OPERANDS})
         self.operands = kind_code(SiteKind.OPERANDS)
         self.origin_name = kind_code(SiteKind.SDY_ORIGIN_NAME)
         self._names: dict[str, int] | None = None
@@ -218,12 +219,12 @@ class Reader:
                 if scope is None or sc[i] == scope]
 
     def any_records(self) -> bool:
-        """Whether the piece holds a propagation record at all (its distinct values' kinds, at C speed)."""
-        return 1 in kind_flags(self.scan, RECORD_KINDS - {SiteKind.OPERANDS})
+        """Whether the piece holds a propagation record at all (its distinct values', at C speed)."""
+        return 1 in self.record_flags
 
     def has_records(self, a: int, b: int) -> bool:
-        kinds = self.kind_of_value
-        return any(self.record <= kinds[v] < self.operands for v in self.value_col[a:b])
+        flags = self.record_flags
+        return any(flags[v] for v in self.value_col[a:b])
 
     def _of_kind(self, code: int, a: int, b: int, scope: int | None) -> Iterator[int]:
         kinds, sc = self.kind_of_value, self.scope_col
@@ -603,7 +604,8 @@ def explain_paths(path: str, *, value: str | None = None, arg: int | None = None
     records = False
     for reader in (r for p in dump_files(path) for r in _readers(p)):
         out.extend(_explain_piece(reader, value=value, arg=arg, result=result, line=line))
-        records = records or reader.any_records()
+        if not out:  # (asked only while nothing is found: it words the error)
+            records = records or reader.any_records()
     if not out:
         what = (f"--value {value}" if value is not None else f"--arg {arg}" if arg is not None
                 else f"--result {result}" if result is not None else f"--line {line}" if line is not None
