@@ -130,8 +130,8 @@ class DumpFacts:
 Scope = tuple[str | None, str | None, bool]  # the function, the computation, whether it is the entry one
 _NO_SCOPE: Scope = (None, None, False)
 _ROOT, _SIGNATURE = 1, 2  # the scan's site flags
-_UNKNOWN = "\0"  # no key worked out yet (no key is this)
 Parts = tuple[tuple[str, Reading], ...]  # per tensor: its key's suffix (the whole key for ``result``), its reading
+_SAID_MAX = 1 << 17  # sites remembered by their columns: a log renaming its values in every dump meets each once
 
 
 class SiteReader:
@@ -150,7 +150,7 @@ class SiteReader:
         self._prefixes = ["" if f is None or e else f"@{f}:" for f, _, e in self._scopes]  # of a key by name
         self._parts: dict[tuple[int, int, int, bool], Reading | Parts] = {}
         self._parts_facts: DumpFacts | None = None
-        self._keys: dict[tuple[str, int, int, int], str | None] = {}
+        self._said: dict[tuple[int, ...], Parts] = {}  # by a site's columns: what it says (``_said_by``)
 
     def line(self, i: int) -> int:
         """The line site ``i`` sits on."""
@@ -175,60 +175,45 @@ class SiteReader:
         """Every sharded value of one dump by key, in order of first sighting (a value carrying an HLO
         and an sdy sharding has both)."""
         if facts != self._parts_facts:
-            self._parts, self._parts_facts = {}, facts
+            self._parts, self._said, self._parts_facts = {}, {}, facts
         col, a, b = self.table.col, sites.start, sites.stop
-        rows = zip(*(col[c][a:b] for c in ("value", "name", "scope", "param", "flags", "shapes", "op", "line", "col")))
+        row = zip(*(col[c][a:b] for c in ("value", "name", "scope", "param", "flags", "shapes", "op")))
         out: dict[str, list[Sighting]] = {}
-        sharded, known, names, prefixes, lines = self._sharded, self._parts, self._names, self._prefixes, self.lines
-        for v, nm, sc, pm, fl, sh, op, line, c in rows:
-            if not sharded[v] or nm == NONE:
-                continue
-            name = names[nm]
-            if fl or pm != NONE:  # an argument, a result, a parameter
-                for k, reading in self._positioned(v, sh, op, (name, sc, pm, fl), facts):
-                    out.setdefault(k, []).append((reading, line + lines, c))
-                continue
-            if name[:1] != "%":  # (most sites: a plain %name, its own key but for its function)
-                named = None if not name or name == "module" else _by_name(name)
-                if named is None:
-                    continue
-                name = named
-            key = name if sc == NONE else prefixes[sc] + name  # (see ``value_key``)
-            parts = known.get((v, sh, op, False))
-            if parts is None:
-                parts = known[v, sh, op, False] = self._read(v, sh, op, key, facts)
-            if isinstance(parts, Reading):  # one tensor, under the key itself
-                out.setdefault(key, []).append((parts, line + lines, c))
-                continue
-            for part, reading in parts:
-                out.setdefault(key + part, []).append((reading, line + lines, c))
+        said, now, lines = self._said, {}, self.lines
+        for site, line, c in zip(row, col["line"][a:b], col["col"][a:b]):
+            pairs = said.get(site)
+            if pairs is None:
+                pairs = self._said_by(site, facts)
+            now[site] = pairs
+            for key, reading in pairs:
+                out.setdefault(key, []).append((reading, line + lines, c))
+        self._said = now
         return out
 
-    def _positioned(
-        self, v: int, sh: int, op: int, where: tuple[str, int, int, int], facts: DumpFacts
-    ) -> list[tuple[str, Reading]]:
-        """(key, reading) per tensor of a site ``value_key`` has to name (``where``: its name, scope,
-        parameter and flags); none for a module's own sharding."""
-        key = self._key(*where)
-        if key is None:
-            return []
-        whole = key == "result"
+    def _said_by(self, site: tuple[int, ...], facts: DumpFacts) -> Parts:
+        """(key, reading) per tensor a site says something of (none for a site that shards no value):
+        the same for every site of a scan with these columns (``site``), while the meshes stay the same."""
+        v, nm, sc, pm, fl, sh, op = site
+        if not self._sharded[v] or nm == NONE:
+            return ()
+        name = self._names[nm]
+        if fl or pm != NONE:  # an argument, a result, a parameter
+            scope = self._scopes[sc] if sc != NONE else _NO_SCOPE
+            key = value_key(name, scope, None if pm == NONE else pm, fl) if name and name != "module" else None
+            if key is None:
+                return ()
+            whole = key == "result"
+        else:  # (most sites: a plain %name, its own key but for its function; see ``value_key``)
+            named = name if name[:1] == "%" else _by_name(name) if name and name != "module" else None
+            if named is None:
+                return ()
+            key, whole = self._prefixes[sc] + named if sc != NONE else named, False
         parts = self._parts.get((v, sh, op, whole))
         if parts is None:
             parts = self._parts[v, sh, op, whole] = self._read(v, sh, op, key, facts)
-        if isinstance(parts, Reading):
-            return [(key, parts)]
-        return [(part if whole else key + part, reading) for part, reading in parts]
-
-    def _key(self, name: str, sc: int, pm: int, fl: int) -> str | None:
-        """``value_key`` of a site named ``name`` (None for a module's own sharding); remembered, as the
-        arguments of every dump of a log are the same."""
-        known = self._keys.get((name, sc, pm, fl), _UNKNOWN)
-        if known is _UNKNOWN:
-            scope = self._scopes[sc] if sc != NONE else _NO_SCOPE
-            known = None if not name or name == "module" else value_key(name, scope, None if pm == NONE else pm, fl)
-            self._keys[name, sc, pm, fl] = known
-        return known
+        if isinstance(parts, Reading):  # one tensor, under the key itself
+            return ((key, parts),)
+        return tuple((part if whole else key + part, reading) for part, reading in parts)
 
     def _read(self, v: int, sh: int, op: int, key: str, facts: DumpFacts) -> Reading | Parts:
         """The readings of a value, one per tensor (the value itself for a lone tensor under its key)."""
