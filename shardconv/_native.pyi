@@ -124,6 +124,9 @@ class LineTexts:
 def find_from(hay: bytes, needle: bytes, start: int, /) -> int:
     """Where ``needle`` first occurs in ``hay`` at or after ``start``, or -1."""
 
+def same_bytes(a: str, b: str, /) -> bool:
+    """Whether the regular files at ``a`` and ``b`` hold the same bytes (False when either cannot be read)."""
+
 def sniff(head: bytes) -> tuple[str, str]:
     """(kind, reason) of a dump from its first ``SNIFF_BYTES``."""
 

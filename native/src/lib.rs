@@ -3,6 +3,7 @@
 //! Python (a last-resort guard turns one into RuntimeError); I/O problems are OSError.
 
 pub mod extract;
+pub mod files;
 pub mod find;
 pub mod keywords;
 pub mod lines;
@@ -477,6 +478,13 @@ fn read_file(path: &str, mut eng: Engine) -> Result<Engine, PyErr> {
     Ok(eng)
 }
 
+/// Whether the regular files at `a` and `b` hold the same bytes (false when either cannot be read), found
+/// with the interpreter's lock released.
+#[pyfunction]
+fn same_bytes(py: Python<'_>, a: &str, b: &str) -> PyResult<bool> {
+    py.detach(|| guarded(|| Ok(files::same_bytes(a, b))))
+}
+
 #[pyfunction]
 #[pyo3(signature = (path, *, chunk=CHUNK, max_line=MAX_LINE, overlap=OVERLAP, names=false, every_site=true))]
 fn scan_path(
@@ -566,6 +574,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sniff_head, m)?)?;
     m.add_function(wrap_pyfunction!(find_from, m)?)?;
     m.add_function(wrap_pyfunction!(scan_path, m)?)?;
+    m.add_function(wrap_pyfunction!(same_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(scan_bytes, m)?)?;
     m.add_class::<Scan>()?;
     m.add_class::<Scanner>()?;

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import TYPE_CHECKING
 
-from shardconv.scan.native import scan_path, scan_stream, sniff, sniff_bytes
+from shardconv.scan.native import same_bytes, scan_path, scan_stream, sniff, sniff_bytes
 from shardconv.scan.sites import FileKind
 
 if TYPE_CHECKING:
@@ -28,43 +27,12 @@ def sniff_path(path: str) -> FileKind:
     return FileKind(*sniff(head))
 
 
-_COMPARE_BYTES = 1 << 20
-HELD_CONTENTS = 8 << 20  # a file up to this size is held whole, for the comparison with the file after it
-
-
-class SameContents:
+def same_contents(a: str, b: str) -> bool:
     """Whether two regular files hold the same bytes (an XLA pass that changed nothing dumps the module
-    it was given again), asked of files in a chain, each against the one before it: the last file read
-    whole is held, so a run of equal step files is read once each. False when either cannot be read."""
-
-    def __init__(self) -> None:
-        self._held: tuple[str, bytes] | None = None
-
-    def __call__(self, a: str, b: str) -> bool:
-        try:
-            if a == "-" or b == "-" or (size := os.path.getsize(a)) != os.path.getsize(b):
-                return False
-            if size > HELD_CONTENTS:
-                return _compared(a, b)
-            was = self._held[1] if self._held is not None and self._held[0] == a else _whole(a)
-            self._held = (b, _whole(b))
-            return was == self._held[1]
-        except OSError:
-            return False
+    it was given again); False for stdin and for a file that cannot be read. The core compares them in
+    one call: a read-ahead thread making a dozen calls in Python here would wait for the interpreter's
+    lock after each, while the dump before is followed."""
+    return a != "-" and b != "-" and same_bytes(a, b)
 
 
-def _whole(path: str) -> bytes:
-    with open(path, "rb") as f:
-        return f.read()
-
-
-def _compared(a: str, b: str) -> bool:
-    """Two files of one size compared block by block."""
-    with open(a, "rb") as fa, open(b, "rb") as fb:
-        while block := fa.read(_COMPARE_BYTES):
-            if block != fb.read(_COMPARE_BYTES):
-                return False
-        return not fb.read(1)
-
-
-__all__ = ["HELD_CONTENTS", "SameContents", "scan_input", "sniff_path"]
+__all__ = ["same_contents", "scan_input", "sniff_path"]

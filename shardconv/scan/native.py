@@ -52,6 +52,13 @@ def find_from(hay: bytes, needle: bytes, start: int) -> int:
     return found
 
 
+def same_bytes(a: str, b: str) -> bool:
+    """Whether the regular files at ``a`` and ``b`` hold the same bytes (False when either cannot be
+    read), compared in one call with the interpreter's lock released."""
+    same: bool = _core().same_bytes(a, b)
+    return same
+
+
 def sniff_bytes() -> int:
     """How much of a file's head decides its kind."""
     size: int = _core().SNIFF_BYTES

@@ -7,13 +7,15 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from itertools import groupby
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.records import record
 from shardconv.scan.ahead import read_ahead
 from shardconv.scan.columns import sites_of, values_of_kind
-from shardconv.scan.inputs import SameContents
+from shardconv.scan.inputs import same_contents
 from shardconv.scan.native import site_at, site_count
 from shardconv.scan.pieces import Cuts, Repeated, read_pieces, scan_whole
 from shardconv.scan.sites import SiteKind, ValueSite
@@ -334,38 +336,44 @@ def trace_paths(paths: Sequence[str], keep: ValueFilter = KEEP_ALL) -> Iterator[
     if not sequences:
         raise LogError(f"no pass log or XLA per-pass dump in {', '.join(paths)}")
     index = 0
-    for seq in sequences:
-        def dumps(seq: list[tuple[str, Dump | None]] = seq) -> Iterator[DumpSites | Repeat]:
-            nonlocal index
-            before: tuple[Dump, Dump] | None = None  # the file before: its base and its one dump
-            for path, base, alike, scanned in read_ahead(_prepared(seq)):
-                repeat = _file_repeat(before, path, base, index, alike)
-                read = [repeat] if repeat is not None else read_dumps(path, index, base, scanned)
-                found = 0
-                for ds in read:
-                    index, found = ds.dump.index + 1, found + 1
-                    yield ds
-                before = (base, ds.dump) if found == 1 and base is not None else None
 
-        yield from follow(dumps(), keep)
+    def dumps(seq: Iterator[Prepared]) -> Iterator[DumpSites | Repeat]:
+        nonlocal index
+        before: tuple[Dump, Dump] | None = None  # the file before: its base and its one dump
+        for _, path, base, alike, scanned in seq:
+            repeat = _file_repeat(before, path, base, index, alike)
+            read = [repeat] if repeat is not None else read_dumps(path, index, base, scanned)
+            found = 0
+            for ds in read:
+                index, found = ds.dump.index + 1, found + 1
+                yield ds
+            before = (base, ds.dump) if found == 1 and base is not None else None
+
+    # one read-ahead for all sequences: the first file of the next is scanned while the last is followed
+    for _, seq in groupby(read_ahead(_prepared(sequences)), key=itemgetter(0)):
+        yield from follow(dumps(seq), keep)
 
 
-def _prepared(seq: list[tuple[str, Dump | None]]) -> Iterator[tuple[str, Dump | None, bool, Scan | None]]:
-    """Each file of a sequence, with its base; for a step file, whether it holds the bytes of the step
-    file before it, and if not, its scan when it is read in one piece (made here, ahead of its reader,
-    while the file before is followed: see ``read_ahead``). A file that cannot be scanned here is
-    scanned again by its reader, which reports why."""
-    same, was = SameContents(), None
-    for path, base in seq:
-        alike = was is not None and base is not None and same(was, path)
-        scanned = None
-        if base is not None and not alike:
-            try:
-                scanned = scan_whole(path, names=True)
-            except (OSError, ShardingError):
-                scanned = None
-        yield path, base, alike, scanned
-        was = path if base is not None else None
+Prepared = tuple[int, str, "Dump | None", bool, "Scan | None"]  # sequence, file, base, alike, scan
+
+
+def _prepared(sequences: list[list[tuple[str, Dump | None]]]) -> Iterator[Prepared]:
+    """Each file of each sequence (numbered), with its base; for a step file, whether it holds the bytes
+    of the step file before it, and if not, its scan when it is read in one piece (made here, ahead of
+    its reader, while the file before is followed: see ``read_ahead``). A file that cannot be scanned
+    here is scanned again by its reader, which reports why."""
+    for n, seq in enumerate(sequences):
+        was = None
+        for path, base in seq:
+            alike = was is not None and base is not None and same_contents(was, path)
+            scanned = None
+            if base is not None and not alike:
+                try:
+                    scanned = scan_whole(path, names=True)
+                except (OSError, ShardingError):
+                    scanned = None
+            yield n, path, base, alike, scanned
+            was = path if base is not None else None
 
 
 def _file_repeat(

@@ -162,7 +162,7 @@ def test_a_step_file_repeating_the_one_before_is_cited_as_itself(
     before = changes(doc, "placement")[0]["before"]
     assert Path(before["file"]).name == steps[k].name
     assert doc["dumps"][before["dump"]]["file"] == str(steps[k])
-    monkeypatch.setattr(run_module.SameContents, "__call__", lambda self, a, b: False)  # every file read
+    monkeypatch.setattr(run_module, "same_contents", lambda a, b: False)  # every file read
     assert run_json(["trace", str(folder), "--value", "arg[0]"], capsys) == (code, doc)
 
 
