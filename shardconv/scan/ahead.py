@@ -9,7 +9,8 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar, cast
 
 T = TypeVar("T")
@@ -28,15 +29,18 @@ def processors() -> int:
         return os.cpu_count() or 1
 
 
-def read_ahead(items: Iterator[T], ahead: int = AHEAD) -> Iterator[T]:
-    """``items``, made up to ``ahead`` batches before they are read, in a daemon thread; an error
-    ``items`` raises is raised here once the items before it are read. On one processor, ``items``."""
+def read_ahead(items: Iterator[T], ahead: int = AHEAD, *, batch_seconds: float = BATCH_SECONDS) -> Iterator[T]:
+    """``items``, made up to ``ahead`` batches (of ``batch_seconds`` of items; 0: one item each) before
+    they are read, in a daemon thread; an error ``items`` raises is raised here once the items before
+    it are read. On one processor, ``items``."""
     if processors() < 2:
         yield from items
         return
     made: queue.Queue[Entry] = queue.Queue(ahead)
     gone = threading.Event()
-    worker = threading.Thread(target=_make, args=(items, made, gone), name="shardconv-read-ahead", daemon=True)
+    worker = threading.Thread(
+        target=_make, args=(items, made, gone, batch_seconds), name="shardconv-read-ahead", daemon=True
+    )
     worker.start()
     try:
         while True:
@@ -51,14 +55,31 @@ def read_ahead(items: Iterator[T], ahead: int = AHEAD) -> Iterator[T]:
         gone.set()  # (a reader that stops early: the maker stops at its next batch)
 
 
-def _make(items: Iterator[object], made: queue.Queue[Entry], gone: threading.Event) -> None:
+def run_ahead(jobs: Iterator[Callable[[], T]], workers: int | None = None) -> Iterator[T]:
+    """What each of ``jobs`` returns, in their order: the jobs are made in a read-ahead thread and run
+    up to ``workers`` (default: one per processor) at once, with about that many more started and not
+    yet read (each holds a piece of a file). The core releases the interpreter's lock, so pieces of
+    one file are scanned on every processor. A job's error is raised in its place."""
+    n = processors() if workers is None else workers
+    if n < 2:
+        yield from read_ahead(job() for job in jobs)
+        return
+    pool = ThreadPoolExecutor(n, thread_name_prefix="shardconv-scan")
+    try:
+        for future in read_ahead((pool.submit(job) for job in jobs), n, batch_seconds=0.0):
+            yield future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _make(items: Iterator[object], made: queue.Queue[Entry], gone: threading.Event, batch_seconds: float) -> None:
     """Put the items in batches, then (False, None) at the end or (False, error)."""
     batch: list[object] = []
     since = time.monotonic()
     try:
         for item in items:
             batch.append(item)
-            if time.monotonic() - since >= BATCH_SECONDS:
+            if time.monotonic() - since >= batch_seconds:
                 if not _put(made, (True, batch), gone):
                     return
                 batch, since = [], time.monotonic()
@@ -81,4 +102,4 @@ def _put(made: queue.Queue[Entry], entry: Entry, gone: threading.Event) -> bool:
     return False
 
 
-__all__ = ["AHEAD", "processors", "read_ahead"]
+__all__ = ["AHEAD", "processors", "read_ahead", "run_ahead"]

@@ -12,10 +12,11 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Iterator
+from itertools import chain
 from typing import TYPE_CHECKING
 
 from shardconv.core.records import record
-from shardconv.scan.ahead import read_ahead
+from shardconv.scan.ahead import run_ahead
 from shardconv.scan.inputs import scan_input
 from shardconv.scan.native import READ_SIZE, fed_scan, find_from, scan_bytes, sniff, sniff_bytes
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 PIECE_BYTES = 1 << 21  # a piece ends at the first dump line past this many bytes
 HELD_BYTES = 1 << 23  # a dump up to this size is held whole, to tell whether it repeats the one before
+FEED_BYTES = 1 << 23  # a piece's bytes held for its scan past this are fed to it at once
 DUMP_LINE = b"\n// -----// IR Dump"  # where a pass log may be cut (the line break before the line)
 MODULE_LINE = b"\nmodule "  # where a file of MLIR modules may be cut
 Read = Callable[[int], bytes]
@@ -68,14 +70,14 @@ def scan_pieces(path: str, *, names: bool = False, cuts: Cuts = PASS_LOG) -> Ite
     """The pieces of ``path`` (``-``: stdin), each with how many lines come before it; OSError when it
     cannot be read. What is not a regular file, or is one piece at most, comes whole."""
     if path == "-":
-        yield from read_ahead(_pieces(sys.stdin.buffer.read, path, names, cuts))
+        yield from _numbered(chain.from_iterable(run_ahead(_jobs(sys.stdin.buffer.read, path, names, cuts))))
         return
     if _size(path) <= PIECE_BYTES:
         yield scan_input(path, names=names), 0  # with the scan's own error, if it cannot be read
         return
     with open(path, "rb") as f:
         expected, read, skipped = os.fstat(f.fileno()).st_size, _Counted(f.read), False
-        for piece, lines in read_ahead(_pieces(read, path, names, cuts)):
+        for piece, lines in _numbered(chain.from_iterable(run_ahead(_jobs(read, path, names, cuts)))):
             skipped = not isinstance(piece, Repeated) and piece.kind == "skip"
             yield piece, lines
         _check_size(path, os.fstat(f.fileno()).st_size, expected, read.total if not skipped else expected)
@@ -134,34 +136,82 @@ def _check_size(path: str, now: int, expected: int, total: int) -> None:
         raise OSError(f"{path}: the file changed size while it was read ({expected} bytes, then {now}; {total} read)")
 
 
-def _pieces(read: Read, what: str, names: bool, cuts: Cuts) -> Iterator[Piece]:
+def _numbered(pieces: Iterator[Scan | Repeated]) -> Iterator[Piece]:
+    """Each piece with how many lines come before it (a piece ends at a line break: the next starts on a
+    line of its own)."""
+    lines = 0
+    for piece in pieces:
+        yield piece, lines
+        lines += piece.lines
+
+
+def _jobs(read: Read, what: str, names: bool, cuts: Cuts) -> Iterator[_Job]:
+    """The pieces of a file, in order, as jobs of about ``PIECE_BYTES`` each (see ``run_ahead``): a
+    piece to scan, and the repeated dumps after it, left unscanned."""
     head = _head(read)
+    job = _Job()
     if sniff(head)[0] == "skip":  # as the whole scan says, from the same head
-        yield scan_bytes(head, names=names), 0
+        job.piece, job.size = _Held(what, names), len(head)
+        job.piece.add(head)
+        yield job
         return
-    lines, fed, size, before = 0, None, 0, None
+    held, before = None, None
     log = _Log(read, head, cuts.line)
     for part in log.parts():
         body = part.body() if cuts.repeats else None
         repeat = body is not None and body == before
-        if (repeat or (fed is not None and size >= PIECE_BYTES)) and log.may_cut(part):
-            if fed is not None:
-                scan = fed.finish()
-                yield scan, lines
-                lines += scan.lines  # (a piece ends at a line break: the next starts on a line of its own)
-                fed = None
+        if (repeat or (held is not None and held.size >= PIECE_BYTES)) and log.may_cut(part):
+            held = None
             if repeat:
-                repeated = Repeated(part.data, part.data.count(b"\n"), names)
-                yield repeated, lines
-                lines += repeated.lines
+                job.repeats.append(Repeated(part.data, part.data.count(b"\n"), names))
+                job.size += len(part.data)
+                if job.size >= PIECE_BYTES:
+                    yield job
+                    job = _Job()
                 continue
         before = body
-        if fed is None:
-            fed, size = fed_scan(what, names=names), 0
-        fed.feed(part.data)
-        size += len(part.data)
-    if fed is not None:
-        yield fed.finish(), lines
+        if held is None:
+            if job.size:
+                yield job
+            held = _Held(what, names)
+            job = _Job(held)
+        held.add(part.data)
+        job.size += len(part.data)
+    if job.size:
+        yield job
+
+
+class _Job:
+    """Pieces in order, to be made in one call: a piece to scan (``piece``), then repeated dumps."""
+
+    def __init__(self, piece: _Held | None = None) -> None:
+        self.piece, self.repeats, self.size = piece, list[Repeated](), 0
+
+    def __call__(self) -> list[Scan | Repeated]:
+        made: list[Scan | Repeated] = [self.piece.scan()] if self.piece is not None else []
+        return made + self.repeats
+
+
+class _Held:
+    """A piece's bytes, held for the job that scans them; past ``FEED_BYTES`` (a dump with no cut line in
+    hundreds of MB) they are fed to its scan as they come, so memory stays bounded."""
+
+    def __init__(self, what: str, names: bool) -> None:
+        self.fed, self.parts, self.held, self.size = fed_scan(what, names=names), list[bytes](), 0, 0
+
+    def add(self, data: bytes) -> None:
+        self.parts.append(data)
+        self.held += len(data)
+        self.size += len(data)
+        if self.held > FEED_BYTES:
+            self.fed.feed(b"".join(self.parts))
+            self.parts, self.held = [], 0
+
+    def scan(self) -> Scan:
+        """The piece's scan: what is held fed in one call (the core then waits for the lock once)."""
+        data, self.parts = b"".join(self.parts), []
+        self.fed.feed(data)
+        return self.fed.finish()
 
 
 def _head(read: Read) -> bytes:

@@ -1,17 +1,18 @@
 """Read-ahead (scan/ahead.py): the items of an iterator made in a thread a few ahead of their reader,
-in their order, with an error where it came, and the maker stopped when the reader stops."""
+in their order, with an error where it came, and the maker stopped when the reader stops; and jobs
+(pieces to scan) run on a thread per processor, their results in order."""
 
 from __future__ import annotations
 
 import queue
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
 from shardconv.scan import ahead
-from shardconv.scan.ahead import read_ahead
+from shardconv.scan.ahead import read_ahead, run_ahead
 
 
 @pytest.fixture(autouse=True)
@@ -99,3 +100,48 @@ def test_on_one_processor_the_items_are_made_by_their_reader(monkeypatch: pytest
             yield threading.current_thread().name
 
     assert list(read_ahead(items())) == [threading.current_thread().name] * 3
+
+
+def test_jobs_run_on_two_threads_at_once_and_come_back_in_their_order() -> None:
+    both = threading.Barrier(2, timeout=10)  # (the first two jobs meet: they run at the same time)
+    runners: set[str] = set()
+
+    def job(i: int) -> Callable[[], int]:
+        def run() -> int:
+            runners.add(threading.current_thread().name)
+            if i < 2:
+                both.wait()
+            time.sleep(0.001 * (i % 3 == 0))  # (later jobs finish out of order)
+            return i
+
+        return run
+
+    assert list(run_ahead(job(i) for i in range(40))) == list(range(40))
+    assert len(runners) == 2 and all(r.startswith("shardconv-scan") for r in runners)
+
+
+def test_a_job_error_comes_in_its_place_and_a_reader_that_stops_stops_the_jobs() -> None:
+    def failing() -> int:
+        raise OSError(5, "Input/output error", "dump.txt")
+
+    got = run_ahead(iter([lambda: 1, failing, lambda: 3]))
+    assert next(got) == 1
+    with pytest.raises(OSError, match="Input/output error"):
+        next(got)
+    started: list[int] = []
+
+    def jobs() -> Iterator[Callable[[], int]]:
+        for i in range(10_000):
+            started.append(i)
+            yield lambda i=i: i
+
+    stopped = run_ahead(jobs())
+    assert next(stopped) == 0
+    stopped.close()
+    time.sleep(0.2)
+    assert len(started) < 20  # (a few ahead: never the whole file's pieces in memory)
+
+
+def test_on_one_processor_jobs_run_in_the_read_ahead_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ahead, "processors", lambda: 1)
+    assert list(run_ahead(iter([lambda: threading.current_thread().name]))) == [threading.current_thread().name]

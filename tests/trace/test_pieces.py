@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from support.trace_util import SEED_LOG
 
-from shardconv.scan import pieces
+from shardconv.scan import ahead, pieces
 from shardconv.trace.run import Seen, trace_paths
 
 
@@ -78,3 +78,23 @@ def test_a_dump_left_unscanned_as_a_repeat_traces_as_it_does_scanned(
     assert len(repeated) == 7  # dumps 1-4, 6, 8, 11; read after all: 2 (its line names no module), 6, 11 (two)
     assert elided == scanned == whole
     assert sum(isinstance(i, Seen) for i in whole) == 16  # and a dump each: the second module of 5 and 6, Odd in 10 and 11
+
+
+@pytest.mark.parametrize("piece_dumps", [2, 3, 5])
+@pytest.mark.parametrize("feed_bytes", [1, pieces.FEED_BYTES])
+def test_pieces_scanned_on_two_threads_with_their_repeats_trace_as_the_log_does_whole(
+    piece_dumps: int, feed_bytes: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Jobs of a few dumps each (a piece and the repeats after it, or repeats alone), run two at a time,
+    their held bytes fed at once or as they come: the same changes, at the same lines."""
+    monkeypatch.setattr(ahead, "processors", lambda: 2)
+    path = tmp_path / "repeats.log"
+    path.write_bytes(_repeating_log() * 3)
+    whole = _traced(path)
+    monkeypatch.setattr(pieces, "PIECE_BYTES", piece_dumps * len(_repeating_log()) // 16)
+    monkeypatch.setattr(pieces, "FEED_BYTES", feed_bytes)
+    jobs = list(pieces._jobs(path.open("rb").read, str(path), True, pieces.Cuts(repeats=True)))
+    kinds = {(j.piece is not None, bool(j.repeats)) for j in jobs}
+    assert (True, True) in kinds and len(jobs) > 3  # a piece and its repeats in one job, several jobs
+    assert (False, True) in kinds or piece_dumps > 2  # (repeats alone, past a job's size)
+    assert _traced(path) == whole
