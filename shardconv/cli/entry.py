@@ -7,7 +7,6 @@ import gc
 import sys
 
 YOUNG_COLLECTION = 10_000  # allocations between collections of the youngest generation
-SWITCH_INTERVAL = 0.0002  # seconds a thread runs Python before another may (the default is 0.005)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -31,7 +30,4 @@ def main(argv: list[str] | None = None) -> Any:
         # young collection every 10,000 allocations, not every 700, spares 1-3% of trace's time
         gc.set_threshold(YOUNG_COLLECTION, *gc.get_threshold()[1:])
         gc.enable()
-    # the read-ahead thread (scan/ahead.py) waits for the interpreter after each native scan: it gets it
-    # back within 0.2 ms, not 5, so the next piece is scanned while this one is followed
-    sys.setswitchinterval(SWITCH_INTERVAL)
     return run(argv)

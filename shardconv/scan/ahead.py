@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import os
 import queue
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar, cast
 
@@ -18,6 +20,7 @@ AHEAD = 2  # batches made before the reader takes them
 BATCH_SECONDS = 0.002  # items are handed over in batches, one every 2 ms at most: a piece's scan alone,
 # cheap items (a pass log's repeated dumps) by the dozen, each batch costing the two threads one handover
 _WAIT = 0.1  # seconds between looks, by a maker with no room, at whether the reader has gone
+SWITCH_INTERVAL = 0.0002  # seconds a thread runs Python before another may, while a read-ahead runs
 Entry = tuple[bool, object]  # (True, a batch of items), or (False, an error or None at the end)
 
 
@@ -41,18 +44,19 @@ def read_ahead(items: Iterator[T], ahead: int = AHEAD, *, batch_seconds: float =
     worker = threading.Thread(
         target=_make, args=(items, made, gone, batch_seconds), name="shardconv-read-ahead", daemon=True
     )
-    worker.start()
-    try:
-        while True:
-            ok, got = made.get()
-            if not ok:
-                if got is None:
-                    return
-                assert isinstance(got, BaseException)
-                raise got
-            yield from cast(list[T], got)
-    finally:
-        gone.set()  # (a reader that stops early: the maker stops at its next batch)
+    with _short_switches():
+        worker.start()
+        try:
+            while True:
+                ok, got = made.get()
+                if not ok:
+                    if got is None:
+                        return
+                    assert isinstance(got, BaseException)
+                    raise got
+                yield from cast(list[T], got)
+        finally:
+            gone.set()  # (a reader that stops early: the maker stops at its next batch)
 
 
 def run_ahead(jobs: Iterator[Callable[[], T]], workers: int | None = None) -> Iterator[T]:
@@ -70,6 +74,35 @@ def run_ahead(jobs: Iterator[Callable[[], T]], workers: int | None = None) -> It
             yield future.result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _Switches:
+    """How many read-aheads run, and the switch interval in force before the first of them began."""
+
+    def __init__(self) -> None:
+        self.lock, self.running, self.before = threading.Lock(), 0, sys.getswitchinterval()
+
+
+_SWITCHES = _Switches()
+
+
+@contextmanager
+def _short_switches() -> Iterator[None]:
+    """A short switch interval while any read-ahead runs: its thread waits for the interpreter's lock
+    after each native call, and gets it back within 0.2 ms, not CPython's 5, so the next piece is
+    scanned while this one is followed. The interval before is back once the last read-ahead ends."""
+    with _SWITCHES.lock:
+        if _SWITCHES.running == 0:
+            _SWITCHES.before = sys.getswitchinterval()
+            sys.setswitchinterval(min(_SWITCHES.before, SWITCH_INTERVAL))
+        _SWITCHES.running += 1
+    try:
+        yield
+    finally:
+        with _SWITCHES.lock:
+            _SWITCHES.running -= 1
+            if _SWITCHES.running == 0:
+                sys.setswitchinterval(_SWITCHES.before)
 
 
 def _make(items: Iterator[object], made: queue.Queue[Entry], gone: threading.Event, batch_seconds: float) -> None:
@@ -102,4 +135,4 @@ def _put(made: queue.Queue[Entry], entry: Entry, gone: threading.Event) -> bool:
     return False
 
 
-__all__ = ["AHEAD", "processors", "read_ahead", "run_ahead"]
+__all__ = ["AHEAD", "SWITCH_INTERVAL", "processors", "read_ahead", "run_ahead"]

@@ -5,6 +5,7 @@ in their order, with an error where it came, and the maker stopped when the read
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -145,3 +146,24 @@ def test_a_job_error_comes_in_its_place_and_a_reader_that_stops_stops_the_jobs()
 def test_on_one_processor_jobs_run_in_the_read_ahead_way(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ahead, "processors", lambda: 1)
     assert list(run_ahead(iter([lambda: threading.current_thread().name]))) == [threading.current_thread().name]
+
+
+def test_the_switch_interval_is_short_while_any_read_ahead_runs_and_restored_after() -> None:
+    before = sys.getswitchinterval()
+    assert before > ahead.SWITCH_INTERVAL  # (CPython's 5 ms, as a library user has it)
+    seen: list[float] = []
+
+    def items() -> Iterator[int]:
+        for i in range(3):
+            seen.append(sys.getswitchinterval())
+            yield i
+
+    outer, inner = read_ahead(items(), batch_seconds=0.0), read_ahead(iter(range(3)), batch_seconds=0.0)
+    assert next(outer) == 0 and next(inner) == 0
+    assert sys.getswitchinterval() == pytest.approx(ahead.SWITCH_INTERVAL)
+    outer.close()  # (not the last to end: still short)
+    assert sys.getswitchinterval() == pytest.approx(ahead.SWITCH_INTERVAL)
+    assert list(inner) == [1, 2]
+    assert sys.getswitchinterval() == before
+    assert list(run_ahead(iter([lambda: sys.getswitchinterval()]))) == [pytest.approx(ahead.SWITCH_INTERVAL)]
+    assert sys.getswitchinterval() == before
