@@ -194,7 +194,7 @@ class Reader:
 
     def name_id(self, name: str) -> int | None:
         if self._names is None:
-            self._names = {n: i for i, n in enumerate(self.scan.names)}
+            self._names = dict(zip(self.scan.names, range(len(self.scan.names))))
         return self._names.get(name)
 
     def modules(self) -> list[int]:
@@ -468,7 +468,8 @@ def _meetings(f: Function, value: Value, path: tuple[Step, ...]) -> tuple[Meetin
 
 def explain_value(path: str, f: Function, name: str) -> Explanation:
     """One value of ``f`` explained (its sites must exist: see ``select``)."""
-    from shardconv.formats.sdy.read import parse_sdy
+    from shardconv.core.model import TensorSharding
+    from shardconv.scan.values import parse_value
 
     value = f.value(name)
     if value is None:
@@ -481,12 +482,10 @@ def explain_value(path: str, f: Function, name: str) -> Explanation:
         return replace(told, note=_without(path, f, value))
     axes: list[AxisExplanation] = []
     dims = []
-    if value.sharding:
-        try:
-            text = value.sharding if value.sharding.startswith("#") else f"#sdy.sharding{value.sharding}"
-            dims = [[axis_key(a) for a in d.axes] for d in parse_sdy(text).dims]
-        except (ShardingError, RecursionError):
-            dims = []
+    if value.sharding:  # (parsed once per distinct text: a log of many modules repeats its shardings)
+        text = value.sharding if value.sharding.startswith("#") else f"#sdy.sharding{value.sharding}"
+        parsed, _ = parse_value(SiteKind.SDY_SHARDING, text, None)
+        dims = [[axis_key(a) for a in d.axes] for d in parsed.dims] if isinstance(parsed, TensorSharding) else []
     for dim, keys in enumerate(dims):
         for axis in keys:
             label = value.origins.get(axis) or value.origins.get(axis.split(":")[0])
