@@ -12,7 +12,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar, cast
 
 T = TypeVar("T")
@@ -68,6 +67,8 @@ def run_ahead(jobs: Iterator[Callable[[], T]], workers: int | None = None) -> It
     if n < 2:
         yield from read_ahead(job() for job in jobs)
         return
+    from concurrent.futures import ThreadPoolExecutor  # (25 ms to import, with logging: only for a long file)
+
     pool = ThreadPoolExecutor(n, thread_name_prefix="shardconv-scan")
     try:
         for future in read_ahead((pool.submit(job) for job in jobs), n, batch_seconds=0.0):

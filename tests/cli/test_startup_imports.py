@@ -82,3 +82,12 @@ def test_a_command_runs_with_young_collections_spaced_out(tmp_path: Path) -> Non
     from shardconv.cli.entry import YOUNG_COLLECTION
 
     assert out.stdout.split() == [str(YOUNG_COLLECTION), "True"] and YOUNG_COLLECTION > 700  # (CPython's is 700)
+
+
+def test_trace_and_explain_of_a_small_file_load_no_thread_pool(tmp_path: Path) -> None:
+    """The pool that scans a long file's pieces (concurrent.futures, which loads logging) costs 25 ms."""
+    (tmp_path / "clean.hlo").write_text(CLEAN_HLO)
+    for command in ("trace", "explain"):
+        modules = loaded(tmp_path, command, "clean.hlo")
+        assert f"shardconv.cli.{command}" in modules and "shardconv.scan.ahead" in modules
+        assert not top(modules) & {"concurrent", "logging"}
