@@ -333,6 +333,7 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
     let mut table = std::mem::take(&mut e.table);
     table.drop_indexes();
     let t = &mut table;
+    let identities = e.identities.take();
     let value_kinds = PyBytes::new(py, &t.values.items.iter().map(|v| v.kind).collect::<Vec<u8>>());
     let values = Py::new(py, Values(std::mem::take(&mut t.values.items)))?;
     let names = PyList::new(py, t.names.items().into_iter().map(|n| &**n))?;
@@ -351,6 +352,9 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
     }
     let ops = PyList::new(py, t.ops.items().into_iter().map(|n| &**n))?;
     let columns = PyDict::new(py);
+    if let Some(ids) = identities {
+        columns.set_item("identity", le_bytes(py, &ids, u64::to_le_bytes)?)?;
+    }
     for (name, col) in table::U32_COLUMNS.iter().zip(t.u32s.iter()) {
         columns.set_item(*name, le_bytes(py, col, u32::to_le_bytes)?)?;
     }

@@ -178,6 +178,8 @@ pub struct Engine {
     // names=True: per segment, the definitions and the digest
     pub defined: Vec<Defined>,
     pub digests: Vec<u64>,
+    /// Each site's identity across scans (`Table::identities`), made once the scan is finished.
+    pub identities: Option<Vec<u64>>,
     names_pos: u64,
     digest: Digest,
     digest_from: u64,
@@ -208,6 +210,7 @@ impl Engine {
             sites: Vec::new(),
             defined: if opts.names { vec![Defined::default()] } else { Vec::new() },
             digests: Vec::new(),
+            identities: None,
             names_pos: 0,
             digest: Digest::default(),
             digest_from: 0,
@@ -356,6 +359,9 @@ impl Engine {
             self.buf = buf;
         }
         self.table.finish();
+        if self.opts.names {
+            self.identities = Some(self.table.identities());
+        }
         self.done = true;
     }
 

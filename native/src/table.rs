@@ -574,6 +574,47 @@ impl Table {
     }
 }
 
+/// A distinct item's identity across scans: SipHash (std's, fixed keys) of its contents; `NONE`'s is 0.
+fn digest_of<T: Hash + ?Sized>(item: &T) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    item.hash(&mut h);
+    h.finish()
+}
+
+fn digests<T: Hash + Eq>(interner: &Interner<T>) -> Vec<u64> {
+    interner.items().into_iter().map(|i| digest_of(i)).collect()
+}
+
+impl Table {
+    /// Each row's identity across scans: a hash of what its columns stand for (its value's kind, site
+    /// key and bytes, its name, scope, parameter, flags, tensor types and op), not of the ids, which
+    /// are each scan's own. Two sites of two scans with one identity read alike (trace remembers what
+    /// a site says by it, from one step file to the next).
+    pub fn identities(&self) -> Vec<u64> {
+        let values: Vec<u64> =
+            self.values.items.iter().map(|v| digest_of(&(v.kind, &v.site, v.text(), &v.data))).collect();
+        let (names, shapes, ops) = (digests(&self.names), digests(&self.shapes), digests(&self.ops));
+        let scopes = digests(&self.scopes);
+        let of = |table: &[u64], id: u32| if id == NONE { 0 } else { table.get(id as usize).copied().unwrap_or(0) };
+        let col = |name: &str| &self.u32s[U32_COLUMNS.iter().position(|c| *c == name).unwrap_or(0)];
+        let (v, n, sh, sc, op, pm, fl) =
+            (col("value"), col("name"), col("shapes"), col("scope"), col("op"), col("param"), col("flags"));
+        (0..self.starts.len())
+            .map(|i| {
+                digest_of(&[
+                    of(&values, v[i]),
+                    of(&names, n[i]),
+                    of(&scopes, sc[i]),
+                    u64::from(pm[i]),
+                    u64::from(fl[i]),
+                    of(&shapes, sh[i]),
+                    of(&ops, op[i]),
+                ])
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::lines::{Engine, Options};

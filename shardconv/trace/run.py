@@ -33,7 +33,7 @@ from shardconv.trace.dumps import (
     xla_step,
 )
 from shardconv.trace.names import defined_alike, defined_as, key_parts
-from shardconv.trace.values import DumpFacts, Sighting, SiteReader, observation
+from shardconv.trace.values import DumpFacts, Said, Sighting, SiteReader, observation
 
 if TYPE_CHECKING:
     from shardconv._native import Names, Scan
@@ -183,6 +183,7 @@ class _Follower:
         self.copies: dict[int, tuple[Dump, int]] = {}  # a dump read fresh -> its latest copy, lines moved
         self.facts: DumpFacts | None = None
         self.previous: _Fresh | None = None
+        self.said = Said()  # what each site of the dump read last said (a step file's are the last one's)
 
     def repeat(self, ds: Repeat) -> Iterator[Seen]:
         """The dump before again: no change, its values now sit here too."""
@@ -194,7 +195,7 @@ class _Follower:
     def fresh(self, ds: DumpSites) -> Iterator[Seen | Change]:
         """A dump read fresh, then its changes: gained and changed values in its order, then lost ones."""
         self.facts = ds.reader.facts(ds.sites, self.facts)
-        seen = ds.reader.sightings(ds.sites, self.facts)
+        seen = ds.reader.sightings(ds.sites, self.facts, self.said)
         previous = self.previous
         now = _Fresh(ds.dump, seen, ds.names, previous.count + 1 if previous is not None else 0)
         lost = self._lost(ds, seen)

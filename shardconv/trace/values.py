@@ -131,7 +131,15 @@ Scope = tuple[str | None, str | None, bool]  # the function, the computation, wh
 _NO_SCOPE: Scope = (None, None, False)
 _ROOT, _SIGNATURE = 1, 2  # the scan's site flags
 Parts = tuple[tuple[str, Reading], ...]  # per tensor: its key's suffix (the whole key for ``result``), its reading
-_SAID_MAX = 1 << 17  # sites remembered by their columns: a log renaming its values in every dump meets each once
+
+
+class Said:
+    """What the sites of the dump read last said, by their identity (the scan's ``identity`` column,
+    the same in any scan), while the meshes stay the same: most sites of a dump are the dump before's."""
+
+    def __init__(self) -> None:
+        self.facts: DumpFacts | None = None
+        self.last: dict[int, Parts] = {}
 
 
 class SiteReader:
@@ -150,7 +158,6 @@ class SiteReader:
         self._prefixes = ["" if f is None or e else f"@{f}:" for f, _, e in self._scopes]  # of a key by name
         self._parts: dict[tuple[int, int, int, bool], Reading | Parts] = {}
         self._parts_facts: DumpFacts | None = None
-        self._said: dict[tuple[int, ...], Parts] = {}  # by a site's columns: what it says (``_said_by``)
 
     def line(self, i: int) -> int:
         """The line site ``i`` sits on."""
@@ -171,29 +178,32 @@ class SiteReader:
                 widest = max(widest or 0, parsed.tile.num_devices)
         return widest
 
-    def sightings(self, sites: range, facts: DumpFacts) -> dict[str, list[Sighting]]:
+    def sightings(self, sites: range, facts: DumpFacts, said: Said) -> dict[str, list[Sighting]]:
         """Every sharded value of one dump by key, in order of first sighting (a value carrying an HLO
-        and an sdy sharding has both)."""
+        and an sdy sharding has both). What a site says is taken from ``said`` when a site of the dump
+        before had its identity, and noted there for the next dump."""
         if facts != self._parts_facts:
-            self._parts, self._said, self._parts_facts = {}, {}, facts
+            self._parts, self._parts_facts = {}, facts
+        if facts != said.facts:
+            said.facts, said.last = facts, {}
         col, a, b = self.table.col, sites.start, sites.stop
-        row = zip(*(col[c][a:b] for c in ("value", "name", "scope", "param", "flags", "shapes", "op")))
         out: dict[str, list[Sighting]] = {}
-        said, now, lines = self._said, {}, self.lines
-        for site, line, c in zip(row, col["line"][a:b], col["col"][a:b]):
-            pairs = said.get(site)
+        last, now, lines = said.last, {}, self.lines
+        for i, site, line, c in zip(sites, col["identity"][a:b], col["line"][a:b], col["col"][a:b]):
+            pairs = last.get(site)
             if pairs is None:
-                pairs = self._said_by(site, facts)
+                pairs = self._said_by(i, facts)
             now[site] = pairs
             for key, reading in pairs:
                 out.setdefault(key, []).append((reading, line + lines, c))
-        self._said = now
+        said.last = now
         return out
 
-    def _said_by(self, site: tuple[int, ...], facts: DumpFacts) -> Parts:
-        """(key, reading) per tensor a site says something of (none for a site that shards no value):
-        the same for every site of a scan with these columns (``site``), while the meshes stay the same."""
-        v, nm, sc, pm, fl, sh, op = site
+    def _said_by(self, i: int, facts: DumpFacts) -> Parts:
+        """(key, reading) per tensor site ``i`` says something of (none for a site that shards no value):
+        the same for every site of any scan with its identity, while the meshes stay the same."""
+        col = self.table.col
+        v, nm, sc, pm, fl = col["value"][i], col["name"][i], col["scope"][i], col["param"][i], col["flags"][i]
         if not self._sharded[v] or nm == NONE:
             return ()
         name = self._names[nm]
@@ -208,6 +218,7 @@ class SiteReader:
             if named is None:
                 return ()
             key, whole = self._prefixes[sc] + named if sc != NONE else named, False
+        sh, op = col["shapes"][i], col["op"][i]
         parts = self._parts.get((v, sh, op, whole))
         if parts is None:
             parts = self._parts[v, sh, op, whole] = self._read(v, sh, op, key, facts)
@@ -375,6 +386,6 @@ def place_of(v: HloSharding | TensorSharding, mesh: Mesh | None, devices: int | 
 
 
 __all__ = [
-    "DumpFacts", "Observation", "Placed", "Reading", "Sighting", "SiteReader", "dump_facts", "observation", "place_of",
-    "value_key",
+    "DumpFacts", "Observation", "Placed", "Reading", "Said", "Sighting", "SiteReader", "dump_facts", "observation",
+    "place_of", "value_key",
 ]

@@ -14,6 +14,7 @@ from support.trace_util import SEED_LOG, changes, run, run_json
 from shardconv.trace import report
 from shardconv.trace import run as run_module
 from shardconv.trace.run import FORGET
+from shardconv.trace.values import Said
 
 OLD_HEADER = "// -----// IR Dump {when} {name}{failed} ({arg}) ('builtin.module' operation: @jit__lambda) //----- //\n"
 
@@ -323,3 +324,26 @@ def test_text_tells_partitioning_once_and_folds_a_flood_of_gains(
     assert out.count("before no sharding") == 1
     more = gains - 1
     assert f"and {more} more value{'s' if more != 1 else ''} gained a sharding here" in out
+
+
+class _Forgetful(Said):
+    """Remembers nothing from dump to dump: every site's keys and readings worked out afresh."""
+
+    @property  # type: ignore[override]
+    def last(self) -> dict[int, object]:
+        return {}
+
+    @last.setter
+    def last(self, _: dict[int, object]) -> None:
+        pass
+
+
+@pytest.mark.parametrize("dumps", ["xla", "func_scope.log", "module_scope.log"])
+def test_what_a_site_said_in_the_dump_before_is_what_it_says_again(
+    dumps: str, logs: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sites are remembered by their identity from one dump (or step file, each its own scan) to the
+    next: the run is the one that works every site out afresh, change for change."""
+    remembered = run_json(["trace", str(logs / dumps)], capsys)
+    monkeypatch.setattr(run_module, "Said", _Forgetful)
+    assert run_json(["trace", str(logs / dumps)], capsys) == remembered and len(remembered[1]["dumps"]) > 3
