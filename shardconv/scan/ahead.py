@@ -19,7 +19,7 @@ AHEAD = 2  # batches made before the reader takes them
 BATCH_SECONDS = 0.002  # items are handed over in batches, one every 2 ms at most: a piece's scan alone,
 # cheap items (a pass log's repeated dumps) by the dozen, each batch costing the two threads one handover
 _WAIT = 0.1  # seconds between looks, by a maker with no room, at whether the reader has gone
-SWITCH_INTERVAL = 0.0002  # seconds a thread runs Python before another may, while a read-ahead runs
+SWITCH_INTERVAL = 0.0001  # seconds a thread runs Python before another may, while a read-ahead runs
 Entry = tuple[bool, object]  # (True, a batch of items), or (False, an error or None at the end)
 
 
@@ -90,7 +90,7 @@ _SWITCHES = _Switches()
 @contextmanager
 def _short_switches() -> Iterator[None]:
     """A short switch interval while any read-ahead runs: its thread waits for the interpreter's lock
-    after each native call, and gets it back within 0.2 ms, not CPython's 5, so the next piece is
+    after each native call, and gets it back within 0.1 ms, not CPython's 5, so the next piece is
     scanned while this one is followed. The interval before is back once the last read-ahead ends."""
     with _SWITCHES.lock:
         if _SWITCHES.running == 0:

@@ -86,7 +86,10 @@ def scan_pieces(path: str, *, names: bool = False, cuts: Cuts = PASS_LOG) -> Ite
 def scan_whole(path: str, *, names: bool = False) -> Scan | None:
     """The scan of a regular file ``scan_pieces`` reads in one piece; None for any other (read in
     pieces, or stdin); OSError when it cannot be read."""
-    if path == "-" or not 0 < _size(path) <= PIECE_BYTES:
+    if path == "-":
+        return None
+    st = os.stat(path)  # (one call: a read-ahead thread waits for the interpreter's lock after each)
+    if not (stat.S_ISREG(st.st_mode) and 0 < st.st_size <= PIECE_BYTES):
         return None
     return scan_input(path, names=names)
 
