@@ -66,18 +66,21 @@ class Cuts:
 PASS_LOG = Cuts()  # cut before dump lines, every dump scanned
 
 
-def scan_pieces(path: str, *, names: bool = False, cuts: Cuts = PASS_LOG) -> Iterator[Piece]:
-    """The pieces of ``path`` (``-``: stdin), each with how many lines come before it; OSError when it
-    cannot be read. What is not a regular file, or is one piece at most, comes whole."""
+def scan_pieces(
+    path: str, *, names: bool = False, cuts: Cuts = PASS_LOG, workers: int | None = None
+) -> Iterator[Piece]:
+    """The pieces of ``path`` (``-``: stdin), each with how many lines come before it, scanned on
+    ``workers`` threads (see ``run_ahead``); OSError when it cannot be read. What is not a regular
+    file, or is one piece at most, comes whole."""
     if path == "-":
-        yield from _numbered(chain.from_iterable(run_ahead(_jobs(sys.stdin.buffer.read, path, names, cuts))))
+        yield from _numbered(chain.from_iterable(run_ahead(_jobs(sys.stdin.buffer.read, path, names, cuts), workers)))
         return
     if _size(path) <= PIECE_BYTES:
         yield scan_input(path, names=names), 0  # with the scan's own error, if it cannot be read
         return
     with open(path, "rb") as f:
         expected, read, skipped = os.fstat(f.fileno()).st_size, _Counted(f.read), False
-        for piece, lines in _numbered(chain.from_iterable(run_ahead(_jobs(read, path, names, cuts)))):
+        for piece, lines in _numbered(chain.from_iterable(run_ahead(_jobs(read, path, names, cuts), workers))):
             skipped = not isinstance(piece, Repeated) and piece.kind == "skip"
             yield piece, lines
         _check_size(path, os.fstat(f.fileno()).st_size, expected, read.total if not skipped else expected)
@@ -95,10 +98,10 @@ def scan_whole(path: str, *, names: bool = False) -> Scan | None:
 
 
 def read_pieces(path: str, error: Callable[[str], Exception], *, names: bool = False,
-                cuts: Cuts = PASS_LOG, scanned: Scan | None = None) -> Iterator[Piece]:
+                cuts: Cuts = PASS_LOG, scanned: Scan | None = None, workers: int | None = None) -> Iterator[Piece]:
     """``scan_pieces`` (or the one piece ``scanned``, the file's scan already made), raising
     ``error(message)`` when the file cannot be read or is not IR."""
-    pieces = scan_pieces(path, names=names, cuts=cuts) if scanned is None else iter([(scanned, 0)])
+    pieces = scan_pieces(path, names=names, cuts=cuts, workers=workers) if scanned is None else iter([(scanned, 0)])
     while True:
         try:
             got = next(pieces, None)

@@ -73,7 +73,9 @@ def read_dumps(
     it unscanned, never scanned."""
     last: _Before | None = None  # the dump before, when it was a pass's whole dump
     index = first_index
-    for piece, lines in read_pieces(path, LogError, names=True, cuts=Cuts(repeats=True), scanned=scanned):
+    # one scanning thread: following the dumps in Python is the slower side, and needs a processor too
+    pieces = read_pieces(path, LogError, names=True, cuts=Cuts(repeats=True), scanned=scanned, workers=1)
+    for piece, lines in pieces:
         if isinstance(piece, Repeated):
             repeated = _repeat(piece, lines, last, path, index) if base is None else None
             if repeated is not None:

@@ -131,6 +131,7 @@ Scope = tuple[str | None, str | None, bool]  # the function, the computation, wh
 _NO_SCOPE: Scope = (None, None, False)
 _ROOT, _SIGNATURE = 1, 2  # the scan's site flags
 Parts = tuple[tuple[str, Reading], ...]  # per tensor: its key's suffix (the whole key for ``result``), its reading
+_ROW = ("identity", "line", "col", "value", "name", "scope", "param", "flags", "shapes", "op")  # a site as read
 
 
 class Said:
@@ -187,23 +188,24 @@ class SiteReader:
         if facts != said.facts:
             said.facts, said.last = facts, {}
         col, a, b = self.table.col, sites.start, sites.stop
+        rows = zip(*(col[c][a:b] for c in _ROW))
         out: dict[str, list[Sighting]] = {}
         last, now, lines = said.last, {}, self.lines
-        for i, site, line, c in zip(sites, col["identity"][a:b], col["line"][a:b], col["col"][a:b]):
-            pairs = last.get(site)
+        for row in rows:
+            pairs = last.get(row[0])
             if pairs is None:
-                pairs = self._said_by(i, facts)
-            now[site] = pairs
+                pairs = self._said_by(row, facts)
+            now[row[0]] = pairs
             for key, reading in pairs:
-                out.setdefault(key, []).append((reading, line + lines, c))
+                out.setdefault(key, []).append((reading, row[1] + lines, row[2]))
         said.last = now
         return out
 
-    def _said_by(self, i: int, facts: DumpFacts) -> Parts:
-        """(key, reading) per tensor site ``i`` says something of (none for a site that shards no value):
-        the same for every site of any scan with its identity, while the meshes stay the same."""
-        col = self.table.col
-        v, nm, sc, pm, fl = col["value"][i], col["name"][i], col["scope"][i], col["param"][i], col["flags"][i]
+    def _said_by(self, row: tuple[int, ...], facts: DumpFacts) -> Parts:
+        """(key, reading) per tensor a site (its ``_ROW`` columns) says something of (none for a site
+        that shards no value): the same for every site of any scan with its identity, while the meshes
+        stay the same."""
+        _, _, _, v, nm, sc, pm, fl, sh, op = row
         if not self._sharded[v] or nm == NONE:
             return ()
         name = self._names[nm]
@@ -218,7 +220,6 @@ class SiteReader:
             if named is None:
                 return ()
             key, whole = self._prefixes[sc] + named if sc != NONE else named, False
-        sh, op = col["shapes"][i], col["op"][i]
         parts = self._parts.get((v, sh, op, whole))
         if parts is None:
             parts = self._parts[v, sh, op, whole] = self._read(v, sh, op, key, facts)

@@ -80,13 +80,23 @@ def test_a_dump_left_unscanned_as_a_repeat_traces_as_it_does_scanned(
     assert sum(isinstance(i, Seen) for i in whole) == 16  # and a dump each: the second module of 5 and 6, Odd in 10 and 11
 
 
+def _pieces(path: Path, workers: int) -> list[tuple[str, int, int, bytes]]:
+    """Each piece of trace's cut: what it is, the lines before it and in it, and its sites' columns."""
+    cut = pieces.scan_pieces(str(path), names=True, cuts=pieces.Cuts(repeats=True), workers=workers)
+    return [
+        (type(p).__name__, lines, p.lines, p.text if isinstance(p, pieces.Repeated) else b"".join(p.columns.values()))
+        for p, lines in cut
+    ]
+
+
 @pytest.mark.parametrize("piece_dumps", [2, 3, 5])
 @pytest.mark.parametrize("feed_bytes", [1, pieces.FEED_BYTES])
-def test_pieces_scanned_on_two_threads_with_their_repeats_trace_as_the_log_does_whole(
+def test_pieces_scanned_on_two_threads_with_their_repeats_are_those_of_one_and_trace_as_the_whole_log(
     piece_dumps: int, feed_bytes: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Jobs of a few dumps each (a piece and the repeats after it, or repeats alone), run two at a time,
-    their held bytes fed at once or as they come: the same changes, at the same lines."""
+    their held bytes fed at once or as they come: the same pieces in the same order as one thread
+    makes, and the same changes, at the same lines, as the log scanned whole."""
     monkeypatch.setattr(ahead, "processors", lambda: 2)
     path = tmp_path / "repeats.log"
     path.write_bytes(_repeating_log() * 3)
@@ -97,4 +107,5 @@ def test_pieces_scanned_on_two_threads_with_their_repeats_trace_as_the_log_does_
     kinds = {(j.piece is not None, bool(j.repeats)) for j in jobs}
     assert (True, True) in kinds and len(jobs) > 3  # a piece and its repeats in one job, several jobs
     assert (False, True) in kinds or piece_dumps > 2  # (repeats alone, past a job's size)
+    assert _pieces(path, workers=2) == _pieces(path, workers=1)
     assert _traced(path) == whole
