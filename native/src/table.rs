@@ -596,9 +596,8 @@ impl Table {
         let (names, shapes, ops) = (digests(&self.names), digests(&self.shapes), digests(&self.ops));
         let scopes = digests(&self.scopes);
         let of = |table: &[u64], id: u32| if id == NONE { 0 } else { table.get(id as usize).copied().unwrap_or(0) };
-        let col = |name: &str| &self.u32s[U32_COLUMNS.iter().position(|c| *c == name).unwrap_or(0)];
-        let (v, n, sh, sc, op, pm, fl) =
-            (col("value"), col("name"), col("shapes"), col("scope"), col("op"), col("param"), col("flags"));
+        // (the columns in `U32_COLUMNS`' order, as `push_row` fills them)
+        let [v, n, sh, sc, op, _module, _line, _col, _end_line, _end_col, _target, pm, fl] = &self.u32s;
         (0..self.starts.len())
             .map(|i| {
                 digest_of(&[

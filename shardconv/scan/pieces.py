@@ -73,14 +73,14 @@ def scan_pieces(
     ``workers`` threads (see ``run_ahead``); OSError when it cannot be read. What is not a regular
     file, or is one piece at most, comes whole."""
     if path == "-":
-        yield from _numbered(chain.from_iterable(run_ahead(_jobs(sys.stdin.buffer.read, path, names, cuts), workers)))
+        yield from _scanned(sys.stdin.buffer.read, path, names, cuts, workers)
         return
     if _size(path) <= PIECE_BYTES:
         yield scan_input(path, names=names), 0  # with the scan's own error, if it cannot be read
         return
     with open(path, "rb") as f:
         expected, read, skipped = os.fstat(f.fileno()).st_size, _Counted(f.read), False
-        for piece, lines in _numbered(chain.from_iterable(run_ahead(_jobs(read, path, names, cuts), workers))):
+        for piece, lines in _scanned(read, path, names, cuts, workers):
             skipped = not isinstance(piece, Repeated) and piece.kind == "skip"
             yield piece, lines
         _check_size(path, os.fstat(f.fileno()).st_size, expected, read.total if not skipped else expected)
@@ -142,11 +142,11 @@ def _check_size(path: str, now: int, expected: int, total: int) -> None:
         raise OSError(f"{path}: the file changed size while it was read ({expected} bytes, then {now}; {total} read)")
 
 
-def _numbered(pieces: Iterator[Scan | Repeated]) -> Iterator[Piece]:
-    """Each piece with how many lines come before it (a piece ends at a line break: the next starts on a
-    line of its own)."""
+def _scanned(read: Read, what: str, names: bool, cuts: Cuts, workers: int | None) -> Iterator[Piece]:
+    """The pieces ``read`` gives, scanned on ``workers`` threads, each with how many lines come before it
+    (a piece ends at a line break: the next starts on a line of its own)."""
     lines = 0
-    for piece in pieces:
+    for piece in chain.from_iterable(run_ahead(_jobs(read, what, names, cuts), workers)):
         yield piece, lines
         lines += piece.lines
 
@@ -155,13 +155,14 @@ def _jobs(read: Read, what: str, names: bool, cuts: Cuts) -> Iterator[_Job]:
     """The pieces of a file, in order, as jobs of about ``PIECE_BYTES`` each (see ``run_ahead``): a
     piece to scan, and the repeated dumps after it, left unscanned."""
     head = _head(read)
-    job = _Job()
     if sniff(head)[0] == "skip":  # as the whole scan says, from the same head
-        job.piece, job.size = _Held(what, names), len(head)
-        job.piece.add(head)
-        yield job
+        whole = _Held(what, names)
+        whole.add(head)
+        yield _Job(whole)
         return
-    held, before = None, None
+    job = _Job()
+    held: _Held | None = None
+    before: bytes | None = None
     log = _Log(read, head, cuts.line)
     for part in log.parts():
         body = part.body() if cuts.repeats else None
@@ -169,8 +170,7 @@ def _jobs(read: Read, what: str, names: bool, cuts: Cuts) -> Iterator[_Job]:
         if (repeat or (held is not None and held.size >= PIECE_BYTES)) and log.may_cut(part):
             held = None
             if repeat:
-                job.repeats.append(Repeated(part.data, part.data.count(b"\n"), names))
-                job.size += len(part.data)
+                job.repeat(Repeated(part.data, part.data.count(b"\n"), names))
                 if job.size >= PIECE_BYTES:
                     yield job
                     job = _Job()
@@ -182,7 +182,6 @@ def _jobs(read: Read, what: str, names: bool, cuts: Cuts) -> Iterator[_Job]:
             held = _Held(what, names)
             job = _Job(held)
         held.add(part.data)
-        job.size += len(part.data)
     if job.size:
         yield job
 
@@ -191,7 +190,17 @@ class _Job:
     """Pieces in order, to be made in one call: a piece to scan (``piece``), then repeated dumps."""
 
     def __init__(self, piece: _Held | None = None) -> None:
-        self.piece, self.repeats, self.size = piece, list[Repeated](), 0
+        self.piece, self.repeats, self.repeated = piece, list[Repeated](), 0  # (the repeats' bytes)
+
+    @property
+    def size(self) -> int:
+        """Its bytes: the piece's, and the repeats'."""
+        return (self.piece.size if self.piece is not None else 0) + self.repeated
+
+    def repeat(self, dump: Repeated) -> None:
+        """A dump left unscanned, after the piece and the repeats before it."""
+        self.repeats.append(dump)
+        self.repeated += len(dump.text)
 
     def __call__(self) -> list[Scan | Repeated]:
         made: list[Scan | Repeated] = [self.piece.scan()] if self.piece is not None else []
