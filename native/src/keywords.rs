@@ -369,17 +369,22 @@ pub fn match_at(t: &[u8], s: usize) -> Option<Match> {
     match_group(t, s)
 }
 
-pub const NEEDLES: [(&[u8], &[usize]); 10] = [
-    (b"sharding", &[17, 5, 4, 3, 0]),
-    (b"sdy.", &[4, 1, 0]),
-    (b"num_partitions", &[5, 0]),
-    (b"manual_axes", &[0]),
-    (b"unspecified_dims", &[0]),
-    (b"expected-error", &[0]),
-    (b"stablehlo.mesh", &[0]),
-    (b"replica_group_mesh_axes", &[0]),
-    (b"replica_groups=mesh[", &[0]),
-    (b"return", &[0]),
+/// Each needle, with the spellings that may precede it: a match whose first needle it is begins with one
+/// of them (the keyword's own bytes up to the needle), so a start whose bytes differ is never tried.
+pub const NEEDLES: [(&[u8], &[&[u8]]); 10] = [
+    // mhlo.spmd_output_sharding, mhlo.sharding, out_sharding(s), in_shardings, sharding={ / sharding=<
+    (b"sharding", &[b"mhlo.spmd_output_", b"mhlo.", b"out_", b"in_", b""]),
+    // xla.sdy.*, #sdy.*, sdy.mesh / sdy.sharding_constraint / records / collectives / sdy.return
+    (b"sdy.", &[b"xla.", b"#", b""]),
+    // mhlo.num_partitions, num_partitions=
+    (b"num_partitions", &[b"mhlo.", b""]),
+    (b"manual_axes", &[b""]),
+    (b"unspecified_dims", &[b""]),
+    (b"expected-error", &[b""]),
+    (b"stablehlo.mesh", &[b""]),
+    (b"replica_group_mesh_axes", &[b""]),
+    (b"replica_groups=mesh[", &[b""]),
+    (b"return", &[b""]),
 ];
 
 /// The needles in one automaton, built once per scan. No needle is a prefix of another, so at most
@@ -422,9 +427,9 @@ impl<'a> Searcher<'a> {
         while pos <= text.len() {
             let m = self.needles.ac.find(&text[pos..])?;
             let hit = pos + m.start();
-            for &d in NEEDLES[m.pattern().as_usize()].1 {
-                if hit >= d && hit - d >= pos {
-                    if let Some(found) = match_at(text, hit - d) {
+            for &before in NEEDLES[m.pattern().as_usize()].1 {
+                if hit - pos >= before.len() && text[..hit].ends_with(before) {
+                    if let Some(found) = match_at(text, hit - before.len()) {
                         return Some(found);
                     }
                 }
