@@ -4,7 +4,13 @@ carries no records (the message says which flag writes them)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
 import click
+
+if TYPE_CHECKING:
+    from shardconv.explain.model import Explanation
 
 EPILOG = """\b
 PATH is a Shardy stage dump written with
@@ -41,20 +47,31 @@ def explain(path: str, value: str | None, arg: int | None, result: int | None, l
 
     if sum(x is not None for x in (value, arg, result, line)) > 1:
         raise click.UsageError("give at most one of --value, --arg, --result, --line")
-    found = explain_paths(path, value=value, arg=arg, result=result, line=line)
+    without: list[Explanation] = []  # values explained without Shardy's records: exit 1
+    found = _noting(explain_paths(path, value=value, arg=arg, result=result, line=line), without)
     out = sys.stdout
-    if fmt == "json":
+    if fmt == "json":  # (text and JSON are written as each module is explained)
         from shardconv.ui import jsonout
 
-        out.write(jsonout.dumps(jsonout.document("explain", explanations=[render.to_dict(e) for e in found])) + "\n")
-    elif fmt == "dot":
-        out.write(render.dot(found))
-    elif fmt == "svg":
-        out.write("".join(render.svg(e) for e in found[:1]))
-        if len(found) > 1:
-            click.echo(f"note: svg draws the first of {len(found)} values; use --format html for all", err=True)
-    elif fmt == "html":
-        out.write(render.html(found))
-    else:
-        out.write(render.text(found, color=use_color(out)))
-    return 0 if all(e.records for e in found) else 1
+        out.writelines(jsonout.dumps_streamed("explain", "explanations", (render.to_dict(e) for e in found)))
+        out.write("\n")
+    elif fmt == "text":
+        out.writelines(render.texts(found, color=use_color(out)))
+    else:  # a picture of them all
+        every = list(found)
+        if fmt == "dot":
+            out.write(render.dot(every))
+        elif fmt == "svg":
+            out.write("".join(render.svg(e) for e in every[:1]))
+            if len(every) > 1:
+                click.echo(f"note: svg draws the first of {len(every)} values; use --format html for all", err=True)
+        else:
+            out.write(render.html(every))
+    return 1 if without else 0
+
+
+def _noting(found: Iterator[Explanation], without: list[Explanation]) -> Iterator[Explanation]:
+    for e in found:
+        if not e.records:
+            without.append(e)
+        yield e

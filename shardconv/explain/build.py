@@ -6,21 +6,22 @@ the scan's columns (``Reader``), only along the walk."""
 from __future__ import annotations
 
 import bisect
+import functools
 import os
 import re
 from collections.abc import Iterator
 from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.explain.model import RECORDS_HINT, AxisExplanation, Explanation, Meeting, Origin, Step
 from shardconv.explain.records import Edge, axis_key, parse_edges, parse_origins
 from shardconv.scan.inputs import scan_input
 from shardconv.scan.columns import NONE, kind_code, kind_flags, site_column, sites_of
-from shardconv.scan.native import site_at
+from shardconv.scan.native import columns
 from shardconv.scan.pieces import MODULE_LINE, Cuts, Repeated, read_pieces
-from shardconv.scan.sites import RECORD_KINDS, SiteKind, ValueSite
+from shardconv.scan.sites import RECORD_KINDS, SiteKind
 
 if TYPE_CHECKING:
     from shardconv._native import Scan
@@ -47,20 +48,34 @@ class Value:
     user_annotated: bool = False  # an argument's or a constraint's own sharding
 
 
+class Seen(NamedTuple):
+    """What a walk reads of one site (a ``ValueSite`` costs more to build than the walk's own step)."""
+
+    kind: SiteKind
+    site: str
+    text: str
+    value: str | None
+    op: str | None
+    line: int
+    function: str | None
+
+
 class Function:
     """One function of one module, read lazily from the scan's columns: a value's sites are found through
-    its name (the sites of one value are contiguous on its line), so only the values an explanation walks
-    through are ever built, and a dump of any size costs one pass of C-level dict building per module."""
+    its name (the module's sites indexed by name once), so only the values an explanation walks through
+    are ever built."""
 
     def __init__(self, reader: Reader, module: int, scope: int | None, name: str | None) -> None:
         self.reader, self.module, self.scope, self.name = reader, module, scope, name
         self.a, self.b = reader.bounds(module)
         self.values: dict[str, Value] = {}
+        self.results: dict[str, list[str]] = {}  # an op's value -> its results' values (``%5``, or ``%5#0``, ...)
         self.absorbed: set[str] = set()
         self.edges: dict[str, list[tuple[Edge, str, str, str, str, int]]] = {}  # op value -> its edges
         self.incoming: dict[tuple[str, str], list[tuple[Edge, str, str, str, str, int]]] = {}
         # a manual computation's name -> its value, line, in_shardings, out_shardings
         self.manual: dict[str, tuple[str, int, list[str], list[str]]] = {}
+        self.meetings: dict[tuple[str, str, int], Meeting | None] = {}  # (value, op, its edges) -> what met
         self._returns: list[str] | None = None
         self._users: dict[str, list[str]] | None = None
         self._records: bool | None = None
@@ -94,13 +109,13 @@ class Function:
         self.absorbed.add(name)
         sites = self.reader.sites(name, self.a, self.b, self.scope)
         operands: list[str] = []
-        edges: list[ValueSite] = []
+        edges: list[Seen] = []
         for s in sites:
             self._site(s, edges, operands)
         for s in edges:
             self._edges(s, operands)
 
-    def _site(self, s: ValueSite, edges: list[ValueSite], operands: list[str]) -> None:
+    def _site(self, s: Seen, edges: list[Seen], operands: list[str]) -> None:
         name = s.value or ""
         if s.kind is SiteKind.OPERANDS:
             operands[:] = [n.strip() for n in s.text.split(",") if n.strip()]
@@ -149,6 +164,7 @@ class Function:
         v = self.values.get(name)
         if v is None:
             v = self.values[name] = Value(name=name)
+            self.results.setdefault(name.split("#")[0], []).append(name)
         return v
 
     def _add(self, e: Edge, src: str | None, tgt: str | None, op_value: str, op: str, line: int) -> None:
@@ -157,7 +173,7 @@ class Function:
             self.edges.setdefault(op_value, []).append(x)
             self.incoming.setdefault((tgt, e.axis), []).append(x)
 
-    def _edges(self, s: ValueSite, operands: list[str]) -> None:
+    def _edges(self, s: Seen, operands: list[str]) -> None:
         name = s.value or ""
         if s.op == "func.func":  # a function result's edges: operand-N is what the return returns for it
             k = _index(name) or 0 if name.startswith("result[") else 0
@@ -167,7 +183,7 @@ class Function:
                 for t in e.targets:
                     self._add(e, src, ret if t[0] == "operand" else name, "return", "return", s.line)
             return
-        results = [n for n in self.values if n == name or n.startswith(name + "#")] or [name]
+        results = self.results.get(name) or [name]
         for e in parse_edges(s.text):
             src = _ref(e.source, operands, results)
             for t in e.targets:
@@ -184,6 +200,8 @@ class Reader:
         self.value_col = site_column(scan, "value")
         self.module_col = site_column(scan, "module")
         self.line_col = site_column(scan, "line")
+        self.op_col = site_column(scan, "op")
+        self.columns = columns(scan)
         self.count = len(self.name_col)
         self.kind_of_value = scan.value_kinds
         # per distinct value, 1 for a propagation record (origins, an origin's name, edges)
@@ -191,6 +209,7 @@ class Reader:
         self.operands = kind_code(SiteKind.OPERANDS)
         self.origin_name = kind_code(SiteKind.SDY_ORIGIN_NAME)
         self._names: dict[str, int] | None = None
+        self._index: tuple[int, dict[int, list[int]]] | None = None  # the last module's sites by name
 
     def name_id(self, name: str) -> int | None:
         if self._names is None:
@@ -199,6 +218,11 @@ class Reader:
 
     def modules(self) -> list[int]:
         return sorted({self.module_col[i] for i in self._starts()})
+
+    def modules_holding(self, name: str) -> list[int]:
+        """The modules with a site of ``name`` (found in the name column's bytes, not module by module)."""
+        nid = self.name_id(name)
+        return [] if nid is None else sorted({self.module_col[i] for i in sites_of(self.scan, (nid,), "name")})
 
     def _starts(self) -> list[int]:
         out, i = [], 0
@@ -210,13 +234,33 @@ class Reader:
     def bounds(self, module: int) -> tuple[int, int]:
         return (bisect.bisect_left(self.module_col, module), bisect.bisect_right(self.module_col, module))
 
-    def sites(self, name: str, a: int, b: int, scope: int | None) -> list[ValueSite]:
+    def sites(self, name: str, a: int, b: int, scope: int | None) -> list[Seen]:
+        """The sites of ``name`` in the module whose sites are ``a:b`` (in ``scope``, else any)."""
         nid = self.name_id(name)
         if nid is None:
             return []
         sc = self.scope_col
-        return [site_at(self.scan, i, self.path, self.before) for i in sites_of(self.scan, (nid,), "name", range(a, b))
-                if scope is None or sc[i] == scope]
+        return [self._seen(i) for i in self._by_name(a, b).get(nid, ()) if scope is None or sc[i] == scope]
+
+    def _by_name(self, a: int, b: int) -> dict[int, list[int]]:
+        """The module's sites by value name, built once per module (a walk asks for hundreds of names)."""
+        if self._index is None or self._index[0] != a:
+            index: dict[int, list[int]] = {}
+            for i, nid in zip(range(a, b), self.name_col[a:b], strict=True):
+                if nid != NONE:
+                    index.setdefault(nid, []).append(i)
+            self._index = (a, index)
+        return self._index[1]
+
+    def _seen(self, i: int) -> Seen:
+        kind, site, _, text, _, _ = self.columns.value(self.value_col[i])
+        name, op, scope = self.name_col[i], self.op_col[i], self.scope_col[i]
+        scope_name, scope_kind, _ = self.scan.scopes[scope] if scope != NONE else (None, None, False)
+        return Seen(
+            kind=kind, site=site, text=text, value=None if name == NONE else self.scan.names[name],
+            op=None if op == NONE else self.scan.ops[op], line=self.line_col[i] + self.before[0],
+            function=scope_name if scope_kind == "func" else None,
+        )
 
     def any_records(self) -> bool:
         """Whether the piece holds a propagation record at all (its distinct values', at C speed)."""
@@ -238,7 +282,7 @@ class Reader:
             ret = self.scan.ops.index("return")
         except ValueError:
             return []
-        ops, sc, names = site_column(self.scan, "op"), self.scope_col, self.name_col
+        ops, sc, names = self.op_col, self.scope_col, self.name_col
         for i in range(b - 1, a - 1, -1):
             if ops[i] == ret and names[i] == NONE and (scope is None or sc[i] == scope):
                 text = self.scan.values[self.value_col[i]][3].decode("utf-8", "surrogateescape")
@@ -305,15 +349,17 @@ def _results(name: str, count: int) -> list[str]:
     return [name] if count <= 1 else [f"{name}#{i}" for i in range(count)]
 
 
-def _elements(text: str) -> list[str]:
-    """The shardings of a ``#sdy.sharding_per_value<[<...>, <...>]>`` or ``[<...>, ...]``, as text."""
+@functools.lru_cache(maxsize=4096)
+def _elements(text: str) -> tuple[str, ...]:
+    """The shardings of a ``#sdy.sharding_per_value<[<...>, <...>]>`` or ``[<...>, ...]``, as text (parsed
+    once per distinct text: a walk passes many ops whose results are sharded alike)."""
     from shardconv.formats.sdy.read import parse_sdy_per_value
 
     body = text if text.startswith("#sdy.sharding_per_value") else f"#sdy.sharding_per_value<{text}>"
     try:
-        return [str(s) for s in parse_sdy_per_value(body).shardings]
+        return tuple(str(s) for s in parse_sdy_per_value(body).shardings)
     except (ShardingError, RecursionError):  # a value that does not parse: no element to show
-        return []
+        return ()
 
 
 def _ref(ref: tuple[str, int], operands: list[str], results: list[str]) -> str | None:
@@ -434,17 +480,24 @@ def _walk(f: Function, start: str, axis: str, stop: Origin) -> tuple[Step, ...]:
 def _meetings(f: Function, value: Value, path: tuple[Step, ...]) -> tuple[Meeting, ...]:
     """The ops on the path, and the value's own, where axes of different origins arrived from different
     values; when one axis arrived from two origins, the one the value records won."""
-    out: list[Meeting] = []
-    seen: set[tuple[str, str]] = set()
-    places = [(s.target, s.op_value) for s in path] + [(value.name, value.name)]
-    for target, op_value in places:
-        t = f.value(target)
-        if (target, op_value) in seen or t is None or not t.origins:
-            continue
-        seen.add((target, op_value))
+    places = dict.fromkeys([(s.target, s.op_value) for s in path] + [(value.name, value.name)])
+    found = (_meeting_at(f, target, op_value) for target, op_value in places)
+    return tuple(m for m in found if m is not None)
+
+
+def _meeting_at(f: Function, target: str, op_value: str) -> Meeting | None:
+    """Whether axes of different origins met at ``target`` through the op ``op_value`` (asked once per
+    place: every axis's path passes the same ops)."""
+    t = f.value(target)
+    edges = f.edges.get(op_value, [])
+    key = (target, op_value, len(edges))  # (the edges an op holds grow only as the values it joins are read)
+    if key in f.meetings:
+        return f.meetings[key]
+    meeting = None
+    if t is not None and t.origins:
         arrived: dict[str, list[tuple[str, str]]] = {}  # axis -> (from value, its origin there)
         op, line = "?", 0
-        for e, src, tgt, _, o, ln in f.edges.get(op_value, []):
+        for e, src, tgt, _, o, ln in edges:
             if tgt == target:
                 sv = f.value(src)
                 origin = (sv.origins.get(e.axis) if sv else None) or t.origins.get(e.axis, "?")
@@ -453,17 +506,15 @@ def _meetings(f: Function, value: Value, path: tuple[Step, ...]) -> tuple[Meetin
                 arrived.setdefault(e.axis, []).append((src, origin))
                 op, line = o, ln
         sources = {(src, o) for pairs in arrived.values() for src, o in pairs}
-        if len({o for _, o in sources}) < 2 or len({src for src, _ in sources}) < 2:
-            continue
-        kept = tuple(sorted((a, t.origins.get(a, "?")) for a in arrived))
-        lost = tuple(sorted({(a, o, src) for a, pairs in arrived.items() for src, o in pairs
-                             if o != t.origins.get(a)}))
-        out.append(
-            Meeting(
+        if len({o for _, o in sources}) > 1 and len({src for src, _ in sources}) > 1:
+            kept = tuple(sorted((a, t.origins.get(a, "?")) for a in arrived))
+            lost = tuple(sorted({(a, o, src) for a, pairs in arrived.items() for src, o in pairs
+                                 if o != t.origins.get(a)}))
+            meeting = Meeting(
                 value=target, op=op, line=line, origins=tuple(sorted({o for _, o in sources})), kept=kept, lost=lost
             )
-        )
-    return tuple(out)
+    f.meetings[key] = meeting
+    return meeting
 
 
 def explain_value(path: str, f: Function, name: str) -> Explanation:
@@ -580,11 +631,11 @@ def _explain_piece(reader: Reader, *, value: str | None, arg: int | None, result
     every function that holds the name or line)."""
     path = reader.path
     main = reader.scope_of("main")
-    for module in reader.modules():
+    v = value if value is None or value.startswith(("%", "result[")) else f"%{value}"
+    for module in reader.modules() if v is None else reader.modules_holding(v):
         a, b = reader.bounds(module)
         scopes: list[int | None] = [main]
-        if value is not None:
-            v = value if value.startswith(("%", "result[")) else f"%{value}"
+        if v is not None:
             scopes = list(dict.fromkeys(reader.scope_of(s.function) for s in reader.sites(v, a, b, None)))
         elif line is not None:
             scopes = list(dict.fromkeys(scope for _, scope in reader.at_line(line, a, b)))
@@ -595,24 +646,25 @@ def _explain_piece(reader: Reader, *, value: str | None, arg: int | None, result
 
 
 def explain_paths(path: str, *, value: str | None = None, arg: int | None = None, result: int | None = None,
-                  line: int | None = None) -> list[Explanation]:
-    """Every explanation for a file or a dump folder (each module's after-propagation stage)."""
+                  line: int | None = None) -> Iterator[Explanation]:
+    """Every explanation for a file or a dump folder (each module's after-propagation stage), as each
+    module is explained: a log of many modules is never held whole."""
     if path != "-" and not os.path.exists(path):
         raise ExplainError(f"{path}: no such file or folder")
-    out: list[Explanation] = []
-    records = False
+    found = records = False
     for reader in (r for p in dump_files(path) for r in _readers(p)):
-        out.extend(_explain_piece(reader, value=value, arg=arg, result=result, line=line))
-        if not out:  # (asked only while nothing is found: it words the error)
+        for e in _explain_piece(reader, value=value, arg=arg, result=result, line=line):
+            found = True
+            yield e
+        if not found:  # (asked only while nothing is found: it words the error)
             records = records or reader.any_records()
-    if not out:
+    if not found:
         what = (f"--value {value}" if value is not None else f"--arg {arg}" if arg is not None
                 else f"--result {result}" if result is not None else f"--line {line}" if line is not None
                 else "a result of the entry function")
         # (an exported module or HLO text holds XLA's shardings only: the records say more than "none")
         hint = "" if records else f"; explain reads Shardy's shardings and propagation records, and {RECORDS_HINT}"
         raise ExplainError(f"{path}: no sharded value matches {what}{hint}")
-    return out
 
 
 def explain_path(

@@ -5,15 +5,19 @@ a value's axes and the edges propagation moved them along. Both spellings Shardy
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Mapping
 
 from shardconv.core.model import AxisRef
 from shardconv.core.records import record
 
 _GROUP = re.compile(r"\{([^{}]*)\}")
 _PAIR = re.compile(r'("(?:[^"\\]|\\.)*"|[\w.$:()-]+)\s*=\s*"([^"]*)"')
-_STEP = re.compile(r"step-(\d+)\s*=")
-_EDGE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*=\s*(operand|result)-(\d+)\s*->\s*\[([^\]]*)\]')
+_STEP_OR_EDGE = re.compile(
+    r'step-(\d+)\s*=|"((?:[^"\\]|\\.)*)"\s*=\s*(operand|result)-(\d+)\s*->\s*\[([^\]]*)\]'
+)
+_ONE_REF = {f"{k}-{n}": ((k, n),) for k in ("operand", "result") for n in range(8)}  # the usual lone target
 _REF = re.compile(r"(operand|result)-(\d+)")
 _OLD = re.compile(
     r'("(?:[^"\\]|\\.)*"|[\w.$-]+)\s*=\s*\[((?:\{[^{}]*\}\s*,?\s*)*)\]'
@@ -43,25 +47,29 @@ def axis_key(a: AxisRef) -> str:
     return a.name if a.sub_axis is None else f"{a.name}:({a.sub_axis.pre_size}){a.sub_axis.size}"
 
 
-def parse_origins(text: str) -> list[dict[str, str]]:
-    """``{a = "self"}`` -> [{"a": "self"}]; ``[{...}, {...}]`` -> one dict per result."""
-    return [{_unquote(k): v for k, v in _PAIR.findall(g)} for g in _GROUP.findall(text)]
+@functools.lru_cache(maxsize=4096)
+def parse_origins(text: str) -> tuple[Mapping[str, str], ...]:
+    """``{a = "self"}`` -> ({"a": "self"},); ``[{...}, {...}]`` -> one mapping per result (parsed once per
+    distinct text: most values of a module record the same few origins; read them, never change them)."""
+    return tuple({_unquote(k): v for k, v in _PAIR.findall(g)} for g in _GROUP.findall(text))
 
 
 def parse_edges(text: str) -> list[Edge]:
     """Every edge of one record, in the order written."""
     out: list[Edge] = []
-    marks = list(_STEP.finditer(text))
-    if marks:
-        for i, m in enumerate(marks):
-            seg = text[m.end() : marks[i + 1].start() if i + 1 < len(marks) else len(text)]
-            for axis, kind, n, targets in _EDGE.findall(seg):
-                refs = tuple((k, int(j)) for k, j in _REF.findall(targets))
-                out.append(Edge(int(m.group(1)), axis, (kind, int(n)), refs))
+    step = -1
+    for m in _STEP_OR_EDGE.finditer(text):
+        if m.group(1) is not None:
+            step = int(m.group(1))
+        elif step >= 0:
+            refs = m.group(5)
+            targets = _ONE_REF.get(refs) or tuple((k, int(j)) for k, j in _REF.findall(refs))
+            out.append(Edge(step, m.group(2), (m.group(3), int(m.group(4))), targets))
+    if step >= 0:
         return out
     for key, body in _OLD.findall(text):
-        for step, sk, sn, tk, tn in _OLD_EDGE.findall(body):
-            out.append(Edge(int(step), _unquote(key), (sk, int(sn)), ((tk, int(tn)),)))
+        for step_, sk, sn, tk, tn in _OLD_EDGE.findall(body):
+            out.append(Edge(int(step_), _unquote(key), (sk, int(sn)), ((tk, int(tn)),)))
     return out
 
 

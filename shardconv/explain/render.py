@@ -4,6 +4,7 @@ document, and the propagation graph restricted to each value's origins as Graphv
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from html import escape
 from typing import Any
 
@@ -30,17 +31,21 @@ def _block(a: AxisExplanation, value: str) -> list[str]:
 
 
 def text(explanations: list[Explanation], *, color: bool = False) -> str:
-    out: list[str] = []
-    for e in explanations:
+    return "".join(texts(explanations, color=color))
+
+
+def texts(explanations: Iterable[Explanation], *, color: bool = False) -> Iterator[str]:
+    """``text`` in pieces, one per explanation as it comes."""
+    for i, e in enumerate(explanations):
         where = f" (line {e.line})" if e.line is not None else ""
         head = f"{e.path}: {e.value}{where} in @{e.function or '?'}: {e.sharding or 'no sharding'}"
-        out.append(f"\x1b[1m{head}\x1b[0m" if color else head)
+        out = ["", f"\x1b[1m{head}\x1b[0m" if color else head] if i else [f"\x1b[1m{head}\x1b[0m" if color else head]
         if e.note:
             out.append(f"  {e.note}")
         for a in e.axes:
             out.extend(_block(a, e.value))
         out.append("")
-    return "\n".join(out)
+        yield "\n".join(out)
 
 
 # ---- json ------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ within a schema version, never renamed or removed. The full schema is in docs/cl
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -27,6 +28,18 @@ def dumps(doc: dict[str, Any], *, lines: bool = False) -> str:
     if lines:
         return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
     return json.dumps(doc, indent=2, ensure_ascii=False)
+
+
+def dumps_streamed(command: str, key: str, items: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """``dumps(document(command, key=[*items]))`` in pieces, one per item as it comes: a long list (``key``
+    the document's last field) is never held whole. (No JSON string holds a raw newline, so indenting
+    an item is a replace.)"""
+    before, after = dumps(document(command, **{key: []})).rsplit("[]", 1)
+    sep = "[\n    "
+    for item in items:
+        yield before + sep + json.dumps(item, indent=2, ensure_ascii=False).replace("\n", "\n    ")
+        before, sep = "", ",\n    "
+    yield before + ("[]" if before else "\n  ]") + after
 
 
 def error_dict(err: ShardingError) -> dict[str, Any]:

@@ -148,7 +148,7 @@ def test_trace_offers_explain_for_a_propagation_change(programs: Path) -> None:
 
 def test_library_entry_returns_frozen_dataclasses(programs: Path) -> None:
     found = sc.explain_path(str(programs / "xla"), result=0)
-    assert len(found) == 5 and all(isinstance(e, sc.Explanation) for e in found)
+    assert len(found) == 6 and all(isinstance(e, sc.Explanation) for e in found)
     with pytest.raises(dataclasses.FrozenInstanceError):
         found[0].value = "x"  # type: ignore[misc]
     with pytest.raises(ExplainError, match="no sharded value matches --value %999$"):
@@ -229,3 +229,19 @@ def test_a_file_of_many_modules_explains_cut_into_pieces_as_it_does_whole(
     assert len(list(pieces.scan_pieces(str(path), cuts=pieces.Cuts(pieces.MODULE_LINE)))) == 2 * len(stages)
     assert explain_path(str(path)) == whole and len(whole) >= 2 * len(stages)
     assert explain_path(str(path), line=later.line) == at_line and at_line[0].line == later.line
+
+
+def test_a_long_chain_walks_every_op_back_to_the_argument(programs: Path) -> None:
+    """The program shards only argument 0 and folds 40 more into it by ``tanh(acc + x)``: each axis of
+    the result came from argument 0 through all 80 ops, one step each, adds and tanhs in turn, then
+    the return."""
+    (e,) = explain_path(str(stage(programs, "chain")), result=0)
+    assert dims_of(e.sharding or "") == [["data"], ["model"]]
+    assert [(a.dim, a.axis) for a in e.axes] == [(0, "data"), (1, "model")]
+    for a in e.axes:
+        assert (a.origin.kind, a.origin.index, a.origin.value) == ("argument", 0, "%arg0")
+        assert dims_of(a.origin.sharding or "") == [["data"], ["model"]]
+        assert [s.op for s in a.path] == ["stablehlo.add", "stablehlo.tanh"] * 40 + ["return"]
+        assert [s.step for s in a.path] == sorted(s.step for s in a.path)
+        assert_connected(a, e.value)
+        assert a.meetings == ()

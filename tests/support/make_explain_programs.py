@@ -1,4 +1,4 @@
-"""Writes Shardy's verbose stage dumps of five real programs with jax (a child process: XLA reads
+"""Writes Shardy's verbose stage dumps of six real programs with jax (a child process: XLA reads
 XLA_FLAGS once), for the tests that ``explain`` names the origins the programs specify.
 
 Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
@@ -13,7 +13,9 @@ Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
   ``P(None, "model")``, two constraints; its output stage renumbers values (``%cst``), and gives the
   number of a ``dot_general`` to another ``dot_general`` of the same type;
 - ``smap``: a ``jax.shard_map`` (``P("data", "model")`` in and out) between two unsharded matmuls;
-- ``args``: two arguments sharded by the user (``P("data", None)``, ``P(None, "model")``), nothing else.
+- ``args``: two arguments sharded by the user (``P("data", None)``, ``P(None, "model")``), nothing else;
+- ``chain``: 41 arguments, only the first sharded (``P("data", "model")``), folded by ``tanh(acc + x)``
+  with no constraint: propagation carries both axes from argument 0 through all 80 ops to the result.
 Then, in a second child (``OUT_DIR shardy``), the same ``mlp`` with ``--xla_dump_hlo_pass_re=shardy`` into
 OUT_DIR/plain: Shardy's stage files without the records.
 """
@@ -116,4 +118,14 @@ def args(x: jax.Array, y: jax.Array) -> jax.Array:
 jax.jit(args).lower(
     arg((16, 32), NamedSharding(mesh2, P("data", None))), arg((16, 32), NamedSharding(mesh2, P(None, "model")))
 ).compile()
+
+
+def chain(*xs: jax.Array) -> jax.Array:
+    acc = xs[0]
+    for x in xs[1:]:
+        acc = jnp.tanh(acc + x)
+    return acc
+
+
+jax.jit(chain).lower(arg((16, 32), NamedSharding(mesh2, P("data", "model"))), *(arg((16, 32)) for _ in range(40))).compile()
 subprocess.run([sys.executable, __file__, out, "shardy"], check=True)
