@@ -9,18 +9,20 @@ import bisect
 import functools
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from shardconv.core.errors import ShardingError, ShardingValidationError
-from shardconv.explain.model import RECORDS_HINT, AxisExplanation, Explanation, Meeting, Origin, Step
+from shardconv.explain.dataflow import REGIONS, edge_entries, owners, sources
+from shardconv.explain.model import RECORDS_HINT, AxisExplanation, Explanation, Gap, Meeting, Origin, Step
 from shardconv.explain.records import Edge, axis_key, parse_edges, parse_origins
 from shardconv.scan.inputs import scan_input
 from shardconv.scan.columns import NONE, kind_code, kind_flags, site_column, sites_of
 from shardconv.scan.native import columns
 from shardconv.scan.pieces import MODULE_LINE, Cuts, Repeated, read_pieces
+from shardconv.scan.regions import region_owner, region_returns
 from shardconv.scan.sites import RECORD_KINDS, SiteKind
 
 if TYPE_CHECKING:
@@ -58,6 +60,7 @@ class Seen(NamedTuple):
     op: str | None
     line: int
     function: str | None
+    line_start: int  # the byte of the file its line begins at
 
 
 class Function:
@@ -75,6 +78,8 @@ class Function:
         self.incoming: dict[tuple[str, str], list[tuple[Edge, str, str, str, str, int]]] = {}
         # a manual computation's name -> its value, line, in_shardings, out_shardings
         self.manual: dict[str, tuple[str, int, list[str], list[str]]] = {}
+        # (value, axis) -> the op (value, name, line) out of whose region the axis came to it, unfollowed
+        self.unfollowed: dict[tuple[str, str], tuple[str, str, int]] = {}
         self.meetings: dict[tuple[str, str, int], Meeting | None] = {}  # (value, op, its edges) -> what met
         self._returns: list[str] | None = None
         self._users: dict[str, list[str]] | None = None
@@ -109,13 +114,16 @@ class Function:
         self.absorbed.add(name)
         sites = self.reader.sites(name, self.a, self.b, self.scope)
         operands: list[str] = []
-        edges: list[Seen] = []
+        later: list[Seen] = []  # edges, and an op's per-result origins: read once its results are known
         for s in sites:
-            self._site(s, edges, operands)
-        for s in edges:
-            self._edges(s, operands)
+            self._site(s, later, operands)
+        for s in later:
+            if s.kind is SiteKind.SDY_ORIGINS:
+                self._result_origins(s)
+            else:
+                self._edges(s, operands)
 
-    def _site(self, s: Seen, edges: list[Seen], operands: list[str]) -> None:
+    def _site(self, s: Seen, later: list[Seen], operands: list[str]) -> None:
         name = s.value or ""
         if s.kind is SiteKind.OPERANDS:
             operands[:] = [n.strip() for n in s.text.split(",") if n.strip()]
@@ -144,6 +152,9 @@ class Function:
         elif s.kind is SiteKind.SDY_ORIGINS:
             if s.site == "sdy.block_arg_sharding_origins":
                 return  # a region's own arguments: not values outside it
+            if s.site == "sdy.result_sharding_origins":
+                later.append(s)
+                return
             per = parse_origins(s.text)
             count = len(per) if s.text.lstrip().startswith("[") else 1
             for r, origins in zip(_results(name, count), per, strict=False):
@@ -158,7 +169,28 @@ class Function:
             if s.op == "sdy.manual_computation":
                 self.manual[s.text] = self.manual.pop(f"@{name}", (name, s.line, [], []))
         elif s.kind is SiteKind.SDY_EDGES and s.site != "sdy.block_arg_propagation_edges":
-            edges.append(s)
+            later.append(s)
+
+    def _result_axes(self, results: list[str]) -> list[set[str]]:
+        out: list[set[str]] = []
+        for r in results:
+            v = self.values.get(r)
+            try:
+                out.append({a for dim in _axis_keys(v.sharding) for a in dim} if v and v.sharding else set())
+            except ShardingError:  # a sharding that does not parse holds no axis to match
+                out.append(set())
+        return out
+
+    def _result_origins(self, s: Seen) -> None:
+        """``sdy.result_sharding_origins`` of an op whose results are data-flow edges: one entry per
+        result that has origins (dataflow.py)."""
+        results = self.results.get(s.value or "") or [s.value or ""]
+        per = parse_origins(s.text)
+        for k, origins in zip(owners([set(o) for o in per], self._result_axes(results)), per, strict=True):
+            if k is not None:
+                v = self._value(results[k])
+                v.origins.update(origins)
+                v.line, v.op = v.line or s.line, v.op or s.op
 
     def _value(self, name: str) -> Value:
         v = self.values.get(name)
@@ -183,11 +215,35 @@ class Function:
                 for t in e.targets:
                     self._add(e, src, ret if t[0] == "operand" else name, "return", "return", s.line)
             return
+        if s.site == "sdy.result_propagation_edges":
+            self._result_edges(s, operands)
+            return
         results = self.results.get(name) or [name]
+        op = s.op or "?"
         for e in parse_edges(s.text):
             src = _ref(e.source, operands, results)
             for t in e.targets:
-                self._add(e, src, _ref(t, operands, results), name, s.op or "?", s.line)
+                self._add(e, src, _ref(t, operands, results), name, op, s.line)
+
+    def _result_edges(self, s: Seen, operands: list[str]) -> None:
+        """``sdy.result_propagation_edges`` of an op whose results are data-flow edges: one entry per
+        result that has edges, each edge's ``operand-N`` the N-th source of that result (dataflow.py)."""
+        name, op = s.value or "", s.op or "?"
+        results = self.results.get(name) or [name]
+        per = [parse_edges(entry) for entry in edge_entries(s.text)]
+        axes = [{e.axis for e in es} for es in per]
+        returns = region_returns(self.reader.path, s.line_start) if op in REGIONS else []
+        for owner, es in zip(owners(axes, self._result_axes(results)), per, strict=True):
+            if owner is None:
+                continue
+            ends = sources(op, owner, operands, returns)
+            for e in es:
+                src = _ref(e.source, ends, [results[owner]])
+                for t in e.targets:
+                    tgt = _ref(t, ends, [results[owner]])
+                    if src is None and tgt is not None:  # from inside a region: the walk stops here, and says so
+                        self.unfollowed.setdefault((tgt, e.axis), (name, op, s.line))
+                    self._add(e, src, tgt, name, op, s.line)
 
 
 class Reader:
@@ -201,6 +257,7 @@ class Reader:
         self.module_col = site_column(scan, "module")
         self.line_col = site_column(scan, "line")
         self.op_col = site_column(scan, "op")
+        self.start_col, self.col_col = site_column(scan, "start"), site_column(scan, "col")
         self.columns = columns(scan)
         self.count = len(self.name_col)
         self.kind_of_value = scan.value_kinds
@@ -209,7 +266,10 @@ class Reader:
         self.operands = kind_code(SiteKind.OPERANDS)
         self.origin_name = kind_code(SiteKind.SDY_ORIGIN_NAME)
         self._names: dict[str, int] | None = None
-        self._index: tuple[int, dict[int, list[int]]] | None = None  # the last module's sites by name
+        self._index: tuple[int, dict[str, list[int]]] | None = None  # the last module's sites by name
+        self._owners: dict[int, tuple[str, str]] = {}  # its sites on a line closing an op's regions -> the op
+        # per distinct value, 1 for what an op prints on the line closing its regions (records, shardings)
+        self.closing_flags = kind_flags(scan, RECORD_KINDS - {SiteKind.OPERANDS} | {SiteKind.SDY_PER_VALUE})
 
     def name_id(self, name: str) -> int | None:
         if self._names is None:
@@ -220,9 +280,12 @@ class Reader:
         return sorted({self.module_col[i] for i in self._starts()})
 
     def modules_holding(self, name: str) -> list[int]:
-        """The modules with a site of ``name`` (found in the name column's bytes, not module by module)."""
+        """The modules that may hold ``name``: those with a site of it (found in the name column's bytes,
+        not module by module), else every one (a case's result is named only where its regions close)."""
         nid = self.name_id(name)
-        return [] if nid is None else sorted({self.module_col[i] for i in sites_of(self.scan, (nid,), "name")})
+        if nid is None:
+            return self.modules()
+        return sorted({self.module_col[i] for i in sites_of(self.scan, (nid,), "name")})
 
     def _starts(self) -> list[int]:
         out, i = [], 0
@@ -236,30 +299,51 @@ class Reader:
 
     def sites(self, name: str, a: int, b: int, scope: int | None) -> list[Seen]:
         """The sites of ``name`` in the module whose sites are ``a:b`` (in ``scope``, else any)."""
-        nid = self.name_id(name)
-        if nid is None:
-            return []
         sc = self.scope_col
-        return [self._seen(i) for i in self._by_name(a, b).get(nid, ()) if scope is None or sc[i] == scope]
+        return [self._seen(i) for i in self._by_name(a, b).get(name, ()) if scope is None or sc[i] == scope]
 
-    def _by_name(self, a: int, b: int) -> dict[int, list[int]]:
-        """The module's sites by value name, built once per module (a walk asks for hundreds of names)."""
+    def _by_name(self, a: int, b: int) -> dict[str, list[int]]:
+        """The module's sites by value name, built once per module (a walk asks for hundreds of names);
+        an op's records on the line closing its regions (a case's) under the op's name."""
         if self._index is None or self._index[0] != a:
-            index: dict[int, list[int]] = {}
+            index: dict[str, list[int]] = {}
+            names, ops, orphans = self.scan.names, self.op_col, []
             for i, nid in zip(range(a, b), self.name_col[a:b], strict=True):
                 if nid != NONE:
-                    index.setdefault(nid, []).append(i)
+                    index.setdefault(names[nid], []).append(i)
+                elif ops[i] == NONE and self.closing_flags[self.value_col[i]]:
+                    orphans.append(i)
+            self._owners = self._region_owners(orphans)
+            for i, (owner, _) in self._owners.items():
+                index.setdefault(owner, []).append(i)
+                index[owner].sort()
             self._index = (a, index)
         return self._index[1]
+
+    def _region_owners(self, orphans: list[int]) -> dict[int, tuple[str, str]]:
+        """Sites whose line names no value (``}) {sdy...} : ...``), each with the op whose regions that
+        line closes (read from the file, once per line)."""
+        by_line: dict[int, tuple[str, str] | None] = {}
+        out: dict[int, tuple[str, str]] = {}
+        for i in orphans:
+            line = self.line_col[i]
+            if line not in by_line:
+                by_line[line] = region_owner(self.path, self.start_col[i] + self.before[1] - (self.col_col[i] - 1))
+            owner = by_line[line]
+            if owner is not None:
+                out[i] = owner
+        return out
 
     def _seen(self, i: int) -> Seen:
         kind, site, _, text, _, _ = self.columns.value(self.value_col[i])
         name, op, scope = self.name_col[i], self.op_col[i], self.scope_col[i]
         scope_name, scope_kind, _ = self.scan.scopes[scope] if scope != NONE else (None, None, False)
+        value, op_name = self._owners.get(i) or (
+            None if name == NONE else self.scan.names[name], None if op == NONE else self.scan.ops[op])
         return Seen(
-            kind=kind, site=site, text=text, value=None if name == NONE else self.scan.names[name],
-            op=None if op == NONE else self.scan.ops[op], line=self.line_col[i] + self.before[0],
+            kind=kind, site=site, text=text, value=value, op=op_name, line=self.line_col[i] + self.before[0],
             function=scope_name if scope_kind == "func" else None,
+            line_start=self.start_col[i] + self.before[1] - (self.col_col[i] - 1),
         )
 
     def any_records(self) -> bool:
@@ -362,7 +446,7 @@ def _elements(text: str) -> tuple[str, ...]:
         return ()
 
 
-def _ref(ref: tuple[str, int], operands: list[str], results: list[str]) -> str | None:
+def _ref(ref: tuple[str, int], operands: Sequence[str | None], results: list[str]) -> str | None:
     """The value an edge's ``operand-N`` / ``result-N`` names."""
     names = operands if ref[0] == "operand" else results
     return names[ref[1]] if ref[1] < len(names) else None
@@ -517,11 +601,35 @@ def _meeting_at(f: Function, target: str, op_value: str) -> Meeting | None:
     return meeting
 
 
-def explain_value(path: str, f: Function, name: str) -> Explanation:
-    """One value of ``f`` explained (its sites must exist: see ``select``)."""
+@functools.lru_cache(maxsize=4096)
+def _axis_keys(sharding: str) -> tuple[tuple[str, ...], ...]:
+    """The axes on each dim of a sharding's text, as the records key them (parsed once per distinct
+    text: a log of many modules repeats its shardings)."""
     from shardconv.core.model import TensorSharding
     from shardconv.scan.values import parse_value
 
+    text = sharding if sharding.startswith("#") else f"#sdy.sharding{sharding}"
+    parsed, _ = parse_value(SiteKind.SDY_SHARDING, text, None)
+    return tuple(tuple(axis_key(a) for a in d.axes) for d in parsed.dims) if isinstance(parsed, TensorSharding) else ()
+
+
+def _gap(f: Function, name: str, axis: str, origin: Origin, path: tuple[Step, ...]) -> Gap | None:
+    """Where the walk stopped short of the origin's value, if it did (an origin not found has none)."""
+    start = path[0].source if path else name
+    if origin.value is None or start == origin.value:
+        return None
+    v = f.value(start)
+    if v is not None and v.origins.get(axis) == "self":
+        return None
+    held = f.unfollowed.get((start, axis))
+    if held is None:
+        return Gap(value=start)
+    op_value, op, line = held
+    return Gap(value=start, op=op, op_value=op_value, line=line)
+
+
+def explain_value(path: str, f: Function, name: str) -> Explanation:
+    """One value of ``f`` explained (its sites must exist: see ``select``)."""
     value = f.value(name)
     if value is None:
         raise ExplainError(f"{path}: no value {name} with a sharding in {f.name or 'the dump'}")
@@ -532,19 +640,15 @@ def explain_value(path: str, f: Function, name: str) -> Explanation:
     if not f.records:
         return replace(told, note=_without(path, f, value))
     axes: list[AxisExplanation] = []
-    dims = []
-    if value.sharding:  # (parsed once per distinct text: a log of many modules repeats its shardings)
-        text = value.sharding if value.sharding.startswith("#") else f"#sdy.sharding{value.sharding}"
-        parsed, _ = parse_value(SiteKind.SDY_SHARDING, text, None)
-        dims = [[axis_key(a) for a in d.axes] for d in parsed.dims] if isinstance(parsed, TensorSharding) else []
-    for dim, keys in enumerate(dims):
+    for dim, keys in enumerate(_axis_keys(value.sharding) if value.sharding else ()):
         for axis in keys:
             label = value.origins.get(axis) or value.origins.get(axis.split(":")[0])
             origin = _origin(f, label, value) if label else Origin(kind="unknown", label="", name=None)
             path_steps = _walk(f, name, axis, origin)
             axes.append(
                 AxisExplanation(
-                    dim=dim, axis=axis, origin=origin, path=path_steps, meetings=_meetings(f, value, path_steps)
+                    dim=dim, axis=axis, origin=origin, path=path_steps, meetings=_meetings(f, value, path_steps),
+                    gap=_gap(f, name, axis, origin, path_steps),
                 )
             )
     note = None if axes else "its sharding has no axes: nothing to explain"
@@ -632,11 +736,12 @@ def _explain_piece(reader: Reader, *, value: str | None, arg: int | None, result
     path = reader.path
     main = reader.scope_of("main")
     v = value if value is None or value.startswith(("%", "result[")) else f"%{value}"
-    for module in reader.modules() if v is None else reader.modules_holding(v):
+    op = None if v is None else v.split("#")[0]  # (a result ``%8#1`` is found through its op's ``%8``)
+    for module in reader.modules() if op is None else reader.modules_holding(op):
         a, b = reader.bounds(module)
         scopes: list[int | None] = [main]
-        if v is not None:
-            scopes = list(dict.fromkeys(reader.scope_of(s.function) for s in reader.sites(v, a, b, None)))
+        if op is not None:
+            scopes = list(dict.fromkeys(reader.scope_of(s.function) for s in reader.sites(op, a, b, None)))
         elif line is not None:
             scopes = list(dict.fromkeys(scope for _, scope in reader.at_line(line, a, b)))
         for scope in scopes:

@@ -68,6 +68,25 @@ class Step:
 
 
 @record
+class Gap:
+    """Where the walk back from a value stopped short of the origin: ``value``, which no step it can
+    follow reaches; ``op`` (``op_value``, line ``line``) when the axis came to it from inside that op's
+    region (a while's body, a case's branch), whose return the walk does not read."""
+
+    _: KW_ONLY
+    value: str
+    op: str | None = None
+    op_value: str | None = None
+    line: int | None = None
+
+    def describe(self) -> str:
+        if self.op is None:
+            return f"{self.value}: no recorded step reaches it from the origin"
+        return (f"{self.value}: it came out of a region of {self.op} ({self.op_value}, line {self.line}), "
+                "whose return explain does not follow yet")
+
+
+@record
 class Meeting:
     """An op where the axes of more than one origin arrived from different values, as the records show
     it: the axes its value kept (axis, origin), and an axis that also arrived from another origin
@@ -97,6 +116,7 @@ class AxisExplanation:
     origin: Origin
     path: tuple[Step, ...]  # origin first, the explained value last
     meetings: tuple[Meeting, ...]
+    gap: Gap | None = None  # where the path stops short of the origin, if it does
 
 
 @record

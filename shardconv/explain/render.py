@@ -21,9 +21,11 @@ def _block(a: AxisExplanation, value: str) -> list[str]:
     if a.path:
         for s in a.path:
             rows.append((f"step {s.step}", f"{s.source} -> {s.op} ({s.op_value}, line {s.line}) -> {s.target}"))
-    else:
+    elif a.gap is None:
         own = a.origin.value == value
         rows.append(("path", "the value is its own origin" if own else "no edge recorded from the origin to it"))
+    if a.gap is not None:
+        rows.append(("gap", a.gap.describe()))
     for m in a.meetings:
         rows.append(("met", m.describe()))
     width = max(len(k) for k, _ in rows)
@@ -88,6 +90,9 @@ def to_dict(e: Explanation) -> dict[str, Any]:
                      "lost": [{"axis": x, "origin": o, "via": v} for x, o, v in m.lost]}
                     for m in a.meetings
                 ],
+                "gap": None if a.gap is None else {
+                    "value": a.gap.value, "op": a.gap.op, "op_value": a.gap.op_value, "line": a.gap.line
+                },
             }
             for a in e.axes
         ],
@@ -122,7 +127,7 @@ def graph(e: Explanation) -> Graph:
         first = a.path[0].source if a.path else e.value
         if first != oid:
             nodes.setdefault(first, (first, "value"))
-            edges.setdefault((oid, first), []).append(a.axis)
+            edges.setdefault((oid, first), []).append(a.axis if a.gap is None else f"{a.axis} (not followed)")
         for s in a.path:
             nodes.setdefault(s.source, (s.source, "value"))
             nodes.setdefault(s.target, (s.target, "value"))

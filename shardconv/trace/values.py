@@ -360,7 +360,9 @@ def _reading(
     mesh: Mesh | None = None
     if isinstance(v, TensorSharding):
         mesh = v.mesh if isinstance(v.mesh, Mesh) else facts.meshes.get(v.mesh)
-    devices = None if isinstance(v, TensorSharding) else facts.num_devices
+    # (an sdy sharding on a mesh without axes, Shardy's `@empty_mesh`, is replicated over the dump's
+    # devices, as an untiled HLO sharding is: not over the one device such a mesh counts)
+    devices = None if isinstance(v, TensorSharding) and (mesh is None or mesh.axes) else facts.num_devices
     return Reading(
         form=form, text=text, value=v, mesh=mesh, devices=devices, rank=rank, parse_error=parse_error, op=op,
         shape=shape,
@@ -369,7 +371,8 @@ def _reading(
 
 @lru_cache(maxsize=1 << 12)
 def place_of(v: HloSharding | TensorSharding, mesh: Mesh | None, devices: int | None, rank: int | None) -> Placed:
-    """The placement of ``v``: an sdy sharding on ``mesh``, an HLO one on ``devices`` devices.
+    """The placement of ``v``: an sdy sharding on ``mesh`` (on ``devices`` when the mesh has no axes), an
+    HLO one on ``devices`` devices.
     Cached: the same sharding recurs in every dump of a log."""
     from shardconv.convert.spellings import v3_to_v2
     from shardconv.convert.to_hlo import to_hlo
@@ -378,7 +381,7 @@ def place_of(v: HloSharding | TensorSharding, mesh: Mesh | None, devices: int | 
         if isinstance(v, TensorSharding):
             if mesh is None:
                 raise ShardingValidationError(f"mesh @{v.mesh} is not declared in this dump")
-            p = placement(to_hlo(v, mesh), num_devices=mesh.num_devices, rank=v.rank)
+            p = placement(to_hlo(v, mesh), num_devices=devices or mesh.num_devices, rank=v.rank)
         else:
             p = placement(v3_to_v2(v) if v.kind is Kind.MESH else v, num_devices=devices, rank=rank)
     except ShardingError as e:

@@ -148,7 +148,7 @@ def test_trace_offers_explain_for_a_propagation_change(programs: Path) -> None:
 
 def test_library_entry_returns_frozen_dataclasses(programs: Path) -> None:
     found = sc.explain_path(str(programs / "xla"), result=0)
-    assert len(found) == 6 and all(isinstance(e, sc.Explanation) for e in found)
+    assert len(found) == 9 and all(isinstance(e, sc.Explanation) for e in found)
     with pytest.raises(dataclasses.FrozenInstanceError):
         found[0].value = "x"  # type: ignore[misc]
     with pytest.raises(ExplainError, match="no sharded value matches --value %999$"):
@@ -245,3 +245,56 @@ def test_a_long_chain_walks_every_op_back_to_the_argument(programs: Path) -> Non
         assert [s.step for s in a.path] == sorted(s.step for s in a.path)
         assert_connected(a, e.value)
         assert a.meetings == ()
+
+
+def test_a_while_brings_one_axis_from_its_initial_value_and_one_out_of_its_body(programs: Path) -> None:
+    """``loop``'s carry is constrained to ``P("x", None)`` before the scan: ``x`` reaches the loop's result
+    from that initial value, one step through the while. ``y`` comes from the weights the body slices (the
+    user's ``P(None, None, "y")``): its path runs through the body's ops, then out of the while by the
+    body's return; the two origins meet at the loop's result."""
+    path = str(stage(programs, "loop"))
+    (e,) = explain_path(path, result=0)
+    assert dims_of(e.sharding or "") == [["x"], ["y"]]
+    x, y = e.axes
+    assert (x.origin.kind, x.axis, y.axis) == ("constraint", "x", "y")
+    assert dims_of(x.origin.sharding or "") == [["x"], []] and dims_of(y.origin.sharding or "") == [[], [], ["y"]]
+    for a in (x, y):
+        assert_connected(a, e.value)
+    (wx,) = [s for s in x.path if s.op == "stablehlo.while"]
+    (wy,) = [s for s in y.path if s.op == "stablehlo.while"]
+    assert wx.source == x.origin.value and wx.target == wy.target and wx.target.startswith(wx.op_value + "#")
+    body = y.path[: y.path.index(wy)]
+    assert "stablehlo.dot" in [s.op for s in body] and all(s.line > wy.line for s in body)  # inside the loop
+    assert any(m.value == wx.target and set(m.origins) == {x.origin.name, y.origin.name} for m in x.meetings)
+    (res,) = explain_path(path, wx.target)  # a result of the while, by its own name
+    assert [s.op for s in res.axes[0].path] == ["stablehlo.while"]
+
+
+def test_a_case_result_says_its_axes_came_out_of_a_branch(programs: Path) -> None:
+    """``cond``: both axes reach the result out of the case's branches, whose values share names branch to
+    branch: the path starts at the case's result and a gap line says where it came from."""
+    path = str(stage(programs, "cond"))
+    (e,) = explain_path(path, result=0)
+    assert dims_of(e.sharding or "") == [["x"], ["y"]]
+    for a in e.axes:
+        assert a.gap is not None and (a.gap.op, a.gap.value) == ("stablehlo.case", a.gap.op_value)
+        assert a.path[0].source == a.gap.value and a.path[-1].target == e.value
+    r = run("explain", path, "--result", "0")
+    assert r.code == 0 and re.search(r"gap +%\d+: it came out of a region of stablehlo.case \(%\d+, line \d+\)", r.out)
+    doc = json.loads(run("explain", path, "--result", "0", "--format", "json").out)
+    gap = doc["explanations"][0]["axes"][0]["gap"]
+    assert gap["op"] == "stablehlo.case" and gap["value"] == gap["op_value"] and gap["line"] > 0
+
+
+def test_an_optimization_barrier_passes_each_axis_from_its_operand(programs: Path) -> None:
+    """``barrier``: the constraint's ``x`` and the weights' ``y`` both pass the barrier (its results are
+    data-flow edges, their records kept per result), operand k to result k, then the matmul."""
+    (e,) = explain_path(str(stage(programs, "barrier")), result=0)
+    assert dims_of(e.sharding or "") == [["x"], ["y"]]
+    x, y = e.axes
+    assert (x.origin.kind, y.origin.kind, y.origin.index) == ("constraint", "argument", 1)
+    for a in (x, y):
+        assert a.gap is None
+        assert_connected(a, e.value)
+        (through,) = [s for s in a.path if s.op == "stablehlo.optimization_barrier"]
+        assert through.target == f"{through.op_value}#{0 if a is x else 1}"

@@ -22,6 +22,7 @@ def dims_of(sharding: str) -> list[list[str]]:
 
 def assert_connected(a: AxisExplanation, value: str) -> None:
     """The steps run from the origin's value to the explained value, each one where the last ended."""
+    assert a.gap is None, a
     if not a.path:
         assert a.origin.value == value, a
         return

@@ -1,4 +1,4 @@
-"""Writes Shardy's verbose stage dumps of six real programs with jax (a child process: XLA reads
+"""Writes Shardy's verbose stage dumps of nine real programs with jax (a child process: XLA reads
 XLA_FLAGS once), for the tests that ``explain`` names the origins the programs specify.
 
 Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
@@ -15,7 +15,13 @@ Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
 - ``smap``: a ``jax.shard_map`` (``P("data", "model")`` in and out) between two unsharded matmuls;
 - ``args``: two arguments sharded by the user (``P("data", None)``, ``P(None, "model")``), nothing else;
 - ``chain``: 41 arguments, only the first sharded (``P("data", "model")``), folded by ``tanh(acc + x)``
-  with no constraint: propagation carries both axes from argument 0 through all 80 ops to the result.
+  with no constraint: propagation carries both axes from argument 0 through all 80 ops to the result;
+- ``loop``: a ``lax.scan`` (a while) of three layers on ``x=4, y=2``, its carry constrained to
+  ``P("x", None)`` before it and its weights sharded ``P(None, None, "y")`` by the user: ``x`` enters
+  the loop's result from its initial value, ``y`` from inside its body;
+- ``barrier``: an ``optimization_barrier`` between a constraint (``P("x", None)``) and a matmul with
+  weights sharded ``P(None, "y")`` by the user;
+- ``cond``: the same constraint and weights on the two branches of a ``lax.cond``.
 Then, in a second child (``OUT_DIR shardy``), the same ``mlp`` with ``--xla_dump_hlo_pass_re=shardy`` into
 OUT_DIR/plain: Shardy's stage files without the records.
 """
@@ -128,4 +134,40 @@ def chain(*xs: jax.Array) -> jax.Array:
 
 
 jax.jit(chain).lower(arg((16, 32), NamedSharding(mesh2, P("data", "model"))), *(arg((16, 32)) for _ in range(40))).compile()
+mesh_xy = Mesh(devices.reshape(4, 2), ("x", "y"))
+
+
+def layer(h: jax.Array, w: jax.Array) -> tuple[jax.Array, jax.Array]:
+    h = jnp.einsum("bd,de->be", h, w)
+    return jax.nn.gelu(h), h.mean()
+
+
+def loop(x: jax.Array, ws: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    h = jax.lax.with_sharding_constraint(x * 2.0, NamedSharding(mesh_xy, P("x", None)))
+    h, means = jax.lax.scan(layer, h, ws)
+    return h + b, means
+
+
+jax.jit(loop).lower(
+    arg((32, 64), NamedSharding(mesh_xy, P(None, "y"))), arg((3, 64, 64), NamedSharding(mesh_xy, P(None, None, "y"))),
+    arg((64,)),
+).compile()
+
+
+def barrier(x: jax.Array, w: jax.Array) -> jax.Array:
+    h = jax.lax.with_sharding_constraint(x * 2.0, NamedSharding(mesh_xy, P("x", None)))
+    h, w = jax.lax.optimization_barrier((h, w))
+    return jnp.tanh(h @ w)
+
+
+jax.jit(barrier).lower(arg((32, 64)), arg((64, 64), NamedSharding(mesh_xy, P(None, "y")))).compile()
+
+
+def cond(p: jax.Array, x: jax.Array, w: jax.Array) -> jax.Array:
+    h = jax.lax.with_sharding_constraint(x * 2.0, NamedSharding(mesh_xy, P("x", None)))
+    h = jax.lax.cond(p > 0, lambda a: jnp.sin(a) @ w, lambda a: jnp.cos(a) @ w, h)
+    return jnp.tanh(h)
+
+
+jax.jit(cond).lower(arg(()), arg((32, 64)), arg((64, 64), NamedSharding(mesh_xy, P(None, "y")))).compile()
 subprocess.run([sys.executable, __file__, out, "shardy"], check=True)

@@ -14,7 +14,8 @@ use crate::strings::{is_ws, lstrip_len, match_close, string_end};
 const EDGES_OPEN: usize = b"#sdy.propagation_edges<".len();
 
 /// The `%` operands of the op on `t` (after its results and op name), up to its attributes, a
-/// bracketed argument or its type: (span of the list, the names joined by ", ").
+/// bracketed argument or its type: (span of the list, the names joined by ", "). An op that prints its
+/// attributes first (`stablehlo.optimization_barrier {...} %a, %b : ...`) has its operands after them.
 pub fn operands(t: &[u8]) -> Option<(usize, usize, Vec<u8>)> {
     let mut i = super::mlir_result(t).map_or(lstrip_len(t), |(_, e)| e);
     i += t[i..].iter().take_while(|&&b| is_ws(b)).count();
@@ -22,6 +23,10 @@ pub fn operands(t: &[u8]) -> Option<(usize, usize, Vec<u8>)> {
         i = string_end(t, i)?;
     } else {
         i += t[i..].iter().take_while(|&&b| name_char(b)).count();
+    }
+    let w = i + t[i..].iter().take_while(|&&b| is_ws(b)).count();
+    if w > i && t.get(w) == Some(&b'{') {
+        i = match_close(t, w)?;
     }
     let (mut first, mut last) = (None, i);
     let mut names: Vec<u8> = Vec::new();
@@ -134,6 +139,8 @@ mod tests {
         assert_eq!(o(b"%2 = \"stablehlo.add\"(%a, %b#1) {x} : tensor<f32>").as_deref(), Some("%a, %b#1"));
         assert_eq!(o(b"    return %5, %6 : tensor<f32>, tensor<f32>").as_deref(), Some("%5, %6"));
         assert_eq!(o(b"%2 = sdy.constant dense<0.0> : tensor<f32>"), None);
+        let barrier = b"%8:2 = stablehlo.optimization_barrier {sdy.sharding = #sdy.sharding_per_value<[<@m, [{}]>]>} %7, %arg2 : t";
+        assert_eq!(o(barrier).as_deref(), Some("%7, %arg2"));
     }
 
     #[test]

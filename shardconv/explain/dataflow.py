@@ -1,0 +1,51 @@
+"""The records of an op whose results are data-flow edges (``stablehlo.while``, ``stablehlo.case``,
+``stablehlo.optimization_barrier``): Shardy lists them per result, ``sdy.result_sharding_origins = [...]``
+and ``sdy.result_propagation_edges = [...]``, in result order but only for the results that have one, and
+in an edge ``result-0`` is that result while ``operand-N`` is the N-th source of its edge (a while: its
+initial operand, then its body's return; an optimization_barrier: its operand; a case: each branch's
+return). A while's cond and body are sibling regions, and MLIR numbers sibling regions' values alike:
+the cond's few values (a counter's compare) carry no records, so the body's are read by name."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+_ENTRY = re.compile(r"#sdy\.propagation_edges<")
+
+
+def edge_entries(text: str) -> list[str]:
+    """``[#sdy.propagation_edges<...>, #sdy.propagation_edges<...>]`` -> the text of each entry."""
+    return _ENTRY.split(text)[1:]
+
+
+def owners(entry_axes: Sequence[set[str]], result_axes: Sequence[set[str]]) -> list[int | None]:
+    """The result each entry belongs to: entries skip the results without one, so each goes to the next
+    result whose sharding holds every axis it names (None when no later result does)."""
+    out: list[int | None] = []
+    j = 0
+    for axes in entry_axes:
+        k = next((i for i in range(j, len(result_axes)) if result_axes[i] and axes <= result_axes[i]), None)
+        out.append(k)
+        if k is not None:
+            j = k + 1
+    return out
+
+
+def sources(op: str, k: int, operands: Sequence[str], returns: Sequence[Sequence[str]]) -> list[str | None]:
+    """The sources of result ``k``'s edge, by ``operand-N`` (``returns``: the operands of each of the op's
+    region returns, in order); None where one is not known."""
+    def at(names: Sequence[str], i: int) -> str | None:
+        return names[i] if 0 <= i < len(names) else None
+
+    if op == "stablehlo.optimization_barrier":
+        return [at(operands, k)]
+    if op == "stablehlo.while":  # operands alternate a block argument and its initial value; cond, body
+        return [at(operands, 2 * k + 1), at(returns[1], k) if len(returns) == 2 else None]
+    return []  # a case's sources are its branches' returns, whose values share names from branch to branch
+
+
+REGIONS = frozenset({"stablehlo.while"})  # the ops whose sources include a region's return
+
+
+__all__ = ["REGIONS", "edge_entries", "owners", "sources"]
