@@ -10,9 +10,10 @@ import functools
 import os
 import re
 from collections.abc import Iterator, Sequence
+import dataclasses
 from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.explain.dataflow import REGIONS, edge_entries, owners, sources
@@ -22,12 +23,13 @@ from shardconv.scan.inputs import scan_input
 from shardconv.scan.columns import NONE, kind_code, kind_flags, site_column, sites_of
 from shardconv.scan.native import columns
 from shardconv.scan.pieces import MODULE_LINE, Cuts, Repeated, read_pieces
-from shardconv.scan.regions import region_owner, region_returns
+from shardconv.scan.regions import op_regions, region_owner
 from shardconv.scan.sites import RECORD_KINDS, SiteKind
 
 if TYPE_CHECKING:
     from shardconv._native import Scan
 
+_T = TypeVar("_T")
 AFTER_PROPAGATION = re.compile(r"^\d+\.after_propagation\.mlir$")
 _ORIGIN = re.compile(r"^(?:(mc_\d+)_)?(input|output): (\d+)$")
 
@@ -63,6 +65,22 @@ class Seen(NamedTuple):
     line_start: int  # the byte of the file its line begins at
 
 
+# An edge as a function holds it: (the edge, its source, its target, its op's value, its op, its line).
+HeldEdge = tuple[Edge, str, str, str, str, int]
+
+
+class Loop(NamedTuple):
+    """A ``stablehlo.while``: result ``k`` and block argument ``k`` are one data-flow edge (one sharding),
+    its body's values on the lines after ``line`` up to ``end``."""
+
+    value: str
+    line: int
+    end: int
+    args: tuple[str, ...]
+    results: tuple[str, ...]
+    returns: tuple[tuple[str, ...], ...]
+
+
 class Function:
     """One function of one module, read lazily from the scan's columns: a value's sites are found through
     its name (the module's sites indexed by name once), so only the values an explanation walks through
@@ -74,15 +92,19 @@ class Function:
         self.values: dict[str, Value] = {}
         self.results: dict[str, list[str]] = {}  # an op's value -> its results' values (``%5``, or ``%5#0``, ...)
         self.absorbed: set[str] = set()
-        self.edges: dict[str, list[tuple[Edge, str, str, str, str, int]]] = {}  # op value -> its edges
-        self.incoming: dict[tuple[str, str], list[tuple[Edge, str, str, str, str, int]]] = {}
+        self.edges: dict[str, list[HeldEdge]] = {}  # op value -> its edges
+        self.incoming: dict[tuple[str, str], list[HeldEdge]] = {}
         # a manual computation's name -> its value, line, in_shardings, out_shardings
         self.manual: dict[str, tuple[str, int, list[str], list[str]]] = {}
         # (value, axis) -> the op (value, name, line) out of whose region the axis came to it, unfollowed
         self.unfollowed: dict[tuple[str, str], tuple[str, str, int]] = {}
+        self.loops: dict[str, Loop] = {}  # a while's value -> what it is made of
+        self.twice: dict[str, tuple[int, ...]] = {}  # a name more than one op defines -> their lines
         self.meetings: dict[tuple[str, str, int], Meeting | None] = {}  # (value, op, its edges) -> what met
         self._returns: list[str] | None = None
         self._users: dict[str, list[str]] | None = None
+        self._defs: dict[str, tuple[int, ...]] = {}
+        self.keyed = False  # whether a value was named ``name@line`` (Function.key)
         self._records: bool | None = None
 
     @property
@@ -98,21 +120,59 @@ class Function:
     @property
     def returns(self) -> list[str]:
         if self._returns is None:
-            self._returns = self.reader.returns(self.a, self.b, self.scope)
+            names, line = self.reader.returns(self.a, self.b, self.scope)
+            self._returns = [self.key(n, line) for n in names]
         return self._returns
 
     def users(self, name: str) -> list[str]:
         """The ops (by their value) that take ``name`` as an operand."""
         if self._users is None:
-            self._users = self.reader.users(self.a, self.b, self.scope)
+            self._users = {}
+            for operand, op, line in self.reader.users(self.a, self.b, self.scope):
+                self._users.setdefault(self.key(operand, line), []).append(self.key(op, line))
         return self._users.get(name, [])
+
+    def defs(self, name: str) -> tuple[int, ...]:
+        found = self._defs.get(name)
+        if found is None:
+            found = self._defs[name] = self.reader.def_lines(name, self.a, self.b, self.scope)
+        return found
+
+    def key(self, name: str, at: int) -> str:
+        """The value ``name`` means on line ``at``: itself, or, where ops of sibling regions all define it
+        (MLIR numbers their values alike), ``name@line`` of the nearest definition at or above ``at``."""
+        base, hash_, k = name.partition("#")
+        defs = self.defs(base)
+        if len(defs) < 2:
+            return name
+        line = max((d for d in defs if d <= at), default=defs[0])
+        self.keyed = True
+        return f"{base}@{line}{hash_}{k}"
+
+    def keys(self, name: str) -> list[str]:
+        """Every value ``name`` can mean (one per definition)."""
+        base, hash_, k = name.partition("#")
+        defs = self.defs(base)
+        if len(defs) < 2:
+            return [name]
+        self.keyed = True
+        return [f"{base}@{d}{hash_}{k}" for d in defs]
 
     def absorb(self, name: str) -> None:
         """Read the sites of ``name`` (its signature entry, or its op's line) into the function."""
         if name in self.absorbed:
             return
         self.absorbed.add(name)
-        sites = self.reader.sites(name, self.a, self.b, self.scope)
+        base, _, at = name.partition("@")
+        sites = self.reader.sites(base, self.a, self.b, self.scope)
+        defs = self.defs(base)
+        if at:  # one of several definitions: its sites, up to the next one's line
+            first = int(at)
+            last = min((d for d in defs if d > first), default=None)
+            sites = [s._replace(value=name) for s in sites if s.line >= first and (last is None or s.line < last)]
+        elif len(defs) > 1:  # a bare name several ops define: not read as one
+            self.twice[name] = defs
+            return
         operands: list[str] = []
         later: list[Seen] = []  # edges, and an op's per-result origins: read once its results are known
         for s in sites:
@@ -122,11 +182,14 @@ class Function:
                 self._result_origins(s)
             else:
                 self._edges(s, operands)
+        loop = next((s for s in sites if s.op in REGIONS and s.value == name), None)
+        if loop is not None:
+            self.loop(name, loop, operands)
 
     def _site(self, s: Seen, later: list[Seen], operands: list[str]) -> None:
         name = s.value or ""
         if s.kind is SiteKind.OPERANDS:
-            operands[:] = [n.strip() for n in s.text.split(",") if n.strip()]
+            operands[:] = [self.key(n.strip(), s.line) for n in s.text.split(",") if n.strip()]
         elif s.kind is SiteKind.SDY_SHARDING and s.op == "func.func":
             v = self._value(name)
             v.sharding, v.line, v.op = s.text, s.line, "func.func"
@@ -225,6 +288,20 @@ class Function:
             for t in e.targets:
                 self._add(e, src, _ref(t, operands, results), name, op, s.line)
 
+    def loop(self, name: str, s: Seen, operands: list[str]) -> Loop:
+        """The while ``name`` defines (one of its sites ``s``): its block arguments and results, which
+        are one data-flow edge each, its lines, and its regions' returns (read once)."""
+        found = self.loops.get(name)
+        if found is None:
+            returns, lines = op_regions(self.reader.path, s.line_start)
+            args, inits = operands[0::2], operands[1::2]
+            end = s.line + lines
+            found = self.loops[name] = Loop(
+                value=name, line=s.line, end=end, args=tuple(args), results=tuple(_results(name, len(inits))),
+                returns=tuple(tuple(self.key(n, end) for n in r) for r in returns),
+            )
+        return found
+
     def _result_edges(self, s: Seen, operands: list[str]) -> None:
         """``sdy.result_propagation_edges`` of an op whose results are data-flow edges: one entry per
         result that has edges, each edge's ``operand-N`` the N-th source of that result (dataflow.py)."""
@@ -232,7 +309,7 @@ class Function:
         results = self.results.get(name) or [name]
         per = [parse_edges(entry) for entry in edge_entries(s.text)]
         axes = [{e.axis for e in es} for es in per]
-        returns = region_returns(self.reader.path, s.line_start) if op in REGIONS else []
+        returns = self.loop(name, s, operands).returns if op in REGIONS else []
         for owner, es in zip(owners(axes, self._result_axes(results)), per, strict=True):
             if owner is None:
                 continue
@@ -265,6 +342,7 @@ class Reader:
         self.record_flags = kind_flags(scan, RECORD_KINDS - {SiteKind.OPERANDS})
         self.operands = kind_code(SiteKind.OPERANDS)
         self.origin_name = kind_code(SiteKind.SDY_ORIGIN_NAME)
+        self.per_value = kind_code(SiteKind.SDY_PER_VALUE)
         self._names: dict[str, int] | None = None
         self._index: tuple[int, dict[str, list[int]]] | None = None  # the last module's sites by name
         self._owners: dict[int, tuple[str, str]] = {}  # its sites on a line closing an op's regions -> the op
@@ -360,37 +438,55 @@ class Reader:
             if kinds[v] == code and (scope is None or sc[i] == scope):
                 yield i
 
-    def returns(self, a: int, b: int, scope: int | None) -> list[str]:
-        """What the function's last ``return`` returns (found from the module's end, by its op)."""
+    def returns(self, a: int, b: int, scope: int | None) -> tuple[list[str], int]:
+        """What the function's last ``return`` returns (found from the module's end, by its op), and its line."""
         try:
             ret = self.scan.ops.index("return")
         except ValueError:
-            return []
+            return [], 0
         ops, sc, names = self.op_col, self.scope_col, self.name_col
         for i in range(b - 1, a - 1, -1):
             if ops[i] == ret and names[i] == NONE and (scope is None or sc[i] == scope):
                 text = self.scan.values[self.value_col[i]][3].decode("utf-8", "surrogateescape")
-                return [n.strip() for n in text.split(",") if n.strip()]
-        return []
+                return [n.strip() for n in text.split(",") if n.strip()], self.line_col[i] + self.before[0]
+        return [], 0
 
-    def users(self, a: int, b: int, scope: int | None) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
+    def users(self, a: int, b: int, scope: int | None) -> Iterator[tuple[str, str, int]]:
+        """Each (operand, the op's value, its line) of the function's ops."""
         values, names = self.scan.values, self.scan.names
         for i in self._of_kind(self.operands, a, b, scope):
             nid = self.name_col[i]
             if nid == NONE:
                 continue
+            line = self.line_col[i] + self.before[0]
             for n in values[self.value_col[i]][3].decode("utf-8", "surrogateescape").split(", "):
-                out.setdefault(n, []).append(names[nid])
-        return out
+                yield n, names[nid], line
 
-    def named(self, label: str, a: int, b: int, scope: int | None) -> str | None:
-        """The value whose op carries ``sdy.sharding_origin_name = label``."""
+    def named(self, label: str, a: int, b: int, scope: int | None) -> tuple[str, int] | None:
+        """The value whose op carries ``sdy.sharding_origin_name = label``, and its line."""
         want = label.encode()
         for i in self._of_kind(self.origin_name, a, b, scope):
             if self.scan.values[self.value_col[i]][3] == want and self.name_col[i] != NONE:
-                return self.scan.names[self.name_col[i]]
+                return self.scan.names[self.name_col[i]], self.line_col[i] + self.before[0]
         return None
+
+    def def_lines(self, name: str, a: int, b: int, scope: int | None) -> tuple[int, ...]:
+        """The lines of the ops that define ``name`` (one operands site each, or one sharding): MLIR numbers
+        the values of sibling regions (two loops' bodies, a case's branches) alike."""
+        kinds, values, lines, sc = self.kind_of_value, self.value_col, self.line_col, self.scope_col
+        sites = self._by_name(a, b).get(name, ())
+        if len({lines[i] for i in sites}) < 2:  # (nearly every name: all its sites on one line)
+            return tuple(lines[i] + self.before[0] for i in sites[:1])
+        ops, shardings = set(), set()
+        for i in sites:
+            if scope is None or sc[i] == scope:
+                k = kinds[values[i]]
+                if k == self.operands:
+                    ops.add(lines[i])
+                elif k == self.per_value:
+                    shardings.add(lines[i])
+        found = ops if len(ops) >= len(shardings) else shardings
+        return tuple(sorted(n + self.before[0] for n in found))
 
     def at_line(self, line: int, a: int, b: int) -> list[tuple[str, int | None]]:
         line -= self.before[0]
@@ -481,7 +577,7 @@ def _origin(f: Function, label: str, value: Value) -> Origin:
         if mc not in f.manual:
             holder = f.reader.named(mc, f.a, f.b, f.scope)
             if holder is not None:
-                f.absorb(holder)
+                f.absorb(f.key(*holder))
         entry = f.manual.get(mc)
         if entry is None:
             return Origin(kind="unknown", label=label, index=n, name=mc)
@@ -508,8 +604,8 @@ def _index(name: str) -> int | None:
 def _named(f: Function, label: str, hint: Value | None) -> Origin:
     holder = hint if hint is not None and hint.origin_name == label else None
     if holder is None:
-        name = f.reader.named(label, f.a, f.b, f.scope)
-        holder = f.value(name) if name is not None else None
+        named = f.reader.named(label, f.a, f.b, f.scope)
+        holder = f.value(f.key(*named)) if named is not None else None
     if holder is None:
         return Origin(kind="unknown", label=label, name=label)
     if holder.op == "sdy.manual_computation":
@@ -528,7 +624,7 @@ def _named(f: Function, label: str, hint: Value | None) -> Origin:
     )
 
 
-def _incoming(f: Function, cur: str, axis: str) -> list[tuple[Edge, str, str, str, str, int]]:
+def _incoming(f: Function, cur: str, axis: str) -> list[HeldEdge]:
     """The edges that brought ``axis`` to ``cur``: on its own op, else on the ops that use it."""
     f.absorb(cur.split("#")[0])
     if cur.startswith("result["):
@@ -552,13 +648,57 @@ def _walk(f: Function, start: str, axis: str, stop: Origin) -> tuple[Step, ...]:
         if v is not None and v.origins.get(axis) == "self":
             break
         options = [x for x in _incoming(f, cur, axis) if x[1] not in seen]
-        if not options:
-            break
-        e, src, tgt, op_value, op, line = min(options, key=lambda x: x[0].step)
-        steps.append(Step(step=e.step, source=src, op=op, op_value=op_value, line=line, target=tgt))
+        if options:
+            e, src, tgt, op_value, op, line = _first(f, options, axis, stop.label)
+            steps.append(Step(step=e.step, source=src, op=op, op_value=op_value, line=line, target=tgt))
+        else:
+            hop = _through_loop(f, cur, axis, seen, steps[-1].line if steps else None, stop.label)
+            if hop is None:
+                break
+            steps.extend(hop)
+            src = hop[-1].source
         seen.add(src)
         cur = src
     return tuple(reversed(steps))
+
+
+def _first(f: Function, edges: list[HeldEdge], axis: str, label: str) -> HeldEdge:
+    """The edge a walk follows: the first arrival (lowest step) among those from a value whose own
+    record gives the axis the origin being explained (any, when none does: a value without records)."""
+    def agrees(x: HeldEdge) -> bool:
+        v = f.value(x[1])
+        got = v.origins.get(axis) if v is not None else None
+        if got == "self" and v is not None:
+            got = v.origin_name
+        return got is None or got == label
+
+    return min([x for x in edges if agrees(x)] or edges, key=lambda x: x[0].step)
+
+
+def _through_loop(
+    f: Function, cur: str, axis: str, seen: set[str], after: int | None, label: str
+) -> list[Step] | None:
+    """A loop's result and its block argument are one data-flow edge, so an axis that reached one reached
+    the other: the step that brought it to the other (a body op's, within the loop's lines, for a result;
+    the loop's own, for a block argument the last step's op used), and the hop across the edge."""
+    for user in f.users(cur):
+        f.absorb(user)  # (a block argument's while is among its users)
+    for loop in f.loops.values():
+        if cur in loop.results:
+            other = loop.args[loop.results.index(cur)]
+            found = [x for x in _incoming(f, other, axis) if loop.line < x[5] <= loop.end and x[1] not in seen]
+        elif cur in loop.args and after is not None and loop.line < after <= loop.end:
+            other = loop.results[loop.args.index(cur)]
+            found = [x for x in _incoming(f, other, axis) if x[1] not in seen]
+        else:
+            continue
+        if found and other not in seen:
+            e, src, tgt, op_value, op, line = _first(f, found, axis, label)
+            seen.add(other)
+            return [Step(step=e.step, source=other, op="stablehlo.while", op_value=loop.value, line=loop.line,
+                         target=cur),
+                    Step(step=e.step, source=src, op=op, op_value=op_value, line=line, target=tgt)]
+    return None
 
 
 def _meetings(f: Function, value: Value, path: tuple[Step, ...]) -> tuple[Meeting, ...]:
@@ -621,6 +761,9 @@ def _gap(f: Function, name: str, axis: str, origin: Origin, path: tuple[Step, ..
     v = f.value(start)
     if v is not None and v.origins.get(axis) == "self":
         return None
+    twice = f.twice.get(start.split("#")[0])
+    if twice:
+        return Gap(value=start, lines=twice)
     held = f.unfollowed.get((start, axis))
     if held is None:
         return Gap(value=start)
@@ -652,7 +795,28 @@ def explain_value(path: str, f: Function, name: str) -> Explanation:
                 )
             )
     note = None if axes else "its sharding has no axes: nothing to explain"
-    return replace(told, axes=tuple(axes), note=note)
+    done = replace(told, axes=tuple(axes), note=note)
+    return _shown(done) if f.keyed else done
+
+
+_KEYED = re.compile(r"^(%[\w.$\-]+)@\d+(#\d+)?$")
+
+
+def _plain(name: str) -> str:
+    """A value as the dump spells it: ``%41`` for ``%41@123`` (``Function.key``)."""
+    m = _KEYED.match(name)
+    return m.group(1) + (m.group(2) or "") if m else name
+
+
+def _shown(x: _T) -> _T:
+    """``x`` with every value in it as the dump spells it (the line of its op tells it apart)."""
+    if isinstance(x, str):
+        return _plain(x)  # type: ignore[return-value]
+    if isinstance(x, tuple):
+        return tuple(_shown(y) for y in x)  # type: ignore[return-value]
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return replace(x, **{f.name: _shown(getattr(x, f.name)) for f in dataclasses.fields(x) if f.init})
+    return x
 
 
 _STAGE = re.compile(r"^(\d+)\.(\w+)\.mlir$")
@@ -674,7 +838,7 @@ def _user_annotation(path: str, f: Function, value: Value) -> tuple[str, Value] 
         if not modules:
             return None
         before = Function(reader, modules[0], reader.scope_of(f.name), f.name)
-        v = before.value(value.name)
+        v = before.value(_plain(value.name))
         if v is not None and v.user_annotated and v.sharding == value.sharding:
             return str(sibling), v
     return None
@@ -702,7 +866,7 @@ def select(f: Function, *, value: str | None, arg: int | None, result: int | Non
     """The value names a selection picks in one function (every result of it when none is given)."""
     if value is not None:
         v = value if value.startswith(("%", "result[")) else f"%{value}"
-        return [v] if f.value(v) is not None else []
+        return [k for k in f.keys(v) if f.value(k) is not None]  # (each op that defines it, in sibling regions)
     if arg is not None:
         return [f"%arg{arg}"] if f.value(f"%arg{arg}") is not None else []
     if result is not None:
@@ -710,7 +874,8 @@ def select(f: Function, *, value: str | None, arg: int | None, result: int | Non
         return [r] if r is not None else []
     if line is not None:
         names = [n for n, scope in f.reader.at_line(line, f.a, f.b) if scope == f.scope]
-        return [n for n in dict.fromkeys(names) if not n.startswith("result[") and f.value(n) is not None][:1]
+        keys = [f.key(n, line) for n in dict.fromkeys(names) if not n.startswith("result[")]
+        return [k for k in keys if f.value(k) is not None][:1]
     out, k = [], 0
     while k < max(1, len(f.returns)):
         r = _result(f, k)

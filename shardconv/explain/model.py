@@ -71,15 +71,21 @@ class Step:
 class Gap:
     """Where the walk back from a value stopped short of the origin: ``value``, which no step it can
     follow reaches; ``op`` (``op_value``, line ``line``) when the axis came to it from inside that op's
-    region (a while's body, a case's branch), whose return the walk does not read."""
+    region (a case's branch), whose return the walk does not read; ``lines`` when ops of sibling regions
+    all define that name."""
 
     _: KW_ONLY
     value: str
     op: str | None = None
     op_value: str | None = None
     line: int | None = None
+    lines: tuple[int, ...] = ()  # the lines of the ops that all define ``value`` (sibling regions'), if more than one
 
     def describe(self) -> str:
+        if self.lines:
+            where = ", ".join(map(str, self.lines))
+            return (f"{self.value}: ops on lines {where} all define it (sibling regions number their values "
+                    "alike), and explain does not tell them apart yet")
         if self.op is None:
             return f"{self.value}: no recorded step reaches it from the origin"
         return (f"{self.value}: it came out of a region of {self.op} ({self.op_value}, line {self.line}), "

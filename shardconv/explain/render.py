@@ -91,7 +91,8 @@ def to_dict(e: Explanation) -> dict[str, Any]:
                     for m in a.meetings
                 ],
                 "gap": None if a.gap is None else {
-                    "value": a.gap.value, "op": a.gap.op, "op_value": a.gap.op_value, "line": a.gap.line
+                    "value": a.gap.value, "op": a.gap.op, "op_value": a.gap.op_value, "line": a.gap.line,
+                    "lines": list(a.gap.lines),
                 },
             }
             for a in e.axes

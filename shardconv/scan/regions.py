@@ -14,13 +14,14 @@ _CONTINUES = (b"}", b"cond {", b"do {")
 _DEFINES = re.compile(rb'^\s*(%[\w.$\-]+)(?::\d+)?\s*=\s*"?([\w.]+)')
 
 
-def region_returns(path: str, line_start: int, limit: int = 1 << 28) -> list[tuple[str, ...]]:
+def op_regions(path: str, line_start: int, limit: int = 1 << 28) -> tuple[list[tuple[str, ...]], int]:
     """The operands of each ``stablehlo.return`` ending a region of the op whose line begins at byte
-    ``line_start`` of ``path``, in order (at most ``limit`` bytes read); [] for stdin or a file that
-    cannot be read again."""
+    ``line_start`` of ``path``, in order, and how many lines after its first the op spans (at most
+    ``limit`` bytes read); nothing for stdin or a file that cannot be read again."""
     if path == "-":
-        return []
+        return [], 0
     out: list[tuple[str, ...]] = []
+    lines = 0
     try:
         with open(path, "rb") as f:
             f.seek(line_start)
@@ -29,17 +30,17 @@ def region_returns(path: str, line_start: int, limit: int = 1 << 28) -> list[tup
             for line in f:
                 read += len(line)
                 body = line.lstrip()
-                if not body.strip():
-                    continue
-                at = len(line) - len(body)
-                if read > limit or at < indent or (at == indent and not body.startswith(_CONTINUES)):
-                    break
-                m = _RETURN.match(line) if at == indent + 2 else None
-                if m:
-                    out.append(tuple(n.decode("utf-8", "surrogateescape") for n in _NAME.findall(m.group(1))))
+                if body.strip():
+                    at = len(line) - len(body)
+                    if read > limit or at < indent or (at == indent and not body.startswith(_CONTINUES)):
+                        break
+                    m = _RETURN.match(line) if at == indent + 2 else None
+                    if m:
+                        out.append(tuple(n.decode("utf-8", "surrogateescape") for n in _NAME.findall(m.group(1))))
+                lines += 1
     except OSError:
-        return []
-    return out
+        return [], 0
+    return out, lines
 
 
 def region_owner(path: str, line_start: int, limit: int = 1 << 28) -> tuple[str, str] | None:
@@ -75,4 +76,4 @@ def _indent(line: bytes) -> int:
     return len(line) - len(line.lstrip(b" "))
 
 
-__all__ = ["region_owner", "region_returns"]
+__all__ = ["op_regions", "region_owner"]

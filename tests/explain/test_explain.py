@@ -148,7 +148,7 @@ def test_trace_offers_explain_for_a_propagation_change(programs: Path) -> None:
 
 def test_library_entry_returns_frozen_dataclasses(programs: Path) -> None:
     found = sc.explain_path(str(programs / "xla"), result=0)
-    assert len(found) == 9 and all(isinstance(e, sc.Explanation) for e in found)
+    assert len(found) == 10 and all(isinstance(e, sc.Explanation) for e in found)
     with pytest.raises(dataclasses.FrozenInstanceError):
         found[0].value = "x"  # type: ignore[misc]
     with pytest.raises(ExplainError, match="no sharded value matches --value %999$"):
@@ -298,3 +298,35 @@ def test_an_optimization_barrier_passes_each_axis_from_its_operand(programs: Pat
         assert_connected(a, e.value)
         (through,) = [s for s in a.path if s.op == "stablehlo.optimization_barrier"]
         assert through.target == f"{through.op_value}#{0 if a is x else 1}"
+
+
+_OP_LINE = re.compile(r"^\s*(%[\w.$-]+)(?::\d+)?\s*=\s*\"?([\w.]+)\"?(.*)$")
+
+
+def test_a_gradient_through_two_loops_reads_each_value_where_its_op_uses_it(programs: Path) -> None:
+    """``train``'s forward and backward loops number their bodies' values alike. Each step of the walk
+    back from a weight's gradient is checked against the dump's own text: its source is an operand of
+    the op on its line (for a barrier's result ``#k``, operand ``k``), and its target that op's result or
+    another of its operands."""
+    path = stage(programs, "train_loss")
+    lines = path.read_text().split("\n")
+    assert len([ln for ln in lines if "stablehlo.while" in ln]) == 2
+    explained = explain_path(str(path))
+    for e in explained:
+        for a in e.axes:
+            for s in a.path:
+                if s.op in ("return", "stablehlo.while"):
+                    continue
+                m = _OP_LINE.match(lines[s.line - 1])
+                assert m and m.group(2) == s.op, (s, lines[s.line - 1][:120])
+                head = m.group(3).split("{sdy.")[0] if s.op != "stablehlo.optimization_barrier" else m.group(3).split("} ")[-1]
+                operands = re.findall(r"%[\w.$#-]+", head.split(" : ")[0])
+                assert s.source in operands, (s, operands)
+                assert s.target.split("#")[0] == m.group(1) or s.target in operands, s  # (an edge may reach an operand)
+                if s.op == "stablehlo.optimization_barrier":
+                    assert operands[int(s.target.split("#")[1])] == s.source, (s, operands)
+    # the first weight's gradient: "model" from the layer's own constraint, back out of the backward loop
+    (w1,) = [a for a in explained[0].axes]
+    assert (w1.origin.kind, dims_of(w1.origin.sharding or "")) == ("constraint", [["data"], [], ["model"]])
+    assert_connected(w1, explained[0].value)
+    assert "stablehlo.while" in [s.op for s in w1.path] and len(w1.path) > 5

@@ -14,7 +14,7 @@ from scan.compare import differences
 from shardconv.scan.native import iter_sites, scan_path
 from shardconv.scan.sites import RECORD_KINDS, SiteKind
 
-PROGRAMS = ("mlp", "block", "smap", "args", "loop", "barrier", "cond")
+PROGRAMS = ("mlp", "block", "smap", "args", "loop", "barrier", "cond", "train_loss")
 RESULT = re.compile(rb"^\s*(%[\w#.$-]+)(?::\d+)?\s*=\s*\"?([\w.]+)")
 
 

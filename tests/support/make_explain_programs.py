@@ -1,4 +1,4 @@
-"""Writes Shardy's verbose stage dumps of nine real programs with jax (a child process: XLA reads
+"""Writes Shardy's verbose stage dumps of ten real programs with jax (a child process: XLA reads
 XLA_FLAGS once), for the tests that ``explain`` names the origins the programs specify.
 
 Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
@@ -21,7 +21,10 @@ Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
   the loop's result from its initial value, ``y`` from inside its body;
 - ``barrier``: an ``optimization_barrier`` between a constraint (``P("x", None)``) and a matmul with
   weights sharded ``P(None, "y")`` by the user;
-- ``cond``: the same constraint and weights on the two branches of a ``lax.cond``.
+- ``cond``: the same constraint and weights on the two branches of a ``lax.cond``;
+- ``train_loss`` (its gradient): the gradient of a ``lax.scan`` over two rematerialized layers (``jax.checkpoint``) on
+  ``data=2, model=4``, weights sharded on ``"model"`` by the user: a forward and a backward loop, whose
+  bodies MLIR numbers alike (``%41`` in both), and an ``optimization_barrier`` in the backward one.
 Then, in a second child (``OUT_DIR shardy``), the same ``mlp`` with ``--xla_dump_hlo_pass_re=shardy`` into
 OUT_DIR/plain: Shardy's stage files without the records.
 """
@@ -170,4 +173,21 @@ def cond(p: jax.Array, x: jax.Array, w: jax.Array) -> jax.Array:
 
 
 jax.jit(cond).lower(arg(()), arg((32, 64)), arg((64, 64), NamedSharding(mesh_xy, P(None, "y")))).compile()
+
+
+def train_layer(x: jax.Array, p: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, None]:
+    w1, w2 = p
+    h = jax.lax.with_sharding_constraint(jax.nn.gelu(x @ w1), NamedSharding(mesh2, P("data", None, "model")))
+    return x + h @ w2, None
+
+
+def train_loss(x: jax.Array, w1: jax.Array, w2: jax.Array) -> jax.Array:
+    y, _ = jax.lax.scan(jax.checkpoint(train_layer), x, (w1, w2))
+    return jnp.mean(y**2)
+
+
+jax.jit(jax.grad(train_loss, argnums=(1, 2))).lower(
+    arg((8, 16, 32), NamedSharding(mesh2, P("data"))), arg((2, 32, 64), NamedSharding(mesh2, P(None, None, "model"))),
+    arg((2, 64, 32), NamedSharding(mesh2, P(None, "model", None))),
+).compile()
 subprocess.run([sys.executable, __file__, out, "shardy"], check=True)
