@@ -23,7 +23,7 @@ from shardconv.scan.inputs import scan_input
 from shardconv.scan.columns import NONE, kind_code, kind_flags, site_column, sites_of
 from shardconv.scan.native import columns
 from shardconv.scan.pieces import MODULE_LINE, Cuts, Repeated, read_pieces
-from shardconv.scan.regions import op_regions, region_owner
+from shardconv.scan.regions import Owner, op_regions, region_owner
 from shardconv.scan.sites import RECORD_KINDS, SiteKind
 
 if TYPE_CHECKING:
@@ -62,7 +62,8 @@ class Seen(NamedTuple):
     op: str | None
     line: int
     function: str | None
-    line_start: int  # the byte of the file its line begins at
+    line_start: int  # the byte of the file its op's line begins at
+    op_line: int  # that line (a case's records sit on the line closing its branches, below it)
 
 
 # An edge as a function holds it: (the edge, its source, its target, its op's value, its op, its line).
@@ -70,8 +71,9 @@ HeldEdge = tuple[Edge, str, str, str, str, int]
 
 
 class Loop(NamedTuple):
-    """A ``stablehlo.while``: result ``k`` and block argument ``k`` are one data-flow edge (one sharding),
-    its body's values on the lines after ``line`` up to ``end``."""
+    """An op with regions (``stablehlo.while``, ``stablehlo.case``), its regions on the lines after
+    ``line`` up to ``end``: a while's result ``k`` and block argument ``k`` are one data-flow edge (one
+    sharding)."""
 
     value: str
     line: int
@@ -102,6 +104,7 @@ class Function:
         self.twice: dict[str, tuple[int, ...]] = {}  # a name more than one op defines -> their lines
         self.meetings: dict[tuple[str, str, int], Meeting | None] = {}  # (value, op, its edges) -> what met
         self._returns: list[str] | None = None
+        self.return_line = 0  # the line of the function's return (read with ``returns``)
         self._users: dict[str, list[str]] | None = None
         self._defs: dict[str, tuple[int, ...]] = {}
         self.keyed = False  # whether a value was named ``name@line`` (Function.key)
@@ -120,8 +123,8 @@ class Function:
     @property
     def returns(self) -> list[str]:
         if self._returns is None:
-            names, line = self.reader.returns(self.a, self.b, self.scope)
-            self._returns = [self.key(n, line) for n in names]
+            names, self.return_line = self.reader.returns(self.a, self.b, self.scope)
+            self._returns = [self.key(n, self.return_line) for n in names]
         return self._returns
 
     def users(self, name: str) -> list[str]:
@@ -289,16 +292,19 @@ class Function:
                 self._add(e, src, _ref(t, operands, results), name, op, s.line)
 
     def loop(self, name: str, s: Seen, operands: list[str]) -> Loop:
-        """The while ``name`` defines (one of its sites ``s``): its block arguments and results, which
-        are one data-flow edge each, its lines, and its regions' returns (read once)."""
+        """The op with regions ``name`` defines (one of its sites ``s``): a while's block arguments and
+        results, which are one data-flow edge each, its lines, and its regions' returns (read once)."""
         found = self.loops.get(name)
         if found is None:
             returns, lines = op_regions(self.reader.path, s.line_start)
-            args, inits = operands[0::2], operands[1::2]
-            end = s.line + lines
+            line = s.op_line
+            if s.op == "stablehlo.while":
+                args, results = tuple(operands[0::2]), tuple(_results(name, len(operands[1::2])))
+            else:
+                args, results = (), tuple(self.results.get(name) or [name])
             found = self.loops[name] = Loop(
-                value=name, line=s.line, end=end, args=tuple(args), results=tuple(_results(name, len(inits))),
-                returns=tuple(tuple(self.key(n, end) for n in r) for r in returns),
+                value=name, line=line, end=line + lines, args=args, results=results,
+                returns=tuple(tuple(self.key(n, line + below) for n in names) for below, names in returns),
             )
         return found
 
@@ -345,7 +351,8 @@ class Reader:
         self.per_value = kind_code(SiteKind.SDY_PER_VALUE)
         self._names: dict[str, int] | None = None
         self._index: tuple[int, dict[str, list[int]]] | None = None  # the last module's sites by name
-        self._owners: dict[int, tuple[str, str]] = {}  # its sites on a line closing an op's regions -> the op
+        # its sites on a line closing an op's regions -> that op, and its line
+        self._owners: dict[int, tuple[Owner, int]] = {}
         # per distinct value, 1 for what an op prints on the line closing its regions (records, shardings)
         self.closing_flags = kind_flags(scan, RECORD_KINDS - {SiteKind.OPERANDS} | {SiteKind.SDY_PER_VALUE})
 
@@ -393,35 +400,42 @@ class Reader:
                     orphans.append(i)
             self._owners = self._region_owners(orphans)
             for i, (owner, _) in self._owners.items():
-                index.setdefault(owner, []).append(i)
-                index[owner].sort()
+                index.setdefault(owner.value, []).append(i)
+                index[owner.value].sort()
             self._index = (a, index)
         return self._index[1]
 
-    def _region_owners(self, orphans: list[int]) -> dict[int, tuple[str, str]]:
+    def _region_owners(self, orphans: list[int]) -> dict[int, tuple[Owner, int]]:
         """Sites whose line names no value (``}) {sdy...} : ...``), each with the op whose regions that
-        line closes (read from the file, once per line)."""
-        by_line: dict[int, tuple[str, str] | None] = {}
-        out: dict[int, tuple[str, str]] = {}
+        line closes and that op's line (read from the file, once per line)."""
+        by_line: dict[int, Owner | None] = {}
+        out: dict[int, tuple[Owner, int]] = {}
         for i in orphans:
-            line = self.line_col[i]
+            line = self.line_col[i] + self.before[0]
             if line not in by_line:
-                by_line[line] = region_owner(self.path, self.start_col[i] + self.before[1] - (self.col_col[i] - 1))
+                by_line[line] = region_owner(self.path, self._line_start(i))
             owner = by_line[line]
             if owner is not None:
-                out[i] = owner
+                out[i] = (owner, line - owner.lines_back)
         return out
+
+    def _line_start(self, i: int) -> int:
+        return self.start_col[i] + self.before[1] - (self.col_col[i] - 1)
 
     def _seen(self, i: int) -> Seen:
         kind, site, _, text, _, _ = self.columns.value(self.value_col[i])
         name, op, scope = self.name_col[i], self.op_col[i], self.scope_col[i]
         scope_name, scope_kind, _ = self.scan.scopes[scope] if scope != NONE else (None, None, False)
-        value, op_name = self._owners.get(i) or (
-            None if name == NONE else self.scan.names[name], None if op == NONE else self.scan.ops[op])
+        line = self.line_col[i] + self.before[0]
+        value: str | None = None if name == NONE else self.scan.names[name]
+        op_name: str | None = None if op == NONE else self.scan.ops[op]
+        line_start, op_line = self._line_start(i), line
+        owned = self._owners.get(i)
+        if owned is not None:  # (a case's records, on the line closing its branches)
+            (value, op_name, line_start, _), op_line = owned
         return Seen(
-            kind=kind, site=site, text=text, value=value, op=op_name, line=self.line_col[i] + self.before[0],
-            function=scope_name if scope_kind == "func" else None,
-            line_start=self.start_col[i] + self.before[1] - (self.col_col[i] - 1),
+            kind=kind, site=site, text=text, value=value, op=op_name, line=line,
+            function=scope_name if scope_kind == "func" else None, line_start=line_start, op_line=op_line,
         )
 
     def any_records(self) -> bool:
@@ -652,7 +666,7 @@ def _walk(f: Function, start: str, axis: str, stop: Origin) -> tuple[Step, ...]:
             e, src, tgt, op_value, op, line = _first(f, options, axis, stop.label)
             steps.append(Step(step=e.step, source=src, op=op, op_value=op_value, line=line, target=tgt))
         else:
-            hop = _through_loop(f, cur, axis, seen, steps[-1].line if steps else None, stop.label)
+            hop = _across(f, cur, axis, seen, steps[-1].line if steps else None, stop.label)
             if hop is None:
                 break
             steps.extend(hop)
@@ -675,16 +689,27 @@ def _first(f: Function, edges: list[HeldEdge], axis: str, label: str) -> HeldEdg
     return min([x for x in edges if agrees(x)] or edges, key=lambda x: x[0].step)
 
 
-def _through_loop(
-    f: Function, cur: str, axis: str, seen: set[str], after: int | None, label: str
-) -> list[Step] | None:
-    """A loop's result and its block argument are one data-flow edge, so an axis that reached one reached
-    the other: the step that brought it to the other (a body op's, within the loop's lines, for a result;
-    the loop's own, for a block argument the last step's op used), and the hop across the edge."""
+def _across(f: Function, cur: str, axis: str, seen: set[str], after: int | None, label: str) -> list[Step] | None:
+    """Values that are one sharding, so that an axis that reached one reached the other: a function's
+    result and the value it returns, a loop's result and its block argument (one data-flow edge). The
+    step that brought the axis to the other (for a loop's result, a body op's, within the loop's lines;
+    for a block argument the last step's op used, the loop's own), and the hop across."""
+    if cur.startswith("result["):
+        k = _index(cur) or 0
+        if k >= len(f.returns) or f.returns[k] in seen:
+            return None
+        other, via = f.returns[k], ("return", "return", f.return_line)
+        hop = _hop(f, cur, other, [x for x in _incoming(f, other, axis) if x[1] not in seen], axis, label, via, seen)
+        if hop is None:  # the value returned is itself one sharding with another (a loop's result)
+            seen.add(other)
+            inner = _across(f, other, axis, seen, after, label)
+            hop = None if inner is None else [Step(step=inner[0].step, source=other, op=via[0], op_value=via[1],
+                                                   line=via[2], target=cur), *inner]
+        return hop
     for user in f.users(cur):
         f.absorb(user)  # (a block argument's while is among its users)
     for loop in f.loops.values():
-        if cur in loop.results:
+        if cur in loop.results and loop.args:
             other = loop.args[loop.results.index(cur)]
             found = [x for x in _incoming(f, other, axis) if loop.line < x[5] <= loop.end and x[1] not in seen]
         elif cur in loop.args and after is not None and loop.line < after <= loop.end:
@@ -692,13 +717,21 @@ def _through_loop(
             found = [x for x in _incoming(f, other, axis) if x[1] not in seen]
         else:
             continue
-        if found and other not in seen:
-            e, src, tgt, op_value, op, line = _first(f, found, axis, label)
-            seen.add(other)
-            return [Step(step=e.step, source=other, op="stablehlo.while", op_value=loop.value, line=loop.line,
-                         target=cur),
-                    Step(step=e.step, source=src, op=op, op_value=op_value, line=line, target=tgt)]
+        if other not in seen:
+            return _hop(f, cur, other, found, axis, label, ("stablehlo.while", loop.value, loop.line), seen)
     return None
+
+
+def _hop(f: Function, cur: str, other: str, found: list[HeldEdge], axis: str, label: str,
+         via: tuple[str, str, int], seen: set[str]) -> list[Step] | None:
+    """The hop from ``other`` to ``cur`` across ``via`` (op, its value, line), at the step that brought
+    the axis to ``other``, and that step."""
+    if not found:
+        return None
+    e, src, tgt, op_value, op, line = _first(f, found, axis, label)
+    seen.add(other)
+    return [Step(step=e.step, source=other, op=via[0], op_value=via[1], line=via[2], target=cur),
+            Step(step=e.step, source=src, op=op, op_value=op_value, line=line, target=tgt)]
 
 
 def _meetings(f: Function, value: Value, path: tuple[Step, ...]) -> tuple[Meeting, ...]:

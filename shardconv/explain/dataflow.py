@@ -3,8 +3,7 @@
 and ``sdy.result_propagation_edges = [...]``, in result order but only for the results that have one, and
 in an edge ``result-0`` is that result while ``operand-N`` is the N-th source of its edge (a while: its
 initial operand, then its body's return; an optimization_barrier: its operand; a case: each branch's
-return). A while's cond and body are sibling regions, and MLIR numbers sibling regions' values alike:
-the cond's few values (a counter's compare) carry no records, so the body's are read by name."""
+return)."""
 
 from __future__ import annotations
 
@@ -42,10 +41,12 @@ def sources(op: str, k: int, operands: Sequence[str], returns: Sequence[Sequence
         return [at(operands, k)]
     if op == "stablehlo.while":  # operands alternate a block argument and its initial value; cond, body
         return [at(operands, 2 * k + 1), at(returns[1], k) if len(returns) == 2 else None]
-    return []  # a case's sources are its branches' returns, whose values share names from branch to branch
+    if op == "stablehlo.case":  # each branch's return
+        return [at(r, k) for r in returns]
+    return []
 
 
-REGIONS = frozenset({"stablehlo.while"})  # the ops whose sources include a region's return
+REGIONS = frozenset({"stablehlo.while", "stablehlo.case"})  # the ops whose sources include a region's return
 
 
 __all__ = ["REGIONS", "edge_entries", "owners", "sources"]

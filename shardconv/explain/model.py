@@ -71,8 +71,8 @@ class Step:
 class Gap:
     """Where the walk back from a value stopped short of the origin: ``value``, which no step it can
     follow reaches; ``op`` (``op_value``, line ``line``) when the axis came to it from inside that op's
-    region (a case's branch), whose return the walk does not read; ``lines`` when ops of sibling regions
-    all define that name."""
+    region and the region's return could not be read (a dump read from standard input is read once);
+    ``lines`` when ops of sibling regions all define that name."""
 
     _: KW_ONLY
     value: str
@@ -89,7 +89,7 @@ class Gap:
         if self.op is None:
             return f"{self.value}: no recorded step reaches it from the origin"
         return (f"{self.value}: it came out of a region of {self.op} ({self.op_value}, line {self.line}), "
-                "whose return explain does not follow yet")
+                "whose return explain could not read")
 
 
 @record

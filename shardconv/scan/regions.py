@@ -7,20 +7,23 @@ open its regions (``cond {``, ``} do {``, ``}, {``, ``})``) at the op's own inde
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 _RETURN = re.compile(rb'^\s*(?:stablehlo\.return\b|"stablehlo\.return"\()([^:]*)')
 _NAME = re.compile(rb"%[\w#.$\-]+")
 _CONTINUES = (b"}", b"cond {", b"do {")
+_CHUNK = 1 << 20  # read backwards this many bytes at a time
 _DEFINES = re.compile(rb'^\s*(%[\w.$\-]+)(?::\d+)?\s*=\s*"?([\w.]+)')
 
 
-def op_regions(path: str, line_start: int, limit: int = 1 << 28) -> tuple[list[tuple[str, ...]], int]:
-    """The operands of each ``stablehlo.return`` ending a region of the op whose line begins at byte
-    ``line_start`` of ``path``, in order, and how many lines after its first the op spans (at most
-    ``limit`` bytes read); nothing for stdin or a file that cannot be read again."""
+def op_regions(path: str, line_start: int, limit: int = 1 << 28) -> tuple[list[tuple[int, tuple[str, ...]]], int]:
+    """Each ``stablehlo.return`` ending a region of the op whose line begins at byte ``line_start`` of
+    ``path``, in order (how many lines below the op's it is, and its operands), and how many lines after
+    its first the op spans (at most ``limit`` bytes read); nothing for stdin or a file that cannot be
+    read again."""
     if path == "-":
         return [], 0
-    out: list[tuple[str, ...]] = []
+    out: list[tuple[int, tuple[str, ...]]] = []
     lines = 0
     try:
         with open(path, "rb") as f:
@@ -30,43 +33,64 @@ def op_regions(path: str, line_start: int, limit: int = 1 << 28) -> tuple[list[t
             for line in f:
                 read += len(line)
                 body = line.lstrip()
-                if body.strip():
-                    at = len(line) - len(body)
-                    if read > limit or at < indent or (at == indent and not body.startswith(_CONTINUES)):
-                        break
-                    m = _RETURN.match(line) if at == indent + 2 else None
-                    if m:
-                        out.append(tuple(n.decode("utf-8", "surrogateescape") for n in _NAME.findall(m.group(1))))
+                at = len(line) - len(body)
+                if body.strip() and (read > limit or at < indent or (at == indent and not body.startswith(_CONTINUES))):
+                    break
                 lines += 1
+                m = _RETURN.match(line) if at == indent + 2 else None
+                if m:
+                    out.append((lines, tuple(n.decode("utf-8", "surrogateescape") for n in _NAME.findall(m.group(1)))))
     except OSError:
         return [], 0
     return out, lines
 
 
-def region_owner(path: str, line_start: int, limit: int = 1 << 28) -> tuple[str, str] | None:
-    """The value and op of the op whose regions the line at byte ``line_start`` closes (a case prints
-    its attributes there: ``}) {sdy...} : ...``): the nearest line above at its indentation that
-    defines a value, read backwards (at most ``limit`` bytes); None when there is none."""
+class Owner(NamedTuple):
+    """The op that owns a closing line's attributes: its value and op, the byte its line begins at, and
+    how many lines above the closing line it is."""
+
+    value: str
+    op: str
+    line_start: int
+    lines_back: int
+
+
+def region_owner(path: str, line_start: int, limit: int = 1 << 28) -> Owner | None:
+    """The op whose regions the line at byte ``line_start`` closes (a case prints its attributes there:
+    ``}) {sdy...} : ...``): the nearest line above at its indentation that defines a value, read
+    backwards (at most ``limit`` bytes); None when there is none."""
     if path == "-":
         return None
     try:
         with open(path, "rb") as f:
             f.seek(line_start)
             indent = _indent(f.readline())
-            pos, tail = line_start, b""
+            pos, tail, back = line_start, b"", 0
             while pos > 0 and line_start - pos < limit:
-                step = min(1 << 20, pos)
+                step = min(_CHUNK, pos)
                 pos -= step
                 f.seek(pos)
-                lines = (f.read(step) + tail).split(b"\n")
-                tail = lines.pop(0) if pos > 0 else b""
-                for line in reversed(lines):
+                data = f.read(step) + tail  # the bytes from pos up to the last line looked at
+                lines = data.split(b"\n")
+                starts = [pos]
+                for line in lines[:-1]:
+                    starts.append(starts[-1] + len(line) + 1)
+                if pos + step == line_start:
+                    lines.pop()  # (empty: the closing line begins where data ends)
+                first = 1 if pos > 0 else 0  # (a partial line: looked at with the bytes before it)
+                tail = lines[0] if pos > 0 else b""
+                for i in range(len(lines) - 1, first - 1, -1):
+                    line = lines[i]
+                    back += 1
                     if not line.strip():
                         continue
                     at = _indent(line)
                     m = _DEFINES.match(line) if at == indent else None
-                    if at < indent or m:
-                        return (m.group(1).decode("utf-8", "surrogateescape"), m.group(2).decode()) if m else None
+                    if at < indent:
+                        return None
+                    if m:
+                        value, op = m.group(1).decode("utf-8", "surrogateescape"), m.group(2).decode()
+                        return Owner(value, op, starts[i], back)
     except OSError:
         return None
     return None
@@ -76,4 +100,4 @@ def _indent(line: bytes) -> int:
     return len(line) - len(line.lstrip(b" "))
 
 
-__all__ = ["op_regions", "region_owner"]
+__all__ = ["Owner", "op_regions", "region_owner"]

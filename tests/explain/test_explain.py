@@ -270,20 +270,25 @@ def test_a_while_brings_one_axis_from_its_initial_value_and_one_out_of_its_body(
     assert [s.op for s in res.axes[0].path] == ["stablehlo.while"]
 
 
-def test_a_case_result_says_its_axes_came_out_of_a_branch(programs: Path) -> None:
-    """``cond``: both axes reach the result out of the case's branches, whose values share names branch to
-    branch: the path starts at the case's result and a gap line says where it came from."""
+def test_a_case_brings_each_axis_out_of_the_branch_its_record_names(programs: Path) -> None:
+    """``cond``: the constraint's ``x`` and the weights' ``y`` reach the result out of a branch of the case
+    (``lax.cond``): each path runs through that branch's ops (its ``sin`` or ``cos`` and its matmul, on
+    lines between the case's own and the line closing its branches, where its records are), then the case."""
     path = str(stage(programs, "cond"))
     (e,) = explain_path(path, result=0)
     assert dims_of(e.sharding or "") == [["x"], ["y"]]
-    for a in e.axes:
-        assert a.gap is not None and (a.gap.op, a.gap.value) == ("stablehlo.case", a.gap.op_value)
-        assert a.path[0].source == a.gap.value and a.path[-1].target == e.value
-    r = run("explain", path, "--result", "0")
-    assert r.code == 0 and re.search(r"gap +%\d+: it came out of a region of stablehlo.case \(%\d+, line \d+\)", r.out)
-    doc = json.loads(run("explain", path, "--result", "0", "--format", "json").out)
-    gap = doc["explanations"][0]["axes"][0]["gap"]
-    assert gap["op"] == "stablehlo.case" and gap["value"] == gap["op_value"] and gap["line"] > 0
+    x, y = e.axes
+    assert (x.origin.kind, y.origin.kind, y.origin.index) == ("constraint", "argument", 2)
+    assert dims_of(x.origin.sharding or "") == [["x"], []]
+    lines = Path(path).read_text().split("\n")
+    for a in (x, y):
+        assert_connected(a, e.value)
+        (out,) = [s for s in a.path if s.op == "stablehlo.case"]
+        opened = next(i for i, ln in enumerate(lines, 1) if re.match(rf"\s*{re.escape(out.op_value)} = \"stablehlo.case\"", ln))
+        inside = a.path[: a.path.index(out)]
+        assert inside and all(opened < s.line < out.line for s in inside), (opened, out.line, inside)
+        assert "stablehlo.dot" in [s.op for s in inside]
+    assert {"stablehlo.sine", "stablehlo.cosine"} & {s.op for s in x.path}
 
 
 def test_an_optimization_barrier_passes_each_axis_from_its_operand(programs: Path) -> None:
@@ -330,3 +335,44 @@ def test_a_gradient_through_two_loops_reads_each_value_where_its_op_uses_it(prog
     assert (w1.origin.kind, dims_of(w1.origin.sharding or "")) == ("constraint", [["data"], [], ["model"]])
     assert_connected(w1, explained[0].value)
     assert "stablehlo.while" in [s.op for s in w1.path] and len(w1.path) > 5
+
+
+def test_a_function_result_is_the_value_it_returns(programs: Path) -> None:
+    """``train_loss``'s second result carries no ``sdy.propagation_edges`` in the signature: the result is
+    one sharding with the value returned (the backward loop's result), so the walk crosses the return,
+    then the loop, back to the layer's own constraint (``P("data", None, "model")``)."""
+    path = stage(programs, "train_loss")
+    results = path.read_text().split("\n")[2].split(") -> (")[1]
+    assert "propagation_edges" not in results.split("tensor<")[2]  # result 1's attributes
+    (e,) = explain_path(str(path), result=1)
+    (a,) = e.axes
+    assert (a.origin.kind, dims_of(a.origin.sharding or "")) == ("constraint", [["data"], [], ["model"]])
+    assert_connected(a, e.value)
+    assert [s.op for s in a.path[-2:]] == ["stablehlo.while", "return"]
+
+
+def test_a_path_the_records_leave_short_says_where_it_stops(programs: Path, tmp_path: Path) -> None:
+    """With the edges of ``mlp``'s second matmul taken out of its dump, no recorded step reaches that
+    matmul's value: the path stops there and a ``gap`` line says so (text and JSON). And a dump read from
+    standard input is read once, so a loop's body (its return, on the op's own lines) is not read again:
+    the axis that came out of it stops at the loop's result, which the gap names."""
+    lines = stage(programs, "mlp").read_text().split("\n")
+    (k,) = [i for i, ln in enumerate(lines) if re.match(r"\s*%5 = stablehlo.dot ", ln)]
+    lines[k] = re.sub(r"sdy\.propagation_edges = #sdy\.propagation_edges<\[.*?\]>, ", "", lines[k])
+    cut = tmp_path / "02.after_propagation.mlir"
+    cut.write_text("\n".join(lines))
+    (e,) = explain_path(str(cut), result=0)
+    (a,) = e.axes
+    assert a.gap is not None and (a.gap.value, a.gap.op) == ("%5", None) and a.path[0].source == "%5"
+    r = run("explain", str(cut), "--result", "0")
+    assert r.code == 0 and re.search(r"gap +%5: no recorded step reaches it from the origin", r.out)
+    doc = json.loads(run("explain", str(cut), "--result", "0", "--format", "json").out)
+    assert doc["explanations"][0]["axes"][0]["gap"] == {"value": "%5", "op": None, "op_value": None, "line": None,
+                                                         "lines": []}
+
+    loop = stage(programs, "loop")
+    r = run("explain", "-", "--result", "0", "--format", "json", input=loop.read_text())
+    y = json.loads(r.out)["explanations"][0]["axes"][1]
+    assert y["gap"]["op"] == "stablehlo.while" and y["gap"]["value"] == y["path"][0]["source"] == y["gap"]["op_value"] + "#1"
+    text = run("explain", "-", "--result", "0", input=loop.read_text()).out
+    assert "it came out of a region of stablehlo.while" in text and "whose return explain could not read" in text
