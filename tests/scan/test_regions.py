@@ -1,0 +1,55 @@
+"""The returns of an op's regions and the op a closing line belongs to, read from the dump's own lines
+(scan/regions.py), on real dumps: a while's cond and body, a case's branches."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from support.explain_util import stage
+
+from shardconv.scan import regions
+
+
+def _line_start(text: str, n: int) -> int:
+    """The byte line ``n`` (1-based) begins at."""
+    return len("\n".join(text.split("\n")[: n - 1]).encode()) + (1 if n > 1 else 0)
+
+
+def _numbered(text: str, pattern: str) -> list[int]:
+    return [i for i, ln in enumerate(text.split("\n"), 1) if re.search(pattern, ln)]
+
+
+def test_a_while_has_its_cond_and_body_returns(programs: Path) -> None:
+    text = stage(programs, "loop").read_text()
+    (op,) = _numbered(text, r"= stablehlo\.while\(")
+    returns, span = regions.op_regions(str(stage(programs, "loop")), _line_start(text, op))
+    found = _numbered(text, r"^\s*stablehlo\.return ")
+    assert [op + below for below, _ in returns] == found and len(found) == 2
+    lines = text.split("\n")
+    assert [names for _, names in returns] == [tuple(re.findall(r"%[\w#.$-]+", lines[n - 1].split(":")[0])) for n in found]
+    assert lines[op + span - 1].strip() == "}" and lines[op + span].lstrip().startswith("%")  # its last line: the body's close
+
+
+@pytest.mark.parametrize("chunk", [7, 64, 1 << 20])
+def test_a_case_is_found_above_the_line_closing_its_branches(programs: Path, chunk: int,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(regions, "_CHUNK", chunk)  # read backwards in pieces smaller than a line
+    path = stage(programs, "cond")
+    text = path.read_text()
+    (op,) = _numbered(text, r'= "stablehlo\.case"')
+    (closing,) = _numbered(text, r"^\s*\}\) \{sdy\.")
+    owner = regions.region_owner(str(path), _line_start(text, closing))
+    assert owner is not None
+    value = re.match(r"\s*(%\w+)", text.split("\n")[op - 1])
+    assert value and (owner.value, owner.op) == (value.group(1), "stablehlo.case")
+    assert (owner.line_start, owner.lines_back) == (_line_start(text, op), closing - op)
+    returns, _ = regions.op_regions(str(path), owner.line_start)
+    assert [op + below for below, _ in returns] == _numbered(text, r"^\s*stablehlo\.return ")
+
+
+def test_stdin_and_a_missing_file_have_nothing(tmp_path: Path) -> None:
+    assert regions.op_regions("-", 0) == ([], 0) and regions.region_owner("-", 0) is None
+    assert regions.op_regions(str(tmp_path / "gone.mlir"), 0) == ([], 0)
+    assert regions.region_owner(str(tmp_path / "gone.mlir"), 10) is None
