@@ -62,8 +62,7 @@ class Seen(NamedTuple):
     op: str | None
     line: int
     function: str | None
-    line_start: int  # the byte of the file its op's line begins at
-    op_line: int  # that line (a case's records sit on the line closing its branches, below it)
+    row: int  # its row in the scan
 
 
 # An edge as a function holds it: (the edge, its source, its target, its op's value, its op, its line).
@@ -145,7 +144,7 @@ class Function:
         """The value ``name`` means on line ``at``: itself, or, where ops of sibling regions all define it
         (MLIR numbers their values alike), ``name@line`` of the nearest definition at or above ``at``."""
         base, hash_, k = name.partition("#")
-        defs = self.defs(base)
+        defs = self._defs.get(base) or self.defs(base)
         if len(defs) < 2:
             return name
         line = max((d for d in defs if d <= at), default=defs[0])
@@ -168,7 +167,7 @@ class Function:
         self.absorbed.add(name)
         base, _, at = name.partition("@")
         sites = self.reader.sites(base, self.a, self.b, self.scope)
-        defs = self.defs(base)
+        defs = self._defs.get(base) or self.defs(base)
         if at:  # one of several definitions: its sites, up to the next one's line
             first = int(at)
             last = min((d for d in defs if d > first), default=None)
@@ -296,8 +295,8 @@ class Function:
         results, which are one data-flow edge each, its lines, and its regions' returns (read once)."""
         found = self.loops.get(name)
         if found is None:
-            returns, lines = op_regions(self.reader.path, s.line_start)
-            line = s.op_line
+            line_start, line = self.reader.op_line(s.row)
+            returns, lines = op_regions(self.reader.path, line_start)
             if s.op == "stablehlo.while":
                 args, results = tuple(operands[0::2]), tuple(_results(name, len(operands[1::2])))
             else:
@@ -419,6 +418,14 @@ class Reader:
                 out[i] = (owner, line - owner.lines_back)
         return out
 
+    def op_line(self, i: int) -> tuple[int, int]:
+        """The byte the line of site ``i``'s op begins at, and that line (a case's records sit on the
+        line closing its branches, below its own)."""
+        owned = self._owners.get(i)
+        if owned is not None:
+            return owned[0].line_start, owned[1]
+        return self._line_start(i), self.line_col[i] + self.before[0]
+
     def _line_start(self, i: int) -> int:
         return self.start_col[i] + self.before[1] - (self.col_col[i] - 1)
 
@@ -429,13 +436,12 @@ class Reader:
         line = self.line_col[i] + self.before[0]
         value: str | None = None if name == NONE else self.scan.names[name]
         op_name: str | None = None if op == NONE else self.scan.ops[op]
-        line_start, op_line = self._line_start(i), line
         owned = self._owners.get(i)
         if owned is not None:  # (a case's records, on the line closing its branches)
-            (value, op_name, line_start, _), op_line = owned
+            value, op_name = owned[0].value, owned[0].op
         return Seen(
             kind=kind, site=site, text=text, value=value, op=op_name, line=line,
-            function=scope_name if scope_kind == "func" else None, line_start=line_start, op_line=op_line,
+            function=scope_name if scope_kind == "func" else None, row=i,
         )
 
     def any_records(self) -> bool:
@@ -489,7 +495,7 @@ class Reader:
         the values of sibling regions (two loops' bodies, a case's branches) alike."""
         kinds, values, lines, sc = self.kind_of_value, self.value_col, self.line_col, self.scope_col
         sites = self._by_name(a, b).get(name, ())
-        if len({lines[i] for i in sites}) < 2:  # (nearly every name: all its sites on one line)
+        if not sites or lines[sites[0]] == lines[sites[-1]]:  # (nearly every name: its sites on one line)
             return tuple(lines[i] + self.before[0] for i in sites[:1])
         ops, shardings = set(), set()
         for i in sites:
@@ -679,6 +685,9 @@ def _walk(f: Function, start: str, axis: str, stop: Origin) -> tuple[Step, ...]:
 def _first(f: Function, edges: list[HeldEdge], axis: str, label: str) -> HeldEdge:
     """The edge a walk follows: the first arrival (lowest step) among those from a value whose own
     record gives the axis the origin being explained (any, when none does: a value without records)."""
+    if len(edges) == 1:
+        return edges[0]
+
     def agrees(x: HeldEdge) -> bool:
         v = f.value(x[1])
         got = v.origins.get(axis) if v is not None else None
