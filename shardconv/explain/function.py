@@ -1,0 +1,345 @@
+"""One function of one module as the records describe it: its values with their shardings and origins,
+the edges propagation moved axes along (``records.py``), each edge's ``operand-N`` / ``result-N`` resolved
+to a value through the op's operands site, and its ops with regions (``dataflow.py``). Values are read
+lazily from the scan's columns (``reader.py``), only along a walk."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass, field
+from typing import TYPE_CHECKING, NamedTuple
+
+from shardconv.core.errors import ShardingError
+from shardconv.explain.dataflow import REGIONS, edge_entries, owners, sources
+from shardconv.explain.model import Meeting
+from shardconv.explain.records import Edge, axis_key, parse_edges, parse_origins
+from shardconv.scan.regions import op_regions
+from shardconv.scan.sites import SiteKind
+
+if TYPE_CHECKING:
+    from shardconv.explain.reader import Reader, Seen
+
+
+@dataclass
+class Value:
+    """One value of a function as the sites show it."""
+
+    _: KW_ONLY
+    name: str
+    op: str | None = None
+    line: int | None = None
+    sharding: str | None = None  # the sharding text of this value (a per-value element for an op result)
+    origins: dict[str, str] = field(default_factory=dict)  # axis key -> origin label
+    origin_name: str | None = None  # sdy.sharding_origin_name on its op
+    user_annotated: bool = False  # an argument's or a constraint's own sharding
+
+
+# An edge as a function holds it: (the edge, its source, its target, its op's value, its op, its line).
+HeldEdge = tuple[Edge, str, str, str, str, int]
+
+
+class Loop(NamedTuple):
+    """An op with regions (``stablehlo.while``, ``stablehlo.case``), its regions on the lines after
+    ``line`` up to ``end``: a while's result ``k`` and block argument ``k`` are one data-flow edge (one
+    sharding)."""
+
+    value: str
+    line: int
+    end: int
+    args: tuple[str, ...]
+    results: tuple[str, ...]
+    returns: tuple[tuple[str, ...], ...]
+
+
+class Function:
+    """One function of one module, read lazily from the scan's columns: a value's sites are found through
+    its name (the module's sites indexed by name once), so only the values an explanation walks through
+    are ever built."""
+
+    def __init__(self, reader: Reader, module: int, scope: int | None, name: str | None) -> None:
+        self.reader, self.module, self.scope, self.name = reader, module, scope, name
+        self.a, self.b = reader.bounds(module)
+        self.values: dict[str, Value] = {}
+        self.results: dict[str, list[str]] = {}  # an op's value -> its results' values (``%5``, or ``%5#0``, ...)
+        self.absorbed: set[str] = set()
+        self.edges: dict[str, list[HeldEdge]] = {}  # op value -> its edges
+        self.incoming: dict[tuple[str, str], list[HeldEdge]] = {}
+        # a manual computation's name -> its value, line, in_shardings, out_shardings
+        self.manual: dict[str, tuple[str, int, list[str], list[str]]] = {}
+        # (value, axis) -> the op (value, name, line) out of whose region the axis came to it, unfollowed
+        self.unfollowed: dict[tuple[str, str], tuple[str, str, int]] = {}
+        self.loops: dict[str, Loop] = {}  # a while's value -> what it is made of
+        self.twice: dict[str, tuple[int, ...]] = {}  # a name more than one op defines -> their lines
+        self.meetings: dict[tuple[str, str, int], Meeting | None] = {}  # (value, op, its edges) -> what met
+        self._returns: list[str] | None = None
+        self.return_line = 0  # the line of the function's return (read with ``returns``)
+        self._users: dict[str, list[str]] | None = None
+        self._defs: dict[str, tuple[int, ...]] = {}
+        self.keyed = False  # whether a value was named ``name@line`` (Function.key)
+        self._records: bool | None = None
+
+    @property
+    def records(self) -> bool:
+        if self._records is None:
+            self._records = self.reader.has_records(self.a, self.b)
+        return self._records
+
+    def value(self, name: str) -> Value | None:
+        self.absorb(name.split("#")[0])
+        return self.values.get(name)
+
+    @property
+    def returns(self) -> list[str]:
+        if self._returns is None:
+            names, self.return_line = self.reader.returns(self.a, self.b, self.scope)
+            self._returns = [self.key(n, self.return_line) for n in names]
+        return self._returns
+
+    def users(self, name: str) -> list[str]:
+        """The ops (by their value) that take ``name`` as an operand."""
+        if self._users is None:
+            self._users = {}
+            for operand, op, line in self.reader.users(self.a, self.b, self.scope):
+                self._users.setdefault(self.key(operand, line), []).append(self.key(op, line))
+        return self._users.get(name, [])
+
+    def defs(self, name: str) -> tuple[int, ...]:
+        found = self._defs.get(name)
+        if found is None:
+            found = self._defs[name] = self.reader.def_lines(name, self.a, self.b, self.scope)
+        return found
+
+    def key(self, name: str, at: int) -> str:
+        """The value ``name`` means on line ``at``: itself, or, where ops of sibling regions all define it
+        (MLIR numbers their values alike), ``name@line`` of the nearest definition at or above ``at``."""
+        base, hash_, k = name.partition("#")
+        defs = self._defs.get(base) or self.defs(base)
+        if len(defs) < 2:
+            return name
+        line = max((d for d in defs if d <= at), default=defs[0])
+        self.keyed = True
+        return f"{base}@{line}{hash_}{k}"
+
+    def keys(self, name: str) -> list[str]:
+        """Every value ``name`` can mean (one per definition)."""
+        base, hash_, k = name.partition("#")
+        defs = self.defs(base)
+        if len(defs) < 2:
+            return [name]
+        self.keyed = True
+        return [f"{base}@{d}{hash_}{k}" for d in defs]
+
+    def absorb(self, name: str) -> None:
+        """Read the sites of ``name`` (its signature entry, or its op's line) into the function."""
+        if name in self.absorbed:
+            return
+        self.absorbed.add(name)
+        base, _, at = name.partition("@")
+        sites = self.reader.sites(base, self.a, self.b, self.scope)
+        defs = self._defs.get(base) or self.defs(base)
+        if at:  # one of several definitions: its sites, up to the next one's line
+            first = int(at)
+            last = min((d for d in defs if d > first), default=None)
+            sites = [s._replace(value=name) for s in sites if s.line >= first and (last is None or s.line < last)]
+        elif len(defs) > 1:  # a bare name several ops define: not read as one
+            self.twice[name] = defs
+            return
+        operands: list[str] = []
+        later: list[Seen] = []  # edges, and an op's per-result origins: read once its results are known
+        for s in sites:
+            self._site(s, later, operands)
+        for s in later:
+            if s.kind is SiteKind.SDY_ORIGINS:
+                self._result_origins(s)
+            else:
+                self._edges(s, operands)
+        loop = next((s for s in sites if s.op in REGIONS and s.value == name), None)
+        if loop is not None:
+            self.loop(name, loop, operands)
+
+    def _site(self, s: Seen, later: list[Seen], operands: list[str]) -> None:
+        name = s.value or ""
+        if s.kind is SiteKind.OPERANDS:
+            operands[:] = [self.key(n.strip(), s.line) for n in s.text.split(",") if n.strip()]
+        elif s.kind is SiteKind.SDY_SHARDING and s.op == "func.func":
+            v = self._value(name)
+            v.sharding, v.line, v.op = s.text, s.line, "func.func"
+            v.user_annotated = name.startswith("%")
+        elif s.kind is SiteKind.SDY_PER_VALUE:
+            shards = element_texts(s.text)
+            for r, text in zip(result_names(name, len(shards)), shards, strict=False):
+                v = self._value(r)
+                v.sharding, v.line, v.op = text, s.line, s.op
+        elif s.kind is SiteKind.SDY_SHARDING_BARE:
+            v = self._value(name)
+            v.sharding, v.line, v.op = s.text, s.line, s.op
+            v.user_annotated = s.site in ("sdy.sharding_constraint", "sdy.reshard")
+        elif s.kind is SiteKind.SDY_PER_VALUE_LIST and s.op == "sdy.manual_computation":
+            key = next((k for k, m in self.manual.items() if m[0] == name), f"@{name}")
+            entry = self.manual.setdefault(key, (name, s.line, [], []))
+            (entry[2] if s.site == "in_shardings" else entry[3])[:] = element_texts(s.text)
+            if s.site == "out_shardings":
+                for r, text in zip(result_names(name, len(entry[3])), entry[3], strict=False):
+                    v = self._value(r)
+                    v.sharding, v.op = v.sharding or text, v.op or s.op
+                    v.line = v.line or s.line
+        elif s.kind is SiteKind.SDY_ORIGINS:
+            if s.site == "sdy.block_arg_sharding_origins":
+                return  # a region's own arguments: not values outside it
+            if s.site == "sdy.result_sharding_origins":
+                later.append(s)
+                return
+            per = parse_origins(s.text)
+            count = len(per) if s.text.lstrip().startswith("[") else 1
+            for r, origins in zip(result_names(name, count), per, strict=False):
+                v = self._value(r)
+                v.origins.update(origins)
+                v.line = v.line or s.line
+                v.op = v.op or s.op
+        elif s.kind is SiteKind.SDY_ORIGIN_NAME:
+            v = self._value(name)
+            v.origin_name = s.text
+            v.line, v.op = v.line or s.line, v.op or s.op
+            if s.op == "sdy.manual_computation":
+                self.manual[s.text] = self.manual.pop(f"@{name}", (name, s.line, [], []))
+        elif s.kind is SiteKind.SDY_EDGES and s.site != "sdy.block_arg_propagation_edges":
+            later.append(s)
+
+    def _result_axes(self, results: list[str]) -> list[set[str]]:
+        out: list[set[str]] = []
+        for r in results:
+            v = self.values.get(r)
+            try:
+                out.append({a for dim in axis_keys_of(v.sharding) for a in dim} if v and v.sharding else set())
+            except ShardingError:  # a sharding that does not parse holds no axis to match
+                out.append(set())
+        return out
+
+    def _result_origins(self, s: Seen) -> None:
+        """``sdy.result_sharding_origins`` of an op whose results are data-flow edges: one entry per
+        result that has origins (dataflow.py)."""
+        results = self.results.get(s.value or "") or [s.value or ""]
+        per = parse_origins(s.text)
+        for k, origins in zip(owners([set(o) for o in per], self._result_axes(results)), per, strict=True):
+            if k is not None:
+                v = self._value(results[k])
+                v.origins.update(origins)
+                v.line, v.op = v.line or s.line, v.op or s.op
+
+    def _value(self, name: str) -> Value:
+        v = self.values.get(name)
+        if v is None:
+            v = self.values[name] = Value(name=name)
+            self.results.setdefault(name.split("#")[0], []).append(name)
+        return v
+
+    def _add(self, e: Edge, src: str | None, tgt: str | None, op_value: str, op: str, line: int) -> None:
+        if src and tgt and src != tgt:
+            x = (e, src, tgt, op_value, op, line)
+            self.edges.setdefault(op_value, []).append(x)
+            self.incoming.setdefault((tgt, e.axis), []).append(x)
+
+    def _edges(self, s: Seen, operands: list[str]) -> None:
+        name = s.value or ""
+        if s.op == "func.func":  # a function result's edges: operand-N is what the return returns for it
+            k = trailing_index(name) or 0 if name.startswith("result[") else 0
+            ret = self.returns[k] if k < len(self.returns) else None
+            for e in parse_edges(s.text):
+                src = ret if e.source[0] == "operand" else name
+                for t in e.targets:
+                    self._add(e, src, ret if t[0] == "operand" else name, "return", "return", s.line)
+            return
+        if s.site == "sdy.result_propagation_edges":
+            self._result_edges(s, operands)
+            return
+        results = self.results.get(name) or [name]
+        op = s.op or "?"
+        for e in parse_edges(s.text):
+            src = edge_ref(e.source, operands, results)
+            for t in e.targets:
+                self._add(e, src, edge_ref(t, operands, results), name, op, s.line)
+
+    def loop(self, name: str, s: Seen, operands: list[str]) -> Loop:
+        """The op with regions ``name`` defines (one of its sites ``s``): a while's block arguments and
+        results, which are one data-flow edge each, its lines, and its regions' returns (read once)."""
+        found = self.loops.get(name)
+        if found is None:
+            line_start, line = self.reader.op_line(s.row)
+            returns, lines = op_regions(self.reader.path, line_start)
+            if s.op == "stablehlo.while":
+                args, results = tuple(operands[0::2]), tuple(result_names(name, len(operands[1::2])))
+            else:
+                args, results = (), tuple(self.results.get(name) or [name])
+            found = self.loops[name] = Loop(
+                value=name, line=line, end=line + lines, args=args, results=results,
+                returns=tuple(tuple(self.key(n, line + below) for n in names) for below, names in returns),
+            )
+        return found
+
+    def _result_edges(self, s: Seen, operands: list[str]) -> None:
+        """``sdy.result_propagation_edges`` of an op whose results are data-flow edges: one entry per
+        result that has edges, each edge's ``operand-N`` the N-th source of that result (dataflow.py)."""
+        name, op = s.value or "", s.op or "?"
+        results = self.results.get(name) or [name]
+        per = [parse_edges(entry) for entry in edge_entries(s.text)]
+        axes = [{e.axis for e in es} for es in per]
+        returns = self.loop(name, s, operands).returns if op in REGIONS else []
+        for owner, es in zip(owners(axes, self._result_axes(results)), per, strict=True):
+            if owner is None:
+                continue
+            ends = sources(op, owner, operands, returns)
+            for e in es:
+                src = edge_ref(e.source, ends, [results[owner]])
+                for t in e.targets:
+                    tgt = edge_ref(t, ends, [results[owner]])
+                    if src is None and tgt is not None:  # from inside a region: the walk stops here, and says so
+                        self.unfollowed.setdefault((tgt, e.axis), (name, op, s.line))
+                    self._add(e, src, tgt, name, op, s.line)
+
+
+def result_names(name: str, count: int) -> list[str]:
+    return [name] if count <= 1 else [f"{name}#{i}" for i in range(count)]
+
+
+@functools.lru_cache(maxsize=4096)
+def element_texts(text: str) -> tuple[str, ...]:
+    """The shardings of a ``#sdy.sharding_per_value<[<...>, <...>]>`` or ``[<...>, ...]``, as text (parsed
+    once per distinct text: a walk passes many ops whose results are sharded alike)."""
+    from shardconv.formats.sdy.read import parse_sdy_per_value
+
+    body = text if text.startswith("#sdy.sharding_per_value") else f"#sdy.sharding_per_value<{text}>"
+    try:
+        return tuple(str(s) for s in parse_sdy_per_value(body).shardings)
+    except (ShardingError, RecursionError):  # a value that does not parse: no element to show
+        return ()
+
+
+def edge_ref(ref: tuple[str, int], operands: Sequence[str | None], results: list[str]) -> str | None:
+    """The value an edge's ``operand-N`` / ``result-N`` names."""
+    names = operands if ref[0] == "operand" else results
+    return names[ref[1]] if ref[1] < len(names) else None
+
+
+def trailing_index(name: str) -> int | None:
+    digits = re.search(r"(\d+)\]?$", name)
+    return int(digits.group(1)) if digits else None
+
+
+@functools.lru_cache(maxsize=4096)
+def axis_keys_of(sharding: str) -> tuple[tuple[str, ...], ...]:
+    """The axes on each dim of a sharding's text, as the records key them (parsed once per distinct
+    text: a log of many modules repeats its shardings)."""
+    from shardconv.core.model import TensorSharding
+    from shardconv.scan.values import parse_value
+
+    text = sharding if sharding.startswith("#") else f"#sdy.sharding{sharding}"
+    parsed, _ = parse_value(SiteKind.SDY_SHARDING, text, None)
+    return tuple(tuple(axis_key(a) for a in d.axes) for d in parsed.dims) if isinstance(parsed, TensorSharding) else ()
+
+
+__all__ = [
+    "Function", "HeldEdge", "Loop", "Value", "axis_keys_of", "edge_ref", "element_texts", "result_names",
+    "trailing_index",
+]

@@ -1,0 +1,234 @@
+"""One scanned dump as ``explain`` reads it: its modules' bounds, and the columns a function's values
+are read from (``Seen``: what a walk reads of one site), a module's sites indexed by value name once."""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, NamedTuple
+
+from shardconv.scan.columns import NONE, kind_code, kind_flags, site_column, sites_of
+from shardconv.scan.native import columns
+from shardconv.scan.regions import Owner, region_owner
+from shardconv.scan.sites import RECORD_KINDS, SiteKind
+
+if TYPE_CHECKING:
+    from shardconv._native import Scan
+
+
+class Seen(NamedTuple):
+    """What a walk reads of one site (a ``ValueSite`` costs more to build than the walk's own step)."""
+
+    kind: SiteKind
+    site: str
+    text: str
+    value: str | None
+    op: str | None
+    line: int
+    function: str | None
+    row: int  # its row in the scan
+
+
+class Reader:
+    """One scanned dump: its modules' bounds, and the columns the functions read their values from."""
+
+    def __init__(self, scan: Scan, path: str, before: tuple[int, int] = (0, 0)) -> None:
+        self.scan, self.path, self.before = scan, path, before  # ``before``: lines and bytes before the piece
+        self.name_col = site_column(scan, "name")
+        self.scope_col = site_column(scan, "scope")
+        self.value_col = site_column(scan, "value")
+        self.module_col = site_column(scan, "module")
+        self.line_col = site_column(scan, "line")
+        self.op_col = site_column(scan, "op")
+        self.start_col, self.col_col = site_column(scan, "start"), site_column(scan, "col")
+        self.columns = columns(scan)
+        self.count = len(self.name_col)
+        self.kind_of_value = scan.value_kinds
+        # per distinct value, 1 for a propagation record (origins, an origin's name, edges)
+        self.record_flags = kind_flags(scan, RECORD_KINDS - {SiteKind.OPERANDS})
+        self.operands = kind_code(SiteKind.OPERANDS)
+        self.origin_name = kind_code(SiteKind.SDY_ORIGIN_NAME)
+        self.per_value = kind_code(SiteKind.SDY_PER_VALUE)
+        self._names: dict[str, int] | None = None
+        self._index: tuple[int, dict[str, list[int]]] | None = None  # the last module's sites by name
+        # its sites on a line closing an op's regions -> that op, and its line
+        self._owners: dict[int, tuple[Owner, int]] = {}
+        # per distinct value, 1 for what an op prints on the line closing its regions (records, shardings)
+        self.closing_flags = kind_flags(scan, RECORD_KINDS - {SiteKind.OPERANDS} | {SiteKind.SDY_PER_VALUE})
+
+    def name_id(self, name: str) -> int | None:
+        if self._names is None:
+            self._names = dict(zip(self.scan.names, range(len(self.scan.names))))
+        return self._names.get(name)
+
+    def modules(self) -> list[int]:
+        return sorted({self.module_col[i] for i in self._starts()})
+
+    def modules_holding(self, name: str) -> list[int]:
+        """The modules that may hold ``name``: those with a site of it (found in the name column's bytes,
+        not module by module), else every one (a case's result is named only where its regions close)."""
+        nid = self.name_id(name)
+        if nid is None:
+            return self.modules()
+        return sorted({self.module_col[i] for i in sites_of(self.scan, (nid,), "name")})
+
+    def _starts(self) -> list[int]:
+        out, i = [], 0
+        while i < self.count:
+            out.append(i)
+            i = bisect.bisect_right(self.module_col, self.module_col[i], i)
+        return out
+
+    def bounds(self, module: int) -> tuple[int, int]:
+        return (bisect.bisect_left(self.module_col, module), bisect.bisect_right(self.module_col, module))
+
+    def sites(self, name: str, a: int, b: int, scope: int | None) -> list[Seen]:
+        """The sites of ``name`` in the module whose sites are ``a:b`` (in ``scope``, else any)."""
+        sc = self.scope_col
+        return [self._seen(i) for i in self._by_name(a, b).get(name, ()) if scope is None or sc[i] == scope]
+
+    def _by_name(self, a: int, b: int) -> dict[str, list[int]]:
+        """The module's sites by value name, built once per module (a walk asks for hundreds of names);
+        an op's records on the line closing its regions (a case's) under the op's name."""
+        if self._index is None or self._index[0] != a:
+            index: dict[str, list[int]] = {}
+            names, ops, orphans = self.scan.names, self.op_col, []
+            for i, nid in zip(range(a, b), self.name_col[a:b], strict=True):
+                if nid != NONE:
+                    index.setdefault(names[nid], []).append(i)
+                elif ops[i] == NONE and self.closing_flags[self.value_col[i]]:
+                    orphans.append(i)
+            self._owners = self._region_owners(orphans)
+            for i, (owner, _) in self._owners.items():
+                index.setdefault(owner.value, []).append(i)
+                index[owner.value].sort()
+            self._index = (a, index)
+        return self._index[1]
+
+    def _region_owners(self, orphans: list[int]) -> dict[int, tuple[Owner, int]]:
+        """Sites whose line names no value (``}) {sdy...} : ...``), each with the op whose regions that
+        line closes and that op's line (read from the file, once per line)."""
+        by_line: dict[int, Owner | None] = {}
+        out: dict[int, tuple[Owner, int]] = {}
+        for i in orphans:
+            line = self.line_col[i] + self.before[0]
+            if line not in by_line:
+                by_line[line] = region_owner(self.path, self._line_start(i))
+            owner = by_line[line]
+            if owner is not None:
+                out[i] = (owner, line - owner.lines_back)
+        return out
+
+    def op_line(self, i: int) -> tuple[int, int]:
+        """The byte the line of site ``i``'s op begins at, and that line (a case's records sit on the
+        line closing its branches, below its own)."""
+        owned = self._owners.get(i)
+        if owned is not None:
+            return owned[0].line_start, owned[1]
+        return self._line_start(i), self.line_col[i] + self.before[0]
+
+    def _line_start(self, i: int) -> int:
+        return self.start_col[i] + self.before[1] - (self.col_col[i] - 1)
+
+    def _seen(self, i: int) -> Seen:
+        kind, site, _, text, _, _ = self.columns.value(self.value_col[i])
+        name, op, scope = self.name_col[i], self.op_col[i], self.scope_col[i]
+        scope_name, scope_kind, _ = self.scan.scopes[scope] if scope != NONE else (None, None, False)
+        line = self.line_col[i] + self.before[0]
+        value: str | None = None if name == NONE else self.scan.names[name]
+        op_name: str | None = None if op == NONE else self.scan.ops[op]
+        owned = self._owners.get(i)
+        if owned is not None:  # (a case's records, on the line closing its branches)
+            value, op_name = owned[0].value, owned[0].op
+        return Seen(
+            kind=kind, site=site, text=text, value=value, op=op_name, line=line,
+            function=scope_name if scope_kind == "func" else None, row=i,
+        )
+
+    def any_records(self) -> bool:
+        """Whether the piece holds a propagation record at all (its distinct values', at C speed)."""
+        return 1 in self.record_flags
+
+    def has_records(self, a: int, b: int) -> bool:
+        flags = self.record_flags
+        return any(flags[v] for v in self.value_col[a:b])
+
+    def _of_kind(self, code: int, a: int, b: int, scope: int | None) -> Iterator[int]:
+        kinds, sc = self.kind_of_value, self.scope_col
+        for i, v in zip(range(a, b), self.value_col[a:b], strict=True):
+            if kinds[v] == code and (scope is None or sc[i] == scope):
+                yield i
+
+    def returns(self, a: int, b: int, scope: int | None) -> tuple[list[str], int]:
+        """What the function's last ``return`` returns (found from the module's end, by its op), and its line."""
+        try:
+            ret = self.scan.ops.index("return")
+        except ValueError:
+            return [], 0
+        ops, sc, names = self.op_col, self.scope_col, self.name_col
+        for i in range(b - 1, a - 1, -1):
+            if ops[i] == ret and names[i] == NONE and (scope is None or sc[i] == scope):
+                text = self.scan.values[self.value_col[i]][3].decode("utf-8", "surrogateescape")
+                return [n.strip() for n in text.split(",") if n.strip()], self.line_col[i] + self.before[0]
+        return [], 0
+
+    def users(self, a: int, b: int, scope: int | None) -> Iterator[tuple[str, str, int]]:
+        """Each (operand, the op's value, its line) of the function's ops."""
+        values, names = self.scan.values, self.scan.names
+        for i in self._of_kind(self.operands, a, b, scope):
+            nid = self.name_col[i]
+            if nid == NONE:
+                continue
+            line = self.line_col[i] + self.before[0]
+            for n in values[self.value_col[i]][3].decode("utf-8", "surrogateescape").split(", "):
+                yield n, names[nid], line
+
+    def named(self, label: str, a: int, b: int, scope: int | None) -> tuple[str, int] | None:
+        """The value whose op carries ``sdy.sharding_origin_name = label``, and its line."""
+        want = label.encode()
+        for i in self._of_kind(self.origin_name, a, b, scope):
+            if self.scan.values[self.value_col[i]][3] == want and self.name_col[i] != NONE:
+                return self.scan.names[self.name_col[i]], self.line_col[i] + self.before[0]
+        return None
+
+    def def_lines(self, name: str, a: int, b: int, scope: int | None) -> tuple[int, ...]:
+        """The lines of the ops that define ``name`` (one operands site each, or one sharding): MLIR numbers
+        the values of sibling regions (two loops' bodies, a case's branches) alike."""
+        kinds, values, lines, sc = self.kind_of_value, self.value_col, self.line_col, self.scope_col
+        sites = self._by_name(a, b).get(name, ())
+        if not sites or lines[sites[0]] == lines[sites[-1]]:  # (nearly every name: its sites on one line)
+            return tuple(lines[i] + self.before[0] for i in sites[:1])
+        ops, shardings = set(), set()
+        for i in sites:
+            if scope is None or sc[i] == scope:
+                k = kinds[values[i]]
+                if k == self.operands:
+                    ops.add(lines[i])
+                elif k == self.per_value:
+                    shardings.add(lines[i])
+        found = ops if len(ops) >= len(shardings) else shardings
+        return tuple(sorted(n + self.before[0] for n in found))
+
+    def at_line(self, line: int, a: int, b: int) -> list[tuple[str, int | None]]:
+        line -= self.before[0]
+        i = bisect.bisect_left(self.line_col, line, a, b)
+        out: list[tuple[str, int | None]] = []
+        while i < b and self.line_col[i] == line:
+            nid = self.name_col[i]
+            if nid != NONE:
+                scope = self.scope_col[i]
+                out.append((self.scan.names[nid], None if scope == NONE else scope))
+            i += 1
+        return out
+
+    def scope_of(self, name: str | None) -> int | None:
+        for i, (n, kind, _) in enumerate(self.scan.scopes):
+            if n == name and kind == "func":
+                return i
+        return None
+
+    def scope_name(self, scope: int | None) -> str | None:
+        return None if scope is None else self.scan.scopes[scope][0]
+
+
+__all__ = ["Reader", "Seen"]

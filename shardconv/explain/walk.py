@@ -1,0 +1,243 @@
+"""The walk back from a value to the origin of one of its axes: the origin Shardy recorded, the steps that
+brought the axis (the first arrival from a value of the same origin, across values that are one
+sharding where no step is recorded), where origins met on the way, and where the walk stopped short."""
+
+from __future__ import annotations
+
+import re
+
+from shardconv.explain.function import Function, HeldEdge, Value, trailing_index
+from shardconv.explain.model import Gap, Meeting, Origin, Step
+
+_ORIGIN = re.compile(r"^(?:(mc_\d+)_)?(input|output): (\d+)$")
+
+
+def _own_origin(kind: str, label: str, index: int | None, v: Value) -> Origin:
+    """An argument's or a result's own sharding (in the function's signature) as an axis's origin."""
+    return Origin(
+        kind=kind, label=label, index=index, name=v.name, value=v.name, op="func.func", line=v.line, sharding=v.sharding
+    )
+
+
+def origin_of(f: Function, label: str, value: Value) -> Origin:
+    """The origin a label names, found in the function."""
+    if label == "self":
+        if value.origin_name:
+            return _named(f, value.origin_name, value)
+        kind = "argument" if value.name.startswith("%arg") else "result" if value.name.startswith("result[") else None
+        if kind is not None:
+            return _own_origin(kind, label, trailing_index(value.name), value)
+        return Origin(
+            kind="unknown", label=label, value=value.name, op=value.op, line=value.line, sharding=value.sharding
+        )
+    m = _ORIGIN.match(label)
+    if m:
+        mc, side, n = m.group(1), m.group(2), int(m.group(3))
+        if mc is None:
+            name = f"%arg{n}" if side == "input" else f"result[{n}]"
+            return _own_origin(
+                "argument" if side == "input" else "result", label, n, f.value(name) or Value(name=name)
+            )
+        if mc not in f.manual:
+            holder = f.reader.named(mc, f.a, f.b, f.scope)
+            if holder is not None:
+                f.absorb(f.key(*holder))
+        entry = f.manual.get(mc)
+        if entry is None:
+            return Origin(kind="unknown", label=label, index=n, name=mc)
+        mvalue, line, ins, outs = entry
+        shards = ins if side == "input" else outs
+        return Origin(
+            kind="manual_input" if side == "input" else "manual_output",
+            label=label,
+            index=n,
+            name=mc,
+            value=mvalue,
+            op="sdy.manual_computation",
+            line=line,
+            sharding=shards[n] if n < len(shards) else None,
+        )
+    return _named(f, label, None)
+
+
+def _named(f: Function, label: str, hint: Value | None) -> Origin:
+    holder = hint if hint is not None and hint.origin_name == label else None
+    if holder is None:
+        named = f.reader.named(label, f.a, f.b, f.scope)
+        holder = f.value(f.key(*named)) if named is not None else None
+    if holder is None:
+        return Origin(kind="unknown", label=label, name=label)
+    if holder.op == "sdy.manual_computation":
+        return Origin(
+            kind="manual_input", label=label, index=None, name=label, value=holder.name, op=holder.op, line=holder.line
+        )
+    return Origin(
+        kind="constraint",
+        label=label,
+        index=None,
+        name=label,
+        value=holder.name,
+        op=holder.op,
+        line=holder.line,
+        sharding=holder.sharding,
+    )
+
+
+def _incoming(f: Function, cur: str, axis: str) -> list[HeldEdge]:
+    """The edges that brought ``axis`` to ``cur``: on its own op, else on the ops that use it."""
+    f.absorb(cur.split("#")[0])
+    if cur.startswith("result["):
+        for r in f.returns:
+            f.absorb(r.split("#")[0])
+    found = f.incoming.get((cur, axis))
+    if not found:
+        for user in f.users(cur):
+            f.absorb(user)
+        found = f.incoming.get((cur, axis))
+    return found or []
+
+
+def walk(f: Function, start: str, axis: str, stop: Origin) -> tuple[Step, ...]:
+    """The steps that brought ``axis`` to ``start``, walked back to the origin's value (the first time
+    the axis arrived at each value: its lowest step), origin first."""
+    steps: list[Step] = []
+    cur, seen = start, {start}
+    while cur != stop.value:
+        v = f.value(cur)
+        if v is not None and v.origins.get(axis) == "self":
+            break
+        options = [x for x in _incoming(f, cur, axis) if x[1] not in seen]
+        if options:
+            e, src, tgt, op_value, op, line = _first(f, options, axis, stop.label)
+            steps.append(Step(step=e.step, source=src, op=op, op_value=op_value, line=line, target=tgt))
+        else:
+            hop = _across(f, cur, axis, seen, steps[-1].line if steps else None, stop.label)
+            if hop is None:
+                break
+            steps.extend(hop)
+            src = hop[-1].source
+        seen.add(src)
+        cur = src
+    return tuple(reversed(steps))
+
+
+def _first(f: Function, edges: list[HeldEdge], axis: str, label: str) -> HeldEdge:
+    """The edge a walk follows: the first arrival (lowest step) among those from a value whose own
+    record gives the axis the origin being explained (any, when none does: a value without records)."""
+    if len(edges) == 1:
+        return edges[0]
+
+    def agrees(x: HeldEdge) -> bool:
+        v = f.value(x[1])
+        got = v.origins.get(axis) if v is not None else None
+        if got == "self" and v is not None:
+            got = v.origin_name
+        return got is None or got == label
+
+    return min([x for x in edges if agrees(x)] or edges, key=lambda x: x[0].step)
+
+
+def _across(f: Function, cur: str, axis: str, seen: set[str], after: int | None, label: str) -> list[Step] | None:
+    """Values that are one sharding, so that an axis that reached one reached the other: a function's
+    result and the value it returns, a loop's result and its block argument (one data-flow edge). The
+    step that brought the axis to the other (for a loop's result, a body op's, within the loop's lines;
+    for a block argument the last step's op used, the loop's own), and the hop across."""
+    if cur.startswith("result["):
+        k = trailing_index(cur) or 0
+        if k >= len(f.returns) or f.returns[k] in seen:
+            return None
+        other, via = f.returns[k], ("return", "return", f.return_line)
+        hop = _hop(f, cur, other, [x for x in _incoming(f, other, axis) if x[1] not in seen], axis, label, via, seen)
+        if hop is None:  # the value returned is itself one sharding with another (a loop's result)
+            seen.add(other)
+            inner = _across(f, other, axis, seen, after, label)
+            hop = None if inner is None else [Step(step=inner[0].step, source=other, op=via[0], op_value=via[1],
+                                                   line=via[2], target=cur), *inner]
+        return hop
+    for user in f.users(cur):
+        f.absorb(user)  # (a block argument's while is among its users)
+    for loop in f.loops.values():
+        if cur in loop.results and loop.args:
+            other = loop.args[loop.results.index(cur)]
+            found = [x for x in _incoming(f, other, axis) if loop.line < x[5] <= loop.end and x[1] not in seen]
+        elif cur in loop.args and after is not None and loop.line < after <= loop.end:
+            other = loop.results[loop.args.index(cur)]
+            found = [x for x in _incoming(f, other, axis) if x[1] not in seen]
+        else:
+            continue
+        if other not in seen:
+            return _hop(f, cur, other, found, axis, label, ("stablehlo.while", loop.value, loop.line), seen)
+    return None
+
+
+def _hop(f: Function, cur: str, other: str, found: list[HeldEdge], axis: str, label: str,
+         via: tuple[str, str, int], seen: set[str]) -> list[Step] | None:
+    """The hop from ``other`` to ``cur`` across ``via`` (op, its value, line), at the step that brought
+    the axis to ``other``, and that step."""
+    if not found:
+        return None
+    e, src, tgt, op_value, op, line = _first(f, found, axis, label)
+    seen.add(other)
+    return [Step(step=e.step, source=other, op=via[0], op_value=via[1], line=via[2], target=cur),
+            Step(step=e.step, source=src, op=op, op_value=op_value, line=line, target=tgt)]
+
+
+def meetings(f: Function, value: Value, path: tuple[Step, ...]) -> tuple[Meeting, ...]:
+    """The ops on the path, and the value's own, where axes of different origins arrived from different
+    values; when one axis arrived from two origins, the one the value records won."""
+    places = dict.fromkeys([(s.target, s.op_value) for s in path] + [(value.name, value.name)])
+    found = (_meeting_at(f, target, op_value) for target, op_value in places)
+    return tuple(m for m in found if m is not None)
+
+
+def _meeting_at(f: Function, target: str, op_value: str) -> Meeting | None:
+    """Whether axes of different origins met at ``target`` through the op ``op_value`` (asked once per
+    place: every axis's path passes the same ops)."""
+    t = f.value(target)
+    edges = f.edges.get(op_value, [])
+    key = (target, op_value, len(edges))  # (the edges an op holds grow only as the values it joins are read)
+    if key in f.meetings:
+        return f.meetings[key]
+    meeting = None
+    if t is not None and t.origins:
+        arrived: dict[str, list[tuple[str, str]]] = {}  # axis -> (from value, its origin there)
+        op, line = "?", 0
+        for e, src, tgt, _, o, ln in edges:
+            if tgt == target:
+                sv = f.value(src)
+                origin = (sv.origins.get(e.axis) if sv else None) or t.origins.get(e.axis, "?")
+                if origin == "self" and sv is not None:
+                    origin = sv.origin_name or t.origins.get(e.axis, "?")
+                arrived.setdefault(e.axis, []).append((src, origin))
+                op, line = o, ln
+        sources = {(src, o) for pairs in arrived.values() for src, o in pairs}
+        if len({o for _, o in sources}) > 1 and len({src for src, _ in sources}) > 1:
+            kept = tuple(sorted((a, t.origins.get(a, "?")) for a in arrived))
+            lost = tuple(sorted({(a, o, src) for a, pairs in arrived.items() for src, o in pairs
+                                 if o != t.origins.get(a)}))
+            meeting = Meeting(
+                value=target, op=op, line=line, origins=tuple(sorted({o for _, o in sources})), kept=kept, lost=lost
+            )
+    f.meetings[key] = meeting
+    return meeting
+
+
+def gap_of(f: Function, name: str, axis: str, origin: Origin, path: tuple[Step, ...]) -> Gap | None:
+    """Where the walk stopped short of the origin's value, if it did (an origin not found has none)."""
+    start = path[0].source if path else name
+    if origin.value is None or start == origin.value:
+        return None
+    v = f.value(start)
+    if v is not None and v.origins.get(axis) == "self":
+        return None
+    twice = f.twice.get(start.split("#")[0])
+    if twice:
+        return Gap(value=start, lines=twice)
+    held = f.unfollowed.get((start, axis))
+    if held is None:
+        return Gap(value=start)
+    op_value, op, line = held
+    return Gap(value=start, op=op, op_value=op_value, line=line)
+
+
+__all__ = ["gap_of", "meetings", "origin_of", "walk"]
