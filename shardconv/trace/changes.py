@@ -1,7 +1,7 @@
 """Changes: how one value's sharding differs between two dumps, most serious first: a different
-placement (devices hold other data; or the value gained or lost its sharding), else a different mesh
-(renamed or reshaped axes, same data), else only a different spelling (V1 / V2 / V3 / sdy, sub-axes
-re-expressed, another mesh symbol)."""
+placement (devices hold other data; or the value gained or lost a sharding that splits or pins it),
+else a different mesh (renamed or reshaped axes, same data), else only a different spelling (V1 / V2 /
+V3 / sdy, sub-axes re-expressed, another mesh symbol, a replicated sharding gained or lost)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ class Change:
     value: str
     pass_name: str
     dump: int  # the dump the change shows in (the later of the two)
-    before: Observation | None  # None: the value had no sharding there (it gained one; a placement change)
-    after: Observation | None  # None: the value lost its sharding (a placement change)
+    before: Observation | None  # None: the value had no sharding there (it gained one: see one_side_kind)
+    after: Observation | None  # None: the value lost its sharding
     devices: tuple[int, ...] = ()  # placement: the devices that now hold different data
 
 
@@ -48,6 +48,13 @@ def counterparts(before: Sequence[Sighting], after: Sequence[Sighting]) -> tuple
         if a is not None and b is not None:
             return a, b
     return before[0], after[0]
+
+
+def one_side_kind(o: Observation) -> str:
+    """What a value that gained or lost ``o`` changed: nothing but its spelling when ``o`` replicates it
+    (a value without a sharding is replicated: XLA's partitioner replicates an unannotated instruction,
+    and an sdy value without one is open), else where its data lives."""
+    return "spelling" if o.place is not None and o.place.kind == "replicated" else "placement"
 
 
 def classify(a: Observation, b: Observation, pass_name: str) -> Change | None:
@@ -74,4 +81,4 @@ def classify(a: Observation, b: Observation, pass_name: str) -> Change | None:
     return None
 
 
-__all__ = ["KINDS", "Change", "classify", "counterparts", "preferred"]
+__all__ = ["KINDS", "Change", "classify", "counterparts", "one_side_kind", "preferred"]

@@ -19,7 +19,7 @@ from shardconv.scan.inputs import same_contents
 from shardconv.scan.native import site_at, site_count
 from shardconv.scan.pieces import Cuts, Repeated, read_pieces, scan_whole
 from shardconv.scan.sites import SiteKind, ValueSite
-from shardconv.trace.changes import Change, classify, counterparts, preferred
+from shardconv.trace.changes import Change, classify, counterparts, one_side_kind, preferred
 from shardconv.trace.dumps import (
     Dump,
     DumpRange,
@@ -269,7 +269,7 @@ class _Follower:
         before, _ = _latest(self.previous.dump, self.copies)
         after = observation(key, preferred(obs), dump)
         return Change(
-            kind="placement",
+            kind=one_side_kind(after),
             value=key,
             pass_name=responsible_pass(before, dump),
             dump=dump.index,
@@ -294,7 +294,7 @@ class _Follower:
         for key, obs in lost:
             gone = observation(key, preferred(obs), self.previous.dump, latest)
             yield Change(
-                kind="placement",
+                kind=one_side_kind(gone),
                 value=key,
                 pass_name=responsible_pass(latest[0], ds.dump),
                 dump=ds.dump.index,

@@ -34,6 +34,12 @@ def test_a_correct_program_moves_no_data_between_two_shardings(
         if isinstance(c, sc.Change) and c.kind == "placement" and c.before is not None and c.after is not None
     ]
     assert moved == []
+    # a value without a sharding is replicated: one that gains or loses a replicated sharding (the
+    # partitioner's {replicated} on a reducer's parameters, after the export) moved no data
+    sides = [(c, c.after if c.before is None else c.before) for c in items
+             if isinstance(c, sc.Change) and (c.before is None) != (c.after is None)]
+    assert [c for c, o in sides if o is not None and o.place is not None and o.place.kind == "replicated"
+            and c.kind != "spelling"] == []
 
 
 def test_export_renumbering_values_moves_no_data(programs: Path) -> None:
@@ -48,7 +54,11 @@ def test_export_renumbering_values_moves_no_data(programs: Path) -> None:
     assert {c.pass_name for c in placed} == {"propagation"}
     assert all(c.before is None for c in placed)
     spelled = [c for c in items if isinstance(c, sc.Change) and c.kind == "spelling"]
-    assert {c.pass_name for c in spelled} == {"output_module"}
+    assert {c.pass_name for c in spelled if c.before is not None} == {"output_module"}
+    # a value that propagation gives a replicated sharding was replicated without one: no data moved
+    gained = [c for c in spelled if c.before is None]
+    assert gained and all(c.pass_name == "propagation" and c.after is not None and c.after.place is not None
+                          and c.after.place.kind == "replicated" for c in gained)
 
 
 def test_an_outlined_function_numbers_its_values_apart_from_main(tmp_path_factory: pytest.TempPathFactory) -> None:
