@@ -71,6 +71,7 @@ def explain(path: str, value: str | None, arg: int | None, result: int | None, l
 
 
 def _noting(found: Iterator[Explanation], without: list[Explanation]) -> Iterator[Explanation]:
+    """``found`` as it comes, each explained without records noted in ``without`` (the exit code)."""
     for e in found:
         if not e.records:
             without.append(e)

@@ -40,7 +40,7 @@ class Value:
 HeldEdge = tuple[Edge, str, str, str, str, int]
 
 
-class Loop(NamedTuple):
+class RegionOp(NamedTuple):
     """An op with regions (``stablehlo.while``, ``stablehlo.case``), its regions on the lines after
     ``line`` up to ``end``: a while's result ``k`` and block argument ``k`` are one data-flow edge (one
     sharding)."""
@@ -70,7 +70,7 @@ class Function:
         self.manual: dict[str, tuple[str, int, list[str], list[str]]] = {}
         # (value, axis) -> the op (value, name, line) out of whose region the axis came to it, unfollowed
         self.unfollowed: dict[tuple[str, str], tuple[str, str, int]] = {}
-        self.loops: dict[str, Loop] = {}  # a while's value -> what it is made of
+        self.region_ops: dict[str, RegionOp] = {}  # an op with regions, by its value -> what it is made of
         self.twice: dict[str, tuple[int, ...]] = {}  # a name more than one op defines -> their lines
         self.meetings: dict[tuple[str, str, int], Meeting | None] = {}  # (value, op, its edges) -> what met
         self._returns: list[str] | None = None
@@ -115,7 +115,7 @@ class Function:
         """The value ``name`` means on line ``at``: itself, or, where ops of sibling regions all define it
         (MLIR numbers their values alike), ``name@line`` of the nearest definition at or above ``at``."""
         base, hash_, k = name.partition("#")
-        defs = self._defs.get(base) or self.defs(base)
+        defs = self.defs(base)
         if len(defs) < 2:
             return name
         line = max((d for d in defs if d <= at), default=defs[0])
@@ -138,7 +138,7 @@ class Function:
         self.absorbed.add(name)
         base, _, at = name.partition("@")
         sites = self.reader.sites(base, self.a, self.b, self.scope)
-        defs = self._defs.get(base) or self.defs(base)
+        defs = self.defs(base)
         if at:  # one of several definitions: its sites, up to the next one's line
             first = int(at)
             last = min((d for d in defs if d > first), default=None)
@@ -155,9 +155,9 @@ class Function:
                 self._result_origins(s)
             else:
                 self._edges(s, operands)
-        loop = next((s for s in sites if s.op in REGIONS and s.value == name), None)
-        if loop is not None:
-            self.loop(name, loop, operands)
+        owner = next((s for s in sites if s.op in REGIONS and s.value == name), None)
+        if owner is not None:
+            self.region_op(name, owner, operands)
 
     def _site(self, s: Seen, later: list[Seen], operands: list[str]) -> None:
         name = s.value or ""
@@ -261,10 +261,10 @@ class Function:
             for t in e.targets:
                 self._add(e, src, edge_ref(t, operands, results), name, op, s.line)
 
-    def loop(self, name: str, s: Seen, operands: list[str]) -> Loop:
+    def region_op(self, name: str, s: Seen, operands: list[str]) -> RegionOp:
         """The op with regions ``name`` defines (one of its sites ``s``): a while's block arguments and
         results, which are one data-flow edge each, its lines, and its regions' returns (read once)."""
-        found = self.loops.get(name)
+        found = self.region_ops.get(name)
         if found is None:
             line_start, line = self.reader.op_line(s.row)
             returns, lines = op_regions(self.reader.path, line_start)
@@ -272,7 +272,7 @@ class Function:
                 args, results = tuple(operands[0::2]), tuple(result_names(name, len(operands[1::2])))
             else:
                 args, results = (), tuple(self.results.get(name) or [name])
-            found = self.loops[name] = Loop(
+            found = self.region_ops[name] = RegionOp(
                 value=name, line=line, end=line + lines, args=args, results=results,
                 returns=tuple(tuple(self.key(n, line + below) for n in names) for below, names in returns),
             )
@@ -285,7 +285,7 @@ class Function:
         results = self.results.get(name) or [name]
         per = [parse_edges(entry) for entry in edge_entries(s.text)]
         axes = [{e.axis for e in es} for es in per]
-        returns = self.loop(name, s, operands).returns if op in REGIONS else []
+        returns = self.region_op(name, s, operands).returns if op in REGIONS else []
         for owner, es in zip(owners(axes, self._result_axes(results)), per, strict=True):
             if owner is None:
                 continue
@@ -340,6 +340,6 @@ def axis_keys_of(sharding: str) -> tuple[tuple[str, ...], ...]:
 
 
 __all__ = [
-    "Function", "HeldEdge", "Loop", "Value", "axis_keys_of", "edge_ref", "element_texts", "result_names",
+    "Function", "HeldEdge", "RegionOp", "Value", "axis_keys_of", "edge_ref", "element_texts", "result_names",
     "trailing_index",
 ]

@@ -101,7 +101,8 @@ class Reader:
             self._owners = self._region_owners(orphans)
             for i, (owner, _) in self._owners.items():
                 index.setdefault(owner.value, []).append(i)
-                index[owner.value].sort()
+            for value in {owner.value for owner, _ in self._owners.values()}:
+                index[value].sort()
             self._index = (a, index)
         return self._index[1]
 

@@ -151,12 +151,11 @@ def _across(f: Function, cur: str, axis: str, seen: set[str], after: int | None,
         if hop is None:  # the value returned is itself one sharding with another (a loop's result)
             seen.add(other)
             inner = _across(f, other, axis, seen, after, label)
-            hop = None if inner is None else [Step(step=inner[0].step, source=other, op=via[0], op_value=via[1],
-                                                   line=via[2], target=cur), *inner]
+            hop = None if inner is None else [_crossing(inner[0].step, other, via, cur), *inner]
         return hop
     for user in f.users(cur):
         f.absorb(user)  # (a block argument's while is among its users)
-    for loop in f.loops.values():
+    for loop in f.region_ops.values():
         if cur in loop.results and loop.args:
             other = loop.args[loop.results.index(cur)]
             found = [x for x in _incoming(f, other, axis) if loop.line < x[5] <= loop.end and x[1] not in seen]
@@ -178,8 +177,14 @@ def _hop(f: Function, cur: str, other: str, found: list[HeldEdge], axis: str, la
         return None
     e, src, tgt, op_value, op, line = _first(f, found, axis, label)
     seen.add(other)
-    return [Step(step=e.step, source=other, op=via[0], op_value=via[1], line=via[2], target=cur),
-            Step(step=e.step, source=src, op=op, op_value=op_value, line=line, target=tgt)]
+    return [_crossing(e.step, other, via, cur), Step(step=e.step, source=src, op=op, op_value=op_value, line=line,
+                                                     target=tgt)]
+
+
+def _crossing(step: int, source: str, via: tuple[str, str, int], target: str) -> Step:
+    """The hop between two values that are one sharding, across ``via`` (op, its value, line), shown at
+    the step the axis reached ``source``."""
+    return Step(step=step, source=source, op=via[0], op_value=via[1], line=via[2], target=target)
 
 
 def meetings(f: Function, value: Value, path: tuple[Step, ...]) -> tuple[Meeting, ...]:
