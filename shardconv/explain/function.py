@@ -246,7 +246,10 @@ class Function:
         if s.op == "func.func":  # a function result's edges: operand-N is what the return returns for it
             k = trailing_index(name) or 0 if name.startswith("result[") else 0
             ret = self.returns[k] if k < len(self.returns) else None
-            for e in parse_edges(s.text):
+            edges = parse_edges(s.text)
+            if name.startswith("result[") and not {e.axis for e in edges} <= self._result_axes([name])[0]:
+                return  # another result's record (jax 0.10.2 can print one on its neighbour): not this one's
+            for e in edges:
                 src = ret if e.source[0] == "operand" else name
                 for t in e.targets:
                     self._add(e, src, ret if t[0] == "operand" else name, "return", "return", s.line)

@@ -148,7 +148,7 @@ def test_trace_offers_explain_for_a_propagation_change(programs: Path) -> None:
 
 def test_library_entry_returns_frozen_dataclasses(programs: Path) -> None:
     found = sc.explain_path(str(programs / "xla"), result=0)
-    assert len(found) == 10 and all(isinstance(e, sc.Explanation) for e in found)
+    assert len(found) == 11 and all(isinstance(e, sc.Explanation) for e in found)
     with pytest.raises(dataclasses.FrozenInstanceError):
         found[0].value = "x"  # type: ignore[misc]
     with pytest.raises(ExplainError, match="no sharded value matches --value %999$"):
@@ -376,3 +376,23 @@ def test_a_path_the_records_leave_short_says_where_it_stops(programs: Path, tmp_
     assert y["gap"]["op"] == "stablehlo.while" and y["gap"]["value"] == y["path"][0]["source"] == y["gap"]["op_value"] + "#1"
     text = run("explain", "-", "--result", "0", input=loop.read_text()).out
     assert "it came out of a region of stablehlo.while" in text and "whose return explain could not read" in text
+
+
+def test_a_record_printed_on_another_result_is_not_that_results(programs: Path) -> None:
+    """``fori``'s first result (summed, ``P("fsdp")``) carries in the signature edges for ``tp`` too: the
+    transposed result's. Read as its own, they put the result's last step before the step that sharded
+    the value it returns. Each result is explained from the program's own shardings instead: ``fsdp``
+    from argument 0, ``tp`` from the loop body's constraint, steps in the order propagation took them."""
+    path = stage(programs, "fori")
+    results = path.read_text().split("\n")[2].split(") -> (")[1]
+    first = results.split("tensor<")[1]
+    assert '"tp" = operand-0' in first and '{"tp"}' not in first  # (the dump as jax 0.10.2 prints it)
+    summed, transposed = explain_path(str(path))
+    assert dims_of(summed.sharding or "") == [["fsdp"]] and dims_of(transposed.sharding or "") == [["tp"], ["fsdp"]]
+    for e in (summed, transposed):
+        for a in e.axes:
+            assert_connected(a, e.value)
+            if a.axis == "fsdp":
+                assert (a.origin.kind, a.origin.index) == ("argument", 0)
+            else:
+                assert a.origin.kind == "constraint" and dims_of(a.origin.sharding or "") == [["fsdp"], ["tp"]]

@@ -27,6 +27,7 @@ def assert_connected(a: AxisExplanation, value: str) -> None:
         assert a.origin.value == value, a
         return
     assert a.path[0].source == a.origin.value, a
+    assert [s.step for s in a.path] == sorted(s.step for s in a.path), a  # an axis leaves a value after it arrived
     assert a.path[-1].target == value, a
     for x, y in zip(a.path, a.path[1:], strict=False):
         assert x.target == y.source, a

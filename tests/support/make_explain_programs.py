@@ -1,4 +1,4 @@
-"""Writes Shardy's verbose stage dumps of ten real programs with jax (a child process: XLA reads
+"""Writes Shardy's verbose stage dumps of eleven real programs with jax (a child process: XLA reads
 XLA_FLAGS once), for the tests that ``explain`` names the origins the programs specify.
 
 Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
@@ -24,7 +24,10 @@ Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
 - ``cond``: the same constraint and weights on the two branches of a ``lax.cond``;
 - ``train_loss`` (its gradient): the gradient of a ``lax.scan`` over two rematerialized layers (``jax.checkpoint``) on
   ``data=2, model=4``, weights sharded on ``"model"`` by the user: a forward and a backward loop, whose
-  bodies MLIR numbers alike (``%41`` in both), and an ``optimization_barrier`` in the backward one.
+  bodies MLIR numbers alike (``%41`` in both), and an ``optimization_barrier`` in the backward one;
+- ``fori``: a ``fori_loop`` on ``fsdp=4, tp=2`` whose carry (``x``, sharded ``P("fsdp")`` by the user) is
+  constrained to ``P("fsdp", "tp")`` in the body, returned summed over dim 1 and transposed: jax 0.10.2
+  prints the transposed result's propagation edges on the summed one, whose sharding lacks ``tp``.
 Then, in a second child (``OUT_DIR shardy``), the same ``mlp`` with ``--xla_dump_hlo_pass_re=shardy`` into
 OUT_DIR/plain: Shardy's stage files without the records.
 """
@@ -190,4 +193,16 @@ jax.jit(jax.grad(train_loss, argnums=(1, 2))).lower(
     arg((8, 16, 32), NamedSharding(mesh2, P("data"))), arg((2, 32, 64), NamedSharding(mesh2, P(None, None, "model"))),
     arg((2, 64, 32), NamedSharding(mesh2, P(None, "model", None))),
 ).compile()
+mesh_ft = Mesh(devices.reshape(4, 2), ("fsdp", "tp"))
+
+
+def fori(x: jax.Array, w: jax.Array) -> tuple[jax.Array, jax.Array]:
+    def body(i: jax.Array, h: jax.Array) -> jax.Array:
+        return jax.lax.with_sharding_constraint(jnp.tanh(h @ w), NamedSharding(mesh_ft, P("fsdp", "tp")))
+
+    h = jax.lax.fori_loop(0, 5, body, x)
+    return jnp.sum(h, axis=1), h.T
+
+
+jax.jit(fori).lower(arg((64, 32), NamedSharding(mesh_ft, P("fsdp"))), arg((32, 32))).compile()
 subprocess.run([sys.executable, __file__, out, "shardy"], check=True)
