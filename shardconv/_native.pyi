@@ -121,6 +121,9 @@ class LineTexts:
     def __len__(self) -> int: ...
     def items(self) -> list[tuple[int, bytes]]: ...
 
+def count_lines(data: bytes, /) -> int:
+    """The line breaks in ``data``."""
+
 def find_from(hay: bytes, needle: bytes, start: int, /) -> int:
     """Where ``needle`` first occurs in ``hay`` at or after ``start``, or -1."""
 

@@ -447,6 +447,12 @@ fn find_from(hay: &[u8], needle: &[u8], start: usize) -> isize {
     }
 }
 
+/// The line breaks in `data`: the lines of a piece left unscanned, counted a vector at a time.
+#[pyfunction]
+fn count_lines(data: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\n', data).count() as u64
+}
+
 fn os_error(e: std::io::Error, path: &str) -> PyErr {
     match e.raw_os_error() {
         Some(code) => PyOSError::new_err((code, e.to_string(), path.to_string())),
@@ -577,6 +583,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SNIFF_BYTES", sniffer::SNIFF_BYTES)?;
     m.add_function(wrap_pyfunction!(sniff_head, m)?)?;
     m.add_function(wrap_pyfunction!(find_from, m)?)?;
+    m.add_function(wrap_pyfunction!(count_lines, m)?)?;
     m.add_function(wrap_pyfunction!(scan_path, m)?)?;
     m.add_function(wrap_pyfunction!(same_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(scan_bytes, m)?)?;

@@ -18,7 +18,7 @@ from shardconv.explain.model import RECORDS_HINT, AxisExplanation, Explanation, 
 from shardconv.explain.reader import Reader
 from shardconv.explain.walk import gap_of, meetings, origin_of, walk
 from shardconv.scan.inputs import scan_input
-from shardconv.scan.pieces import MODULE_LINE, Cuts, Repeated, read_pieces
+from shardconv.scan.pieces import MODULE_LINE, Cuts, Repeated, Unscanned, read_pieces
 
 _T = TypeVar("_T")
 
@@ -139,8 +139,8 @@ def _result(f: Function, k: int) -> str | None:
 def select(f: Function, *, value: str | None, arg: int | None, result: int | None, line: int | None) -> list[str]:
     """The value names a selection picks in one function (every result of it when none is given)."""
     if value is not None:
-        v = value if value.startswith(("%", "result[")) else f"%{value}"
-        return [k for k in f.keys(v) if f.value(k) is not None]  # (each op that defines it, in sibling regions)
+        # (each op that defines it, in sibling regions)
+        return [k for k in f.keys(_named(value)) if f.value(k) is not None]
     if arg is not None:
         return [f"%arg{arg}"] if f.value(f"%arg{arg}") is not None else []
     if result is not None:
@@ -159,13 +159,32 @@ def select(f: Function, *, value: str | None, arg: int | None, result: int | Non
     return out
 
 
-def _readers(path: str) -> Iterator[Reader]:
-    """A reader per piece of the file, whole modules each: memory holds one piece's scan."""
+def _readers(path: str, holding: bytes | None) -> Iterator[Reader | Unscanned]:
+    """A reader per piece of the file, whole modules each: memory holds one piece's scan. With
+    ``holding`` (a name looked for), a piece that never spells it is left unscanned."""
     offset = 0
-    for scan, lines in read_pieces(path, ExplainError, cuts=Cuts(MODULE_LINE)):
+    for scan, lines in read_pieces(path, ExplainError, cuts=Cuts(MODULE_LINE, holding=holding)):
         assert not isinstance(scan, Repeated)  # (only a pass log's pieces, asked for, leave dumps unscanned)
-        yield Reader(scan, path, (lines, offset))
+        yield scan if isinstance(scan, Unscanned) else Reader(scan, path, (lines, offset))
         offset += scan.size
+
+
+def _named(value: str) -> str:
+    """``--value`` as the dump spells it: ``%3`` for ``3``; ``result[0]`` as it is."""
+    return value if value.startswith(("%", "result[")) else f"%{value}"
+
+
+def _op(name: str) -> str:
+    """The op that defines a value: ``%8`` for its result ``%8#1`` (found through the op's name)."""
+    return name.split("#")[0]
+
+
+def _spelled(value: str | None) -> bytes | None:
+    """What a module holding ``--value``'s value spells for certain: its op's name; None for a
+    function's result, named by position."""
+    if value is None or _named(value).startswith("result["):
+        return None
+    return _op(_named(value)).encode()
 
 
 def _explain_piece(reader: Reader, *, value: str | None, arg: int | None, result: int | None,
@@ -174,8 +193,7 @@ def _explain_piece(reader: Reader, *, value: str | None, arg: int | None, result
     every function that holds the name or line)."""
     path = reader.path
     main = reader.scope_of("main")
-    v = value if value is None or value.startswith(("%", "result[")) else f"%{value}"
-    op = None if v is None else v.split("#")[0]  # (a result ``%8#1`` is found through its op's ``%8``)
+    op = None if value is None else _op(_named(value))
     for module in reader.modules() if op is None else reader.modules_holding(op):
         a, b = reader.bounds(module)
         scopes: list[int | None] = [main]
@@ -196,7 +214,10 @@ def explain_paths(path: str, *, value: str | None = None, arg: int | None = None
     if path != "-" and not os.path.exists(path):
         raise ExplainError(f"{path}: no such file or folder")
     found = records = False
-    for reader in (r for p in dump_files(path) for r in _readers(p)):
+    for reader in (r for p in dump_files(path) for r in _readers(p, _spelled(value))):
+        if isinstance(reader, Unscanned):
+            records = records or reader.records
+            continue
         for e in _explain_piece(reader, value=value, arg=arg, result=result, line=line):
             found = True
             yield e

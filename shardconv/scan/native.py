@@ -52,6 +52,12 @@ def find_from(hay: bytes, needle: bytes, start: int) -> int:
     return found
 
 
+def count_lines(data: bytes) -> int:
+    """The line breaks in ``data`` (``data.count(b"\\n")``, several times faster)."""
+    count: int = _core().count_lines(data)
+    return count
+
+
 def same_bytes(a: str, b: str) -> bool:
     """Whether the regular files at ``a`` and ``b`` hold the same bytes (False when either cannot be
     read), compared in one call with the interpreter's lock released."""
@@ -247,6 +253,6 @@ def iter_sites(scan: Scan, path: str) -> Iterator[ValueSite]:
 
 
 __all__ = [
-    "Columns", "Fed", "ScanError", "columns", "fed_scan", "find_from", "iter_sites", "scan_bytes", "scan_path",
-    "scan_stream", "site_at", "site_count", "sniff", "sniff_bytes",
+    "Columns", "Fed", "ScanError", "columns", "count_lines", "fed_scan", "find_from", "iter_sites", "scan_bytes",
+    "scan_path", "scan_stream", "site_at", "site_count", "sniff", "sniff_bytes",
 ]

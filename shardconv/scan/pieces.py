@@ -4,7 +4,8 @@ memory holds one piece's scan, never the whole file's. A piece's scan says what 
 file says about those bytes, its lines and bytes counted from the piece's. In a pass log, a dump whose
 text after its dump line is the text of the dump before it, byte for byte, need not be scanned at all:
 asked for, it comes as a ``Repeated`` (pass logs print the module after every pass, and most passes
-change nothing)."""
+change nothing). A reader that looks for one name need not scan a piece whose bytes never spell it: asked
+for, such a piece comes as an ``Unscanned``."""
 
 from __future__ import annotations
 
@@ -13,12 +14,12 @@ import stat
 import sys
 from collections.abc import Callable, Iterator
 from itertools import chain
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from shardconv.core.records import record
 from shardconv.scan.ahead import run_ahead
 from shardconv.scan.inputs import scan_input
-from shardconv.scan.native import READ_SIZE, fed_scan, find_from, scan_bytes, sniff, sniff_bytes
+from shardconv.scan.native import READ_SIZE, count_lines, fed_scan, find_from, scan_bytes, sniff, sniff_bytes
 
 if TYPE_CHECKING:
     from shardconv._native import Scan
@@ -51,16 +52,31 @@ class Repeated:
         return scan_bytes(self.text, names=self.names)
 
 
-Piece = tuple["Scan | Repeated", int]  # a piece and how many lines come before it
+RECORD_WORDS = (b"sharding_origin", b"propagation_edges")  # what every propagation record's keyword spells
+
+
+@record
+class Unscanned:
+    """A piece left unscanned, since its bytes never spell the one name its reader looks for
+    (``Cuts.holding``): its size, its line breaks, and whether it spells a propagation record's keyword."""
+
+    size: int
+    lines: int
+    records: bool
+
+
+Piece = tuple["Scan | Repeated | Unscanned", int]  # a piece and how many lines come before it
 
 
 @record
 class Cuts:
-    """How a file is cut into pieces: before which line (``DUMP_LINE`` or ``MODULE_LINE``), and whether
-    a dump repeating the one before is left unscanned (a pass log's, read with ``names``)."""
+    """How a file is cut into pieces: before which line (``DUMP_LINE`` or ``MODULE_LINE``), whether a
+    dump repeating the one before is left unscanned (a pass log's, read with ``names``), and whether a
+    piece whose bytes never spell ``holding`` is (comes as an ``Unscanned``)."""
 
     line: bytes = DUMP_LINE
     repeats: bool = False
+    holding: bytes | None = None
 
 
 PASS_LOG = Cuts()  # cut before dump lines, every dump scanned
@@ -81,7 +97,7 @@ def scan_pieces(
     with open(path, "rb") as f:
         expected, read, skipped = os.fstat(f.fileno()).st_size, _Counted(f.read), False
         for piece, lines in _scanned(read, path, names, cuts, workers):
-            skipped = not isinstance(piece, Repeated) and piece.kind == "skip"
+            skipped = is_skip(piece)
             yield piece, lines
         _check_size(path, os.fstat(f.fileno()).st_size, expected, read.total if not skipped else expected)
 
@@ -109,9 +125,14 @@ def read_pieces(path: str, error: Callable[[str], Exception], *, names: bool = F
             raise error(f"{path}: {e.strerror or e}") from None
         if got is None:
             return
-        if not isinstance(got[0], Repeated) and got[0].kind == "skip":
+        if is_skip(got[0]):
             raise error(f"{path}: {got[0].reason}")
         yield got
+
+
+def is_skip(piece: Scan | Repeated | Unscanned) -> TypeGuard[Scan]:
+    """Whether ``piece`` is a scan that skipped its bytes (not IR)."""
+    return not isinstance(piece, Repeated | Unscanned) and piece.kind == "skip"
 
 
 def _size(path: str) -> int:
@@ -156,7 +177,7 @@ def _jobs(read: Read, what: str, names: bool, cuts: Cuts) -> Iterator[_Job]:
     piece to scan, and the repeated dumps after it, left unscanned."""
     head = _head(read)
     if sniff(head)[0] == "skip":  # as the whole scan says, from the same head
-        whole = _Held(what, names)
+        whole = _Held(what, names, None)
         whole.add(head)
         yield _Job(whole)
         return
@@ -170,7 +191,7 @@ def _jobs(read: Read, what: str, names: bool, cuts: Cuts) -> Iterator[_Job]:
         if (repeat or (held is not None and held.size >= PIECE_BYTES)) and log.may_cut(part):
             held = None
             if repeat:
-                job.repeat(Repeated(part.data, part.data.count(b"\n"), names))
+                job.repeat(Repeated(part.data, count_lines(part.data), names))
                 if job.size >= PIECE_BYTES:
                     yield job
                     job = _Job()
@@ -179,7 +200,7 @@ def _jobs(read: Read, what: str, names: bool, cuts: Cuts) -> Iterator[_Job]:
         if held is None:
             if job.size:
                 yield job
-            held = _Held(what, names)
+            held = _Held(what, names, cuts.holding)
             job = _Job(held)
         held.add(part.data)
     if job.size:
@@ -202,31 +223,54 @@ class _Job:
         self.repeats.append(dump)
         self.repeated += len(dump.text)
 
-    def __call__(self) -> list[Scan | Repeated]:
-        made: list[Scan | Repeated] = [self.piece.scan()] if self.piece is not None else []
+    def __call__(self) -> list[Scan | Repeated | Unscanned]:
+        made: list[Scan | Repeated | Unscanned] = [self.piece.scan()] if self.piece is not None else []
         return made + self.repeats
 
 
 class _Held:
     """A piece's bytes, held for the job that scans them; past ``FEED_BYTES`` (a dump with no cut line in
-    hundreds of MB) they are fed to its scan as they come, so memory stays bounded."""
+    hundreds of MB) they are fed to its scan as they come, so memory stays bounded. With ``holding``,
+    the piece is scanned only if its bytes spell it (or some were fed already)."""
 
-    def __init__(self, what: str, names: bool) -> None:
+    def __init__(self, what: str, names: bool, holding: bytes | None) -> None:
         self.fed, self.parts, self.held, self.size = fed_scan(what, names=names), list[bytes](), 0, 0
+        self.spotter, self.fed_any = (Spotter(holding) if holding is not None else None), False
 
     def add(self, data: bytes) -> None:
+        if self.spotter is not None:
+            self.spotter.add(data)
         self.parts.append(data)
         self.held += len(data)
         self.size += len(data)
         if self.held > FEED_BYTES:
             self.fed.feed(b"".join(self.parts))
-            self.parts, self.held = [], 0
+            self.parts, self.held, self.fed_any = [], 0, True
 
-    def scan(self) -> Scan:
+    def scan(self) -> Scan | Unscanned:
         """The piece's scan: what is held fed in one call (the core then waits for the lock once)."""
         data, self.parts = b"".join(self.parts), []
+        if self.spotter is not None and not (self.spotter.found or self.fed_any):
+            return Unscanned(self.size, count_lines(data), any(find_from(data, w, 0) >= 0 for w in RECORD_WORDS))
         self.fed.feed(data)
         return self.fed.finish()
+
+
+class Spotter:
+    """Whether bytes given in parts spell ``needle``: in one part, or across two or more."""
+
+    def __init__(self, needle: bytes) -> None:
+        self.needle, self.found, self.tail = needle, False, b""  # (the last bytes given, one fewer than it)
+
+    def add(self, data: bytes) -> bool:
+        """Whether the bytes so far, ``data`` the last of them, spell the needle."""
+        if self.found:
+            return True
+        keep = len(self.needle) - 1
+        edge = self.tail + data[:keep]
+        self.found = find_from(edge, self.needle, 0) >= 0 or find_from(data, self.needle, 0) >= 0
+        self.tail = (self.tail + data[-keep:])[-keep:] if keep else b""
+        return self.found
 
 
 def _head(read: Read) -> bytes:
@@ -306,5 +350,5 @@ class _Log:
         return max(1, len(self.buf) - self.at - sniff_bytes() - len(self.cut))
 
 
-__all__ = ["DUMP_LINE", "HELD_BYTES", "MODULE_LINE", "PIECE_BYTES", "Cuts", "Piece", "Repeated", "read_pieces",
-           "scan_pieces", "scan_whole"]
+__all__ = ["DUMP_LINE", "HELD_BYTES", "MODULE_LINE", "PIECE_BYTES", "Cuts", "Piece", "Repeated", "Spotter", "Unscanned",
+           "is_skip", "read_pieces", "scan_pieces", "scan_whole"]

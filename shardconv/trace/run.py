@@ -17,7 +17,7 @@ from shardconv.scan.ahead import read_ahead
 from shardconv.scan.columns import sites_of, values_of_kind
 from shardconv.scan.inputs import same_contents
 from shardconv.scan.native import site_at, site_count
-from shardconv.scan.pieces import Cuts, Repeated, read_pieces, scan_whole
+from shardconv.scan.pieces import Cuts, Repeated, Unscanned, read_pieces, scan_whole
 from shardconv.scan.sites import SiteKind, ValueSite
 from shardconv.trace.changes import Change, classify, counterparts, one_side_kind, preferred
 from shardconv.trace.dumps import (
@@ -84,6 +84,7 @@ def read_dumps(
                 yield repeat
                 continue
             piece = piece.scan()  # the reader needs its sites after all
+        assert not isinstance(piece, Unscanned)  # (only a reader looking for one name leaves pieces unscanned)
         reader = SiteReader(piece, path, lines)
         headers = [(i, replace(h, line=h.line + lines)) for i, h in module_headers(piece, path)]
         header_at = dict(headers)

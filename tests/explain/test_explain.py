@@ -4,8 +4,10 @@ specified (its constraints, shard_map specs and argument shardings), never to a 
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import re
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -229,6 +231,80 @@ def test_a_file_of_many_modules_explains_cut_into_pieces_as_it_does_whole(
     assert len(list(pieces.scan_pieces(str(path), cuts=pieces.Cuts(pieces.MODULE_LINE)))) == 2 * len(stages)
     assert explain_path(str(path)) == whole and len(whole) >= 2 * len(stages)
     assert explain_path(str(path), line=later.line) == at_line and at_line[0].line == later.line
+
+
+def _renamed_log(stages: list[Path], copies: int) -> tuple[str, list[str]]:
+    """The modules in ``stages`` again and again, each copy's SSA names (not its arguments) made its own, as
+    a log of many compilations holds them; and each copy's text."""
+    ssa = re.compile(r"%(?!arg\d+\b)([A-Za-z_\d][\w.\-]*)")
+    texts = [ssa.sub(rf"%\g<1>_c{k}", p.read_text()) for k in range(copies) for p in stages]
+    return "".join(texts), texts
+
+
+class _Trickle:
+    """Standard input that gives at most ``n`` bytes a read: a dump too long to hold comes in parts that
+    cut names in two."""
+
+    def __init__(self, data: bytes, n: int) -> None:
+        self.buffer, self.n = self, n
+        self.data = io.BytesIO(data)
+
+    def read(self, size: int = -1) -> bytes:
+        return self.data.read(self.n if size < 0 else min(size, self.n))
+
+
+@pytest.mark.parametrize("held", [None, 64, 997])
+def test_a_value_looked_for_by_name_is_explained_from_the_pieces_that_spell_it(
+    programs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, held: int | None
+) -> None:
+    """In a log whose copies name their values apart, ``--value`` scans only the pieces whose bytes spell the
+    name, and explains it as the whole file's scan does; on stdin in parts of ``held`` bytes at most, a name
+    straddles two parts and is still found. A name no piece spells words its error as the whole scan does."""
+    from shardconv.scan import pieces
+
+    stages = [stage(programs, "chain"), stage(programs, "mlp")]
+    log, texts = _renamed_log(stages, 3)
+    path = tmp_path / "log.mlir"
+    path.write_text(log)
+    last = max(int(n) for n in re.findall(r"%(\d+)_c1 = stablehlo.tanh", texts[2]))
+    name = f"%{last}_c1"  # the chain's last value, in its second copy
+    whole = explain_path(str(path), name)
+    assert len(whole) == 1 and whole[0].value == name and whole[0].axes
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)  # a piece ends at every module line it can
+    read = str(path)
+    if held is not None:
+        monkeypatch.setattr(pieces, "HELD_BYTES", held)
+        monkeypatch.setattr(sys, "stdin", _Trickle(log.encode(), held // 3))
+        read = "-"
+    cut = list(pieces.scan_pieces(read, cuts=pieces.Cuts(pieces.MODULE_LINE, holding=name.encode())))
+    kept = [p for p, _ in cut if not isinstance(p, pieces.Unscanned)]
+    assert len(cut) == len(texts) and len(kept) == 1 and sum(p.lines for p, _ in cut) == log.count("\n")
+    assert sum(p.size for p, _ in cut) == len(log.encode())
+    if held is not None:
+        monkeypatch.setattr(sys, "stdin", _Trickle(log.encode(), held // 3))
+        assert [dataclasses.replace(e, path=str(path)) for e in explain_path("-", name)] == list(whole)
+        return
+    assert explain_path(str(path), name) == whole
+    for missing in ("%nosuch", f"{name}0"):
+        with pytest.raises(ExplainError) as e:
+            explain_path(str(path), missing)
+        assert str(e.value).endswith(f"no sharded value matches --value {missing}")  # records: no flag named
+
+
+def test_a_name_no_piece_spells_in_a_log_without_records_names_the_flag(
+    programs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pieces left unscanned still tell whether the log holds any propagation record: without one, the
+    error for a missing name says which flag writes them, as the whole scan's does."""
+    from shardconv.scan import pieces
+
+    exported = stage(programs, "mlp").parent / "04.output_module.mlir"
+    path = tmp_path / "exported.mlir"
+    path.write_text(_renamed_log([exported], 4)[0])
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)
+    with pytest.raises(ExplainError) as e:
+        explain_path(str(path), "%nosuch")
+    assert RECORDS_FLAG in str(e.value)
 
 
 def test_a_long_chain_walks_every_op_back_to_the_argument(programs: Path) -> None:
