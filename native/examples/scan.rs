@@ -1,12 +1,21 @@
 //! `cargo run --release --example scan FILE [--first-sites]`: times the engine alone on a file (no Python
-//! objects); `--first-sites` keeps a row only for each group's first site, as `check` scans.
+//! objects); `--first-sites` keeps a row only for each group's first site, as `check` scans. `REPEAT=N`
+//! scans it N times (a profile of a piece's scan, as `explain` and `trace` scan a long file).
 
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args().nth(1).ok_or("usage: scan FILE")?;
+    let repeat: usize = std::env::var("REPEAT").ok().and_then(|c| c.parse().ok()).unwrap_or(1);
+    for _ in 1..repeat {
+        scan_once(&path)?;
+    }
+    scan_once(&path)
+}
+
+fn scan_once(path: &str) -> Result<(), Box<dyn std::error::Error>> {
     let t = Instant::now();
-    let mut f = std::fs::File::open(&path)?;
+    let mut f = std::fs::File::open(path)?;
     let every_site = !std::env::args().any(|a| a == "--first-sites");
     let chunk = std::env::var("CHUNK").ok().and_then(|c| c.parse().ok()).unwrap_or(_native::lines::CHUNK);
     let opts = _native::lines::Options { every_site, chunk, ..Default::default() };

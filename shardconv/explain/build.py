@@ -159,11 +159,11 @@ def select(f: Function, *, value: str | None, arg: int | None, result: int | Non
     return out
 
 
-def _readers(path: str, holding: bytes | None) -> Iterator[Reader | Unscanned]:
-    """A reader per piece of the file, whole modules each: memory holds one piece's scan. With
-    ``holding`` (a name looked for), a piece that never spells it is left unscanned."""
+def _readers(path: str, holding: bytes | None, line: int | None) -> Iterator[Reader | Unscanned]:
+    """A reader per piece of the file, whole modules each: memory holds one piece's scan. A piece that
+    never spells ``holding`` (a name looked for), or does not hold ``line``, is left unscanned."""
     offset = 0
-    for scan, lines in read_pieces(path, ExplainError, cuts=Cuts(MODULE_LINE, holding=holding)):
+    for scan, lines in read_pieces(path, ExplainError, cuts=Cuts(MODULE_LINE, holding=holding, holding_line=line)):
         assert not isinstance(scan, Repeated)  # (only a pass log's pieces, asked for, leave dumps unscanned)
         yield scan if isinstance(scan, Unscanned) else Reader(scan, path, (lines, offset))
         offset += scan.size
@@ -214,7 +214,7 @@ def explain_paths(path: str, *, value: str | None = None, arg: int | None = None
     if path != "-" and not os.path.exists(path):
         raise ExplainError(f"{path}: no such file or folder")
     found = records = False
-    for reader in (r for p in dump_files(path) for r in _readers(p, _spelled(value))):
+    for reader in (r for p in dump_files(path) for r in _readers(p, _spelled(value), line)):
         if isinstance(reader, Unscanned):
             records = records or reader.records
             continue

@@ -4,8 +4,8 @@ memory holds one piece's scan, never the whole file's. A piece's scan says what 
 file says about those bytes, its lines and bytes counted from the piece's. In a pass log, a dump whose
 text after its dump line is the text of the dump before it, byte for byte, need not be scanned at all:
 asked for, it comes as a ``Repeated`` (pass logs print the module after every pass, and most passes
-change nothing). A reader that looks for one name need not scan a piece whose bytes never spell it: asked
-for, such a piece comes as an ``Unscanned``."""
+change nothing). A reader that looks for one name, or one line, need not scan a piece whose bytes never spell
+the name, or that does not hold the line: asked for, such a piece comes as an ``Unscanned``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import stat
 import sys
 from collections.abc import Callable, Iterator
 from itertools import chain
-from typing import TYPE_CHECKING, TypeGuard
+from typing import TYPE_CHECKING, Protocol, TypeGuard
 
 from shardconv.core.records import record
 from shardconv.scan.ahead import run_ahead
@@ -57,8 +57,9 @@ RECORD_WORDS = (b"sharding_origin", b"propagation_edges")  # what every propagat
 
 @record
 class Unscanned:
-    """A piece left unscanned, since its bytes never spell the one name its reader looks for
-    (``Cuts.holding``): its size, its line breaks, and whether it spells a propagation record's keyword."""
+    """A piece left unscanned, since it does not hold the one name or line its reader looks for
+    (``Cuts.holding``, ``Cuts.holding_line``): its size, its line breaks, and whether it spells a
+    propagation record's keyword."""
 
     size: int
     lines: int
@@ -72,11 +73,13 @@ Piece = tuple["Scan | Repeated | Unscanned", int]  # a piece and how many lines 
 class Cuts:
     """How a file is cut into pieces: before which line (``DUMP_LINE`` or ``MODULE_LINE``), whether a
     dump repeating the one before is left unscanned (a pass log's, read with ``names``), and whether a
-    piece whose bytes never spell ``holding`` is (comes as an ``Unscanned``)."""
+    piece whose bytes never spell ``holding``, or that does not hold line ``holding_line`` (the first
+    is 1), is (comes as an ``Unscanned``)."""
 
     line: bytes = DUMP_LINE
     repeats: bool = False
     holding: bytes | None = None
+    holding_line: int | None = None
 
 
 PASS_LOG = Cuts()  # cut before dump lines, every dump scanned
@@ -184,6 +187,7 @@ def _jobs(read: Read, what: str, names: bool, cuts: Cuts) -> Iterator[_Job]:
     job = _Job()
     held: _Held | None = None
     before: bytes | None = None
+    lines = 0  # before the part (counted only to find ``cuts.holding_line``)
     log = _Log(read, head, cuts.line)
     for part in log.parts():
         body = part.body() if cuts.repeats else None
@@ -192,6 +196,7 @@ def _jobs(read: Read, what: str, names: bool, cuts: Cuts) -> Iterator[_Job]:
             held = None
             if repeat:
                 job.repeat(Repeated(part.data, count_lines(part.data), names))
+                lines += job.repeats[-1].lines
                 if job.size >= PIECE_BYTES:
                     yield job
                     job = _Job()
@@ -200,9 +205,11 @@ def _jobs(read: Read, what: str, names: bool, cuts: Cuts) -> Iterator[_Job]:
         if held is None:
             if job.size:
                 yield job
-            held = _Held(what, names, cuts.holding)
+            held = _Held(what, names, _looker(cuts, lines))
             job = _Job(held)
         held.add(part.data)
+        if cuts.holding_line is not None:
+            lines += count_lines(part.data)
     if job.size:
         yield job
 
@@ -230,16 +237,16 @@ class _Job:
 
 class _Held:
     """A piece's bytes, held for the job that scans them; past ``FEED_BYTES`` (a dump with no cut line in
-    hundreds of MB) they are fed to its scan as they come, so memory stays bounded. With ``holding``,
-    the piece is scanned only if its bytes spell it (or some were fed already)."""
+    hundreds of MB) they are fed to its scan as they come, so memory stays bounded. With a ``looker``,
+    the piece is scanned only if it finds what it looks for (or some bytes were fed already)."""
 
-    def __init__(self, what: str, names: bool, holding: bytes | None) -> None:
+    def __init__(self, what: str, names: bool, looker: Looker | None) -> None:
         self.fed, self.parts, self.held, self.size = fed_scan(what, names=names), list[bytes](), 0, 0
-        self.spotter, self.fed_any = (Spotter(holding) if holding is not None else None), False
+        self.looker, self.fed_any = looker, False
 
     def add(self, data: bytes) -> None:
-        if self.spotter is not None:
-            self.spotter.add(data)
+        if self.looker is not None:
+            self.looker.add(data)
         self.parts.append(data)
         self.held += len(data)
         self.size += len(data)
@@ -250,10 +257,29 @@ class _Held:
     def scan(self) -> Scan | Unscanned:
         """The piece's scan: what is held fed in one call (the core then waits for the lock once)."""
         data, self.parts = b"".join(self.parts), []
-        if self.spotter is not None and not (self.spotter.found or self.fed_any):
+        if self.looker is not None and not (self.looker.found or self.fed_any):
             return Unscanned(self.size, count_lines(data), any(find_from(data, w, 0) >= 0 for w in RECORD_WORDS))
         self.fed.feed(data)
         return self.fed.finish()
+
+
+class Looker(Protocol):
+    """Whether a piece holds what its reader looks for, told from its bytes given in parts."""
+
+    found: bool
+
+    def add(self, data: bytes) -> bool:
+        """Whether the bytes so far, ``data`` the last of them, hold it."""
+        ...
+
+
+def _looker(cuts: Cuts, lines: int) -> Looker | None:
+    """What a piece starting after ``lines`` line breaks is scanned for, if ``cuts`` looks for anything."""
+    if cuts.holding is not None:
+        return Spotter(cuts.holding)
+    if cuts.holding_line is not None:
+        return LineSpotter(lines, cuts.holding_line)
+    return None
 
 
 class Spotter:
@@ -270,6 +296,19 @@ class Spotter:
         edge = self.tail + data[:keep]
         self.found = find_from(edge, self.needle, 0) >= 0 or find_from(data, self.needle, 0) >= 0
         self.tail = (self.tail + data[-keep:])[-keep:] if keep else b""
+        return self.found
+
+
+class LineSpotter:
+    """Whether bytes given in parts, after ``before`` line breaks, hold line ``line`` (or the line after
+    them: a piece ends at a line break, unless it is the file's last)."""
+
+    def __init__(self, before: int, line: int) -> None:
+        self.before, self.line, self.seen, self.found = before, line, 0, False
+
+    def add(self, data: bytes) -> bool:
+        self.seen += count_lines(data)
+        self.found = self.before < self.line <= self.before + self.seen + 1
         return self.found
 
 
@@ -350,5 +389,5 @@ class _Log:
         return max(1, len(self.buf) - self.at - sniff_bytes() - len(self.cut))
 
 
-__all__ = ["DUMP_LINE", "HELD_BYTES", "MODULE_LINE", "PIECE_BYTES", "Cuts", "Piece", "Repeated", "Spotter", "Unscanned",
-           "is_skip", "read_pieces", "scan_pieces", "scan_whole"]
+__all__ = ["DUMP_LINE", "HELD_BYTES", "MODULE_LINE", "PIECE_BYTES", "Cuts", "LineSpotter", "Looker", "Piece",
+           "Repeated", "Spotter", "Unscanned", "is_skip", "read_pieces", "scan_pieces", "scan_whole"]

@@ -231,6 +231,10 @@ def test_a_file_of_many_modules_explains_cut_into_pieces_as_it_does_whole(
     assert len(list(pieces.scan_pieces(str(path), cuts=pieces.Cuts(pieces.MODULE_LINE)))) == 2 * len(stages)
     assert explain_path(str(path)) == whole and len(whole) >= 2 * len(stages)
     assert explain_path(str(path), line=later.line) == at_line and at_line[0].line == later.line
+    # --line scans the piece holding the line (and the one before it, which may end just before it)
+    cut = list(pieces.scan_pieces(str(path), cuts=pieces.Cuts(pieces.MODULE_LINE, holding_line=later.line)))
+    held = [lines for p, lines in cut if not isinstance(p, pieces.Unscanned)]
+    assert 1 <= len(held) <= 2 and any(0 < later.line - n <= p.lines for p, n in cut if n in held)
 
 
 def _renamed_log(stages: list[Path], copies: int) -> tuple[str, list[str]]:

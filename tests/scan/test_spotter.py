@@ -1,5 +1,6 @@
 """A piece is left unscanned only when its bytes, read in parts, never spell the name looked for
-(``pieces.Spotter``): a name cut across two parts or more is still spelled."""
+(``pieces.Spotter``): a name cut across two parts or more is still spelled; or when it does not hold the
+line looked for (``pieces.LineSpotter``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from itertools import pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shardconv.scan.pieces import Spotter
+from shardconv.scan.pieces import LineSpotter, Spotter
 
 
 @settings(max_examples=300, deadline=None)
@@ -27,3 +28,13 @@ def test_a_name_cut_byte_by_byte_is_spelled() -> None:
     for byte in b"  %3 = %397_c0 + %397_c":
         assert not spotter.add(bytes([byte]))
     assert spotter.add(b"1\n") and spotter.add(b"later")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 5), st.lists(st.sampled_from([b"a", b"\n", b"bc\n"]), min_size=1, max_size=8), st.integers(1, 12))
+def test_a_piece_holds_the_lines_after_those_before_it(before: int, parts: list[bytes], line: int) -> None:
+    spotter = LineSpotter(before, line)
+    for part in parts:
+        spotter.add(part)
+    breaks = b"".join(parts).count(b"\n")
+    assert spotter.found == (before < line <= before + breaks + 1)
