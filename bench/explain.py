@@ -6,9 +6,12 @@ to the result through every op. Its after-propagation stage module is repeated w
 unique per copy (function arguments keep theirs) to about ``--size`` MB, as a log of many compilations
 holds it.
 
-Two questions are timed: ``--value`` of the chain's last value in one copy (the whole log scanned, one
-module's value explained: each axis walked back to argument 0 through about 400 steps), and
-``--result 0`` (that walk in every module: a JSON document about as large as the log). Each timing is
+Two questions are timed: ``--value`` of the chain's last value in one copy (the whole log read, the
+pieces that spell the name scanned, one module's value explained: each axis walked back to argument 0
+through about 400 steps), and ``--result 0`` (that walk in every module: a JSON document about as large
+as the log). Then the same two on one long module of the same size: the stage's function again and
+again in one module, each copy its own function (``@f_cK``; the first stays ``@main``), as the verbose
+dump of one very large program holds it. Each timing is
 the median of ``--repeat`` runs; the issue's target is explain <= 10x grep.
 Usage: python bench/explain.py [--size 200] [--repeat 3] [--keep DIR].
 """
@@ -69,6 +72,17 @@ def copies(module: str, target: int) -> Iterator[str]:
         copy += 1
 
 
+def long_module(module: str, target: int) -> Iterator[str]:
+    """``module``'s function again and again inside the one module, each copy a function of its own
+    (``@f_cK``, the first ``@main``) with its own SSA names, about ``target`` bytes."""
+    lines = module.rstrip("\n").split("\n")
+    yield "\n".join(lines[:2]) + "\n"
+    body = "\n".join(lines[2:-1]) + "\n"
+    for k, text in enumerate(copies(body, target)):
+        yield text if k == 0 else text.replace("func.func @main(", f"func.func @f_c{k}(", 1)
+    yield lines[-1] + "\n"
+
+
 def _last_value(path: str) -> str:
     """The chain's last value in the middle copy of the module: one module's walk, found in the whole log.
     (Read from the last copies only: this process's memory would count in the child's peak RSS.)"""
@@ -91,27 +105,37 @@ def main() -> None:
     os.makedirs(tmp, exist_ok=True)
     try:
         path = os.path.join(tmp, f"chain-{args.size}.mlir")
-        if not os.path.exists(path):
-            write(path, copies(verbose_stage(os.path.join(tmp, "xla")), args.size * 1_000_000))
-        size = os.path.getsize(path)
-        grep_cmd = ["grep", "-c", "sharding", path]
-        measure(grep_cmd)  # warm the page cache
-        grep = median(grep_cmd, args.repeat)
+        long = os.path.join(tmp, f"long-{args.size}.mlir")
+        if not os.path.exists(path) or not os.path.exists(long):
+            stage = verbose_stage(os.path.join(tmp, "xla"))
+            write(path, copies(stage, args.size * 1_000_000))
+            write(long, long_module(stage, args.size * 1_000_000))
+        print(f"{'query':<40}{'size':>7} | {'grep s':>7} | {'explain s':>9}{'MB/s':>7}{'RSS MB':>8} | {'ratio':>7}")
+        print("-" * 94)
         last = _last_value(path)
-        print(f"{'query':<34}{'size':>7} | {'grep s':>7} | {'explain s':>9}{'MB/s':>7}{'RSS MB':>8} | {'ratio':>7}")
-        print("-" * 88)
-        for label, query in ((f"--value {last}: one walk", ["--value", last]),
-                             ("--result 0: a walk per module", ["--result", "0"])):
-            run = median([*cli, "explain", path, *query, "--format", "json"], args.repeat)
-            ratio = run.seconds / grep.seconds
-            print(f"{label:<34}{size / 1e6:>5.0f}MB | {grep.seconds:>7.3f} | {run.seconds:>9.2f}"
-                  f"{size / 1e6 / run.seconds:>7.1f}{run.peak_mb:>8.1f} | {ratio:>6.1f}x  (exit {run.rc}; "
-                  f"<= 10x: {'yes' if ratio <= 10 else 'NO'})")
+        _time(cli, path, args.repeat, ((f"log: --value {last}", ["--value", last]),
+                                       ("log: --result 0, a walk per module", ["--result", "0"])))
+        _time(cli, long, args.repeat, ((f"one module: --value {last}", ["--value", last]),
+                                       ("one module: --result 0, one walk", ["--result", "0"])))
         print(f"(median of {args.repeat}; load average {load0:.1f} -> {os.getloadavg()[0]:.1f} on "
               f"{os.cpu_count()} cores)")
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _time(cli: list[str], path: str, repeat: int, questions: tuple[tuple[str, list[str]], ...]) -> None:
+    """A row per question: explain on ``path`` against grep on it, in the same run."""
+    size = os.path.getsize(path)
+    grep_cmd = ["grep", "-c", "sharding", path]
+    measure(grep_cmd)  # warm the page cache
+    grep = median(grep_cmd, repeat)
+    for label, query in questions:
+        run = median([*cli, "explain", path, *query, "--format", "json"], repeat)
+        ratio = run.seconds / grep.seconds
+        print(f"{label:<40}{size / 1e6:>5.0f}MB | {grep.seconds:>7.3f} | {run.seconds:>9.2f}"
+              f"{size / 1e6 / run.seconds:>7.1f}{run.peak_mb:>8.1f} | {ratio:>6.1f}x  (exit {run.rc}; "
+              f"<= 10x: {'yes' if ratio <= 10 else 'NO'})")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
-"""From a dump to explanations: its after-propagation stages, read a piece of whole modules at a time
-(``reader.py``), the values a selection picks in each module's function (``function.py``), and per axis
-the walk back to its origin (``walk.py``)."""
+"""From a dump to explanations: its after-propagation stages, read a piece of whole modules (or of whole
+functions of a long module) at a time (``reader.py``), the values a selection picks in each module's
+function (``function.py``), and per axis the walk back to its origin (``walk.py``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from shardconv.core.errors import ShardingValidationError
 from shardconv.explain.function import Function, Value, axis_keys_of
@@ -18,7 +18,7 @@ from shardconv.explain.model import RECORDS_HINT, AxisExplanation, Explanation, 
 from shardconv.explain.reader import Reader
 from shardconv.explain.walk import gap_of, meetings, origin_of, walk
 from shardconv.scan.inputs import scan_input
-from shardconv.scan.pieces import MODULE_LINE, Cuts, Repeated, Unscanned, read_pieces
+from shardconv.scan.pieces import FUNCTION_LINE, MODULE_LINE, Cuts, Repeated, Unscanned, read_pieces
 
 _T = TypeVar("_T")
 
@@ -159,11 +159,12 @@ def select(f: Function, *, value: str | None, arg: int | None, result: int | Non
     return out
 
 
-def _readers(path: str, holding: bytes | None, line: int | None) -> Iterator[Reader | Unscanned]:
-    """A reader per piece of the file, whole modules each: memory holds one piece's scan. A piece that
-    never spells ``holding`` (a name looked for), or does not hold ``line``, is left unscanned."""
+def _readers(path: str, holding: tuple[bytes, ...], line: int | None) -> Iterator[Reader | Unscanned]:
+    """A reader per piece of the file, whole modules or whole functions each: memory holds one piece's
+    scan. A piece that spells none of ``holding``, or does not hold ``line``, is left unscanned."""
     offset = 0
-    for scan, lines in read_pieces(path, ExplainError, cuts=Cuts(MODULE_LINE, holding=holding, holding_line=line)):
+    cuts = Cuts((MODULE_LINE, FUNCTION_LINE), holding=holding, holding_line=line)
+    for scan, lines in read_pieces(path, ExplainError, cuts=cuts):
         assert not isinstance(scan, Repeated)  # (only a pass log's pieces, asked for, leave dumps unscanned)
         yield scan if isinstance(scan, Unscanned) else Reader(scan, path, (lines, offset))
         offset += scan.size
@@ -179,32 +180,86 @@ def _op(name: str) -> str:
     return name.split("#")[0]
 
 
-def _spelled(value: str | None) -> bytes | None:
-    """What a module holding ``--value``'s value spells for certain: its op's name; None for a
-    function's result, named by position."""
-    if value is None or _named(value).startswith("result["):
-        return None
-    return _op(_named(value)).encode()
+# what a piece spells to hold an entry function, or to begin a module (a module line, or a lit split)
+ENTRY_WORDS = (b"@main", b"module ", b"// -----")
+
+
+def _spelled(value: str | None, line: int | None) -> tuple[bytes, ...]:
+    """What a piece holding the selected values spells for certain: ``--value``'s op's name; for the
+    entry function's values, ``@main`` or a module's start (a piece that continues a module and holds
+    neither picks nothing); nothing for ``--line`` or a function's result named by position."""
+    if line is not None or (value is not None and _named(value).startswith("result[")):
+        return ()
+    return ENTRY_WORDS if value is None else (_op(_named(value)).encode(),)
+
+
+class Picked(NamedTuple):
+    """One module's explanations in one piece: ``goes_on`` when the piece continues a module an earlier
+    piece began; ``fallback`` when its entry function is its first (no ``main`` among its sites here)."""
+
+    goes_on: bool
+    fallback: bool
+    explanations: list[Explanation]
 
 
 def _explain_piece(reader: Reader, *, value: str | None, arg: int | None, result: int | None,
-                   line: int | None) -> Iterator[Explanation]:
-    """The selected value of each module's entry function (``main``; ``--value`` and ``--line`` look in
-    every function that holds the name or line)."""
+                   line: int | None) -> Iterator[Picked]:
+    """The selected value of each module's entry function (``main``, else its first function);
+    ``--value`` and ``--line`` look in every function that holds the name or line."""
     path = reader.path
-    main = reader.scope_of("main")
     op = None if value is None else _op(_named(value))
+    begun = reader.continued()
     for module in reader.modules() if op is None else reader.modules_holding(op):
         a, b = reader.bounds(module)
-        scopes: list[int | None] = [main]
+        fallback = False
         if op is not None:
             scopes = list(dict.fromkeys(reader.scope_of(s.function) for s in reader.sites(op, a, b, None)))
         elif line is not None:
             scopes = list(dict.fromkeys(scope for _, scope in reader.at_line(line, a, b)))
-        for scope in scopes:
-            f = Function(reader, module, scope, reader.scope_name(scope))
-            for name in select(f, value=value, arg=arg, result=result, line=line):
-                yield explain_value(path, f, name)
+        else:
+            entry, fallback = reader.entry(a, b)
+            scopes = [entry]
+        found = [] if fallback and module == begun else [  # (its first function is in an earlier piece)
+            explain_value(path, f, name)
+            for f in (Function(reader, module, scope, reader.scope_name(scope)) for scope in scopes)
+            for name in select(f, value=value, arg=arg, result=result, line=line)
+        ]
+        yield Picked(module == begun, fallback, found)
+
+
+def _in_order(picked: Iterator[Picked]) -> Iterator[Explanation]:
+    """The explanations of each module once: a module without ``main`` among the sites of its first
+    piece has its first function's held until it ends (a later piece of it may hold its ``main``)."""
+    held: list[Explanation] = []
+    for p in picked:
+        if p.goes_on:
+            if not p.fallback:  # its main, after all
+                held = []
+                yield from p.explanations
+            continue
+        yield from held
+        held = []
+        if p.fallback:
+            held = p.explanations
+        else:
+            yield from p.explanations
+    yield from held
+
+
+class _Seen:
+    """What the pieces read so far say: whether any explanation came of them, whether any holds a record."""
+
+    def __init__(self) -> None:
+        self.found = self.records = False
+
+    def pieces(self, reader: Reader | Unscanned, **selection: Any) -> Iterator[Picked]:
+        """The modules picked in one piece (none in a piece left unscanned)."""
+        if isinstance(reader, Unscanned):
+            self.records = self.records or reader.records
+            return
+        yield from _explain_piece(reader, **selection)
+        if not self.found:  # (asked only while nothing is found: it words the error)
+            self.records = self.records or reader.any_records()
 
 
 def explain_paths(path: str, *, value: str | None = None, arg: int | None = None, result: int | None = None,
@@ -213,22 +268,18 @@ def explain_paths(path: str, *, value: str | None = None, arg: int | None = None
     module is explained: a log of many modules is never held whole."""
     if path != "-" and not os.path.exists(path):
         raise ExplainError(f"{path}: no such file or folder")
-    found = records = False
-    for reader in (r for p in dump_files(path) for r in _readers(p, _spelled(value), line)):
-        if isinstance(reader, Unscanned):
-            records = records or reader.records
-            continue
-        for e in _explain_piece(reader, value=value, arg=arg, result=result, line=line):
-            found = True
-            yield e
-        if not found:  # (asked only while nothing is found: it words the error)
-            records = records or reader.any_records()
-    if not found:
+    seen = _Seen()
+    readers = (r for p in dump_files(path) for r in _readers(p, _spelled(value, line), line))
+    picked = (p for r in readers for p in seen.pieces(r, value=value, arg=arg, result=result, line=line))
+    for e in _in_order(picked):
+        seen.found = True
+        yield e
+    if not seen.found:
         what = (f"--value {value}" if value is not None else f"--arg {arg}" if arg is not None
                 else f"--result {result}" if result is not None else f"--line {line}" if line is not None
                 else "a result of the entry function")
         # (an exported module or HLO text holds XLA's shardings only: the records say more than "none")
-        hint = "" if records else f"; explain reads Shardy's shardings and propagation records, and {RECORDS_HINT}"
+        hint = "" if seen.records else f"; explain reads Shardy's shardings and propagation records, and {RECORDS_HINT}"
         raise ExplainError(f"{path}: no sharded value matches {what}{hint}")
 
 

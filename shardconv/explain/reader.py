@@ -49,6 +49,7 @@ class Reader:
         self.operands = kind_code(SiteKind.OPERANDS)
         self.origin_name = kind_code(SiteKind.SDY_ORIGIN_NAME)
         self.per_value = kind_code(SiteKind.SDY_PER_VALUE)
+        self.module_start = kind_code(SiteKind.MODULE_START)
         self._names: dict[str, int] | None = None
         self._index: tuple[int, dict[str, list[int]]] | None = None  # the last module's sites by name
         # its sites on a line closing an op's regions -> that op, and its line
@@ -63,6 +64,20 @@ class Reader:
 
     def modules(self) -> list[int]:
         return sorted({self.module_col[i] for i in self._starts()})
+
+    def continued(self) -> int | None:
+        """The module an earlier piece began, if this piece begins inside it (at one of its functions)."""
+        if self.before[1] == 0 or not self.count or self.kind_of_value[self.value_col[0]] == self.module_start:
+            return None
+        return self.module_col[0]
+
+    def entry(self, a: int, b: int) -> tuple[int | None, bool]:
+        """The scope of the entry function of the module whose sites are ``a:b``: ``main``'s, else (True)
+        its first function's; None for a module none of whose sites is in a function."""
+        main, scopes = self.scope_of("main"), self.scope_col[a:b]
+        if main is not None and main in scopes:
+            return main, False
+        return next((s for s in scopes if s != NONE and self.scan.scopes[s][1] == "func"), None), True
 
     def modules_holding(self, name: str) -> list[int]:
         """The modules that may hold ``name``: those with a site of it (found in the name column's bytes,

@@ -1,11 +1,13 @@
 """Pieces: a long dump scanned a piece at a time, each piece whole dumps (cut only just before a pass
-log's ``// -----// IR Dump`` line) or whole modules (just before a top-level ``module`` line), so that
-memory holds one piece's scan, never the whole file's. A piece's scan says what the scan of the whole
-file says about those bytes, its lines and bytes counted from the piece's. In a pass log, a dump whose
-text after its dump line is the text of the dump before it, byte for byte, need not be scanned at all:
-asked for, it comes as a ``Repeated`` (pass logs print the module after every pass, and most passes
-change nothing). A reader that looks for one name, or one line, need not scan a piece whose bytes never spell
-the name, or that does not hold the line: asked for, such a piece comes as an ``Unscanned``."""
+log's ``// -----// IR Dump`` line) or whole modules (just before a top-level ``module`` line), or whole
+functions of a long module (just before a top-level ``func.func`` line, never before a module's first:
+its head, the module line and meshes, stays with it), so that memory holds one piece's scan, never the
+whole file's. A piece's scan says what the scan of the whole file says about those bytes, its lines and
+bytes counted from the piece's. In a pass log, a dump whose text after its dump line is the text of the
+dump before it, byte for byte, need not be scanned at all: asked for, it comes as a ``Repeated`` (pass
+logs print the module after every pass, and most passes change nothing). A reader that looks for some
+words, or one line, need not scan a piece whose bytes spell none of them, or that does not hold the
+line: asked for, such a piece comes as an ``Unscanned``."""
 
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ HELD_BYTES = 1 << 23  # a dump up to this size is held whole, to tell whether it
 FEED_BYTES = 1 << 23  # a piece's bytes held for its scan past this are fed to it at once
 DUMP_LINE = b"\n// -----// IR Dump"  # where a pass log may be cut (the line break before the line)
 MODULE_LINE = b"\nmodule "  # where a file of MLIR modules may be cut
+FUNCTION_LINE = b"\n  func.func "  # where a module of many functions may be cut (its top-level functions)
 Read = Callable[[int], bytes]
 
 
@@ -71,14 +74,15 @@ Piece = tuple["Scan | Repeated | Unscanned", int]  # a piece and how many lines 
 
 @record
 class Cuts:
-    """How a file is cut into pieces: before which line (``DUMP_LINE`` or ``MODULE_LINE``), whether a
+    """How a file is cut into pieces: before which lines (``DUMP_LINE``, or ``MODULE_LINE`` and
+    ``FUNCTION_LINE``: a piece may then begin inside a module, at one of its functions), whether a
     dump repeating the one before is left unscanned (a pass log's, read with ``names``), and whether a
-    piece whose bytes never spell ``holding``, or that does not hold line ``holding_line`` (the first
-    is 1), is (comes as an ``Unscanned``)."""
+    piece whose bytes spell none of ``holding``, or that does not hold line ``holding_line`` (the first
+    is 1), is (comes as an ``Unscanned``; the file's first piece, its head, is always scanned)."""
 
-    line: bytes = DUMP_LINE
+    lines: tuple[bytes, ...] = (DUMP_LINE,)
     repeats: bool = False
-    holding: bytes | None = None
+    holding: tuple[bytes, ...] = ()
     holding_line: int | None = None
 
 
@@ -188,11 +192,16 @@ def _jobs(read: Read, what: str, names: bool, cuts: Cuts) -> Iterator[_Job]:
     held: _Held | None = None
     before: bytes | None = None
     lines = 0  # before the part (counted only to find ``cuts.holding_line``)
-    log = _Log(read, head, cuts.line)
+    first = True  # the file's first piece, always scanned
+    functions = False  # whether the module read holds a function yet (its first is never cut from its head)
+    log = _Log(read, head, cuts.lines)
     for part in log.parts():
         body = part.body() if cuts.repeats else None
         repeat = body is not None and body == before
-        if (repeat or (held is not None and held.size >= PIECE_BYTES)) and log.may_cut(part):
+        function = part.at_line and part.data.startswith(FUNCTION_LINE[1:])
+        big = held is not None and held.size >= PIECE_BYTES and (functions or not function)
+        functions = function or (functions and not part.at_line)
+        if (repeat or big) and log.may_cut(part):
             held = None
             if repeat:
                 job.repeat(Repeated(part.data, count_lines(part.data), names))
@@ -205,8 +214,8 @@ def _jobs(read: Read, what: str, names: bool, cuts: Cuts) -> Iterator[_Job]:
         if held is None:
             if job.size:
                 yield job
-            held = _Held(what, names, _looker(cuts, lines))
-            job = _Job(held)
+            held = _Held(what, names, None if first else _looker(cuts, lines))
+            job, first = _Job(held), False
         held.add(part.data)
         if cuts.holding_line is not None:
             lines += count_lines(part.data)
@@ -275,7 +284,7 @@ class Looker(Protocol):
 
 def _looker(cuts: Cuts, lines: int) -> Looker | None:
     """What a piece starting after ``lines`` line breaks is scanned for, if ``cuts`` looks for anything."""
-    if cuts.holding is not None:
+    if cuts.holding:
         return Spotter(cuts.holding)
     if cuts.holding_line is not None:
         return LineSpotter(lines, cuts.holding_line)
@@ -283,18 +292,19 @@ def _looker(cuts: Cuts, lines: int) -> Looker | None:
 
 
 class Spotter:
-    """Whether bytes given in parts spell ``needle``: in one part, or across two or more."""
+    """Whether bytes given in parts spell any of ``needles``: in one part, or across two or more."""
 
-    def __init__(self, needle: bytes) -> None:
-        self.needle, self.found, self.tail = needle, False, b""  # (the last bytes given, one fewer than it)
+    def __init__(self, needles: tuple[bytes, ...]) -> None:
+        self.needles, self.found, self.tail = needles, False, b""  # (the last bytes given, one fewer than it)
+        self.keep = max(map(len, needles)) - 1
 
     def add(self, data: bytes) -> bool:
-        """Whether the bytes so far, ``data`` the last of them, spell the needle."""
+        """Whether the bytes so far, ``data`` the last of them, spell a needle."""
         if self.found:
             return True
-        keep = len(self.needle) - 1
+        keep = self.keep
         edge = self.tail + data[:keep]
-        self.found = find_from(edge, self.needle, 0) >= 0 or find_from(data, self.needle, 0) >= 0
+        self.found = any(find_from(edge, n, 0) >= 0 or find_from(data, n, 0) >= 0 for n in self.needles)
         self.tail = (self.tail + data[-keep:])[-keep:] if keep else b""
         return self.found
 
@@ -339,15 +349,21 @@ class _Part:
 class _Log:
     """The bytes of a log read but not yet handed on as parts: ``buf[at:]``, the pending bytes."""
 
-    def __init__(self, read: Read, head: bytes, cut: bytes) -> None:
-        self.read, self.buf, self.at, self.eof, self.cut = read, head, 0, False, cut
+    def __init__(self, read: Read, head: bytes, cuts: tuple[bytes, ...]) -> None:
+        self.read, self.buf, self.at, self.eof, self.cuts = read, head, 0, False, cuts
+        self.longest = max(map(len, cuts))
+
+    def _find(self, start: int) -> int:
+        """Where the first cut line at or after ``start`` begins (its line break), or -1."""
+        found = [i for i in (find_from(self.buf, cut, start) for cut in self.cuts) if i >= 0]
+        return min(found, default=-1)
 
     def parts(self) -> Iterator[_Part]:
         """The whole log from here, in parts; none of them empty. While a part is handed on, what is
         pending starts with it (see ``may_cut``)."""
         whole, at_line, searched = True, False, 0  # (offsets into what is pending)
         while True:
-            found = find_from(self.buf, self.cut, self.at + searched)
+            found = self._find(self.at + searched)
             i, pending = (found - self.at if found >= 0 else -1), len(self.buf) - self.at
             if i >= 0 and (i + 1 + sniff_bytes() <= pending or self.eof):
                 end = i + 1
@@ -364,7 +380,7 @@ class _Log:
                 yield _Part(self._pending(end), False, at_line)
                 self.at += end
                 whole, at_line = False, False
-            searched = max(0, (i if i >= 0 else len(self.buf) - self.at) - len(self.cut))
+            searched = max(0, (i if i >= 0 else len(self.buf) - self.at) - self.longest)
             self._read_more()
 
     def _pending(self, n: int) -> bytes:
@@ -386,8 +402,8 @@ class _Log:
     def _settled(self) -> int:
         """How much of what is pending no cut can fall in any more: all but what a dump line starting
         in the rest needs to be found and its piece's head sniffed."""
-        return max(1, len(self.buf) - self.at - sniff_bytes() - len(self.cut))
+        return max(1, len(self.buf) - self.at - sniff_bytes() - self.longest)
 
 
-__all__ = ["DUMP_LINE", "HELD_BYTES", "MODULE_LINE", "PIECE_BYTES", "Cuts", "LineSpotter", "Looker", "Piece",
-           "Repeated", "Spotter", "Unscanned", "is_skip", "read_pieces", "scan_pieces", "scan_whole"]
+__all__ = ["DUMP_LINE", "FUNCTION_LINE", "HELD_BYTES", "MODULE_LINE", "PIECE_BYTES", "Cuts", "LineSpotter", "Looker",
+           "Piece", "Repeated", "Spotter", "Unscanned", "is_skip", "read_pieces", "scan_pieces", "scan_whole"]

@@ -16,7 +16,7 @@ from support.explain_util import assert_connected, dims_of, stage
 from support.cli_util import run
 
 import shardconv as sc
-from shardconv.explain.build import ExplainError, explain_path
+from shardconv.explain.build import ENTRY_WORDS, ExplainError, explain_path
 from shardconv.explain.model import RECORDS_FLAG
 
 
@@ -228,13 +228,14 @@ def test_a_file_of_many_modules_explains_cut_into_pieces_as_it_does_whole(
     later = next(e for e in reversed(whole) if e.line is not None)
     at_line = explain_path(str(path), line=later.line)
     monkeypatch.setattr(pieces, "PIECE_BYTES", 1)  # a piece ends at every module line it can
-    assert len(list(pieces.scan_pieces(str(path), cuts=pieces.Cuts(pieces.MODULE_LINE)))) == 2 * len(stages)
+    assert len(list(pieces.scan_pieces(str(path), cuts=pieces.Cuts((pieces.MODULE_LINE,))))) == 2 * len(stages)
     assert explain_path(str(path)) == whole and len(whole) >= 2 * len(stages)
     assert explain_path(str(path), line=later.line) == at_line and at_line[0].line == later.line
     # --line scans the piece holding the line (and the one before it, which may end just before it)
-    cut = list(pieces.scan_pieces(str(path), cuts=pieces.Cuts(pieces.MODULE_LINE, holding_line=later.line)))
+    cut = list(pieces.scan_pieces(str(path), cuts=pieces.Cuts((pieces.MODULE_LINE,), holding_line=later.line)))
     held = [lines for p, lines in cut if not isinstance(p, pieces.Unscanned)]
-    assert 1 <= len(held) <= 2 and any(0 < later.line - n <= p.lines for p, n in cut if n in held)
+    assert 2 <= len(held) <= 3 and held[0] == 0  # the head, and the line's piece (or the one before, too)
+    assert any(0 < later.line - n <= p.lines for p, n in cut if n in held[1:])
 
 
 def _renamed_log(stages: list[Path], copies: int) -> tuple[str, list[str]]:
@@ -280,9 +281,10 @@ def test_a_value_looked_for_by_name_is_explained_from_the_pieces_that_spell_it(
         monkeypatch.setattr(pieces, "HELD_BYTES", held)
         monkeypatch.setattr(sys, "stdin", _Trickle(log.encode(), held // 3))
         read = "-"
-    cut = list(pieces.scan_pieces(read, cuts=pieces.Cuts(pieces.MODULE_LINE, holding=name.encode())))
-    kept = [p for p, _ in cut if not isinstance(p, pieces.Unscanned)]
-    assert len(cut) == len(texts) and len(kept) == 1 and sum(p.lines for p, _ in cut) == log.count("\n")
+    cut = list(pieces.scan_pieces(read, cuts=pieces.Cuts((pieces.MODULE_LINE,), holding=(name.encode(),))))
+    kept = [k for k, (p, _) in enumerate(cut) if not isinstance(p, pieces.Unscanned)]
+    assert len(cut) == len(texts) and sum(p.lines for p, _ in cut) == log.count("\n")
+    assert kept == [0, 2]  # the file's head, always scanned, and the copy that spells the name
     assert sum(p.size for p, _ in cut) == len(log.encode())
     if held is not None:
         monkeypatch.setattr(sys, "stdin", _Trickle(log.encode(), held // 3))
@@ -293,6 +295,50 @@ def test_a_value_looked_for_by_name_is_explained_from_the_pieces_that_spell_it(
         with pytest.raises(ExplainError) as e:
             explain_path(str(path), missing)
         assert str(e.value).endswith(f"no sharded value matches --value {missing}")  # records: no flag named
+
+
+def _long_module(stage_text: str, copies: int, main_at: int | None) -> str:
+    """One module holding ``copies`` of a stage's function, each copy's SSA names its own; the copy at
+    ``main_at`` keeps the name ``main``, the others are ``@f_cK``."""
+    lines = stage_text.rstrip("\n").split("\n")
+    head = [ln for ln in lines[:3] if not ln.startswith("  func.func")]
+    start = len(head)
+    body, close = "\n".join(lines[start:-1]), lines[-1]
+    ssa = re.compile(r"%(?!arg\d+\b)([A-Za-z_\d][\w.\-]*)")
+    funcs = [ssa.sub(rf"%\g<1>_c{k}", body) for k in range(copies)]
+    funcs = [f if k == main_at else re.sub(r"func.func (public |private )?@main\(", f"func.func @f_c{k}(", f, count=1)
+             for k, f in enumerate(funcs)]
+    return "\n".join([*head, *funcs, close]) + "\n"
+
+
+@pytest.mark.parametrize("main_at", [0, 3, None])
+def test_a_long_module_explains_cut_at_its_functions_as_it_does_whole(
+    programs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, main_at: int | None
+) -> None:
+    """A module too long to scan at once is cut before its functions: each question answers as the whole
+    module's scan does. Its entry function is ``main``, wherever it is (first, last), else its first; a
+    piece that continues the module without ``main`` is not scanned for it."""
+    from shardconv.scan import pieces
+
+    text = _long_module(stage(programs, "chain").read_text(), 4, main_at)
+    path = tmp_path / "long.mlir"
+    path.write_text(text)
+    last = max(int(n) for n in re.findall(r"%(\d+)_c2 = stablehlo.tanh", text))
+    name = f"%{last}_c2"  # the chain's last value, in the third function
+    line = text.split("\n").index(next(ln for ln in text.split("\n") if ln.startswith(f"    {name} = "))) + 1
+    questions: list[dict[str, object]] = [{}, {"result": 0}, {"arg": 0}, {"value": name}, {"line": line}]
+    whole = [explain_path(str(path), **q) for q in questions]  # type: ignore[arg-type]
+    entry = "f_c0" if main_at is None else "main"
+    assert [e.function for e in whole[0]] == [entry] and whole[3][0].function == ("main" if main_at == 2 else "f_c2")
+    assert all(len(w) == 1 and w[0].axes for w in whole)
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)
+    cut = list(pieces.scan_pieces(str(path), cuts=pieces.Cuts((pieces.MODULE_LINE, pieces.FUNCTION_LINE))))
+    assert len(cut) == 4  # a piece per function, the first with the module's head (its mesh)
+    assert [explain_path(str(path), **q) for q in questions] == whole  # type: ignore[arg-type]
+    entry_cuts = pieces.Cuts((pieces.MODULE_LINE, pieces.FUNCTION_LINE), holding=ENTRY_WORDS)
+    scanned = [k for k, (p, _) in enumerate(pieces.scan_pieces(str(path), cuts=entry_cuts))
+               if not isinstance(p, pieces.Unscanned)]
+    assert scanned == sorted({0} | ({main_at} if main_at is not None else set()))
 
 
 def test_a_name_no_piece_spells_in_a_log_without_records_names_the_flag(
