@@ -193,7 +193,7 @@ def _spelled(value: str | None, line: int | None) -> tuple[bytes, ...]:
     return ENTRY_WORDS if value is None else (_op(_named(value)).encode(),)
 
 
-class Picked(NamedTuple):
+class _Picked(NamedTuple):
     """One module's explanations in one piece: ``goes_on`` when the piece continues a module an earlier
     piece began; ``fallback`` when its entry function is its first (no ``main`` among its sites here)."""
 
@@ -203,7 +203,7 @@ class Picked(NamedTuple):
 
 
 def _explain_piece(reader: Reader, *, value: str | None, arg: int | None, result: int | None,
-                   line: int | None) -> Iterator[Picked]:
+                   line: int | None) -> Iterator[_Picked]:
     """The selected value of each module's entry function (``main``, else its first function);
     ``--value`` and ``--line`` look in every function that holds the name or line."""
     path = reader.path
@@ -224,10 +224,10 @@ def _explain_piece(reader: Reader, *, value: str | None, arg: int | None, result
             for f in (Function(reader, module, scope, reader.scope_name(scope)) for scope in scopes)
             for name in select(f, value=value, arg=arg, result=result, line=line)
         ]
-        yield Picked(module == begun, fallback, found)
+        yield _Picked(module == begun, fallback, found)
 
 
-def _in_order(picked: Iterator[Picked]) -> Iterator[Explanation]:
+def _in_order(picked: Iterator[_Picked]) -> Iterator[Explanation]:
     """The explanations of each module once: a module without ``main`` among the sites of its first
     piece has its first function's held until it ends (a later piece of it may hold its ``main``)."""
     held: list[Explanation] = []
@@ -252,7 +252,7 @@ class _Seen:
     def __init__(self) -> None:
         self.found = self.records = False
 
-    def pieces(self, reader: Reader | Unscanned, **selection: Any) -> Iterator[Picked]:
+    def pieces(self, reader: Reader | Unscanned, **selection: Any) -> Iterator[_Picked]:
         """The modules picked in one piece (none in a piece left unscanned)."""
         if isinstance(reader, Unscanned):
             self.records = self.records or reader.records

@@ -60,9 +60,9 @@ RECORD_WORDS = (b"sharding_origin", b"propagation_edges")  # what every propagat
 
 @record
 class Unscanned:
-    """A piece left unscanned, since it does not hold the one name or line its reader looks for
-    (``Cuts.holding``, ``Cuts.holding_line``): its size, its line breaks, and whether it spells a
-    propagation record's keyword."""
+    """A piece left unscanned, since it spells none of the words, or does not hold the line, its reader
+    looks for (``Cuts.holding``, ``Cuts.holding_line``): its size, its line breaks, and whether it
+    spells a propagation record's keyword."""
 
     size: int
     lines: int

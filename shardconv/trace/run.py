@@ -84,7 +84,7 @@ def read_dumps(
                 yield repeat
                 continue
             piece = piece.scan()  # the reader needs its sites after all
-        assert not isinstance(piece, Unscanned)  # (only a reader looking for one name leaves pieces unscanned)
+        assert not isinstance(piece, Unscanned)  # (only a reader looking for words or a line leaves pieces unscanned)
         reader = SiteReader(piece, path, lines)
         headers = [(i, replace(h, line=h.line + lines)) for i, h in module_headers(piece, path)]
         header_at = dict(headers)
