@@ -6,8 +6,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pickle
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import KW_ONLY, dataclass, field
+from typing import Any, Callable, ClassVar
 
 import pytest
 
@@ -59,7 +59,16 @@ def declare(deco: Callable[[type], type]) -> dict[str, type]:
     class Child(Many):
         f: int = 0
 
-    return {c.__name__: c for c in (Empty, One, Many, OwnMethods, OwnHash, NoHash, Child)}
+    @deco
+    class Keywords:
+        a: int
+        b: str = "x"
+        limit: ClassVar[int] = 5
+        _: KW_ONLY
+        e: list[int] = field(default_factory=list)
+        g: int = field(default=3, init=False)
+
+    return {c.__name__: c for c in (Empty, One, Many, OwnMethods, OwnHash, NoHash, Child, Keywords)}
 
 
 RECORD = declare(record)
@@ -72,6 +81,7 @@ SAMPLES: dict[str, list[tuple[Any, ...]]] = {
     "OwnHash": [(1,), (2,)],
     "NoHash": [(1,)],
     "Child": [(1,), (1, "x", (), None, [], 3)],
+    "Keywords": [(1,), (1, "y")],
 }
 
 
@@ -99,6 +109,54 @@ def observe(cls: type, args: tuple[Any, ...]) -> list[Any]:
 def test_record_matches_frozen_dataclass(name: str) -> None:
     for args in SAMPLES[name]:
         assert observe(RECORD[name], args) == observe(DATACLASS[name], args)
+
+
+def _call_errors(cls: type) -> list[str]:
+    """What a wrong call says (the arguments of ``Keywords`` and ``Child``)."""
+    said = []
+    for args, kwargs in (((), {}), ((1, 2, 3, 4, 5, 6, 7), {}), ((1,), {"z": 2}), ((1,), {"a": 1})):
+        with pytest.raises(TypeError) as info:
+            cls(*args, **kwargs)
+        said.append(str(info.value))
+    return said
+
+
+@pytest.mark.parametrize("name", ["Keywords", "Child"])
+def test_a_wrong_call_fails_as_with_a_dataclass(name: str) -> None:
+    assert _call_errors(RECORD[name]) == _call_errors(DATACLASS[name])
+    made, again = RECORD[name](1), RECORD[name](1)
+    assert made == again and made.e is not again.e  # each gets its own default_factory value
+
+
+def test_annotations_that_are_objects_are_read_as_dataclass_reads_them() -> None:
+    def declared(deco: Callable[[type], type]) -> type:
+        annotations = {"a": int, "limit": ClassVar[int], "plain": ClassVar, "_": KW_ONLY, "b": int}
+        return deco(type("Objects", (), {"__annotations__": annotations, "limit": 5, "plain": 6, "b": 2}))
+
+    ours, theirs = declared(record), declared(dataclass(frozen=True))
+    assert [f.name for f in dataclasses.fields(ours)] == [f.name for f in dataclasses.fields(theirs)] == ["a", "b"]
+    assert [f.kw_only for f in dataclasses.fields(ours)] == [False, True]
+    assert repr(ours(1, b=3)).split("(")[1] == repr(theirs(1, b=3)).split("(")[1] == "a=1, b=3)"
+    assert _call_errors(ours) == _call_errors(theirs)
+
+
+def test_a_field_without_a_default_after_one_with_a_default_is_refused_as_by_dataclass() -> None:
+    for deco in (record, dataclass(frozen=True)):
+        with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
+
+            @deco
+            class Wrong:
+                a: int = 0
+                b: int
+
+
+def test_a_mutable_default_is_refused_as_by_dataclass() -> None:
+    for deco in (record, dataclass(frozen=True)):
+        with pytest.raises(ValueError, match="mutable default <class 'list'> for field a is not allowed"):
+
+            @deco
+            class Wrong:
+                a: list[int] = []  # noqa: RUF012
 
 
 def test_recursive_repr_is_cut_as_dataclass_cuts_it() -> None:
