@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from importlib import import_module
+from types import ModuleType
 
 TYPE_CHECKING = False  # not from typing (nor collections): `import shardconv` would then pay for them
 if TYPE_CHECKING:
@@ -23,6 +24,8 @@ def lazy_exports(package: str, exports: dict[str, str]) -> tuple[Callable[[str],
         return value
 
     def __dir__() -> list[str]:
-        return sorted(set(namespace) | set(exports))
+        """``__all__``, the lazy exports, dunders and loaded submodules: not the package's helpers and flags."""
+        own = {n for n, v in namespace.items() if n.startswith("__") or isinstance(v, ModuleType)}
+        return sorted(own | set(exports) | set(namespace.get("__all__", ())))
 
     return __getattr__, __dir__

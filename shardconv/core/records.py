@@ -1,7 +1,7 @@
 """``@record``: ``@dataclass(frozen=True)`` at a fraction of the import cost. dataclasses compiles six
 methods per frozen class from source, a fifth of ``check``'s start-up; here ``__eq__``, ``__hash__``,
-``__repr__`` and frozenness are shared closures, and ``__init__`` is compiled when the class is first
-built, so a command pays only for the records it makes."""
+``__repr__`` and frozenness are shared closures, and ``__init__`` is compiled when the class makes its first
+instance, so a command pays only for the records it makes."""
 
 from __future__ import annotations
 

@@ -45,6 +45,9 @@ for name, module in sc._EXPORTS.items():
     assert value is getattr(importlib.import_module(module), name), name
     assert value.__module__ == module or not hasattr(value, "__module__") or name == "UNCONSTRAINED", (name, value.__module__)
 assert sorted(dir(sc)) == sorted(set(dir(sc)))
+assert set(sc.__all__) <= set(dir(sc)), set(sc.__all__) - set(dir(sc))
+helpers = {n for n in dir(sc) if not n.startswith("__") and n not in sc.__all__ and not isinstance(getattr(sc, n), types.ModuleType)}
+assert not helpers, helpers  # what tab completion offers is the API (TYPE_CHECKING, annotations, lazy_exports were)
 print("ok")
 """
 
