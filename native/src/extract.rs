@@ -329,7 +329,16 @@ pub struct Line<'a> {
     mlir_op: Option<Option<Arc<str>>>,
     has_nl: bool,
     sig_flag: Option<bool>,
-    body: Option<(Option<Span>, Option<usize>, usize)>,
+    body: Option<OpParts>,
+}
+
+/// An MLIR op line's parts: its first result and how many it names, where its last ` : ` is, and its
+/// length without the loc tail.
+#[derive(Clone, Copy)]
+struct OpParts {
+    results: Option<(Span, usize)>,
+    colon: Option<usize>,
+    end: usize,
 }
 
 impl<'a> Line<'a> {
@@ -374,12 +383,26 @@ impl<'a> Line<'a> {
     /// The first result's name, where the last ` : ` of the line (its loc tail cut) is, and the line
     /// without that tail.
     fn body(&mut self) -> (Option<Name>, Option<usize>, &'a [u8]) {
+        let parts = self.parts();
+        let first = parts.results.map(|(first, _)| first);
+        (self.name(first), parts.colon, &self.text[..parts.end])
+    }
+
+    /// How many results the line's op names (0 for a line naming none).
+    fn result_count(&mut self) -> usize {
+        self.parts().results.map_or(0, |(_, count)| count)
+    }
+
+    fn parts(&mut self) -> OpParts {
         let t = self.text;
-        let (name, colon, end) = *self.body.get_or_insert_with(|| {
+        *self.body.get_or_insert_with(|| {
             let body = strip_loc(rstrip(t));
-            (mlir_result(t).map(|(span, _)| span), crate::find::rfind_lit(body, b" : ", 1), body.len())
-        });
-        (self.name(name), colon, &t[..end])
+            OpParts {
+                results: mlir_result(t).map(|r| (r.first, r.count)),
+                colon: crate::find::rfind_lit(body, b" : ", 1),
+                end: body.len(),
+            }
+        })
     }
 
     fn signature(&mut self) -> Option<&Signature> {
@@ -613,10 +636,7 @@ fn attr_string<'t>(t: &'t [u8], prefix: &[u8]) -> Option<&'t [u8]> {
 /// The op of an MLIR line: `%r = op`, `%r = "op"(...)` or a line starting with the op; a custom call
 /// with its target.
 fn mlir_op(t: &[u8]) -> Option<(&[u8], Option<&[u8]>)> {
-    let mut i = match mlir_result(t) {
-        Some((_, e)) => e,
-        None => 0,
-    };
+    let mut i = mlir_result(t).map_or(0, |r| r.end);
     i += t[i..].iter().take_while(|&&b| is_ws(b)).count();
     let op: &[u8] = if t.get(i) == Some(&b'"') {
         let e = string_end(t, i)?;
@@ -647,9 +667,19 @@ fn mlir_op(t: &[u8]) -> Option<(&[u8], Option<&[u8]>)> {
     Some((op, None))
 }
 
-/// `^\s*(%[\w#.$\-]+)(?::\d+)?(?:\s*,\s*%[\w#.$\-]+(?::\d+)?)*\s*=`: (first name span, end).
-pub fn mlir_result(t: &[u8]) -> Option<((usize, usize), usize)> {
-    let value = |i: usize| -> Option<usize> {
+/// `^\s*(%[\w#.$\-]+)(?::\d+)?(?:\s*,\s*%[\w#.$\-]+(?::\d+)?)*\s*=`: the results an MLIR op's line names.
+pub struct Results {
+    /// the first result's name
+    pub first: Span,
+    /// just past the `=`
+    pub end: usize,
+    /// how many results (`%a:2, %b` names three)
+    pub count: usize,
+}
+
+pub fn mlir_result(t: &[u8]) -> Option<Results> {
+    // the end of one `%name` or `%name:N`, and how many results it names
+    let value = |i: usize| -> Option<(usize, usize)> {
         if t.get(i) != Some(&b'%') {
             return None;
         }
@@ -660,15 +690,15 @@ pub fn mlir_result(t: &[u8]) -> Option<((usize, usize), usize)> {
         if t.get(e) == Some(&b':') {
             let d = t[e + 1..].iter().take_while(|b| b.is_ascii_digit()).count();
             if d > 0 {
-                return Some(e + 1 + d);
+                let n = std::str::from_utf8(&t[e + 1..e + 1 + d]).ok()?.parse().ok()?;
+                return Some((e + 1 + d, n));
             }
         }
-        Some(e)
+        Some((e, 1))
     };
     let s = lstrip_len(t);
-    let first_end = value(s)?;
+    let (mut i, mut count) = value(s)?;
     let name_end = s + 1 + t[s + 1..].iter().take_while(|&&b| ssa_char(b)).count();
-    let mut i = first_end;
     loop {
         let w = i + t[i..].iter().take_while(|&&b| is_ws(b)).count();
         if t.get(w) != Some(&b',') {
@@ -676,13 +706,13 @@ pub fn mlir_result(t: &[u8]) -> Option<((usize, usize), usize)> {
         }
         let w2 = w + 1 + t[w + 1..].iter().take_while(|&&b| is_ws(b)).count();
         match value(w2) {
-            Some(e) => i = e,
+            Some((e, n)) => (i, count) = (e, count.saturating_add(n)),
             None => break,
         }
     }
     let w = i + t[i..].iter().take_while(|&&b| is_ws(b)).count();
     if t.get(w) == Some(&b'=') {
-        Some(((s, name_end), w + 1))
+        Some(Results { first: (s, name_end), end: w + 1, count })
     } else {
         None
     }
@@ -737,6 +767,16 @@ fn some_shapes(v: Vec<Shape>) -> Option<Shapes> {
     } else {
         Some(Arc::new(v))
     }
+}
+
+/// The result types of a type list printed without `->`: the last `count`, as `stablehlo.select`
+/// prints its predicate's type before its result's (`: tensor<4xi1>, tensor<4xf32>`); all of them when
+/// the line names no results or as many as it lists.
+fn last_types(all: Shapes, count: usize) -> Shapes {
+    if count == 0 || count >= all.len() {
+        return all;
+    }
+    Arc::new(all[all.len() - count..].to_vec())
 }
 
 fn first_shape(v: Vec<Shape>) -> Option<Shapes> {
@@ -1160,11 +1200,14 @@ impl Extractor {
         let (name, colon, body) = ln.body();
         let shapes = match colon {
             Some(colon) if colon >= pos => {
-                let mut tail = &body[colon + 3..];
-                if let Some(a) = crate::find::rfind_lit(tail, b"->", 1) {
-                    tail = &tail[a + 2..];
+                let tail = &body[colon + 3..];
+                match crate::find::rfind_lit(tail, b"->", 1) {
+                    Some(a) => ln.memo.mlir_shapes(&tail[a + 2..]),
+                    None => {
+                        let count = ln.result_count();
+                        ln.memo.mlir_shapes(tail).map(|all| last_types(all, count))
+                    }
                 }
-                ln.memo.mlir_shapes(tail)
             }
             _ => None,
         };
@@ -1443,10 +1486,19 @@ mod tests {
     }
 
     #[test]
+    fn result_types_without_an_arrow() {
+        // select prints its predicate's type, then its result's; a multi-result op prints its results'
+        let select = b"  %16 = stablehlo.select %13, %15, %2 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>]>} : tensor<64x128xi1>, tensor<64x32xf32>";
+        assert_eq!(sites(select)[0].shapes.as_deref(), Some(&vec![vec![Some(64), Some(32)]]));
+        let barrier = b"  %0:2 = stablehlo.optimization_barrier {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}]>, <@mesh, [{}]>]>} %a, %b : tensor<4xf32>, tensor<8xf32>";
+        assert_eq!(sites(barrier)[0].shapes.as_deref(), Some(&vec![vec![Some(4)], vec![Some(8)]]));
+    }
+
+    #[test]
     fn loc() {
         assert_eq!(loc_tail(b"x : tensor<8xf32> loc(#loc3)"), Some(17));
         assert_eq!(loc_tail(b"x loc(a) y"), None);
-        assert_eq!(mlir_result(b"  %0:2, %1 = foo").map(|r| r.1), Some(12));
+        assert_eq!(mlir_result(b"  %0:2, %1 = foo").map(|r| (r.end, r.count)), Some((12, 3)));
     }
 
     #[test]

@@ -13,6 +13,9 @@ xla/shardy/), each a correct program on its mesh (written to OUT_DIR/mesh.txt as
 - ``mesh3d``, on data=2, fsdp=2, tp=2: an FSDP+TP MLP;
 - ``grouped``, on data=2, fsdp=2, tp=2: a constrained tanh MLP summed over its batch, whose dots XLA
   partitions in groups, so its per-device modules keep shardings over 4 of the 8 devices;
+- ``gradient``, on data=2, fsdp=2, tp=2: the value and gradient of a constrained relu MLP's squared
+  sum, whose backward pass selects through the relu (``stablehlo.select`` prints its predicate's type
+  before its result's);
 - ``shard_map``, on batch=2, model=4: a shard_map with a psum over model;
 - ``outlined``, on batch=2, model=4: a shard_map normalising its input (a psum over batch), then a
   ``lax.scan`` of constrained matmuls and a sharded bias. Shardy's export outlines the shard_map's body
@@ -43,7 +46,7 @@ from jax.sharding import PartitionSpec as P  # noqa: E402
 
 program = sys.argv[2] if len(sys.argv) > 2 else "block"
 devices = np.array(jax.devices())
-if program in ("mesh3d", "grouped"):
+if program in ("mesh3d", "grouped", "gradient"):
     mesh = Mesh(devices.reshape(2, 2, 2), ("data", "fsdp", "tp"))
 elif program == "permuted":
     mesh = Mesh(devices.reshape(4, 2).T, ("data", "model"))
@@ -101,6 +104,14 @@ elif program == "grouped":
         return (h @ w2).sum(axis=0)
 
     jax.jit(grouped).lower(arg((64, 32), "data", None), arg((32, 128), "fsdp", "tp"), arg((128, 16), "tp", None)).compile()
+elif program == "gradient":
+    def loss(x: jax.Array, w1: jax.Array, w2: jax.Array) -> jax.Array:
+        h = jax.lax.with_sharding_constraint(jnp.maximum(x @ w1, 0.0), on(("data", "fsdp"), "tp"))
+        return jnp.sum((h @ w2) ** 2)
+
+    jax.jit(jax.value_and_grad(loss, argnums=(1, 2))).lower(
+        arg((64, 32), "data", None), arg((32, 128), "fsdp", "tp"), arg((128, 16), "tp", None)
+    ).compile()
 elif program == "shard_map":
     def body(a: jax.Array, b: jax.Array) -> jax.Array:
         return jax.lax.psum(a @ b, "model")

@@ -17,7 +17,7 @@ const EDGES_OPEN: usize = b"#sdy.propagation_edges<".len();
 /// bracketed argument or its type: (span of the list, the names joined by ", "). An op that prints its
 /// attributes first (`stablehlo.optimization_barrier {...} %a, %b : ...`) has its operands after them.
 pub fn operands(t: &[u8]) -> Option<(usize, usize, Vec<u8>)> {
-    let mut i = super::mlir_result(t).map_or(lstrip_len(t), |(_, e)| e);
+    let mut i = super::mlir_result(t).map_or(lstrip_len(t), |r| r.end);
     i += t[i..].iter().take_while(|&&b| is_ws(b)).count();
     if t.get(i) == Some(&b'"') {
         i = string_end(t, i)?;

@@ -51,6 +51,7 @@ _PLAIN_ARG = re.compile(
 _FUNC = re.compile(rb"\bfunc\.func\b[^(]*?@[\w$.\-\"]+\s*\(")
 _ARG = re.compile(rb"(%[\w#.$\-]+):\s*")
 _LOC_TAIL = re.compile(rb"\s+loc\((?:[^()]|\([^()]*\))*\)\s*$")
+_RESULT_NAMES = re.compile(rb"%[\w#.$\-]+(?::(\d+))?")  # each name of ``%a:2, %b =`` and its count
 _CLOSE_REGION = re.compile(rb"^(\s*)\}\s*(?:\{.*\}\s*)?:\s*(.*)$")  # (an attribute dict may follow the region)
 
 _PER_VALUE_PREFIXES = (
@@ -697,8 +698,12 @@ def _mlir_context(ln: _Line, pos: int) -> tuple[str | None, tuple[Shape, ...] | 
     tail = body[colon + 3 :]
     arrow = tail.rfind(b"->")
     if arrow >= 0:
-        tail = tail[arrow + 2 :]
+        return name, mlir_shapes(tail[arrow + 2 :]) or None
+    # ``a, b`` without an arrow: the op's results are the last of them (select prints its predicate's type first)
     shapes = mlir_shapes(tail)
+    results = sum(int(n or 1) for n in _RESULT_NAMES.findall(r.group(0))) if r else 0
+    if 0 < results < len(shapes):
+        shapes = shapes[-results:]
     return name, shapes or None
 
 
