@@ -59,18 +59,26 @@ def test_help_imports_no_command_module(tmp_path: Path) -> None:
     assert "click" in modules and not top(modules) & (NEVER | HEAVY | COMMAND_MODULES)
 
 
-def test_convert_loads_no_native_core_and_no_checker(tmp_path: Path) -> None:
+def test_convert_of_a_printed_spelling_loads_no_grammar_no_native_core_and_no_checker(tmp_path: Path) -> None:
     modules = loaded(tmp_path, "convert", SEED, "--mesh", SEED_MESH)
     assert "shardconv.cli.convert" in modules
-    assert not top(modules) & (NEVER | {"shardconv._native", "shardconv.check", "shardconv.scan", "tomllib"})
+    assert not top(modules) & (NEVER | HEAVY | {"shardconv.check", "shardconv.scan", "tomllib"})
+
+
+def test_convert_of_a_rarer_spelling_loads_the_grammar(tmp_path: Path) -> None:
+    modules = loaded(tmp_path, "convert", '{devices=[2,4]<=[8] metadata={op_name="a"}}', "--mesh", SEED_MESH)
+    assert "shardconv.formats._lark_runtime" in modules and "shardconv._native" not in modules
 
 
 def test_check_on_a_pipe_loads_only_what_its_report_needs(tmp_path: Path) -> None:
     (tmp_path / "clean.hlo").write_text(CLEAN_HLO)
     modules = loaded(tmp_path, "check", "-j", "1", "clean.hlo")
     assert {"shardconv.cli.check", "shardconv._native"} <= modules
-    # no rich on a pipe; no JSON without --format json/sarif, no temp files without --fix, no --mesh parser
-    assert not top(modules) & (NEVER | {"json", "tempfile", "shlex", "shardconv.formats.detect"})
+    # no rich on a pipe; no JSON without --format json/sarif, no temp files without --fix, no --mesh parser,
+    # no grammar for a value spelled as XLA prints it
+    assert not top(modules) & (
+        NEVER | {"json", "tempfile", "shlex", "shardconv.formats.detect", "shardconv.formats._lark_runtime"}
+    )
 
 
 def test_a_command_runs_with_young_collections_spaced_out(tmp_path: Path) -> None:

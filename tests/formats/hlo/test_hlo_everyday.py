@@ -1,0 +1,99 @@
+"""The everyday HLO spellings, read without the grammar (the CLI's one-value path), give the grammar's
+answer; a spelling the grammar refuses, or one outside that set, is left to the grammar."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from support.hlo_strategies import any_sharding, tiled
+from shardconv.core.errors import ShardingError
+from shardconv.core.model import HloSharding
+from shardconv.formats.grammar import parse
+from shardconv.formats.hlo.read import _everyday, parse_hlo_text
+from shardconv.formats.hlo.tree import HloTransformer
+
+# As XLA and torch-xla print them (jax's compile().as_text(), torch-xla's tensors.txt).
+PRINTED = [
+    "{replicated}",
+    "{maximal device=0}",
+    "{devices=[2,1,1,4]<=[8] last_tile_dim_replicate}",
+    "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}",
+    "{devices=[2,4]<=[8]}",
+    "{devices=[4,2]<=[2,2,2]T(2,0,1)}",
+    "{devices=[1,1,8]<=[8] last_tile_dim_replicate}",
+    "{devices=[1,4,2]0,2,4,6,1,3,5,7 last_tile_dim_replicate}",
+    "{devices=[2,2]0,2,1,3}",
+]
+NUM_DEVICES = st.one_of(st.none(), st.integers(1, 16))
+
+
+def by_grammar(text: str, num_devices: int | None) -> HloSharding | ShardingError:
+    try:
+        sharding: HloSharding = parse("hlo_sharding", "start", text, HloTransformer(num_devices))
+        return sharding
+    except ShardingError as e:
+        return e
+
+
+def assert_same_as_grammar(text: str, num_devices: int | None) -> HloSharding | None:
+    ours = _everyday(text, num_devices)
+    if ours is not None:
+        theirs = by_grammar(text, num_devices)
+        assert not isinstance(theirs, ShardingError), f"{text}: read, but the grammar says {theirs}"
+        assert ours == theirs, text
+    return ours
+
+
+@pytest.mark.parametrize("text", PRINTED)
+def test_printed_spellings_are_read_as_the_grammar_reads_them(text: str) -> None:
+    assert assert_same_as_grammar(text, 8) is not None
+    assert parse_hlo_text(text) == by_grammar(text, None)
+
+
+_NUMBER = st.one_of(
+    st.integers(0, 9).map(str),
+    st.sampled_from(["0", "1", "16", "00", "08", str(2**31), str(10**17), str(10**18 - 1), str(10**18), str(10**19)]),
+)
+
+
+@st.composite
+def _numbers(draw: st.DrawFn, least: int = 1) -> str:
+    sep = draw(st.sampled_from([",", ",", ",", ", ", " ,"]))
+    return sep.join(draw(st.lists(_NUMBER, min_size=least, max_size=5)))
+
+
+@st.composite
+def near_everyday(draw: st.DrawFn) -> str:
+    """Spellings inside the everyday set and just outside it: any numbers (leading zeros, beyond int64,
+    lists of the wrong length, permutations that are not), a transpose with one reshape dim or without
+    one on several, spaces where XLA prints none, other items after."""
+    form = draw(st.sampled_from(["replicated", "maximal", "flat", "transposed", "listed"]))
+    if form == "replicated":
+        body = "replicated"
+    elif form == "maximal":
+        body = f"maximal device={draw(_NUMBER)}"
+    else:
+        devices = {
+            "flat": lambda: f"<=[{draw(_numbers())}]" + draw(st.sampled_from(["", "", f"T({draw(_numbers())})"])),
+            "transposed": lambda: f"<=[{draw(_numbers(2))}]" + draw(st.sampled_from([f"T({draw(_numbers())})", ""])),
+            "listed": lambda: draw(_numbers()),
+        }[form]()
+        body = f"devices=[{draw(_numbers())}]{devices}"
+        body += draw(st.sampled_from(["", "", " last_tile_dim_replicate", "last_tile_dim_replicate", "  last_tile_dim_replicate"]))
+    tail = draw(st.sampled_from(["", "", "", " metadata={op_name=\"a\"}", " ", ", {replicated}"]))
+    return "{" + draw(st.sampled_from(["", "", " "])) + body + tail + "}"
+
+
+@settings(max_examples=3000, suppress_health_check=list(HealthCheck))
+@given(near_everyday(), NUM_DEVICES)
+def test_near_everyday_spellings_give_the_grammars_answer_or_go_to_it(text: str, num_devices: int | None) -> None:
+    assert_same_as_grammar(text, num_devices)
+
+
+@settings(max_examples=1500, suppress_health_check=list(HealthCheck))
+@given(st.one_of(any_sharding, tiled()), NUM_DEVICES)
+def test_generated_shardings_give_the_grammars_answer_or_go_to_it(text: str, num_devices: int | None) -> None:
+    assert_same_as_grammar(text, num_devices)
+
