@@ -690,7 +690,8 @@ pub fn mlir_result(t: &[u8]) -> Option<Results> {
         if t.get(e) == Some(&b':') {
             let d = t[e + 1..].iter().take_while(|b| b.is_ascii_digit()).count();
             if d > 0 {
-                let n = std::str::from_utf8(&t[e + 1..e + 1 + d]).ok()?.parse().ok()?;
+                let digits = &t[e + 1..e + 1 + d];
+                let n = digits.iter().fold(0usize, |n, b| n.saturating_mul(10).saturating_add(usize::from(b - b'0')));
                 return Some((e + 1 + d, n));
             }
         }
@@ -1499,6 +1500,11 @@ mod tests {
         assert_eq!(loc_tail(b"x : tensor<8xf32> loc(#loc3)"), Some(17));
         assert_eq!(loc_tail(b"x loc(a) y"), None);
         assert_eq!(mlir_result(b"  %0:2, %1 = foo").map(|r| (r.end, r.count)), Some((12, 3)));
+        // a count beyond usize still names the result (the reference reads any count)
+        assert_eq!(
+            mlir_result(b"%0:99999999999999999999999 = foo").map(|r| (r.first, r.count)),
+            Some(((0, 2), usize::MAX))
+        );
     }
 
     #[test]

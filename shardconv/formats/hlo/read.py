@@ -64,9 +64,9 @@ def _everyday(text: str, num_devices: int | None) -> HloSharding | None:
             check_iota_fits(tile, num_devices)
         else:
             devices = _ints(listed)
-            if len(devices) != prod(shape) or len(devices) == 1:
+            if len(devices) == 1:  # (the grammar's rule: one device is {maximal device=N})
                 return None
-            tile = TileAssignment.from_devices(shape, devices)
+            tile = TileAssignment.from_devices(shape, devices)  # (refuses a list of the wrong length)
             for d in devices:
                 check_device_id(d, num_devices)
         return canonical_tiled(tile, (SubgroupType.REPLICATED,) if replicate_last else ())
