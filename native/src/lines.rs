@@ -5,13 +5,13 @@
 //! whose value starts on the next line (`key =` then the value) is one logical line.
 
 use crate::extract::{complete_on, Extractor, Line, Site, MODULE_START};
+use crate::find::Needles;
 use crate::names::{Defined, Digest};
 use crate::scopes::{scope_of, ScopeLine};
 use crate::sniffer::{sniff, SNIFF_BYTES};
 use crate::strings::{is_word, rstrip};
 use crate::suppress::Suppressions;
 use crate::table::{Row, Scope, Table};
-use aho_corasick::{AhoCorasick, MatchKind};
 use std::sync::LazyLock;
 
 /// A read's size: small enough that the passes over it after the read (suppressions, keywords, newlines)
@@ -67,8 +67,8 @@ const REGION_CLOSE: &[u8] = b"} : ";
 const SCOPE_NEEDLES: [&[u8]; 4] = [b"func.func", b"{\n", b"{\r\n", b"HloModule"];
 
 struct Finder {
-    ac: AhoCorasick,
-    keywords: usize, // patterns below this index are value keywords, the rest scope needles
+    needles: Needles,
+    keywords: usize, // needles below this index are value keywords, the rest scope needles
 }
 
 impl Finder {
@@ -79,8 +79,7 @@ impl Finder {
         }
         let keywords = pats.len();
         pats.extend(SCOPE_NEEDLES);
-        let ac = AhoCorasick::builder().match_kind(MatchKind::LeftmostFirst).build(&pats).map_err(|e| e.to_string())?;
-        Ok(Finder { ac, keywords })
+        Ok(Finder { needles: Needles::new(&pats)?, keywords })
     }
 }
 
@@ -100,19 +99,19 @@ struct Candidate {
 }
 
 fn next_candidate(f: &Finder, buf: &[u8], from: usize, limit: usize) -> Option<Candidate> {
-    let m = f.ac.find(&buf[from..limit])?;
-    let p = from + m.start();
+    let m = f.needles.find(buf, from, limit)?;
+    let p = m.start;
     let start = memchr::memrchr(b'\n', &buf[from..p]).map_or(from, |q| from + q + 1);
     let end = memchr::memchr(b'\n', &buf[p..limit]).map_or(limit, |q| p + q);
-    let mut keyword = m.pattern().as_usize() < f.keywords;
+    let mut keyword = m.needle < f.keywords;
     if !keyword && p + 1 < end {
         let mut at = p + 1;
-        while let Some(m2) = f.ac.find(&buf[at..end]) {
-            if m2.pattern().as_usize() < f.keywords {
+        while let Some(m2) = f.needles.find(buf, at, end) {
+            if m2.needle < f.keywords {
                 keyword = true;
                 break;
             }
-            at += m2.start() + 1;
+            at = m2.start + 1;
         }
     }
     Some(Candidate { start, end, keyword })
