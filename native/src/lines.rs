@@ -5,7 +5,7 @@
 //! whose value starts on the next line (`key =` then the value) is one logical line.
 
 use crate::extract::{complete_on, Extractor, Line, Site, MODULE_START};
-use crate::find::Needles;
+use crate::find::{Hit, Needles};
 use crate::names::{Defined, Digest};
 use crate::scopes::{scope_of, ScopeLine};
 use crate::sniffer::{sniff, SNIFF_BYTES};
@@ -64,7 +64,10 @@ const KEYWORDS: [&[u8]; 11] = [
 ];
 const REGION_CLOSE: &[u8] = b"} : ";
 /// Lines that open a scope (a function, an HLO computation) or a module, found in the same pass.
-const SCOPE_NEEDLES: [&[u8]; 4] = [b"func.func", b"{\n", b"{\r\n", b"HloModule"];
+const SCOPE_NEEDLES: [&[u8]; 2] = [b"func.func", b"HloModule"];
+/// The other scope lines, those ending in `{`, are found by a search of their own: a two-byte needle
+/// among the others would cut the multi-needle search's fingerprint to two bytes, and its false hits.
+const BRACE_ENDS: [&[u8]; 2] = [b"{\n", b"{\r\n"];
 
 struct Finder {
     needles: Needles,
@@ -98,14 +101,78 @@ struct Candidate {
     keyword: bool,
 }
 
-fn next_candidate(f: &Finder, buf: &[u8], from: usize, limit: usize) -> Option<Candidate> {
-    let m = f.needles.find(buf, from, limit)?;
-    let p = m.start;
+/// A search's last answer, kept while later searches start at or before its hit: a region's candidates
+/// then read the bytes up to each needle's next place once, however many lines of other needles come
+/// first.
+#[derive(Clone, Copy)]
+struct Ahead<T: Copy> {
+    last: Option<(usize, Option<(usize, T)>)>, // (searched from, (hit start, hit))
+}
+
+impl<T: Copy> Default for Ahead<T> {
+    fn default() -> Self {
+        Ahead { last: None }
+    }
+}
+
+impl<T: Copy> Ahead<T> {
+    fn get(&mut self, from: usize, search: impl FnOnce() -> Option<(usize, T)>) -> Option<(usize, T)> {
+        match self.last {
+            Some((at, hit)) if at <= from && hit.is_none_or(|(h, _)| h >= from) => hit,
+            _ => {
+                let hit = search();
+                self.last = Some((from, hit));
+                hit
+            }
+        }
+    }
+}
+
+/// The searches of one pass over a region: the finder's needles, and each line end in `{`.
+#[derive(Default)]
+struct Searches {
+    needles: Ahead<Hit>,
+    braces: [Ahead<()>; 2],
+}
+
+impl Searches {
+    /// The leftmost of the finder's needles in `buf[from..limit]`.
+    fn needle(&mut self, f: &Finder, buf: &[u8], from: usize, limit: usize) -> Option<Hit> {
+        self.needles.get(from, || f.needles.find(buf, from, limit).map(|h| (h.start, h))).map(|(_, h)| h)
+    }
+
+    /// Where the first line at or after `from` ending in `{` has its `{` (before `limit`).
+    fn brace(&mut self, buf: &[u8], from: usize, limit: usize) -> Option<usize> {
+        let finders = [crate::finder!(BRACE_ENDS[0]), crate::finder!(BRACE_ENDS[1])];
+        let mut best: Option<usize> = None;
+        for (ahead, finder) in self.braces.iter_mut().zip(finders) {
+            let hit = ahead.get(from, || finder.find(&buf[from..limit]).map(|q| (from + q, ())));
+            best = match (best, hit) {
+                (Some(b), Some((h, _))) => Some(b.min(h)),
+                (b, h) => b.or(h.map(|(h, _)| h)),
+            };
+        }
+        best
+    }
+}
+
+fn next_candidate(f: &Finder, ahead: &mut Searches, buf: &[u8], from: usize, limit: usize) -> Option<Candidate> {
+    let m = ahead.needle(f, buf, from, limit);
+    let brace = ahead.brace(buf, from, limit);
+    let p = match (m, brace) {
+        (Some(m), Some(b)) => m.start.min(b),
+        (Some(m), None) => m.start,
+        (None, Some(b)) => b,
+        (None, None) => return None,
+    };
     let start = memchr::memrchr(b'\n', &buf[from..p]).map_or(from, |q| from + q + 1);
     let end = memchr::memchr(b'\n', &buf[p..limit]).map_or(limit, |q| p + q);
+    let Some(m) = m.filter(|m| m.start < end) else {
+        return Some(Candidate { start, end, keyword: false });
+    };
     let mut keyword = m.needle < f.keywords;
-    if !keyword && p + 1 < end {
-        let mut at = p + 1;
+    if !keyword && m.start + 1 < end {
+        let mut at = m.start + 1;
         while let Some(m2) = f.needles.find(buf, at, end) {
             if m2.needle < f.keywords {
                 keyword = true;
@@ -494,9 +561,10 @@ impl Engine {
             let with_close = self.ext.pending();
             let mut restart = None;
             let mut from = begin.max(done);
+            let mut ahead = Searches::default();
             while from < limit {
                 let f = &self.finders[usize::from(with_close)];
-                let Some(c) = next_candidate(f, buf, from, limit) else { break };
+                let Some(c) = next_candidate(f, &mut ahead, buf, from, limit) else { break };
                 from = c.end + 1;
                 self.scope_line(&buf[c.start..c.end]);
                 if !c.keyword {

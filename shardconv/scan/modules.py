@@ -3,8 +3,11 @@ and how often it does. ``signature`` is the one definition of "the same value" e
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import KW_ONLY, replace
+from itertools import groupby
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from shardconv.core.errors import ShardingError
@@ -84,64 +87,115 @@ def module_values(
     """The modules of one scanned file, in order (always at least one, if empty). A module whose key
     ``skip`` says yes to comes ``passed_over``, its values not built (a pass log's copies of a module)."""
     count = max(1, scan.modules)
-    first: list[dict[Signature, int]] = [{} for _ in range(count)]  # signature -> first site
-    counts: list[dict[Signature, int]] = [{} for _ in range(count)]
-    keys: list[list[object]] = [[] for _ in range(count)]
-    of_group: list[Signature] = []
-    ranks = [tuple(len(s) for s in shapes) for shapes in scan.shapes]
-    by_parts: dict[tuple[int, int, int], Signature] = {}  # a pass log repeats its groups module after module
-    for module, v, shapes, name, at, n in scan.groups:
-        sig = by_parts.get((v, shapes, name))
-        if sig is None:
-            kind, attr, _, text, data, _ = scan.values[v]
-            sig = by_parts[v, shapes, name] = (
-                kind_of(kind),
-                attr,
-                text.decode("utf-8", "surrogateescape"),
-                data,
-                ranks[shapes] if shapes < len(ranks) else None,
-                scan.names[name] if name < len(scan.names) else None,
-            )
-        of_group.append(sig)
-        seen = first[module].get(sig)
-        first[module][sig] = at if seen is None else min(seen, at)
-        counts[module][sig] = counts[module].get(sig, 0) + n
-        header = scan.line_texts.get(at) if sig[0] is SiteKind.NUM_PARTITIONS else None
-        keys[module].append((v, shapes, name, header))
+    groups, pairs = scan.groups, scan.pairs
+    group_spans, pair_spans = _module_spans(groups, count), _module_spans(pairs, count)
+    header_values = values_of_kind(scan, (SiteKind.NUM_PARTITIONS,))
+    headers = [i for i, g in enumerate(groups) if g[1] in header_values] if header_values else []
     expected = _expected_lines(scan, count)
-    pairs: list[dict[tuple[Signature, Signature], int]] = [{} for _ in range(count)]
-    for module, h, s, n in scan.pairs:
-        key = (of_group[h], of_group[s])
-        pairs[module][key] = pairs[module].get(key, 0) + n
+    signatures = _Signatures(scan)
+    distinct_of: dict[ModuleKey, int] = {}  # a built module's key -> how many distinct values it holds
     for index in range(count):
-        total = sum(counts[index].values())
-        mkey = None if expected[index] else (tuple(keys[index]), tuple(pairs[index]))
+        lo, hi = group_spans[index]
+        mine = groups[lo:hi]
+        total = sum(map(_COUNT, mine))
+        mkey = None if expected[index] else _module_key(scan, mine, lo, headers, pairs[slice(*pair_spans[index])])
         if mkey is not None and skip(mkey):
+            unbuilt = distinct_of.get(mkey)
+            if unbuilt is None:
+                unbuilt = len(signatures.firsts(lo, mine)[0])
             yield ModuleValues(
-                index=index,
-                values=(),
-                pairs=(),
-                expected_lines=expected[index],
-                total=total,
-                key=mkey,
-                passed_over=True,
-                unbuilt=len(first[index]),
+                index=index, values=(), pairs=(), expected_lines=expected[index], total=total, key=mkey,
+                passed_over=True, unbuilt=unbuilt,
             )
             continue
+        first, counts = signatures.firsts(lo, mine)
         parsed: dict[Signature, DistinctValue] = {}
-        for sig, i in sorted(first[index].items(), key=lambda item: item[1]):
+        for sig, i in sorted(first.items(), key=lambda item: item[1]):
             site = site_at(scan, i, path)
             value, err = parse_value(site.kind, site.text, site.data)
-            parsed[sig] = DistinctValue(site, counts[index][sig], value, err)
-        held = tuple(ValuePair(parsed[h], parsed[s], n) for (h, s), n in pairs[index].items())
+            parsed[sig] = DistinctValue(site, counts[sig], value, err)
+        held: dict[tuple[Signature, Signature], int] = {}
+        for _, h, s, n in pairs[slice(*pair_spans[index])]:
+            key = (signatures.of_group(h), signatures.of_group(s))
+            held[key] = held.get(key, 0) + n
+        if mkey is not None:
+            distinct_of[mkey] = len(parsed)
         yield ModuleValues(
             index=index,
             values=tuple(parsed.values()),
-            pairs=held,
+            pairs=tuple(ValuePair(parsed[h], parsed[s], n) for (h, s), n in held.items()),
             expected_lines=expected[index],
             total=total,
             key=mkey,
         )
+
+
+_COUNT = itemgetter(5)
+_PARTS = itemgetter(1, 2, 3)  # a group's value, tensor types and name ids
+
+
+def _module_spans(rows: Sequence[tuple[int, ...]], count: int) -> list[tuple[int, int]]:
+    """Per module, the slice of ``rows`` (groups or pairs, in module order, module first) it holds."""
+    spans, at = [(0, 0)] * count, 0
+    for module, run in groupby(map(itemgetter(0), rows)):
+        n = sum(1 for _ in run)
+        if module < count:
+            spans[module] = (at, at + n)
+        at += n
+    return spans
+
+
+def _module_key(
+    scan: Scan, mine: Sequence[tuple[int, ...]], lo: int, headers: Sequence[int], pairs: Sequence[tuple[int, ...]]
+) -> ModuleKey:
+    """What a module holds, as the scan's ids (its pairs by their groups' places in it), built at C speed:
+    equal keys mean equal groups in equal order, equal ``num_partitions`` header lines and equal pairs."""
+    header_lines = tuple(
+        (i - lo, scan.line_texts.get(scan.groups[i][4]))
+        for i in headers[bisect_left(headers, lo) : bisect_left(headers, lo + len(mine))]
+    )
+    held = tuple(dict.fromkeys((h - lo, s - lo) for _, h, s, _ in pairs))
+    return (tuple(map(_PARTS, mine)), header_lines, held)
+
+
+class _Signatures:
+    """Each group's ``signature``, made once per distinct (value, tensor types, name): a pass log repeats
+    its groups module after module."""
+
+    def __init__(self, scan: Scan) -> None:
+        self.scan = scan
+        self.ranks = [tuple(len(s) for s in shapes) for shapes in scan.shapes]
+        self.by_parts: dict[tuple[int, int, int], Signature] = {}
+
+    def of(self, v: int, shapes: int, name: int) -> Signature:
+        sig = self.by_parts.get((v, shapes, name))
+        if sig is None:
+            scan = self.scan
+            kind, attr, _, text, data, _ = scan.values[v]
+            sig = self.by_parts[v, shapes, name] = (
+                kind_of(kind),
+                attr,
+                text.decode("utf-8", "surrogateescape"),
+                data,
+                self.ranks[shapes] if shapes < len(self.ranks) else None,
+                scan.names[name] if name < len(scan.names) else None,
+            )
+        return sig
+
+    def of_group(self, group: int) -> Signature:
+        _, v, shapes, name, _, _ = self.scan.groups[group]
+        return self.of(v, shapes, name)
+
+    def firsts(self, lo: int, mine: Sequence[tuple[int, ...]]) -> tuple[dict[Signature, int], dict[Signature, int]]:
+        """A module's signatures: the first site and the count of each."""
+        first: dict[Signature, int] = {}
+        counts: dict[Signature, int] = {}
+        for _, v, shapes, name, at, n in mine:
+            sig = self.of(v, shapes, name)
+            seen = first.get(sig)
+            first[sig] = at if seen is None else min(seen, at)
+            counts[sig] = counts.get(sig, 0) + n
+        return first, counts
 
 
 def _expected_lines(scan: Scan, count: int) -> list[frozenset[int]]:
