@@ -222,6 +222,8 @@ struct Signature {
     arg_ends: Vec<usize>,
     arg_names: Vec<Name>,
     result_types: Vec<usize>,
+    /// The argument the last lookup found: a line's sites come in order, so the next is there or after.
+    last_arg: std::cell::Cell<usize>,
 }
 
 /// What the extractor has already made of the tensor types and op names it met (a dump repeats a few
@@ -514,7 +516,7 @@ fn lex_signature(t: &[u8]) -> Option<Signature> {
         Some(c) => crate::finder!(b"tensor<").find_iter(&t[c..]).map(|o| c + o).collect(),
         None => Vec::new(),
     };
-    Some(Signature { open_paren, close, arg_ends, arg_names, result_types })
+    Some(Signature { open_paren, close, arg_ends, arg_names, result_types, last_arg: Default::default() })
 }
 
 /// `^\s*(?:ROOT\s+)?(%?[\w.\-]+)\s*=\s*`: (name span, end).
@@ -1439,11 +1441,24 @@ fn mesh_decl_name(t: &[u8]) -> Option<&[u8]> {
 /// where the text holding its tensor type starts (it ends at `pos`).
 fn func_context(sig: &Signature, pos: usize) -> Option<(Name, usize)> {
     if sig.close.is_none_or(|c| pos < c) {
-        let i = sig.arg_ends.partition_point(|&e| e <= pos).checked_sub(1)?;
+        let i = arg_before(&sig.arg_ends, pos, sig.last_arg.get())?;
+        sig.last_arg.set(i);
         return Some((sig.arg_names[i].clone(), sig.arg_ends[i].min(pos)));
     }
     let i = sig.result_types.partition_point(|&e| e <= pos).checked_sub(1)?;
     Some((compact_str::format_compact!("result[{i}]"), sig.result_types[i]))
+}
+
+/// The last of the sorted `ends` at or before `pos`, tried first at `hint` and the one after it.
+fn arg_before(ends: &[usize], pos: usize, hint: usize) -> Option<usize> {
+    let at = |i: usize| ends.get(i).is_some_and(|&e| e <= pos) && ends.get(i + 1).is_none_or(|&e| e > pos);
+    if at(hint) {
+        return Some(hint);
+    }
+    if at(hint + 1) {
+        return Some(hint + 1);
+    }
+    ends.partition_point(|&e| e <= pos).checked_sub(1)
 }
 
 /// The keyword match at `s`, for tests.

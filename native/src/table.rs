@@ -3,7 +3,7 @@
 //! shapes, name) and the pairs of an HLO and an sdy sharding one value carries on one line.
 
 use crate::extract::{
-    physical_span, LineText, Name, Site, COLLECTIVE_AXES, COLLECTIVE_MESH, EXPECTED_ERROR, HLO, MODULE_START,
+    physical_span, LineText, Name, Shapes, Site, COLLECTIVE_AXES, COLLECTIVE_MESH, EXPECTED_ERROR, HLO, MODULE_START,
     NUM_PARTITIONS, SDY_MESH, SDY_ORIGINS, SDY_PER_VALUE, SDY_SHARDING, STABLEHLO_MESH,
 };
 use crate::shapes::Shape;
@@ -13,6 +13,7 @@ use rustc_hash::FxHasher as Fx;
 use std::borrow::Borrow;
 use std::borrow::Cow;
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 /// The interning maps' hasher: rustc's Fx, fast on the short keys a scan hashes (no DoS concern: the
 /// keys are the scanned file's own bytes, and a collision only costs time).
@@ -207,6 +208,15 @@ struct LineEntry {
     sdy: Option<u32>,
 }
 
+/// An HLO or sdy sharding a value carries on the line being read: its name, which kind, its group.
+/// Kept in order and paired at the line's end, and only on a line that holds both kinds (most lines
+/// hold one: an sdy signature line's hundreds of sites then need no index of names).
+struct OnLine {
+    name: Option<Name>,
+    hlo: bool,
+    group: u32,
+}
+
 /// Every grouped site's place, compact (LEB128 varints, deltas zigzagged): group, start, length, line.
 /// About 5 bytes a site, so a table that keeps only each group's first row still has every span.
 #[derive(Default)]
@@ -307,9 +317,16 @@ pub struct Table {
     filled: bool,
     line: Option<u64>,
     line_module: u32,
-    on_line: Vec<LineEntry>,
-    /// Where each value name of the line is in `on_line`.
-    on_line_index: FxMap<Option<Name>, usize>,
+    on_line: Vec<OnLine>,
+    /// Whether the line holds an HLO sharding, and an sdy one.
+    on_line_kinds: (bool, bool),
+    /// The pairing of a line holding both: each value name's last HLO and sdy sharding, in the order
+    /// the names first came (kept for their room, line after line).
+    entries: Vec<LineEntry>,
+    entry_index: FxMap<Option<Name>, usize>,
+    /// The last tensor-type tuples met and their ids: the extractor shares one `Arc` per distinct
+    /// type text, so a pointer finds most without hashing the shapes.
+    shape_ids: [Option<(Shapes, u32)>; 8],
     /// Whether every site keeps its row; else only each group's first site, module headers and
     /// expected-error markers do (the propagation records none), and `spans` holds every place.
     pub every_site: bool,
@@ -361,6 +378,9 @@ impl Table {
         self.pair_index = FxMap::default();
         self.values.drop_index();
         self.on_line = Vec::new();
+        self.entries = Vec::new();
+        self.entry_index = FxMap::default();
+        self.shape_ids = Default::default();
     }
 
     pub fn count(&self) -> usize {
@@ -380,7 +400,7 @@ impl Table {
             return;
         }
         let value = self.values.id(s, row.text);
-        let shapes = s.shapes.as_deref().map_or(NONE, |v| self.shapes.id_of(v.as_slice()));
+        let shapes = s.shapes.as_ref().map_or(NONE, |v| self.shapes_id(v));
         if kind == MODULE_START {
             if self.filled {
                 self.module += 1;
@@ -463,6 +483,19 @@ impl Table {
         }
     }
 
+    /// The id of a tuple of tensor types: by its `Arc` if it was met lately, else by its contents.
+    fn shapes_id(&mut self, shapes: &Shapes) -> u32 {
+        let slot = (Arc::as_ptr(shapes) as usize >> 4) % self.shape_ids.len();
+        if let Some((known, id)) = &self.shape_ids[slot] {
+            if Arc::ptr_eq(known, shapes) {
+                return *id;
+            }
+        }
+        let id = self.shapes.id_of(shapes.as_slice());
+        self.shape_ids[slot] = Some((shapes.clone(), id));
+        id
+    }
+
     fn name_id(&mut self, name: &Option<Name>) -> u32 {
         name.as_deref().map_or(NONE, |v| self.names.id_of(v))
     }
@@ -476,19 +509,12 @@ impl Table {
         if !hlo && !sdy {
             return;
         }
-        let at = match self.on_line_index.get(&s.value) {
-            Some(&i) => i,
-            None => {
-                self.on_line.push(LineEntry { hlo: None, sdy: None });
-                self.on_line_index.insert(std::mem::take(&mut s.value), self.on_line.len() - 1);
-                self.on_line.len() - 1
-            }
-        };
         if hlo {
-            self.on_line[at].hlo = Some(group);
+            self.on_line_kinds.0 = true;
         } else {
-            self.on_line[at].sdy = Some(group);
+            self.on_line_kinds.1 = true;
         }
+        self.on_line.push(OnLine { name: std::mem::take(&mut s.value), hlo, group });
     }
 
     /// The site's row of columns; `ids` are its value, name, shapes and module.
@@ -551,10 +577,31 @@ impl Table {
     }
 
     fn pair_line(&mut self) {
-        let module = self.line_module;
-        self.on_line_index.clear();
+        let both = self.on_line_kinds == (true, true);
+        self.on_line_kinds = (false, false);
+        if !both {
+            self.on_line.clear();
+            return;
+        }
         // drained, not taken: the entries' room serves line after line
-        for e in self.on_line.drain(..) {
+        for site in self.on_line.drain(..) {
+            let at = match self.entry_index.get(&site.name) {
+                Some(&i) => i,
+                None => {
+                    self.entries.push(LineEntry { hlo: None, sdy: None });
+                    self.entry_index.insert(site.name, self.entries.len() - 1);
+                    self.entries.len() - 1
+                }
+            };
+            if site.hlo {
+                self.entries[at].hlo = Some(site.group);
+            } else {
+                self.entries[at].sdy = Some(site.group);
+            }
+        }
+        self.entry_index.clear();
+        let module = self.line_module;
+        for e in self.entries.drain(..) {
             if let (Some(h), Some(s)) = (e.hlo, e.sdy) {
                 let key = [module, h, s];
                 match self.pair_index.get(&key) {
