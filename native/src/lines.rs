@@ -10,7 +10,7 @@ use crate::names::{Defined, Digest};
 use crate::scopes::{scope_of, ScopeLine};
 use crate::sniffer::{sniff, SNIFF_BYTES};
 use crate::strings::{is_word, rstrip};
-use crate::suppress::Suppressions;
+use crate::suppress::{Anchor, Suppressions};
 use crate::table::{Row, Scope, Table};
 use std::sync::LazyLock;
 
@@ -233,6 +233,9 @@ pub struct Engine {
     buf: Vec<u8>,
     buf_off: u64,
     lineno: u64,
+    /// The line breaks drained in windows of a long logical line (one joined to the next): `lineno`
+    /// counts on without them, as the reference's does, and `buf[0]` is on line `lineno + drift`.
+    drift: u64,
     col_base: u64,
     pub size: u64,
     ext: Extractor,
@@ -266,6 +269,7 @@ impl Engine {
             buf: Vec::new(),
             buf_off: 0,
             lineno: 1,
+            drift: 0,
             col_base: 0,
             size: 0,
             ext: Extractor::new(!opts.every_site),
@@ -345,7 +349,6 @@ impl Engine {
         self.head_taken = true;
         let head = std::mem::take(&mut self.staged);
         self.size += head.len() as u64;
-        self.suppressions.read(&head);
         let (kind, reason) = sniff(&head);
         self.kind = kind;
         self.reason = reason;
@@ -354,13 +357,21 @@ impl Engine {
             self.defined.clear();
         }
         self.buf = head;
+        self.suppressions_read(0);
+    }
+
+    /// The suppression scanner's read of `buf[start..]` (none: the end), with the line `buf` starts on.
+    fn suppressions_read(&mut self, start: usize) {
+        let anchor = Anchor { buf: &self.buf, offset: self.buf_off, line: self.lineno + self.drift };
+        self.suppressions.read_at(start, &anchor);
     }
 
     /// One read of the reference's loop: `data` appended, then the complete lines handled.
     fn read(&mut self, data: &[u8]) {
         self.size += data.len() as u64;
-        self.suppressions.read(data);
+        let start = self.buf.len();
         self.buf.extend_from_slice(data);
+        self.suppressions_read(start);
         self.step(data.is_empty());
     }
 
@@ -376,7 +387,7 @@ impl Engine {
         self.staged = head;
         self.take_head();
         if n < SNIFF_BYTES {
-            self.suppressions.read(b""); // the reference's head read met the end
+            self.suppressions_read(self.buf.len()); // the reference's head read met the end
         }
         let chunk = self.opts.chunk;
         while !self.skip {
@@ -387,7 +398,7 @@ impl Engine {
             if self.size > limit {
                 return Err(std::io::Error::other("the file grew while it was read"));
             }
-            self.suppressions.read_at(&self.buf, start);
+            self.suppressions_read(start);
             self.step(n == 0);
             if n == 0 {
                 self.eof = true;
@@ -405,7 +416,7 @@ impl Engine {
             let short = self.staged.len() < SNIFF_BYTES;
             self.take_head();
             if short {
-                self.suppressions.read(b"");
+                self.suppressions_read(self.buf.len());
             }
         }
         if !self.skip {
@@ -476,6 +487,7 @@ impl Engine {
                 }
                 self.ext.release(ln);
                 let nxt = nxt.max(0) as usize;
+                self.drift += count_nl(&buf[..nxt]);
                 self.names_to(self.buf_off + nxt as u64, false, &buf);
                 self.buf = buf;
                 self.col_base += nxt as u64;

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import re
+import tempfile
 from dataclasses import dataclass, fields, replace
+from pathlib import Path
 
 from shardconv.scan import native
 from shardconv.scan.sites import RECORD_KINDS, SiteKind, ValueSite
@@ -85,6 +87,11 @@ def native_outcome(data: bytes, opts: Options = Options(), *, via: str = "bytes"
     kw = {"chunk": opts.chunk, "max_line": opts.max_line, "overlap": opts.overlap}
     if via == "bytes":
         scan = native.scan_bytes(data, **kw)
+    elif via == "path":  # read_all's reads straight into the buffer
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "dump"
+            path.write_bytes(data)
+            scan = native.scan_path(str(path), **kw)
     else:
         scan = native.scan_stream(io.BytesIO(data), **kw)
     every = list(native.iter_sites(scan, "<t>"))
