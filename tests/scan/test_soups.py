@@ -164,8 +164,8 @@ def test_big_soups_read_from_a_file(seed: int) -> None:
     long_lines = [b"x" * 5000, b"w" * 70_000, b"\n", b"// shardconv: ignore[a]", b"shardconv: ignore[b, c]"]
     for _ in range(8):
         data = b"".join(rng.choice(FRAGMENTS + long_lines) for _ in range(rng.randrange(300, 1500)))
-        opts = rng.choice([Options(chunk=997, max_line=4000, overlap=50), Options(chunk=7000, max_line=12000, overlap=1),
-                           Options(chunk=64, max_line=256, overlap=100), Options()])
+        opts = rng.choice([Options(chunk=997, max_line=4000, overlap=50), Options(chunk=64, max_line=256, overlap=100),
+                           Options(chunk=7000, max_line=12000, overlap=1), Options()])
         assert len(data) > 65536
         assert differences(data, opts, via="path") == [], (seed, opts)
 
