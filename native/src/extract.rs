@@ -2,7 +2,7 @@
 //! syntaxes are tried, so mixed logs work), each with its span and the tensor type and value name it
 //! annotates, and the op that defines that value. Just enough lexing to cut values out.
 
-use crate::keywords::{match_at, name_char, ssa_char, Group, Match, Needles, Searcher};
+use crate::keywords::{match_at, name_char, ssa_char, Group, Match, NeedleHits, Needles, Searcher};
 use crate::shapes::{hlo_shapes, mlir_shapes, Shape};
 use crate::strings::{
     decode_layered, encode_layered, is_word, is_ws, lstrip_len, match_close, rstrip, string_end, unicode_strip,
@@ -924,6 +924,20 @@ impl Extractor {
         col_base: u64,
         out: &mut Vec<Site>,
     ) -> Line<'a> {
+        let needles = self.needles;
+        self.scan_line_with(text, (offset, lineno, col_base), out, needles)
+    }
+
+    /// `scan_line` with its needles from `hits`; `at` is the file offset, line and column base of
+    /// `text[0]`.
+    pub fn scan_line_with<'a>(
+        &mut self,
+        text: &'a [u8],
+        at: (u64, u64, u64),
+        out: &mut Vec<Site>,
+        hits: impl NeedleHits,
+    ) -> Line<'a> {
+        let (offset, lineno, col_base) = at;
         out.clear();
         let mut ln = Line::new(self.memo.take().unwrap_or_default(), text, offset, lineno, col_base);
         if col_base == 0 && module_start(text) {
@@ -933,7 +947,7 @@ impl Extractor {
             self.close(&mut ln, out);
         }
         let mut pos = 0;
-        let mut searcher = Searcher::new(self.needles);
+        let mut searcher = Searcher::new(hits);
         while let Some(m) = searcher.search(text, pos) {
             pos = match self.dispatch(&mut ln, &m, out) {
                 Ok(p) => p,

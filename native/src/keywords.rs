@@ -416,22 +416,34 @@ fn precedes(text: &[u8], hit: usize, before: &[u8]) -> bool {
     text[hit - before.len()..hit].iter().zip(before).all(|(a, b)| a == b)
 }
 
-/// One line's keyword search.
-pub struct Searcher<'a> {
-    needles: &'a Needles,
+/// Where a line's needles are: found by the line's own search, or read off hits a search of the whole
+/// buffer already made (the line finder's, whose needles include these).
+pub trait NeedleHits {
+    /// The leftmost needle starting in `text` at or after `from`: its index in `NEEDLES`, and its start.
+    fn next(&mut self, text: &[u8], from: usize) -> Option<(usize, usize)>;
 }
 
-impl<'a> Searcher<'a> {
-    pub fn new(needles: &'a Needles) -> Self {
-        Searcher { needles }
+impl NeedleHits for &Needles {
+    fn next(&mut self, text: &[u8], from: usize) -> Option<(usize, usize)> {
+        self.finder.find(text, from, text.len()).map(|h| (h.needle, h.start))
+    }
+}
+
+/// One line's keyword search.
+pub struct Searcher<H: NeedleHits> {
+    hits: H,
+}
+
+impl<H: NeedleHits> Searcher<H> {
+    pub fn new(hits: H) -> Self {
+        Searcher { hits }
     }
 
     /// `KEYWORD.search(text, pos)`, tried only where a needle allows.
     pub fn search(&mut self, text: &[u8], mut pos: usize) -> Option<Match> {
         while pos <= text.len() {
-            let found = self.needles.finder.find(text, pos, text.len())?;
-            let hit = found.start;
-            for &before in NEEDLES[found.needle].1 {
+            let (needle, hit) = self.hits.next(text, pos)?;
+            for &before in NEEDLES[needle].1 {
                 if hit - pos >= before.len() && precedes(text, hit, before) {
                     if let Some(found) = match_at(text, hit - before.len()) {
                         return Some(found);

@@ -6,6 +6,7 @@
 
 use crate::extract::{complete_on, Extractor, Line, Site, MODULE_START};
 use crate::find::{Hit, Needles};
+use crate::keywords::NeedleHits;
 use crate::names::{Defined, Digest};
 use crate::scopes::{scope_of, ScopeLine};
 use crate::sniffer::{sniff, SNIFF_BYTES};
@@ -69,9 +70,16 @@ const SCOPE_NEEDLES: [&[u8]; 2] = [b"func.func", b"HloModule"];
 /// among the others would cut the multi-needle search's fingerprint to two bytes, and its false hits.
 const BRACE_ENDS: [&[u8]; 2] = [b"{\n", b"{\r\n"];
 
+/// Needles the keyword search reads that neither make a line a candidate nor open a scope: with them,
+/// the finder's needles hold all of the keyword search's, so one search of the buffer serves both.
+const SEARCH_ONLY: [&[u8]; 1] = [b"stablehlo.mesh"];
+
 struct Finder {
     needles: Needles,
     keywords: usize, // needles below this index are value keywords, the rest scope needles
+    scopes: usize,   // needles from this index on are the keyword search's alone (`SEARCH_ONLY`)
+    /// Each needle's index among the keyword search's (`keywords::NEEDLES`), if it is one of them.
+    keyword_needle: Vec<Option<usize>>,
 }
 
 impl Finder {
@@ -82,7 +90,14 @@ impl Finder {
         }
         let keywords = pats.len();
         pats.extend(SCOPE_NEEDLES);
-        Ok(Finder { needles: Needles::new(&pats)?, keywords })
+        let scopes = pats.len();
+        pats.extend(SEARCH_ONLY);
+        let keyword_needle: Vec<Option<usize>> =
+            pats.iter().map(|p| crate::keywords::NEEDLES.iter().position(|(n, _)| n == p)).collect();
+        if crate::keywords::NEEDLES.iter().any(|(n, _)| !pats.contains(n)) {
+            return Err("a keyword needle is missing from the line finder's".into());
+        }
+        Ok(Finder { needles: Needles::new(&pats)?, keywords, scopes, keyword_needle })
     }
 }
 
@@ -156,8 +171,45 @@ impl Searches {
     }
 }
 
+/// The finder's hits in one line (`buf[at..at + len]`), as the keyword search reads them: its needles
+/// are met by the search of the buffer, whose last hit the next candidate's search then takes up.
+struct LineHits<'s> {
+    ahead: &'s mut Searches,
+    finder: &'s Finder,
+    buf: &'s [u8],
+    at: usize,
+    limit: usize,
+}
+
+impl NeedleHits for LineHits<'_> {
+    fn next(&mut self, text: &[u8], from: usize) -> Option<(usize, usize)> {
+        let mut from = self.at + from;
+        loop {
+            let h = self.ahead.needle(self.finder, self.buf, from, self.limit)?;
+            if h.start >= self.at + text.len() {
+                return None;
+            }
+            if let Some(n) = self.finder.keyword_needle[h.needle] {
+                return Some((n, h.start - self.at));
+            }
+            from = h.start + 1;
+        }
+    }
+}
+
+/// The leftmost needle from `from` on that makes a line a candidate (`SEARCH_ONLY` ones do not).
+fn candidate_needle(f: &Finder, ahead: &mut Searches, buf: &[u8], mut from: usize, limit: usize) -> Option<Hit> {
+    loop {
+        let m = ahead.needle(f, buf, from, limit)?;
+        if m.needle < f.scopes {
+            return Some(m);
+        }
+        from = m.start + 1;
+    }
+}
+
 fn next_candidate(f: &Finder, ahead: &mut Searches, buf: &[u8], from: usize, limit: usize) -> Option<Candidate> {
-    let m = ahead.needle(f, buf, from, limit);
+    let m = candidate_needle(f, ahead, buf, from, limit);
     let brace = ahead.brace(buf, from, limit);
     let p = match (m, brace) {
         (Some(m), Some(b)) => m.start.min(b),
@@ -173,7 +225,7 @@ fn next_candidate(f: &Finder, ahead: &mut Searches, buf: &[u8], from: usize, lim
     let mut keyword = m.needle < f.keywords;
     if !keyword && m.start + 1 < end {
         let mut at = m.start + 1;
-        while let Some(m2) = f.needles.find(buf, at, end) {
+        while let Some(m2) = ahead.needle(f, buf, at, limit).filter(|m2| m2.start < end) {
             if m2.needle < f.keywords {
                 keyword = true;
                 break;
@@ -594,7 +646,8 @@ impl Engine {
                 let at = self.buf_off + c.start as u64;
                 let col = if c.start == 0 { self.col_base } else { 0 };
                 let mut sites = std::mem::take(&mut self.sites);
-                let mut ln = self.ext.scan_line(text, at, lineno, col, &mut sites);
+                let hits = LineHits { ahead: &mut ahead, finder: f, buf, at: c.start, limit };
+                let mut ln = self.ext.scan_line_with(text, (at, lineno, col), &mut sites, hits);
                 for s in sites.iter_mut() {
                     self.emit(s, text, at, buf, Some(&mut ln));
                 }
