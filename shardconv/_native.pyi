@@ -68,6 +68,10 @@ class Scan:
     # one ("xla.sdy.sharding", "sdy.sharding"; kinds sdy.sharding / sdy.sharding_per_value) that the same
     # value carries on one line.
     pairs: list[tuple[int, int, int, int]]
+    # A module's key as bytes (u32 little-endian): per group, its value, shapes and name (12 bytes);
+    # per pair, its two groups counted from its module's first group (8 bytes).
+    group_keys: bytes
+    pair_keys: bytes
     modules: int  # module numbers used (a header starts a new module once the current one holds a site)
     # ``shardconv: ignore[...]`` comments: (line, col, the text between the brackets, its line, col in line).
     suppressions: list[tuple[int, int, bytes, bytes, int]]

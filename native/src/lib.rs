@@ -54,6 +54,8 @@ pub struct Scan {
     line_texts: Py<LineTexts>,
     groups: Py<PyList>,
     pairs: Py<PyList>,
+    group_keys: Py<PyBytes>,
+    pair_keys: Py<PyBytes>,
     modules: u32,
     suppressions: Py<PyList>,
     defined: Py<PyList>,
@@ -230,6 +232,28 @@ impl<'py> Ints<'py> {
 }
 
 /// A column's little-endian bytes, written straight into the Python object.
+/// What a module holds, as bytes a module's key slices: per group its value, shapes and name ids;
+/// per pair its two groups, counted from its module's first group (equal modules, equal bytes).
+fn module_keys<'py>(
+    py: Python<'py>,
+    groups: &[[u32; 6]],
+    pairs: &[[u32; 4]],
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    let parts: Vec<u32> = groups.iter().flat_map(|g| [g[1], g[2], g[3]]).collect();
+    let mut first = std::collections::HashMap::new(); // module -> its first group
+    for (i, g) in groups.iter().enumerate() {
+        first.entry(g[0]).or_insert(i as u32);
+    }
+    let relative: Vec<u32> = pairs
+        .iter()
+        .flat_map(|p| {
+            let base = first.get(&p[0]).copied().unwrap_or(0);
+            [p[1].wrapping_sub(base), p[2].wrapping_sub(base)]
+        })
+        .collect();
+    Ok((le_bytes(py, &parts, u32::to_le_bytes)?, le_bytes(py, &relative, u32::to_le_bytes)?))
+}
+
 fn le_bytes<'py, T: Copy, const N: usize>(
     py: Python<'py>,
     v: &[T],
@@ -376,6 +400,7 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
     }
     let span_log = PyBytes::new(py, &t.spans.bytes);
     t.spans = Default::default();
+    let (group_keys, pair_keys) = module_keys(py, &t.groups, &t.pairs)?;
     let groups = PyList::new(py, t.groups.iter().map(|g| ints.tuple(g)).collect::<PyResult<Vec<_>>>()?)?;
     let pairs = PyList::new(py, t.pairs.iter().map(|p| ints.tuple(p)).collect::<PyResult<Vec<_>>>()?)?;
     let suppressions = PyList::empty(py);
@@ -407,6 +432,8 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
         line_texts,
         groups: groups.unbind(),
         pairs: pairs.unbind(),
+        group_keys: group_keys.unbind(),
+        pair_keys: pair_keys.unbind(),
         modules: table.modules(),
         suppressions: suppressions.unbind(),
         defined: defined.unbind(),

@@ -98,7 +98,7 @@ def module_values(
         lo, hi = group_spans[index]
         mine = groups[lo:hi]
         total = sum(map(_COUNT, mine))
-        mkey = None if expected[index] else _module_key(scan, mine, lo, headers, pairs[slice(*pair_spans[index])])
+        mkey = None if expected[index] else _module_key(scan, (lo, hi), pair_spans[index], headers)
         if mkey is not None and skip(mkey):
             unbuilt = distinct_of.get(mkey)
             if unbuilt is None:
@@ -131,7 +131,6 @@ def module_values(
 
 
 _COUNT = itemgetter(5)
-_PARTS = itemgetter(1, 2, 3)  # a group's value, tensor types and name ids
 
 
 def _module_spans(rows: Sequence[tuple[int, ...]], count: int) -> list[tuple[int, int]]:
@@ -145,17 +144,13 @@ def _module_spans(rows: Sequence[tuple[int, ...]], count: int) -> list[tuple[int
     return spans
 
 
-def _module_key(
-    scan: Scan, mine: Sequence[tuple[int, ...]], lo: int, headers: Sequence[int], pairs: Sequence[tuple[int, ...]]
-) -> ModuleKey:
-    """What a module holds, as the scan's ids (its pairs by their groups' places in it), built at C speed:
-    equal keys mean equal groups in equal order, equal ``num_partitions`` header lines and equal pairs."""
-    header_lines = tuple(
-        (i - lo, scan.line_texts.get(scan.groups[i][4]))
-        for i in headers[bisect_left(headers, lo) : bisect_left(headers, lo + len(mine))]
-    )
-    held = tuple(dict.fromkeys((h - lo, s - lo) for _, h, s, _ in pairs))
-    return (tuple(map(_PARTS, mine)), header_lines, held)
+def _module_key(scan: Scan, groups: tuple[int, int], pairs: tuple[int, int], headers: Sequence[int]) -> ModuleKey:
+    """What a module holds, as the scan's ids, sliced from the scan's key bytes (C speed): equal keys mean
+    equal groups in equal order, equal ``num_partitions`` header lines and equal pairs."""
+    (lo, hi), (plo, phi) = groups, pairs
+    held = headers[bisect_left(headers, lo) : bisect_left(headers, hi)]
+    header_lines = tuple((i - lo, scan.line_texts.get(scan.groups[i][4])) for i in held)
+    return (scan.group_keys[12 * lo : 12 * hi], header_lines, scan.pair_keys[8 * plo : 8 * phi])
 
 
 class _Signatures:
