@@ -81,6 +81,25 @@ def test_check_on_a_pipe_loads_only_what_its_report_needs(tmp_path: Path) -> Non
     )
 
 
+CLEAN_SDY = (
+    'module @jit_f attributes {mhlo.num_partitions = 8 : i32} {\n  sdy.mesh @mesh = <["batch"=2, "model"=4]>\n'
+    '  func.func public @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"batch"}, {}]>})'
+    " -> tensor<8x8xf32> {\n"
+    '    %0 = sdy.sharding_constraint %arg0 <@mesh, [{}, {"model"}]> : tensor<8x8xf32>\n'
+    "    return %0 : tensor<8x8xf32>\n  }\n}\n"
+)
+
+
+@pytest.mark.parametrize(("name", "text"), [("clean.hlo", "HloModule m, num_partitions=8\n\nENTRY main {\n  ROOT p = "
+                                             "(f32[8], f32[8]) parameter(0), sharding={{devices=[8]<=[8]}, {replicated}}\n}\n"),
+                                             ("clean.mlir", CLEAN_SDY)])
+def test_check_of_printed_tuples_and_sdy_loads_no_grammar(tmp_path: Path, name: str, text: str) -> None:
+    """A dump's values as XLA and Shardy print them (tuples, meshes, shardings) are read without the grammar."""
+    (tmp_path / name).write_text(text)
+    modules = loaded(tmp_path, "check", "-j", "1", "--mesh", "batch=2,model=4", name)
+    assert "shardconv._native" in modules and "shardconv.formats._lark_runtime" not in modules
+
+
 def test_a_command_runs_with_young_collections_spaced_out(tmp_path: Path) -> None:
     probe = (
         "import gc, sys\nfrom shardconv.cli import entry\nimport shardconv.cli.main as m\n"

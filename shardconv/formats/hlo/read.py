@@ -44,9 +44,17 @@ def _ints(text: str) -> tuple[int, ...]:
 
 
 def _everyday(text: str, num_devices: int | None) -> HloSharding | None:
-    """The grammar's answer for an everyday spelling (``_EVERYDAY``) without loading the grammar: the CLI's
-    one-value path. None for anything else or anything invalid, so the grammar decides (and words any
-    error); tests/formats/hlo/test_hlo_everyday.py holds the two to the same answers."""
+    """The grammar's answer for an everyday spelling (``_EVERYDAY``, or a tuple of them as XLA prints one:
+    ``{{...}, {...}}``) without loading the grammar: the CLI's one-value path, and a dump's values. None
+    for anything else or anything invalid, so the grammar decides (and words any error);
+    tests/formats/hlo/test_hlo_everyday.py holds the two to the same answers."""
+    if text.startswith("{{") and text.endswith("}}"):
+        elements = [_everyday_element(part, num_devices) for part in text[1:-1].split(", ")]
+        return None if None in elements else HloSharding.tuple_of([e for e in elements if e is not None])
+    return _everyday_element(text, num_devices)
+
+
+def _everyday_element(text: str, num_devices: int | None) -> HloSharding | None:
     m = _EVERYDAY.fullmatch(text)
     if m is None:
         return None

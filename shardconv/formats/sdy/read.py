@@ -14,7 +14,9 @@ from shardconv.core.errors import ShardingError, ShardingSyntaxError, Suggestion
 from shardconv.core.arguments import require_text
 from shardconv.core.sources import remember
 from shardconv.core.model import (
+    AxisRef,
     CollectiveAxes,
+    DimSharding,
     ManualAxes,
     Mesh,
     MeshAxis,
@@ -46,11 +48,49 @@ def _parse_sdy_text(start: str, text: str) -> Any:
 def parse_mesh(text: str) -> Mesh:
     """A mesh in any spelling: ``sdy.mesh @m = <[...]>``, ``#sdy.mesh<[...]>``, ``<[...]>``, or the
     shorthand ``batch=2,model=4`` (optionally ``;device_ids=[...]``). Verified as Shardy does."""
-    shorthand = _plain_shorthand(require_text(text, "parse_mesh"))
-    if shorthand is not None:
-        return shorthand
+    everyday = _plain_shorthand(require_text(text, "parse_mesh")) or _everyday_mesh(text)
+    if everyday is not None:
+        return everyday
     mesh: Mesh = _parse_sdy_text("mesh_start", text)
     return mesh
+
+
+# The spellings Shardy prints most, exactly as printed (plain names, no escapes, one space after each
+# comma): ``<["a"=2, "b"=4]>`` and ``<@mesh, [{"a"}, {}, {"a", "b"}]>``, each maybe with its dialect
+# prefix. Read without the grammar, whose answer they give (tests/formats/sdy/test_sdy_everyday.py).
+_PLAIN = r"[A-Za-z_][A-Za-z0-9_]*"
+_SIZE = r"[1-9][0-9]{0,17}"
+_AXIS_SIZE = rf'"{_PLAIN}"={_SIZE}'
+_EVERYDAY_MESH = re.compile(rf"(?:#sdy\.mesh)?<\[((?:{_AXIS_SIZE}(?:, {_AXIS_SIZE})*)?)\]>")
+_DIM = rf'\{{(?:"{_PLAIN}"(?:, "{_PLAIN}")*)?\}}'
+_EVERYDAY_SHARDING = re.compile(rf"(?:#sdy\.sharding)?<@({_PLAIN}), \[((?:{_DIM}(?:, {_DIM})*)?)\]>")
+_NAME_AND_SIZE = re.compile(rf'"({_PLAIN})"=({_SIZE})')
+_DIM_BODY = re.compile(r"\{([^}]*)\}")
+_QUOTED = re.compile(rf'"({_PLAIN})"')
+
+
+def _everyday_mesh(text: str) -> Mesh | None:
+    """The grammar's answer for an everyday mesh (``_EVERYDAY_MESH``); None for anything else, or for a
+    mesh Shardy refuses (the grammar words the error)."""
+    m = _EVERYDAY_MESH.fullmatch(text)
+    if m is None:
+        return None
+    try:
+        return Mesh.of(tuple(MeshAxis(n, int(size)) for n, size in _NAME_AND_SIZE.findall(m.group(1))))
+    except ShardingError:
+        return None
+
+
+def _everyday_sharding(text: str) -> TensorSharding | None:
+    """The grammar's answer for an everyday sharding (``_EVERYDAY_SHARDING``: closed dims, no priorities,
+    no sub-axes, no replicated or unreduced axes); None for anything else."""
+    m = _EVERYDAY_SHARDING.fullmatch(text)
+    if m is None:
+        return None
+    dims = tuple(
+        DimSharding(tuple(AxisRef(a) for a in _QUOTED.findall(body))) for body in _DIM_BODY.findall(m.group(2))
+    )
+    return TensorSharding(mesh=m.group(1), dims=dims)
 
 
 def _plain_shorthand(text: str) -> Mesh | None:
@@ -79,7 +119,7 @@ def _plain_shorthand(text: str) -> Mesh | None:
 def parse_sdy(text: str) -> TensorSharding:
     """``#sdy.sharding<...>`` or the bare ``<@mesh, [...]>`` of sharding_constraint / manual_computation."""
     try:
-        sharding: TensorSharding = _parse_sdy_text("sharding_start", require_text(text, "parse_sdy"))
+        sharding = _everyday_sharding(require_text(text, "parse_sdy")) or _parse_sdy_text("sharding_start", text)
     except ShardingSyntaxError as e:
         if e.pos is not None and text.startswith("#sdy.mesh<", e.pos):
             # Shardy refuses the dialect prefix on a mesh inlined in a sharding: say how it prints one.

@@ -25,6 +25,9 @@ PRINTED = [
     "{devices=[1,1,8]<=[8] last_tile_dim_replicate}",
     "{devices=[1,4,2]0,2,4,6,1,3,5,7 last_tile_dim_replicate}",
     "{devices=[2,2]0,2,1,3}",
+    "{{devices=[2,4]<=[8]}, {replicated}}",
+    "{{replicated}}",
+    "{{maximal device=0}, {devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}, {devices=[8,1]<=[8]}}",
 ]
 NUM_DEVICES = st.one_of(st.none(), st.integers(1, 16))
 
@@ -89,6 +92,20 @@ def near_everyday(draw: st.DrawFn) -> str:
 @settings(max_examples=3000, suppress_health_check=list(HealthCheck))
 @given(near_everyday(), NUM_DEVICES)
 def test_near_everyday_spellings_give_the_grammars_answer_or_go_to_it(text: str, num_devices: int | None) -> None:
+    assert_same_as_grammar(text, num_devices)
+
+
+@st.composite
+def near_everyday_tuples(draw: st.DrawFn) -> str:
+    """Tuples of those, joined as XLA joins them (``, ``) and not quite (``,``, ``,  ``, a space inside)."""
+    elements = draw(st.lists(near_everyday(), max_size=4))
+    joined = draw(st.sampled_from([", ", ", ", ", ", ",", ",  ", " , "])).join(elements)
+    return "{" + draw(st.sampled_from(["", "", "", " "])) + joined + "}"
+
+
+@settings(max_examples=1500, suppress_health_check=list(HealthCheck))
+@given(near_everyday_tuples(), NUM_DEVICES)
+def test_near_everyday_tuples_give_the_grammars_answer_or_go_to_it(text: str, num_devices: int | None) -> None:
     assert_same_as_grammar(text, num_devices)
 
 
