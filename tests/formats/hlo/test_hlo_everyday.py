@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from support.fast_paths import answer_or_error, same_as_grammar
 from support.hlo_strategies import any_sharding, tiled
 from shardconv.core.errors import ShardingError
 from shardconv.core.model import HloSharding
@@ -33,20 +34,11 @@ NUM_DEVICES = st.one_of(st.none(), st.integers(1, 16))
 
 
 def by_grammar(text: str, num_devices: int | None) -> HloSharding | ShardingError:
-    try:
-        sharding: HloSharding = parse("hlo_sharding", "start", text, HloTransformer(num_devices))
-        return sharding
-    except ShardingError as e:
-        return e
+    return answer_or_error(lambda: parse("hlo_sharding", "start", text, HloTransformer(num_devices)))
 
 
 def assert_same_as_grammar(text: str, num_devices: int | None) -> HloSharding | None:
-    ours = _everyday(text, num_devices)
-    if ours is not None:
-        theirs = by_grammar(text, num_devices)
-        assert not isinstance(theirs, ShardingError), f"{text}: read, but the grammar says {theirs}"
-        assert ours == theirs, text
-    return ours
+    return same_as_grammar(_everyday(text, num_devices), lambda: by_grammar(text, num_devices), text)
 
 
 @pytest.mark.parametrize("text", PRINTED)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shardconv.core.errors import ShardingError
+from support.fast_paths import answer_or_error, same_as_grammar
 from shardconv.formats.sdy.read import _everyday_mesh, _everyday_sharding, _parse_sdy_text, parse_mesh, parse_sdy
 
 # As Shardy prints them (jax's lower().as_text() with Shardy on).
@@ -25,19 +25,12 @@ PRINTED_MESHES = ['<["batch"=2, "model"=4]>', '#sdy.mesh<["x"=8]>', "<[]>", '<["
 
 
 def by_grammar(start: str, text: str) -> Any:
-    try:
-        return _parse_sdy_text(start, text)
-    except ShardingError as e:
-        return e
+    return answer_or_error(lambda: _parse_sdy_text(start, text))
 
 
 def assert_same_as_grammar(start: str, text: str) -> Any:
     ours = (_everyday_sharding if start == "sharding_start" else _everyday_mesh)(text)
-    if ours is not None:
-        theirs = by_grammar(start, text)
-        assert not isinstance(theirs, ShardingError), f"{text}: read, but the grammar says {theirs}"
-        assert ours == theirs, text
-    return ours
+    return same_as_grammar(ours, lambda: by_grammar(start, text), text)
 
 
 @pytest.mark.parametrize("text", PRINTED_SHARDINGS)
