@@ -236,7 +236,12 @@ fn next_candidate(f: &Finder, ahead: &mut Searches, buf: &[u8], from: usize, lim
     Some(Candidate { start, end, keyword })
 }
 
+/// The line breaks in `b`; the few bytes between two candidate lines (often just the one break) are
+/// counted without the vector routine's set-up.
 fn count_nl(b: &[u8]) -> u64 {
+    if b.len() <= 16 {
+        return b.iter().filter(|&&c| c == b'\n').count() as u64;
+    }
     memchr::memchr_iter(b'\n', b).count() as u64
 }
 
@@ -642,7 +647,6 @@ impl Engine {
                     text = &text[..text.len() - 1];
                 }
                 lineno += count_nl(&buf[counted..c.start]);
-                counted = c.start;
                 let at = self.buf_off + c.start as u64;
                 let col = if c.start == 0 { self.col_base } else { 0 };
                 let mut sites = std::mem::take(&mut self.sites);
@@ -654,6 +658,11 @@ impl Engine {
                 sites.clear();
                 self.ext.release(ln);
                 self.sites = sites;
+                // counted on from the line's end: its own bytes hold line breaks only where it was joined
+                if end > c.end {
+                    lineno += count_nl(&buf[c.end..end]);
+                }
+                counted = end;
                 if self.ext.pending() && !with_close && end < limit {
                     restart = Some(end + 1);
                     break;
