@@ -368,7 +368,7 @@ impl<'a> Line<'a> {
         match memchr::memrchr(b'\n', &self.text[..i]) {
             None => (self.lineno, self.col_base + i as u64 + 1),
             Some(nl) => {
-                let count = memchr::memchr_iter(b'\n', &self.text[..i]).count() as u64;
+                let count = crate::strings::count_nl(&self.text[..i]);
                 (self.lineno + count, (i - nl) as u64)
             }
         }

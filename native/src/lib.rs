@@ -231,7 +231,6 @@ impl<'py> Ints<'py> {
     }
 }
 
-/// A column's little-endian bytes, written straight into the Python object.
 /// What a module holds, as bytes a module's key slices: per group its value, shapes and name ids;
 /// per pair its two groups, counted from its module's first group (equal modules, equal bytes).
 fn module_keys<'py>(
@@ -254,6 +253,7 @@ fn module_keys<'py>(
     Ok((le_bytes(py, &parts, u32::to_le_bytes)?, le_bytes(py, &relative, u32::to_le_bytes)?))
 }
 
+/// A column's little-endian bytes, written straight into the Python object.
 fn le_bytes<'py, T: Copy, const N: usize>(
     py: Python<'py>,
     v: &[T],
@@ -477,7 +477,7 @@ fn find_from(hay: &[u8], needle: &[u8], start: usize) -> isize {
 /// The line breaks in `data`: the lines of a piece left unscanned, counted a vector at a time.
 #[pyfunction]
 fn count_lines(data: &[u8]) -> u64 {
-    memchr::memchr_iter(b'\n', data).count() as u64
+    strings::count_nl(data)
 }
 
 fn os_error(e: std::io::Error, path: &str) -> PyErr {

@@ -10,7 +10,7 @@ use crate::keywords::NeedleHits;
 use crate::names::{Defined, Digest};
 use crate::scopes::{scope_of, ScopeLine};
 use crate::sniffer::{sniff, SNIFF_BYTES};
-use crate::strings::{is_word, rstrip};
+use crate::strings::{count_nl, is_word, rstrip};
 use crate::suppress::{Anchor, Suppressions};
 use crate::table::{Row, Scope, Table};
 use std::sync::LazyLock;
@@ -234,15 +234,6 @@ fn next_candidate(f: &Finder, ahead: &mut Searches, buf: &[u8], from: usize, lim
         }
     }
     Some(Candidate { start, end, keyword })
-}
-
-/// The line breaks in `b`; the few bytes between two candidate lines (often just the one break) are
-/// counted without the vector routine's set-up.
-fn count_nl(b: &[u8]) -> u64 {
-    if b.len() <= 16 {
-        return b.iter().filter(|&&c| c == b'\n').count() as u64;
-    }
-    memchr::memchr_iter(b'\n', b).count() as u64
 }
 
 /// `[\w.\"]\s*=\s*$` in `buf[lo..hi]`: a `key =` whose value is on the next line.

@@ -405,6 +405,15 @@ pub fn is_word(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
+/// The line breaks in `b`. A few bytes (the gap between two candidate lines, often just the one break)
+/// are counted without the vector routine's set-up.
+pub fn count_nl(b: &[u8]) -> u64 {
+    if b.len() <= 16 {
+        return b.iter().filter(|&&c| c == b'\n').count() as u64;
+    }
+    memchr::memchr_iter(b'\n', b).count() as u64
+}
+
 pub fn rstrip(t: &[u8]) -> &[u8] {
     let mut e = t.len();
     while e > 0 && is_ws(t[e - 1]) {

@@ -1,6 +1,7 @@
 //! Inline suppressions: `shardconv: ignore[rule, ...]` in a comment, found in the bytes as they are
 //! read (the reference's SuppressionScanner, read for read).
 
+use crate::strings::count_nl;
 use memchr::memmem;
 
 const TAIL: usize = 512;
@@ -26,10 +27,6 @@ pub struct Anchor<'a> {
     pub buf: &'a [u8],
     pub offset: u64,
     pub line: u64,
-}
-
-fn count_nl(b: &[u8]) -> u64 {
-    memchr::memchr_iter(b'\n', b).count() as u64
 }
 
 impl Anchor<'_> {

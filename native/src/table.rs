@@ -318,8 +318,6 @@ pub struct Table {
     line: Option<u64>,
     line_module: u32,
     on_line: Vec<OnLine>,
-    /// Whether the line holds an HLO sharding, and an sdy one.
-    on_line_kinds: (bool, bool),
     /// The pairing of a line holding both: each value name's last HLO and sdy sharding, in the order
     /// the names first came (kept for their room, line after line).
     entries: Vec<LineEntry>,
@@ -509,11 +507,6 @@ impl Table {
         if !hlo && !sdy {
             return;
         }
-        if hlo {
-            self.on_line_kinds.0 = true;
-        } else {
-            self.on_line_kinds.1 = true;
-        }
         self.on_line.push(OnLine { name: std::mem::take(&mut s.value), hlo, group });
     }
 
@@ -577,8 +570,7 @@ impl Table {
     }
 
     fn pair_line(&mut self) {
-        let both = self.on_line_kinds == (true, true);
-        self.on_line_kinds = (false, false);
+        let both = self.on_line.iter().any(|s| s.hlo) && self.on_line.iter().any(|s| !s.hlo);
         if !both {
             self.on_line.clear();
             return;

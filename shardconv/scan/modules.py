@@ -102,13 +102,13 @@ def module_values(
         if mkey is not None and skip(mkey):
             unbuilt = distinct_of.get(mkey)
             if unbuilt is None:
-                unbuilt = len(signatures.firsts(lo, mine)[0])
+                unbuilt = len(signatures.firsts(mine)[0])
             yield ModuleValues(
                 index=index, values=(), pairs=(), expected_lines=expected[index], total=total, key=mkey,
                 passed_over=True, unbuilt=unbuilt,
             )
             continue
-        first, counts = signatures.firsts(lo, mine)
+        first, counts = signatures.firsts(mine)
         parsed: dict[Signature, DistinctValue] = {}
         for sig, i in sorted(first.items(), key=lambda item: item[1]):
             site = site_at(scan, i, path)
@@ -181,7 +181,7 @@ class _Signatures:
         _, v, shapes, name, _, _ = self.scan.groups[group]
         return self.of(v, shapes, name)
 
-    def firsts(self, lo: int, mine: Sequence[tuple[int, ...]]) -> tuple[dict[Signature, int], dict[Signature, int]]:
+    def firsts(self, mine: Sequence[tuple[int, ...]]) -> tuple[dict[Signature, int], dict[Signature, int]]:
         """A module's signatures: the first site and the count of each."""
         first: dict[Signature, int] = {}
         counts: dict[Signature, int] = {}
