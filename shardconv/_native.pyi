@@ -11,8 +11,8 @@ then only the first site of each group, module headers and expected-error marker
 records none), and ``Scan.spans`` still gives every grouped site's place.
 """
 
-from collections.abc import Iterator
-from typing import Final, overload
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Final, overload
 
 VERSION: Final[str]
 NONE: Final[int]  # 0xFFFF_FFFF
@@ -40,6 +40,12 @@ class Scan:
     # Each distinct value's kind code (``values[i][0]``), one byte per value: read without the tuples.
     value_kinds: bytes
     names: list[str]  # distinct value names: "%x", "arg0"... as written, "result[1]", "@mesh", "module"
+    # With ``names=True``: what trace follows each sharded value by, indexed by the ``key`` column: the
+    # names first (most keys are a value's name), then the other keys ("arg[0]", "result", "@f:%3", ...).
+    keys: list[str]
+    result_key: int  # the index of "result" in ``keys`` (the entry's ROOT), or NONE
+    # With ``names=True``: each distinct (value, shapes, op) a site has, indexed by the ``read`` column.
+    reads: list[tuple[int, int, int]]
     shapes: list[tuple[Shape, ...]]  # distinct annotated tensor-type tuples (one shape per result)
     # (name, "func" | "computation", is_entry) of each function / computation: a ``func.func @name`` line
     # (entry: ``@main``) or an HLO computation header (a line at column 0 ending in ``{``; entry: ``ENTRY``),
@@ -47,7 +53,8 @@ class Scan:
     scopes: list[tuple[str, str, bool]]
     ops: list[str]  # distinct defining ops: "parameter", "custom-call Sharding", "stablehlo.add", ...
     # u32: value, name, shapes, scope, op, module, line, col, end_line, end_col, target, param, flags
-    # u64: start, end. ``target`` is an expected-error marker's target line; ``param`` an HLO
+    # u64: start, end. With ``names=True`` also u32 ``key`` (NONE: the site shards no value trace
+    # follows) and ``read``. ``target`` is an expected-error marker's target line; ``param`` an HLO
     # parameter's number; ``flags`` bit 0 = on an HLO ROOT line, bit 1 = on a func.func signature line.
     # ``target`` is clamped into 0..NONE-1 (a marker pointing above line 1 says 0); it is meaningful only
     # for expected-error sites. ``line``/``col``/``end_line``/``end_col`` saturate at NONE-1 likewise.
@@ -90,6 +97,18 @@ class Scan:
         """What ``segments`` define together (a later one wins)."""
     def spans(self, groups: list[int], /) -> list[tuple[int, int, int, int]]:
         """(group, start, end, line) of every grouped site whose group is in ``groups``, in report order."""
+    def sightings(
+        self,
+        sites: tuple[int, int],
+        readings: list[Any],
+        lines: int,
+        parts: Callable[[int], Iterable[tuple[str, Any]]],
+        /,
+    ) -> dict[str, list[tuple[Any, int, int]]]:
+        """Every sharded value of sites ``a..b`` by key, in order of first sighting: per key a list of
+        (reading, line + ``lines``, col) per site. ``readings[r]`` is what read ``r`` says of its one
+        tensor; where it is None, and for the key ``result``, ``parts(site)`` gives the site's (key,
+        reading) pairs. A ValueError for a scan made without names."""
 
 class Names:
     """One segment's definitions, held natively (a dump defines every instruction; trace asks about a

@@ -1,6 +1,7 @@
 //! `cargo run --release --example scan FILE [--first-sites]`: times the engine alone on a file (no Python
 //! objects); `--first-sites` keeps a row only for each group's first site, as `check` scans. `REPEAT=N`
-//! scans it N times (a profile of a piece's scan, as `explain` and `trace` scan a long file).
+//! scans it N times (a profile of a piece's scan, as `explain` and `trace` scan a long file); `NAMES=1`
+//! reads names, as trace scans.
 
 use std::time::Instant;
 
@@ -18,7 +19,8 @@ fn scan_once(path: &str) -> Result<(), Box<dyn std::error::Error>> {
     let mut f = std::fs::File::open(path)?;
     let every_site = !std::env::args().any(|a| a == "--first-sites");
     let chunk = std::env::var("CHUNK").ok().and_then(|c| c.parse().ok()).unwrap_or(_native::lines::CHUNK);
-    let opts = _native::lines::Options { every_site, chunk, ..Default::default() };
+    let names = std::env::var("NAMES").is_ok_and(|v| v == "1");
+    let opts = _native::lines::Options { every_site, chunk, names, ..Default::default() };
     let mut e = _native::lines::Engine::new(opts)?;
     e.size_hint(f.metadata()?.len());
     e.read_all(&mut f, u64::MAX)?;

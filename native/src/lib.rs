@@ -5,6 +5,7 @@
 pub mod extract;
 pub mod files;
 pub mod find;
+pub mod keys;
 pub mod keywords;
 pub mod lines;
 pub mod names;
@@ -21,6 +22,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use table::NONE;
 
 /// Runs `f`, turning a panic into a RuntimeError (never unwinding into the interpreter).
 fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
@@ -37,6 +39,23 @@ fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     }
 }
 
+/// The `i`th little-endian u32 of a column (NONE past its end).
+fn u32_at(column: &[u8], i: usize) -> u32 {
+    column.get(4 * i..4 * i + 4).map_or(NONE, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// `sighting` appended to `out[key]`'s list (made on the key's first sighting).
+fn sighted<'py>(
+    out: &Bound<'py, PyDict>,
+    key: &Bound<'py, PyAny>,
+    sighting: (Bound<'py, PyAny>, u64, u32),
+) -> PyResult<()> {
+    match out.get_item(key)? {
+        Some(held) => held.cast_into::<PyList>()?.append(sighting),
+        None => out.set_item(key, PyList::new(out.py(), [sighting])?),
+    }
+}
+
 /// One file's (or buffer's) sites.
 #[pyclass(module = "shardconv._native", frozen, get_all)]
 pub struct Scan {
@@ -47,6 +66,9 @@ pub struct Scan {
     values: Py<Values>,
     value_kinds: Py<PyBytes>,
     names: Py<PyList>,
+    keys: Py<PyList>,
+    result_key: u32,
+    reads: Py<PyList>,
     shapes: Py<PyList>,
     scopes: Py<PyList>,
     ops: Py<PyList>,
@@ -92,6 +114,52 @@ impl Scan {
             1 => Ok(held.remove(0).unbind()),
             _ => Py::new(py, Names(names::Defined::merged(held.iter().map(|n| &n.get().0)))),
         }
+    }
+
+    /// Every sharded value of sites `a..b` by key, in order of first sighting: per key, a list of
+    /// (reading, line + `lines`, col) per site. `readings[r]` is what read `r` (the `read` column) says
+    /// of its one tensor; where it is None, and for the key `result`, `parts(site)` gives the site's
+    /// (key, reading) pairs. Trace's loop over every site of a dump, at native speed.
+    fn sightings<'py>(
+        &self,
+        py: Python<'py>,
+        sites: (usize, usize),
+        readings: &Bound<'py, PyList>,
+        lines: u64,
+        parts: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        guarded(|| {
+            let columns = self.columns.bind(py);
+            let column = |name: &str| -> PyResult<Bound<'py, PyBytes>> {
+                Ok(columns
+                    .get_item(name)?
+                    .ok_or_else(|| PyValueError::new_err("a scan made without names"))?
+                    .cast_into()?)
+            };
+            let (key, read, line, col) = (column("key")?, column("read")?, column("line")?, column("col")?);
+            let (key, read, line, col) = (key.as_bytes(), read.as_bytes(), line.as_bytes(), col.as_bytes());
+            let keys = self.keys.bind(py);
+            let out = PyDict::new(py);
+            let (a, b) = sites;
+            for i in a..b.min(key.len() / 4) {
+                let k = u32_at(key, i);
+                if k == NONE {
+                    continue;
+                }
+                let place = (u64::from(u32_at(line, i)) + lines, u32_at(col, i));
+                let one = if k == self.result_key { None } else { readings.get_item(u32_at(read, i) as usize).ok() };
+                match one.filter(|r| !r.is_none()) {
+                    Some(r) => sighted(&out, &keys.get_item(k as usize)?, (r, place.0, place.1))?,
+                    None => {
+                        for pair in parts.call1((i,))?.try_iter()? {
+                            let (name, r): (Bound<'py, PyAny>, Bound<'py, PyAny>) = pair?.extract()?;
+                            sighted(&out, &name, (r, place.0, place.1))?;
+                        }
+                    }
+                }
+            }
+            Ok(out)
+        })
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
@@ -203,7 +271,7 @@ struct Ints<'py> {
 
 impl<'py> Ints<'py> {
     fn new(py: Python<'py>) -> PyResult<Self> {
-        Ok(Ints { py, small: Vec::new(), none: table::NONE.into_pyobject(py)?.into_any() })
+        Ok(Ints { py, small: Vec::new(), none: NONE.into_pyobject(py)?.into_any() })
     }
 
     fn get(&mut self, v: u32) -> PyResult<Bound<'py, PyAny>> {
@@ -357,11 +425,20 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
     let mut table = std::mem::take(&mut e.table);
     table.drop_indexes();
     let t = &mut table;
-    let identities = e.identities.take();
+    let keys = e.keys.take();
     let value_kinds = PyBytes::new(py, &t.values.items.iter().map(|v| v.kind).collect::<Vec<u8>>());
     let values = Py::new(py, Values(std::mem::take(&mut t.values.items)))?;
     let names = PyList::new(py, t.names.items().into_iter().map(|n| &**n))?;
     t.names = Default::default();
+    let (key_list, reads) = (PyList::empty(py), PyList::empty(py));
+    if let Some(k) = &keys {
+        key_list.call_method1("extend", (&names,))?;
+        key_list.call_method1("extend", (&k.extra,))?;
+        for r in &k.read_items {
+            reads.append(ints.tuple(r)?)?;
+        }
+    }
+    let result_key = keys.as_ref().map_or(NONE, |k| k.result);
     let shapes = PyList::empty(py);
     for tup in t.shapes.items() {
         let inner = PyList::empty(py);
@@ -376,8 +453,9 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
     }
     let ops = PyList::new(py, t.ops.items().into_iter().map(|n| &**n))?;
     let columns = PyDict::new(py);
-    if let Some(ids) = identities {
-        columns.set_item("identity", le_bytes(py, &ids, u64::to_le_bytes)?)?;
+    if let Some(k) = keys {
+        columns.set_item("key", le_bytes(py, &k.column, u32::to_le_bytes)?)?;
+        columns.set_item("read", le_bytes(py, &k.reads, u32::to_le_bytes)?)?;
     }
     for (name, col) in table::U32_COLUMNS.iter().zip(t.u32s.iter()) {
         columns.set_item(*name, le_bytes(py, col, u32::to_le_bytes)?)?;
@@ -425,6 +503,9 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
         values,
         value_kinds: value_kinds.unbind(),
         names: names.unbind(),
+        keys: key_list.unbind(),
+        result_key,
+        reads: reads.unbind(),
         shapes: shapes.unbind(),
         scopes: scopes.unbind(),
         ops: ops.unbind(),

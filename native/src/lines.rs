@@ -295,8 +295,8 @@ pub struct Engine {
     // names=True: per segment, the definitions and the digest
     pub defined: Vec<Defined>,
     pub digests: Vec<u64>,
-    /// Each site's identity across scans (`Table::identities`), made once the scan is finished.
-    pub identities: Option<Vec<u64>>,
+    /// Each row's key, as trace follows values (`Table::keys`), made once the scan is finished.
+    pub keys: Option<crate::keys::Keys>,
     names_pos: u64,
     digest: Digest,
     digest_from: u64,
@@ -328,7 +328,7 @@ impl Engine {
             sites: Vec::new(),
             defined: if opts.names { vec![Defined::default()] } else { Vec::new() },
             digests: Vec::new(),
-            identities: None,
+            keys: None,
             names_pos: 0,
             digest: Digest::default(),
             digest_from: 0,
@@ -485,7 +485,7 @@ impl Engine {
         }
         self.table.finish();
         if self.opts.names {
-            self.identities = Some(self.table.identities());
+            self.keys = Some(self.table.keys());
         }
         self.done = true;
     }

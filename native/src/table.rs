@@ -65,6 +65,15 @@ impl<T: Eq + Hash> Interner<T> {
         self.index.len()
     }
 
+    /// The id of an item met before.
+    pub fn get<Q>(&self, item: &Q) -> Option<u32>
+    where
+        T: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.index.get(item).copied()
+    }
+
     pub fn reserve(&mut self, n: usize) {
         self.index.reserve(n);
     }
@@ -610,46 +619,6 @@ impl Table {
     /// Pairs the last line's values; call once after the last site.
     pub fn finish(&mut self) {
         self.pair_line();
-    }
-}
-
-/// A distinct item's identity across scans: SipHash (std's, fixed keys) of its contents; `NONE`'s is 0.
-fn digest_of<T: Hash + ?Sized>(item: &T) -> u64 {
-    let mut h = std::hash::DefaultHasher::new();
-    item.hash(&mut h);
-    h.finish()
-}
-
-fn digests<T: Hash + Eq>(interner: &Interner<T>) -> Vec<u64> {
-    interner.items().into_iter().map(|i| digest_of(i)).collect()
-}
-
-impl Table {
-    /// Each row's identity across scans: a hash of what its columns stand for (its value's kind, site
-    /// key and bytes, its name, scope, parameter, flags, tensor types and op), not of the ids, which
-    /// are each scan's own. Two sites of two scans with one identity read alike (trace remembers what
-    /// a site says by it, from one step file to the next).
-    pub fn identities(&self) -> Vec<u64> {
-        let values: Vec<u64> =
-            self.values.items.iter().map(|v| digest_of(&(v.kind, &v.site, v.text(), &v.data))).collect();
-        let (names, shapes, ops) = (digests(&self.names), digests(&self.shapes), digests(&self.ops));
-        let scopes = digests(&self.scopes);
-        let of = |table: &[u64], id: u32| if id == NONE { 0 } else { table.get(id as usize).copied().unwrap_or(0) };
-        // (the columns in `U32_COLUMNS`' order, as `push_row` fills them)
-        let [v, n, sh, sc, op, _module, _line, _col, _end_line, _end_col, _target, pm, fl] = &self.u32s;
-        (0..self.starts.len())
-            .map(|i| {
-                digest_of(&[
-                    of(&values, v[i]),
-                    of(&names, n[i]),
-                    of(&scopes, sc[i]),
-                    u64::from(pm[i]),
-                    u64::from(fl[i]),
-                    of(&shapes, sh[i]),
-                    of(&ops, op[i]),
-                ])
-            })
-            .collect()
     }
 }
 

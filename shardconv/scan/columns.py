@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 NONE = 0xFFFF_FFFF
 _KINDS = tuple(SiteKind)
-_WIDE = frozenset({"start", "end", "identity"})
+_WIDE = frozenset({"start", "end"})
 
 
 def kind_of(code: int) -> SiteKind:

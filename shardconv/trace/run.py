@@ -4,11 +4,13 @@ to dump."""
 
 from __future__ import annotations
 
+import re
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence, Set as AbstractSet
 from dataclasses import replace
-from itertools import groupby
-from operator import itemgetter
+from itertools import compress, groupby, repeat
+from operator import attrgetter, itemgetter
+from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 from shardconv.core.errors import ShardingError, ShardingValidationError
@@ -33,7 +35,7 @@ from shardconv.trace.dumps import (
     xla_step,
 )
 from shardconv.trace.names import defined_alike, defined_as, key_parts
-from shardconv.trace.values import DumpFacts, Said, Sighting, SiteReader, observation
+from shardconv.trace.values import DumpFacts, Sighting, SiteReader, observation
 
 if TYPE_CHECKING:
     from shardconv._native import Names, Scan
@@ -149,7 +151,10 @@ def _digest(scan: Scan, r: DumpRange) -> tuple[object, ...]:
     return (*r.module_lines, *(scan.digests[s] for s in r.segments if s < len(scan.digests)))
 
 
+_RESULT = re.compile(r"result\[").match  # a key of a function result, paired by position
 _BY_POSITION = ("arg[", "result[")  # arguments and results: keys by position (bare: the entry function's)
+_COUNT = attrgetter("count")
+_GONE = SimpleNamespace(count=-1)  # where a key no longer followed was last seen
 FORGET = 64  # fresh dumps a value may be missing from (another function's dumps) and still be compared
 
 
@@ -186,7 +191,6 @@ class _Follower:
         self.copies: dict[int, tuple[Dump, int]] = {}  # a dump read fresh -> its latest copy, lines moved
         self.facts: DumpFacts | None = None
         self.previous: _Fresh | None = None
-        self.said = Said()  # what each site of the dump read last said (a step file's are the last one's)
 
     def repeat(self, ds: Repeat) -> Iterator[Seen]:
         """The dump before again: no change, its values now sit here too."""
@@ -198,7 +202,7 @@ class _Follower:
     def fresh(self, ds: DumpSites) -> Iterator[Seen | Change]:
         """A dump read fresh, then its changes: gained and changed values in its order, then lost ones."""
         self.facts = ds.reader.facts(ds.sites, self.facts)
-        seen = ds.reader.sightings(ds.sites, self.facts, self.said)
+        seen = ds.reader.sightings(ds.sites, self.facts)
         previous = self.previous
         now = _Fresh(ds.dump, seen, ds.names, previous.count + 1 if previous is not None else 0)
         lost = self._lost(ds, seen)
@@ -218,22 +222,25 @@ class _Follower:
 
     def _changes(self, now: _Fresh) -> Iterator[Change]:
         """The values of ``now`` that gained their sharding or changed since last seen, in its order; each
-        now last seen here."""
+        now last seen here. Only the values gained or seen before are visited (a log whose every dump
+        renames its values has few)."""
         keep, last = self.keep, self.last
         seen = now.seen if keep is None else {k: obs for k, obs in now.seen.items() if keep(k)}
-        gained = self._gained(now)
-        for key, obs in seen.items():
-            prev = last.get(key)
-            last[key] = now
+        gained = self._gained(now) & seen.keys()
+        before = {k: last[k] for k in seen.keys() & last.keys()}
+        last.update(dict.fromkeys(seen, now))
+        for key in in_order(before.keys() | gained, seen):
+            obs = seen[key]
             if key in gained:
                 yield self._gain(key, obs, now.dump)
-            elif prev is not None:
-                held = prev.seen[key]
-                if len(held) == 1 and len(obs) == 1 and held[0][0] is obs[0][0]:
-                    continue  # (most values: read as they were, one sharding each)
-                change = self._changed(key, prev, obs, now)
-                if change is not None:
-                    yield change
+                continue
+            prev = before[key]
+            held = prev.seen[key]
+            if len(held) == 1 and len(obs) == 1 and held[0][0] is obs[0][0]:
+                continue  # (most values: read as they were, one sharding each)
+            change = self._changed(key, prev, obs, now)
+            if change is not None:
+                yield change
 
     def _forget(self, now: _Fresh) -> None:
         """Remember which values ``now`` holds, and forget those last seen ``FORGET`` dumps ago. (Only its
@@ -242,8 +249,8 @@ class _Follower:
         recent.append((now.count, tuple(now.seen)))
         while recent[0][0] <= now.count - FORGET:
             count, keys = recent.popleft()
-            for key in [k for k in keys if (f := last.get(k)) is not None and f.count == count]:
-                del last[key]
+            counts = map(_COUNT, map(last.get, keys, repeat(_GONE)))  # (C calls, key after key)
+            deque(map(last.__delitem__, compress(keys, map(count.__eq__, counts))), maxlen=0)
 
     def _lost(self, ds: DumpSites, seen: dict[str, list[Sighting]]) -> list[tuple[str, list[Sighting]]]:
         """The values sharded in the dump before, not here, that both dumps define alike."""
@@ -251,8 +258,8 @@ class _Follower:
         if p is None:
             return []
         keep = self.keep
-        gone = [k for k in p.seen if k not in seen and (keep is None or keep(k))]
-        gone = defined_alike(ds.names, p.names, gone)
+        gone = in_order(p.seen.keys() - seen.keys(), p.seen)
+        gone = defined_alike(ds.names, p.names, gone if keep is None else [k for k in gone if keep(k)])
         return [(key, p.seen[key]) for key in gone]
 
     def _gained(self, now: _Fresh) -> set[str]:
@@ -261,9 +268,9 @@ class _Follower:
         p = self.previous
         if p is None:
             return set()
-        new = [k for k in now.seen if k not in p.seen]
-        results = {k for k in new if k.startswith("result[")} if p.dump.module == now.dump.module else set()
-        return results | set(defined_alike(p.names, now.names, [k for k in new if not k.startswith("result[")]))
+        new = list(now.seen.keys() - p.seen.keys())
+        results = set(filter(_RESULT, new)) if p.dump.module == now.dump.module else set()
+        return results | set(defined_alike(p.names, now.names, new))  # (a result is never defined alike)
 
     def _gain(self, key: str, obs: list[Sighting], dump: Dump) -> Change:
         assert self.previous is not None
@@ -302,6 +309,14 @@ class _Follower:
                 before=gone,
                 after=None,
             )
+
+
+def in_order(keys: AbstractSet[str], ordered: Mapping[str, object]) -> list[str]:
+    """``keys`` (each one of ``ordered``'s) in ``ordered``'s order, sorted at C speed."""
+    if len(keys) == len(ordered):
+        return list(ordered)
+    at = dict(zip(ordered, range(len(ordered))))
+    return sorted(keys, key=at.__getitem__)
 
 
 def _positional(key: str) -> bool:

@@ -4,7 +4,6 @@ its placement computed on the mesh in force in that dump."""
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY
@@ -15,7 +14,7 @@ from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding, TensorShardingPerValue
 from shardconv.core.placement import Placement, PlacementKey, placement, placement_key
 from shardconv.core.records import record
-from shardconv.scan.columns import NONE, kind_flags, sites_of, values_of_kind
+from shardconv.scan.columns import NONE, sites_of, values_of_kind
 from shardconv.scan.modules import named_mesh
 from shardconv.scan.native import columns, site_at
 from shardconv.scan.sites import Shape, SiteKind, ValueSite
@@ -24,13 +23,6 @@ from shardconv.scan.values import ParsedValue, parse_value
 if TYPE_CHECKING:
     from shardconv._native import Scan
     from shardconv.trace.dumps import Dump
-
-SHARDING_KINDS = frozenset({
-    SiteKind.HLO, SiteKind.SDY_SHARDING, SiteKind.SDY_SHARDING_BARE, SiteKind.SDY_PER_VALUE,
-    SiteKind.SDY_PER_VALUE_LIST,
-})
-_ARG = re.compile(r"^%arg(\d+)$")
-
 
 
 @record
@@ -127,20 +119,7 @@ class DumpFacts:
     num_devices: int | None
 
 
-Scope = tuple[str | None, str | None, bool]  # the function, the computation, whether it is the entry one
-_NO_SCOPE: Scope = (None, None, False)
-_ROOT, _SIGNATURE = 1, 2  # the scan's site flags
 Parts = tuple[tuple[str, Reading], ...]  # per tensor: its key's suffix (the whole key for ``result``), its reading
-_ROW = ("identity", "line", "col", "value", "name", "scope", "param", "flags", "shapes", "op")  # a site as read
-
-
-class Said:
-    """What the sites of the dump read last said, by their identity (the scan's ``identity`` column,
-    the same in any scan), while the meshes stay the same: most sites of a dump are the dump before's."""
-
-    def __init__(self) -> None:
-        self.facts: DumpFacts | None = None
-        self.last: dict[int, Parts] = {}
 
 
 class SiteReader:
@@ -150,14 +129,12 @@ class SiteReader:
     def __init__(self, scan: Scan, path: str, lines: int = 0) -> None:
         self.scan, self.path, self.lines = scan, path, lines  # ``lines``: before the scanned piece
         self.table = columns(scan)
-        self._sharded = kind_flags(scan, SHARDING_KINDS)
         fact_values = values_of_kind(scan, (SiteKind.SDY_MESH, SiteKind.NUM_PARTITIONS))
         self._fact_sites = sites_of(scan, fact_values)  # meshes and num_partitions headers: few
         self._hlo = values_of_kind(scan, (SiteKind.HLO,))
-        self._names = scan.names
-        self._scopes: list[Scope] = [(n, None, e) if k == "func" else (None, n, e) for n, k, e in scan.scopes]
-        self._prefixes = ["" if f is None or e else f"@{f}:" for f, _, e in self._scopes]  # of a key by name
-        self._parts: dict[tuple[int, int, int, bool], Reading | Parts] = {}
+        self._keys = scan.keys
+        self._parts: dict[tuple[int, bool], Reading | Parts] = {}  # by read, and whether its key is ``result``
+        self._readings: list[Reading | None] = []  # by read: what it says of its one tensor, once read
         self._parts_facts: DumpFacts | None = None
 
     def line(self, i: int) -> int:
@@ -179,51 +156,30 @@ class SiteReader:
                 widest = max(widest or 0, parsed.tile.num_devices)
         return widest
 
-    def sightings(self, sites: range, facts: DumpFacts, said: Said) -> dict[str, list[Sighting]]:
-        """Every sharded value of one dump by key, in order of first sighting (a value carrying an HLO
-        and an sdy sharding has both). What a site says is taken from ``said`` when a site of the dump
-        before had its identity, and noted there for the next dump."""
+    def sightings(self, sites: range, facts: DumpFacts) -> dict[str, list[Sighting]]:
+        """Every sharded value of one dump by key (the scan's, see ``Scan.keys``), in order of first
+        sighting (a value carrying an HLO and an sdy sharding has both). Each read (distinct value,
+        tensor type and op) is read once while the meshes stay the same; the sites, natively."""
         if facts != self._parts_facts:
             self._parts, self._parts_facts = {}, facts
-        if facts != said.facts:
-            said.facts, said.last = facts, {}
-        col, a, b = self.table.col, sites.start, sites.stop
-        rows = zip(*(col[c][a:b] for c in _ROW))
-        out: dict[str, list[Sighting]] = {}
-        last, now, lines = said.last, {}, self.lines
-        for row in rows:
-            pairs = last.get(row[0])
-            if pairs is None:
-                pairs = self._said_by(row, facts)
-            now[row[0]] = pairs
-            for key, reading in pairs:
-                out.setdefault(key, []).append((reading, row[1] + lines, row[2]))
-        said.last = now
-        return out
+            self._readings = [None] * len(self.scan.reads)
+        said: dict[str, list[Sighting]] = self.scan.sightings(
+            (sites.start, sites.stop), self._readings, self.lines, lambda i: self._said_by(i, facts)
+        )
+        return said
 
-    def _said_by(self, row: tuple[int, ...], facts: DumpFacts) -> Parts:
-        """(key, reading) per tensor a site (its ``_ROW`` columns) says something of (none for a site
-        that shards no value): the same for every site of any scan with its identity, while the meshes
-        stay the same."""
-        _, _, _, v, nm, sc, pm, fl, sh, op = row
-        if not self._sharded[v] or nm == NONE:
-            return ()
-        name = self._names[nm]
-        if fl or pm != NONE:  # an argument, a result, a parameter
-            scope = self._scopes[sc] if sc != NONE else _NO_SCOPE
-            key = value_key(name, scope, None if pm == NONE else pm, fl) if name and name != "module" else None
-            if key is None:
-                return ()
-            whole = key == "result"
-        else:  # (most sites: a plain %name, its own key but for its function; see ``value_key``)
-            named = name if name[:1] == "%" else _by_name(name) if name and name != "module" else None
-            if named is None:
-                return ()
-            key, whole = self._prefixes[sc] + named if sc != NONE else named, False
-        parts = self._parts.get((v, sh, op, whole))
+    def _said_by(self, i: int, facts: DumpFacts) -> Parts:
+        """(key, reading) per tensor site ``i`` says something of: asked once per read that says one
+        thing of one tensor (noted in ``_readings`` for the sites after it), and for every other site."""
+        col = self.table.col
+        key, r = self._keys[col["key"][i]], col["read"][i]
+        whole = key == "result"
+        parts = self._parts.get((r, whole))
         if parts is None:
-            parts = self._parts[v, sh, op, whole] = self._read(v, sh, op, key, facts)
-        if isinstance(parts, Reading):  # one tensor, under the key itself
+            v, sh, op = self.scan.reads[r]
+            parts = self._parts[r, whole] = self._read(v, sh, op, key, facts)
+        if isinstance(parts, Reading):
+            self._readings[r] = parts
             return ((key, parts),)
         return tuple((part if whole else key + part, reading) for part, reading in parts)
 
@@ -278,36 +234,6 @@ def dump_facts(
     if n is None and inherited is not None:
         n = inherited.num_devices
     return DumpFacts(meshes, n)
-
-
-def value_key(name: str, scope: Scope, param: int | None, flags: int) -> str | None:
-    """The key a value is followed by: the entry's parameters and ROOT, and a signature's arguments and
-    results, by position (``arg[0]``, ``result``); every other value by name, prefixed by its function
-    unless that is the entry one. A parameter or ROOT of another computation (a reducer, a fusion) is
-    never the module's. None for a result outside a signature (nothing to follow)."""
-    function, computation, entry = scope
-    if computation is not None and entry:
-        if param is not None:
-            return f"arg[{param}]"
-        if flags & _ROOT:
-            return "result"
-    m = _ARG.match(name)
-    if flags & _SIGNATURE and m is not None:
-        name = f"arg[{m.group(1)}]"
-    elif not (flags & _SIGNATURE and name.startswith("result[")):
-        named = _by_name(name)
-        if named is None:
-            return None
-        name = named
-    return name if function is None or entry else f"@{function}:{name}"
-
-
-def _by_name(name: str) -> str | None:
-    """The key of a value followed by its name, before its function: the name with its ``%`` (an HLO
-    instruction is printed without one); None for a result outside a signature (nothing to follow)."""
-    if name.startswith("%"):
-        return name
-    return None if name.startswith("result[") else "%" + name
 
 
 Element = tuple[str, str, HloSharding | TensorSharding | None]  # key suffix (or whole key), text, value
@@ -390,6 +316,6 @@ def place_of(v: HloSharding | TensorSharding, mesh: Mesh | None, devices: int | 
 
 
 __all__ = [
-    "DumpFacts", "Observation", "Placed", "Reading", "Said", "Sighting", "SiteReader", "dump_facts", "observation",
-    "place_of", "value_key",
+    "DumpFacts", "Observation", "Placed", "Reading", "Sighting", "SiteReader", "dump_facts", "observation",
+    "place_of",
 ]

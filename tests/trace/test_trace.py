@@ -14,7 +14,7 @@ from support.trace_util import SEED_LOG, changes, run, run_json
 from shardconv.trace import report
 from shardconv.trace import run as run_module
 from shardconv.trace.run import FORGET
-from shardconv.trace.values import Said
+from shardconv.trace import values as values_module
 
 OLD_HEADER = "// -----// IR Dump {when} {name}{failed} ({arg}) ('builtin.module' operation: @jit__lambda) //----- //\n"
 
@@ -326,24 +326,19 @@ def test_text_tells_partitioning_once_and_folds_a_flood_of_gains(
     assert f"and {more} more value{'s' if more != 1 else ''} gained a sharding here" in out
 
 
-class _Forgetful(Said):
-    """Remembers nothing from dump to dump: every site's keys and readings worked out afresh."""
-
-    @property  # type: ignore[override]
-    def last(self) -> dict[int, object]:
-        return {}
-
-    @last.setter
-    def last(self, _: dict[int, object]) -> None:
-        pass
-
-
 @pytest.mark.parametrize("dumps", ["xla", "func_scope.log", "module_scope.log"])
-def test_what_a_site_said_in_the_dump_before_is_what_it_says_again(
+def test_what_a_read_says_once_is_what_it_says_at_every_site(
     dumps: str, logs: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Sites are remembered by their identity from one dump (or step file, each its own scan) to the
-    next: the run is the one that works every site out afresh, change for change."""
+    """A read (distinct value, tensor type and op) that says one thing of one tensor is read at its
+    first site and taken as read at the others: the run is the one that works every site out afresh."""
     remembered = run_json(["trace", str(logs / dumps)], capsys)
-    monkeypatch.setattr(run_module, "Said", _Forgetful)
+    said_by = values_module.SiteReader._said_by
+
+    def afresh(self: values_module.SiteReader, i: int, facts: values_module.DumpFacts) -> object:
+        pairs = said_by(self, i, facts)
+        self._readings[:] = [None] * len(self._readings)  # (in place: the list the scan reads)
+        return pairs
+
+    monkeypatch.setattr(values_module.SiteReader, "_said_by", afresh)
     assert run_json(["trace", str(logs / dumps)], capsys) == remembered and len(remembered[1]["dumps"]) > 3
