@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence, Set as AbstractSet
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from itertools import compress, groupby, repeat
-from operator import attrgetter, itemgetter
-from types import SimpleNamespace
+from itertools import groupby
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from shardconv.core.errors import ShardingError, ShardingValidationError
@@ -153,8 +152,6 @@ def _digest(scan: Scan, r: DumpRange) -> tuple[object, ...]:
 
 _RESULT = re.compile(r"result\[").match  # a key of a function result, paired by position
 _BY_POSITION = ("arg[", "result[")  # arguments and results: keys by position (bare: the entry function's)
-_COUNT = attrgetter("count")
-_GONE = SimpleNamespace(count=-1)  # where a key no longer followed was last seen
 FORGET = 64  # fresh dumps a value may be missing from (another function's dumps) and still be compared
 
 
@@ -222,25 +219,22 @@ class _Follower:
 
     def _changes(self, now: _Fresh) -> Iterator[Change]:
         """The values of ``now`` that gained their sharding or changed since last seen, in its order; each
-        now last seen here. Only the values gained or seen before are visited (a log whose every dump
-        renames its values has few)."""
+        now last seen here."""
         keep, last = self.keep, self.last
         seen = now.seen if keep is None else {k: obs for k, obs in now.seen.items() if keep(k)}
-        gained = self._gained(now) & seen.keys()
-        before = {k: last[k] for k in seen.keys() & last.keys()}
-        last.update(dict.fromkeys(seen, now))
-        for key in in_order(before.keys() | gained, seen):
-            obs = seen[key]
+        gained = self._gained(now)
+        for key, obs in seen.items():
+            prev = last.get(key)
+            last[key] = now
             if key in gained:
                 yield self._gain(key, obs, now.dump)
-                continue
-            prev = before[key]
-            held = prev.seen[key]
-            if len(held) == 1 and len(obs) == 1 and held[0][0] is obs[0][0]:
-                continue  # (most values: read as they were, one sharding each)
-            change = self._changed(key, prev, obs, now)
-            if change is not None:
-                yield change
+            elif prev is not None:
+                held = prev.seen[key]
+                if len(held) == 1 and len(obs) == 1 and held[0][0] is obs[0][0]:
+                    continue  # (most values: read as they were, one sharding each)
+                change = self._changed(key, prev, obs, now)
+                if change is not None:
+                    yield change
 
     def _forget(self, now: _Fresh) -> None:
         """Remember which values ``now`` holds, and forget those last seen ``FORGET`` dumps ago. (Only its
@@ -249,8 +243,8 @@ class _Follower:
         recent.append((now.count, tuple(now.seen)))
         while recent[0][0] <= now.count - FORGET:
             count, keys = recent.popleft()
-            counts = map(_COUNT, map(last.get, keys, repeat(_GONE)))  # (C calls, key after key)
-            deque(map(last.__delitem__, compress(keys, map(count.__eq__, counts))), maxlen=0)
+            for key in [k for k in keys if (f := last.get(k)) is not None and f.count == count]:
+                del last[key]
 
     def _lost(self, ds: DumpSites, seen: dict[str, list[Sighting]]) -> list[tuple[str, list[Sighting]]]:
         """The values sharded in the dump before, not here, that both dumps define alike."""
@@ -258,8 +252,8 @@ class _Follower:
         if p is None:
             return []
         keep = self.keep
-        gone = in_order(p.seen.keys() - seen.keys(), p.seen)
-        gone = defined_alike(ds.names, p.names, gone if keep is None else [k for k in gone if keep(k)])
+        gone = [k for k in p.seen if k not in seen and (keep is None or keep(k))]
+        gone = defined_alike(ds.names, p.names, gone)
         return [(key, p.seen[key]) for key in gone]
 
     def _gained(self, now: _Fresh) -> set[str]:
@@ -309,14 +303,6 @@ class _Follower:
                 before=gone,
                 after=None,
             )
-
-
-def in_order(keys: AbstractSet[str], ordered: Mapping[str, object]) -> list[str]:
-    """``keys`` (each one of ``ordered``'s) in ``ordered``'s order, sorted at C speed."""
-    if len(keys) == len(ordered):
-        return list(ordered)
-    at = dict(zip(ordered, range(len(ordered))))
-    return sorted(keys, key=at.__getitem__)
 
 
 def _positional(key: str) -> bool:
