@@ -163,10 +163,9 @@ class SiteReader:
         if facts != self._parts_facts:
             self._parts, self._parts_facts = {}, facts
             self._readings = [None] * len(self.scan.reads)
-        said: dict[str, list[Sighting]] = self.scan.sightings(
+        return self.scan.sightings(
             (sites.start, sites.stop), self._readings, self.lines, lambda i: self._said_by(i, facts)
         )
-        return said
 
     def _said_by(self, i: int, facts: DumpFacts) -> Parts:
         """(key, reading) per tensor site ``i`` says something of: asked once per read that says one
