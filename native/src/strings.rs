@@ -51,47 +51,50 @@ fn hex_val(c: u8) -> u32 {
     (c as char).to_digit(16).unwrap_or(0)
 }
 
-/// MLIR string body -> bytes (`\22`, `\"`, `\\`, `\n`, `\t`, `\XX`).
-pub fn unescape_mlir(raw: &[u8]) -> Result<Vec<u8>, EscapeError> {
+/// `raw` with each backslash escape replaced by the byte `escape(raw, j)` reads at the backslash `j`
+/// (which also gives where the text resumes); a trailing lone backslash is an error.
+fn unescape_each(
+    raw: &[u8],
+    escape: impl Fn(&[u8], usize) -> Result<(u8, usize), EscapeError>,
+) -> Result<Vec<u8>, EscapeError> {
     let mut out = Vec::with_capacity(raw.len());
     let mut i = 0;
-    let n = raw.len();
     while let Some(off) = memchr::memchr(b'\\', &raw[i..]) {
         let j = i + off;
-        if j + 1 >= n {
+        if j + 1 >= raw.len() {
             return Err(EscapeError);
         }
         out.extend_from_slice(&raw[i..j]);
-        let c = raw[j + 1];
-        if j + 2 < n && is_hex(c) && is_hex(raw[j + 2]) {
-            out.push((hex_val(c) * 16 + hex_val(raw[j + 2])) as u8);
-            i = j + 3;
-        } else {
-            match c {
-                b'\\' => out.push(b'\\'),
-                b'"' => out.push(b'"'),
-                b'n' => out.push(b'\n'),
-                b't' => out.push(b'\t'),
-                _ => return Err(EscapeError),
-            }
-            i = j + 2;
-        }
+        let (b, next) = escape(raw, j)?;
+        out.push(b);
+        i = next;
     }
     out.extend_from_slice(&raw[i..]);
     Ok(out)
 }
 
+/// MLIR string body -> bytes (`\22`, `\"`, `\\`, `\n`, `\t`, `\XX`).
+pub fn unescape_mlir(raw: &[u8]) -> Result<Vec<u8>, EscapeError> {
+    unescape_each(raw, |raw, j| {
+        let c = raw[j + 1];
+        if j + 2 < raw.len() && is_hex(c) && is_hex(raw[j + 2]) {
+            return Ok(((hex_val(c) * 16 + hex_val(raw[j + 2])) as u8, j + 3));
+        }
+        let b = match c {
+            b'\\' => b'\\',
+            b'"' => b'"',
+            b'n' => b'\n',
+            b't' => b'\t',
+            _ => return Err(EscapeError),
+        };
+        Ok((b, j + 2))
+    })
+}
+
 /// C-escaped body -> bytes: simple escapes, up to 3 octal digits, `\xH...` (every hex digit).
 pub fn unescape_c(raw: &[u8]) -> Result<Vec<u8>, EscapeError> {
-    let mut out = Vec::with_capacity(raw.len());
-    let mut i = 0;
-    let n = raw.len();
-    while let Some(off) = memchr::memchr(b'\\', &raw[i..]) {
-        let j = i + off;
-        if j + 1 >= n {
-            return Err(EscapeError);
-        }
-        out.extend_from_slice(&raw[i..j]);
+    unescape_each(raw, |raw, j| {
+        let n = raw.len();
         let c = raw[j + 1];
         let simple = match c {
             b'n' => Some(b'\n'),
@@ -108,35 +111,24 @@ pub fn unescape_c(raw: &[u8]) -> Result<Vec<u8>, EscapeError> {
             _ => None,
         };
         if let Some(s) = simple {
-            out.push(s);
-            i = j + 2;
-        } else if (b'0'..=b'7').contains(&c) {
-            let mut k = j + 1;
-            let mut v: u32 = 0;
-            while k < n && k < j + 4 && (b'0'..=b'7').contains(&raw[k]) {
-                v = v * 8 + u32::from(raw[k] - b'0');
-                k += 1;
-            }
-            out.push((v & 0xff) as u8);
-            i = k;
-        } else if c == b'x' {
-            let mut k = j + 2;
-            let mut v: u32 = 0;
-            while k < n && is_hex(raw[k]) {
-                v = (v * 16 + hex_val(raw[k])) & 0xff;
-                k += 1;
-            }
-            if k == j + 2 {
-                return Err(EscapeError);
-            }
-            out.push(v as u8);
-            i = k;
-        } else {
+            return Ok((s, j + 2));
+        }
+        let (radix, first, most) = match c {
+            b'0'..=b'7' => (8, j + 1, 3),
+            b'x' => (16, j + 2, usize::MAX),
+            _ => return Err(EscapeError),
+        };
+        let mut k = first;
+        let mut v: u32 = 0;
+        while k < n && k - first < most && (raw[k] as char).is_digit(radix) {
+            v = (v * radix + hex_val(raw[k])) & 0xff;
+            k += 1;
+        }
+        if k == first {
             return Err(EscapeError);
         }
-    }
-    out.extend_from_slice(&raw[i..]);
-    Ok(out)
+        Ok((v as u8, k))
+    })
 }
 
 const UPPER_HEX: &[u8; 16] = b"0123456789ABCDEF";
@@ -444,6 +436,8 @@ mod tests {
         assert_eq!(unescape_c(b"\\101\\x41\\x141\\n").unwrap(), b"AAA\n");
         assert_eq!(escape_c(b"\x01\"'"), b"\\001\\\"\\'");
         assert!(unescape_c(b"\\x").is_err());
+        assert_eq!(unescape_c(b"\\1012\\0\\377").unwrap(), b"A2\0\xff"); // at most 3 octal digits
+        assert!(unescape_c(b"\\8").is_err());
     }
 
     #[test]
