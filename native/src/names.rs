@@ -217,7 +217,8 @@ fn arg_key(n: &[u8], out: &mut Vec<u8>) {
 /// renumbers values gives `%23` to another `dot_general` of the same type.
 fn what(data: &[u8], a: usize, b: usize, out: &mut Vec<u8>) {
     let token = &data[a..b];
-    out.extend_from_slice(token);
+    // Shardy's export turns a constraint into a reshard of the same operand: the same value
+    out.extend_from_slice(if token == b"sdy.reshard" { b"sdy.sharding_constraint" } else { token });
     if memchr::memchr(b'[', token).is_some() {
         return;
     }

@@ -62,6 +62,16 @@ def same_value(a: Names, b: Names, key: str) -> bool:
     return what is not None and defined_as(b, key) == what
 
 
+# Shardy's export turns a sharding constraint into a reshard of the same operand (the scan's names say
+# so of their definitions too): one value, whichever of the two ops holds it.
+_SAME_OP = {"sdy.reshard": "sdy.sharding_constraint"}
+
+
+def op_identity(op: str | None) -> str | None:
+    """The op a value is followed by: ``sdy.reshard`` is the constraint it was made from."""
+    return _SAME_OP.get(op, op) if op is not None else None
+
+
 def defined_as(names: Names, key: str) -> bytes | None:
     """What a dump defines the value ``key`` stands for as (its op and operands, or HLO type), in the
     key's own function: functions number their values apart, and ``%0`` of ``@f`` is not the entry's
@@ -73,4 +83,4 @@ def defined_as(names: Names, key: str) -> bytes | None:
     return names.get((parts.function + parts.value).encode())
 
 
-__all__ = ["KeyParts", "defined_alike", "defined_as", "key_parts", "same_value"]
+__all__ = ["KeyParts", "defined_alike", "defined_as", "key_parts", "op_identity", "same_value"]

@@ -33,7 +33,7 @@ from shardconv.trace.dumps import (
     split_dumps,
     xla_step,
 )
-from shardconv.trace.names import defined_alike, defined_as, key_parts
+from shardconv.trace.names import defined_alike, defined_as, key_parts, op_identity
 from shardconv.trace.values import DumpFacts, Sighting, SiteReader, observation
 
 if TYPE_CHECKING:
@@ -316,9 +316,11 @@ def _renamed(key: str, before: tuple[Names, list[Sighting]], after: tuple[Names,
     argument or result, which go by position."""
     if _positional(key):
         return False
-    (names_a, seen_a), (names_b, seen_b) = before, after
-    a, b = seen_a[0][0], seen_b[0][0]
-    return (defined_as(names_a, key), a.op, a.shape) != (defined_as(names_b, key), b.op, b.shape)
+    def identity(names: Names, seen: list[Sighting]) -> tuple[object, ...]:
+        first = seen[0][0]
+        return defined_as(names, key), op_identity(first.op), first.shape
+
+    return identity(*before) != identity(*after)
 
 
 def _latest(dump: Dump, copies: dict[int, tuple[Dump, int]]) -> tuple[Dump, int]:

@@ -197,3 +197,20 @@ def test_a_name_given_to_another_op_is_another_value(tmp_path: Path, capsys: pyt
                                                    ABS.format(n=1, x=0), "    return %1 : tensor<8x8xf32>"])))
     code, doc = run_json(["diff", str(a), str(b)], capsys)  # the same op under the same name: compared
     assert code == 1 and [c["value"] for c in changes(doc, "placement")] == ["%0"]
+
+
+CONSTRAINT = "    %{n} = sdy.{op} %{x} <@mesh, {dims}> : tensor<8x8xf32>"
+
+
+def test_a_constraint_made_a_reshard_is_the_same_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Shardy's export makes each sharding constraint a reshard of the same operand, and propagation decides
+    its open dims: %0 now holds other data, %1 (closed and unchanged) moved nothing."""
+    a, b = tmp_path / "a.mlir", tmp_path / "b.mlir"
+    for path, op, first in ((a, "sharding_constraint", '[{"a", ?}, {?}]'), (b, "reshard", '[{"a"}, {"b"}]')):
+        path.write_text(RENUMBERED.format(body="\n".join([
+            CONSTRAINT.format(n=0, op=op, x="arg0", dims=first),
+            CONSTRAINT.format(n=1, op=op, x=0, dims='[{"a"}, {}]'),
+            "    return %1 : tensor<8x8xf32>",
+        ])))
+    code, doc = run_json(["diff", str(a), str(b)], capsys)
+    assert code == 1 and [(c["kind"], c["value"]) for c in changes(doc)] == [("placement", "%0")]

@@ -20,18 +20,29 @@ def traced(folder: Path) -> list[sc.Seen | sc.Change]:
     return list(sc.trace_paths([str(folder / "xla")]))
 
 
+def decided_by_propagation(c: sc.Change) -> bool:
+    """A sharding propagation gave a value: from none, or from a constraint's open dims (``{?}``)."""
+    before = c.before
+    return c.pass_name == "propagation" and (
+        before is None or isinstance(before.value, sc.TensorSharding) and any(not d.is_closed for d in before.value.dims)
+    )
+
+
 @pytest.mark.parametrize("program", PROGRAMS)
 def test_a_correct_program_moves_no_data_between_two_shardings(
     program: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """A value is followed only while it is the same value (its op, operands and type), and the parameters and
-    ROOTs of reducers and fusions are never the module's arguments and results."""
+    ROOTs of reducers and fusions are never the module's arguments and results. Propagation deciding a
+    constraint's open dims (in the reshard export makes of it) places data, as a value gaining a sharding
+    does; data moving between two decided shardings would be a bug."""
     items = traced(compile_stages(program, tmp_path_factory))
     assert sum(isinstance(i, sc.Seen) for i in items) > 20
     moved = [
         (c.value, c.pass_name, c.before.text, c.after.text)
         for c in items
         if isinstance(c, sc.Change) and c.kind == "placement" and c.before is not None and c.after is not None
+        and not decided_by_propagation(c)
     ]
     assert moved == []
     # a value without a sharding is replicated: one that gains or loses a replicated sharding (the
@@ -52,7 +63,7 @@ def test_export_renumbering_values_moves_no_data(programs: Path) -> None:
     assert sum(isinstance(i, sc.Seen) and "/shardy/" in i.dump.path for i in items) == 5 * len(modules)
     placed = [c for c in items if isinstance(c, sc.Change) and c.kind == "placement"]
     assert {c.pass_name for c in placed} == {"propagation"}
-    assert all(c.before is None for c in placed)
+    assert all(decided_by_propagation(c) for c in placed)
     spelled = [c for c in items if isinstance(c, sc.Change) and c.kind == "spelling"]
     assert {c.pass_name for c in spelled if c.before is not None} == {"output_module"}
     # a value that propagation gives a replicated sharding was replicated without one: no data moved

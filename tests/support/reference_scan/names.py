@@ -81,6 +81,8 @@ def _what(data: bytes, m: re.Match[bytes], stop: int) -> bytes:
     ``[``) is the op and the operands it names before its attributes: a pass that renumbers values gives
     ``%23`` to another ``dot_general`` of the same type, which reads other operands."""
     token = m[2]
+    if token == b"sdy.reshard":  # what Shardy's export makes of a constraint: the same op on the same operand
+        token = b"sdy.sharding_constraint"
     if b"[" in token:
         return token
     ends = [e for e in (data.find(b"{", m.end(), stop), data.find(b"\n", m.end(), stop)) if e >= 0]
