@@ -56,10 +56,11 @@ class Origin:
 @record
 class Step:
     """One propagation step: at step ``step``, ``op`` (defining ``op_value``, line ``line``) moved the
-    axis from ``source`` to ``target``."""
+    axis from ``source`` to ``target``. ``step`` is None where no record gives it: a function result
+    that returns its origin as is (jax 0.10.2 can print that result's edges on another result)."""
 
     _: KW_ONLY
-    step: int
+    step: int | None
     source: str
     op: str
     op_value: str

@@ -20,7 +20,7 @@ def _block(a: AxisExplanation, value: str) -> list[str]:
         rows.append(("source", a.origin.source))
     if a.path:
         for s in a.path:
-            rows.append((f"step {s.step}", f"{s.source} -> {s.op} ({s.op_value}, line {s.line}) -> {s.target}"))
+            rows.append((_step(s.step), f"{s.source} -> {s.op} ({s.op_value}, line {s.line}) -> {s.target}"))
     elif a.gap is None:
         own = a.origin.value == value
         rows.append(("path", "the value is its own origin" if own else "no edge recorded from the origin to it"))
@@ -30,6 +30,11 @@ def _block(a: AxisExplanation, value: str) -> list[str]:
         rows.append(("met", m.describe()))
     width = max(len(k) for k, _ in rows)
     return [f"  dim {a.dim} {a.axis!r}"] + [f"    {k.ljust(width)}  {v}" for k, v in rows]
+
+
+def _step(step: int | None) -> str:
+    """A path row's label: its step, or ``?`` where no record gives one."""
+    return "step ?" if step is None else f"step {step}"
 
 
 def text(explanations: list[Explanation], *, color: bool = False) -> str:
@@ -132,7 +137,8 @@ def graph(e: Explanation) -> Graph:
         for s in a.path:
             nodes.setdefault(s.source, (s.source, "value"))
             nodes.setdefault(s.target, (s.target, "value"))
-            edges.setdefault((s.source, s.target), []).append(f"{a.axis} @{s.step} {s.op.rpartition('.')[2]}")
+            at = "" if s.step is None else f" @{s.step}"
+            edges.setdefault((s.source, s.target), []).append(f"{a.axis}{at} {s.op.rpartition('.')[2]}")
     return Graph(
         tuple((k, label, kind) for k, (label, kind) in nodes.items()),
         tuple((a, b, "; ".join(dict.fromkeys(v))) for (a, b), v in edges.items()),

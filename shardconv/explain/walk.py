@@ -147,6 +147,10 @@ def _across(f: Function, cur: str, axis: str, seen: set[str], after: int | None,
         if k >= len(f.returns) or f.returns[k] in seen:
             return None
         other, via = f.returns[k], ("return", "return", f.return_line)
+        held = f.value(other)
+        if held is not None and held.origins.get(axis) == "self":  # it returns the origin: no step between
+            seen.add(other)
+            return [_crossing(None, other, via, cur)]
         hop = _hop(f, cur, other, [x for x in _incoming(f, other, axis) if x[1] not in seen], axis, label, via, seen)
         if hop is None:  # the value returned is itself one sharding with another (a loop's result)
             seen.add(other)
@@ -181,7 +185,7 @@ def _hop(f: Function, cur: str, other: str, found: list[HeldEdge], axis: str, la
                                                      target=tgt)]
 
 
-def _crossing(step: int, source: str, via: tuple[str, str, int], target: str) -> Step:
+def _crossing(step: int | None, source: str, via: tuple[str, str, int], target: str) -> Step:
     """The hop between two values that are one sharding, across ``via`` (op, its value, line), shown at
     the step the axis reached ``source``."""
     return Step(step=step, source=source, op=via[0], op_value=via[1], line=via[2], target=target)

@@ -150,6 +150,7 @@ def test_trace_offers_explain_for_a_propagation_change(programs: Path) -> None:
 
 def test_library_entry_returns_frozen_dataclasses(programs: Path) -> None:
     found = sc.explain_path(str(programs / "xla"), result=0)
+    # twelve modules; ``returned``'s first result (a sum) holds no sharding
     assert len(found) == 11 and all(isinstance(e, sc.Explanation) for e in found)
     with pytest.raises(dataclasses.FrozenInstanceError):
         found[0].value = "x"  # type: ignore[misc]
@@ -475,6 +476,24 @@ def test_a_function_result_is_the_value_it_returns(programs: Path) -> None:
     assert (a.origin.kind, dims_of(a.origin.sharding or "")) == ("constraint", [["data"], [], ["model"]])
     assert_connected(a, e.value)
     assert [s.op for s in a.path[-2:]] == ["stablehlo.while", "return"]
+
+
+def test_a_result_that_returns_its_origin_as_is_is_reached_by_the_return(programs: Path) -> None:
+    """``returned``'s second result is the constraint's own value, and its edges are printed on the first
+    result: the result is one sharding with the value it returns, so the path is that return, at no
+    recorded step (text ``step ?``, JSON null), not a gap."""
+    path = stage(programs, "returned")
+    (e,) = explain_path(str(path), result=1)
+    assert [(a.axis, a.origin.kind, a.gap) for a in e.axes] == [
+        ("data", "constraint", None), ("model", "constraint", None)
+    ]
+    for a in e.axes:
+        assert [(s.step, s.source, s.op, s.target) for s in a.path] == [(None, a.origin.value, "return", "result[1]")]
+    r = run("explain", str(path), "--result", "1")
+    crossing = r"step \? +%\d+ -> return \(return, line \d+\) -> result\[1\]"
+    assert r.code == 0 and "gap" not in r.out and len(re.findall(crossing, r.out)) == 2
+    doc = json.loads(run("explain", str(path), "--result", "1", "--format", "json").out)
+    assert [a["path"][0]["step"] for a in doc["explanations"][0]["axes"]] == [None, None]
 
 
 def test_a_path_the_records_leave_short_says_where_it_stops(programs: Path, tmp_path: Path) -> None:

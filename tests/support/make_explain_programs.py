@@ -1,4 +1,4 @@
-"""Writes Shardy's verbose stage dumps of eleven real programs with jax (a child process: XLA reads
+"""Writes Shardy's verbose stage dumps of twelve real programs with jax (a child process: XLA reads
 XLA_FLAGS once), for the tests that ``explain`` names the origins the programs specify.
 
 Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
@@ -27,7 +27,9 @@ Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
   bodies MLIR numbers alike (``%41`` in both), and an ``optimization_barrier`` in the backward one;
 - ``fori``: a ``fori_loop`` on ``fsdp=4, tp=2`` whose carry (``x``, sharded ``P("fsdp")`` by the user) is
   constrained to ``P("fsdp", "tp")`` in the body, returned summed over dim 1 and transposed: jax 0.10.2
-  prints the transposed result's propagation edges on the summed one, whose sharding lacks ``tp``.
+  prints the transposed result's propagation edges on the summed one, whose sharding lacks ``tp``;
+- ``returned``: a constrained matmul (``P("data", "model")``) returned as is beside its sum: the second
+  result is the constraint's own value, and jax 0.10.2 prints its propagation edges on the first.
 Then, in a second child (``OUT_DIR shardy``), the same ``mlp`` with ``--xla_dump_hlo_pass_re=shardy`` into
 OUT_DIR/plain: Shardy's stage files without the records.
 """
@@ -205,4 +207,12 @@ def fori(x: jax.Array, w: jax.Array) -> tuple[jax.Array, jax.Array]:
 
 
 jax.jit(fori).lower(arg((64, 32), NamedSharding(mesh_ft, P("fsdp"))), arg((32, 32))).compile()
+
+
+def returned(x: jax.Array, w: jax.Array) -> tuple[jax.Array, jax.Array]:
+    h = jax.lax.with_sharding_constraint(jnp.tanh(x @ w), NamedSharding(mesh2, P("data", "model")))
+    return jnp.sum(h), h
+
+
+jax.jit(returned).lower(arg((32, 64)), arg((64, 128))).compile()
 subprocess.run([sys.executable, __file__, out, "shardy"], check=True)
