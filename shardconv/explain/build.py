@@ -24,6 +24,7 @@ _T = TypeVar("_T")
 
 
 AFTER_PROPAGATION = re.compile(r"^\d+\.after_propagation\.mlir$")
+SHARDY_STAGE = re.compile(r"^\d+\.\w+\.mlir$")  # one stage of a module XLA's Shardy pipeline dumped
 
 
 class ExplainError(ShardingValidationError):
@@ -37,12 +38,30 @@ def dump_files(path: str) -> list[str]:
     if path == "-" or not p.is_dir():
         return [path]
     stages = sorted(str(f) for f in p.rglob("*.mlir") if AFTER_PROPAGATION.match(f.name))
+    _all_propagated(path, p)
     if stages:
         return stages
     files = sorted(str(f) for f in p.rglob("*.mlir"))
     if not files:
         raise ExplainError(f"{path}: no Shardy stage dump (shardy/<module>/02.after_propagation.mlir) in it")
     return files
+
+
+def _all_propagated(path: str, folder: Path) -> None:
+    """An ExplainError naming each module under ``shardy/`` whose stages stop before propagation's end:
+    the compile failed or crashed there, and explaining the others would pass over the one that did."""
+    modules: dict[Path, list[str]] = {}
+    for f in folder.rglob("*.mlir"):
+        if f.parent.parent.name == "shardy" and SHARDY_STAGE.match(f.name):
+            modules.setdefault(f.parent, []).append(f.name)
+    unfinished = [(d, max(names)) for d, names in sorted(modules.items())
+                  if not any(AFTER_PROPAGATION.match(n) for n in names)]
+    if unfinished:
+        said = "; ".join(f"{d.relative_to(folder)} stops at {last}" for d, last in unfinished)
+        raise ExplainError(
+            f"{path}: Shardy's propagation did not finish ({said}): the compile failed or crashed in it; "
+            "pass another module's 02.after_propagation.mlir to explain that one"
+        )
 
 
 def explain_value(path: str, f: Function, name: str) -> Explanation:

@@ -168,6 +168,24 @@ def test_a_module_in_xla_form_only_says_which_flag_writes_the_records(programs: 
     assert RECORDS_FLAG in r.err and "02.after_propagation.mlir" in r.err and "Traceback" not in r.err
 
 
+def test_a_module_whose_propagation_never_finished_is_named_not_passed_over(programs: Path, tmp_path: Path) -> None:
+    """A compile that crashed in propagation leaves its module's stages at ``01.before_propagation.mlir``:
+    explaining the folder names that module (exit 2), rather than explaining only the modules jax compiled
+    before it; another module's own stage file is still explained."""
+    import shutil
+
+    done, crashed = stage(programs, "args").parent, stage(programs, "mlp").parent
+    shutil.copytree(done, tmp_path / "xla" / "shardy" / done.name)
+    for name in ("00.input_module.mlir", "01.before_propagation.mlir"):
+        (tmp_path / "xla" / "shardy" / crashed.name).mkdir(parents=True, exist_ok=True)
+        shutil.copy(crashed / name, tmp_path / "xla" / "shardy" / crashed.name / name)
+    r = run("explain", str(tmp_path / "xla"), "--arg", "0")
+    assert r.code == 2 and "Traceback" not in r.err, r.err
+    assert f"shardy/{crashed.name} stops at 01.before_propagation.mlir" in r.err and done.name not in r.err
+    r = run("explain", str(tmp_path / "xla" / "shardy" / done.name / "02.after_propagation.mlir"), "--arg", "0")
+    assert r.code == 0 and "origin" in r.out, r.err
+
+
 @pytest.mark.parametrize(
     ("args", "code"),
     [(("/no/such/dump",), 2), (("--arg", "0", "--result", "0"), 2), (("--value", "%999"), 2)],
