@@ -76,6 +76,7 @@ class Function:
         self._returns: list[str] | None = None
         self.return_line = 0  # the line of the function's return (read with ``returns``)
         self._users: dict[str, list[str]] | None = None
+        self._region_owners: list[str] | None = None
         self._defs: dict[str, tuple[int, ...]] = {}
         self.keyed = False  # whether a value was named ``name@line`` (Function.key)
         self._records: bool | None = None
@@ -96,6 +97,12 @@ class Function:
             names, self.return_line = self.reader.returns(self.a, self.b, self.scope)
             self._returns = [self.key(n, self.return_line) for n in names]
         return self._returns
+
+    def region_owners(self) -> list[str]:
+        """The ops with regions whose records name the values their regions return (read once)."""
+        if self._region_owners is None:
+            self._region_owners = self.reader.result_edge_owners(self.a, self.b, self.scope)
+        return self._region_owners
 
     def users(self, name: str) -> list[str]:
         """The ops (by their value) that take ``name`` as an operand."""

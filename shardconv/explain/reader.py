@@ -102,6 +102,16 @@ class Reader:
         sc = self.scope_col
         return [self._seen(i) for i in self._by_name(a, b).get(name, ()) if scope is None or sc[i] == scope]
 
+    def result_edge_owners(self, a: int, b: int, scope: int | None) -> list[str]:
+        """The ops (by value) that record ``sdy.result_propagation_edges``: a while, case or barrier, whose
+        edges also reach the values its regions return."""
+        sc, edges = self.scope_col, kind_code(SiteKind.SDY_EDGES)
+        return [
+            name for name, rows in self._by_name(a, b).items()
+            if any(self.kind_of_value[self.value_col[i]] == edges and (scope is None or sc[i] == scope)
+                   and self.columns.value(self.value_col[i])[1] == "sdy.result_propagation_edges" for i in rows)
+        ]
+
     def _by_name(self, a: int, b: int) -> dict[str, list[int]]:
         """The module's sites by value name, built once per module (a walk asks for hundreds of names);
         an op's records on the line closing its regions (a case's) under the op's name."""

@@ -84,7 +84,8 @@ def _named(f: Function, label: str, hint: Value | None) -> Origin:
 
 
 def _incoming(f: Function, cur: str, axis: str) -> list[HeldEdge]:
-    """The edges that brought ``axis`` to ``cur``: on its own op, else on the ops that use it."""
+    """The edges that brought ``axis`` to ``cur``: on its own op, else on the ops that use it, else on the
+    op whose region returns it."""
     f.absorb(cur.split("#")[0])
     if cur.startswith("result["):
         for r in f.returns:
@@ -93,6 +94,10 @@ def _incoming(f: Function, cur: str, axis: str) -> list[HeldEdge]:
     if not found:
         for user in f.users(cur):
             f.absorb(user)
+        found = f.incoming.get((cur, axis))
+    if not found:  # a value a region returns (a loop body's carry): its op's records name it
+        for owner in f.region_owners():
+            f.absorb(owner)
         found = f.incoming.get((cur, axis))
     return found or []
 

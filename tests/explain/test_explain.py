@@ -415,6 +415,24 @@ def test_a_while_brings_one_axis_from_its_initial_value_and_one_out_of_its_body(
     assert [s.op for s in res.axes[0].path] == ["stablehlo.while"]
 
 
+def test_a_value_a_loop_body_returns_is_reached_by_the_loops_own_records(programs: Path) -> None:
+    """``loop``'s body returns its new carry, and the while's records say the carry's ``x`` came from its
+    initial value (``operand-0 -> [operand-1, ...]``: operand-1 is what the body returns): every value of
+    the body that holds ``x`` walks back to the constraint through the while, with no gap."""
+    path = stage(programs, "loop")
+    text = path.read_text(encoding="utf-8")
+    body_return = [ln for ln in text.split("\n") if ln.strip().startswith("stablehlo.return %") and "," in ln]
+    carry = body_return[-1].split()[2].rstrip(",")  # the body's return: counter, carry, means
+    (e,) = explain_path(str(path), carry)
+    (x,) = [a for a in e.axes if a.axis == "x"]
+    assert x.gap is None and x.origin.kind == "constraint"
+    assert [(s.source, s.op, s.target) for s in x.path] == [(x.origin.value, "stablehlo.while", carry)]
+    sharded = [m[1] for m in re.finditer(r"^\s*(%\d+) = (?:sdy\.reshard |.*sdy\.sharding = )", text, re.M)]
+    assert len(sharded) > 10
+    gaps = [(n, a.axis) for n in sharded for ex in explain_path(str(path), n) for a in ex.axes if a.gap is not None]
+    assert gaps == []
+
+
 def test_a_case_brings_each_axis_out_of_the_branch_its_record_names(programs: Path) -> None:
     """``cond``: the constraint's ``x`` and the weights' ``y`` reach the result out of a branch of the case
     (``lax.cond``): each path runs through that branch's ops (its ``sin`` or ``cos`` and its matmul, on
