@@ -15,7 +15,7 @@ from shardconv.core.errors import ShardingError
 from shardconv.explain.dataflow import REGIONS, edge_entries, owners, sources
 from shardconv.explain.model import Meeting
 from shardconv.explain.records import Edge, axis_key, parse_edges, parse_origins
-from shardconv.scan.regions import op_regions
+from shardconv.scan.regions import op_operands, op_regions
 from shardconv.scan.sites import SiteKind
 
 if TYPE_CHECKING:
@@ -103,6 +103,15 @@ class Function:
         if self._region_owners is None:
             self._region_owners = self.reader.result_edge_owners(self.a, self.b, self.scope)
         return self._region_owners
+
+    def call_operands(self, name: str) -> tuple[str, ...]:
+        """The operands the op defining ``name`` takes in parentheses (a manual computation's), read from
+        its line."""
+        seen = self.reader.sites(name.split("@")[0], self.a, self.b, self.scope)
+        if not seen:
+            return ()
+        line_start, line = self.reader.op_line(seen[0].row)
+        return tuple(self.key(n, line) for n in op_operands(self.reader.path, line_start))
 
     def users(self, name: str) -> list[str]:
         """The ops (by their value) that take ``name`` as an operand."""

@@ -57,7 +57,8 @@ class Origin:
 class Step:
     """One propagation step: at step ``step``, ``op`` (defining ``op_value``, line ``line``) moved the
     axis from ``source`` to ``target``. ``step`` is None where no record gives it: a function result
-    that returns its origin as is (jax 0.10.2 can print that result's edges on another result)."""
+    that returns its origin as is (jax 0.10.2 can print that result's edges on another result), or a
+    shard_map's operand, which takes its in_sharding as is."""
 
     _: KW_ONLY
     step: int | None

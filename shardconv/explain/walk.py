@@ -116,7 +116,8 @@ def walk(f: Function, start: str, axis: str, stop: Origin) -> tuple[Step, ...]:
             e, src, tgt, op_value, op, line = _first(f, options, axis, stop.label)
             steps.append(Step(step=e.step, source=src, op=op, op_value=op_value, line=line, target=tgt))
         else:
-            hop = _across(f, cur, axis, seen, steps[-1].line if steps else None, stop.label)
+            after = steps[-1].line if steps else None
+            hop = _across(f, cur, axis, seen, after, stop.label) or _into_operand(f, cur, stop)
             if hop is None:
                 break
             steps.extend(hop)
@@ -176,6 +177,17 @@ def _across(f: Function, cur: str, axis: str, seen: set[str], after: int | None,
         if other not in seen:
             return _hop(f, cur, other, found, axis, label, ("stablehlo.while", loop.value, loop.line), seen)
     return None
+
+
+def _into_operand(f: Function, cur: str, stop: Origin) -> list[Step] | None:
+    """The hop from a manual computation (shard_map) whose in_sharding is the origin to ``cur``, its operand,
+    which takes that sharding as is (one data-flow edge: no step is recorded)."""
+    if stop.kind != "manual_input" or stop.value is None or stop.index is None:
+        return None
+    operands = f.call_operands(stop.value)
+    if stop.index >= len(operands) or operands[stop.index] != cur:
+        return None
+    return [_crossing(None, stop.value, (stop.op or "sdy.manual_computation", stop.value, stop.line or 0), cur)]
 
 
 def _hop(f: Function, cur: str, other: str, found: list[HeldEdge], axis: str, label: str,

@@ -45,6 +45,24 @@ def op_regions(path: str, line_start: int, limit: int = 1 << 28) -> tuple[list[t
     return out, lines
 
 
+_CALL = re.compile(rb'=\s*"?[\w.]+"?\(([^)]*)\)')  # ``%1 = sdy.manual_computation(%0, %arg1) ...``
+
+
+def op_operands(path: str, line_start: int) -> tuple[str, ...]:
+    """The operands the op whose line begins at byte ``line_start`` of ``path`` takes in parentheses
+    (a manual computation's, which the scan does not list); nothing for stdin or a file that cannot be
+    read again."""
+    if path == "-":
+        return ()
+    try:
+        with open(path, "rb") as f:
+            f.seek(line_start)
+            m = _CALL.search(f.readline(1 << 20))
+    except OSError:
+        return ()
+    return tuple(n.decode("utf-8", "surrogateescape") for n in _NAME.findall(m.group(1))) if m else ()
+
+
 class Owner(NamedTuple):
     """The op that owns a closing line's attributes: its value and op, the byte its line begins at, and
     how many lines above the closing line it is."""

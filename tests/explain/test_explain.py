@@ -102,6 +102,15 @@ def test_shard_map_specs_are_the_origins(programs: Path) -> None:
     (x,) = explain_path(path, arg=0)
     assert [(b.axis, b.origin.kind, b.origin.name) for b in x.axes] == [("data", "manual_input", "mc_0")]
     assert dims_of(x.axes[0].origin.sharding or "") == [["data"], ["model"]]
+    # the shard_map's operand takes its in_sharding as is (no step recorded); the argument got it from there
+    mc, operand = x.axes[0].origin.value, x.axes[0].path[0].target
+    assert mc is not None and re.search(rf"{mc} = sdy.manual_computation\({operand}\)", Path(path).read_text())
+    assert [(s.step, s.source, s.op) for s in x.axes[0].path[:1]] == [(None, mc, "sdy.manual_computation")]
+    assert x.axes[0].gap is None and x.axes[0].path[-1].target == "%arg0"
+    (o,) = explain_path(path, operand)
+    assert [(a.gap, [(s.step, s.source, s.target) for s in a.path]) for a in o.axes] == [
+        (None, [(None, mc, operand)]), (None, [(None, mc, operand)])
+    ]
 
 
 def test_without_records_the_message_names_the_flag(programs: Path) -> None:

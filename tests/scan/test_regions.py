@@ -53,3 +53,18 @@ def test_stdin_and_a_missing_file_have_nothing(tmp_path: Path) -> None:
     assert regions.op_regions("-", 0) == ([], 0) and regions.region_owner("-", 0) is None
     assert regions.op_regions(str(tmp_path / "gone.mlir"), 0) == ([], 0)
     assert regions.region_owner(str(tmp_path / "gone.mlir"), 10) is None
+
+
+def test_a_manual_computation_names_its_operands_on_its_line(programs: Path, tmp_path: Path) -> None:
+    """``sdy.manual_computation(%0)`` lists its operands in parentheses (the scan lists none for it); a dump
+    read from stdin, or gone, has none to read again."""
+    path = stage(programs, "smap")
+    text = path.read_text()
+    (op,) = _numbered(text, r"= sdy\.manual_computation\(")
+    operands = re.search(r"manual_computation\(([^)]*)\)", text.split("\n")[op - 1])
+    assert operands is not None
+    assert regions.op_operands(str(path), _line_start(text, op)) == tuple(operands[1].split(", "))
+    two = tmp_path / "two.mlir"
+    two.write_text('  %5:2 = "sdy.manual_computation"(%a#1, %arg2) ({\n')
+    assert regions.op_operands(str(two), 0) == ("%a#1", "%arg2")
+    assert regions.op_operands("-", 0) == () and regions.op_operands(str(tmp_path / "gone.mlir"), 0) == ()
