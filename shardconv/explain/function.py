@@ -105,12 +105,13 @@ class Function:
         return self._region_owners
 
     def call_operands(self, name: str) -> tuple[str, ...]:
-        """The operands the op defining ``name`` takes in parentheses (a manual computation's), read from
-        its line."""
+        """The operands the op defining ``name`` takes in parentheses (a manual computation's, or an op in
+        generic form), read from its line."""
         seen = self.reader.sites(name.split("@")[0], self.a, self.b, self.scope)
-        if not seen:
-            return ()
-        line_start, line = self.reader.op_line(seen[0].row)
+        return self._operands_on_line(seen[0].row) if seen else ()
+
+    def _operands_on_line(self, row: int) -> tuple[str, ...]:
+        line_start, line = self.reader.op_line(row)
         return tuple(self.key(n, line) for n in op_operands(self.reader.path, line_start))
 
     def users(self, name: str) -> list[str]:
@@ -166,6 +167,8 @@ class Function:
         later: list[Seen] = []  # edges, and an op's per-result origins: read once its results are known
         for s in sites:
             self._site(s, later, operands)
+        if later and not operands:  # records on the line closing its regions: its operands are on its first
+            operands[:] = self._operands_on_line(later[0].row)
         for s in later:
             if s.kind is SiteKind.SDY_ORIGINS:
                 self._result_origins(s)

@@ -541,6 +541,21 @@ def test_a_result_that_returns_its_origin_as_is_is_reached_by_the_return(program
     assert [a["path"][0]["step"] for a in doc["explanations"][0]["axes"]] == [None, None]
 
 
+def test_an_op_in_generic_form_reads_its_operands_off_its_first_line(programs: Path) -> None:
+    """``returned``'s third result is a ``cumsum``: ``"stablehlo.reduce_window"(%2, %3) <{...}> ({...})``,
+    whose records sit on the line closing its region, and whose ``operand-0`` is the ``%2`` of its first
+    line: both axes walk from the constraint through it, with no gap."""
+    path = stage(programs, "returned")
+    text = path.read_text(encoding="utf-8")
+    (window,) = re.findall(r"(%\d+) = \"stablehlo\.reduce_window\"\((%\d+),", text)
+    (e,) = explain_path(str(path), result=2)
+    assert [(a.axis, a.gap) for a in e.axes] == [("data", None), ("model", None)]
+    for a in e.axes:
+        assert [(s.source, s.op, s.target) for s in a.path] == [
+            (window[1], "stablehlo.reduce_window", window[0]), (window[0], "return", "result[2]")
+        ]
+
+
 def test_a_path_the_records_leave_short_says_where_it_stops(programs: Path, tmp_path: Path) -> None:
     """With the edges of ``mlp``'s second matmul taken out of its dump, no recorded step reaches that
     matmul's value: the path stops there and a ``gap`` line says so (text and JSON). And a dump read from
