@@ -181,7 +181,8 @@ class Function:
     def _site(self, s: Seen, later: list[Seen], operands: list[str]) -> None:
         name = s.value or ""
         if s.kind is SiteKind.OPERANDS:
-            operands[:] = [self.key(n.strip(), s.line) for n in s.text.split(",") if n.strip()]
+            names = [self.key(n.strip(), s.line) for n in s.text.split(",") if n.strip()]
+            operands[:] = in_operand_order(s.op, names)
         elif s.kind is SiteKind.SDY_SHARDING and s.op == "func.func":
             v = self._value(name)
             v.sharding, v.line, v.op = s.text, s.line, "func.func"
@@ -319,6 +320,15 @@ class Function:
                     if src is None and tgt is not None:  # from inside a region: the walk stops here, and says so
                         self.unfollowed.setdefault((tgt, e.axis), (name, op, s.line))
                     self._add(e, src, tgt, name, op, s.line)
+
+
+def in_operand_order(op: str | None, printed: list[str]) -> list[str]:
+    """An op's operands in MLIR's order from the order printed: ``stablehlo.reduce`` prints each input
+    beside its init value (``(%x init: %i), (%y init: %j)``), and its operands are the inputs, then the
+    inits; other ops print them in order."""
+    if op == "stablehlo.reduce" and len(printed) % 2 == 0:
+        return printed[0::2] + printed[1::2]
+    return printed
 
 
 def result_names(name: str, count: int) -> list[str]:

@@ -556,6 +556,19 @@ def test_an_op_in_generic_form_reads_its_operands_off_its_first_line(programs: P
         ]
 
 
+def test_a_reduce_of_two_inputs_takes_its_inputs_then_its_inits(programs: Path) -> None:
+    """``returned``'s ``argmax``: ``stablehlo.reduce(%h init: %a), (%iota init: %b)`` prints each input beside
+    its init value, while its ``operand-1`` is the second input (the iota), which both axes reach from ``%h``
+    through the reduce."""
+    path = stage(programs, "returned")
+    text = path.read_text(encoding="utf-8")
+    (first, second) = re.findall(r"stablehlo\.reduce\((%\d+) init: %\d+\), \((%\d+) init: %\d+\)", text)[0]
+    (e,) = explain_path(str(path), second)
+    assert [(a.axis, a.gap) for a in e.axes] == [("data", None), ("model", None)]
+    assert all((a.path[-1].source, a.path[-1].op, a.path[-1].target) == (first, "stablehlo.reduce", second)
+               for a in e.axes)
+
+
 def test_a_path_the_records_leave_short_says_where_it_stops(programs: Path, tmp_path: Path) -> None:
     """With the edges of ``mlp``'s second matmul taken out of its dump, no recorded step reaches that
     matmul's value: the path stops there and a ``gap`` line says so (text and JSON). And a dump read from
