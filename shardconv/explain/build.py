@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
@@ -89,7 +89,8 @@ def explain_value(path: str, f: Function, name: str) -> Explanation:
             )
     note = None if axes else "its sharding has no axes: nothing to explain"
     done = replace(told, axes=tuple(axes), note=note)
-    return _shown(done) if f.keyed else done
+    printed = f.printed()
+    return _shown(done, lambda n: printed.get(n) or _plain(n)) if f.keyed or printed else done
 
 
 _KEYED = re.compile(r"^(%[\w.$\-]+)@\d+(#\d+)?$")
@@ -101,14 +102,15 @@ def _plain(name: str) -> str:
     return m.group(1) + (m.group(2) or "") if m else name
 
 
-def _shown(x: _T) -> _T:
-    """``x`` with every value in it as the dump spells it (the line of its op tells it apart)."""
+def _shown(x: _T, spell: Callable[[str], str]) -> _T:
+    """``x`` with every value in it as the dump spells it (``spell``: the line of its op told it apart,
+    or it is a result its op names apart)."""
     if isinstance(x, str):
-        return _plain(x)  # type: ignore[return-value]
+        return spell(x)  # type: ignore[return-value]
     if isinstance(x, tuple):
-        return tuple(_shown(y) for y in x)  # type: ignore[return-value]
+        return tuple(_shown(y, spell) for y in x)  # type: ignore[return-value]
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return replace(x, **{f.name: _shown(getattr(x, f.name)) for f in dataclasses.fields(x) if f.init})
+        return replace(x, **{f.name: _shown(getattr(x, f.name), spell) for f in dataclasses.fields(x) if f.init})
     return x
 
 
@@ -233,6 +235,8 @@ def _explain_piece(reader: Reader, *, value: str | None, arg: int | None, result
         fallback = False
         if op is not None:
             scopes = list(dict.fromkeys(reader.scope_of(s.function) for s in reader.sites(op, a, b, None)))
+            # (a name no site holds may be a result its op names apart: Function.aliases)
+            scopes = scopes or [reader.entry(a, b)[0]]
         elif line is not None:
             scopes = list(dict.fromkeys(scope for _, scope in reader.at_line(line, a, b)))
         else:

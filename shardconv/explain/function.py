@@ -15,7 +15,7 @@ from shardconv.core.errors import ShardingError
 from shardconv.explain.dataflow import REGIONS, edge_entries, owners, sources
 from shardconv.explain.model import Meeting
 from shardconv.explain.records import Edge, axis_key, parse_edges, parse_origins
-from shardconv.scan.regions import op_operands, op_regions
+from shardconv.scan.regions import op_operands, op_regions, op_results
 from shardconv.scan.sites import SiteKind
 
 if TYPE_CHECKING:
@@ -77,6 +77,7 @@ class Function:
         self.return_line = 0  # the line of the function's return (read with ``returns``)
         self._users: dict[str, list[str]] | None = None
         self._region_owners: list[str] | None = None
+        self._aliases: dict[str, str] | None = None
         self._defs: dict[str, tuple[int, ...]] = {}
         self.keyed = False  # whether a value was named ``name@line`` (Function.key)
         self._records: bool | None = None
@@ -128,9 +129,30 @@ class Function:
             found = self._defs[name] = self.reader.def_lines(name, self.a, self.b, self.scope)
         return found
 
+    def aliases(self) -> dict[str, str]:
+        """Each result an op names apart (``%values, %indices = mhlo.topk``) -> the value it is here
+        (``%values#0``, ``%values#1``: the scan names an op by its first result), read off the lines of
+        the ops that shard more than one result (once, and only in a function that has one)."""
+        if self._aliases is None:
+            self._aliases = {}
+            multi = {v for v, text in self.reader.per_value_texts().items() if len(element_texts(text)) > 1}
+            for row, first in self.reader.named_rows(multi, self.a, self.b, self.scope) if multi else ():
+                line_start, _ = self.reader.op_line(row)
+                for i, printed in enumerate(op_results(self.reader.path, line_start)):
+                    if printed != f"{first}#{i}":
+                        self._aliases[printed] = f"{first}#{i}"
+        return self._aliases
+
+    def printed(self) -> dict[str, str]:
+        """``aliases`` the other way: the value -> the name its op prints for it."""
+        return {v: k for k, v in self.aliases().items()} if self._aliases else {}
+
     def key(self, name: str, at: int) -> str:
-        """The value ``name`` means on line ``at``: itself, or, where ops of sibling regions all define it
-        (MLIR numbers their values alike), ``name@line`` of the nearest definition at or above ``at``."""
+        """The value ``name`` means on line ``at``: itself (or the result it names apart: ``aliases``), or,
+        where ops of sibling regions all define it (MLIR numbers their values alike), ``name@line`` of
+        the nearest definition at or above ``at``."""
+        if "#" not in name:
+            name = self.aliases().get(name, name)
         base, hash_, k = name.partition("#")
         defs = self.defs(base)
         if len(defs) < 2:
@@ -141,6 +163,8 @@ class Function:
 
     def keys(self, name: str) -> list[str]:
         """Every value ``name`` can mean (one per definition)."""
+        if "#" not in name:
+            name = self.aliases().get(name, name)
         base, hash_, k = name.partition("#")
         defs = self.defs(base)
         if len(defs) < 2:

@@ -7,7 +7,7 @@ import bisect
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
-from shardconv.scan.columns import NONE, kind_code, kind_flags, site_column, sites_of
+from shardconv.scan.columns import NONE, kind_code, kind_flags, site_column, sites_of, values_of_kind
 from shardconv.scan.native import columns
 from shardconv.scan.regions import Owner, region_owner
 from shardconv.scan.sites import RECORD_KINDS, SiteKind
@@ -51,6 +51,7 @@ class Reader:
         self.per_value = kind_code(SiteKind.SDY_PER_VALUE)
         self.module_start = kind_code(SiteKind.MODULE_START)
         self._names: dict[str, int] | None = None
+        self._per_value: dict[int, str] | None = None
         self._index: tuple[int, dict[str, list[int]]] | None = None  # the last module's sites by name
         # its sites on a line closing an op's regions -> that op, and its line
         self._owners: dict[int, tuple[Owner, int]] = {}
@@ -101,6 +102,21 @@ class Reader:
         """The sites of ``name`` in the module whose sites are ``a:b`` (in ``scope``, else any)."""
         sc = self.scope_col
         return [self._seen(i) for i in self._by_name(a, b).get(name, ()) if scope is None or sc[i] == scope]
+
+    def per_value_texts(self) -> dict[int, str]:
+        """Each distinct ``sdy.sharding_per_value`` of the piece, by value id, as text (read once)."""
+        if self._per_value is None:
+            ids = values_of_kind(self.scan, (SiteKind.SDY_PER_VALUE,))
+            self._per_value = {v: self.columns.value(v)[3] for v in ids}
+        return self._per_value
+
+    def named_rows(self, ids: set[int], a: int, b: int, scope: int | None) -> Iterator[tuple[int, str]]:
+        """The sites among ``a:b`` (in ``scope``) holding one of the distinct values ``ids``, and the value
+        each names."""
+        sc, names = self.scope_col, self.scan.names
+        for i, v in zip(range(a, b), self.value_col[a:b], strict=True):
+            if v in ids and self.name_col[i] != NONE and (scope is None or sc[i] == scope):
+                yield i, names[self.name_col[i]]
 
     def result_edge_owners(self, a: int, b: int, scope: int | None) -> list[str]:
         """The ops (by value) that record ``sdy.result_propagation_edges``: a while, case or barrier, whose

@@ -63,6 +63,28 @@ def op_operands(path: str, line_start: int) -> tuple[str, ...]:
     return tuple(n.decode("utf-8", "surrogateescape") for n in _NAME.findall(m.group(1))) if m else ()
 
 
+_RESULTS = re.compile(rb"^\s*(%[\w$.\-]+(?::\d+)?(?:\s*,\s*%[\w$.\-]+(?::\d+)?)*)\s*=")
+
+
+def op_results(path: str, line_start: int) -> tuple[str, ...]:
+    """The results the op whose line begins at byte ``line_start`` of ``path`` defines, each as later ops
+    name it: ``%a:2, %b = ...`` gives ``%a#0, %a#1, %b`` (``%values, %indices = mhlo.topk``: the two
+    names); nothing for stdin or a file that cannot be read again."""
+    if path == "-":
+        return ()
+    try:
+        with open(path, "rb") as f:
+            f.seek(line_start)
+            m = _RESULTS.match(f.readline(1 << 20))
+    except OSError:
+        return ()
+    out: list[str] = []
+    for part in m.group(1).split(b",") if m else []:
+        name, _, count = part.strip().decode("utf-8", "surrogateescape").partition(":")
+        out.extend([f"{name}#{i}" for i in range(int(count))] if count else [name])
+    return tuple(out)
+
+
 class Owner(NamedTuple):
     """The op that owns a closing line's attributes: its value and op, the byte its line begins at, and
     how many lines above the closing line it is."""

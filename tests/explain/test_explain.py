@@ -569,6 +569,25 @@ def test_a_reduce_of_two_inputs_takes_its_inputs_then_its_inits(programs: Path) 
                for a in e.axes)
 
 
+def test_a_result_an_op_names_apart_is_explained_by_that_name(programs: Path) -> None:
+    """``returned``'s ``top_k``: ``%values, %indices = mhlo.topk(...)`` names its two results apart (the scan
+    names the op by its first). The fifth result returns ``%indices``: its walk reaches the topk with no gap,
+    and ``--value %indices`` (as the dump spells it) is that value, shown by that name."""
+    path = stage(programs, "returned")
+    m = re.search(r"(%\w+), (%\w+) = mhlo\.topk\((%\d+)", path.read_text(encoding="utf-8"))
+    assert m is not None
+    first, second, operand = m.groups()
+    (e,) = explain_path(str(path), result=4)
+    (a,) = e.axes  # (top_k keeps its input's first dim: "data")
+    assert a.gap is None and [(s.source, s.op, s.op_value, s.target) for s in a.path] == [
+        (operand, "mhlo.topk", first, second), (second, "return", "return", "result[4]")
+    ]
+    (v,) = explain_path(str(path), second)
+    assert (v.value, [s.target for s in v.axes[0].path]) == (second, [second])
+    r = run("explain", str(path), "--value", second)
+    assert r.code == 0 and f"-> {second}" in r.out and "#1" not in r.out, r.out
+
+
 def test_a_path_the_records_leave_short_says_where_it_stops(programs: Path, tmp_path: Path) -> None:
     """With the edges of ``mlp``'s second matmul taken out of its dump, no recorded step reaches that
     matmul's value: the path stops there and a ``gap`` line says so (text and JSON). And a dump read from

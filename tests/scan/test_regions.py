@@ -68,3 +68,14 @@ def test_a_manual_computation_names_its_operands_on_its_line(programs: Path, tmp
     two.write_text('  %5:2 = "sdy.manual_computation"(%a#1, %arg2) ({\n')
     assert regions.op_operands(str(two), 0) == ("%a#1", "%arg2")
     assert regions.op_operands("-", 0) == () and regions.op_operands(str(tmp_path / "gone.mlir"), 0) == ()
+
+
+def test_an_op_names_its_results_as_later_ops_do(tmp_path: Path) -> None:
+    """``%a:2, %b = ...`` defines ``%a#0``, ``%a#1`` and ``%b``; ``%values, %indices = mhlo.topk`` two names."""
+    ops = tmp_path / "ops.mlir"
+    ops.write_text("    %values, %indices = mhlo.topk(%3, k = 2) : x\n  %a:2, %b = foo\n  return %a\n")
+    second = len("    %values, %indices = mhlo.topk(%3, k = 2) : x\n")
+    assert regions.op_results(str(ops), 0) == ("%values", "%indices")
+    assert regions.op_results(str(ops), second) == ("%a#0", "%a#1", "%b")
+    assert regions.op_results(str(ops), second + len("  %a:2, %b = foo\n")) == ()
+    assert regions.op_results("-", 0) == ()

@@ -32,7 +32,8 @@ Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
   result is the constraint's own value, and jax 0.10.2 prints its propagation edges on the first; the
   third is its ``cumsum``, a ``reduce_window`` printed in generic form, its records on the line closing
   its region; the fourth its ``argmax``, a ``stablehlo.reduce`` of two inputs, which prints each beside its
-  init value.
+  init value; the fifth the indices of its ``top_k``, an op that names its results apart
+  (``%values, %indices = mhlo.topk``).
 Then, in a second child (``OUT_DIR shardy``), the same ``mlp`` with ``--xla_dump_hlo_pass_re=shardy`` into
 OUT_DIR/plain: Shardy's stage files without the records.
 """
@@ -212,9 +213,9 @@ def fori(x: jax.Array, w: jax.Array) -> tuple[jax.Array, jax.Array]:
 jax.jit(fori).lower(arg((64, 32), NamedSharding(mesh_ft, P("fsdp"))), arg((32, 32))).compile()
 
 
-def returned(x: jax.Array, w: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+def returned(x: jax.Array, w: jax.Array) -> tuple[jax.Array, ...]:
     h = jax.lax.with_sharding_constraint(jnp.tanh(x @ w), NamedSharding(mesh2, P("data", "model")))
-    return jnp.sum(h), h, jnp.cumsum(h, axis=1), jnp.argmax(h, axis=1)
+    return jnp.sum(h), h, jnp.cumsum(h, axis=1), jnp.argmax(h, axis=1), jax.lax.top_k(h, 2)[1]
 
 
 jax.jit(returned).lower(arg((32, 64)), arg((64, 128))).compile()
