@@ -78,6 +78,7 @@ class Function:
         self._users: dict[str, list[str]] | None = None
         self._region_owners: list[str] | None = None
         self._aliases: dict[str, str] | None = None
+        self._operands: dict[str, list[str]] = {}  # an absorbed op's value -> the operands its line names
         self._defs: dict[str, tuple[int, ...]] = {}
         self.keyed = False  # whether a value was named ``name@line`` (Function.key)
         self._records: bool | None = None
@@ -100,10 +101,16 @@ class Function:
         return self._returns
 
     def region_owners(self) -> list[str]:
-        """The ops with regions whose records name the values their regions return (read once)."""
+        """The ops with regions whose records a walk reaches only from the op (read once): see
+        ``Reader.region_record_owners``."""
         if self._region_owners is None:
-            self._region_owners = self.reader.result_edge_owners(self.a, self.b, self.scope)
+            self._region_owners = self.reader.region_record_owners(self.a, self.b, self.scope)
         return self._region_owners
+
+    def operands_of(self, name: str) -> tuple[str, ...]:
+        """The operands of the op defining ``name``, as its line names them (empty when it names none)."""
+        self.absorb(name)
+        return tuple(self._operands.get(name, ()))
 
     def call_operands(self, name: str) -> tuple[str, ...]:
         """The operands the op defining ``name`` takes in parentheses (a manual computation's, or an op in
@@ -193,6 +200,7 @@ class Function:
             self._site(s, later, operands)
         if later and not operands:  # records on the line closing its regions: its operands are on its first
             operands[:] = self._operands_on_line(later[0].row)
+        self._operands[name] = operands
         for s in later:
             if s.kind is SiteKind.SDY_ORIGINS:
                 self._result_origins(s)

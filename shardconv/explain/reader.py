@@ -118,14 +118,19 @@ class Reader:
             if v in ids and self.name_col[i] != NONE and (scope is None or sc[i] == scope):
                 yield i, names[self.name_col[i]]
 
-    def result_edge_owners(self, a: int, b: int, scope: int | None) -> list[str]:
-        """The ops (by value) that record ``sdy.result_propagation_edges``: a while, case or barrier, whose
-        edges also reach the values its regions return."""
+    def region_record_owners(self, a: int, b: int, scope: int | None) -> list[str]:
+        """The ops (by value) whose records a walk finds only from the op itself: those that record
+        ``sdy.result_propagation_edges`` (a while, case or barrier: their edges also reach the values
+        their regions return), and those printing their records on the line closing their regions (a
+        scatter in generic form: ``users`` does not list it among its operands' users)."""
         sc, edges = self.scope_col, kind_code(SiteKind.SDY_EDGES)
+        index = self._by_name(a, b)
+        closing = {owner.value for owner, _ in self._owners.values()}
         return [
-            name for name, rows in self._by_name(a, b).items()
-            if any(self.kind_of_value[self.value_col[i]] == edges and (scope is None or sc[i] == scope)
-                   and self.columns.value(self.value_col[i])[1] == "sdy.result_propagation_edges" for i in rows)
+            name for name, rows in index.items()
+            if any((scope is None or sc[i] == scope) and (name in closing or (
+                self.kind_of_value[self.value_col[i]] == edges
+                and self.columns.value(self.value_col[i])[1] == "sdy.result_propagation_edges")) for i in rows)
         ]
 
     def _by_name(self, a: int, b: int) -> dict[str, list[int]]:

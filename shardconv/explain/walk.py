@@ -95,7 +95,8 @@ def _incoming(f: Function, cur: str, axis: str) -> list[HeldEdge]:
         for user in f.users(cur):
             f.absorb(user)
         found = f.incoming.get((cur, axis))
-    if not found:  # a value a region returns (a loop body's carry): its op's records name it
+    if not found:  # a value a region returns (a loop body's carry), or an operand of an op whose records
+        # close its regions (a scatter's update): that op's records name it
         for owner in f.region_owners():
             f.absorb(owner)
         found = f.incoming.get((cur, axis))
@@ -180,14 +181,20 @@ def _across(f: Function, cur: str, axis: str, seen: set[str], after: int | None,
 
 
 def _into_operand(f: Function, cur: str, stop: Origin) -> list[Step] | None:
-    """The hop from a manual computation (shard_map) whose in_sharding is the origin to ``cur``, its operand,
-    which takes that sharding as is (one data-flow edge: no step is recorded)."""
-    if stop.kind != "manual_input" or stop.value is None or stop.index is None:
+    """The hop from the origin's op to ``cur``, its operand, which takes the origin's sharding as is, with
+    no step recorded: a manual computation's (shard_map's) operand its in_sharding (one data-flow edge), a
+    constraint's operand the constraint's (Shardy applies a constraint to its input before propagating)."""
+    if stop.value is None or stop.op is None:
         return None
-    operands = f.call_operands(stop.value)
-    if stop.index >= len(operands) or operands[stop.index] != cur:
+    if stop.kind == "manual_input" and stop.index is not None:
+        operands, k = f.call_operands(stop.value), stop.index
+    elif stop.kind == "constraint":
+        operands, k = f.operands_of(stop.value), 0
+    else:
         return None
-    return [_crossing(None, stop.value, (stop.op or "sdy.manual_computation", stop.value, stop.line or 0), cur)]
+    if k >= len(operands) or operands[k] != cur:
+        return None
+    return [_crossing(None, stop.value, (stop.op, stop.value, stop.line or 0), cur)]
 
 
 def _hop(f: Function, cur: str, other: str, found: list[HeldEdge], axis: str, label: str,

@@ -33,7 +33,8 @@ Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
   third is its ``cumsum``, a ``reduce_window`` printed in generic form, its records on the line closing
   its region; the fourth its ``argmax``, a ``stablehlo.reduce`` of two inputs, which prints each beside its
   init value; the fifth the indices of its ``top_k``, an op that names its results apart
-  (``%values, %indices = mhlo.topk``).
+  (``%values, %indices = mhlo.topk``); the sixth a scatter of the third argument into it, printed in
+  generic form, whose records give that argument its ``model``.
 Then, in a second child (``OUT_DIR shardy``), the same ``mlp`` with ``--xla_dump_hlo_pass_re=shardy`` into
 OUT_DIR/plain: Shardy's stage files without the records.
 """
@@ -213,10 +214,11 @@ def fori(x: jax.Array, w: jax.Array) -> tuple[jax.Array, jax.Array]:
 jax.jit(fori).lower(arg((64, 32), NamedSharding(mesh_ft, P("fsdp"))), arg((32, 32))).compile()
 
 
-def returned(x: jax.Array, w: jax.Array) -> tuple[jax.Array, ...]:
+def returned(x: jax.Array, w: jax.Array, u: jax.Array) -> tuple[jax.Array, ...]:
     h = jax.lax.with_sharding_constraint(jnp.tanh(x @ w), NamedSharding(mesh2, P("data", "model")))
-    return jnp.sum(h), h, jnp.cumsum(h, axis=1), jnp.argmax(h, axis=1), jax.lax.top_k(h, 2)[1]
+    top = jax.lax.top_k(h, 2)[1]
+    return jnp.sum(h), h, jnp.cumsum(h, axis=1), jnp.argmax(h, axis=1), top, h.at[jnp.arange(4) * 3].add(u)
 
 
-jax.jit(returned).lower(arg((32, 64)), arg((64, 128))).compile()
+jax.jit(returned).lower(arg((32, 64)), arg((64, 128)), arg((4, 128))).compile()
 subprocess.run([sys.executable, __file__, out, "shardy"], check=True)
