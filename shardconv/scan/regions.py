@@ -46,38 +46,34 @@ def op_regions(path: str, line_start: int, limit: int = 1 << 28) -> tuple[list[t
 
 
 _CALL = re.compile(rb'=\s*"?[\w.]+"?\(([^)]*)\)')  # ``%1 = sdy.manual_computation(%0, %arg1) ...``
+_RESULTS = re.compile(rb"^\s*(%[\w$.\-]+(?::\d+)?(?:\s*,\s*%[\w$.\-]+(?::\d+)?)*)\s*=")
+
+
+def _op_line(path: str, line_start: int) -> bytes:
+    """The line beginning at byte ``line_start`` of ``path``, read again (at most 1 MB of it); empty for
+    stdin or a file that cannot be read again."""
+    if path == "-":
+        return b""
+    try:
+        with open(path, "rb") as f:
+            f.seek(line_start)
+            return f.readline(1 << 20)
+    except OSError:
+        return b""
 
 
 def op_operands(path: str, line_start: int) -> tuple[str, ...]:
     """The operands the op whose line begins at byte ``line_start`` of ``path`` takes in parentheses
-    (a manual computation's, which the scan does not list); nothing for stdin or a file that cannot be
-    read again."""
-    if path == "-":
-        return ()
-    try:
-        with open(path, "rb") as f:
-            f.seek(line_start)
-            m = _CALL.search(f.readline(1 << 20))
-    except OSError:
-        return ()
+    (a manual computation's, or an op's in generic form, which the scan does not list)."""
+    m = _CALL.search(_op_line(path, line_start))
     return tuple(n.decode("utf-8", "surrogateescape") for n in _NAME.findall(m.group(1))) if m else ()
-
-
-_RESULTS = re.compile(rb"^\s*(%[\w$.\-]+(?::\d+)?(?:\s*,\s*%[\w$.\-]+(?::\d+)?)*)\s*=")
 
 
 def op_results(path: str, line_start: int) -> tuple[str, ...]:
     """The results the op whose line begins at byte ``line_start`` of ``path`` defines, each as later ops
     name it: ``%a:2, %b = ...`` gives ``%a#0, %a#1, %b`` (``%values, %indices = mhlo.topk``: the two
-    names); nothing for stdin or a file that cannot be read again."""
-    if path == "-":
-        return ()
-    try:
-        with open(path, "rb") as f:
-            f.seek(line_start)
-            m = _RESULTS.match(f.readline(1 << 20))
-    except OSError:
-        return ()
+    names)."""
+    m = _RESULTS.match(_op_line(path, line_start))
     out: list[str] = []
     for part in m.group(1).split(b",") if m else []:
         name, _, count = part.strip().decode("utf-8", "surrogateescape").partition(":")
