@@ -268,6 +268,9 @@ _TABLE: tuple[Rule, ...] = (
         good=_hlo("{devices=[2,2]<=[4]}", partitions=4),
         args=("--mesh", "a=2,b=2"),
         how="Use a device order the mesh's axes produce (the finding suggests one).",
+        stages="Every module, but in a per-device module (after SPMD partitioning) not the shardings of the "
+        "collectives the partitioner made (a reversed dim's collective-permute lists the devices in another "
+        "order): they are XLA's own, not a placement anyone wrote.",
     ),
     Rule(
         id="roundtrip-mismatch",

@@ -8,6 +8,7 @@ from dataclasses import KW_ONLY
 from functools import lru_cache
 
 from shardconv.check.context import ModuleContext
+from shardconv.check.stages import PARTITIONER_COLLECTIVES, Stage, module_stage
 from shardconv.core.records import record
 from shardconv.scan.modules import DistinctValue
 from shardconv.check.diagnostics import Fix, Rewrite
@@ -178,13 +179,17 @@ def _device_issue(ctx: ModuleContext, kind: str) -> Iterator[RuleResult]:
 
 
 def not_expressible(ctx: ModuleContext) -> Iterator[RuleResult]:
-    """HLO shardings with no equivalent on --mesh."""
+    """HLO shardings with no equivalent on --mesh (in a per-device module, not the partitioner's own
+    collectives')."""
     mesh = ctx.options.mesh
     if mesh is None:
         return
+    per_device = module_stage(ctx) is Stage.PARTITIONED
     for dv in ctx.hlo:
         h = dv.value
         assert isinstance(h, HloSharding)
+        if per_device and dv.site.op in PARTITIONER_COLLECTIVES:
+            continue
         if h.kind in (HloKind.TILED, HloKind.TUPLE) and devices_of(h) in (None, mesh.num_devices):
             e = _not_expressible(h, mesh, None if h.kind is HloKind.TUPLE else dv.site.rank)
             if e is not None:

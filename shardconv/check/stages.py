@@ -39,6 +39,15 @@ _PARTITIONED_HEADER = re.compile(rb"^\s*HloModule\s[^\n]*\bis_scheduled=true\b")
 _PARTITIONED_SITE = "mhlo.spmd_output_sharding"
 
 
+# The collectives SPMD partitioning makes to move shards between devices: in a per-device module their
+# shardings are the partitioner's own (a reversed dim's collective-permute lists the devices in another
+# order), not a placement anyone wrote.
+PARTITIONER_COLLECTIVES = frozenset({
+    "all-gather", "all-gather-start", "all-reduce", "all-reduce-start", "all-to-all", "collective-permute",
+    "collective-permute-start", "ragged-all-to-all", "reduce-scatter",
+})
+
+
 def stage_of_name(path: str) -> Stage:
     """The stage XLA's dump file name says (``INPUT`` for a name XLA did not write)."""
     name = os.path.basename(path)
@@ -72,4 +81,4 @@ def imported(ctx: ModuleContext) -> bool:
     return bool(ctx.hlo) and not ctx.sharding_meshes() and module_stage(ctx) is Stage.INPUT
 
 
-__all__ = ["Stage", "imported", "module_stage", "stage_of_name"]
+__all__ = ["PARTITIONER_COLLECTIVES", "Stage", "imported", "module_stage", "stage_of_name"]

@@ -64,16 +64,19 @@ def test_stage_names_of_a_real_dump_folder(stages: Path) -> None:
     assert {per_pass[k] for k in order[export + 1 :]} == {Stage.PARTITIONED}
 
 
-@pytest.mark.parametrize("program", ["mesh3d", "grouped", "gradient", "shard_map", "permuted"])
+@pytest.mark.parametrize("program", ["mesh3d", "grouped", "gradient", "reversed", "shard_map", "permuted"])
 def test_check_mesh_is_clean_on_every_stage_of_other_correct_programs(
     program: str, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A 3-D mesh (FSDP+TP MLP, one whose dots XLA partitions in groups, and a gradient), a shard_map and a
-    mesh on permuted devices, each on its own mesh."""
+    """A 3-D mesh (FSDP+TP MLP, one whose dots XLA partitions in groups, a gradient, a reversal along a
+    sharded dim), a shard_map and a mesh on permuted devices, each on its own mesh."""
     out = compile_stages(program, tmp_path_factory)
     if program == "gradient":  # a select with one result prints two types: the predicate's, then the result's
         propagated = "\n".join(p.read_text() for p in (out / "xla").glob("shardy/*/*.after_propagation.mlir"))
         assert re.search(r"= stablehlo\.select [^\n]*sdy\.sharding_per_value[^\n]* : tensor<\S+xi1>, tensor<", propagated)
+    if program == "reversed":  # the partitioner's collective-permute lists the devices in another order
+        texts = [p.read_text() for p in (out / "xla").glob("module_*.txt") if stage_of_name(str(p)) is Stage.PARTITIONED]
+        assert any(re.search(r"collective-permute\(.*sharding=\{devices=\[2,2,2\]4,", t) for t in texts)
     if program == "grouped":  # the per-device modules really keep tile arrays over 4 of the 8 devices
         per_device = [p for p in (out / "xla").glob("module_*.txt") if stage_of_name(str(p)) is Stage.PARTITIONED]
         assert any("sharding={devices=[4,1]<=[4]}" in p.read_text() for p in per_device)

@@ -16,6 +16,8 @@ xla/shardy/), each a correct program on its mesh (written to OUT_DIR/mesh.txt as
 - ``gradient``, on data=2, fsdp=2, tp=2: the value and gradient of a constrained relu MLP's squared
   sum, whose backward pass selects through the relu (``stablehlo.select`` prints its predicate's type
   before its result's);
+- ``reversed``, on data=2, fsdp=2, tp=2: a constrained array reversed along its sharded first dim, which
+  the partitioner does with a collective-permute whose sharding lists the devices in another order;
 - ``shard_map``, on batch=2, model=4: a shard_map with a psum over model;
 - ``outlined``, on batch=2, model=4: a shard_map normalising its input (a psum over batch), then a
   ``lax.scan`` of constrained matmuls and a sharded bias. Shardy's export outlines the shard_map's body
@@ -46,7 +48,7 @@ from jax.sharding import PartitionSpec as P  # noqa: E402
 
 program = sys.argv[2] if len(sys.argv) > 2 else "block"
 devices = np.array(jax.devices())
-if program in ("mesh3d", "grouped", "gradient"):
+if program in ("mesh3d", "grouped", "gradient", "reversed"):
     mesh = Mesh(devices.reshape(2, 2, 2), ("data", "fsdp", "tp"))
 elif program == "permuted":
     mesh = Mesh(devices.reshape(4, 2).T, ("data", "model"))
@@ -112,6 +114,11 @@ elif program == "gradient":
     jax.jit(jax.value_and_grad(loss, argnums=(1, 2))).lower(
         arg((64, 32), "data", None), arg((32, 128), "fsdp", "tp"), arg((128, 16), "tp", None)
     ).compile()
+elif program == "reversed":
+    def flipped(x: jax.Array) -> jax.Array:
+        return jnp.flip(jax.lax.with_sharding_constraint(x * 2.0, on("data", "tp")), axis=0)
+
+    jax.jit(flipped).lower(arg((16, 8))).compile()
 elif program == "shard_map":
     def body(a: jax.Array, b: jax.Array) -> jax.Array:
         return jax.lax.psum(a @ b, "model")
