@@ -561,9 +561,15 @@ fn count_lines(data: &[u8]) -> u64 {
     strings::count_nl(data)
 }
 
+/// The OSError Python raises for `e` on `path`: errno, the system's words (without Rust's
+/// ` (os error N)`), and the file name.
 fn os_error(e: std::io::Error, path: &str) -> PyErr {
     match e.raw_os_error() {
-        Some(code) => PyOSError::new_err((code, e.to_string(), path.to_string())),
+        Some(code) => {
+            let text = e.to_string();
+            let words = text.strip_suffix(&format!(" (os error {code})")).unwrap_or(&text);
+            PyOSError::new_err((code, words.to_string(), path.to_string()))
+        }
         None => PyOSError::new_err(format!("{path}: {e}")),
     }
 }

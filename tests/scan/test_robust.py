@@ -137,10 +137,19 @@ def test_truncated_while_read(tmp_path: Path) -> None:
 
 
 def test_missing_and_directory(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError):
-        native.scan_path(str(tmp_path / "nope"))
+    """A file that cannot be read is an OSError in the system's words, as Python's own (no Rust suffix),
+    and the commands say it so."""
+    from support.cli_util import run
+
+    nope = str(tmp_path / "nope")
+    with pytest.raises(FileNotFoundError) as missing:
+        native.scan_path(nope)
+    assert (missing.value.errno, missing.value.strerror, missing.value.filename) == (2, os.strerror(2), nope)
     with pytest.raises(OSError):
         native.scan_path(str(tmp_path))
+    for command in (["trace"], ["diff", nope], ["check"]):
+        r = run(*command, nope)
+        assert r.code == 2 and "os error" not in r.err and os.strerror(2).lower() in r.err.lower(), r.err
 
 
 def test_bad_options_are_scan_errors() -> None:
