@@ -37,21 +37,23 @@ def dump_files(path: str) -> list[str]:
     p = Path(path)
     if path == "-" or not p.is_dir():
         return [path]
-    stages = sorted(str(f) for f in p.rglob("*.mlir") if AFTER_PROPAGATION.match(f.name))
-    _all_propagated(path, p)
+    found = sorted(p.rglob("*.mlir"))
+    _all_propagated(path, p, found)
+    stages = [str(f) for f in found if AFTER_PROPAGATION.match(f.name)]
     if stages:
         return stages
-    files = sorted(str(f) for f in p.rglob("*.mlir"))
+    files = [str(f) for f in found]
     if not files:
         raise ExplainError(f"{path}: no Shardy stage dump (shardy/<module>/02.after_propagation.mlir) in it")
     return files
 
 
-def _all_propagated(path: str, folder: Path) -> None:
-    """An ExplainError naming each module under ``shardy/`` whose stages stop before propagation's end:
-    the compile failed or crashed there, and explaining the others would pass over the one that did."""
+def _all_propagated(path: str, folder: Path, found: list[Path]) -> None:
+    """An ExplainError naming each module under ``shardy/`` (among the ``found`` files of ``folder``) whose
+    stages stop before propagation's end: the compile failed or crashed there, and explaining the others
+    would pass over the one that did."""
     modules: dict[Path, list[str]] = {}
-    for f in folder.rglob("*.mlir"):
+    for f in found:
         if f.parent.parent.name == "shardy" and SHARDY_STAGE.match(f.name):
             modules.setdefault(f.parent, []).append(f.name)
     unfinished = [(d, max(names)) for d, names in sorted(modules.items())

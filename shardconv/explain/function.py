@@ -108,15 +108,10 @@ class Function:
         return self._region_owners
 
     def operands_of(self, name: str) -> tuple[str, ...]:
-        """The operands of the op defining ``name``, as its line names them (empty when it names none)."""
+        """The operands of the op defining ``name``, as its line names them (a manual computation's, its
+        records on the line closing its region, read off its first line; empty when it names none)."""
         self.absorb(name)
         return tuple(self._operands.get(name, ()))
-
-    def call_operands(self, name: str) -> tuple[str, ...]:
-        """The operands the op defining ``name`` takes in parentheses (a manual computation's, or an op in
-        generic form), read from its line."""
-        seen = self.reader.sites(name.split("@")[0], self.a, self.b, self.scope)
-        return self._operands_on_line(seen[0].row) if seen else ()
 
     def _operands_on_line(self, row: int) -> tuple[str, ...]:
         line_start, line = self.reader.op_line(row)
@@ -199,7 +194,7 @@ class Function:
         for s in sites:
             self._site(s, later, operands)
         if later and not operands:  # records on the line closing its regions: its operands are on its first
-            operands[:] = self._operands_on_line(later[0].row)
+            operands[:] = self._operands_on_line(sites[0].row)
         self._operands[name] = operands
         for s in later:
             if s.kind is SiteKind.SDY_ORIGINS:

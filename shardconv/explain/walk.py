@@ -187,11 +187,12 @@ def _into_operand(f: Function, cur: str, stop: Origin) -> list[Step] | None:
     if stop.value is None or stop.op is None:
         return None
     if stop.kind == "manual_input" and stop.index is not None:
-        operands, k = f.call_operands(stop.value), stop.index
+        k = stop.index
     elif stop.kind == "constraint":
-        operands, k = f.operands_of(stop.value), 0
+        k = 0
     else:
         return None
+    operands = f.operands_of(stop.value)
     if k >= len(operands) or operands[k] != cur:
         return None
     return [_crossing(None, stop.value, (stop.op, stop.value, stop.line or 0), cur)]

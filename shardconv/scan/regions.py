@@ -136,4 +136,4 @@ def _indent(line: bytes) -> int:
     return len(line) - len(line.lstrip(b" "))
 
 
-__all__ = ["Owner", "op_regions", "region_owner"]
+__all__ = ["Owner", "op_operands", "op_regions", "op_results", "region_owner"]
