@@ -77,7 +77,7 @@ impl Table {
                 let Some(name) = names.get(n[i] as usize).filter(|_| shards(kind)) else { return NONE };
                 let scope = scopes.get(sc[i] as usize).copied();
                 match value_key(name, scope, pm[i], fl[i]) {
-                    Some(k) if k == **name => n[i],
+                    Some(k) if k == *name => n[i],
                     Some(k) => clamp_add(names.len(), extra.id(k)),
                     None => NONE,
                 }

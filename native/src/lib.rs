@@ -428,7 +428,7 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
     let keys = e.keys.take();
     let value_kinds = PyBytes::new(py, &t.values.items.iter().map(|v| v.kind).collect::<Vec<u8>>());
     let values = Py::new(py, Values(std::mem::take(&mut t.values.items)))?;
-    let names = PyList::new(py, t.names.items().into_iter().map(|n| &**n))?;
+    let names = PyList::new(py, t.names.items())?;
     t.names = Default::default();
     let (key_list, reads) = (PyList::empty(py), PyList::empty(py));
     if let Some(k) = &keys {

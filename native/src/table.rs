@@ -105,6 +105,71 @@ impl<T: Eq + Hash> Interner<T> {
     }
 }
 
+/// Strings interned into one arena, end to end, each found by its hash: a pass log whose dumps all
+/// rename their values meets a million names, and a map of owned strings paid an allocation (and a
+/// free) for each.
+#[derive(Default)]
+pub struct TextInterner {
+    text: String,
+    ends: Vec<usize>,
+    index: HashTable<(u64, u32)>, // (hash, id): no rehash of the text on growth
+}
+
+fn text_hash(s: &str) -> u64 {
+    let mut h = Fx::default();
+    s.hash(&mut h);
+    h.finish()
+}
+
+impl TextInterner {
+    /// The item with id `i`.
+    pub fn item(&self, i: usize) -> Option<&str> {
+        let end = *self.ends.get(i)?;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        self.text.get(start..end)
+    }
+
+    fn find(&self, h: u64, s: &str) -> Option<u32> {
+        self.index.find(h, |&(vh, i)| vh == h && self.item(i as usize) == Some(s)).map(|&(_, i)| i)
+    }
+
+    /// The id of `s`, stored when it is new.
+    pub fn id_of(&mut self, s: &str) -> u32 {
+        let h = text_hash(s);
+        if let Some(i) = self.find(h, s) {
+            return i;
+        }
+        let i = self.ends.len() as u32;
+        self.text.push_str(s);
+        self.ends.push(self.text.len());
+        self.index.insert_unique(h, (h, i), |&(vh, _)| vh);
+        i
+    }
+
+    /// The id of an item met before.
+    pub fn get(&self, s: &str) -> Option<u32> {
+        self.find(text_hash(s), s)
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    pub fn reserve(&mut self, n: usize) {
+        self.index.reserve(n, |&(vh, _)| vh);
+        self.ends.reserve(n);
+    }
+
+    /// The items in id order.
+    pub fn items(&self) -> Vec<&str> {
+        (0..self.len()).filter_map(|i| self.item(i)).collect()
+    }
+}
+
 /// Values keyed by a hash of their parts, compared in full only on a hash hit (no key copies).
 #[derive(Default)]
 pub struct ValueInterner {
@@ -303,7 +368,7 @@ impl SpanLog {
 #[derive(Default)]
 pub struct Table {
     pub values: ValueInterner,
-    pub names: Interner<String>,
+    pub names: TextInterner,
     pub shapes: Interner<Vec<Shape>>,
     pub scopes: Interner<ScopeKey>,
     pub ops: Interner<Box<str>>,
@@ -624,7 +689,24 @@ impl Table {
 
 #[cfg(test)]
 mod tests {
+    use super::TextInterner;
     use crate::lines::{Engine, Options};
+
+    #[test]
+    fn text_interner_ids_in_order() {
+        let mut t = TextInterner::default();
+        t.reserve(2);
+        let names = ["%a", "", "%arg0", "%a", "result[0]", "", "%é"];
+        let ids: Vec<u32> = names.iter().map(|n| t.id_of(n)).collect();
+        assert_eq!(ids, vec![0, 1, 2, 0, 3, 1, 4]);
+        assert_eq!(t.items(), vec!["%a", "", "%arg0", "result[0]", "%é"]);
+        assert_eq!((t.get("%arg0"), t.get("%b"), t.len()), (Some(2), None, 5));
+        for i in 0..5000 {
+            assert_eq!(t.id_of(&format!("%v{i}")), 5 + i); // grows past its room, ids stay
+        }
+        assert_eq!(t.item(5004), Some("%v4999"));
+        assert_eq!(t.get("%a"), Some(0));
+    }
 
     #[test]
     fn groups_and_pairs() {
