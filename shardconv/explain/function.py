@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -15,7 +15,7 @@ from shardconv.core.errors import ShardingError
 from shardconv.explain.dataflow import REGIONS, edge_entries, owners, sources
 from shardconv.explain.model import Meeting
 from shardconv.explain.records import Edge, axis_key, parse_edges, parse_origins
-from shardconv.scan.regions import op_operands, op_regions, op_results
+from shardconv.scan.regions import op_block_args, op_operands, op_regions, op_results
 from shardconv.scan.sites import SiteKind
 
 if TYPE_CHECKING:
@@ -79,6 +79,7 @@ class Function:
         self._region_owners: list[str] | None = None
         self._aliases: dict[str, str] | None = None
         self._operands: dict[str, list[str]] = {}  # an absorbed op's value -> the operands its line names
+        self._first_rows: dict[str, int] = {}  # an absorbed op's value -> the row of its first site
         self._defs: dict[str, tuple[int, ...]] = {}
         self.keyed = False  # whether a value was named ``name@line`` (Function.key)
         self._records: bool | None = None
@@ -113,9 +114,17 @@ class Function:
         self.absorb(name)
         return tuple(self._operands.get(name, ()))
 
-    def _operands_on_line(self, row: int) -> tuple[str, ...]:
+    def block_args_of(self, name: str) -> tuple[str, ...]:
+        """The arguments the region of the op defining ``name`` declares on its line (a manual
+        computation's body's, one per operand); empty for an op without sites or such a list."""
+        self.absorb(name)
+        row = self._first_rows.get(name)
+        return () if row is None else self._names_on_line(row, op_block_args)
+
+    def _names_on_line(self, row: int, read: Callable[[str, int], tuple[str, ...]]) -> tuple[str, ...]:
+        """The values ``read`` finds on the line of site ``row``'s op, as this function keys them."""
         line_start, line = self.reader.op_line(row)
-        return tuple(self.key(n, line) for n in op_operands(self.reader.path, line_start))
+        return tuple(self.key(n, line) for n in read(self.reader.path, line_start))
 
     def users(self, name: str) -> list[str]:
         """The ops (by their value) that take ``name`` as an operand."""
@@ -194,8 +203,10 @@ class Function:
         for s in sites:
             self._site(s, later, operands)
         if later and not operands:  # records on the line closing its regions: its operands are on its first
-            operands[:] = self._operands_on_line(sites[0].row)
+            operands[:] = self._names_on_line(sites[0].row, op_operands)
         self._operands[name] = operands
+        if sites:
+            self._first_rows[name] = sites[0].row
         for s in later:
             if s.kind is SiteKind.SDY_ORIGINS:
                 self._result_origins(s)

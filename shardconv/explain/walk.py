@@ -181,19 +181,20 @@ def _across(f: Function, cur: str, axis: str, seen: set[str], after: int | None,
 
 
 def _into_operand(f: Function, cur: str, stop: Origin) -> list[Step] | None:
-    """The hop from the origin's op to ``cur``, its operand, which takes the origin's sharding as is, with
-    no step recorded: a manual computation's (shard_map's) operand its in_sharding (one data-flow edge), a
-    constraint's operand the constraint's (Shardy applies a constraint to its input before propagating)."""
+    """The hop from the origin's op to ``cur``, which takes the origin's sharding as is, with no step
+    recorded: a manual computation's (shard_map's) operand or its body's argument its in_sharding (one
+    data-flow edge each), a constraint's operand the constraint's (Shardy applies a constraint to its
+    input before propagating)."""
     if stop.value is None or stop.op is None:
         return None
+    held: tuple[tuple[str, ...], ...]
     if stop.kind == "manual_input" and stop.index is not None:
-        k = stop.index
+        k, held = stop.index, (f.operands_of(stop.value), f.block_args_of(stop.value))
     elif stop.kind == "constraint":
-        k = 0
+        k, held = 0, (f.operands_of(stop.value),)
     else:
         return None
-    operands = f.operands_of(stop.value)
-    if k >= len(operands) or operands[k] != cur:
+    if not any(k < len(names) and names[k] == cur for names in held):
         return None
     return [_crossing(None, stop.value, (stop.op, stop.value, stop.line or 0), cur)]
 

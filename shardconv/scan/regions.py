@@ -69,6 +69,17 @@ def op_operands(path: str, line_start: int) -> tuple[str, ...]:
     return tuple(n.decode("utf-8", "surrogateescape") for n in _NAME.findall(m.group(1))) if m else ()
 
 
+_BLOCK_ARGS = re.compile(rb"\((%[\w$.\-]+\s*:(?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)\s*\{\s*$")  # ``(%a: t, %b: t) {``
+_BLOCK_ARG = re.compile(rb"(%[\w$.\-]+)\s*:")
+
+
+def op_block_args(path: str, line_start: int) -> tuple[str, ...]:
+    """The arguments the region of the op whose line begins at byte ``line_start`` of ``path`` declares
+    at that line's end (a manual computation's body's: ``(%arg2: tensor<4x16xf32>, %arg3: ...) {``)."""
+    m = _BLOCK_ARGS.search(_op_line(path, line_start).rstrip())
+    return tuple(n.decode("utf-8", "surrogateescape") for n in _BLOCK_ARG.findall(m.group(1))) if m else ()
+
+
 def op_results(path: str, line_start: int) -> tuple[str, ...]:
     """The results the op whose line begins at byte ``line_start`` of ``path`` defines, each as later ops
     name it: ``%a:2, %b = ...`` gives ``%a#0, %a#1, %b`` (``%values, %indices = mhlo.topk``: the two
@@ -136,4 +147,4 @@ def _indent(line: bytes) -> int:
     return len(line) - len(line.lstrip(b" "))
 
 
-__all__ = ["Owner", "op_operands", "op_regions", "op_results", "region_owner"]
+__all__ = ["Owner", "op_block_args", "op_operands", "op_regions", "op_results", "region_owner"]

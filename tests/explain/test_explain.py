@@ -92,6 +92,20 @@ def test_arguments_sharded_by_the_user(programs: Path) -> None:
     assert set(m.origins) == {"input: 0", "input: 1"}
 
 
+def test_a_partly_manual_shard_maps_body_takes_its_in_sharding_as_is(programs: Path) -> None:
+    """``partial``'s body argument is the manual computation's in_sharding (no step between), and the
+    records on the line closing its ``pmean``'s region are the ``all_reduce``'s, not the shard_map's."""
+    path = stage(programs, "partial")
+    text = path.read_text(encoding="utf-8")
+    (reduced,) = re.findall(r"^\s*(%\w+) = \"stablehlo.all_reduce\"", text, re.M)
+    (e,) = explain_path(str(path), reduced)
+    (a,) = e.axes
+    assert (a.axis, a.origin.kind, a.origin.name, a.origin.index, a.gap) == ("model", "manual_input", "mc_0", 1, None)
+    first, *rest = a.path
+    assert (first.step, first.source, first.op) == (None, a.origin.value, "sdy.manual_computation")
+    assert rest[0].op == "stablehlo.dot" and rest[-1].op == "stablehlo.all_reduce" and rest[-1].target == reduced
+
+
 def test_shard_map_specs_are_the_origins(programs: Path) -> None:
     path = str(stage(programs, "smap"))
     (e,) = explain_path(path, result=0)
@@ -159,8 +173,8 @@ def test_trace_offers_explain_for_a_propagation_change(programs: Path) -> None:
 
 def test_library_entry_returns_frozen_dataclasses(programs: Path) -> None:
     found = sc.explain_path(str(programs / "xla"), result=0)
-    # twelve modules; ``returned``'s first result (a sum) holds no sharding
-    assert len(found) == 11 and all(isinstance(e, sc.Explanation) for e in found)
+    # thirteen modules; ``returned``'s first result (a sum) holds no sharding
+    assert len(found) == 12 and all(isinstance(e, sc.Explanation) for e in found)
     with pytest.raises(dataclasses.FrozenInstanceError):
         found[0].value = "x"  # type: ignore[misc]
     with pytest.raises(ExplainError, match="no sharded value matches --value %999$"):
@@ -604,9 +618,9 @@ def test_a_constraints_operand_takes_the_constraint_as_is(programs: Path) -> Non
 
 
 def test_every_value_of_every_program_walks_back_to_a_known_origin(programs: Path) -> None:
-    """Every sharded value, argument and result of the twelve programs, each axis: its origin is one the
+    """Every sharded value, argument and result of the thirteen programs, each axis: its origin is one the
     program wrote (never ``unknown``) and the walk reaches it with no gap: a loop body's carry, a shard_map's
-    or a constraint's operand, a scatter's update, a result an op names apart, a reduce's second input.
+    or a constraint's operand, a partly manual shard_map's body argument, a scatter's update, a result an op names apart, a reduce's second input.
     (A gap is left for records a pass took out: see the next test.)"""
     seen = 0
     for path in sorted((programs / "xla" / "shardy").glob("*/02.after_propagation.mlir")):

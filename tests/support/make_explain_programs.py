@@ -1,4 +1,4 @@
-"""Writes Shardy's verbose stage dumps of twelve real programs with jax (a child process: XLA reads
+"""Writes Shardy's verbose stage dumps of thirteen real programs with jax (a child process: XLA reads
 XLA_FLAGS once), for the tests that ``explain`` names the origins the programs specify.
 
 Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
@@ -34,7 +34,10 @@ Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
   its region; the fourth its ``argmax``, a ``stablehlo.reduce`` of two inputs, which prints each beside its
   init value; the fifth the indices of its ``top_k``, an op that names its results apart
   (``%values, %indices = mhlo.topk``); the sixth a scatter of the third argument into it, printed in
-  generic form, whose records give that argument its ``model``.
+  generic form, whose records give that argument its ``model``;
+- ``partial``: a ``jax.shard_map`` manual over ``data`` only (``model`` stays free inside it), its weights
+  sharded ``P(None, "model")`` by the user: its body's matmul takes ``model`` from its argument, the
+  in_sharding as is, and a ``pmean`` (an ``all_reduce`` whose region closes on its records' line) carries it on.
 Then, in a second child (``OUT_DIR shardy``), the same ``mlp`` with ``--xla_dump_hlo_pass_re=shardy`` into
 OUT_DIR/plain: Shardy's stage files without the records.
 """
@@ -221,4 +224,17 @@ def returned(x: jax.Array, w: jax.Array, u: jax.Array) -> tuple[jax.Array, ...]:
 
 
 jax.jit(returned).lower(arg((32, 64)), arg((64, 128)), arg((4, 128))).compile()
+
+
+def partial_body(x: jax.Array, w: jax.Array) -> jax.Array:
+    y = x @ w
+    return y - jax.lax.pmean(y, "data")
+
+
+def partial(x: jax.Array, w: jax.Array) -> jax.Array:
+    specs = {"in_specs": (P("data", None), P()), "out_specs": P("data", None), "axis_names": {"data"}}
+    return jax.shard_map(partial_body, mesh=mesh2, **specs)(x, w)
+
+
+jax.jit(partial).lower(arg((8, 16), NamedSharding(mesh2, P("data"))), arg((16, 32), NamedSharding(mesh2, P(None, "model")))).compile()
 subprocess.run([sys.executable, __file__, out, "shardy"], check=True)

@@ -91,14 +91,13 @@ impl Extractor {
         };
         let mut c = self.record_context(ln, ms);
         if c.value.is_none() {
-            // a region's closing line `} {sdy...} : (...)`: the op is the one whose in/out shardings
-            // were just reported for this line
+            // a manual computation's closing line `} {sdy...} : (...)`: the op is the one whose in/out
+            // shardings were just reported for this line (another op's closing line, inside one still
+            // open, names no value: the reader finds its op above it)
             let listed = out.iter().rposition(|s| s.kind == SDY_PER_VALUE_LIST);
             if let Some(i) = listed {
                 complete_on(ln, &mut out[i]);
-            }
-            let open = self.pending.last().and_then(|p| p.ins.first().or(p.outs.first()));
-            if let Some(prev) = listed.map(|i| &out[i]).or(open) {
+                let prev = &out[i];
                 c = Ctx { value: prev.value.clone(), shapes: None, op: OpFrom::None };
                 let op = prev.op.clone();
                 let mut s = self.occ(ln, kind, key, a, end, c.value, None, OpFrom::None);
@@ -175,5 +174,16 @@ mod tests {
         assert_eq!(named[0].value.as_deref(), Some("%1"));
         assert_eq!(named[0].op.as_deref(), Some("sdy.manual_computation"));
         assert_eq!(named[0].raw(close), b"mc_0");
+    }
+
+    #[test]
+    fn records_closing_a_region_inside_a_manual_computation_name_no_value() {
+        let mut e = Extractor::default();
+        e.scan(b"  %1 = sdy.manual_computation(%0) in_shardings=[<@m, [{\"x\"}]>] out_shardings=[<@m, [{\"x\"}]>] manual_axes={\"x\"} (%a: tensor<4xf32>) {", 0, 1, 0);
+        e.scan(b"    %2 = \"stablehlo.all_reduce\"(%a) ({", 100, 2, 0);
+        let close = b"    }) {sdy.propagation_edges = #sdy.propagation_edges<[{step-4 = [{\"y\" = operand-0 -> [result-0]}]}]>, sdy.sharding_origins = [{y = \"mc_0_input: 1\"}]} : (tensor<4xf32>) -> tensor<4xf32>";
+        let s = e.scan(close, 200, 5, 0);
+        assert_eq!(s.iter().map(|x| x.kind).collect::<Vec<_>>(), vec![SDY_EDGES, SDY_ORIGINS]);
+        assert!(s.iter().all(|x| x.value.is_none()), "the all_reduce's records are not the manual computation's");
     }
 }
