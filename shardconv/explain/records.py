@@ -14,8 +14,8 @@ from shardconv.core.records import record
 
 _GROUP = re.compile(r"\{([^{}]*)\}")
 _PAIR = re.compile(r'("(?:[^"\\]|\\.)*"|[\w.$:()-]+)\s*=\s*"([^"]*)"')
-_STEP_OR_EDGE = re.compile(
-    r'step-(\d+)\s*=|"((?:[^"\\]|\\.)*)"\s*=\s*(operand|result)-(\d+)\s*->\s*\[([^\]]*)\]'
+_STEP_OR_EDGE = re.compile(  # an edge's axis: ``"a"``, or a sub-axis ``"a":(1)2`` (a reshape split ``a``)
+    r'step-(\d+)\s*=|"((?:[^"\\]|\\.)*)"(:\(\d+\)\d+)?\s*=\s*(operand|result)-(\d+)\s*->\s*\[([^\]]*)\]'
 )
 _ONE_REF = {f"{k}-{n}": ((k, n),) for k in ("operand", "result") for n in range(8)}  # the usual lone target
 _REF = re.compile(r"(operand|result)-(\d+)")
@@ -62,9 +62,9 @@ def parse_edges(text: str) -> list[Edge]:
         if m.group(1) is not None:
             step = int(m.group(1))
         elif step >= 0:
-            refs = m.group(5)
+            refs = m.group(6)
             targets = _ONE_REF.get(refs) or tuple((k, int(j)) for k, j in _REF.findall(refs))
-            out.append(Edge(step, m.group(2), (m.group(3), int(m.group(4))), targets))
+            out.append(Edge(step, m.group(2) + (m.group(3) or ""), (m.group(4), int(m.group(5))), targets))
     if step >= 0:
         return out
     for key, body in _OLD.findall(text):

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 
-from shardconv.explain.function import Function, HeldEdge, Value, trailing_index
+from shardconv.core.errors import ShardingError
+from shardconv.explain.function import Function, HeldEdge, Value, axis_keys_of, trailing_index
 from shardconv.explain.model import Gap, Meeting, Origin, Step
 
 _ORIGIN = re.compile(r"^(?:(mc_\d+)_)?(input|output): (\d+)$")
@@ -110,6 +111,7 @@ def walk(f: Function, start: str, axis: str, stop: Origin) -> tuple[Step, ...]:
     cur, seen = start, {start}
     while cur != stop.value:
         v = f.value(cur)
+        axis = held_axis(v, axis)
         if v is not None and v.origins.get(axis) == "self":
             break
         options = [x for x in _incoming(f, cur, axis) if x[1] not in seen]
@@ -126,6 +128,25 @@ def walk(f: Function, start: str, axis: str, stop: Origin) -> tuple[Step, ...]:
         seen.add(src)
         cur = src
     return tuple(reversed(steps))
+
+
+def held_axis(v: Value | None, axis: str) -> str:
+    """``axis`` as ``v`` holds it: a sub-axis (``model:(1)2``) of a value holding its whole axis is that
+    axis (a reshape split ``model`` over two dims, each taking a part of it from the one value); a whole
+    axis of a value holding only its sub-axes is the first of them (a reshape merged them into it)."""
+    if v is None or axis in v.origins:
+        return axis
+    try:
+        held = [a for dim in axis_keys_of(v.sharding) for a in dim] if v.sharding else []
+    except ShardingError:  # a sharding that does not parse holds no axis to match
+        held = []
+    known = [*v.origins, *held]
+    if axis in known:
+        return axis
+    whole, colon, _ = axis.partition(":")
+    if colon:
+        return whole if whole in known else axis
+    return next((a for a in known if a.startswith(axis + ":")), axis)
 
 
 def _first(f: Function, edges: list[HeldEdge], axis: str, label: str) -> HeldEdge:
@@ -263,7 +284,7 @@ def gap_of(f: Function, name: str, axis: str, origin: Origin, path: tuple[Step, 
     if origin.value is None or start == origin.value:
         return None
     v = f.value(start)
-    if v is not None and v.origins.get(axis) == "self":
+    if v is not None and v.origins.get(held_axis(v, axis)) == "self":
         return None
     twice = f.twice.get(start.split("#")[0])
     if twice:

@@ -1,4 +1,4 @@
-"""Writes Shardy's verbose stage dumps of thirteen real programs with jax (a child process: XLA reads
+"""Writes Shardy's verbose stage dumps of fourteen real programs with jax (a child process: XLA reads
 XLA_FLAGS once), for the tests that ``explain`` names the origins the programs specify.
 
 Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
@@ -37,7 +37,10 @@ Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
   generic form, whose records give that argument its ``model``;
 - ``partial``: a ``jax.shard_map`` manual over ``data`` only (``model`` stays free inside it), its weights
   sharded ``P(None, "model")`` by the user: its body's matmul takes ``model`` from its argument, the
-  in_sharding as is, and a ``pmean`` (an ``all_reduce`` whose region closes on its records' line) carries it on.
+  in_sharding as is, and a ``pmean`` (an ``all_reduce`` whose region closes on its records' line) carries it on;
+- ``reshaped``: an argument sharded ``P("model")`` by the user, reshaped to 8x8 and multiplied, then reshaped to
+  2x32 (``model`` split in two sub-axes, ``"model":(1)2`` and ``"model":(2)2``, one per dim) and returned, and
+  reshaped back to 64 (merged into ``model`` again) and returned.
 Then, in a second child (``OUT_DIR shardy``), the same ``mlp`` with ``--xla_dump_hlo_pass_re=shardy`` into
 OUT_DIR/plain: Shardy's stage files without the records.
 """
@@ -237,4 +240,12 @@ def partial(x: jax.Array, w: jax.Array) -> jax.Array:
 
 
 jax.jit(partial).lower(arg((8, 16), NamedSharding(mesh2, P("data"))), arg((16, 32), NamedSharding(mesh2, P(None, "model")))).compile()
+
+
+def reshaped(y: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    e = (y.reshape(8, 8) @ b).reshape(2, 32)
+    return e, jnp.sin(e).reshape(64)
+
+
+jax.jit(reshaped).lower(arg((64,), NamedSharding(mesh2, P("model"))), arg((8, 8))).compile()
 subprocess.run([sys.executable, __file__, out, "shardy"], check=True)
