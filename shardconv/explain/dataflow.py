@@ -1,9 +1,9 @@
 """The records of an op whose results are data-flow edges (``stablehlo.while``, ``stablehlo.case``,
-``stablehlo.optimization_barrier``): Shardy lists them per result, ``sdy.result_sharding_origins = [...]``
-and ``sdy.result_propagation_edges = [...]``, in result order but only for the results that have one, and
-in an edge ``result-0`` is that result while ``operand-N`` is the N-th source of its edge (a while: its
-initial operand, then its body's return; an optimization_barrier: its operand; a case: each branch's
-return)."""
+``stablehlo.optimization_barrier``, ``sdy.manual_computation``): Shardy lists them per result,
+``sdy.result_sharding_origins = [...]`` and ``sdy.result_propagation_edges = [...]``, in result order but
+only for the results that have one, and in an edge ``result-0`` is that result while ``operand-N`` is the
+N-th source of its edge (a while: its initial operand, then its body's return; an optimization_barrier:
+its operand; a case: each branch's return; a manual computation: its body's return)."""
 
 from __future__ import annotations
 
@@ -43,10 +43,13 @@ def sources(op: str, k: int, operands: Sequence[str], returns: Sequence[Sequence
         return [at(operands, 2 * k + 1), at(returns[1], k) if len(returns) == 2 else None]
     if op == "stablehlo.case":  # each branch's return
         return [at(r, k) for r in returns]
+    if op == "sdy.manual_computation":  # its body's return
+        return [at(returns[0], k) if returns else None]
     return []
 
 
-REGIONS = frozenset({"stablehlo.while", "stablehlo.case"})  # the ops whose sources include a region's return
+# the ops whose sources include a region's return
+REGIONS = frozenset({"stablehlo.while", "stablehlo.case", "sdy.manual_computation"})
 
 
 __all__ = ["REGIONS", "edge_entries", "owners", "sources"]

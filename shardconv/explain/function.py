@@ -262,18 +262,13 @@ class Function:
             v.line, v.op = v.line or s.line, v.op or s.op
             if s.op == "sdy.manual_computation":
                 self.manual[s.text] = self.manual.pop(f"@{name}", (name, s.line, [], []))
-        elif s.kind is SiteKind.SDY_EDGES and s.site != "sdy.block_arg_propagation_edges":
+        elif s.kind is SiteKind.SDY_EDGES and (
+            s.site != "sdy.block_arg_propagation_edges" or s.op == "sdy.manual_computation"
+        ):  # (a loop's block arguments are one sharding with its results: ``walk``)
             later.append(s)
 
     def _result_axes(self, results: list[str]) -> list[set[str]]:
-        out: list[set[str]] = []
-        for r in results:
-            v = self.values.get(r)
-            try:
-                out.append({a for dim in axis_keys_of(v.sharding) for a in dim} if v and v.sharding else set())
-            except ShardingError:  # a sharding that does not parse holds no axis to match
-                out.append(set())
-        return out
+        return [axis_set(v.sharding if (v := self.values.get(r)) else None) for r in results]
 
     def _result_origins(self, s: Seen) -> None:
         """``sdy.result_sharding_origins`` of an op whose results are data-flow edges: one entry per
@@ -315,6 +310,9 @@ class Function:
         if s.site == "sdy.result_propagation_edges":
             self._result_edges(s, operands)
             return
+        if s.site == "sdy.block_arg_propagation_edges":
+            self._block_arg_edges(s, operands)
+            return
         results = self.results.get(name) or [name]
         op = s.op or "?"
         for e in parse_edges(s.text):
@@ -326,8 +324,8 @@ class Function:
         """The op with regions ``name`` defines (one of its sites ``s``): a while's block arguments and
         results, which are one data-flow edge each, its lines, and its regions' returns (read once)."""
         found = self.region_ops.get(name)
-        if found is None:
-            line_start, line = self.reader.op_line(s.row)
+        if found is None:  # (read from the op's first line: a manual computation's records close its body)
+            line_start, line = self.reader.op_line(self._first_rows.get(name, s.row))
             returns, lines = op_regions(self.reader.path, line_start)
             if s.op == "stablehlo.while":
                 args, results = tuple(operands[0::2]), tuple(result_names(name, len(operands[1::2])))
@@ -338,6 +336,24 @@ class Function:
                 returns=tuple(tuple(self.key(n, line + below) for n in names) for below, names in returns),
             )
         return found
+
+    def _block_arg_edges(self, s: Seen, operands: list[str]) -> None:
+        """``sdy.block_arg_propagation_edges`` of a manual computation: one entry per body argument that
+        has edges, in order; in an edge ``result-0`` is that argument and ``operand-0`` the computation's
+        operand it takes (one data-flow edge, across which propagation moves the axes left free)."""
+        name = s.value or ""
+        args = self.block_args_of(name)
+        ins = next((m[2] for m in self.manual.values() if m[0] == name), [])
+        per = [parse_edges(entry) for entry in edge_entries(s.text)]
+        held = [axis_set(t) for t in ins]
+        for owner, es in zip(owners([{e.axis for e in es} for es in per], held), per, strict=True):
+            if owner is None or owner >= len(args):
+                continue
+            ends = operands[owner:owner + 1]
+            for e in es:
+                src = edge_ref(e.source, ends, [args[owner]])
+                for t in e.targets:
+                    self._add(e, src, edge_ref(t, ends, [args[owner]]), name, s.op or "?", s.line)
 
     def _result_edges(self, s: Seen, operands: list[str]) -> None:
         """``sdy.result_propagation_edges`` of an op whose results are data-flow edges: one entry per
@@ -398,6 +414,15 @@ def trailing_index(name: str) -> int | None:
 
 
 @functools.lru_cache(maxsize=4096)
+def axis_set(sharding: str | None) -> set[str]:
+    """Every axis a sharding's text holds, as the records key them (none for no text, or one that does
+    not parse: it holds no axis to match)."""
+    try:
+        return {a for dim in axis_keys_of(sharding) for a in dim} if sharding else set()
+    except ShardingError:
+        return set()
+
+
 def axis_keys_of(sharding: str) -> tuple[tuple[str, ...], ...]:
     """The axes on each dim of a sharding's text, as the records key them (parsed once per distinct
     text: a log of many modules repeats its shardings)."""
@@ -410,6 +435,6 @@ def axis_keys_of(sharding: str) -> tuple[tuple[str, ...], ...]:
 
 
 __all__ = [
-    "Function", "HeldEdge", "RegionOp", "Value", "axis_keys_of", "edge_ref", "element_texts", "result_names",
-    "trailing_index",
+    "Function", "HeldEdge", "RegionOp", "Value", "axis_keys_of", "axis_set", "edge_ref", "element_texts",
+    "result_names", "trailing_index",
 ]

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import re
 
-from shardconv.core.errors import ShardingError
-from shardconv.explain.function import Function, HeldEdge, Value, axis_keys_of, trailing_index
+from shardconv.explain.function import Function, HeldEdge, Value, axis_set, trailing_index
 from shardconv.explain.model import Gap, Meeting, Origin, Step
 
 _ORIGIN = re.compile(r"^(?:(mc_\d+)_)?(input|output): (\d+)$")
@@ -136,11 +135,7 @@ def held_axis(v: Value | None, axis: str) -> str:
     axis of a value holding only its sub-axes is the first of them (a reshape merged them into it)."""
     if v is None or axis in v.origins:
         return axis
-    try:
-        held = [a for dim in axis_keys_of(v.sharding) for a in dim] if v.sharding else []
-    except ShardingError:  # a sharding that does not parse holds no axis to match
-        held = []
-    known = [*v.origins, *held]
+    known = [*v.origins, *sorted(axis_set(v.sharding))]
     if axis in known:
         return axis
     whole, colon, _ = axis.partition(":")
@@ -204,8 +199,9 @@ def _across(f: Function, cur: str, axis: str, seen: set[str], after: int | None,
 def _into_operand(f: Function, cur: str, stop: Origin) -> list[Step] | None:
     """The hop from the origin's op to ``cur``, which takes the origin's sharding as is, with no step
     recorded: a manual computation's (shard_map's) operand or its body's argument its in_sharding (one
-    data-flow edge each), a constraint's operand the constraint's (Shardy applies a constraint to its
-    input before propagating)."""
+    data-flow edge each: propagation can carry an axis from the in_sharding out to the operand, or in
+    from the body's argument), a constraint's operand the constraint's (Shardy applies a constraint to
+    its input before propagating)."""
     if stop.value is None or stop.op is None:
         return None
     held: tuple[tuple[str, ...], ...]

@@ -1,15 +1,16 @@
-"""The returns of an op's regions (a while's cond and body, a case's branches), read from the op's own
-lines when asked: the scan reports the records on an op, not the ``stablehlo.return`` that ends each of
-its regions, which a record's ``operand-N`` can name (a while result's second source is its body's
-return). MLIR prints a region's ops two columns in from the op that owns it, and the lines that close or
-open its regions (``cond {``, ``} do {``, ``}, {``, ``})``) at the op's own indentation."""
+"""The returns of an op's regions (a while's cond and body, a case's branches, a manual computation's
+body), read from the op's own lines when asked: the scan reports the records on an op, not the
+``stablehlo.return`` (``sdy.return``) that ends each of its regions, which a record's ``operand-N`` can
+name (a while result's second source is its body's return). MLIR prints a region's ops two columns in
+from the op that owns it, and the lines that close or open its regions (``cond {``, ``} do {``, ``}, {``,
+``})``) at the op's own indentation."""
 
 from __future__ import annotations
 
 import re
 from typing import NamedTuple
 
-_RETURN = re.compile(rb'^\s*(?:stablehlo\.return\b|"stablehlo\.return"\()([^:]*)')
+_RETURN = re.compile(rb'^\s*(?:stablehlo\.return\b|"stablehlo\.return"\(|sdy\.return\b)([^:]*)')
 _NAME = re.compile(rb"%[\w#.$\-]+")
 _CONTINUES = (b"}", b"cond {", b"do {")
 _CHUNK = 1 << 20  # read backwards this many bytes at a time

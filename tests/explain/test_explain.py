@@ -93,8 +93,10 @@ def test_arguments_sharded_by_the_user(programs: Path) -> None:
 
 
 def test_a_partly_manual_shard_maps_body_takes_its_in_sharding_as_is(programs: Path) -> None:
-    """``partial``'s body argument is the manual computation's in_sharding (no step between), and the
-    records on the line closing its ``pmean``'s region are the ``all_reduce``'s, not the shard_map's."""
+    """``partial``'s ``model`` comes from the manual computation's in_sharding: the walk crosses from it to
+    its operand (no step between), into its body's argument (the computation's own data-flow edge) and on
+    through the body; the records on the line closing its ``pmean``'s region are the ``all_reduce``'s, not
+    the shard_map's."""
     path = stage(programs, "partial")
     text = path.read_text(encoding="utf-8")
     (reduced,) = re.findall(r"^\s*(%\w+) = \"stablehlo.all_reduce\"", text, re.M)
@@ -103,7 +105,20 @@ def test_a_partly_manual_shard_maps_body_takes_its_in_sharding_as_is(programs: P
     assert (a.axis, a.origin.kind, a.origin.name, a.origin.index, a.gap) == ("model", "manual_input", "mc_0", 1, None)
     first, *rest = a.path
     assert (first.step, first.source, first.op) == (None, a.origin.value, "sdy.manual_computation")
-    assert rest[0].op == "stablehlo.dot" and rest[-1].op == "stablehlo.all_reduce" and rest[-1].target == reduced
+    assert [s.op for s in rest][:2] == ["sdy.manual_computation", "stablehlo.dot"]
+    assert rest[-1].op == "stablehlo.all_reduce" and rest[-1].target == reduced
+
+
+def test_an_axis_free_in_nested_shard_maps_goes_in_and_out_through_their_edges(programs: Path) -> None:
+    """``nested``'s ``c`` is free in both manual computations: it walks back from the result through each
+    one's result and body argument (their own data-flow edges) to argument 1, with no gap; ``b`` comes from
+    the inner one's out_sharding."""
+    (e,) = explain_path(str(stage(programs, "nested")), result=0)
+    got = {a.axis: a for a in e.axes}
+    c, b = got["c"], got["b"]
+    assert (c.origin.kind, c.origin.index, c.gap) == ("argument", 1, None)
+    assert [s.op for s in c.path].count("sdy.manual_computation") == 4 and all(s.step is not None for s in c.path)
+    assert (b.origin.kind, b.origin.name, b.gap) == ("manual_output", "mc_1", None)
 
 
 def test_an_axis_a_reshape_splits_or_merges_is_followed_through_it(programs: Path) -> None:
@@ -188,8 +203,8 @@ def test_trace_offers_explain_for_a_propagation_change(programs: Path) -> None:
 
 def test_library_entry_returns_frozen_dataclasses(programs: Path) -> None:
     found = sc.explain_path(str(programs / "xla"), result=0)
-    # fourteen modules; ``returned``'s first result (a sum) holds no sharding
-    assert len(found) == 13 and all(isinstance(e, sc.Explanation) for e in found)
+    # fifteen modules; ``returned``'s first result (a sum) holds no sharding
+    assert len(found) == 14 and all(isinstance(e, sc.Explanation) for e in found)
     with pytest.raises(dataclasses.FrozenInstanceError):
         found[0].value = "x"  # type: ignore[misc]
     with pytest.raises(ExplainError, match="no sharded value matches --value %999$"):
@@ -633,9 +648,9 @@ def test_a_constraints_operand_takes_the_constraint_as_is(programs: Path) -> Non
 
 
 def test_every_value_of_every_program_walks_back_to_a_known_origin(programs: Path) -> None:
-    """Every sharded value, argument and result of the fourteen programs, each axis: its origin is one the
+    """Every sharded value, argument and result of the fifteen programs, each axis: its origin is one the
     program wrote (never ``unknown``) and the walk reaches it with no gap: a loop body's carry, a shard_map's
-    or a constraint's operand, a partly manual shard_map's body argument, an axis a reshape split or merged, a scatter's update, a result an op names apart, a reduce's second input.
+    or a constraint's operand, a partly manual shard_map's body argument, an axis free in nested shard_maps, an axis a reshape split or merged, a scatter's update, a result an op names apart, a reduce's second input.
     (A gap is left for records a pass took out: see the next test.)"""
     seen = 0
     for path in sorted((programs / "xla" / "shardy").glob("*/02.after_propagation.mlir")):

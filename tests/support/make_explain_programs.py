@@ -1,4 +1,4 @@
-"""Writes Shardy's verbose stage dumps of fourteen real programs with jax (a child process: XLA reads
+"""Writes Shardy's verbose stage dumps of fifteen real programs with jax (a child process: XLA reads
 XLA_FLAGS once), for the tests that ``explain`` names the origins the programs specify.
 
 Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
@@ -40,7 +40,10 @@ Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
   in_sharding as is, and a ``pmean`` (an ``all_reduce`` whose region closes on its records' line) carries it on;
 - ``reshaped``: an argument sharded ``P("model")`` by the user, reshaped to 8x8 and multiplied, then reshaped to
   2x32 (``model`` split in two sub-axes, ``"model":(1)2`` and ``"model":(2)2``, one per dim) and returned, and
-  reshaped back to 64 (merged into ``model`` again) and returned.
+  reshaped back to 64 (merged into ``model`` again) and returned;
+- ``nested``: on ``a=2, b=2, c=2``, a ``shard_map`` manual over ``a`` holding one manual over ``b``, the
+  weights sharded ``P(None, ("b", "c"))`` by the user: ``c``, free in both, goes into each body through its
+  argument and out through its result (the records of the manual computations' own data-flow edges).
 Then, in a second child (``OUT_DIR shardy``), the same ``mlp`` with ``--xla_dump_hlo_pass_re=shardy`` into
 OUT_DIR/plain: Shardy's stage files without the records.
 """
@@ -248,4 +251,24 @@ def reshaped(y: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
 
 
 jax.jit(reshaped).lower(arg((64,), NamedSharding(mesh2, P("model"))), arg((8, 8))).compile()
+mesh_abc = Mesh(devices.reshape(2, 2, 2), ("a", "b", "c"))
+
+
+def nested_inner(z: jax.Array) -> jax.Array:
+    return z * jax.lax.axis_index("b")
+
+
+def nested_outer(y: jax.Array) -> jax.Array:
+    y = jax.shard_map(nested_inner, in_specs=P(None, "b"), out_specs=P(None, "b"), axis_names={"b"})(y)
+    return jax.lax.psum(y, "a")
+
+
+def nested(x: jax.Array, w: jax.Array) -> jax.Array:
+    specs = {"in_specs": P("a", None), "out_specs": P(None, None), "axis_names": {"a"}}
+    return jax.shard_map(nested_outer, mesh=mesh_abc, **specs)(jnp.tanh(x @ w))
+
+
+jax.jit(nested).lower(
+    arg((8, 16), NamedSharding(mesh_abc, P("a", None))), arg((16, 8), NamedSharding(mesh_abc, P(None, ("b", "c"))))
+).compile()
 subprocess.run([sys.executable, __file__, out, "shardy"], check=True)
