@@ -105,10 +105,13 @@ def _incoming(f: Function, cur: str, axis: str) -> list[HeldEdge]:
 
 def walk(f: Function, start: str, axis: str, stop: Origin) -> tuple[Step, ...]:
     """The steps that brought ``axis`` to ``start``, walked back to the origin's value (the first time
-    the axis arrived at each value: its lowest step), origin first."""
+    the axis arrived at each value: its lowest step), origin first. A manual computation's in_sharding
+    is reached only by crossing in from it (its operand, its body's argument): the computation's own
+    value is its result, which the axis may have reached from inside its body."""
     steps: list[Step] = []
     cur, seen = start, {start}
-    while cur != stop.value:
+    entered = stop.kind != "manual_input"
+    while cur != stop.value or not entered:
         v = f.value(cur)
         axis = held_axis(v, axis)
         if v is not None and v.origins.get(axis) == "self":
@@ -119,7 +122,10 @@ def walk(f: Function, start: str, axis: str, stop: Origin) -> tuple[Step, ...]:
             steps.append(Step(step=e.step, source=src, op=op, op_value=op_value, line=line, target=tgt))
         else:
             after = steps[-1].line if steps else None
-            hop = _across(f, cur, axis, seen, after, stop.label) or _into_operand(f, cur, stop)
+            hop = _across(f, cur, axis, seen, after, stop.label)
+            if hop is None:
+                hop = _into_operand(f, cur, stop)
+                entered = hop is not None
             if hop is None:
                 break
             steps.extend(hop)
@@ -277,7 +283,8 @@ def _meeting_at(f: Function, target: str, op_value: str) -> Meeting | None:
 def gap_of(f: Function, name: str, axis: str, origin: Origin, path: tuple[Step, ...]) -> Gap | None:
     """Where the walk stopped short of the origin's value, if it did (an origin not found has none)."""
     start = path[0].source if path else name
-    if origin.value is None or start == origin.value:
+    crossed = bool(path) and path[0].step is None  # (from a manual computation's in_sharding: see ``walk``)
+    if origin.value is None or start == origin.value and (origin.kind != "manual_input" or crossed):
         return None
     v = f.value(start)
     if v is not None and v.origins.get(held_axis(v, axis)) == "self":

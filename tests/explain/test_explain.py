@@ -107,6 +107,13 @@ def test_a_partly_manual_shard_maps_body_takes_its_in_sharding_as_is(programs: P
     assert (first.step, first.source, first.op) == (None, a.origin.value, "sdy.manual_computation")
     assert [s.op for s in rest][:2] == ["sdy.manual_computation", "stablehlo.dot"]
     assert rest[-1].op == "stablehlo.all_reduce" and rest[-1].target == reduced
+    # the shard_map's result takes that ``model`` out of its body: the walk goes through it, not stopping at
+    # the result as if it were the in_sharding (the manual computation's own value)
+    (r,) = explain_path(str(path), result=0)
+    model = next(a for a in r.axes if a.axis == "model")
+    ops = [s.op for s in model.path]
+    assert model.gap is None and model.path[0].step is None and "stablehlo.dot" in ops
+    assert ops[-2:] == ["sdy.manual_computation", "return"] and model.path[-2].target == model.origin.value
 
 
 def test_an_axis_free_in_nested_shard_maps_goes_in_and_out_through_their_edges(programs: Path) -> None:
