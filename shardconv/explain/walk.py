@@ -284,7 +284,7 @@ def gap_of(f: Function, name: str, axis: str, origin: Origin, path: tuple[Step, 
     """Where the walk stopped short of the origin's value, if it did (an origin not found has none)."""
     start = path[0].source if path else name
     crossed = bool(path) and path[0].step is None  # (from a manual computation's in_sharding: see ``walk``)
-    if origin.value is None or start == origin.value and (origin.kind != "manual_input" or crossed):
+    if origin.value is None or (start == origin.value and (origin.kind != "manual_input" or crossed)):
         return None
     v = f.value(start)
     if v is not None and v.origins.get(held_axis(v, axis)) == "self":
