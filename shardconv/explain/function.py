@@ -413,7 +413,6 @@ def trailing_index(name: str) -> int | None:
     return int(digits.group(1)) if digits else None
 
 
-@functools.lru_cache(maxsize=4096)
 def axis_set(sharding: str | None) -> set[str]:
     """Every axis a sharding's text holds, as the records key them (none for no text, or one that does
     not parse: it holds no axis to match)."""
@@ -423,6 +422,7 @@ def axis_set(sharding: str | None) -> set[str]:
         return set()
 
 
+@functools.lru_cache(maxsize=4096)
 def axis_keys_of(sharding: str) -> tuple[tuple[str, ...], ...]:
     """The axes on each dim of a sharding's text, as the records key them (parsed once per distinct
     text: a log of many modules repeats its shardings)."""
