@@ -5,6 +5,7 @@ document, and the propagation graph restricted to each value's origins as Graphv
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from html import escape
 from typing import Any
 
@@ -124,17 +125,24 @@ def graph(e: Explanation) -> Graph:
     for a in e.axes:
         o = a.origin
         oid = o.value or f"origin:{o.label or o.name}"
+        path, shown = list(a.path), o.value or ""
+        if o.kind == "manual_input" and o.value is not None:
+            # an in_sharding is a node apart from the manual computation's value (its result), which the
+            # path may reach through the body: the walk crosses in from it first
+            oid = shown = f"{o.value} in_shardings[{o.index}]"
+            if path and path[0].step is None and path[0].source == o.value:
+                path[0] = replace(path[0], source=oid)
         where = f"{o.op or ''} line {o.line}" if o.line else ""
-        olabel = f"{o.value or ''}\n{o.kind} {o.name or o.label}\n{where}".lstrip("\n")
+        olabel = f"{shown}\n{o.kind} {o.name or o.label}\n{where}".lstrip("\n")
         if oid == e.value:
             nodes[oid] = (olabel, "target")
         else:
             nodes[oid] = (olabel, "origin")
-        first = a.path[0].source if a.path else e.value
+        first = path[0].source if path else e.value
         if first != oid:
             nodes.setdefault(first, (first, "value"))
             edges.setdefault((oid, first), []).append(a.axis if a.gap is None else f"{a.axis} (not followed)")
-        for s in a.path:
+        for s in path:
             nodes.setdefault(s.source, (s.source, "value"))
             nodes.setdefault(s.target, (s.target, "value"))
             at = "" if s.step is None else f" @{s.step}"

@@ -16,6 +16,7 @@ from support.explain_util import assert_connected, dims_of, stage
 from support.cli_util import run
 
 import shardconv as sc
+from shardconv.explain import render
 from shardconv.explain.build import ENTRY_WORDS, ExplainError, explain_path
 from shardconv.explain.model import RECORDS_FLAG
 
@@ -197,6 +198,19 @@ def test_dot_and_svg_draw_only_the_origins_and_their_paths(programs: Path) -> No
     values = {s.source for a in e.axes for s in a.path} | {e.value}
     assert len(nodes) == len(values)
     assert len(root.findall(f".//{ns}line")) == len({(s.source, s.target) for a in e.axes for s in a.path})
+
+
+def test_a_shard_maps_in_sharding_is_a_node_apart_from_its_result(programs: Path) -> None:
+    """``partial``'s result takes ``model`` from the shard_map's in_sharding through its body: the graph draws
+    the in_sharding and the shard_map's result as two nodes, so every edge goes left to right (no cycle)."""
+    (e,) = explain_path(str(stage(programs, "partial")), result=0)
+    g = render.graph(e)
+    kinds = {nid: kind for nid, _, kind in g.nodes}
+    (model,) = [a for a in e.axes if a.axis == "model"]
+    inside = f"{model.origin.value} in_shardings[{model.origin.index}]"
+    assert kinds[inside] == "origin" and model.origin.value in kinds
+    at = render.layout(g)
+    assert all(at[a][0] < at[b][0] for a, b, _ in g.edges), g.edges
 
 
 def test_trace_offers_explain_for_a_propagation_change(programs: Path) -> None:
