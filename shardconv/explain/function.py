@@ -80,6 +80,7 @@ class Function:
         self._aliases: dict[str, str] | None = None
         self._operands: dict[str, list[str]] = {}  # an absorbed op's value -> the operands its line names
         self._first_rows: dict[str, int] = {}  # an absorbed op's value -> the row of its first site
+        self._block_args: dict[str, tuple[str, ...]] = {}  # an op's value -> its region's arguments (read once)
         self._defs: dict[str, tuple[int, ...]] = {}
         self.keyed = False  # whether a value was named ``name@line`` (Function.key)
         self._records: bool | None = None
@@ -116,10 +117,13 @@ class Function:
 
     def block_args_of(self, name: str) -> tuple[str, ...]:
         """The arguments the region of the op defining ``name`` declares on its line (a manual
-        computation's body's, one per operand); empty for an op without sites or such a list."""
-        self.absorb(name)
-        row = self._first_rows.get(name)
-        return () if row is None else self._names_on_line(row, op_block_args)
+        computation's body's, one per operand; read once); empty for an op without sites or such a list."""
+        found = self._block_args.get(name)
+        if found is None:
+            self.absorb(name)
+            row = self._first_rows.get(name)
+            found = self._block_args[name] = () if row is None else self._names_on_line(row, op_block_args)
+        return found
 
     def _names_on_line(self, row: int, read: Callable[[str, int], tuple[str, ...]]) -> tuple[str, ...]:
         """The values ``read`` finds on the line of site ``row``'s op, as this function keys them."""
