@@ -16,7 +16,7 @@ from shardconv.core.errors import ShardingValidationError
 from shardconv.explain.function import Function, Value, axis_keys_of
 from shardconv.explain.model import RECORDS_HINT, AxisExplanation, Explanation, Origin
 from shardconv.explain.reader import Reader
-from shardconv.explain.walk import gap_of, meetings, origin_of, walk
+from shardconv.explain.walk import gap_of, held_axis, meetings, origin_of, walk
 from shardconv.scan.inputs import scan_input
 from shardconv.scan.pieces import FUNCTION_LINE, MODULE_LINE, Cuts, Repeated, Unscanned, read_pieces
 
@@ -80,7 +80,7 @@ def explain_value(path: str, f: Function, name: str) -> Explanation:
     axes: list[AxisExplanation] = []
     for dim, keys in enumerate(axis_keys_of(value.sharding) if value.sharding else ()):
         for axis in keys:
-            label = value.origins.get(axis) or value.origins.get(axis.split(":")[0])
+            label = value.origins.get(held_axis(value, axis))
             origin = origin_of(f, label, value) if label else Origin(kind="unknown", label="", name=None)
             path_steps = walk(f, name, axis, origin)
             axes.append(

@@ -299,4 +299,4 @@ def gap_of(f: Function, name: str, axis: str, origin: Origin, path: tuple[Step, 
     return Gap(value=start, op=op, op_value=op_value, line=line)
 
 
-__all__ = ["gap_of", "meetings", "origin_of", "walk"]
+__all__ = ["gap_of", "held_axis", "meetings", "origin_of", "walk"]
