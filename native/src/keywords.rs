@@ -79,13 +79,7 @@ fn key_char(b: u8) -> bool {
     is_word(b) || b == b'.'
 }
 
-pub fn name_char(b: u8) -> bool {
-    is_word(b) || matches!(b, b'$' | b'.' | b'-')
-}
-
-pub fn ssa_char(b: u8) -> bool {
-    is_word(b) || matches!(b, b'#' | b'$' | b'.' | b'-')
-}
+pub use crate::strings::{name_char, ssa_char};
 
 fn digits(t: &[u8], i: usize) -> Option<usize> {
     let e = run(t, i, |b| b.is_ascii_digit());

@@ -274,6 +274,20 @@ pub fn string_end(text: &[u8], i: usize) -> Option<usize> {
     None
 }
 
+/// The first quote, dash, `o` or `c` at or after `j`: a byte loop over the next few bytes (a value's
+/// next bracket is near), the library's searches past them.
+fn next_bracket_byte(text: &[u8], j: usize, o: u8, c: u8) -> Option<usize> {
+    let near = &text[j..text.len().min(j + 64)];
+    if let Some(k) = near.iter().position(|&b| b == b'"' || b == b'-' || b == o || b == c) {
+        return Some(j + k);
+    }
+    let from = j + near.len();
+    let rest = &text[from..];
+    let a = memchr::memchr3(b'"', b'-', o, rest);
+    let b = memchr::memchr(c, &rest[..a.unwrap_or(rest.len())]);
+    b.or(a).map(|k| from + k)
+}
+
 /// Index just past the bracket closing `text[open]` (only that bracket kind counted; string literals
 /// and `->` skipped; for `<`, `<=` is no bracket), or None when it does not close.
 pub fn match_close(text: &[u8], open: usize) -> Option<usize> {
@@ -292,21 +306,7 @@ pub fn match_close(text: &[u8], open: usize) -> Option<usize> {
     let mut depth = 1usize;
     let mut j = open + 1;
     while j < n {
-        let off = memchr::memchr3(b'"', b'-', o, &text[j..]).map(|a| (a, 0));
-        let off2 = memchr::memchr(c, &text[j..]).map(|a| (a, 1));
-        let next = match (off, off2) {
-            (None, None) => return None,
-            (Some(a), None) => a,
-            (None, Some(b)) => b,
-            (Some(a), Some(b)) => {
-                if a.0 < b.0 {
-                    a
-                } else {
-                    b
-                }
-            }
-        };
-        let k = j + next.0;
+        let k = next_bracket_byte(text, j, o, c)?;
         let b = text[k];
         if b == b'"' {
             j = string_end(text, k)?;
@@ -389,12 +389,49 @@ fn unicode_strip_slow(data: &[u8]) -> &[u8] {
 }
 
 /// ASCII whitespace as Python's bytes regexes and `bytes.strip` see it.
+/// Each byte's classes (`WS`, `WORD`, `NAME`, `SSA`), looked up once: the name and blank runs test every byte they pass.
+const CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        if matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
+            t[b] |= WS;
+        }
+        if c.is_ascii_alphanumeric() || c == b'_' {
+            t[b] |= WORD | NAME | SSA;
+        }
+        if matches!(c, b'$' | b'.' | b'-') {
+            t[b] |= NAME | SSA;
+        }
+        if c == b'#' {
+            t[b] |= SSA;
+        }
+        b += 1;
+    }
+    t
+};
+const WS: u8 = 1;
+const WORD: u8 = 2;
+const NAME: u8 = 4; // a word byte, `$`, `.` or `-`
+const SSA: u8 = 8; // a name byte or `#`
+
 pub fn is_ws(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+    CLASS[b as usize] & WS != 0
 }
 
 pub fn is_word(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
+    CLASS[b as usize] & WORD != 0
+}
+
+/// A byte of a symbol or value name: a word byte, `$`, `.` or `-`.
+pub fn name_char(b: u8) -> bool {
+    CLASS[b as usize] & NAME != 0
+}
+
+/// A byte of an SSA name: a name byte or `#`.
+pub fn ssa_char(b: u8) -> bool {
+    CLASS[b as usize] & SSA != 0
 }
 
 /// The line breaks in `b`. A few bytes (the gap between two candidate lines, often just the one break)
