@@ -144,6 +144,11 @@ impl Defined {
                 continue;
             }
             self.define(&prefix, |s| s.extend_from_slice(&data[p..e]), |s| what(data, a, b, s), false);
+            let mut first = p;
+            while let Some((r, e)) = earlier_result(data, first, i) {
+                self.define(&prefix, |s| s.extend_from_slice(&data[r..e]), |s| what(data, a, b, s), false);
+                first = r;
+            }
             (i, at) = (b, b);
         }
         // %arg(\d+): ([^\s,)]+)
@@ -203,6 +208,21 @@ fn defined_at(data: &[u8], q: usize, from: usize) -> Option<(usize, usize)> {
     }
     let r = start(c);
     (r < c && r > from && data[r - 1] == b'%').then_some((r - 1, c))
+}
+
+/// The result an op lists right before the one whose `%` is at `p` (`%values, %indices = mhlo.topk`:
+/// `%values` before `%indices`), at `from` or later: its name's span (without a `:N` result count).
+fn earlier_result(data: &[u8], p: usize, from: usize) -> Option<(usize, usize)> {
+    if p < from + 2 || &data[p - 2..p] != b", " {
+        return None;
+    }
+    let mut e = p - 2;
+    let digits = data[from..e].iter().rev().take_while(|b| b.is_ascii_digit()).count();
+    if digits > 0 && e - digits > from && data[e - digits - 1] == b':' {
+        e -= digits + 1;
+    }
+    let r = e - data[from..e].iter().rev().take_while(|&&c| name_char(c)).count();
+    (r < e && r > from && data[r - 1] == b'%').then_some((r - 1, e))
 }
 
 /// `arg[N]`, the key of argument or parameter `N`.
@@ -308,13 +328,17 @@ mod tests {
     #[test]
     fn defined() {
         let mut d = Defined::default();
-        d.scan(b"  %x.1 = f32[8]{0} parameter(0)\n  %0:2 = stablehlo.add %a\n  %1 = stablehlo.dot %b, %c {x = %d}\nfunc(%arg0: tensor<8xf32>, %arg1: i32)");
+        d.scan(b"  %x.1 = f32[8]{0} parameter(0)\n  %0:2 = stablehlo.add %a\n  %1 = stablehlo.dot %b, %c {x = %d}\nfunc(%arg0: tensor<8xf32>, %arg1: i32)\n  %values, %r:2, %indices = mhlo.topk(%a, k = 4)");
         let m: HashMap<_, _> = d.items().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
         assert_eq!(m[&b"%x.1".to_vec()], b"f32[8]{0}");
         assert_eq!(m[&b"%0".to_vec()], b"stablehlo.add %a");
         assert_eq!(m[&b"%1".to_vec()], b"stablehlo.dot %b %c"); // operands stop at the attributes
         assert_eq!(m[&b"arg[0]".to_vec()], b"f32[8]{0}");
         assert_eq!(m[&b"arg[1]".to_vec()], b"i32");
+        // an op that names its results apart defines each of them
+        for name in [&b"%values"[..], b"%r", b"%indices"] {
+            assert_eq!(m[&name.to_vec()], b"mhlo.topk(%a,");
+        }
     }
 
     #[test]

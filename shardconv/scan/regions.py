@@ -7,7 +7,10 @@ from the op that owns it, and the lines that close or open its regions (``cond {
 
 from __future__ import annotations
 
+import os
 import re
+from functools import lru_cache
+from itertools import islice
 from typing import NamedTuple
 
 _RETURN = re.compile(rb'^\s*(?:stablehlo\.return\b|"stablehlo\.return"\(|sdy\.return\b)([^:]*)')
@@ -93,6 +96,43 @@ def op_results(path: str, line_start: int) -> tuple[str, ...]:
     return tuple(out)
 
 
+def results_on_line(path: str, line: int) -> tuple[str, ...]:
+    """``op_results`` of the op on line ``line`` (1-based) of ``path``; empty when that line defines none
+    or cannot be read again."""
+    start = _line_start(path, line)
+    return op_results(path, start) if start is not None else ()
+
+
+_LINE_STEP = 4096  # lines between two of the offsets a file's line index keeps
+
+
+def _line_start(path: str, line: int) -> int | None:
+    """The byte at which line ``line`` (1-based, as the scan counts them) of ``path`` begins."""
+    try:
+        stat = os.stat(path)
+        marks = _line_marks(path, stat.st_size, stat.st_mtime_ns)
+        mark, rest = divmod(line - 1, _LINE_STEP)
+        if line < 1 or mark >= len(marks):
+            return None
+        with open(path, "rb") as f:
+            f.seek(marks[mark])
+            return marks[mark] + sum(map(len, islice(f, rest)))
+    except OSError:
+        return None
+
+
+@lru_cache(maxsize=4)
+def _line_marks(path: str, size: int, mtime_ns: int) -> tuple[int, ...]:
+    """Where every ``_LINE_STEP``-th line of ``path`` begins (lines 1, 4097, ...), read once per version
+    of the file (its size and time are the cache key)."""
+    marks, at = [0], 0
+    with open(path, "rb") as f:
+        while n := sum(map(len, islice(f, _LINE_STEP))):
+            at += n
+            marks.append(at)
+    return tuple(marks)
+
+
 class Owner(NamedTuple):
     """The op that owns a closing line's attributes: its value and op, the byte its line begins at, and
     how many lines above the closing line it is."""
@@ -148,4 +188,4 @@ def _indent(line: bytes) -> int:
     return len(line) - len(line.lstrip(b" "))
 
 
-__all__ = ["Owner", "op_block_args", "op_operands", "op_regions", "op_results", "region_owner"]
+__all__ = ["Owner", "op_block_args", "op_operands", "op_regions", "op_results", "region_owner", "results_on_line"]

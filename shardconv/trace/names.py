@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from shardconv.core.records import record
+from shardconv.scan.regions import results_on_line
 
 if TYPE_CHECKING:
     from shardconv._native import Names
@@ -43,6 +44,20 @@ def key_parts(key: str) -> KeyParts:
             return KeyParts(value, "", function + ":")
         return KeyParts(key, "")
     return KeyParts(m.group("value"), m.group("part") or "", m.group("function") or "")
+
+
+def printed_name(key: str, path: str, line: int) -> str:
+    """The name the dump prints for the value ``key`` sits on line ``line`` of ``path``: an element of an
+    op that names its results apart (``%values, %indices = mhlo.topk``) is its own name (``%indices``,
+    not ``%values#1``); any other key is itself."""
+    parts = key_parts(key)
+    if not parts.part.startswith("#"):
+        return key
+    results = results_on_line(path, line)
+    i = int(parts.part[1:])
+    if i >= len(results) or results[0].partition("#")[0] != parts.value:
+        return key
+    return parts.function + results[i]
 
 
 def defined_alike(a: Names, b: Names, keys: Sequence[str]) -> list[str]:

@@ -33,7 +33,7 @@ from shardconv.trace.dumps import (
     split_dumps,
     xla_step,
 )
-from shardconv.trace.names import defined_alike, defined_as, key_parts, op_identity
+from shardconv.trace.names import defined_alike, defined_as, key_parts, op_identity, printed_name
 from shardconv.trace.values import DumpFacts, Sighting, SiteReader, observation
 
 if TYPE_CHECKING:
@@ -172,9 +172,23 @@ def follow(
     seen in (placement computed on the mesh in force in each dump), and against the dump before: a value
     it defines with a sharding on one side only gained or lost it. A value missing from the last
     ``FORGET`` dumps read fresh is forgotten (memory stays flat whatever the names)."""
-    follower = _Follower(keep)
+    # (an element of an op that names its results apart is followed whatever ``keep`` says of its key,
+    # and its changes kept by either name: ``--value %indices`` finds ``%values#1``)
+    follower = _Follower(keep if keep is KEEP_ALL else lambda key: "#" in key or keep(key))
     for ds in dumps:
-        yield from follower.repeat(ds) if isinstance(ds, Repeat) else follower.fresh(ds)
+        for item in follower.repeat(ds) if isinstance(ds, Repeat) else follower.fresh(ds):
+            if isinstance(item, Change) and "#" in item.value:
+                key, item = item.value, _printed(item)
+                if keep is not KEEP_ALL and not (keep(key) or keep(item.value)):
+                    continue
+            yield item
+
+
+def _printed(c: Change) -> Change:
+    """``c`` with its value named as its dump prints it (``printed_name``, read off its later side's line)."""
+    o = c.after if c.after is not None else c.before
+    name = printed_name(c.value, o.path, o.line) if o is not None else c.value
+    return c if name == c.value else replace(c, value=name)
 
 
 class _Follower:

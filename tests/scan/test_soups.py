@@ -82,7 +82,7 @@ KEYS = st.sampled_from(
      b"sdy.sharding_constraint %0 ", b"sdy.reshard %1 ", b"replica_group_mesh_axes<mesh = @", b"x = ", b"key =\n"]
 )
 HEADS = st.sampled_from(
-    [b"", b"  ", b"  %x = ", b"  ROOT %r.1 = ", b"  %0 = ", b"    %1:2 = ", b"  %a, %b = ", b"HloModule m, ",
+    [b"", b"  ", b"  %x = ", b"  ROOT %r.1 = ", b"  %0 = ", b"    %1:2 = ", b"  %a, %b = ", b"  %v, %r:2, %i = ", b"HloModule m, ",
      b"module @m attributes {", b"  func.func @main(%arg0: tensor<8x16xf32> {", b"  func.func @f(%arg0: ",
      b"ENTRY %main.3 (p.1: f32[8]) -> f32[8] {", b"// expected-error@+1 {{", b"  } : ", b"// -----", b"  }"]
 )

@@ -5,9 +5,11 @@ pass did."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from support.explain_util import stage
 from support.jax_child import compile_stages
 from support.trace_util import changes, run_json
 
@@ -129,3 +131,23 @@ def test_a_result_that_propagation_shards_names_the_pass(
     hlo = {c["after"]["text"] for c in changes(doc) if c["value"] == "result[0]" and c["after"] is not None
            and c["after"]["form"] == "hlo" and "jit_block" in c["after"]["file"]}
     assert expected in hlo
+
+
+def test_the_results_an_op_names_apart_are_followed_by_those_names(
+    programs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``returned``'s ``%values, %indices = mhlo.topk``: the dumps define both results (by the op that makes
+    them), so propagation giving them shardings is a change of each, named as the dump prints it (not
+    ``%values#1``, the element of the op's per-value sharding), and ``--value`` finds it by that name."""
+    stages = stage(programs, "returned").parent
+    m = re.search(r"(%\w+), (%\w+) = mhlo\.topk", (stages / "02.after_propagation.mlir").read_text(encoding="utf-8"))
+    assert m is not None
+    first, second = m.groups()
+    items = list(sc.trace_paths([str(stages)]))
+    gained = {c.value for c in items if isinstance(c, sc.Change) and c.pass_name == "propagation" and c.before is None}
+    assert {first, second} <= gained
+    assert not any(isinstance(c, sc.Change) and "#" in c.value for c in items)
+    kept = [c for c in sc.trace_paths([str(stages)], sc.value_filter([second])) if isinstance(c, sc.Change)]
+    assert kept and {c.value for c in kept} == {second}
+    _, doc = run_json(["trace", str(stages), "--value", f"{first}#1"], capsys)
+    assert {c["value"] for c in changes(doc)} == {second}

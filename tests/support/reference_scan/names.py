@@ -12,6 +12,9 @@ import re
 # token after it (an MLIR op, an HLO type); an op's operands follow it (``_what``).
 _SSA = re.compile(rb"(%[\w$.\-]+)(?::\d+)? = (\S+)")
 _OPERAND = re.compile(rb"%[\w$.\-]+")
+# The results an op lists before its last one (``%values, %indices = mhlo.topk``): each is defined too.
+_EARLIER_LIST = re.compile(rb"(?:%[\w$.\-]+(?::\d+)?, )+$")
+_EARLIER = re.compile(rb"(%[\w$.\-]+)(?::\d+)?, ")
 _ARGUMENT = re.compile(rb"%arg(\d+): ([^\s,)]+)")  # an MLIR function argument and its type
 _PARAMETER = re.compile(rb"= (\S+) parameter\((\d+)\)")  # an HLO parameter: its type (the entry's come last)
 # A function opens at a line holding ``func.func ... @name`` (its name bare, or quoted: the bytes between
@@ -32,7 +35,9 @@ def names_in(data: bytes, start: int = 0, end: int | None = None) -> dict[bytes,
     prefix, at = b"", start
     for line_start, opened in bounds:
         for m in _SSA.finditer(data, at, line_start):
-            _define(out, params, prefix + m[1], _what(data, m, line_start))
+            what = _what(data, m, line_start)
+            for name in (*_EARLIER.findall(data, _list_start(data, m.start(), at), m.start()), m[1]):
+                _define(out, params, prefix + name, what)
         for n, t in _ARGUMENT.findall(data, at, line_start):
             _define(out, params, prefix + b"arg[%s]" % n, t)
         for t, n in _PARAMETER.findall(data, at, line_start):
@@ -40,6 +45,13 @@ def names_in(data: bytes, start: int = 0, end: int | None = None) -> dict[bytes,
             out[prefix + b"arg[%s]" % n] = t
         prefix, at = opened, line_start
     return out
+
+
+def _list_start(data: bytes, end: int, floor: int) -> int:
+    """Where the results listed before the one defined at ``end`` begin (``end`` itself when none is)."""
+    line_start = max(data.rfind(b"\n", floor, end) + 1, floor)
+    m = _EARLIER_LIST.search(data, line_start, end)
+    return m.start() if m is not None else end
 
 
 def _define(out: dict[bytes, bytes], params: set[bytes], key: bytes, what: bytes) -> None:
