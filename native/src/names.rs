@@ -144,10 +144,8 @@ impl Defined {
                 continue;
             }
             self.define(&prefix, |s| s.extend_from_slice(&data[p..e]), |s| what(data, a, b, s), false);
-            let mut first = p;
-            while let Some((r, e)) = earlier_result(data, first, i) {
+            for (r, e) in earlier_results(data, p, i) {
                 self.define(&prefix, |s| s.extend_from_slice(&data[r..e]), |s| what(data, a, b, s), false);
-                first = r;
             }
             (i, at) = (b, b);
         }
@@ -208,6 +206,23 @@ fn defined_at(data: &[u8], q: usize, from: usize) -> Option<(usize, usize)> {
     }
     let r = start(c);
     (r < c && r > from && data[r - 1] == b'%').then_some((r - 1, c))
+}
+
+/// The results an op lists before the one whose `%` is at `p` (`%values, %indices = mhlo.topk`:
+/// `%values`), at `from` or later, last first; none unless they open the line (`(%iterArg = %0,
+/// %iterArg_0 = %1)` of a while lists no results).
+fn earlier_results(data: &[u8], p: usize, from: usize) -> Vec<(usize, usize)> {
+    let mut found = Vec::new();
+    let mut first = p;
+    while let Some((r, e)) = earlier_result(data, first, from) {
+        found.push((r, e));
+        first = r;
+    }
+    let line_start = memchr::memrchr(b'\n', &data[..first]).map_or(0, |n| n + 1);
+    if found.is_empty() || !data[line_start..first].iter().all(|&c| c == b' ' || c == b'\t') {
+        return Vec::new();
+    }
+    found
 }
 
 /// The result an op lists right before the one whose `%` is at `p` (`%values, %indices = mhlo.topk`:
@@ -328,7 +343,7 @@ mod tests {
     #[test]
     fn defined() {
         let mut d = Defined::default();
-        d.scan(b"  %x.1 = f32[8]{0} parameter(0)\n  %0:2 = stablehlo.add %a\n  %1 = stablehlo.dot %b, %c {x = %d}\nfunc(%arg0: tensor<8xf32>, %arg1: i32)\n  %values, %r:2, %indices = mhlo.topk(%a, k = 4)");
+        d.scan(b"  %x.1 = f32[8]{0} parameter(0)\n  %0:2 = stablehlo.add %a\n  %1 = stablehlo.dot %b, %c {x = %d}\nfunc(%arg0: tensor<8xf32>, %arg1: i32)\n  %values, %r:2, %indices = mhlo.topk(%a, k = 4)\n  %w:2 = stablehlo.while(%iterArg = %a, %iterArg_0 = %b)");
         let m: HashMap<_, _> = d.items().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
         assert_eq!(m[&b"%x.1".to_vec()], b"f32[8]{0}");
         assert_eq!(m[&b"%0".to_vec()], b"stablehlo.add %a");
@@ -339,6 +354,9 @@ mod tests {
         for name in [&b"%values"[..], b"%r", b"%indices"] {
             assert_eq!(m[&name.to_vec()], b"mhlo.topk(%a,");
         }
+        // a while's loop arguments are no results: `%a` is not redefined as `%iterArg_0`'s init
+        assert_eq!(m[&b"%iterArg_0".to_vec()], b"%b)");
+        assert!(!m.contains_key(&b"%a"[..]));
     }
 
     #[test]

@@ -90,7 +90,7 @@ TYPES = st.sampled_from([b"", b"f32[8,16]{1,0} ", b"(f32[8], s32[]) ", b"token[]
 OPS = st.sampled_from(
     [b"", b"parameter(0), ", b"custom-call(%a), custom_call_target=\"Sharding\", ", b"stablehlo.add %a, %b {",
      b"\"stablehlo.custom_call\"(%a) {call_target_name = \"Sharding\", ", b"stablehlo.custom_call @xla.sdy.X(%0) {",
-     b"sdy.manual_computation(%0) "]
+     b"sdy.manual_computation(%0) ", b"stablehlo.while(%iterArg = %a, %iterArg_0 = %b) "]
 )
 TAILS = st.sampled_from(
     [b"", b"}", b"}>}", b" : tensor<8x16xf32>", b" : (tensor<8xf32>) -> tensor<4x?xf32>", b") -> tensor<8xf32> {",

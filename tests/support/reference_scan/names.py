@@ -13,7 +13,8 @@ import re
 _SSA = re.compile(rb"(%[\w$.\-]+)(?::\d+)? = (\S+)")
 _OPERAND = re.compile(rb"%[\w$.\-]+")
 # The results an op lists before its last one (``%values, %indices = mhlo.topk``): each is defined too.
-_EARLIER_LIST = re.compile(rb"(?:%[\w$.\-]+(?::\d+)?, )+$")
+# (they open the line: ``(%iterArg = %0, %iterArg_0 = %1)`` of a while lists no results)
+_EARLIER_LIST = re.compile(rb"[ \t]*((?:%[\w$.\-]+(?::\d+)?, )+)$")
 _EARLIER = re.compile(rb"(%[\w$.\-]+)(?::\d+)?, ")
 _ARGUMENT = re.compile(rb"%arg(\d+): ([^\s,)]+)")  # an MLIR function argument and its type
 _PARAMETER = re.compile(rb"= (\S+) parameter\((\d+)\)")  # an HLO parameter: its type (the entry's come last)
@@ -50,8 +51,8 @@ def names_in(data: bytes, start: int = 0, end: int | None = None) -> dict[bytes,
 def _list_start(data: bytes, end: int, floor: int) -> int:
     """Where the results listed before the one defined at ``end`` begin (``end`` itself when none is)."""
     line_start = max(data.rfind(b"\n", floor, end) + 1, floor)
-    m = _EARLIER_LIST.search(data, line_start, end)
-    return m.start() if m is not None else end
+    m = _EARLIER_LIST.match(data, line_start, end)
+    return m.start(1) if m is not None else end
 
 
 def _define(out: dict[bytes, bytes], params: set[bytes], key: bytes, what: bytes) -> None:
