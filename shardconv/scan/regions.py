@@ -103,7 +103,7 @@ def results_on_line(path: str, line: int) -> tuple[str, ...]:
     return op_results(path, start) if start is not None else ()
 
 
-_LINE_STEP = 4096  # lines between two of the offsets a file's line index keeps
+_LINE_STEP = 256  # lines between two of the offsets a file's line index keeps
 
 
 def _line_start(path: str, line: int) -> int | None:
@@ -123,7 +123,7 @@ def _line_start(path: str, line: int) -> int | None:
 
 @lru_cache(maxsize=4)
 def _line_marks(path: str, size: int, mtime_ns: int) -> tuple[int, ...]:
-    """Where every ``_LINE_STEP``-th line of ``path`` begins (lines 1, 4097, ...), read once per version
+    """Where every ``_LINE_STEP``-th line of ``path`` begins (lines 1, 257, ...), read once per version
     of the file (its size and time are the cache key)."""
     marks, at = [0], 0
     with open(path, "rb") as f:

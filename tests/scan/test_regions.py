@@ -79,3 +79,18 @@ def test_an_op_names_its_results_as_later_ops_do(tmp_path: Path) -> None:
     assert regions.op_results(str(ops), second) == ("%a#0", "%a#1", "%b")
     assert regions.op_results(str(ops), second + len("  %a:2, %b = foo\n")) == ()
     assert regions.op_results("-", 0) == ()
+
+
+def test_an_ops_results_are_found_by_its_line_number(tmp_path: Path) -> None:
+    """``results_on_line``: a file's line, counted as the scan counts them, past many of its index's marks;
+    a line past the end, stdin, and a file rewritten since its index was made (it is made again)."""
+    lines = [f"  %{i} = stablehlo.add %a, %b : tensor<4xf32>" for i in range(2000)]
+    lines[1500] = "    %values, %indices = mhlo.topk(%3, k = 2) : x"
+    path = tmp_path / "long.mlir"
+    path.write_text("\n".join(lines) + "\n")
+    assert regions.results_on_line(str(path), 1501) == ("%values", "%indices")
+    assert [regions.results_on_line(str(path), n) for n in (1, 257, 1999)] == [("%0",), ("%256",), ("%1998",)]
+    assert regions.results_on_line(str(path), 2001) == () and regions.results_on_line(str(path), 0) == ()
+    assert regions.results_on_line("-", 1) == () and regions.results_on_line(str(tmp_path / "gone"), 1) == ()
+    path.write_text("\n" * 700 + "  %a:2, %b = foo\n")
+    assert regions.results_on_line(str(path), 701) == ("%a#0", "%a#1", "%b")
