@@ -9,6 +9,7 @@ pub mod keys;
 pub mod keywords;
 pub mod lines;
 pub mod names;
+pub mod repeats;
 pub mod scopes;
 pub mod shapes;
 pub mod sniffer;

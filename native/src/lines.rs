@@ -4,10 +4,11 @@
 //! longer than `max_line` is extracted in overlapping windows, so memory stays bounded. An attribute
 //! whose value starts on the next line (`key =` then the value) is one logical line.
 
-use crate::extract::{complete_on, Extractor, Line, Site, MODULE_START};
+use crate::extract::{complete_on, Extractor, Line, Site, MODULE_START, SDY_ORIGINS, SDY_SHARDING_BARE};
 use crate::find::{Hit, Needles};
 use crate::keywords::NeedleHits;
 use crate::names::{Defined, Digest};
+use crate::repeats::{constraint_line, Repeats, Seen};
 use crate::scopes::{scope_of, ScopeLine};
 use crate::sniffer::{sniff, SNIFF_BYTES};
 use crate::strings::{count_nl, is_word, rstrip};
@@ -292,6 +293,7 @@ pub struct Engine {
     pub suppressions: Suppressions,
     scope: Scope,
     sites: Vec<Site>, // one line's sites, reused
+    repeats: Repeats, // every_site=false: the constraint lines met, by their value on
     // names=True: per segment, the definitions and the digest
     pub defined: Vec<Defined>,
     pub digests: Vec<u64>,
@@ -326,6 +328,7 @@ impl Engine {
             suppressions: Suppressions::new(),
             scope: Scope::default(),
             sites: Vec::new(),
+            repeats: Repeats::default(),
             defined: if opts.names { vec![Defined::default()] } else { Vec::new() },
             digests: Vec::new(),
             keys: None,
@@ -602,6 +605,18 @@ impl Engine {
         }
     }
 
+    /// A constraint line's one site, its value from `base` on, kept for the next line like it
+    /// (`repeats`); a line that gave more sites, or another kind, is not.
+    fn remember(&mut self, op: u8, tail: &[u8], base: u64, sites: &[Site]) {
+        let mut valued = sites.iter().filter(|s| s.kind < SDY_ORIGINS);
+        let (Some(s), None, Some(group)) = (valued.next(), valued.next(), self.table.last_group) else { return };
+        if s.kind != SDY_SHARDING_BARE || s.start < base {
+            return;
+        }
+        let seen = Seen { group, start: s.start - base, end: s.end - base };
+        self.repeats.put(self.table.module(), op, tail, seen);
+    }
+
     fn scope_line(&mut self, line: &[u8]) {
         match scope_of(line) {
             ScopeLine::Open(name, kind, entry) => self.scope = Scope { key: Some((name, kind, entry)), id: None },
@@ -640,11 +655,27 @@ impl Engine {
                 lineno += count_nl(&buf[counted..c.start]);
                 let at = self.buf_off + c.start as u64;
                 let col = if c.start == 0 { self.col_base } else { 0 };
+                let constraint = if col == 0 && end == c.end && !self.opts.every_site && !self.ext.pending() {
+                    constraint_line(text)
+                } else {
+                    None
+                };
+                if let Some((op, v)) = constraint {
+                    if let Some(seen) = self.repeats.get(self.table.module(), op, &text[v..]) {
+                        let base = at + v as u64;
+                        self.table.repeat(seen.group, base + seen.start, base + seen.end, lineno);
+                        counted = end;
+                        continue;
+                    }
+                }
                 let mut sites = std::mem::take(&mut self.sites);
                 let hits = LineHits { ahead: &mut ahead, finder: f, buf, at: c.start, limit };
                 let mut ln = self.ext.scan_line_with(text, (at, lineno, col), &mut sites, hits);
                 for s in sites.iter_mut() {
                     self.emit(s, text, at, buf, Some(&mut ln));
+                }
+                if let Some((op, v)) = constraint {
+                    self.remember(op, &text[v..], at + v as u64, &sites);
                 }
                 sites.clear();
                 self.ext.release(ln);

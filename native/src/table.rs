@@ -398,6 +398,8 @@ pub struct Table {
     /// expected-error markers do (the propagation records none), and `spans` holds every place.
     pub every_site: bool,
     pub spans: SpanLog,
+    /// The group of the last site pushed, if it had one.
+    pub last_group: Option<u32>,
 }
 
 /// Whether sites of `kind` form groups: propagation records and operand lists (kinds from SDY_ORIGINS
@@ -513,12 +515,32 @@ impl Table {
         } else {
             None
         };
+        self.last_group = group;
         if keep {
             self.keep_row(&mut row, named, key_name, [value, shapes, module, index], keep_line);
         }
         if let Some(group) = group {
             self.pair_site(row.site, group);
         }
+    }
+
+    /// The module the next site is in.
+    pub fn module(&self) -> u32 {
+        self.module
+    }
+
+    /// A site of `group` again, at `start..end` on line `line`, as `push` counts one that keeps no row
+    /// and pairs with nothing (a constraint's value: see `repeats`).
+    pub fn repeat(&mut self, group: u32, start: u64, end: u64, line: u64) {
+        if self.line != Some(line) {
+            self.pair_line();
+            self.line = Some(line);
+        }
+        self.line_module = self.module;
+        self.filled = true;
+        self.groups[group as usize][5] += 1;
+        self.spans.push(group, start, end, line);
+        self.last_group = Some(group);
     }
 
     /// The row of a site that keeps one (and its physical line, or a window of it, when `keep_line`);

@@ -97,3 +97,46 @@ def test_a_clean_module_s_copies_are_passed_over() -> None:
     assert [m.distinct for m in mods] == [2, 2, 2] and sum(m.total for m in mods) == 6
     assert check_text(clean * 3) == []
     assert [f.line for f in check_text(clean * 3 + bad + clean + bad)] == [8, 12]
+
+
+def _constraints(seed: int) -> bytes:
+    """Modules of constraint lines met again and again, as a program that repeats a layer has them: the
+    same few values and types under new numbers, among lines of other shapes (named values, a result
+    pair, a second site, records, a loc tail, a manual computation, a line joined to the next)."""
+    import random
+
+    rng = random.Random(seed)
+    values = ['<@m, [{"a"}, {}]>', '<@m, [{}, {"b"}]>', '<@m, [{"a", "b"}, {}]>', '<@m, [{?}, {}]>', '<@m, [{}, {}]>']
+    types = ["tensor<8x8xf32>", "tensor<8x16xf32>", "tensor<4x8xbf16>"]
+    odd = [
+        '    %x{n} = sdy.sharding_constraint %{p} {v} : {t}',
+        '    %{n} = sdy.sharding_constraint %{p} {v} {{mhlo.sharding = "{{replicated}}"}} : {t}',
+        '    %{n} = sdy.reshard %{p} {v} {{sdy.sharding_origin_name = "constraint_{n}"}} : {t}',
+        '    %{n} = sdy.sharding_constraint %{p} {v} : {t} loc(#loc{n})',
+        '    %{n}:2 = sdy.sharding_constraint %{p} {v} : {t}',
+        '    %{n} = stablehlo.add %{p}, %{p} {{sdy.sharding = #sdy.sharding_per_value<[{v}]>}} : {t}',
+        '    %{n} = sdy.manual_computation(%{p}) in_shardings=[{v}] out_shardings=[{v}] manual_axes={{}} '
+        '(%arg9: {t}) {{\n      sdy.return %arg9 : {t}\n    }} : ({t}) -> {t}',
+    ]
+    out = ['module @m1 {\n  sdy.mesh @m = <["a"=2, "b"=4]>\n  func.func @main(%arg0: tensor<8x8xf32>) {']
+    for n in range(1, 600):
+        if n % 200 == 0:
+            out.append(f"  }}\n}}\nmodule @m{n} {{\n  sdy.mesh @m = <[\"a\"=2, \"b\"=4]>\n  func.func @main() {{")
+        p = rng.choice([f"{n - 1}", f"arg{rng.randrange(3)}", f"{n - 1}#1"])
+        v, t = rng.choice(values), rng.choice(types)
+        op = rng.choice(["sdy.sharding_constraint", "sdy.reshard"])
+        shape = f"    %{n} = {op} %{p} {v} : {t}" if rng.random() < 0.8 else rng.choice(odd).format(n=n, p=p, v=v, t=t)
+        out.append(shape)
+    out.append("  }\n}\n")
+    return "\n".join(out).encode()
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("opts", PIECES, ids=["whole", "97"])
+def test_constraint_lines_met_again(seed: int, opts: dict[str, int]) -> None:
+    """A constraint line like one met before in its module is counted as that one's group (``repeats``
+    in the core): the groups, counts and places are those of the full scan, which reads every line."""
+    data = _constraints(seed)
+    _agree(data, **opts)
+    first = scan_bytes(data, every_site=False)
+    assert site_count(first) < len(first.groups) + 20 and sum(g[5] for g in first.groups) > 500
