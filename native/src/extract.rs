@@ -193,9 +193,12 @@ pub(crate) fn site_key(b: &[u8]) -> Cow<'static, str> {
 /// site, and a dump names a value at nearly every site).
 pub type Name = compact_str::CompactString;
 
-/// The name `b` spells.
+/// The name `b` spells (an ASCII name, as every real one is, taken as it is).
 fn name_of(b: &[u8]) -> Name {
-    Name::from_utf8_lossy(b)
+    match std::str::from_utf8(b) {
+        Ok(s) => Name::new(s),
+        Err(_) => Name::from_utf8_lossy(b),
+    }
 }
 
 /// The symbol `@b` names (a mesh).
@@ -261,7 +264,8 @@ impl Memo {
     /// The first `tensor<...>` type's shape in `t`, keyed on that type's text alone (from `tensor<` to
     /// its first `>`: the dims it is read from end before that).
     fn first_mlir_shape(&mut self, t: &[u8]) -> Option<Shapes> {
-        let p = crate::finder!(b"tensor<").find(t)?;
+        // (an argument's type most often starts the text: no search then)
+        let p = if t.starts_with(b"tensor<") { 0 } else { crate::finder!(b"tensor<").find(t)? };
         let e = memchr::memchr(b'>', &t[p..]).map_or(t.len(), |q| p + q + 1);
         let key = &t[p..e];
         memo_get(&mut self.mlir_shapes, key, || first_shape(mlir_shapes(key)))

@@ -185,6 +185,9 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
             }
         }
     }
+    if l && c == b's' && !sdy_word_may_match(t, s) {
+        return None; // (no pattern below starts with `sdy.` but those of the words it checks)
+    }
     if l {
         if let Some(j) = lit(t, s, b"sdy.mesh") {
             let k = ws(t, j);
@@ -294,6 +297,31 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
         return m(Group::Expected, s, j, (j, j));
     }
     None
+}
+
+/// The words after `sdy.` a keyword can go on with: the mesh, the constraint ops, `return`, the
+/// propagation records and the collectives.
+const SDY_WORDS: [&[u8]; 11] = [
+    b"mesh",
+    b"sharding_constraint",
+    b"reshard",
+    b"return",
+    b"sharding_origins",
+    b"result_sharding_origins",
+    b"block_arg_sharding_origins",
+    b"sharding_origin_name",
+    b"propagation_edges",
+    b"result_propagation_edges",
+    b"block_arg_propagation_edges",
+];
+
+/// Whether `t[s..]`, when it starts with `sdy.`, goes on with a word a keyword can (a signature's
+/// `sdy.sharding = #sdy.sharding<...>` attribute does not: its value is the keyword). Each of those
+/// patterns wants a blank, `=` or `@` after the word, never another word byte.
+fn sdy_word_may_match(t: &[u8], s: usize) -> bool {
+    let Some(j) = lit(t, s, b"sdy.") else { return true };
+    let word = &t[j..run(t, j, is_word)];
+    SDY_WORDS.contains(&word) || COLLECTIVE_OPS.contains(&word)
 }
 
 /// Shardy's collectives that name axes before their operand (`sdy.all_gather [{}, {"y"}] %0 ...`,
