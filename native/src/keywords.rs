@@ -472,10 +472,22 @@ impl<H: NeedleHits> Searcher<H> {
                     }
                 }
             }
-            pos = hit + 1;
+            pos = after_miss(text, needle, hit);
         }
         None
     }
+}
+
+/// Where a search goes on after no keyword starts at a needle's `hit`: the next byte, or past the name
+/// of an `sdy.sharding` attribute (the value after it is the keyword; the `sharding` needle in its name
+/// follows a `.` and starts none, nor does any byte of it start another spelling).
+fn after_miss(text: &[u8], needle: usize, hit: usize) -> usize {
+    const SDY: usize = 1; // NEEDLES[1]: `sdy.`
+    let word = hit + b"sdy.sharding".len();
+    if needle == SDY && text[hit..].starts_with(b"sdy.sharding") && !text.get(word).is_some_and(|&b| is_word(b)) {
+        return word;
+    }
+    hit + 1
 }
 
 #[cfg(test)]
@@ -485,6 +497,18 @@ mod tests {
     fn find(t: &[u8]) -> Option<(Group, usize, usize)> {
         let n = Needles::default();
         Searcher::new(&n).search(t, 0).map(|m| (m.group, m.start, m.end))
+    }
+
+    #[test]
+    fn an_sdy_sharding_attribute_is_passed_over() {
+        assert_eq!(NEEDLES[1].0, b"sdy."); // (after_miss names it by its place)
+        let t = b"%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{}]>}";
+        assert_eq!(after_miss(t, 1, 22), 34);
+        assert_eq!(find(t), Some((Group::SdyAttr, 37, 51)));
+        assert_eq!(after_miss(b"{sdy.sharding_x = 1}", 1, 1), 2);
+        // a keyword right after the name (or inside a longer word) is still found
+        assert_eq!(find(b"{xla.sdy.sharding.unspecified_dims=[0]"), Some((Group::Unspec, 18, 38)));
+        assert_eq!(find(b"{xla.sdy.shardingunspecified_dims=[0]"), Some((Group::Unspec, 17, 37)));
     }
 
     #[test]
