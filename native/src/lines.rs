@@ -617,12 +617,14 @@ impl Engine {
         self.repeats.put(self.table.module(), op, tail, seen);
     }
 
-    fn scope_line(&mut self, line: &[u8]) {
+    /// Whether `line` opens a scope (or resets it), as it now is.
+    fn scope_line(&mut self, line: &[u8]) -> bool {
         match scope_of(line) {
             ScopeLine::Open(name, kind, entry) => self.scope = Scope { key: Some((name, kind, entry)), id: None },
             ScopeLine::Reset => self.scope = Scope::default(),
-            ScopeLine::Nothing => {}
+            ScopeLine::Nothing => return false,
         }
+        true
     }
 
     /// The sites of the complete lines in `buf[..limit]` (the reference's `_general`).
@@ -641,8 +643,8 @@ impl Engine {
                 let f = &self.finders[usize::from(with_close)];
                 let Some(c) = next_candidate(f, &mut ahead, buf, from, limit) else { break };
                 from = c.end + 1;
-                self.scope_line(&buf[c.start..c.end]);
                 if !c.keyword {
+                    self.scope_line(&buf[c.start..c.end]);
                     continue;
                 }
                 let end = line_end(buf, c.start, limit);
@@ -661,6 +663,7 @@ impl Engine {
                     None
                 };
                 if let Some((op, v)) = constraint {
+                    // (a line met again opens no scope: only one whose own did not is remembered)
                     if let Some(seen) = self.repeats.get(self.table.module(), op, &text[v..]) {
                         let base = at + v as u64;
                         self.table.repeat(seen.group, base + seen.start, base + seen.end, lineno);
@@ -668,13 +671,14 @@ impl Engine {
                         continue;
                     }
                 }
+                let scoped = self.scope_line(&buf[c.start..c.end]);
                 let mut sites = std::mem::take(&mut self.sites);
                 let hits = LineHits { ahead: &mut ahead, finder: f, buf, at: c.start, limit };
                 let mut ln = self.ext.scan_line_with(text, (at, lineno, col), &mut sites, hits);
                 for s in sites.iter_mut() {
                     self.emit(s, text, at, buf, Some(&mut ln));
                 }
-                if let Some((op, v)) = constraint {
+                if let Some((op, v)) = constraint.filter(|_| !scoped) {
                     self.remember(op, &text[v..], at + v as u64, &sites);
                 }
                 sites.clear();

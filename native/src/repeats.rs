@@ -27,10 +27,13 @@ pub struct Repeats {
 
 const OPS: [&[u8]; 2] = [b"sdy.sharding_constraint ", b"sdy.reshard "];
 
-/// `^[ \t]*%\d+ = (sdy.sharding_constraint|sdy.reshard) %(\d+(#\d+)?|arg\d+) <`: which op, and where its
-/// `<` is.
+/// `^[ \t]+%\d+ = (sdy.sharding_constraint|sdy.reshard) %(\d+(#\d+)?|arg\d+) <`: which op, and where its
+/// `<` is. (Indented, as an op in a function is: such a line opens no scope whatever its end.)
 pub fn constraint_line(t: &[u8]) -> Option<(u8, usize)> {
     let mut i = t.iter().take_while(|&&b| b == b' ' || b == b'\t').count();
+    if i == 0 {
+        return None;
+    }
     i = digits(t, lit(t, i, b"%")?)?;
     i = lit(t, i, b" = ")?;
     let (op, after) = OPS.iter().enumerate().find_map(|(k, o)| Some((k as u8, lit(t, i, o)?)))?;
@@ -102,6 +105,7 @@ mod tests {
             b"  %1 = sdy.sharding_constraint %0 #sdy.sharding<@mesh, [{}]>",
             b"  %1 = stablehlo.add %0 <@mesh, [{}]>",
             b"  %1 = \"sdy.sharding_constraint\"(%0) <{sharding = #sdy.sharding<@mesh, [{}]>}>",
+            b"%1 = sdy.sharding_constraint %0 <@mesh, [{}]> : tensor<8xf32> {",
         ] {
             assert_eq!(constraint_line(t), None, "{}", String::from_utf8_lossy(t));
         }

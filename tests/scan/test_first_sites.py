@@ -102,7 +102,7 @@ def test_a_clean_module_s_copies_are_passed_over() -> None:
 def _constraints(seed: int) -> bytes:
     """Modules of constraint lines met again and again, as a program that repeats a layer has them: the
     same few values and types under new numbers, among lines of other shapes (named values, a result
-    pair, a second site, records, a loc tail, a manual computation, a line joined to the next)."""
+    pair, a second site, records, a loc tail, a manual computation, lines that open a scope)."""
     import random
 
     rng = random.Random(seed)
@@ -114,6 +114,8 @@ def _constraints(seed: int) -> bytes:
         '    %{n} = sdy.reshard %{p} {v} {{sdy.sharding_origin_name = "constraint_{n}"}} : {t}',
         '    %{n} = sdy.sharding_constraint %{p} {v} : {t} loc(#loc{n})',
         '    %{n}:2 = sdy.sharding_constraint %{p} {v} : {t}',
+        '    %{n} = sdy.sharding_constraint %{p} {v} : {t} // func.func @f(',
+        '%{n} = sdy.sharding_constraint %{p} {v} : {t} {{',
         '    %{n} = stablehlo.add %{p}, %{p} {{sdy.sharding = #sdy.sharding_per_value<[{v}]>}} : {t}',
         '    %{n} = sdy.manual_computation(%{p}) in_shardings=[{v}] out_shardings=[{v}] manual_axes={{}} '
         '(%arg9: {t}) {{\n      sdy.return %arg9 : {t}\n    }} : ({t}) -> {t}',
