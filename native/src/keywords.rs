@@ -463,8 +463,12 @@ impl<H: NeedleHits> Searcher<H> {
 
     /// `KEYWORD.search(text, pos)`, tried only where a needle allows.
     pub fn search(&mut self, text: &[u8], mut pos: usize) -> Option<Match> {
+        let mut known = None; // the next needle, when the last miss tells where it is
         while pos <= text.len() {
-            let (needle, hit) = self.hits.next(text, pos)?;
+            let (needle, hit) = match known.take() {
+                Some(next) => next,
+                None => self.hits.next(text, pos)?,
+            };
             for &before in NEEDLES[needle].1 {
                 if hit - pos >= before.len() && precedes(text, hit, before) {
                     if let Some(found) = match_at(text, hit - before.len()) {
@@ -472,22 +476,25 @@ impl<H: NeedleHits> Searcher<H> {
                     }
                 }
             }
-            pos = after_miss(text, needle, hit);
+            (pos, known) = after_miss(text, needle, hit);
         }
         None
     }
 }
 
+const SDY: usize = 1; // NEEDLES[1]: `sdy.`
+
 /// Where a search goes on after no keyword starts at a needle's `hit`: the next byte, or past the name
 /// of an `sdy.sharding` attribute (the value after it is the keyword; the `sharding` needle in its name
-/// follows a `.` and starts none, nor does any byte of it start another spelling).
-fn after_miss(text: &[u8], needle: usize, hit: usize) -> usize {
-    const SDY: usize = 1; // NEEDLES[1]: `sdy.`
+/// follows a `.` and starts none, nor does any byte of it start another spelling). After
+/// `sdy.sharding = #sdy.` the next needle is that `sdy.`: no byte of ` = #` starts one.
+fn after_miss(text: &[u8], needle: usize, hit: usize) -> (usize, Option<(usize, usize)>) {
     let word = hit + b"sdy.sharding".len();
     if needle == SDY && text[hit..].starts_with(b"sdy.sharding") && !text.get(word).is_some_and(|&b| is_word(b)) {
-        return word;
+        let next = text[word..].starts_with(b" = #sdy.").then_some((SDY, word + b" = #".len()));
+        return (word, next);
     }
-    hit + 1
+    (hit + 1, None)
 }
 
 #[cfg(test)]
@@ -503,9 +510,10 @@ mod tests {
     fn an_sdy_sharding_attribute_is_passed_over() {
         assert_eq!(NEEDLES[1].0, b"sdy."); // (after_miss names it by its place)
         let t = b"%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{}]>}";
-        assert_eq!(after_miss(t, 1, 22), 34);
+        assert_eq!(after_miss(t, 1, 22), (34, Some((1, 38))));
         assert_eq!(find(t), Some((Group::SdyAttr, 37, 51)));
-        assert_eq!(after_miss(b"{sdy.sharding_x = 1}", 1, 1), 2);
+        assert_eq!(after_miss(b"{sdy.sharding_x = 1}", 1, 1), (2, None));
+        assert_eq!(after_miss(b"{sdy.sharding =  #sdy.", 1, 1), (13, None));
         // a keyword right after the name (or inside a longer word) is still found
         assert_eq!(find(b"{xla.sdy.sharding.unspecified_dims=[0]"), Some((Group::Unspec, 18, 38)));
         assert_eq!(find(b"{xla.sdy.shardingunspecified_dims=[0]"), Some((Group::Unspec, 17, 37)));
