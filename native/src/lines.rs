@@ -553,7 +553,7 @@ impl Engine {
     /// `ln` is the line the site was scanned in (None: the site is complete, see `Site::context`).
     fn emit(&mut self, s: &mut Site, text: &[u8], text_off: u64, buf: &[u8], mut ln: Option<&mut Line>) {
         if s.kind == MODULE_START {
-            self.scope = Scope::default();
+            self.scope.reset();
             self.header(s.start, buf);
         }
         let mut complete = |site: &mut Site| {
@@ -620,8 +620,8 @@ impl Engine {
     /// Whether `line` opens a scope (or resets it), as it now is.
     fn scope_line(&mut self, line: &[u8]) -> bool {
         match scope_of(line) {
-            ScopeLine::Open(name, kind, entry) => self.scope = Scope { key: Some((name, kind, entry)), id: None },
-            ScopeLine::Reset => self.scope = Scope::default(),
+            ScopeLine::Open(name, kind, entry) => self.scope.open(name, kind, entry),
+            ScopeLine::Reset => self.scope.reset(),
             ScopeLine::Nothing => return false,
         }
         true

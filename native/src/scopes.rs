@@ -5,14 +5,14 @@
 use crate::extract::module_start;
 use crate::strings::{is_word, is_ws, rstrip};
 
-/// A scope: (name, "func" | "computation", is_entry), or a module start (no scope).
-pub enum ScopeLine {
-    Open(String, &'static str, bool),
+/// A scope: (its name's bytes, "func" | "computation", is_entry), or a module start (no scope).
+pub enum ScopeLine<'a> {
+    Open(&'a [u8], &'static str, bool),
     Reset,
     Nothing,
 }
 
-pub fn scope_of(line: &[u8]) -> ScopeLine {
+pub fn scope_of(line: &[u8]) -> ScopeLine<'_> {
     let line = rstrip(line);
     let s = line.iter().position(|&b| !is_ws(b)).unwrap_or(line.len());
     let body = &line[s..];
@@ -22,15 +22,13 @@ pub fn scope_of(line: &[u8]) -> ScopeLine {
     if let Some(p) = crate::finder!(b"func.func").find(line) {
         if let Some(at) = memchr::memchr(b'@', &line[p..]) {
             let a = p + at + 1;
-            let name: Vec<u8> = if line.get(a) == Some(&b'"') {
+            let name = if line.get(a) == Some(&b'"') {
                 let e = crate::strings::string_end(line, a).unwrap_or(line.len());
-                line[a + 1..e.saturating_sub(1).max(a + 1)].to_vec()
+                &line[a + 1..e.saturating_sub(1).max(a + 1)]
             } else {
-                line[a..].iter().take_while(|&&b| crate::keywords::name_char(b)).copied().collect()
+                &line[a..a + line[a..].iter().take_while(|&&b| crate::keywords::name_char(b)).count()]
             };
-            let name = String::from_utf8_lossy(&name).into_owned();
-            let entry = name == "main";
-            return ScopeLine::Open(name, "func", entry);
+            return ScopeLine::Open(name, "func", name == b"main");
         }
         return ScopeLine::Nothing;
     }
@@ -48,7 +46,7 @@ pub fn scope_of(line: &[u8]) -> ScopeLine {
     if n == 0 || !matches!(r.get(n), Some(b' ' | b'(' | b'{')) {
         return ScopeLine::Nothing;
     }
-    ScopeLine::Open(String::from_utf8_lossy(&r[..n]).into_owned(), "computation", entry)
+    ScopeLine::Open(&r[..n], "computation", entry)
 }
 
 /// The prefix a definition's key takes after a line holding `func.func`, as trace keys a value: none in
@@ -58,7 +56,7 @@ pub fn scope_of(line: &[u8]) -> ScopeLine {
 pub fn key_prefix(line: &[u8]) -> Option<Vec<u8>> {
     match scope_of(line) {
         ScopeLine::Open(_, "func", true) | ScopeLine::Reset => Some(Vec::new()),
-        ScopeLine::Open(name, "func", false) => Some(format!("@{name}:").into_bytes()),
+        ScopeLine::Open(name, "func", false) => Some(format!("@{}:", String::from_utf8_lossy(name)).into_bytes()),
         _ => None,
     }
 }

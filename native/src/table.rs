@@ -247,8 +247,27 @@ pub type ScopeKey = (String, &'static str, bool);
 /// pass log opens hundreds of thousands of computations whose sites keep no row).
 #[derive(Default)]
 pub struct Scope {
-    pub key: Option<ScopeKey>,
+    /// Whether a scope is open, and its name's bytes (kept in one buffer, line after line), kind and
+    /// whether it is the entry.
+    pub open: bool,
+    pub name: Vec<u8>,
+    pub kind: &'static str,
+    pub entry: bool,
     pub id: Option<u32>,
+}
+
+impl Scope {
+    /// A scope opened by a line: the same buffer holds its name.
+    pub fn open(&mut self, name: &[u8], kind: &'static str, entry: bool) {
+        self.name.clear();
+        self.name.extend_from_slice(name);
+        (self.open, self.kind, self.entry, self.id) = (true, kind, entry, None);
+    }
+
+    /// No scope (a module starts).
+    pub fn reset(&mut self) {
+        (self.open, self.id) = (false, None);
+    }
 }
 
 /// A line longer than this, kept for a site in a table without every site's row, is kept as the
@@ -552,11 +571,12 @@ impl Table {
         let kind = s.kind;
         let grouped = grouped(kind);
         let name = if named { key_name } else { self.name_id(&s.value) };
-        let scope = match (&row.scope.key, row.scope.id) {
-            (None, _) => NONE,
-            (Some(_), Some(id)) => id,
-            (Some(key), None) => {
-                let id = self.scopes.id_of(key);
+        let scope = match (row.scope.open, row.scope.id) {
+            (false, _) => NONE,
+            (true, Some(id)) => id,
+            (true, None) => {
+                let sc = &row.scope;
+                let id = self.scopes.id_of(&(String::from_utf8_lossy(&sc.name).into_owned(), sc.kind, sc.entry));
                 row.scope.id = Some(id);
                 id
             }
