@@ -238,6 +238,8 @@ pub struct Memo {
     mlir_types: crate::table::FxMap<Box<[u8]>, Option<Shapes>>,
     ops: crate::table::FxMap<Box<[u8]>, Arc<str>>,
     custom_calls: crate::table::FxMap<Box<[u8]>, Arc<str>>,
+    /// The last argument type read and its shape: a signature's arguments most often share one.
+    last_first: Option<(Vec<u8>, Option<Shapes>)>,
 }
 
 /// Entries a memo map holds before it starts again (it stays small whatever the dump).
@@ -268,7 +270,17 @@ impl Memo {
         let p = if t.starts_with(b"tensor<") { 0 } else { crate::finder!(b"tensor<").find(t)? };
         let e = memchr::memchr(b'>', &t[p..]).map_or(t.len(), |q| p + q + 1);
         let key = &t[p..e];
-        memo_get(&mut self.mlir_shapes, key, || first_shape(mlir_shapes(key)))
+        if let Some((last, shapes)) = &self.last_first {
+            if last.as_slice() == key {
+                return shapes.clone();
+            }
+        }
+        let shapes = memo_get(&mut self.mlir_shapes, key, || first_shape(mlir_shapes(key)));
+        let (last, kept) = self.last_first.get_or_insert_with(Default::default);
+        last.clear();
+        last.extend_from_slice(key);
+        *kept = shapes.clone();
+        shapes
     }
 
     /// The shapes of the MLIR types in `t` (none: no tensor type).

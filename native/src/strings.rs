@@ -278,7 +278,9 @@ pub fn string_end(text: &[u8], i: usize) -> Option<usize> {
 /// next bracket is near), the library's searches past them.
 fn next_bracket_byte(text: &[u8], j: usize, o: u8, c: u8) -> Option<usize> {
     let near = &text[j..text.len().min(j + 64)];
-    if let Some(k) = near.iter().position(|&b| b == b'"' || b == b'-' || b == o || b == c) {
+    // (one table test a byte; `[` and `{` share a class, so the caller passes over the other pair's)
+    let mask = QUOTE_DASH | CLASS[o as usize] & !(WS | WORD | NAME | SSA);
+    if let Some(k) = near.iter().position(|&b| CLASS[b as usize] & mask != 0) {
         return Some(j + k);
     }
     let from = j + near.len();
@@ -319,12 +321,14 @@ pub fn match_close(text: &[u8], open: usize) -> Option<usize> {
                 depth += 1;
                 j = k + 1;
             }
-        } else {
+        } else if b == c {
             depth -= 1;
             j = k + 1;
             if depth == 0 {
                 return Some(j);
             }
+        } else {
+            j = k + 1; // the other pair of `[` and `{`
         }
     }
     None
@@ -389,7 +393,8 @@ fn unicode_strip_slow(data: &[u8]) -> &[u8] {
 }
 
 /// ASCII whitespace as Python's bytes regexes and `bytes.strip` see it.
-/// Each byte's classes (`WS`, `WORD`, `NAME`, `SSA`), looked up once: the name and blank runs test every byte they pass.
+/// Each byte's classes (`WS`, `WORD`, `NAME`, `SSA`, and the brackets' for `match_close`), looked up
+/// once: the name and blank runs test every byte they pass.
 const CLASS: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut b = 0;
@@ -407,6 +412,13 @@ const CLASS: [u8; 256] = {
         if c == b'#' {
             t[b] |= SSA;
         }
+        t[b] |= match c {
+            b'"' | b'-' => QUOTE_DASH,
+            b'<' | b'>' => ANGLE,
+            b'(' | b')' => PAREN,
+            b'[' | b']' | b'{' | b'}' => SQUARE_CURLY,
+            _ => 0,
+        };
         b += 1;
     }
     t
@@ -415,6 +427,10 @@ const WS: u8 = 1;
 const WORD: u8 = 2;
 const NAME: u8 = 4; // a word byte, `$`, `.` or `-`
 const SSA: u8 = 8; // a name byte or `#`
+const QUOTE_DASH: u8 = 16; // the bytes a bracket's match steps over: a string's quote, `->`'s dash
+const ANGLE: u8 = 32;
+const PAREN: u8 = 64;
+const SQUARE_CURLY: u8 = 128;
 
 pub fn is_ws(b: u8) -> bool {
     CLASS[b as usize] & WS != 0
@@ -497,6 +513,12 @@ mod tests {
         assert_eq!(match_close(b"{\"}\"}", 0), Some(5));
         assert_eq!(match_close(b"<=", 0), None);
         assert_eq!(match_close(b"{a", 0), None);
+        // the other bracket kinds are passed over, inside the first 64 bytes and past them
+        assert_eq!(match_close(b"[{\"a\"}, {\"b]\"}]x", 0), Some(15));
+        assert_eq!(match_close(b"{[}]]}", 0), Some(3));
+        assert_eq!(match_close(b"(a[b](c)<d>)", 0), Some(12));
+        let long = [&b"<"[..], &[b'{'; 70], &[b'}'; 70], b"[]<x>(->)>tail"].concat();
+        assert_eq!(match_close(&long, 0), Some(long.len() - 4));
         assert_eq!(string_end(b"\"a\\\"b\"", 0), Some(6));
     }
 
