@@ -248,12 +248,12 @@ fn open_attribute(buf: &[u8], lo: usize, hi: usize) -> bool {
     k > 0 && (is_word(w[k - 1]) || w[k - 1] == b'.' || w[k - 1] == b'"')
 }
 
-/// End of the logical line at `start`: past the next line too while this one ends in `key =`.
-fn line_end(buf: &[u8], start: usize, limit: usize) -> usize {
-    let mut end = match memchr::memchr(b'\n', &buf[start..limit]) {
-        Some(q) => start + q,
-        None => return limit,
-    };
+/// End of the logical line at `start` whose physical line ends at `end` (its newline, or `limit`): past
+/// the next line too while this one ends in `key =`.
+fn line_end(buf: &[u8], start: usize, mut end: usize, limit: usize) -> usize {
+    if end >= limit {
+        return limit;
+    }
     while end > 0
         && matches!(buf[end - 1], b'=' | b' ' | b'\t' | b'\r')
         && open_attribute(buf, start.max(end.saturating_sub(256)), end)
@@ -647,7 +647,7 @@ impl Engine {
                     self.scope_line(&buf[c.start..c.end]);
                     continue;
                 }
-                let end = line_end(buf, c.start, limit);
+                let end = line_end(buf, c.start, c.end, limit);
                 done = end + 1;
                 from = from.max(done);
                 let mut text = &buf[c.start..end];
@@ -723,7 +723,8 @@ mod tests {
         assert!(open_attribute(b"a xla.sdy.meshes =", 0, 18));
         assert!(!open_attribute(b"a = b", 0, 5));
         let buf = b"x {xla.sdy.meshes =\n  \"{}\"}\nnext\n";
-        assert_eq!(line_end(buf, 0, buf.len()), 27);
+        assert_eq!(line_end(buf, 0, 19, buf.len()), 27);
+        assert_eq!(line_end(buf, 28, 32, buf.len()), 32);
     }
 
     #[test]

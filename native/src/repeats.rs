@@ -4,7 +4,9 @@
 //! site only needs such a line's group, counted once more, and its value's place. Only a line of that
 //! exact shape whose numbered names cannot hold a keyword is taken, and only when it gave one site.
 
-use crate::table::FxMap;
+use hashbrown::HashTable;
+use rustc_hash::FxBuildHasher;
+use std::hash::BuildHasher;
 
 /// Constraint lines remembered before the map starts again (it stays small whatever the dump).
 const CAP: usize = 4096;
@@ -17,12 +19,23 @@ pub struct Seen {
     pub end: u64,
 }
 
-/// The constraint lines of one module met so far, by their op and the bytes from their value on.
+/// The constraint lines of one module met so far, by their op and the bytes from their value on (looked
+/// up by a hash of the line's own bytes: nothing is copied to ask).
 #[derive(Default)]
 pub struct Repeats {
     module: u32,
-    seen: FxMap<Box<[u8]>, Seen>,
-    key: Vec<u8>,
+    seen: HashTable<Entry>,
+}
+
+struct Entry {
+    hash: u64,
+    op: u8,
+    tail: Box<[u8]>,
+    seen: Seen,
+}
+
+fn hash(op: u8, tail: &[u8]) -> u64 {
+    FxBuildHasher.hash_one((op, tail))
 }
 
 const OPS: [&[u8]; 2] = [b"sdy.sharding_constraint ", b"sdy.reshard "];
@@ -60,29 +73,28 @@ fn digits(t: &[u8], i: usize) -> Option<usize> {
 }
 
 impl Repeats {
-    /// The key of a line of `op` whose value starts at `tail`, in `module`, into `self.key`.
-    fn set_key(&mut self, module: u32, op: u8, tail: &[u8]) {
+    /// The lines met in `module` (those of another module are forgotten: groups are a module's own).
+    fn in_module(&mut self, module: u32) {
         if module != self.module {
             self.seen.clear();
             self.module = module;
         }
-        self.key.clear();
-        self.key.push(op);
-        self.key.extend_from_slice(tail);
     }
 
     /// What the line of `op` whose value starts at `tail` gave when it was met in `module`.
     pub fn get(&mut self, module: u32, op: u8, tail: &[u8]) -> Option<Seen> {
-        self.set_key(module, op, tail);
-        self.seen.get(self.key.as_slice()).copied()
+        self.in_module(module);
+        let h = hash(op, tail);
+        self.seen.find(h, |e| e.hash == h && e.op == op && *e.tail == *tail).map(|e| e.seen)
     }
 
     pub fn put(&mut self, module: u32, op: u8, tail: &[u8], seen: Seen) {
+        self.in_module(module);
         if self.seen.len() >= CAP {
             self.seen.clear();
         }
-        self.set_key(module, op, tail);
-        self.seen.insert(self.key.as_slice().into(), seen);
+        let h = hash(op, tail);
+        self.seen.insert_unique(h, Entry { hash: h, op, tail: tail.into(), seen }, |e| e.hash);
     }
 }
 
