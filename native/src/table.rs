@@ -502,12 +502,7 @@ impl Table {
         }
         let module = self.module;
         if kind != MODULE_START {
-            // the reference's pairing: per line, per value name, the last HLO and sdy sharding
-            if self.line != Some(s.line) {
-                self.pair_line();
-                self.line = Some(s.line);
-            }
-            self.line_module = module;
+            self.reading_line(s.line);
         }
         let named = matches!(kind, SDY_MESH | STABLEHLO_MESH | COLLECTIVE_MESH | COLLECTIVE_AXES);
         let key_name = if named { self.name_id(&s.value) } else { NONE };
@@ -543,6 +538,16 @@ impl Table {
         }
     }
 
+    /// A site of line `line` comes: the line before is paired when this is another (the reference's
+    /// pairing: per line, per value name, the last HLO and sdy sharding).
+    fn reading_line(&mut self, line: u64) {
+        if self.line != Some(line) {
+            self.pair_line();
+            self.line = Some(line);
+        }
+        self.line_module = self.module;
+    }
+
     /// The module the next site is in.
     pub fn module(&self) -> u32 {
         self.module
@@ -551,11 +556,7 @@ impl Table {
     /// A site of `group` again, at `start..end` on line `line`, as `push` counts one that keeps no row
     /// and pairs with nothing (a constraint's value: see `repeats`).
     pub fn repeat(&mut self, group: u32, start: u64, end: u64, line: u64) {
-        if self.line != Some(line) {
-            self.pair_line();
-            self.line = Some(line);
-        }
-        self.line_module = self.module;
+        self.reading_line(line);
         self.filled = true;
         self.groups[group as usize][5] += 1;
         self.spans.push(group, start, end, line);
