@@ -48,7 +48,7 @@ fn lb(t: &[u8], s: usize) -> bool {
 /// `s` at `i`: its end. The first two bytes are compared inline (most tries fail there), the rest
 /// as a slice.
 #[inline]
-fn lit(t: &[u8], i: usize, s: &[u8]) -> Option<usize> {
+pub(crate) fn lit(t: &[u8], i: usize, s: &[u8]) -> Option<usize> {
     let w = t.get(i..i.checked_add(s.len())?)?;
     if w.first() != s.first() || w.get(1) != s.get(1) || w != s {
         return None;
@@ -81,7 +81,8 @@ fn key_char(b: u8) -> bool {
 
 pub use crate::strings::{name_char, ssa_char};
 
-fn digits(t: &[u8], i: usize) -> Option<usize> {
+/// The end of the run of digits at `i` (None: no digit there).
+pub(crate) fn digits(t: &[u8], i: usize) -> Option<usize> {
     let e = run(t, i, |b| b.is_ascii_digit());
     if e > i {
         Some(e)
@@ -209,7 +210,7 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
             return Some(r);
         }
         if let Some(j) = lit(t, s, b"sdy.") {
-            for op in [&b"sharding_constraint"[..], b"reshard"] {
+            for op in SDY_CONSTRAINT_OPS {
                 if let Some(k) = lit(t, j, op) {
                     let w = ws(t, k);
                     if w > k && t.get(w) == Some(&b'%') {
@@ -299,29 +300,17 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
     None
 }
 
-/// The words after `sdy.` a keyword can go on with: the mesh, the constraint ops, `return`, the
-/// propagation records and the collectives.
-const SDY_WORDS: [&[u8]; 11] = [
-    b"mesh",
-    b"sharding_constraint",
-    b"reshard",
-    b"return",
-    b"sharding_origins",
-    b"result_sharding_origins",
-    b"block_arg_sharding_origins",
-    b"sharding_origin_name",
-    b"propagation_edges",
-    b"result_propagation_edges",
-    b"block_arg_propagation_edges",
-];
-
-/// Whether `t[s..]`, when it starts with `sdy.`, goes on with a word a keyword can (a signature's
-/// `sdy.sharding = #sdy.sharding<...>` attribute does not: its value is the keyword). Each of those
-/// patterns wants a blank, `=` or `@` after the word, never another word byte.
+/// Whether `t[s..]`, when it starts with `sdy.`, goes on with a word a keyword can: the mesh, `return`,
+/// the constraint ops, the records and the collectives (a signature's `sdy.sharding = #sdy.sharding<...>`
+/// attribute does not: its value is the keyword). Each of those patterns wants a blank, `=` or `@` after
+/// the word, never another word byte.
 fn sdy_word_may_match(t: &[u8], s: usize) -> bool {
     let Some(j) = lit(t, s, b"sdy.") else { return true };
     let word = &t[j..run(t, j, is_word)];
-    SDY_WORDS.contains(&word) || COLLECTIVE_OPS.contains(&word)
+    matches!(word, b"mesh" | b"return")
+        || SDY_CONSTRAINT_OPS.contains(&word)
+        || RECORD_KEYS.iter().any(|(k, _, _)| *k == word)
+        || COLLECTIVE_OPS.contains(&word)
 }
 
 /// Shardy's collectives that name axes before their operand (`sdy.all_gather [{}, {"y"}] %0 ...`,
@@ -356,6 +345,20 @@ fn collective_axes(t: &[u8], s: usize) -> Option<Match> {
     None
 }
 
+/// The propagation records' keys (after `sdy.`): each one's group and the bytes its value may open with.
+const RECORD_KEYS: [(&[u8], Group, &[u8]); 7] = [
+    (b"sharding_origins", Group::Origins, b"{["),
+    (b"result_sharding_origins", Group::Origins, b"{["),
+    (b"block_arg_sharding_origins", Group::Origins, b"{["),
+    (b"sharding_origin_name", Group::OriginName, b"\""),
+    (b"propagation_edges", Group::Edges, b"#{["),
+    (b"result_propagation_edges", Group::Edges, b"#{["),
+    (b"block_arg_propagation_edges", Group::Edges, b"#{["),
+];
+
+/// The ops that constrain a value in place (`sdy.sharding_constraint %0 <...>`, `sdy.reshard %0 <...>`).
+const SDY_CONSTRAINT_OPS: [&[u8]; 2] = [b"sharding_constraint", b"reshard"];
+
 /// A propagation record's key at `s` (after `sdy.`), then `=` and its value's first byte: the match
 /// ends past that byte (`{`, `[`, `"` or the `<` of `#sdy.propagation_edges<`).
 fn record(t: &[u8], s: usize) -> Option<Match> {
@@ -366,12 +369,7 @@ fn record(t: &[u8], s: usize) -> Option<Match> {
         let w = ws(t, k);
         return if w > k && t.get(w) == Some(&b'%') { m(Group::Return, s, k, (s, k)) } else { None };
     }
-    let (group, opens): (Group, &[u8]) = match key {
-        b"sharding_origins" | b"result_sharding_origins" | b"block_arg_sharding_origins" => (Group::Origins, b"{["),
-        b"sharding_origin_name" => (Group::OriginName, b"\""),
-        b"propagation_edges" | b"result_propagation_edges" | b"block_arg_propagation_edges" => (Group::Edges, b"#{["),
-        _ => return None,
-    };
+    let &(_, group, opens) = RECORD_KEYS.iter().find(|(k, _, _)| *k == key)?;
     let e = byte(t, ws(t, k), b'=')?;
     let v = ws(t, e);
     let first = *t.get(v)?;

@@ -4,6 +4,7 @@
 //! site only needs such a line's group, counted once more, and its value's place. Only a line of that
 //! exact shape whose numbered names cannot hold a keyword is taken, and only when it gave one site.
 
+use crate::keywords::{digits, lit};
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 use std::hash::BuildHasher;
@@ -60,16 +61,6 @@ pub fn constraint_line(t: &[u8]) -> Option<(u8, usize)> {
     };
     let v = lit(t, i, b" ")?;
     (t.get(v) == Some(&b'<')).then_some((op, v))
-}
-
-fn lit(t: &[u8], i: usize, s: &[u8]) -> Option<usize> {
-    t.get(i..)?.starts_with(s).then_some(i + s.len())
-}
-
-/// The end of the run of digits at `i` (None: no digit there).
-fn digits(t: &[u8], i: usize) -> Option<usize> {
-    let n = t.get(i..)?.iter().take_while(|b| b.is_ascii_digit()).count();
-    (n > 0).then_some(i + n)
 }
 
 impl Repeats {
