@@ -551,7 +551,8 @@ impl Engine {
     /// A site into the table, with the text it was scanned in (its physical line is cut from there,
     /// if the table keeps it); `buf` is the buffer at `buf_off` (for a module header's names segment).
     /// `ln` is the line the site was scanned in (None: the site is complete, see `Site::context`).
-    fn emit(&mut self, s: &mut Site, text: &[u8], text_off: u64, buf: &[u8], mut ln: Option<&mut Line>) {
+    /// Hands a site to the table; the group it joins, if it has one.
+    fn emit(&mut self, s: &mut Site, text: &[u8], text_off: u64, buf: &[u8], mut ln: Option<&mut Line>) -> Option<u32> {
         if s.kind == MODULE_START {
             self.scope.reset();
             self.header(s.start, buf);
@@ -561,7 +562,7 @@ impl Engine {
                 complete_on(ln, site);
             }
         };
-        self.table.push(Row { site: s, text, text_off, scope: &mut self.scope, complete: &mut complete });
+        self.table.push(Row { site: s, text, text_off, scope: &mut self.scope, complete: &mut complete })
     }
 
     /// A module header at file offset `at`: a new names segment begins there.
@@ -605,11 +606,11 @@ impl Engine {
         }
     }
 
-    /// A constraint line's one site, its value from `base` on, kept for the next line like it
+    /// A constraint line's one site (of `group`), its value from `base` on, kept for the next line like it
     /// (`repeats`); a line that gave more sites, or another kind, is not.
-    fn remember(&mut self, op: u8, tail: &[u8], base: u64, sites: &[Site]) {
+    fn remember(&mut self, op: u8, tail: &[u8], base: u64, sites: &[Site], group: Option<u32>) {
         let mut valued = sites.iter().filter(|s| s.kind < SDY_ORIGINS);
-        let (Some(s), None, Some(group)) = (valued.next(), valued.next(), self.table.last_group) else { return };
+        let (Some(s), None, Some(group)) = (valued.next(), valued.next(), group) else { return };
         if s.kind != SDY_SHARDING_BARE || s.start < base {
             return;
         }
@@ -675,11 +676,15 @@ impl Engine {
                 let mut sites = std::mem::take(&mut self.sites);
                 let hits = LineHits { ahead: &mut ahead, finder: f, buf, at: c.start, limit };
                 let mut ln = self.ext.scan_line_with(text, (at, lineno, col), &mut sites, hits);
+                let mut group = None; // of the line's last site with a value
                 for s in sites.iter_mut() {
-                    self.emit(s, text, at, buf, Some(&mut ln));
+                    let joined = self.emit(s, text, at, buf, Some(&mut ln));
+                    if s.kind < SDY_ORIGINS {
+                        group = joined;
+                    }
                 }
                 if let Some((op, v)) = constraint.filter(|_| !scoped) {
-                    self.remember(op, &text[v..], at + v as u64, &sites);
+                    self.remember(op, &text[v..], at + v as u64, &sites, group);
                 }
                 sites.clear();
                 self.ext.release(ln);

@@ -417,8 +417,6 @@ pub struct Table {
     /// expected-error markers do (the propagation records none), and `spans` holds every place.
     pub every_site: bool,
     pub spans: SpanLog,
-    /// The group of the last site pushed, if it had one.
-    pub last_group: Option<u32>,
 }
 
 /// Whether sites of `kind` form groups: propagation records and operand lists (kinds from SDY_ORIGINS
@@ -480,12 +478,13 @@ impl Table {
         self.module + u32::from(self.filled)
     }
 
-    pub fn push(&mut self, mut row: Row) {
+    /// Takes a site into the table; the group it joins, if it has one.
+    pub fn push(&mut self, mut row: Row) -> Option<u32> {
         let s = &row.site;
         let kind = s.kind;
         let grouped = grouped(kind);
         if !self.every_site && kind >= SDY_ORIGINS {
-            return;
+            return None;
         }
         let value = self.values.id(s, row.text);
         let shapes = s.shapes.as_ref().map_or(NONE, |v| self.shapes_id(v));
@@ -529,13 +528,13 @@ impl Table {
         } else {
             None
         };
-        self.last_group = group;
         if keep {
             self.keep_row(&mut row, named, key_name, [value, shapes, module, index], keep_line);
         }
         if let Some(group) = group {
             self.pair_site(row.site, group);
         }
+        group
     }
 
     /// A site of line `line` comes: the line before is paired when this is another (the reference's
@@ -560,7 +559,6 @@ impl Table {
         self.filled = true;
         self.groups[group as usize][5] += 1;
         self.spans.push(group, start, end, line);
-        self.last_group = Some(group);
     }
 
     /// The row of a site that keeps one (and its physical line, or a window of it, when `keep_line`);
