@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import KW_ONLY
 
+from shardconv.core.model import TensorSharding
 from shardconv.core.placement import differing_devices
 from shardconv.core.records import record
 from shardconv.trace.values import Observation, Sighting
@@ -26,6 +27,7 @@ class Change:
     before: Observation | None  # None: the value had no sharding there (it gained one: see one_side_kind)
     after: Observation | None  # None: the value lost its sharding
     devices: tuple[int, ...] = ()  # placement: the devices that now hold different data
+    filled: tuple[int, ...] = ()  # placement: the open dimensions the pass gave axes to, all it changed
 
 
 def preferred(observed: Sequence[Sighting]) -> Sighting:
@@ -73,6 +75,7 @@ def classify(a: Observation, b: Observation, pass_name: str) -> Change | None:
             before=a,
             after=b,
             devices=differing_devices(a.place, b.place),
+            filled=filled_open_dims(a, b),
         )
     if a.mesh is not None and b.mesh is not None and a.mesh != b.mesh:
         return Change(kind="mesh", value=b.key, pass_name=pass_name, dump=b.dump, before=a, after=b)
@@ -81,4 +84,23 @@ def classify(a: Observation, b: Observation, pass_name: str) -> Change | None:
     return None
 
 
-__all__ = ["KINDS", "Change", "classify", "counterparts", "one_side_kind", "preferred"]
+def filled_open_dims(a: Observation, b: Observation) -> tuple[int, ...]:
+    """The open (``?``) dimensions of ``a``'s sdy sharding that ``b`` gives more axes to, when that is
+    all that moves its data: its closed dimensions, the axes each open one had and its unreduced axes
+    kept, on the same mesh. The pass then chose what the annotation left open. Else empty."""
+    va, vb = a.value, b.value
+    if not (isinstance(va, TensorSharding) and isinstance(vb, TensorSharding)):
+        return ()
+    if va.rank != vb.rank or a.mesh != b.mesh or va.unreduced != vb.unreduced:
+        return ()
+    filled: list[int] = []
+    for i, (da, db) in enumerate(zip(va.dims, vb.dims)):
+        kept = db.axes == da.axes if da.is_closed else db.axes[: len(da.axes)] == da.axes
+        if not kept:
+            return ()
+        if len(db.axes) > len(da.axes):
+            filled.append(i)
+    return tuple(filled)
+
+
+__all__ = ["KINDS", "Change", "classify", "counterparts", "filled_open_dims", "one_side_kind", "preferred"]

@@ -109,6 +109,7 @@ def change_dict(c: Change) -> dict[str, Any]:
         "before": _side_dict(c.before) if c.before is not None else None,
         "after": _side_dict(c.after) if c.after is not None else None,
         "devices": list(c.devices),
+        "filled": list(c.filled),
     }
 
 
@@ -202,9 +203,18 @@ def _print_change(console: Console, c: Change, color: bool) -> None:
         _print_grids(console, c, color)
         console.print(Text(f"    devices {compress_ids(c.devices)} now hold different data",
                            style="red" if color else ""), soft_wrap=True)
+        if c.filled:
+            console.print(Text(f"    {_filled_words(c.filled)}"), soft_wrap=True)
     hint = explain_hint(c)
     if hint:
         console.print(Text(f"    why: {hint}"), soft_wrap=True)
+
+
+def _filled_words(dims: tuple[int, ...]) -> str:
+    """``dimension 0 was left open ({?}) and the pass filled it; ...``: a change the annotation allowed."""
+    which = f"dimension {dims[0]} was" if len(dims) == 1 else f"dimensions {', '.join(map(str, dims))} were"
+    it = "it" if len(dims) == 1 else "them"
+    return f"{which} left open ({{?}}) and the pass filled {it}; the dimensions the annotation fixed kept their axes"
 
 
 def explain_hint(c: Change) -> str | None:

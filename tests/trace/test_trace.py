@@ -270,6 +270,48 @@ def test_a_value_that_gains_or_loses_its_sharding(
     assert out.rstrip().endswith("1 placement change, 0 mesh changes, 0 spelling changes")
 
 
+OPEN_MODULE = """module @m {
+  sdy.mesh @mesh = <["data"=2, "model"=4]>
+  func.func @main(%arg0: tensor<16x32xf32>) -> tensor<16x32xf32> {
+    %0 = sdy.sharding_constraint %arg0 <@mesh, [DIMS0]> : tensor<16x32xf32>
+    %1 = sdy.sharding_constraint %0 <@mesh, [DIMS1]> : tensor<16x32xf32>
+    %2 = sdy.sharding_constraint %1 <@mesh, [DIMS2]> : tensor<16x32xf32>
+    %3 = sdy.sharding_constraint %2 <@mesh, [DIMS3]> : tensor<16x32xf32>
+    return %3 : tensor<16x32xf32>
+  }
+}
+"""
+
+
+def test_a_pass_filling_open_dimensions_is_told_apart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Propagation giving axes to what a constraint left open (``{?}``, or ``{"data", ?}`` extended) moves
+    data as any placement change does, and the change says the annotation allowed it (``filled``); a
+    change of a closed dimension, or of the axes an open one already had, is not such a filling."""
+    cases = {  # value: (before, after, filled)
+        "%0": ('{?}, {"model"}', '{"data"}, {"model"}', [0]),
+        "%1": ('{"data", ?}, {?}', '{"data", "model"}, {}', [0]),
+        "%2": ('{}, {?}', '{"data"}, {"model"}', []),
+        "%3": ('{"data", ?}, {?}', '{"model"}, {"data"}', []),
+    }
+    stages = []
+    for side in (0, 1):
+        module = OPEN_MODULE
+        for i, dims in enumerate(cases.values()):
+            module = module.replace(f"DIMS{i}", dims[side])
+        stages.append(header("After", "Import" if side == 0 else "Propagate", "p") + module)
+    log = tmp_path / "passes.log"
+    log.write_text("".join(stages))
+    code, doc = run_json(["trace", str(log)], capsys)
+    assert code == 1
+    assert {c["value"]: (c["kind"], c["filled"]) for c in changes(doc)} == {
+        k: ("placement", filled) for k, (_, _, filled) in cases.items()
+    }
+    code, out, _ = run(["trace", str(log), "--value", "%0"], capsys)
+    assert "    dimension 0 was left open ({?}) and the pass filled it;" in out
+    code, out, _ = run(["trace", str(log), "--value", "%2"], capsys)
+    assert "left open" not in out and "devices 0-7 now hold different data" in out
+
+
 def renamed(module: str) -> str:
     """``module`` with its numbered SSA values renamed (``%3`` -> ``%v3``), as a pass that renumbers."""
     return re.sub(r"%(\d+)", r"%v\1", module)
