@@ -159,6 +159,15 @@ def _result(f: Function, k: int) -> str | None:
     return ret if ret is not None and f.value(ret) is not None else None
 
 
+def unsharded_result(f: Function, k: int) -> str | None:
+    """``result[k]`` of the function in words (where it is returned), when it returns a ``k``-th value
+    that neither its signature entry nor the value returned gives a sharding; else None."""
+    if k >= len(f.returns) or _result(f, k) is not None:
+        return None
+    of = f"@{f.name}" if f.name else "the entry function"
+    return f"{f.reader.path}:{f.return_line}: result[{k}] of {of}"
+
+
 def select(f: Function, *, value: str | None, arg: int | None, result: int | None, line: int | None) -> list[str]:
     """The value names a selection picks in one function (every result of it when none is given)."""
     if value is not None:
@@ -223,6 +232,7 @@ class _Picked(NamedTuple):
     goes_on: bool
     fallback: bool
     explanations: list[Explanation]
+    unsharded: list[str]  # ``--result``'s value, found without a sharding (in words: ``unsharded_result``)
 
 
 def _explain_piece(reader: Reader, *, value: str | None, arg: int | None, result: int | None,
@@ -244,12 +254,13 @@ def _explain_piece(reader: Reader, *, value: str | None, arg: int | None, result
         else:
             entry, fallback = reader.entry(a, b)
             scopes = [entry]
-        found = [] if fallback and module == begun else [  # (its first function is in an earlier piece)
-            explain_value(path, f, name)
-            for f in (Function(reader, module, scope, reader.scope_name(scope)) for scope in scopes)
-            for name in select(f, value=value, arg=arg, result=result, line=line)
+        functions = [] if fallback and module == begun else [  # (its first function is in an earlier piece)
+            Function(reader, module, scope, reader.scope_name(scope)) for scope in scopes
         ]
-        yield _Picked(module == begun, fallback, found)
+        picks = [(f, n) for f in functions for n in select(f, value=value, arg=arg, result=result, line=line)]
+        found = [explain_value(path, f, n) for f, n in picks]
+        unsharded = [] if found or result is None else [w for f in functions if (w := unsharded_result(f, result))]
+        yield _Picked(module == begun, fallback, found, unsharded)
 
 
 def _in_order(picked: Iterator[_Picked]) -> Iterator[Explanation]:
@@ -276,13 +287,16 @@ class _Seen:
 
     def __init__(self) -> None:
         self.found = self.records = False
+        self.unsharded: list[str] = []  # the selected values found without a sharding, in words
 
     def pieces(self, reader: Reader | Unscanned, **selection: Any) -> Iterator[_Picked]:
         """The modules picked in one piece (none in a piece left unscanned)."""
         if isinstance(reader, Unscanned):
             self.records = self.records or reader.records
             return
-        yield from _explain_piece(reader, **selection)
+        for picked in _explain_piece(reader, **selection):
+            self.unsharded += picked.unsharded
+            yield picked
         if not self.found:  # (asked only while nothing is found: it words the error)
             self.records = self.records or reader.any_records()
 
@@ -305,6 +319,11 @@ def explain_paths(path: str, *, value: str | None = None, arg: int | None = None
                 else "a result of the entry function")
         # (an exported module or HLO text holds XLA's shardings only: the records say more than "none")
         hint = "" if seen.records else f"; explain reads Shardy's shardings and propagation records, and {RECORDS_HINT}"
+        if seen.unsharded:
+            raise ExplainError(
+                f"{seen.unsharded[0]} carries no sharding in this dump, so XLA replicates it: no axis "
+                "of it has an origin to explain"
+            )
         raise ExplainError(f"{path}: no sharded value matches {what}{hint}")
 
 

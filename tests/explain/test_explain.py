@@ -232,6 +232,18 @@ def test_library_entry_returns_frozen_dataclasses(programs: Path) -> None:
         sc.explain_path(str(programs / "xla"), "%999")  # (records there: no word about the flag)
 
 
+def test_an_unsharded_result_is_named_as_such(programs: Path) -> None:
+    """``returned``'s first result (a sum) holds no sharding: asked about it, explain says so, where it is
+    returned, and that XLA replicates it (exit 2: nothing to explain), not that nothing matches."""
+    returned = stage(programs, "returned")
+    line = next(i for i, t in enumerate(returned.read_text(encoding="utf-8").splitlines(), 1) if "  return " in t)
+    r = run("explain", str(returned), "--result", "0")
+    assert r.code == 2 and "Traceback" not in r.err
+    assert f"{returned}:{line}: result[0] of @main carries no sharding in this dump, so XLA replicates it" in r.err
+    r = run("explain", str(returned), "--result", "7")
+    assert r.code == 2 and "no sharded value matches --result 7" in r.err
+
+
 def test_a_module_in_xla_form_only_says_which_flag_writes_the_records(programs: Path, tmp_path: Path) -> None:
     """Shardy's exported module (``04.output_module.mlir``) holds only XLA's shardings and no records:
     asking it about a sharded argument names the flag and the stage file to read instead."""
