@@ -14,7 +14,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from shardconv.core.errors import ShardingValidationError
 from shardconv.explain.function import Function, Value, axis_keys_of
-from shardconv.explain.model import RECORDS_HINT, AxisExplanation, Explanation, Origin
+from shardconv.explain.model import RECORDS_HINT, AxisExplanation, Explanation, Origin, Step
 from shardconv.explain.reader import Reader
 from shardconv.explain.walk import gap_of, held_axis, meetings, origin_of, walk
 from shardconv.scan.inputs import scan_input
@@ -83,6 +83,8 @@ def explain_value(path: str, f: Function, name: str) -> Explanation:
             label = value.origins.get(held_axis(value, axis))
             origin = origin_of(f, label, value) if label else Origin(kind="unknown", label="", name=None)
             path_steps = walk(f, name, axis, origin)
+            if not label and path_steps:
+                origin, path_steps = _origin_upstream(f, name, axis, path_steps)
             axes.append(
                 AxisExplanation(
                     dim=dim, axis=axis, origin=origin, path=path_steps, meetings=meetings(f, value, path_steps),
@@ -93,6 +95,18 @@ def explain_value(path: str, f: Function, name: str) -> Explanation:
     done = replace(told, axes=tuple(axes), note=note)
     printed = f.printed()
     return _shown(done, lambda n: printed.get(n) or _plain(n)) if f.keyed or printed else done
+
+
+def _origin_upstream(f: Function, name: str, axis: str, steps: tuple[Step, ...]) -> tuple[Origin, tuple[Step, ...]]:
+    """An axis of a value Shardy recorded no origin for (jaxlib 0.10.2 records it on one result only of
+    a value returned twice): the origin recorded on the value its walk starts from, and the walk to
+    that origin; else still unknown."""
+    first = f.value(steps[0].source)
+    label = first.origins.get(held_axis(first, axis)) if first is not None else None
+    if first is None or not label:
+        return Origin(kind="unknown", label="", name=None), steps
+    origin = origin_of(f, label, first)
+    return origin, walk(f, name, axis, origin)
 
 
 _KEYED = re.compile(r"^(%[\w.$\-]+)@\d+(#\d+)?$")

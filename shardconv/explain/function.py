@@ -306,7 +306,7 @@ class Function:
             edges = parse_edges(s.text)
             if name.startswith("result[") and not {e.axis for e in edges} <= self._result_axes([name])[0]:
                 return  # another result's record (jax 0.10.2 can print one on its neighbour): not this one's
-            for e in edges:
+            for e in _made_by_result(edges):
                 src = ret if e.source[0] == "operand" else name
                 for t in e.targets:
                     self._add(e, src, ret if t[0] == "operand" else name, "return", "return", s.line)
@@ -378,6 +378,17 @@ class Function:
                     if src is None and tgt is not None:  # from inside a region: the walk stops here, and says so
                         self.unfollowed.setdefault((tgt, e.axis), (name, op, s.line))
                     self._add(e, src, tgt, name, op, s.line)
+
+
+def _made_by_result(edges: list[Edge]) -> list[Edge]:
+    """A function result's edges but those it cannot have made: carrying an axis back from the result at
+    or before the step that brought the axis to it (jax 0.10.2 prints an out_sharding's edge, from a
+    result to what it returns, on a neighbouring result that the same axis reaches only later)."""
+    arrived: dict[str, int] = {}
+    for e in edges:
+        if e.source[0] == "operand" and any(t[0] == "result" for t in e.targets):
+            arrived[e.axis] = min(arrived.get(e.axis, e.step), e.step)
+    return [e for e in edges if not (e.source[0] == "result" and e.step <= arrived.get(e.axis, -1))]
 
 
 def in_operand_order(op: str | None, printed: list[str]) -> list[str]:

@@ -58,7 +58,8 @@ class Step:
     """One propagation step: at step ``step``, ``op`` (defining ``op_value``, line ``line``) moved the
     axis from ``source`` to ``target``. ``step`` is None where no record gives it: a function result
     that returns its origin as is (jax 0.10.2 can print that result's edges on another result), a
-    shard_map's operand (its in_sharding) or a constraint's operand (the constraint), taken as is."""
+    shard_map's operand (its in_sharding), a constraint's operand (the constraint) or the value a
+    function returns (the result it is returned as), taken as is."""
 
     _: KW_ONLY
     step: int | None

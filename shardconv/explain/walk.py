@@ -207,9 +207,16 @@ def _into_operand(f: Function, cur: str, stop: Origin) -> list[Step] | None:
     recorded: a manual computation's (shard_map's) operand or its body's argument its in_sharding (one
     data-flow edge each: propagation can carry an axis from the in_sharding out to the operand, or in
     from the body's argument), a constraint's operand the constraint's (Shardy applies a constraint to
-    its input before propagating)."""
+    its input before propagating), the value a function returns its result's (an output's sharding
+    carried back to what returns it: jaxlib 0.10.2 records no edge for it when the value takes the same
+    axis from its operands too)."""
     if stop.value is None or stop.op is None:
         return None
+    if stop.kind == "result" and stop.index is not None:
+        k = stop.index
+        if k >= len(f.returns) or f.returns[k] != cur:
+            return None
+        return [_crossing(None, stop.value, ("return", "return", f.return_line), cur)]
     held: tuple[tuple[str, ...], ...]
     if stop.kind == "manual_input" and stop.index is not None:
         k, held = stop.index, (f.operands_of(stop.value), f.block_args_of(stop.value))

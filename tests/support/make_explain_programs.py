@@ -1,4 +1,4 @@
-"""Writes Shardy's verbose stage dumps of fifteen real programs with jax (a child process: XLA reads
+"""Writes Shardy's verbose stage dumps of sixteen real programs with jax (a child process: XLA reads
 XLA_FLAGS once), for the tests that ``explain`` names the origins the programs specify.
 
 Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
@@ -43,7 +43,10 @@ Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
   reshaped back to 64 (merged into ``model`` again) and returned;
 - ``nested``: on ``a=2, b=2, c=2``, a ``shard_map`` manual over ``a`` holding one manual over ``b``, the
   weights sharded ``P(None, ("b", "c"))`` by the user: ``c``, free in both, goes into each body through its
-  argument and out through its result (the records of the manual computations' own data-flow edges).
+  argument and out through its result (the records of the manual computations' own data-flow edges);
+- ``outputs``: ``sin(x + y) * 2`` returned twice (jax 0.10.2 records the origins of the second result only)
+  beside ``sum(y, 0)``, whose ``P("model")`` the user gave as its out_sharding while ``y`` (``P(None,
+  "model")``) holds the same axis: the reduce takes ``model`` from the result, and no edge records it.
 Then, in a second child (``OUT_DIR shardy``), the same ``mlp`` with ``--xla_dump_hlo_pass_re=shardy`` into
 OUT_DIR/plain: Shardy's stage files without the records.
 """
@@ -270,5 +273,15 @@ def nested(x: jax.Array, w: jax.Array) -> jax.Array:
 
 jax.jit(nested).lower(
     arg((8, 16), NamedSharding(mesh_abc, P("a", None))), arg((16, 8), NamedSharding(mesh_abc, P(None, ("b", "c"))))
+).compile()
+
+
+def outputs(x: jax.Array, y: jax.Array) -> tuple[jax.Array, ...]:
+    h = jnp.sin(x + y) * 2
+    return h, h, jnp.sum(y, axis=0)
+
+
+jax.jit(outputs, out_shardings=(None, None, NamedSharding(mesh2, P("model")))).lower(
+    arg((16, 32), NamedSharding(mesh2, P("data", "model"))), arg((16, 32), NamedSharding(mesh2, P(None, "model")))
 ).compile()
 subprocess.run([sys.executable, __file__, out, "shardy"], check=True)
