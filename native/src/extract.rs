@@ -1101,6 +1101,20 @@ impl Extractor {
                     b"sharding_per_value" => SDY_PER_VALUE,
                     _ => SDY_MESH,
                 };
+                if let Some(name) = generic_mesh_name(t).filter(|_| kind == SDY_MESH) {
+                    let name = symbol(name);
+                    out.push(self.occ(
+                        ln,
+                        SDY_MESH,
+                        "sdy.mesh".into(),
+                        ms,
+                        end,
+                        Some(name),
+                        None,
+                        OpFrom::Named("sdy.mesh"),
+                    ));
+                    return Ok(end);
+                }
                 let c = if kind == SDY_MESH {
                     Ctx { value: None, shapes: None, op: OpFrom::None }
                 } else {
@@ -1430,6 +1444,17 @@ fn out_sharding_mesh(t: &[u8], from: usize) -> Option<&[u8]> {
     match_close(t, k).map(|e| &t[p..e])
 }
 
+/// A mesh declared in generic form, `"sdy.mesh"() <{mesh = #sdy.mesh<...>, sym_name = "NAME"}>` (the
+/// line's op is `"sdy.mesh"`): the name its first `sym_name = "NAME"` gives.
+fn generic_mesh_name(t: &[u8]) -> Option<&[u8]> {
+    if !t[lstrip_len(t)..].starts_with(b"\"sdy.mesh\"(") {
+        return None;
+    }
+    let p = memmem::find(t, b"sym_name = \"")? + 12;
+    let q = memchr::memchr(b'"', &t[p..])?;
+    Some(&t[p..p + q])
+}
+
 /// `sdy\.mesh\s+@([\w$.\-]+|"(?:[^"\\]|\\.)*")` searched in `t`: the name.
 fn mesh_decl_name(t: &[u8]) -> Option<&[u8]> {
     for p in crate::finder!(b"sdy.mesh").find_iter(t) {
@@ -1502,6 +1527,16 @@ mod tests {
 
     fn sites(t: &[u8]) -> Vec<Site> {
         Extractor::default().scan(t, 0, 1, 0)
+    }
+
+    #[test]
+    fn a_mesh_declared_in_generic_form_is_named_by_its_sym_name() {
+        let s = sites(b"  \"sdy.mesh\"() <{mesh = #sdy.mesh<[\"x\"=2]>, sym_name = \"gm\"}> : () -> ()");
+        assert_eq!(s.len(), 1);
+        assert_eq!((s[0].kind, &*s[0].site, s[0].value.as_deref()), (SDY_MESH, "sdy.mesh", Some("@gm")));
+        assert_eq!((s[0].col, s[0].end_col), (25, 43)); // `#sdy.mesh<...>`, as written
+        let inline = sites(b"  %0 = \"sdy.other\"() <{mesh = #sdy.mesh<[\"x\"=2]>, sym_name = \"gm\"}> : () -> ()");
+        assert_eq!((inline[0].kind, inline[0].value.as_deref()), (SDY_MESH, None));
     }
 
     #[test]

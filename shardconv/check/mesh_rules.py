@@ -252,7 +252,8 @@ def distorted_mesh(ctx: ModuleContext) -> Iterator[RuleResult]:
                 ctx.module.index,
                 dv.site.kind.value,
                 dv.site.text.encode(),
-                print_mesh(glob, form="bare" if dv.site.site == "sdy.mesh" else "attr").encode(),
+                # (spelled as the site is: a declaration's ``<...>``, or ``#sdy.mesh<...>`` inline and in generic form)
+                print_mesh(glob, form="attr" if dv.site.text.startswith("#sdy.mesh") else "bare").encode(),
             )
         ]
         blocker: str | None = None

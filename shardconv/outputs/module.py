@@ -128,7 +128,7 @@ def leaf_types(type_: str) -> list[str]:
 
 def read_module(text: str, func: str = "main") -> ModuleIR:
     """Read ``text`` (pretty MLIR) and its function ``func``; ShardingError with a position on bad input."""
-    i = skip_ws(text, 0)
+    i = _past_aliases(text, skip_ws(text, 0))
     if text.startswith('"builtin.module"', i) or text.startswith('"func.func"', i):
         raise ShardingSyntaxError(
             "generic-form MLIR is not supported; print the module in the pretty form", text=text, pos=i
@@ -174,6 +174,14 @@ def read_module(text: str, func: str = "main") -> ModuleIR:
 
 
 # --- pieces -----------------------------------------------------------------------------------
+
+
+def _past_aliases(text: str, i: int) -> int:
+    """Past the attribute and type aliases MLIR prints before the module (``#loc1 = loc("x")`` with
+    ``as_text(debug_info=True)``, ``!t = ...``): the module begins after them."""
+    while text.startswith(("#", "!"), i):
+        i = skip_ws(text, line_end(text, i))
+    return i
 
 
 def _keyword(text: str, i: int, word: str) -> bool:

@@ -59,6 +59,7 @@ with jmlir.make_ir_context():
 before = [p for p in glob.glob(sys.argv[1] + "/*jit_f*before_optimizations.txt")]
 print(json.dumps({
     "mlir": low.as_text(),
+    "mlir_debug": low.as_text(debug_info=True),
     "hlo_text": low.as_text(dialect="hlo"),
     "before_optimizations": open(before[0]).read(),
     "compiled_text": c.as_text(),
@@ -78,7 +79,7 @@ def real(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     return json.loads(run.stdout)  # type: ignore[no-any-return]
 
 
-MLIR_INPUTS = ("mlir", "hlo_to_stablehlo")
+MLIR_INPUTS = ("mlir", "mlir_debug", "hlo_to_stablehlo")  # mlir_debug: with locations, aliases (#loc1 = ...) first
 HLO_INPUTS = ("hlo_text", "before_optimizations")
 
 

@@ -30,6 +30,8 @@ FRAGMENTS = [
     b'xla.sdy.sharding="#sdy.sharding_per_value<[<@mesh, [{\\"x\\"}]>]>"',
     b"#sdy.sharding<", b"#sdy.sharding<@mesh, [{\"x\"}, {}]>", b"#sdy.sharding_per_value<[", b"#sdy.mesh<",
     b"#sdy.mesh<[\"x\"=2]>", b"#sdy<manual_axes{\"x\"}>", b"sdy.mesh @mesh = <[\"x\"=2]>", b"sdy.mesh @\"q\\\"m\" = <",
+    b'"sdy.mesh"() <{mesh = #sdy.mesh<["x"=2]>, sym_name = "gm"}> : () -> ()', b'"sdy.mesh"(', b'sym_name = "',
+    b', sym_name = "mesh"}>',
     b"sdy.sharding_constraint %0 <@mesh, [{}]>", b"sdy.reshard %arg0 <@m, [{\"y\"}]>", b"sdy.sharding = ",
     b"stablehlo.mesh = {axes = [{name = \"x\", size = 2}]}", b"stablehlo.mesh={", b"unspecified_dims=[0,1]",
     b"unspecified_dims=[", b"replica_group_mesh_axes<mesh = @mesh, axes = [0]>", b"replica_group_mesh_axes<mesh=@",

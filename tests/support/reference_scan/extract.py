@@ -31,6 +31,9 @@ def match_close(line: str, open_pos: int) -> int:
         return -1
 
 
+# ``"sdy.mesh"() <{mesh = #sdy.mesh<...>, sym_name = "NAME"}>``: a line whose op is sdy.mesh in generic form, and
+# the first sym_name on it
+_GENERIC_MESH_NAME = re.compile(rb'\s*"sdy\.mesh"\(.*?sym_name = "([^"]*)"', re.S)
 _MESH_DECL_NAME = re.compile(rb'sdy\.mesh\s+@([\w$.\-]+|"(?:[^"\\]|\\.)*")')
 _HLO_INSTR = re.compile(rb"^\s*(?:ROOT\s+)?(%?[\w.\-]+)\s*=\s*")
 _HLO_ARRAY = re.compile(rb"[a-z][a-z0-9]*\[[^\]]*\]")
@@ -389,6 +392,11 @@ class LineExtractor:
             kind = {b"sharding": SiteKind.SDY_SHARDING, b"sharding_per_value": SiteKind.SDY_PER_VALUE}.get(
                 m.group("sdyattrkind"), SiteKind.SDY_MESH
             )
+            declared = _GENERIC_MESH_NAME.match(ln.text) if kind is SiteKind.SDY_MESH else None
+            if declared is not None:  # a mesh declared in generic form: its op's sym_name names it
+                name = declared.group(1).decode()
+                out.append(self._occ(ln, SiteKind.SDY_MESH, "sdy.mesh", m.start(), end, value="@" + name))
+                return end
             value, shapes = (None, None) if kind is SiteKind.SDY_MESH else _mlir_context(ln, m.start())
             site = _attr_site(ln.text, m.start(), kind)
             out.append(self._occ(ln, kind, site, m.start(), end, value=value, shapes=shapes))
