@@ -276,7 +276,12 @@ def summary_line(run: Collected) -> str:
 
 
 def _short(path: str) -> str:
-    return os.path.basename(path) if os.path.isabs(path) else path
+    """A path as given, or (absolute) its folder and name: XLA names every module's Shardy stages alike
+    (``module_0040.jit_f/02.after_propagation.mlir``)."""
+    if not os.path.isabs(path):
+        return path
+    folder, name = os.path.split(path)
+    return os.path.join(os.path.basename(folder), name)
 
 
 __all__ = ["Collected", "change_dict", "emit", "ordered", "per_dump", "print_changes", "summary_line", "write_json"]

@@ -79,6 +79,19 @@ def test_export_renumbering_values_moves_no_data(programs: Path) -> None:
                           and c.after.place.kind == "replicated" for c in gained)
 
 
+def test_text_names_the_module_folder_of_each_stage(programs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every module's Shardy stages are named alike (``02.after_propagation.mlir``): traced by an absolute
+    path, the text cites each with its module's folder, so sixteen modules' stages are told apart."""
+    from support.trace_util import run
+
+    folder = programs / "xla"
+    assert folder.is_absolute()
+    _, out, _ = run(["trace", str(folder), "--value", "result[2]"], capsys)
+    cited = set(re.findall(r"\[(\S+/\d\d\.\w+\.mlir):\d+\]", out))
+    assert any(re.fullmatch(r"module_\d{4}\.jit_outputs/00\.input_module\.mlir", c) for c in cited), cited
+    assert all(re.fullmatch(r"module_\d{4}\.jit_\w+/\d\d\.\w+\.mlir", c) for c in cited), cited
+
+
 def test_an_outlined_function_numbers_its_values_apart_from_main(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Shardy's export outlines a shard_map's body into a function numbered from ``%0`` and renumbers
     ``@main``: the body's ``%7`` is not main's ``%7`` (a broadcast before, the scan's while loop after).
