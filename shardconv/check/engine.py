@@ -151,6 +151,16 @@ def check_stream(f: BinaryIO, path: str, opts: CheckOptions) -> FileReport | Ski
     return scan_report(scan_stream(f, every_site=False), path, opts)
 
 
+_HLO_PROTO = ".hlo.pb"  # XLA's --xla_dump_hlo_as_proto: a binary HloModuleProto
+
+
+def _skip_reason(path: str, reason: str) -> str:
+    """The sniffer's reason; for an HLO module proto XLA dumped, what it is and which flag writes the text."""
+    if path.endswith(_HLO_PROTO) and reason.startswith("binary file"):
+        return "an HLO module proto (--xla_dump_hlo_as_proto): check reads the text --xla_dump_hlo_as_text writes"
+    return reason
+
+
 def scan_report(scan: Scan, path: str, opts: CheckOptions) -> FileReport | Skipped:
     """One scanned file's report: the rules over each module's distinct values, under the per-rule cap,
     the fixes' edits from the scan, less what its ``shardconv: ignore[...]`` comments silence."""
@@ -160,7 +170,7 @@ def scan_report(scan: Scan, path: str, opts: CheckOptions) -> FileReport | Skipp
 
 def _scan_report(scan: Scan, path: str, opts: CheckOptions) -> FileReport | Skipped:
     if scan.kind == "skip":
-        return Skipped(path, scan.reason)
+        return Skipped(path, _skip_reason(path, scan.reason))
     found: list[CheckFinding] = []
     counts: dict[str, int] = {}
     total = distinct = 0

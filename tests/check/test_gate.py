@@ -117,6 +117,22 @@ def test_nothing_checked_exits_2(tmp_path: Path, jax_dumps: Path, how: str, caps
     assert rc == 2 and "no IR found in" in err and "clean" not in out
 
 
+def test_a_folder_of_hlo_module_protos_says_which_flag_writes_the_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """XLA's ``--xla_dump_hlo_as_proto`` alone writes ``*.hlo.pb`` (binary HloModuleProtos): nothing to check,
+    exit 2, and each skip says what the file is and which flag writes the text check reads."""
+    import jax
+    import jax.numpy as jnp
+
+    proto = jax.jit(jnp.sin).lower(jnp.zeros(4)).compiler_ir("hlo").as_serialized_hlo_module_proto()
+    (tmp_path / "module_0000.jit_sin.before_optimizations.hlo.pb").write_bytes(proto)
+    rc, out, err = run([str(tmp_path)], capsys)
+    assert rc == 2 and "no IR found in" in err and "clean" not in out
+    assert "jit_sin.before_optimizations.hlo.pb: an HLO module proto (--xla_dump_hlo_as_proto)" in err
+    assert "--xla_dump_hlo_as_text" in err
+
+
 def test_attribute_value_on_the_next_line_is_read() -> None:
     """XLA's round-trip tests write ``xla.sdy.meshes =`` and the value on the next line."""
     text = (
