@@ -17,6 +17,7 @@ from shardconv.outputs.reading import (
     Reading,
     located,
     on_leaves,
+    propagated_stage,
 )
 from shardconv.text.brackets import skip_group
 
@@ -145,18 +146,16 @@ def read_hlo_module(text: str, *, params: bool = False) -> Reading:
         )
     items = _leaf_items(root, text, 0, None)
     undecided = tuple(i for i in _propagated_to_output(text, len(items)) if items[i].source == UNANNOTATED)
-    return Reading(
-        text=text, items=tuple(items), undecided=undecided, undecided_why=AFTER_PROPAGATION if undecided else ""
-    )
+    why = UNCONSTRAINED + propagated_stage(shardy=bool(_SHARDY_HEADER.search(text))) if undecided else ""
+    return Reading(text=text, items=tuple(items), undecided=undecided, undecided_why=why)
 
 
 _ALLOW_OUTPUT = re.compile(r"\ballow_spmd_sharding_propagation_to_output=\{([^}]*)\}")
-AFTER_PROPAGATION = (
+UNCONSTRAINED = (
     "a leaf with no sharding whose allow_spmd_sharding_propagation_to_output flag (in the HloModule header) "
-    "is true is chosen by the compile's propagation. Read the module after propagation: XLA's per-pass dump "
-    "of it after the shardy-xla pass (*.after_shardy-xla.*.txt, XLA_FLAGS='--xla_dump_to=DIR "
-    "--xla_dump_hlo_pass_re=.*'), or jax's compiled.output_shardings"
+    "is true is chosen by the compile's propagation. "
 )
+_SHARDY_HEADER = re.compile(r"^HloModule [^\n]*\bxla\.sdy\.", re.MULTILINE)  # a module XLA partitions with Shardy
 
 
 def _propagated_to_output(text: str, n: int) -> tuple[int, ...]:

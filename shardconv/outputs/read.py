@@ -37,18 +37,17 @@ from shardconv.outputs.reading import (
     leaves,
     located,
     on_leaves,
+    propagated_stage,
 )
 from shardconv.text.brackets import skip_group, skip_string, skip_ws, split_top
 
 
 JAX_RESULT = "jax.result_info"
 # A result with no sharding in a partitioned module before propagation (a jax lowering of unconstrained
-# outputs): the compile chooses it, and this is where that choice can be read.
-AFTER_PROPAGATION = (
+# outputs): the compile chooses it (``propagated_stage`` says where that choice can be read).
+UNCONSTRAINED = (
     "an unconstrained result of a jax lowering (jax.result_info and no sharding, in a partitioned module) "
-    "is chosen by the compile's propagation. Read the module after Shardy propagation: XLA writes it as "
-    "shardy/<module>/04.output_module.mlir (XLA_FLAGS='--xla_dump_to=DIR --xla_dump_hlo_pass_re=.*'), "
-    "or jax's compiled.output_shardings"
+    "is chosen by the compile's propagation. "
 )
 
 
@@ -252,9 +251,8 @@ def reading_of(ir: ModuleIR, *, params: bool = False, from_constraints: bool = F
     found = _module_attr(r, params)
     if found is None:
         undecided = () if params or num_devices(ir) < 2 else _left_to_propagation(ir, items)
-        return Reading(
-            text=ir.text, items=tuple(items), undecided=undecided, undecided_why=AFTER_PROPAGATION if undecided else ""
-        )
+        why = UNCONSTRAINED + propagated_stage(shardy=bool(ir.meshes)) if undecided else ""
+        return Reading(text=ir.text, items=tuple(items), undecided=undecided, undecided_why=why)
     module, pos = found
     key = SPMD_PARAMS if params else SPMD_OUTPUT
     conflicts = cross_check(module, items, pos, key)

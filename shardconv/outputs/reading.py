@@ -102,6 +102,18 @@ class Reading:
         return bool(self.items) and all(o.source == UNANNOTATED for o in self.items)
 
 
+def propagated_stage(shardy: bool) -> str:
+    """Where the sharding a compile's propagation chose for an output can be read: with Shardy, its
+    exported module (or the HLO after the shardy-xla pass); with GSPMD (no sdy mesh), the HLO after
+    XLA's sharding-propagation pass."""
+    flags = "XLA_FLAGS='--xla_dump_to=DIR --xla_dump_hlo_pass_re=.*'"
+    if shardy:
+        return (f"Read the module after Shardy propagation: XLA writes it as shardy/<module>/04.output_module.mlir, "
+                f"and the HLO after it as *.after_shardy-xla.*.txt ({flags}), or jax's compiled.output_shardings")
+    return (f"Read the module after GSPMD propagation: the HLO after XLA's sharding-propagation pass "
+            f"(*.after_sharding-propagation.*.txt, {flags}), or jax's compiled.output_shardings")
+
+
 def leaves(h: HloSharding) -> list[HloSharding]:
     """``h`` flattened as XLA's ``GetOpSharding`` does: a tuple's elements, recursively; else ``[h]``."""
     if h.kind is Kind.TUPLE:

@@ -173,3 +173,43 @@ def test_unconstrained_results_are_undecided_and_the_named_stage_holds_jax_s_ans
     for decided in (output_module, exported):
         rc, out, err = _outputs(decided)
         assert (rc, out.splitlines(), err) == (0, jax_says, ""), decided
+
+
+_GSPMD_CHILD = r"""
+import json, os, sys
+out = sys.argv[1]
+os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count=8 --xla_dump_to={out} --xla_dump_hlo_pass_re=.*"
+import jax, jax.numpy as jnp, numpy as np
+jax.config.update("jax_use_shardy_partitioner", False)
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("data", "model"))
+def f(x):
+    y = jax.lax.with_sharding_constraint(jnp.cos(x), NamedSharding(mesh, P(None, "model")))
+    return y @ y.T, y
+x = jax.device_put(np.ones((16, 32), np.float32), NamedSharding(mesh, P("data")))
+low = jax.jit(f).lower(x)
+open(out + "/lowered.mlir", "w").write(low.as_text())
+c = low.compile()
+print(json.dumps([str(s._to_xla_hlo_sharding(2)) for s in c.output_shardings]))
+"""
+
+
+@pytest.mark.oracle
+def test_a_gspmd_lowering_names_gspmd_s_propagation_stage(tmp_path: Path) -> None:
+    """jax without Shardy (GSPMD): its lowering carries mhlo.sharding strings and no sdy mesh, and XLA dumps
+    no Shardy stages. The unconstrained outputs' note names the stage GSPMD's propagation writes, the HLO
+    after the sharding-propagation pass, and that stage gives exactly jax's answer."""
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    run = subprocess.run([sys.executable, "-c", _GSPMD_CHILD, str(tmp_path)], capture_output=True, text=True, env=env,
+                         timeout=300, check=False)
+    assert run.returncode == 0, run.stderr[-2000:]
+    jax_says = json.loads(run.stdout)
+    assert not list(tmp_path.glob("shardy")) and any(s != "{replicated}" for s in jax_says)
+    (before,) = tmp_path.glob("module_*.jit_f.before_optimizations.txt")
+    for path in (tmp_path / "lowered.mlir", before):
+        rc, out, err = _outputs(path)
+        assert rc == 0 and out == "" and "outputs 0, 1 not decided yet" in err, (path, err)
+        assert "*.after_sharding-propagation.*.txt" in err and "04.output_module" not in err, (path, err)
+    (propagated,) = tmp_path.glob("module_*.jit_f.*.after_sharding-propagation.*.txt")
+    rc, out, err = _outputs(propagated)
+    assert (rc, out.splitlines(), err) == (0, jax_says, "")
