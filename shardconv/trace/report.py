@@ -218,11 +218,12 @@ def _filled_words(dims: tuple[int, ...]) -> str:
 
 
 def explain_hint(c: Change) -> str | None:
-    """For a placement change at a propagation pass, the ``shardconv explain`` command for that value."""
+    """For a placement change at a propagation pass, the ``shardconv explain`` command for that value: in
+    an sdy dump only, where Shardy's records can be (GSPMD's sharding-propagation records none)."""
     import re
     import shlex
 
-    if c.kind != "placement" or c.after is None or "propagat" not in c.pass_name.lower():
+    if c.kind != "placement" or c.after is None or "propagat" not in c.pass_name.lower() or c.after.form != "sdy":
         return None
     m = re.fullmatch(r"(arg|result)\[(\d+)\]", c.value)
     select = f"--{m.group(1)} {m.group(2)}" if m else f"--value {shlex.quote(c.value)}"

@@ -138,6 +138,28 @@ def test_an_edited_xla_step_is_found_by_its_pass(
     assert changes(doc, "placement")[0]["after"]["line"] == text[: param.start()].count("\n") + 1
 
 
+GSPMD_STEP = """HloModule jit_f, num_partitions=8
+
+ENTRY %main.1 (x.1: f32[16,32]) -> f32[16,32] {
+  %x.1 = f32[16,32]{1,0} parameter(0), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  ROOT %cos.1 = f32[16,32]{1,0} cosine(%x.1)SHARDING
+}
+"""
+
+
+def test_gspmd_s_propagation_offers_no_explain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """XLA's GSPMD sharding-propagation pass shards an HLO instruction: a placement change at a propagation
+    pass, but Shardy's records, which ``explain`` reads, are in no HLO dump: no ``why:`` line sends the user
+    there (an sdy stage's change keeps it: test_trace_offers_explain_for_a_propagation_change)."""
+    steps = [("0001.spmd-partitioner.after_pipeline-start.before_sharding-propagation", ""),
+             ("0002.spmd-partitioner.after_sharding-propagation.before_spmd-partitioning", ", sharding={devices=[2,4]<=[8]}")]
+    for step, sharding in steps:
+        (tmp_path / f"module_0000.jit_f.{step}.txt").write_text(GSPMD_STEP.replace("SHARDING", sharding))
+    code, out, _ = run(["trace", str(tmp_path)], capsys)
+    assert code == 1 and "sharding-propagation" in out and "placement result[0]" in out
+    assert "why:" not in out
+
+
 _SWAPPED = "{devices=[2,1,4]<=[4,2]T(1,0) last_tile_dim_replicate}"  # other devices hold each part
 
 
