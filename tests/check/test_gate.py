@@ -122,11 +122,14 @@ def test_a_folder_of_hlo_module_protos_says_which_flag_writes_the_text(
 ) -> None:
     """XLA's ``--xla_dump_hlo_as_proto`` alone writes ``*.hlo.pb`` (binary HloModuleProtos): nothing to check,
     exit 2, and each skip says what the file is and which flag writes the text check reads."""
-    import jax
-    import jax.numpy as jnp
+    import subprocess
+    import sys
 
-    proto = jax.jit(jnp.sin).lower(jnp.zeros(4)).compiler_ir("hlo").as_serialized_hlo_module_proto()
-    (tmp_path / "module_0000.jit_sin.before_optimizations.hlo.pb").write_bytes(proto)
+    out = tmp_path / "module_0000.jit_sin.before_optimizations.hlo.pb"
+    child = ("import sys, jax, jax.numpy as jnp; open(sys.argv[1], 'wb').write(jax.jit(jnp.sin).lower("
+             "jnp.zeros(4)).compiler_ir('hlo').as_serialized_hlo_module_proto())")
+    subprocess.run([sys.executable, "-c", child, str(out)], check=True, timeout=120)  # (jax's threads stay there)
+    assert b"jit_sin" in out.read_bytes()
     rc, out, err = run([str(tmp_path)], capsys)
     assert rc == 2 and "no IR found in" in err and "clean" not in out
     assert "jit_sin.before_optimizations.hlo.pb: an HLO module proto (--xla_dump_hlo_as_proto)" in err
