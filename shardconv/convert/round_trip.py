@@ -9,6 +9,7 @@ from typing import Any
 from shardconv.core.errors import NotExpressibleError
 from shardconv.core.model import AxisRef, DimSharding, HloSharding, Mesh, TensorSharding, TensorShardingPerValue
 from shardconv.core.records import record
+from shardconv.formats.coerce import as_any, as_mesh
 from shardconv.formats.sdy.verify import verify_on
 from shardconv.convert.factoring import merge_refs
 from shardconv.convert.suggest import whole_axis_alternative
@@ -182,11 +183,13 @@ def _sub_axis_note(h: HloSharding, s: TensorSharding, mesh: Mesh) -> list[RoundT
     ]
 
 
-def roundtrip(x: AnySharding, mesh: Mesh, *, rank: RankArg = None) -> RoundTripReport:
-    """sdy -> HLO -> sdy or HLO -> sdy -> HLO on the global ``mesh``, with findings and a mesh check."""
-    if isinstance(x, HloSharding):
-        return _from_hlo(x, mesh, rank)
-    return _from_sdy(x, mesh)
+def roundtrip(x: AnySharding | str | bytes, mesh: Mesh | str, *, rank: RankArg = None) -> RoundTripReport:
+    """sdy -> HLO -> sdy or HLO -> sdy -> HLO on the global ``mesh``, with findings and a mesh check (a
+    sharding or its text; a mesh or its text: ``roundtrip("{devices=[2,4]<=[8]}", "x=2,y=4")``)."""
+    value, m = as_any(x, "roundtrip"), as_mesh(mesh, "roundtrip")
+    if isinstance(value, HloSharding):
+        return _from_hlo(value, m, rank)
+    return _from_sdy(value, m)
 
 
 def _from_sdy(s: TensorSharding | TensorShardingPerValue, mesh: Mesh) -> RoundTripReport:

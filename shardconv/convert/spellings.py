@@ -1,6 +1,7 @@
 """The HLO spellings of one sharding: V1 explicit device list, V2 iota, V3 mesh-based, and V3 → V2.
 
-Model → model only; the CLI's ``--to v1/v2/v3`` and every HLO input that arrives as V3 call these.
+Model → model (text is taken too, as by every public entry point); the CLI's ``--to v1/v2/v3`` and
+every HLO input that arrives as V3 call these.
 """
 
 from __future__ import annotations
@@ -22,15 +23,18 @@ from shardconv.core.model import (
     TensorSharding,
     TileAssignment,
 )
+from shardconv.core.arguments import type_error
 from shardconv.core.normalise import canonical_tiled
+from shardconv.formats.coerce import HloArg, MeshLike, SdyArg, as_hlo, as_mesh, as_sdy
 from shardconv.formats.sdy.verify import verify_on
 from shardconv.convert.reduction import require_spelling
 from shardconv.convert.to_hlo import _check_manual, export_layout, to_hlo
 from shardconv.convert.to_sdy import to_sdy, to_sdy_manual
 
 
-def to_v1(hlo: HloSharding) -> HloSharding:
+def to_v1(hlo: HloArg) -> HloSharding:
     """The same sharding with an explicit device list (V1); tuples element-wise, V3 through ``v3_to_v2``."""
+    hlo = as_hlo(hlo, "to_v1", "hlo")
     if hlo.kind is Kind.TUPLE:
         return HloSharding.tuple_of([to_v1(e) for e in hlo.elements])
     if hlo.kind is Kind.MESH:
@@ -40,9 +44,10 @@ def to_v1(hlo: HloSharding) -> HloSharding:
     return replace(hlo, tile=TileAssignment.from_devices(hlo.tile.dims, hlo.tile.devices))
 
 
-def to_v2(hlo: HloSharding) -> HloSharding:
+def to_v2(hlo: HloArg) -> HloSharding:
     """The same sharding as an iota (V2): found by reading the device order on a one-axis mesh,
     which succeeds exactly when the order is a reshape+transpose of iota."""
+    hlo = as_hlo(hlo, "to_v2", "hlo")
     if hlo.kind is Kind.TUPLE:
         return HloSharding.tuple_of([to_v2(e) for e in hlo.elements])
     if hlo.kind is Kind.MESH:
@@ -63,11 +68,15 @@ def to_v2(hlo: HloSharding) -> HloSharding:
     return out
 
 
-def to_v3(sharding: TensorSharding, mesh: Mesh, *, manual_axes: Sequence[str] = ()) -> HloSharding:
+def to_v3(sharding: SdyArg, mesh: MeshLike, *, manual_axes: Sequence[str] = ()) -> HloSharding:
     """HLO V3 (mesh-based) spelling: Shardy's structure in XLA's syntax, on ``mesh`` itself. Open dims
     stay open (``{'a', ?}``, as XLA's NamedSharding keeps them); priorities go, as XLA has none.
 
     ``manual_axes`` (of an enclosing manual_computation) become ``manual={...}``, which XLA needs in mesh order."""
+    given, mesh = as_sdy(sharding, "to_v3"), as_mesh(mesh, "to_v3")
+    if not isinstance(given, TensorSharding):
+        raise type_error("to_v3", "sharding", "a TensorSharding or its text (one value)", given)
+    sharding = given
     verify_on(sharding, mesh)
     require_spelling(sharding, "v3", "head")
     _check_manual(sharding, mesh, manual_axes)
@@ -87,9 +96,10 @@ def to_v3(sharding: TensorSharding, mesh: Mesh, *, manual_axes: Sequence[str] = 
     )
 
 
-def v3_to_v2(hlo: HloSharding) -> HloSharding:
+def v3_to_v2(hlo: HloArg) -> HloSharding:
     """A V3 (mesh-based) sharding as the tile-array sharding XLA derives from it, metadata kept as XLA
     keeps it (the proto must match too); tuples element-wise; others unchanged."""
+    hlo = as_hlo(hlo, "v3_to_v2", "hlo")
     if hlo.kind is Kind.TUPLE:
         return replace(hlo, elements=tuple(map(v3_to_v2, hlo.elements)))
     if hlo.kind is not Kind.MESH or hlo.mesh_sharding is None:

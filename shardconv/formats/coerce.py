@@ -56,6 +56,28 @@ def as_sdy(value: object, function: str, parameter: str = "sharding") -> TensorS
     )
 
 
+AnyValue = HloSharding | TensorSharding | TensorShardingPerValue
+
+
+def as_any(value: object, function: str, parameter: str = "sharding") -> AnyValue:
+    """An HLO or Shardy sharding as a model, its text (told apart as ``convert`` tells it), or a
+    serialized OpSharding."""
+    expected = "an HloSharding, a TensorSharding, or HLO or Shardy text such as '{devices=[2,4]<=[8]}'"
+    if isinstance(value, bytes) or type(value) is HloSharding:
+        return as_hlo(value, function, parameter)
+    if type(value) is TensorSharding or type(value) is TensorShardingPerValue:
+        return value
+    if isinstance(value, str):
+        from shardconv.formats.detect import parse_input
+
+        parsed = parse_input(value).value
+        if isinstance(parsed, (HloSharding, TensorSharding, TensorShardingPerValue)):
+            return parsed
+        raise TypeError(f"{function}() argument {parameter!r} must be {expected}: {value!r} is a partition spec "
+                        "(shardconv.from_partition_spec(spec, mesh) makes it a sharding)")
+    raise type_error(function, parameter, expected, value)
+
+
 def as_mesh(value: object, function: str, parameter: str = "mesh") -> Mesh:
     """A ``Mesh``, mesh text (``x=2,y=4``, ``<["x"=2]>``, ...), or a torch-xla ``Mesh`` (its plain
     ``device_ids``/``mesh_shape``/``axis_names`` attributes are read; torch-xla is never imported).

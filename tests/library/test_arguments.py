@@ -33,6 +33,13 @@ MESH = sc.parse_mesh("x=2,y=4")
         (lambda: sc.from_partition_spec(["x"], MESH), "from_partition_spec() argument 'spec' must be a PartitionSpec"),
         (lambda: sc.to_sdy("{{replicated}}", MESH, rank="2"), "to_sdy() argument 'rank' must be an int or a sequence"),
         (lambda: sc.from_jax("x=2"), "from_jax() argument 'obj' must be a jax NamedSharding"),
+        (lambda: sc.to_v1(3), "to_v1() argument 'hlo' must be an HloSharding or HLO sharding text"),
+        (lambda: sc.v3_to_v2(None), "v3_to_v2() argument 'hlo' must be an HloSharding"),
+        (lambda: sc.to_v3('#sdy.sharding_per_value<[<@mesh, [{"x"}]>]>', MESH), "to_v3() argument 'sharding' must be a TensorSharding or its text"),
+        (lambda: sc.to_v3('<@mesh, [{"x"}]>', 8), "to_v3() argument 'mesh' must be a Mesh or mesh text"),
+        (lambda: sc.roundtrip(3, MESH), "roundtrip() argument 'sharding' must be an HloSharding, a TensorSharding"),
+        (lambda: sc.roundtrip("P('x')", MESH), "is a partition spec (shardconv.from_partition_spec(spec, mesh)"),
+        (lambda: sc.roundtrip("{replicated}", 8), "roundtrip() argument 'mesh' must be a Mesh or mesh text"),
     ],
 )
 def test_wrong_types_are_type_errors(call, expected: str) -> None:  # type: ignore[no-untyped-def]
@@ -59,6 +66,12 @@ def test_text_is_accepted_where_a_model_is_expected() -> None:
     assert sc.from_partition_spec(("x", "y"), MESH) == sc.parse_sdy(sdy)
     assert sc.to_partition_spec(sdy, MESH) == sc.to_partition_spec(hlo, MESH) == sc.parse_partition_spec("P('x', 'y')")
     assert sc.xla_import([hlo]) == sc.xla_import([sc.parse_hlo(hlo)])
+    assert sc.roundtrip(hlo, "x=2,y=4") == sc.roundtrip(sc.parse_hlo(hlo), MESH)
+    v1, v3 = "{devices=[2,4]0,1,2,3,4,5,6,7}", "{mesh['x'=2,'y'=4], [{'x'}, {'y'}]}"
+    assert sc.to_v1(hlo) == sc.to_v1(sc.parse_hlo(hlo)) == sc.parse_hlo(v1)
+    assert sc.to_v2(v1) == sc.v3_to_v2(v3) == sc.parse_hlo(hlo)
+    assert sc.to_v3(sdy, "x=2,y=4") == sc.to_v3(sc.parse_sdy(sdy), MESH) == sc.parse_hlo(v3)
+    assert sc.roundtrip(sdy, "x=2,y=4") == sc.roundtrip(sc.parse_sdy(sdy), MESH)
 
 
 def test_one_argument_order_and_the_old_one_warns() -> None:
