@@ -18,6 +18,7 @@ from shardconv.check.evaluate import dropped, module_findings, position
 from shardconv.check.fixes import with_edits
 from shardconv.check.registry import RULES
 from shardconv.check.suppress import apply_suppressions, suppressions_of
+from shardconv.core.arguments import require_text
 from shardconv.core.limits import Limits, within
 from shardconv.core.model import Mesh
 from shardconv.core.records import record
@@ -267,7 +268,8 @@ def check_text(
     """Every finding ``shardconv check`` reports for an in-memory dump (the same engine as the CLI);
     ``limits`` as ``--max-devices`` sets them (None: those in force)."""
     data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
-    report = scan_report(scan_bytes(data, every_site=False), path, _options(mesh, allowed_meshes, limits))
+    name = require_text(path, "check_text", "path")
+    report = scan_report(scan_bytes(data, every_site=False), name, _options(mesh, allowed_meshes, limits))
     return list(report.findings) if isinstance(report, FileReport) else []
 
 

@@ -37,6 +37,9 @@ MESH = sc.parse_mesh("x=2,y=4")
         (lambda: sc.v3_to_v2(None), "v3_to_v2() argument 'hlo' must be an HloSharding"),
         (lambda: sc.to_v3('#sdy.sharding_per_value<[<@mesh, [{"x"}]>]>', MESH), "to_v3() argument 'sharding' must be a TensorSharding or its text"),
         (lambda: sc.to_v3('<@mesh, [{"x"}]>', 8), "to_v3() argument 'mesh' must be a Mesh or mesh text"),
+        (lambda: sc.conversion_notes(3), "conversion_notes() argument 'text' must be str, not int"),
+        (lambda: sc.conversion_notes("{replicated}", mesh=3), "conversion_notes() argument 'mesh' must be a Mesh"),
+        (lambda: sc.check_text("x", path=3.5), "check_text() argument 'path' must be str, not float"),
         (lambda: sc.roundtrip(3, MESH), "roundtrip() argument 'sharding' must be an HloSharding, a TensorSharding"),
         (lambda: sc.roundtrip("P('x')", MESH), "is a partition spec (shardconv.from_partition_spec(spec, mesh)"),
         (lambda: sc.roundtrip("{replicated}", 8), "roundtrip() argument 'mesh' must be a Mesh or mesh text"),
@@ -46,6 +49,44 @@ def test_wrong_types_are_type_errors(call, expected: str) -> None:  # type: igno
     with pytest.raises(TypeError) as info:
         call()
     assert expected in str(info.value)
+
+
+def _arguments(f: object) -> tuple[list[str], list[str]]:
+    """The names of ``f``'s required positional parameters, and of those with defaults."""
+    import inspect
+
+    ps = list(inspect.signature(f).parameters.values())  # type: ignore[arg-type]
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    required = [p.name for p in ps if p.default is inspect.Parameter.empty and p.kind in positional]
+    optional = [p.name for p in ps if p.default is not inspect.Parameter.empty and p.kind is not p.VAR_KEYWORD]
+    return required, optional
+
+
+def test_no_public_function_fails_on_a_wrong_argument_but_with_a_type_or_sharding_error() -> None:
+    """Every public function, each argument in turn of the wrong type (an int, None, a float, any object, a
+    word): a TypeError saying what was expected, or a ShardingError (or OSError, for a path), never an
+    AttributeError or the like from deep inside."""
+    import inspect
+
+    wrongs = (3, None, 3.5, object(), "bogus")
+    fine = {"mesh": "x=2,y=4", "shardings": ["{replicated}"], "paths": ["{replicated}"]}
+    failures = []
+    for name in sorted(n for n in dir(sc) if not n.startswith("_")):
+        f = getattr(sc, name)
+        if not callable(f) or inspect.isclass(f):
+            continue
+        required, optional = _arguments(f)
+        base = [fine.get(p, "{devices=[2,4]<=[8]}") for p in required]
+        calls = [(base[:i] + [w] + base[i + 1 :], {}) for i in range(len(base)) for w in wrongs]
+        calls += [(base, {p: w}) for p in optional for w in wrongs if w is not None]
+        for args, kwargs in calls:
+            try:
+                f(*args, **kwargs)
+            except (TypeError, ValueError, OSError, sc.ShardingError):
+                continue
+            except Exception as e:  # noqa: BLE001 - the failure being looked for
+                failures.append((name, args, kwargs, type(e).__name__, str(e)[:80]))
+    assert failures == []
 
 
 def test_jax_objects_get_a_pointer_to_from_jax() -> None:
