@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from support.check_cli import DUMPS, MESH, run
+from support.mlir_forms import generic
 
 from shardconv.check.apply import FixError, apply, plan_file
 from shardconv.check.context import CheckOptions
@@ -50,25 +51,13 @@ def test_fix_seed_then_check_passes(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert run([str(f), *MESH, "--allowed-meshes", "2x4"], capsys)[0] == 0
 
 
-def _generic(text: str) -> str:
-    """``text`` as MLIR prints it in generic form (``-mlir-print-op-generic``), by jaxlib's printer."""
-    from jax._src.interpreters import mlir as jmlir
-    from jaxlib.mlir import ir
-
-    ctx = jmlir.make_ir_context()
-    ctx.allow_unregistered_dialects = True  # (the seed's ttcore attributes)
-    with ctx:
-        printed: str = ir.Module.parse(text).operation.get_asm(print_generic_op_form=True)
-    return printed
-
-
 @pytest.mark.oracle
 def test_the_seed_in_generic_form_is_found_and_fixed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The seed printed in generic form declares its mesh as ``"sdy.mesh"() <{mesh = #sdy.mesh<...>, sym_name =
     "mesh"}>``: check reads it as the declaration of ``@mesh`` (no unknown-mesh errors), flags it, and the fix
     writes the global mesh spelled as the declaration is, so MLIR parses the fixed file and check passes."""
     f = tmp_path / "seed-generic.mlir"
-    f.write_text(_generic((DUMPS / "replicate_sharded_data.mlir").read_text()))
+    f.write_text(generic((DUMPS / "replicate_sharded_data.mlir").read_text()))
     assert '"sdy.mesh"() <{mesh = #sdy.mesh<["_axis_0"=4, "_axis_1"=2]>, sym_name = "mesh"}>' in f.read_text()
     rc, out, _ = run([str(f), *MESH, "--format", "json"], capsys)
     assert rc == 1 and [x["rule"] for x in json.loads(out)["findings"]] == ["distorted-mesh"]
@@ -76,7 +65,7 @@ def test_the_seed_in_generic_form_is_found_and_fixed(tmp_path: Path, capsys: pyt
     assert rc == 0 and "fixed 2 value(s)" in err
     fixed = f.read_text()
     assert '<{mesh = #sdy.mesh<["batch"=2, "model"=4]>, sym_name = "mesh"}>' in fixed
-    assert '"sdy.mesh"() <{mesh = #sdy.mesh<["batch"=2, "model"=4]>' in _generic(fixed)  # (MLIR parses it)
+    assert '"sdy.mesh"() <{mesh = #sdy.mesh<["batch"=2, "model"=4]>' in generic(fixed)  # (MLIR parses it)
     assert run([str(f), *MESH, "--allowed-meshes", "2x4"], capsys)[0] == 0
 
 

@@ -244,6 +244,27 @@ def test_an_unsharded_result_is_named_as_such(programs: Path) -> None:
     assert r.code == 2 and "no sharded value matches --result 7" in r.err
 
 
+@pytest.mark.oracle
+def test_a_dump_in_generic_form_is_refused_not_misread(programs: Path, tmp_path: Path) -> None:
+    """MLIR's generic op form prints no function signature (``"func.func"() <{arg_attrs = ...}>``): explain,
+    trace and diff say so and how to print it, at the line of its mesh (exit 2), rather than read its values
+    under other names. check reads it (its mesh included)."""
+    from support.mlir_forms import generic
+
+    stages = stage(programs, "mlp").parent
+    files = []
+    for name in ("01.before_propagation.mlir", "02.after_propagation.mlir"):
+        files.append(tmp_path / name)
+        files[-1].write_text(generic((stages / name).read_text(encoding="utf-8")))
+    line = next(i for i, t in enumerate(files[1].read_text().splitlines(), 1) if t.lstrip().startswith('"sdy.mesh"('))
+    for command in (["explain", str(files[1])], ["trace", *map(str, files)], ["diff", *map(str, files)]):
+        r = run(*command)
+        assert r.code == 2 and "Traceback" not in r.err, (command, r.err)
+        where = files[0] if command[0] != "explain" else files[1]
+        assert f"{where}:{line}: MLIR in the generic op form" in r.err and "-mlir-print-op-generic" in r.err, r.err
+    assert run("check", str(files[1])).code == 0
+
+
 def test_a_module_in_xla_form_only_says_which_flag_writes_the_records(programs: Path, tmp_path: Path) -> None:
     """Shardy's exported module (``04.output_module.mlir``) holds only XLA's shardings and no records:
     asking it about a sharded argument names the flag and the stage file to read instead."""

@@ -1,0 +1,31 @@
+"""Forms: how an MLIR dump was printed. ``trace`` and ``explain`` follow a function's arguments and results
+by the pretty form's signatures, which MLIR's generic op form (``-mlir-print-op-generic``) does not print."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from shardconv.scan.columns import sites_of, values_of_kind
+from shardconv.scan.native import columns, site_at
+from shardconv.scan.sites import SiteKind
+
+if TYPE_CHECKING:
+    from shardconv._native import Scan
+
+
+def generic_form_line(scan: Scan, path: str) -> int | None:
+    """The line of a mesh declared in the generic op form (``"sdy.mesh"() <{mesh = #sdy.mesh<...>, sym_name =
+    "mesh"}>``), if the scan holds one: a dump printed so declares every mesh so."""
+    table = columns(scan)
+    generic = []
+    for v in values_of_kind(scan, (SiteKind.SDY_MESH,)):
+        _, site, _, text, _, _ = table.value(v)
+        if site == "sdy.mesh" and text.startswith("#sdy.mesh"):  # (a pretty declaration's text is ``<...>``)
+            generic.append(v)
+    found = sites_of(scan, generic)
+    return site_at(scan, found[0], path).line if found else None
+
+
+GENERIC_HINT = "print the module in the pretty form (without -mlir-print-op-generic)"
+
+__all__ = ["GENERIC_HINT", "generic_form_line"]
