@@ -259,6 +259,7 @@ def test_a_folder_without_xla_steps_is_a_usage_error(tmp_path: Path, capsys: pyt
 def test_colour_only_when_asked_for_a_terminal(
     import_log: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)  # (a shell or CI that sets it for every command)
     monkeypatch.setenv("FORCE_COLOR", "1")
     _, coloured, _ = run(["trace", str(import_log)], capsys)
     monkeypatch.setenv("NO_COLOR", "1")
