@@ -126,6 +126,12 @@ fn xla_report(head: &[u8]) -> bool {
         || (t.starts_with(b"HloLiveRange") && word_end(t, 12))
 }
 
+/// A Graphviz graph (XLA's `--xla_dump_hlo_as_dot`): it quotes instructions, HTML-escaped, but is not IR.
+fn graphviz(head: &[u8]) -> bool {
+    let i = head.iter().position(|&b| !is_ws(b)).unwrap_or(head.len());
+    head[i..].starts_with(b"digraph") && word_end(head, i + 7)
+}
+
 /// Kind of a dump from its first bytes: ("hlo" | "mlir" | "mixed" | "skip", reason).
 pub fn sniff(head: &[u8]) -> (&'static str, &'static str) {
     if memchr::memchr(0, head).is_some() {
@@ -138,6 +144,9 @@ pub fn sniff(head: &[u8]) -> (&'static str, &'static str) {
     }
     if xla_report(head) {
         return ("skip", "an XLA buffer-assignment / memory report, not IR");
+    }
+    if graphviz(head) {
+        return ("skip", "a Graphviz graph (--xla_dump_hlo_as_dot), not IR");
     }
     let h = hlo(head);
     let m = mlir(head);
@@ -166,5 +175,8 @@ mod tests {
         assert_eq!(sniff(b"\xff\xffhello world").0, "skip");
         assert_eq!(sniff(b"module\xe2\x82").0, "mlir");
         assert_eq!(sniff(b"BufferAssignment:\nHloModule").0, "skip");
+        let dot = b"digraph G {\n  1 [label=<sharding={devices=[2,1,4]&lt;=[8]}>];\n}\n";
+        assert_eq!(sniff(dot), ("skip", "a Graphviz graph (--xla_dump_hlo_as_dot), not IR"));
+        assert_eq!(sniff(b"digraphs = 1\nHloModule m\n").0, "hlo");
     }
 }

@@ -4,6 +4,7 @@ each test here failed before the pipeline rebuild (issue 18, items 1-4 and 6).""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -134,6 +135,33 @@ def test_a_folder_of_hlo_module_protos_says_which_flag_writes_the_text(
     assert rc == 2 and "no IR found in" in err and "clean" not in out
     assert "jit_sin.before_optimizations.hlo.pb: an HLO module proto (--xla_dump_hlo_as_proto)" in err
     assert "--xla_dump_hlo_as_text" in err
+
+
+def test_xla_s_graphviz_dumps_are_skipped_not_misread(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--xla_dump_hlo_as_dot`` writes each module as a graph whose labels quote its shardings HTML-escaped
+    (``&lt;=[8]``): not IR, so skipped as what it is, where reading it gave a syntax error per sharding."""
+    import subprocess
+    import sys
+
+    child = (
+        "import os, sys\n"
+        "os.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=8 --xla_dump_to=' + sys.argv[1] + "
+        "' --xla_dump_hlo_as_dot --xla_dump_hlo_as_text'\n"
+        "import jax, jax.numpy as jnp, numpy as np\n"
+        "from jax.sharding import Mesh, NamedSharding, PartitionSpec as P\n"
+        "mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ('batch', 'model'))\n"
+        "x = jax.ShapeDtypeStruct((16, 32), jnp.float32, sharding=NamedSharding(mesh, P('batch')))\n"
+        "jax.jit(lambda x: jnp.tanh(x) * 2).lower(x).compile()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    subprocess.run([sys.executable, "-c", child, str(tmp_path)], check=True, timeout=300, env=env)
+    dots = sorted(tmp_path.glob("*.dot"))
+    assert dots and any("&lt;=" in d.read_text() for d in dots)
+    rc, out, err = run([str(tmp_path), *MESH, "--format", "json", "-v"], capsys)
+    doc = json.loads(out)
+    assert rc == 0 and doc["findings"] == [], doc["findings"][:3]
+    skipped = {Path(s["path"]).name: s["reason"] for s in doc["skipped"]}
+    assert all(skipped[d.name] == "a Graphviz graph (--xla_dump_hlo_as_dot), not IR" for d in dots)
 
 
 def test_attribute_value_on_the_next_line_is_read() -> None:

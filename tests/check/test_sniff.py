@@ -16,7 +16,7 @@ FRAGMENTS = [
     "HloModule ", "ENTRY ", "ROOT ", "module", "module_0", "func.func", "sdy.mesh", "// -----", "//-----", "tensor<",
     "stablehlo.add", "mhlo.sharding", "xla.sdy.x", "sdy.", "func.", "ttir.op", "tt.", "= f32[8]{0} add(", "=f32[2,<=8] x(",
     "sharding={", "a.sharding={", "\n", " ", "\t", "\r", "x", ".", "_", "%a ", "=", "[", "]", "(", "\x00", "\xff",
-    "BufferAssignment:", "Total bytes used:",
+    "BufferAssignment:", "Total bytes used:", "digraph", "digraph G {", "digraphs", "[label=<sharding={devices=[2]&lt;=[2]}>]",
 ]
 
 

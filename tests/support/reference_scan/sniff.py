@@ -42,6 +42,8 @@ def _at_line_start(rx: re.Pattern[bytes], head: bytes) -> bool:
 
 
 # The first line of each report XLA writes beside a module's HLO in a --xla_dump_to folder.
+# XLA's --xla_dump_hlo_as_dot: a graph whose labels quote instructions, HTML-escaped.
+_GRAPHVIZ = re.compile(rb"\A\s*digraph\b")
 _XLA_REPORT = re.compile(rb"\A\s*(?:BufferAssignment:|Total bytes used:|HloLiveRange\b|Memory Space:)")
 
 
@@ -56,6 +58,8 @@ def sniff(head: bytes) -> FileKind:
             return FileKind("skip", "not UTF-8 text")
     if _XLA_REPORT.match(head):
         return FileKind("skip", "an XLA buffer-assignment / memory report, not IR")
+    if _GRAPHVIZ.match(head):
+        return FileKind("skip", "a Graphviz graph (--xla_dump_hlo_as_dot), not IR")
     hlo = _found(head, _HLO_LINE, _HLO)
     mlir = _found(head, _MLIR_LINE, _MLIR)
     if hlo and mlir:
