@@ -25,7 +25,7 @@ from shardconv.core.records import record
 from shardconv.scan.inputs import scan_input
 from shardconv.scan.modules import ModuleKey, module_values
 from shardconv.scan.native import scan_bytes, scan_stream
-from shardconv.text.files import not_regular_reason
+from shardconv.text.files import XLA_DUMP_TIMESTAMP, not_regular_reason
 
 if TYPE_CHECKING:
     from shardconv._native import Scan
@@ -79,7 +79,7 @@ def iter_files(paths: Sequence[str], sel: Selection | Callable[[str], Selection]
 # ``module_0001.jit_f.before_optimizations.txt``, ``module_0001.jit_f.cpu_after_optimizations.txt``,
 # ``module_0001.jit_f.0007.spmd.after_x.before_y.txt`` and ``module_0001.jit_f/module.mlir``: one XLA
 # module, dumped at several stages.
-_XLA_DUMP_NAME = re.compile(r"(module_\d+\.[^./]+)(?:\.|$)")
+_XLA_DUMP_NAME = re.compile(XLA_DUMP_TIMESTAMP + r"(module_\d+\.[^./]+)(?:\.|$)")
 
 
 def dump_module_of(path: str) -> tuple[str, str] | None:

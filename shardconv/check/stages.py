@@ -19,6 +19,7 @@ import os
 import re
 
 from shardconv.check.context import ModuleContext
+from shardconv.text.files import XLA_DUMP_TIMESTAMP
 
 
 class Stage(str, enum.Enum):
@@ -29,7 +30,8 @@ class Stage(str, enum.Enum):
 
 # module_0000.jit_f.0003.spmd-partitioner.after_shardy-xla.before_spmd-partitioning.txt
 _PER_PASS = re.compile(
-    r"module_\d+\.[^./]+\.\d+\.(?P<pipeline>[^.]+)\.after_(?P<after>[^.]+)(?:\.before_(?P<next>[^.]+))?"
+    XLA_DUMP_TIMESTAMP
+    + r"module_\d+\.[^./]+\.\d+\.(?P<pipeline>[^.]+)\.after_(?P<after>[^.]+)(?:\.before_(?P<next>[^.]+))?"
 )
 _SHARDY_STAGE = re.compile(r"\d+\.(?P<stage>[\w-]+)\.mlir")
 # the pipelines XLA runs before its partitioner (the import happens in spmd-partitioner's shardy-xla)

@@ -33,4 +33,8 @@ def not_regular_reason(path: str) -> str | None:
     return None if kind is None else f"not a regular file ({kind}); pipe it to '-' to read it"
 
 
-__all__ = ["not_regular_reason", "special_kind"]
+# The time (in microseconds) XLA writes before each dump file's name with --xla_dump_include_timestamp
+# (``1796599993003157.module_0000.jit_f.0003....txt``): a regex prefix for the names XLA's dumps take.
+XLA_DUMP_TIMESTAMP = r"(?:\d+\.)?"
+
+__all__ = ["XLA_DUMP_TIMESTAMP", "not_regular_reason", "special_kind"]

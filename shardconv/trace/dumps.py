@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from shardconv.core.records import record
 from shardconv.scan.sites import ValueSite
-from shardconv.text.files import special_kind
+from shardconv.text.files import XLA_DUMP_TIMESTAMP, special_kind
 
 if TYPE_CHECKING:
     from shardconv._native import Names
@@ -24,15 +24,18 @@ _MLIR_HEADER = re.compile(r"//\s*-----//\s*IR Dump (?P<when>Before|After) (?P<pa
 _MLIR_OPERATION = re.compile(r"\('(?P<op>[^']*)' operation(?:: (?P<name>[^)]*))?\)")
 _MLIR_MODULE = re.compile(r"^\s*module\b(?:\s+@(?P<name>[\w$.\-]+|\"[^\"]*\"))?")
 _HLO_MODULE = re.compile(r"^\s*HloModule\s+(?P<name>[^\s,]+)")
-# ``module_0000.jit_f.0003.spmd-partitioner.after_shardy-xla.before_spmd-partitioning.txt``
+# ``module_0000.jit_f.0003.spmd-partitioner.after_shardy-xla.before_spmd-partitioning.txt`` (after the time
+# with --xla_dump_include_timestamp: ``1796599993003157.module_0000.jit_f.0003...``)
 _XLA_STEP = re.compile(
-    r"^module_(?P<id>\d+)\.(?P<module>.+)\.(?P<step>\d{4})\.(?P<pipeline>[^.]+)\.after_(?P<pass>[^.]+)"
+    "^" + XLA_DUMP_TIMESTAMP
+    + r"module_(?P<id>\d+)\.(?P<module>.+)\.(?P<step>\d{4})\.(?P<pipeline>[^.]+)\.after_(?P<pass>[^.]+)"
     r"(?:\.before_(?P<next>[^.]+))?\.txt$"
 )
 # ``shardy/module_0000.jit_f/02.after_propagation.mlir``: the stages XLA's Shardy pipeline dumps.
 _SHARDY_STAGE = re.compile(r"^(?P<step>\d+)\.(?P<stage>[\w\-]+)\.mlir$")
 _XLA_ENDS = re.compile(
-    r"^module_(?P<id>\d+)\.(?P<module>.+)\.(?P<end>before_optimizations|(?:\w+_)?after_optimizations)\.txt$"
+    "^" + XLA_DUMP_TIMESTAMP
+    + r"module_(?P<id>\d+)\.(?P<module>.+)\.(?P<end>before_optimizations|(?:\w+_)?after_optimizations)\.txt$"
 )
 
 

@@ -62,6 +62,14 @@ def test_stage_names_of_a_real_dump_folder(stages: Path) -> None:
     assert {per_pass[k] for k in order[:export]} == {Stage.INPUT}
     assert per_pass[order[export]] is Stage.EXPORTED
     assert {per_pass[k] for k in order[export + 1 :]} == {Stage.PARTITIONED}
+    # (--xla_dump_include_timestamp writes the time before each name: the same stages)
+    stamped = {p.name: stage_of_name(str(p.with_name("1796599993003157." + p.name))) for p in xla.glob("module_*.txt")}
+    assert stamped == {p.name: stage_of_name(str(p)) for p in xla.glob("module_*.txt")}
+    assert {v for k, v in stamped.items() if ".after_shardy-xla." in k} == {Stage.EXPORTED}
+    from shardconv.check.engine import dump_module_of  # (a finding repeated across stages is told once)
+
+    for p in xla.glob("module_*.txt"):
+        assert dump_module_of(str(p.with_name("1796599993003157." + p.name))) == dump_module_of(str(p)) is not None
 
 
 @pytest.mark.parametrize("program", ["mesh3d", "grouped", "gradient", "reversed", "shard_map", "permuted"])

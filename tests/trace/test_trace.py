@@ -118,6 +118,24 @@ def test_xla_pass_dumps_are_read_in_step_order(logs: Path, capsys: pytest.Captur
     assert shardy == sorted(shardy) and shardy[0].startswith("00.")
 
 
+def test_a_folder_dumped_with_timestamps_reads_as_without(
+    logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--xla_dump_include_timestamp`` puts the time before each file's name
+    (``1796599993003157.module_0000.jit_f.0003...``): the steps are the same steps, in the same order, and
+    the changes the same (only the step files were read before, the Shardy stages, 5 dumps)."""
+    folder = tmp_path / "xla"
+    shutil.copytree(logs / "xla", folder)
+    for f in folder.glob("module_*.txt"):
+        f.rename(f.with_name("1796599993003157." + f.name))
+    _, plain = run_json(["trace", str(logs / "xla")], capsys)
+    _, stamped = run_json(["trace", str(folder)], capsys)
+    name = lambda d: Path(d["file"]).name.removeprefix("1796599993003157.")  # noqa: E731
+    assert [name(d) for d in stamped["dumps"]] == [name(d) for d in plain["dumps"]] and len(plain["dumps"]) > 10
+    strip = lambda c: (c["pass"], c["value"], c["kind"], c["devices"])  # noqa: E731
+    assert [strip(c) for c in changes(stamped)] == [strip(c) for c in changes(plain)]
+
+
 def test_an_edited_xla_step_is_found_by_its_pass(
     logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
