@@ -22,7 +22,7 @@ from shardconv.core.arguments import require_text
 from shardconv.core.limits import Limits, within
 from shardconv.core.model import Mesh
 from shardconv.core.records import record
-from shardconv.scan.inputs import scan_input
+from shardconv.scan.inputs import scan_input, skip_reason
 from shardconv.scan.modules import ModuleKey, module_values
 from shardconv.scan.native import scan_bytes, scan_stream
 from shardconv.text.files import XLA_DUMP_TIMESTAMP, not_regular_reason
@@ -152,16 +152,6 @@ def check_stream(f: BinaryIO, path: str, opts: CheckOptions) -> FileReport | Ski
     return scan_report(scan_stream(f, every_site=False), path, opts)
 
 
-_HLO_PROTO = ".hlo.pb"  # XLA's --xla_dump_hlo_as_proto: a binary HloModuleProto
-
-
-def _skip_reason(path: str, reason: str) -> str:
-    """The sniffer's reason; for an HLO module proto XLA dumped, what it is and which flag writes the text."""
-    if path.endswith(_HLO_PROTO) and reason.startswith("binary file"):
-        return "an HLO module proto (--xla_dump_hlo_as_proto): check reads the text --xla_dump_hlo_as_text writes"
-    return reason
-
-
 def scan_report(scan: Scan, path: str, opts: CheckOptions) -> FileReport | Skipped:
     """One scanned file's report: the rules over each module's distinct values, under the per-rule cap,
     the fixes' edits from the scan, less what its ``shardconv: ignore[...]`` comments silence."""
@@ -171,7 +161,7 @@ def scan_report(scan: Scan, path: str, opts: CheckOptions) -> FileReport | Skipp
 
 def _scan_report(scan: Scan, path: str, opts: CheckOptions) -> FileReport | Skipped:
     if scan.kind == "skip":
-        return Skipped(path, _skip_reason(path, scan.reason))
+        return Skipped(path, skip_reason(path, scan.reason))
     found: list[CheckFinding] = []
     counts: dict[str, int] = {}
     total = distinct = 0

@@ -17,7 +17,6 @@ from shardconv.explain.function import Function, Value, axis_keys_of
 from shardconv.explain.model import RECORDS_HINT, AxisExplanation, Explanation, Origin, Step
 from shardconv.explain.reader import Reader
 from shardconv.explain.walk import gap_of, held_axis, meetings, origin_of, walk
-from shardconv.scan.forms import GENERIC_HINT, generic_form_line
 from shardconv.scan.inputs import scan_input
 from shardconv.scan.pieces import FUNCTION_LINE, MODULE_LINE, Cuts, Repeated, Unscanned, read_pieces
 
@@ -213,10 +212,6 @@ def _readers(path: str, holding: tuple[bytes, ...], line: int | None) -> Iterato
     cuts = Cuts((MODULE_LINE, FUNCTION_LINE), holding=holding, holding_line=line)
     for scan, lines in read_pieces(path, ExplainError, cuts=cuts):
         assert not isinstance(scan, Repeated)  # (only a pass log's pieces, asked for, leave dumps unscanned)
-        generic = None if isinstance(scan, Unscanned) else generic_form_line(scan, path)
-        if generic is not None:
-            raise ExplainError(f"{path}:{generic + lines}: MLIR in the generic op form: explain reads a function's "
-                               f"values by the pretty form's signatures; {GENERIC_HINT}")
         yield scan if isinstance(scan, Unscanned) else Reader(scan, path, (lines, offset))
         offset += scan.size
 

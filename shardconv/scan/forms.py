@@ -3,6 +3,7 @@ by the pretty form's signatures, which MLIR's generic op form (``-mlir-print-op-
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from shardconv.scan.columns import sites_of, values_of_kind
@@ -26,6 +27,13 @@ def generic_form_line(scan: Scan, path: str) -> int | None:
     return site_at(scan, found[0], path).line if found else None
 
 
-GENERIC_HINT = "print the module in the pretty form (without -mlir-print-op-generic)"
+def refuse_generic_form(scan: Scan, path: str, lines: int, error: Callable[[str], Exception]) -> None:
+    """Raise ``error`` when the scan (a piece ``lines`` lines into ``path``) is MLIR in the generic op form:
+    read without signatures, its values would be followed under other names."""
+    line = generic_form_line(scan, path)
+    if line is not None:
+        raise error(f"{path}:{line + lines}: MLIR in the generic op form, which prints no function signature to "
+                    "follow values by; print the module in the pretty form (without -mlir-print-op-generic)")
 
-__all__ = ["GENERIC_HINT", "generic_form_line"]
+
+__all__ = ["generic_form_line", "refuse_generic_form"]

@@ -27,6 +27,17 @@ def sniff_path(path: str) -> FileKind:
     return FileKind(*sniff(head))
 
 
+_HLO_PROTO = ".hlo.pb"  # XLA's --xla_dump_hlo_as_proto: a binary HloModuleProto
+
+
+def skip_reason(path: str, reason: str) -> str:
+    """Why the file at ``path`` is not read (the sniffer's ``reason``); for an HLO module proto XLA dumped,
+    what it is and which flag writes the text beside it."""
+    if path.endswith(_HLO_PROTO) and reason.startswith("binary file"):
+        return "an HLO module proto (--xla_dump_hlo_as_proto): shardconv reads the text --xla_dump_hlo_as_text writes"
+    return reason
+
+
 def same_contents(a: str, b: str) -> bool:
     """Whether two regular files hold the same bytes (an XLA pass that changed nothing dumps the module
     it was given again); False for stdin and for a file that cannot be read. The core compares them in
@@ -35,4 +46,4 @@ def same_contents(a: str, b: str) -> bool:
     return a != "-" and b != "-" and same_bytes(a, b)
 
 
-__all__ = ["same_contents", "scan_input", "sniff_path"]
+__all__ = ["same_contents", "scan_input", "skip_reason", "sniff_path"]

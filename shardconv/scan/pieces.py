@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Protocol, TypeGuard
 
 from shardconv.core.records import record
 from shardconv.scan.ahead import run_ahead
-from shardconv.scan.inputs import scan_input
+from shardconv.scan.forms import refuse_generic_form
+from shardconv.scan.inputs import scan_input, skip_reason
 from shardconv.scan.native import READ_SIZE, count_lines, fed_scan, find_from, scan_bytes, sniff, sniff_bytes
 
 if TYPE_CHECKING:
@@ -123,7 +124,8 @@ def scan_whole(path: str, *, names: bool = False) -> Scan | None:
 def read_pieces(path: str, error: Callable[[str], Exception], *, names: bool = False,
                 cuts: Cuts = PASS_LOG, scanned: Scan | None = None, workers: int | None = None) -> Iterator[Piece]:
     """``scan_pieces`` (or the one piece ``scanned``, the file's scan already made), raising
-    ``error(message)`` when the file cannot be read or is not IR."""
+    ``error(message)`` when the file cannot be read, is not IR, or is MLIR in the generic op form (its
+    readers, trace and explain, follow values by the function signatures it does not print)."""
     pieces = scan_pieces(path, names=names, cuts=cuts, workers=workers) if scanned is None else iter([(scanned, 0)])
     while True:
         try:
@@ -132,8 +134,11 @@ def read_pieces(path: str, error: Callable[[str], Exception], *, names: bool = F
             raise error(f"{path}: {e.strerror or e}") from None
         if got is None:
             return
-        if is_skip(got[0]):
-            raise error(f"{path}: {got[0].reason}")
+        piece, lines = got
+        if is_skip(piece):
+            raise error(f"{path}: {skip_reason(path, piece.reason)}")
+        if not isinstance(piece, Repeated | Unscanned):
+            refuse_generic_form(piece, path, lines, error)
         yield got
 
 

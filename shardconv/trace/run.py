@@ -16,7 +16,6 @@ from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.records import record
 from shardconv.scan.ahead import read_ahead
 from shardconv.scan.columns import sites_of, values_of_kind
-from shardconv.scan.forms import GENERIC_HINT, generic_form_line
 from shardconv.scan.inputs import same_contents
 from shardconv.scan.native import site_at, site_count
 from shardconv.scan.pieces import Cuts, Repeated, Unscanned, read_pieces, scan_whole
@@ -87,10 +86,6 @@ def read_dumps(
                 continue
             piece = piece.scan()  # the reader needs its sites after all
         assert not isinstance(piece, Unscanned)  # (only a reader looking for words or a line leaves pieces unscanned)
-        generic = generic_form_line(piece, path)
-        if generic is not None:
-            raise LogError(f"{path}:{generic + lines}: MLIR in the generic op form: values are followed by the "
-                           f"pretty form's function signatures; {GENERIC_HINT}")
         reader = SiteReader(piece, path, lines)
         headers = [(i, replace(h, line=h.line + lines)) for i, h in module_headers(piece, path)]
         header_at = dict(headers)

@@ -126,15 +126,19 @@ def test_a_folder_of_hlo_module_protos_says_which_flag_writes_the_text(
     import subprocess
     import sys
 
-    out = tmp_path / "module_0000.jit_sin.before_optimizations.hlo.pb"
+    proto = tmp_path / "module_0000.jit_sin.before_optimizations.hlo.pb"
     child = ("import sys, jax, jax.numpy as jnp; open(sys.argv[1], 'wb').write(jax.jit(jnp.sin).lower("
              "jnp.zeros(4)).compiler_ir('hlo').as_serialized_hlo_module_proto())")
-    subprocess.run([sys.executable, "-c", child, str(out)], check=True, timeout=120)  # (jax's threads stay there)
-    assert b"jit_sin" in out.read_bytes()
+    subprocess.run([sys.executable, "-c", child, str(proto)], check=True, timeout=120)  # (jax's threads stay there)
+    assert b"jit_sin" in proto.read_bytes()
     rc, out, err = run([str(tmp_path)], capsys)
     assert rc == 2 and "no IR found in" in err and "clean" not in out
     assert "jit_sin.before_optimizations.hlo.pb: an HLO module proto (--xla_dump_hlo_as_proto)" in err
     assert "--xla_dump_hlo_as_text" in err
+    from support.trace_util import run as run_command
+
+    rc, _, err = run_command(["trace", str(proto)], capsys)  # (every reader of dumps says the same: scan/inputs.py)
+    assert rc == 2 and f"{proto}: an HLO module proto (--xla_dump_hlo_as_proto)" in err
 
 
 def test_xla_s_graphviz_dumps_are_skipped_not_misread(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
