@@ -83,8 +83,9 @@ def explain_value(path: str, f: Function, name: str) -> Explanation:
             label = value.origins.get(held_axis(value, axis))
             origin = origin_of(f, label, value) if label else Origin(kind="unknown", label="", name=None)
             path_steps = walk(f, name, axis, origin)
-            if not label and path_steps:
-                origin, path_steps = _origin_upstream(f, name, axis, path_steps)
+            upstream = _origin_upstream(f, axis, path_steps) if not label and path_steps else None
+            if upstream is not None:
+                origin, path_steps = upstream, walk(f, name, axis, upstream)
             axes.append(
                 AxisExplanation(
                     dim=dim, axis=axis, origin=origin, path=path_steps, meetings=meetings(f, value, path_steps),
@@ -97,16 +98,12 @@ def explain_value(path: str, f: Function, name: str) -> Explanation:
     return _shown(done, lambda n: printed.get(n) or _plain(n)) if f.keyed or printed else done
 
 
-def _origin_upstream(f: Function, name: str, axis: str, steps: tuple[Step, ...]) -> tuple[Origin, tuple[Step, ...]]:
-    """An axis of a value Shardy recorded no origin for (jaxlib 0.10.2 records it on one result only of
-    a value returned twice): the origin recorded on the value its walk starts from, and the walk to
-    that origin; else still unknown."""
+def _origin_upstream(f: Function, axis: str, steps: tuple[Step, ...]) -> Origin | None:
+    """The origin of an axis of a value Shardy recorded none for (jaxlib 0.10.2 records it on one result
+    only of a value returned twice): the one recorded on the value its walk starts from, if any."""
     first = f.value(steps[0].source)
     label = first.origins.get(held_axis(first, axis)) if first is not None else None
-    if first is None or not label:
-        return Origin(kind="unknown", label="", name=None), steps
-    origin = origin_of(f, label, first)
-    return origin, walk(f, name, axis, origin)
+    return origin_of(f, label, first) if first is not None and label else None
 
 
 _KEYED = re.compile(r"^(%[\w.$\-]+)@\d+(#\d+)?$")
