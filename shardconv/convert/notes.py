@@ -18,9 +18,10 @@ from shardconv.convert.resolve import (
     whole_axis_alternative,
     xla_view,
 )
-from shardconv.core.arguments import require_text, type_error
+from shardconv.core.arguments import require_text
 from shardconv.core.errors import ShardingError
 from shardconv.core.records import record
+from shardconv.formats.coerce import as_mesh
 
 if TYPE_CHECKING:
     from shardconv.convert.to_sdy import RankArg
@@ -44,11 +45,11 @@ def conversion_notes(
     (``to`` defaults as there: sdy for HLO input, hlo otherwise)."""
     from shardconv.formats.detect import parse_mesh_option
 
-    from shardconv.core.model import Mesh
-
-    if mesh is not None and not isinstance(mesh, (Mesh, str)):
-        raise type_error("conversion_notes", "mesh", "a Mesh, mesh text such as 'x=2,y=4', or None", mesh)
-    m = parse_mesh_option(mesh) if isinstance(mesh, str) else mesh
+    m: Mesh | None
+    if isinstance(mesh, str):
+        m = parse_mesh_option(mesh)
+    else:
+        m = None if mesh is None else as_mesh(mesh, "conversion_notes")
     inp = parse_on_mesh(require_text(text, "conversion_notes"), "auto", m)
     target = to or default_target(inp)
     r = input_rank(inp, rank)
