@@ -20,6 +20,7 @@ NONE: Final[int]  # 0xFFFF_FFFF
 # ``groups``): "sdy.sharding_origins", "sdy.sharding_origin_name", "sdy.propagation_edges", "operands"
 SITE_KINDS: Final[tuple[str, ...]]
 SNIFF_BYTES: Final[int]  # 65536: how much of a file's head decides its kind
+FORGET: Final[int]  # 64: fresh dumps a value may be missing from and still be compared
 
 Encoding = tuple[str, str, str, bool]  # (outer, quote_style, inner, inner_quoted) of a StringEncoding
 Shape = tuple[int | None, ...]
@@ -95,20 +96,10 @@ class Scan:
     span_log: bytes
     def defined_in(self, segments: list[int], /) -> Names:
         """What ``segments`` define together (a later one wins)."""
+    def sites_of(self, values: list[int], column: str, within: tuple[int, int], /) -> list[int]:
+        """The sites in ``within`` whose u32 ``column`` holds any of ``values``, in order."""
     def spans(self, groups: list[int], /) -> list[tuple[int, int, int, int]]:
         """(group, start, end, line) of every grouped site whose group is in ``groups``, in report order."""
-    def sightings(
-        self,
-        sites: tuple[int, int],
-        readings: list[Any],
-        lines: int,
-        parts: Callable[[int], Iterable[tuple[str, Any]]],
-        /,
-    ) -> dict[str, list[tuple[Any, int, int]]]:
-        """Every sharded value of sites ``a..b`` by key, in order of first sighting: per key a list of
-        (reading, line + ``lines``, col) per site. ``readings[r]`` is what read ``r`` says of its one
-        tensor; where it is None, and for the key ``result``, ``parts(site)`` gives the site's (key,
-        reading) pairs. A ValueError for a scan made without names."""
 
 class Names:
     """One segment's definitions, held natively (a dump defines every instruction; trace asks about a
@@ -118,9 +109,39 @@ class Names:
     def __contains__(self, key: bytes, /) -> bool: ...
     def __len__(self) -> int: ...
     def items(self) -> list[tuple[bytes, bytes]]: ...
-    def alike(self, other: Names, keys: list[str], /) -> tuple[list[int], list[int]]:
-        """(alike, not_plain): the indices of the plain ``%name`` keys both define alike, and of the keys
-        that are not plain (with a function, element or part), which the caller reads."""
+
+# A value's sighting: its reading (equal readings are one object), line and column.
+Sighting = tuple[Any, int, int]
+# Where a value was seen: its key, its sightings there, and that dump's tag (the caller's).
+SeenAt = tuple[str, list[Sighting], Any]
+# A value of a fresh dump that may have changed: (ask, key, sightings, where last seen); neither asked
+# nor seen before: gained.
+Maybe = tuple[bool, str, list[Sighting], SeenAt | None]
+# A fresh dump followed: its number of values, whether all are arguments or results, its values that may
+# have changed, in its order, and (ask, where seen) per value of the dump before it has not (not asked: lost).
+Step = tuple[int, bool, list[Maybe], list[tuple[bool, SeenAt]]]
+
+class Follower:
+    """What following one sequence of dumps remembers: where each value was last seen (forgotten when
+    missing from the last ``FORGET`` dumps read fresh), and the names of the dump read last."""
+
+    def step(
+        self,
+        scan: Scan,
+        sites: tuple[int, int],
+        readings: list[Any],
+        lines: int,
+        parts: Callable[[int], Iterable[tuple[str, Any]]],
+        names: Names,
+        tag: Any,
+        same_module: bool,
+        /,
+    ) -> Step:
+        """Follows the dump read fresh of sites ``a..b`` of ``scan``, which defines ``names``, known to
+        the caller as ``tag`` (``same_module``: the dump before is of its module). A site's reading is
+        ``readings[r]`` (``r``, its read); where that is None, and for the key ``result``, ``parts(site)``
+        gives its (key, reading) pairs. Values read as they were where last seen, and new values that
+        are not gains, are left out. A ValueError for a scan made without names."""
 
 Value = tuple[int, str, bytes, bytes, bytes | None, Encoding]
 

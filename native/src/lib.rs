@@ -5,6 +5,8 @@
 pub mod extract;
 pub mod files;
 pub mod find;
+pub mod follow;
+mod follower;
 pub mod keys;
 pub mod keywords;
 pub mod lines;
@@ -43,18 +45,6 @@ fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
 /// The `i`th little-endian u32 of a column (NONE past its end).
 fn u32_at(column: &[u8], i: usize) -> u32 {
     column.get(4 * i..4 * i + 4).map_or(NONE, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-}
-
-/// `sighting` appended to `out[key]`'s list (made on the key's first sighting).
-fn sighted<'py>(
-    out: &Bound<'py, PyDict>,
-    key: &Bound<'py, PyAny>,
-    sighting: (Bound<'py, PyAny>, u64, u32),
-) -> PyResult<()> {
-    match out.get_item(key)? {
-        Some(held) => held.cast_into::<PyList>()?.append(sighting),
-        None => out.set_item(key, PyList::new(out.py(), [sighting])?),
-    }
 }
 
 /// One file's (or buffer's) sites.
@@ -98,6 +88,18 @@ impl Scan {
         })
     }
 
+    /// The sites in `a..b` whose u32 `column` holds any of `values`, in order: a few among many (module
+    /// headers, meshes, one value's name), found in one pass over the column.
+    fn sites_of(&self, py: Python<'_>, values: Vec<u32>, column: &str, within: (usize, usize)) -> PyResult<Vec<usize>> {
+        let columns = self.columns.bind(py);
+        let col = columns.get_item(column)?.ok_or_else(|| PyValueError::new_err(format!("no column {column}")))?;
+        let col = col.cast_into::<PyBytes>()?;
+        let col = col.as_bytes();
+        let (a, b) = (within.0, within.1.min(col.len() / 4));
+        let wanted: rustc_hash::FxHashSet<u32> = values.into_iter().collect();
+        Ok((a..b).filter(|&i| wanted.contains(&u32_at(col, i))).collect())
+    }
+
     /// What `segments` define together (a later one wins): the one segment's own names when only one
     /// defines any, as a pass log's dump (its header line's segment defines nothing).
     fn defined_in(&self, py: Python<'_>, segments: Vec<usize>) -> PyResult<Py<Names>> {
@@ -115,52 +117,6 @@ impl Scan {
             1 => Ok(held.remove(0).unbind()),
             _ => Py::new(py, Names(names::Defined::merged(held.iter().map(|n| &n.get().0)))),
         }
-    }
-
-    /// Every sharded value of sites `a..b` by key, in order of first sighting: per key, a list of
-    /// (reading, line + `lines`, col) per site. `readings[r]` is what read `r` (the `read` column) says
-    /// of its one tensor; where it is None, and for the key `result`, `parts(site)` gives the site's
-    /// (key, reading) pairs. Trace's loop over every site of a dump, at native speed.
-    fn sightings<'py>(
-        &self,
-        py: Python<'py>,
-        sites: (usize, usize),
-        readings: &Bound<'py, PyList>,
-        lines: u64,
-        parts: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyDict>> {
-        guarded(|| {
-            let columns = self.columns.bind(py);
-            let column = |name: &str| -> PyResult<Bound<'py, PyBytes>> {
-                Ok(columns
-                    .get_item(name)?
-                    .ok_or_else(|| PyValueError::new_err("a scan made without names"))?
-                    .cast_into()?)
-            };
-            let (key, read, line, col) = (column("key")?, column("read")?, column("line")?, column("col")?);
-            let (key, read, line, col) = (key.as_bytes(), read.as_bytes(), line.as_bytes(), col.as_bytes());
-            let keys = self.keys.bind(py);
-            let out = PyDict::new(py);
-            let (a, b) = sites;
-            for i in a..b.min(key.len() / 4) {
-                let k = u32_at(key, i);
-                if k == NONE {
-                    continue;
-                }
-                let place = (u64::from(u32_at(line, i)) + lines, u32_at(col, i));
-                let one = if k == self.result_key { None } else { readings.get_item(u32_at(read, i) as usize).ok() };
-                match one.filter(|r| !r.is_none()) {
-                    Some(r) => sighted(&out, &keys.get_item(k as usize)?, (r, place.0, place.1))?,
-                    None => {
-                        for pair in parts.call1((i,))?.try_iter()? {
-                            let (name, r): (Bound<'py, PyAny>, Bound<'py, PyAny>) = pair?.extract()?;
-                            sighted(&out, &name, (r, place.0, place.1))?;
-                        }
-                    }
-                }
-            }
-            Ok(out)
-        })
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
@@ -195,12 +151,6 @@ impl Names {
 
     fn items<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         PyList::new(py, self.0.items().map(|(k, v)| (PyBytes::new(py, k), PyBytes::new(py, v))))
-    }
-
-    /// `(alike, not_plain)`: the indices of the plain `%name` keys both define alike, and of the keys
-    /// that are not plain (a function, element or part: the caller reads those).
-    fn alike(&self, other: &Names, keys: Vec<String>) -> (Vec<usize>, Vec<usize>) {
-        self.0.alike(&other.0, &keys)
     }
 
     fn __repr__(&self) -> String {
@@ -696,6 +646,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NONE", table::NONE)?;
     m.add("SITE_KINDS", PyTuple::new(m.py(), extract::SITE_KINDS)?)?;
     m.add("SNIFF_BYTES", sniffer::SNIFF_BYTES)?;
+    m.add("FORGET", follow::FORGET)?;
     m.add_function(wrap_pyfunction!(sniff_head, m)?)?;
     m.add_function(wrap_pyfunction!(find_from, m)?)?;
     m.add_function(wrap_pyfunction!(count_lines, m)?)?;
@@ -705,6 +656,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Scan>()?;
     m.add_class::<Scanner>()?;
     m.add_class::<Names>()?;
+    m.add_class::<follower::Follower>()?;
     m.add_class::<LineTexts>()?;
     m.add_class::<Values>()?;
     Ok(())

@@ -49,21 +49,10 @@ def site_column(scan: Scan, name: str) -> memoryview:
 
 def sites_of(scan: Scan, values: Collection[int], column: str = "value", within: range | None = None) -> list[int]:
     """The sites (``within`` a range of them, else all) whose ``column`` holds any of ``values``, in order,
-    found by searching the column's bytes (a few among many sites: module headers, meshes, one value's
-    name) rather than reading every site."""
-    raw = scan.columns[column]
-    lo, hi = (0, len(raw)) if within is None else (4 * within.start, 4 * within.stop)
-    found: list[int] = []
-    for v in values:
-        word = v.to_bytes(4, "little")
-        i = raw.find(word, lo, hi)
-        while i >= 0:
-            if i % 4 == 0:
-                found.append(i // 4)
-                i = raw.find(word, i + 4, hi)
-            else:
-                i = raw.find(word, i + 1, hi)
-    return sorted(found)
+    found by the core in one pass over the column (a few among many sites: module headers, meshes, one
+    value's name) rather than by reading every site."""
+    span = (0, len(scan.columns[column]) // 4) if within is None else (within.start, within.stop)
+    return scan.sites_of(list(values), column, span)
 
 
 __all__ = ["NONE", "kind_code", "kind_flags", "kind_of", "site_column", "sites_of", "values_of_kind"]

@@ -16,7 +16,7 @@ from shardconv.text.layered import StringEncoding
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from shardconv._native import Scan
+    from shardconv._native import Follower, Scan
 
 T = TypeVar("T")
 READ_SIZE = 1 << 20  # bytes per read of a stream
@@ -63,6 +63,12 @@ def same_bytes(a: str, b: str) -> bool:
     read), compared in one call with the interpreter's lock released."""
     same: bool = _core().same_bytes(a, b)
     return same
+
+
+def core_follower() -> Follower:
+    """The core's memory for following one sequence of dumps (trace's): see ``Follower.step``."""
+    made: Follower = _core().Follower()
+    return made
 
 
 def sniff_bytes() -> int:

@@ -11,7 +11,6 @@ from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from shardconv.core.records import record
-from shardconv.scan.sites import ValueSite
 from shardconv.text.files import XLA_DUMP_TIMESTAMP, special_kind
 
 if TYPE_CHECKING:
@@ -110,7 +109,14 @@ class DumpRange:
     module_lines: list[bytes] = field(default_factory=list)
 
 
-Header = tuple[int, ValueSite]  # a module header site and its index in the scan
+@record
+class Header:
+    """A module header site (``HloModule``, ``module``, ``// -----``): its index in the scan, its line
+    and that line's text."""
+
+    index: int
+    line: int
+    text: bytes
 
 
 def split_dumps(
@@ -125,7 +131,8 @@ def split_dumps(
     filled = False
     index = first_index
     pos = 0  # the first site not yet in a dump
-    for segment, (h, site) in enumerate([*headers, (count, None)], start=1):
+    for segment, header_site in enumerate([*headers, None], start=1):
+        h = header_site.index if header_site is not None else count
         if h > pos:  # sites between two headers: the current dump's
             if current is None:
                 current = DumpRange(
@@ -134,26 +141,26 @@ def split_dumps(
                 index += 1
             current.stop, filled = h, True
         pos = h + 1
-        if site is None:
+        if header_site is None:
             break
-        text = site.line_text.decode("utf-8", "replace")
+        text = header_site.text.decode("utf-8", "replace")
         header = _MLIR_HEADER.search(text)
         if header is None and current is not None and not filled:
             name = _module_name(text)
             if name is not None and current.dump.module is None:
                 current.dump = replace(current.dump, module=name)
             current.segments.append(segment)
-            current.module_lines.append(site.line_text)
+            current.module_lines.append(header_site.text)
             continue
         if current is not None:
             yield current
         if header is not None:
-            dump = _header_dump(index, path, site.line, header)
+            dump = _header_dump(index, path, header_site.line, header)
         else:
-            dump = _plain(index, path, site.line, base, _module_name(text))
+            dump = _plain(index, path, header_site.line, base, _module_name(text))
         current, filled = DumpRange(dump=dump, start=h + 1, stop=h + 1, segments=[segment]), False
         if header is None:
-            current.module_lines.append(site.line_text)
+            current.module_lines.append(header_site.text)
         index += 1
     if current is not None:
         yield current

@@ -6,7 +6,6 @@ value that gains or loses its sharding is told apart from one a pass created, de
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from shardconv.core.records import record
@@ -60,15 +59,6 @@ def printed_name(key: str, path: str, line: int) -> str:
     return parts.function + results[i]
 
 
-def defined_alike(a: Names, b: Names, keys: Sequence[str]) -> list[str]:
-    """The ``keys`` that pass ``same_value``, in order (pass as ``a`` the dump least likely to define
-    them: it is asked first). Most keys, a plain ``%name``, are looked up by the scan's own names at once."""
-    alike, others = a.alike(b, list(keys))
-    if others:
-        alike = sorted([*alike, *(i for i in others if same_value(a, b, keys[i]))])
-    return [keys[i] for i in alike]
-
-
 def same_value(a: Names, b: Names, key: str) -> bool:
     """Whether two dumps both define the value ``key`` stands for, as the same thing (the same op on the
     same operands, or HLO type). A function result, followed by position only, never is: its place in the
@@ -98,4 +88,4 @@ def defined_as(names: Names, key: str) -> bytes | None:
     return names.get((parts.function + parts.value).encode())
 
 
-__all__ = ["KeyParts", "defined_alike", "defined_as", "key_parts", "op_identity", "same_value"]
+__all__ = ["KeyParts", "defined_as", "key_parts", "op_identity", "same_value"]

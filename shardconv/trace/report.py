@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from shardconv.trace.changes import KINDS, Change
 from shardconv.trace.dumps import Dump
@@ -58,30 +58,57 @@ def write_json(command: str, items: Iterable[Seen | Change], out: TextIO) -> Col
     """The JSON document ``jsonout.dumps`` prints for the run, byte for byte, with each change written
     to a temporary file as its dump ends and copied in at the end: memory holds the dumps, not the
     changes. ``diff``'s order (placement changes first) is the same: its changes all sit in one dump."""
-    import shutil
-    import tempfile
-
     from shardconv.ui import jsonout
 
     run = Collected()
-    with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+    with _Spool() as spool:
         for _, changes in per_dump(items, run):
             for c in ordered(changes, by_kind=False):
-                text = jsonout.dumps(change_dict(c)).replace("\n", "\n    ")  # at depth 2, as in the document
-                spool.write(("    " if spool.tell() == 0 else ",\n    ") + text)
+                spool.write(jsonout.dumps(change_dict(c)).replace("\n", "\n    "))  # at depth 2, as in the document
         summary = {**run.counts, "dropped": run.dropped}
         doc = jsonout.document(command, dumps=[_dump_dict(s) for s in run.dumps], changes=[], summary=summary)
         head, _, tail = jsonout.dumps(doc).rpartition(_CHANGES)
         out.write(head)
-        if spool.tell():
-            out.write('\n  "changes": [\n')
-            spool.seek(0)
-            shutil.copyfileobj(spool, out)
+        if spool.copy_to(out):
             out.write("\n  ],\n")
         else:
             out.write(_CHANGES)
         out.write(tail + "\n")
     return run
+
+
+class _Spool:
+    """The changes' JSON, one item after another, in a temporary file made at the first (a run without
+    changes imports and makes none)."""
+
+    def __init__(self) -> None:
+        self.file: IO[str] | None = None
+
+    def __enter__(self) -> _Spool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.file is not None:
+            self.file.close()
+
+    def write(self, item: str) -> None:
+        if self.file is None:
+            import tempfile
+
+            self.file = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (closed by __exit__)
+            self.file.write("    " + item)
+        else:
+            self.file.write(",\n    " + item)
+
+    def copy_to(self, out: TextIO) -> bool:
+        """Writes the ``"changes": [`` line and the items to ``out``; False (nothing written) if none."""
+        if self.file is None:
+            return False
+        out.write('\n  "changes": [\n')
+        self.file.seek(0)
+        while block := self.file.read(1 << 16):
+            out.write(block)
+        return True
 
 
 def _dump_dict(s: Seen) -> dict[str, Any]:
@@ -144,14 +171,14 @@ def ordered(changes: list[Change], *, by_kind: bool) -> list[Change]:
 def print_changes(console: Console, changes: list[Change], dumps: dict[int, Dump], seen: Seen | None = None) -> None:
     """The changes of one dump (``seen``: the dump, when its pass dropped the shardings wholesale), with
     a heading naming the dump and the pass that made them."""
+    stripped = seen is not None and seen.dropped > 0
+    if not changes and not stripped:
+        return
     from rich.text import Text
 
     from shardconv.ui.console import use_color
 
     color = use_color(console.file)
-    stripped = seen is not None and seen.dropped > 0
-    if not changes and not stripped:
-        return
     after = dumps[changes[0].dump] if changes else seen.dump if seen is not None else None
     assert after is not None
     # two modules with no pass between them are named by their files

@@ -4,8 +4,6 @@ to dump."""
 
 from __future__ import annotations
 
-import re
-from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from itertools import groupby
@@ -17,9 +15,9 @@ from shardconv.core.records import record
 from shardconv.scan.ahead import read_ahead
 from shardconv.scan.columns import sites_of, values_of_kind
 from shardconv.scan.inputs import same_contents
-from shardconv.scan.native import site_at, site_count
+from shardconv.scan.native import columns, core_follower, site_count
 from shardconv.scan.pieces import Cuts, Repeated, Unscanned, read_pieces, scan_whole
-from shardconv.scan.sites import SiteKind, ValueSite
+from shardconv.scan.sites import SiteKind
 from shardconv.trace.changes import Change, classify, counterparts, one_side_kind, preferred
 from shardconv.trace.dumps import (
     Dump,
@@ -33,11 +31,11 @@ from shardconv.trace.dumps import (
     split_dumps,
     xla_step,
 )
-from shardconv.trace.names import defined_alike, defined_as, key_parts, op_identity, printed_name
+from shardconv.trace.names import defined_as, key_parts, op_identity, printed_name, same_value
 from shardconv.trace.values import DumpFacts, Sighting, SiteReader, observation
 
 if TYPE_CHECKING:
-    from shardconv._native import Names, Scan
+    from shardconv._native import Maybe, Names, Scan, SeenAt
 
 ValueFilter = Callable[[str], bool]
 
@@ -75,7 +73,7 @@ def read_dumps(
     last: _Before | None = None  # the dump before, when it was a pass's whole dump
     index = first_index
     # one scanning thread: following the dumps in Python is the slower side, and needs a processor too
-    pieces = read_pieces(path, LogError, names=True, cuts=Cuts(repeats=True), scanned=scanned, workers=1)
+    pieces = read_pieces(path, LogError, names=True, cuts=Cuts(repeats=True), scanned=scanned, workers=None)
     for piece, lines in pieces:
         if isinstance(piece, Repeated):
             repeated = _repeat(piece, lines, last, path, index) if base is None else None
@@ -87,8 +85,8 @@ def read_dumps(
             piece = piece.scan()  # the reader needs its sites after all
         assert not isinstance(piece, Unscanned)  # (only a reader looking for words or a line leaves pieces unscanned)
         reader = SiteReader(piece, path, lines)
-        headers = [(i, replace(h, line=h.line + lines)) for i, h in module_headers(piece, path)]
-        header_at = dict(headers)
+        headers = module_headers(piece, lines)
+        header_at = {h.index: h for h in headers}
         for r in split_dumps(headers, site_count(piece), reader.line, path, index, base):
             index = r.dump.index + 1
             digest = _digest(piece, r) if r.dump.pass_name is not None and base is None else None
@@ -112,9 +110,9 @@ class _Before:
     line_module: str | None
 
 
-def _line_module(header_at: dict[int, ValueSite], r: DumpRange) -> str | None:
+def _line_module(header_at: dict[int, Header], r: DumpRange) -> str | None:
     """The module ``r``'s dump line names (the header site right before its sites)."""
-    dump = header_dump(0, "", 0, _text(header_at[r.start - 1].line_text))
+    dump = header_dump(0, "", 0, _text(header_at[r.start - 1].text))
     return None if dump is None else dump.module
 
 
@@ -138,10 +136,12 @@ def _text(line: bytes) -> str:
     return line.decode("utf-8", "replace")
 
 
-def module_headers(scan: Scan, path: str) -> list[Header]:
-    """The scan's module header sites (``HloModule``, ``module``, ``// -----``), with their indices."""
+def module_headers(scan: Scan, lines: int = 0) -> list[Header]:
+    """The scan's module header sites (``HloModule``, ``module``, ``// -----``), read off its columns
+    (``lines``: before the scanned piece)."""
     header_values = values_of_kind(scan, (SiteKind.MODULE_START,))
-    return [(i, site_at(scan, i, path)) for i in sites_of(scan, header_values)]
+    line = columns(scan).col["line"]
+    return [Header(i, line[i] + lines, scan.line_texts.get(i, b"")) for i in sites_of(scan, header_values)]
 
 
 def _digest(scan: Scan, r: DumpRange) -> tuple[object, ...]:
@@ -150,19 +150,15 @@ def _digest(scan: Scan, r: DumpRange) -> tuple[object, ...]:
     return (*r.module_lines, *(scan.digests[s] for s in r.segments if s < len(scan.digests)))
 
 
-_RESULT = re.compile(r"result\[").match  # a key of a function result, paired by position
 _BY_POSITION = ("arg[", "result[")  # arguments and results: keys by position (bare: the entry function's)
-FORGET = 64  # fresh dumps a value may be missing from (another function's dumps) and still be compared
 
 
 @record
 class _Fresh:
-    """A dump read fresh: its values, every name it defines, and its count among the dumps read fresh."""
+    """A dump read fresh, and every name it defines: what a change against it is worded from."""
 
     dump: Dump
-    seen: dict[str, list[Sighting]]
     names: Names
-    count: int
 
 
 def follow(
@@ -171,7 +167,7 @@ def follow(
     """Each dump as it is read, then the changes of its values against the last dump each value was
     seen in (placement computed on the mesh in force in each dump), and against the dump before: a value
     it defines with a sharding on one side only gained or lost it. A value missing from the last
-    ``FORGET`` dumps read fresh is forgotten (memory stays flat whatever the names)."""
+    64 dumps read fresh (the core's ``FORGET``) is forgotten (memory stays flat whatever the names)."""
     # (an element of an op that names its results apart is followed whatever ``keep`` says of its key,
     # and its changes kept by either name: ``--value %indices`` finds ``%values#1``)
     follower = _Follower(keep if keep is KEEP_ALL else lambda key: "#" in key or keep(key))
@@ -192,93 +188,67 @@ def _printed(c: Change) -> Change:
 
 
 class _Follower:
-    """What following one sequence of dumps remembers: the dump read fresh each value was last seen in,
-    the keys of the last ``FORGET`` dumps read fresh, and the copies (Repeats) of the dumps read fresh."""
+    """What following one sequence of dumps remembers: the core's follower (where each value was last
+    seen, in which of the last 64 dumps read fresh), the dump read fresh last, and the copies (Repeats)
+    of the dumps read fresh."""
 
     def __init__(self, keep: ValueFilter) -> None:
         self.keep = None if keep is KEEP_ALL else keep
-        self.last: dict[str, _Fresh] = {}  # by key (a value's sightings there: ``last[key].seen[key]``)
-        self.recent: deque[tuple[int, tuple[str, ...]]] = deque()  # each dump read fresh: count, keys
+        self.native = core_follower()
         self.copies: dict[int, tuple[Dump, int]] = {}  # a dump read fresh -> its latest copy, lines moved
         self.facts: DumpFacts | None = None
         self.previous: _Fresh | None = None
+        self.values = 0  # how many values the dump read fresh last shards
 
     def repeat(self, ds: Repeat) -> Iterator[Seen]:
         """The dump before again: no change, its values now sit here too."""
         assert self.previous is not None
         index = self.previous.dump.index
         self.copies[index] = (ds.dump, (self.copies[index][1] if index in self.copies else 0) + ds.delta)
-        yield Seen(ds.dump, len(self.previous.seen))
+        yield Seen(ds.dump, self.values)
 
     def fresh(self, ds: DumpSites) -> Iterator[Seen | Change]:
         """A dump read fresh, then its changes: gained and changed values in its order, then lost ones."""
         self.facts = ds.reader.facts(ds.sites, self.facts)
-        seen = ds.reader.sightings(ds.sites, self.facts)
-        previous = self.previous
-        now = _Fresh(ds.dump, seen, ds.names, previous.count + 1 if previous is not None else 0)
-        lost = self._lost(ds, seen)
+        previous, now = self.previous, _Fresh(ds.dump, ds.names)
+        same_module = previous is not None and previous.dump.module == ds.dump.module
+        n, positional, maybe, gone = ds.reader.follow(self.native, ds.sites, self.facts, ds.names, now, same_module)
+        lost = self._lost(gone, ds.names)
         # every value but the entry's arguments and results lost its sharding: the module is partitioned
-        stripped = bool(lost) and all(key.startswith(_BY_POSITION) for key in seen)
+        stripped = bool(lost) and positional
         if stripped:
             assert previous is not None
             by = responsible_pass(_latest(previous.dump, self.copies)[0], ds.dump)
-            yield Seen(ds.dump, len(seen), len(lost), by)
+            yield Seen(ds.dump, n, len(lost), by)
         else:
-            yield Seen(ds.dump, len(seen))
-        yield from self._changes(now)
+            yield Seen(ds.dump, n)
+        yield from self._changes(maybe, now)
         if previous is not None and not stripped:
             yield from self._losses(lost, ds)
-        self._forget(now)
-        self.previous = now
+        self.previous, self.values = now, n
 
-    def _changes(self, now: _Fresh) -> Iterator[Change]:
-        """The values of ``now`` that gained their sharding or changed since last seen, in its order; each
-        now last seen here."""
-        keep, last = self.keep, self.last
-        seen = now.seen if keep is None else {k: obs for k, obs in now.seen.items() if keep(k)}
-        gained = self._gained(now)
-        for key, obs in seen.items():
-            prev = last.get(key)
-            last[key] = now
-            if key in gained:
+    def _changes(self, maybe: list[Maybe], now: _Fresh) -> Iterator[Change]:
+        """The values of ``now`` that gained their sharding or changed since last seen, in its order (the
+        core left out those read as they were, and new ones the dump before did not define)."""
+        keep, p = self.keep, self.previous
+        for ask, key, obs, held in maybe:
+            if keep is not None and not keep(key):
+                continue
+            if (held is None and not ask) or (ask and p is not None and same_value(p.names, now.names, key)):
                 yield self._gain(key, obs, now.dump)
-            elif prev is not None:
-                held = prev.seen[key]
-                if len(held) == 1 and len(obs) == 1 and held[0][0] is obs[0][0]:
-                    continue  # (most values: read as they were, one sharding each)
-                change = self._changed(key, prev, obs, now)
+            elif held is not None:
+                _, before, fresh = held
+                change = self._changed(key, (fresh, before), (now, obs))
                 if change is not None:
                     yield change
 
-    def _forget(self, now: _Fresh) -> None:
-        """Remember which values ``now`` holds, and forget those last seen ``FORGET`` dumps ago. (Only its
-        keys are kept here: a dump none of whose values was last seen in it is let go.)"""
-        recent, last = self.recent, self.last
-        recent.append((now.count, tuple(now.seen)))
-        while recent[0][0] <= now.count - FORGET:
-            count, keys = recent.popleft()
-            for key in [k for k in keys if (f := last.get(k)) is not None and f.count == count]:
-                del last[key]
-
-    def _lost(self, ds: DumpSites, seen: dict[str, list[Sighting]]) -> list[tuple[str, list[Sighting]]]:
+    def _lost(self, gone: list[tuple[bool, SeenAt]], names: Names) -> list[tuple[str, list[Sighting]]]:
         """The values sharded in the dump before, not here, that both dumps define alike."""
-        p = self.previous
-        if p is None:
-            return []
-        keep = self.keep
-        gone = [k for k in p.seen if k not in seen and (keep is None or keep(k))]
-        gone = defined_alike(ds.names, p.names, gone)
-        return [(key, p.seen[key]) for key in gone]
-
-    def _gained(self, now: _Fresh) -> set[str]:
-        """The values sharded in ``now``, not in the dump before, that both dumps hold: defined alike, or
-        a result of the same module (results go by position)."""
-        p = self.previous
-        if p is None:
-            return set()
-        new = list(now.seen.keys() - p.seen.keys())
-        results = set(filter(_RESULT, new)) if p.dump.module == now.dump.module else set()
-        return results | set(defined_alike(p.names, now.names, new))  # (a result is never defined alike)
+        p, keep = self.previous, self.keep
+        return [
+            (key, held) for ask, (key, held, _) in gone
+            if (keep is None or keep(key)) and (not ask or (p is not None and same_value(names, p.names, key)))
+        ]
 
     def _gain(self, key: str, obs: list[Sighting], dump: Dump) -> Change:
         assert self.previous is not None
@@ -293,16 +263,18 @@ class _Follower:
             after=after,
         )
 
-    def _changed(self, key: str, prev: _Fresh, obs: list[Sighting], now: _Fresh) -> Change | None:
-        """How a value differs from where it was last seen (``prev``), if at all; nothing is built for a
-        value read as it was."""
-        held = prev.seen[key]
+    def _changed(
+        self, key: str, was: tuple[_Fresh, list[Sighting]], now: tuple[_Fresh, list[Sighting]]
+    ) -> Change | None:
+        """How a value differs from where it was last seen (``was``: that dump and its sightings there), if
+        at all; nothing is built for a value read as it was."""
+        (before, held), (after, obs) = was, now
         a, b = counterparts(held, obs)
-        if a[0] is b[0] or a[0] == b[0] or _renamed(key, (prev.names, held), (now.names, obs)):
+        if a[0] is b[0] or a[0] == b[0] or _renamed(key, (before.names, held), (after.names, obs)):
             return None  # read as it was (nothing can differ), or a pass gave its name to another value
-        latest = _latest(prev.dump, self.copies)
-        cited = observation(key, a, prev.dump, latest)
-        return classify(cited, observation(key, b, now.dump), responsible_pass(latest[0], now.dump))
+        latest = _latest(before.dump, self.copies)
+        cited = observation(key, a, before.dump, latest)
+        return classify(cited, observation(key, b, after.dump), responsible_pass(latest[0], after.dump))
 
     def _losses(self, lost: list[tuple[str, list[Sighting]]], ds: DumpSites) -> Iterator[Change]:
         assert self.previous is not None

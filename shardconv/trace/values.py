@@ -21,7 +21,7 @@ from shardconv.scan.sites import Shape, SiteKind, ValueSite
 from shardconv.scan.values import ParsedValue, parse_value
 
 if TYPE_CHECKING:
-    from shardconv._native import Scan
+    from shardconv._native import Follower, Names, Scan, Step
     from shardconv.trace.dumps import Dump
 
 
@@ -136,15 +136,22 @@ class SiteReader:
         self._parts: dict[tuple[int, bool], Reading | Parts] = {}  # by read, and whether its key is ``result``
         self._readings: list[Reading | None] = []  # by read: what it says of its one tensor, once read
         self._parts_facts: DumpFacts | None = None
+        self._declared: dict[tuple[int, ...], Declared] = {}  # by the values of a dump's fact sites
 
     def line(self, i: int) -> int:
         """The line site ``i`` sits on."""
         return self.table.col["line"][i] + self.lines
 
     def facts(self, sites: range, inherited: DumpFacts | None) -> DumpFacts:
-        """The meshes and device count of the dump made of ``sites`` (see ``dump_facts``)."""
+        """The meshes and device count of the dump made of ``sites`` (see ``dump_facts``); what its mesh
+        and ``num_partitions`` sites declare is read once per distinct set of them."""
         found = self._fact_sites[bisect_left(self._fact_sites, sites.start):bisect_left(self._fact_sites, sites.stop)]
-        return dump_facts([site_at(self.scan, i, self.path) for i in found], inherited, lambda: self._tiled(sites))
+        value = self.table.col["value"]
+        key = tuple(value[i] for i in found)
+        said = self._declared.get(key)
+        if said is None:
+            said = self._declared[key] = declared([site_at(self.scan, i, self.path) for i in found])
+        return dump_facts(said, inherited, lambda: self._tiled(sites))
 
     def _tiled(self, sites: range) -> int | None:
         """Devices of the widest tiled HLO sharding among ``sites``, each distinct value parsed once."""
@@ -156,15 +163,18 @@ class SiteReader:
                 widest = max(widest or 0, parsed.tile.num_devices)
         return widest
 
-    def sightings(self, sites: range, facts: DumpFacts) -> dict[str, list[Sighting]]:
-        """Every sharded value of one dump by key (the scan's, see ``Scan.keys``), in order of first
-        sighting (a value carrying an HLO and an sdy sharding has both). Each read (distinct value,
-        tensor type and op) is read once while the meshes stay the same; the sites, natively."""
-        if facts != self._parts_facts:
+    def follow(
+        self, follower: Follower, sites: range, facts: DumpFacts, names: Names, tag: object, same_module: bool
+    ) -> Step:
+        """``follower``'s step over the dump made of ``sites`` (see ``Follower.step``): its sites read
+        natively, each read (distinct value, tensor type and op) read here once while the meshes stay the
+        same."""
+        if facts is not self._parts_facts and facts != self._parts_facts:
             self._parts, self._parts_facts = {}, facts
             self._readings = [None] * len(self.scan.reads)
-        return self.scan.sightings(
-            (sites.start, sites.stop), self._readings, self.lines, lambda i: self._said_by(i, facts)
+        return follower.step(
+            self.scan, (sites.start, sites.stop), self._readings, self.lines, lambda i: self._said_by(i, facts),
+            names, tag, same_module,
         )
 
     def _said_by(self, i: int, facts: DumpFacts) -> Parts:
@@ -208,30 +218,42 @@ def _interned(r: Reading) -> Reading:
     return r
 
 
-def dump_facts(
-    sites: Sequence[ValueSite], inherited: DumpFacts | None, tiled: Callable[[], int | None]
-) -> DumpFacts:
-    """Meshes and device count of a dump (its mesh and ``num_partitions`` sites given), as ``check``
-    reads them; a dump declaring none (an MLIR pass log printed without module scope) keeps those of the
-    dump before it. ``tiled``: the widest tiled HLO sharding's devices, asked only when nothing says."""
+Declared = tuple[Mapping[str, Mesh], int | None]  # what a dump's own sites say: its meshes, its num_partitions
+
+
+def declared(sites: Sequence[ValueSite]) -> Declared:
+    """The meshes and ``num_partitions`` a dump's mesh and ``num_partitions`` sites declare, as ``check``
+    reads them (the first of each name or count wins)."""
     meshes: dict[str, Mesh] = {}
     n: int | None = None
     for s in sites:
         if s.kind is SiteKind.SDY_MESH and s.mesh_name is not None:
-            declared = named_mesh(s, parse_value(s.kind, s.text, s.data)[0])
-            if declared is not None:
-                meshes.setdefault(s.mesh_name, declared)
+            mesh = named_mesh(s, parse_value(s.kind, s.text, s.data)[0])
+            if mesh is not None:
+                meshes.setdefault(s.mesh_name, mesh)
         elif s.kind is SiteKind.NUM_PARTITIONS and n is None:
             v, _ = parse_value(s.kind, s.text, s.data)
             n = v if isinstance(v, int) else None
+    return meshes, n
+
+
+def dump_facts(said: Declared, inherited: DumpFacts | None, tiled: Callable[[], int | None]) -> DumpFacts:
+    """Meshes and device count of a dump, given what its sites declare; a dump declaring no mesh (an
+    MLIR pass log printed without module scope) keeps those of the dump before it. The device count:
+    ``num_partitions``, else the widest mesh, else ``tiled`` (the widest tiled HLO sharding's devices,
+    asked only when nothing says), else the dump before's. Facts equal to ``inherited`` are it."""
+    meshes, n = said
     if not meshes and inherited is not None:
-        meshes = dict(inherited.meshes)
+        meshes = inherited.meshes
     if n is None and meshes:
         n = max(m.num_devices for m in meshes.values())
     if n is None:
         n = tiled()
     if n is None and inherited is not None:
         n = inherited.num_devices
+    same_meshes = inherited is not None and (meshes is inherited.meshes or meshes == inherited.meshes)
+    if inherited is not None and same_meshes and n == inherited.num_devices:
+        return inherited
     return DumpFacts(meshes, n)
 
 
@@ -315,6 +337,6 @@ def place_of(v: HloSharding | TensorSharding, mesh: Mesh | None, devices: int | 
 
 
 __all__ = [
-    "DumpFacts", "Observation", "Placed", "Reading", "Sighting", "SiteReader", "dump_facts", "observation",
+    "DumpFacts", "Observation", "Placed", "Reading", "Sighting", "SiteReader", "declared", "dump_facts", "observation",
     "place_of",
 ]

@@ -1,11 +1,12 @@
 """``names=True``: each site's key (what trace follows a sharded value by) and read (its distinct value,
 tensor type and op), as the reference rules give them from the site's own columns, on every real dump
-and on soups of fragments; and ``Scan.sightings``, trace's loop over a dump's sites, against that loop
-written plainly."""
+and on soups of fragments; and the core's ``Follower.step``, trace's loop over a dump's sites, against
+that loop written plainly."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import given, settings
@@ -16,6 +17,9 @@ from shardconv.scan import native
 from shardconv.scan.columns import NONE, kind_of, site_column
 from shardconv.scan.sites import SiteKind
 from support.reference_scan.keys import Scope, value_key
+
+if TYPE_CHECKING:
+    from shardconv._native import Names
 
 SHARDING = {SiteKind.HLO, SiteKind.SDY_SHARDING, SiteKind.SDY_SHARDING_BARE, SiteKind.SDY_PER_VALUE,
             SiteKind.SDY_PER_VALUE_LIST}
@@ -66,7 +70,11 @@ def test_a_scan_without_names_has_no_keys() -> None:
     scan = native.scan_bytes((DUMPS[0]).read_bytes())
     assert "key" not in scan.columns and scan.keys == [] and scan.reads == []
     with pytest.raises(ValueError, match="without names"):
-        scan.sightings((0, 1), [], 0, lambda i: ())
+        native.core_follower().step(scan, (0, 1), [], 0, lambda i: (), _names(scan), None, True)
+
+
+def _names(scan: native.Scan) -> Names:
+    return scan.defined_in(list(range(len(scan.defined))))
 
 
 def _plainly(scan: native.Scan, readings: list[object], lines: int, parts) -> dict[str, list[object]]:  # type: ignore[no-untyped-def]
@@ -84,18 +92,33 @@ def _plainly(scan: native.Scan, readings: list[object], lines: int, parts) -> di
 
 
 @pytest.mark.parametrize("path", DUMPS, ids=lambda p: p.name)
-def test_sightings_are_the_plain_loop(path: Path) -> None:
+def test_a_step_reads_the_sightings_of_the_plain_loop(path: Path) -> None:
     """Half the reads say one thing (in ``readings``), the other half are asked of ``parts`` site by
-    site (as a tuple or a per-value sharding's elements are): the same dict, in the same order."""
+    site (as a tuple or a per-value sharding's elements are). The dump followed twice, with readings
+    equal in all but identity the second time: every value is reported changed, in the plain loop's
+    order, with its sightings on each side."""
     scan = native.scan_bytes(path.read_bytes(), names=True)
+    key, names = site_column(scan, "key"), _names(scan)
 
     def parts(i: int) -> list[tuple[str, object]]:
-        return [(f"{scan.keys[site_column(scan, 'key')[i]]}#{j}", ("part", i, j)) for j in range(i % 3)]
+        return [(f"{scan.keys[key[i]]}#{j}", ("part", i, j)) for j in range(i % 3)]
 
-    for readings in ([("read", r) if r % 2 else None for r in range(len(scan.reads))],
-                     [("read", r) for r in range(len(scan.reads))]):  # (``result`` asks ``parts`` even so)
-        got = scan.sightings((0, len(site_column(scan, "key"))), readings, 7, parts)
-        want = _plainly(scan, readings, 7, parts)
-        assert got == want and list(got) == list(want)
+    for half in (True, False):  # (``result`` asks ``parts`` even so)
+        def readings() -> list[object]:
+            return [("read", r) if r % 2 or not half else None for r in range(len(scan.reads))]  # noqa: B023
+
+        follower = native.core_follower()
+        first, again = readings(), readings()
+        n, _, maybe, gone = follower.step(scan, (0, len(key)), first, 7, parts, names, "first", True)
+        want = _plainly(scan, first, 7, parts)
+        assert (n, maybe, gone) == (len(want), [], [])
+        n, _, maybe, gone = follower.step(scan, (0, len(key)), again, 0, parts, names, "again", True)
+        assert [(ask, k, obs) for ask, k, obs, _ in maybe] == [
+            (False, k, [(r, line - 7, col) for r, line, col in obs]) for k, obs in want.items()
+        ]
+        assert [held for *_, held in maybe] == [(k, obs, "first") for k, obs in want.items()]
+        assert gone == []
         if want:
-            assert scan.sightings((1, 1), readings, 0, parts) == {}
+            n, positional, maybe, gone = follower.step(scan, (1, 1), again, 0, parts, names, "empty", True)
+            assert (n, positional, maybe) == (0, True, [])
+            assert {k for _, (k, _, _) in gone} <= set(want)

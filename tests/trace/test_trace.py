@@ -13,7 +13,7 @@ from support.trace_util import SEED_LOG, changes, run, run_json
 
 from shardconv.trace import report
 from shardconv.trace import run as run_module
-from shardconv.trace.run import FORGET
+from shardconv._native import FORGET
 from shardconv.trace import values as values_module
 
 OLD_HEADER = "// -----// IR Dump {when} {name}{failed} ({arg}) ('builtin.module' operation: @jit__lambda) //----- //\n"
@@ -263,7 +263,7 @@ def test_a_log_s_dumps_start_at_every_split_line_whatever_the_chunk(chunk: int) 
     data = SEED_LOG.read_bytes() * 3
     scan = scan_bytes(data, chunk=chunk, max_line=4 * chunk, overlap=chunk, names=True)
     line_of = lambda i: site_at(scan, i, "log").line  # noqa: E731
-    dumps = list(split_dumps(module_headers(scan, "log"), site_count(scan), line_of, "log", 0))
+    dumps = list(split_dumps(module_headers(scan), site_count(scan), line_of, "log", 0))
     splits = [n for n, line in enumerate(data.splitlines(), start=1) if line.startswith(b"// -----//")]
     assert splits[0] == 1 and [d.dump.line for d in dumps] == splits
 

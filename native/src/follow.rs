@@ -1,0 +1,369 @@
+//! Following one sequence of dumps (trace): each dump's sharded values by key, and against the dumps
+//! before, which of them may have gained, changed or lost their sharding. Most values of a dump read as
+//! they did where they were last seen, or are new names no dump before defined: those are settled here,
+//! and only the others go back to Python, which words the changes.
+
+use crate::names::Defined;
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// A value's key (`arg[0]`, `result[1]`, `%3`, `@f:%0#1`), shared by every dump that holds it.
+pub type Key = Arc<str>;
+
+/// Fresh dumps a value may be missing from (another function's dumps) and still be compared.
+pub const FORGET: u64 = 64;
+
+/// What a value's sighting says, as far as following needs: whether two say the same (one reading).
+pub trait Same {
+    fn same(&self, other: &Self) -> bool;
+}
+
+/// One dump's sharded values by key, in order of first sighting, with the sightings of each, and the
+/// caller's `tag` for the dump (what it needs to word a change against it). Sightings are added in
+/// site order, then grouped by key once (`seal`): one vector for all, not one per value.
+pub struct DumpValues<S, T> {
+    keys: Vec<Key>,
+    at: HashMap<Key, usize>,
+    added: Vec<(u32, S)>, // (key index, sighting) as added
+    sightings: Vec<S>,    // grouped by key, once sealed
+    ends: Vec<u32>,       // where each key's sightings end in `sightings`
+    pub tag: T,
+}
+
+impl<S, T> DumpValues<S, T> {
+    pub fn new(tag: T) -> Self {
+        let (keys, at, added, sightings, ends) = Default::default();
+        DumpValues { keys, at, added, sightings, ends, tag }
+    }
+
+    /// `s` added to the sightings of `key` (its first makes the key); returns the key's index.
+    pub fn add(&mut self, key: &str, s: S) -> usize {
+        let i = match self.at.get(key) {
+            Some(&i) => i,
+            None => {
+                let k: Key = Arc::from(key);
+                self.at.insert(k.clone(), self.keys.len());
+                self.keys.push(k);
+                self.keys.len() - 1
+            }
+        };
+        self.push(i, s);
+        i
+    }
+
+    /// `s` added to the sightings of the `i`th key.
+    pub fn push(&mut self, i: usize, s: S) {
+        self.added.push((i as u32, s));
+    }
+
+    /// The sightings grouped by key, each key's in the order added.
+    fn seal(&mut self) {
+        let mut added = std::mem::take(&mut self.added);
+        added.sort_by_key(|&(k, _)| k); // (stable: each key's sightings keep their order)
+        self.ends = vec![0; self.keys.len()];
+        self.sightings.reserve(added.len());
+        for (k, s) in added {
+            self.sightings.push(s);
+            self.ends[k as usize] = self.sightings.len() as u32;
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The `i`th key and its sightings (once sealed).
+    pub fn get(&self, i: usize) -> (&Key, &[S]) {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        (&self.keys[i], &self.sightings[start..self.ends[i] as usize])
+    }
+
+    /// Whether every value is an argument or a result (what is left after SPMD partitioning).
+    pub fn positional(&self) -> bool {
+        self.keys.iter().all(|k| k.starts_with("arg[") || k.starts_with("result["))
+    }
+}
+
+/// A value of a dump, where its sightings are: the dump's values and its index there.
+pub struct At<S, T> {
+    pub values: Arc<DumpValues<S, T>>,
+    pub index: usize,
+    /// The count (among the dumps read fresh) of that dump.
+    pub count: u64,
+}
+
+impl<S, T> At<S, T> {
+    pub fn sightings(&self) -> &[S] {
+        self.values.get(self.index).1
+    }
+}
+
+/// What a value of the dump read now may be, against the dump before and where it was last seen.
+pub enum Now<S, T> {
+    /// Sharded here, not in the dump before, which defined it alike (or a result of the same module).
+    Gained,
+    /// Sharded where it was last seen (`At`), and not read as it was there.
+    Changed(At<S, T>),
+    /// Not in the dump before, and not a plain `%name` the scan's names can tell: the caller asks
+    /// whether both dumps define it alike (a gain), and else compares it with where it was last seen.
+    Ask(Option<At<S, T>>),
+}
+
+/// What a value of the dump before, missing from the dump read now, may be.
+pub enum Gone {
+    /// Both dumps define it alike: it lost its sharding.
+    Lost,
+    /// Not a plain `%name`: the caller asks whether both dumps define it alike.
+    Ask,
+}
+
+/// One fresh dump followed: its values in order with what each may be (values read as they were, and
+/// values new to this dump that are not gains, are left out), and the values of the dump before it has
+/// not (in that dump's order).
+pub struct Step<S, T> {
+    pub values: Arc<DumpValues<S, T>>,
+    pub now: Vec<(usize, Now<S, T>)>,
+    pub gone: Vec<(At<S, T>, Gone)>,
+}
+
+/// What following one sequence of dumps remembers: where each value was last seen (forgotten when
+/// missing from the last `FORGET` dumps read fresh, so memory stays flat whatever the names), and the
+/// values of those dumps.
+pub struct Follower<S, T> {
+    last: HashMap<Key, At<S, T>>,
+    recent: VecDeque<(u64, Arc<DumpValues<S, T>>)>, // each dump read fresh: its count, its values
+    count: Option<u64>,
+}
+
+impl<S, T> Default for Follower<S, T> {
+    fn default() -> Self {
+        Follower { last: HashMap::default(), recent: VecDeque::new(), count: None }
+    }
+}
+
+/// Whether `key` is a function result of the entry: followed by position, gained with its module.
+fn entry_result(key: &str) -> bool {
+    key.starts_with("result[")
+}
+
+impl<S: Same, T> Follower<S, T> {
+    /// Follows the dump read fresh with values `values` and names `names` (`before`: the names of the
+    /// dump before, `same_module`: whether it is of the same module).
+    pub fn step(
+        &mut self,
+        mut values: DumpValues<S, T>,
+        names: &Defined,
+        before: Option<&Defined>,
+        same_module: bool,
+    ) -> Step<S, T> {
+        values.seal();
+        let values = Arc::new(values);
+        let count = self.count.map_or(0, |c| c + 1);
+        let fate = match before {
+            Some(before) if self.count.is_some() => self.fates(&values, before, names, same_module),
+            _ => vec![Fate::Old; values.len()],
+        };
+        let gone = match (before, self.recent.back()) {
+            (Some(before), Some((at, previous))) => gone(previous, &values, names, before, *at),
+            _ => Vec::new(),
+        };
+        let mut now = Vec::new();
+        for (i, key) in values.keys.iter().enumerate() {
+            let held = self.last.insert(key.clone(), At { values: values.clone(), index: i, count });
+            let what = match (fate[i], held) {
+                (Fate::Gained, _) => Now::Gained,
+                (Fate::Ask, held) => Now::Ask(held),
+                (Fate::Old, Some(held)) if !read_alike(held.sightings(), values.get(i).1) => Now::Changed(held),
+                _ => continue,
+            };
+            now.push((i, what));
+        }
+        self.recent.push_back((count, values.clone()));
+        self.forget(count);
+        self.count = Some(count);
+        Step { values, now, gone }
+    }
+
+    /// Per value of `values`: gained since the dump before, to ask about, or neither.
+    fn fates(&self, values: &DumpValues<S, T>, before: &Defined, names: &Defined, same_module: bool) -> Vec<Fate> {
+        let mut fate = vec![Fate::Old; values.len()];
+        let new: Vec<usize> = (0..values.len())
+            .filter(|&i| self.last.get(&values.keys[i]).is_none_or(|a| Some(a.count) != self.count))
+            .collect();
+        let keys: Vec<&str> = new.iter().map(|&i| &*values.keys[i]).collect();
+        let (alike, others) = before.alike(names, &keys);
+        for j in alike {
+            fate[new[j]] = Fate::Gained;
+        }
+        for j in others {
+            fate[new[j]] = match (entry_result(keys[j]), same_module) {
+                (true, true) => Fate::Gained,
+                (true, false) => Fate::Old,
+                _ => Fate::Ask,
+            };
+        }
+        fate
+    }
+
+    /// Forgets the values last seen `FORGET` fresh dumps before dump `count` (or longer ago).
+    fn forget(&mut self, count: u64) {
+        while let Some((at, old)) = self.recent.front().filter(|(at, _)| at + FORGET <= count) {
+            let (at, old) = (*at, old.clone());
+            for key in &old.keys {
+                if self.last.get(key).is_some_and(|a| a.count == at) {
+                    self.last.remove(key);
+                }
+            }
+            self.recent.pop_front();
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Fate {
+    Old,
+    Gained,
+    Ask,
+}
+
+/// Whether a value reads as it did: one sighting on each side, saying the same.
+fn read_alike<S: Same>(held: &[S], now: &[S]) -> bool {
+    matches!((held, now), ([a], [b]) if a.same(b))
+}
+
+/// The values of `previous` (dump `count`) missing from `values` that may have lost their sharding:
+/// both dumps define them alike, or (not plain) the caller is to ask.
+fn gone<S, T>(
+    previous: &Arc<DumpValues<S, T>>,
+    values: &DumpValues<S, T>,
+    names: &Defined,
+    before: &Defined,
+    count: u64,
+) -> Vec<(At<S, T>, Gone)> {
+    let missing: Vec<usize> = (0..previous.len()).filter(|&i| !values.at.contains_key(&previous.keys[i])).collect();
+    let keys: Vec<&str> = missing.iter().map(|&i| &*previous.keys[i]).collect();
+    let (alike, others) = names.alike(before, &keys);
+    let mut out: Vec<(usize, Gone)> = alike.into_iter().map(|j| (j, Gone::Lost)).collect();
+    out.extend(others.into_iter().filter(|&j| !entry_result(keys[j])).map(|j| (j, Gone::Ask)));
+    out.sort_by_key(|&(j, _)| j);
+    out.into_iter().map(|(j, g)| (At { values: previous.clone(), index: missing[j], count }, g)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    impl Same for u32 {
+        fn same(&self, other: &Self) -> bool {
+            self == other
+        }
+    }
+
+    fn names(text: &str) -> Defined {
+        let mut d = Defined::default();
+        d.scan(text.as_bytes());
+        d
+    }
+
+    /// A dump tagged `tag` holding `(key, reading)` sightings in order.
+    fn dump(tag: u32, sightings: &[(&str, u32)]) -> DumpValues<u32, u32> {
+        let mut v = DumpValues::new(tag);
+        for &(key, reading) in sightings {
+            v.add(key, reading);
+        }
+        v
+    }
+
+    /// `(key, what, tag of where last seen)` per value reported now.
+    fn now(step: &Step<u32, u32>) -> Vec<(String, &'static str, Option<u32>)> {
+        let tag = |at: &Option<&At<u32, u32>>| at.map(|a| a.values.tag);
+        step.now
+            .iter()
+            .map(|(i, what)| {
+                let (key, what, at) = match what {
+                    Now::Gained => (step.values.get(*i).0, "gained", None),
+                    Now::Changed(at) => (step.values.get(*i).0, "changed", Some(at)),
+                    Now::Ask(at) => (step.values.get(*i).0, "ask", at.as_ref()),
+                };
+                (key.to_string(), what, tag(&at))
+            })
+            .collect()
+    }
+
+    fn gone(step: &Step<u32, u32>) -> Vec<(String, bool)> {
+        step.gone.iter().map(|(at, g)| (at.values.get(at.index).0.to_string(), matches!(g, Gone::Lost))).collect()
+    }
+
+    const A: &str = "%a = stablehlo.add %x\n%b = stablehlo.mul %x\n";
+
+    #[test]
+    fn sightings_are_grouped_by_key_in_order_of_first_sighting() {
+        let mut v = dump(0, &[("%b", 1), ("%a", 2), ("%b", 3)]);
+        v.seal();
+        assert_eq!((&**v.get(0).0, v.get(0).1), ("%b", &[1, 3][..]));
+        assert_eq!((&**v.get(1).0, v.get(1).1), ("%a", &[2][..]));
+        assert!(!v.positional());
+        assert!(dump(0, &[("arg[0]", 1), ("result[0]", 2)]).positional());
+    }
+
+    #[test]
+    fn only_values_not_read_as_they_were_are_reported() {
+        let mut f = Follower::default();
+        let first = f.step(dump(0, &[("%a", 1), ("%b", 2)]), &names(A), None, true);
+        assert!(first.now.is_empty() && first.gone.is_empty());
+        let second = f.step(dump(1, &[("%a", 1), ("%b", 5)]), &names(A), Some(&names(A)), true);
+        assert_eq!(now(&second), [("%b".into(), "changed", Some(0))]);
+        // two sightings on either side are compared by the caller, whatever they say
+        let third = f.step(dump(2, &[("%a", 1), ("%a", 1), ("%b", 5)]), &names(A), Some(&names(A)), true);
+        assert_eq!(now(&third), [("%a".into(), "changed", Some(1))]);
+    }
+
+    #[test]
+    fn a_value_new_to_a_dump_is_gained_when_both_define_it_alike() {
+        let mut f = Follower::default();
+        f.step(dump(0, &[("%a", 1), ("result[0]", 1)]), &names(A), None, true);
+        let defined = names(A);
+        let renamed = names("%b = stablehlo.sub %x\n");
+        let step = f.step(
+            dump(1, &[("%a", 1), ("%b", 2), ("result[0]", 1), ("result[1]", 3), ("%c#1", 4)]),
+            &renamed,
+            Some(&defined),
+            true,
+        );
+        // %b is another op than in the dump before; a result of the same module is gained by position
+        assert_eq!(now(&step), [("result[1]".into(), "gained", None), ("%c#1".into(), "ask", None)]);
+        let other_module = f.step(dump(2, &[("%a", 1), ("result[2]", 3)]), &renamed, Some(&renamed), false);
+        assert!(now(&other_module).is_empty());
+        let alike = f.step(dump(3, &[("%a", 1), ("%b", 2)]), &defined, Some(&defined), true);
+        assert_eq!(now(&alike), [("%b".into(), "gained", None)]);
+    }
+
+    #[test]
+    fn values_of_the_dump_before_missing_now_are_lost_when_both_define_them_alike() {
+        let mut f = Follower::default();
+        f.step(dump(0, &[("%b", 2), ("@f:%0", 1), ("%a", 1), ("result[0]", 1)]), &names(A), None, true);
+        let step = f.step(dump(1, &[]), &names(A), Some(&names(A)), true);
+        // (in the dump before's order; a result is followed by position, never lost by name)
+        assert_eq!(gone(&step), [("%b".into(), true), ("@f:%0".into(), false), ("%a".into(), true)]);
+        assert!(f.step(dump(2, &[]), &names(""), Some(&names(A)), true).gone.is_empty());
+    }
+
+    #[test]
+    fn a_value_missing_from_forget_dumps_is_forgotten() {
+        for (between, compared) in [(FORGET - 1, true), (FORGET, false)] {
+            let mut f = Follower::default();
+            f.step(dump(0, &[("%a", 1)]), &names(A), None, true);
+            for i in 0..between {
+                f.step(dump(1 + i as u32, &[("%z", 1)]), &names(""), Some(&names("")), true);
+            }
+            let back = f.step(dump(99, &[("%a", 2)]), &names(A), Some(&names("")), true);
+            let expected: Vec<_> = if compared { vec![("%a".to_string(), "changed", Some(0))] } else { vec![] };
+            assert_eq!(now(&back), expected, "after {between} dumps without it");
+        }
+    }
+}

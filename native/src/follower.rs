@@ -1,0 +1,142 @@
+//! `Follower`, trace's following of one sequence of dumps (`follow.rs`) as Python sees it: each fresh
+//! dump's sites read into its values natively, and only the values that may have changed handed back.
+
+use crate::follow::{self, At, DumpValues, Gone, Now, Same};
+use crate::{guarded, u32_at, Names, Scan, NONE};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString};
+use rustc_hash::FxHashMap;
+
+/// A value's sighting: its reading (a Python object: equal readings are one object) and where it sits.
+pub struct Sighting(Py<PyAny>, u64, u32);
+
+impl Same for Sighting {
+    fn same(&self, other: &Self) -> bool {
+        self.0.is(&other.0)
+    }
+}
+
+/// The caller's object for a dump read fresh, handed back with the values last seen there.
+type Tag = Py<PyAny>;
+
+/// What following one sequence of dumps remembers (see `follow::Follower`), and the names of the dump
+/// read last.
+#[pyclass(module = "shardconv._native")]
+pub struct Follower {
+    inner: follow::Follower<Sighting, Tag>,
+    names: Option<Py<Names>>,
+}
+
+/// A Python list of `(reading, line, col)` tuples.
+fn listed<'py>(py: Python<'py>, sightings: &[Sighting]) -> PyResult<Bound<'py, PyList>> {
+    PyList::new(py, sightings.iter().map(|s| (s.0.bind(py), s.1, s.2)))
+}
+
+/// `(key, sightings there, that dump's tag)` of a value where it was seen.
+fn seen_at<'py>(py: Python<'py>, at: &At<Sighting, Tag>) -> PyResult<Bound<'py, PyAny>> {
+    let (key, sightings) = at.values.get(at.index);
+    Ok((PyString::new(py, key), listed(py, sightings)?, at.values.tag.bind(py)).into_pyobject(py)?.into_any())
+}
+
+#[pymethods]
+impl Follower {
+    #[new]
+    fn new() -> Self {
+        Follower { inner: follow::Follower::default(), names: None }
+    }
+
+    /// Follows the dump read fresh of sites `a..b` of `scan` (`readings`, `lines` and `parts` as the
+    /// sites are read: see `read_values`), which defines `names`, known to the caller as `tag`;
+    /// `same_module`: whether the dump before is of its module. Returns (its number of values, whether
+    /// all are arguments or results, [(ask, key, sightings, where last seen or None)] per value that
+    /// may have changed, in its order (neither asked nor seen before: gained), [(ask, where seen)] per
+    /// value of the dump before it has not (not asked: lost)).
+    #[allow(clippy::too_many_arguments)]
+    fn step<'py>(
+        &mut self,
+        py: Python<'py>,
+        scan: &Scan,
+        sites: (usize, usize),
+        readings: &Bound<'py, PyList>,
+        lines: u64,
+        parts: &Bound<'py, PyAny>,
+        names: Bound<'py, Names>,
+        tag: Tag,
+        same_module: bool,
+    ) -> PyResult<(usize, bool, Bound<'py, PyList>, Bound<'py, PyList>)> {
+        guarded(|| {
+            let values = read_values(py, scan, sites, readings, lines, parts, tag)?;
+            let (n, positional) = (values.len(), values.positional());
+            let before = self.names.as_ref().map(|b| b.bind(py).get());
+            let step = self.inner.step(values, &names.get().0, before.map(|b| &b.0), same_module);
+            self.names = Some(names.unbind());
+            let now = PyList::empty(py);
+            for (i, what) in &step.now {
+                let (key, sightings) = step.values.get(*i);
+                let (ask, held) = match what {
+                    Now::Gained => (false, None),
+                    Now::Changed(at) => (false, Some(at)),
+                    Now::Ask(at) => (true, at.as_ref()),
+                };
+                let held = held.map(|at| seen_at(py, at)).transpose()?;
+                now.append((ask, PyString::new(py, key), listed(py, sightings)?, held))?;
+            }
+            let gone = PyList::empty(py);
+            for (at, what) in &step.gone {
+                gone.append((matches!(what, Gone::Ask), seen_at(py, at)?))?;
+            }
+            Ok((n, positional, now, gone))
+        })
+    }
+}
+
+/// Every sharded value of sites `a..b` of `scan`, by key, in order of first sighting: per site, its
+/// reading is `readings[r]` (`r`, its read); where that is None, and for the key `result`, `parts(site)`
+/// gives the site's (key, reading) pairs. `tag`: the caller's for the dump.
+fn read_values<'py>(
+    py: Python<'py>,
+    scan: &Scan,
+    (a, b): (usize, usize),
+    readings: &Bound<'py, PyList>,
+    lines: u64,
+    parts: &Bound<'py, PyAny>,
+    tag: Tag,
+) -> PyResult<DumpValues<Sighting, Tag>> {
+    let columns = scan.columns.bind(py);
+    let column = |name: &str| -> PyResult<Bound<'py, PyBytes>> {
+        Ok(columns.get_item(name)?.ok_or_else(|| PyValueError::new_err("a scan made without names"))?.cast_into()?)
+    };
+    let (key, read, line, col) = (column("key")?, column("read")?, column("line")?, column("col")?);
+    let (key, read, line, col) = (key.as_bytes(), read.as_bytes(), line.as_bytes(), col.as_bytes());
+    let keys = scan.keys.bind(py);
+    let mut values = DumpValues::new(tag);
+    let mut by_key: FxHashMap<u32, usize> = FxHashMap::default(); // a scan key's index in `values`
+    for i in a..b.min(key.len() / 4) {
+        let k = u32_at(key, i);
+        if k == NONE {
+            continue;
+        }
+        let (at_line, at_col) = (u64::from(u32_at(line, i)) + lines, u32_at(col, i));
+        let one = if k == scan.result_key { None } else { readings.get_item(u32_at(read, i) as usize).ok() };
+        match one.filter(|r| !r.is_none()) {
+            Some(r) => {
+                let sighting = Sighting(r.unbind(), at_line, at_col);
+                match by_key.get(&k) {
+                    Some(&at) => values.push(at, sighting),
+                    None => {
+                        let name = keys.get_item(k as usize)?;
+                        by_key.insert(k, values.add(name.cast::<PyString>()?.to_str()?, sighting));
+                    }
+                }
+            }
+            None => {
+                for pair in parts.call1((i,))?.try_iter()? {
+                    let (name, r): (Bound<'py, PyString>, Bound<'py, PyAny>) = pair?.extract()?;
+                    values.add(name.to_str()?, Sighting(r.unbind(), at_line, at_col));
+                }
+            }
+        }
+    }
+    Ok(values)
+}
