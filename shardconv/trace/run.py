@@ -72,8 +72,8 @@ def read_dumps(
     it unscanned, never scanned."""
     last: _Before | None = None  # the dump before, when it was a pass's whole dump
     index = first_index
-    # one scanning thread: following the dumps in Python is the slower side, and needs a processor too
-    pieces = read_pieces(path, LogError, names=True, cuts=Cuts(repeats=True), scanned=scanned, workers=None)
+    # a scanning thread per processor: the core follows the dumps too, and scanning is the slower side
+    pieces = read_pieces(path, LogError, names=True, cuts=Cuts(repeats=True), scanned=scanned)
     for piece, lines in pieces:
         if isinstance(piece, Repeated):
             repeated = _repeat(piece, lines, last, path, index) if base is None else None
