@@ -27,7 +27,29 @@ def dumps(doc: dict[str, Any], *, lines: bool = False) -> str:
     """Pretty JSON for one document; compact single-line JSON for batch output (JSON Lines)."""
     if lines:
         return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
-    return json.dumps(doc, indent=2, ensure_ascii=False)
+    return _pretty(doc, "")
+
+
+_scalar = json.JSONEncoder(ensure_ascii=False).encode  # one value that is no list or object, as json writes it
+
+
+def _pretty(v: Any, pad: str) -> str:
+    """``json.dumps(v, indent=2, ensure_ascii=False)`` at depth ``pad``, byte for byte: its pure-Python
+    encoder (any indent takes it) spent more than the scan on a long trace's thousands of dumps; the
+    values themselves go through json's own encoder."""
+    if isinstance(v, dict):
+        if not v:
+            return "{}"
+        inner = pad + "  "
+        if not all(isinstance(k, str) for k in v):  # (keys json converts: left to it)
+            return json.dumps(v, indent=2, ensure_ascii=False).replace("\n", "\n" + pad)
+        return "{\n" + ",\n".join(f"{inner}{_scalar(k)}: {_pretty(x, inner)}" for k, x in v.items()) + f"\n{pad}}}"
+    if isinstance(v, list | tuple):
+        if not v:
+            return "[]"
+        inner = pad + "  "
+        return "[\n" + ",\n".join(inner + _pretty(x, inner) for x in v) + f"\n{pad}]"
+    return _scalar(v)
 
 
 def dumps_streamed(command: str, key: str, items: Iterable[dict[str, Any]]) -> Iterator[str]:

@@ -1,0 +1,41 @@
+"""``jsonout.dumps`` writes what ``json.dumps(doc, indent=2, ensure_ascii=False)`` writes, byte for byte,
+whatever the document holds (it indents by itself: json's pure-Python indenting encoder was the slow side
+of a long trace's output)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shardconv.ui import jsonout
+
+SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text()
+KEYS = st.text() | st.integers() | st.booleans() | st.none() | st.floats(allow_nan=False)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner) | st.dictionaries(KEYS, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=500)
+@given(st.dictionaries(st.text(), VALUES, max_size=5))
+def test_a_document_is_json_s_indented_text(doc: dict[str, Any]) -> None:
+    assert jsonout.dumps(doc) == json.dumps(doc, indent=2, ensure_ascii=False)
+
+
+def test_what_json_cannot_write_is_the_same_error() -> None:
+    for bad in ({"a": {1, 2}}, {"a": [object()]}):
+        try:
+            json.dumps(bad, indent=2)
+        except TypeError as e:
+            want = str(e)
+        try:
+            jsonout.dumps(bad)
+        except TypeError as e:
+            assert str(e) == want
+        else:
+            raise AssertionError(f"{bad} was written")
