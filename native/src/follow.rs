@@ -3,13 +3,10 @@
 //! they did where they were last seen, or are new names no dump before defined: those are settled here,
 //! and only the others go back to Python, which words the changes.
 
-use crate::names::Defined;
-use rustc_hash::FxHashMap as HashMap;
+use crate::names::{hash, Defined};
+use hashbrown::HashTable;
 use std::collections::VecDeque;
 use std::sync::Arc;
-
-/// A value's key (`arg[0]`, `result[1]`, `%3`, `@f:%0#1`), shared by every dump that holds it.
-pub type Key = Arc<str>;
 
 /// Fresh dumps a value may be missing from (another function's dumps) and still be compared.
 pub const FORGET: u64 = 64;
@@ -19,33 +16,54 @@ pub trait Same {
     fn same(&self, other: &Self) -> bool;
 }
 
-/// One dump's sharded values by key, in order of first sighting, with the sightings of each, and the
-/// caller's `tag` for the dump (what it needs to word a change against it). Sightings are added in
-/// site order, then grouped by key once (`seal`): one vector for all, not one per value.
+/// One dump's sharded values by key (`arg[0]`, `result[1]`, `%3`, `@f:%0#1`), in order of first
+/// sighting, with the sightings of each, and the caller's `tag` for the dump (what it needs to word a
+/// change against it). The keys sit end to end in one string, each with its hash, made once: a pass log
+/// whose dumps all rename their values meets a million keys. Sightings are added in site order, then
+/// grouped by key once (`seal`): one vector for all, not one per value.
 pub struct DumpValues<S, T> {
-    keys: Vec<Key>,
-    at: HashMap<Key, usize>,
-    added: Vec<(u32, S)>, // (key index, sighting) as added
-    sightings: Vec<S>,    // grouped by key, once sealed
-    ends: Vec<u32>,       // where each key's sightings end in `sightings`
+    text: String,
+    keys: Vec<(u64, u32)>, // per key: its hash, where it ends in `text`
+    at: HashTable<u32>,    // key index, by the key's hash
+    added: Vec<(u32, S)>,  // (key index, sighting) as added
+    sightings: Vec<S>,     // grouped by key, once sealed
+    ends: Vec<u32>,        // where each key's sightings end in `sightings`
     pub tag: T,
 }
 
 impl<S, T> DumpValues<S, T> {
     pub fn new(tag: T) -> Self {
-        let (keys, at, added, sightings, ends) = Default::default();
-        DumpValues { keys, at, added, sightings, ends, tag }
+        let (text, keys, at, added, sightings, ends) = Default::default();
+        DumpValues { text, keys, at, added, sightings, ends, tag }
+    }
+
+    /// The `i`th key.
+    pub fn key(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.keys[i - 1].1 as usize };
+        &self.text[start..self.keys[i].1 as usize]
+    }
+
+    fn hash_of(&self, i: usize) -> u64 {
+        self.keys[i].0
+    }
+
+    /// The index of the key `key` (of hash `h`).
+    fn find(&self, h: u64, key: &str) -> Option<usize> {
+        self.at.find(h, |&i| self.key(i as usize) == key).map(|&i| i as usize)
     }
 
     /// `s` added to the sightings of `key` (its first makes the key); returns the key's index.
     pub fn add(&mut self, key: &str, s: S) -> usize {
-        let i = match self.at.get(key) {
-            Some(&i) => i,
+        let h = hash(key.as_bytes());
+        let i = match self.find(h, key) {
+            Some(i) => i,
             None => {
-                let k: Key = Arc::from(key);
-                self.at.insert(k.clone(), self.keys.len());
-                self.keys.push(k);
-                self.keys.len() - 1
+                self.text.push_str(key);
+                self.keys.push((h, self.text.len() as u32));
+                let keys = &self.keys;
+                let i = keys.len() - 1;
+                self.at.insert_unique(h, i as u32, |&j| keys[j as usize].0);
+                i
             }
         };
         self.push(i, s);
@@ -78,14 +96,19 @@ impl<S, T> DumpValues<S, T> {
     }
 
     /// The `i`th key and its sightings (once sealed).
-    pub fn get(&self, i: usize) -> (&Key, &[S]) {
+    pub fn get(&self, i: usize) -> (&str, &[S]) {
         let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        (&self.keys[i], &self.sightings[start..self.ends[i] as usize])
+        (self.key(i), &self.sightings[start..self.ends[i] as usize])
     }
 
     /// Whether every value is an argument or a result (what is left after SPMD partitioning).
     pub fn positional(&self) -> bool {
-        self.keys.iter().all(|k| k.starts_with("arg[") || k.starts_with("result["))
+        (0..self.len()).all(|i| self.key(i).starts_with("arg[") || self.key(i).starts_with("result["))
+    }
+
+    /// Each key of `keys` (indices) with its hash.
+    fn hashed(&self, keys: &[usize]) -> Vec<(u64, &str)> {
+        keys.iter().map(|&i| (self.hash_of(i), self.key(i))).collect()
     }
 }
 
@@ -100,6 +123,14 @@ pub struct At<S, T> {
 impl<S, T> At<S, T> {
     pub fn sightings(&self) -> &[S] {
         self.values.get(self.index).1
+    }
+
+    fn key(&self) -> &str {
+        self.values.key(self.index)
+    }
+
+    fn hash(&self) -> u64 {
+        self.values.hash_of(self.index)
     }
 }
 
@@ -135,14 +166,14 @@ pub struct Step<S, T> {
 /// missing from the last `FORGET` dumps read fresh, so memory stays flat whatever the names), and the
 /// values of those dumps.
 pub struct Follower<S, T> {
-    last: HashMap<Key, At<S, T>>,
+    last: HashTable<At<S, T>>,                      // by the key's hash
     recent: VecDeque<(u64, Arc<DumpValues<S, T>>)>, // each dump read fresh: its count, its values
     count: Option<u64>,
 }
 
 impl<S, T> Default for Follower<S, T> {
     fn default() -> Self {
-        Follower { last: HashMap::default(), recent: VecDeque::new(), count: None }
+        Follower { last: HashTable::new(), recent: VecDeque::new(), count: None }
     }
 }
 
@@ -173,9 +204,9 @@ impl<S: Same, T> Follower<S, T> {
             _ => Vec::new(),
         };
         let mut now = Vec::new();
-        for (i, key) in values.keys.iter().enumerate() {
-            let held = self.last.insert(key.clone(), At { values: values.clone(), index: i, count });
-            let what = match (fate[i], held) {
+        for (i, &fate) in fate.iter().enumerate() {
+            let held = self.remember(At { values: values.clone(), index: i, count });
+            let what = match (fate, held) {
                 (Fate::Gained, _) => Now::Gained,
                 (Fate::Ask, held) => Now::Ask(held),
                 (Fate::Old, Some(held)) if !read_alike(held.sightings(), values.get(i).1) => Now::Changed(held),
@@ -189,19 +220,36 @@ impl<S: Same, T> Follower<S, T> {
         Step { values, now, gone }
     }
 
+    /// Where the value `key` (of hash `h`) was last seen.
+    fn last_seen(&self, h: u64, key: &str) -> Option<&At<S, T>> {
+        self.last.find(h, |a| a.key() == key)
+    }
+
+    /// `at` as where its value was last seen; returns where it was before.
+    fn remember(&mut self, at: At<S, T>) -> Option<At<S, T>> {
+        let (h, key) = (at.hash(), at.key());
+        match self.last.find_mut(h, |a| a.key() == key) {
+            Some(slot) => Some(std::mem::replace(slot, at)),
+            None => {
+                self.last.insert_unique(h, at, At::hash);
+                None
+            }
+        }
+    }
+
     /// Per value of `values`: gained since the dump before, to ask about, or neither.
     fn fates(&self, values: &DumpValues<S, T>, before: &Defined, names: &Defined, same_module: bool) -> Vec<Fate> {
         let mut fate = vec![Fate::Old; values.len()];
-        let new: Vec<usize> = (0..values.len())
-            .filter(|&i| self.last.get(&values.keys[i]).is_none_or(|a| Some(a.count) != self.count))
-            .collect();
-        let keys: Vec<&str> = new.iter().map(|&i| &*values.keys[i]).collect();
+        let in_before =
+            |i: usize| self.last_seen(values.hash_of(i), values.key(i)).is_some_and(|a| Some(a.count) == self.count);
+        let new: Vec<usize> = (0..values.len()).filter(|&i| !in_before(i)).collect();
+        let keys = values.hashed(&new);
         let (alike, others) = before.alike(names, &keys);
         for j in alike {
             fate[new[j]] = Fate::Gained;
         }
         for j in others {
-            fate[new[j]] = match (entry_result(keys[j]), same_module) {
+            fate[new[j]] = match (entry_result(keys[j].1), same_module) {
                 (true, true) => Fate::Gained,
                 (true, false) => Fate::Old,
                 _ => Fate::Ask,
@@ -214,9 +262,10 @@ impl<S: Same, T> Follower<S, T> {
     fn forget(&mut self, count: u64) {
         while let Some((at, old)) = self.recent.front().filter(|(at, _)| at + FORGET <= count) {
             let (at, old) = (*at, old.clone());
-            for key in &old.keys {
-                if self.last.get(key).is_some_and(|a| a.count == at) {
-                    self.last.remove(key);
+            for i in 0..old.len() {
+                let entry = self.last.find_entry(old.hash_of(i), |a| a.count == at && Arc::ptr_eq(&a.values, &old));
+                if let Ok(entry) = entry {
+                    entry.remove();
                 }
             }
             self.recent.pop_front();
@@ -245,11 +294,12 @@ fn gone<S, T>(
     before: &Defined,
     count: u64,
 ) -> Vec<(At<S, T>, Gone)> {
-    let missing: Vec<usize> = (0..previous.len()).filter(|&i| !values.at.contains_key(&previous.keys[i])).collect();
-    let keys: Vec<&str> = missing.iter().map(|&i| &*previous.keys[i]).collect();
+    let missing: Vec<usize> =
+        (0..previous.len()).filter(|&i| values.find(previous.hash_of(i), previous.key(i)).is_none()).collect();
+    let keys = previous.hashed(&missing);
     let (alike, others) = names.alike(before, &keys);
     let mut out: Vec<(usize, Gone)> = alike.into_iter().map(|j| (j, Gone::Lost)).collect();
-    out.extend(others.into_iter().filter(|&j| !entry_result(keys[j])).map(|j| (j, Gone::Ask)));
+    out.extend(others.into_iter().filter(|&j| !entry_result(keys[j].1)).map(|j| (j, Gone::Ask)));
     out.sort_by_key(|&(j, _)| j);
     out.into_iter().map(|(j, g)| (At { values: previous.clone(), index: missing[j], count }, g)).collect()
 }
@@ -305,8 +355,8 @@ mod tests {
     fn sightings_are_grouped_by_key_in_order_of_first_sighting() {
         let mut v = dump(0, &[("%b", 1), ("%a", 2), ("%b", 3)]);
         v.seal();
-        assert_eq!((&**v.get(0).0, v.get(0).1), ("%b", &[1, 3][..]));
-        assert_eq!((&**v.get(1).0, v.get(1).1), ("%a", &[2][..]));
+        assert_eq!(v.get(0), ("%b", &[1, 3][..]));
+        assert_eq!(v.get(1), ("%a", &[2][..]));
         assert!(!v.positional());
         assert!(dump(0, &[("arg[0]", 1), ("result[0]", 2)]).positional());
     }

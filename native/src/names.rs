@@ -25,7 +25,8 @@ struct Entry {
     param: bool,
 }
 
-fn hash(key: &[u8]) -> u64 {
+/// The hash a name is found by (`get_hashed` takes it made once).
+pub fn hash(key: &[u8]) -> u64 {
     FxBuildHasher.hash_one(key)
 }
 
@@ -77,7 +78,12 @@ impl Defined {
 
     /// What the segment defines `key` as.
     pub fn get(&self, key: &[u8]) -> Option<&[u8]> {
-        let e = self.table.find(hash(key), |e| self.slice(e.key) == key)?;
+        self.get_hashed(hash(key), key)
+    }
+
+    /// `get` of a key whose `hash` is made.
+    pub fn get_hashed(&self, h: u64, key: &[u8]) -> Option<&[u8]> {
+        let e = self.table.find(h, |e| self.slice(e.key) == key)?;
         Some(self.slice(e.what))
     }
 
@@ -89,17 +95,18 @@ impl Defined {
         self.table.is_empty()
     }
 
-    /// Of `keys`, the indices of those a plain `%name` (no function, element or part) that both `self`
-    /// and `other` define alike, and the indices of the keys that are not plain (left to the caller).
-    pub fn alike<S: AsRef<str>>(&self, other: &Defined, keys: &[S]) -> (Vec<usize>, Vec<usize>) {
+    /// Of `keys` (each with its `hash`), the indices of those a plain `%name` (no function, element or
+    /// part) that both `self` and `other` define alike, and the indices of the keys that are not plain
+    /// (left to the caller).
+    pub fn alike(&self, other: &Defined, keys: &[(u64, &str)]) -> (Vec<usize>, Vec<usize>) {
         let (mut same, mut other_keys) = (Vec::new(), Vec::new());
-        for (i, key) in keys.iter().enumerate() {
-            let k = key.as_ref().as_bytes();
+        for (i, &(h, key)) in keys.iter().enumerate() {
+            let k = key.as_bytes();
             let plain = k.first() == Some(&b'%') && !k.iter().any(|&b| b == b'#' || b == b':');
             if !plain {
                 other_keys.push(i);
-            } else if let Some(what) = self.get(k) {
-                if other.get(k) == Some(what) {
+            } else if let Some(what) = self.get_hashed(h, k) {
+                if other.get_hashed(h, k) == Some(what) {
                     same.push(i);
                 }
             }
