@@ -33,7 +33,13 @@ pub struct DumpValues<S, T> {
 
 impl<S, T> DumpValues<S, T> {
     pub fn new(tag: T) -> Self {
-        let (text, keys, at, added, sightings, ends) = Default::default();
+        Self::with_room(tag, 0)
+    }
+
+    /// A dump's values, with room for `sites` sightings (and as many keys at most).
+    pub fn with_room(tag: T, sites: usize) -> Self {
+        let (text, sightings, ends) = Default::default();
+        let (keys, at, added) = (Vec::with_capacity(sites), HashTable::with_capacity(sites), Vec::with_capacity(sites));
         DumpValues { text, keys, at, added, sightings, ends, tag }
     }
 

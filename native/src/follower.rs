@@ -110,9 +110,11 @@ fn read_values<'py>(
     let (key, read, line, col) = (column("key")?, column("read")?, column("line")?, column("col")?);
     let (key, read, line, col) = (key.as_bytes(), read.as_bytes(), line.as_bytes(), col.as_bytes());
     let keys = scan.keys.bind(py);
-    let mut values = DumpValues::new(tag);
+    let b = b.min(key.len() / 4);
+    let mut values = DumpValues::with_room(tag, b.saturating_sub(a));
     let mut by_key: FxHashMap<u32, usize> = FxHashMap::default(); // a scan key's index in `values`
-    for i in a..b.min(key.len() / 4) {
+    by_key.reserve(b.saturating_sub(a));
+    for i in a..b {
         let k = u32_at(key, i);
         if k == NONE {
             continue;

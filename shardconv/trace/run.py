@@ -32,7 +32,7 @@ from shardconv.trace.dumps import (
     xla_step,
 )
 from shardconv.trace.names import defined_as, key_parts, op_identity, printed_name, same_value
-from shardconv.trace.values import DumpFacts, Sighting, SiteReader, observation
+from shardconv.trace.values import DumpFacts, Readings, Sighting, SiteReader, observation
 
 if TYPE_CHECKING:
     from shardconv._native import Maybe, Names, Scan, SeenAt
@@ -72,6 +72,7 @@ def read_dumps(
     it unscanned, never scanned."""
     last: _Before | None = None  # the dump before, when it was a pass's whole dump
     index = first_index
+    known = Readings()
     # a scanning thread per processor: the core follows the dumps too, and scanning is the slower side
     pieces = read_pieces(path, LogError, names=True, cuts=Cuts(repeats=True), scanned=scanned)
     for piece, lines in pieces:
@@ -84,7 +85,7 @@ def read_dumps(
                 continue
             piece = piece.scan()  # the reader needs its sites after all
         assert not isinstance(piece, Unscanned)  # (only a reader looking for words or a line leaves pieces unscanned)
-        reader = SiteReader(piece, path, lines)
+        reader = SiteReader(piece, path, lines, known)
         headers = module_headers(piece, lines)
         header_at = {h.index: h for h in headers}
         for r in split_dumps(headers, site_count(piece), reader.line, path, index, base):

@@ -122,12 +122,28 @@ class DumpFacts:
 Parts = tuple[tuple[str, Reading], ...]  # per tensor: its key's suffix (the whole key for ``result``), its reading
 
 
+class Readings:
+    """What each distinct (value, tensor types, op) says, for all the scans of one file while its meshes
+    stay the same: a pass log's pieces repeat the same few hundred values thousands of times."""
+
+    def __init__(self) -> None:
+        self.facts: DumpFacts | None = None
+        self.said: dict[tuple[object, ...], Reading | Parts] = {}  # by the value, types, op, and ``result``
+
+    def under(self, facts: DumpFacts) -> None:
+        """The meshes in force from here: what was read under others is read again."""
+        if facts is not self.facts and facts != self.facts:
+            self.facts, self.said = facts, {}
+
+
 class SiteReader:
     """One scan's sites read from its columns, never as a ``ValueSite`` each: a dump's facts and the
-    readings of its values, each distinct (value, type, op) read once while the meshes stay the same."""
+    readings of its values, each distinct (value, type, op) read once while the meshes stay the same
+    (``known``: what the file's scans before read)."""
 
-    def __init__(self, scan: Scan, path: str, lines: int = 0) -> None:
+    def __init__(self, scan: Scan, path: str, lines: int = 0, known: Readings | None = None) -> None:
         self.scan, self.path, self.lines = scan, path, lines  # ``lines``: before the scanned piece
+        self._known = known if known is not None else Readings()
         self.table = columns(scan)
         fact_values = values_of_kind(scan, (SiteKind.SDY_MESH, SiteKind.NUM_PARTITIONS))
         self._fact_sites = sites_of(scan, fact_values)  # meshes and num_partitions headers: few
@@ -172,6 +188,7 @@ class SiteReader:
         if facts is not self._parts_facts and facts != self._parts_facts:
             self._parts, self._parts_facts = {}, facts
             self._readings = [None] * len(self.scan.reads)
+            self._known.under(facts)
         return follower.step(
             self.scan, (sites.start, sites.stop), self._readings, self.lines, lambda i: self._said_by(i, facts),
             names, tag, same_module,
@@ -186,7 +203,11 @@ class SiteReader:
         parts = self._parts.get((r, whole))
         if parts is None:
             v, sh, op = self.scan.reads[r]
-            parts = self._parts[r, whole] = self._read(v, sh, op, key, facts)
+            said = (self.table.value(v), sh != NONE and self.scan.shapes[sh], op != NONE and self.scan.ops[op], whole)
+            parts = self._known.said.get(said)
+            if parts is None:
+                parts = self._known.said[said] = self._read(v, sh, op, key, facts)
+            self._parts[r, whole] = parts
         if isinstance(parts, Reading):
             self._readings[r] = parts
             return ((key, parts),)
@@ -337,6 +358,6 @@ def place_of(v: HloSharding | TensorSharding, mesh: Mesh | None, devices: int | 
 
 
 __all__ = [
-    "DumpFacts", "Observation", "Placed", "Reading", "Sighting", "SiteReader", "declared", "dump_facts", "observation",
-    "place_of",
+    "DumpFacts", "Observation", "Placed", "Reading", "Readings", "Sighting", "SiteReader", "declared", "dump_facts",
+    "observation", "place_of",
 ]
