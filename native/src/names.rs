@@ -367,6 +367,16 @@ mod tests {
     }
 
     #[test]
+    fn alike_looks_up_plain_names_and_hands_back_the_rest() {
+        let (mut a, mut b) = (Defined::default(), Defined::default());
+        a.scan(b"%0 = stablehlo.add %x\n%1 = stablehlo.mul %y\n");
+        b.scan(b"%0 = stablehlo.add %x\n%1 = stablehlo.dot %y\n");
+        let keys = ["%0", "%1", "%2", "@f:%0", "%0#1", "arg[0]", "%0:in[0]"];
+        let hashed: Vec<(u64, &str)> = keys.iter().map(|k| (hash(k.as_bytes()), *k)).collect();
+        assert_eq!(a.alike(&b, &hashed), (vec![0], vec![3, 4, 5, 6]));
+    }
+
+    #[test]
     fn scoped_by_function() {
         let mut d = Defined::default();
         d.scan(

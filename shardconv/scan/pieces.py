@@ -195,14 +195,14 @@ def _jobs(read: Read, what: str, names: bool, cuts: Cuts) -> Iterator[_Job]:
         return
     job = _Job()
     held: _Held | None = None
-    before: bytes | None = None
+    before: _Part | None = None  # the part before, when it was a whole dump
     lines = 0  # before the part (counted only to find ``cuts.holding_line``)
     first = True  # the file's first piece, always scanned
     functions = False  # whether the module read holds a function yet (its first is never cut from its head)
     log = _Log(read, head, cuts.lines)
     for part in log.parts():
-        body = part.body() if cuts.repeats else None
-        repeat = body is not None and body == before
+        a_dump = cuts.repeats and part.body_at() is not None
+        repeat = a_dump and before is not None and part.same_body(before)
         function = part.at_line and part.data.startswith(FUNCTION_LINE[1:])
         big = held is not None and held.size >= PIECE_BYTES and (functions or not function)
         functions = function or (functions and not part.at_line)
@@ -215,7 +215,7 @@ def _jobs(read: Read, what: str, names: bool, cuts: Cuts) -> Iterator[_Job]:
                     yield job
                     job = _Job()
                 continue
-        before = body
+        before = part if a_dump else None
         if held is None:
             if job.size:
                 yield job
@@ -344,11 +344,20 @@ class _Part:
     whole: bool
     at_line: bool
 
-    def body(self) -> bytes | None:
-        """A whole dump's text after its dump line; None for a part of a dump."""
+    def body_at(self) -> int | None:
+        """Where a whole dump's text after its dump line starts; None for a part of a dump."""
         if not (self.whole and self.data.startswith(DUMP_LINE[1:])):
             return None
-        return self.data.partition(b"\n")[2]
+        line_end = self.data.find(b"\n")
+        return len(self.data) if line_end < 0 else line_end + 1
+
+    def same_body(self, other: _Part) -> bool:
+        """Whether two whole dumps hold the same text after their dump lines (copied to be compared only
+        when as long: a pass log's dumps are mostly of other lengths)."""
+        a, b = self.body_at(), other.body_at()
+        if a is None or b is None or len(self.data) - a != len(other.data) - b:
+            return False
+        return self.data[a:] == other.data[b:]
 
 
 class _Log:
