@@ -40,10 +40,10 @@ class Scan:
     values: Values
     # Each distinct value's kind code (``values[i][0]``), one byte per value: read without the tuples.
     value_kinds: bytes
-    names: list[str]  # distinct value names: "%x", "arg0"... as written, "result[1]", "@mesh", "module"
+    names: Texts  # distinct value names: "%x", "arg0"... as written, "result[1]", "@mesh", "module"
     # With ``names=True``: what trace follows each sharded value by, indexed by the ``key`` column: the
     # names first (most keys are a value's name), then the other keys ("arg[0]", "result", "@f:%3", ...).
-    keys: list[str]
+    keys: Texts
     result_key: int  # the index of "result" in ``keys`` (the entry's ROOT), or NONE
     # With ``names=True``: each distinct (value, shapes, op) a site has, indexed by the ``read`` column.
     reads: list[tuple[int, int, int]]
@@ -142,6 +142,15 @@ class Follower:
         ``readings[r]`` (``r``, its read); where that is None, and for the key ``result``, ``parts(site)``
         gives its (key, reading) pairs. Values read as they were where last seen, and new values that
         are not gains, are left out. A ValueError for a scan made without names."""
+
+class Texts:
+    """A scan's strings, held natively and each made a Python string once, as it is read (a pass log's
+    piece names ten thousand values; trace reads their keys natively): a read-only sequence of str."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, i: int, /) -> str: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def __contains__(self, text: str, /) -> bool: ...
 
 Value = tuple[int, str, bytes, bytes, bytes | None, Encoding]
 

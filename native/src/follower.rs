@@ -109,7 +109,7 @@ fn read_values<'py>(
     };
     let (key, read, line, col) = (column("key")?, column("read")?, column("line")?, column("col")?);
     let (key, read, line, col) = (key.as_bytes(), read.as_bytes(), line.as_bytes(), col.as_bytes());
-    let keys = scan.keys.bind(py);
+    let keys = scan.keys.get();
     let b = b.min(key.len() / 4);
     let mut values = DumpValues::with_room(tag, b.saturating_sub(a));
     let mut by_key: FxHashMap<u32, usize> = FxHashMap::default(); // a scan key's index in `values`
@@ -127,8 +127,8 @@ fn read_values<'py>(
                 match by_key.get(&k) {
                     Some(&at) => values.push(at, sighting),
                     None => {
-                        let name = keys.get_item(k as usize)?;
-                        by_key.insert(k, values.add(name.cast::<PyString>()?.to_str()?, sighting));
+                        let name = keys.get(k as usize).ok_or_else(|| PyValueError::new_err("a key past the scan's"))?;
+                        by_key.insert(k, values.add(name, sighting));
                     }
                 }
             }

@@ -22,7 +22,8 @@ pub mod table;
 use lines::{Engine, Options, CHUNK, MAX_LINE, OVERLAP};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use std::sync::Arc;
 use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use table::NONE;
@@ -56,8 +57,8 @@ pub struct Scan {
     lines: u64,
     values: Py<Values>,
     value_kinds: Py<PyBytes>,
-    names: Py<PyList>,
-    keys: Py<PyList>,
+    names: Py<Texts>,
+    keys: Py<Texts>,
     result_key: u32,
     reads: Py<PyList>,
     shapes: Py<PyList>,
@@ -338,6 +339,64 @@ impl<'py> Tuples<'py> {
     }
 }
 
+/// A scan's strings (`Scan.names`, and `Scan.keys`: the names, then the other keys), kept native and
+/// each made a Python string once, when it is read: a pass log's piece names ten thousand values, and
+/// trace reads their keys natively. Reads like a read-only sequence.
+#[pyclass(module = "shardconv._native", frozen, sequence)]
+pub struct Texts {
+    names: Arc<table::TextInterner>,
+    extra: Vec<String>,
+    made: Vec<std::sync::OnceLock<Py<PyString>>>,
+}
+
+impl Texts {
+    fn new(names: Arc<table::TextInterner>, extra: Vec<String>) -> Self {
+        let made = (0..names.len() + extra.len()).map(|_| std::sync::OnceLock::new()).collect();
+        Texts { names, extra, made }
+    }
+
+    /// The `i`th string.
+    pub fn get(&self, i: usize) -> Option<&str> {
+        match i.checked_sub(self.names.len()) {
+            None => self.names.item(i),
+            Some(j) => self.extra.get(j).map(String::as_str),
+        }
+    }
+
+    fn item<'py>(&self, py: Python<'py>, i: usize) -> Option<Bound<'py, PyString>> {
+        let made = self.made.get(i)?;
+        let text = self.get(i)?;
+        Some(made.get_or_init(|| PyString::new(py, text).unbind()).bind(py).clone())
+    }
+}
+
+#[pymethods]
+impl Texts {
+    fn __len__(&self) -> usize {
+        self.made.len()
+    }
+
+    fn __getitem__<'py>(&self, py: Python<'py>, i: isize) -> PyResult<Bound<'py, PyString>> {
+        let at = if i < 0 { i.checked_add(self.made.len() as isize) } else { Some(i) };
+        at.and_then(|i| usize::try_from(i).ok())
+            .and_then(|i| self.item(py, i))
+            .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err("string index out of range"))
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let all: Vec<_> = (0..self.made.len()).filter_map(|i| self.item(py, i)).collect();
+        PyList::new(py, all)?.try_iter().map(Bound::into_any)
+    }
+
+    fn __contains__(&self, text: &str) -> bool {
+        (0..self.made.len()).any(|i| self.get(i) == Some(text))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<Texts: {}>", self.made.len())
+    }
+}
+
 /// The distinct values (`Scan.values`), kept native and made into tuples as they are read: an explain
 /// scan holds a hundred thousand propagation records and reads a few. Reads like a read-only sequence.
 #[pyclass(module = "shardconv._native", frozen, sequence)]
@@ -379,16 +438,18 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
     let keys = e.keys.take();
     let value_kinds = PyBytes::new(py, &t.values.items.iter().map(|v| v.kind).collect::<Vec<u8>>());
     let values = Py::new(py, Values(std::mem::take(&mut t.values.items)))?;
-    let names = PyList::new(py, t.names.items())?;
-    t.names = Default::default();
-    let (key_list, reads) = (PyList::empty(py), PyList::empty(py));
-    if let Some(k) = &keys {
-        key_list.call_method1("extend", (&names,))?;
-        key_list.call_method1("extend", (&k.extra,))?;
-        for r in &k.read_items {
-            reads.append(ints.tuple(r)?)?;
+    let store = Arc::new(std::mem::take(&mut t.names));
+    let names = Py::new(py, Texts::new(store.clone(), Vec::new()))?;
+    let reads = PyList::empty(py);
+    let key_list = match &keys {
+        Some(k) => {
+            for r in &k.read_items {
+                reads.append(ints.tuple(r)?)?;
+            }
+            Texts::new(store, k.extra.clone())
         }
-    }
+        None => Texts::new(Arc::default(), Vec::new()),
+    };
     let result_key = keys.as_ref().map_or(NONE, |k| k.result);
     let shapes = PyList::empty(py);
     for tup in t.shapes.items() {
@@ -453,8 +514,8 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
         lines,
         values,
         value_kinds: value_kinds.unbind(),
-        names: names.unbind(),
-        keys: key_list.unbind(),
+        names,
+        keys: Py::new(py, key_list)?,
         result_key,
         reads: reads.unbind(),
         shapes: shapes.unbind(),
@@ -659,5 +720,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<follower::Follower>()?;
     m.add_class::<LineTexts>()?;
     m.add_class::<Values>()?;
+    m.add_class::<Texts>()?;
     Ok(())
 }

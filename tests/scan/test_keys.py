@@ -43,8 +43,9 @@ def _check(data: bytes) -> int:
         got = None if col["key"][i] == NONE else scan.keys[col["key"][i]]
         assert got == _expected_key(scan, i, col), i
         assert scan.reads[col["read"][i]] == (col["value"][i], col["shapes"][i], col["op"][i])
-    assert scan.keys[: len(scan.names)] == scan.names
-    assert (scan.keys.index("result") if "result" in scan.keys else NONE) == scan.result_key
+    keys = list(scan.keys)
+    assert keys[: len(scan.names)] == list(scan.names)
+    assert (keys.index("result") if "result" in scan.keys else NONE) == scan.result_key
     return sum(k != NONE for k in col["key"])
 
 
@@ -68,7 +69,7 @@ def test_keys_in_soups(data: bytes, opts: object) -> None:
 
 def test_a_scan_without_names_has_no_keys() -> None:
     scan = native.scan_bytes((DUMPS[0]).read_bytes())
-    assert "key" not in scan.columns and scan.keys == [] and scan.reads == []
+    assert "key" not in scan.columns and list(scan.keys) == [] and scan.reads == []
     with pytest.raises(ValueError, match="without names"):
         native.core_follower().step(scan, (0, 1), [], 0, lambda i: (), _names(scan), None, True)
 
@@ -122,3 +123,15 @@ def test_a_step_reads_the_sightings_of_the_plain_loop(path: Path) -> None:
             n, positional, maybe, gone = follower.step(scan, (1, 1), again, 0, parts, names, "empty", True)
             assert (n, positional, maybe) == (0, True, [])
             assert {k for _, (k, _, _) in gone} <= set(want)
+
+
+def test_a_scan_s_strings_read_like_a_sequence() -> None:
+    """``names`` and ``keys`` are native: each string made once as it is read, the keys the names first."""
+    scan = native.scan_bytes(next(p for p in DUMPS if p.name == "seed-pass-log.txt").read_bytes(), names=True)
+    names, keys = scan.names, scan.keys
+    assert len(names) > 0 and len(keys) >= len(names)
+    assert names[0] is names[0] and names[-1] == list(names)[-1] and keys[len(names) - 1] == names[-1]
+    assert names[0] in names and "no such %name" not in names
+    for bad in (len(names), -len(names) - 1):
+        with pytest.raises(IndexError):
+            names[bad]

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _table(scan: _native.Scan) -> tuple[object, ...]:
     return (
-        scan.kind, scan.reason, scan.size, list(scan.values), scan.value_kinds, scan.names, scan.shapes, scan.scopes, scan.ops, scan.columns,
+        scan.kind, scan.reason, scan.size, list(scan.values), scan.value_kinds, list(scan.names), scan.shapes, scan.scopes, scan.ops, scan.columns,
         dict(scan.line_texts.items()), scan.groups, scan.pairs, scan.modules, scan.suppressions, [dict(d.items()) for d in scan.defined], scan.digests,
     )
 
