@@ -127,7 +127,8 @@ fn read_values<'py>(
                 match by_key.get(&k) {
                     Some(&at) => values.push(at, sighting),
                     None => {
-                        let name = keys.get(k as usize).ok_or_else(|| PyValueError::new_err("a key past the scan's"))?;
+                        let name =
+                            keys.get(k as usize).ok_or_else(|| PyValueError::new_err("a key past the scan's"))?;
                         by_key.insert(k, values.add(name, sighting));
                     }
                 }

@@ -23,9 +23,9 @@ use lines::{Engine, Options, CHUNK, MAX_LINE, OVERLAP};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
-use std::sync::Arc;
 use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 use table::NONE;
 
 /// Runs `f`, turning a panic into a RuntimeError (never unwinding into the interpreter).
