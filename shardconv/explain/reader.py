@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator
+from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
 from shardconv.scan.columns import NONE, kind_code, kind_flags, site_column, sites_of, values_of_kind
@@ -58,9 +59,14 @@ class Reader:
         # per distinct value, 1 for what an op prints on the line closing its regions (records, shardings)
         self.closing_flags = kind_flags(scan, RECORD_KINDS - {SiteKind.OPERANDS} | {SiteKind.SDY_PER_VALUE})
 
+    @cached_property
+    def names(self) -> list[str]:
+        """The scan's value names, as Python strings once (a walk indexes them in its loops)."""
+        return list(self.scan.names)
+
     def name_id(self, name: str) -> int | None:
         if self._names is None:
-            self._names = dict(zip(self.scan.names, range(len(self.scan.names))))
+            self._names = dict(zip(self.names, range(len(self.names))))
         return self._names.get(name)
 
     def modules(self) -> list[int]:
@@ -113,7 +119,7 @@ class Reader:
     def named_rows(self, ids: set[int], a: int, b: int, scope: int | None) -> Iterator[tuple[int, str]]:
         """The sites among ``a:b`` (in ``scope``) holding one of the distinct values ``ids``, and the value
         each names."""
-        sc, names = self.scope_col, self.scan.names
+        sc, names = self.scope_col, self.names
         for i, v in zip(range(a, b), self.value_col[a:b], strict=True):
             if v in ids and self.name_col[i] != NONE and (scope is None or sc[i] == scope):
                 yield i, names[self.name_col[i]]
@@ -138,7 +144,7 @@ class Reader:
         an op's records on the line closing its regions (a case's) under the op's name."""
         if self._index is None or self._index[0] != a:
             index: dict[str, list[int]] = {}
-            names, ops, orphans = self.scan.names, self.op_col, []
+            names, ops, orphans = self.names, self.op_col, []
             for i, nid in zip(range(a, b), self.name_col[a:b], strict=True):
                 if nid != NONE:
                     index.setdefault(names[nid], []).append(i)
@@ -182,7 +188,7 @@ class Reader:
         name, op, scope = self.name_col[i], self.op_col[i], self.scope_col[i]
         scope_name, scope_kind, _ = self.scan.scopes[scope] if scope != NONE else (None, None, False)
         line = self.line_col[i] + self.before[0]
-        value: str | None = None if name == NONE else self.scan.names[name]
+        value: str | None = None if name == NONE else self.names[name]
         op_name: str | None = None if op == NONE else self.scan.ops[op]
         owned = self._owners.get(i)
         if owned is not None:  # (a case's records, on the line closing its branches)
@@ -221,7 +227,7 @@ class Reader:
 
     def users(self, a: int, b: int, scope: int | None) -> Iterator[tuple[str, str, int]]:
         """Each (operand, the op's value, its line) of the function's ops."""
-        values, names = self.scan.values, self.scan.names
+        values, names = self.scan.values, self.names
         for i in self._of_kind(self.operands, a, b, scope):
             nid = self.name_col[i]
             if nid == NONE:
@@ -235,7 +241,7 @@ class Reader:
         want = label.encode()
         for i in self._of_kind(self.origin_name, a, b, scope):
             if self.scan.values[self.value_col[i]][3] == want and self.name_col[i] != NONE:
-                return self.scan.names[self.name_col[i]], self.line_col[i] + self.before[0]
+                return self.names[self.name_col[i]], self.line_col[i] + self.before[0]
         return None
 
     def def_lines(self, name: str, a: int, b: int, scope: int | None) -> tuple[int, ...]:
@@ -264,7 +270,7 @@ class Reader:
             nid = self.name_col[i]
             if nid != NONE:
                 scope = self.scope_col[i]
-                out.append((self.scan.names[nid], None if scope == NONE else scope))
+                out.append((self.names[nid], None if scope == NONE else scope))
             i += 1
         return out
 
