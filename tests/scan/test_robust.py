@@ -157,3 +157,34 @@ def test_bad_options_are_scan_errors() -> None:
         native.scan_bytes(b"x", max_line=10, overlap=10)
     with pytest.raises(native.ScanError):
         native.scan_bytes(b"x", chunk=0)
+
+
+@settings(max_examples=100)
+@given(st.lists(LINES, min_size=1, max_size=4), st.integers(0, 50))
+def test_the_follower_takes_any_scan(dumps: list[bytes], past: int) -> None:
+    """``Follower.step`` over scans of soups, with ranges past the end, readings missing or short and a
+    ``parts`` answering anything: values counted, or a clean TypeError / ValueError, never a crash."""
+    follower = native.core_follower()
+    for i, data in enumerate(dumps):
+        scan = native.scan_bytes(data, names=True)
+        names = scan.defined_in(list(range(len(scan.defined))))
+        sites = len(scan.columns["key"]) // 4
+        readings: list[object] = [("read", r) if r % 2 else None for r in range(len(scan.reads) - i % 2)]
+        n, positional, maybe, gone = follower.step(
+            scan, (0, sites + past), readings, 0, lambda s: [(f"%p{s}", ("part", s))], names, i, i % 2 == 0
+        )
+        assert n >= len(maybe) and isinstance(positional, bool) and all(isinstance(g[0], bool) for g in gone)
+        assert follower.step(scan, (sites + past, 0), readings, 0, lambda s: [], names, i, True)[0] == 0
+        for parts in (lambda s: 5, lambda s: [("%a",)], lambda s: [(1, 2)]):
+            try:
+                follower.step(scan, (0, sites), [], 0, parts, names, i, True)
+            except (TypeError, ValueError):
+                pass
+
+
+def test_a_parts_answer_that_is_no_pairs_is_a_type_error() -> None:
+    scan = native.scan_bytes((ROOT / "shardconv/examples/seed-pass-log.txt").read_bytes(), names=True)
+    names, sites = scan.defined_in([0]), len(scan.columns["key"]) // 4
+    for parts in (lambda s: 5, lambda s: [("%a",)], lambda s: [(1, 2)]):
+        with pytest.raises((TypeError, ValueError)):
+            native.core_follower().step(scan, (0, sites), [], 0, parts, names, None, True)
