@@ -172,14 +172,15 @@ pub struct Step<S, T> {
 /// missing from the last `FORGET` dumps read fresh, so memory stays flat whatever the names), and the
 /// values of those dumps.
 pub struct Follower<S, T> {
-    last: HashTable<At<S, T>>,                      // by the key's hash
-    recent: VecDeque<(u64, Arc<DumpValues<S, T>>)>, // each dump read fresh: its count, its values
-    count: Option<u64>,
+    last: HashTable<At<S, T>>, // by the key's hash
+    /// Each dump read fresh whose values are remembered, its count with it; the last is the dump before
+    /// the one read now (forgetting never lets it go).
+    recent: VecDeque<(u64, Arc<DumpValues<S, T>>)>,
 }
 
 impl<S, T> Default for Follower<S, T> {
     fn default() -> Self {
-        Follower { last: HashTable::new(), recent: VecDeque::new(), count: None }
+        Follower { last: HashTable::new(), recent: VecDeque::new() }
     }
 }
 
@@ -200,15 +201,13 @@ impl<S: Same, T> Follower<S, T> {
     ) -> Step<S, T> {
         values.seal();
         let values = Arc::new(values);
-        let count = self.count.map_or(0, |c| c + 1);
-        let fate = match before {
-            Some(before) if self.count.is_some() => self.fates(&values, before, names, same_module),
-            _ => vec![Fate::Old; values.len()],
+        let (fate, gone) = match (before, self.recent.back()) {
+            (Some(before), Some((at, previous))) => {
+                (self.fates(&values, before, names, same_module, *at), gone(previous, &values, names, before, *at))
+            }
+            _ => (vec![Fate::Old; values.len()], Vec::new()),
         };
-        let gone = match (before, self.recent.back()) {
-            (Some(before), Some((at, previous))) => gone(previous, &values, names, before, *at),
-            _ => Vec::new(),
-        };
+        let count = self.recent.back().map_or(0, |&(at, _)| at + 1);
         let mut now = Vec::new();
         for (i, &fate) in fate.iter().enumerate() {
             let held = self.remember(At { values: values.clone(), index: i, count });
@@ -222,7 +221,6 @@ impl<S: Same, T> Follower<S, T> {
         }
         self.recent.push_back((count, values.clone()));
         self.forget(count);
-        self.count = Some(count);
         Step { values, now, gone }
     }
 
@@ -243,11 +241,18 @@ impl<S: Same, T> Follower<S, T> {
         }
     }
 
-    /// Per value of `values`: gained since the dump before, to ask about, or neither.
-    fn fates(&self, values: &DumpValues<S, T>, before: &Defined, names: &Defined, same_module: bool) -> Vec<Fate> {
+    /// Per value of `values`: gained since the dump before (dump `previous`), to ask about, or neither.
+    fn fates(
+        &self,
+        values: &DumpValues<S, T>,
+        before: &Defined,
+        names: &Defined,
+        same_module: bool,
+        previous: u64,
+    ) -> Vec<Fate> {
         let mut fate = vec![Fate::Old; values.len()];
         let in_before =
-            |i: usize| self.last_seen(values.hash_of(i), values.key(i)).is_some_and(|a| Some(a.count) == self.count);
+            |i: usize| self.last_seen(values.hash_of(i), values.key(i)).is_some_and(|a| a.count == previous);
         let new: Vec<usize> = (0..values.len()).filter(|&i| !in_before(i)).collect();
         let keys = values.hashed(&new);
         let (alike, others) = before.alike(names, &keys);
