@@ -339,6 +339,12 @@ impl<'py> Tuples<'py> {
     }
 }
 
+/// The item a Python sequence index `i` names in a sequence of `len` (negative: from the end), if any.
+fn sequence_index(i: isize, len: usize) -> Option<usize> {
+    let at = if i < 0 { i.checked_add(len as isize) } else { Some(i) };
+    at.and_then(|i| usize::try_from(i).ok())
+}
+
 /// A scan's strings (`Scan.names`, and `Scan.keys`: the names, then the other keys), kept native and
 /// each made a Python string once, when it is read: a pass log's piece names ten thousand values, and
 /// trace reads their keys natively. Reads like a read-only sequence.
@@ -377,8 +383,7 @@ impl Texts {
     }
 
     fn __getitem__<'py>(&self, py: Python<'py>, i: isize) -> PyResult<Bound<'py, PyString>> {
-        let at = if i < 0 { i.checked_add(self.made.len() as isize) } else { Some(i) };
-        at.and_then(|i| usize::try_from(i).ok())
+        sequence_index(i, self.made.len())
             .and_then(|i| self.item(py, i))
             .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err("string index out of range"))
     }
@@ -409,8 +414,7 @@ impl Values {
     }
 
     fn __getitem__<'py>(&self, py: Python<'py>, i: isize) -> PyResult<Bound<'py, PyTuple>> {
-        let at = if i < 0 { i.checked_add(self.0.len() as isize) } else { Some(i) };
-        match at.and_then(|i| usize::try_from(i).ok()).and_then(|i| self.0.get(i)) {
+        match sequence_index(i, self.0.len()).and_then(|i| self.0.get(i)) {
             Some(v) => Tuples::default().tuple(py, v),
             None => Err(pyo3::exceptions::PyIndexError::new_err("value index out of range")),
         }
@@ -435,18 +439,18 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
     let mut table = std::mem::take(&mut e.table);
     table.drop_indexes();
     let t = &mut table;
-    let keys = e.keys.take();
+    let mut keys = e.keys.take();
     let value_kinds = PyBytes::new(py, &t.values.items.iter().map(|v| v.kind).collect::<Vec<u8>>());
     let values = Py::new(py, Values(std::mem::take(&mut t.values.items)))?;
     let store = Arc::new(std::mem::take(&mut t.names));
     let names = Py::new(py, Texts::new(store.clone(), Vec::new()))?;
     let reads = PyList::empty(py);
-    let key_list = match &keys {
+    let key_list = match &mut keys {
         Some(k) => {
             for r in &k.read_items {
                 reads.append(ints.tuple(r)?)?;
             }
-            Texts::new(store, k.extra.clone())
+            Texts::new(store, std::mem::take(&mut k.extra))
         }
         None => Texts::new(Arc::default(), Vec::new()),
     };
