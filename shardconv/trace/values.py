@@ -141,9 +141,9 @@ class SiteReader:
     readings of its values, each distinct (value, type, op) read once while the meshes stay the same
     (``known``: what the file's scans before read)."""
 
-    def __init__(self, scan: Scan, path: str, lines: int = 0, known: Readings | None = None) -> None:
+    def __init__(self, scan: Scan, path: str, lines: int, known: Readings) -> None:
         self.scan, self.path, self.lines = scan, path, lines  # ``lines``: before the scanned piece
-        self._known = known if known is not None else Readings()
+        self._known = known
         self.table = columns(scan)
         fact_values = values_of_kind(scan, (SiteKind.SDY_MESH, SiteKind.NUM_PARTITIONS))
         self._fact_sites = sites_of(scan, fact_values)  # meshes and num_partitions headers: few
