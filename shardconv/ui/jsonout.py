@@ -54,12 +54,11 @@ def _pretty(v: Any, pad: str) -> str:
 
 def dumps_streamed(command: str, key: str, items: Iterable[dict[str, Any]]) -> Iterator[str]:
     """``dumps(document(command, key=[*items]))`` in pieces, one per item as it comes: a long list (``key``
-    the document's last field) is never held whole. (No JSON string holds a raw newline, so indenting
-    an item is a replace.)"""
+    the document's last field) is never held whole; each item indented at its depth."""
     before, after = dumps(document(command, **{key: []})).rsplit("[]", 1)
     sep = "[\n    "
     for item in items:
-        yield before + sep + json.dumps(item, indent=2, ensure_ascii=False).replace("\n", "\n    ")
+        yield before + sep + _pretty(item, "    ")
         before, sep = "", ",\n    "
     yield before + ("[]" if before else "\n  ]") + after
 

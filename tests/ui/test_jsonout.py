@@ -39,3 +39,11 @@ def test_what_json_cannot_write_is_the_same_error() -> None:
             assert str(e) == want
         else:
             raise AssertionError(f"{bad} was written")
+
+
+@settings(max_examples=200)
+@given(st.lists(st.dictionaries(st.text(), VALUES, max_size=4), max_size=4))
+def test_a_streamed_document_is_the_document(items: list[dict[str, Any]]) -> None:
+    """Its items come one by one, each indented at its depth: joined, the text ``dumps`` writes whole."""
+    streamed = "".join(jsonout.dumps_streamed("check", "files", items))
+    assert streamed == json.dumps(jsonout.document("check", files=items), indent=2, ensure_ascii=False)
