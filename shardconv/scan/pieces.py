@@ -195,14 +195,14 @@ def _jobs(read: Read, what: str, names: bool, cuts: Cuts) -> Iterator[_Job]:
         return
     job = _Job()
     held: _Held | None = None
-    before: _Part | None = None  # the part before, when it was a whole dump
+    before: tuple[bytes, int] | None = None  # the part before and where its body starts, when a whole dump
     lines = 0  # before the part (counted only to find ``cuts.holding_line``)
     first = True  # the file's first piece, always scanned
     functions = False  # whether the module read holds a function yet (its first is never cut from its head)
     log = _Log(read, head, cuts.lines)
     for part in log.parts():
-        a_dump = cuts.repeats and part.body_at() is not None
-        repeat = a_dump and before is not None and part.same_body(before)
+        body = part.body_at() if cuts.repeats else None
+        repeat = body is not None and before is not None and _same_after((part.data, body), before)
         function = part.at_line and part.data.startswith(FUNCTION_LINE[1:])
         big = held is not None and held.size >= PIECE_BYTES and (functions or not function)
         functions = function or (functions and not part.at_line)
@@ -215,7 +215,7 @@ def _jobs(read: Read, what: str, names: bool, cuts: Cuts) -> Iterator[_Job]:
                     yield job
                     job = _Job()
                 continue
-        before = part if a_dump else None
+        before = (part.data, body) if body is not None else None
         if held is None:
             if job.size:
                 yield job
@@ -351,13 +351,13 @@ class _Part:
         line_end = self.data.find(b"\n")
         return len(self.data) if line_end < 0 else line_end + 1
 
-    def same_body(self, other: _Part) -> bool:
-        """Whether two whole dumps hold the same text after their dump lines (copied to be compared only
-        when as long: a pass log's dumps are mostly of other lengths)."""
-        a, b = self.body_at(), other.body_at()
-        if a is None or b is None or len(self.data) - a != len(other.data) - b:
-            return False
-        return self.data[a:] == other.data[b:]
+
+
+def _same_after(a: tuple[bytes, int], b: tuple[bytes, int]) -> bool:
+    """Whether two texts hold the same bytes from their given offsets on (two dumps' bodies: copied to be
+    compared only when as long, and a pass log's dumps are mostly of other lengths)."""
+    (x, i), (y, j) = a, b
+    return len(x) - i == len(y) - j and x[i:] == y[j:]
 
 
 class _Log:
