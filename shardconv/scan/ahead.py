@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar, cast
+from typing import Generic, TypeVar, cast
 
 T = TypeVar("T")
 AHEAD = 2  # batches made before the reader takes them
@@ -67,14 +67,67 @@ def run_ahead(jobs: Iterator[Callable[[], T]], workers: int | None = None) -> It
     if n < 2:
         yield from read_ahead(job() for job in jobs)
         return
-    from concurrent.futures import ThreadPoolExecutor  # (25 ms to import, with logging: only for a long file)
-
-    pool = ThreadPoolExecutor(n, thread_name_prefix="shardconv-scan")
+    pool = _Pool(n)
     try:
-        for future in read_ahead((pool.submit(job) for job in jobs), n, batch_seconds=0.0):
-            yield future.result()
+        for job in read_ahead((pool.submit(job) for job in jobs), n, batch_seconds=0.0):
+            yield job.result()
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown()
+
+
+class _Job(Generic[T]):
+    """A job handed to a pool, and (once run) what it returned or raised: ``result`` waits for it."""
+
+    def __init__(self, run: Callable[[], T]) -> None:
+        self.run, self.done = run, threading.Lock()
+        self.value: T | None = None
+        self.error: BaseException | None = None
+        self.done.acquire()  # (released once run, or dropped)
+
+    def __call__(self, dropped: bool = False) -> None:
+        try:
+            if dropped:
+                raise RuntimeError("the pool stopped before this job started")
+            self.value = self.run()
+        except BaseException as e:  # noqa: BLE001 - raised by ``result``, in the job's place
+            self.error = e
+        finally:
+            self.done.release()
+
+    def result(self) -> T:
+        with self.done:
+            if self.error is not None:
+                raise self.error
+            return cast(T, self.value)
+
+
+class _Pool:
+    """``n`` daemon threads running the jobs submitted, in their order (concurrent.futures' pool costs
+    25 ms to import, logging with it, before the first piece is scanned)."""
+
+    def __init__(self, n: int) -> None:
+        self.queue: queue.SimpleQueue[_Job[object] | None] = queue.SimpleQueue()
+        self.stopped = False  # (jobs not yet started are then dropped, never run)
+        self.threads = [threading.Thread(target=self._work, name=f"shardconv-scan_{i}", daemon=True) for i in range(n)]
+        for t in self.threads:
+            t.start()
+
+    def submit(self, run: Callable[[], T]) -> _Job[T]:
+        job = _Job(run)
+        self.queue.put(cast("_Job[object]", job))
+        return job
+
+    def _work(self) -> None:
+        while (job := self.queue.get()) is not None:
+            job(dropped=self.stopped)
+
+    def shutdown(self) -> None:
+        """Drops the jobs not started and waits for those running."""
+        self.stopped = True
+        for _ in self.threads:
+            self.queue.put(None)
+        for t in self.threads:
+            t.join()
 
 
 class _Switches:

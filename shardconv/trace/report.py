@@ -52,29 +52,42 @@ def per_dump(items: Iterable[Seen | Change], run: Collected) -> Iterator[tuple[S
 # ---- JSON ------------------------------------------------------------------------------------------
 
 _CHANGES = '\n  "changes": [],\n'  # where the document's changes go, as ``jsonout.dumps`` indents it
+_DUMPS = '\n  "dumps": [],'  # and its dumps
 
 
 def write_json(command: str, items: Iterable[Seen | Change], out: TextIO) -> Collected:
     """The JSON document ``jsonout.dumps`` prints for the run, byte for byte, with each change written
     to a temporary file as its dump ends and copied in at the end: memory holds the dumps, not the
-    changes. ``diff``'s order (placement changes first) is the same: its changes all sit in one dump."""
+    changes. Each dump is written out as it is read (the scan goes on meanwhile), not all at the end.
+    ``diff``'s order (placement changes first) is the same: its changes all sit in one dump."""
     from shardconv.ui import jsonout
 
     run = Collected()
+    dumps: list[str] = []
     with _Spool() as spool:
-        for _, changes in per_dump(items, run):
+        for seen, changes in per_dump(items, run):
             for c in ordered(changes, by_kind=False):
-                spool.write(jsonout.dumps(change_dict(c)).replace("\n", "\n    "))  # at depth 2, as in the document
+                spool.write(_item(change_dict(c)))
+            if seen is not None:
+                dumps.append(_item(_dump_dict(seen)))
         summary = {**run.counts, "dropped": run.dropped}
-        doc = jsonout.document(command, dumps=[_dump_dict(s) for s in run.dumps], changes=[], summary=summary)
+        doc = jsonout.document(command, dumps=[], changes=[], summary=summary)
         head, _, tail = jsonout.dumps(doc).rpartition(_CHANGES)
-        out.write(head)
+        listed = '\n  "dumps": [\n    ' + ",\n    ".join(dumps) + "\n  ],"
+        out.write(head.replace(_DUMPS, listed, 1) if dumps else head)
         if spool.copy_to(out):
             out.write("\n  ],\n")
         else:
             out.write(_CHANGES)
         out.write(tail + "\n")
     return run
+
+
+def _item(d: dict[str, Any]) -> str:
+    """``d`` as an item of one of the document's lists (at depth 2), without its indent."""
+    from shardconv.ui import jsonout
+
+    return jsonout.dumps(d).replace("\n", "\n    ")
 
 
 class _Spool:
@@ -324,14 +337,15 @@ def emit(command: str, items: Iterable[Seen | Change], fmt: str) -> int:
         return 1 if write_json(command, items, sys.stdout).count("placement") else 0
     from shardconv.ui.console import make_console
 
-    console = make_console()
+    console: Console | None = None  # (made once the first dump is read: rich loads while the scan goes on)
     run = Collected()
     seen: dict[int, Dump] = {}
     current: Seen | None = None  # the dump whose changes come next
     for dump, changes in per_dump(items, run):
+        console = console or make_console()
         print_changes(console, changes, seen, current)
         if dump is not None:
             seen[dump.dump.index] = dump.dump
         current = dump
-    console.print(summary_line(run), soft_wrap=True)
+    (console or make_console()).print(summary_line(run), soft_wrap=True)
     return 1 if run.count("placement") else 0

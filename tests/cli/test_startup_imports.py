@@ -118,3 +118,23 @@ def test_trace_and_explain_of_a_small_file_load_no_thread_pool(tmp_path: Path) -
         modules = loaded(tmp_path, command, "clean.hlo")
         assert f"shardconv.cli.{command}" in modules and "shardconv.scan.ahead" in modules
         assert not top(modules) & {"concurrent", "logging"}
+
+
+def test_trace_of_a_long_log_scans_on_a_pool_of_its_own_and_loads_rich_while_it_scans(tmp_path: Path) -> None:
+    """A log of many pieces is scanned on the package's own threads (concurrent.futures costs 25 ms,
+    logging with it), and the console (rich, 20 ms) is made once the first dump is read, the scan
+    running meanwhile: neither is paid before the first piece is scanned."""
+    from support.trace_util import SEED_LOG
+
+    from shardconv.scan.pieces import PIECE_BYTES
+
+    seed = SEED_LOG.read_text()
+    log = tmp_path / "passes.log"
+    log.write_text(seed * (PIECE_BYTES // len(seed) + 2))
+    env = {**os.environ, "NO_COLOR": "1"}
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "shardconv", "trace", str(log)],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, check=False, timeout=120)
+    order = [line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]
+    assert done.returncode in (0, 1) and "shardconv._native" in order and "rich.console" in order
+    assert order.index("shardconv._native") < order.index("rich.console")
+    assert not top(set(order)) & {"concurrent", "logging"}

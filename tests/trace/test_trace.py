@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -375,9 +376,9 @@ def test_a_value_missing_from_many_dumps_is_forgotten(
 
 
 @pytest.mark.parametrize("log", ["xla", "func_scope.log"])
-def test_json_is_written_as_one_document_would_be(logs: Path, log: str) -> None:
-    """The changes are spooled as each dump ends, yet the output is what ``jsonout.dumps`` gives for
-    the whole document (with changes, and without)."""
+def test_json_is_written_as_one_document_would_be(logs: Path, log: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The changes are spooled as each dump ends and each dump is written out as it is read, yet the
+    output is what ``jsonout.dumps`` gives for the whole document (with changes, and without)."""
     import io
     import json
 
@@ -385,11 +386,21 @@ def test_json_is_written_as_one_document_would_be(logs: Path, log: str) -> None:
     from shardconv.trace.run import trace_paths
     from shardconv.ui import jsonout
 
+    read, written_at = [0], list[int]()
+
+    def counted(items: Iterator[object]) -> Iterator[object]:
+        for item in items:
+            read[0] += 1
+            yield item
+
+    dump_dict = report._dump_dict
+    monkeypatch.setattr(report, "_dump_dict", lambda s: (written_at.append(read[0]), dump_dict(s))[1])
     out = io.StringIO()
-    run = write_json("trace", trace_paths([str(logs / log)]), out)
+    run = write_json("trace", counted(trace_paths([str(logs / log)])), out)  # type: ignore[arg-type]
     doc = json.loads(out.getvalue())
     assert out.getvalue() == jsonout.dumps(doc) + "\n"
     assert len(doc["changes"]) == sum(run.counts.values()) and bool(doc["changes"]) == (log == "xla")
+    assert len(written_at) == len(doc["dumps"]) > 1 and written_at[0] < read[0]  # (not all at the end)
 
 
 def test_text_tells_partitioning_once_and_folds_a_flood_of_gains(
