@@ -8,6 +8,7 @@ use crate::extract::{
     FLAG_ROOT, FLAG_SIGNATURE, HLO, SDY_PER_VALUE, SDY_PER_VALUE_LIST, SDY_SHARDING, SDY_SHARDING_BARE,
 };
 use crate::table::{FxMap, Interner, ScopeKey, Table, NONE};
+use std::borrow::Cow;
 
 /// Whether a site of `kind` shards the value it names (the kinds trace follows).
 fn shards(kind: u8) -> bool {
@@ -21,8 +22,9 @@ fn arg_number(name: &str) -> Option<&str> {
 }
 
 /// The key of the value `name` in `scope` (a parameter's number `param`, or NONE; the site's `flags`);
-/// None for a value trace does not follow (a result outside a signature: its place has no name).
-pub fn value_key(name: &str, scope: Option<&ScopeKey>, param: u32, flags: u32) -> Option<String> {
+/// None for a value trace does not follow (a result outside a signature: its place has no name). Most
+/// keys are the name itself: borrowed, never copied (a pass log's scans key a million sites).
+pub fn value_key<'a>(name: &'a str, scope: Option<&ScopeKey>, param: u32, flags: u32) -> Option<Cow<'a, str>> {
     if name.is_empty() || name == "module" {
         return None;
     }
@@ -33,21 +35,21 @@ pub fn value_key(name: &str, scope: Option<&ScopeKey>, param: u32, flags: u32) -
     };
     if scope.is_some_and(|s| s.1 != "func") && entry {
         if param != NONE {
-            return Some(format!("arg[{param}]"));
+            return Some(Cow::Owned(format!("arg[{param}]")));
         }
         if flags & FLAG_ROOT != 0 {
-            return Some("result".to_owned());
+            return Some(Cow::Borrowed("result"));
         }
     }
     let signature = flags & FLAG_SIGNATURE != 0;
     let local = match arg_number(name) {
-        Some(n) if signature => format!("arg[{n}]"),
-        _ if name.starts_with('%') || (signature && name.starts_with("result[")) => name.to_owned(),
+        Some(n) if signature => Cow::Owned(format!("arg[{n}]")),
+        _ if name.starts_with('%') || (signature && name.starts_with("result[")) => Cow::Borrowed(name),
         _ if name.starts_with("result[") => return None,
-        _ => format!("%{name}"),
+        _ => Cow::Owned(format!("%{name}")),
     };
     Some(match function {
-        Some(f) if !entry => format!("@{f}:{local}"),
+        Some(f) if !entry => Cow::Owned(format!("@{f}:{local}")),
         _ => local,
     })
 }
@@ -78,7 +80,7 @@ impl Table {
                 let scope = scopes.get(sc[i] as usize).copied();
                 match value_key(name, scope, pm[i], fl[i]) {
                     Some(k) if k == *name => n[i],
-                    Some(k) => clamp_add(names.len(), extra.id(k)),
+                    Some(k) => clamp_add(names.len(), extra.id(k.into_owned())),
                     None => NONE,
                 }
             })
@@ -106,10 +108,11 @@ fn clamp_add(base: usize, id: u32) -> u32 {
 mod tests {
     use super::value_key;
     use crate::table::NONE;
+    use std::borrow::Cow;
 
     fn key(name: &str, scope: Option<(&str, &'static str, bool)>, param: u32, flags: u32) -> Option<String> {
         let scope = scope.map(|(n, k, e)| (n.to_owned(), k, e));
-        value_key(name, scope.as_ref(), param, flags)
+        value_key(name, scope.as_ref(), param, flags).map(Cow::into_owned)
     }
 
     #[test]
