@@ -174,11 +174,48 @@ class LineTexts:
     def __len__(self) -> int: ...
     def items(self) -> list[tuple[int, bytes]]: ...
 
-def count_lines(data: bytes, /) -> int:
-    """The line breaks in ``data``."""
+# A job's piece: its scan, or (size, line breaks, whether it spells a propagation record's keyword) when
+# left unscanned, or None; and (text, line breaks) per dump left unscanned as a repeat of the one before.
+Made = tuple[Scan | tuple[int, int, bool] | None, list[tuple[bytes, int]]]
 
-def find_from(hay: bytes, needle: bytes, start: int, /) -> int:
-    """Where ``needle`` first occurs in ``hay`` at or after ``start``, or -1."""
+class PieceJob:
+    """One job of a cut log: a piece to scan, then the dumps after it left unscanned."""
+
+    @property
+    def has_piece(self) -> bool: ...
+    @property
+    def repeats(self) -> int: ...
+    def run(self) -> Made:
+        """The job made (its piece scanned with the interpreter's lock released); once only."""
+
+class Cutter:
+    """A long dump (a path, or a stream's ``read``) cut into jobs as ``scan/pieces.py`` describes,
+    read and cut with the interpreter's lock released."""
+
+    def __init__(
+        self,
+        source: str | Callable[[int], bytes],
+        *,
+        lines: list[bytes],
+        dump_line: bytes,
+        function_line: bytes,
+        repeats: bool,
+        holding: list[bytes],
+        holding_line: int | None,
+        piece_bytes: int,
+        held_bytes: int,
+        feed_bytes: int,
+        read_size: int,
+        names: bool,
+    ) -> None: ...
+    def next_job(self) -> PieceJob | None:
+        """The next job, in order; None at the end. OSError when the log cannot be read."""
+    @property
+    def total(self) -> int: ...
+    @property
+    def skipped(self) -> bool: ...
+    def sizes(self) -> tuple[int, int] | None:
+        """A regular file's size when opened and now; None for a stream."""
 
 def same_bytes(a: str, b: str, /) -> bool:
     """Whether the regular files at ``a`` and ``b`` hold the same bytes (False when either cannot be read)."""

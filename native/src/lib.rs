@@ -2,6 +2,8 @@
 //! or a stream fed piece by piece) and returns its sites as one table of columns. No panic crosses into
 //! Python (a last-resort guard turns one into RuntimeError); I/O problems are OSError.
 
+pub mod cutter;
+mod cutting;
 pub mod extract;
 pub mod files;
 pub mod find;
@@ -560,23 +562,6 @@ fn sniff_head(head: &[u8]) -> PyResult<(String, String)> {
     })
 }
 
-/// Where `needle` first occurs in `hay` at or after `start`, or -1: a cut line found a vector at a
-/// time (CPython's `bytes.find` checks every candidate of a needle whose last byte is common).
-#[pyfunction]
-fn find_from(hay: &[u8], needle: &[u8], start: usize) -> isize {
-    let from = start.min(hay.len());
-    match memchr::memmem::find(&hay[from..], needle) {
-        Some(i) => isize::try_from(from + i).unwrap_or(-1),
-        None => -1,
-    }
-}
-
-/// The line breaks in `data`: the lines of a piece left unscanned, counted a vector at a time.
-#[pyfunction]
-fn count_lines(data: &[u8]) -> u64 {
-    strings::count_nl(data)
-}
-
 /// The OSError Python raises for `e` on `path`: errno, the system's words (without Rust's
 /// ` (os error N)`), and the file name.
 fn os_error(e: std::io::Error, path: &str) -> PyErr {
@@ -713,8 +698,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SNIFF_BYTES", sniffer::SNIFF_BYTES)?;
     m.add("FORGET", follow::FORGET)?;
     m.add_function(wrap_pyfunction!(sniff_head, m)?)?;
-    m.add_function(wrap_pyfunction!(find_from, m)?)?;
-    m.add_function(wrap_pyfunction!(count_lines, m)?)?;
     m.add_function(wrap_pyfunction!(scan_path, m)?)?;
     m.add_function(wrap_pyfunction!(same_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(scan_bytes, m)?)?;
@@ -722,6 +705,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Scanner>()?;
     m.add_class::<Names>()?;
     m.add_class::<follower::Follower>()?;
+    m.add_class::<cutting::Cutter>()?;
+    m.add_class::<cutting::PieceJob>()?;
     m.add_class::<LineTexts>()?;
     m.add_class::<Values>()?;
     m.add_class::<Texts>()?;

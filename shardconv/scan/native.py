@@ -16,7 +16,7 @@ from shardconv.text.layered import StringEncoding
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from shardconv._native import Follower, Scan
+    from shardconv._native import Cutter, Follower, Scan
 
 T = TypeVar("T")
 READ_SIZE = 1 << 20  # bytes per read of a stream
@@ -45,24 +45,19 @@ def sniff(head: bytes) -> tuple[str, str]:
     return result
 
 
-def find_from(hay: bytes, needle: bytes, start: int) -> int:
-    """Where ``needle`` first occurs in ``hay`` at or after ``start``, or -1 (``hay.find``, at the
-    speed of the core's literal search)."""
-    found: int = _core().find_from(hay, needle, start)
-    return found
-
-
-def count_lines(data: bytes) -> int:
-    """The line breaks in ``data`` (``data.count(b"\\n")``, several times faster)."""
-    count: int = _core().count_lines(data)
-    return count
-
-
 def same_bytes(a: str, b: str) -> bool:
     """Whether the regular files at ``a`` and ``b`` hold the same bytes (False when either cannot be
     read), compared in one call with the interpreter's lock released."""
     same: bool = _core().same_bytes(a, b)
     return same
+
+
+def cutter(source: str | Callable[[int], bytes], **opts: object) -> Cutter:
+    """The core's cutter of a long dump into jobs (see ``scan/pieces.py``): ``source`` is a path, or a
+    stream's ``read``; OSError when the path cannot be opened."""
+    what = source if isinstance(source, str) else "the stream"
+    made: Cutter = guarded(what, lambda: _core().Cutter(source, **opts))
+    return made
 
 
 def core_follower() -> Follower:
@@ -87,7 +82,7 @@ def _options(
     return opts
 
 
-def _guarded(what: str, call: Callable[[], T]) -> T:
+def guarded(what: str, call: Callable[[], T]) -> T:
     """``call()`` with the core's own failures (a guarded panic, a bad option) as a ``ScanError`` about
     ``what``; OSError passes through as it is."""
     try:
@@ -112,7 +107,7 @@ def scan_path(
     that ``check`` reads, in memory that stays flat however long the file."""
     core = _core()
     opts = _options(chunk, max_line, overlap, names, every_site)
-    scan: Scan = _guarded(path, lambda: core.scan_path(path, **opts))
+    scan: Scan = guarded(path, lambda: core.scan_path(path, **opts))
     return scan
 
 
@@ -128,7 +123,7 @@ def scan_bytes(
     """Scan a dump held in memory, exactly as ``scan_path`` scans a file with those bytes."""
     core = _core()
     opts = _options(chunk, max_line, overlap, names, every_site)
-    scan: Scan = _guarded("the dump", lambda: core.scan_bytes(data, **opts))
+    scan: Scan = guarded("the dump", lambda: core.scan_bytes(data, **opts))
     return scan
 
 
@@ -154,19 +149,14 @@ class Fed:
     def __init__(self, what: str, opts: dict[str, int | bool]) -> None:
         core = _core()
         self.what = what
-        self.scanner = _guarded(what, lambda: core.Scanner(**opts))
+        self.scanner = guarded(what, lambda: core.Scanner(**opts))
 
     def feed(self, data: bytes) -> None:
-        _guarded(self.what, lambda: self.scanner.feed(data))
+        guarded(self.what, lambda: self.scanner.feed(data))
 
     def finish(self) -> Scan:
-        scan: Scan = _guarded(self.what, self.scanner.finish)
+        scan: Scan = guarded(self.what, self.scanner.finish)
         return scan
-
-
-def fed_scan(what: str, *, names: bool = False, every_site: bool = True) -> Fed:
-    """A scan to feed piece by piece, with the default chunking."""
-    return Fed(what, _options(None, None, None, names, every_site))
 
 
 class Columns:
@@ -259,6 +249,6 @@ def iter_sites(scan: Scan, path: str) -> Iterator[ValueSite]:
 
 
 __all__ = [
-    "Columns", "Fed", "ScanError", "columns", "count_lines", "fed_scan", "find_from", "iter_sites", "scan_bytes",
-    "scan_path", "scan_stream", "site_at", "site_count", "sniff", "sniff_bytes",
+    "Columns", "Fed", "ScanError", "columns", "cutter", "guarded", "iter_sites", "scan_bytes", "scan_path",
+    "scan_stream", "site_at", "site_count", "sniff", "sniff_bytes",
 ]

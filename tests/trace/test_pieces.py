@@ -103,8 +103,9 @@ def test_pieces_scanned_on_two_threads_with_their_repeats_are_those_of_one_and_t
     whole = _traced(path)
     monkeypatch.setattr(pieces, "PIECE_BYTES", piece_dumps * len(_repeating_log()) // 16)
     monkeypatch.setattr(pieces, "FEED_BYTES", feed_bytes)
-    jobs = list(pieces._jobs(path.open("rb").read, str(path), True, pieces.Cuts(repeats=True)))
-    kinds = {(j.piece is not None, bool(j.repeats)) for j in jobs}
+    cut = pieces._cutter(str(path), True, pieces.Cuts(repeats=True))
+    jobs = list(pieces._jobs(cut, str(path), True))
+    kinds = {(j.job.has_piece, bool(j.job.repeats)) for j in jobs}
     assert (True, True) in kinds and len(jobs) > 3  # a piece and its repeats in one job, several jobs
     assert (False, True) in kinds or piece_dumps > 2  # (repeats alone, past a job's size)
     assert _pieces(path, workers=2) == _pieces(path, workers=1)

@@ -1,0 +1,187 @@
+//! `Cutter` and `PieceJob`, the log cutter (`cutter.rs`) as Python sees it: a file (or a stream's
+//! `read`) cut into jobs with the interpreter's lock released, each job run on a scanning thread.
+
+use crate::cutter::{self, CutOptions, Made};
+use crate::lines::{Options, CHUNK, MAX_LINE, OVERLAP};
+use crate::{guarded, os_error, to_scan};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
+use std::fs::File;
+use std::io::{self, Read};
+
+/// What a log is read from: a file the core opened, or a Python stream's `read` (stdin), whose error,
+/// if it raises one, is kept to be raised as it was.
+enum Source {
+    File(File),
+    Stream { read: Py<PyAny>, error: Option<PyErr> },
+}
+
+impl Read for Source {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Source::File(f) => f.read(out),
+            Source::Stream { read, error } => Python::attach(|py| {
+                let got =
+                    read.call1(py, (out.len(),)).and_then(|b| Ok(b.bind(py).cast::<PyBytes>()?.as_bytes().to_vec()));
+                match got {
+                    Ok(b) if b.len() <= out.len() => {
+                        out[..b.len()].copy_from_slice(&b);
+                        Ok(b.len())
+                    }
+                    Ok(_) => Err(io::Error::other("read() returned more bytes than asked for")),
+                    Err(e) => {
+                        *error = Some(e);
+                        Err(io::Error::other("the stream's read() raised"))
+                    }
+                }
+            }),
+        }
+    }
+}
+
+/// A long dump cut into jobs (see `pieces.py`): `next_job` reads on until the next job is whole.
+#[pyclass(module = "shardconv._native")]
+pub struct Cutter {
+    inner: cutter::Cutter<Source>,
+    what: String,
+    /// The file's size when opened, and the file to ask it again (a regular file's only).
+    sized: Option<(u64, File)>,
+}
+
+#[pymethods]
+impl Cutter {
+    /// Cuts `source` (a path, or a stream's `read`) before the `lines` (each with its line break first).
+    #[new]
+    #[pyo3(signature = (source, *, lines, dump_line, function_line, repeats, holding, holding_line,
+                        piece_bytes, held_bytes, feed_bytes, read_size, names))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        source: &Bound<'_, PyAny>,
+        lines: Vec<Vec<u8>>,
+        dump_line: Vec<u8>,
+        function_line: Vec<u8>,
+        repeats: bool,
+        holding: Vec<Vec<u8>>,
+        holding_line: Option<u64>,
+        piece_bytes: usize,
+        held_bytes: usize,
+        feed_bytes: usize,
+        read_size: usize,
+        names: bool,
+    ) -> PyResult<Self> {
+        if lines.iter().chain([&dump_line, &function_line]).any(|l| l.first() != Some(&b'\n')) {
+            return Err(PyValueError::new_err("a cut line starts with its line break"));
+        }
+        let engine = Options { chunk: CHUNK, max_line: MAX_LINE, overlap: OVERLAP, names, every_site: true };
+        let opts = CutOptions {
+            lines,
+            dump_line,
+            function_line,
+            repeats,
+            holding,
+            holding_line,
+            piece_bytes,
+            held_bytes,
+            feed_bytes,
+            read_size,
+            engine,
+        };
+        let (src, what, sized) = match source.cast::<PyString>() {
+            Ok(path) => {
+                let path = path.to_str()?.to_owned();
+                let f = File::open(&path).map_err(|e| os_error(e, &path))?;
+                let meta = f.metadata().map_err(|e| os_error(e, &path))?;
+                let sized = if meta.is_file() {
+                    Some((meta.len(), f.try_clone().map_err(|e| os_error(e, &path))?))
+                } else {
+                    None
+                };
+                (Source::File(f), path, sized)
+            }
+            Err(_) => (Source::Stream { read: source.clone().unbind(), error: None }, "the stream".to_owned(), None),
+        };
+        Ok(Cutter { inner: cutter::Cutter::new(src, opts), what, sized })
+    }
+
+    /// The next job, in order (None at the end), read and cut with the interpreter's lock released.
+    fn next_job(&mut self, py: Python<'_>) -> PyResult<Option<PieceJob>> {
+        let inner = &mut self.inner;
+        let got = py.detach(|| guarded(|| Ok(inner.next_job())))?;
+        match got {
+            Ok(Ok(job)) => Ok(job.map(|j| PieceJob { job: Some(j) })),
+            Ok(Err(e)) => Err(PyValueError::new_err(e)),
+            Err(e) => Err(match self.inner.source() {
+                Source::Stream { error, .. } if error.is_some() => error.take().unwrap_or_else(|| os_error(e, "")),
+                _ => os_error(e, &self.what),
+            }),
+        }
+    }
+
+    /// The bytes read so far.
+    #[getter]
+    fn total(&self) -> u64 {
+        self.inner.total()
+    }
+
+    /// Whether the sniff skipped the log (only its head is read).
+    #[getter]
+    fn skipped(&self) -> bool {
+        self.inner.skipped
+    }
+
+    /// A regular file's size when opened, and now; None for anything else.
+    fn sizes(&self) -> PyResult<Option<(u64, u64)>> {
+        match &self.sized {
+            Some((then, f)) => {
+                let now = f.metadata().map_err(|e| os_error(e, &self.what))?.len();
+                Ok(Some((*then, now)))
+            }
+            None => Ok(None),
+        }
+    }
+}
+
+/// A job made: its piece (a Scan, or (size, lines, records) left unscanned, or None), then (text, lines)
+/// per dump left unscanned.
+type JobMade<'py> = (Option<Bound<'py, PyAny>>, Vec<(Bound<'py, PyBytes>, u64)>);
+
+/// One job of a cut log: a piece to scan, then the dumps after it left unscanned.
+#[pyclass(module = "shardconv._native")]
+pub struct PieceJob {
+    job: Option<cutter::Job>,
+}
+
+#[pymethods]
+impl PieceJob {
+    /// Whether the job holds a piece to scan (else only repeats).
+    #[getter]
+    fn has_piece(&self) -> bool {
+        self.job.as_ref().is_some_and(|j| j.piece.is_some())
+    }
+
+    /// How many dumps it leaves unscanned.
+    #[getter]
+    fn repeats(&self) -> usize {
+        self.job.as_ref().map_or(0, |j| j.repeats.len())
+    }
+
+    /// (its piece: a Scan, or (size, lines, records) when left unscanned, or None; [(text, lines)] per
+    /// dump left unscanned), the piece scanned with the interpreter's lock released. Once only.
+    fn run<'py>(&mut self, py: Python<'py>) -> PyResult<JobMade<'py>> {
+        let Some(job) = self.job.take() else {
+            return Err(PyValueError::new_err("a job runs once"));
+        };
+        let (piece, repeats) = (job.piece, job.repeats);
+        let made = py.detach(|| guarded(|| Ok(piece.map(cutter::Held::run))))?;
+        let piece = match made {
+            Some(Made::Scanned(engine)) => Some(Bound::new(py, guarded(|| to_scan(py, *engine))?)?.into_any()),
+            Some(Made::Unscanned { size, lines, records }) => {
+                Some((size, lines, records).into_pyobject(py)?.into_any())
+            }
+            None => None,
+        };
+        let repeats = repeats.iter().map(|(text, lines)| (PyBytes::new(py, text), *lines)).collect();
+        Ok((piece, repeats))
+    }
+}
