@@ -30,7 +30,22 @@ def dumps(doc: dict[str, Any], *, lines: bool = False) -> str:
     return _pretty(doc, "")
 
 
-_scalar = json.JSONEncoder(ensure_ascii=False).encode  # one value that is no list or object, as json writes it
+_encode = json.JSONEncoder(ensure_ascii=False).encode  # one value that is no list or object, as json writes it
+_string = json.encoder.encode_basestring  # (json's own string encoder, without ensure_ascii: what _encode calls)
+_CONSTANTS = {True: "true", False: "false", None: "null"}
+
+
+def _scalar(v: Any) -> str:
+    """``_encode(v)``, the commonest values (strings, ints, booleans, None: a trace's dumps are
+    thousands of them) without its per-call encoder."""
+    t = type(v)
+    if t is str:
+        return _string(v)
+    if t is int:
+        return int.__repr__(v)
+    if t is bool or v is None:
+        return _CONSTANTS[v]
+    return _encode(v)
 
 
 def _pretty(v: Any, pad: str) -> str:

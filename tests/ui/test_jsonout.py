@@ -4,6 +4,7 @@ of a long trace's output)."""
 
 from __future__ import annotations
 
+import enum
 import json
 from typing import Any
 
@@ -12,7 +13,16 @@ from hypothesis import strategies as st
 
 from shardconv.ui import jsonout
 
-SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text()
+class Level(enum.IntEnum):
+    LOW = 1
+
+
+class Name(enum.StrEnum):
+    A = "a\u00e9\n"
+
+
+SCALARS = (st.none() | st.booleans() | st.integers() | st.floats() | st.text()
+           | st.sampled_from([Level.LOW, Name.A, 2**70, -0.0]))  # (subclasses json writes as their base)
 KEYS = st.text() | st.integers() | st.booleans() | st.none() | st.floats(allow_nan=False)
 VALUES = st.recursive(
     SCALARS,
