@@ -295,8 +295,8 @@ pub struct Cutter<R> {
     held: bool,                 // whether `job.piece` takes the parts to come
     before: Option<(u64, u64)>, // the dump before, when whole: where its text after its dump line starts and ends
     lines: u64,                 // line breaks before the part (counted only to find `holding_line`)
-    first: bool,
-    functions: bool, // whether the module read holds a function yet (its first is never cut from its head)
+    pieces: u32,                // the pieces begun so far
+    functions: bool,            // whether the module read holds a function yet (its first is never cut from its head)
     started: bool,
     pub skipped: bool,
 }
@@ -304,8 +304,8 @@ pub struct Cutter<R> {
 impl<R: Read> Cutter<R> {
     pub fn new(src: R, opts: CutOptions) -> Self {
         let log = Log::new(src, &opts.lines, opts.read_size, opts.held_bytes);
-        let (job, held, before, lines, first, functions) = (Job::default(), false, None, 0, true, false);
-        Cutter { log, opts, job, held, before, lines, first, functions, started: false, skipped: false }
+        let (job, held, before, lines, pieces, functions) = (Job::default(), false, None, 0, 0, false);
+        Cutter { log, opts, job, held, before, lines, pieces, functions, started: false, skipped: false }
     }
 
     /// The bytes read so far.
@@ -374,7 +374,7 @@ impl<R: Read> Cutter<R> {
         let repeat = body.is_some_and(|b| self.repeats_before(&part, b));
         let function = part.at_line && self.log.bytes(&part).starts_with(&self.opts.function_line[1..]);
         let big = self.held
-            && self.job.piece.as_ref().is_some_and(|p| p.size >= self.opts.piece_bytes as u64)
+            && self.job.piece.as_ref().is_some_and(|p| p.size >= self.piece_bytes())
             && (self.functions || !function);
         self.functions = function || (self.functions && !part.at_line);
         if (repeat || big) && self.may_cut(&part) {
@@ -396,9 +396,9 @@ impl<R: Read> Cutter<R> {
         let mut done = None;
         if !self.held {
             done = self.take_job();
-            let looker = if self.first { None } else { self.looker() };
+            let looker = if self.pieces == 0 { None } else { self.looker() };
             self.job = Job { piece: Some(Held::new(&self.opts, looker)?), ..Job::default() };
-            (self.held, self.first) = (true, false);
+            (self.held, self.pieces) = (true, self.pieces.saturating_add(1));
         }
         let data = self.log.bytes(&part);
         if self.opts.holding_line.is_some() {
@@ -408,6 +408,12 @@ impl<R: Read> Cutter<R> {
             p.add(data);
         }
         Ok(done)
+    }
+
+    /// Where the piece being made ends (at the first cut past it): the first pieces an eighth, a quarter
+    /// and a half of `piece_bytes`, so that the reader has its first dumps while the next are scanned.
+    fn piece_bytes(&self) -> u64 {
+        (self.opts.piece_bytes as u64 >> 4u32.saturating_sub(self.pieces)).max(1)
     }
 
     /// What a piece starting after `lines` line breaks is scanned for, if anything.
@@ -577,6 +583,16 @@ mod tests {
         assert_eq!(cut, want);
         o.held_bytes = 0; // no dump held whole: none is left unscanned
         assert_eq!(jobs(text.as_bytes(), o), (0..12).map(|i| (n(i), 0)).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn the_first_pieces_are_smaller_so_the_reader_starts_soon() {
+        let dumps: Vec<String> = (0..40).map(|i| dump(i + 10, &format!("module @m{i:02} {{\n}}\n"))).collect();
+        let d = dumps[0].len() as u64;
+        let mut o = options(vec![DUMP.to_vec()], 1 << 20, 1 << 23);
+        o.piece_bytes = 8 * d as usize;
+        let sizes: Vec<u64> = jobs(dumps.concat().as_bytes(), o).iter().filter_map(|j| j.0).collect();
+        assert_eq!(sizes, [1, 2, 4, 8, 8, 8, 8, 1].map(|n| n * d));
     }
 
     #[test]
