@@ -201,16 +201,18 @@ impl<S: Same, T> Follower<S, T> {
     ) -> Step<S, T> {
         values.seal();
         let values = Arc::new(values);
+        let count = self.recent.back().map_or(0, |&(at, _)| at + 1);
+        // (each value now last seen here, and where it was before: one lookup a value)
+        let held: Vec<_> =
+            (0..values.len()).map(|i| self.remember(At { values: values.clone(), index: i, count })).collect();
         let (fate, gone) = match (before, self.recent.back()) {
             (Some(before), Some((at, previous))) => {
-                (self.fates(&values, before, names, same_module, *at), gone(previous, &values, names, before, *at))
+                (fates(&values, &held, before, names, same_module, *at), gone(previous, &values, names, before, *at))
             }
             _ => (vec![Fate::Old; values.len()], Vec::new()),
         };
-        let count = self.recent.back().map_or(0, |&(at, _)| at + 1);
         let mut now = Vec::new();
-        for (i, &fate) in fate.iter().enumerate() {
-            let held = self.remember(At { values: values.clone(), index: i, count });
+        for (i, (&fate, held)) in fate.iter().zip(held).enumerate() {
             let what = match (fate, held) {
                 (Fate::Gained, _) => Now::Gained,
                 (Fate::Ask, held) => Now::Ask(held),
@@ -224,11 +226,6 @@ impl<S: Same, T> Follower<S, T> {
         Step { values, now, gone }
     }
 
-    /// Where the value `key` (of hash `h`) was last seen.
-    fn last_seen(&self, h: u64, key: &str) -> Option<&At<S, T>> {
-        self.last.find(h, |a| a.key() == key)
-    }
-
     /// `at` as where its value was last seen; returns where it was before.
     fn remember(&mut self, at: At<S, T>) -> Option<At<S, T>> {
         let (h, key) = (at.hash(), at.key());
@@ -239,34 +236,6 @@ impl<S: Same, T> Follower<S, T> {
                 None
             }
         }
-    }
-
-    /// Per value of `values`: gained since the dump before (dump `previous`), to ask about, or neither.
-    fn fates(
-        &self,
-        values: &DumpValues<S, T>,
-        before: &Defined,
-        names: &Defined,
-        same_module: bool,
-        previous: u64,
-    ) -> Vec<Fate> {
-        let mut fate = vec![Fate::Old; values.len()];
-        let in_before =
-            |i: usize| self.last_seen(values.hash_of(i), values.key(i)).is_some_and(|a| a.count == previous);
-        let new: Vec<usize> = (0..values.len()).filter(|&i| !in_before(i)).collect();
-        let keys = values.hashed(&new);
-        let (alike, others) = before.alike(names, &keys);
-        for j in alike {
-            fate[new[j]] = Fate::Gained;
-        }
-        for j in others {
-            fate[new[j]] = match (entry_result(keys[j].1), same_module) {
-                (true, true) => Fate::Gained,
-                (true, false) => Fate::Old,
-                _ => Fate::Ask,
-            };
-        }
-        fate
     }
 
     /// Forgets the values last seen `FORGET` fresh dumps before dump `count` (or longer ago).
@@ -282,6 +251,34 @@ impl<S: Same, T> Follower<S, T> {
             self.recent.pop_front();
         }
     }
+}
+
+/// Per value of `values` (`held`: where each was seen before): gained since the dump before (dump
+/// `previous`), to ask about, or neither.
+fn fates<S, T>(
+    values: &DumpValues<S, T>,
+    held: &[Option<At<S, T>>],
+    before: &Defined,
+    names: &Defined,
+    same_module: bool,
+    previous: u64,
+) -> Vec<Fate> {
+    let mut fate = vec![Fate::Old; values.len()];
+    let in_before = |i: usize| held[i].as_ref().is_some_and(|a| a.count == previous);
+    let new: Vec<usize> = (0..values.len()).filter(|&i| !in_before(i)).collect();
+    let keys = values.hashed(&new);
+    let (alike, others) = before.alike(names, &keys);
+    for j in alike {
+        fate[new[j]] = Fate::Gained;
+    }
+    for j in others {
+        fate[new[j]] = match (entry_result(keys[j].1), same_module) {
+            (true, true) => Fate::Gained,
+            (true, false) => Fate::Old,
+            _ => Fate::Ask,
+        };
+    }
+    fate
 }
 
 #[derive(Clone, Copy)]
