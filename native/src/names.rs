@@ -54,12 +54,12 @@ impl Defined {
         let store = &self.store;
         let at = |e: &Entry| &store[e.key.0..e.key.1];
         let k = at(&entry);
-        let h = hash(k);
-        match self.table.find_mut(h, |e| at(e) == k) {
-            Some(e) if e.param && !param => {}
-            Some(e) => *e = entry,
-            None => {
-                self.table.insert_unique(h, entry, |e| hash(at(e)));
+        // (one probe: most names are defined once)
+        match self.table.entry(hash(k), |e| at(e) == k, |e| hash(at(e))) {
+            hashbrown::hash_table::Entry::Occupied(e) if e.get().param && !param => {}
+            hashbrown::hash_table::Entry::Occupied(mut e) => *e.get_mut() = entry,
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                v.insert(entry);
             }
         }
     }
@@ -225,8 +225,11 @@ fn earlier_results(data: &[u8], p: usize, from: usize) -> Vec<(usize, usize)> {
         found.push((r, e));
         first = r;
     }
+    if found.is_empty() {
+        return found;
+    }
     let line_start = memchr::memrchr(b'\n', &data[..first]).map_or(0, |n| n + 1);
-    if found.is_empty() || !data[line_start..first].iter().all(|&c| c == b' ' || c == b'\t') {
+    if !data[line_start..first].iter().all(|&c| c == b' ' || c == b'\t') {
         return Vec::new();
     }
     found

@@ -410,13 +410,38 @@ pub struct Table {
     /// the names first came (kept for their room, line after line).
     entries: Vec<LineEntry>,
     entry_index: FxMap<Option<Name>, usize>,
-    /// The last tensor-type tuples met and their ids: the extractor shares one `Arc` per distinct
-    /// type text, so a pointer finds most without hashing the shapes.
-    shape_ids: [Option<(Shapes, u32)>; 8],
+    /// The last tensor-type tuples and op names met, and their ids.
+    shape_ids: ArcIds<Vec<Shape>>,
+    op_ids: ArcIds<str>,
     /// Whether every site keeps its row; else only each group's first site, module headers and
     /// expected-error markers do (the propagation records none), and `spans` holds every place.
     pub every_site: bool,
     pub spans: SpanLog,
+}
+
+/// The last few `Arc`s met and their ids: the extractor shares one `Arc` per distinct text (a tuple of
+/// tensor types, an op's name), so a pointer finds most without hashing what it points to.
+struct ArcIds<T: ?Sized>([Option<(Arc<T>, u32)>; 8]);
+
+impl<T: ?Sized> Default for ArcIds<T> {
+    fn default() -> Self {
+        ArcIds(Default::default())
+    }
+}
+
+impl<T: ?Sized> ArcIds<T> {
+    /// The id of `a`: the one met lately at the same address, else `intern(a)`'s.
+    fn id(&mut self, a: &Arc<T>, intern: impl FnOnce(&T) -> u32) -> u32 {
+        let slot = (Arc::as_ptr(a) as *const u8 as usize >> 4) % self.0.len();
+        if let Some((known, id)) = &self.0[slot] {
+            if Arc::ptr_eq(known, a) {
+                return *id;
+            }
+        }
+        let id = intern(a);
+        self.0[slot] = Some((a.clone(), id));
+        id
+    }
 }
 
 /// Whether sites of `kind` form groups: propagation records and operand lists (kinds from SDY_ORIGINS
@@ -467,6 +492,7 @@ impl Table {
         self.entries = Vec::new();
         self.entry_index = FxMap::default();
         self.shape_ids = Default::default();
+        self.op_ids = Default::default();
     }
 
     pub fn count(&self) -> usize {
@@ -593,15 +619,8 @@ impl Table {
 
     /// The id of a tuple of tensor types: by its `Arc` if it was met lately, else by its contents.
     fn shapes_id(&mut self, shapes: &Shapes) -> u32 {
-        let slot = (Arc::as_ptr(shapes) as usize >> 4) % self.shape_ids.len();
-        if let Some((known, id)) = &self.shape_ids[slot] {
-            if Arc::ptr_eq(known, shapes) {
-                return *id;
-            }
-        }
-        let id = self.shapes.id_of(shapes.as_slice());
-        self.shape_ids[slot] = Some((shapes.clone(), id));
-        id
+        let interned = &mut self.shapes;
+        self.shape_ids.id(shapes, |v| interned.id_of(v.as_slice()))
     }
 
     fn name_id(&mut self, name: &Option<Name>) -> u32 {
@@ -623,7 +642,8 @@ impl Table {
     /// The site's row of columns; `ids` are its value, name, shapes and module.
     fn push_row(&mut self, scope: u32, s: &Site, ids: [u32; 4]) {
         let [value, name, shapes, module] = ids;
-        let op = s.op.as_deref().map_or(NONE, |v| self.ops.id_of(v));
+        let ops = &mut self.ops;
+        let op = s.op.as_ref().map_or(NONE, |v| self.op_ids.id(v, |v| ops.id_of(v)));
         let target = match s.target {
             Some(t) if t < 0 => 0,
             Some(t) => clamp32(t as u64),
