@@ -99,7 +99,8 @@ def responsible_pass(before: Dump, after: Dump) -> str:
 @dataclass
 class DumpRange:
     """Where one dump's sites are in its scan (indices ``start`` to ``stop``, module headers among them
-    left out when the sites are made), the segments it covers and its module header lines."""
+    left out when the sites are made), the segments it covers and its module header lines; and the
+    module its ``// -----//`` line names, if any (its text's module line may name another)."""
 
     _: KW_ONLY
     dump: Dump
@@ -107,6 +108,7 @@ class DumpRange:
     stop: int
     segments: list[int] = field(default_factory=list)
     module_lines: list[bytes] = field(default_factory=list)
+    line_module: str | None = None
 
 
 @record
@@ -158,7 +160,9 @@ def split_dumps(
             dump = _header_dump(index, path, header_site.line, header)
         else:
             dump = _plain(index, path, header_site.line, base, _module_name(text))
-        current, filled = DumpRange(dump=dump, start=h + 1, stop=h + 1, segments=[segment]), False
+        line_module = dump.module if header is not None else None
+        current = DumpRange(dump=dump, start=h + 1, stop=h + 1, segments=[segment], line_module=line_module)
+        filled = False
         if header is None:
             current.module_lines.append(header_site.text)
         index += 1

@@ -60,8 +60,6 @@ def write_json(command: str, items: Iterable[Seen | Change], out: TextIO) -> Col
     to a temporary file as its dump ends and copied in at the end: memory holds the dumps, not the
     changes. Each dump is written out as it is read (the scan goes on meanwhile), not all at the end.
     ``diff``'s order (placement changes first) is the same: its changes all sit in one dump."""
-    from shardconv.ui import jsonout
-
     run = Collected()
     dumps: list[str] = []
     with _Spool() as spool:
@@ -70,6 +68,8 @@ def write_json(command: str, items: Iterable[Seen | Change], out: TextIO) -> Col
                 spool.write(_item(change_dict(c)))
             if seen is not None:
                 dumps.append(_item(_dump_dict(seen)))
+        from shardconv.ui import jsonout  # (json loads once the first dump is read: the scan starts first)
+
         summary = {**run.counts, "dropped": run.dropped}
         doc = jsonout.document(command, dumps=[], changes=[], summary=summary)
         head, _, tail = jsonout.dumps(doc).rpartition(_CHANGES)

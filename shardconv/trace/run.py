@@ -87,15 +87,14 @@ def read_dumps(
         assert not isinstance(piece, Unscanned)  # (only a reader looking for words or a line leaves pieces unscanned)
         reader = SiteReader(piece, path, lines, known)
         headers = module_headers(piece, lines)
-        header_at = {h.index: h for h in headers}
         for r in split_dumps(headers, site_count(piece), reader.line, path, index, base):
             index = r.dump.index + 1
             digest = _digest(piece, r) if r.dump.pass_name is not None and base is None else None
             if digest is not None and last is not None and last.digest == digest:
                 yield Repeat(r.dump, r.dump.line - last.dump.line)
-                last = replace(last, dump=r.dump, line_module=_line_module(header_at, r))
+                last = replace(last, dump=r.dump, line_module=r.line_module)
                 continue
-            last = _Before(r.dump, digest, _line_module(header_at, r)) if digest is not None else None
+            last = _Before(r.dump, digest, r.line_module) if digest is not None else None
             yield DumpSites(r.dump, reader, range(r.start, r.stop), piece.defined_in(list(r.segments)))
     if index == first_index:
         raise LogError(f"{path}: no HLO or MLIR dump found")
@@ -109,12 +108,6 @@ class _Before:
     dump: Dump
     digest: tuple[object, ...]
     line_module: str | None
-
-
-def _line_module(header_at: dict[int, Header], r: DumpRange) -> str | None:
-    """The module ``r``'s dump line names (the header site right before its sites)."""
-    dump = header_dump(0, "", 0, _text(header_at[r.start - 1].text))
-    return None if dump is None else dump.module
 
 
 def _repeat(
