@@ -267,17 +267,21 @@ fn what(data: &[u8], a: usize, b: usize, out: &mut Vec<u8>) {
     if memchr::memchr(b'[', token).is_some() {
         return;
     }
-    let rest = &data[b..];
-    let rest = &rest[..memchr::memchr2(b'{', b'\n', rest).unwrap_or(rest.len())];
-    let mut i = 0;
-    while let Some(off) = memchr::memchr(b'%', &rest[i..]) {
-        let p = i + off;
-        let e = name_end(rest, p);
-        if e > p + 1 {
-            out.push(b' ');
-            out.extend_from_slice(&rest[p..e]);
+    // (one pass over the rest of the line, short: a search call per operand cost more than the bytes)
+    let mut i = b;
+    while let Some(&c) = data.get(i) {
+        match c {
+            b'{' | b'\n' => break,
+            b'%' => {
+                let e = name_end(data, i);
+                if e > i + 1 {
+                    out.push(b' ');
+                    out.extend_from_slice(&data[i..e]);
+                }
+                i = e;
+            }
+            _ => i += 1,
         }
-        i = e;
     }
 }
 
