@@ -575,6 +575,9 @@ fn os_error(e: std::io::Error, path: &str) -> PyErr {
     }
 }
 
+/// A file longer than this is read by a thread of its own (starting one costs more than a short read).
+const READ_AHEAD_BYTES: u64 = 8 << 20;
+
 /// Scan a dump file read in chunks (memory stays bounded); OSError if it cannot be read or changes
 /// size while it is read.
 fn read_file(path: &str, mut eng: Engine) -> Result<Engine, PyErr> {
@@ -588,7 +591,11 @@ fn read_file(path: &str, mut eng: Engine) -> Result<Engine, PyErr> {
     if regular {
         eng.size_hint(expected);
     }
-    eng.read_all(&mut f, if regular { expected } else { u64::MAX }).map_err(|e| os_error(e, path))?;
+    let limit = if regular { expected } else { u64::MAX };
+    // (a long file is read by a thread of its own while this one scans)
+    let read =
+        if expected > READ_AHEAD_BYTES { eng.read_all_ahead(&mut f, limit) } else { eng.read_all(&mut f, limit) };
+    read.map_err(|e| os_error(e, path))?;
     let total = eng.size;
     if regular {
         let now = f.metadata().map_err(|e| os_error(e, path))?.len();

@@ -21,6 +21,8 @@ use std::sync::LazyLock;
 pub const CHUNK: usize = 256 << 10;
 pub const MAX_LINE: usize = 4 << 20;
 pub const OVERLAP: usize = 1 << 20;
+/// Reads a reading thread makes ahead of the scan (`read_all_ahead`).
+pub const READS_AHEAD: usize = 4;
 
 #[derive(Clone, Copy, Debug)]
 pub struct Options {
@@ -430,6 +432,62 @@ impl Engine {
     /// zeroing: a file reads into the spare capacity). An error once more than `limit` bytes came.
     pub fn read_all<R: std::io::Read>(&mut self, r: &mut R, limit: u64) -> std::io::Result<()> {
         use std::io::Read;
+        self.read_head(r)?;
+        let chunk = self.opts.chunk;
+        while !self.skip {
+            let start = self.buf.len();
+            self.buf.reserve(chunk);
+            r.by_ref().take(chunk as u64).read_to_end(&mut self.buf)?;
+            if self.took(start, limit)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// `read_all`, the reads made by a thread of their own, `READS_AHEAD` ahead: the kernel's copy of a
+    /// long file runs on another processor while this one scans (`check -j 1` is one process).
+    pub fn read_all_ahead<R: std::io::Read + Send>(&mut self, r: &mut R, limit: u64) -> std::io::Result<()> {
+        use std::io::Read;
+        use std::sync::mpsc::sync_channel;
+        self.read_head(r)?;
+        if self.skip {
+            return Ok(());
+        }
+        let chunk = self.opts.chunk;
+        let (full, read) = sync_channel::<std::io::Result<Vec<u8>>>(READS_AHEAD);
+        let (give_back, spare) = sync_channel::<Vec<u8>>(READS_AHEAD + 1);
+        std::thread::scope(|s| {
+            s.spawn(move || {
+                // (ends at the file's end or error, or when the scan has gone: a send or receive then fails)
+                while let Ok(mut b) = spare.recv() {
+                    b.clear();
+                    let got = r.by_ref().take(chunk as u64).read_to_end(&mut b);
+                    let last = !matches!(got, Ok(n) if n > 0);
+                    if full.send(got.map(|_| b)).is_err() || last {
+                        return;
+                    }
+                }
+            });
+            for _ in 0..=READS_AHEAD {
+                let _ = give_back.send(Vec::with_capacity(chunk));
+            }
+            while !self.skip {
+                let b = read.recv().map_err(|_| std::io::Error::other("the reading thread stopped"))??;
+                let start = self.buf.len();
+                self.buf.extend_from_slice(&b);
+                let _ = give_back.send(b);
+                if self.took(start, limit)? {
+                    break;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// The head's read: the sniff's bytes, the kind they tell.
+    fn read_head<R: std::io::Read>(&mut self, r: &mut R) -> std::io::Result<()> {
+        use std::io::Read;
         if self.head_taken || !self.staged.is_empty() {
             return Err(std::io::Error::other("read_all() after feed()"));
         }
@@ -440,23 +498,23 @@ impl Engine {
         if n < SNIFF_BYTES {
             self.suppressions_read(self.buf.len()); // the reference's head read met the end
         }
-        let chunk = self.opts.chunk;
-        while !self.skip {
-            let start = self.buf.len();
-            self.buf.reserve(chunk);
-            let n = r.by_ref().take(chunk as u64).read_to_end(&mut self.buf)?;
-            self.size += n as u64;
-            if self.size > limit {
-                return Err(std::io::Error::other("the file grew while it was read"));
-            }
-            self.suppressions_read(start);
-            self.step(n == 0);
-            if n == 0 {
-                self.eof = true;
-                break;
-            }
-        }
         Ok(())
+    }
+
+    /// A read appended at `start` of the buffer, scanned; whether it was the last (the end met). An
+    /// error once more than `limit` bytes came.
+    fn took(&mut self, start: usize, limit: u64) -> std::io::Result<bool> {
+        let n = self.buf.len() - start;
+        self.size += n as u64;
+        if self.size > limit {
+            return Err(std::io::Error::other("the file grew while it was read"));
+        }
+        self.suppressions_read(start);
+        self.step(n == 0);
+        if n == 0 {
+            self.eof = true;
+        }
+        Ok(n == 0)
     }
 
     pub fn finish(&mut self) {
@@ -765,6 +823,35 @@ mod tests {
         e.finish();
         assert_eq!(e.table.u32s, whole.table.u32s);
         assert_eq!(e.table.scopes.items(), vec![&("main".to_string(), "func", true)]);
+    }
+
+    #[test]
+    fn reads_made_ahead_by_a_thread_scan_as_reads_made_in_turn() {
+        let mut data = b"module @m {\n  sdy.mesh @mesh = <[\"x\"=2]>\n".to_vec();
+        for i in 0..3000 {
+            data.extend_from_slice(
+                format!("  %{i} = sdy.sharding_constraint %a <@mesh, [{{\"x\"}}]> : tensor<8xf32>\n").as_bytes(),
+            );
+        }
+        let opts = Options { chunk: 4096, names: true, ..Options::default() };
+        let scan = |ahead: bool, limit: u64| {
+            let mut e = Engine::new(opts).unwrap();
+            let mut r = &data[..];
+            let read = if ahead { e.read_all_ahead(&mut r, limit) } else { e.read_all(&mut r, limit) };
+            read.map(|()| {
+                e.finish();
+                (e.table.u32s.clone(), e.table.starts.clone(), e.lines(), e.size, e.digests.clone())
+            })
+        };
+        let plain = scan(false, u64::MAX).unwrap();
+        assert!(plain.0[0].len() > 3000);
+        assert_eq!(scan(true, u64::MAX).unwrap(), plain);
+        // a file longer than it was when opened is an error, and the reading thread is let go
+        assert!(scan(true, data.len() as u64 - 1).is_err() && scan(false, data.len() as u64 - 1).is_err());
+        let mut skipped = Engine::new(opts).unwrap();
+        let binary = vec![0u8; 1 << 20];
+        skipped.read_all_ahead(&mut &binary[..], u64::MAX).unwrap();
+        assert!(skipped.skipping() && skipped.size == SNIFF_BYTES as u64);
     }
 
     #[test]

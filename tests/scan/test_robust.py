@@ -71,6 +71,17 @@ def test_path_is_bytes(tmp_path: Path) -> None:
         assert _table(native.scan_path(str(p), names=True)) == _table(native.scan_bytes(data, names=True))
 
 
+def test_a_long_file_read_by_a_thread_of_its_own_is_its_bytes(tmp_path: Path) -> None:
+    """Past 8 MB a file is read ahead by a thread while the scan goes on: the same sites as its bytes."""
+    data = b"".join(d for d in CORPUS if not d.count(b"\x00")) * 2
+    data = data * (9 * (1 << 20) // len(data) + 1)
+    p = tmp_path / "long.mlir"
+    p.write_bytes(data)
+    for names in (False, True):
+        scan = native.scan_path(str(p), names=names)
+        assert scan.kind != "skip" and scan.size == len(data) and _table(scan) == _table(native.scan_bytes(data, names=names))
+
+
 def test_binary_file(tmp_path: Path) -> None:
     p = tmp_path / "bin"
     p.write_bytes(b"HloModule m\n" + bytes(range(256)) * 1000)
