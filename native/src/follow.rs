@@ -38,15 +38,26 @@ impl<S, T> DumpValues<S, T> {
 
     /// A dump's values, with room for `sites` sightings (and as many keys at most).
     pub fn with_room(tag: T, sites: usize) -> Self {
-        let (text, sightings, ends) = Default::default();
+        let (sightings, ends) = Default::default();
+        let text = String::with_capacity(sites * 8); // (most keys are short: `%123`, `arg[4]`)
         let (keys, at, added) = (Vec::with_capacity(sites), HashTable::with_capacity(sites), Vec::with_capacity(sites));
         DumpValues { text, keys, at, added, sightings, ends, tag }
     }
 
     /// The `i`th key.
     pub fn key(&self, i: usize) -> &str {
+        &self.text[self.span(i)]
+    }
+
+    /// Where the `i`th key sits in `text`.
+    fn span(&self, i: usize) -> std::ops::Range<usize> {
         let start = if i == 0 { 0 } else { self.keys[i - 1].1 as usize };
-        &self.text[start..self.keys[i].1 as usize]
+        start..self.keys[i].1 as usize
+    }
+
+    /// The `i`th key's bytes (compared without `str`'s boundary checks).
+    fn key_bytes(&self, i: usize) -> &[u8] {
+        &self.text.as_bytes()[self.span(i)]
     }
 
     fn hash_of(&self, i: usize) -> u64 {
@@ -55,20 +66,25 @@ impl<S, T> DumpValues<S, T> {
 
     /// The index of the key `key` (of hash `h`).
     fn find(&self, h: u64, key: &str) -> Option<usize> {
-        self.at.find(h, |&i| self.key(i as usize) == key).map(|&i| i as usize)
+        self.at.find(h, |&i| self.key_bytes(i as usize) == key.as_bytes()).map(|&i| i as usize)
     }
 
     /// `s` added to the sightings of `key` (its first makes the key); returns the key's index.
     pub fn add(&mut self, key: &str, s: S) -> usize {
         let h = hash(key.as_bytes());
-        let i = match self.find(h, key) {
-            Some(i) => i,
-            None => {
+        let (text, keys) = (&self.text, &self.keys);
+        let span = |j: u32| {
+            let j = j as usize;
+            (if j == 0 { 0 } else { keys[j - 1].1 as usize })..keys[j].1 as usize
+        };
+        // (one probe: most keys are new to the dump)
+        let i = match self.at.entry(h, |&j| &text.as_bytes()[span(j)] == key.as_bytes(), |&j| keys[j as usize].0) {
+            hashbrown::hash_table::Entry::Occupied(e) => *e.get() as usize,
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                let i = keys.len();
+                v.insert(i as u32);
                 self.text.push_str(key);
                 self.keys.push((h, self.text.len() as u32));
-                let keys = &self.keys;
-                let i = keys.len() - 1;
-                self.at.insert_unique(h, i as u32, |&j| keys[j as usize].0);
                 i
             }
         };
@@ -131,8 +147,8 @@ impl<S, T> At<S, T> {
         self.values.get(self.index).1
     }
 
-    fn key(&self) -> &str {
-        self.values.key(self.index)
+    fn key_bytes(&self) -> &[u8] {
+        self.values.key_bytes(self.index)
     }
 
     fn hash(&self) -> u64 {
@@ -228,11 +244,11 @@ impl<S: Same, T> Follower<S, T> {
 
     /// `at` as where its value was last seen; returns where it was before.
     fn remember(&mut self, at: At<S, T>) -> Option<At<S, T>> {
-        let (h, key) = (at.hash(), at.key());
-        match self.last.find_mut(h, |a| a.key() == key) {
-            Some(slot) => Some(std::mem::replace(slot, at)),
-            None => {
-                self.last.insert_unique(h, at, At::hash);
+        // (one probe: in a log whose dumps rename their values, most keys are new)
+        match self.last.entry(at.hash(), |a| a.key_bytes() == at.key_bytes(), At::hash) {
+            hashbrown::hash_table::Entry::Occupied(mut e) => Some(std::mem::replace(e.get_mut(), at)),
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                v.insert(at);
                 None
             }
         }
