@@ -110,3 +110,22 @@ def test_pieces_scanned_on_two_threads_with_their_repeats_are_those_of_one_and_t
     assert (False, True) in kinds or piece_dumps > 2  # (repeats alone, past a job's size)
     assert _pieces(path, workers=2) == _pieces(path, workers=1)
     assert _traced(path) == whole
+
+
+def test_a_log_piped_to_stdin_is_cut_and_traced_as_the_file_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``trace -``: the core cuts what the stream's ``read`` gives as it cuts a file."""
+    import io
+    import sys
+
+    data = _repeating_log() * 3
+    path = tmp_path / "repeats.log"
+    path.write_bytes(data)
+    monkeypatch.setattr(pieces, "PIECE_BYTES", len(_repeating_log()) // 8)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+
+    def where(items: list[object]) -> list[tuple[object, ...]]:
+        return [(type(i).__name__, getattr(i, "values", None), getattr(i, "kind", None),
+                 i.dump.line if isinstance(i, Seen) else None) for i in items]
+
+    piped, read = list(trace_paths(["-"])), _traced(path)
+    assert where(piped) == where(read) and sum(isinstance(i, Seen) for i in read) > 40
