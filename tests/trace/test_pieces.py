@@ -129,3 +129,16 @@ def test_a_log_piped_to_stdin_is_cut_and_traced_as_the_file_is(tmp_path: Path, m
 
     piped, read = list(trace_paths(["-"])), _traced(path)
     assert where(piped) == where(read) and sum(isinstance(i, Seen) for i in read) > 40
+
+
+def test_a_log_that_grows_while_it_is_cut_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The core's cutter reads a file once: one that changed size meanwhile is an OSError, not half a trace."""
+    path = tmp_path / "growing.log"
+    path.write_bytes(_repeating_log() * 3)
+    monkeypatch.setattr(pieces, "PIECE_BYTES", len(_repeating_log()) // 8)
+    cut = pieces.scan_pieces(str(path), names=True, cuts=pieces.Cuts(repeats=True))
+    next(cut)
+    with path.open("ab") as f:
+        f.write(_repeating_log())
+    with pytest.raises(OSError, match="changed size"):
+        list(cut)
