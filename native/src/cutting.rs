@@ -22,11 +22,11 @@ impl Read for Source {
         match self {
             Source::File(f) => f.read(out),
             Source::Stream { read, error } => Python::attach(|py| {
-                let got =
-                    read.call1(py, (out.len(),)).and_then(|b| Ok(b.bind(py).cast::<PyBytes>()?.as_bytes().to_vec()));
+                let got = read.call1(py, (out.len(),)).and_then(|b| Ok(b.into_bound(py).cast_into::<PyBytes>()?));
                 match got {
-                    Ok(b) if b.len() <= out.len() => {
-                        out[..b.len()].copy_from_slice(&b);
+                    Ok(b) if b.as_bytes().len() <= out.len() => {
+                        let b = b.as_bytes(); // (copied once, from the stream's bytes into the read buffer)
+                        out[..b.len()].copy_from_slice(b);
                         Ok(b.len())
                     }
                     Ok(_) => Err(io::Error::other("read() returned more bytes than asked for")),

@@ -51,8 +51,7 @@ impl<S, T> DumpValues<S, T> {
 
     /// Where the `i`th key sits in `text`.
     fn span(&self, i: usize) -> std::ops::Range<usize> {
-        let start = if i == 0 { 0 } else { self.keys[i - 1].1 as usize };
-        start..self.keys[i].1 as usize
+        key_span(&self.keys, i)
     }
 
     /// The `i`th key's bytes (compared without `str`'s boundary checks).
@@ -73,12 +72,9 @@ impl<S, T> DumpValues<S, T> {
     pub fn add(&mut self, key: &str, s: S) -> usize {
         let h = hash(key.as_bytes());
         let (text, keys) = (&self.text, &self.keys);
-        let span = |j: u32| {
-            let j = j as usize;
-            (if j == 0 { 0 } else { keys[j - 1].1 as usize })..keys[j].1 as usize
-        };
-        // (one probe: most keys are new to the dump)
-        let i = match self.at.entry(h, |&j| &text.as_bytes()[span(j)] == key.as_bytes(), |&j| keys[j as usize].0) {
+        // (one probe: most keys are new to the dump; `self` is borrowed by the table, so its parts are named)
+        let same = |&j: &u32| &text.as_bytes()[key_span(keys, j as usize)] == key.as_bytes();
+        let i = match self.at.entry(h, same, |&j| keys[j as usize].0) {
             hashbrown::hash_table::Entry::Occupied(e) => *e.get() as usize,
             hashbrown::hash_table::Entry::Vacant(v) => {
                 let i = keys.len();
@@ -132,6 +128,12 @@ impl<S, T> DumpValues<S, T> {
     fn hashed(&self, keys: &[usize]) -> Vec<(u64, &str)> {
         keys.iter().map(|&i| (self.hash_of(i), self.key(i))).collect()
     }
+}
+
+/// Where key `i` sits in the text of keys whose ends are `keys` (each key's hash, its end).
+fn key_span(keys: &[(u64, u32)], i: usize) -> std::ops::Range<usize> {
+    let start = if i == 0 { 0 } else { keys[i - 1].1 as usize };
+    start..keys[i].1 as usize
 }
 
 /// A value of a dump, where its sightings are: the dump's values and its index there.

@@ -75,8 +75,8 @@ def run_ahead(jobs: Iterator[Callable[[], T]], workers: int | None = None) -> It
         pool.shutdown()
 
 
-class _Job(Generic[T]):
-    """A job handed to a pool, and (once run) what it returned or raised: ``result`` waits for it."""
+class _Pending(Generic[T]):
+    """A call handed to a pool, and (once run) what it returned or raised: ``result`` waits for it."""
 
     def __init__(self, run: Callable[[], T]) -> None:
         self.run, self.done = run, threading.Lock()
@@ -106,15 +106,15 @@ class _Pool:
     25 ms to import, logging with it, before the first piece is scanned)."""
 
     def __init__(self, n: int) -> None:
-        self.queue: queue.SimpleQueue[_Job[object] | None] = queue.SimpleQueue()
+        self.queue: queue.SimpleQueue[_Pending[object] | None] = queue.SimpleQueue()
         self.stopped = False  # (jobs not yet started are then dropped, never run)
         self.threads = [threading.Thread(target=self._work, name=f"shardconv-scan_{i}", daemon=True) for i in range(n)]
         for t in self.threads:
             t.start()
 
-    def submit(self, run: Callable[[], T]) -> _Job[T]:
-        job = _Job(run)
-        self.queue.put(cast("_Job[object]", job))
+    def submit(self, run: Callable[[], T]) -> _Pending[T]:
+        job = _Pending(run)
+        self.queue.put(cast("_Pending[object]", job))
         return job
 
     def _work(self) -> None:
