@@ -32,6 +32,23 @@ pub struct CutOptions {
     pub engine: Options,
 }
 
+/// What a log reads from: `fill` appends up to `n` bytes to `buf`, how many came (0: the end). A file
+/// (or bytes) reads straight into the buffer's spare room; `Read` alone would zero it first.
+pub trait Fill {
+    fn fill(&mut self, buf: &mut Vec<u8>, n: usize) -> io::Result<usize>;
+}
+
+/// `Fill::fill` through a reader's own `read_to_end` (a file's and a byte slice's skip the zeroing).
+pub fn fill_from<R: Read>(r: &mut R, buf: &mut Vec<u8>, n: usize) -> io::Result<usize> {
+    r.take(n as u64).read_to_end(buf)
+}
+
+impl Fill for &[u8] {
+    fn fill(&mut self, buf: &mut Vec<u8>, n: usize) -> io::Result<usize> {
+        fill_from(self, buf, n)
+    }
+}
+
 /// Bytes of the log in order (offsets into the whole log): a dump whole, from its cut line to the
 /// next, else a piece of one too big to hold. `at_line`: it starts at a cut line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,7 +80,7 @@ struct Log<R> {
     held_bytes: usize,
 }
 
-impl<R: Read> Log<R> {
+impl<R: Fill> Log<R> {
     fn new(src: R, cuts: &[Vec<u8>], read_size: usize, held_bytes: usize) -> Self {
         let finders = cuts.iter().map(|c| Finder::new(c).into_owned()).collect();
         let longest = cuts.iter().map(Vec::len).max().unwrap_or(0);
@@ -96,7 +113,7 @@ impl<R: Read> Log<R> {
     /// Appends up to `n` bytes (fewer only at the end); how many came.
     fn fill(&mut self, n: usize) -> io::Result<usize> {
         self.buf.reserve(n);
-        let got = self.src.by_ref().take(n as u64).read_to_end(&mut self.buf)?;
+        let got = self.src.fill(&mut self.buf, n)?;
         self.total += got as u64;
         Ok(got)
     }
@@ -301,7 +318,7 @@ pub struct Cutter<R> {
     pub skipped: bool,
 }
 
-impl<R: Read> Cutter<R> {
+impl<R: Fill> Cutter<R> {
     pub fn new(src: R, opts: CutOptions) -> Self {
         let log = Log::new(src, &opts.lines, opts.read_size, opts.held_bytes);
         let (job, held, before, lines, pieces, functions) = (Job::default(), false, None, 0, 0, false);

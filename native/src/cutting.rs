@@ -40,6 +40,15 @@ impl Read for Source {
     }
 }
 
+impl cutter::Fill for Source {
+    fn fill(&mut self, buf: &mut Vec<u8>, n: usize) -> io::Result<usize> {
+        match self {
+            Source::File(f) => cutter::fill_from(f, buf, n),
+            Source::Stream { .. } => cutter::fill_from(self, buf, n),
+        }
+    }
+}
+
 /// A long dump cut into jobs (see `pieces.py`): `next_job` reads on until the next job is whole.
 #[pyclass(module = "shardconv._native")]
 pub struct Cutter {

@@ -3,13 +3,14 @@
 //! they did where they were last seen, or are new names no dump before defined: those are settled here,
 //! and only the others go back to Python, which words the changes.
 
-use crate::names::{hash, Defined};
+use crate::names::{hash, is_plain, Asked, Defined};
 use hashbrown::HashTable;
-use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// Fresh dumps a value may be missing from (another function's dumps) and still be compared.
 pub const FORGET: u64 = 64;
+/// Fresh dumps between two sweeps of the values forgotten (memory holds a quarter more dumps' values).
+const SWEEP: u64 = FORGET / 4;
 
 /// What a value's sighting says, as far as following needs: whether two say the same (one reading).
 pub trait Same {
@@ -24,6 +25,7 @@ pub trait Same {
 pub struct DumpValues<S, T> {
     text: String,
     keys: Vec<(u64, u32)>, // per key: its hash, where it ends in `text`
+    plain: Vec<bool>,      // per key: whether it `is_plain` (made once: each key is looked up twice)
     at: HashTable<u32>,    // key index, by the key's hash
     added: Vec<(u32, S)>,  // (key index, sighting) as added
     sightings: Vec<S>,     // grouped by key, once sealed
@@ -41,7 +43,8 @@ impl<S, T> DumpValues<S, T> {
         let (sightings, ends) = Default::default();
         let text = String::with_capacity(sites * 8); // (most keys are short: `%123`, `arg[4]`)
         let (keys, at, added) = (Vec::with_capacity(sites), HashTable::with_capacity(sites), Vec::with_capacity(sites));
-        DumpValues { text, keys, at, added, sightings, ends, tag }
+        let plain = Vec::with_capacity(sites);
+        DumpValues { text, keys, plain, at, added, sightings, ends, tag }
     }
 
     /// The `i`th key.
@@ -64,8 +67,8 @@ impl<S, T> DumpValues<S, T> {
     }
 
     /// The index of the key `key` (of hash `h`).
-    fn find(&self, h: u64, key: &str) -> Option<usize> {
-        self.at.find(h, |&i| self.key_bytes(i as usize) == key.as_bytes()).map(|&i| i as usize)
+    fn find(&self, h: u64, key: &[u8]) -> Option<usize> {
+        self.at.find(h, |&i| self.key_bytes(i as usize) == key).map(|&i| i as usize)
     }
 
     /// `s` added to the sightings of `key` (its first makes the key); returns the key's index.
@@ -81,6 +84,7 @@ impl<S, T> DumpValues<S, T> {
                 v.insert(i as u32);
                 self.text.push_str(key);
                 self.keys.push((h, self.text.len() as u32));
+                self.plain.push(is_plain(key.as_bytes()));
                 i
             }
         };
@@ -121,12 +125,12 @@ impl<S, T> DumpValues<S, T> {
 
     /// Whether every value is an argument or a result (what is left after SPMD partitioning).
     pub fn positional(&self) -> bool {
-        (0..self.len()).all(|i| self.key(i).starts_with("arg[") || self.key(i).starts_with("result["))
+        (0..self.len()).all(|i| self.key_bytes(i).starts_with(b"arg[") || entry_result(self.key_bytes(i)))
     }
 
-    /// Each key of `keys` (indices) with its hash.
-    fn hashed(&self, keys: &[usize]) -> Vec<(u64, &str)> {
-        keys.iter().map(|&i| (self.hash_of(i), self.key(i))).collect()
+    /// Each key of `keys` (indices), to look up.
+    fn asked(&self, keys: &[usize]) -> Vec<Asked<'_>> {
+        keys.iter().map(|&i| Asked { hash: self.hash_of(i), key: self.key_bytes(i), plain: self.plain[i] }).collect()
     }
 }
 
@@ -136,15 +140,21 @@ fn key_span(keys: &[(u64, u32)], i: usize) -> std::ops::Range<usize> {
     start..keys[i].1 as usize
 }
 
-/// A value of a dump, where its sightings are: the dump's values and its index there.
+/// A value of a dump, where its sightings are: the dump's values and its index there, and its key's
+/// hash (held here: the table of where values were last seen rehashes without reading each dump).
 pub struct At<S, T> {
     pub values: Arc<DumpValues<S, T>>,
     pub index: usize,
     /// The count (among the dumps read fresh) of that dump.
     pub count: u64,
+    hash: u64,
 }
 
 impl<S, T> At<S, T> {
+    fn new(values: &Arc<DumpValues<S, T>>, index: usize, count: u64) -> Self {
+        At { values: values.clone(), index, count, hash: values.hash_of(index) }
+    }
+
     pub fn sightings(&self) -> &[S] {
         self.values.get(self.index).1
     }
@@ -154,7 +164,7 @@ impl<S, T> At<S, T> {
     }
 
     fn hash(&self) -> u64 {
-        self.values.hash_of(self.index)
+        self.hash
     }
 }
 
@@ -188,23 +198,27 @@ pub struct Step<S, T> {
 
 /// What following one sequence of dumps remembers: where each value was last seen (forgotten when
 /// missing from the last `FORGET` dumps read fresh, so memory stays flat whatever the names), and the
-/// values of those dumps.
+/// dump read fresh last, with its count.
 pub struct Follower<S, T> {
-    last: HashTable<At<S, T>>, // by the key's hash
-    /// Each dump read fresh whose values are remembered, its count with it; the last is the dump before
-    /// the one read now (forgetting never lets it go).
-    recent: VecDeque<(u64, Arc<DumpValues<S, T>>)>,
+    last: HashTable<At<S, T>>, // by the key's hash; a value forgotten may stay until the next sweep
+    previous: Option<(u64, Arc<DumpValues<S, T>>)>,
 }
 
 impl<S, T> Default for Follower<S, T> {
     fn default() -> Self {
-        Follower { last: HashTable::new(), recent: VecDeque::new() }
+        Follower { last: HashTable::new(), previous: None }
     }
 }
 
+/// Whether a value last seen in dump `seen` is forgotten when dump `now` is read: missing from the
+/// `FORGET` dumps read fresh before it.
+fn forgotten(seen: u64, now: u64) -> bool {
+    seen + FORGET < now
+}
+
 /// Whether `key` is a function result of the entry: followed by position, gained with its module.
-fn entry_result(key: &str) -> bool {
-    key.starts_with("result[")
+fn entry_result(key: &[u8]) -> bool {
+    key.starts_with(b"result[")
 }
 
 impl<S: Same, T> Follower<S, T> {
@@ -219,11 +233,10 @@ impl<S: Same, T> Follower<S, T> {
     ) -> Step<S, T> {
         values.seal();
         let values = Arc::new(values);
-        let count = self.recent.back().map_or(0, |&(at, _)| at + 1);
+        let count = self.previous.as_ref().map_or(0, |&(at, _)| at + 1);
         // (each value now last seen here, and where it was before: one lookup a value)
-        let held: Vec<_> =
-            (0..values.len()).map(|i| self.remember(At { values: values.clone(), index: i, count })).collect();
-        let (fate, gone) = match (before, self.recent.back()) {
+        let held: Vec<_> = (0..values.len()).map(|i| self.remember(At::new(&values, i, count))).collect();
+        let (fate, gone) = match (before, &self.previous) {
             (Some(before), Some((at, previous))) => {
                 (fates(&values, &held, before, names, same_module, *at), gone(previous, &values, names, before, *at))
             }
@@ -239,16 +252,19 @@ impl<S: Same, T> Follower<S, T> {
             };
             now.push((i, what));
         }
-        self.recent.push_back((count, values.clone()));
-        self.forget(count);
+        self.previous = Some((count, values.clone()));
+        self.sweep(count);
         Step { values, now, gone }
     }
 
-    /// `at` as where its value was last seen; returns where it was before.
+    /// `at` as where its value was last seen; returns where it was before, unless forgotten since.
     fn remember(&mut self, at: At<S, T>) -> Option<At<S, T>> {
+        let now = at.count;
         // (one probe: in a log whose dumps rename their values, most keys are new)
         match self.last.entry(at.hash(), |a| a.key_bytes() == at.key_bytes(), At::hash) {
-            hashbrown::hash_table::Entry::Occupied(mut e) => Some(std::mem::replace(e.get_mut(), at)),
+            hashbrown::hash_table::Entry::Occupied(mut e) => {
+                Some(std::mem::replace(e.get_mut(), at)).filter(|was| !forgotten(was.count, now))
+            }
             hashbrown::hash_table::Entry::Vacant(v) => {
                 v.insert(at);
                 None
@@ -256,17 +272,11 @@ impl<S: Same, T> Follower<S, T> {
         }
     }
 
-    /// Forgets the values last seen `FORGET` fresh dumps before dump `count` (or longer ago).
-    fn forget(&mut self, count: u64) {
-        while let Some((at, old)) = self.recent.front().filter(|(at, _)| at + FORGET <= count) {
-            let (at, old) = (*at, old.clone());
-            for i in 0..old.len() {
-                let entry = self.last.find_entry(old.hash_of(i), |a| a.count == at && Arc::ptr_eq(&a.values, &old));
-                if let Ok(entry) = entry {
-                    entry.remove();
-                }
-            }
-            self.recent.pop_front();
+    /// Once every `SWEEP` dumps (after dump `count`), drops the values forgotten by the next: one pass
+    /// over the table, not a lookup per value of each dump that leaves the window.
+    fn sweep(&mut self, count: u64) {
+        if count.is_multiple_of(SWEEP) {
+            self.last.retain(|a| !forgotten(a.count, count + 1));
         }
     }
 }
@@ -284,13 +294,13 @@ fn fates<S, T>(
     let mut fate = vec![Fate::Old; values.len()];
     let in_before = |i: usize| held[i].as_ref().is_some_and(|a| a.count == previous);
     let new: Vec<usize> = (0..values.len()).filter(|&i| !in_before(i)).collect();
-    let keys = values.hashed(&new);
+    let keys = values.asked(&new);
     let (alike, others) = before.alike(names, &keys);
     for j in alike {
         fate[new[j]] = Fate::Gained;
     }
     for j in others {
-        fate[new[j]] = match (entry_result(keys[j].1), same_module) {
+        fate[new[j]] = match (entry_result(keys[j].key), same_module) {
             (true, true) => Fate::Gained,
             (true, false) => Fate::Old,
             _ => Fate::Ask,
@@ -321,13 +331,13 @@ fn gone<S, T>(
     count: u64,
 ) -> Vec<(At<S, T>, Gone)> {
     let missing: Vec<usize> =
-        (0..previous.len()).filter(|&i| values.find(previous.hash_of(i), previous.key(i)).is_none()).collect();
-    let keys = previous.hashed(&missing);
+        (0..previous.len()).filter(|&i| values.find(previous.hash_of(i), previous.key_bytes(i)).is_none()).collect();
+    let keys = previous.asked(&missing);
     let (alike, others) = names.alike(before, &keys);
     let mut out: Vec<(usize, Gone)> = alike.into_iter().map(|j| (j, Gone::Lost)).collect();
-    out.extend(others.into_iter().filter(|&j| !entry_result(keys[j].1)).map(|j| (j, Gone::Ask)));
+    out.extend(others.into_iter().filter(|&j| !entry_result(keys[j].key)).map(|j| (j, Gone::Ask)));
     out.sort_by_key(|&(j, _)| j);
-    out.into_iter().map(|(j, g)| (At { values: previous.clone(), index: missing[j], count }, g)).collect()
+    out.into_iter().map(|(j, g)| (At::new(previous, missing[j], count), g)).collect()
 }
 
 #[cfg(test)]
@@ -427,6 +437,19 @@ mod tests {
         // (in the dump before's order; a result is followed by position, never lost by name)
         assert_eq!(gone(&step), [("%b".into(), true), ("@f:%0".into(), false), ("%a".into(), true)]);
         assert!(f.step(dump(2, &[]), &names(""), Some(&names(A)), true).gone.is_empty());
+    }
+
+    #[test]
+    fn values_forgotten_leave_memory_whatever_the_names() {
+        // a pass log whose dumps rename every value: where each was last seen stays bounded
+        let mut f = Follower::default();
+        let pool: Vec<String> = (0..1500).map(|i| format!("%{i}")).collect();
+        for d in 0..500u32 {
+            let keys: Vec<(&str, u32)> = pool[3 * d as usize..][..3].iter().map(|k| (k.as_str(), d)).collect();
+            f.step(dump(d, &keys), &names(""), Some(&names("")), true);
+            assert!(f.last.len() as u64 <= 3 * (FORGET + SWEEP), "{} values held after dump {d}", f.last.len());
+        }
+        assert!(f.last.len() as u64 >= 3 * FORGET);
     }
 
     #[test]

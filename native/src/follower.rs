@@ -6,7 +6,6 @@ use crate::{guarded, u32_at, Names, Scan, NONE};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
-use rustc_hash::FxHashMap;
 
 /// A value's sighting: its reading (a Python object: equal readings are one object) and where it sits.
 pub struct Sighting(Py<PyAny>, u64, u32);
@@ -26,6 +25,39 @@ type Tag = Py<PyAny>;
 pub struct Follower {
     inner: follow::Follower<Sighting, Tag>,
     names: Option<Py<Names>>,
+    slots: KeySlots,
+}
+
+/// Per key of a scan (by its number there), its index among the values of the dump being read: each
+/// entry stamped with the dump that set it, so the slots serve dump after dump without being cleared.
+#[derive(Default)]
+struct KeySlots {
+    at: Vec<(u32, u32)>, // (stamp, index)
+    stamp: u32,
+}
+
+impl KeySlots {
+    /// Empties the slots for a dump of a scan with `keys` keys.
+    fn begin(&mut self, keys: usize) {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.at.fill((0, 0));
+            self.stamp = 1;
+        }
+        if self.at.len() < keys {
+            self.at.resize(keys, (0, 0));
+        }
+    }
+
+    fn get(&self, k: u32) -> Option<usize> {
+        self.at.get(k as usize).filter(|&&(s, _)| s == self.stamp).map(|&(_, i)| i as usize)
+    }
+
+    fn set(&mut self, k: u32, i: usize) {
+        if let Some(slot) = self.at.get_mut(k as usize) {
+            *slot = (self.stamp, i as u32);
+        }
+    }
 }
 
 /// A Python list of `(reading, line, col)` tuples.
@@ -43,7 +75,7 @@ fn seen_at<'py>(py: Python<'py>, at: &At<Sighting, Tag>) -> PyResult<Bound<'py, 
 impl Follower {
     #[new]
     fn new() -> Self {
-        Follower { inner: follow::Follower::default(), names: None }
+        Follower { inner: follow::Follower::default(), names: None, slots: KeySlots::default() }
     }
 
     /// Follows the dump read fresh of sites `a..b` of `scan` (`readings`, `lines` and `parts` as the
@@ -66,7 +98,7 @@ impl Follower {
         same_module: bool,
     ) -> PyResult<(usize, bool, Bound<'py, PyList>, Bound<'py, PyList>)> {
         guarded(|| {
-            let values = read_values(py, scan, sites, readings, lines, parts, tag)?;
+            let values = read_values(py, scan, sites, (readings, lines, parts), tag, &mut self.slots)?;
             let (n, positional) = (values.len(), values.positional());
             let before = self.names.as_ref().map(|b| b.bind(py).get());
             let step = self.inner.step(values, &names.get().0, before.map(|b| &b.0), same_module);
@@ -93,15 +125,15 @@ impl Follower {
 
 /// Every sharded value of sites `a..b` of `scan`, by key, in order of first sighting: per site, its
 /// reading is `readings[r]` (`r`, its read); where that is None, and for the key `result`, `parts(site)`
-/// gives the site's (key, reading) pairs. `tag`: the caller's for the dump.
+/// gives the site's (key, reading) pairs. `tag`: the caller's for the dump; `slots`: where the scan's
+/// keys are among the values.
 fn read_values<'py>(
     py: Python<'py>,
     scan: &Scan,
     (a, b): (usize, usize),
-    readings: &Bound<'py, PyList>,
-    lines: u64,
-    parts: &Bound<'py, PyAny>,
+    (readings, lines, parts): (&Bound<'py, PyList>, u64, &Bound<'py, PyAny>),
     tag: Tag,
+    slots: &mut KeySlots,
 ) -> PyResult<DumpValues<Sighting, Tag>> {
     let columns = scan.columns.bind(py);
     let column = |name: &str| -> PyResult<Bound<'py, PyBytes>> {
@@ -112,8 +144,7 @@ fn read_values<'py>(
     let keys = scan.keys.get();
     let b = b.min(key.len() / 4);
     let mut values = DumpValues::with_room(tag, b.saturating_sub(a));
-    let mut by_key: FxHashMap<u32, usize> = FxHashMap::default(); // a scan key's index in `values`
-    by_key.reserve(b.saturating_sub(a));
+    slots.begin(keys.count());
     for i in a..b {
         let k = u32_at(key, i);
         if k == NONE {
@@ -124,12 +155,12 @@ fn read_values<'py>(
         match one.filter(|r| !r.is_none()) {
             Some(r) => {
                 let sighting = Sighting(r.unbind(), at_line, at_col);
-                match by_key.get(&k) {
-                    Some(&at) => values.push(at, sighting),
+                match slots.get(k) {
+                    Some(at) => values.push(at, sighting),
                     None => {
                         let name =
                             keys.get(k as usize).ok_or_else(|| PyValueError::new_err("a key past the scan's"))?;
-                        by_key.insert(k, values.add(name, sighting));
+                        slots.set(k, values.add(name, sighting));
                     }
                 }
             }

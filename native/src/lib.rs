@@ -363,6 +363,11 @@ impl Texts {
         Texts { names, extra, made }
     }
 
+    /// How many strings there are.
+    pub fn count(&self) -> usize {
+        self.made.len()
+    }
+
     /// The `i`th string.
     pub fn get(&self, i: usize) -> Option<&str> {
         match i.checked_sub(self.names.len()) {
@@ -381,7 +386,7 @@ impl Texts {
 #[pymethods]
 impl Texts {
     fn __len__(&self) -> usize {
-        self.made.len()
+        self.count()
     }
 
     fn __getitem__<'py>(&self, py: Python<'py>, i: isize) -> PyResult<Bound<'py, PyString>> {

@@ -30,6 +30,18 @@ pub fn hash(key: &[u8]) -> u64 {
     FxBuildHasher.hash_one(key)
 }
 
+/// A key `alike` looks up: its hash, its bytes, and whether it `is_plain`.
+pub struct Asked<'a> {
+    pub hash: u64,
+    pub key: &'a [u8],
+    pub plain: bool,
+}
+
+/// Whether a key is a plain `%name` (no function, element or part), which a segment's names can tell.
+pub fn is_plain(key: &[u8]) -> bool {
+    key.first() == Some(&b'%') && !key.iter().any(|&b| b == b'#' || b == b':')
+}
+
 impl Defined {
     fn slice(&self, (a, b): (usize, usize)) -> &[u8] {
         &self.store[a..b]
@@ -95,18 +107,15 @@ impl Defined {
         self.table.is_empty()
     }
 
-    /// Of `keys` (each with its `hash`), the indices of those a plain `%name` (no function, element or
-    /// part) that both `self` and `other` define alike, and the indices of the keys that are not plain
-    /// (left to the caller).
-    pub fn alike(&self, other: &Defined, keys: &[(u64, &str)]) -> (Vec<usize>, Vec<usize>) {
+    /// Of `keys`, the indices of those a plain `%name` (see `is_plain`) that both `self` and `other`
+    /// define alike, and the indices of the keys that are not plain (left to the caller).
+    pub fn alike(&self, other: &Defined, keys: &[Asked]) -> (Vec<usize>, Vec<usize>) {
         let (mut same, mut other_keys) = (Vec::new(), Vec::new());
-        for (i, &(h, key)) in keys.iter().enumerate() {
-            let k = key.as_bytes();
-            let plain = k.first() == Some(&b'%') && !k.iter().any(|&b| b == b'#' || b == b':');
-            if !plain {
+        for (i, k) in keys.iter().enumerate() {
+            if !k.plain {
                 other_keys.push(i);
-            } else if let Some(what) = self.get_hashed(h, k) {
-                if other.get_hashed(h, k) == Some(what) {
+            } else if let Some(what) = self.get_hashed(k.hash, k.key) {
+                if other.get_hashed(k.hash, k.key) == Some(what) {
                     same.push(i);
                 }
             }
@@ -379,7 +388,10 @@ mod tests {
         a.scan(b"%0 = stablehlo.add %x\n%1 = stablehlo.mul %y\n");
         b.scan(b"%0 = stablehlo.add %x\n%1 = stablehlo.dot %y\n");
         let keys = ["%0", "%1", "%2", "@f:%0", "%0#1", "arg[0]", "%0:in[0]"];
-        let hashed: Vec<(u64, &str)> = keys.iter().map(|k| (hash(k.as_bytes()), *k)).collect();
+        let hashed: Vec<Asked> = keys
+            .iter()
+            .map(|k| Asked { hash: hash(k.as_bytes()), key: k.as_bytes(), plain: is_plain(k.as_bytes()) })
+            .collect();
         assert_eq!(a.alike(&b, &hashed), (vec![0], vec![3, 4, 5, 6]));
     }
 
