@@ -8,7 +8,7 @@ use crate::extract::{
     FLAG_ROOT, FLAG_SIGNATURE, HLO, SDY_PER_VALUE, SDY_PER_VALUE_LIST, SDY_SHARDING, SDY_SHARDING_BARE,
 };
 use crate::table::{FxMap, Interner, ScopeKey, Table, NONE};
-use std::borrow::Cow;
+use std::fmt::Write;
 
 /// Whether a site of `kind` shards the value it names (the kinds trace follows).
 fn shards(kind: u8) -> bool {
@@ -23,8 +23,15 @@ fn arg_number(name: &str) -> Option<&str> {
 
 /// The key of the value `name` in `scope` (a parameter's number `param`, or NONE; the site's `flags`);
 /// None for a value trace does not follow (a result outside a signature: its place has no name). Most
-/// keys are the name itself: borrowed, never copied (a pass log's scans key a million sites).
-pub fn value_key<'a>(name: &'a str, scope: Option<&ScopeKey>, param: u32, flags: u32) -> Option<Cow<'a, str>> {
+/// keys are the name itself, returned as it is; any other is written into `out`, a buffer the caller
+/// keeps (a pass log's scans key a million sites: a string made per key cost a fifth of the keying).
+pub fn value_key<'a>(
+    name: &'a str,
+    scope: Option<&ScopeKey>,
+    param: u32,
+    flags: u32,
+    out: &'a mut String,
+) -> Option<&'a str> {
     if name.is_empty() || name == "module" {
         return None;
     }
@@ -35,23 +42,34 @@ pub fn value_key<'a>(name: &'a str, scope: Option<&ScopeKey>, param: u32, flags:
     };
     if scope.is_some_and(|s| s.1 != "func") && entry {
         if param != NONE {
-            return Some(Cow::Owned(format!("arg[{param}]")));
+            out.clear();
+            let _ = write!(out, "arg[{param}]"); // (writing into a String cannot fail)
+            return Some(out.as_str());
         }
         if flags & FLAG_ROOT != 0 {
-            return Some(Cow::Borrowed("result"));
+            return Some("result");
         }
     }
     let signature = flags & FLAG_SIGNATURE != 0;
-    let local = match arg_number(name) {
-        Some(n) if signature => Cow::Owned(format!("arg[{n}]")),
-        _ if name.starts_with('%') || (signature && name.starts_with("result[")) => Cow::Borrowed(name),
-        _ if name.starts_with("result[") => return None,
-        _ => Cow::Owned(format!("%{name}")),
-    };
-    Some(match function {
-        Some(f) if !entry => Cow::Owned(format!("@{f}:{local}")),
-        _ => local,
-    })
+    let arg = arg_number(name).filter(|_| signature);
+    let bare = arg.is_none() && !name.starts_with('%') && !(signature && name.starts_with("result["));
+    if bare && name.starts_with("result[") {
+        return None;
+    }
+    let prefix = function.filter(|_| !entry);
+    if prefix.is_none() && arg.is_none() && !bare {
+        return Some(name);
+    }
+    out.clear();
+    if let Some(f) = prefix {
+        out.extend(["@", f, ":"]);
+    }
+    match arg {
+        Some(n) => out.extend(["arg[", n, "]"]),
+        None if bare => out.extend(["%", name]),
+        None => out.push_str(name),
+    }
+    Some(out.as_str())
 }
 
 /// Each row's key: an id below `names.len()` is the row's name itself (most keys), one from there on
@@ -72,15 +90,16 @@ impl Table {
         let names = self.names.items();
         let scopes = self.scopes.items();
         let mut extra: Interner<String> = Interner::default();
+        let mut built = String::new();
         let [v, n, sh, sc, op, .., pm, fl] = &self.u32s;
         let column: Vec<u32> = (0..self.count())
             .map(|i| {
                 let kind = self.values.items.get(v[i] as usize).map_or(0xFF, |x| x.kind);
                 let Some(name) = names.get(n[i] as usize).filter(|_| shards(kind)) else { return NONE };
                 let scope = scopes.get(sc[i] as usize).copied();
-                match value_key(name, scope, pm[i], fl[i]) {
+                match value_key(name, scope, pm[i], fl[i], &mut built) {
                     Some(k) if k == *name => n[i],
-                    Some(k) => clamp_add(names.len(), extra.id(k.into_owned())),
+                    Some(k) => clamp_add(names.len(), extra.id_of(k)),
                     None => NONE,
                 }
             })
@@ -108,11 +127,10 @@ fn clamp_add(base: usize, id: u32) -> u32 {
 mod tests {
     use super::value_key;
     use crate::table::NONE;
-    use std::borrow::Cow;
 
     fn key(name: &str, scope: Option<(&str, &'static str, bool)>, param: u32, flags: u32) -> Option<String> {
         let scope = scope.map(|(n, k, e)| (n.to_owned(), k, e));
-        value_key(name, scope.as_ref(), param, flags).map(Cow::into_owned)
+        value_key(name, scope.as_ref(), param, flags, &mut String::new()).map(str::to_owned)
     }
 
     #[test]
