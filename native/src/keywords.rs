@@ -482,11 +482,19 @@ impl<H: NeedleHits> Searcher<H> {
 
 const SDY: usize = 1; // NEEDLES[1]: `sdy.`
 
-/// Where a search goes on after no keyword starts at a needle's `hit`: the next byte, or past the name
-/// of an `sdy.sharding` attribute (the value after it is the keyword; the `sharding` needle in its name
-/// follows a `.` and starts none, nor does any byte of it start another spelling). After
-/// `sdy.sharding = #sdy.` the next needle is that `sdy.`: no byte of ` = #` starts one.
+/// An op's sharding rule, up to its value's factors: no byte of it starts a keyword (its `sdy.` words
+/// are none a keyword has, and each `sharding` in it follows a `.` or `_`, then `_rule`).
+const RULE: &[u8] = b"sdy.sharding_rule = #sdy.op_sharding_rule<";
+
+/// Where a search goes on after no keyword starts at a needle's `hit`: the next byte, past an op's
+/// sharding rule (`RULE`: on nearly every op line Shardy propagated, four needles that start nothing),
+/// or past the name of an `sdy.sharding` attribute (the value after it is the keyword; the `sharding`
+/// needle in its name follows a `.` and starts none, nor does any byte of it start another spelling).
+/// After `sdy.sharding = #sdy.` the next needle is that `sdy.`: no byte of ` = #` starts one.
 fn after_miss(text: &[u8], needle: usize, hit: usize) -> (usize, Option<(usize, usize)>) {
+    if needle == SDY && text[hit..].starts_with(RULE) {
+        return (hit + RULE.len(), None);
+    }
     let word = hit + b"sdy.sharding".len();
     if needle == SDY && text[hit..].starts_with(b"sdy.sharding") && !text.get(word).is_some_and(|&b| is_word(b)) {
         let next = text[word..].starts_with(b" = #sdy.").then_some((SDY, word + b" = #".len()));
@@ -512,6 +520,10 @@ mod tests {
         assert_eq!(find(t), Some((Group::SdyAttr, 37, 51)));
         assert_eq!(after_miss(b"{sdy.sharding_x = 1}", 1, 1), (2, None));
         assert_eq!(after_miss(b"{sdy.sharding =  #sdy.", 1, 1), (13, None));
+        // an op's sharding rule is passed over whole; what follows it is searched as ever
+        let rule = b"{sdy.sharding_rule = #sdy.op_sharding_rule<([i])->([i]) {i=8}>, mhlo.sharding = \"{";
+        assert_eq!(after_miss(rule, 1, 1), (1 + RULE.len(), None));
+        assert_eq!(find(rule), Some((Group::MStr, 64, 81)));
         // a keyword right after the name (or inside a longer word) is still found
         assert_eq!(find(b"{xla.sdy.sharding.unspecified_dims=[0]"), Some((Group::Unspec, 18, 38)));
         assert_eq!(find(b"{xla.sdy.shardingunspecified_dims=[0]"), Some((Group::Unspec, 17, 37)));

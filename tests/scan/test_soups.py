@@ -48,8 +48,13 @@ FRAGMENTS = [
     b"\\101", b"=", b" = ", b", ", b"\n", b"\r\n", b"\r", b" ", b"\t", b"@mesh", b"%x", b"x", b"\xff", b"\xc2\xa0",
     b"\x00", b"key =\n", b"xla.sdy.meshes =\n  ", b"mhlo.sharding =\n\"{replicated}\"",
 ]
+# an op's sharding rule, which the core passes over whole, and its pieces (soups put keywords in it)
+RULE_FRAGMENTS = [
+    b"{sdy.sharding_rule = #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=8}>}",
+    b"sdy.sharding_rule = #sdy.op_sharding_rule<", b"sdy.sharding_rule", b"#sdy.op_sharding_rule<", b"sdy.op_",
+]
 
-fragment = st.sampled_from(FRAGMENTS)
+fragment = st.sampled_from(FRAGMENTS + RULE_FRAGMENTS)
 long_run = st.builds(lambda b, n: b * n, st.sampled_from([b"x", b"{", b"a b ", b"sharding={}", b"\\22"]),
                      st.integers(1, 700))
 soup = st.lists(st.one_of(fragment, fragment, fragment, long_run, st.binary(max_size=8)), max_size=60).map(b"".join)
@@ -147,6 +152,19 @@ def _mutate(data: bytes, rng: random.Random) -> bytes:
     other = rng.choice(CORPUS).split(b"\n")  # splice lines of two dumps
     cut = rng.randrange(len(lines) + 1)
     return b"\n".join(lines[:cut] + other[rng.randrange(len(other) + 1) :])
+
+
+RULE = b"sdy.sharding_rule = #sdy.op_sharding_rule<"
+
+
+@pytest.mark.parametrize("head", [b"module {\n", b"HloModule m\n"])
+def test_a_keyword_right_after_a_sharding_rule_or_inside_it_is_found(head: bytes) -> None:
+    # the core passes over a rule whole; each fragment after the rule, after any part of it, and in
+    # place of its end is read as the reference reads it
+    cuts = sorted({0, 1, 4, 5, 12, 17, 20, 21, 25, len(RULE) - 1, len(RULE)})
+    for frag in FRAGMENTS:
+        text = b"".join(b"  %0 = stablehlo.add %a {" + RULE[:n] + frag + b"}\n" for n in cuts)
+        assert _checked(head + text, Options()) == [], frag
 
 
 @pytest.mark.parametrize("seed", range(40))
