@@ -334,10 +334,23 @@ pub fn complete_on(ln: &mut Line, s: &mut Site) {
 /// A byte range of the line being scanned.
 type Span = (usize, usize);
 
+/// What a caller that searched a whole buffer knows of a line: whether it may hold `func.func` (a
+/// signature) and `loc(` (a location tail). `UNKNOWN` says both may: the line is searched for them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Holds {
+    pub func: bool,
+    pub loc: bool,
+}
+
+impl Holds {
+    pub const UNKNOWN: Holds = Holds { func: true, loc: true };
+}
+
 /// One line being scanned, with lazily computed context.
 pub struct Line<'a> {
     memo: Box<Memo>,
     text: &'a [u8],
+    holds: Holds,
     offset: u64,
     lineno: u64,
     col_base: u64,
@@ -346,7 +359,6 @@ pub struct Line<'a> {
     hlo_op: Option<(Option<Arc<str>>, Option<u32>, bool)>,
     mlir_op: Option<Option<Arc<str>>>,
     has_nl: bool,
-    sig_flag: Option<bool>,
     body: Option<OpParts>,
 }
 
@@ -355,15 +367,18 @@ pub struct Line<'a> {
 #[derive(Clone, Copy)]
 struct OpParts {
     results: Option<(Span, usize)>,
+    after_results: usize, // just past the results' `=` (0: the line names none)
     colon: Option<usize>,
     end: usize,
 }
 
 impl<'a> Line<'a> {
-    fn new(memo: Box<Memo>, text: &'a [u8], offset: u64, lineno: u64, col_base: u64) -> Self {
+    fn new(memo: Box<Memo>, text: &'a [u8], at: (u64, u64, u64), holds: Holds) -> Self {
+        let (offset, lineno, col_base) = at;
         Line {
             memo,
             text,
+            holds,
             offset,
             lineno,
             col_base,
@@ -372,7 +387,6 @@ impl<'a> Line<'a> {
             hlo_op: None,
             mlir_op: None,
             has_nl: memchr::memchr(b'\n', text).is_some(),
-            sig_flag: None,
             body: None,
         }
     }
@@ -390,12 +404,9 @@ impl<'a> Line<'a> {
         }
     }
 
+    /// Whether the line is a function's signature.
     fn sig_flag(&mut self) -> bool {
-        if self.sig_flag.is_none() {
-            let f = crate::finder!(b"func.func").find(self.text).is_some() && self.signature().is_some();
-            self.sig_flag = Some(f);
-        }
-        self.sig_flag == Some(true)
+        self.signature().is_some()
     }
 
     /// The first result's name, where the last ` : ` of the line (its loc tail cut) is, and the line
@@ -414,9 +425,11 @@ impl<'a> Line<'a> {
     fn parts(&mut self) -> OpParts {
         let t = self.text;
         *self.body.get_or_insert_with(|| {
-            let body = strip_loc(rstrip(t));
+            let body = if self.holds.loc { strip_loc(rstrip(t)) } else { rstrip(t) };
+            let results = mlir_result(t);
             OpParts {
-                results: mlir_result(t).map(|r| (r.first, r.count)),
+                results: results.as_ref().map(|r| (r.first, r.count)),
+                after_results: results.map_or(0, |r| r.end),
                 colon: crate::find::rfind_lit(body, b" : ", 1),
                 end: body.len(),
             }
@@ -425,7 +438,7 @@ impl<'a> Line<'a> {
 
     fn signature(&mut self) -> Option<&Signature> {
         if self.sig.is_none() {
-            self.sig = Some(lex_signature(self.text));
+            self.sig = Some(if self.holds.func { lex_signature(self.text) } else { None });
         }
         self.sig.as_ref().and_then(|s| s.as_ref())
     }
@@ -452,7 +465,8 @@ impl<'a> Line<'a> {
 
     fn mlir_op(&mut self) -> Option<Arc<str>> {
         if self.mlir_op.is_none() {
-            self.mlir_op = Some(match mlir_op(self.text) {
+            let from = self.parts().after_results;
+            self.mlir_op = Some(match mlir_op(self.text, from) {
                 Some((op, None)) => Some(self.memo.op(op, || lossy(op))),
                 Some((op, Some(target))) => Some(Arc::from(format!("{} @{}", lossy(op), lossy(target)))),
                 None => None,
@@ -651,10 +665,10 @@ fn attr_string<'t>(t: &'t [u8], prefix: &[u8]) -> Option<&'t [u8]> {
     Some(&t[p..e - 1])
 }
 
-/// The op of an MLIR line: `%r = op`, `%r = "op"(...)` or a line starting with the op; a custom call
-/// with its target.
-fn mlir_op(t: &[u8]) -> Option<(&[u8], Option<&[u8]>)> {
-    let mut i = mlir_result(t).map_or(0, |r| r.end);
+/// The op of an MLIR line: `%r = op`, `%r = "op"(...)` or a line starting with the op (`from`: just past
+/// the results' `=`, 0 when it names none); a custom call with its target.
+fn mlir_op(t: &[u8], from: usize) -> Option<(&[u8], Option<&[u8]>)> {
+    let mut i = from;
     i += t[i..].iter().take_while(|&&b| is_ws(b)).count();
     let op: &[u8] = if t.get(i) == Some(&b'"') {
         let e = string_end(t, i)?;
@@ -941,21 +955,22 @@ impl Extractor {
         out: &mut Vec<Site>,
     ) -> Line<'a> {
         let needles = self.needles;
-        self.scan_line_with(text, (offset, lineno, col_base), out, needles)
+        self.scan_line_with(text, (offset, lineno, col_base), out, needles, Holds::UNKNOWN)
     }
 
-    /// `scan_line` with its needles from `hits`; `at` is the file offset, line and column base of
-    /// `text[0]`.
+    /// `scan_line` with its needles from `hits`, and what the caller knows the line `holds`; `at` is
+    /// the file offset, line and column base of `text[0]`.
     pub fn scan_line_with<'a>(
         &mut self,
         text: &'a [u8],
         at: (u64, u64, u64),
         out: &mut Vec<Site>,
         hits: impl NeedleHits,
+        holds: Holds,
     ) -> Line<'a> {
-        let (offset, lineno, col_base) = at;
+        let col_base = at.2;
         out.clear();
-        let mut ln = Line::new(self.memo.take().unwrap_or_default(), text, offset, lineno, col_base);
+        let mut ln = Line::new(self.memo.take().unwrap_or_default(), text, at, holds);
         if col_base == 0 && module_start(text) {
             out.push(self.occ(&mut ln, MODULE_START, "module".into(), 0, 0, None, None, OpFrom::None));
         }

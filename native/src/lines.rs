@@ -4,12 +4,12 @@
 //! longer than `max_line` is extracted in overlapping windows, so memory stays bounded. An attribute
 //! whose value starts on the next line (`key =` then the value) is one logical line.
 
-use crate::extract::{complete_on, Extractor, Line, Site, MODULE_START, SDY_ORIGINS, SDY_SHARDING_BARE};
+use crate::extract::{complete_on, Extractor, Holds, Line, Site, MODULE_START, SDY_ORIGINS, SDY_SHARDING_BARE};
 use crate::find::{Hit, Needles};
 use crate::keywords::NeedleHits;
 use crate::names::{Defined, Digest};
 use crate::repeats::{constraint_line, Repeats, Seen};
-use crate::scopes::{scope_of, ScopeLine};
+use crate::scopes::{scope_in, ScopeLine};
 use crate::sniffer::{sniff, SNIFF_BYTES};
 use crate::strings::{count_nl, is_word, rstrip};
 use crate::suppress::{Anchor, Suppressions};
@@ -237,6 +237,28 @@ fn next_candidate(f: &Finder, ahead: &mut Searches, buf: &[u8], from: usize, lim
         }
     }
     Some(Candidate { start, end, keyword })
+}
+
+/// Where a buffer holds `func.func` and `loc(`, found in one pass each (few lines hold either, and each
+/// line's own search cost more than its bytes): what a line of it may hold.
+struct Rare {
+    funcs: Vec<usize>,
+    locs: Vec<usize>,
+}
+
+impl Rare {
+    fn of(buf: &[u8]) -> Self {
+        let funcs = crate::finder!(b"func.func").find_iter(buf).collect();
+        let locs = crate::finder!(b"loc(").find_iter(buf).collect();
+        Rare { funcs, locs }
+    }
+
+    /// What `buf[a..b]` may hold: each literal that starts in it (and may run past its end: a line that
+    /// holds only part of one is searched, and finds none).
+    fn holds(&self, a: usize, b: usize) -> Holds {
+        let starts_in = |at: &[usize]| at.get(at.partition_point(|&p| p < a)).is_some_and(|&p| p < b);
+        Holds { func: starts_in(&self.funcs), loc: starts_in(&self.locs) }
+    }
 }
 
 /// `[\w.\"]\s*=\s*$` in `buf[lo..hi]`: a `key =` whose value is on the next line.
@@ -677,8 +699,8 @@ impl Engine {
     }
 
     /// Whether `line` opens a scope (or resets it), as it now is.
-    fn scope_line(&mut self, line: &[u8]) -> bool {
-        match scope_of(line) {
+    fn scope_line(&mut self, line: &[u8], holds: Holds) -> bool {
+        match scope_in(line, holds.func) {
             ScopeLine::Open(name, kind, entry) => self.scope.open(name, kind, entry),
             ScopeLine::Reset => self.scope.reset(),
             ScopeLine::Nothing => return false,
@@ -693,6 +715,7 @@ impl Engine {
         let mut counted = 0usize;
         let mut done = 0usize;
         let mut lineno = self.lineno;
+        let rare = Rare::of(&buf[..limit]);
         loop {
             let with_close = self.ext.pending();
             let mut restart = None;
@@ -703,7 +726,7 @@ impl Engine {
                 let Some(c) = next_candidate(f, &mut ahead, buf, from, limit) else { break };
                 from = c.end + 1;
                 if !c.keyword {
-                    self.scope_line(&buf[c.start..c.end]);
+                    self.scope_line(&buf[c.start..c.end], rare.holds(c.start, c.end));
                     continue;
                 }
                 let end = line_end(buf, c.start, c.end, limit);
@@ -730,10 +753,11 @@ impl Engine {
                         continue;
                     }
                 }
-                let scoped = self.scope_line(&buf[c.start..c.end]);
+                let scoped = self.scope_line(&buf[c.start..c.end], rare.holds(c.start, c.end));
                 let mut sites = std::mem::take(&mut self.sites);
                 let hits = LineHits { ahead: &mut ahead, finder: f, buf, at: c.start, limit };
-                let mut ln = self.ext.scan_line_with(text, (at, lineno, col), &mut sites, hits);
+                let holds = rare.holds(c.start, end);
+                let mut ln = self.ext.scan_line_with(text, (at, lineno, col), &mut sites, hits, holds);
                 let mut group = None; // of the line's last site with a value
                 for s in sites.iter_mut() {
                     let joined = self.emit(s, text, at, buf, Some(&mut ln));

@@ -13,13 +13,20 @@ pub enum ScopeLine<'a> {
 }
 
 pub fn scope_of(line: &[u8]) -> ScopeLine<'_> {
+    scope_in(line, true)
+}
+
+/// `scope_of` a line that holds no `func.func` unless `may_hold_func` (its caller searched a whole
+/// buffer for them at once).
+pub fn scope_in(line: &[u8], may_hold_func: bool) -> ScopeLine<'_> {
     let line = rstrip(line);
     let s = line.iter().position(|&b| !is_ws(b)).unwrap_or(line.len());
     let body = &line[s..];
     if body.starts_with(b"HloModule") || module_start(line) {
         return ScopeLine::Reset;
     }
-    if let Some(p) = crate::finder!(b"func.func").find(line) {
+    let func = if may_hold_func { crate::finder!(b"func.func").find(line) } else { None };
+    if let Some(p) = func {
         if let Some(at) = memchr::memchr(b'@', &line[p..]) {
             let a = p + at + 1;
             let name = if line.get(a) == Some(&b'"') {

@@ -167,6 +167,24 @@ def test_a_keyword_right_after_a_sharding_rule_or_inside_it_is_found(head: bytes
         assert _checked(head + text, Options()) == [], frag
 
 
+@pytest.mark.parametrize("opts", [Options(), Options(chunk=64, max_line=256, overlap=100), Options(chunk=997)])
+def test_signatures_and_loc_tails_found_buffer_wide_read_as_each_line_alone(opts: Options) -> None:
+    # the core finds `func.func` and `loc(` once per buffer, then reads each line by what it holds
+    rng = random.Random(7)
+    lines = [b"module @m {", b'  sdy.mesh @mesh = <["x"=2]>']
+    for i in range(120):
+        loc = rng.choice([b"", b" loc(#loc3)", b' loc("a : tensor<2xf32>"(#l1))', b" loc(", b"loc(#x)"])
+        lines.append(rng.choice([
+            b"  func.func @f%d(%%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}%s) -> "
+            b"(tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) {" % (i, loc),
+            b"    %%%d = stablehlo.add %%arg0, %%arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"x\"}]>]>} : "
+            b"tensor<8xf32>%s" % (i, loc),
+            b"    %%%d = sdy.sharding_constraint %%arg0 <@mesh, [{}]> : tensor<8xf32>%s" % (i, loc),
+            b"    return %%%d : tensor<8xf32>%s" % (i, loc), b"  }" + loc, b"    %%%d = stablehlo.tanh %%arg0%s" % (i, loc),
+        ]))
+    assert _checked(b"\n".join(lines) + b"\n}\n", opts) == []
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_mutated_dumps(seed: int) -> None:
     rng = random.Random(seed)
