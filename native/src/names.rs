@@ -55,8 +55,16 @@ impl Defined {
     }
 
     /// Records the name `key` writes (after `prefix`) as what `what` writes; a parameter is never replaced
-    /// by an argument.
-    fn define(&mut self, prefix: &[u8], key: impl FnOnce(&mut Vec<u8>), what: impl FnOnce(&mut Vec<u8>), param: bool) {
+    /// by an argument. `hashed`: the key's hash when the caller has it (made from the bytes the key was
+    /// copied from: read back from the store just written, the key's bytes stalled the hash).
+    fn define(
+        &mut self,
+        prefix: &[u8],
+        key: impl FnOnce(&mut Vec<u8>),
+        what: impl FnOnce(&mut Vec<u8>),
+        param: bool,
+        hashed: Option<u64>,
+    ) {
         let key = self.put(|s| {
             s.extend_from_slice(prefix);
             key(s);
@@ -67,7 +75,7 @@ impl Defined {
         let at = |e: &Entry| &store[e.key.0..e.key.1];
         let k = at(&entry);
         // (one probe: most names are defined once)
-        match self.table.entry(hash(k), |e| at(e) == k, |e| hash(at(e))) {
+        match self.table.entry(hashed.unwrap_or_else(|| hash(k)), |e| at(e) == k, |e| hash(at(e))) {
             hashbrown::hash_table::Entry::Occupied(e) if e.get().param && !param => {}
             hashbrown::hash_table::Entry::Occupied(mut e) => *e.get_mut() = entry,
             hashbrown::hash_table::Entry::Vacant(v) => {
@@ -82,7 +90,7 @@ impl Defined {
         for d in parts {
             for (k, v) in d.items() {
                 // (as a parameter's: it replaces whatever an earlier part said; nothing is scanned after)
-                out.define(b"", |s| s.extend_from_slice(k), |s| s.extend_from_slice(v), true);
+                out.define(b"", |s| s.extend_from_slice(k), |s| s.extend_from_slice(v), true, Some(hash(k)));
             }
         }
         out
@@ -159,9 +167,22 @@ impl Defined {
             if b == a {
                 continue;
             }
-            self.define(&prefix, |s| s.extend_from_slice(&data[p..e]), |s| what(data, a, b, s), false);
+            let hashed = |name: &[u8]| prefix.is_empty().then(|| hash(name));
+            self.define(
+                &prefix,
+                |s| s.extend_from_slice(&data[p..e]),
+                |s| what(data, a, b, s),
+                false,
+                hashed(&data[p..e]),
+            );
             for (r, e) in earlier_results(data, p, i) {
-                self.define(&prefix, |s| s.extend_from_slice(&data[r..e]), |s| what(data, a, b, s), false);
+                self.define(
+                    &prefix,
+                    |s| s.extend_from_slice(&data[r..e]),
+                    |s| what(data, a, b, s),
+                    false,
+                    hashed(&data[r..e]),
+                );
             }
             (i, at) = (b, b);
         }
@@ -180,7 +201,7 @@ impl Defined {
             if e == t {
                 continue;
             }
-            self.define(&prefix, |s| arg_key(&data[a..a + d], s), |s| s.extend_from_slice(&data[t..e]), false);
+            self.define(&prefix, |s| arg_key(&data[a..a + d], s), |s| s.extend_from_slice(&data[t..e]), false, None);
             i = e;
         }
         // = (\S+) parameter\((\d+)\)
@@ -197,7 +218,7 @@ impl Defined {
             if d == 0 || data.get(d0 + d) != Some(&b')') {
                 continue;
             }
-            self.define(&prefix, |s| arg_key(&data[d0..d0 + d], s), |s| s.extend_from_slice(&data[a..q]), true);
+            self.define(&prefix, |s| arg_key(&data[d0..d0 + d], s), |s| s.extend_from_slice(&data[a..q]), true, None);
             i = d0 + d + 1;
         }
         self.prefix = prefix;
