@@ -169,13 +169,17 @@ def _side_dict(o: Observation) -> dict[str, Any]:
     }
 
 
+_RANK = {k: i for i, k in enumerate(KINDS)}  # a change kind's place in a dump's changes
+
+
 def ordered(changes: list[Change], *, by_kind: bool) -> list[Change]:
     """Changes in dump order, placement before mesh before spelling within a dump (``by_kind``: the
     kinds first, for ``diff``)."""
-    rank = {k: i for i, k in enumerate(KINDS)}
+    if not changes:
+        return changes
     if by_kind:
-        return sorted(changes, key=lambda c: (rank[c.kind], c.dump))
-    return sorted(changes, key=lambda c: (c.dump, rank[c.kind]))
+        return sorted(changes, key=lambda c: (_RANK[c.kind], c.dump))
+    return sorted(changes, key=lambda c: (c.dump, _RANK[c.kind]))
 
 
 # ---- text ------------------------------------------------------------------------------------------

@@ -58,13 +58,25 @@ def _pretty(v: Any, pad: str) -> str:
         inner = pad + "  "
         if not all(isinstance(k, str) for k in v):  # (keys json converts: left to it)
             return json.dumps(v, indent=2, ensure_ascii=False).replace("\n", "\n" + pad)
-        return "{\n" + ",\n".join(f"{inner}{_scalar(k)}: {_pretty(x, inner)}" for k, x in v.items()) + f"\n{pad}}}"
+        return "{\n" + ",\n".join(f"{inner}{_string(k)}: {_value(x, inner)}" for k, x in v.items()) + f"\n{pad}}}"
     if isinstance(v, list | tuple):
         if not v:
             return "[]"
         inner = pad + "  "
         return "[\n" + ",\n".join(inner + _pretty(x, inner) for x in v) + f"\n{pad}]"
     return _scalar(v)
+
+
+def _value(v: Any, pad: str) -> str:
+    """``_pretty(v, pad)``, a string, int or None written at once (an object's fields are mostly these)."""
+    t = type(v)
+    if t is str:
+        return _string(v)
+    if t is int:
+        return int.__repr__(v)
+    if v is None:
+        return "null"
+    return _pretty(v, pad)
 
 
 def dumps_streamed(command: str, key: str, items: Iterable[dict[str, Any]]) -> Iterator[str]:
