@@ -5,6 +5,7 @@
 
 use crate::names::{hash, is_plain, Asked, Defined};
 use hashbrown::HashTable;
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// Fresh dumps a value may be missing from (another function's dumps) and still be compared.
@@ -140,31 +141,21 @@ fn key_span(keys: &[(u64, u32)], i: usize) -> std::ops::Range<usize> {
     start..keys[i].1 as usize
 }
 
-/// A value of a dump, where its sightings are: the dump's values and its index there, and its key's
-/// hash (held here: the table of where values were last seen rehashes without reading each dump).
+/// A value of a dump, where its sightings are: the dump's values and its index there.
 pub struct At<S, T> {
     pub values: Arc<DumpValues<S, T>>,
     pub index: usize,
     /// The count (among the dumps read fresh) of that dump.
     pub count: u64,
-    hash: u64,
 }
 
 impl<S, T> At<S, T> {
     fn new(values: &Arc<DumpValues<S, T>>, index: usize, count: u64) -> Self {
-        At { values: values.clone(), index, count, hash: values.hash_of(index) }
+        At { values: values.clone(), index, count }
     }
 
     pub fn sightings(&self) -> &[S] {
         self.values.get(self.index).1
-    }
-
-    fn key_bytes(&self) -> &[u8] {
-        self.values.key_bytes(self.index)
-    }
-
-    fn hash(&self) -> u64 {
-        self.hash
     }
 }
 
@@ -198,15 +189,25 @@ pub struct Step<S, T> {
 
 /// What following one sequence of dumps remembers: where each value was last seen (forgotten when
 /// missing from the last `FORGET` dumps read fresh, so memory stays flat whatever the names), and the
-/// dump read fresh last, with its count.
+/// dumps read fresh that places may still name, in order, each with its count (the last: the dump
+/// before the one read now). A place is three numbers: an `At` (a shared pointer, counted atomically)
+/// is made only for a value handed back.
 pub struct Follower<S, T> {
-    last: HashTable<At<S, T>>, // by the key's hash; a value forgotten may stay until the next sweep
-    previous: Option<(u64, Arc<DumpValues<S, T>>)>,
+    last: HashTable<Place>, // by the key's hash; a value forgotten may stay until the next sweep
+    dumps: VecDeque<(u64, Arc<DumpValues<S, T>>)>,
+}
+
+/// Where a value was last seen: that dump's count, the value's index there, and its key's hash.
+#[derive(Clone, Copy)]
+struct Place {
+    count: u64,
+    index: u32,
+    hash: u64,
 }
 
 impl<S, T> Default for Follower<S, T> {
     fn default() -> Self {
-        Follower { last: HashTable::new(), previous: None }
+        Follower { last: HashTable::new(), dumps: VecDeque::new() }
     }
 }
 
@@ -221,6 +222,12 @@ fn entry_result(key: &[u8]) -> bool {
     key.starts_with(b"result[")
 }
 
+/// The dump of count `count` among `dumps` (held while any place names it).
+fn dump_of<S, T>(dumps: &VecDeque<(u64, Arc<DumpValues<S, T>>)>, count: u64) -> &Arc<DumpValues<S, T>> {
+    let first = dumps.front().map_or(0, |&(c, _)| c);
+    &dumps[(count - first) as usize].1
+}
+
 impl<S: Same, T> Follower<S, T> {
     /// Follows the dump read fresh with values `values` and names `names` (`before`: the names of the
     /// dump before, `same_module`: whether it is of the same module).
@@ -233,10 +240,12 @@ impl<S: Same, T> Follower<S, T> {
     ) -> Step<S, T> {
         values.seal();
         let values = Arc::new(values);
-        let count = self.previous.as_ref().map_or(0, |&(at, _)| at + 1);
+        let count = self.dumps.back().map_or(0, |&(at, _)| at + 1);
+        let previous = self.dumps.back().map(|(at, d)| (*at, d.clone()));
+        self.dumps.push_back((count, values.clone()));
         // (each value now last seen here, and where it was before: one lookup a value)
-        let held: Vec<_> = (0..values.len()).map(|i| self.remember(At::new(&values, i, count))).collect();
-        let (fate, gone) = match (before, &self.previous) {
+        let held: Vec<_> = (0..values.len()).map(|i| self.remember(&values, i, count)).collect();
+        let (fate, gone) = match (before, &previous) {
             (Some(before), Some((at, previous))) => {
                 (fates(&values, &held, before, names, same_module, *at), gone(previous, &values, names, before, *at))
             }
@@ -246,37 +255,52 @@ impl<S: Same, T> Follower<S, T> {
         for (i, (&fate, held)) in fate.iter().zip(held).enumerate() {
             let what = match (fate, held) {
                 (Fate::Gained, _) => Now::Gained,
-                (Fate::Ask, held) => Now::Ask(held),
-                (Fate::Old, Some(held)) if !read_alike(held.sightings(), values.get(i).1) => Now::Changed(held),
+                (Fate::Ask, held) => Now::Ask(held.map(|p| self.at(p))),
+                (Fate::Old, Some(p)) if !read_alike(self.sightings(p), values.get(i).1) => Now::Changed(self.at(p)),
                 _ => continue,
             };
             now.push((i, what));
         }
-        self.previous = Some((count, values.clone()));
         self.sweep(count);
         Step { values, now, gone }
     }
 
-    /// `at` as where its value was last seen; returns where it was before, unless forgotten since.
-    fn remember(&mut self, at: At<S, T>) -> Option<At<S, T>> {
-        let now = at.count;
+    /// The `i`th value of `values` (dump `count`, the last of `dumps`) as last seen there; returns where
+    /// it was before, unless forgotten since.
+    fn remember(&mut self, values: &DumpValues<S, T>, i: usize, count: u64) -> Option<Place> {
+        let place = Place { count, index: i as u32, hash: values.hash_of(i) };
+        let (dumps, key) = (&self.dumps, values.key_bytes(i));
+        let same = |p: &Place| dump_of(dumps, p.count).key_bytes(p.index as usize) == key;
         // (one probe: in a log whose dumps rename their values, most keys are new)
-        match self.last.entry(at.hash(), |a| a.key_bytes() == at.key_bytes(), At::hash) {
+        match self.last.entry(place.hash, same, |p| p.hash) {
             hashbrown::hash_table::Entry::Occupied(mut e) => {
-                Some(std::mem::replace(e.get_mut(), at)).filter(|was| !forgotten(was.count, now))
+                Some(std::mem::replace(e.get_mut(), place)).filter(|was| !forgotten(was.count, count))
             }
             hashbrown::hash_table::Entry::Vacant(v) => {
-                v.insert(at);
+                v.insert(place);
                 None
             }
         }
     }
 
-    /// Once every `SWEEP` dumps (after dump `count`), drops the values forgotten by the next: one pass
-    /// over the table, not a lookup per value of each dump that leaves the window.
+    fn sightings(&self, p: Place) -> &[S] {
+        dump_of(&self.dumps, p.count).get(p.index as usize).1
+    }
+
+    /// `p` handed back: its dump shared.
+    fn at(&self, p: Place) -> At<S, T> {
+        At::new(dump_of(&self.dumps, p.count), p.index as usize, p.count)
+    }
+
+    /// Once every `SWEEP` dumps (after dump `count`), drops the values forgotten by the next, and the
+    /// dumps no place names any more: one pass over the table, not a lookup per value of each dump
+    /// that leaves the window.
     fn sweep(&mut self, count: u64) {
         if count.is_multiple_of(SWEEP) {
-            self.last.retain(|a| !forgotten(a.count, count + 1));
+            self.last.retain(|p| !forgotten(p.count, count + 1));
+            while self.dumps.front().is_some_and(|&(c, _)| forgotten(c, count + 1) && c < count) {
+                self.dumps.pop_front();
+            }
         }
     }
 }
@@ -285,7 +309,7 @@ impl<S: Same, T> Follower<S, T> {
 /// `previous`), to ask about, or neither.
 fn fates<S, T>(
     values: &DumpValues<S, T>,
-    held: &[Option<At<S, T>>],
+    held: &[Option<Place>],
     before: &Defined,
     names: &Defined,
     same_module: bool,
@@ -448,6 +472,7 @@ mod tests {
             let keys: Vec<(&str, u32)> = pool[3 * d as usize..][..3].iter().map(|k| (k.as_str(), d)).collect();
             f.step(dump(d, &keys), &names(""), Some(&names("")), true);
             assert!(f.last.len() as u64 <= 3 * (FORGET + SWEEP), "{} values held after dump {d}", f.last.len());
+            assert!(f.dumps.len() as u64 <= FORGET + SWEEP + 1, "{} dumps held after dump {d}", f.dumps.len());
         }
         assert!(f.last.len() as u64 >= 3 * FORGET);
     }
