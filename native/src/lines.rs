@@ -239,25 +239,25 @@ fn next_candidate(f: &Finder, ahead: &mut Searches, buf: &[u8], from: usize, lim
     Some(Candidate { start, end, keyword })
 }
 
-/// Where a buffer holds `func.func` and `loc(`, found in one pass each (few lines hold either, and each
-/// line's own search cost more than its bytes): what a line of it may hold.
+/// Where a buffer holds `func.func` and `loc(`, found in one pass each when every site's line is read
+/// (few lines hold either, and each line's own search cost more than its bytes); a scan that reads few
+/// lines (`check`: a constraint line met before is not read again) searches those it reads instead.
 struct Rare {
-    funcs: Vec<usize>,
-    locs: Vec<usize>,
+    found: Option<(Vec<usize>, Vec<usize>)>,
 }
 
 impl Rare {
-    fn of(buf: &[u8]) -> Self {
-        let funcs = crate::finder!(b"func.func").find_iter(buf).collect();
-        let locs = crate::finder!(b"loc(").find_iter(buf).collect();
-        Rare { funcs, locs }
+    fn of(buf: &[u8], search: bool) -> Self {
+        let all = |lit: &memchr::memmem::Finder| lit.find_iter(buf).collect();
+        Rare { found: search.then(|| (all(crate::finder!(b"func.func")), all(crate::finder!(b"loc(")))) }
     }
 
     /// What `buf[a..b]` may hold: each literal that starts in it (and may run past its end: a line that
     /// holds only part of one is searched, and finds none).
     fn holds(&self, a: usize, b: usize) -> Holds {
+        let Some((funcs, locs)) = &self.found else { return Holds::UNKNOWN };
         let starts_in = |at: &[usize]| at.get(at.partition_point(|&p| p < a)).is_some_and(|&p| p < b);
-        Holds { func: starts_in(&self.funcs), loc: starts_in(&self.locs) }
+        Holds { func: starts_in(funcs), loc: starts_in(locs) }
     }
 }
 
@@ -715,7 +715,7 @@ impl Engine {
         let mut counted = 0usize;
         let mut done = 0usize;
         let mut lineno = self.lineno;
-        let rare = Rare::of(&buf[..limit]);
+        let rare = Rare::of(&buf[..limit], self.opts.every_site);
         loop {
             let with_close = self.ext.pending();
             let mut restart = None;
