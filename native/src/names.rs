@@ -151,6 +151,12 @@ impl Defined {
         self.scan_scope(&data[from..]);
     }
 
+    /// `define` of an SSA name, copied from the dump (and hashed from it there, in the entry function).
+    fn define_name(&mut self, prefix: &[u8], name: &[u8], what: impl FnOnce(&mut Vec<u8>)) {
+        let hashed = prefix.is_empty().then(|| hash(name));
+        self.define(prefix, |s| s.extend_from_slice(name), what, false, hashed);
+    }
+
     /// The definitions of `data`, all in the function of the prefix in force.
     fn scan_scope(&mut self, data: &[u8]) {
         let prefix = std::mem::take(&mut self.prefix);
@@ -167,22 +173,9 @@ impl Defined {
             if b == a {
                 continue;
             }
-            let hashed = |name: &[u8]| prefix.is_empty().then(|| hash(name));
-            self.define(
-                &prefix,
-                |s| s.extend_from_slice(&data[p..e]),
-                |s| what(data, a, b, s),
-                false,
-                hashed(&data[p..e]),
-            );
+            self.define_name(&prefix, &data[p..e], |s| what(data, a, b, s));
             for (r, e) in earlier_results(data, p, i) {
-                self.define(
-                    &prefix,
-                    |s| s.extend_from_slice(&data[r..e]),
-                    |s| what(data, a, b, s),
-                    false,
-                    hashed(&data[r..e]),
-                );
+                self.define_name(&prefix, &data[r..e], |s| what(data, a, b, s));
             }
             (i, at) = (b, b);
         }
