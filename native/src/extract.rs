@@ -302,7 +302,7 @@ impl Memo {
 /// A site's op, param and flags, as read off its line.
 fn op_context(ln: &mut Line, op: OpFrom) -> (Option<Arc<str>>, Option<u32>, u32) {
     let mut flags = 0;
-    if ln.sig_flag() {
+    if ln.signature().is_some() {
         flags |= FLAG_SIGNATURE;
     }
     let (op, param) = match op {
@@ -402,11 +402,6 @@ impl<'a> Line<'a> {
                 (self.lineno + count, (i - nl) as u64)
             }
         }
-    }
-
-    /// Whether the line is a function's signature.
-    fn sig_flag(&mut self) -> bool {
-        self.signature().is_some()
     }
 
     /// The first result's name, where the last ` : ` of the line (its loc tail cut) is, and the line

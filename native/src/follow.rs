@@ -298,7 +298,7 @@ impl<S: Same, T> Follower<S, T> {
     fn sweep(&mut self, count: u64) {
         if count.is_multiple_of(SWEEP) {
             self.last.retain(|p| !forgotten(p.count, count + 1));
-            while self.dumps.front().is_some_and(|&(c, _)| forgotten(c, count + 1) && c < count) {
+            while self.dumps.front().is_some_and(|&(c, _)| forgotten(c, count + 1)) {
                 self.dumps.pop_front();
             }
         }

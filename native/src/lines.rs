@@ -753,10 +753,12 @@ impl Engine {
                         continue;
                     }
                 }
-                let scoped = self.scope_line(&buf[c.start..c.end], rare.holds(c.start, c.end));
+                // (what the logical line may hold: for its first physical line too, whose search finds
+                // nothing of what starts after it)
+                let holds = rare.holds(c.start, end);
+                let scoped = self.scope_line(&buf[c.start..c.end], holds);
                 let mut sites = std::mem::take(&mut self.sites);
                 let hits = LineHits { ahead: &mut ahead, finder: f, buf, at: c.start, limit };
-                let holds = rare.holds(c.start, end);
                 let mut ln = self.ext.scan_line_with(text, (at, lineno, col), &mut sites, hits, holds);
                 let mut group = None; // of the line's last site with a value
                 for s in sites.iter_mut() {

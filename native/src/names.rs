@@ -333,15 +333,16 @@ impl Default for Digest {
     }
 }
 
-impl Digest {
-    fn block(&mut self, b: &[u8]) {
-        for (lane, w) in self.lanes.iter_mut().zip(b.chunks_exact(8)) {
-            let mut x = [0u8; 8];
-            x.copy_from_slice(w);
-            *lane = (lane.rotate_left(23) ^ u64::from_le_bytes(x)).wrapping_mul(K);
-        }
+/// One 32-byte block into the four lanes, a word each.
+fn block(lanes: &mut [u64; 4], b: &[u8]) {
+    for (lane, w) in lanes.iter_mut().zip(b.chunks_exact(8)) {
+        let mut x = [0u8; 8];
+        x.copy_from_slice(w);
+        *lane = (lane.rotate_left(23) ^ u64::from_le_bytes(x)).wrapping_mul(K);
     }
+}
 
+impl Digest {
     pub fn update(&mut self, mut data: &[u8]) {
         self.len += data.len() as u64;
         if self.held > 0 {
@@ -352,13 +353,12 @@ impl Digest {
             if self.held < BLOCK {
                 return;
             }
-            let carry = self.carry;
-            self.block(&carry);
+            block(&mut self.lanes, &self.carry);
             self.held = 0;
         }
         let mut blocks = data.chunks_exact(BLOCK);
         for b in &mut blocks {
-            self.block(b);
+            block(&mut self.lanes, b);
         }
         let rest = blocks.remainder();
         self.carry[..rest.len()].copy_from_slice(rest);
@@ -368,10 +368,10 @@ impl Digest {
     pub fn finish(&self) -> u64 {
         let mut tail = [0u8; BLOCK];
         tail[..self.held].copy_from_slice(&self.carry[..self.held]);
-        let mut last = Digest { lanes: self.lanes, len: self.len, carry: [0; BLOCK], held: 0 };
-        last.block(&tail);
+        let mut lanes = self.lanes;
+        block(&mut lanes, &tail);
         let mut h = self.len;
-        for lane in last.lanes {
+        for lane in lanes {
             h = (h.rotate_left(23) ^ lane).wrapping_mul(K);
         }
         h ^= h >> 29;

@@ -35,9 +35,11 @@ _string = json.encoder.encode_basestring  # (json's own string encoder, without 
 _CONSTANTS = {True: "true", False: "false", None: "null"}
 
 
-def _scalar(v: Any) -> str:
-    """``_encode(v)``, the commonest values (strings, ints, booleans, None: a trace's dumps are
-    thousands of them) without its per-call encoder."""
+def _pretty(v: Any, pad: str) -> str:
+    """``json.dumps(v, indent=2, ensure_ascii=False)`` at depth ``pad``, byte for byte: its pure-Python
+    encoder (any indent takes it) spent more than the scan on a long trace's thousands of dumps; the
+    values themselves go through json's own encoder, the commonest (strings, ints, booleans, None: a
+    trace's dumps are thousands of them) without its per-call encoder."""
     t = type(v)
     if t is str:
         return _string(v)
@@ -45,38 +47,19 @@ def _scalar(v: Any) -> str:
         return int.__repr__(v)
     if t is bool or v is None:
         return _CONSTANTS[v]
-    return _encode(v)
-
-
-def _pretty(v: Any, pad: str) -> str:
-    """``json.dumps(v, indent=2, ensure_ascii=False)`` at depth ``pad``, byte for byte: its pure-Python
-    encoder (any indent takes it) spent more than the scan on a long trace's thousands of dumps; the
-    values themselves go through json's own encoder."""
     if isinstance(v, dict):
         if not v:
             return "{}"
         inner = pad + "  "
         if not all(isinstance(k, str) for k in v):  # (keys json converts: left to it)
             return json.dumps(v, indent=2, ensure_ascii=False).replace("\n", "\n" + pad)
-        return "{\n" + ",\n".join(f"{inner}{_string(k)}: {_value(x, inner)}" for k, x in v.items()) + f"\n{pad}}}"
+        return "{\n" + ",\n".join(f"{inner}{_string(k)}: {_pretty(x, inner)}" for k, x in v.items()) + f"\n{pad}}}"
     if isinstance(v, list | tuple):
         if not v:
             return "[]"
         inner = pad + "  "
         return "[\n" + ",\n".join(inner + _pretty(x, inner) for x in v) + f"\n{pad}]"
-    return _scalar(v)
-
-
-def _value(v: Any, pad: str) -> str:
-    """``_pretty(v, pad)``, a string, int or None written at once (an object's fields are mostly these)."""
-    t = type(v)
-    if t is str:
-        return _string(v)
-    if t is int:
-        return int.__repr__(v)
-    if v is None:
-        return "null"
-    return _pretty(v, pad)
+    return _encode(v)
 
 
 def dumps_streamed(command: str, key: str, items: Iterable[dict[str, Any]]) -> Iterator[str]:
