@@ -194,7 +194,7 @@ pub(crate) fn site_key(b: &[u8]) -> Cow<'static, str> {
 pub type Name = compact_str::CompactString;
 
 /// The name `b` spells (an ASCII name, as every real one is, taken as it is).
-fn name_of(b: &[u8]) -> Name {
+pub(crate) fn name_of(b: &[u8]) -> Name {
     match std::str::from_utf8(b) {
         Ok(s) => Name::new(s),
         Err(_) => Name::from_utf8_lossy(b),
@@ -219,11 +219,13 @@ fn strip_quotes(b: &[u8]) -> &[u8] {
     &b[a..e.max(a)]
 }
 
-struct Signature {
+pub struct Signature {
     open_paren: usize,
-    close: Option<usize>,
-    arg_ends: Vec<usize>,
-    arg_names: Vec<Name>,
+    pub(crate) close: Option<usize>,
+    /// Where each argument's type starts (just past its `%name:` and the spaces after it).
+    pub(crate) arg_ends: Vec<usize>,
+    /// Each argument's name (`%arg0`), made into a `Name` only for a site that asks.
+    pub(crate) arg_names: Vec<Span>,
     result_types: Vec<usize>,
     /// The argument the last lookup found: a line's sites come in order, so the next is there or after.
     last_arg: std::cell::Cell<usize>,
@@ -332,7 +334,7 @@ pub fn complete_on(ln: &mut Line, s: &mut Site) {
 }
 
 /// A byte range of the line being scanned.
-type Span = (usize, usize);
+pub(crate) type Span = (usize, usize);
 
 /// What a caller that searched a whole buffer knows of a line: whether it may hold `func.func` (a
 /// signature) and `loc(` (a location tail). `UNKNOWN` says both may: the line is searched for them.
@@ -344,6 +346,52 @@ pub struct Holds {
 
 impl Holds {
     pub const UNKNOWN: Holds = Holds { func: true, loc: true };
+}
+
+/// What a caller already made of a line: what it may hold, and its signature if it lexed the line for
+/// one (`Some(None)`: it holds none).
+#[derive(Default)]
+pub struct Known {
+    pub holds: Holds,
+    pub sig: Option<Option<Signature>>,
+}
+
+impl Default for Holds {
+    fn default() -> Self {
+        Holds::UNKNOWN
+    }
+}
+
+/// A function argument whose type and attributes (`start..end`) are its sdy sharding alone (see
+/// `arguments`): one like an earlier argument of its line (`first`) is passed over once that one gave one
+/// sdy sharding, and the caller counts it (`taken`); a first keeps the sites its keyword gave.
+#[derive(Clone, Copy, Debug)]
+pub struct Skip {
+    pub start: usize,
+    pub attr: usize,
+    pub end: usize,
+    pub first: Option<usize>,
+    pub sites: Option<(usize, usize)>,
+    pub taken: bool,
+}
+
+/// The argument whose keyword is at `at`, if any (`skip` sorted, searched from `*next` on).
+fn argument_at(skip: &[Skip], next: &mut usize, at: usize) -> Option<usize> {
+    while skip.get(*next).is_some_and(|s| s.attr < at) {
+        *next += 1;
+    }
+    skip.get(*next).filter(|s| s.attr == at).map(|_| *next)
+}
+
+/// Whether argument `k` is passed over: the first like it gave one site at its keyword (the sdy sharding
+/// `argument_attr` read), which this one would give again. Taken, then: the scan goes on at its end.
+fn passed_over(skip: &mut [Skip], k: usize) -> Option<usize> {
+    let (a, b) = skip[skip[k].first?].sites?;
+    if b != a + 1 {
+        return None;
+    }
+    skip[k].taken = true;
+    Some(skip[k].end)
 }
 
 /// One line being scanned, with lazily computed context.
@@ -373,8 +421,9 @@ struct OpParts {
 }
 
 impl<'a> Line<'a> {
-    fn new(memo: Box<Memo>, text: &'a [u8], at: (u64, u64, u64), holds: Holds) -> Self {
+    fn new(memo: Box<Memo>, text: &'a [u8], at: (u64, u64, u64), known: Known) -> Self {
         let (offset, lineno, col_base) = at;
+        let Known { holds, sig } = known;
         Line {
             memo,
             text,
@@ -383,12 +432,17 @@ impl<'a> Line<'a> {
             lineno,
             col_base,
             hlo: None,
-            sig: None,
+            sig,
             hlo_op: None,
             mlir_op: None,
             has_nl: memchr::memchr(b'\n', text).is_some(),
             body: None,
         }
+    }
+
+    /// The line number of the line's first byte.
+    pub fn lineno(&self) -> u64 {
+        self.lineno
     }
 
     fn position(&self, i: usize) -> (u64, u64) {
@@ -518,7 +572,7 @@ fn signature_close(t: &[u8], open: usize) -> Option<usize> {
     None
 }
 
-fn lex_signature(t: &[u8]) -> Option<Signature> {
+pub(crate) fn lex_signature(t: &[u8]) -> Option<Signature> {
     let open_paren = func_open(t)?;
     let close = signature_close(t, open_paren).or_else(|| match_close(t, open_paren));
     let stop = close.unwrap_or(t.len());
@@ -531,7 +585,7 @@ fn lex_signature(t: &[u8]) -> Option<Signature> {
         if e > p + 1 && e < stop && t[e] == b':' {
             let end = e + 1 + t[e + 1..stop].iter().take_while(|&&b| is_ws(b)).count();
             arg_ends.push(end);
-            arg_names.push(name_of(&t[p..e]));
+            arg_names.push((p, e));
             i = end;
         } else {
             i = p + 1;
@@ -950,35 +1004,45 @@ impl Extractor {
         out: &mut Vec<Site>,
     ) -> Line<'a> {
         let needles = self.needles;
-        self.scan_line_with(text, (offset, lineno, col_base), out, needles, Holds::UNKNOWN)
+        self.scan_line_with(text, (offset, lineno, col_base), out, needles, Known::default(), &mut [])
     }
 
-    /// `scan_line` with its needles from `hits`, and what the caller knows the line `holds`; `at` is
-    /// the file offset, line and column base of `text[0]`.
+    /// `scan_line` with its needles from `hits`, what the caller already `known`s of the line, and the
+    /// keywords it counts itself (`skip`); `at` is the file offset, line and column base of `text[0]`.
     pub fn scan_line_with<'a>(
         &mut self,
         text: &'a [u8],
         at: (u64, u64, u64),
         out: &mut Vec<Site>,
         hits: impl NeedleHits,
-        holds: Holds,
+        known: Known,
+        skip: &mut [Skip],
     ) -> Line<'a> {
         let col_base = at.2;
         out.clear();
-        let mut ln = Line::new(self.memo.take().unwrap_or_default(), text, at, holds);
+        let mut ln = Line::new(self.memo.take().unwrap_or_default(), text, at, known);
         if col_base == 0 && module_start(text) {
             out.push(self.occ(&mut ln, MODULE_START, "module".into(), 0, 0, None, None, OpFrom::None));
         }
         if !self.pending.is_empty() {
             self.close(&mut ln, out);
         }
-        let mut pos = 0;
+        let (mut pos, mut next_skip) = (0, 0);
         let mut searcher = Searcher::new(hits);
         while let Some(m) = searcher.search(text, pos) {
+            let arg = argument_at(skip, &mut next_skip, m.start);
+            if let Some(end) = arg.and_then(|k| passed_over(skip, k)) {
+                pos = end;
+                continue;
+            }
+            let before = out.len();
             pos = match self.dispatch(&mut ln, &m, out) {
                 Ok(p) => p,
                 Err(EscapeError) => m.end,
             };
+            if let Some(k) = arg {
+                skip[k].sites = Some((before, out.len()));
+            }
             if pos <= m.start {
                 pos = m.end;
             }
@@ -1244,7 +1308,7 @@ impl Extractor {
         let t = ln.text;
         if let Some(sig) = ln.signature() {
             if sig.open_paren < pos {
-                let (value, shapes) = match func_context(sig, pos) {
+                let (value, shapes) = match func_context(sig, t, pos) {
                     Some((name, a)) => (Some(name), ln.memo.first_mlir_shape(&t[a..pos])),
                     None => (None, None),
                 };
@@ -1504,11 +1568,12 @@ fn mesh_decl_name(t: &[u8]) -> Option<&[u8]> {
 
 /// The function argument or result an attribute at `pos` of a signature belongs to: its name, and
 /// where the text holding its tensor type starts (it ends at `pos`).
-fn func_context(sig: &Signature, pos: usize) -> Option<(Name, usize)> {
+fn func_context(sig: &Signature, t: &[u8], pos: usize) -> Option<(Name, usize)> {
     if sig.close.is_none_or(|c| pos < c) {
         let i = arg_before(&sig.arg_ends, pos, sig.last_arg.get())?;
         sig.last_arg.set(i);
-        return Some((sig.arg_names[i].clone(), sig.arg_ends[i].min(pos)));
+        let (a, b) = sig.arg_names[i];
+        return Some((name_of(&t[a..b]), sig.arg_ends[i].min(pos)));
     }
     let i = sig.result_types.partition_point(|&e| e <= pos).checked_sub(1)?;
     Some((compact_str::format_compact!("result[{i}]"), sig.result_types[i]))

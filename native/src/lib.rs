@@ -2,6 +2,7 @@
 //! or a stream fed piece by piece) and returns its sites as one table of columns. No panic crosses into
 //! Python (a last-resort guard turns one into RuntimeError); I/O problems are OSError.
 
+mod arguments;
 pub mod cutter;
 mod cutting;
 pub mod extract;

@@ -4,7 +4,10 @@
 //! longer than `max_line` is extracted in overlapping windows, so memory stays bounded. An attribute
 //! whose value starts on the next line (`key =` then the value) is one logical line.
 
-use crate::extract::{complete_on, Extractor, Holds, Line, Site, MODULE_START, SDY_ORIGINS, SDY_SHARDING_BARE};
+use crate::arguments::Arguments;
+use crate::extract::{
+    complete_on, lex_signature, Extractor, Holds, Known, Line, Site, MODULE_START, SDY_ORIGINS, SDY_SHARDING_BARE,
+};
 use crate::find::{Hit, Needles};
 use crate::keywords::NeedleHits;
 use crate::names::{Defined, Digest};
@@ -13,7 +16,7 @@ use crate::scopes::{scope_in, ScopeLine};
 use crate::sniffer::{sniff, SNIFF_BYTES};
 use crate::strings::{count_nl, is_word, rstrip};
 use crate::suppress::{Anchor, Suppressions};
-use crate::table::{Row, Scope, Table};
+use crate::table::{pairing, Row, Scope, Table};
 use std::sync::LazyLock;
 
 /// A read's size: small enough that the passes over it after the read (suppressions, keywords, newlines)
@@ -146,11 +149,13 @@ impl<T: Copy> Ahead<T> {
     }
 }
 
-/// The searches of one pass over a region: the finder's needles, and each line end in `{`.
+/// The searches of one pass over a region: the finder's needles, and each line end in `{` when the scan
+/// tracks scopes (`scopes`).
 #[derive(Default)]
 struct Searches {
     needles: Ahead<Hit>,
     braces: [Ahead<()>; 2],
+    scopes: bool,
 }
 
 impl Searches {
@@ -213,7 +218,7 @@ fn candidate_needle(f: &Finder, ahead: &mut Searches, buf: &[u8], mut from: usiz
 
 fn next_candidate(f: &Finder, ahead: &mut Searches, buf: &[u8], from: usize, limit: usize) -> Option<Candidate> {
     let m = candidate_needle(f, ahead, buf, from, limit);
-    let brace = ahead.brace(buf, from, limit);
+    let brace = if ahead.scopes { ahead.brace(buf, from, limit) } else { None };
     let p = match (m, brace) {
         (Some(m), Some(b)) => m.start.min(b),
         (Some(m), None) => m.start,
@@ -316,8 +321,9 @@ pub struct Engine {
     pub table: Table,
     pub suppressions: Suppressions,
     scope: Scope,
-    sites: Vec<Site>, // one line's sites, reused
-    repeats: Repeats, // every_site=false: the constraint lines met, by their value on
+    sites: Vec<Site>,     // one line's sites, reused
+    repeats: Repeats,     // every_site=false: the constraint lines met, by their value on
+    arguments: Arguments, // every_site=false: one function line's arguments alike
     // names=True: per segment, the definitions and the digest
     pub defined: Vec<Defined>,
     pub digests: Vec<u64>,
@@ -353,6 +359,7 @@ impl Engine {
             scope: Scope::default(),
             sites: Vec::new(),
             repeats: Repeats::default(),
+            arguments: Arguments::default(),
             defined: if opts.names { vec![Defined::default()] } else { Vec::new() },
             digests: Vec::new(),
             keys: None,
@@ -645,6 +652,33 @@ impl Engine {
         self.table.push(Row { site: s, text, text_off, scope: &mut self.scope, complete: &mut complete })
     }
 
+    /// A line's sites (the line `text` at file offset `at`) into the table in order, with the arguments
+    /// the extractor passed over (`arguments`) between them; the group of its last site with a value.
+    fn emit_line(&mut self, sites: &mut [Site], (text, at): (&[u8], u64), buf: &[u8], ln: &mut Line) -> Option<u32> {
+        let alike = !self.arguments.skip.is_empty();
+        if alike {
+            self.arguments.hlo_on_line = sites.iter().any(|s| pairing(s) == Some(true));
+        }
+        let mut group = None;
+        for k in 0..sites.len() {
+            if alike {
+                self.arguments.count_before(sites[k].start - at, (text, at), sites, &mut self.table);
+            }
+            let joined = self.emit(&mut sites[k], text, at, buf, Some(ln));
+            if sites[k].kind < SDY_ORIGINS {
+                group = joined;
+            }
+            if alike {
+                self.arguments.joined.push(joined);
+            }
+        }
+        if alike {
+            self.arguments.count_before(u64::MAX, (text, at), sites, &mut self.table);
+            self.arguments.clear();
+        }
+        group
+    }
+
     /// A module header at file offset `at`: a new names segment begins there.
     fn header(&mut self, at: u64, buf: &[u8]) {
         if !self.opts.names {
@@ -698,14 +732,13 @@ impl Engine {
         self.repeats.put(self.table.module(), op, tail, seen);
     }
 
-    /// Whether `line` opens a scope (or resets it), as it now is.
-    fn scope_line(&mut self, line: &[u8], holds: Holds) -> bool {
+    /// The scope `line` opens (or resets), as it now is.
+    fn scope_line(&mut self, line: &[u8], holds: Holds) {
         match scope_in(line, holds.func) {
             ScopeLine::Open(name, kind, entry) => self.scope.open(name, kind, entry),
             ScopeLine::Reset => self.scope.reset(),
-            ScopeLine::Nothing => return false,
+            ScopeLine::Nothing => {}
         }
-        true
     }
 
     /// The sites of the complete lines in `buf[..limit]` (the reference's `_general`).
@@ -720,13 +753,15 @@ impl Engine {
             let with_close = self.ext.pending();
             let mut restart = None;
             let mut from = begin.max(done);
-            let mut ahead = Searches::default();
+            let mut ahead = Searches { scopes: self.opts.every_site, ..Searches::default() };
             while from < limit {
                 let f = &self.finders[usize::from(with_close)];
                 let Some(c) = next_candidate(f, &mut ahead, buf, from, limit) else { break };
                 from = c.end + 1;
                 if !c.keyword {
-                    self.scope_line(&buf[c.start..c.end], rare.holds(c.start, c.end));
+                    if self.opts.every_site {
+                        self.scope_line(&buf[c.start..c.end], rare.holds(c.start, c.end));
+                    }
                     continue;
                 }
                 let end = line_end(buf, c.start, c.end, limit);
@@ -739,16 +774,13 @@ impl Engine {
                 lineno += count_nl(&buf[counted..c.start]);
                 let at = self.buf_off + c.start as u64;
                 let col = if c.start == 0 { self.col_base } else { 0 };
-                let constraint = if col == 0 && end == c.end && !self.opts.every_site && !self.ext.pending() {
-                    constraint_line(text)
-                } else {
-                    None
-                };
+                // (a line read alone, as a scan that keeps each group's first site reads it: see `repeats`)
+                let alone = col == 0 && end == c.end && !self.opts.every_site && !self.ext.pending();
+                let constraint = if alone { constraint_line(text) } else { None };
                 if let Some((op, v)) = constraint {
-                    // (a line met again opens no scope: only one whose own did not is remembered)
                     if let Some(seen) = self.repeats.get(self.table.module(), op, &text[v..]) {
                         let base = at + v as u64;
-                        self.table.repeat(seen.group, base + seen.start, base + seen.end, lineno);
+                        self.table.repeat(seen.group, base + seen.start, base + seen.end, lineno, None);
                         counted = end;
                         continue;
                     }
@@ -756,18 +788,21 @@ impl Engine {
                 // (what the logical line may hold: for its first physical line too, whose search finds
                 // nothing of what starts after it)
                 let holds = rare.holds(c.start, end);
-                let scoped = self.scope_line(&buf[c.start..c.end], holds);
+                // (a scan that keeps each group's first site tracks no scope: `check` reads none)
+                if self.opts.every_site {
+                    self.scope_line(&buf[c.start..c.end], holds);
+                }
+                let sig = alone.then(|| lex_signature(text));
+                if let Some(Some(sig)) = &sig {
+                    self.arguments.find(text, sig);
+                }
                 let mut sites = std::mem::take(&mut self.sites);
                 let hits = LineHits { ahead: &mut ahead, finder: f, buf, at: c.start, limit };
-                let mut ln = self.ext.scan_line_with(text, (at, lineno, col), &mut sites, hits, holds);
-                let mut group = None; // of the line's last site with a value
-                for s in sites.iter_mut() {
-                    let joined = self.emit(s, text, at, buf, Some(&mut ln));
-                    if s.kind < SDY_ORIGINS {
-                        group = joined;
-                    }
-                }
-                if let Some((op, v)) = constraint.filter(|_| !scoped) {
+                let known = Known { holds, sig };
+                let skip = &mut self.arguments.skip;
+                let mut ln = self.ext.scan_line_with(text, (at, lineno, col), &mut sites, hits, known, skip);
+                let group = self.emit_line(&mut sites, (text, at), buf, &mut ln);
+                if let Some((op, v)) = constraint {
                     self.remember(op, &text[v..], at + v as u64, &sites, group);
                 }
                 sites.clear();

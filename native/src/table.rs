@@ -444,6 +444,15 @@ impl<T: ?Sized> ArcIds<T> {
     }
 }
 
+/// Whether a site pairs with the others of its line: Some(true) for an HLO sharding, Some(false) for
+/// an sdy one, None for any other site.
+pub fn pairing(s: &Site) -> Option<bool> {
+    let hlo = s.kind == HLO && (s.site == "sharding=" || s.site == "mhlo.sharding");
+    let sdy = (s.kind == SDY_SHARDING || s.kind == SDY_PER_VALUE)
+        && (s.site == "xla.sdy.sharding" || s.site == "sdy.sharding");
+    (hlo || sdy).then_some(hlo)
+}
+
 /// Whether sites of `kind` form groups: propagation records and operand lists (kinds from SDY_ORIGINS
 /// on) are sites, never values to check, and module headers and expected-error markers are neither.
 fn grouped(kind: u8) -> bool {
@@ -579,12 +588,16 @@ impl Table {
     }
 
     /// A site of `group` again, at `start..end` on line `line`, as `push` counts one that keeps no row
-    /// and pairs with nothing (a constraint's value: see `repeats`).
-    pub fn repeat(&mut self, group: u32, start: u64, end: u64, line: u64) {
+    /// (a constraint's value, an argument's attribute: see `repeats`); an sdy sharding that pairs on its
+    /// line comes with its value's `name`.
+    pub fn repeat(&mut self, group: u32, start: u64, end: u64, line: u64, sdy_pair: Option<Name>) {
         self.reading_line(line);
         self.filled = true;
         self.groups[group as usize][5] += 1;
         self.spans.push(group, start, end, line);
+        if let Some(name) = sdy_pair {
+            self.on_line.push(OnLine { name: Some(name), hlo: false, group });
+        }
     }
 
     /// The row of a site that keeps one (and its physical line, or a window of it, when `keep_line`);
@@ -629,14 +642,9 @@ impl Table {
 
     /// An HLO or sdy sharding a value carries: noted for its line's pairing (the site's name moves here).
     fn pair_site(&mut self, s: &mut Site, group: u32) {
-        let kind = s.kind;
-        let hlo = kind == HLO && (s.site == "sharding=" || s.site == "mhlo.sharding");
-        let sdy = (kind == SDY_SHARDING || kind == SDY_PER_VALUE)
-            && (s.site == "xla.sdy.sharding" || s.site == "sdy.sharding");
-        if !hlo && !sdy {
-            return;
+        if let Some(hlo) = pairing(s) {
+            self.on_line.push(OnLine { name: std::mem::take(&mut s.value), hlo, group });
         }
-        self.on_line.push(OnLine { name: std::mem::take(&mut s.value), hlo, group });
     }
 
     /// The site's row of columns; `ids` are its value, name, shapes and module.

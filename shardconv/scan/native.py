@@ -103,8 +103,8 @@ def scan_path(
     every_site: bool = True,
 ) -> Scan:
     """Scan the file at ``path`` (read in chunks; OSError if it cannot be read or changes size meanwhile).
-    ``every_site=False`` keeps a row only for each group's first site (and every site's span): all
-    that ``check`` reads, in memory that stays flat however long the file."""
+    ``every_site=False`` keeps a row only for each group's first site (and every site's span), with no
+    function or computation: all that ``check`` reads, in memory that stays flat however long the file."""
     core = _core()
     opts = _options(chunk, max_line, overlap, names, every_site)
     scan: Scan = guarded(path, lambda: core.scan_path(path, **opts))
