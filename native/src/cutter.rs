@@ -282,6 +282,9 @@ impl Held {
             let records = RECORD_WORDS.iter().any(|w| memchr::memmem::find(&self.data, w).is_some());
             return Made::Unscanned { size: self.size, lines: count_nl(&self.data), records };
         }
+        if !self.fed_any {
+            self.engine.size_hint(self.size); // (the table's columns sized once, not grown by copying)
+        }
         self.engine.feed(&self.data);
         self.data = Vec::new();
         self.engine.finish();
