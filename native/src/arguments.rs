@@ -16,7 +16,7 @@ const VALUE: &[u8] = b"#sdy.sharding<";
 /// `tensor<(\d+x|\?x)*[a-z]{1,2}\d{1,3}> {sdy.sharding = #sdy.sharding<...>}` at `start` (an argument's
 /// type, just past its `%name: `): where its value starts, and the end of its `}`. Only a type
 /// no keyword can hide in (dimensions and a short element type: `f32`, `bf16`), and that attribute alone.
-pub fn argument_attr(t: &[u8], start: usize) -> Option<(usize, usize)> {
+fn argument_attr(t: &[u8], start: usize) -> Option<(usize, usize)> {
     let mut i = lit(t, start, b"tensor<")?;
     while let Some(d) = digits(t, i).or_else(|| lit(t, i, b"?")) {
         i = lit(t, d, b"x")?;
@@ -70,6 +70,7 @@ impl Arguments {
         }
     }
 
+    /// Forgets the line's arguments (their room stays for the next line's).
     pub fn clear(&mut self) {
         self.skip.clear();
         self.names.clear();
@@ -102,6 +103,25 @@ impl Arguments {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_argument_marked_with_the_first_like_it() {
+        let arg = |i: usize, axes: &str| {
+            format!("%arg{i}: tensor<8x8xf32> {{sdy.sharding = #sdy.sharding<@m, [{axes}, {{}}]>}}")
+        };
+        let args = [arg(0, "{\"a\"}"), arg(1, "{}"), arg(2, "{\"a\"}"), "%x: tensor<8xindex>".into(), arg(10, "{}")];
+        let line = format!("  func.func @main({}) -> tensor<8xf32> {{", args.join(", "));
+        let t = line.as_bytes();
+        let mut found = Arguments::default();
+        found.find(t, &crate::extract::lex_signature(t).unwrap());
+        let firsts: Vec<_> = found.skip.iter().map(|s| s.first).collect();
+        assert_eq!(firsts, [None, None, Some(0), Some(1)]); // (the index type's argument is read in full)
+        let last = found.skip[3];
+        assert_eq!(&t[last.start..last.end], &t[found.skip[1].start..found.skip[1].end]);
+        assert!(t[last.attr..].starts_with(b"#sdy.sharding<@m, [{}, {}]>}) -> "));
+        found.clear();
+        assert!(found.skip.is_empty() && found.firsts.is_empty());
+    }
 
     #[test]
     fn an_argument_taken() {
