@@ -86,12 +86,11 @@ impl Arguments {
         while let Some(arg) = self.skip.get(self.counted).filter(|s| (s.start as u64) < before) {
             let k = self.counted;
             self.counted += 1;
-            let Some((first, (n, _))) = arg.first.filter(|_| arg.taken).and_then(|f| Some((f, self.skip[f].sites?)))
-            else {
-                continue;
-            };
+            // (one taken has a first, and that first's one site: see `extract::passed_over`)
+            let Some(first) = arg.first.map(|f| self.skip[f]).filter(|_| arg.taken) else { continue };
+            let Some((n, _)) = first.sites else { continue };
             let (Some(s), Some(&Some(group))) = (sites.get(n), self.joined.get(n)) else { continue };
-            let from = at + self.skip[first].start as u64;
+            let from = at + first.start as u64;
             let base = at + arg.start as u64;
             let (a, b) = self.names[k];
             let name = pairing(s).filter(|_| self.hlo_on_line).map(|_| name_of(&t[a..b]));

@@ -440,11 +440,6 @@ impl<'a> Line<'a> {
         }
     }
 
-    /// The line number of the line's first byte.
-    pub fn lineno(&self) -> u64 {
-        self.lineno
-    }
-
     fn position(&self, i: usize) -> (u64, u64) {
         if !self.has_nl {
             return (self.lineno, self.col_base + i as u64 + 1);
