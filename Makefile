@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip -q --disable-pip-version-check
 
-.PHONY: demo test lint browser wheel fuzz bench grammars oracles-old clean
+.PHONY: demo test test-fast install-test lint browser wheel fuzz bench grammars oracles-old clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -29,14 +29,23 @@ wheel: $(PY)
 	$(PIP) install 'maturin>=1.5,<2'
 	$(VENV)/bin/maturin build --release --out dist
 
-# Headless Chromium, which the HTML explanation's test opens its page in (Debian's package when missing).
+# Headless Chromium, which the HTML explanation's test opens its page in: Debian's package when missing.
+# A system install, so never part of `make test`: run it once (as root); .ci/run calls it before the tests.
 browser:
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 		{ echo "make test needs Chromium: install Debian's chromium package"; exit 1; }
 
-test: lint browser
-	PYTHONHASHSEED=0 $(PY) -m pytest -q
+# The whole gate: lint, then every test, the suite spread over the machine's cores (pytest-xdist).
+JOBS ?= auto
+test: lint
+	PYTHONHASHSEED=0 $(PY) -m pytest -q -n $(JOBS)
+
+# The edit-test loop: the same suite without the tests marked slow, on every core, with no lint or rebuild
+# (run `make test` or `pip install -e .` after editing native/).
+test-fast: $(PY)
+	@$(PY) -c "import xdist, shardconv._native" 2>/dev/null || $(PIP) install -e '.[test]'
+	PYTHONHASHSEED=0 $(PY) -m pytest -q -n $(JOBS) -m "not slow"
 
 fuzz: $(PY)
 	$(PIP) install -e '.[test]'

@@ -38,7 +38,7 @@ def png_size_and_colours(data: bytes) -> tuple[int, int, int]:
 
 def test_html_renders_in_headless_chromium(programs: Path, tmp_path: Path) -> None:
     if CHROMIUM is None:
-        pytest.fail("no Chromium: `make test` installs Debian's chromium package")
+        pytest.fail("no Chromium: run `make browser` (as root), which installs Debian's chromium package")
     path = str(stage(programs, "block"))
     r = run("explain", path, "--result", "0", "--format", "html")
     assert r.code == 0
