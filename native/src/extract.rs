@@ -586,11 +586,47 @@ pub(crate) fn lex_signature(t: &[u8]) -> Option<Signature> {
             i = p + 1;
         }
     }
-    let result_types = match close {
-        Some(c) => crate::finder!(b"tensor<").find_iter(&t[c..]).map(|o| c + o).collect(),
-        None => Vec::new(),
-    };
+    let result_types = close.map_or_else(Vec::new, |c| result_starts(t, c));
     Some(Signature { open_paren, close, arg_ends, arg_names, result_types, last_arg: Default::default() })
+}
+
+/// Where each result type of a function signature closing at `close` starts: one per top-level entry of
+/// the list after ` -> ` (a `!stablehlo.token` or a `tuple<...>` is one result, like a `tensor<...>`),
+/// or the one type that follows the arrow bare; none without an arrow.
+fn result_starts(t: &[u8], close: usize) -> Vec<usize> {
+    let skip_ws = |i: usize| i + t[i..].iter().take_while(|&&b| is_ws(b)).count();
+    let arrow = skip_ws(close);
+    if !t[arrow..].starts_with(b"->") {
+        return Vec::new();
+    }
+    let open = skip_ws(arrow + 2);
+    match t.get(open) {
+        Some(b'(') => {}
+        Some(b'{') | None => return Vec::new(),
+        Some(_) => return vec![open],
+    }
+    let stop = match_close(t, open).map_or(t.len(), |e| e - 1);
+    let (mut out, mut depth, mut entry, mut j) = (Vec::new(), 0usize, true, open + 1);
+    while j < stop {
+        let b = t[j];
+        if entry && !is_ws(b) {
+            out.push(j);
+            entry = false;
+        }
+        match b {
+            b'"' => {
+                j = string_end(t, j).unwrap_or(stop);
+                continue;
+            }
+            b'-' if t.get(j + 1) == Some(&b'>') => j += 1,
+            b'(' | b'[' | b'{' | b'<' => depth += 1,
+            b')' | b']' | b'}' | b'>' => depth = depth.saturating_sub(1),
+            b',' if depth == 0 => entry = true,
+            _ => {}
+        }
+        j += 1;
+    }
+    out
 }
 
 /// `^\s*(?:ROOT\s+)?(%?[\w.\-]+)\s*=\s*`: (name span, end).
@@ -1634,6 +1670,19 @@ mod tests {
         assert_eq!(s[0].site, "sdy.sharding");
         assert_eq!(s[0].shapes.as_deref(), Some(&vec![vec![Some(8)]]));
         assert_eq!(s[0].op.as_deref(), Some("func.func"));
+    }
+
+    #[test]
+    fn function_results_by_position() {
+        // a token result (ordered effects) and a tuple are one result each, as is a type in an attribute
+        let t = b"  func.func @main(%arg0: !stablehlo.token) -> (!stablehlo.token {a = dense<0> : tensor<1xi64>}, tuple<tensor<2xf32>, tensor<3xf32>>, tensor<4xf32> {sdy.sharding = #sdy.sharding<@m, [{\"x\"}]>}) {";
+        let s = sites(t);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].value.as_deref(), Some("result[2]"));
+        assert_eq!(s[0].shapes.as_deref(), Some(&vec![vec![Some(4)]]));
+        let bare = lex_signature(b"func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {").map(|s| s.result_types.len());
+        assert_eq!(bare, Some(1));
+        assert_eq!(lex_signature(b"func.func @f(%a: tensor<2xf32>) {").map(|s| s.result_types.len()), Some(0));
     }
 
     #[test]

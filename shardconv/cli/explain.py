@@ -16,9 +16,10 @@ EPILOG = """\b
 PATH is a Shardy stage dump written with
   XLA_FLAGS='--xla_dump_to=DIR --xla_dump_hlo_pass_re=shardy-verbose'
 (DIR/shardy/<module>/02.after_propagation.mlir), or DIR itself: there, each
-module's after-propagation stage is read. Without a selector, every result of the
-entry function is explained. dot, svg and html draw the propagation graph of the
-value restricted to its origins (svg and html need no graphviz).
+module's after-propagation stage is read; or - for standard input, read as that
+file is. Without a selector, every result of the entry function is explained.
+dot, svg and html draw the propagation graph of the value restricted to its
+origins (svg and html need no graphviz).
 
 \b
 Examples:
@@ -31,7 +32,8 @@ Examples:
 
 @click.command(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.argument("path", metavar="PATH")
-@click.option("--value", metavar="NAME", help="The value to explain: an SSA name (%7 or 7).")
+@click.option("--value", metavar="NAME",
+              help="The value to explain: an SSA name (%7 or 7; each result of an op of several).")
 @click.option("--arg", type=click.IntRange(0), metavar="N", help="Argument N of the entry function.")
 @click.option("--result", type=click.IntRange(0), metavar="N", help="Result N of the entry function.")
 @click.option("--line", type=click.IntRange(1), metavar="L", help="The value defined on dump line L.")

@@ -15,16 +15,16 @@ from typing import Any, NamedTuple, TypeVar
 from shardconv.core.errors import ShardingValidationError
 from shardconv.explain.function import Function, Value, axis_keys_of
 from shardconv.explain.model import RECORDS_HINT, AxisExplanation, Explanation, Origin, Step
-from shardconv.explain.reader import Reader
+from shardconv.explain.reader import STAGE, WRITTEN_BEFORE, Reader, stages_before
 from shardconv.explain.walk import gap_of, held_axis, meetings, origin_of, walk
-from shardconv.scan.inputs import scan_input
+from shardconv.scan.inputs import scan_input, stdin_copy
 from shardconv.scan.pieces import FUNCTION_LINE, MODULE_LINE, Cuts, Repeated, Unscanned, read_pieces
+from shardconv.text.files import special_kind
 
 _T = TypeVar("_T")
 
 
 AFTER_PROPAGATION = re.compile(r"^\d+\.after_propagation\.mlir$")
-SHARDY_STAGE = re.compile(r"^\d+\.\w+\.mlir$")  # one stage of a module XLA's Shardy pipeline dumped
 
 
 class ExplainError(ShardingValidationError):
@@ -37,7 +37,7 @@ def dump_files(path: str) -> list[str]:
     p = Path(path)
     if path == "-" or not p.is_dir():
         return [path]
-    found = sorted(p.rglob("*.mlir"))
+    found = sorted(f for f in p.rglob("*.mlir") if special_kind(str(f)) is None)  # (a FIFO there would block)
     _all_propagated(path, p, found)
     stages = [str(f) for f in found if AFTER_PROPAGATION.match(f.name)]
     if stages:
@@ -54,7 +54,7 @@ def _all_propagated(path: str, folder: Path, found: list[Path]) -> None:
     would pass over the one that did."""
     modules: dict[Path, list[str]] = {}
     for f in found:
-        if f.parent.parent.name == "shardy" and SHARDY_STAGE.match(f.name):
+        if f.parent.parent.name == "shardy" and STAGE.match(f.name):
             modules.setdefault(f.parent, []).append(f.name)
     unfinished = [(d, max(names)) for d, names in sorted(modules.items())
                   if not any(AFTER_PROPAGATION.match(n) for n in names)]
@@ -81,7 +81,7 @@ def explain_value(path: str, f: Function, name: str) -> Explanation:
     for dim, keys in enumerate(axis_keys_of(value.sharding) if value.sharding else ()):
         for axis in keys:
             label = value.origins.get(held_axis(value, axis))
-            origin = origin_of(f, label, value) if label else Origin(kind="unknown", label="", name=None)
+            origin = origin_of(f, label, value, axis) if label else Origin(kind="unknown", label="", name=None)
             path_steps = walk(f, name, axis, origin)
             upstream = _origin_upstream(f, axis, path_steps) if not label and path_steps else None
             if upstream is not None:
@@ -103,7 +103,7 @@ def _origin_upstream(f: Function, axis: str, steps: tuple[Step, ...]) -> Origin 
     only of a value returned twice): the one recorded on the value its walk starts from, if any."""
     first = f.value(steps[0].source)
     label = first.origins.get(held_axis(first, axis)) if first is not None else None
-    return origin_of(f, label, first) if first is not None and label else None
+    return origin_of(f, label, first, axis) if first is not None and label else None
 
 
 _KEYED = re.compile(r"^(%[\w.$\-]+)@\d+(#\d+)?$")
@@ -127,17 +127,14 @@ def _shown(x: _T, spell: Callable[[str], str]) -> _T:
     return x
 
 
-_STAGE = re.compile(r"^(\d+)\.(\w+)\.mlir$")
-
-
 def _user_annotation(path: str, f: Function, value: Value) -> tuple[str, Value] | None:
     """Where the user's own annotation of the value is: this file when it is written before propagation
     (a lowering, Shardy's input or before-propagation stage), else that stage beside it, if it carries
     the value sharded the same way."""
-    stage = _STAGE.match(os.path.basename(path))
-    if stage is None or stage.group(2) in ("input_module", "before_propagation"):
+    stage = STAGE.match(os.path.basename(path))
+    if stage is None or stage.group(2) in WRITTEN_BEFORE:
         return (path, value) if value.user_annotated and value.sharding else None
-    for sibling in sorted(Path(path).parent.glob("*.before_propagation.mlir")):
+    for sibling in stages_before(path):
         try:
             reader = Reader(scan_input(str(sibling)), str(sibling))
         except (OSError, ShardingValidationError):
@@ -176,14 +173,14 @@ def unsharded_result(f: Function, k: int) -> str | None:
     if k >= len(f.returns) or _result(f, k) is not None:
         return None
     of = f"@{f.name}" if f.name else "the entry function"
-    return f"{f.reader.path}:{f.return_line}: result[{k}] of {of}"
+    return f"{f.reader.shown}:{f.return_line}: result[{k}] of {of}"
 
 
 def select(f: Function, *, value: str | None, arg: int | None, result: int | None, line: int | None) -> list[str]:
     """The value names a selection picks in one function (every result of it when none is given)."""
     if value is not None:
         # (each op that defines it, in sibling regions)
-        return [k for k in f.keys(_named(value)) if f.value(k) is not None]
+        return [r for k in f.keys(_named(value)) for r in _each_result(f, k)]
     if arg is not None:
         return [f"%arg{arg}"] if f.value(f"%arg{arg}") is not None else []
     if result is not None:
@@ -192,7 +189,7 @@ def select(f: Function, *, value: str | None, arg: int | None, result: int | Non
     if line is not None:
         names = [n for n, scope in f.reader.at_line(line, f.a, f.b) if scope == f.scope]
         keys = [f.key(n, line) for n in dict.fromkeys(names) if not n.startswith("result[")]
-        return [k for k in keys if f.value(k) is not None][:1]
+        return next((found for k in keys if (found := _each_result(f, k))), [])
     out, k = [], 0
     while k < max(1, len(f.returns)):
         r = _result(f, k)
@@ -202,14 +199,23 @@ def select(f: Function, *, value: str | None, arg: int | None, result: int | Non
     return out
 
 
-def _readers(path: str, holding: tuple[bytes, ...], line: int | None) -> Iterator[Reader | Unscanned]:
-    """A reader per piece of the file, whole modules or whole functions each: memory holds one piece's
-    scan. A piece that spells none of ``holding``, or does not hold ``line``, is left unscanned."""
+def _each_result(f: Function, name: str) -> list[str]:
+    """The values ``name`` names with a sharding: itself, or each result of the op it names when the op
+    has several (``%34`` for ``%34:2``: ``%34#0``, ``%34#1``, as ``trace --value %34`` follows them)."""
+    if f.value(name) is not None:
+        return [name]
+    return [r for r in f.results.get(name, ()) if "#" in r and f.value(r) is not None]
+
+
+def _readers(path: str, shown: str, holding: tuple[bytes, ...], line: int | None) -> Iterator[Reader | Unscanned]:
+    """A reader per piece of the file at ``path`` (named ``shown``), whole modules or whole functions
+    each: memory holds one piece's scan. A piece that spells none of ``holding``, or does not hold
+    ``line``, is left unscanned."""
     offset = 0
     cuts = Cuts((MODULE_LINE, FUNCTION_LINE), holding=holding, holding_line=line)
-    for scan, lines in read_pieces(path, ExplainError, cuts=cuts):
+    for scan, lines in read_pieces(path, lambda said: ExplainError(said.replace(path, shown)), cuts=cuts):
         assert not isinstance(scan, Repeated)  # (only a pass log's pieces, asked for, leave dumps unscanned)
-        yield scan if isinstance(scan, Unscanned) else Reader(scan, path, (lines, offset))
+        yield scan if isinstance(scan, Unscanned) else Reader(scan, path, (lines, offset), shown=shown)
         offset += scan.size
 
 
@@ -250,7 +256,7 @@ def _explain_piece(reader: Reader, *, value: str | None, arg: int | None, result
                    line: int | None) -> Iterator[_Picked]:
     """The selected value of each module's entry function (``main``, else its first function);
     ``--value`` and ``--line`` look in every function that holds the name or line."""
-    path = reader.path
+    path = reader.shown
     op = None if value is None else _op(_named(value))
     begun = reader.continued()
     for module in reader.modules() if op is None else reader.modules_holding(op):
@@ -315,11 +321,24 @@ class _Seen:
 def explain_paths(path: str, *, value: str | None = None, arg: int | None = None, result: int | None = None,
                   line: int | None = None) -> Iterator[Explanation]:
     """Every explanation for a file or a dump folder (each module's after-propagation stage), as each
-    module is explained: a log of many modules is never held whole."""
-    if path != "-" and not os.path.exists(path):
+    module is explained: a log of many modules is never held whole. Standard input (``-``) is copied to
+    a file first and read as that file is: the walk reads an op's lines again (its regions' returns, its
+    results' names), which a stream read once cannot give."""
+    if path == "-":
+        with stdin_copy() as copy:
+            yield from _explained(path, copy, value=value, arg=arg, result=result, line=line)
+        return
+    if not os.path.exists(path):
         raise ExplainError(f"{path}: no such file or folder")
+    yield from _explained(path, path, value=value, arg=arg, result=result, line=line)
+
+
+def _explained(path: str, source: str, *, value: str | None, arg: int | None, result: int | None,
+               line: int | None) -> Iterator[Explanation]:
+    """``explain_paths`` of ``source``, the file or folder ``path`` names (a copy of stdin for ``-``)."""
     seen = _Seen()
-    readers = (r for p in dump_files(path) for r in _readers(p, _spelled(value, line), line))
+    spelled = _spelled(value, line)
+    readers = (r for p in dump_files(source) for r in _readers(p, path if p == source else p, spelled, line))
     picked = (p for r in readers for p in seen.pieces(r, value=value, arg=arg, result=result, line=line))
     for e in _in_order(picked):
         seen.found = True

@@ -84,6 +84,7 @@ class Function:
         self._defs: dict[str, tuple[int, ...]] = {}
         self.keyed = False  # whether a value was named ``name@line`` (Function.key)
         self._records: bool | None = None
+        self._groups: dict[int, list[tuple[str, int | None]]] | None = None
 
     @property
     def records(self) -> bool:
@@ -143,6 +144,15 @@ class Function:
         if found is None:
             found = self._defs[name] = self.reader.def_lines(name, self.a, self.b, self.scope)
         return found
+
+    def group(self, n: int) -> list[tuple[str, int | None]]:
+        """The values sharding group ``n`` ties together (each with the line of the op adding it, None
+        when read from the stage before propagation), as this function keys them (read once)."""
+        if self._groups is None:
+            found = self.reader.groups(self.a, self.b, self.name)
+            self._groups = {k: [(self.key(v, line or self.return_line), line) for v, line in members]
+                            for k, members in found.items()}
+        return self._groups.get(n, [])
 
     def aliases(self) -> dict[str, str]:
         """Each result an op names apart (``%values, %indices = mhlo.topk``) -> the value it is here

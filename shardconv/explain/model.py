@@ -34,8 +34,20 @@ class Origin:
     line: int | None = None  # its line in the dump
     sharding: str | None = None  # the sharding it set
     source: str | None = None  # the user's source line, when the dump carries locations
+    # the sharding group (``shard_alike``) the value took it through: Shardy records the group as its
+    # origin (``label`` ": 0"); the rest names the origin of the group member that brought it
+    group: int | None = None
 
     def describe(self) -> str:
+        if self.group is not None and self.kind != "unknown":
+            return f"{self._own()}, through sharding group {self.group}"
+        if self.group is not None:
+            return (f"sharding group {self.group} ({self.label!r}): no member of it found holding the axis from "
+                    "elsewhere (propagation drops the sdy.sharding_group ops: the before-propagation stage beside "
+                    "the file names them)")
+        return self._own()
+
+    def _own(self) -> str:
         where = f" (line {self.line})" if self.line is not None else ""
         if self.kind == "argument":
             return f"argument {self.index} ({self.name}), its sharding {self.sharding or '?'}{where}"

@@ -4,17 +4,32 @@ are read from (``Seen``: what a walk reads of one site), a module's sites indexe
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterator
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from shardconv.scan.columns import NONE, kind_code, kind_flags, site_column, sites_of, values_of_kind
 from shardconv.scan.native import columns
-from shardconv.scan.regions import Owner, region_owner
+from shardconv.scan.regions import Owner, region_owner, sharding_groups
 from shardconv.scan.sites import RECORD_KINDS, SiteKind
 
 if TYPE_CHECKING:
     from shardconv._native import Scan
+
+
+STAGE = re.compile(r"^(\d+)\.(\w+)\.mlir$")  # one stage of a module XLA's Shardy pipeline dumped
+WRITTEN_BEFORE = ("input_module", "before_propagation")  # the stages written before propagation
+
+
+def stages_before(path: str) -> list[Path]:
+    """The before-propagation stage beside the stage file ``path`` (what the user wrote, as Shardy took
+    it in); none for a file that is not a later stage."""
+    stage = STAGE.match(Path(path).name)
+    if stage is None or stage.group(2) in WRITTEN_BEFORE:
+        return []
+    return sorted(Path(path).parent.glob("*.before_propagation.mlir"))
 
 
 class Seen(NamedTuple):
@@ -33,8 +48,9 @@ class Seen(NamedTuple):
 class Reader:
     """One scanned dump: its modules' bounds, and the columns the functions read their values from."""
 
-    def __init__(self, scan: Scan, path: str, before: tuple[int, int] = (0, 0)) -> None:
+    def __init__(self, scan: Scan, path: str, before: tuple[int, int] = (0, 0), *, shown: str | None = None) -> None:
         self.scan, self.path, self.before = scan, path, before  # ``before``: lines and bytes before the piece
+        self.shown = path if shown is None else shown  # the file as answers name it (``-``: stdin, copied to ``path``)
         self.name_col = site_column(scan, "name")
         self.scope_col = site_column(scan, "scope")
         self.value_col = site_column(scan, "value")
@@ -198,6 +214,21 @@ class Reader:
             function=scope_name if scope_kind == "func" else None, row=i,
         )
 
+    def groups(self, a: int, b: int, function: str | None) -> dict[int, list[tuple[str, int | None]]]:
+        """The values each sharding group of ``function`` in the module whose sites are ``a:b`` ties
+        together, by group id, each with the line of its ``sdy.sharding_group`` op; read from the
+        before-propagation stage beside the file (line None) when this one holds none (propagation
+        drops the ops, and records the group as an origin, ``": 0"``)."""
+        first = self.line_col[a] + self.before[0] if a < self.count else 1
+        last = self.line_col[b] + self.before[0] - 1 if b < self.count else self.before[0] + self.scan.lines
+        here: dict[int, list[tuple[str, int | None]]] = {
+            k: list(v) for k, v in sharding_groups(self.path, function, first, last).items()
+        }
+        siblings = stages_before(self.shown) if not here else []
+        if siblings:
+            return {k: [(n, None) for n, _ in v] for k, v in sharding_groups(str(siblings[0]), function).items()}
+        return here
+
     def any_records(self) -> bool:
         """Whether the piece holds a propagation record at all (its distinct values', at C speed)."""
         return 1 in self.record_flags
@@ -284,4 +315,4 @@ class Reader:
         return None if scope is None else self.scan.scopes[scope][0]
 
 
-__all__ = ["Reader", "Seen"]
+__all__ = ["STAGE", "Reader", "Seen", "stages_before"]

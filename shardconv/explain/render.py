@@ -84,6 +84,7 @@ def to_dict(e: Explanation) -> dict[str, Any]:
                     "line": a.origin.line,
                     "sharding": a.origin.sharding,
                     "source": a.origin.source,
+                    "group": a.origin.group,
                 },
                 "path": [
                     {"step": s.step, "source": s.source, "op": s.op, "op_value": s.op_value, "line": s.line,

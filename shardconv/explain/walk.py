@@ -5,11 +5,13 @@ sharding where no step is recorded), where origins met on the way, and where the
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from shardconv.explain.function import Function, HeldEdge, Value, axis_set, trailing_index
 from shardconv.explain.model import Gap, Meeting, Origin, Step
 
 _ORIGIN = re.compile(r"^(?:(mc_\d+)_)?(input|output): (\d+)$")
+_GROUP = re.compile(r"^(?:\w*group)?: (\d+)$")  # a sharding group's id, as jaxlib 0.10.2 records it: ": 0"
 
 
 def _own_origin(kind: str, label: str, index: int | None, v: Value) -> Origin:
@@ -19,8 +21,17 @@ def _own_origin(kind: str, label: str, index: int | None, v: Value) -> Origin:
     )
 
 
-def origin_of(f: Function, label: str, value: Value) -> Origin:
-    """The origin a label names, found in the function."""
+def origin_of(f: Function, label: str, value: Value, axis: str) -> Origin:
+    """The origin a label names, found in the function (for a sharding group's, the origin of ``axis`` in
+    the member of the group that brought it)."""
+    group = _GROUP.match(label)
+    if group is not None:
+        n = int(group.group(1))
+        source = _group_source(f, n, value.name, axis)
+        held = f.value(source) if source is not None else None
+        if held is None:
+            return Origin(kind="unknown", label=label, group=n)
+        return replace(origin_of(f, held.origins[held_axis(held, axis)], held, axis), label=label, group=n)
     if label == "self":
         if value.origin_name:
             return _named(f, value.origin_name, value)
@@ -83,6 +94,39 @@ def _named(f: Function, label: str, hint: Value | None) -> Origin:
     )
 
 
+def _group_source(f: Function, n: int, other_than: str, axis: str) -> str | None:
+    """The member of sharding group ``n`` (but ``other_than``) that holds ``axis`` from an origin outside
+    the group: Shardy gives every member the group's sharding, and records the group as the origin of
+    the others."""
+    for member, _ in f.group(n):
+        v = f.value(member) if member != other_than else None
+        label = v.origins.get(held_axis(v, axis)) if v is not None else None
+        if label is not None and _GROUP.match(label) is None:
+            return member
+    return None
+
+
+def _into_group(f: Function, cur: str, axis: str, stop: Origin, seen: set[str]) -> list[Step] | None:
+    """The hop into ``cur`` from the member of the origin's sharding group that brought the axis (no step
+    recorded: the group holds one sharding), through the return first for a result that returns a member."""
+    if stop.group is None:
+        return None
+    members = dict(f.group(stop.group))
+    before: list[Step] = []
+    if cur.startswith("result["):
+        k = trailing_index(cur) or 0
+        returned = f.returns[k] if k < len(f.returns) else None
+        if returned is None or returned not in members:
+            return None
+        before, cur = [_crossing(None, returned, ("return", "return", f.return_line), cur)], returned
+    source = _group_source(f, stop.group, cur, axis) if cur in members else None
+    if source is None or source in seen:
+        return None
+    v = f.value(cur)
+    line = members[cur] or (v.line if v is not None and v.line is not None else 0)
+    return [*before, _crossing(None, source, ("sdy.sharding_group", f"group_id={stop.group}", line), cur)]
+
+
 def _incoming(f: Function, cur: str, axis: str) -> list[HeldEdge]:
     """The edges that brought ``axis`` to ``cur``: on its own op, else on the ops that use it, else on the
     op whose region returns it."""
@@ -126,6 +170,8 @@ def walk(f: Function, start: str, axis: str, stop: Origin) -> tuple[Step, ...]:
             if hop is None:
                 hop = _into_operand(f, cur, stop)
                 entered = hop is not None
+            if hop is None:
+                hop = _into_group(f, cur, axis, stop, seen)
             if hop is None:
                 break
             steps.extend(hop)

@@ -181,6 +181,11 @@ _MESH_DECL = r"sdy\.mesh\s+@[\w.$-]+\s*=\s*<|#sdy\.mesh<"
 
 
 def _read_mesh_file(path: str) -> str:
+    from shardconv.text.files import special_kind
+
+    kind = special_kind(path)
+    if kind is not None:
+        raise ShardingValidationError(f"--mesh @{path}: not a regular file ({kind}): its read would block")
     try:
         with open(path, encoding="utf-8", errors="surrogateescape") as f:
             return f.read()

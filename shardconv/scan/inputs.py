@@ -2,21 +2,52 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from shardconv.scan.native import same_bytes, scan_path, scan_stream, sniff, sniff_bytes
 from shardconv.scan.sites import FileKind
+from shardconv.text.files import not_regular_reason
 
 if TYPE_CHECKING:
     from shardconv._native import Scan
 
 
 def scan_input(path: str, *, names: bool = False, every_site: bool = True) -> Scan:
-    """Scan ``path``, or standard input for ``-``; OSError when it cannot be read."""
+    """Scan ``path``, or standard input for ``-``; OSError when it cannot be read (a FIFO or a device
+    named as a path too: reading it would block)."""
     if path == "-":
         return scan_stream(sys.stdin.buffer, names=names, every_site=every_site)
+    refuse_special(path)
     return scan_path(path, names=names, every_site=every_site)
+
+
+def refuse_special(path: str) -> None:
+    """OSError for a named path that is a FIFO, socket or device: reading it blocks until a writer comes,
+    or forever (``-`` is read: the user pipes what they mean)."""
+    why = not_regular_reason(path)
+    if why is not None:
+        raise OSError(errno.EINVAL, why, path)
+
+
+@contextmanager
+def stdin_copy() -> Iterator[str]:
+    """Standard input copied whole to a temporary file, removed after: a reader that reads lines of its
+    input again by their bytes (an op's regions, its results' names) reads stdin as it reads a file."""
+    import shutil
+    import tempfile
+
+    fd, copy = tempfile.mkstemp(prefix="shardconv-stdin-", suffix=".mlir")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+        yield copy
+    finally:
+        os.unlink(copy)
 
 
 def sniff_path(path: str) -> FileKind:
@@ -46,4 +77,4 @@ def same_contents(a: str, b: str) -> bool:
     return a != "-" and b != "-" and same_bytes(a, b)
 
 
-__all__ = ["same_contents", "scan_input", "skip_reason", "sniff_path"]
+__all__ = ["refuse_special", "same_contents", "scan_input", "skip_reason", "sniff_path", "stdin_copy"]

@@ -133,6 +133,42 @@ def _line_marks(path: str, size: int, mtime_ns: int) -> tuple[int, ...]:
     return tuple(marks)
 
 
+_GROUP = re.compile(  # ``sdy.sharding_group %0 group_id=0 : ...``, or in generic form
+    rb'^\s*(?:sdy\.sharding_group\s+(%[\w#.$\-]+)\s+group_id\s*=\s*(\d+)'
+    rb'|"sdy\.sharding_group"\((%[\w#.$\-]+)\)\s*<\{group_id\s*=\s*(\d+))'
+)
+_FUNCTION = re.compile(rb'^\s*func\.func\s+(?:\w+\s+)*@([\w$.\-]+|"[^"]*")\(')
+
+
+def sharding_groups(
+    path: str, function: str | None, first: int = 1, last: int | None = None
+) -> dict[int, list[tuple[str, int]]]:
+    """The values the ``sdy.sharding_group`` ops of ``function`` (of any, for None) tie together, by group
+    id, each with the op's line, read from lines ``first`` to ``last`` of ``path``: the scan reports no site
+    for them (they carry no sharding). Nothing for a file that cannot be read again."""
+    out: dict[int, list[tuple[str, int]]] = {}
+    start = _line_start(path, first) if first > 1 else 0
+    if start is None:
+        return out
+    inside = function is None
+    try:
+        with open(path, "rb") as f:
+            f.seek(start)
+            for n, line in enumerate(f, first):
+                if last is not None and n > last:
+                    break
+                fm = _FUNCTION.match(line) if b"func.func" in line else None
+                if fm is not None:
+                    inside = function is None or fm.group(1).decode("utf-8", "surrogateescape").strip('"') == function
+                m = _GROUP.match(line) if inside and b"sharding_group" in line else None
+                if m is not None:
+                    value, group = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+                    out.setdefault(int(group), []).append((value.decode("utf-8", "surrogateescape"), n))
+    except OSError:
+        return {}
+    return out
+
+
 class Owner(NamedTuple):
     """The op that owns a closing line's attributes: its value and op, the byte its line begins at, and
     how many lines above the closing line it is."""
@@ -188,4 +224,7 @@ def _indent(line: bytes) -> int:
     return len(line) - len(line.lstrip(b" "))
 
 
-__all__ = ["Owner", "op_block_args", "op_operands", "op_regions", "op_results", "region_owner", "results_on_line"]
+__all__ = [
+    "Owner", "op_block_args", "op_operands", "op_regions", "op_results", "region_owner", "results_on_line",
+    "sharding_groups",
+]

@@ -62,3 +62,13 @@ def test_outputs_trace_and_diff_refuse_a_fifo_and_trace_skips_one_in_a_folder(du
     assert r.returncode in (0, 1), r.stderr
     files = {Path(d["file"]).name for d in json.loads(r.stdout)["dumps"]}
     assert "module_0000.jit_block.0099.spmd-cleanup.after_dce.before_x.txt" not in files and len(files) > 30
+
+
+def test_a_mesh_file_that_is_a_fifo_is_refused(tmp_path: Path) -> None:
+    """``--mesh @FILE`` reads the mesh declared in a file: a FIFO there would block the read until a writer
+    came; it is refused (exit 2), by convert and check alike."""
+    fifo = tmp_path / "mesh.mlir"
+    os.mkfifo(fifo)
+    for args in (("convert", "{devices=[2]<=[2]}"), ("check", str(tmp_path), "--no-config")):
+        r = shardconv(*args, "--mesh", f"@{fifo}")
+        assert r.returncode == 2 and f"--mesh @{fifo}: not a regular file (a FIFO)" in r.stderr, (args, r.stderr)

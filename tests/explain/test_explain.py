@@ -224,8 +224,9 @@ def test_trace_offers_explain_for_a_propagation_change(programs: Path) -> None:
 
 def test_library_entry_returns_frozen_dataclasses(programs: Path) -> None:
     found = sc.explain_path(str(programs / "xla"), result=0)
-    # sixteen modules; ``returned``'s first result (a sum) holds no sharding
-    assert len(found) == 15 and all(isinstance(e, sc.Explanation) for e in found)
+    # eighteen modules; ``returned``'s first result (a sum) holds no sharding (``effect``'s, a token, is the
+    # callback's value, sharded on one device)
+    assert len(found) == 17 and all(isinstance(e, sc.Explanation) for e in found)
     with pytest.raises(dataclasses.FrozenInstanceError):
         found[0].value = "x"  # type: ignore[misc]
     with pytest.raises(ExplainError, match="no sharded value matches --value %999$"):
@@ -702,9 +703,9 @@ def test_a_constraints_operand_takes_the_constraint_as_is(programs: Path) -> Non
 
 
 def test_every_value_of_every_program_walks_back_to_a_known_origin(programs: Path) -> None:
-    """Every sharded value, argument and result of the sixteen programs, each axis: its origin is one the
+    """Every sharded value, argument and result of the eighteen programs, each axis: its origin is one the
     program wrote (never ``unknown``) and the walk reaches it with no gap: a loop body's carry, a shard_map's
-    or a constraint's operand, a partly manual shard_map's body argument, an axis free in nested shard_maps, an axis a reshape split or merged, a scatter's update, a result an op names apart, a reduce's second input.
+    or a constraint's operand, a partly manual shard_map's body argument, an axis free in nested shard_maps, an axis a reshape split or merged, a scatter's update, a result an op names apart, a reduce's second input, a sharding group's member.
     (A gap is left for records a pass took out: see the next test.)"""
     seen = 0
     for path in sorted((programs / "xla" / "shardy").glob("*/02.after_propagation.mlir")):
@@ -752,9 +753,8 @@ def test_an_output_s_origin_is_found_where_its_records_leave_it_out(programs: Pa
 
 def test_a_path_the_records_leave_short_says_where_it_stops(programs: Path, tmp_path: Path) -> None:
     """With the edges of ``mlp``'s second matmul taken out of its dump, no recorded step reaches that
-    matmul's value: the path stops there and a ``gap`` line says so (text and JSON). And a dump read from
-    standard input is read once, so a loop's body (its return, on the op's own lines) is not read again:
-    the axis that came out of it stops at the loop's result, which the gap names."""
+    matmul's value: the path stops there and a ``gap`` line says so (text and JSON). A loop's body read
+    from standard input (its return, on the op's own lines) is walked through as from the file."""
     lines = stage(programs, "mlp").read_text().split("\n")
     (k,) = [i for i, ln in enumerate(lines) if re.match(r"\s*%5 = stablehlo.dot ", ln)]
     lines[k] = re.sub(r"sdy\.propagation_edges = #sdy\.propagation_edges<\[.*?\]>, ", "", lines[k])
@@ -771,10 +771,8 @@ def test_a_path_the_records_leave_short_says_where_it_stops(programs: Path, tmp_
 
     loop = stage(programs, "loop")
     r = run("explain", "-", "--result", "0", "--format", "json", input=loop.read_text())
-    y = json.loads(r.out)["explanations"][0]["axes"][1]
-    assert y["gap"]["op"] == "stablehlo.while" and y["gap"]["value"] == y["path"][0]["source"] == y["gap"]["op_value"] + "#1"
-    text = run("explain", "-", "--result", "0", input=loop.read_text()).out
-    assert "it came out of a region of stablehlo.while" in text and "whose return explain could not read" in text
+    y = json.loads(r.out)["explanations"][0]["axes"][1]  # (stdin is read as a file: the body's return too)
+    assert y["gap"] is None and "stablehlo.while" in {s["op"] for s in y["path"]}
 
 
 def test_a_record_printed_on_another_result_is_not_that_results(programs: Path) -> None:
@@ -795,3 +793,25 @@ def test_a_record_printed_on_another_result_is_not_that_results(programs: Path) 
                 assert (a.origin.kind, a.origin.index) == ("argument", 0)
             else:
                 assert a.origin.kind == "constraint" and dims_of(a.origin.sharding or "") == [["fsdp"], ["tp"]]
+
+
+def test_a_sharding_group_member_takes_the_origin_of_the_member_that_brought_the_axis(programs: Path) -> None:
+    """``alike``: ``shard_alike(x, y)`` puts both arguments in sharding group 0, and propagation records the
+    group (``": 0"``) as the origin of ``y``'s axes. The ``sdy.sharding_group`` ops are in the stage before
+    propagation: there ``x`` (argument 0, sharded by the user) is the member that brought each axis, so
+    ``--arg 1`` and ``--result 1`` (which returns it) name argument 0, through the group, and walk to it."""
+    path = stage(programs, "alike")
+    before = (path.parent / "01.before_propagation.mlir").read_text(encoding="utf-8")
+    assert re.findall(r"sdy.sharding_group (%\w+) group_id=(\d+)", before) == [("%arg0", "0"), ("%arg1", "0")]
+    assert '": 0"' in path.read_text(encoding="utf-8") and "sharding_group" not in path.read_text(encoding="utf-8")
+    for e in (*explain_path(str(path), arg=1), *explain_path(str(path), result=1)):
+        assert dims_of(e.sharding or "") == [["data"], ["model"]]
+        for a in e.axes:
+            o = a.origin
+            assert (o.kind, o.index, o.value, o.group, o.label) == ("argument", 0, "%arg0", 0, ": 0"), a
+            assert a.gap is None and a.path[0].op == "sdy.sharding_group" and a.path[0].target == "%arg1"
+            assert a.path[0].source == "%arg0" and a.path[-1].target == e.value  # (no step is recorded on it)
+            assert all(x.target == y.source for x, y in zip(a.path, a.path[1:], strict=False))
+    text = run("explain", str(path), "--arg", "1").out
+    assert "origin  argument 0 (%arg0)" in text and "through sharding group 0" in text
+    assert re.search(r"step \? +%arg0 -> sdy.sharding_group \(group_id=0, line \d+\) -> %arg1", text)

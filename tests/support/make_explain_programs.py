@@ -1,4 +1,4 @@
-"""Writes Shardy's verbose stage dumps of sixteen real programs with jax (a child process: XLA reads
+"""Writes Shardy's verbose stage dumps of eighteen real programs with jax (a child process: XLA reads
 XLA_FLAGS once), for the tests that ``explain`` names the origins the programs specify.
 
 Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
@@ -46,7 +46,12 @@ Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
   argument and out through its result (the records of the manual computations' own data-flow edges);
 - ``outputs``: ``sin(x + y) * 2`` returned twice (jax 0.10.2 records the origins of the second result only)
   beside ``sum(y, 0)``, whose ``P("model")`` the user gave as its out_sharding while ``y`` (``P(None,
-  "model")``) holds the same axis: the reduce takes ``model`` from the result, and no edge records it.
+  "model")``) holds the same axis: the reduce takes ``model`` from the result, and no edge records it;
+- ``alike``: ``shard_alike`` of an argument sharded ``P("data", "model")`` by the user and an unsharded one:
+  a sharding group ties the second to the first (its origins record the group, ``": 0"``, and the
+  ``sdy.sharding_group`` ops are in the before-propagation stage);
+- ``effect``: an ordered ``io_callback`` (a token argument and a token first result) before a ``sort`` of
+  three operands (``%6:3``) whose results are returned after a scalar: results by position past a token.
 Then, in a second child (``OUT_DIR shardy``), the same ``mlp`` with ``--xla_dump_hlo_pass_re=shardy`` into
 OUT_DIR/plain: Shardy's stage files without the records.
 """
@@ -69,6 +74,8 @@ os.environ["JAX_PLATFORMS"] = "cpu"  # jax reads both at import, below
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+from jax.experimental import io_callback  # noqa: E402
+from jax.experimental.shard_alike import shard_alike  # noqa: E402
 from jax.sharding import Mesh, NamedSharding  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 
@@ -284,4 +291,20 @@ def outputs(x: jax.Array, y: jax.Array) -> tuple[jax.Array, ...]:
 jax.jit(outputs, out_shardings=(None, None, NamedSharding(mesh2, P("model")))).lower(
     arg((16, 32), NamedSharding(mesh2, P("data", "model"))), arg((16, 32), NamedSharding(mesh2, P(None, "model")))
 ).compile()
+
+
+def alike(x: jax.Array, y: jax.Array) -> tuple[jax.Array, jax.Array]:
+    return shard_alike(x, y)  # (jaxlib 0.10.2 crashes compiling ops on its results: kept to the two arguments)
+
+
+jax.jit(alike).lower(arg((16, 32), NamedSharding(mesh2, P("data", "model"))), arg((16, 32))).compile()
+
+
+def effect(x: jax.Array, y: jax.Array) -> tuple[jax.Array, ...]:
+    io_callback(lambda a: None, None, x, ordered=True)
+    a, b, c = jax.lax.sort((x, y, x * 2), num_keys=1)
+    return jnp.sum(x), a, b, c
+
+
+jax.jit(effect).lower(arg((16, 32), NamedSharding(mesh2, P("data"))), arg((16, 32))).compile()
 subprocess.run([sys.executable, __file__, out, "shardy"], check=True)

@@ -61,7 +61,7 @@ def test_export_renumbering_values_moves_no_data(programs: Path) -> None:
     (other operands). Only propagation places data; the export stage changes no value's placement."""
     items = list(sc.trace_paths([str(programs / "xla")]))
     modules = [p for p in (programs / "xla" / "shardy").iterdir() if p.is_dir()]
-    assert len(modules) == 16
+    assert len(modules) == 18
     assert sum(isinstance(i, sc.Seen) and "/shardy/" in i.dump.path for i in items) == 5 * len(modules)
     placed = [c for c in items if isinstance(c, sc.Change) and c.kind == "placement"]
     assert {c.pass_name for c in placed} == {"propagation"}
@@ -81,7 +81,7 @@ def test_export_renumbering_values_moves_no_data(programs: Path) -> None:
 
 def test_text_names_the_module_folder_of_each_stage(programs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Every module's Shardy stages are named alike (``02.after_propagation.mlir``): traced by an absolute
-    path, the text cites each with its module's folder, so sixteen modules' stages are told apart."""
+    path, the text cites each with its module's folder, so eighteen modules' stages are told apart."""
     from support.trace_util import run
 
     folder = programs / "xla"

@@ -38,7 +38,6 @@ _MESH_DECL_NAME = re.compile(rb'sdy\.mesh\s+@([\w$.\-]+|"(?:[^"\\]|\\.)*")')
 _HLO_INSTR = re.compile(rb"^\s*(?:ROOT\s+)?(%?[\w.\-]+)\s*=\s*")
 _HLO_ARRAY = re.compile(rb"[a-z][a-z0-9]*\[[^\]]*\]")
 _MLIR_MODULE = re.compile(rb"^\s*module\b(?:\s+@([\w$.\-]+))?")
-_TENSOR = re.compile(rb"tensor<")
 MEMO_LIMIT = 1 << 14
 # ``%arg: tensor<...> {sdy.sharding = #sdy.sharding<@mesh, [...]>}`` up to the next argument.
 _ARG_SHARDING = re.compile(
@@ -83,7 +82,7 @@ class _Signature:
     close: int  # just past the closing paren, -1 when it is not on this line
     arg_ends: list[int]  # where each ``%argN: `` ends, in order
     arg_names: list[str]
-    result_types: list[int]  # where each ``tensor<`` after the arguments starts
+    result_types: list[int]  # where each result's type after `` -> `` starts
 
 
 @dataclass
@@ -133,7 +132,7 @@ class _Line:
                     close = match_close(self.chars, open_paren)
                 stop = close if close >= 0 else len(self.text)
                 args = list(_ARG.finditer(self.text, open_paren, stop))
-                results = [m.start() for m in _TENSOR.finditer(self.text, close)] if close >= 0 else []
+                results = _result_starts(self.chars, close) if close >= 0 else []
                 self._sig = _Signature(
                     open_paren, close, [a.end() for a in args], [a.group(1).decode() for a in args], results
                 )
@@ -675,6 +674,45 @@ def _hlo_context(t: bytes, chars: str) -> tuple[str | None, tuple[Shape, ...] | 
 
 
 _SIGNATURE_ENDS = (b") -> ", b") {", b") attributes ")
+
+
+_OPENS, _CLOSES = "([{<", ")]}>"
+_BLANKS = " \t\n\r\x0b\x0c"
+_ARROW = re.compile(r"[ \t\n\r\x0b\x0c]*->[ \t\n\r\x0b\x0c]*")
+
+
+def _result_starts(t: str, close: int) -> list[int]:
+    """Where each result type after a signature's `` -> `` starts: one per top-level entry of its
+    parenthesised list (a token or a tuple is one, as a tensor is), or the one bare type."""
+    arrow = _ARROW.match(t, close)
+    if arrow is None or arrow.end() >= len(t) or t[arrow.end()] == "{":
+        return []
+    open_ = arrow.end()
+    if t[open_] != "(":
+        return [open_]
+    end = match_close(t, open_)
+    stop = end - 1 if end >= 0 else len(t)
+    out, depth, entry, j = [], 0, True, open_ + 1
+    while j < stop:
+        c = t[j]
+        if entry and c not in _BLANKS:
+            out.append(j)
+            entry = False
+        if c == '"':
+            j = string_end(t, j)
+            j = stop if j < 0 else j
+            continue
+        if t.startswith("->", j):
+            j += 2
+            continue
+        if c in _OPENS:
+            depth += 1
+        elif c in _CLOSES:
+            depth = max(depth - 1, 0)
+        elif c == "," and depth == 0:
+            entry = True
+        j += 1
+    return out
 
 
 def _signature_close(t: bytes, open_paren: int) -> int:
