@@ -32,9 +32,7 @@ _BOOT = "import sys; sys.path[:] = sys.argv[1:]; from shardconv.backends.jax_wor
 def worker_command() -> list[str]:
     """The worker's command line: isolated, with this process's import path less the working directory
     (kept only when this shardconv itself was imported from it)."""
-    import shardconv
-
-    here = os.path.dirname(os.path.dirname(os.path.abspath(shardconv.__file__)))
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # holds shardconv/
     cwd = os.getcwd()
     path = [os.path.abspath(p or cwd) for p in sys.path]
     return [sys.executable, "-I", "-c", _BOOT, *(p for p in path if p != cwd or p == here)]
