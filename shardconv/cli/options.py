@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from shardconv.core.records import record
-from shardconv.formats.detect import INPUT_KINDS
 
 if TYPE_CHECKING:
     from shardconv.core.model import Mesh
@@ -44,6 +43,8 @@ def shared_options(formats: tuple[str, ...] = ("text", "json"), format_help: str
     """--from, --rank, --shape, and --format with the choices ``formats``."""
 
     def decorate(fn: F) -> F:
+        from shardconv.formats.detect import INPUT_KINDS  # here: check imports this module for its help texts
+
         fn = click.option(
             "--format", "-f", "fmt", type=click.Choice(list(formats)), default="text", show_default=True,
             help=f"{format_help}.",
