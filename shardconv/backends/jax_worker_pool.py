@@ -23,8 +23,23 @@ class WorkerError(ShardingError):
     """The jax worker process died or answered nonsense."""
 
 
+# Run under -I (no working directory on sys.path, no PYTHON* variables, no user site): the worker imports
+# shardconv, jax and numpy from where this process found them, never a ./jax.py or ./shardconv/ that
+# happens to sit in the folder shardconv was started from.
+_BOOT = "import sys; sys.path[:] = sys.argv[1:]; from shardconv.backends.jax_worker import main; main()"
+
+
+def worker_command() -> list[str]:
+    """The worker's command line: isolated, with this process's import path less the working directory
+    (kept only when this shardconv itself was imported from it)."""
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # holds shardconv/
+    cwd = os.getcwd()
+    path = [os.path.abspath(p or cwd) for p in sys.path]
+    return [sys.executable, "-I", "-c", _BOOT, *(p for p in path if p != cwd or p == here)]
+
+
 class Worker:
-    """A ``python -m shardconv.backends.jax_worker`` child with ``num_devices`` CPU devices."""
+    """A ``jax_worker`` child (see ``worker_command``) with ``num_devices`` CPU devices."""
 
     def __init__(self, num_devices: int) -> None:
         self.num_devices = num_devices
@@ -36,7 +51,7 @@ class Worker:
         env["JAX_PLATFORMS"] = "cpu"
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "shardconv.backends.jax_worker"],
+            worker_command(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,

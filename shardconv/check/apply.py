@@ -12,7 +12,7 @@ from typing import BinaryIO
 from shardconv.check.context import CheckOptions
 from shardconv.check.diagnostics import CheckFinding, FileReport, SpanEdit
 from shardconv.core.errors import ShardingError
-from shardconv.text.atomic import write_atomic
+from shardconv.text.atomic import TargetChangedError, identity, write_atomic
 
 COPY_CHUNK = 1 << 20
 CONTEXT = 3
@@ -60,11 +60,13 @@ def check_edits(edits: list[SpanEdit]) -> list[SpanEdit]:
 
 
 def apply(path: str, edits: list[SpanEdit]) -> None:
-    """Rewrite ``path`` with ``edits`` through the one atomic writer (mode kept, symlink target rewritten).
-    Verifies every replaced span still holds the scanned bytes; on any failure the original stays."""
+    """Rewrite ``path`` with ``edits`` through the one atomic writer (mode, owner and group kept; a
+    symlink's target rewritten only inside the symlink's folder). Verifies every replaced span still
+    holds the scanned bytes and that the path still names the file read; on any failure the original stays."""
     if not edits:
         return
     edits = check_edits(edits)
+    refuse_symlink_out(path)
     st = os.stat(path)
     if not st.st_mode & 0o222:
         raise FixError(f"{path} is read-only; not rewritten (make it writable to let --fix change it)")
@@ -80,13 +82,25 @@ def apply(path: str, edits: list[SpanEdit]) -> None:
                 cursor = e.end
             _copy(src, dst, None)
             now = os.fstat(src.fileno())
-            if (now.st_size, now.st_mtime_ns) != (src.tell(), st.st_mtime_ns):
+            if identity(now) != identity(st) or now.st_size != src.tell():
                 raise FixError(f"{path} changed while it was being rewritten; nothing written")
 
     try:
-        write_atomic(path, splice)
+        write_atomic(path, splice, unchanged=st)
+    except TargetChangedError:
+        raise FixError(f"{path} changed (or was replaced) while it was being rewritten; nothing written") from None
     except OSError as exc:
         raise FixError(f"could not rewrite {os.path.realpath(path)}: {exc}") from exc
+
+
+def refuse_symlink_out(path: str) -> None:
+    """--fix never writes through a symlink to a file outside the symlink's own folder: a checkout's
+    ``dumps/a.mlir -> /home/me/other/a.mlir`` must not let a fix reach that file (fix the target itself)."""
+    if not os.path.islink(path):
+        return
+    target, folder = os.path.realpath(path), os.path.realpath(os.path.dirname(path) or ".")
+    if os.path.commonpath([target, folder]) != folder:
+        raise FixError(f"{path} is a symlink to {target}, outside its folder; not rewritten (fix the target itself)")
 
 
 def _copy(src: BinaryIO, dst: BinaryIO, n: int | None) -> None:
@@ -182,5 +196,6 @@ __all__ = [
     "edits_of",
     "fixed_by",
     "plan_file",
+    "refuse_symlink_out",
     "unified_diff",
 ]

@@ -20,6 +20,7 @@ from shardconv.core.positions import line_col
 from shardconv.core.records import record
 
 CONFIG_FILES = ("shardconv.toml", "pyproject.toml")  # in one folder, the first one that configures shardconv wins
+CONFIG_LIMIT = 4 << 20  # bytes: a config file longer than this is refused, not read
 OVERRIDABLE = ("mesh", "allowed-meshes", "ignore", "warn-only")
 KEYS = (*OVERRIDABLE, "include", "exclude", "max-devices", "overrides")
 
@@ -32,7 +33,7 @@ class ConfigError(ShardingValidationError):
         self.path = path
 
     def __str__(self) -> str:
-        return f"{self.path}:{super().__str__()}"
+        return f"{self.path}:{'' if self.line is not None else ' '}{super().__str__()}"
 
 
 @record
@@ -99,17 +100,39 @@ DEFAULTS: Mapping[str, Setting] = {
 }
 
 
+def read_config(path: str) -> str:
+    """The text of the config file ``path``: a regular file of at most CONFIG_LIMIT bytes of UTF-8, else
+    a ConfigError naming it (and the line and column of a byte that is not UTF-8)."""
+    from shardconv.text.files import read_prefix
+
+    try:
+        data, more = read_prefix(path, CONFIG_LIMIT)
+    except OSError as e:
+        raise ConfigError(f"cannot read config file: {e.strerror or e}", path=path) from None
+    if more:
+        raise ConfigError(f"config file larger than {CONFIG_LIMIT >> 20} MiB; not read", path=path)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        text = data.decode("utf-8", "replace")
+        line, col = line_col(text, len(data[: e.start].decode("utf-8", "replace")))
+        raise ConfigError(
+            f"not UTF-8 text (byte 0x{data[e.start]:02x})", path=path, text=text, line=line, column=col
+        ) from None
+
+
 def load(path: str, text: str | None = None) -> ProjectConfig | None:
     """The config ``path`` holds; None for a pyproject.toml without ``[tool.shardconv]``."""
     if text is None:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        text = read_config(path)
     if sys.version_info >= (3, 11):  # imported here: only a run that finds a config file pays for it
         import tomllib
     else:  # pragma: no cover - the conditional dependency tomli>=2 (pyproject.toml)
         import tomli as tomllib
     try:
         doc = tomllib.loads(text)
+    except RecursionError:  # tomllib parses nested arrays and inline tables by recursion
+        raise ConfigError("arrays or tables nested too deeply to read", path=path) from None
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"\(at line (\d+), column (\d+)\)", str(e))
         line, col = (
@@ -188,18 +211,23 @@ def _validate(key: str, value: Any, root: str) -> tuple[Any, str]:
 
 
 def parse_mesh_setting(value: Any, root: str = ".") -> Mesh:
-    """``mesh = "batch=2,model=4"`` (or any --mesh spelling; ``@FILE`` relative to the config's folder)."""
+    """``mesh = "batch=2,model=4"`` (or any --mesh spelling; ``@FILE`` relative to the config's folder,
+    and inside it: a config found in a checkout must not make shardconv read the rest of the machine)."""
     from shardconv.core.errors import ShardingError
     from shardconv.formats.detect import parse_mesh_option
 
     if not isinstance(value, str):
         raise ValueError('must be a string like "batch=2,model=4"')
-    if value.startswith("@") and not os.path.isabs(value[1:]):
-        value = "@" + os.path.join(root, value[1:])
+    written = value
+    if value.strip().startswith("@"):
+        value = "@" + os.path.join(root, value.strip()[1:])
+        real, folder = os.path.realpath(value[1:]), os.path.realpath(root)
+        if os.path.commonpath([real, folder]) != folder:
+            raise ValueError(f"{written!r} names a file outside the config's folder {folder}; not read")
     try:
         return parse_mesh_option(value)
     except ShardingError as e:
-        raise ValueError(f"{value!r}: {e.message}") from None
+        raise ValueError(f"{written!r}: {e.message.removeprefix(f'--mesh {value}: ')}") from None
 
 
 def parse_shapes(items: Sequence[str]) -> tuple[tuple[int, ...], ...]:
@@ -309,7 +337,7 @@ class ConfigFinder:
     def _here(folder: str) -> ProjectConfig | None:
         for name in CONFIG_FILES:
             p = os.path.join(folder, name)
-            if os.path.isfile(p):
+            if os.path.lexists(p):  # a FIFO or device of that name is an error (read_config), not skipped
                 cfg = load(_display(p))
                 if cfg is not None:
                     return cfg
@@ -318,10 +346,7 @@ class ConfigFinder:
 
 def load_explicit(path: str) -> ProjectConfig:
     """--config FILE: that file, which must configure shardconv."""
-    try:
-        cfg = load(path)
-    except OSError as e:
-        raise ShardingValidationError(f"--config {path}: {e.strerror or e}") from None
+    cfg = load(path)  # a file that cannot be read is a ConfigError naming it
     if cfg is None:
         raise ShardingValidationError(f"--config {path}: no [tool.shardconv] table in it")
     return cfg
@@ -369,5 +394,6 @@ __all__ = [
     "parse_mesh_setting",
     "parse_rules",
     "parse_shapes",
+    "read_config",
     "resolve",
 ]

@@ -25,7 +25,7 @@ from shardconv.core.records import record
 from shardconv.scan.inputs import scan_input, skip_reason
 from shardconv.scan.modules import ModuleKey, module_values
 from shardconv.scan.native import scan_bytes, scan_stream
-from shardconv.text.files import XLA_DUMP_TIMESTAMP, not_regular_reason
+from shardconv.text.files import XLA_DUMP_TIMESTAMP, is_temp_file, not_regular_reason
 
 if TYPE_CHECKING:
     from shardconv._native import Scan
@@ -53,7 +53,8 @@ class Selection:
 
 def iter_files(paths: Sequence[str], sel: Selection | Callable[[str], Selection]) -> Iterator[str | Skipped]:
     """Files to check, in a stable order: named files always (unless excluded), folders walked
-    recursively (every file, or those matching --include; the sniffer decides what is IR).
+    recursively (every file but write_atomic's temp files, or those matching --include; the sniffer
+    decides what is IR).
     ``sel`` may be a function of each path argument (the selection its project config asks for)."""
     for p in paths:
         if callable(sel):
@@ -64,7 +65,7 @@ def iter_files(paths: Sequence[str], sel: Selection | Callable[[str], Selection]
         elif os.path.isdir(p):
             for root, dirs, files in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not sel.excluded(os.path.join(root, d)))
-                for name in sorted(files):
+                for name in sorted(n for n in files if not is_temp_file(n)):  # a killed --fix's leftovers
                     full = os.path.join(root, name)
                     if sel.included(full) and not sel.excluded(full):
                         why = not_regular_reason(full)

@@ -12,6 +12,7 @@ from typing import IO, TYPE_CHECKING
 import click
 
 from shardconv.check.registry import RULES
+from shardconv.cli.options import ALLOWED_MESHES_HELP, CHECK_MESH_HELP
 
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
@@ -124,9 +125,9 @@ def limits_of(cfg: ProjectConfig) -> Limits | None:
     "-m",
     "mesh_text",
     metavar="MESH",
-    help='The real global mesh, e.g. batch=2,model=4 or \'<["batch"=2, "model"=4]>\'.',
+    help=CHECK_MESH_HELP,
 )
-@click.option("--allowed-meshes", metavar="SHAPES", help="Mesh shapes the backend accepts, e.g. 1x8,2x4.")
+@click.option("--allowed-meshes", metavar="SHAPES", help=ALLOWED_MESHES_HELP)
 @click.option(
     "--format",
     "-f",

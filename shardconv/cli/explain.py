@@ -43,12 +43,14 @@ def explain(path: str, value: str | None, arg: int | None, result: int | None, l
     """Why is a value sharded the way it is? Its axes' origins and propagation paths."""
     import sys
 
+    from shardconv.cli.options import refuse_special
     from shardconv.explain import render
     from shardconv.explain.build import explain_paths
     from shardconv.ui.console import use_color
 
     if sum(x is not None for x in (value, arg, result, line)) > 1:
         raise click.UsageError("give at most one of --value, --arg, --result, --line")
+    refuse_special([path])  # a FIFO named here would block the read
     without: list[Explanation] = []  # values explained without Shardy's records: exit 1
     found = _noting(explain_paths(path, value=value, arg=arg, result=result, line=line), without)
     out = sys.stdout

@@ -8,16 +8,27 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from shardconv.core.records import record
-from shardconv.formats.detect import INPUT_KINDS
 
 if TYPE_CHECKING:
     from shardconv.core.model import Mesh
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+MESH_FILE_HELP = "@FILE for the first sdy.mesh in an MLIR/HLO dump (a regular file, read no further than that mesh)"
 MESH_HELP = (
     "The real global mesh: batch=2,model=4, '<[\"batch\"=2, \"model\"=4]>', '#sdy.mesh<...>', "
-    "'sdy.mesh @m = <...>' (device_ids allowed), or @FILE for the first sdy.mesh in an MLIR/HLO dump."
+    f"'sdy.mesh @m = <...>' (device_ids allowed), or {MESH_FILE_HELP}."
+)
+CHECK_MESH_HELP = (
+    "The real global mesh every sharding must be on, e.g. batch=2,model=4, '<[\"batch\"=2, \"model\"=4]>' or "
+    f"{MESH_FILE_HELP}. A module with only HLO shardings is held to the mesh XLA's importer invents "
+    "for it: another shape is an error (import-distorts-mesh: {devices=[1,4,2]<=[8] last_tile_dim_replicate} "
+    "invents 4x2, not batch=2,model=4); the same shape under XLA's names (_axis_0=2,_axis_1=4) passes."
+)
+ALLOWED_MESHES_HELP = (
+    "Mesh shapes the backend accepts, e.g. 1x8,2x4: every sharding mesh must have one of them, and so must "
+    "the mesh XLA's importer invents for a module with only HLO shardings "
+    "({devices=[1,4,2]<=[8] last_tile_dim_replicate} invents 4x2, which 2x4 does not allow)."
 )
 
 
@@ -32,6 +43,8 @@ def shared_options(formats: tuple[str, ...] = ("text", "json"), format_help: str
     """--from, --rank, --shape, and --format with the choices ``formats``."""
 
     def decorate(fn: F) -> F:
+        from shardconv.formats.detect import INPUT_KINDS  # here: check imports this module for its help texts
+
         fn = click.option(
             "--format", "-f", "fmt", type=click.Choice(list(formats)), default="text", show_default=True,
             help=f"{format_help}.",

@@ -180,15 +180,30 @@ def parse_mesh_option(value: str) -> Mesh:
 _MESH_DECL = r"sdy\.mesh\s+@[\w.$-]+\s*=\s*<|#sdy\.mesh<"
 
 
-def _read_mesh_file(path: str) -> str:
-    from shardconv.text.files import special_kind
+MESH_FILE_LIMIT = 16 << 20  # how far into a file ``--mesh @FILE`` looks for its first mesh declaration
+_FIRST_READ = 1 << 16
 
-    kind = special_kind(path)
-    if kind is not None:
-        raise ShardingValidationError(f"--mesh @{path}: not a regular file ({kind}): its read would block")
+
+def _mesh_of_file(path: str) -> _FoundMesh:
+    """The first mesh declaration of the regular file ``path``, read only as far as it ends (a FIFO or a
+    device is refused, a dump is not read whole, nothing past MESH_FILE_LIMIT bytes is read)."""
+    from shardconv.text.files import open_regular
+
     try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as f:
-            return f.read()
+        with open_regular(path) as f:
+            data, want = b"", _FIRST_READ
+            while True:
+                data += f.read(want - len(data))
+                try:
+                    return _find_mesh(path, data.decode("utf-8", "surrogateescape"))
+                except ShardingError:
+                    if len(data) < want:  # the whole file was read
+                        raise
+                    if want >= MESH_FILE_LIMIT:
+                        raise ShardingValidationError(
+                            f"--mesh @{path}: no complete sdy.mesh declaration in its first {MESH_FILE_LIMIT >> 20} MiB"
+                        ) from None
+                want = min(want * 4, MESH_FILE_LIMIT)
     except OSError as e:
         raise ShardingValidationError(f"--mesh @{path}: cannot read file: {e.strerror or e}") from None
 
@@ -262,7 +277,7 @@ def mesh_in_file(path: str) -> Mesh:
     ``xla.sdy.meshes`` holds it); an error in it points into the file, at its line and column."""
     from shardconv.formats.sdy.read import parse_mesh
 
-    found = _find_mesh(path, _read_mesh_file(path))
+    found = _mesh_of_file(path)
     try:
         return parse_mesh(found.text)
     except ShardingError as e:
@@ -273,7 +288,7 @@ def mesh_in_file(path: str) -> Mesh:
 
 def first_mesh_in_file(path: str) -> str:
     """The text of the first ``sdy.mesh @name = <...>`` (or ``#sdy.mesh<...>``) in the file at ``path``."""
-    return _find_mesh(path, _read_mesh_file(path)).text
+    return _mesh_of_file(path).text
 
 
 _SHAPE = r"\d+(?:\s*[x,]\s*\d+)*"

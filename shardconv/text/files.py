@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+from typing import BinaryIO
 
 _KINDS = (
     (stat.S_ISFIFO, "a FIFO"),
@@ -33,8 +34,57 @@ def not_regular_reason(path: str) -> str | None:
     return None if kind is None else f"not a regular file ({kind}); pipe it to '-' to read it"
 
 
+class NotRegularFileError(OSError):
+    """A path that names a FIFO, socket, device or folder where a regular file must be read."""
+
+
+def open_regular(path: str) -> BinaryIO:
+    """``path`` opened for reading in binary, only when it is a regular file: a FIFO is opened without
+    waiting for a writer and then refused, as is a device (``/dev/zero`` never ends) or a folder.
+    Raises OSError (NotRegularFileError, whose ``strerror`` says what the path is)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((what for test, what in _KINDS if test(mode)), "a folder" if stat.S_ISDIR(mode) else "")
+            raise NotRegularFileError(0, f"not a regular file ({kind or 'a special file'})", path)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_prefix(path: str, limit: int) -> tuple[bytes, bool]:
+    """At most ``limit`` bytes from the start of the regular file ``path``, and whether more follow: the
+    one way a file a config or an option names is read, so no file can make shardconv hold more."""
+    with open_regular(path) as f:
+        data = f.read(limit + 1)
+    return data[:limit], len(data) > limit
+
+
+# ``write_atomic``'s temp files: ``.NAME.XXXXXXXX.shardconv-tmp`` beside the file being replaced. A run
+# killed mid-write can leave one; folder walks skip them, since they are never the user's files.
+TEMP_PREFIX, TEMP_SUFFIX = ".", ".shardconv-tmp"
+
+
+def is_temp_file(name: str) -> bool:
+    """Whether the base name ``name`` is one of ``write_atomic``'s temp files."""
+    return name.startswith(TEMP_PREFIX) and name.endswith(TEMP_SUFFIX)
+
+
 # The time (in microseconds) XLA writes before each dump file's name with --xla_dump_include_timestamp
 # (``1796599993003157.module_0000.jit_f.0003....txt``): a regex prefix for the names XLA's dumps take.
 XLA_DUMP_TIMESTAMP = r"(?:\d+\.)?"
 
-__all__ = ["XLA_DUMP_TIMESTAMP", "not_regular_reason", "special_kind"]
+__all__ = [
+    "TEMP_PREFIX",
+    "TEMP_SUFFIX",
+    "XLA_DUMP_TIMESTAMP",
+    "NotRegularFileError",
+    "is_temp_file",
+    "not_regular_reason",
+    "open_regular",
+    "read_prefix",
+    "special_kind",
+]

@@ -11,7 +11,7 @@ from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from shardconv.core.records import record
-from shardconv.text.files import XLA_DUMP_TIMESTAMP, special_kind
+from shardconv.text.files import XLA_DUMP_TIMESTAMP, is_temp_file, special_kind
 
 if TYPE_CHECKING:
     from shardconv._native import Names
@@ -337,13 +337,14 @@ def _step_order(module_steps: Sequence[XlaStep]) -> Callable[[XlaStep], tuple[in
 
 def _files(path: str) -> list[str]:
     """``path`` itself, or every file under the folder ``path`` (sorted; the names decide what is kept;
-    a FIFO, socket or device is never read)."""
+    a FIFO, socket or device is never read, nor a temp file a killed write left)."""
     if path == "-" or not os.path.isdir(path):
         return [path]
     found: list[str] = []
     for root, dirs, names in os.walk(path):
         dirs.sort()
-        found.extend(f for f in (os.path.join(root, n) for n in sorted(names)) if special_kind(f) is None)
+        kept = (os.path.join(root, n) for n in sorted(names) if not is_temp_file(n))
+        found.extend(f for f in kept if special_kind(f) is None)
     return found
 
 

@@ -89,3 +89,29 @@ def test_compare_without_mesh_uses_the_meshes_the_sides_carry(backend: str, caps
     assert rc == 2 and "span 8 and 4 devices" in err
     rc, _, err = run(["compare", seed, "{replicated}"], capsys)
     assert rc == 2 and "--mesh is needed" in err
+
+
+def test_jax_worker_never_imports_from_the_working_directory(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A checkout holding ./jax.py, ./numpy.py and ./shardconv/ is where `shardconv compare --backend jax`
+    may run: the worker is started isolated, so none of them runs, and XLA still gives the answer the
+    reference backend computes."""
+    from pathlib import Path
+
+    from support.cli_util import BIN
+
+    marker = tmp_path / "ran"
+    evil = tmp_path / "checkout"
+    (evil / "shardconv").mkdir(parents=True)
+    payload = f"open({str(marker)!r}, 'a').write(__name__ + '\\n')\n"
+    for name in ("jax.py", "numpy.py", "jaxlib.py", "shardconv/__init__.py", "shardconv/backends.py"):
+        (evil / name).write_text(payload)
+
+    def compare(backend: str, cwd: Path) -> dict:  # type: ignore[type-arg]
+        r = subprocess.run([str(BIN), "compare", *WRONG, "--backend", backend, "--format", "json"], cwd=cwd,
+                           capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+        assert r.returncode == 1, r.stderr
+        return dict(json.loads(r.stdout))
+
+    answer = compare("jax", evil)
+    assert not marker.exists(), marker.read_text()
+    assert answer["differing_devices"] == compare("reference", tmp_path)["differing_devices"] != []

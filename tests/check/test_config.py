@@ -5,11 +5,13 @@ The dumps are jax's own (``lower().as_text()`` on batch=2,model=4) and the seed.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 from support.check_cli import ROOT, SEED_MLIR, run
+from support.cli_util import run_capped
 
 from shardconv.check.config import ConfigError, ConfigFinder, load
 from shardconv.cli.main import main
@@ -213,3 +215,80 @@ def test_readme_config_example_loads(tmp_path: Path) -> None:
         tpu["mesh"].text == "data=4,model=2"
         and cfg.for_file(str(tmp_path / "dumps" / "x.txt"))["mesh"].text == "batch=2,model=4"
     )
+
+
+# --- hostile configs: what a checkout's config names is read bounded, and only inside the checkout ---
+
+
+def hostile_project(tmp_path: Path, jax_dumps: Path, mesh: str) -> Path:
+    """A checkout whose pyproject.toml sets ``mesh = MESH``, with jax's lowered module beside it."""
+    root = project(tmp_path, jax_dumps, f'[tool.shardconv]\nmesh = "{mesh}"\n')
+    os.mkfifo(root / "pipe.mlir")
+    return root
+
+
+@pytest.mark.parametrize("mesh", ["@/dev/zero", "@pipe.mlir", "@/etc/passwd", "@../outside.mlir", "@dumps"])
+def test_a_config_naming_a_device_fifo_folder_or_file_outside_is_an_error_naming_it(
+    tmp_path: Path, jax_dumps: Path, mesh: str
+) -> None:
+    """Discovered beside a checked file, such a config once read /dev/zero until memory ran out or
+    blocked on the FIFO forever: now an error (exit 2) naming the config, its key and line."""
+    shutil.copy(jax_dumps / "lowered.mlir", tmp_path / "outside.mlir")
+    root = hostile_project(tmp_path / "repo", jax_dumps, mesh)
+    r = run_capped("check", "dumps/ir.mlir", cwd=root, timeout=30)
+    assert r.code == 2 and "Traceback" not in r.err, r.err
+    assert r.err.startswith("error: pyproject.toml:2:8: [tool.shardconv] mesh: "), r.err
+    assert f"'{mesh}'" in r.err
+
+
+@pytest.mark.parametrize(("mesh", "why"), [
+    ("@/dev/zero", "not a regular file (a character device)"),
+    ("@pipe.mlir", "not a regular file (a FIFO)"),
+    ("@dumps", "not a regular file (a folder)"),
+])
+def test_mesh_option_refuses_what_is_not_a_regular_file(tmp_path: Path, jax_dumps: Path, mesh: str, why: str) -> None:
+    root = hostile_project(tmp_path, jax_dumps, "batch=2,model=4")
+    for command in (["check", "dumps/ir.mlir"], ["convert", "{replicated}"], ["config", "dumps"]):
+        r = run_capped(*command, "--mesh", mesh, cwd=root, timeout=30)
+        assert r.code == 2 and f"--mesh {mesh}: cannot read file: {why}" in r.err, (command, r.err)
+
+
+def test_mesh_file_is_read_only_as_far_as_its_mesh(tmp_path: Path, jax_dumps: Path) -> None:
+    """A 4 GiB dump (sparse) whose mesh is at the top is read by a process capped at 1.5 GiB; one with
+    no mesh in its first 16 MiB is an error that says so, read no further."""
+    root = hostile_project(tmp_path, jax_dumps, "batch=2,model=4")
+    for name, head in (("big.mlir", (root / "dumps" / "ir.mlir").read_bytes()), ("empty.mlir", b"module {\n")):
+        with open(root / name, "wb") as f:
+            f.write(head)
+            f.truncate(4 << 30)
+    r = run_capped("check", "dumps/ir.mlir", "--no-config", "--mesh", "@big.mlir", cwd=root)
+    assert r.code == 0, r.err
+    r = run_capped("config", "dumps", "--mesh", "@big.mlir", "--format", "json", cwd=root)
+    assert r.code == 0 and json.loads(r.out)["settings"]["mesh"]["value"] == "@big.mlir", r.err
+    r = run_capped("check", "dumps/ir.mlir", "--no-config", "--mesh", "@empty.mlir", cwd=root)
+    assert r.code == 2 and "no complete sdy.mesh declaration in its first 16 MiB" in r.err, r.err
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    (b"[tool.shardconv]\nignore = " + b"[" * 5000 + b"]" * 5000 + b"\n", ["nested too deeply"]),
+    (b'[tool.shardconv]\nwarn-only = []\nmesh = "\xff"\n', ["3:9: not UTF-8 text (byte 0xff)"]),
+    (b"[tool.shardconv]\n#" + b"x" * (5 << 20) + b"\n", ["larger than 4 MiB"]),
+])
+def test_unreadable_config_is_an_input_error_naming_the_file(
+    tmp_path: Path, jax_dumps: Path, text: bytes, words: list[str]
+) -> None:
+    """These were internal errors (exit 70), or named no file."""
+    root = project(tmp_path, jax_dumps, "")
+    (root / "pyproject.toml").write_bytes(text)
+    for command in (["check", "dumps/ir.mlir"], ["config", "dumps"], ["check", "dumps", "--config", "pyproject.toml"]):
+        r = run_capped(*command, cwd=root)
+        assert r.code == 2 and r.err.startswith("error: pyproject.toml:"), (command, r.err)
+        assert all(w in r.err for w in words), r.err
+
+
+def test_a_fifo_named_like_a_config_is_an_error_not_a_hang(tmp_path: Path, jax_dumps: Path) -> None:
+    root = project(tmp_path, jax_dumps, "")
+    (root / "pyproject.toml").unlink()
+    os.mkfifo(root / "dumps" / "shardconv.toml")
+    r = run_capped("check", "dumps/ir.mlir", cwd=root, timeout=30)
+    assert r.code == 2 and "shardconv.toml: cannot read config file: not a regular file (a FIFO)" in r.err, r.err

@@ -195,3 +195,101 @@ def test_an_excerpt_of_binary_text_shows_escapes_with_the_caret_in_place(tmp_pat
     )
     assert r.returncode == 2 and b"\\x7fELF\\x02\\x01\\xd0\\x00 binary" in r.stderr
     assert all(32 <= b < 127 or b == 10 for b in r.stderr)
+
+
+# --- integrity: the file replaced is the file read, owner kept, no write through an outside symlink ---
+
+
+def test_a_file_renamed_over_the_target_during_a_fix_is_not_overwritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process renames its own file over the target while the fix copies: the path no longer
+    names the file that was read, so nothing is written (it was silently replaced before)."""
+    from shardconv.check import apply as fixer
+
+    f = copy(tmp_path, "replicate_sharded_data.mlir")
+    edits = plan_file(str(f), CheckOptions(mesh=parse_mesh("batch=2,model=4")))
+    theirs = tmp_path / "theirs.mlir"
+    theirs.write_bytes(f.read_bytes())  # the same bytes: only the file's identity tells them apart
+    real = fixer._copy
+
+    def racing_copy(src: object, dst: object, n: int | None) -> None:
+        real(src, dst, n)  # type: ignore[arg-type]
+        if n is None:
+            os.replace(theirs, f)
+
+    monkeypatch.setattr(fixer, "_copy", racing_copy)
+    replaced = os.stat(theirs).st_ino
+    with pytest.raises(FixError, match="replaced"):
+        apply(str(f), edits)
+    assert f.stat().st_ino == replaced and f.read_bytes() == (DUMPS / "replicate_sharded_data.mlir").read_bytes()
+    assert sorted(os.listdir(tmp_path)) == [f.name]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to nobody")
+def test_fix_keeps_owner_and_group(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import pwd
+
+    nobody = pwd.getpwnam("nobody")
+    f = copy(tmp_path, "replicate_sharded_data.mlir")
+    os.chown(f, nobody.pw_uid, nobody.pw_gid)
+    f.chmod(0o664)
+    rc, _, err = run([str(f), *MESH, "--fix"], capsys)
+    assert rc == 0 and "fixed 2 value(s)" in err
+    st = f.stat()
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (nobody.pw_uid, nobody.pw_gid, 0o664)
+
+
+def test_fix_does_not_write_through_a_symlink_out_of_its_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``dumps/out.mlir -> ../elsewhere/x.mlir`` is checked but not fixed; ``dumps/in.mlir ->
+    sub/y.mlir`` (inside the symlink's folder) is fixed through its target."""
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "dumps" / "sub").mkdir(parents=True)
+    outside = copy(tmp_path / "elsewhere", "replicate_sharded_data.mlir")
+    inside = copy(tmp_path / "dumps" / "sub", "replicate_sharded_data.mlir")
+    os.symlink(os.path.join("..", "elsewhere", outside.name), tmp_path / "dumps" / "out.mlir")
+    os.symlink(os.path.join("sub", inside.name), tmp_path / "dumps" / "in.mlir")
+    before = outside.read_bytes()
+    links = [str(tmp_path / "dumps" / "out.mlir"), str(tmp_path / "dumps" / "in.mlir")]
+    rc, out, err = run([*links, *MESH, "--fix"], capsys)
+    assert rc == 1, out
+    assert outside.read_bytes() == before
+    assert f"is a symlink to {outside}, outside its folder; not rewritten" in err
+    assert inside.read_bytes() != before and (tmp_path / "dumps" / "in.mlir").is_symlink()
+    assert "in.mlir: fixed 2 value(s)" in err
+
+
+def test_leftover_temp_files_are_not_checked_or_fixed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A killed --fix (SIGKILL: nothing can clean up) leaves ``.NAME.XXXX.shardconv-tmp``; the next run's
+    folder walk skips it rather than reporting or rewriting it."""
+    copy(tmp_path, "jax_lowered.mlir")
+    stale = tmp_path / ".replicate_sharded_data.mlir.k2j4x9_q.shardconv-tmp"
+    shutil.copyfile(DUMPS / "replicate_sharded_data.mlir", stale)
+    before = stale.read_bytes()
+    rc, out, _ = run([str(tmp_path), *MESH, "--fix", "--format", "json"], capsys)
+    assert rc == 0 and json.loads(out)["findings"] == [], out
+    assert stale.read_bytes() == before
+
+
+def test_sigterm_during_a_fix_removes_the_temp_file(tmp_path: Path) -> None:
+    f = copy(tmp_path, "replicate_sharded_data.mlir")
+    before = f.read_bytes()
+    script = (
+        "import os, signal, sys\n"
+        "from shardconv.check import apply as fixer\n"
+        "from shardconv.check.context import CheckOptions\n"
+        "from shardconv.formats import parse_mesh\n"
+        "edits = fixer.plan_file(sys.argv[1], CheckOptions(mesh=parse_mesh('batch=2,model=4')))\n"
+        "real = fixer._copy\n"
+        "def terminated_copy(src, dst, n):\n"
+        "    real(src, dst, n)\n"
+        "    if n is None:\n"
+        "        dst.flush(); os.kill(os.getpid(), signal.SIGTERM)\n"
+        "fixer._copy = terminated_copy\n"
+        "fixer.apply(sys.argv[1], edits)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script, str(f)], check=False, timeout=120)
+    assert proc.returncode == 128 + 15
+    assert f.read_bytes() == before and os.listdir(tmp_path) == [f.name]

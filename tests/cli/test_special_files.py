@@ -55,7 +55,7 @@ def test_check_skips_fifos_lists_them_with_v_and_reports_a_dangling_symlink(dump
 
 def test_outputs_trace_and_diff_refuse_a_fifo_and_trace_skips_one_in_a_folder(dump: Path) -> None:
     fifo = str(dump / "sub" / "pipe.mlir")
-    for args in (("outputs", fifo), ("trace", fifo), ("diff", fifo, str(dump / "lowered.mlir"))):
+    for args in (("outputs", fifo), ("trace", fifo), ("diff", fifo, str(dump / "lowered.mlir")), ("explain", fifo)):
         r = shardconv(*args)
         assert r.returncode == 2 and "not a regular file (a FIFO); pipe it to '-'" in r.stderr, args
     r = shardconv("trace", str(dump), "--format", "json")

@@ -51,6 +51,22 @@ def run_proc(*args: str, input: str | None = None, env: dict[str, str] | None = 
     return Result(p.returncode, p.stdout, p.stderr)
 
 
+def run_capped(*args: str, cwd: Path, memory: int = 3 << 29, timeout: float = 60) -> Result:
+    """As a real subprocess in ``cwd`` whose address space is capped at ``memory`` bytes: an unbounded
+    read fails (exit 70, MemoryError) instead of taking the machine, a hang fails on ``timeout``."""
+    import resource
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+    base = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR")}
+    p = subprocess.run(
+        [str(BIN), *args], capture_output=True, text=True, env={**base, "COLUMNS": "80"}, cwd=cwd,
+        timeout=timeout, preexec_fn=cap, stdin=subprocess.DEVNULL,
+    )
+    return Result(p.returncode, p.stdout, p.stderr)
+
+
 def run_pty(*args: str, columns: int = 80, env: dict[str, str] | None = None) -> Result:
     """As a subprocess whose stdout and stderr are a terminal (a pty) ``columns`` wide, colour off;
     ``out`` holds both streams, with the terminal's CRLF line ends turned back into LF."""
