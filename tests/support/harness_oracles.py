@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,8 @@ from fuzz.mutate import OPERATORS
 from support.cli_util import run
 from support.program_gen import Program
 from support.xla_outputs import leaves_of, xla_string
+
+from shardconv.text.brackets import skip_group
 
 import shardconv as sc
 
@@ -199,39 +202,98 @@ def check_oracle(p: Program, folder: Path) -> list[str]:
     return found
 
 
-# --- trace ------------------------------------------------------------------------------------------------
+# --- trace ---------------------------------------------------------------------------------------------
+
+_HLO_TYPE = re.compile(r"^([a-z]+[0-9]*)\[([0-9,]*)\]")
+_MLIR_TYPE = re.compile(r"tensor<((?:[0-9?]+x)*)([a-z]+[0-9]*)>")
+_HLO_ELEMENT = {"s8": "i8", "s16": "i16", "s32": "i32", "s64": "i64", "pred": "i1"}
 
 
-def _rank(side: dict[str, Any] | None) -> int | None:
-    placement = (side or {}).get("placement") or {}
-    counts = placement.get("tile_counts")
-    return None if counts is None else len(counts)
+def value_type(folder: Path, side: dict[str, Any], value: str) -> tuple[str, int] | None:
+    """(element type, rank) of ``value`` where the dump defines it (the side's file and line): an HLO
+    instruction's shape or an MLIR op's result type; None for arguments, results and anything else.
+    Partitioning changes shapes but never the rank or the element type."""
+    if side.get("file") is None or side.get("line") is None or ":" in value:
+        return None
+    path = Path(side["file"]) if Path(side["file"]).is_absolute() else folder / side["file"]
+    lines = _lines(path)
+    line = lines[side["line"] - 1] if 0 < side["line"] <= len(lines) else ""
+    arg = re.fullmatch(r"arg\[(\d+)\]", value)
+    if arg:  # an MLIR signature's %argN: TYPE, or an HLO parameter(N) instruction
+        m = re.search(rf"%arg{arg.group(1)}: ", line) or re.search(rf"= (?=\S+ parameter\({arg.group(1)}\))", line)
+    elif value.startswith("%"):
+        m = re.search(rf"(?:^|\s){re.escape(value)} = ", line)
+    else:
+        return None
+    if m is None:
+        return None
+    rest = line[m.end():]
+    hlo = _HLO_TYPE.match(rest)
+    if hlo:
+        dims = hlo.group(2)
+        return _HLO_ELEMENT.get(hlo.group(1), hlo.group(1)), len(dims.split(",")) if dims else 0
+    types = _MLIR_TYPE.findall(rest)
+    if not types or rest.lstrip().startswith("sdy.manual_computation"):
+        return None
+    dims, element = types[0] if arg else types[-1]
+    return element, dims.count("x")
+
+
+_LINES: dict[Path, list[str]] = {}
+
+
+def _lines(path: Path) -> list[str]:
+    if path not in _LINES:
+        _LINES[path] = path.read_text(encoding="utf-8", errors="replace").splitlines() if path.exists() else []
+    return _LINES[path]
+
+
+def _pairing(folder: Path, command: str, doc: dict[str, Any]) -> list[str]:
+    """Changes that pair two values of different element types or ranks."""
+    found = []
+    for c in doc["changes"]:
+        before, after = c.get("before"), c.get("after")
+        if not before or not after:
+            continue
+        tb, ta = value_type(folder, before, c["value"]), value_type(folder, after, c["value"])
+        if tb is not None and ta is not None and tb != ta:
+            found.append(f"{command}: {c['value']} at {c.get('pass', '')} pairs a {tb} value "
+                         f"({before['file']}:{before['line']}) with a {ta} one ({after['file']}:{after['line']})")
+    return found
+
+
+def _moves(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Placement changes between two decided placements (not a sharding gained or lost)."""
+    return [c for c in doc["changes"] if c["kind"] == "placement" and (c.get("before") or {}).get("text")
+            and (c.get("after") or {}).get("text")]
 
 
 def trace_oracle(p: Program, folder: Path) -> list[str]:
-    """``trace`` on the per-pass folder pairs no values of different ranks, and on a program that asks
-    for no placement change reports no move between two decided placements (and exits 0)."""
+    """``trace`` on the per-pass folder and ``diff`` between stages pair only values of one element type
+    and rank; with no move between two decided placements trace exits 0, and a program that asks for
+    no placement change has no such move."""
+    found = []
     r = run("trace", str(folder / "xla"), "--format", "json")
     if r.code not in (0, 1):
         return [f"trace xla/: exit {r.code}: {_first_line(r.err)}"]
     doc = json.loads(r.out)
-    found = []
-    for c in doc["changes"]:
-        before, after = c.get("before"), c.get("after")
-        rb, ra = _rank(before), _rank(after)
-        if rb is not None and ra is not None and rb != ra:
-            assert before is not None and after is not None
-            found.append(f"trace xla/: {c['value']} at {c['pass']} pairs a rank-{rb} value with a rank-{ra} one "
-                         f"({before['text']} at {before['file']}:{before['line']} -> "
-                         f"{after['text']} at {after['file']}:{after['line']})")
+    found += _pairing(folder, "trace xla/", doc)
+    moves = _moves(doc)
+    if not moves and r.code != 0:
+        found.append(f"trace xla/: exit {r.code} with no move between decided placements: {doc['summary']}")
     if not p.reshards:
-        moves = [c for c in doc["changes"] if c["kind"] == "placement" and c.get("before") and c.get("after")
-                 and c["before"].get("text") and c["after"].get("text")]
         for c in moves[:3]:
             before, after = c["before"]["text"], c["after"]["text"]
             found.append(f"trace xla/: a move of {c['value']} at {c['pass']}: {before} -> {after}")
-        if r.code != 0:
-            found.append(f"trace xla/: exit {r.code} on a program that reshards nothing: {doc['summary']}")
+    pairs = [(folder / "lowered.mlir", f) for f in _one(folder, "xla/shardy/*/04.output_module.mlir")]
+    pairs += list(zip(_one(folder, "xla/*before_optimizations.txt"), _one(folder, "xla/*after_shardy-xla*.txt")))
+    for a, b in pairs:
+        command = f"diff {a.relative_to(folder)} {b.relative_to(folder)}"
+        d = run("diff", str(a), str(b), "--format", "json")
+        if d.code not in (0, 1):
+            found.append(f"{command}: exit {d.code}: {_first_line(d.err)}")
+            continue
+        found += _pairing(folder, command, json.loads(d.out))
     return found
 
 
@@ -299,8 +361,10 @@ def explain_oracle(p: Program, folder: Path) -> list[str]:
                 continue
             (e,) = json.loads(r.out)["explanations"]
             got = {a["axis"]: a["origin"]["label"] for a in e["axes"] if a.get("origin")}
-            if got != origins:
-                found.append(f"{where}: origins {got}, Shardy recorded {origins}")
+            held = _dim_axes(e.get("sharding") or "")  # Shardy also records axes the value does not hold
+            recorded = {axis: label for axis, label in origins.items() if axis in held}
+            if got != recorded:
+                found.append(f"{where}: origins {got}, Shardy recorded {recorded} (sharding {e.get('sharding')})")
             s = run("explain", "-", f"--{kind}", str(k), "--format", "json", input=text)
             if s.code != 0:
                 found.append(f"{where} (stdin): exit {s.code}: {_first_line(s.err)}")
@@ -309,6 +373,14 @@ def explain_oracle(p: Program, folder: Path) -> list[str]:
             if es["axes"] != e["axes"]:
                 found.append(f"{where}: from stdin {_axes(es)}, from the file {_axes(e)}")
     return found
+
+
+def _dim_axes(sharding: str) -> set[str]:
+    """The axis names on the dims of an sdy sharding (not its replicated or unreduced axes)."""
+    if "[" not in sharding:
+        return set()
+    dims = sharding[sharding.index("[") : skip_group(sharding, sharding.index("["))]
+    return set(re.findall(r'"([^"]+)"', dims))
 
 
 def _axes(e: dict[str, Any]) -> str:
@@ -384,13 +456,15 @@ def mutants(data: bytes, rng: random.Random) -> Iterator[tuple[str, bytes]]:
 
 
 def mutation_oracle(p: Program, folder: Path, per_file: int = 2) -> list[str]:
-    """A dump cut, with a byte flipped or a non-UTF-8 byte added is never "clean" with fewer values found."""
+    """A dump cut, with a byte flipped or a non-UTF-8 byte added is never "clean" with fewer values found,
+    checked in a folder beside an intact file (a file the gate skips must not pass as clean)."""
     rng = random.Random(p.seed)
     files = ir_files(folder)
     picked = rng.sample(files, min(4, len(files)))
     found = []
     out = folder / "mutants"
     out.mkdir(exist_ok=True)
+    _, lowered = _occurrences(folder / "lowered.mlir", p.mesh_flag)
     for path in picked:
         code, base = _occurrences(path, p.mesh_flag)
         if code != 0:
@@ -398,13 +472,14 @@ def mutation_oracle(p: Program, folder: Path, per_file: int = 2) -> list[str]:
         data = path.read_bytes()
         for n in range(per_file):
             for k, (how, mutant) in enumerate(mutants(data, rng)):
-                target = out / f"{n}.{k}.{path.name}"
-                target.write_bytes(mutant)
-                mcode, seen = _occurrences(target, p.mesh_flag)
-                if mcode == 0 and seen < base:
-                    found.append(f"check {path.relative_to(folder)} {how}: clean with {seen} values, "
-                                 f"the intact file has {base}"
-                                 f" (mutant kept at {target})")
+                beside = out / f"{path.stem}.{n}.{k}"  # checked as a folder, beside an intact file
+                beside.mkdir(exist_ok=True)
+                shutil.copy(folder / "lowered.mlir", beside / "intact.mlir")
+                (beside / path.name).write_bytes(mutant)
+                mcode, seen = _occurrences(beside, p.mesh_flag)
+                if mcode == 0 and seen < base + lowered:
+                    found.append(f"check {path.relative_to(folder)} {how}: clean with {seen} values beside an intact "
+                                 f"file, the two intact files have {base + lowered} (kept in {beside})")
     return found
 
 
