@@ -3,8 +3,9 @@ description (the reproducible seed) rendered into Python source that a child pro
 
 Each program is one mesh (1-4 axes, 1-64 devices, iota / permuted / reversed device order, Auto or
 Explicit axes), arguments given shardings or left to propagation, a chain of steps (constraints,
-reshapes that make sub-axes, shard_map collectives, scan, while, cond, remat, vmap with spmd_axis_name,
-custom_partitioning, shard_alike) and tuple / scalar / int8 / bf16 outputs, each given an out_sharding
+reshapes that make sub-axes, shard_map collectives, scan, while, cond (with and without operands),
+remat, vmap with spmd_axis_name, custom_partitioning, shard_alike) and tuple / scalar / int8 / bf16
+outputs (two of them may come from one while op), each given an out_sharding
 or left to propagation.
 """
 
@@ -18,10 +19,10 @@ from math import prod
 AXIS_NAMES = ("a", "b", "c", "d")
 AUTO_STEPS = (
     "tanh", "matmul", "constraint", "split", "psum", "ppermute", "psum_scatter", "all_gather", "all_to_all",
-    "scan", "while", "cond", "remat", "vmap", "custom_partitioning", "shard_alike",
+    "scan", "while", "cond", "cond0", "remat", "vmap", "custom_partitioning", "shard_alike",
 )
 EXPLICIT_STEPS = ("tanh", "reshard")
-EXTRA_OUTPUTS = ("sum", "int8", "bf16", "twice")
+EXTRA_OUTPUTS = ("sum", "int8", "bf16", "twice", "pair")  # pair: the two results of one while op
 
 Spec = list[list[str]]  # per dim, the mesh axes it is sharded over (major to minor)
 
@@ -136,13 +137,15 @@ def generate(seed: int, *, platform: str = "cpu", max_devices: int = 64) -> Prog
         steps.append(("tanh", ""))
     extras = rng.sample(EXTRA_OUTPUTS, rng.choice((0, 0, 1, 2)))
     out_specs: list[Spec | None] = []
-    for extra in ["x", *extras]:
+    for extra in output_kinds(extras):
         rank = 0 if extra == "sum" else 2
         out_specs.append(_spec(rng, axes, rank) if rng.random() < 0.4 else None)
+    donate = rng.random() < 0.2  # only where the output keeps x's sharding: XLA refuses other aliases
     return Program(
         seed=seed, platform=platform, axes=axes, order=order, device_ids=ids, explicit=explicit,
         dtype=rng.choice(("float32", "float32", "bfloat16")), rows=rows, cols=cols, x_spec=x_spec, w_spec=w_spec,
-        steps=steps, extras=extras, out_specs=out_specs, donate=rng.random() < 0.2,
+        steps=steps, extras=extras, out_specs=out_specs,
+        donate=donate and x_spec is not None and out_specs[0] == x_spec,
     )
 
 
@@ -178,6 +181,7 @@ _STEP_SOURCE = {
     "scan": "x, _ = jax.lax.scan(lambda c, _: (jnp.tanh(c) * 0.5, None), x, None, length=3)",
     "while": "x = jax.lax.fori_loop(0, 3, lambda i, c: jnp.cos(c), x)",
     "cond": "x = jax.lax.cond(x.sum() > 0, jnp.sin, jnp.cos, x)",
+    "cond0": "x = x * jax.lax.cond(x.sum() > 0, lambda: jnp.float32(2), lambda: jnp.float32(0.5)).astype(x.dtype)",
     "remat": "x = jax.checkpoint(lambda v: jnp.sin(v) * 2)(x)",
     "vmap": "x = jax.vmap(lambda r: jax.lax.with_sharding_constraint(jnp.exp(r), NamedSharding(mesh, P(None))), "
             "spmd_axis_name={axis!r})(x)",
@@ -199,7 +203,15 @@ _CUSTOM = '''
     double.def_partition(infer_sharding_from_operands=_infer, partition=_partition, sharding_rule="i j -> i j")
 '''
 
-_EXTRA_SOURCE = {"sum": "x.sum()", "int8": "x.astype(jnp.int8)", "bf16": "x.astype(jnp.bfloat16)", "twice": "x * 2"}
+_EXTRA_SOURCE = {
+    "sum": "x.sum()", "int8": "x.astype(jnp.int8)", "bf16": "x.astype(jnp.bfloat16)", "twice": "x * 2",
+    "pair": "*jax.lax.fori_loop(0, 2, lambda i, c: (jnp.sin(c[1]), c[0]), (x, x * 2))",
+}
+
+
+def output_kinds(extras: list[str]) -> list[str]:
+    """One entry per output of the program: x, then each extra (a pair gives two)."""
+    return ["x", *(k for e in extras for k in ([e, e] if e == "pair" else [e]))]
 
 
 def render(p: Program) -> str:
@@ -239,7 +251,7 @@ def render(p: Program) -> str:
     shapes = [(p.rows, p.cols, p.dtype, p.x_spec), (p.cols, p.cols, "float32", p.w_spec)]
     args = ", ".join(f"jax.ShapeDtypeStruct(({r}, {c}), jnp.{t}, sharding={_ns(s)})" for r, c, t, s in shapes)
     named: list[tuple[Spec | None, int]] = [(p.x_spec, 2), (p.w_spec, 2)]
-    named += [(s, 0 if e == "sum" else 2) for s, e in zip(p.out_specs, ["x", *p.extras])]
+    named += [(s, 0 if e == "sum" else 2) for s, e in zip(p.out_specs, output_kinds(p.extras))]
     named += [(s, 2) for step, s in p.steps if step in ("constraint", "reshard") and isinstance(s, list)]
     lines += [
         f"    jitted = jax.jit(f{''.join(', ' + k for k in kwargs)})",
