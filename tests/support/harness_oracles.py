@@ -14,6 +14,7 @@ from typing import Any
 
 from fuzz.mutate import OPERATORS
 from support.cli_util import run
+from support.explain_util import assert_connected
 from support.program_gen import Program
 from support.xla_outputs import leaves_of, xla_string
 
@@ -321,10 +322,11 @@ def _split_top(text: str) -> list[str]:
 
 _ORIGINS = re.compile(r"sdy\.sharding_origins = \{([^}]*)\}")
 _PAIR = re.compile(r'"?([\w.]+)"? = "([^"]*)"')
+_SHARDING = re.compile(r"#sdy\.sharding<@\w+, \[[^\]]*\][^>]*>")
 
 
-def recorded_origins(stage: Path) -> Iterator[tuple[str, int, dict[str, str]]]:
-    """(``arg``/``result``, index, {axis: origin label}) of each entry argument and result whose
+def recorded_origins(stage: Path) -> Iterator[tuple[str, int, dict[str, str], str]]:
+    """(``arg``/``result``, index, {axis: origin label}, sharding) of each entry argument and result whose
     ``sdy.sharding_origins`` the dump records."""
     lines = stage.read_text(encoding="utf-8").splitlines()
     line = next(ln for ln in lines if re.search(r"func\.func (?:public )?@main\(", ln))
@@ -343,8 +345,9 @@ def recorded_origins(stage: Path) -> Iterator[tuple[str, int, dict[str, str]]]:
     for kind, text in (("arg", args), ("result", results)):
         for k, item in enumerate(_split_top(text)):
             m = _ORIGINS.search(item)
-            if m:
-                yield kind, k, dict(_PAIR.findall(m.group(1)))
+            sharding = _SHARDING.search(item)
+            if m and sharding:
+                yield kind, k, dict(_PAIR.findall(m.group(1))), sharding.group(0)
 
 
 def explain_oracle(p: Program, folder: Path) -> list[str]:
@@ -353,13 +356,17 @@ def explain_oracle(p: Program, folder: Path) -> list[str]:
     found = []
     for stage in _one(folder, "verbose/shardy/*/02.after_propagation.mlir"):
         text = stage.read_text(encoding="utf-8")
-        for kind, k, origins in recorded_origins(stage):
+        for kind, k, origins, sharding in recorded_origins(stage):
             where = f"explain {stage.relative_to(folder)} --{kind} {k}"
             r = run("explain", str(stage), f"--{kind}", str(k), "--format", "json")
             if r.code != 0:
                 found.append(f"{where}: exit {r.code}: {_first_line(r.err)}")
                 continue
             (e,) = json.loads(r.out)["explanations"]
+            if e.get("sharding") != sharding:
+                said = e.get("sharding")
+                found.append(f"{where}: explains {e.get('value')} sharded {said}, {kind} {k} is {sharding}")
+            found += _disconnected(where, stage, kind, k)
             got = {a["axis"]: a["origin"]["label"] for a in e["axes"] if a.get("origin")}
             held = _dim_axes(e.get("sharding") or "")  # Shardy also records axes the value does not hold
             recorded = {axis: label for axis, label in origins.items() if axis in held}
@@ -372,6 +379,19 @@ def explain_oracle(p: Program, folder: Path) -> list[str]:
             (es,) = json.loads(s.out)["explanations"]
             if es["axes"] != e["axes"]:
                 found.append(f"{where}: from stdin {_axes(es)}, from the file {_axes(e)}")
+    return found
+
+
+def _disconnected(where: str, stage: Path, kind: str, k: int) -> list[str]:
+    """Axes whose path does not run from their origin to the value, step after step (explain_util)."""
+    (e,) = sc.explain_path(str(stage), **{kind: k})  # type: ignore[arg-type]
+    found = []
+    for a in e.axes:
+        try:
+            assert_connected(a, e.value)
+        except AssertionError:
+            found.append(f"{where}: the path of {a.axis} does not run from {a.origin.value} to {e.value}: "
+                         + " ; ".join(f"{s.source}->{s.target} ({s.op}, step {s.step})" for s in a.path))
     return found
 
 
