@@ -36,9 +36,10 @@ def _one(folder: Path, pattern: str) -> list[Path]:
 
 
 def decided_stages(folder: Path) -> list[Path]:
-    """Modules whose shardings propagation has decided: the HLO after Shardy's import/export pass and
-    Shardy's output module."""
-    return _one(folder, "xla/*after_shardy-xla*.txt") + _one(folder, "xla/shardy/*/04.output_module.mlir")
+    """Modules whose shardings propagation has decided: the HLO after Shardy's import/export pass,
+    Shardy's output module and XLA's StableHLO of the compiled module."""
+    stages = _one(folder, "xla/*after_shardy-xla*.txt") + _one(folder, "xla/shardy/*/04.output_module.mlir")
+    return stages + _one(folder, "hlo_to_stablehlo.mlir")
 
 
 def undecided_stages(folder: Path) -> list[Path]:
@@ -48,7 +49,8 @@ def undecided_stages(folder: Path) -> list[Path]:
 
 def ir_files(folder: Path) -> list[Path]:
     """Every HLO / MLIR module the program's compile wrote (not XLA's reports, objects or LLVM IR)."""
-    files = [folder / "lowered.mlir", folder / "compiled.txt", *_one(folder, "xla/**/*.mlir")]
+    files = [folder / "lowered.mlir", folder / "compiled.txt", *_one(folder, "hlo_to_stablehlo.mlir")]
+    files += _one(folder, "xla/**/*.mlir")
     dumps = _one(folder, "xla/*.txt")
     files += [f for f in dumps if f.read_text(encoding="utf-8", errors="replace").startswith("HloModule")]
     return files

@@ -3,8 +3,9 @@ each, in one child process per batch (XLA reads XLA_FLAGS once; the jax import i
 
 Usage: python make_programs.py OUT_DIR PROGRAMS.json [verbose]. For each program P of the JSON list,
 OUT_DIR/P/ gets source.py (the rendered program), program.json, lowered.mlir (``lower().as_text()``),
-compiled.txt (``compile().as_text()``), xla/ (``--xla_dump_to`` with ``--xla_dump_hlo_pass_re=.*``: every
-pass and Shardy's stages) and result.json: PJRT's output and parameter shardings (serialized OpSharding,
+compiled.txt (``compile().as_text()``), hlo_to_stablehlo.mlir (XLA's StableHLO of the compiled module),
+xla/ (``--xla_dump_to`` with ``--xla_dump_hlo_pass_re=.*``: every pass and Shardy's stages) and
+result.json: PJRT's output and parameter shardings (serialized OpSharding,
 hex), and per NamedSharding the program names, XLA's ``_to_xla_hlo_sharding`` beside shardconv's
 ``from_jax`` -> ``to_hlo`` and whether ``to_jax`` gives a sharding jax calls equivalent. A program jax
 itself rejects gets result.json ``{"rejected": "..."}``. With ``verbose``, each program (already
@@ -57,6 +58,23 @@ def _hex(shardings: object) -> list[str]:
     return [s.SerializeToString().hex() for s in shardings]  # type: ignore[attr-defined]
 
 
+def _write_stablehlo(compiled: object, folder: str) -> None:
+    """XLA's own HLO -> StableHLO of the compiled module (it carries mhlo.spmd_output_sharding), as
+    make_dumps.py writes it; an ahead-of-time TPU compile has no module to read back."""
+    from jax._src.interpreters import mlir as jax_mlir
+    from jax._src.lib import _jax
+    from jaxlib.mlir import ir
+
+    try:
+        proto = compiled.runtime_executable().hlo_modules()[0].as_serialized_hlo_module_proto()  # type: ignore[attr-defined]
+        with jax_mlir.make_ir_context():
+            text = str(ir.Module.parse(_jax.mlir.hlo_to_stablehlo(proto)))
+    except Exception:  # noqa: BLE001 - XLA's converter refuses some modules (an all_to_all's replica groups)
+        return
+    with open(os.path.join(folder, "hlo_to_stablehlo.mlir"), "w", encoding="utf-8") as f:
+        f.write(text)
+
+
 def _proto_hex(sharding: object, aval: object) -> str:
     """jax's own sharding of a value as XLA serializes it (where no runtime executable answers)."""
     return str(sharding._to_xla_hlo_sharding(len(aval.shape)).to_proto().SerializeToString().hex())  # type: ignore[attr-defined]
@@ -99,6 +117,7 @@ def _compile(p: Program, devices: list[object], folder: str) -> dict[str, object
         return {"rejected": traceback.format_exc(limit=2)}
     with open(os.path.join(folder, "compiled.txt"), "w", encoding="utf-8") as f:
         f.write(compiled.as_text())
+    _write_stablehlo(compiled, folder)
     result: dict[str, object] = {"conversions": _conversions(named) if platform == "cpu" else []}
     try:
         exe = compiled.runtime_executable()
