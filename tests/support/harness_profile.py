@@ -18,7 +18,7 @@ from pathlib import Path
 
 from support.program_gen import Program, generate
 
-QUICK = ["cpu:121", "cpu:30", "cpu:128", "cpu:70", "cpu:73", "cpu:66", "cpu:132", "tpu:2", "tpu:5"]  # every option
+QUICK = ["cpu:121", "cpu:30", "cpu:128", "cpu:70", "cpu:73", "cpu:66", "cpu:132", "tpu:5", "tpu:8"]  # every option
 BATCH = 40  # programs per child process
 CHILD = Path(__file__).resolve().parent / "make_programs.py"
 STATS: Counter[str] = Counter()  # per oracle, the programs it found something in

@@ -119,6 +119,8 @@ def generate(seed: int, *, platform: str = "cpu", max_devices: int = 64) -> Prog
     x_spec = _spec(rng, axes, 2) if explicit or rng.random() < 0.7 else None
     w_spec = _spec(rng, axes, 2) if explicit or rng.random() < 0.5 else None
     menu = EXPLICIT_STEPS if explicit else AUTO_STEPS
+    if platform == "tpu":  # libtpu's ahead-of-time compile has no emitter for a custom partitioning
+        menu = tuple(m for m in menu if m != "custom_partitioning")
     steps: list[tuple[str, Spec | str]] = []
     for _ in range(rng.randint(1, 4)):
         step = rng.choice(menu)
