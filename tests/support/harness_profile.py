@@ -1,6 +1,6 @@
 """Which generated programs a harness run compiles (tests/harness/), and what their oracles found.
 
-``make test`` runs the quick profile (a fixed handful of programs, one of them for TPU);
+``make test`` runs the quick profile (nine fixed programs that between them use every option, two of them for TPU);
 ``SHARDCONV_FUZZ=long`` (``make fuzz``) runs ``SHARDCONV_HARNESS_PROGRAMS`` programs (300) from a fresh
 base seed, printed (``SHARDCONV_HARNESS_BASE`` repeats a run); ``SHARDCONV_HARNESS_SEEDS=12,tpu:3`` runs
 exactly those programs.
