@@ -1,6 +1,6 @@
 """Which generated programs a harness run compiles (tests/harness/), and what their oracles found.
 
-``make test`` runs the quick profile (nine fixed programs that between them use every option, two of them for TPU);
+``make test`` runs the quick profile (ten fixed programs that between them use every option, two of them for TPU);
 ``SHARDCONV_FUZZ=long`` (``make fuzz``) runs ``SHARDCONV_HARNESS_PROGRAMS`` programs (300) from a fresh
 base seed, printed (``SHARDCONV_HARNESS_BASE`` repeats a run); ``SHARDCONV_HARNESS_SEEDS=12,tpu:3`` runs
 exactly those programs.
@@ -18,7 +18,9 @@ from pathlib import Path
 
 from support.program_gen import Program, generate
 
-QUICK = ["cpu:121", "cpu:30", "cpu:128", "cpu:70", "cpu:73", "cpu:66", "cpu:132", "tpu:5", "tpu:8"]  # every option
+QUICK = [  # between them, every step, output, mesh order, axis type and option of the generator
+    "cpu:121", "cpu:30", "cpu:128", "cpu:70", "cpu:79", "cpu:73", "cpu:66", "cpu:132", "tpu:5", "tpu:8",
+]
 BATCH = 40  # programs per child process
 CHILD = Path(__file__).resolve().parent / "make_programs.py"
 STATS: Counter[str] = Counter()  # per oracle, the programs it found something in

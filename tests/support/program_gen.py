@@ -5,7 +5,7 @@ Each program is one mesh (1-4 axes, 1-64 devices, iota / permuted / reversed dev
 Explicit axes), arguments given shardings or left to propagation, a chain of steps (constraints,
 reshapes that make sub-axes, shard_map collectives, scan, while, cond (with and without operands),
 remat, vmap with spmd_axis_name, custom_partitioning, shard_alike) and tuple / scalar / int8 / bf16
-outputs (two of them may come from one while op), each given an out_sharding
+outputs (two of them, of different ranks, may come from one while op), each given an out_sharding
 or left to propagation.
 """
 
@@ -23,6 +23,7 @@ AUTO_STEPS = (
 )
 EXPLICIT_STEPS = ("tanh", "reshard")
 EXTRA_OUTPUTS = ("sum", "int8", "bf16", "twice", "pair")  # pair: the two results of one while op
+_RANK = {"sum": 0, "pair.1": 1}  # every other output is (rows, cols)
 
 Spec = list[list[str]]  # per dim, the mesh axes it is sharded over (major to minor)
 
@@ -140,7 +141,7 @@ def generate(seed: int, *, platform: str = "cpu", max_devices: int = 64) -> Prog
     extras = rng.sample(EXTRA_OUTPUTS, rng.choice((0, 0, 1, 2)))
     out_specs: list[Spec | None] = []
     for extra in output_kinds(extras):
-        rank = 0 if extra == "sum" else 2
+        rank = _RANK.get(extra, 2)
         out_specs.append(_spec(rng, axes, rank) if rng.random() < 0.4 else None)
     donate = rng.random() < 0.2  # only where the output keeps x's sharding: XLA refuses other aliases
     return Program(
@@ -207,13 +208,13 @@ _CUSTOM = '''
 
 _EXTRA_SOURCE = {
     "sum": "x.sum()", "int8": "x.astype(jnp.int8)", "bf16": "x.astype(jnp.bfloat16)", "twice": "x * 2",
-    "pair": "*jax.lax.fori_loop(0, 2, lambda i, c: (jnp.sin(c[1]), c[0]), (x, x * 2))",
+    "pair": "*jax.lax.fori_loop(0, 2, lambda i, c: (jnp.sin(c[0]) + c[1], c[1] * 2), (x, x.sum(axis=0)))",
 }
 
 
 def output_kinds(extras: list[str]) -> list[str]:
-    """One entry per output of the program: x, then each extra (a pair gives two)."""
-    return ["x", *(k for e in extras for k in ([e, e] if e == "pair" else [e]))]
+    """One entry per output of the program: x, then each extra (a pair gives two: a matrix and a row)."""
+    return ["x", *(k for e in extras for k in (["pair.0", "pair.1"] if e == "pair" else [e]))]
 
 
 def render(p: Program) -> str:
@@ -253,7 +254,7 @@ def render(p: Program) -> str:
     shapes = [(p.rows, p.cols, p.dtype, p.x_spec), (p.cols, p.cols, "float32", p.w_spec)]
     args = ", ".join(f"jax.ShapeDtypeStruct(({r}, {c}), jnp.{t}, sharding={_ns(s)})" for r, c, t, s in shapes)
     named: list[tuple[Spec | None, int]] = [(p.x_spec, 2), (p.w_spec, 2)]
-    named += [(s, 0 if e == "sum" else 2) for s, e in zip(p.out_specs, output_kinds(p.extras))]
+    named += [(s, _RANK.get(e, 2)) for s, e in zip(p.out_specs, output_kinds(p.extras))]
     named += [(s, 2) for step, s in p.steps if step in ("constraint", "reshard") and isinstance(s, list)]
     lines += [
         f"    jitted = jax.jit(f{''.join(', ' + k for k in kwargs)})",
