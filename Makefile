@@ -51,6 +51,7 @@ fuzz: $(PY)
 	$(PIP) install -e '.[test]'
 	$(PIP) install -e '.[test,fuzz]' || echo "atheris did not install: hypothesis drives the coverage fuzzer"
 	SHARDCONV_FUZZ=long $(PY) -m pytest -q tests/fuzz
+	SHARDCONV_FUZZ=long $(PY) -m pytest -q tests/harness
 	@if $(PY) -c "import atheris" 2>/dev/null; then \
 		cd tests/fuzz && ../../$(PY) atheris_main.py -max_total_time=$${SHARDCONV_ATHERIS_SECONDS:-600} -rss_limit_mb=4096; \
 	else echo "atheris is not installed here: the hypothesis coverage profile above stands in for it"; fi

@@ -1,0 +1,268 @@
+"""Seeded JAX programs for the differential harness (tests/harness/): a program is a small JSON-serialisable
+description (the reproducible seed) rendered into Python source that a child process runs with jax.
+
+Each program is one mesh (1-4 axes, 1-64 devices, iota / permuted / reversed device order, Auto or
+Explicit axes), arguments given shardings or left to propagation, a chain of steps (constraints,
+reshapes that make sub-axes, shard_map collectives, scan, while, cond (with and without operands),
+remat, vmap with spmd_axis_name, custom_partitioning, shard_alike) and tuple / scalar / int8 / bf16
+outputs (two of them, of different ranks, may come from one while op), each given an out_sharding
+or left to propagation.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import asdict, dataclass
+from math import prod
+
+AXIS_NAMES = ("a", "b", "c", "d")
+AUTO_STEPS = (
+    "tanh", "matmul", "constraint", "split", "psum", "ppermute", "psum_scatter", "all_gather", "all_to_all",
+    "scan", "while", "cond", "cond0", "remat", "vmap", "custom_partitioning", "shard_alike",
+)
+EXPLICIT_STEPS = ("tanh", "reshard")
+EXTRA_OUTPUTS = ("sum", "int8", "bf16", "twice", "pair")  # pair: the two results of one while op
+_RANK = {"sum": 0, "pair.1": 1}  # every other output is (rows, cols)
+
+Spec = list[list[str]]  # per dim, the mesh axes it is sharded over (major to minor)
+
+
+@dataclass(frozen=True)
+class Program:
+    """What the generator chose; ``render`` turns it into source. Serialised as JSON, it is the seed."""
+
+    seed: int
+    platform: str  # "cpu" or "tpu"
+    axes: list[tuple[str, int]]
+    order: str  # "iota", "permuted" or "reversed"
+    device_ids: list[int]  # the mesh's devices, row-major over its axes
+    explicit: bool  # Explicit axis types (sharding in types), else Auto
+    dtype: str  # of x: float32 or bfloat16
+    rows: int
+    cols: int
+    x_spec: Spec | None  # None: left to propagation
+    w_spec: Spec | None
+    steps: list[tuple[str, Spec | str]]  # (step, its sharding or axis)
+    extras: list[str]  # outputs beside x
+    out_specs: list[Spec | None]  # per output; None: left to propagation
+    donate: bool
+
+    @property
+    def name(self) -> str:
+        return f"p{self.seed}"
+
+    @property
+    def n_devices(self) -> int:
+        return prod(s for _, s in self.axes)
+
+    @property
+    def mesh_flag(self) -> str:
+        """The mesh as ``check --mesh`` takes it."""
+        return ",".join(f"{n}={s}" for n, s in self.axes)
+
+    @property
+    def reshards(self) -> bool:
+        """Whether the program asks for a placement change anywhere (then a move between passes is no fault)."""
+        moving = {"constraint", "split", "matmul", "psum", "ppermute", "psum_scatter", "all_gather", "all_to_all",
+                  "reshard", "vmap", "custom_partitioning", "shard_alike", "scan", "while", "cond"}
+        return any(s in moving for s, _ in self.steps) or bool(self.extras) or len({json.dumps(s) for s in
+                                                                                    self.given_specs()}) > 1
+
+    def given_specs(self) -> list[Spec]:
+        return [s for s in (self.x_spec, self.w_spec, *self.out_specs) if s is not None]
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @staticmethod
+    def from_json(text: str) -> Program:
+        d = json.loads(text)
+        d["axes"] = [tuple(a) for a in d["axes"]]
+        d["steps"] = [tuple(s) for s in d["steps"]]
+        return Program(**d)
+
+
+def _mesh(rng: random.Random, max_devices: int) -> list[tuple[str, int]]:
+    while True:
+        n = rng.randint(1, 4)
+        sizes = [rng.choice((1, 2, 2, 2, 4, 4, 8)) for _ in range(n)]
+        if prod(sizes) <= max_devices and (prod(sizes) > 1 or rng.random() < 0.1):
+            return list(zip(AXIS_NAMES, sizes))
+
+
+def _spec(rng: random.Random, axes: list[tuple[str, int]], rank: int) -> Spec:
+    """Each axis of size > 1 on at most one dim, some left out."""
+    dims: Spec = [[] for _ in range(rank)]
+    pool = [n for n, s in axes if s > 1]
+    rng.shuffle(pool)
+    for name in pool:
+        if rank and rng.random() < 0.7:
+            dims[rng.randrange(rank)].append(name)
+    return dims
+
+
+def generate(seed: int, *, platform: str = "cpu", max_devices: int = 64) -> Program:
+    rng = random.Random(seed)
+    axes = _mesh(rng, 8 if platform == "tpu" else max_devices)
+    n = prod(s for _, s in axes)
+    pool = 8 if platform == "tpu" else (8 if n <= 8 else 64)
+    order = rng.choice(("iota", "iota", "permuted", "reversed"))
+    ids = list(range(n))
+    if order == "permuted":
+        ids = rng.sample(range(pool), n)
+    elif order == "reversed":
+        ids = ids[::-1]
+    explicit = platform == "cpu" and rng.random() < 0.15
+    rows, cols = n * rng.choice((1, 2)), n * rng.choice((1, 2))
+    if rows * cols > 8192:
+        rows, cols = n, n
+    x_spec = _spec(rng, axes, 2) if explicit or rng.random() < 0.7 else None
+    w_spec = _spec(rng, axes, 2) if explicit or rng.random() < 0.5 else None
+    menu = EXPLICIT_STEPS if explicit else AUTO_STEPS
+    if platform == "tpu":  # libtpu's ahead-of-time compile has no emitter for a custom partitioning
+        menu = tuple(m for m in menu if m != "custom_partitioning")
+    steps: list[tuple[str, Spec | str]] = []
+    for _ in range(rng.randint(1, 4)):
+        step = rng.choice(menu)
+        if step in ("constraint", "reshard"):
+            steps.append((step, _spec(rng, axes, 2)))
+        elif step in ("psum", "ppermute", "psum_scatter", "all_gather", "all_to_all", "vmap"):
+            big = [a for a, s in axes if s > 1]
+            if not big:
+                continue
+            steps.append((step, rng.choice(big)))
+        elif step in ("matmul", "shard_alike") and rows != cols:
+            continue
+        else:
+            steps.append((step, ""))
+    if not steps:
+        steps.append(("tanh", ""))
+    extras = rng.sample(EXTRA_OUTPUTS, rng.choice((0, 0, 1, 2)))
+    out_specs: list[Spec | None] = []
+    for extra in output_kinds(extras):
+        rank = _RANK.get(extra, 2)
+        out_specs.append(_spec(rng, axes, rank) if rng.random() < 0.4 else None)
+    donate = rng.random() < 0.2  # only where the output keeps x's sharding: XLA refuses other aliases
+    return Program(
+        seed=seed, platform=platform, axes=axes, order=order, device_ids=ids, explicit=explicit,
+        dtype=rng.choice(("float32", "float32", "bfloat16")), rows=rows, cols=cols, x_spec=x_spec, w_spec=w_spec,
+        steps=steps, extras=extras, out_specs=out_specs,
+        donate=donate and x_spec is not None and out_specs[0] == x_spec,
+    )
+
+
+def _p(spec: Spec | None) -> str:
+    if spec is None:
+        return "None"
+    dims = []
+    for d in spec:
+        dims.append("None" if not d else repr(d[0]) if len(d) == 1 else repr(tuple(d)))
+    return f"P({', '.join(dims)})"
+
+
+def _ns(spec: Spec | None) -> str:
+    return "None" if spec is None else f"NamedSharding(mesh, {_p(spec)})"
+
+
+_STEP_SOURCE = {
+    "tanh": "x = jnp.tanh(x)",
+    "matmul": "x = (x @ w.astype(x.dtype)) / {rows}",
+    "constraint": "x = jax.lax.with_sharding_constraint(x, {sharding})",
+    "reshard": "x = jax.sharding.reshard(x, {spec})",
+    "split": "x = jnp.sin(x.reshape(2, {rows} // 2, {cols})).reshape({rows}, {cols})",
+    "psum": "x = jax.shard_map(lambda v: jax.lax.psum(v, {axis!r}), mesh=mesh, in_specs=P({axis!r}, None), "
+            "out_specs=P({axis!r}, None))(x)",
+    "ppermute": "x = jax.shard_map(lambda v: jax.lax.ppermute(v, {axis!r}, [(i, (i + 1) % {size}) for i in "
+                "range({size})]), mesh=mesh, in_specs=P({axis!r}, None), out_specs=P({axis!r}, None))(x)",
+    "psum_scatter": "x = jax.shard_map(lambda v: jax.lax.psum_scatter(v, {axis!r}, scatter_dimension=0, tiled=True), "
+                    "mesh=mesh, in_specs=P(None, None), out_specs=P({axis!r}, None))(x)",
+    "all_gather": "x = jax.shard_map(lambda v: jax.lax.all_gather(v, {axis!r}, axis=0, tiled=True), mesh=mesh, "
+                  "in_specs=P({axis!r}, None), out_specs=P(None, None), check_vma=False)(x)",
+    "all_to_all": "x = jax.shard_map(lambda v: jax.lax.all_to_all(v, {axis!r}, 1, 0, tiled=True), mesh=mesh, "
+                  "in_specs=P({axis!r}, None), out_specs=P(None, {axis!r}))(x)",
+    "scan": "x, _ = jax.lax.scan(lambda c, _: (jnp.tanh(c) * 0.5, None), x, None, length=3)",
+    "while": "x = jax.lax.fori_loop(0, 3, lambda i, c: jnp.cos(c), x)",
+    "cond": "x = jax.lax.cond(x.sum() > 0, jnp.sin, jnp.cos, x)",
+    "cond0": "x = x * jax.lax.cond(x.sum() > 0, lambda: jnp.float32(2), lambda: jnp.float32(0.5)).astype(x.dtype)",
+    "remat": "x = jax.checkpoint(lambda v: jnp.sin(v) * 2)(x)",
+    "vmap": "x = jax.vmap(lambda r: jax.lax.with_sharding_constraint(jnp.exp(r), NamedSharding(mesh, P(None))), "
+            "spmd_axis_name={axis!r})(x)",
+    "custom_partitioning": "x = double(x)",
+    "shard_alike": "x, w = shard_alike(x, w)",
+}
+
+_CUSTOM = '''
+    @custom_partitioning
+    def double(v):
+        return v * 2
+
+    def _infer(mesh_, arg_shapes, result_shape):
+        return arg_shapes[0].sharding
+
+    def _partition(mesh_, arg_shapes, result_shape):
+        return mesh_, lambda v: v * 2, arg_shapes[0].sharding, (arg_shapes[0].sharding,)
+
+    double.def_partition(infer_sharding_from_operands=_infer, partition=_partition, sharding_rule="i j -> i j")
+'''
+
+_EXTRA_SOURCE = {
+    "sum": "x.sum()", "int8": "x.astype(jnp.int8)", "bf16": "x.astype(jnp.bfloat16)", "twice": "x * 2",
+    "pair": "*jax.lax.fori_loop(0, 2, lambda i, c: (jnp.sin(c[0]) + c[1], c[1] * 2), (x, x.sum(axis=0)))",
+}
+
+
+def output_kinds(extras: list[str]) -> list[str]:
+    """One entry per output of the program: x, then each extra (a pair gives two: a matrix and a row)."""
+    return ["x", *(k for e in extras for k in (["pair.0", "pair.1"] if e == "pair" else [e]))]
+
+
+def render(p: Program) -> str:
+    """Python source defining ``program(devices)``: the program lowered for those devices, and every
+    NamedSharding it names with its rank (for the from_jax / to_hlo oracle)."""
+    sizes = tuple(s for _, s in p.axes)
+    names = tuple(n for n, _ in p.axes)
+    kind = "Explicit" if p.explicit else "Auto"
+    lines = [
+        "import jax", "import jax.numpy as jnp", "import numpy as np",
+        "from jax.experimental.custom_partitioning import custom_partitioning",
+        "from jax.experimental.shard_alike import shard_alike",
+        "from jax.sharding import AxisType, Mesh, NamedSharding", "from jax.sharding import PartitionSpec as P",
+        "", "",
+        f"# {p.to_json()}",
+        "def program(devices):",
+        f"    ids = {p.device_ids}",
+        f"    mesh = Mesh(np.array([devices[i] for i in ids]).reshape({sizes}), {names}, "
+        f"axis_types=(AxisType.{kind},) * {len(sizes)})",
+    ]
+    if any(s == "custom_partitioning" for s, _ in p.steps):
+        lines += _CUSTOM.rstrip("\n").split("\n")[1:]
+    lines += ["", "    def f(x, w):"]
+    for step, arg in p.steps:
+        size = dict(p.axes).get(arg, 1) if isinstance(arg, str) else 1
+        spec = arg if isinstance(arg, list) else None
+        lines.append("        " + _STEP_SOURCE[step].format(
+            rows=p.rows, cols=p.cols, sharding=_ns(spec), spec=_p(spec), axis=arg, size=size))
+    outs = ["x", *(_EXTRA_SOURCE[e] for e in p.extras)]
+    lines.append(f"        return ({', '.join(outs)},)")
+    out_shardings = ", ".join(_ns(s) for s in p.out_specs)
+    kwargs = ["keep_unused=True"]  # an unused argument stays a parameter: PJRT's list and the module's agree
+    if any(s is not None for s in p.out_specs):
+        kwargs.append(f"out_shardings=({out_shardings},)")
+    if p.donate:
+        kwargs.append("donate_argnums=(0,)")
+    shapes = [(p.rows, p.cols, p.dtype, p.x_spec), (p.cols, p.cols, "float32", p.w_spec)]
+    args = ", ".join(f"jax.ShapeDtypeStruct(({r}, {c}), jnp.{t}, sharding={_ns(s)})" for r, c, t, s in shapes)
+    named: list[tuple[Spec | None, int]] = [(p.x_spec, 2), (p.w_spec, 2)]
+    named += [(s, _RANK.get(e, 2)) for s, e in zip(p.out_specs, output_kinds(p.extras))]
+    named += [(s, 2) for step, s in p.steps if step in ("constraint", "reshard") and isinstance(s, list)]
+    lines += [
+        f"    jitted = jax.jit(f{''.join(', ' + k for k in kwargs)})",
+        f"    args = ({args})",
+        f"    named = [{', '.join(f'({_ns(s)}, {r})' for s, r in named if s is not None)}]",
+    ]
+    if p.explicit:
+        lines += ["    with jax.set_mesh(mesh):", "        return jitted.lower(*args), named"]
+    else:
+        lines += ["    return jitted.lower(*args), named"]
+    return "\n".join(lines) + "\n"
