@@ -29,6 +29,7 @@ _SHARDING = re.compile(r"(?<![\w.])sharding=\{")
 _PARAMETER = re.compile(r"\bparameter\((\d+)\)")
 _CLOSE = re.compile(r"^\}", re.MULTILINE)
 _SHAPE_TOKEN = re.compile(r"\{[^{}]*\}|[(),]|" + _LEAF.pattern)
+_OPCODE = re.compile(r"\s*([\w\-]+)\(")
 
 
 def is_hlo_module(text: str) -> bool:
@@ -44,6 +45,7 @@ class _Instr:
     shape: str  # the shape text, e.g. ``(f32[8]{0}, f32[])``
     sharding: tuple[str, int] | None  # ``{...}`` and where it starts
     parameter: int | None
+    opcode: str
 
 
 def _shape_end(text: str, i: int) -> int:
@@ -67,6 +69,7 @@ def _instructions(text: str, start: int, end: int) -> list[_Instr]:
             brace = s.end() - 1
             sharding = (text[brace : skip_group(text, brace, line_end, own_kind_only=True)], brace)
         p = _PARAMETER.match(text, shape_end + 1) if text.startswith(" ", shape_end) else None
+        op = _OPCODE.match(text, shape_end, line_end)
         out.append(
             _Instr(
                 pos=m.start(1),
@@ -74,6 +77,7 @@ def _instructions(text: str, start: int, end: int) -> list[_Instr]:
                 shape=text[m.end() : shape_end],
                 sharding=sharding,
                 parameter=int(p.group(1)) if p else None,
+                opcode=op.group(1) if op else "",
             )
         )
     return out
@@ -130,9 +134,13 @@ def read_hlo_module(text: str, *, params: bool = False) -> Reading:
     body = _instructions(text, brace + 1, close.start())
     items: list[OutputSharding] = []
     if params:
-        for ins in sorted((i for i in body if i.parameter is not None), key=lambda i: i.parameter or 0):
+        ports = sorted((i for i in body if i.parameter is not None), key=lambda i: i.parameter or 0)
+        for ins in ports:
             items += _leaf_items(ins, text, len(items), ins.parameter or 0)
-        return Reading(text=text, items=tuple(items))
+        flagged = set(_propagated_to(text, _ALLOW_PARAMETERS, len(ports)))
+        undecided = () if _propagated(body) else tuple(o.index for o in items if o.value in flagged)
+        first = next((i.pos for i in ports if i.parameter in flagged), None)
+        return _reading(text, items, undecided, first, "parameters")
     root = next((i for i in body if i.root), None)
     if root is None:
         raise ShardingSyntaxError("the ENTRY computation has no ROOT instruction", text=text, pos=m.start())
@@ -145,24 +153,48 @@ def read_hlo_module(text: str, *, params: bool = False) -> Reading:
             pos=root.pos,
         )
     items = _leaf_items(root, text, 0, None)
-    undecided = tuple(i for i in _propagated_to_output(text, len(items)) if items[i].source == UNANNOTATED)
-    why = UNCONSTRAINED + propagated_stage(shardy=bool(_SHARDY_HEADER.search(text))) if undecided else ""
-    return Reading(text=text, items=tuple(items), undecided=undecided, undecided_why=why)
+    undecided = () if _propagated(body) else _propagated_to(text, _ALLOW_OUTPUT, len(items))
+    return _reading(text, items, undecided, root.pos, "output")
+
+
+def _reading(text: str, items: list[OutputSharding], undecided: tuple[int, ...], pos: int | None, side: str) -> Reading:
+    """The reading of ``items``; ``undecided`` (declared at ``pos``) are read off the header's flag for ``side``."""
+    shardy = _SHARDY_HEADER.search(_header(text)) is not None
+    why = UNCONSTRAINED.format(side=side) + propagated_stage(shardy=shardy) if undecided else ""
+    return Reading(
+        text=text, items=tuple(items), undecided=undecided, undecided_why=why, undecided_pos=pos if undecided else None
+    )
 
 
 _ALLOW_OUTPUT = re.compile(r"\ballow_spmd_sharding_propagation_to_output=\{([^}]*)\}")
+_ALLOW_PARAMETERS = re.compile(r"\ballow_spmd_sharding_propagation_to_parameters=\{([^}]*)\}")
 UNCONSTRAINED = (
-    "a leaf with no sharding whose allow_spmd_sharding_propagation_to_output flag (in the HloModule header) "
-    "is true is chosen by the compile's propagation. "
+    "a leaf whose allow_spmd_sharding_propagation_to_{side} flag in the HloModule header is true, in a module "
+    "no propagation has run on (an ENTRY instruction other than a constant has no sharding), is chosen by the "
+    "compile's propagation. "
 )
-_SHARDY_HEADER = re.compile(r"^HloModule [^\n]*\bxla\.sdy\.", re.MULTILINE)  # a module XLA partitions with Shardy
+_SHARDY_HEADER = re.compile(r"\bxla\.sdy\.")  # a module XLA partitions with Shardy, before Shardy ran
 
 
-def _propagated_to_output(text: str, n: int) -> tuple[int, ...]:
-    """The output leaves whose sharding propagation may still choose: the header's
-    ``allow_spmd_sharding_propagation_to_output={true,...}`` (one flag for all, or one per leaf)."""
-    header = text[: text.find("\n")] if "\n" in text else text
-    m = _ALLOW_OUTPUT.search(header)
+def _header(text: str) -> str:
+    """The ``HloModule ...`` line (after any leading comments)."""
+    start = _HEADER.match(text)
+    i = 0 if start is None else start.end()
+    end = text.find("\n", i)
+    return text[i : len(text) if end < 0 else end]
+
+
+def _propagated(body: list[_Instr]) -> bool:
+    """Whether a sharding propagation ran on the ENTRY computation: it gives every instruction but the
+    constants a sharding; before it, only the annotated ones (and the ROOT's tuple holds placeholders)."""
+    return all(i.sharding is not None for i in body if i.opcode != "constant")
+
+
+def _propagated_to(text: str, flag: re.Pattern[str], n: int) -> tuple[int, ...]:
+    """The output leaves (parameters) whose sharding propagation may choose: the header's
+    ``allow_spmd_sharding_propagation_to_output={true,...}`` (``..._to_parameters``): one flag for all,
+    or one each."""
+    m = flag.search(_header(text))
     if m is None:
         return ()
     flags = [f.strip() == "true" for f in m.group(1).split(",")]

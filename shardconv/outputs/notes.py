@@ -3,6 +3,7 @@ constraint feeding a result, open dims, and conflicts between module and per-val
 
 from __future__ import annotations
 
+from shardconv.core.errors import ShardingValidationError
 from shardconv.core.positions import line_col
 from shardconv.outputs.reading import FEEDER_KEYS, Reading
 
@@ -27,11 +28,7 @@ def notes(reading: Reading, what: str, *, from_constraints: bool) -> list[str]:
                 f"note: {what} {o.index} comes from a sharding with open dims ({o.source}); "
                 "Shardy propagation may still shard it further"
             )
-    if reading.undecided:
-        which = ", ".join(map(str, reading.undecided))
-        plural = "s" if len(reading.undecided) > 1 else ""
-        out.append(f"note: {what}{plural} {which} not decided yet: {reading.undecided_why}")
-    if reading.reads_none:
+    if reading.reads_none and not reading.undecided:
         out.append(
             f"note: XLA reads no {what} sharding from this module: no {what} carries one and there is no "
             f"module attribute, so XLA's GetOutputShardings returns none (nothing is written for them)"
@@ -53,3 +50,17 @@ def findings(reading: Reading, what: str) -> list[str]:
         head = "" if c.index is None else f"{what} {c.index}: "
         out.append(f"finding: {where}{head}{c.detail}")
     return out
+
+
+def undecided_error(reading: Reading, what: str) -> ShardingValidationError | None:
+    """The refusal for a module whose leaves the compile's propagation still chooses: no format may write
+    a sharding for them (XLA would report it as decided), so the error names the stage that holds them."""
+    if not reading.undecided:
+        return None
+    which = ", ".join(map(str, reading.undecided))
+    plural = "s" if len(reading.undecided) > 1 else ""
+    return ShardingValidationError(
+        f"{what}{plural} {which} not decided yet: {reading.undecided_why}",
+        text=reading.text,
+        pos=reading.undecided_pos,
+    )

@@ -43,11 +43,11 @@ from shardconv.text.brackets import skip_group, skip_string, skip_ws, split_top
 
 
 JAX_RESULT = "jax.result_info"
-# A result with no sharding in a partitioned module before propagation (a jax lowering of unconstrained
-# outputs): the compile chooses it (``propagated_stage`` says where that choice can be read).
+# An argument or result with no sharding in a partitioned jax lowering (unspecified in/out shardings):
+# the compile chooses it (``propagated_stage`` says where that choice can be read).
 UNCONSTRAINED = (
-    "an unconstrained result of a jax lowering (jax.result_info and no sharding, in a partitioned module) "
-    "is chosen by the compile's propagation. "
+    "an unconstrained {side} of a jax lowering (no sharding, in a partitioned module whose results carry "
+    "jax.result_info) is chosen by the compile's propagation. "
 )
 
 
@@ -234,25 +234,29 @@ def _module_attr(r: _Resolver, params: bool) -> tuple[list[HloSharding], int] | 
 
 
 def _left_to_propagation(ir: ModuleIR, items: list[OutputSharding]) -> tuple[int, ...]:
-    """The unannotated leaves of results jax lowered as unconstrained: ``jax.result_info`` and no
-    sharding (after propagation every result of a partitioned jax module carries one)."""
+    """The unannotated leaves of a partitioned jax lowering (its results carry ``jax.result_info``): jax
+    leaves an argument or result unannotated when its sharding is unspecified, and then lets the compile's
+    propagation choose it (after propagation every argument and result carries one)."""
     results = ir.func.results
-    return tuple(
-        o.index for o in items if o.source == UNANNOTATED and results[o.value].attrs.get(JAX_RESULT) is not None
-    )
+    if num_devices(ir) < 2 or not any(p.attrs.get(JAX_RESULT) is not None for p in results):
+        return ()
+    return tuple(o.index for o in items if o.source == UNANNOTATED)
 
 
 def reading_of(ir: ModuleIR, *, params: bool = False, from_constraints: bool = False) -> Reading:
     """What XLA reports for the outputs (parameters) of ``ir``'s entry function, and any conflicts."""
     r = _Resolver(ir)
     items: list[OutputSharding] = []
-    for port in ir.func.args if params else ir.func.results:
+    ports = ir.func.args if params else ir.func.results
+    for port in ports:
         items += _value_items(r, port, len(items), from_constraints, not params)
     found = _module_attr(r, params)
     if found is None:
-        undecided = () if params or num_devices(ir) < 2 else _left_to_propagation(ir, items)
-        why = UNCONSTRAINED + propagated_stage(shardy=bool(ir.meshes)) if undecided else ""
-        return Reading(text=ir.text, items=tuple(items), undecided=undecided, undecided_why=why)
+        undecided = _left_to_propagation(ir, items)
+        side = "argument" if params else "result"
+        why = UNCONSTRAINED.format(side=side) + propagated_stage(shardy=bool(ir.meshes)) if undecided else ""
+        pos = ports[items[undecided[0]].value].type_span[0] if undecided else None
+        return Reading(text=ir.text, items=tuple(items), undecided=undecided, undecided_why=why, undecided_pos=pos)
     module, pos = found
     key = SPMD_PARAMS if params else SPMD_OUTPUT
     conflicts = cross_check(module, items, pos, key)

@@ -88,8 +88,9 @@ class Reading:
     text: str
     items: tuple[OutputSharding, ...]
     conflicts: tuple[Conflict, ...] = ()
-    undecided: tuple[int, ...] = ()  # leaves the compile still chooses (propagation to the output is on)
+    undecided: tuple[int, ...] = ()  # leaves the compile's propagation still chooses (its flag is on)
     undecided_why: str = ""  # for those: why, and the stage that holds the decided shardings
+    undecided_pos: int | None = None  # where the first of them is declared
 
     @property
     def shardings(self) -> list[HloSharding]:
@@ -100,7 +101,6 @@ class Reading:
         """XLA reads no sharding at all: no module attribute and no leaf carries one, so its converted
         entry has no ROOT (parameter) sharding and ``GetOutputShardings`` returns nothing."""
         return bool(self.items) and all(o.source == UNANNOTATED for o in self.items)
-
 
 def propagated_stage(shardy: bool) -> str:
     """Where the sharding a compile's propagation chose for an output can be read: with Shardy, its

@@ -1,0 +1,165 @@
+"""Shardings the compile's propagation still chooses are never written as decided: real jax programs (8 CPU
+devices, in a child process) with unconstrained results, a partially constrained tuple, a parameter left to
+``shard_alike``, and a GSPMD lowering. Before propagation (the lowering, the HLO before optimizations) every
+``-f`` refuses them (exit 2, naming the leaves and the stage to read; JSON marks them undecided); the stage
+it names holds, in every format, exactly what the executable hands back through PJRT."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from jax._src.lib import xla_client as xc
+from support.cli_util import run
+from support.xla_outputs import compile_module, xla_outputs
+
+from shardconv.cli.outputs import FORMATS
+from shardconv.outputs.pjrt import unpack
+from shardconv.outputs.writers import split_length_prefixed
+
+pytestmark = pytest.mark.oracle
+
+HERE = Path(__file__).resolve().parent
+BEFORE = ("lowered", "before_optimizations")  # the stages before propagation
+CASES = [  # (program, parameters): every side with a leaf left to propagation
+    ("unconstrained", False),
+    ("partial", False),
+    ("params", False),
+    ("params", True),
+    ("gspmd", False),
+]
+
+
+@pytest.fixture(scope="module")
+def programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, object]]:
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"} | {"TF_CPP_MIN_LOG_LEVEL": "3"}
+    dump = tmp_path_factory.mktemp("undecided")
+    child = subprocess.run(
+        [sys.executable, str(HERE.parent / "support" / "undecided_child.py"), str(dump)],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )
+    assert child.returncode == 0, child.stderr[-2000:]
+    return json.loads(child.stdout)  # type: ignore[no-any-return]
+
+
+def _proto(hlo: str) -> bytes:
+    return bytes(xc.HloSharding.from_string(hlo).to_proto().SerializeToString())
+
+
+def _header_blobs(text: str) -> list[bytes]:
+    """The messages of a ``-f pjrt-header`` file, read from its C string literals (one per ``// N:`` item)."""
+    array = text[text.index("[] = {") : text.index("};")]
+    blobs: list[bytes] = []
+    for line in array.splitlines()[1:]:
+        line = line.strip()
+        if line.startswith("//"):
+            blobs.append(b"")
+        elif line.startswith('"'):
+            blobs[-1] += bytes(int(h, 16) for h in re.findall(r"\\x([0-9a-f]{2})", line))
+    return blobs
+
+
+def _decoded(fmt: str, data: bytes, params: bool, n: int) -> list[bytes]:
+    """The serialized OpSharding of each leaf a ``-f fmt`` file holds, read back with XLA's own parsers."""
+    text = data.decode("utf-8", "replace")
+    if fmt == "hlo":
+        return [_proto(ln) for ln in text.splitlines()]
+    if fmt == "tuple":
+        whole = xc.HloSharding.from_string(text.strip())
+        parts = whole.tuple_elements() if n > 1 else [whole]
+        return [bytes(p.to_proto().SerializeToString()) for p in parts]
+    if fmt == "proto-hex":
+        return [bytes.fromhex(ln) for ln in text.splitlines()]
+    if fmt == "textproto":
+        return [_proto(ln.split(": ", 1)[1]) for ln in text.splitlines() if re.match(r"# \w+ \d+: ", ln)]
+    if fmt == "json":
+        doc = json.loads(data)
+        items = doc["parameters" if params else "outputs"]
+        assert doc["undecided"] == [] and doc["error"] is None and all(o["decided"] for o in items)
+        return [bytes.fromhex(o["proto_hex"]) for o in items]
+    if fmt == "proto":
+        return split_length_prefixed(data) or []
+    if fmt == "pjrt":
+        return unpack(data)
+    if fmt == "pjrt-header":
+        return _header_blobs(text)
+    assert fmt == "mlir"
+    if not params:
+        return [_proto(s) for s in xla_outputs(text, n)]
+    _, fields = compile_module(text)
+    return [_proto(s) for s in (repr(xc.HloSharding.from_proto(_op(b))) for b in fields[14])]
+
+
+def _op(blob: bytes) -> xc.OpSharding:
+    op = xc.OpSharding()
+    op.ParseFromString(blob)
+    return op
+
+
+def _args(path: str, fmt: str, params: bool, out: Path) -> list[str]:
+    return ["outputs", path, "-f", fmt, "-o", str(out), *(["--parameters"] if params else [])]
+
+
+@pytest.mark.parametrize(("name", "params"), CASES)
+def test_before_propagation_every_format_refuses_and_the_named_stage_holds_the_executables_shardings(
+    programs: dict[str, dict[str, object]], name: str, params: bool, tmp_path: Path
+) -> None:
+    program = programs[name]
+    stages = program["stages"]
+    assert isinstance(stages, dict)
+    exe = [bytes.fromhex(h) for h in program["parameters" if params else "outputs"]]  # type: ignore[attr-defined]
+    undecided = program["undecided_parameters" if params else "undecided_outputs"]
+    assert isinstance(undecided, list) and undecided
+    what = "parameter" if params else "output"
+    which = f"{what}{'s' if len(undecided) > 1 else ''} {', '.join(map(str, undecided))} not decided yet"
+    shardy = "output_module" in stages
+    named = ("04.output_module.mlir", "after_shardy-xla") if shardy else ("after_sharding-propagation",)
+    assert all(any(n in str(p) for p in stages.values()) for n in named)  # the stage named is the one dumped
+    for stage in BEFORE:
+        for fmt in FORMATS:
+            if fmt == "mlir" and stage != "lowered":
+                continue  # -f mlir rewrites an MLIR module
+            out = tmp_path / f"{stage}.{fmt}"
+            got = run(*_args(stages[stage], fmt, params, out))
+            assert got.code == 2 and which in got.err and all(n in got.err for n in named), (stage, fmt, got.err)
+            if fmt != "json":
+                assert not out.exists() and got.out == "", (stage, fmt)
+                continue
+            doc = json.loads(out.read_text())
+            items = doc["parameters" if params else "outputs"]
+            assert doc["undecided"] == undecided and doc["tuple"] is None and which in doc["error"]["message"]
+            for o, blob in zip(items, exe, strict=True):
+                if o["index"] in undecided:
+                    assert (o["decided"], o["hlo"], o["proto_hex"]) == (False, None, None)
+                else:  # what the module decided is still the executable's
+                    assert o["decided"] and bytes.fromhex(o["proto_hex"]) == blob, (stage, o)
+        report = tmp_path / "report.txt"
+        report.write_text("".join(b.hex() + "\n" for b in exe))
+        got = run("outputs", stages[stage], "--expect", str(report), *(["--parameters"] if params else []))
+        assert got.code == 2 and which in got.err, (stage, got.err)
+    for stage in ("propagated", "output_module") if shardy else ("propagated",):
+        for fmt in FORMATS:
+            if fmt == "mlir" and not stages[stage].endswith(".mlir"):
+                continue
+            out = tmp_path / f"{stage}.{fmt}"
+            got = run(*_args(stages[stage], fmt, params, out))
+            assert got.code == 0 and got.err == "", (stage, fmt, got.err)
+            assert _decoded(fmt, out.read_bytes(), params, len(exe)) == exe, (stage, fmt)
+
+
+def test_mlir_holds_both_sides_so_an_undecided_side_refuses_it(
+    programs: dict[str, dict[str, object]], tmp_path: Path
+) -> None:
+    """-f mlir writes the parameters' and the outputs' shardings into the module: asked for the (decided)
+    parameters of a lowering whose outputs are undecided, it refuses, naming the outputs."""
+    stages = programs["partial"]["stages"]
+    assert isinstance(stages, dict)
+    out = tmp_path / "opt.mlir"
+    got = run(*_args(stages["lowered"], "mlir", True, out))
+    assert got.code == 2 and "outputs 1, 3 not decided yet" in got.err and not out.exists()
+    assert run(*_args(stages["lowered"], "pjrt", True, tmp_path / "p.pjrt")).code == 0  # the parameters are
