@@ -14,6 +14,7 @@ from shardconv.text.atomic import write_atomic
 
 if TYPE_CHECKING:
     from shardconv.core.model import HloSharding
+    from shardconv.outputs.dumps import Dump
     from shardconv.outputs.module import ModuleIR
     from shardconv.outputs.reading import Reading
 
@@ -24,9 +25,12 @@ BINARY = ("proto", "pjrt")
 _HEAD = 1 << 16  # what is read of a file the scan's sniff finds no IR in, to say what it is
 
 
-def _read_module(path: str) -> str:
+def _read_module(path: str) -> Dump:
+    """The module ``outputs`` reads from ``path``: its last (a pass log holds many)."""
+    from shardconv.outputs.dumps import last_dump
+
     if path == "-":
-        return sys.stdin.read()
+        return last_dump(sys.stdin.buffer.read())
     from shardconv.text.files import not_regular_reason
 
     why = not_regular_reason(path)
@@ -40,7 +44,7 @@ def _read_module(path: str) -> str:
 
             with open(path, "rb") as f:
                 module_kind(f.read(_HEAD).decode("utf-8", "surrogateescape"))
-        return Path(path).read_text(encoding="utf-8", errors="surrogateescape")
+        return last_dump(Path(path).read_bytes())
     except OSError as e:
         raise click.ClickException(f"cannot read {path}: {e.strerror}") from None
 
@@ -119,6 +123,7 @@ def outputs(
     the ENTRY's ROOT sharding and parameter shardings. A leaf the compile's propagation still
     chooses (unspecified in a jax lowering; flagged allow_spmd_sharding_propagation_to_* in an HLO
     header before propagation) is refused: exit 2, naming the stage to read (JSON: "decided": false).
+    A pass log of many modules is read at its last module (a note says which).
     \b
     Shardings are written V2 (tile arrays); --v3 writes the values read from an sdy sharding
     as V3 named shardings on their mesh (OpSharding field 14, as XLA serializes V3); the others
@@ -144,8 +149,13 @@ def outputs(
     from shardconv.outputs.read import reading_of
     from shardconv.outputs.source import HLO, module_kind
 
-    text = _read_module(module)
+    dump = _read_module(module)
+    text = dump.text
     what = "parameter" if params else "output"
+    if dump.count > 1:
+        after = "" if dump.header is None else f", {dump.header}"
+        click.echo(f"note: read module {dump.number} of {dump.count}, the last in the file (line {dump.line}{after}); "
+                   f"the {dump.skipped} before it not read", err=True)
     if named and fmt == "mlir":
         raise click.UsageError("--v3 writes protos and strings; -f mlir writes mhlo.sharding strings XLA reads as V2")
     ir = None
@@ -175,7 +185,7 @@ def outputs(
             from shardconv.ui.jsonout import dumps
 
             doc = w.json_document(reading, func=func, params=params, from_constraints=from_constraints,
-                                  shardings=list(chosen.shardings), error=refusal)
+                                  shardings=list(chosen.shardings), error=refusal, dump=dump)
             _emit((dumps(doc) + "\n").encode("utf-8", "surrogateescape"), out)
             click.echo(f"error: {refusal}", err=True)
             return 2
@@ -208,7 +218,7 @@ def outputs(
         for i, b in enumerate(w.proto_blobs(shardings)):
             write_atomic(folder / f"{what}_{i}.pb", b)
         return status
-    _emit(_render(fmt, reading, shardings, ir, other, what, strip_body=strip_body, params=params, func=func,
+    _emit(_render(fmt, reading, shardings, ir, other, what, dump, strip_body=strip_body, params=params, func=func,
                   from_constraints=from_constraints), out)
     return status
 
@@ -220,6 +230,7 @@ def _render(
     ir: ModuleIR | None,
     other_side: Reading | None,
     what: str,
+    dump: Dump,
     *,
     strip_body: bool,
     params: bool,
@@ -249,7 +260,7 @@ def _render(
         from shardconv.ui.jsonout import dumps
 
         doc = w.json_document(
-            reading, func=func, params=params, from_constraints=from_constraints, shardings=shardings
+            reading, func=func, params=params, from_constraints=from_constraints, shardings=shardings, dump=dump
         )
         result = dumps(doc) + "\n"
     elif fmt == "tuple":

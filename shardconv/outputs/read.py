@@ -51,6 +51,12 @@ UNCONSTRAINED = (
 )
 
 
+_BARE = (
+    "; this function is printed without its module, which holds the meshes: print a pass log with module "
+    "scope (--mlir-print-ir-module-scope; PassManager.enable_ir_printing(print_module_scope=True))"
+)
+
+
 class _Resolver:
     """Parses meshes on first use and converts sdy shardings found in the module to HLO."""
 
@@ -78,7 +84,10 @@ class _Resolver:
 
         if s.mesh_name is not None and s.mesh_name not in self.ir.meshes:
             have = ", ".join(f"@{m}" for m in self.ir.meshes) or "none"
-            raise ShardingValidationError(f"unknown mesh: @{s.mesh_name} (meshes: {have})", text=self.ir.text, pos=pos)
+            bare = "" if self.ir.module_span is not None or self.ir.meshes else _BARE
+            raise ShardingValidationError(
+                f"unknown mesh: @{s.mesh_name} (meshes: {have}){bare}", text=self.ir.text, pos=pos
+            )
         return located(self.ir.text, pos, lambda: to_hlo(s, self.meshes()))
 
     def hlo_string(self, pos: int, what: str) -> HloSharding:

@@ -8,6 +8,7 @@ from typing import Any
 from shardconv.core.errors import ShardingError
 from shardconv.core.model import HloSharding
 from shardconv.core.positions import line_col
+from shardconv.outputs.dumps import Dump
 from shardconv.outputs.reading import Reading
 
 
@@ -96,12 +97,14 @@ def json_document(
     from_constraints: bool,
     shardings: Sequence[HloSharding] | None = None,
     error: ShardingError | None = None,
+    dump: Dump | None = None,
 ) -> dict[str, Any]:
     """The ``--format json`` document: every leaf with its HLO string, proto and where it was read, and
     the conflicts between module and per-value attributes. ``shardings`` is each leaf in the form asked
     for (V2 or V3); the reading's own by default. A leaf the compile still chooses has ``"decided":
     false`` and null ``hlo`` and ``proto_hex`` (and the document a null ``tuple``): no sharding stands
-    in for it; ``error`` is the refusal the other formats give for it."""
+    in for it; ``error`` is the refusal the other formats give for it. ``dump`` says which module of the
+    file was read (a pass log holds many)."""
     from shardconv.ui.jsonout import document, error_dict
 
     text = reading.text
@@ -152,6 +155,10 @@ def json_document(
         undecided=list(reading.undecided),
         undecided_why=reading.undecided_why or None,
         error=None if error is None else error_dict(error),
+        module=None if dump is None else {
+            "number": dump.number, "count": dump.count, "skipped": dump.skipped, "line": dump.line,
+            "header": dump.header,
+        },
         conflicts=conflicts,
         **{key: items},
     )

@@ -163,3 +163,54 @@ def test_mlir_holds_both_sides_so_an_undecided_side_refuses_it(
     got = run(*_args(stages["lowered"], "mlir", True, out))
     assert got.code == 2 and "outputs 1, 3 not decided yet" in got.err and not out.exists()
     assert run(*_args(stages["lowered"], "pjrt", True, tmp_path / "p.pjrt")).code == 0  # the parameters are
+
+
+def _hlo_log(stages: dict[str, str], tmp_path: Path) -> str:
+    """XLA's modules one after another: the HLO before optimizations, then after Shardy's export."""
+    log = tmp_path / "xla.log"
+    log.write_text("".join(Path(stages[s]).read_text() for s in ("before_optimizations", "propagated")))
+    return str(log)
+
+
+@pytest.mark.parametrize("params", [False, True])
+@pytest.mark.parametrize("log", ["module_scope_log", "hlo_log"])
+def test_a_pass_log_is_read_at_its_last_module_and_says_so(
+    programs: dict[str, dict[str, object]], log: str, params: bool, tmp_path: Path
+) -> None:
+    """A pass log of many modules (jaxlib's Shardy propagation printed after every pass; XLA's HLO before
+    and after Shardy) is read at its last module, the one after every pass: in every format it gives what
+    the executable hands back, and it says which module it read and how many it did not."""
+    program = programs["partial"]
+    stages = program["stages"]
+    assert isinstance(stages, dict)
+    path = _hlo_log(stages, tmp_path) if log == "hlo_log" else stages[log]
+    count = Path(path).read_text().count("// -----// IR Dump") if log != "hlo_log" else 2
+    assert count > 2 or log == "hlo_log"
+    exe = [bytes.fromhex(h) for h in program["parameters" if params else "outputs"]]  # type: ignore[attr-defined]
+    for fmt in FORMATS:
+        if fmt == "mlir" and log == "hlo_log":
+            continue
+        out = tmp_path / f"{log}.{fmt}"
+        got = run(*_args(path, fmt, params, out))
+        assert got.code == 0, (fmt, got.err)
+        assert got.err.startswith(f"note: read module {count} of {count}, the last in the file (line ")
+        assert got.err.endswith(f"the {count - 1} before it not read\n"), got.err
+        assert _decoded(fmt, out.read_bytes(), params, len(exe)) == exe, fmt
+        if fmt == "json":
+            module = json.loads(out.read_text())["module"]
+            assert (module["number"], module["count"], module["skipped"]) == (count, count, count - 1)
+            lines = Path(path).read_text().splitlines()
+            first = lines[module["line"] - 1]
+            assert first == module["header"] if log != "hlo_log" else first.startswith("HloModule ")
+
+
+def test_a_function_scope_pass_log_ending_in_a_bare_function_is_refused_with_the_fix(
+    programs: dict[str, dict[str, object]], tmp_path: Path
+) -> None:
+    """A pass log printed without module scope ends in a function printed alone, without the module's
+    meshes: outputs reads that last dump, and refuses it (exit 2) saying how to print the log instead."""
+    stages = programs["partial"]["stages"]
+    assert isinstance(stages, dict)
+    got = run("outputs", stages["func_scope_log"])
+    assert got.code == 2 and "note: read module " in got.err
+    assert "printed without its module" in got.err and "print_module_scope=True" in got.err

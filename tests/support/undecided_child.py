@@ -9,6 +9,11 @@ through PJRT (``get_output_shardings`` / ``get_parameter_shardings``, serialized
   constrained value (its header says ``allow_spmd_sharding_propagation_to_parameters={false,true}``);
 - ``gspmd``: ``partial``'s kind of program lowered without Shardy (mhlo.sharding strings, GSPMD).
 
+For ``partial`` it also writes two MLIR pass logs of jaxlib's own Shardy propagation pipeline run on its
+lowering (every dump after every pass): ``partial.module_scope.log`` (each dump a whole module, the last one
+propagated) and ``partial.func_scope.log`` (function passes print their function alone, without the
+module and its meshes), listed as the stages ``module_scope_log`` and ``func_scope_log``.
+
 python undecided_child.py OUT_DIR  ->  JSON on stdout: {program: {"outputs": [hex], "parameters": [hex],
 "undecided_outputs": [leaf], "undecided_parameters": [parameter], "stages": {stage: path}}}; the stages are
 ``lowered`` (jax's MLIR), ``before_optimizations`` (HLO text) and ``propagated`` (the HLO after Shardy's
@@ -72,6 +77,33 @@ def record(name: str, jitted: object, args: tuple[object, ...], undecided_output
     }
 
 
+def pass_logs(name: str, stages: dict[str, str]) -> None:
+    """The Shardy propagation pipeline on ``stages["lowered"]``, printed after every pass (MLIR prints to stderr)."""
+    from jax._src.interpreters import mlir as jax_mlir
+    from jaxlib.mlir import ir
+    from jaxlib.mlir.passmanager import PassManager
+
+    with open(stages["lowered"], encoding="utf-8") as f:
+        text = f.read()
+    for scope, module_scope in (("module_scope", True), ("func_scope", False)):
+        path = f"{out}/{name}.{scope}.log"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        saved = os.dup(2)
+        os.dup2(fd, 2)
+        try:
+            with jax_mlir.make_ir_context() as ctx:
+                ctx.enable_multithreading(False)
+                module = ir.Module.parse(text)
+                pm = PassManager.parse("builtin.module(sdy-propagation-pipeline)")
+                pm.enable_ir_printing(print_after_all=True, print_module_scope=module_scope)
+                pm.run(module.operation)
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(fd)
+        stages[f"{scope}_log"] = path
+
+
 def main() -> None:
     f32 = jnp.float32
     x = jax.device_put(jnp.zeros((16, 32), f32), S("batch", None))
@@ -102,6 +134,7 @@ def main() -> None:
             [1],
         ),
     }
+    pass_logs("partial", result["partial"]["stages"])  # type: ignore[arg-type]
     jax.config.update("jax_use_shardy_partitioner", False)
 
     def gspmd(x: jax.Array) -> tuple[jax.Array, ...]:
