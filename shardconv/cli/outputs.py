@@ -27,7 +27,7 @@ _HEAD = 1 << 16  # what is read of a file the scan's sniff finds no IR in, to sa
 
 def _read_module(path: str) -> Dump:
     """The module ``outputs`` reads from ``path``: its last (a pass log holds many)."""
-    from shardconv.outputs.dumps import last_dump
+    from shardconv.outputs.dumps import last_dump, last_dump_in
 
     if path == "-":
         return last_dump(sys.stdin.buffer.read())
@@ -44,7 +44,7 @@ def _read_module(path: str) -> Dump:
 
             with open(path, "rb") as f:
                 module_kind(f.read(_HEAD).decode("utf-8", "surrogateescape"))
-        return last_dump(Path(path).read_bytes())
+        return last_dump_in(path)
     except OSError as e:
         raise click.ClickException(f"cannot read {path}: {e.strerror}") from None
 

@@ -2,7 +2,9 @@
 devices, in a child process) with unconstrained results, a partially constrained tuple, a parameter left to
 ``shard_alike``, and a GSPMD lowering. Before propagation (the lowering, the HLO before optimizations) every
 ``-f`` refuses them (exit 2, naming the leaves and the stage to read; JSON marks them undecided); the stage
-it names holds, in every format, exactly what the executable hands back through PJRT."""
+it names holds, in every format, exactly what the executable hands back through PJRT. A pass log of many
+modules (jaxlib's Shardy propagation printed after every pass, XLA's modules one after another) is read at
+its last module, a piece at a time, in bounded memory."""
 
 from __future__ import annotations
 
@@ -214,3 +216,58 @@ def test_a_function_scope_pass_log_ending_in_a_bare_function_is_refused_with_the
     got = run("outputs", stages["func_scope_log"])
     assert got.code == 2 and "note: read module " in got.err
     assert "printed without its module" in got.err and "print_module_scope=True" in got.err
+
+
+def test_a_pass_log_read_in_pieces_gives_what_the_executable_returns(
+    programs: dict[str, dict[str, object]], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A long pass log is scanned a piece at a time (here pieces of 8 KiB, about a dump each) and only its
+    last module is read: the module found across pieces is the last, at the file's line, and it gives the
+    executable's own bytes."""
+    import shardconv.scan.pieces as pieces
+
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 8 << 10)
+    program = programs["partial"]
+    stages = program["stages"]
+    assert isinstance(stages, dict)
+    path = stages["module_scope_log"]
+    text = Path(path).read_text()
+    count = text.count("// -----// IR Dump")
+    line = text[: text.rindex("// -----// IR Dump")].count("\n") + 1
+    out = tmp_path / "o.pjrt"
+    got = run(*_args(path, "pjrt", False, out))
+    assert got.code == 0
+    assert got.err.startswith(f"note: read module {count} of {count}, the last in the file (line {line}, ")
+    assert unpack(out.read_bytes()) == [bytes.fromhex(h) for h in program["outputs"]]  # type: ignore[attr-defined]
+
+
+PEAK = """import sys
+from shardconv.cli.main import main
+try:
+    main(sys.argv[2:])
+finally:  # this process's own peak (ru_maxrss keeps the peak of the process it was forked from)
+    open(sys.argv[1], "w").write(open("/proc/self/status").read().split("VmHWM:")[1].split()[0])
+"""
+
+
+def test_a_long_pass_log_is_read_in_bounded_memory(programs: dict[str, dict[str, object]], tmp_path: Path) -> None:
+    """A 160 MB pass log (the propagation log's dumps again and again, then its propagated last one) is
+    read in under 100 MB of memory, never whole, and gives the executable's bytes."""
+    program = programs["partial"]
+    stages = program["stages"]
+    assert isinstance(stages, dict)
+    body = Path(stages["module_scope_log"]).read_bytes()
+    cut = body.rindex(b"// -----// IR Dump")
+    log = tmp_path / "long.log"
+    with log.open("wb") as f:
+        for _ in range((160 << 20) // cut):
+            f.write(body[:cut])
+        f.write(body[cut:])
+    out, peak = tmp_path / "o.pjrt", tmp_path / "peak"
+    args = [str(peak), "outputs", str(log), "-f", "pjrt", "-o", str(out)]
+    child = subprocess.run([sys.executable, "-c", PEAK, *args], capture_output=True, text=True, timeout=600,
+                           check=False)
+    assert child.returncode == 0, child.stderr
+    assert unpack(out.read_bytes()) == [bytes.fromhex(h) for h in program["outputs"]]  # type: ignore[attr-defined]
+    peak_mb = int(peak.read_text()) / 1024
+    assert peak_mb < 100, peak_mb
