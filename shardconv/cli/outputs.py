@@ -144,9 +144,10 @@ def outputs(
     """
     from shardconv.outputs import writers as w
     from shardconv.outputs.hlo_module import read_hlo_module
-    from shardconv.outputs.notes import findings, notes, undecided_error
+    from shardconv.outputs.notes import findings, notes
     from shardconv.outputs.pjrt import forms
     from shardconv.outputs.read import reading_of
+    from shardconv.outputs.reading import undecided_error
     from shardconv.outputs.source import HLO, module_kind
 
     dump = _read_module(module)

@@ -3,7 +3,6 @@ constraint feeding a result, open dims, and conflicts between module and per-val
 
 from __future__ import annotations
 
-from shardconv.core.errors import ShardingValidationError
 from shardconv.core.positions import line_col
 from shardconv.outputs.reading import FEEDER_KEYS, Reading
 
@@ -51,16 +50,3 @@ def findings(reading: Reading, what: str) -> list[str]:
         out.append(f"finding: {where}{head}{c.detail}")
     return out
 
-
-def undecided_error(reading: Reading, what: str) -> ShardingValidationError | None:
-    """The refusal for a module whose leaves the compile's propagation still chooses: no format may write
-    a sharding for them (XLA would report it as decided), so the error names the stage that holds them."""
-    if not reading.undecided:
-        return None
-    which = ", ".join(map(str, reading.undecided))
-    plural = "s" if len(reading.undecided) > 1 else ""
-    return ShardingValidationError(
-        f"{what}{plural} {which} not decided yet: {reading.undecided_why}",
-        text=reading.text,
-        pos=reading.undecided_pos,
-    )

@@ -38,6 +38,7 @@ from shardconv.outputs.reading import (
     located,
     on_leaves,
     propagated_stage,
+    undecided_error,
 )
 from shardconv.text.brackets import skip_group, skip_string, skip_ws, split_top
 
@@ -288,8 +289,13 @@ def reading_of(ir: ModuleIR, *, params: bool = False, from_constraints: bool = F
 def read_shardings(
     module_text: str, func: str = "main", *, params: bool = False, from_constraints: bool = False
 ) -> list[OutputSharding]:
-    """Every output (``params=False``) or parameter leaf of ``func`` with its sharding and where it came from."""
-    return list(reading_of(read_module(module_text, func), params=params, from_constraints=from_constraints).items)
+    """Every output (``params=False``) or parameter leaf of ``func`` with its sharding and where it came from;
+    ShardingValidationError, naming the stage to read, when the compile's propagation still chooses some."""
+    reading = reading_of(read_module(module_text, func), params=params, from_constraints=from_constraints)
+    refusal = undecided_error(reading, "parameter" if params else "output")
+    if refusal is not None:
+        raise refusal
+    return list(reading.items)
 
 
 def output_shardings(module_text: str, func: str = "main") -> list[HloSharding]:

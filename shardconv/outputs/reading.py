@@ -102,6 +102,20 @@ class Reading:
         entry has no ROOT (parameter) sharding and ``GetOutputShardings`` returns nothing."""
         return bool(self.items) and all(o.source == UNANNOTATED for o in self.items)
 
+def undecided_error(reading: Reading, what: str) -> ShardingValidationError | None:
+    """The refusal for a module whose leaves the compile's propagation still chooses: no format may write
+    a sharding for them (XLA would report it as decided), so the error names the stage that holds them."""
+    if not reading.undecided:
+        return None
+    which = ", ".join(map(str, reading.undecided))
+    plural = "s" if len(reading.undecided) > 1 else ""
+    return ShardingValidationError(
+        f"{what}{plural} {which} not decided yet: {reading.undecided_why}",
+        text=reading.text,
+        pos=reading.undecided_pos,
+    )
+
+
 def propagated_stage(shardy: bool) -> str:
     """Where the sharding a compile's propagation chose for an output can be read: with Shardy, its
     exported module (or the HLO after the shardy-xla pass); with GSPMD (no sdy mesh), the HLO after

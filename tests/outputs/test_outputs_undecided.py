@@ -271,3 +271,23 @@ def test_a_long_pass_log_is_read_in_bounded_memory(programs: dict[str, dict[str,
     assert unpack(out.read_bytes()) == [bytes.fromhex(h) for h in program["outputs"]]  # type: ignore[attr-defined]
     peak_mb = int(peak.read_text()) / 1024
     assert peak_mb < 100, peak_mb
+
+
+@pytest.mark.parametrize(("name", "params"), [c for c in CASES if c[0] != "gspmd"])
+def test_the_library_refuses_what_propagation_still_chooses(
+    programs: dict[str, dict[str, object]], name: str, params: bool
+) -> None:
+    """``shardconv.output_shardings`` / ``shardconv.outputs.parameter_shardings`` of a lowering raise
+    (naming the leaves), and of Shardy's output module give what the executable returns."""
+    import shardconv
+    from shardconv.core.errors import ShardingValidationError
+    from shardconv.outputs import parameter_shardings
+
+    program = programs[name]
+    stages = program["stages"]
+    assert isinstance(stages, dict)
+    read = parameter_shardings if params else shardconv.output_shardings
+    with pytest.raises(ShardingValidationError, match="not decided yet"):
+        read(Path(stages["lowered"]).read_text())
+    exe = [bytes.fromhex(h) for h in program["parameters" if params else "outputs"]]  # type: ignore[attr-defined]
+    assert [_proto(str(h)) for h in read(Path(stages["output_module"]).read_text())] == exe
