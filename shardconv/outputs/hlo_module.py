@@ -132,13 +132,14 @@ def read_hlo_module(text: str, *, params: bool = False) -> Reading:
     if brace < 0 or close is None:
         raise ShardingSyntaxError("the ENTRY computation has no body", text=text, pos=m.start())
     body = _instructions(text, brace + 1, close.start())
+    propagated = m.group(1).endswith("_spmd") or _propagated(body)  # a partitioned module was propagated
     items: list[OutputSharding] = []
     if params:
         ports = sorted((i for i in body if i.parameter is not None), key=lambda i: i.parameter or 0)
         for ins in ports:
             items += _leaf_items(ins, text, len(items), ins.parameter or 0)
         flagged = set(_propagated_to(text, _ALLOW_PARAMETERS, len(ports)))
-        undecided = () if _propagated(body) else tuple(o.index for o in items if o.value in flagged)
+        undecided = () if propagated else tuple(o.index for o in items if o.value in flagged)
         first = next((i.pos for i in ports if i.parameter in flagged), None)
         return _reading(text, items, undecided, first, "parameters")
     root = next((i for i in body if i.root), None)
@@ -153,7 +154,7 @@ def read_hlo_module(text: str, *, params: bool = False) -> Reading:
             pos=root.pos,
         )
     items = _leaf_items(root, text, 0, None)
-    undecided = () if _propagated(body) else _propagated_to(text, _ALLOW_OUTPUT, len(items))
+    undecided = () if propagated else _propagated_to(text, _ALLOW_OUTPUT, len(items))
     return _reading(text, items, undecided, root.pos, "output")
 
 
@@ -170,8 +171,8 @@ _ALLOW_OUTPUT = re.compile(r"\ballow_spmd_sharding_propagation_to_output=\{([^}]
 _ALLOW_PARAMETERS = re.compile(r"\ballow_spmd_sharding_propagation_to_parameters=\{([^}]*)\}")
 UNCONSTRAINED = (
     "a leaf whose allow_spmd_sharding_propagation_to_{side} flag in the HloModule header is true, in a module "
-    "no propagation has run on (an ENTRY instruction other than a constant has no sharding), is chosen by the "
-    "compile's propagation. "
+    "no propagation has run on (not partitioned, and an ENTRY instruction other than a constant has no "
+    "sharding), is chosen by the compile's propagation. "
 )
 _SHARDY_HEADER = re.compile(r"\bxla\.sdy\.")  # a module XLA partitions with Shardy, before Shardy ran
 

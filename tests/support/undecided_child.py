@@ -16,8 +16,9 @@ module and its meshes), listed as the stages ``module_scope_log`` and ``func_sco
 
 python undecided_child.py OUT_DIR  ->  JSON on stdout: {program: {"outputs": [hex], "parameters": [hex],
 "undecided_outputs": [leaf], "undecided_parameters": [parameter], "stages": {stage: path}}}; the stages are
-``lowered`` (jax's MLIR), ``before_optimizations`` (HLO text) and ``propagated`` (the HLO after Shardy's
-export or GSPMD's sharding-propagation pass), and for Shardy ``output_module`` (Shardy's 04.output_module.mlir).
+``lowered`` (jax's MLIR), ``before_optimizations`` (HLO text), ``propagated`` (the HLO after Shardy's
+export or GSPMD's sharding-propagation pass), ``compiled`` (the partitioned HLO), and for Shardy
+``output_module`` (Shardy's 04.output_module.mlir).
 """
 
 from __future__ import annotations
@@ -58,13 +59,17 @@ def record(name: str, jitted: object, args: tuple[object, ...], undecided_output
     lowered = f"{out}/{name}.mlir"
     with open(lowered, "w", encoding="utf-8") as f:
         f.write(low.as_text())
-    exe = low.compile().runtime_executable()
+    compiled = low.compile()
+    exe = compiled.runtime_executable()
+    with open(f"{out}/{name}.compiled.txt", "w", encoding="utf-8") as f:
+        f.write(compiled.as_text())
     module = f"*.jit_{name}"
     stage = "after_shardy-xla" if shardy else "after_sharding-propagation"
     stages = {
         "lowered": lowered,
         "before_optimizations": _one(f"{module}.before_optimizations.txt"),
         "propagated": _one(f"{module}.*.{stage}.*.txt"),
+        "compiled": f"{out}/{name}.compiled.txt",
     }
     if shardy:
         stages["output_module"] = _one(f"shardy/{module}/04.output_module.mlir")
