@@ -29,7 +29,6 @@ _SHARDING = re.compile(r"(?<![\w.])sharding=\{")
 _PARAMETER = re.compile(r"\bparameter\((\d+)\)")
 _CLOSE = re.compile(r"^\}", re.MULTILINE)
 _SHAPE_TOKEN = re.compile(r"\{[^{}]*\}|[(),]|" + _LEAF.pattern)
-_OPCODE = re.compile(r"\s*([\w\-]+)\(")
 
 
 def is_hlo_module(text: str) -> bool:
@@ -45,7 +44,7 @@ class _Instr:
     shape: str  # the shape text, e.g. ``(f32[8]{0}, f32[])``
     sharding: tuple[str, int] | None  # ``{...}`` and where it starts
     parameter: int | None
-    opcode: str
+    constant: bool
 
 
 def _shape_end(text: str, i: int) -> int:
@@ -69,7 +68,6 @@ def _instructions(text: str, start: int, end: int) -> list[_Instr]:
             brace = s.end() - 1
             sharding = (text[brace : skip_group(text, brace, line_end, own_kind_only=True)], brace)
         p = _PARAMETER.match(text, shape_end + 1) if text.startswith(" ", shape_end) else None
-        op = _OPCODE.match(text, shape_end, line_end)
         out.append(
             _Instr(
                 pos=m.start(1),
@@ -77,7 +75,7 @@ def _instructions(text: str, start: int, end: int) -> list[_Instr]:
                 shape=text[m.end() : shape_end],
                 sharding=sharding,
                 parameter=int(p.group(1)) if p else None,
-                opcode=op.group(1) if op else "",
+                constant=text.startswith(" constant(", shape_end),
             )
         )
     return out
@@ -138,7 +136,7 @@ def read_hlo_module(text: str, *, params: bool = False) -> Reading:
         ports = sorted((i for i in body if i.parameter is not None), key=lambda i: i.parameter or 0)
         for ins in ports:
             items += _leaf_items(ins, text, len(items), ins.parameter or 0)
-        flagged = set(_propagated_to(text, _ALLOW_PARAMETERS, len(ports)))
+        flagged = set(_propagated_to(text, "parameters", len(ports)))
         undecided = () if propagated else tuple(o.index for o in items if o.value in flagged)
         first = next((i.pos for i in ports if i.parameter in flagged), None)
         return _reading(text, items, undecided, first, "parameters")
@@ -154,7 +152,7 @@ def read_hlo_module(text: str, *, params: bool = False) -> Reading:
             pos=root.pos,
         )
     items = _leaf_items(root, text, 0, None)
-    undecided = () if propagated else _propagated_to(text, _ALLOW_OUTPUT, len(items))
+    undecided = () if propagated else _propagated_to(text, "output", len(items))
     return _reading(text, items, undecided, root.pos, "output")
 
 
@@ -167,8 +165,7 @@ def _reading(text: str, items: list[OutputSharding], undecided: tuple[int, ...],
     )
 
 
-_ALLOW_OUTPUT = re.compile(r"\ballow_spmd_sharding_propagation_to_output=\{([^}]*)\}")
-_ALLOW_PARAMETERS = re.compile(r"\ballow_spmd_sharding_propagation_to_parameters=\{([^}]*)\}")
+_ALLOW = re.compile(r"\ballow_spmd_sharding_propagation_to_(output|parameters)=\{([^}]*)\}")
 UNCONSTRAINED = (
     "a leaf whose allow_spmd_sharding_propagation_to_{side} flag in the HloModule header is true, in a module "
     "no propagation has run on (not partitioned, and an ENTRY instruction other than a constant has no "
@@ -188,17 +185,17 @@ def _header(text: str) -> str:
 def _propagated(body: list[_Instr]) -> bool:
     """Whether a sharding propagation ran on the ENTRY computation: it gives every instruction but the
     constants a sharding; before it, only the annotated ones (and the ROOT's tuple holds placeholders)."""
-    return all(i.sharding is not None for i in body if i.opcode != "constant")
+    return all(i.sharding is not None for i in body if not i.constant)
 
 
-def _propagated_to(text: str, flag: re.Pattern[str], n: int) -> tuple[int, ...]:
-    """The output leaves (parameters) whose sharding propagation may choose: the header's
-    ``allow_spmd_sharding_propagation_to_output={true,...}`` (``..._to_parameters``): one flag for all,
-    or one each."""
-    m = flag.search(_header(text))
+def _propagated_to(text: str, side: str, n: int) -> tuple[int, ...]:
+    """The output leaves (``side`` "output") or parameters ("parameters") whose sharding propagation may
+    choose: the header's ``allow_spmd_sharding_propagation_to_output={true,...}`` (``..._to_parameters``):
+    one flag for all, or one each."""
+    m = next((m for m in _ALLOW.finditer(_header(text)) if m.group(1) == side), None)
     if m is None:
         return ()
-    flags = [f.strip() == "true" for f in m.group(1).split(",")]
+    flags = [f.strip() == "true" for f in m.group(2).split(",")]
     if len(flags) == 1:
         flags *= n
     return tuple(i for i, f in enumerate(flags[:n]) if f)
