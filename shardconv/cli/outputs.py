@@ -253,7 +253,9 @@ def _render(
 
         other = list(forms(other_side, {}, named=False).shardings)
         outs, prms = (other, shardings) if params else (shardings, other)
-        result = to_mlir(ir, outs, prms, strip_body=strip_body)
+        # the module alone: without the line breaks that stand for the log's lines before it (their
+        # first run, at its start or right after the wrapping module's brace)
+        result = to_mlir(ir, outs, prms, strip_body=strip_body).replace("\n" * (dump.line - 1), "", 1)
     elif fmt == "pjrt-header":
         form = "V3 where the module shards on a mesh, else V2" if any(h.mesh_sharding for h in shardings) else "V2"
         result = c_header(w.proto_blobs(shardings), [str(h) for h in shardings], what, form)
