@@ -22,7 +22,7 @@ def notes(reading: Reading, what: str, *, from_constraints: bool) -> list[str]:
                 f"note: {what} {o.index} has no sharding attribute, so XLA reports {o.hlo}; the {f.op} at "
                 f"{line}:{col} feeding it asks for {f.hlo} (--from-constraints reads that, departing from XLA)"
             )
-        if o.open:
+        if o.open and o.index not in reading.undecided:
             out.append(
                 f"note: {what} {o.index} comes from a sharding with open dims ({o.source}); "
                 "Shardy propagation may still shard it further"

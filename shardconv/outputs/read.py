@@ -50,6 +50,10 @@ UNCONSTRAINED = (
     "an unconstrained {side} of a jax lowering (no sharding, in a partitioned module whose results carry "
     "jax.result_info) is chosen by the compile's propagation. "
 )
+OPEN = (
+    "a sharding with open dims (?) on an argument or result is not final: Shardy's propagation may still "
+    "shard those dims (it closes them at its end). "
+)
 
 
 _BARE = (
@@ -243,14 +247,18 @@ def _module_attr(r: _Resolver, params: bool) -> tuple[list[HloSharding], int] | 
     return [leaf for p, _ in pieces for leaf in leaves(r.hlo_string(p, key))], a.pos
 
 
-def _left_to_propagation(ir: ModuleIR, items: list[OutputSharding]) -> tuple[int, ...]:
-    """The unannotated leaves of a partitioned jax lowering (its results carry ``jax.result_info``): jax
-    leaves an argument or result unannotated when its sharding is unspecified, and then lets the compile's
-    propagation choose it (after propagation every argument and result carries one)."""
-    results = ir.func.results
-    if num_devices(ir) < 2 or not any(p.attrs.get(JAX_RESULT) is not None for p in results):
-        return ()
-    return tuple(o.index for o in items if o.source == UNANNOTATED)
+def _left_to_propagation(ir: ModuleIR, items: list[OutputSharding]) -> tuple[tuple[int, ...], str]:
+    """The leaves of a partitioned module the compile's propagation still chooses, and why: the
+    unannotated ones of a jax lowering (its results carry ``jax.result_info``; jax leaves an argument or
+    result unannotated when its sharding is unspecified), and those whose own sdy sharding has open dims
+    (``?``: Shardy's propagation may still shard them, and closes them at its end)."""
+    if num_devices(ir) < 2:
+        return (), ""
+    jax = any(p.attrs.get(JAX_RESULT) is not None for p in ir.func.results)
+    unannotated = [o.index for o in items if jax and o.source == UNANNOTATED]
+    open_ = [o.index for o in items if o.source == RESULT_ATTR and o.open]
+    why = (UNCONSTRAINED if unannotated else "") + (OPEN if open_ else "")
+    return tuple(sorted(unannotated + open_)), why
 
 
 def reading_of(ir: ModuleIR, *, params: bool = False, from_constraints: bool = False) -> Reading:
@@ -262,9 +270,9 @@ def reading_of(ir: ModuleIR, *, params: bool = False, from_constraints: bool = F
         items += _value_items(r, port, len(items), from_constraints, not params)
     found = _module_attr(r, params)
     if found is None:
-        undecided = _left_to_propagation(ir, items)
+        undecided, why = _left_to_propagation(ir, items)
         side = "argument" if params else "result"
-        why = UNCONSTRAINED.format(side=side) + propagated_stage(shardy=bool(ir.meshes)) if undecided else ""
+        why = why.format(side=side) + propagated_stage(shardy=bool(ir.meshes)) if undecided else ""
         pos = ports[items[undecided[0]].value].type_span[0] if undecided else None
         return Reading(text=ir.text, items=tuple(items), undecided=undecided, undecided_why=why, undecided_pos=pos)
     module, pos = found

@@ -294,3 +294,27 @@ def test_the_library_refuses_what_propagation_still_chooses(
         read(Path(stages["lowered"]).read_text())
     exe = [bytes.fromhex(h) for h in program["parameters" if params else "outputs"]]  # type: ignore[attr-defined]
     assert [_proto(str(h)) for h in read(Path(stages["output_module"]).read_text())] == exe
+
+
+def test_open_dims_on_results_midway_through_propagation_are_not_decided(
+    programs: dict[str, dict[str, object]], tmp_path: Path
+) -> None:
+    """Midway through jaxlib's Shardy propagation pipeline (before it closes the shardings) results carry
+    open dims (``{"model", ?}``), which propagation may still extend: every format refuses them, and JSON
+    marks exactly those leaves undecided."""
+    stages = programs["partial"]["stages"]
+    assert isinstance(stages, dict)
+    dumps = Path(stages["module_scope_log"]).read_text().split("// -----// IR Dump")
+    signature = [next(ln for ln in d.splitlines() if "func.func public @main" in ln) for d in dumps[1:]]
+    midway = [d for d, sig in zip(dumps[1:], signature, strict=True) if "?" in sig.split("->")[1]]
+    assert midway, "no dump with open dims on a result"
+    module = tmp_path / "midway.mlir"
+    module.write_text("// -----// IR Dump" + midway[-1])
+    for fmt in FORMATS:
+        out = tmp_path / f"midway.{fmt}"
+        got = run(*_args(str(module), fmt, False, out))
+        assert got.code == 2 and "not decided yet" in got.err and "open dims (?)" in got.err, (fmt, got.err)
+        if fmt == "json":
+            items = json.loads(out.read_text())["outputs"]
+            assert any(not o["decided"] for o in items)
+            assert all(o["decided"] == ("?" not in o["sdy"]) for o in items), items
