@@ -14,6 +14,7 @@ from shardconv.text.atomic import write_atomic
 
 if TYPE_CHECKING:
     from shardconv.core.model import HloSharding
+    from shardconv.outputs.dumps import Dump
     from shardconv.outputs.module import ModuleIR
     from shardconv.outputs.reading import Reading
 
@@ -24,9 +25,12 @@ BINARY = ("proto", "pjrt")
 _HEAD = 1 << 16  # what is read of a file the scan's sniff finds no IR in, to say what it is
 
 
-def _read_module(path: str) -> str:
+def _read_module(path: str) -> Dump:
+    """The module ``outputs`` reads from ``path``: its last (a pass log holds many)."""
+    from shardconv.outputs.dumps import last_dump, last_dump_in
+
     if path == "-":
-        return sys.stdin.read()
+        return last_dump(sys.stdin.buffer.read())
     from shardconv.text.files import not_regular_reason
 
     why = not_regular_reason(path)
@@ -40,7 +44,7 @@ def _read_module(path: str) -> str:
 
             with open(path, "rb") as f:
                 module_kind(f.read(_HEAD).decode("utf-8", "surrogateescape"))
-        return Path(path).read_text(encoding="utf-8", errors="surrogateescape")
+        return last_dump_in(path)
     except OSError as e:
         raise click.ClickException(f"cannot read {path}: {e.strerror}") from None
 
@@ -116,7 +120,10 @@ def outputs(
     (mhlo.spmd_parameters_shardings for --parameters) when present, cross-checked against the
     per-value attributes (a disagreement is a finding: exit 1); else each value's sdy.sharding or
     mhlo.sharding; else replicated. Tuple-typed values count one output per leaf. HLO text:
-    the ENTRY's ROOT sharding and parameter shardings.
+    the ENTRY's ROOT sharding and parameter shardings. A leaf the compile's propagation still
+    chooses (unspecified in a jax lowering; flagged allow_spmd_sharding_propagation_to_* in an HLO
+    header before propagation) is refused: exit 2, naming the stage to read (JSON: "decided": false).
+    A pass log of many modules is read at its last module (a note says which).
     \b
     Shardings are written V2 (tile arrays); --v3 writes the values read from an sdy sharding
     as V3 named shardings on their mesh (OpSharding field 14, as XLA serializes V3); the others
@@ -139,10 +146,17 @@ def outputs(
     from shardconv.outputs.hlo_module import read_hlo_module
     from shardconv.outputs.notes import findings, notes
     from shardconv.outputs.pjrt import forms
+    from shardconv.outputs.read import reading_of
+    from shardconv.outputs.reading import undecided_error
     from shardconv.outputs.source import HLO, module_kind
 
-    text = _read_module(module)
+    dump = _read_module(module)
+    text = dump.text
     what = "parameter" if params else "output"
+    if dump.count > 1:
+        after = "" if dump.header is None else f", {dump.header}"
+        click.echo(f"note: read module {dump.number} of {dump.count}, the last in the file (line {dump.line}{after}); "
+                   f"the {dump.skipped} before it not read", err=True)
     if named and fmt == "mlir":
         raise click.UsageError("--v3 writes protos and strings; -f mlir writes mhlo.sharding strings XLA reads as V2")
     ir = None
@@ -153,7 +167,7 @@ def outputs(
         reading = read_hlo_module(text, params=params)
     else:
         from shardconv.outputs.module import read_module
-        from shardconv.outputs.read import meshes_of, reading_of
+        from shardconv.outputs.read import meshes_of
 
         ir = read_module(text, func)
         reading = reading_of(ir, params=params, from_constraints=from_constraints)
@@ -161,6 +175,22 @@ def outputs(
     chosen = forms(reading, meshes, named=named)
     for line in notes(reading, what, from_constraints=from_constraints) + findings(reading, what):
         click.echo(line, err=True)
+    other = None  # -f mlir writes both sides into the module
+    if fmt == "mlir" and ir is not None:
+        other = reading_of(ir, params=not params, from_constraints=from_constraints)
+    refusal = undecided_error(reading, what)
+    if refusal is None and other is not None:
+        refusal = undecided_error(other, "output" if params else "parameter")
+    if refusal is not None:
+        if fmt == "json" and expect is None:  # the document says which leaves, and carries the refusal
+            from shardconv.ui.jsonout import dumps
+
+            doc = w.json_document(reading, func=func, params=params, from_constraints=from_constraints,
+                                  shardings=list(chosen.shardings), error=refusal, dump=dump)
+            _emit((dumps(doc) + "\n").encode("utf-8", "surrogateescape"), out)
+            click.echo(f"error: {refusal}", err=True)
+            return 2
+        raise refusal
     if chosen.kept_v2:
         kept = ", ".join(map(str, chosen.kept_v2))
         which = f"{what} {kept} has" if len(chosen.kept_v2) == 1 else f"{what}s {kept} have"
@@ -189,7 +219,7 @@ def outputs(
         for i, b in enumerate(w.proto_blobs(shardings)):
             write_atomic(folder / f"{what}_{i}.pb", b)
         return status
-    _emit(_render(fmt, reading, shardings, ir, what, strip_body=strip_body, params=params, func=func,
+    _emit(_render(fmt, reading, shardings, ir, other, what, dump, strip_body=strip_body, params=params, func=func,
                   from_constraints=from_constraints), out)
     return status
 
@@ -199,14 +229,17 @@ def _render(
     reading: Reading,
     shardings: list[HloSharding],
     ir: ModuleIR | None,
+    other_side: Reading | None,
     what: str,
+    dump: Dump,
     *,
     strip_body: bool,
     params: bool,
     func: str,
     from_constraints: bool,
 ) -> bytes:
-    """The bytes ``-f fmt`` writes for ``shardings`` (the leaves of ``reading`` in the form asked for)."""
+    """The bytes ``-f fmt`` writes for ``shardings`` (the leaves of ``reading`` in the form asked for);
+    ``other_side`` is the parameters' reading when these are the outputs, and the reverse (-f mlir)."""
     from shardconv.outputs import writers as w
     from shardconv.outputs.pjrt import c_header, pack
 
@@ -214,16 +247,15 @@ def _render(
         return w.length_prefixed(w.proto_blobs(shardings))
     if fmt == "pjrt":
         return pack(w.proto_blobs(shardings))
-    if fmt == "mlir" and ir is not None:
-        from shardconv.outputs.read import reading_of
+    if fmt == "mlir" and ir is not None and other_side is not None:
+        from shardconv.outputs.pjrt import forms
         from shardconv.outputs.rewrite import to_mlir
 
-        from shardconv.outputs.pjrt import forms
-
-        other_side = reading_of(ir, params=not params, from_constraints=from_constraints)
         other = list(forms(other_side, {}, named=False).shardings)
         outs, prms = (other, shardings) if params else (shardings, other)
-        result = to_mlir(ir, outs, prms, strip_body=strip_body)
+        # the module alone: without the line breaks that stand for the log's lines before it (their
+        # first run, at its start or right after the wrapping module's brace)
+        result = to_mlir(ir, outs, prms, strip_body=strip_body).replace("\n" * (dump.line - 1), "", 1)
     elif fmt == "pjrt-header":
         form = "V3 where the module shards on a mesh, else V2" if any(h.mesh_sharding for h in shardings) else "V2"
         result = c_header(w.proto_blobs(shardings), [str(h) for h in shardings], what, form)
@@ -231,7 +263,7 @@ def _render(
         from shardconv.ui.jsonout import dumps
 
         doc = w.json_document(
-            reading, func=func, params=params, from_constraints=from_constraints, shardings=shardings
+            reading, func=func, params=params, from_constraints=from_constraints, shardings=shardings, dump=dump
         )
         result = dumps(doc) + "\n"
     elif fmt == "tuple":

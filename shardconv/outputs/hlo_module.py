@@ -44,6 +44,7 @@ class _Instr:
     shape: str  # the shape text, e.g. ``(f32[8]{0}, f32[])``
     sharding: tuple[str, int] | None  # ``{...}`` and where it starts
     parameter: int | None
+    constant: bool
 
 
 def _shape_end(text: str, i: int) -> int:
@@ -74,6 +75,7 @@ def _instructions(text: str, start: int, end: int) -> list[_Instr]:
                 shape=text[m.end() : shape_end],
                 sharding=sharding,
                 parameter=int(p.group(1)) if p else None,
+                constant=text.startswith(" constant(", shape_end),
             )
         )
     return out
@@ -128,11 +130,16 @@ def read_hlo_module(text: str, *, params: bool = False) -> Reading:
     if brace < 0 or close is None:
         raise ShardingSyntaxError("the ENTRY computation has no body", text=text, pos=m.start())
     body = _instructions(text, brace + 1, close.start())
+    propagated = m.group(1).endswith("_spmd") or _propagated(body)  # a partitioned module was propagated
     items: list[OutputSharding] = []
     if params:
-        for ins in sorted((i for i in body if i.parameter is not None), key=lambda i: i.parameter or 0):
+        ports = sorted((i for i in body if i.parameter is not None), key=lambda i: i.parameter or 0)
+        for ins in ports:
             items += _leaf_items(ins, text, len(items), ins.parameter or 0)
-        return Reading(text=text, items=tuple(items))
+        flagged = set(_propagated_to(text, "parameters", len(ports)))
+        undecided = () if propagated else tuple(o.index for o in items if o.value in flagged)
+        first = next((i.pos for i in ports if i.parameter in flagged), None)
+        return _reading(text, items, undecided, first, "parameters")
     root = next((i for i in body if i.root), None)
     if root is None:
         raise ShardingSyntaxError("the ENTRY computation has no ROOT instruction", text=text, pos=m.start())
@@ -145,27 +152,50 @@ def read_hlo_module(text: str, *, params: bool = False) -> Reading:
             pos=root.pos,
         )
     items = _leaf_items(root, text, 0, None)
-    undecided = tuple(i for i in _propagated_to_output(text, len(items)) if items[i].source == UNANNOTATED)
-    why = UNCONSTRAINED + propagated_stage(shardy=bool(_SHARDY_HEADER.search(text))) if undecided else ""
-    return Reading(text=text, items=tuple(items), undecided=undecided, undecided_why=why)
+    undecided = () if propagated else _propagated_to(text, "output", len(items))
+    return _reading(text, items, undecided, root.pos, "output")
 
 
-_ALLOW_OUTPUT = re.compile(r"\ballow_spmd_sharding_propagation_to_output=\{([^}]*)\}")
+def _reading(text: str, items: list[OutputSharding], undecided: tuple[int, ...], pos: int | None, side: str) -> Reading:
+    """The reading of ``items``; ``undecided`` (declared at ``pos``) are read off the header's flag for ``side``."""
+    shardy = _SHARDY_HEADER.search(_header(text)) is not None
+    why = UNCONSTRAINED.format(side=side) + propagated_stage(shardy=shardy) if undecided else ""
+    return Reading(
+        text=text, items=tuple(items), undecided=undecided, undecided_why=why, undecided_pos=pos if undecided else None
+    )
+
+
+_ALLOW = re.compile(r"\ballow_spmd_sharding_propagation_to_(output|parameters)=\{([^}]*)\}")
 UNCONSTRAINED = (
-    "a leaf with no sharding whose allow_spmd_sharding_propagation_to_output flag (in the HloModule header) "
-    "is true is chosen by the compile's propagation. "
+    "a leaf whose allow_spmd_sharding_propagation_to_{side} flag in the HloModule header is true, in a module "
+    "no propagation has run on (not partitioned, and an ENTRY instruction other than a constant has no "
+    "sharding), is chosen by the compile's propagation. "
 )
-_SHARDY_HEADER = re.compile(r"^HloModule [^\n]*\bxla\.sdy\.", re.MULTILINE)  # a module XLA partitions with Shardy
+_SHARDY_HEADER = re.compile(r"\bxla\.sdy\.")  # a module XLA partitions with Shardy, before Shardy ran
 
 
-def _propagated_to_output(text: str, n: int) -> tuple[int, ...]:
-    """The output leaves whose sharding propagation may still choose: the header's
-    ``allow_spmd_sharding_propagation_to_output={true,...}`` (one flag for all, or one per leaf)."""
-    header = text[: text.find("\n")] if "\n" in text else text
-    m = _ALLOW_OUTPUT.search(header)
+def _header(text: str) -> str:
+    """The ``HloModule ...`` line (after any leading comments)."""
+    start = _HEADER.match(text)
+    i = 0 if start is None else start.end()
+    end = text.find("\n", i)
+    return text[i : len(text) if end < 0 else end]
+
+
+def _propagated(body: list[_Instr]) -> bool:
+    """Whether a sharding propagation ran on the ENTRY computation: it gives every instruction but the
+    constants a sharding; before it, only the annotated ones (and the ROOT's tuple holds placeholders)."""
+    return all(i.sharding is not None for i in body if not i.constant)
+
+
+def _propagated_to(text: str, side: str, n: int) -> tuple[int, ...]:
+    """The output leaves (``side`` "output") or parameters ("parameters") whose sharding propagation may
+    choose: the header's ``allow_spmd_sharding_propagation_to_output={true,...}`` (``..._to_parameters``):
+    one flag for all, or one each."""
+    m = next((m for m in _ALLOW.finditer(_header(text)) if m.group(1) == side), None)
     if m is None:
         return ()
-    flags = [f.strip() == "true" for f in m.group(1).split(",")]
+    flags = [f.strip() == "true" for f in m.group(2).split(",")]
     if len(flags) == 1:
         flags *= n
     return tuple(i for i, f in enumerate(flags[:n]) if f)

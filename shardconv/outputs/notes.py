@@ -22,16 +22,12 @@ def notes(reading: Reading, what: str, *, from_constraints: bool) -> list[str]:
                 f"note: {what} {o.index} has no sharding attribute, so XLA reports {o.hlo}; the {f.op} at "
                 f"{line}:{col} feeding it asks for {f.hlo} (--from-constraints reads that, departing from XLA)"
             )
-        if o.open:
+        if o.open and o.index not in reading.undecided:
             out.append(
                 f"note: {what} {o.index} comes from a sharding with open dims ({o.source}); "
                 "Shardy propagation may still shard it further"
             )
-    if reading.undecided:
-        which = ", ".join(map(str, reading.undecided))
-        plural = "s" if len(reading.undecided) > 1 else ""
-        out.append(f"note: {what}{plural} {which} not decided yet: {reading.undecided_why}")
-    if reading.reads_none:
+    if reading.reads_none and not reading.undecided:
         out.append(
             f"note: XLA reads no {what} sharding from this module: no {what} carries one and there is no "
             f"module attribute, so XLA's GetOutputShardings returns none (nothing is written for them)"
@@ -53,3 +49,4 @@ def findings(reading: Reading, what: str) -> list[str]:
         head = "" if c.index is None else f"{what} {c.index}: "
         out.append(f"finding: {where}{head}{c.detail}")
     return out
+

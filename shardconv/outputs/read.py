@@ -38,16 +38,27 @@ from shardconv.outputs.reading import (
     located,
     on_leaves,
     propagated_stage,
+    undecided_error,
 )
 from shardconv.text.brackets import skip_group, skip_string, skip_ws, split_top
 
 
 JAX_RESULT = "jax.result_info"
-# A result with no sharding in a partitioned module before propagation (a jax lowering of unconstrained
-# outputs): the compile chooses it (``propagated_stage`` says where that choice can be read).
+# An argument or result with no sharding in a partitioned jax lowering (unspecified in/out shardings):
+# the compile chooses it (``propagated_stage`` says where that choice can be read).
 UNCONSTRAINED = (
-    "an unconstrained result of a jax lowering (jax.result_info and no sharding, in a partitioned module) "
-    "is chosen by the compile's propagation. "
+    "an unconstrained {side} of a jax lowering (no sharding, in a partitioned module whose results carry "
+    "jax.result_info) is chosen by the compile's propagation. "
+)
+OPEN = (
+    "a sharding with open dims (?) on an argument or result is not final: Shardy's propagation may still "
+    "shard those dims (it closes them at its end). "
+)
+
+
+_BARE = (
+    "; this function is printed without its module, which holds the meshes: print a pass log with module "
+    "scope (--mlir-print-ir-module-scope; PassManager.enable_ir_printing(print_module_scope=True))"
 )
 
 
@@ -78,7 +89,10 @@ class _Resolver:
 
         if s.mesh_name is not None and s.mesh_name not in self.ir.meshes:
             have = ", ".join(f"@{m}" for m in self.ir.meshes) or "none"
-            raise ShardingValidationError(f"unknown mesh: @{s.mesh_name} (meshes: {have})", text=self.ir.text, pos=pos)
+            bare = "" if self.ir.module_span is not None or self.ir.meshes else _BARE
+            raise ShardingValidationError(
+                f"unknown mesh: @{s.mesh_name} (meshes: {have}){bare}", text=self.ir.text, pos=pos
+            )
         return located(self.ir.text, pos, lambda: to_hlo(s, self.meshes()))
 
     def hlo_string(self, pos: int, what: str) -> HloSharding:
@@ -233,26 +247,34 @@ def _module_attr(r: _Resolver, params: bool) -> tuple[list[HloSharding], int] | 
     return [leaf for p, _ in pieces for leaf in leaves(r.hlo_string(p, key))], a.pos
 
 
-def _left_to_propagation(ir: ModuleIR, items: list[OutputSharding]) -> tuple[int, ...]:
-    """The unannotated leaves of results jax lowered as unconstrained: ``jax.result_info`` and no
-    sharding (after propagation every result of a partitioned jax module carries one)."""
-    results = ir.func.results
-    return tuple(
-        o.index for o in items if o.source == UNANNOTATED and results[o.value].attrs.get(JAX_RESULT) is not None
-    )
+def _left_to_propagation(ir: ModuleIR, items: list[OutputSharding]) -> tuple[tuple[int, ...], str]:
+    """The leaves of a partitioned module the compile's propagation still chooses, and why: the
+    unannotated ones of a jax lowering (its results carry ``jax.result_info``; jax leaves an argument or
+    result unannotated when its sharding is unspecified), and those whose own sdy sharding has open dims
+    (``?``: Shardy's propagation may still shard them, and closes them at its end)."""
+    if num_devices(ir) < 2:
+        return (), ""
+    jax = any(p.attrs.get(JAX_RESULT) is not None for p in ir.func.results)
+    unannotated = [o.index for o in items if jax and o.source == UNANNOTATED]
+    open_ = [o.index for o in items if o.source == RESULT_ATTR and o.open]
+    why = (UNCONSTRAINED if unannotated else "") + (OPEN if open_ else "")
+    return tuple(sorted(unannotated + open_)), why
 
 
 def reading_of(ir: ModuleIR, *, params: bool = False, from_constraints: bool = False) -> Reading:
     """What XLA reports for the outputs (parameters) of ``ir``'s entry function, and any conflicts."""
     r = _Resolver(ir)
     items: list[OutputSharding] = []
-    for port in ir.func.args if params else ir.func.results:
+    ports = ir.func.args if params else ir.func.results
+    for port in ports:
         items += _value_items(r, port, len(items), from_constraints, not params)
     found = _module_attr(r, params)
     if found is None:
-        undecided = () if params or num_devices(ir) < 2 else _left_to_propagation(ir, items)
-        why = UNCONSTRAINED + propagated_stage(shardy=bool(ir.meshes)) if undecided else ""
-        return Reading(text=ir.text, items=tuple(items), undecided=undecided, undecided_why=why)
+        undecided, why = _left_to_propagation(ir, items)
+        side = "argument" if params else "result"
+        why = why.format(side=side) + propagated_stage(shardy=bool(ir.meshes)) if undecided else ""
+        pos = ports[items[undecided[0]].value].type_span[0] if undecided else None
+        return Reading(text=ir.text, items=tuple(items), undecided=undecided, undecided_why=why, undecided_pos=pos)
     module, pos = found
     key = SPMD_PARAMS if params else SPMD_OUTPUT
     conflicts = cross_check(module, items, pos, key)
@@ -275,8 +297,13 @@ def reading_of(ir: ModuleIR, *, params: bool = False, from_constraints: bool = F
 def read_shardings(
     module_text: str, func: str = "main", *, params: bool = False, from_constraints: bool = False
 ) -> list[OutputSharding]:
-    """Every output (``params=False``) or parameter leaf of ``func`` with its sharding and where it came from."""
-    return list(reading_of(read_module(module_text, func), params=params, from_constraints=from_constraints).items)
+    """Every output (``params=False``) or parameter leaf of ``func`` with its sharding and where it came from;
+    ShardingValidationError, naming the stage to read, when the compile's propagation still chooses some."""
+    reading = reading_of(read_module(module_text, func), params=params, from_constraints=from_constraints)
+    refusal = undecided_error(reading, "parameter" if params else "output")
+    if refusal is not None:
+        raise refusal
+    return list(reading.items)
 
 
 def output_shardings(module_text: str, func: str = "main") -> list[HloSharding]:

@@ -88,8 +88,9 @@ class Reading:
     text: str
     items: tuple[OutputSharding, ...]
     conflicts: tuple[Conflict, ...] = ()
-    undecided: tuple[int, ...] = ()  # leaves the compile still chooses (propagation to the output is on)
+    undecided: tuple[int, ...] = ()  # leaves the compile's propagation still chooses (its flag is on)
     undecided_why: str = ""  # for those: why, and the stage that holds the decided shardings
+    undecided_pos: int | None = None  # where the first of them is declared
 
     @property
     def shardings(self) -> list[HloSharding]:
@@ -100,6 +101,19 @@ class Reading:
         """XLA reads no sharding at all: no module attribute and no leaf carries one, so its converted
         entry has no ROOT (parameter) sharding and ``GetOutputShardings`` returns nothing."""
         return bool(self.items) and all(o.source == UNANNOTATED for o in self.items)
+
+def undecided_error(reading: Reading, what: str) -> ShardingValidationError | None:
+    """The refusal for a module whose leaves the compile's propagation still chooses: no format may write
+    a sharding for them (XLA would report it as decided), so the error names the stage that holds them."""
+    if not reading.undecided:
+        return None
+    which = ", ".join(map(str, reading.undecided))
+    plural = "s" if len(reading.undecided) > 1 else ""
+    return ShardingValidationError(
+        f"{what}{plural} {which} not decided yet: {reading.undecided_why}",
+        text=reading.text,
+        pos=reading.undecided_pos,
+    )
 
 
 def propagated_stage(shardy: bool) -> str:

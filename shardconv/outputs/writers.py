@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from shardconv.core.errors import ShardingError
 from shardconv.core.model import HloSharding
 from shardconv.core.positions import line_col
+from shardconv.outputs.dumps import Dump
 from shardconv.outputs.reading import Reading
 
 
@@ -94,16 +96,22 @@ def json_document(
     params: bool,
     from_constraints: bool,
     shardings: Sequence[HloSharding] | None = None,
+    error: ShardingError | None = None,
+    dump: Dump | None = None,
 ) -> dict[str, Any]:
     """The ``--format json`` document: every leaf with its HLO string, proto and where it was read, and
     the conflicts between module and per-value attributes. ``shardings`` is each leaf in the form asked
-    for (V2 or V3); the reading's own by default."""
-    from shardconv.ui.jsonout import document
+    for (V2 or V3); the reading's own by default. A leaf the compile still chooses has ``"decided":
+    false`` and null ``hlo`` and ``proto_hex`` (and the document a null ``tuple``): no sharding stands
+    in for it; ``error`` is the refusal the other formats give for it. ``dump`` says which module of the
+    file was read (a pass log holds many)."""
+    from shardconv.ui.jsonout import document, error_dict
 
     text = reading.text
     forms = reading.shardings if shardings is None else list(shardings)
     items = []
     for o, h, blob in zip(reading.items, forms, proto_blobs(forms)):
+        decided = o.index not in reading.undecided
         feeder = None
         if o.feeder is not None:
             feeder = {
@@ -117,8 +125,9 @@ def json_document(
                 "index": o.index,
                 "value": o.value,
                 "type": o.type,
-                "hlo": str(h),
-                "proto_hex": blob.hex(),
+                "decided": decided,
+                "hlo": str(h) if decided else None,
+                "proto_hex": blob.hex() if decided else None,
                 "source": o.source,
                 "sdy": None if o.sdy is None else str(o.sdy),
                 **_where(text, o.pos),
@@ -142,7 +151,14 @@ def json_document(
         func=func,
         kind=key,
         from_constraints=from_constraints,
-        tuple=tuple_string(forms),
+        tuple=None if reading.undecided else tuple_string(forms),
+        undecided=list(reading.undecided),
+        undecided_why=reading.undecided_why or None,
+        error=None if error is None else error_dict(error),
+        module=None if dump is None else {
+            "number": dump.number, "count": dump.count, "skipped": dump.skipped, "line": dump.line,
+            "header": dump.header,
+        },
         conflicts=conflicts,
         **{key: items},
     )

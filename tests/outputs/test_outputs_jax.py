@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from jax._src.lib import xla_client as xc
+from support.cli_util import run as cli_run
 from support.xla_outputs import compile_module, xla_outputs, xla_string
 
 from shardconv.cli.main import cli
@@ -152,8 +153,8 @@ def _outputs(path: Path) -> tuple[int, str, str]:
 @pytest.mark.oracle
 def test_unconstrained_results_are_undecided_and_the_named_stage_holds_jax_s_answer(stages: Path) -> None:
     """A real lowering of unconstrained results, and its before_optimizations: XLA's converter reads no
-    output sharding from them, and jax's compiled.output_shardings are sharded. outputs says both, names
-    the stage to read instead, and that stage gives exactly jax's answer."""
+    output sharding from them, and jax's compiled.output_shardings are sharded. outputs refuses them (exit
+    2), names the stage to read instead, and that stage gives exactly jax's answer."""
     from support.xla_outputs import root_sharding
 
     jax_says = json.loads((stages / "output_shardings.json").read_text())
@@ -164,10 +165,9 @@ def test_unconstrained_results_are_undecided_and_the_named_stage_holds_jax_s_ans
     xla = stages / "xla"
     (before,) = xla.glob("module_*.jit_block.before_optimizations.txt")
     for path, stage in ((lowered, "04.output_module.mlir"), (before, "after_shardy-xla")):
-        rc, out, err = _outputs(path)
-        assert rc == 0 and out == "", (path, out)
-        assert "outputs 0, 1 not decided yet" in err and stage in err and "compiled.output_shardings" in err
-        assert "XLA reads no output sharding from this module" in err
+        got = cli_run("outputs", str(path))
+        assert got.code == 2 and got.out == "", (path, got.out)
+        assert "outputs 0, 1 not decided yet" in got.err and stage in got.err and "compiled.output_shardings" in got.err
     (output_module,) = xla.glob("shardy/module_*.jit_block/04.output_module.mlir")
     (exported,) = xla.glob("module_*.jit_block.*.after_shardy-xla.*.txt")
     for decided in (output_module, exported):
@@ -207,9 +207,9 @@ def test_a_gspmd_lowering_names_gspmd_s_propagation_stage(tmp_path: Path) -> Non
     assert not list(tmp_path.glob("shardy")) and any(s != "{replicated}" for s in jax_says)
     (before,) = tmp_path.glob("module_*.jit_f.before_optimizations.txt")
     for path in (tmp_path / "lowered.mlir", before):
-        rc, out, err = _outputs(path)
-        assert rc == 0 and out == "" and "outputs 0, 1 not decided yet" in err, (path, err)
-        assert "*.after_sharding-propagation.*.txt" in err and "04.output_module" not in err, (path, err)
+        got = cli_run("outputs", str(path))
+        assert got.code == 2 and got.out == "" and "outputs 0, 1 not decided yet" in got.err, (path, got.err)
+        assert "*.after_sharding-propagation.*.txt" in got.err and "04.output_module" not in got.err, (path, got.err)
     (propagated,) = tmp_path.glob("module_*.jit_f.*.after_sharding-propagation.*.txt")
     rc, out, err = _outputs(propagated)
     assert (rc, out.splitlines(), err) == (0, jax_says, "")

@@ -1,0 +1,96 @@
+"""Which module of a file ``outputs`` reads: a pass log (MLIR's IR printing, XLA's modules one after
+another, ``// -----`` splits) holds many, and the last is the one after every pass. The module starts
+are the scan's (``scan/``), found a piece at a time, so that only the last module is ever held whole."""
+
+from __future__ import annotations
+
+from dataclasses import KW_ONLY
+from typing import TYPE_CHECKING
+
+from shardconv.core.records import record
+
+if TYPE_CHECKING:
+    from shardconv._native import Scan
+
+_DUMP_LINE = b"// -----"  # an MLIR pass log's ``// -----// IR Dump ...`` line, or a split marker
+_CUT_BEFORE = (b"\n// -----// IR Dump", b"\nmodule ", b"\nHloModule ")  # where a long file is cut in pieces
+
+
+@record
+class Dump:
+    """The module read from a file: its text (after as many line breaks as lines come before it in the
+    file, so that every line and column read off it is the file's), which it is and of how many."""
+
+    _: KW_ONLY
+    text: str
+    number: int  # 1-based
+    count: int
+    line: int  # the file's line it starts on
+    header: str | None  # its pass log line (``// -----// IR Dump After ...``), if it has one
+
+    @property
+    def skipped(self) -> int:
+        return self.count - 1
+
+
+class _Starts:
+    """The module starts met so far: how many, and the last (byte offset, line, its first line's bytes);
+    a pass log's dump line and the module printed under it count once."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.last: tuple[int, int, bytes] | None = None
+
+    def add(self, scan: Scan, offset: int, lines: int) -> None:
+        """The module starts of ``scan``, a piece of the file ``offset`` bytes and ``lines`` lines in."""
+        from shardconv.scan.columns import site_column, sites_of, values_of_kind
+        from shardconv.scan.sites import SiteKind
+
+        starts, line_of = site_column(scan, "start"), site_column(scan, "line")
+        for i in sites_of(scan, values_of_kind(scan, {SiteKind.MODULE_START})):
+            line = lines + line_of[i]
+            if self.last is not None and self.last[1] == line - 1 and self.last[2].startswith(_DUMP_LINE):
+                continue  # the module printed under its dump line
+            self.count += 1
+            self.last = (offset + starts[i], line, scan.line_texts.get(i, b""))
+
+    def dump(self, rest: bytes) -> Dump:
+        """The last module, whose bytes (to the end of the file) are ``rest``."""
+        assert self.last is not None
+        _, line, head = self.last
+        header = head.decode("utf-8", "surrogateescape").strip() if head.startswith(_DUMP_LINE) else None
+        text = "\n" * (line - 1) + rest.decode("utf-8", "surrogateescape")
+        return Dump(text=text, number=self.count, count=self.count, line=line, header=header)
+
+
+def _whole(data: bytes) -> Dump:
+    return Dump(text=data.decode("utf-8", "surrogateescape"), number=1, count=1, line=1, header=None)
+
+
+def last_dump(data: bytes) -> Dump:
+    """The last module of ``data`` (the whole of it when the scan finds one module, or none)."""
+    from shardconv.scan.native import scan_bytes
+
+    found = _Starts()
+    found.add(scan_bytes(data), 0, 0)
+    if found.last is None or found.count < 2:
+        return _whole(data)
+    return found.dump(data[found.last[0] :])
+
+
+def last_dump_in(path: str) -> Dump:
+    """The last module of the file at ``path``, found in pieces (memory holds one piece's scan) and then
+    read alone; OSError when the file cannot be read."""
+    from shardconv.scan.pieces import Cuts, Repeated, Unscanned, scan_pieces
+
+    found, offset = _Starts(), 0
+    for piece, lines in scan_pieces(path, cuts=Cuts(lines=_CUT_BEFORE)):
+        if isinstance(piece, Repeated | Unscanned):  # (asked for neither: no repeats, no words to hold)
+            raise AssertionError("outputs scans every piece")
+        found.add(piece, offset, lines)
+        offset += piece.size
+    with open(path, "rb") as f:
+        if found.last is None or found.count < 2:
+            return _whole(f.read())
+        f.seek(found.last[0])
+        return found.dump(f.read())
