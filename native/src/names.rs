@@ -281,8 +281,9 @@ fn arg_key(n: &[u8], out: &mut Vec<u8>) {
 }
 
 /// What an SSA definition is: an HLO instruction its type (`data[a..b]` holds a `[`; its name is stable
-/// across passes), an MLIR op the op and the operands it names before its attributes, since a pass that
-/// renumbers values gives `%23` to another `dot_general` of the same type.
+/// across passes), an MLIR op the op, the operands it names before its attributes and its result type,
+/// since a pass that renumbers values gives `%23` to another `dot_general`, and `%37 = reshape %36` of
+/// another type is another value.
 fn what(data: &[u8], a: usize, b: usize, out: &mut Vec<u8>) {
     let token = &data[a..b];
     // Shardy's export turns a constraint into a reshard of the same operand: the same value
@@ -306,6 +307,23 @@ fn what(data: &[u8], a: usize, b: usize, out: &mut Vec<u8>) {
             _ => i += 1,
         }
     }
+    if let Some(ty) = result_type(&data[b..]) {
+        out.extend_from_slice(b" : ");
+        out.extend_from_slice(ty);
+    }
+}
+
+/// The result type an MLIR op's line (`rest`: from after its op name) ends with: what follows its last
+/// ` : ` before any trailing ` attributes {...}` (a `while`'s), after the `->` of a function type
+/// (`(tensor<8xf32>) -> tensor<2x4xf32>`); None when the line has no type (an op whose region opens on it).
+fn result_type(rest: &[u8]) -> Option<&[u8]> {
+    let line = &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())];
+    let line = &line[..memchr::memmem::find(line, b" attributes {").unwrap_or(line.len())];
+    let ty = &line[memchr::memmem::rfind(line, b" : ")? + 3..];
+    let ty = ty.trim_ascii_end().strip_suffix(b"{").unwrap_or(ty);
+    let ty = memchr::memmem::rfind(ty, b"->").map_or(ty, |p| &ty[p + 2..]);
+    let ty = ty.trim_ascii();
+    (!ty.is_empty()).then_some(ty)
 }
 
 /// The end of the `%name` whose `%` is at `data[p]` (`p + 1` when no name follows).
@@ -403,6 +421,20 @@ mod tests {
         // a while's loop arguments are no results: `%a` is not redefined as `%iterArg_0`'s init
         assert_eq!(m[&b"%iterArg_0".to_vec()], b"%b)");
         assert!(!m.contains_key(&b"%a"[..]));
+    }
+
+    #[test]
+    fn an_mlir_op_is_defined_with_its_result_type() {
+        let mut d = Defined::default();
+        d.scan(b"%0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@m, [{\"x\"}, {}]>]>} : tensor<8x1xi32>\n%37 = stablehlo.reshape %36 : (tensor<8x32x16xi32>) -> tensor<8x32x2x8xi32>\n%1 = stablehlo.custom_call @f(%0) {a = 1 : i64} : (tensor<8xf32>) -> (tensor<8xf32>, tensor<i32>)\n");
+        let m: HashMap<_, _> = d.items().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
+        assert_eq!(m[&b"%0".to_vec()], b"stablehlo.negate %arg0 : tensor<8x1xi32>");
+        assert_eq!(m[&b"%37".to_vec()], b"stablehlo.reshape %36 : tensor<8x32x2x8xi32>");
+        assert_eq!(m[&b"%1".to_vec()], b"stablehlo.custom_call %0 : (tensor<8xf32>, tensor<i32>)");
+        let mut w = Defined::default();
+        w.scan(b"%5:2 = stablehlo.while(%iterArg = %0) : tensor<i32>, tensor<3xf32> attributes {s = 1 : i64}\n");
+        let m: HashMap<_, _> = w.items().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
+        assert_eq!(m[&b"%5".to_vec()], b"stablehlo.while(%iterArg %0 : tensor<i32>, tensor<3xf32>");
     }
 
     #[test]

@@ -91,8 +91,9 @@ def _scope_prefix(line: bytes) -> bytes | None:
 
 def _what(data: bytes, m: re.Match[bytes], stop: int) -> bytes:
     """An HLO instruction is its type (its name is stable across passes); an MLIR op (a token with no
-    ``[``) is the op and the operands it names before its attributes: a pass that renumbers values gives
-    ``%23`` to another ``dot_general`` of the same type, which reads other operands."""
+    ``[``) is the op, the operands it names before its attributes and its result type: a pass that
+    renumbers values gives ``%23`` to another ``dot_general``, which reads other operands, and
+    ``%37 = reshape %36`` of another type is another value."""
     token = m[2]
     if token == b"sdy.reshard":  # what Shardy's export makes of a constraint: the same op on the same operand
         token = b"sdy.sharding_constraint"
@@ -100,7 +101,28 @@ def _what(data: bytes, m: re.Match[bytes], stop: int) -> bytes:
         return token
     ends = [e for e in (data.find(b"{", m.end(), stop), data.find(b"\n", m.end(), stop)) if e >= 0]
     rest = data[m.end() : min(ends, default=stop)]
-    return b" ".join([token, *_OPERAND.findall(rest)])
+    what = b" ".join([token, *_OPERAND.findall(rest)])
+    line_end = data.find(b"\n", m.end(), stop)
+    result = _result_type(data[m.end() : stop if line_end < 0 else line_end])
+    return what if result is None else what + b" : " + result
+
+
+_BLANK = b" \t\n\r\x0c"  # (the ASCII whitespace the core trims)
+
+
+def _result_type(line: bytes) -> bytes | None:
+    """The type an MLIR op's line ends with: after its last `` : `` before a trailing ``attributes {``,
+    after a function type's ``->``, without a region's opening ``{``."""
+    line = line.split(b" attributes {", 1)[0]
+    at = line.rfind(b" : ")
+    if at < 0:
+        return None
+    ty = line[at + 3 :]
+    trimmed = ty.rstrip(_BLANK)
+    ty = trimmed[:-1] if trimmed.endswith(b"{") else ty
+    arrow = ty.rfind(b"->")
+    ty = (ty if arrow < 0 else ty[arrow + 2 :]).strip(_BLANK)
+    return ty or None
 
 
 __all__ = ["names_in"]
