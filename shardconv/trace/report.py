@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from shardconv.trace.changes import KINDS, Change
-from shardconv.trace.dumps import Dump
+from shardconv.trace.dumps import Dump, xla_step
 from shardconv.trace.run import Seen, Skipped
 from shardconv.trace.values import Observation
 
@@ -284,8 +284,9 @@ def _filled_words(dims: tuple[int, ...]) -> str:
 
 def explain_hint(c: Change) -> str | None:
     """For a sharding a propagation pass decided or moved in an sdy dump, how to learn why: the
-    ``shardconv explain`` command for that value when its file holds Shardy's propagation records (it
-    works there), else the flag that writes them (GSPMD's sharding-propagation records none)."""
+    ``shardconv explain`` command for that value when its file is a Shardy stage module holding Shardy's
+    propagation records (it works there), else the flag that writes them (GSPMD's sharding-propagation
+    records none)."""
     import shlex
 
     o = c.after
@@ -297,6 +298,9 @@ def explain_hint(c: Change) -> str | None:
     if not has_records(o.path):
         return ("no propagation records in this dump; XLA_FLAGS='--xla_dump_to=DIR "
                 "--xla_dump_hlo_pass_re=shardy-verbose' writes them, for shardconv explain DIR")
+    step = xla_step(o.path)
+    if step is None or not step.shardy_stage:
+        return None  # (explain reads one Shardy stage module, not a pass log of many)
     select = f"--{m.group(1)} {m.group(2)}" if m else f"--value {shlex.quote(c.value)}"
     return f"shardconv explain {shlex.quote(o.path)} {select}"
 
