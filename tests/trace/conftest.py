@@ -19,7 +19,7 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def negates(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """make_negates.py's XLA folder, every pass dumped (``.*``): two one-op modules of other types."""
+    """make_negates.py's XLA folder, every pass dumped (``.*``): modules whose values differ in type."""
     return write_with_jax(HERE.parent / "support" / "make_negates.py", tmp_path_factory.mktemp("negates")) / "xla"
 
 
