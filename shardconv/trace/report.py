@@ -231,11 +231,12 @@ def print_changes(console: Console, changes: list[Change], dumps: dict[int, Dump
         words = "partitioned: the module is per device from here" + (f"; {dropped}" if dropped else "")
         console.print(Text(f"  {words if seen.partitioned else dropped}"), soft_wrap=True)
     gained = 0
+    hinted: set[str] = set()  # the why: lines printed in this dump (the flag that writes records: once)
     for c in ordered(changes, by_kind=False):
         gained += c.before is None
         if c.before is None and gained > GAINS_SHOWN:
             continue
-        _print_change(console, c, color)
+        _print_change(console, c, color, hinted)
     if gained > GAINS_SHOWN:
         more = gained - GAINS_SHOWN
         console.print(Text(f"  and {more} more value{'s' if more != 1 else ''} gained a sharding here "
@@ -249,7 +250,7 @@ GAINS_SHOWN = 5  # a propagation pass gives shardings to most values at once: te
 _KIND_STYLE = {"placement": "bold red", "decided": "green", "mesh": "yellow", "spelling": "cyan"}
 
 
-def _print_change(console: Console, c: Change, color: bool) -> None:
+def _print_change(console: Console, c: Change, color: bool, hinted: set[str]) -> None:
     from rich.text import Text
 
     from shardconv.ui.device_ids import compress_ids
@@ -268,10 +269,9 @@ def _print_change(console: Console, c: Change, color: bool) -> None:
                                style="red" if color else ""), soft_wrap=True)
     if c.filled:
         console.print(Text(f"    {_filled_words(c.filled)}"), soft_wrap=True)
-    elif c.kind == "decided":
-        console.print(Text("    the pass decided where a value left to the compiler lives"), soft_wrap=True)
     hint = explain_hint(c)
-    if hint:
+    if hint and hint not in hinted:
+        hinted.add(hint)
         console.print(Text(f"    why: {hint}"), soft_wrap=True)
 
 
