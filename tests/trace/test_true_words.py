@@ -48,6 +48,13 @@ def test_a_reshape_to_another_type_is_another_value(negates: Path, capsys: pytes
         for command in ("diff", "trace"):
             code, doc = run_json([command, str(a), str(b)], capsys)
             assert (code, [(c["kind"], c["value"]) for c in changes(doc)]) == (1, [("placement", "arg[0]")])
+    # unsharded before propagation, the result is not gained by the other module's (its function line
+    # gives its type); in its own module, propagation decides it
+    before = stage(negates, "0004", "01.before_propagation.mlir")
+    for after, gained in (("0006", False), ("0004", True)):
+        _, doc = run_json(["diff", str(before), str(stage(negates, after, "02.after_propagation.mlir"))], capsys)
+        results = [c["kind"] for c in changes(doc) if c["value"] == "result[0]"]
+        assert results == (["decided"] if gained else [])
 
 
 @pytest.mark.parametrize("program", ["block", "outlined"])
