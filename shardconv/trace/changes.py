@@ -22,7 +22,7 @@ _FORM_PREFERENCE = ("sdy", "hlo")  # a value carrying both is compared like with
 @record
 class Change:
     _: KW_ONLY
-    kind: str  # one of KINDS: "placement" moved data (or lost a sharding that pinned it), "decided" ...
+    kind: str  # one of KINDS (the module's docstring says what each means)
     value: str
     pass_name: str
     dump: int  # the dump the change shows in (the later of the two)

@@ -209,7 +209,8 @@ class _Follower:
         self.facts: DumpFacts | None = None
         self.previous: _Fresh | None = None
         self.values = 0  # how many values the dump read fresh last shards
-        self.cut = False  # whether a dump said the module is partitioned
+        self.cut = False  # whether a dump showed the module partitioned
+        self.told = False  # and whether a Seen said so (with ``--value``: where that value took part)
 
     def repeat(self, ds: Repeat) -> Iterator[Seen]:
         """The dump before again: no change, its values now sit here too."""
@@ -235,9 +236,9 @@ class _Follower:
             if pieces or (lost and positional and (self.cut or _PARTITIONER.search(by))):
                 dropped = [key for key, obs in lost if self._wanted(key, obs, previous.dump)]
                 if self.wanted is None or dropped or any(self._wanted(k) for k in pieces):
-                    seen = Seen(ds.dump, n, len(dropped), by, partitioned=not self.cut)
-                    self.cut = True
-                lost = []
+                    seen = Seen(ds.dump, n, len(dropped), by, partitioned=not self.told)
+                    self.told = True
+                self.cut, lost = True, []
         yield seen
         yield from self._changes(maybe, now)
         if previous is not None:
