@@ -394,13 +394,12 @@ __all__ = ["Collected", "change_dict", "emit", "ordered", "per_dump", "print_cha
 
 
 def emit(command: str, items: Iterable[Seen | Change | Skipped], fmt: str) -> int:
-    """Print a run (text as each dump is read; JSON at the end) and return the exit code: 1 when a
-    value's data moved between decided placements (or lost the sharding that pinned it), else 0: a
-    pass deciding a sharding, partitioning, a mesh or a spelling change is no failure."""
+    """Print a run (text as each dump is read; JSON at the end) and return the exit code (``exit_code``):
+    a pass deciding a sharding, partitioning, a mesh or a spelling change is no failure."""
     import sys
 
     if fmt == "json":
-        return 1 if write_json(command, items, sys.stdout).count("placement") else 0
+        return exit_code(write_json(command, items, sys.stdout))
     from shardconv.ui.console import make_console
 
     console: Console | None = None  # (made once the first dump is read: rich loads while the scan goes on)
@@ -414,4 +413,10 @@ def emit(command: str, items: Iterable[Seen | Change | Skipped], fmt: str) -> in
             seen[dump.dump.index] = dump.dump
         current = dump
     (console or make_console()).print(summary_line(run), soft_wrap=True)
-    return 1 if run.count("placement") else 0
+    return exit_code(run)
+
+
+def exit_code(run: Collected) -> int:
+    """1 when data moved; else 2 when a file was skipped (a run that could not read all it was given is
+    never clean); else 0."""
+    return 1 if run.count("placement") else 2 if run.skipped else 0

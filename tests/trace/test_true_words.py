@@ -5,6 +5,7 @@ are told apart (only the last fails); every command a ``why:`` line prints works
 
 from __future__ import annotations
 
+import json
 import shlex
 import shutil
 from pathlib import Path
@@ -142,7 +143,8 @@ def test_a_step_file_that_cannot_be_read_is_skipped_and_said(
     negates: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A dangling link and an empty file among a folder's step files: each is left out, named in the
-    summary line and in JSON's ``skipped``; every other file is followed."""
+    summary line and in JSON's ``skipped``; every other file is followed, and the run is not clean
+    (exit 2: an input could not be read)."""
     folder = tmp_path / "xla"
     shutil.copytree(negates, folder, symlinks=True)
     _, whole = run_json(["trace", str(folder)], capsys)
@@ -152,10 +154,11 @@ def test_a_step_file_that_cannot_be_read_is_skipped_and_said(
     dangling.symlink_to(tmp_path / "gone.txt")
     empty.write_bytes(b"")
     code, out, err = run(["trace", str(folder)], capsys)
-    assert code == 0, err
+    assert code == 2, err
     summary = out.splitlines()[-1]
     assert "2 files skipped" in summary and dangling.name in summary and empty.name in summary
-    _, doc = run_json(["trace", str(folder)], capsys)
-    assert [k["file"] for k in doc["skipped"]] == [str(dangling), str(empty)]
+    code, out, _ = run(["trace", str(folder), "--format", "json"], capsys)
+    doc = json.loads(out)
+    assert code == 2 and [k["file"] for k in doc["skipped"]] == [str(dangling), str(empty)]
     assert all(k["reason"] for k in doc["skipped"]) and doc["summary"]["skipped"] == 2
     assert len(doc["dumps"]) == len(whole["dumps"]) - 2
