@@ -18,7 +18,7 @@ as the same op on the same operands with the same result type. placement: data m
 between two decided placements, or a sharding that pinned it was lost (exit 1);
 decided: a pass gave a value a sharding or filled its open {?} dims; the dump where
 the module became per device says "partitioned". A step file that cannot be read is
-skipped, and named in the summary.
+skipped and named in the summary (exit 2 unless data moved).
 
 \b
 Examples:
