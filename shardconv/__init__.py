@@ -75,6 +75,7 @@ if TYPE_CHECKING:
     from shardconv.trace.changes import Change as Change
     from shardconv.trace.dumps import Dump as Dump
     from shardconv.trace.run import Seen as Seen
+    from shardconv.trace.run import Skipped as Skipped
     from shardconv.trace.run import diff_paths as diff_paths
     from shardconv.trace.run import trace_paths as trace_paths
     from shardconv.trace.run import value_filter as value_filter
@@ -161,7 +162,7 @@ _EXPORTS: dict[str, str] = {
     "check_paths": "shardconv.check.engine",
     "CheckFinding": "shardconv.check.diagnostics",
     # following shardings through compiler passes (shardconv trace / diff)
-    **dict.fromkeys(("trace_paths", "diff_paths", "value_filter", "Seen"), "shardconv.trace.run"),
+    **dict.fromkeys(("trace_paths", "diff_paths", "value_filter", "Seen", "Skipped"), "shardconv.trace.run"),
     "Change": "shardconv.trace.changes",
     "Dump": "shardconv.trace.dumps",
     "Observation": "shardconv.trace.values",

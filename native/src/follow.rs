@@ -325,12 +325,21 @@ fn fates<S, T>(
     }
     for j in others {
         fate[new[j]] = match (entry_result(keys[j].key), same_module) {
-            (true, true) => Fate::Gained,
-            (true, false) => Fate::Old,
+            (true, true) if typed_alike(before, names, &keys[j]) => Fate::Gained,
+            (true, _) => Fate::Old,
             _ => Fate::Ask,
         };
     }
     fate
+}
+
+/// Whether an entry result is of one type in both dumps, as far as their function lines tell (an HLO
+/// dump's results are not named: there, its module decides alone).
+fn typed_alike(before: &Defined, names: &Defined, key: &Asked) -> bool {
+    match (before.get_hashed(key.hash, key.key), names.get_hashed(key.hash, key.key)) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -449,6 +458,17 @@ mod tests {
         assert_eq!(now(&step), [("result[1]".into(), "gained", None), ("%c#1".into(), "ask", None)]);
         let other_module = f.step(dump(2, &[("%a", 1), ("result[2]", 3)]), &renamed, Some(&renamed), false);
         assert!(now(&other_module).is_empty());
+        // a result of another type (its function line says) is another value, even in the same module
+        let (eight, one) =
+            (names("func.func @main() -> tensor<8xf32> {\n"), names("func.func @main() -> tensor<1xf32> {\n"));
+        let mut g = Follower::default();
+        g.step(dump(4, &[("%a", 1)]), &eight, None, true);
+        assert!(now(&g.step(dump(5, &[("%a", 1), ("result[0]", 2)]), &one, Some(&eight), true)).is_empty());
+        let gained = g.step(dump(6, &[("%a", 1), ("result[0]", 2)]), &one, Some(&one), true);
+        assert!(now(&gained).is_empty()); // (read as in dump 5)
+        g.step(dump(7, &[("%a", 1)]), &one, Some(&one), true);
+        let back = g.step(dump(8, &[("%a", 1), ("result[0]", 3)]), &one, Some(&one), true);
+        assert_eq!(now(&back), [("result[0]".into(), "gained", None)]);
         let alike = f.step(dump(3, &[("%a", 1), ("%b", 2)]), &defined, Some(&defined), true);
         assert_eq!(now(&alike), [("%b".into(), "gained", None)]);
     }

@@ -151,6 +151,23 @@ impl Defined {
         self.scan_scope(&data[from..]);
     }
 
+    /// `result[i]` of the entry function whose `func.func @main(...) -> ...` line is `line` (no other line
+    /// defines any), each as its type: a result is followed by position, and one of another type is
+    /// another value.
+    fn define_results(&mut self, line: &[u8]) {
+        if !matches!(crate::scopes::scope_of(line), crate::scopes::ScopeLine::Open(_, "func", true)) {
+            return;
+        }
+        for (i, ty) in result_types(line).into_iter().enumerate() {
+            let key = |s: &mut Vec<u8>| {
+                s.extend_from_slice(b"result[");
+                s.extend_from_slice(i.to_string().as_bytes());
+                s.push(b']');
+            };
+            self.define(b"", key, |s| s.extend_from_slice(ty), false, None);
+        }
+    }
+
     /// `define` of an SSA name, copied from the dump (and hashed from it there, in the entry function).
     fn define_name(&mut self, prefix: &[u8], name: &[u8], what: impl FnOnce(&mut Vec<u8>)) {
         let hashed = prefix.is_empty().then(|| hash(name));
@@ -160,6 +177,9 @@ impl Defined {
     /// The definitions of `data`, all in the function of the prefix in force.
     fn scan_scope(&mut self, data: &[u8]) {
         let prefix = std::mem::take(&mut self.prefix);
+        if prefix.is_empty() {
+            self.define_results(&data[..memchr::memchr(b'\n', data).unwrap_or(data.len())]);
+        }
         // (%[\w$.\-]+)(?::\d+)? = (\S+), found from its ` = ` back (an HLO line has one, and two or three
         // `%` operands and callees besides its definition's)
         let mut i = 0; // where the next definition may start: past the last one's first token
@@ -281,8 +301,9 @@ fn arg_key(n: &[u8], out: &mut Vec<u8>) {
 }
 
 /// What an SSA definition is: an HLO instruction its type (`data[a..b]` holds a `[`; its name is stable
-/// across passes), an MLIR op the op and the operands it names before its attributes, since a pass that
-/// renumbers values gives `%23` to another `dot_general` of the same type.
+/// across passes), an MLIR op the op, the operands it names before its attributes and its result type,
+/// since a pass that renumbers values gives `%23` to another `dot_general`, and `%37 = reshape %36` of
+/// another type is another value.
 fn what(data: &[u8], a: usize, b: usize, out: &mut Vec<u8>) {
     let token = &data[a..b];
     // Shardy's export turns a constraint into a reshard of the same operand: the same value
@@ -306,6 +327,86 @@ fn what(data: &[u8], a: usize, b: usize, out: &mut Vec<u8>) {
             _ => i += 1,
         }
     }
+    if let Some(ty) = result_type(&data[b..]) {
+        out.extend_from_slice(b" : ");
+        out.extend_from_slice(ty);
+    }
+}
+
+/// The result type an MLIR op's line (`rest`: from after its op name) ends with: what follows its last
+/// ` : ` before any trailing ` attributes {...}` (a `while`'s), after the `->` of a function type
+/// (`(tensor<8xf32>) -> tensor<2x4xf32>`); None when the line has no type (an op whose region opens on it).
+fn result_type(rest: &[u8]) -> Option<&[u8]> {
+    let line = &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())];
+    let line = &line[..memchr::memmem::find(line, b" attributes {").unwrap_or(line.len())];
+    let ty = &line[memchr::memmem::rfind(line, b" : ")? + 3..];
+    let ty = ty.trim_ascii_end().strip_suffix(b"{").unwrap_or(ty);
+    let ty = memchr::memmem::rfind(ty, b"->").map_or(ty, |p| &ty[p + 2..]);
+    let ty = ty.trim_ascii();
+    (!ty.is_empty()).then_some(ty)
+}
+
+/// The result types a `func.func` line lists after its arguments' `) -> `: one type, or each of a
+/// parenthesized list, without its attributes (`tensor<8xf32> {sdy.sharding = ...}`); none when the
+/// line lists none.
+fn result_types(line: &[u8]) -> Vec<&[u8]> {
+    let Some(open) =
+        crate::finder!(b"func.func").find(line).and_then(|p| memchr::memchr(b'(', &line[p..]).map(|o| p + o))
+    else {
+        return Vec::new();
+    };
+    let Some(rest) = closing(line, open).and_then(|c| line[c + 1..].strip_prefix(b" -> ")) else {
+        return Vec::new();
+    };
+    if rest.first() != Some(&b'(') {
+        return vec![bare_type(rest)];
+    }
+    let Some(end) = closing(rest, 0) else { return Vec::new() };
+    let mut types = Vec::new();
+    let (mut from, mut at) = (1, 1);
+    while let Some(comma) = top_level(rest, at, end, b',') {
+        types.push(bare_type(&rest[from..comma]));
+        (from, at) = (comma + 1, comma + 1);
+    }
+    types.push(bare_type(&rest[from..end]));
+    types
+}
+
+/// A type without the attributes or body after it (what precedes ` {` or ` attributes`), trimmed.
+fn bare_type(text: &[u8]) -> &[u8] {
+    let brace = crate::finder!(b" {").find(text).unwrap_or(text.len());
+    let end = crate::finder!(b" attributes").find(&text[..brace]).unwrap_or(brace);
+    text[..end].trim_ascii()
+}
+
+/// The index of the bracket closing the one at `data[open]`, nesting `()`, `[]`, `{}` and `<>` (not the
+/// `>` of `->`), strings skipped.
+fn closing(data: &[u8], open: usize) -> Option<usize> {
+    top_level(data, open + 1, data.len(), b')').filter(|&c| data[c] == b')')
+}
+
+/// The first `want` (`,` or `)`) in `data[from..to]` outside brackets opened there and strings; a closing
+/// bracket of a depth not opened there ends the search (at it).
+fn top_level(data: &[u8], from: usize, to: usize, want: u8) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = from;
+    while i < to {
+        let c = data[i];
+        match c {
+            b'"' => {
+                i = crate::strings::string_end(data, i)?;
+                continue;
+            }
+            b'(' | b'[' | b'{' | b'<' => depth += 1,
+            b'>' if i > 0 && data[i - 1] == b'-' => {}
+            b')' | b']' | b'}' | b'>' if depth > 0 => depth -= 1,
+            _ if c == want && depth == 0 => return Some(i),
+            b')' | b']' | b'}' | b'>' => return None,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// The end of the `%name` whose `%` is at `data[p]` (`p + 1` when no name follows).
@@ -403,6 +504,26 @@ mod tests {
         // a while's loop arguments are no results: `%a` is not redefined as `%iterArg_0`'s init
         assert_eq!(m[&b"%iterArg_0".to_vec()], b"%b)");
         assert!(!m.contains_key(&b"%a"[..]));
+    }
+
+    #[test]
+    fn an_mlir_op_is_defined_with_its_result_type() {
+        let mut d = Defined::default();
+        d.scan(b"%0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@m, [{\"x\"}, {}]>]>} : tensor<8x1xi32>\n%37 = stablehlo.reshape %36 : (tensor<8x32x16xi32>) -> tensor<8x32x2x8xi32>\n%1 = stablehlo.custom_call @f(%0) {a = 1 : i64} : (tensor<8xf32>) -> (tensor<8xf32>, tensor<i32>)\n");
+        let m: HashMap<_, _> = d.items().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
+        assert_eq!(m[&b"%0".to_vec()], b"stablehlo.negate %arg0 : tensor<8x1xi32>");
+        assert_eq!(m[&b"%37".to_vec()], b"stablehlo.reshape %36 : tensor<8x32x2x8xi32>");
+        assert_eq!(m[&b"%1".to_vec()], b"stablehlo.custom_call %0 : (tensor<8xf32>, tensor<i32>)");
+        let mut r = Defined::default();
+        r.scan(b"module {\n  func.func @main(%arg0: tensor<8xf32> {a = {b = \"->)\"}}) -> (tensor<8x1xi32> {s = #m<[{\"x\"}, {}]>, e = #p<[{x = r -> [o]}]>}, tensor<f32>) {\n  }\n  func.func @f(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n");
+        let m: HashMap<_, _> = r.items().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
+        assert_eq!(m[&b"result[0]".to_vec()], b"tensor<8x1xi32>");
+        assert_eq!(m[&b"result[1]".to_vec()], b"tensor<f32>");
+        assert!(!m.contains_key(&b"@f:result[0]"[..]) && m.len() == 4, "{m:?}"); // (and each arg[0])
+        let mut w = Defined::default();
+        w.scan(b"%5:2 = stablehlo.while(%iterArg = %0) : tensor<i32>, tensor<3xf32> attributes {s = 1 : i64}\n");
+        let m: HashMap<_, _> = w.items().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
+        assert_eq!(m[&b"%5".to_vec()], b"stablehlo.while(%iterArg %0 : tensor<i32>, tensor<3xf32>");
     }
 
     #[test]

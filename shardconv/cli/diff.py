@@ -1,5 +1,5 @@
 """``shardconv diff A B``: two dumps or modules (HLO or MLIR, any mix) compared value by value by
-placement, then mesh, then spelling. Exit 1 when any value's placement differs."""
+placement, then decided, mesh and spelling. Exit 1 when any value's data moved."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import click
 EPILOG = """\b
 Values are paired as shardconv trace pairs them: function arguments and results by
 position (arg[0], result[0]), else by SSA or HLO instruction name (%r:in[0]: a
-manual computation's). Placements are computed on each dump's own mesh, so renamed
-axes are a mesh change, not a placement change; a value both define as the same op
-on the same operands but only one shards gained or lost its sharding (a placement
-change).
+manual computation's), and only when of the same type. Placements are computed on
+each dump's own mesh, so renamed axes are a mesh change, not a placement change; a
+value both define alike but only B shards was decided, one only A shards lost its
+sharding (a placement change).
 
 \b
 Examples:

@@ -1,5 +1,6 @@
 """``shardconv trace LOG...``: follow every sharded value through a compiler's passes and report the
-dumps where its placement, its mesh or only its spelling changes. Exit 1 when a placement changed."""
+dumps where its data moved, a pass decided its sharding, or its mesh or only its spelling changed. Exit 1
+only when data moved between two decided placements."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ LOG is an MLIR pass log (-mlir-print-ir-before-all / -after-all, with or without
 Several LOGs that are not XLA step files are followed as one sequence, in order.
 Values are followed by position (arg[0], result[0] of the entry function), else by
 SSA or HLO instruction name (%r:in[0] / %r:out[0]: a manual computation's operands
-and results). A value both dumps define as the same op on the same operands but
-only one shards gained or lost its sharding: a placement change with "no sharding"
-on the other side.
+and results; %r: every result of the op, %r#1 its second), while both dumps define it
+as the same op on the same operands with the same result type. placement: data moved
+between two decided placements, or a sharding that pinned it was lost (exit 1);
+decided: a pass gave a value a sharding or filled its open {?} dims; the dump where
+the module became per device says "partitioned". A step file that cannot be read is
+skipped and named in the summary (exit 2 unless data moved).
 
 \b
 Examples:

@@ -1,7 +1,8 @@
-"""Changes: how one value's sharding differs between two dumps, most serious first: a different
-placement (devices hold other data; or the value gained or lost a sharding that splits or pins it),
-else a different mesh (renamed or reshaped axes, same data), else only a different spelling (V1 / V2 /
-V3 / sdy, sub-axes re-expressed, another mesh symbol, a replicated sharding gained or lost)."""
+"""Changes: how one value's sharding differs between two dumps, most serious first: data moved between
+two decided placements (the only failure), else a pass deciding where data lives (a sharding gained, or
+open ``{?}`` dimensions filled), else a different mesh (renamed or reshaped axes, same data), else only a
+different spelling (V1 / V2 / V3 / sdy, sub-axes re-expressed, another mesh symbol, a replicated
+sharding gained or lost). Partitioning is the dump's, not a value's (see ``run.Seen``)."""
 
 from __future__ import annotations
 
@@ -11,23 +12,24 @@ from dataclasses import KW_ONLY
 from shardconv.core.model import TensorSharding
 from shardconv.core.placement import differing_devices
 from shardconv.core.records import record
+from shardconv.scan.sites import Shape
 from shardconv.trace.values import Observation, Sighting
 
-KINDS = ("placement", "mesh", "spelling")
+KINDS = ("placement", "decided", "mesh", "spelling")
 _FORM_PREFERENCE = ("sdy", "hlo")  # a value carrying both is compared like with like, sdy first
 
 
 @record
 class Change:
     _: KW_ONLY
-    kind: str  # one of KINDS
+    kind: str  # one of KINDS (the module's docstring says what each means)
     value: str
     pass_name: str
     dump: int  # the dump the change shows in (the later of the two)
-    before: Observation | None  # None: the value had no sharding there (it gained one: see one_side_kind)
+    before: Observation | None  # None: the value had no sharding there (it gained one: see gained_kind)
     after: Observation | None  # None: the value lost its sharding
-    devices: tuple[int, ...] = ()  # placement: the devices that now hold different data
-    filled: tuple[int, ...] = ()  # placement: the open dimensions the pass gave axes to, all it changed
+    devices: tuple[int, ...] = ()  # placement / decided: the devices whose data differs between the two sides
+    filled: tuple[int, ...] = ()  # decided: the open dimensions the pass gave axes to, all it changed
 
 
 def preferred(observed: Sequence[Sighting]) -> Sighting:
@@ -52,11 +54,22 @@ def counterparts(before: Sequence[Sighting], after: Sequence[Sighting]) -> tuple
     return before[0], after[0]
 
 
-def one_side_kind(o: Observation) -> str:
-    """What a value that gained or lost ``o`` changed: nothing but its spelling when ``o`` replicates it
-    (a value without a sharding is replicated: XLA's partitioner replicates an unannotated instruction,
-    and an sdy value without one is open), else where its data lives."""
-    return "spelling" if o.place is not None and o.place.kind == "replicated" else "placement"
+def _replicates(o: Observation) -> bool:
+    """Whether ``o`` replicates its value (as an unsharded value is: XLA's partitioner replicates an
+    unannotated instruction, and an sdy value without one is open): gaining or losing it is spelling."""
+    return o.place is not None and o.place.kind == "replicated"
+
+
+def gained_kind(o: Observation) -> str:
+    """What a value that gained ``o`` changed: a pass decided where its data lives, or (``o``
+    replicates it) only its spelling."""
+    return "spelling" if _replicates(o) else "decided"
+
+
+def lost_kind(o: Observation) -> str:
+    """What a value that lost ``o`` changed: where its data lives, pinned before and free now, or (``o``
+    replicated it) only its spelling."""
+    return "spelling" if _replicates(o) else "placement"
 
 
 def classify(a: Observation, b: Observation, pass_name: str) -> Change | None:
@@ -67,15 +80,16 @@ def classify(a: Observation, b: Observation, pass_name: str) -> Change | None:
     ka, kb = a.placement_key, b.placement_key
     if ka is not None and kb is not None and ka != kb:
         assert a.place is not None and b.place is not None
+        filled = filled_open_dims(a, b)
         return Change(
-            kind="placement",
+            kind="decided" if filled else "placement",
             value=b.key,
             pass_name=pass_name,
             dump=b.dump,
             before=a,
             after=b,
             devices=differing_devices(a.place, b.place),
-            filled=filled_open_dims(a, b),
+            filled=filled,
         )
     if a.mesh is not None and b.mesh is not None and a.mesh != b.mesh:
         return Change(kind="mesh", value=b.key, pass_name=pass_name, dump=b.dump, before=a, after=b)
@@ -103,4 +117,15 @@ def filled_open_dims(a: Observation, b: Observation) -> tuple[int, ...]:
     return tuple(filled)
 
 
-__all__ = ["KINDS", "Change", "classify", "counterparts", "filled_open_dims", "one_side_kind", "preferred"]
+def per_device(before: Shape | None, after: Shape | None) -> bool:
+    """Whether ``after`` is a per-device piece of ``before`` (each dimension divides it, one is smaller):
+    what the SPMD partitioner makes of an entry argument or result."""
+    if before is None or after is None or len(before) != len(after) or before == after:
+        return False
+    return all(a is not None and b is not None and 0 < a <= b and b % a == 0 for b, a in zip(before, after))
+
+
+__all__ = [
+    "KINDS", "Change", "classify", "counterparts", "filled_open_dims", "gained_kind", "lost_kind", "per_device",
+    "preferred",
+]

@@ -4,13 +4,15 @@ placement change, the device grids before and after side by side (rich on a term
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from shardconv.trace.changes import KINDS, Change
-from shardconv.trace.dumps import Dump
-from shardconv.trace.run import Seen
+from shardconv.trace.dumps import Dump, xla_step
+from shardconv.trace.run import Seen, Skipped
 from shardconv.trace.values import Observation
 
 if TYPE_CHECKING:
@@ -24,6 +26,7 @@ class Collected:
 
     dumps: list[Seen] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
+    skipped: list[Skipped] = field(default_factory=list)
 
     def count(self, kind: str) -> int:
         return self.counts[kind]
@@ -33,13 +36,27 @@ class Collected:
         """Shardings partitioning dropped, over every dump."""
         return sum(s.dropped for s in self.dumps)
 
+    @property
+    def partitioned(self) -> int:
+        """The dumps whose pass partitioned their module."""
+        return sum(s.partitioned for s in self.dumps)
 
-def per_dump(items: Iterable[Seen | Change], run: Collected) -> Iterator[tuple[Seen | None, list[Change]]]:
+    @property
+    def summary(self) -> dict[str, int]:
+        """The JSON summary: changes of each kind, modules partitioned, shardings dropped, files skipped."""
+        return {**self.counts, "partitioned": self.partitioned, "dropped": self.dropped, "skipped": len(self.skipped)}
+
+
+def per_dump(
+    items: Iterable[Seen | Change | Skipped], run: Collected
+) -> Iterator[tuple[Seen | None, list[Change]]]:
     """The changes of each dump, as they came, once the next dump is read, with that next dump (None
-    at the end); ``run`` notes every dump and change on the way."""
+    at the end); ``run`` notes every dump, change and file skipped on the way."""
     pending: list[Change] = []
     for item in items:
-        if isinstance(item, Seen):
+        if isinstance(item, Skipped):
+            run.skipped.append(item)
+        elif isinstance(item, Seen):
             yield item, pending
             pending = []
             run.dumps.append(item)
@@ -55,7 +72,7 @@ _CHANGES = '\n  "changes": [],\n'  # where the document's changes go, as ``jsono
 _DUMPS = '\n  "dumps": [],'  # and its dumps
 
 
-def write_json(command: str, items: Iterable[Seen | Change], out: TextIO) -> Collected:
+def write_json(command: str, items: Iterable[Seen | Change | Skipped], out: TextIO) -> Collected:
     """The JSON document ``jsonout.dumps`` prints for the run, byte for byte, with each change written
     to a temporary file as its dump ends and copied in at the end: memory holds the dumps, not the
     changes. Each dump is written out as it is read (the scan goes on meanwhile), not all at the end.
@@ -70,8 +87,8 @@ def write_json(command: str, items: Iterable[Seen | Change], out: TextIO) -> Col
                 dumps.append(_item(_dump_dict(seen)))
         from shardconv.ui import jsonout  # (json loads once the first dump is read: the scan starts first)
 
-        summary = {**run.counts, "dropped": run.dropped}
-        doc = jsonout.document(command, dumps=[], changes=[], summary=summary)
+        skipped = [{"file": k.path, "reason": k.reason} for k in run.skipped]
+        doc = jsonout.document(command, dumps=[], skipped=skipped, changes=[], summary=run.summary)
         head, _, tail = jsonout.dumps(doc).rpartition(_CHANGES)
         listed = '\n  "dumps": [\n    ' + ",\n    ".join(dumps) + "\n  ],"
         out.write(head.replace(_DUMPS, listed, 1) if dumps else head)
@@ -137,6 +154,7 @@ def _dump_dict(s: Seen) -> dict[str, Any]:
         "file": d.path,
         "line": d.line,
         "values": s.values,
+        "partitioned": s.partitioned,
         "dropped": s.dropped,
     }
 
@@ -186,9 +204,9 @@ def ordered(changes: list[Change], *, by_kind: bool) -> list[Change]:
 
 
 def print_changes(console: Console, changes: list[Change], dumps: dict[int, Dump], seen: Seen | None = None) -> None:
-    """The changes of one dump (``seen``: the dump, when its pass dropped the shardings wholesale), with
-    a heading naming the dump and the pass that made them."""
-    stripped = seen is not None and seen.dropped > 0
+    """The changes of one dump (``seen``: the dump, when its pass partitioned the module), with a heading
+    naming the dump and the pass that made them."""
+    stripped = seen is not None and (seen.partitioned or seen.dropped > 0)
     if not changes and not stripped:
         return
     from rich.text import Text
@@ -209,15 +227,16 @@ def print_changes(console: Console, changes: list[Change], dumps: dict[int, Dump
     console.print(heading, soft_wrap=True)
     if stripped:
         assert seen is not None
-        console.print(Text(f"  {seen.dropped} sharding{'s' if seen.dropped != 1 else ''} dropped: every value but the "
-                           "entry's arguments and results is unsharded from here (the module is partitioned, "
-                           "per device)"), soft_wrap=True)
+        dropped = f"{_plural(seen.dropped, 'sharding')} dropped with partitioning" if seen.dropped else ""
+        words = "partitioned: the module is per device from here" + (f"; {dropped}" if dropped else "")
+        console.print(Text(f"  {words if seen.partitioned else dropped}"), soft_wrap=True)
     gained = 0
+    hinted: set[str] = set()  # the why: lines printed in this dump (the flag that writes records: once)
     for c in ordered(changes, by_kind=False):
         gained += c.before is None
         if c.before is None and gained > GAINS_SHOWN:
             continue
-        _print_change(console, c, color)
+        _print_change(console, c, color, hinted)
     if gained > GAINS_SHOWN:
         more = gained - GAINS_SHOWN
         console.print(Text(f"  and {more} more value{'s' if more != 1 else ''} gained a sharding here "
@@ -228,10 +247,10 @@ def print_changes(console: Console, changes: list[Change], dumps: dict[int, Dump
 GAINS_SHOWN = 5  # a propagation pass gives shardings to most values at once: text shows the first few
 
 
-_KIND_STYLE = {"placement": "bold red", "mesh": "yellow", "spelling": "cyan"}
+_KIND_STYLE = {"placement": "bold red", "decided": "green", "mesh": "yellow", "spelling": "cyan"}
 
 
-def _print_change(console: Console, c: Change, color: bool) -> None:
+def _print_change(console: Console, c: Change, color: bool, hinted: set[str]) -> None:
     from rich.text import Text
 
     from shardconv.ui.device_ids import compress_ids
@@ -243,14 +262,16 @@ def _print_change(console: Console, c: Change, color: bool) -> None:
     for label, o in (("before", c.before), ("after", c.after)):
         side = "no sharding" if o is None else f"{o.text}{_on_mesh(o)}  [{_short(o.path)}:{o.line}]"
         console.print(Text(f"    {label:<6} {side}"), soft_wrap=True)
-    if c.kind == "placement" and c.before is not None and c.after is not None:
+    if c.kind in ("placement", "decided") and c.before is not None and c.after is not None:
         _print_grids(console, c, color)
-        console.print(Text(f"    devices {compress_ids(c.devices)} now hold different data",
-                           style="red" if color else ""), soft_wrap=True)
-        if c.filled:
-            console.print(Text(f"    {_filled_words(c.filled)}"), soft_wrap=True)
+        if c.kind == "placement":
+            console.print(Text(f"    devices {compress_ids(c.devices)} now hold different data",
+                               style="red" if color else ""), soft_wrap=True)
+    if c.filled:
+        console.print(Text(f"    {_filled_words(c.filled)}"), soft_wrap=True)
     hint = explain_hint(c)
-    if hint:
+    if hint and hint not in hinted:
+        hinted.add(hint)
         console.print(Text(f"    why: {hint}"), soft_wrap=True)
 
 
@@ -262,18 +283,44 @@ def _filled_words(dims: tuple[int, ...]) -> str:
 
 
 def explain_hint(c: Change) -> str | None:
-    """For a placement change at a propagation pass, the ``shardconv explain`` command for that value: in
-    an sdy dump only, where Shardy's records can be (GSPMD's sharding-propagation records none)."""
-    import re
+    """For a sharding a propagation pass decided or moved in an sdy dump, how to learn why: the
+    ``shardconv explain`` command for that value when its file is a Shardy stage module holding Shardy's
+    propagation records (it works there), else the flag that writes them (GSPMD's sharding-propagation
+    records none)."""
     import shlex
 
-    if c.kind != "placement" or c.after is None or "propagat" not in c.pass_name.lower() or c.after.form != "sdy":
+    o = c.after
+    if c.kind not in ("placement", "decided") or o is None or o.form != "sdy" or "propagat" not in c.pass_name.lower():
         return None
     m = re.fullmatch(r"(arg|result)\[(\d+)\]", c.value)
+    if not m and not re.fullmatch(r"%[^:#@]+", c.value):
+        return None  # (explain names values of the entry function, one result each)
+    if not has_records(o.path):
+        return ("no propagation records in this dump; XLA_FLAGS='--xla_dump_to=DIR "
+                "--xla_dump_hlo_pass_re=shardy-verbose' writes them, for shardconv explain DIR")
+    step = xla_step(o.path)
+    if step is None or not step.shardy_stage:
+        return None  # (explain reads one Shardy stage module, not a pass log of many)
     select = f"--{m.group(1)} {m.group(2)}" if m else f"--value {shlex.quote(c.value)}"
-    if not m and not c.value.startswith("%"):
-        return None
-    return f"shardconv explain {shlex.quote(c.after.path)} {select}"
+    return f"shardconv explain {shlex.quote(o.path)} {select}"
+
+
+_RECORD_WORDS = (b"sharding_origin", b"propagation_edges")  # what Shardy's propagation records spell
+
+
+@lru_cache(maxsize=64)
+def has_records(path: str) -> bool:
+    """Whether the file ``path`` holds Shardy's propagation records (read once per file, in blocks)."""
+    try:
+        with open(path, "rb") as f:
+            tail = b""
+            while block := f.read(1 << 20):
+                if any(w in tail + block for w in _RECORD_WORDS):
+                    return True
+                tail = block[-32:]
+    except OSError:
+        return False
+    return False
 
 
 def _before_path(c: Change, dumps: dict[int, Dump]) -> str:
@@ -312,12 +359,26 @@ def _group(renderables: list[Any]) -> Any:
 
 
 def summary_line(run: Collected) -> str:
-    """``3 dumps read: 1 placement change, 2 mesh changes, 0 spelling changes``."""
-    n = len(run.dumps)
-    parts = [f"{run.count(k)} {k} change{'s' if run.count(k) != 1 else ''}" for k in KINDS]
-    if run.dropped:
-        parts.append(f"{run.dropped} sharding{'s' if run.dropped != 1 else ''} dropped by partitioning")
-    return f"{n} dump{'s' if n != 1 else ''} read: " + ", ".join(parts)
+    """``3 dumps read: 1 placement change, 4 shardings decided, 2 mesh changes, 0 spelling changes``, then
+    partitioning and the files skipped, when any."""
+    parts = [_plural(run.count(k), f"{k} change") for k in KINDS if k != "decided"]
+    parts.insert(1, f"{_plural(run.count('decided'), 'sharding')} decided")
+    if run.partitioned:
+        dropped = f" ({_plural(run.dropped, 'sharding')} dropped)" if run.dropped else ""
+        parts.append(f"{_plural(run.partitioned, 'module')} partitioned{dropped}")
+    if run.skipped:
+        parts.append(f"{_plural(len(run.skipped), 'file')} skipped ({_skipped_words(run.skipped)})")
+    return f"{_plural(len(run.dumps), 'dump')} read: " + ", ".join(parts)
+
+
+def _skipped_words(skipped: list[Skipped]) -> str:
+    """``xla/a.txt: No such file or directory``, the first few."""
+    words = "; ".join(f"{_short(k.path)}: {k.reason}" for k in skipped[:3])
+    return words + (f"; and {len(skipped) - 3} more" if len(skipped) > 3 else "")
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' if n != 1 else ''}"
 
 
 def _short(path: str) -> str:
@@ -332,13 +393,13 @@ def _short(path: str) -> str:
 __all__ = ["Collected", "change_dict", "emit", "ordered", "per_dump", "print_changes", "summary_line", "write_json"]
 
 
-def emit(command: str, items: Iterable[Seen | Change], fmt: str) -> int:
-    """Print a run (text as each dump is read; JSON at the end) and return the exit code: 1 when a
-    value's placement changed, else 0."""
+def emit(command: str, items: Iterable[Seen | Change | Skipped], fmt: str) -> int:
+    """Print a run (text as each dump is read; JSON at the end) and return the exit code (``exit_code``):
+    a pass deciding a sharding, partitioning, a mesh or a spelling change is no failure."""
     import sys
 
     if fmt == "json":
-        return 1 if write_json(command, items, sys.stdout).count("placement") else 0
+        return exit_code(write_json(command, items, sys.stdout))
     from shardconv.ui.console import make_console
 
     console: Console | None = None  # (made once the first dump is read: rich loads while the scan goes on)
@@ -352,4 +413,10 @@ def emit(command: str, items: Iterable[Seen | Change], fmt: str) -> int:
             seen[dump.dump.index] = dump.dump
         current = dump
     (console or make_console()).print(summary_line(run), soft_wrap=True)
-    return 1 if run.count("placement") else 0
+    return exit_code(run)
+
+
+def exit_code(run: Collected) -> int:
+    """1 when data moved; else 2 when a file was skipped (a run that could not read all it was given is
+    never clean); else 0."""
+    return 1 if run.count("placement") else 2 if run.skipped else 0

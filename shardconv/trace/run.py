@@ -4,6 +4,7 @@ to dump."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from itertools import groupby
@@ -18,7 +19,7 @@ from shardconv.scan.inputs import same_contents
 from shardconv.scan.native import columns, core_follower, site_count
 from shardconv.scan.pieces import Cuts, Repeated, Unscanned, read_pieces, scan_whole
 from shardconv.scan.sites import SiteKind
-from shardconv.trace.changes import Change, classify, counterparts, one_side_kind, preferred
+from shardconv.trace.changes import Change, classify, counterparts, gained_kind, lost_kind, per_device, preferred
 from shardconv.trace.dumps import (
     Dump,
     DumpRange,
@@ -53,14 +54,25 @@ class LogError(ShardingValidationError):
 
 @record
 class Seen:
-    """A dump once read: what the report lists about it. ``dropped``: the shardings its pass took from
-    every value but the entry's arguments and results at once (SPMD partitioning: from here the module is
-    per device), told as one number, not as a loss per value."""
+    """A dump once read: what the report lists about it. ``partitioned``: its pass made the module per
+    device (entry arguments' or results' shapes became per-device pieces, or a pass named for SPMD
+    partitioning stripped every sharding but theirs); ``dropped``: the shardings it took from values at
+    once, told as one number, not as a loss per value."""
 
     dump: Dump
     values: int
     dropped: int = 0
-    dropped_by: str = ""  # the pass that dropped them
+    dropped_by: str = ""  # the pass that partitioned the module
+    partitioned: bool = False
+
+
+@record
+class Skipped:
+    """A step file of a folder that could not be read (a dangling link, an unreadable or empty file):
+    left out of its module's sequence, and said so."""
+
+    path: str
+    reason: str
 
 
 def read_dumps(
@@ -156,16 +168,19 @@ class _Fresh:
 
 
 def follow(
-    dumps: Iterator[DumpSites | Repeat], keep: ValueFilter = KEEP_ALL
-) -> Iterator[Seen | Change]:
+    dumps: Iterator[DumpSites | Repeat | Skipped], keep: ValueFilter = KEEP_ALL
+) -> Iterator[Seen | Change | Skipped]:
     """Each dump as it is read, then the changes of its values against the last dump each value was
     seen in (placement computed on the mesh in force in each dump), and against the dump before: a value
     it defines with a sharding on one side only gained or lost it. A value missing from the last
     64 dumps read fresh (the core's ``FORGET``) is forgotten (memory stays flat whatever the names)."""
     # (an element of an op that names its results apart is followed whatever ``keep`` says of its key,
     # and its changes kept by either name: ``--value %indices`` finds ``%values#1``)
-    follower = _Follower(keep if keep is KEEP_ALL else lambda key: "#" in key or keep(key))
+    follower = _Follower(keep if keep is KEEP_ALL else lambda key: "#" in key or keep(key), keep)
     for ds in dumps:
+        if isinstance(ds, Skipped):
+            yield ds
+            continue
         for item in follower.repeat(ds) if isinstance(ds, Repeat) else follower.fresh(ds):
             if isinstance(item, Change) and "#" in item.value:
                 key, item = item.value, _printed(item)
@@ -186,13 +201,16 @@ class _Follower:
     seen, in which of the last 64 dumps read fresh), the dump read fresh last, and the copies (Repeats)
     of the dumps read fresh."""
 
-    def __init__(self, keep: ValueFilter) -> None:
+    def __init__(self, keep: ValueFilter, wanted: ValueFilter) -> None:
         self.keep = None if keep is KEEP_ALL else keep
+        self.wanted = None if wanted is KEEP_ALL else wanted  # ``--value`` itself (``keep`` also takes ``#`` keys)
         self.native = core_follower()
         self.copies: dict[int, tuple[Dump, int]] = {}  # a dump read fresh -> its latest copy, lines moved
         self.facts: DumpFacts | None = None
         self.previous: _Fresh | None = None
         self.values = 0  # how many values the dump read fresh last shards
+        self.cut = False  # whether a dump showed the module partitioned
+        self.told = False  # and whether a Seen said so (with ``--value``: where that value took part)
 
     def repeat(self, ds: Repeat) -> Iterator[Seen]:
         """The dump before again: no change, its values now sit here too."""
@@ -208,18 +226,33 @@ class _Follower:
         same_module = previous is not None and previous.dump.module == ds.dump.module
         n, positional, maybe, gone = ds.reader.follow(self.native, ds.sites, self.facts, ds.names, now, same_module)
         lost = self._lost(gone, ds.names)
-        # every value but the entry's arguments and results lost its sharding: the module is partitioned
-        stripped = bool(lost) and positional
-        if stripped:
-            assert previous is not None
+        seen = Seen(ds.dump, n)
+        if previous is not None:
             by = responsible_pass(_latest(previous.dump, self.copies)[0], ds.dump)
-            yield Seen(ds.dump, n, len(lost), by)
-        else:
-            yield Seen(ds.dump, n)
+            # entry arguments or results cut into per-device pieces, or a partitioner that stripped every
+            # sharding but theirs: the module is partitioned, and the shardings it lost went with that
+            # (the partitioner's own cleanup passes dump the pieces before it strips the shardings)
+            pieces = [key for _, key, obs, held in maybe if held is not None and _cut(key, held[1], obs)]
+            if pieces or (lost and positional and (self.cut or _PARTITIONER.search(by))):
+                dropped = [key for key, obs in lost if self._wanted(key, obs, previous.dump)]
+                if self.wanted is None or dropped or any(self._wanted(k) for k in pieces):
+                    seen = Seen(ds.dump, n, len(dropped), by, partitioned=not self.told)
+                    self.told = True
+                self.cut, lost = True, []
+        yield seen
         yield from self._changes(maybe, now)
-        if previous is not None and not stripped:
+        if previous is not None:
             yield from self._losses(lost, ds)
         self.previous, self.values = now, n
+
+    def _wanted(self, key: str, seen: list[Sighting] | None = None, dump: Dump | None = None) -> bool:
+        """Whether ``--value`` names ``key`` (an element of an op that names its results apart: by its
+        printed name too, read off its line in ``dump``)."""
+        if self.wanted is None or self.wanted(key):
+            return True
+        if "#" not in key or not seen or dump is None:
+            return False
+        return self.wanted(printed_name(key, dump.path, seen[0][1]))
 
     def _changes(self, maybe: list[Maybe], now: _Fresh) -> Iterator[Change]:
         """The values of ``now`` that gained their sharding or changed since last seen, in its order (the
@@ -249,7 +282,7 @@ class _Follower:
         before, _ = _latest(self.previous.dump, self.copies)
         after = observation(key, preferred(obs), dump)
         return Change(
-            kind=one_side_kind(after),
+            kind=gained_kind(after),
             value=key,
             pass_name=responsible_pass(before, dump),
             dump=dump.index,
@@ -276,7 +309,7 @@ class _Follower:
         for key, obs in lost:
             gone = observation(key, preferred(obs), self.previous.dump, latest)
             yield Change(
-                kind=one_side_kind(gone),
+                kind=lost_kind(gone),
                 value=key,
                 pass_name=responsible_pass(latest[0], ds.dump),
                 dump=ds.dump.index,
@@ -290,12 +323,22 @@ def _positional(key: str) -> bool:
     return any(p in key for p in _BY_POSITION)
 
 
+_PARTITIONER = re.compile(r"spmd.?partition", re.IGNORECASE)  # XLA's spmd-partitioning pass, by its name
+
+
+def _cut(key: str, before: list[Sighting], after: list[Sighting]) -> bool:
+    """Whether the entry argument or result ``key`` became a per-device piece of itself (partitioning)."""
+    return _positional(key) and per_device(before[0][0].shape, after[0][0].shape)
+
+
 def _renamed(key: str, before: tuple[Names, list[Sighting]], after: tuple[Names, list[Sighting]]) -> bool:
     """Whether ``key`` names another value than where it was last seen (``before``: that dump's names and
-    the value's sightings there): another definition, op or tensor type under the same name. Never for an
-    argument or result, which go by position."""
+    the value's sightings there): another definition, op or tensor type under the same name; for an
+    argument or result, which go by position, another tensor type than its own or a per-device piece
+    of it (partitioning's)."""
     if _positional(key):
-        return False
+        was, now = before[1][0][0].shape, after[1][0][0].shape
+        return was is not None and now is not None and was != now and not per_device(was, now)
     def identity(names: Names, seen: list[Sighting]) -> tuple[object, ...]:
         first = seen[0][0]
         return defined_as(names, key), op_identity(first.op), first.shape
@@ -309,9 +352,10 @@ def _latest(dump: Dump, copies: dict[int, tuple[Dump, int]]) -> tuple[Dump, int]
     return copies.get(dump.index, (dump, 0))
 
 
-def trace_paths(paths: Sequence[str], keep: ValueFilter = KEEP_ALL) -> Iterator[Seen | Change]:
+def trace_paths(paths: Sequence[str], keep: ValueFilter = KEEP_ALL) -> Iterator[Seen | Change | Skipped]:
     """``shardconv trace``: every sequence of dumps in ``paths`` (see ``log_sequences``), followed: a
-    ``Seen`` per dump as it is read, then a ``Change`` per value that changed in it. From examples/:
+    ``Seen`` per dump as it is read, then a ``Change`` per value that changed in it; a ``Skipped`` per
+    step file that cannot be read (its module is followed without it). From examples/:
 
     >>> import shardconv as sc
     >>> for item in sc.trace_paths(["seed-before-import.mlir", "seed-pass-log.txt"]):
@@ -324,16 +368,23 @@ def trace_paths(paths: Sequence[str], keep: ValueFilter = KEEP_ALL) -> Iterator[
         raise LogError(f"no pass log or XLA per-pass dump in {', '.join(paths)}")
     index = 0
 
-    def dumps(seq: Iterator[Prepared]) -> Iterator[DumpSites | Repeat]:
+    def dumps(seq: Iterator[Prepared]) -> Iterator[DumpSites | Repeat | Skipped]:
         nonlocal index
         before: tuple[Dump, Dump] | None = None  # the file before: its base and its one dump
         for _, path, base, alike, scanned in seq:
             repeat = _file_repeat(before, path, base, index, alike)
             read = [repeat] if repeat is not None else read_dumps(path, index, base, scanned)
             found = 0
-            for ds in read:
-                index, found = ds.dump.index + 1, found + 1
-                yield ds
+            try:
+                for ds in read:
+                    index, found = ds.dump.index + 1, found + 1
+                    yield ds
+            except (OSError, ShardingError) as e:
+                if base is None or found:  # a file named alone, or one followed part way, stops the run
+                    raise
+                yield Skipped(path, e.message if isinstance(e, ShardingError) else e.strerror or str(e))
+                before = None
+                continue
             before = (base, ds.dump) if found == 1 and base is not None else None
 
     # one read-ahead for all sequences: the first file of the next is scanned while the last is followed
@@ -377,7 +428,7 @@ def _file_repeat(
     return Repeat(replace(base, index=index, path=path, line=dump.line, module=dump.module), 0)
 
 
-def diff_paths(a: str, b: str, keep: ValueFilter = KEEP_ALL) -> Iterator[Seen | Change]:
+def diff_paths(a: str, b: str, keep: ValueFilter = KEEP_ALL) -> Iterator[Seen | Change | Skipped]:
     """``shardconv diff``: the two dumps (one each) followed as a sequence of two; the items are
     ``trace_paths``'s (``diff_paths("a.mlir", "b.mlir", value_filter(["arg[0]"]))``)."""
 
@@ -408,4 +459,6 @@ def value_filter(names: Sequence[str]) -> ValueFilter:
     return keep
 
 
-__all__ = ["LogError", "Seen", "ValueFilter", "diff_paths", "follow", "read_dumps", "trace_paths", "value_filter"]
+__all__ = [
+    "LogError", "Seen", "Skipped", "ValueFilter", "diff_paths", "follow", "read_dumps", "trace_paths", "value_filter",
+]

@@ -37,7 +37,7 @@ def moved(log: str) -> list[tuple[str, str, str]]:
         if isinstance(item, sc.Seen):
             dump: sc.Dump = item.dump
             print(dump.label, item.values)
-        elif item.kind == "placement":
+        elif isinstance(item, sc.Change) and item.kind == "placement":
             after: sc.Observation | None = item.after
             out.append((item.pass_name, item.value, "no sharding" if after is None else after.text))
     return out
@@ -78,5 +78,7 @@ def test_a_trace_consumer_types_check(tmp_path: Path) -> None:
     errors = [line for line in out.stdout.splitlines() if ": error:" in line]
     assert [line.split(":")[1] for line in errors] == ["16"] and "union-attr" in errors[0], out.stdout
     revealed = next(line for line in out.stdout.splitlines() if "Revealed type" in line)
-    assert "Iterator[shardconv.trace.run.Seen | shardconv.trace.changes.Change]" in revealed, revealed
+    assert "Iterator[shardconv.trace.run.Seen | shardconv.trace.changes.Change | shardconv.trace.run.Skipped]" in (
+        revealed
+    ), revealed
     assert "Any" not in revealed, revealed

@@ -15,3 +15,16 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The folder make_logs.py writes (see its docstring)."""
     return write_with_jax(HERE.parent / "support" / "make_logs.py", tmp_path_factory.mktemp("trace_logs"))
 
+
+
+@pytest.fixture(scope="session")
+def negates(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """make_negates.py's XLA folder, every pass dumped (``.*``): modules whose values differ in type."""
+    return write_with_jax(HERE.parent / "support" / "make_negates.py", tmp_path_factory.mktemp("negates")) / "xla"
+
+
+@pytest.fixture(scope="session")
+def negates_verbose(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """make_negates.py's XLA folder dumped with ``shardy-verbose``: stage modules with Shardy's records."""
+    out = tmp_path_factory.mktemp("negates_verbose")
+    return write_with_jax(HERE.parent / "support" / "make_negates.py", out, "shardy-verbose") / "xla"

@@ -29,7 +29,9 @@ def test_the_seeds_invented_mesh_moves_the_data(logs: Path, capsys: pytest.Captu
     held = json.loads((logs / "held.json").read_text())
     moved = sorted(int(d) for d in held["scale"] if held["scale"][d] != held["distorted"][d])
     assert change["devices"] == moved == [1, 2, 3, 4, 5, 6]
-    assert doc["summary"] == {"placement": 1, "mesh": 1, "spelling": 0, "dropped": 0}  # result[0]: replicated on both
+    assert doc["summary"] == {  # result[0]: replicated on both
+        "placement": 1, "decided": 0, "mesh": 1, "spelling": 0, "partitioned": 0, "dropped": 0, "skipped": 0
+    }
 
 
 def test_each_side_points_at_its_file_and_line(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -44,12 +46,12 @@ def test_sdy_against_hlo_pairs_arguments_by_position(logs: Path, capsys: pytest.
     """lowered.mlir names its arguments %arg0..; XLA's HLO after shardy-xla names them x.0, w1.0 and
     carries HLO shardings only: position pairs them, and each is the same placement respelled. The
     result, unconstrained in the lowering, gained the sharding propagation decided (what the entry's
-    ROOT carries)."""
+    ROOT carries): a sharding decided, no data moved."""
     hlo = next((logs / "xla").glob("*.after_shardy-xla.*.txt"))
     assert "xla.sdy.sharding" not in hlo.read_text()
     code, doc = run_json(["diff", str(logs / "lowered.mlir"), str(hlo)], capsys)
-    assert code == 1 and changes(doc, "mesh") == []
-    gained = [(c["value"], c["before"], c["after"]["text"]) for c in changes(doc, "placement")]
+    assert code == 0 and changes(doc, "mesh") == changes(doc, "placement") == []
+    gained = [(c["value"], c["before"], c["after"]["text"]) for c in changes(doc, "decided")]
     assert gained == [("result[0]", None, "{devices=[2,4]<=[8]}")]
     spelled = {c["value"]: (c["before"]["form"], c["after"]["form"]) for c in changes(doc, "spelling")}
     assert {"arg[0]", "arg[1]", "arg[2]"} <= set(spelled)
@@ -110,7 +112,9 @@ def test_text_shows_both_grids_and_the_moved_devices(logs: Path, capsys: pytest.
     grid = next(line for line in out.splitlines() if "│ 0,4 │" in line)
     assert grid.index("│ 0,4 │") < grid.index("│ 0,1 │")  # before, then after, on one row
     assert "devices 1-6 now hold different data" in out
-    assert out.rstrip().endswith("2 dumps read: 1 placement change, 1 mesh change, 0 spelling changes")
+    assert out.rstrip().endswith(
+        "2 dumps read: 1 placement change, 0 shardings decided, 1 mesh change, 0 spelling changes"
+    )
 
 
 def test_stdin_and_the_seed_module(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -204,7 +208,8 @@ CONSTRAINT = "    %{n} = sdy.{op} %{x} <@mesh, {dims}> : tensor<8x8xf32>"
 
 def test_a_constraint_made_a_reshard_is_the_same_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Shardy's export makes each sharding constraint a reshard of the same operand, and propagation decides
-    its open dims: %0 now holds other data, %1 (closed and unchanged) moved nothing."""
+    its open dims: %0's sharding is decided (no data moved between two decided placements), %1 (closed
+    and unchanged) changed nothing."""
     a, b = tmp_path / "a.mlir", tmp_path / "b.mlir"
     for path, op, first in ((a, "sharding_constraint", '[{"a", ?}, {?}]'), (b, "reshard", '[{"a"}, {"b"}]')):
         path.write_text(RENUMBERED.format(body="\n".join([
@@ -213,4 +218,4 @@ def test_a_constraint_made_a_reshard_is_the_same_value(tmp_path: Path, capsys: p
             "    return %1 : tensor<8x8xf32>",
         ])))
     code, doc = run_json(["diff", str(a), str(b)], capsys)
-    assert code == 1 and [(c["kind"], c["value"]) for c in changes(doc)] == [("placement", "%0")]
+    assert code == 0 and [(c["kind"], c["value"], c["filled"]) for c in changes(doc)] == [("decided", "%0", [1])]

@@ -63,7 +63,8 @@ def test_export_renumbering_values_moves_no_data(programs: Path) -> None:
     modules = [p for p in (programs / "xla" / "shardy").iterdir() if p.is_dir()]
     assert len(modules) == 18
     assert sum(isinstance(i, sc.Seen) and "/shardy/" in i.dump.path for i in items) == 5 * len(modules)
-    placed = [c for c in items if isinstance(c, sc.Change) and c.kind == "placement"]
+    assert [c for c in items if isinstance(c, sc.Change) and c.kind == "placement"] == []
+    placed = [c for c in items if isinstance(c, sc.Change) and c.kind == "decided"]
     assert {c.pass_name for c in placed} == {"propagation"}
     assert all(decided_by_propagation(c) for c in placed)
     spelled = [c for c in items if isinstance(c, sc.Change) and c.kind == "spelling"]
@@ -141,7 +142,7 @@ def test_a_result_that_propagation_shards_names_the_pass(
 
     folder = compile_stages("block", tmp_path_factory)
     _, doc = run_json(["trace", str(folder / "lowered.mlir"), str(folder / "xla"), "--value", "result[0]"], capsys)
-    gained = [c for c in changes(doc, "placement") if c["value"] == "result[0]" and c["before"] is None]
+    gained = [c for c in changes(doc, "decided") if c["value"] == "result[0]" and c["before"] is None]
     assert gained and gained[0]["pass"] == "propagation"
     expected = json.loads((folder / "output_shardings.json").read_text())[0]
     hlo = {c["after"]["text"] for c in changes(doc) if c["value"] == "result[0]" and c["after"] is not None

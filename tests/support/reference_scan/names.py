@@ -35,6 +35,11 @@ def names_in(data: bytes, start: int = 0, end: int | None = None) -> dict[bytes,
     bounds = [*_scope_lines(data, start, stop), (stop, b"")]
     prefix, at = b"", start
     for line_start, opened in bounds:
+        first_end = data.find(b"\n", at, line_start)
+        first = data[at : line_start if first_end < 0 else first_end]
+        if prefix == b"" and _opens_main(first):
+            for i, ty in enumerate(_result_types(first)):
+                _define(out, params, b"result[%d]" % i, ty)
         for m in _SSA.finditer(data, at, line_start):
             what = _what(data, m, line_start)
             for name in (*_EARLIER.findall(data, _list_start(data, m.start(), at), m.start()), m[1]):
@@ -89,10 +94,89 @@ def _scope_prefix(line: bytes) -> bytes | None:
     return b"" if name == b"main" else b"@" + name.decode("utf-8", "replace").encode() + b":"
 
 
+def _opens_main(line: bytes) -> bool:
+    """Whether ``line`` opens the entry function (``func.func @main(``)."""
+    bare = line.rstrip()
+    header = bare.lstrip().startswith(b"HloModule") or _MODULE.match(bare) is not None
+    return b"func.func" in line and not header and _scope_prefix(line) == b""
+
+
+def _result_types(line: bytes) -> list[bytes]:
+    """The result types a ``func.func`` line lists after its arguments' ``) -> ``: one type, or each of a
+    parenthesized list, without its attributes; none when it lists none."""
+    p = line.find(b"func.func")
+    open_ = line.find(b"(", p) if p >= 0 else -1
+    close = _top_level(line, open_ + 1, len(line), ord(")")) if open_ >= 0 else None
+    if close is None or not line.startswith(b" -> ", close + 1):
+        return []
+    rest = line[close + 5 :]
+    if not rest.startswith(b"("):
+        return [_bare_type(rest)]
+    end = _top_level(rest, 1, len(rest), ord(")"))
+    if end is None:
+        return []
+    types, start = [], 1
+    while (comma := _top_level(rest, start, end, ord(","))) is not None:
+        types.append(_bare_type(rest[start:comma]))
+        start = comma + 1
+    types.append(_bare_type(rest[start:end]))
+    return types
+
+
+def _bare_type(text: bytes) -> bytes:
+    brace = text.find(b" {")
+    text = text if brace < 0 else text[:brace]
+    attributes = text.find(b" attributes")
+    return (text if attributes < 0 else text[:attributes]).strip(_BLANK)
+
+
+def _top_level(data: bytes, start: int, stop: int, want: int) -> int | None:
+    """The first ``want`` in ``data[start:stop]`` outside brackets opened there (``()[]{}<>``, not the ``>``
+    of ``->``) and strings; a closing bracket not opened there ends the search."""
+    depth, i = 0, start
+    while i < stop:
+        c = data[i]
+        if c == 0x22:  # '"'
+            end = _string_end(data, i)
+            if end is None:
+                return None
+            i = end
+            continue
+        if c in b"([{<":
+            depth += 1
+        elif c == 0x3E and i > 0 and data[i - 1] == 0x2D:  # the > of ->
+            pass
+        elif c in b")]}>" and depth > 0:
+            depth -= 1
+        elif c == want and depth == 0:
+            return i
+        elif c in b")]}>":
+            return None
+        i += 1
+    return None
+
+
+def _string_end(data: bytes, i: int) -> int | None:
+    """Past the string whose quote is at ``data[i]`` (backslash escapes), None when it does not end."""
+    j = i + 1
+    while j < len(data):
+        found = [k for k in (data.find(b'"', j), data.find(b"\\", j)) if k >= 0]
+        if not found:
+            return None
+        k = min(found)
+        if data[k] == 0x22:
+            return k + 1
+        if k + 1 >= len(data):
+            return None
+        j = k + 2
+    return None
+
+
 def _what(data: bytes, m: re.Match[bytes], stop: int) -> bytes:
     """An HLO instruction is its type (its name is stable across passes); an MLIR op (a token with no
-    ``[``) is the op and the operands it names before its attributes: a pass that renumbers values gives
-    ``%23`` to another ``dot_general`` of the same type, which reads other operands."""
+    ``[``) is the op, the operands it names before its attributes and its result type: a pass that
+    renumbers values gives ``%23`` to another ``dot_general``, which reads other operands, and
+    ``%37 = reshape %36`` of another type is another value."""
     token = m[2]
     if token == b"sdy.reshard":  # what Shardy's export makes of a constraint: the same op on the same operand
         token = b"sdy.sharding_constraint"
@@ -100,7 +184,28 @@ def _what(data: bytes, m: re.Match[bytes], stop: int) -> bytes:
         return token
     ends = [e for e in (data.find(b"{", m.end(), stop), data.find(b"\n", m.end(), stop)) if e >= 0]
     rest = data[m.end() : min(ends, default=stop)]
-    return b" ".join([token, *_OPERAND.findall(rest)])
+    what = b" ".join([token, *_OPERAND.findall(rest)])
+    line_end = data.find(b"\n", m.end(), stop)
+    result = _result_type(data[m.end() : stop if line_end < 0 else line_end])
+    return what if result is None else what + b" : " + result
+
+
+_BLANK = b" \t\n\r\x0c"  # (the ASCII whitespace the core trims)
+
+
+def _result_type(line: bytes) -> bytes | None:
+    """The type an MLIR op's line ends with: after its last `` : `` before a trailing ``attributes {``,
+    after a function type's ``->``, without a region's opening ``{``."""
+    line = line.split(b" attributes {", 1)[0]
+    at = line.rfind(b" : ")
+    if at < 0:
+        return None
+    ty = line[at + 3 :]
+    trimmed = ty.rstrip(_BLANK)
+    ty = trimmed[:-1] if trimmed.endswith(b"{") else ty
+    arrow = ty.rfind(b"->")
+    ty = (ty if arrow < 0 else ty[arrow + 2 :]).strip(_BLANK)
+    return ty or None
 
 
 __all__ = ["names_in"]
