@@ -342,6 +342,7 @@ class Mesh:
     unknown, Auto); Shardy's mesh has none, so they do not print and take no part in equality either.
     """
 
+    _: KW_ONLY
     axes: tuple[MeshAxis, ...] = ()
     explicit_device_ids: tuple[int, ...] | None = None
     name: str | None = field(default=None, compare=False)
