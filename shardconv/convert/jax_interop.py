@@ -149,18 +149,18 @@ def _any_rank(sharding: HloSharding) -> int:
 def _assigned_devices(mesh: Mesh, pool: Any, *, given: bool) -> list[Any]:
     """The jax devices of ``mesh`` in order: the first of ``pool`` when the caller gave them or the
     mesh has no device assignment, else the devices of ``pool`` with the assignment's ids."""
-    pool = list(pool)
+    devices: list[Any] = list(pool)
     n = mesh.num_devices
     if given or mesh.device_assignment is None:
-        if len(pool) < n:
-            raise NotExpressibleError(f"the mesh {mesh.shape_str()} needs {n} devices; {len(pool)} are available")
-        return pool[:n]
-    by_id = {int(d.id): d for d in pool}
+        if len(devices) < n:
+            raise NotExpressibleError(f"the mesh {mesh.shape_str()} needs {n} devices; {len(devices)} are available")
+        return devices[:n]
+    by_id = {int(d.id): d for d in devices}
     missing = [i for i in mesh.device_assignment if i not in by_id]
     if missing:
         raise NotExpressibleError(
             f"the mesh {mesh.shape_str()} is on devices {list(mesh.device_assignment)}; "
-            f"device {missing[0]} is not among jax's {len(pool)} devices"
+            f"device {missing[0]} is not among jax's {len(devices)} devices"
         )
     return [by_id[i] for i in mesh.device_assignment]
 
