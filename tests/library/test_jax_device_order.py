@@ -148,3 +148,6 @@ def test_check_with_the_mesh_from_jax_is_clean_on_its_program(tmp_path: Path) ->
     for name in ("lowered.mlir", "compiled.txt"):
         res = run("check", str(tmp_path / name), "--mesh", mesh)
         assert res.code == 0, (name, res.out, res.err)
+    (tmp_path / "pyproject.toml").write_text(f"[tool.shardconv]\nmesh = '{mesh}'\n", encoding="utf-8")
+    res = run("check", str(tmp_path))  # the same mesh from the project's config
+    assert res.code == 0 and "clean" in res.out, (res.out, res.err)
