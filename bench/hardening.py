@@ -1,5 +1,7 @@
 """Runs the hardening suite (tests/fuzz) and writes bench/hardening.md: each class of bad input, how
-many cases ran, and the result. ``python bench/hardening.py [quick|long]`` (default quick)."""
+many cases ran, and the result; then times the hostile inputs of tests/support/hostile.py, each in a
+capped child, against one pass over the same text. ``python bench/hardening.py [quick|long|timings]``
+(default quick; ``timings`` runs the timings alone and prints them)."""
 
 from __future__ import annotations
 
@@ -46,8 +48,32 @@ def table(stats: dict[str, dict]) -> str:
     return "\n".join(rows)
 
 
+def timings() -> str:
+    """The hostile inputs' table: what happened, the seconds, and the ratio to the baseline, one pass
+    over the text (``str.count(",")``) in the same child."""
+    sys.path.insert(0, str(ROOT))
+    from tests.support.hostile import CASES, run_case
+
+    rows = [
+        "| Hostile input | Characters | Result | Seconds | Baseline: one pass (str.count) | Ratio |",
+        "|---|---:|---|---:|---:|---:|",
+    ]
+    for case in CASES:
+        r = run_case(case)
+        if "seconds" not in r:
+            rows.append(f"| {case.name} | | {r['got']} | over {case.seconds} s | | |")
+            continue
+        secs, base = float(r["seconds"]), float(r["baseline"])  # type: ignore[arg-type]
+        ratio = f"{secs / base:,.0f}x" if base > 0 else "-"
+        rows.append(f"| {case.name} | {r['chars']:,} | {r['got']} | {secs:.3f} | {base * 1000:.3f} ms | {ratio} |")
+    return "\n".join(rows)
+
+
 def main() -> int:
     profile = sys.argv[1] if len(sys.argv) > 1 else "quick"
+    if profile == "timings":
+        print(timings())
+        return 0
     stats, rc, secs = run_suite(profile)
     total = sum(s["cases"] for s in stats.values())
     verdict = "all passed: no crash, no hang, no damaged file" if rc == 0 else f"FAILURES (pytest exit {rc})"
@@ -57,7 +83,10 @@ def main() -> int:
         "Invariants checked on every case: only `ShardingError` subclasses escape; CPU time per case stays under "
         "50 ms + 100 ms/KB; an accepted input prints back to text that parses to the same model. File cases "
         "also check that the original file is byte-identical afterwards unless `--fix` rewrote it on purpose.\n\n"
-        + table(stats) + "\n"
+        + table(stats) + "\n\n"
+        "## Hostile inputs within the text ceiling\n\n"
+        "Each runs in a child process capped at its address space (1 GB) and time (tests/support/hostile.py); "
+        "the baseline is one pass over the same text in that child.\n\n" + timings() + "\n"
     )
     (ROOT / "bench" / "hardening.md").write_text(text, encoding="utf-8")
     print(text)

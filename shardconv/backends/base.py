@@ -27,7 +27,8 @@ class Example:
     """A sharding (any form) on a global mesh, optionally paired with another form to compare it with.
 
     Without ``other`` the backends compare the sharding with its conversion to the other format.
-    ``expect`` is ``"differ"`` for deliberately wrong pairs; ``shape`` defaults per ``default_shape``.
+    ``expect`` is ``"differ"`` for deliberately wrong pairs; ``shape`` (every value's) or ``shapes`` (one
+    per value of a tuple) default per ``default_shape``.
     """
 
     _: KW_ONLY
@@ -36,6 +37,7 @@ class Example:
     sharding: ShardingLike
     other: ShardingLike | None = None
     shape: tuple[int, ...] | None = None
+    shapes: tuple[tuple[int, ...], ...] | None = None
     expect: str = AGREE
     note: str = ""
     tags: tuple[str, ...] = ()

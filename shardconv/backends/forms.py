@@ -100,35 +100,54 @@ def _one_value(s: TensorSharding | TensorShardingPerValue) -> TensorSharding:
     return s
 
 
-def resolve(example: Example) -> tuple[Side, Side | None, tuple[int, ...], str]:
-    """Side A, side B (None when it could not be built: see the returned error text), and the shape."""
+Shapes = tuple[tuple[int, ...], ...]  # one tensor shape per value of a side
+
+
+def resolve(example: Example) -> tuple[Side, Side | None, Shapes, str]:
+    """Side A, side B (None when it could not be built: see the returned error text), and the shape of
+    each value."""
     mesh = example.mesh
     a = native_side(example.sharding, mesh)
     b = native_side(example.other, mesh) if example.other is not None else None
-    shape = tuple(example.shape or default_shape(a, b, mesh))
+    if b is not None and len(a.values) != len(b.values):
+        raise ShardingValidationError(f"the two sides have {len(a.values)} and {len(b.values)} values")
+    shapes = value_shapes(example, a, b)
     error = ""
     if b is None:
         try:
-            b = converted_side(a, mesh, tuple(len(shape) for _ in a.values))
+            b = converted_side(a, mesh, tuple(len(shape) for shape in shapes))
         except ShardingError as e:  # a conversion refused is a finding of this example, not a crash
             error = f"{type(e).__name__}: {e}"
-    if b is not None and len(a.values) != len(b.values):
-        raise ShardingValidationError(f"the two sides have {len(a.values)} and {len(b.values)} values")
-    return a, b, shape, error
+    return a, b, shapes, error
 
 
-def default_shape(a: Side, b: Side | None, mesh: Mesh) -> tuple[int, ...]:
-    """Smallest shape divisible by every tile count of every value on both sides, times 2."""
+def value_shapes(example: Example, a: Side, b: Side | None) -> Shapes:
+    """The shape of each value: ``example.shapes``, else ``example.shape`` for every value, else the
+    default of each (``default_shape``)."""
+    count = len(a.values)
+    if example.shapes is not None:
+        if len(example.shapes) != count:
+            raise ShardingValidationError(f"{len(example.shapes)} shapes given for {count} values: give one per value")
+        return tuple(tuple(shape) for shape in example.shapes)
+    if example.shape is not None:
+        return (tuple(example.shape),) * count
+    return tuple(default_shape(a, b, example.mesh, i) for i in range(count))
+
+
+def default_shape(a: Side, b: Side | None, mesh: Mesh, index: int = 0) -> tuple[int, ...]:
+    """Smallest shape divisible by every tile count of value ``index`` on both sides, times 2. A value
+    of any rank (``{replicated}``) takes the rank the other values share (2 when they share none)."""
     sides = [a] + ([b] if b is not None else [])
-    ranks = {r for s in sides for r in s.ranks if r is not None}
+    ranks = {r for s in sides if (r := _rank(s.values[index])) is not None}
     if len(ranks) > 1:
-        raise ShardingValidationError(f"the values have different ranks {sorted(ranks)}; give a shape")
-    rank = ranks.pop() if ranks else 2
+        raise ShardingValidationError(f"value {index} has rank {min(ranks)} on one side and {max(ranks)} on the other")
+    if not ranks:
+        ranks = {r for s in sides for r in s.ranks if r is not None}
+    rank = ranks.pop() if len(ranks) == 1 else 2
     dims = [1] * rank
     for s in sides:
-        for v in s.values:
-            for i, n in enumerate(_tile_counts(v, mesh) or ()):
-                dims[i] = lcm(dims[i], n)
+        for i, n in enumerate(_tile_counts(s.values[index], mesh) or ()):
+            dims[i] = lcm(dims[i], n)
     return tuple(2 * d for d in dims)
 
 

@@ -17,7 +17,7 @@ from shardconv.core.errors import ShardingError
 from shardconv.core.model import DimSharding, Mesh, TensorSharding
 from shardconv.core.placement import IndexBox
 from shardconv.backends.base import FAIL, PASS, SKIP, BackendResult, Check, DeviceSlices, Example
-from shardconv.backends.forms import HLO, Side, resolve
+from shardconv.backends.forms import HLO, Shapes, Side, resolve
 from shardconv.backends.reference import agreement, side_slices
 
 
@@ -32,9 +32,9 @@ class JaxBackend:
     def run(self, example: Example) -> BackendResult:
         from shardconv.backends.jax_worker_pool import worker
 
-        a, b, shape, error = resolve(example)
+        a, b, shapes, error = resolve(example)
         mesh, n = example.mesh, example.mesh.num_devices
-        plans = [_Plan("A", a, mesh, shape, n)] + ([_Plan("B", b, mesh, shape, n)] if b is not None else [])
+        plans = [_Plan("A", a, mesh, shapes, n)] + ([_Plan("B", b, mesh, shapes, n)] if b is not None else [])
         tasks = [t for p in plans for t in p.tasks]
         results = worker(n).request(tasks) if tasks else []
         checks: list[Check] = []
@@ -59,13 +59,13 @@ class JaxBackend:
 class _Plan:
     """The worker tasks for one side and how to read their results back into checks."""
 
-    def __init__(self, tag: str, side: Side, mesh: Mesh, shape: tuple[int, ...], n: int) -> None:
-        self.tag, self.side, self.mesh, self.shape, self.n = tag, side, mesh, shape, n
+    def __init__(self, tag: str, side: Side, mesh: Mesh, shapes: Shapes, n: int) -> None:
+        self.tag, self.side, self.mesh, self.shapes, self.n = tag, side, mesh, shapes, n
         self.label = f"{tag} ({side.label})"
         self.observed: tuple[DeviceSlices, ...] = ()
         self.notes: list[Check] = []
         try:
-            self.predicted: tuple[DeviceSlices, ...] | None = side_slices(side, mesh, shape, n)
+            self.predicted: tuple[DeviceSlices, ...] | None = side_slices(side, mesh, shapes, n)
         except ShardingError as e:
             self.predicted = None
             self.notes.append(Check(f"reference slices of {self.label}", FAIL, str(e)))
@@ -73,10 +73,11 @@ class _Plan:
 
     # -- building --------------------------------------------------------------------------------
     def _tasks(self) -> list[dict[str, Any]]:
-        shape = list(self.shape)
+        shapes = [list(shape) for shape in self.shapes]
         if self.side.kind == HLO:
             return [
-                {"op": "place_hlo", "hlo": str(v), "shape": shape, "value": i} for i, v in enumerate(self.side.values)
+                {"op": "place_hlo", "hlo": str(v), "shape": shape, "value": i}
+                for i, (v, shape) in enumerate(zip(self.side.values, shapes))
             ]
         self.expected_hlo = [_to_hlo_text(v, self.mesh) for v in self.side.values]
         tasks: list[dict[str, Any]] = []
@@ -87,18 +88,20 @@ class _Plan:
                 why = "sub-axes need the HLO form (converter unavailable)"
                 self.notes.append(Check(f"jit out_shardings {self.label}", SKIP, why))
                 continue
-            tasks.append({"op": "jit", "named": named, "hlo": hlo, "shape": shape, "value": i})
-        self.module = _sdy_module(self.side.values, self.mesh, self.shape)
+            tasks.append({"op": "jit", "named": named, "hlo": hlo, "shape": shapes[i], "value": i})
+        self.module = _sdy_module(self.side.values, self.mesh, self.shapes)
         if all(h is not None for h in self.expected_hlo):
             want = self.expected_hlo
             export: dict[str, Any] = {
-                "op": "export", "mlir": self.module, "expect_params": ["{replicated}"], "expect_results": want,
+                "op": "export", "mlir": self.module, "expect_results": want,
+                "expect_params": ["{replicated}"] * len(_distinct(self.shapes)),
             }
-            if _divisible(self.side.values, self.mesh, self.shape):
+            if _divisible(self.side.values, self.mesh, self.shapes):
                 tasks.append(export)
-                tasks.append({"op": "run_module", "mlir": self.module, "arg_shapes": [shape], "expect_results": want})
+                args = [list(t) for t in _distinct(self.shapes)]
+                tasks.append({"op": "run_module", "mlir": self.module, "arg_shapes": args, "expect_results": want})
             else:
-                tasks.append({**export, "place": shape})
+                tasks.append({**export, "place": shapes})
                 self.notes.append(
                     Check(f"PJRT compile+run of {self.label}", SKIP,
                           "uneven shape: XLA's Shardy pipeline replaces uneven result shardings; the data are "
@@ -157,7 +160,7 @@ class _Plan:
         """XLA's shards of value ``i`` against the reference prediction (the first run also feeds the
         cross-side comparison)."""
         assert self.predicted is not None
-        got = _observed(shards, self.shape, self.n)
+        got = _observed(shards, self.shapes[i], self.n)
         observed.setdefault(i, got)
         return agreement(name, (got,), (self.predicted[i],), ("XLA", "reference"))
 
@@ -220,8 +223,8 @@ def _named(v: TensorSharding, mesh: Mesh) -> dict[str, Any] | None:
     return {"axes": [[a.name, a.size] for a in m.axes], "device_ids": list(m.device_ids), "spec": spec}
 
 
-def _divisible(values: tuple[Any, ...], mesh: Mesh, shape: tuple[int, ...]) -> bool:
-    for v in values:
+def _divisible(values: tuple[Any, ...], mesh: Mesh, shapes: Shapes) -> bool:
+    for v, shape in zip(values, shapes):
         m = v.resolve_mesh(mesh)
         for d, extent in zip(v.dims, shape):
             if extent % prod(r.size(m) for r in d.axes):
@@ -229,20 +232,37 @@ def _divisible(values: tuple[Any, ...], mesh: Mesh, shape: tuple[int, ...]) -> b
     return True
 
 
-def _sdy_module(values: tuple[Any, ...], mesh: Mesh, shape: tuple[int, ...]) -> str:
-    """The module shardconv's exporter hands to XLA: sdy.mesh + sdy.sharding on the arg and results."""
+def _distinct(shapes: Shapes) -> list[tuple[int, ...]]:
+    """The distinct shapes in order: the module takes one argument of each."""
+    return list(dict.fromkeys(shapes))
+
+
+def _sdy_module(values: tuple[Any, ...], mesh: Mesh, shapes: Shapes) -> str:
+    """The module shardconv's exporter hands to XLA: sdy.mesh, a replicated argument per distinct shape,
+    and each value returned from the argument of its shape with its sdy.sharding."""
     from shardconv.formats.sdy.write import print_mesh, print_sharding, print_symbol
 
-    t = f"tensor<{'x'.join(map(str, shape))}xi32>" if shape else "tensor<i32>"
+    def typ(shape: tuple[int, ...]) -> str:
+        return f"tensor<{'x'.join(map(str, shape))}xi32>" if shape else "tensor<i32>"
+
+    args = _distinct(shapes)
     first = values[0]
-    arg = TensorSharding(mesh=first.mesh, dims=tuple(DimSharding() for _ in shape))
+    params = ", ".join(
+        f"%arg{k}: {typ(shape)} {{sdy.sharding = {print_sharding(_replicated(first.mesh, len(shape)))}}}"
+        for k, shape in enumerate(args)
+    )
     decls = sorted({v.mesh for v in values if isinstance(v.mesh, str)})
     attrs = f"mhlo.num_partitions = {mesh.num_devices} : i32, mhlo.num_replicas = 1 : i32"
     lines = [f"module @shardconv attributes {{{attrs}}} {{"]
     lines += [f"  sdy.mesh {print_symbol(name)} = {print_mesh(mesh)}" for name in decls]
-    results = ", ".join(f"{t} {{sdy.sharding = {print_sharding(v)}}}" for v in values)
-    lines.append(f"  func.func public @main(%arg0: {t} {{sdy.sharding = {print_sharding(arg)}}}) -> ({results}) {{")
-    lines.append(f"    return {', '.join(['%arg0'] * len(values))} : {', '.join([t] * len(values))}")
+    results = ", ".join(f"{typ(shape)} {{sdy.sharding = {print_sharding(v)}}}" for v, shape in zip(values, shapes))
+    lines.append(f"  func.func public @main({params}) -> ({results}) {{")
+    returned = ", ".join(f"%arg{args.index(shape)}" for shape in shapes)
+    lines.append(f"    return {returned} : {', '.join(typ(shape) for shape in shapes)}")
     lines += ["  }", "}"]
     return "\n".join(lines) + "\n"
 
+
+def _replicated(mesh: Any, rank: int) -> TensorSharding:
+    """The closed, fully replicated sharding of a rank-``rank`` value on ``mesh``."""
+    return TensorSharding(mesh=mesh, dims=tuple(DimSharding() for _ in range(rank)))

@@ -172,7 +172,8 @@ def export(task: dict[str, Any]) -> dict[str, Any]:
         "equal": [_equal(g, e) for g, e in zip(params + results, task["expect_params"] + task["expect_results"])],
     }
     if task.get("place"):  # place data with the shardings XLA derived (uneven shapes: nothing else can)
-        out["placements"] = [place_hlo({"hlo": r, "shape": task["place"]}) if r else None for r in results]
+        shapes = task["place"]  # one per result
+        out["placements"] = [place_hlo({"hlo": r, "shape": t}) if r else None for r, t in zip(results, shapes)]
     return out
 
 

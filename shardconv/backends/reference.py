@@ -6,7 +6,7 @@ from __future__ import annotations
 from shardconv.core.errors import ShardingError
 from shardconv.core.model import HloSharding, Mesh, TensorSharding
 from shardconv.backends.base import FAIL, PASS, BackendResult, Check, DeviceSlices, Example, fmt_box
-from shardconv.backends.forms import HLO, Side, resolve
+from shardconv.backends.forms import HLO, Shapes, Side, resolve
 from shardconv.backends.slices_hlo import hlo_slices
 from shardconv.backends.slices_sdy import sdy_slices
 
@@ -22,15 +22,15 @@ class ReferenceBackend:
         return True
 
     def run(self, example: Example) -> BackendResult:
-        a, b, shape, error = resolve(example)
+        a, b, shapes, error = resolve(example)
         n = example.mesh.num_devices
         checks: list[Check] = []
         sb: tuple[DeviceSlices, ...] | None = None
-        sa = _slices_check(f"slices of A ({a.label})", a, example.mesh, shape, n, checks)
+        sa = _slices_check(f"slices of A ({a.label})", a, example.mesh, shapes, n, checks)
         if b is None:
             checks.append(Check("other form of A", FAIL, error))
         else:
-            sb = _slices_check(f"slices of B ({b.label})", b, example.mesh, shape, n, checks)
+            sb = _slices_check(f"slices of B ({b.label})", b, example.mesh, shapes, n, checks)
             if sa is not None and sb is not None:
                 checks.append(agreement("same data on every device", sa, sb))
         return BackendResult(
@@ -43,10 +43,10 @@ class ReferenceBackend:
         )
 
 
-def side_slices(side: Side, mesh: Mesh, shape: tuple[int, ...], num_devices: int) -> tuple[DeviceSlices, ...]:
-    """Slices of every value of a side, each by its own format's derivation."""
+def side_slices(side: Side, mesh: Mesh, shapes: Shapes, num_devices: int) -> tuple[DeviceSlices, ...]:
+    """Slices of every value of a side (of its shape in ``shapes``), each by its own format's derivation."""
     out = []
-    for v in side.values:
+    for v, shape in zip(side.values, shapes):
         if side.kind == HLO:
             assert isinstance(v, HloSharding)
             out.append(hlo_slices(v, shape, num_devices))
@@ -57,14 +57,15 @@ def side_slices(side: Side, mesh: Mesh, shape: tuple[int, ...], num_devices: int
 
 
 def _slices_check(
-    name: str, side: Side, mesh: Mesh, shape: tuple[int, ...], n: int, checks: list[Check]
+    name: str, side: Side, mesh: Mesh, shapes: Shapes, n: int, checks: list[Check]
 ) -> tuple[DeviceSlices, ...] | None:
     try:
-        slices = side_slices(side, mesh, shape, n)
+        slices = side_slices(side, mesh, shapes, n)
     except ShardingError as e:
         checks.append(Check(name, FAIL, str(e)))
         return None
-    checks.append(Check(name, PASS, f"{len(slices)} value(s), shape {'x'.join(map(str, shape))}"))
+    shown = ", ".join(dict.fromkeys("x".join(map(str, shape)) or "scalar" for shape in shapes))
+    checks.append(Check(name, PASS, f"{len(slices)} value(s), shape {shown}"))
     return slices
 
 

@@ -37,7 +37,8 @@ Examples:
               help="reference: pure Python; jax: place real data with XLA on CPU devices.")
 @click.option(
     "--shape", "-s", "shape_text", metavar="SHAPE",
-    help="Tensor shape, e.g. 8x8 (default: smallest shape every tile count divides, times 2).",
+    help="Tensor shape, e.g. 8x8, or one per value of a tuple, e.g. '8x8;16' (default, per value: the smallest "
+    "shape every tile count divides, times 2).",
 )
 @click.option("--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def compare(a: str, b: str, mesh_text: str | None, backend: str, shape_text: str | None, fmt: str) -> int:
@@ -48,9 +49,10 @@ def compare(a: str, b: str, mesh_text: str | None, backend: str, shape_text: str
     from shardconv.formats.detect import parse_mesh_option, parse_shape
 
     mesh = parse_mesh_option(mesh_text) if mesh_text is not None else inline_mesh(a, b)
-    shape = parse_shape(shape_text) if shape_text is not None else None
+    shapes = None if shape_text is None else tuple(parse_shape(text) for text in shape_text.split(";"))
+    shape, per_value = (shapes[0], None) if shapes is not None and len(shapes) == 1 else (None, shapes)
     (runner,) = pick_backends(backend)
-    result = runner.run(Example(name="compare", mesh=mesh, sharding=a, other=b, shape=shape))
+    result = runner.run(Example(name="compare", mesh=mesh, sharding=a, other=b, shape=shape, shapes=per_value))
     agree = next((c for c in result.checks if c.name.startswith("same data on every device")), None)
     if agree is None:  # one side could not be placed at all: that is bad input, not a difference
         why = "; ".join(f"{c.name}: {c.detail}" for c in result.checks if c.failed)

@@ -59,6 +59,7 @@ def build(inp: Input, ctx: Context, xla_version: str = DEFAULT_XLA_VERSION) -> S
     n = ctx.mesh.num_devices if ctx.mesh is not None else None
     if inp.kind == "sdy" and n is None:
         n = resolve.sdy_mesh(resolve.value_as(inp, TensorSharding), None).num_devices
+    refuse_undrawable(hlo, n)
     shape = ctx.shape if ctx.shape is not None else inp.shape  # a JAX type states its shape
     place = placement(hlo, shape=shape, num_devices=n, rank=rank if isinstance(rank, int) else None)
     on: OnMesh | ShardingError
@@ -83,6 +84,21 @@ def build(inp: Input, ctx: Context, xla_version: str = DEFAULT_XLA_VERSION) -> S
     return Shown(
         input=inp, hlo=hlo, mesh=mesh, synthetic=synthetic, placement=place, spellings=tuple(spellings), xla=xla
     )
+
+
+MAX_DRAWN = 1 << 16  # devices show draws, a tile or device a line: about 2 s and 50 MB
+
+
+def refuse_undrawable(hlo: HloSharding, num_devices: int | None) -> None:
+    """Refuse a sharding over more devices than ``show`` draws, before anything is drawn."""
+    from shardconv.core.errors import LimitExceededError
+
+    count = max([num_devices or 0] + [h.tile.num_devices for h in (hlo.elements or (hlo,)) if h.tile is not None])
+    if count > MAX_DRAWN:
+        raise LimitExceededError(
+            f"{hlo} spans {count:,} devices; show draws at most {MAX_DRAWN:,}, one a line "
+            "(convert takes it)"
+        )
 
 
 def json_doc(s: Shown) -> dict[str, Any]:

@@ -18,6 +18,20 @@ TARGETS = (
     "hlo", "sdy", "v1", "v2", "v3", "spec", "proto-hex", "proto-base64", "proto-v2", "proto-v3", "textproto", "json",
 )
 _NOTATIONS = {"sdy": "sdy", "spec": "spec", "v3": "v3", "proto-v3": "v3"}  # the other targets write HLO V1/V2
+MAX_LISTED = 1 << 20  # devices an explicit list is written for: about 7 MB of text, 2 s and 150 MB to write
+
+
+def refuse_long_lists(hlo: HloSharding) -> None:
+    """Refuse to spell ``hlo`` (or an element) as a device list past ``MAX_LISTED`` devices: the list is
+    about 9 bytes a device, and the iota spelling says the same in a few."""
+    from shardconv.core.errors import LimitExceededError
+
+    for h in hlo.elements or (hlo,):
+        if h.tile is not None and h.tile.explicit is None and h.tile.num_devices > MAX_LISTED:
+            raise LimitExceededError(
+                f"{h} spelled as a device list would list {h.tile.num_devices:,} devices, past the "
+                f"{MAX_LISTED:,} it is written for: its iota spelling (--to v2) places the same devices"
+            )
 
 
 def render_target(
@@ -57,6 +71,7 @@ def render_target(
     if target == "v1":
         from shardconv.convert import to_v1
 
+        refuse_long_lists(hlo)
         return text(to_v1(hlo))
     if target == "v2":
         from shardconv.convert import to_v2

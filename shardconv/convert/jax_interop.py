@@ -4,9 +4,11 @@ jax stays optional: nothing here imports it until a jax object is built (``to_ja
 uses its public attributes, plus ``NamedSharding._logical_device_ids``, the device order JAX itself
 gives Shardy's mesh (``device_ids=[...]``) when it is not iota.
 
-Device ids in the model are jax's device ids (``Device.id``, ranked when they are not ``0..N-1``): a
-jax mesh over permuted devices (``np.array(jax.devices()).reshape(4, 2).T``) is a mesh with those
-``device_ids``, so ``to_jax(*from_jax(ns))`` puts every shard on the device ``ns`` puts it on.
+As in JAX (``named_sharding_to_xla_hlo_sharding``), the mesh's devices in order are the program's device
+assignment, and tile arrays and ``device_ids`` hold logical ids, positions in it: a jax mesh over
+permuted devices (``np.array(jax.devices()[::-1]).reshape(4, 2)``) is an iota mesh whose
+``device_assignment`` is ``(7, 6, ..., 0)``, so ``to_hlo`` writes ``<=[8]`` as JAX does, and
+``to_jax(*from_jax(ns))`` builds the same mesh over the same devices.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from shardconv.core.sources import pointing_into
 from shardconv.core.model import (
     UNCONSTRAINED,
     HloSharding,
+    Kind,
     Mesh,
     PartitionSpec,
     TensorSharding,
@@ -45,20 +48,18 @@ def _kind(obj: object) -> str:
 
 
 def mesh_from_jax(mesh: Any, logical_device_ids: Any = None) -> Mesh:
-    """A jax ``Mesh`` or ``AbstractMesh`` as a mesh on jax's device ids, with its axis types: position
-    ``i`` holds the device the jax mesh has there (``devices.flat[logical_device_ids[i]]`` when those are
-    given, as JAX reads them). An ``AbstractMesh`` has no devices: its ids are iota (or the logical ids)."""
-    logical = None if logical_device_ids is None else [int(i) for i in logical_device_ids]
+    """A jax ``Mesh`` or ``AbstractMesh`` with its axis types: ``device_ids`` are the logical ids when
+    given (``NamedSharding._logical_device_ids``, as JAX gives them to Shardy), and the device
+    assignment is the ``Device.id`` of each device of the mesh in order (an ``AbstractMesh`` has none)."""
+    ids = None if logical_device_ids is None else [int(i) for i in logical_device_ids]
     devices = getattr(mesh, "devices", None)
-    ids = logical
+    assignment = None
     if devices is not None and _kind(mesh) == "Mesh":
-        flat = [int(d.id) for d in devices.flat]
-        real = flat if logical is None else [flat[i] for i in logical]
-        rank = {d: r for r, d in enumerate(sorted(real))}  # ids of a mesh over devices 8..15 rank as 0..7
-        ids = [rank[d] for d in real]
+        flat = tuple(int(d.id) for d in devices.flat)
+        assignment = None if flat == tuple(range(len(flat))) else flat
     types = tuple(str(getattr(t, "name", t)) for t in getattr(mesh, "axis_types", ()) or ())
     m = Mesh.of(list(zip(mesh.axis_names, mesh.axis_sizes)), ids, name="mesh")
-    return replace(m, axis_types=types or None)
+    return replace(m, axis_types=types or None, device_assignment=assignment)
 
 
 @overload
@@ -90,9 +91,10 @@ def from_jax(obj: object, ndim: int | None = None, *, mesh: object = None) -> Ja
 
 def to_jax(sharding: object, mesh: object = None, devices: Any = None) -> NamedSharding:
     """A jax ``NamedSharding`` for a Shardy sharding, or an HLO sharding on ``mesh`` (either as text), on
-    ``devices`` (default ``jax.devices()``) laid out in mesh order. Open dims without axes become
-    ``P.UNCONSTRAINED`` (on Auto mesh axes), unreduced axes ``unreduced=`` (on Explicit ones, as JAX
-    requires); explicit replicated axes and priorities have no spec form and are dropped."""
+    ``devices`` laid out in mesh order (default: the mesh's device assignment, else ``jax.devices()``).
+    Open dims without axes become ``P.UNCONSTRAINED`` (on Auto mesh axes), unreduced axes ``unreduced=``
+    (on Explicit ones, as JAX requires); explicit replicated axes and priorities have no spec form and are
+    dropped."""
     import jax
     import numpy as np
     from jax.sharding import AxisType, NamedSharding
@@ -110,7 +112,7 @@ def to_jax(sharding: object, mesh: object = None, devices: Any = None) -> NamedS
                 raise type_error("to_jax", "mesh", "a Mesh for an HLO sharding", mesh)
             from shardconv.convert.to_sdy import to_sdy
 
-            sharding = to_sdy(sharding, m, rank=sharding.rank)
+            sharding = to_sdy(sharding, m, rank=_any_rank(sharding))
         s = as_sdy(sharding, "to_jax")
         if not isinstance(s, TensorSharding):
             raise NotExpressibleError("a per-value sharding has no single NamedSharding: convert each element")
@@ -120,11 +122,8 @@ def to_jax(sharding: object, mesh: object = None, devices: Any = None) -> NamedS
         spec = to_partition_spec(s, m)
     if not m.axes:
         raise NotExpressibleError("a mesh without axes (one device) has no NamedSharding: use a SingleDeviceSharding")
-    pool = list(jax.devices() if devices is None else devices)
-    if len(pool) < m.num_devices:
-        raise NotExpressibleError(f"the mesh {m.shape_str()} needs {m.num_devices} devices; {len(pool)} are available")
     grid = np.empty(m.num_devices, dtype=object)
-    grid[:] = pool[: m.num_devices]
+    grid[:] = _assigned_devices(m, jax.devices() if devices is None else devices, given=devices is not None)
     unreduced = set(spec.unreduced)
     given = m.axis_types or ("Auto",) * len(m.axes)
     types = tuple(AxisType.Explicit if a in unreduced else AxisType[t] for a, t in zip(m.axis_names, given))
@@ -133,6 +132,37 @@ def to_jax(sharding: object, mesh: object = None, devices: Any = None) -> NamedS
     jspec = P(*parts, unreduced=frozenset(spec.unreduced))  # type: ignore[no-untyped-call]  # jax leaves P untyped
     ids = m.explicit_device_ids
     return NamedSharding(jmesh, jspec, _logical_device_ids=ids) if ids is not None else NamedSharding(jmesh, jspec)
+
+
+def _any_rank(sharding: HloSharding) -> int:
+    """The rank to read an HLO sharding at: its own, or 0 when it fits every rank (``{replicated}``
+    gives ``P()``, which fits every rank too)."""
+    if sharding.rank is not None:
+        return sharding.rank
+    if sharding.kind is Kind.UNKNOWN:
+        raise NotExpressibleError(
+            f"{sharding} leaves every dim open but says not how many: pass to_sdy(sharding, mesh, rank=N) instead"
+        )
+    return 0
+
+
+def _assigned_devices(mesh: Mesh, pool: Any, *, given: bool) -> list[Any]:
+    """The jax devices of ``mesh`` in order: the first of ``pool`` when the caller gave them or the
+    mesh has no device assignment, else the devices of ``pool`` with the assignment's ids."""
+    devices: list[Any] = list(pool)
+    n = mesh.num_devices
+    if given or mesh.device_assignment is None:
+        if len(devices) < n:
+            raise NotExpressibleError(f"the mesh {mesh.shape_str()} needs {n} devices; {len(devices)} are available")
+        return devices[:n]
+    by_id = {int(d.id): d for d in devices}
+    missing = [i for i in mesh.device_assignment if i not in by_id]
+    if missing:
+        raise NotExpressibleError(
+            f"the mesh {mesh.shape_str()} is on devices {list(mesh.device_assignment)}; "
+            f"device {missing[0]} is not among jax's {len(devices)} devices"
+        )
+    return [by_id[i] for i in mesh.device_assignment]
 
 
 def _is_hlo_text(text: str) -> bool:

@@ -75,6 +75,8 @@ def to_v3(sharding: SdyArg, mesh: MeshLike, *, manual_axes: Sequence[str] = ()) 
     ``manual_axes`` (of an enclosing manual_computation) become ``manual={...}``, which XLA needs in mesh order."""
     given, mesh = as_sdy(sharding, "to_v3"), as_mesh(mesh, "to_v3")
     if not isinstance(given, TensorSharding):
+        if isinstance(sharding, str):  # text of another kind of value: a wrong value, not a wrong argument
+            raise NotExpressibleError(f"{given} holds several values: HLO V3 spells one, so convert each")
         raise type_error("to_v3", "sharding", "a TensorSharding or its text (one value)", given)
     sharding = given
     verify_on(sharding, mesh)

@@ -24,7 +24,7 @@ from shardconv.core.model import (
     TensorSharding,
     TensorShardingPerValue,
 )
-from shardconv.core.arguments import rank_list, type_error
+from shardconv.core.arguments import rank_list
 from shardconv.core.placement import same_assignment
 from shardconv.core.sources import pointing_into
 from shardconv.formats.coerce import HloArg, MeshLike, as_hlo, as_mesh
@@ -450,8 +450,8 @@ def _checked(hlo: object, mesh: object, rank: RankArg, function: str) -> tuple[S
     h = as_hlo(hlo, function, "hlo")
     if mesh is None:
         m = own_mesh(h)
-        if m is None:
-            raise type_error(function, "mesh", "a Mesh or mesh text (only a V3 sharding carries its own)", mesh)
+        if m is None:  # what the sharding is decides that it needs one: not a wrong argument, a wrong value
+            raise ShardingValidationError(f"{function}() needs the mesh for {h}: only a V3 sharding carries its own")
     else:
         m = as_mesh(mesh, function)
     with pointing_into(h):

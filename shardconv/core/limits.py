@@ -23,6 +23,7 @@ MAX_NESTING = 64
 CHARS_PER_DEVICE = 12  # room for an explicit list of max_devices ids, with spaces
 MIN_TEXT = 1 << 20
 ENV = "SHARDCONV_MAX_DEVICES"
+_HUGE = 10**30  # a product past this is reported as "more than 10^30", and no longer multiplied
 
 
 @record
@@ -47,18 +48,23 @@ class Limits:
         return _parse_env((os.environ if environ is None else environ).get(ENV, "").strip())
 
     def check_device_count(self, dims: Iterable[int]) -> int:
-        """Product of ``dims``, refusing early (without allocating) once it passes the ceiling."""
+        """Product of ``dims``, refusing (without allocating) past the ceiling; the refusal names the
+        whole product, or "more than 10^30" once the product passes that (no further dim is read)."""
         limit = self.max_devices
-        total = 1
+        total = peak = 1
         for d in dims:
             if d > INT64_MAX:
                 raise LimitExceededError(f"integer {d} does not fit in int64")
             total *= d
-            if total > limit:
-                raise LimitExceededError(
-                    f"{total if total < 10**30 else 'more than 10^30'} devices exceeds the device limit of {limit} "
-                    f"(raise it with --max-devices or {ENV})"
-                )
+            peak = max(peak, total)
+            if peak > _HUGE:
+                break
+        if peak > limit:
+            shown = peak if peak <= _HUGE else "more than 10^30"
+            raise LimitExceededError(
+                f"{shown} devices exceeds the device limit of {limit} "
+                f"(raise it with --max-devices or {ENV})"
+            )
         return total
 
     def check_text_length(self, n: int) -> None:
@@ -76,7 +82,7 @@ def _parse_env(raw: str) -> Limits:
     """One reading of the variable per distinct value: the lookup is on every parse's hot path."""
     if not raw:
         return Limits()
-    if not raw.isdigit() or int(raw) < 1:
+    if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:  # "²".isdigit(), but int("²") fails
         raise LimitExceededError(f"{ENV} must be a positive integer, got {raw!r}")
     return Limits(int(raw))
 

@@ -334,15 +334,20 @@ class MeshAxis:
 class Mesh:
     """A Shardy mesh. ``explicit_device_ids`` is None when the ids are iota (Shardy drops them then).
 
+    Those ids are logical: positions in the program's device assignment, as HLO tile arrays number
+    devices. ``device_assignment`` is that assignment when known (a jax mesh's ``Device.id`` at each
+    logical id; None: ``0..N-1``); no text holds it, so it does not print and takes no part in equality.
     ``name`` is the symbol (``@mesh``) when known; it does not take part in equality. ``axis_types`` are
     JAX's axis types (``"Auto"``, ``"Explicit"``, ``"Manual"``) per axis when the mesh came from jax (None:
     unknown, Auto); Shardy's mesh has none, so they do not print and take no part in equality either.
     """
 
+    _: KW_ONLY
     axes: tuple[MeshAxis, ...] = ()
     explicit_device_ids: tuple[int, ...] | None = None
     name: str | None = field(default=None, compare=False)
     axis_types: tuple[str, ...] | None = field(default=None, compare=False)
+    device_assignment: tuple[int, ...] | None = field(default=None, compare=False)
 
     @classmethod
     def of(

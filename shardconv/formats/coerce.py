@@ -73,8 +73,12 @@ def as_any(value: object, function: str, parameter: str = "sharding") -> AnyValu
         parsed = parse_input(value).value
         if isinstance(parsed, (HloSharding, TensorSharding, TensorShardingPerValue)):
             return parsed
-        raise TypeError(f"{function}() argument {parameter!r} must be {expected}: {value!r} is a partition spec "
-                        "(shardconv.from_partition_spec(spec, mesh) makes it a sharding)")
+        from shardconv.core.errors import ShardingValidationError
+
+        hint = " (shardconv.from_partition_spec(spec, mesh) makes it one)" if isinstance(parsed, PartitionSpec) else ""
+        raise ShardingValidationError(  # a wrong value in the text, not an argument of the wrong type
+            f"{function}() takes a sharding, and {value!r} is a {type(parsed).__name__}{hint}"
+        )
     raise type_error(function, parameter, expected, value)
 
 

@@ -126,7 +126,8 @@ def test_device_count_refuses_before_multiplying_everything() -> None:
 def test_ceilings_refuse_before_the_parser_allocates() -> None:
     from shardconv.formats.hlo.read import parse_hlo
 
-    parse_hlo("{devices=[2]<=[2]}")  # the parser loaded: what is measured is the refusal alone
+    with within(Limits(1000)), pytest.raises(LimitExceededError):  # the parser loaded (not the fast path's)
+        parse_hlo("{devices=[100000]<=[100000]}")
     tracemalloc.start()
     try:
         with within(Limits(1000)), pytest.raises(LimitExceededError, match="device limit of 1000"):
@@ -171,3 +172,24 @@ def test_device_ceiling_refuses_before_allocating() -> None:
             limits.check_text_length(limits.current().max_text + 1)
     with pytest.raises(LimitExceededError, match="nested more than"):
         limits.check_nesting(limits.MAX_NESTING + 1, "tuple")
+
+
+def test_a_refusal_names_the_whole_product() -> None:
+    with pytest.raises(LimitExceededError, match="^16777216 devices exceeds the device limit of 1024 "):
+        Limits(1024).check_device_count([4096, 4096])
+    with pytest.raises(LimitExceededError, match="^16777216 devices exceeds the device limit of 1024 "):
+        Limits(1024).check_device_count([4096, 1, 2, 2048])
+
+
+@pytest.mark.parametrize("raw", ["²", "٣", "1²"])
+def test_from_env_refuses_digits_that_are_not_ascii(raw: str) -> None:
+    with pytest.raises(LimitExceededError, match="SHARDCONV_MAX_DEVICES must be a positive integer"):
+        Limits.from_env({"SHARDCONV_MAX_DEVICES": raw})
+
+
+def test_the_cli_names_a_bad_ceiling_variable_and_exits_2() -> None:
+    from tests.support.cli_util import run
+
+    res = run("convert", "{devices=[2]<=[2]}", "--mesh", "x=2", env={"SHARDCONV_MAX_DEVICES": "²"})
+    assert res.code == 2 and "SHARDCONV_MAX_DEVICES must be a positive integer, got '²'" in res.err, res
+    assert "internal error" not in res.err

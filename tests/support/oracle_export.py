@@ -36,7 +36,7 @@ def export_module(cases: Sequence[ExportCase]) -> str:
     meshes: dict[Mesh, str] = {}
     args = []
     for i, c in enumerate(cases):
-        key = Mesh(c.mesh.axes, c.mesh.explicit_device_ids)
+        key = Mesh(axes=c.mesh.axes, explicit_device_ids=c.mesh.explicit_device_ids)
         name = meshes.setdefault(key, f"m{len(meshes)}")
         sh = replace(c.sharding, mesh=name)
         args.append(f"%arg{i}: {_shape(c)} {{sdy.sharding = {print_sharding(sh)}}}")

@@ -207,7 +207,8 @@ class RandomModels:
         elif kind == 4:
             ids = [r.randint(0, 3) for _ in range(r.randint(2, 3))]
             axes = []
-        return Mesh(tuple(MeshAxis(a, s) for a, s in axes), tuple(ids) if ids is not None else None)
+        ax = tuple(MeshAxis(a, s) for a, s in axes)
+        return Mesh(axes=ax, explicit_device_ids=tuple(ids) if ids is not None else None)
 
     def axis_ref(self, pool: list[str], mesh: Mesh | None = None) -> AxisRef:
         r = self.r

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from math import prod
 
 from shardconv.core.errors import ShardingError, ShardingSyntaxError, ShardingValidationError
@@ -18,14 +19,27 @@ from shardconv.formats.hlo.verify import check_device_id, check_iota_fits, maxim
 def parse_hlo_text(text: str, *, num_devices: int | None = None) -> HloSharding:
     """Parse an HLO sharding string (all of docs/formats.md §1.1), applying XLA's normalisations."""
     check_text_length(len(text))
+    if len(text) > _LONG:  # what a long text gets wrong is refused before any of it is read as a list
+        refuse_hostile(text)
     everyday = _everyday(text, num_devices)
     if everyday is not None:
         return everyday
-    refuse_wrong_lengths(text)
+    if len(text) <= _LONG:
+        refuse_hostile(text)
     from shardconv.formats.hlo.tree import HloTransformer
 
     sharding: HloSharding = parse("hlo_sharding", "start", text, HloTransformer(num_devices))
     return sharding
+
+
+_LONG = 4096  # a text this short costs little whatever it holds: the everyday path comes first
+
+
+def refuse_hostile(text: str) -> None:
+    """The counts and products the parser would refuse, checked without building a list."""
+    refuse_wrong_lengths(text)
+    refuse_huge_products(text)
+    refuse_extra_subgroups(text)
 
 
 # The spellings XLA and torch-xla print most, exactly as printed: {replicated}, {maximal device=N}, and a
@@ -71,6 +85,8 @@ def _everyday_element(text: str, num_devices: int | None) -> HloSharding | None:
             tile = TileAssignment.iota(shape, *iota)
             check_iota_fits(tile, num_devices)
         else:
+            if listed.count(",") + 1 != prod(shape):  # counted before a single id is built
+                return None  # (refuse_wrong_lengths words it)
             devices = _ints(listed)
             if len(devices) == 1:  # (the grammar's rule: one device is {maximal device=N})
                 return None
@@ -111,6 +127,54 @@ def refuse_wrong_lengths(text: str) -> None:
                 text=text,
                 pos=start,
             )
+
+
+_PLAIN_LIST = re.compile(r"[0-9,\s]*")
+_FACTOR = re.compile(r"0*(?:[2-9]|1[0-9])[0-9]*")  # a dim other than 0 and 1: the ones a product grows by
+
+
+def refuse_huge_products(text: str) -> None:
+    """Refuse tile dims or iota reshape dims whose product passes the device ceiling before the parser
+    reads them: only the dims other than 1 are read, and the reading stops once the product passes 10^30,
+    so a megabyte of dims is refused in microseconds. The parser's own error, at its place."""
+    for head, start in _found(text, "devices=[", "<=["):
+        close = text.find("]", start)
+        plain = _PLAIN_LIST.match(text, start)
+        if close < 0 or plain is None or plain.end() != close or _in_string(text, head):
+            continue  # not a plain list: the parser words it
+        factors = (int(f.group()) for f in _FACTOR.finditer(text, start, close) if len(f.group()) <= 19)
+        try:
+            check_device_count(factors)
+        except ShardingError as e:
+            raise e.located(text, head + (len("devices=") if text.startswith("d", head) else 0)) from None
+
+
+def _found(text: str, *needles: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of every occurrence of each needle, found by ``str.find`` (a regex alternation
+    tries every position: a third of a second over 11 MB)."""
+    for needle in needles:
+        at = text.find(needle)
+        while at >= 0:
+            yield at, at + len(needle)
+            at = text.find(needle, at + 1)
+
+
+_TILE_DIMS = re.compile(r"devices=\[([0-9,\s]*)\]")
+
+
+def refuse_extra_subgroups(text: str) -> None:
+    """Refuse more ``last_tile_dims`` entries than the sharding has tile dims (each is one of its trailing
+    dims) by counting commas, before the parser reads them: the parser's error, at its place."""
+    for head, start in _found(text, "last_tile_dims={"):
+        close = text.find("}", start)
+        body_start = text.rfind("{", 0, head)
+        dims = _TILE_DIMS.search(text, max(body_start, 0), head)
+        if close < 0 or dims is None or _in_string(text, head):
+            continue
+        entries = text.count(",", start, close) + 1
+        have = dims.group(1).count(",") + 1
+        if entries > have:
+            raise ShardingValidationError(f"{entries} last_tile_dims but only {have} tile dims", text=text, pos=head)
 
 
 def _list_end(text: str, start: int) -> int | None:

@@ -85,12 +85,48 @@ def _everyday_sharding(text: str) -> TensorSharding | None:
     """The grammar's answer for an everyday sharding (``_EVERYDAY_SHARDING``: closed dims, no priorities,
     no sub-axes, no replicated or unreduced axes); None for anything else."""
     m = _EVERYDAY_SHARDING.fullmatch(text)
-    if m is None:
-        return None
+    return None if m is None else _sharding_of(m)
+
+
+def _sharding_of(m: re.Match[str]) -> TensorSharding:
+    """The sharding an everyday match spells: its mesh name, then its dims."""
     dims = tuple(
         DimSharding(tuple(AxisRef(a) for a in _QUOTED.findall(body))) for body in _DIM_BODY.findall(m.group(2))
     )
     return TensorSharding(mesh=m.group(1), dims=dims)
+
+
+_PER_VALUE_OPEN = "#sdy.sharding_per_value<["
+_EVERYDAY_ITEM = re.compile(rf"<@({_PLAIN}), \[((?:{_DIM}(?:, {_DIM})*)?)\]>")
+
+
+def _everyday_per_value(text: str) -> TensorShardingPerValue | None:
+    """The grammar's answer for a per-value sharding of everyday items, as Shardy prints one (items
+    joined by ``", "``), read an item at a time (a million items in seconds, where the grammar takes
+    minutes); None for anything else."""
+    if not text.startswith(_PER_VALUE_OPEN):
+        return None
+    pos, end = len(_PER_VALUE_OPEN), len(text) - 2
+    if not text.endswith("]>") or end < pos:
+        return None
+    items = []
+    seen: dict[str, TensorSharding] = {}  # items repeat (one sharding per result of an op): built once
+    while pos < end:
+        m = _EVERYDAY_ITEM.match(text, pos)
+        if m is None:
+            return None
+        item = seen.get(m.group())
+        if item is None:
+            item = seen[m.group()] = _sharding_of(m)
+        items.append(item)
+        pos = m.end()
+        if pos < end:
+            if not text.startswith(", ", pos):
+                return None
+            pos += 2
+            if pos >= end:
+                return None
+    return TensorShardingPerValue(tuple(items))
 
 
 def _plain_shorthand(text: str) -> Mesh | None:
@@ -132,7 +168,8 @@ def parse_sdy(text: str) -> TensorSharding:
 
 def parse_sdy_per_value(text: str) -> TensorShardingPerValue:
     """``#sdy.sharding_per_value<[<@mesh, [...]>, ...]>``."""
-    per_value: TensorShardingPerValue = _parse_sdy_text("per_value_start", require_text(text, "parse_sdy_per_value"))
+    require_text(text, "parse_sdy_per_value")
+    per_value: TensorShardingPerValue = _everyday_per_value(text) or _parse_sdy_text("per_value_start", text)
     return remember(per_value, text)
 
 

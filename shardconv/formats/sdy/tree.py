@@ -107,7 +107,8 @@ class _SdyTransformer(Transformer[Token, Any]):
         return mesh
 
     def mesh_decl(self, _kw: Token, symbol: Token, mesh: Mesh) -> Mesh:
-        return Mesh(mesh.axes, mesh.explicit_device_ids, name=decode_symbol(str(symbol), symbol.start_pos or 0))
+        name = decode_symbol(str(symbol), symbol.start_pos or 0)
+        return Mesh(axes=mesh.axes, explicit_device_ids=mesh.explicit_device_ids, name=name)
 
     def mesh_start(self, mesh: Mesh) -> Mesh:
         return mesh

@@ -7,6 +7,7 @@ A tiny tokenizer and recursive descent; nothing is evaluated.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from shardconv.core.errors import ShardingSyntaxError
@@ -19,30 +20,48 @@ _PREFIXES = ("P", "PartitionSpec", "jax.sharding.PartitionSpec", "jax.sharding.P
 _UNCONSTRAINED = {f"{p}.UNCONSTRAINED" for p in _PREFIXES} | {"UNCONSTRAINED"}
 
 
-def _tokens(text: str) -> list[tuple[str, str, int]]:
-    out = []
+_SPACE = re.compile(r"\s*")
+_MAX_INDEX_DIGITS = 19  # a mesh-axis index past int64 is no index (and int() of 4,300+ digits raises)
+
+
+def _tokens(text: str) -> Iterator[tuple[str, str, int]]:
+    """The tokens, each (kind, text, position), as the parser asks for them: one pass, never a copy of the
+    rest of the text, so a spec that goes wrong early is refused before the rest is read."""
+    end = len(text)
     pos = 0
-    while pos < len(text):
-        if text[pos:].strip() == "":
-            break
+    while True:
         m = _TOKEN.match(text, pos)
-        if m is None or m.end() == pos:
-            at = len(text) - len(text[pos:].lstrip())
+        if m is None:
+            at = _SPACE.match(text, pos).end()  # type: ignore[union-attr]  # \s* always matches
+            if at == end:
+                return
             raise ShardingSyntaxError(f"unexpected character {text[at]!r} in partition spec", text=text, pos=at)
         kind = m.lastgroup or ""
-        out.append((kind, m.group(kind), m.start(kind)))
+        yield kind, m.group(kind), m.start(kind)
         pos = m.end()
-    return out
 
 
 class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.toks = _tokens(text)
-        self.i = 0
+        self.end = ("eof", "", len(text))
+        self.cur = next(self.toks, self.end)  # the token not yet consumed
+        self.nxt: tuple[str, str, int] | None = None  # the one after it, once looked at
 
     def peek(self) -> tuple[str, str, int]:
-        return self.toks[self.i] if self.i < len(self.toks) else ("eof", "", len(self.text))
+        return self.cur
+
+    def peek_next(self) -> tuple[str, str, int]:
+        if self.nxt is None:
+            self.nxt = next(self.toks, self.end)
+        return self.nxt
+
+    def advance(self) -> None:
+        if self.nxt is None:
+            self.cur = next(self.toks, self.end)
+        else:
+            self.cur, self.nxt = self.nxt, None
 
     def take(self, value: str) -> None:
         kind, val, pos = self.peek()
@@ -50,7 +69,7 @@ class _Parser:
             raise ShardingSyntaxError(
                 f"expected {value!r} in partition spec", text=self.text, pos=pos, expected=(value,)
             )
-        self.i += 1
+        self.advance()
 
     def fail(self, what: str) -> ShardingSyntaxError:
         _, val, pos = self.peek()
@@ -59,13 +78,13 @@ class _Parser:
     def spec(self) -> PartitionSpec:
         kind, val, _ = self.peek()
         if kind == "name" and val in _PREFIXES:
-            self.i += 1
+            self.advance()
         elif kind == "name" and val != "None":
             raise self.fail("P(...), PartitionSpec(...) or a tuple")
         close = {"(": ")", "[": "]"}.get(self.peek()[1])
         if close is None or self.peek()[0] == "str":
             raise self.fail("'('")
-        self.i += 1
+        self.advance()
         entries: list[PartitionEntry] = []
         unreduced: tuple[str, ...] = ()
         while self.peek()[1] != close:
@@ -75,13 +94,13 @@ class _Parser:
                 entries.append(self.entry())
             if self.peek()[1] != close:
                 self.take(",")
-        self.i += 1
+        self.advance()
         if self.peek()[0] != "eof":
             raise self.fail("end of input")
         return PartitionSpec(tuple(entries), unreduced)
 
     def _keyword_next(self) -> bool:
-        nxt = self.toks[self.i + 1] if self.i + 1 < len(self.toks) else ("eof", "", 0)
+        nxt = self.peek_next()
         return self.peek()[0] == "name" and nxt[1] == "=" and nxt[0] == "punct"
 
     def unreduced(self) -> tuple[str, ...]:
@@ -93,35 +112,36 @@ class _Parser:
                 text=self.text,
                 pos=pos,
             )
-        self.i += 2
+        self.advance()
+        self.advance()
         close = {"{": "}", "(": ")", "[": "]"}.get(self.peek()[1])
         if close is None or self.peek()[0] == "str":
             raise self.fail("'{'")
-        self.i += 1
+        self.advance()
         names: list[str] = []
         while self.peek()[1] != close:
             k, v, p = self.peek()
             if k != "str":
                 raise self.fail("a quoted axis name")
-            self.i += 1
+            self.advance()
             names.append(_unquote(v, self.text, p))
             if self.peek()[1] != close:
                 self.take(",")
-        self.i += 1
+        self.advance()
         return tuple(names)
 
     def entry(self) -> PartitionEntry:
         kind, val, _ = self.peek()
         if kind == "name" and val == "None":
-            self.i += 1
+            self.advance()
             return None
         if kind == "name" and val in _UNCONSTRAINED:
-            self.i += 1
+            self.advance()
             return UNCONSTRAINED
         if kind in ("str", "int"):
             return self.axis()
         if val == "(" and kind == "punct":
-            self.i += 1
+            self.advance()
             names: list[AxisName] = []
             while self.peek()[1] != ")":
                 if self.peek()[0] not in ("str", "int"):
@@ -129,7 +149,7 @@ class _Parser:
                 names.append(self.axis())
                 if self.peek()[1] != ")":
                     self.take(",")
-            self.i += 1
+            self.advance()
             if not names:
                 return None
             return tuple(names)
@@ -138,11 +158,13 @@ class _Parser:
     def axis(self) -> AxisName:
         """A quoted axis name, or torch-xla's index into the mesh's axis order."""
         kind, val, pos = self.peek()
-        self.i += 1
+        self.advance()
         if kind == "str":
             return _unquote(val, self.text, pos)
         if val.startswith("-"):
             raise ShardingSyntaxError(f"mesh-axis index {val} is negative", text=self.text, pos=pos)
+        if len(val.lstrip("0")) > _MAX_INDEX_DIGITS:
+            raise ShardingSyntaxError(f"mesh-axis index {val[:20]}... is too large", text=self.text, pos=pos)
         return int(val)
 
 
@@ -151,6 +173,8 @@ def _unquote(token: str, text: str = "", pos: int = 0) -> str:
     import ast
     import warnings
 
+    if "\\" not in token:  # no escape: the name is what the quotes hold
+        return token[1:-1]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -10,7 +10,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from support.fast_paths import answer_or_error, same_as_grammar
-from shardconv.formats.sdy.read import _everyday_mesh, _everyday_sharding, _parse_sdy_text, parse_mesh, parse_sdy
+from shardconv.formats.sdy.read import (
+    _everyday_mesh,
+    _everyday_per_value,
+    _everyday_sharding,
+    _parse_sdy_text,
+    parse_mesh,
+    parse_sdy,
+)
 
 # As Shardy prints them (jax's lower().as_text() with Shardy on).
 PRINTED_SHARDINGS = [
@@ -85,3 +92,18 @@ def test_near_everyday_meshes_give_the_grammars_answer_or_go_to_it(text: str) ->
 @given(near_everyday_shardings())
 def test_near_everyday_shardings_give_the_grammars_answer_or_go_to_it(text: str) -> None:
     assert_same_as_grammar("sharding_start", text)
+
+
+@st.composite
+def near_everyday_per_values(draw: st.DrawFn) -> str:
+    """Per-value shardings of near-everyday items, with other separators and ends."""
+    items = draw(st.lists(near_everyday_shardings().map(lambda t: t.removeprefix("#sdy.sharding")), max_size=4))
+    end = draw(st.sampled_from(["]>", "]>", "]>", ", ]>", "] >", "]"]))
+    start = draw(st.sampled_from(["#sdy.sharding_per_value<[", "#sdy.sharding_per_value< ["]))
+    return start + draw(_SEP).join(items) + end
+
+
+@settings(max_examples=2000, suppress_health_check=list(HealthCheck))
+@given(near_everyday_per_values())
+def test_near_everyday_per_values_give_the_grammars_answer_or_go_to_it(text: str) -> None:
+    same_as_grammar(_everyday_per_value(text), lambda: by_grammar("per_value_start", text), text)

@@ -112,7 +112,7 @@ def test_model_values() -> None:
         replicated=(AxisRef("y"),),
     )
     inline = parse_sdy('#sdy.sharding<mesh<["a"=2]>, [{"a"}]>')
-    assert inline.mesh == Mesh((MeshAxis("a", 2),))
+    assert inline.mesh == Mesh(axes=(MeshAxis("a", 2),))
     assert parse_sdy_per_value("#sdy.sharding_per_value<[]>").shardings == ()
     assert parse_manual_axes('manual_axes={"a", "b"}') == ManualAxes(("a", "b"))
     assert parse_manual_axes("#sdy<manual_axes{}>") == ManualAxes(())

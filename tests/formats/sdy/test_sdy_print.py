@@ -71,7 +71,7 @@ def test_mesh_print_matches_shardy_in_every_form(batch: list[Mesh], name: str) -
     for mesh in batch:
         attr = print_mesh(mesh, form="attr")
         assert sdy_print_attr(attr) == attr
-        named = Mesh(mesh.axes, mesh.explicit_device_ids, name=name)
+        named = Mesh(axes=mesh.axes, explicit_device_ids=mesh.explicit_device_ids, name=name)
         decl = print_mesh(named, form="decl")
         assert sdy_print_mesh_decl(decl) == decl
         for text in (attr, decl):

@@ -3,6 +3,8 @@ thousands of generated (mostly invalid) shardings verified in batched modules.""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,7 +20,7 @@ from shardconv.formats.sdy.verify import verify
 
 MESH = '<["a"=2, "b"=4, "c"=8, "d"=16]>'
 MESHES = [("mesh", MESH), ("mx", "<[], device_ids=[3]>"), ("e", "<[]>"), ("perm", '<["a"=2, "b"=2], device_ids=[3, 1, 2, 0]>')]
-_BY_NAME = {name: Mesh(parse_mesh(body).axes, parse_mesh(body).explicit_device_ids, name=name) for name, body in MESHES}
+_BY_NAME = {name: replace(parse_mesh(body), name=name) for name, body in MESHES}
 
 
 def ours(text: str, rank: int) -> str | None:
@@ -108,7 +110,7 @@ def test_generated_shardings_verify_as_shardy_does(seed: int) -> None:
     models = RandomModels(seed, raw_bytes=False)
     mesh = models.mesh(max_axes=3)
     pool = list(mesh.axis_names) + ["q"] if mesh.axes else ["q", "a"]
-    named = Mesh(mesh.axes, mesh.explicit_device_ids, name="mesh")
+    named = Mesh(axes=mesh.axes, explicit_device_ids=mesh.explicit_device_ids, name="mesh")
     cases: list[tuple[TensorSharding, int]] = []
     for _ in range(80):
         s = models.sharding("mesh", pool=pool, ref_mesh=mesh, rank=models.r.choice([1, 2, 2, 2, 3]))

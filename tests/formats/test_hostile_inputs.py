@@ -1,0 +1,20 @@
+"""Issue 60 item 6: every parser is linear and every refusal is quick, in bounded memory. Each hostile
+input runs in a child process under a memory cap (RLIMIT_AS) and a time cap (tests/support/hostile.py;
+bench/hardening.py reports the same cases' timings)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dataclasses import replace
+
+from tests.support.hostile import CASES, REFUSAL_MEMORY_MB, Case, run_case
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_a_hostile_input_is_read_or_refused_within_its_caps(case: Case) -> None:
+    limit = case.refused_within
+    result = run_case(case if limit is None else replace(case, memory_mb=REFUSAL_MEMORY_MB))
+    assert result["got"] == case.expect, result
+    if limit is not None:  # a refusal, not the happy path: quick by the clock too
+        assert float(result["seconds"]) < limit, result  # type: ignore[arg-type]
