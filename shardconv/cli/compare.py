@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from shardconv.core.errors import ShardingValidationError
-from shardconv.cli.options import MESH_HELP
+from shardconv.cli.options import MESH_HELP, text_argument
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -42,12 +42,16 @@ Examples:
 )
 @click.option("--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def compare(a: str, b: str, mesh_text: str | None, backend: str, shape_text: str | None, fmt: str) -> int:
-    """Compare two shardings (HLO, Shardy, partition spec or OpSharding proto) device by device."""
+    """Compare two shardings (HLO, Shardy, partition spec or OpSharding proto) device by device. A or B
+    '-' reads that side from standard input."""
     from shardconv.backends.base import Example
     from shardconv.ui.console import make_console
     from shardconv.cli.examples import pick_backends
     from shardconv.formats.detect import parse_mesh_option, parse_shape
 
+    if a == b == "-":
+        raise click.UsageError("only one of A and B can be read from standard input ('-')")
+    a, b = text_argument(a), text_argument(b)
     mesh = parse_mesh_option(mesh_text) if mesh_text is not None else inline_mesh(a, b)
     shapes = None if shape_text is None else tuple(parse_shape(text) for text in shape_text.split(";"))
     shape, per_value = (shapes[0], None) if shapes is not None and len(shapes) == 1 else (None, shapes)

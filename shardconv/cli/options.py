@@ -132,6 +132,18 @@ def context(mesh_text: str | None, rank: Rank, shape_text: str | None) -> Contex
     return Context(mesh, rank, shape)
 
 
+def text_argument(text: str) -> str:
+    """The sharding a command was given: ``-`` is one read from standard input (to the longest value the
+    limits accept, plus one character so an overlong one is still refused by the parser, with its caret)."""
+    if text != "-":
+        return text
+    import sys
+
+    from shardconv.core.limits import Limits
+
+    return sys.stdin.read(Limits.from_env().max_text + 1).strip()
+
+
 def refuse_special(paths: tuple[str, ...] | list[str]) -> None:
     """A named path that is a FIFO, socket or device would block the read: a usage error (exit 2)."""
     from shardconv.text.files import not_regular_reason

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from shardconv.cli.options import common_options, context, mesh_option
+from shardconv.cli.options import common_options, context, mesh_option, text_argument
 
 if TYPE_CHECKING:
     from shardconv.backends.base import BackendResult
@@ -182,13 +182,14 @@ def roundtrip(
 ) -> int:
     """Round-trip a sharding through the other format on the real mesh: HLO → sdy → HLO, or
     sdy → HLO → sdy. Shows each step, what was dropped and why, and how XLA's mesh-less importer
-    would rebuild the mesh (the "distorted mesh").
+    would rebuild the mesh (the "distorted mesh"). TEXT '-' reads it from standard input.
     """
     from shardconv.convert import resolve
     from shardconv.formats.detect import anchored_in
 
     ctx = context(mesh_text, rank, shape_text)
     assert ctx.mesh is not None
+    text = text_argument(text)
     with anchored_in(text):
         inp = resolve.parse_on_mesh(text, from_kind, ctx.mesh)
         report = report_for(inp, ctx)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from shardconv.core.errors import ShardingError
-from shardconv.cli.options import FORMAT_HELP, context, mesh_option, shared_options, xla_version_option
+from shardconv.cli.options import FORMAT_HELP, context, mesh_option, shared_options, text_argument, xla_version_option
 from shardconv.core.records import record
 from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION
 
@@ -261,12 +261,14 @@ def show(
 ) -> int:
     """Show what each device holds: a tile grid for any rank (in the style of
     jax.debug.visualize_sharding), the replication groups, the slice each device owns (with --shape),
-    every equivalent spelling, and the mesh XLA's importer would invent.
+    every equivalent spelling, and the mesh XLA's importer would invent. TEXT '-' reads it from
+    standard input.
     """
     from shardconv.convert import resolve
     from shardconv.formats.detect import anchored_in
 
     ctx = context(mesh_text, rank, shape_text)
+    text = text_argument(text)
     with anchored_in(text):
         inp = resolve.parse_on_mesh(text, from_kind, ctx.mesh)
         parts = elements(inp)

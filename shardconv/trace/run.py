@@ -4,9 +4,10 @@ to dump."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import KW_ONLY, replace
 from itertools import groupby
 from operator import itemgetter
 from typing import TYPE_CHECKING
@@ -59,6 +60,7 @@ class Seen:
     partitioning stripped every sharding but theirs); ``dropped``: the shardings it took from values at
     once, told as one number, not as a loss per value."""
 
+    _: KW_ONLY
     dump: Dump
     values: int
     dropped: int = 0
@@ -217,7 +219,7 @@ class _Follower:
         assert self.previous is not None
         index = self.previous.dump.index
         self.copies[index] = (ds.dump, (self.copies[index][1] if index in self.copies else 0) + ds.delta)
-        yield Seen(ds.dump, self.values)
+        yield Seen(dump=ds.dump, values=self.values)
 
     def fresh(self, ds: DumpSites) -> Iterator[Seen | Change]:
         """A dump read fresh, then its changes: gained and changed values in its order, then lost ones."""
@@ -226,7 +228,7 @@ class _Follower:
         same_module = previous is not None and previous.dump.module == ds.dump.module
         n, positional, maybe, gone = ds.reader.follow(self.native, ds.sites, self.facts, ds.names, now, same_module)
         lost = self._lost(gone, ds.names)
-        seen = Seen(ds.dump, n)
+        seen = Seen(dump=ds.dump, values=n)
         if previous is not None:
             by = responsible_pass(_latest(previous.dump, self.copies)[0], ds.dump)
             # entry arguments or results cut into per-device pieces, or a partitioner that stripped every
@@ -236,7 +238,7 @@ class _Follower:
             if pieces or (lost and positional and (self.cut or _PARTITIONER.search(by))):
                 dropped = [key for key, obs in lost if self._wanted(key, obs, previous.dump)]
                 if self.wanted is None or dropped or any(self._wanted(k) for k in pieces):
-                    seen = Seen(ds.dump, n, len(dropped), by, partitioned=not self.told)
+                    seen = Seen(dump=ds.dump, values=n, dropped=len(dropped), dropped_by=by, partitioned=not self.told)
                     self.told = True
                 self.cut, lost = True, []
         yield seen
@@ -367,6 +369,7 @@ def trace_paths(paths: Sequence[str], keep: ValueFilter = KEEP_ALL) -> Iterator[
     if not sequences:
         raise LogError(f"no pass log or XLA per-pass dump in {', '.join(paths)}")
     index = 0
+    named = {os.path.normpath(p) for p in paths}  # files the user named: an error there stops the run
 
     def dumps(seq: Iterator[Prepared]) -> Iterator[DumpSites | Repeat | Skipped]:
         nonlocal index
@@ -380,7 +383,7 @@ def trace_paths(paths: Sequence[str], keep: ValueFilter = KEEP_ALL) -> Iterator[
                     index, found = ds.dump.index + 1, found + 1
                     yield ds
             except (OSError, ShardingError) as e:
-                if base is None or found:  # a file named alone, or one followed part way, stops the run
+                if base is None or found or os.path.normpath(path) in named:  # only a walked file is skipped
                     raise
                 yield Skipped(path, e.message if isinstance(e, ShardingError) else e.strerror or str(e))
                 before = None
