@@ -226,3 +226,18 @@ def test_a_module_spelled_by_two_xla_releases_is_reported(
     )
     _, found = findings([str(p)], capsys)
     assert [(f["rule"], f["line"]) for f in found] == ([("mixed-releases", 5)] if mixed else [])
+
+
+@pytest.mark.parametrize(
+    ("shape", "sharding", "rule"),
+    [
+        ("()", "{{replicated}}", None),  # XLA's CheckLeafCount: one sharding on a shape with no leaves
+        ("((), ())", "{{replicated}}", None),
+        ("()", "{{replicated}, {replicated}}", "rank-mismatch"),
+        ("((), f32[2])", "{{replicated}, {replicated}}", "rank-mismatch"),  # one leaf, two elements
+        ("((), f32[2])", "{{devices=[2]<=[2]}}", None),
+    ],
+)
+def test_tuple_shardings_are_held_to_xla_s_leaf_count(shape: str, sharding: str, rule: str | None) -> None:
+    hlo = f"HloModule m, num_partitions=2\n\nENTRY %e (p: {shape}) -> {shape} {{\n  ROOT %p = {shape} parameter(0), sharding={sharding}\n}}\n"
+    assert [f.rule for f in check_text(hlo)] == ([rule] if rule else [])
