@@ -1495,7 +1495,16 @@ impl Extractor {
         let mut pos = 0usize;
         while let Some((name, m2, mend)) = mesh_entry(data, pos) {
             pos = mend;
-            let Some(end) = match_close(data, m2 + 9) else { continue };
+            let Some(end) = match_close(data, m2 + 9) else {
+                // an entry whose `<` does not close inside the dict: unfinished, the dict's rest its text
+                let nm = symbol(strip_quotes(&data[name.0..name.1]));
+                let mut s = self.occ(ln, SDY_MESH, Cow::Owned(key.to_string()), a, b, Some(nm), None, OpFrom::None);
+                s.text = Some(data[m2..].to_vec());
+                s.encoding = WHOLE;
+                s.flags |= FLAG_UNFINISHED;
+                out.push(s);
+                continue;
+            };
             let mesh_text = &data[m2..end];
             let encoded = if enc.outer != "none" { encode_layered(mesh_text, &enc) } else { mesh_text.to_vec() };
             let at =
@@ -1750,6 +1759,12 @@ mod tests {
 
     #[test]
     fn a_value_that_does_not_end_on_its_line_is_an_unfinished_site_to_its_end() {
+        let s =
+            sites(b"  %p = f32[8]{0} parameter(0), frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<[\"a\"=2}}");
+        assert_eq!(
+            (s[0].kind, s[0].flags, s[0].text.as_deref()),
+            (SDY_MESH, FLAG_UNFINISHED, Some(&b"#sdy.mesh<[\"a\"=2}"[..]))
+        );
         let s = sites(b"  %p = f32[8]{0} parameter(0), sharding={devices=[8,  ");
         assert_eq!(s.len(), 1);
         assert_eq!((s[0].kind, s[0].flags & FLAG_UNFINISHED, s[0].col, s[0].end_col), (HLO, FLAG_UNFINISHED, 41, 53));

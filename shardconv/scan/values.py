@@ -92,11 +92,11 @@ def broken_error(site: ValueSite) -> ShardingSyntaxError:
     shown = site.text if len(site.text) <= 40 else site.text[:40] + "..."
     if site.broken == "undecodable":
         return ShardingSyntaxError(f"{shown}: the string holding it has an escape that does not decode", pos=0)
-    return ShardingSyntaxError(f"{shown} is cut off: {_unclosed(site.raw)} is never closed on its line", pos=0)
+    return ShardingSyntaxError(f"{shown} is cut off: {_unclosed(site.raw, site.text)} is never closed", pos=0)
 
 
-def _unclosed(raw: bytes) -> str:
-    """What a value cut off leaves open: a string, else its first bracket."""
+def _unclosed(raw: bytes, text: str) -> str:
+    """What a value cut off leaves open: a string (in ``raw``, as written), else its first bracket."""
     quoted = escaped = False
     for b in raw:
         if escaped:
@@ -107,7 +107,7 @@ def _unclosed(raw: bytes) -> str:
             quoted = not quoted
     if quoted:
         return "a string in it"
-    opener = next((chr(b) for b in raw if chr(b) in "{[<("), "?")
+    opener = next((c for c in text if c in "{[<("), "?")
     return f"its '{opener}'"
 
 

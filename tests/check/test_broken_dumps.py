@@ -65,6 +65,14 @@ CASES = {  # name: (dump, (the cut value's line, its first bytes))
         'frontend_attributes={xla.sdy.sharding="#sdy.sharding<@mesh, [{\\"a\\"}]>}\n}\n',
         (4, '"#sdy'),
     ),
+    "bad-escape": (  # a string whose escapes do not decode: the value cannot be read either
+        'module @m {\n  func.func @f(%a: tensor<8xf32> {mhlo.sharding = "{replicated}\\zz"}) -> tensor<8xf32> {\n',
+        (2, '"{rep'),
+    ),
+    "frontend-mesh-entry": (  # the dict closes, its mesh does not
+        'HloModule m, num_partitions=2, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["a"=2}}\n',
+        (1, "{mesh"),
+    ),
     "frontend-meshes": (
         'HloModule m, num_partitions=2, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["a"=2]',
         (1, "{mesh"),

@@ -594,7 +594,12 @@ class LineExtractor:
         chars = data.decode("latin-1")
         for m in re.finditer(rb'([\w$.\-]+|"[^"]*")\s*=\s*(#sdy\.mesh<)', data):
             end = match_close(chars, m.start(2) + len("#sdy.mesh"))
-            if end < 0:
+            if end < 0:  # an entry whose ``<`` does not close inside the dict: unfinished, the dict's rest its text
+                name = "@" + m.group(1).decode().strip('"')
+                text = data[m.start(2) :].decode("utf-8", "surrogateescape")
+                whole = StringEncoding("whole")
+                site = self._occ(ln, SiteKind.SDY_MESH, key, a, b, value=name, text=text, encoding=whole)
+                out.append(replace(site, broken="unfinished"))
                 continue
             mesh_text = data[m.start(2) : end]
             encoded = encode_layered(mesh_text, enc) if enc.outer != "none" else mesh_text
