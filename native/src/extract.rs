@@ -66,6 +66,11 @@ pub const SITE_KINDS: [&str; 18] = [
 
 pub const FLAG_ROOT: u32 = 1;
 pub const FLAG_SIGNATURE: u32 = 2;
+/// A value the scan started but that does not end on its line (a cut string or bracket, the file's end):
+/// its site runs to the line's end, and the gate reports it rather than losing it.
+pub const FLAG_UNFINISHED: u32 = 4;
+/// A value in a string whose escapes do not decode: its site is the string as written.
+pub const FLAG_UNDECODABLE: u32 = 8;
 
 /// One value site, as the extractor reports it.
 #[derive(Clone, Debug, PartialEq)]
@@ -156,6 +161,11 @@ struct Ctx {
     value: Option<Name>,
     shapes: Option<Shapes>,
     op: OpFrom,
+}
+
+impl Ctx {
+    /// No value, type or op (a mesh's).
+    const NONE: Ctx = Ctx { value: None, shapes: None, op: OpFrom::None };
 }
 
 /// The site keys a dump repeats on line after line, named without an allocation.
@@ -1159,8 +1169,10 @@ impl Extractor {
         let sub = &t[m.sub.0..m.sub.1];
         match m.group {
             Group::Hlo => {
-                let Some(end) = match_close(t, me - 1) else { return Ok(me) };
                 let c = Self::hlo_ctx(ln);
+                let Some(end) = match_close(t, me - 1) else {
+                    return Ok(self.unfinished(ln, me, HLO, "sharding=".into(), me - 1, c, out));
+                };
                 out.push(self.occ(ln, HLO, "sharding=".into(), me - 1, end, c.value, c.shapes, c.op));
                 Ok(end)
             }
@@ -1168,11 +1180,15 @@ impl Extractor {
                 let key = site_key(sub);
                 let c = Self::hlo_ctx(ln);
                 if t[me - 1] == b'"' {
-                    let Some(end) = string_end(t, me - 1) else { return Ok(me) };
+                    let Some(end) = string_end(t, me - 1) else {
+                        return Ok(self.unfinished_string(ln, key, me, c, out));
+                    };
                     self.string_value(ln, key, me, end - 1, "c", c, out)?;
                     return Ok(end);
                 }
-                let Some(end) = match_close(t, me - 1) else { return Ok(me) };
+                let Some(end) = match_close(t, me - 1) else {
+                    return Ok(self.unfinished(ln, me, SDY_MESH, key, me - 1, c, out));
+                };
                 let data = t[me - 1..end].to_vec();
                 self.mesh_dict(ln, &key, me - 1, end, &data, PLAIN, out);
                 Ok(end)
@@ -1194,17 +1210,23 @@ impl Extractor {
             }
             Group::MStr => {
                 let key = site_key(sub);
-                let Some(end) = string_end(t, me - 1) else { return Ok(me) };
                 let c = self.mlir_context(ln, ms);
+                let Some(end) = string_end(t, me - 1) else {
+                    return Ok(self.unfinished_string(ln, key, me, c, out));
+                };
                 self.string_value(ln, key, me, end - 1, "mlir", c, out)?;
                 Ok(end)
             }
             Group::SdyAttr => {
-                let Some(end) = match_close(t, me - 1) else { return Ok(me) };
                 let kind = match sub {
                     b"sharding" => SDY_SHARDING,
                     b"sharding_per_value" => SDY_PER_VALUE,
                     _ => SDY_MESH,
+                };
+                let Some(end) = match_close(t, me - 1) else {
+                    let c = if kind == SDY_MESH { Ctx::NONE } else { self.mlir_context(ln, ms) };
+                    let site = attr_site(t, ms, kind);
+                    return Ok(self.unfinished(ln, me, kind, site, ms, c, out));
                 };
                 if let Some(name) = generic_mesh_name(t).filter(|_| kind == SDY_MESH) {
                     let name = symbol(name);
@@ -1220,35 +1242,39 @@ impl Extractor {
                     ));
                     return Ok(end);
                 }
-                let c = if kind == SDY_MESH {
-                    Ctx { value: None, shapes: None, op: OpFrom::None }
-                } else {
-                    self.mlir_context(ln, ms)
-                };
+                let c = if kind == SDY_MESH { Ctx::NONE } else { self.mlir_context(ln, ms) };
                 let site = attr_site(t, ms, kind);
                 out.push(self.occ(ln, kind, site, ms, end, c.value, c.shapes, c.op));
                 Ok(end)
             }
             Group::MeshDecl => {
-                let Some(end) = match_close(t, me - 1) else { return Ok(me) };
                 let name = symbol(strip_quotes(sub));
+                let Some(end) = match_close(t, me - 1) else {
+                    let c = Ctx { value: Some(name), shapes: None, op: OpFrom::Named("sdy.mesh") };
+                    return Ok(self.unfinished(ln, me, SDY_MESH, "sdy.mesh".into(), me - 1, c, out));
+                };
                 let s =
                     self.occ(ln, SDY_MESH, "sdy.mesh".into(), me - 1, end, Some(name), None, OpFrom::Named("sdy.mesh"));
                 out.push(s);
                 Ok(end)
             }
             Group::SdyOp | Group::OpArg => {
-                let Some(end) = match_close(t, me - 1) else { return Ok(me) };
                 let (a, b) = if m.group == Group::SdyOp { (m.sub.0 - 4, m.sub.1) } else { (m.sub.0, m.sub.1 + 1) };
                 let site = site_key(&t[a..b]);
                 let c = self.mlir_context(ln, ms);
+                let Some(end) = match_close(t, me - 1) else {
+                    return Ok(self.unfinished(ln, me, SDY_SHARDING_BARE, site, me - 1, c, out));
+                };
                 out.push(self.occ(ln, SDY_SHARDING_BARE, site, me - 1, end, c.value, c.shapes, c.op));
                 Ok(end)
             }
             Group::McList => Ok(self.region_list(ln, m, out)),
             Group::MAxes => {
-                let Some(end) = match_close(t, me - 1) else { return Ok(me) };
                 let c = self.mlir_context(ln, ms);
+                let Some(end) = match_close(t, me - 1) else {
+                    let c = Ctx { shapes: None, ..c };
+                    return Ok(self.unfinished(ln, me, MANUAL_AXES, "manual_axes".into(), me - 1, c, out));
+                };
                 out.push(self.occ(ln, MANUAL_AXES, "manual_axes".into(), me - 1, end, c.value, None, c.op));
                 Ok(end)
             }
@@ -1272,8 +1298,11 @@ impl Extractor {
                 Ok(me)
             }
             Group::ShMesh => {
-                let Some(end) = match_close(t, me - 1) else { return Ok(me) };
                 let name = mesh_decl_name(&t[..ms]).map(|n| symbol(strip_quotes(n)));
+                let Some(end) = match_close(t, me - 1) else {
+                    let c = Ctx { value: name, shapes: None, op: OpFrom::Named("sdy.mesh") };
+                    return Ok(self.unfinished(ln, me, STABLEHLO_MESH, "stablehlo.mesh".into(), me - 1, c, out));
+                };
                 let s = self.occ(
                     ln,
                     STABLEHLO_MESH,
@@ -1297,20 +1326,43 @@ impl Extractor {
             Group::CollAxes => {
                 // The axes a collective names, keyed by the mesh its out_sharding names (an axis the
                 // mesh lacks is the finding); the scan goes on inside them, as the reference's does.
-                let Some(end) = match_close(t, me - 1) else { return Ok(me) };
                 let a = m.sub.1 + lstrip_len(&t[m.sub.1..]);
                 let c = self.mlir_context(ln, ms);
                 let site = format!("sdy.{}", lossy(sub));
+                let Some(end) = match_close(t, me - 1) else {
+                    let c = Ctx { value: None, shapes: c.shapes, op: OpFrom::Mlir };
+                    return Ok(self.unfinished(ln, me, COLLECTIVE_AXES, site.into(), a, c, out));
+                };
                 let mesh = out_sharding_mesh(t, end).map(name_of);
                 out.push(self.occ(ln, COLLECTIVE_AXES, site.into(), a, end, mesh, c.shapes, OpFrom::Mlir));
                 Ok(me)
             }
             Group::HloCollective => {
                 // `replica_groups=mesh['x'=2,'y'=2] {'y'}`: a collective's own mesh, never a sharding's.
-                let Some(close) = match_close(t, me - 1) else { return Ok(me) };
-                let w = close + t[close..].iter().take_while(|&&b| b == b' ').count();
-                let end = if t.get(w) == Some(&b'{') { match_close(t, w).unwrap_or(close) } else { close };
                 let c = Self::hlo_ctx(ln);
+                let Some(close) = match_close(t, me - 1) else {
+                    let c = Ctx { value: None, shapes: None, op: c.op };
+                    return Ok(self.unfinished(ln, me, COLLECTIVE_MESH, "replica_groups=".into(), m.sub.0, c, out));
+                };
+                let w = close + t[close..].iter().take_while(|&&b| b == b' ').count();
+                let end = match t.get(w) {
+                    Some(b'{') => match match_close(t, w) {
+                        Some(end) => end,
+                        None => {
+                            let c = Ctx { value: None, shapes: None, op: c.op };
+                            return Ok(self.unfinished(
+                                ln,
+                                me,
+                                COLLECTIVE_MESH,
+                                "replica_groups=".into(),
+                                m.sub.0,
+                                c,
+                                out,
+                            ));
+                        }
+                    },
+                    _ => close,
+                };
                 out.push(self.occ(ln, COLLECTIVE_MESH, "replica_groups=".into(), m.sub.0, end, None, None, c.op));
                 Ok(end)
             }
@@ -1331,6 +1383,46 @@ impl Extractor {
                 Ok(me)
             }
         }
+    }
+
+    /// A value of `kind` that starts at `a` and does not end on its line: a site to the line's end,
+    /// flagged `FLAG_UNFINISHED`, the scan going on at `resume` as before. None where the value is no value
+    /// of the dump: on a `//` comment line (a test's pattern may be cut on purpose) or inside a string the
+    /// dump's syntax does not know (a JSON file's).
+    #[allow(clippy::too_many_arguments)]
+    fn unfinished(
+        &self,
+        ln: &mut Line,
+        resume: usize,
+        kind: u8,
+        site: Cow<'static, str>,
+        a: usize,
+        c: Ctx,
+        out: &mut Vec<Site>,
+    ) -> usize {
+        let t = ln.text;
+        if !t[lstrip_len(t)..].starts_with(b"//") && !inside_string(&t[..a]) {
+            let end = rstrip(t).len().max(a);
+            let mut s = self.occ(ln, kind, site, a, end, c.value, c.shapes, c.op);
+            s.flags |= FLAG_UNFINISHED;
+            out.push(s);
+        }
+        resume
+    }
+
+    /// A string value whose closing quote is missing (its opening quote is at `a - 1`): unfinished, of the
+    /// kind its key and first bytes say; nothing when they name no value the scan reads.
+    fn unfinished_string(&self, ln: &mut Line, key: Cow<'static, str>, a: usize, c: Ctx, out: &mut Vec<Site>) -> usize {
+        let tail = &ln.text[a..];
+        let Some(kind) = string_kind(&key, rstrip(tail)) else { return a };
+        let c = match kind {
+            SDY_MESH => Ctx { value: c.value, ..Ctx::NONE },
+            HLO if key == "mhlo.spmd_output_sharding" => {
+                Ctx { value: Some("module".into()), shapes: c.shapes, op: OpFrom::None }
+            }
+            _ => c,
+        };
+        self.unfinished(ln, a, kind, key, a - 1, c, out)
     }
 
     /// Value name and type(s) an MLIR attribute at `pos` belongs to: a function argument or result, an
@@ -1378,7 +1470,13 @@ impl Extractor {
         out: &mut Vec<Site>,
     ) -> Result<(), EscapeError> {
         let raw = &ln.text[a..b];
-        let (data, enc) = decode_layered(raw, outer)?;
+        let Ok((data, enc)) = decode_layered(raw, outer) else {
+            let Some(kind) = string_kind(&key, raw) else { return Err(EscapeError) };
+            let mut s = self.occ(ln, kind, key, a - 1, b + 1, c.value, c.shapes, c.op);
+            s.flags |= FLAG_UNDECODABLE;
+            out.push(s);
+            return Ok(());
+        };
         if key == "mhlo.sharding" || key == "mhlo.spmd_output_sharding" {
             let textual = looks_textual(&data);
             let (value, op) = if key == "mhlo.spmd_output_sharding" {
@@ -1402,12 +1500,7 @@ impl Extractor {
             self.mesh_dict(ln, &key, a, b, &data, enc, out);
             return Ok(());
         }
-        for (prefix, kind) in [
-            (&b"#sdy.sharding_per_value<"[..], SDY_PER_VALUE),
-            (b"#sdy.sharding<", SDY_SHARDING),
-            (b"#sdy.mesh<", SDY_MESH),
-            (b"#sdy<manual_axes", MANUAL_AXES),
-        ] {
+        for (prefix, kind) in STRING_PREFIXES {
             if text.starts_with(prefix) {
                 let shapes = if kind == SDY_MESH { None } else { c.shapes };
                 let op = if kind == SDY_MESH { OpFrom::None } else { c.op };
@@ -1438,7 +1531,16 @@ impl Extractor {
         let mut pos = 0usize;
         while let Some((name, m2, mend)) = mesh_entry(data, pos) {
             pos = mend;
-            let Some(end) = match_close(data, m2 + 9) else { continue };
+            let Some(end) = match_close(data, m2 + 9) else {
+                // an entry whose `<` does not close inside the dict: unfinished, the dict's rest its text
+                let nm = symbol(strip_quotes(&data[name.0..name.1]));
+                let mut s = self.occ(ln, SDY_MESH, Cow::Owned(key.to_string()), a, b, Some(nm), None, OpFrom::None);
+                s.text = Some(data[m2..].to_vec());
+                s.encoding = WHOLE;
+                s.flags |= FLAG_UNFINISHED;
+                out.push(s);
+                continue;
+            };
             let mesh_text = &data[m2..end];
             let encoded = if enc.outer != "none" { encode_layered(mesh_text, &enc) } else { mesh_text.to_vec() };
             let at =
@@ -1461,10 +1563,13 @@ impl Extractor {
     /// `in_shardings=[...]` / `out_shardings=[...]` of a manual or named computation.
     fn region_list(&mut self, ln: &mut Line, m: &Match, out: &mut Vec<Site>) -> usize {
         let t = ln.text;
-        let Some(end) = match_close(t, m.end - 1) else { return m.end };
         let key: Cow<'static, str> =
             if &t[m.sub.0..m.sub.1] == b"in_shardings" { "in_shardings".into() } else { "out_shardings".into() };
         let c = self.mlir_context(ln, m.start);
+        let Some(end) = match_close(t, m.end - 1) else {
+            let c = Ctx { shapes: None, ..c };
+            return self.unfinished(ln, m.end, SDY_PER_VALUE_LIST, key, m.end - 1, c, out);
+        };
         let is_in = key == "in_shardings";
         let mut site = self.occ(ln, SDY_PER_VALUE_LIST, key, m.end - 1, end, c.value, None, c.op);
         let closes_later = rstrip(t).ends_with(b"{");
@@ -1492,6 +1597,49 @@ impl Extractor {
         end
     }
 }
+
+/// Whether `before` (a line up to a value) leaves a string open: the value sits inside a string literal.
+fn inside_string(before: &[u8]) -> bool {
+    let (mut quoted, mut escaped) = (false, false);
+    for &b in before {
+        if escaped {
+            escaped = false;
+        } else if quoted && b == b'\\' {
+            escaped = true;
+        } else if b == b'"' {
+            quoted = !quoted;
+        }
+    }
+    quoted
+}
+
+/// The kind of value a string under `key` holds, from its first bytes `text` as written (which may be cut
+/// short, even inside the prefix): None when it holds none the scan reads (as `string_value` decides).
+fn string_kind(key: &str, text: &[u8]) -> Option<u8> {
+    if key == "mhlo.sharding" || key == "mhlo.spmd_output_sharding" {
+        return Some(HLO);
+    }
+    if text.starts_with(b"{") {
+        let meshes = key.ends_with("meshes") || crate::finder!(b"#sdy.mesh").find(text).is_some();
+        return meshes.then_some(SDY_MESH);
+    }
+    if text.is_empty() {
+        return match key {
+            "xla.sdy.sharding" => Some(SDY_SHARDING),
+            "xla.sdy.meshes" => Some(SDY_MESH),
+            _ => None,
+        };
+    }
+    STRING_PREFIXES.iter().find(|(p, _)| text.starts_with(p) || p.starts_with(text)).map(|&(_, kind)| kind)
+}
+
+/// The prefixes of the values a string may hold, each with its kind (the longer of two alike first).
+const STRING_PREFIXES: [(&[u8], u8); 4] = [
+    (b"#sdy.sharding_per_value<", SDY_PER_VALUE),
+    (b"#sdy.sharding<", SDY_SHARDING),
+    (b"#sdy.mesh<", SDY_MESH),
+    (b"#sdy<manual_axes", MANUAL_AXES),
+];
 
 /// `([\w$.\-]+|"[^"]*")\s*=\s*(#sdy\.mesh<)` searched from `pos` in `data`: (name span, start of the
 /// `#sdy.mesh<`, match end).
@@ -1643,6 +1791,40 @@ mod tests {
         assert_eq!((s[0].col, s[0].end_col), (25, 43)); // `#sdy.mesh<...>`, as written
         let inline = sites(b"  %0 = \"sdy.other\"() <{mesh = #sdy.mesh<[\"x\"=2]>, sym_name = \"gm\"}> : () -> ()");
         assert_eq!((inline[0].kind, inline[0].value.as_deref()), (SDY_MESH, None));
+    }
+
+    #[test]
+    fn a_value_that_does_not_end_on_its_line_is_an_unfinished_site_to_its_end() {
+        let s =
+            sites(b"  %p = f32[8]{0} parameter(0), frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<[\"a\"=2}}");
+        assert_eq!(
+            (s[0].kind, s[0].flags, s[0].text.as_deref()),
+            (SDY_MESH, FLAG_UNFINISHED, Some(&b"#sdy.mesh<[\"a\"=2}"[..]))
+        );
+        let s = sites(b"  %p = f32[8]{0} parameter(0), sharding={devices=[8,  ");
+        assert_eq!(s.len(), 1);
+        assert_eq!((s[0].kind, s[0].flags & FLAG_UNFINISHED, s[0].col, s[0].end_col), (HLO, FLAG_UNFINISHED, 41, 53));
+        let t = b"  func.func @f(%a: tensor<8xf32> {mhlo.sharding = \"{replicated}";
+        let s = sites(t);
+        assert_eq!((s[0].kind, s[0].flags & FLAG_UNFINISHED), (HLO, FLAG_UNFINISHED));
+        assert_eq!(s[0].raw(t), b"\"{replicated}");
+    }
+
+    #[test]
+    fn a_cut_value_in_a_comment_or_in_another_format_s_string_is_passed_over() {
+        assert!(sites(b"  // CHECK: sharding={devices=[2,").is_empty());
+        assert!(sites(b"{\"s\": \"#sdy.sharding<@mesh, [{}, {\\\"m\\\"}]>\"}").is_empty());
+        assert!(inside_string(b"{\"a\": \"x\\\" ") && !inside_string(b"{\"a\": \"x\\\"\" "));
+    }
+
+    #[test]
+    fn a_string_s_kind_is_read_off_its_first_bytes_even_cut_short() {
+        assert!(string_kind("xla.sdy.sharding", b"#sdy.shar").is_some()); // (either kind: neither parses)
+        assert_eq!(string_kind("xla.sdy.sharding", b"#sdy.sharding<@m"), Some(SDY_SHARDING));
+        assert_eq!(string_kind("xla.sdy.sharding", b"#sdy.sharding_per_value<[<@m"), Some(SDY_PER_VALUE));
+        assert_eq!(string_kind("xla.sdy.meshes", b"{mesh = #sdy.me"), Some(SDY_MESH));
+        assert_eq!(string_kind("xla.sdy.sharding_rule", b"#sdy.op_sharding_rule<"), None);
+        assert_eq!(string_kind("mhlo.sharding", b""), Some(HLO));
     }
 
     #[test]

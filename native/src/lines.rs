@@ -6,7 +6,8 @@
 
 use crate::arguments::Arguments;
 use crate::extract::{
-    complete_on, lex_signature, Extractor, Holds, Known, Line, Site, MODULE_START, SDY_ORIGINS, SDY_SHARDING_BARE,
+    complete_on, lex_signature, Extractor, Holds, Known, Line, Site, FLAG_UNFINISHED, MODULE_START, SDY_ORIGINS,
+    SDY_SHARDING_BARE,
 };
 use crate::find::{Hit, Needles};
 use crate::keywords::NeedleHits;
@@ -618,7 +619,8 @@ impl Engine {
                 let off = self.buf_off as i64;
                 let mut nxt = cut;
                 for s in found.iter_mut() {
-                    if (s.start as i64) - off < cut {
+                    // (a value the window's end cuts is passed over, as one longer than the overlap always was)
+                    if (s.start as i64) - off < cut && s.flags & FLAG_UNFINISHED == 0 {
                         nxt = nxt.max(s.end as i64 - off);
                         self.emit(s, &buf, self.buf_off, &buf, Some(&mut ln));
                     }

@@ -137,11 +137,6 @@ pub fn sniff(head: &[u8]) -> (&'static str, &'static str) {
     if memchr::memchr(0, head).is_some() {
         return ("skip", "binary file (contains NUL bytes)");
     }
-    if let Err(e) = std::str::from_utf8(head) {
-        if e.valid_up_to() + 4 < head.len() {
-            return ("skip", "not UTF-8 text");
-        }
-    }
     if xla_report(head) {
         return ("skip", "an XLA buffer-assignment / memory report, not IR");
     }
@@ -174,6 +169,8 @@ mod tests {
         assert_eq!(sniff(b"hello"), ("skip", "no HLO or MLIR found in the first 64 KiB"));
         assert_eq!(sniff(b"\xff\xffhello world").0, "skip");
         assert_eq!(sniff(b"module\xe2\x82").0, "mlir");
+        // shardings are ASCII: a byte that is not UTF-8 (a Latin-1 comment) leaves a dump a dump
+        assert_eq!(sniff(b"// caf\xe9\nmodule @m {\n  sdy.mesh @mesh = <[\"a\"=2]>\n}\n").0, "mlir");
         assert_eq!(sniff(b"BufferAssignment:\nHloModule").0, "skip");
         let dot = b"digraph G {\n  1 [label=<sharding={devices=[2,1,4]&lt;=[8]}>];\n}\n";
         assert_eq!(sniff(dot), ("skip", "a Graphviz graph (--xla_dump_hlo_as_dot), not IR"));

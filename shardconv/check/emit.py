@@ -80,8 +80,11 @@ def closing_line(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> s
     n_fix = len(fixable(reports))
     if n_fix:
         verdict += f"; {n_fix} fixable with --fix"
+    n_skip = sm["files_skipped"]
+    # (a skipped file is never among the clean: the line says what it was and where to see it)
+    skipped_part = f"{n_skip} skipped, not checked (-v says why)" if n_skip else "0 skipped"
     return (
-        f"{sm['files_checked']} file(s) checked, {sm['files_skipped']} skipped, "
+        f"{sm['files_checked']} file(s) checked, {skipped_part}, "
         f"{sm['occurrences']} sharding value(s) scanned ({sm['distinct']} distinct): {verdict}"
     )
 

@@ -164,15 +164,16 @@ def _first_tiled(ctx: ModuleContext) -> DistinctValue:
 
 def import_distorts_mesh(ctx: ModuleContext) -> Iterator[RuleResult]:
     """With --mesh: an HLO-only module XLA imports (a compile's input: ``stages.imported``) whose import
-    gives a mesh of another shape is an error at each sharding that makes it so; a mere renaming of the
-    axes is fine."""
+    gives a mesh of another shape (axes split or reordered, or merged: ``_axis_0=8`` for 2x4, the shape
+    ``--allowed-meshes`` rejects too) is an error at each sharding that makes it so; a mere renaming of
+    the axes is fine."""
     from shardconv.convert.distortion import analyse_import, on_global
 
     glob = ctx.options.mesh
     if glob is None or not imported(ctx):
         return
     a = analyse_import([_h(dv) for dv in ctx.hlo], glob)
-    if not a.distorts or a.invented is None:
+    if not (a.distorts or a.merges) or a.invented is None:
         return
     inv = a.invented
     for i in a.causes:

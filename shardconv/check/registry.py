@@ -94,7 +94,9 @@ _TABLE: tuple[Rule, ...] = (
         summary="a sharding, mesh or escape that does not parse",
         check=rules.syntax,
         why="A sharding XLA or Shardy cannot parse fails the compile, usually far from the code that wrote it; "
-        "a misspelt keyword is the common case.",
+        "a misspelt keyword is the common case. A value the scan starts but cannot finish (a string or "
+        "bracket that does not close on its line: a cut file) is one too, at its first byte: a gate never "
+        "passes a dump by losing part of it.",
         bad=_hlo("{devices=[2,4]<=[8] last_tile_dim_replicat}"),
         good=_hlo("{devices=[2,4]<=[8]}"),
         how="Spell the value as XLA prints it; the message points at the first character that does not parse.",
@@ -116,7 +118,9 @@ _TABLE: tuple[Rule, ...] = (
         summary="sharding rank differs from the annotated tensor type",
         check=rules.rank_mismatch,
         why="A sharding must name one entry per tensor dimension; with another rank the partitioner rejects it "
-        "or shards the wrong dimension.",
+        "or shards the wrong dimension. A tuple sharding has one element per leaf of the tuple type, or, "
+        "as XLA's HloSharding::CheckLeafCount allows, one on a type with no leaves (`() parameter(0), "
+        "sharding={{replicated}}`).",
         bad=_mlir(_func(_T, '#sdy.sharding<@mesh, [{"batch"}]>')),
         good=_mlir(_func(_T, '#sdy.sharding<@mesh, [{"batch"}, {}]>')),
         how="Give one dimension sharding per tensor dimension.",
@@ -244,7 +248,10 @@ _TABLE: tuple[Rule, ...] = (
         check=mesh_rules.import_distorts_mesh,
         why="A module with only HLO shardings is imported into Shardy by XLA, which invents the mesh from the "
         "tile arrays; these shardings make it invent a mesh of another shape than --mesh (distorted-mesh "
-        "after the import).",
+        "after the import). Axes merged count: a module sharded only over both axes of 2x4 at once "
+        "(`{devices=[8,1]<=[8]}`) imports as `_axis_0=8`, which a backend that validates meshes rejects as "
+        "it rejects 4x2, and which --allowed-meshes rejects too. Only a renaming (`_axis_0=2, _axis_1=4` "
+        "for 2x4) is fine.",
         bad=_mhlo("{devices=[1,4,2]<=[8] last_tile_dim_replicate}"),
         good=_mlir(_func(_T, _SEED_FIXED)),
         args=_MESH,

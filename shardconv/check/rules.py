@@ -215,7 +215,7 @@ def _hlo_rank_issues(h: HloSharding, ranks: tuple[int | None, ...] | None) -> li
     if ranks is None:
         return []
     if h.kind is HloKind.TUPLE:
-        if len(ranks) != len(h.elements):
+        if not leaf_count_fits(len(h.elements), len(ranks)):
             return [f"tuple sharding has {len(h.elements)} elements but the value has {len(ranks)}"]
         return [
             f"tuple element {i} {e} is for rank {e.rank} but the tensor has rank {r}"
@@ -225,6 +225,12 @@ def _hlo_rank_issues(h: HloSharding, ranks: tuple[int | None, ...] | None) -> li
     if len(ranks) == 1 and h.rank is not None and ranks[0] is not None and h.rank != ranks[0]:
         return [f"sharding {h} is for rank {h.rank} but the tensor has rank {ranks[0]}"]
     return []
+
+
+def leaf_count_fits(elements: int, leaves: int) -> bool:
+    """XLA's ``HloSharding::CheckLeafCount``: a tuple sharding has one element per leaf of its shape, or
+    a single one on a shape with no leaves (``() parameter(0), sharding={{replicated}}``)."""
+    return elements == leaves or (leaves == 0 and elements == 1)
 
 
 def devices_of(h: HloSharding) -> int | None:

@@ -7,7 +7,9 @@ API (pure, model in, result out)::
         .invented        the ``@mesh`` XLA builds (``_axis_N`` axes), or None when it cannot import
         .reason          why there is no invented mesh (explicit V1 lists, unfactorable orders), else ""
         .distorts        ``glob`` given and the invented mesh is not ``glob`` with its axes merged
-        .causes          indices of the shardings whose own local mesh splits ``glob``'s axes
+        .merges          ``glob`` given and the invented mesh is ``glob`` with adjacent axes merged
+        .causes          indices of the shardings whose own local mesh splits ``glob``'s axes (when it
+                         distorts) or is not ``glob``'s shape (when it merges)
         .renames_only    the invented mesh is ``glob`` up to axis names
     on_global(h, glob, rank) -> the sdy sharding of ``h`` on ``glob`` (raises NotExpressibleError)
 
@@ -38,16 +40,21 @@ class ImportAnalysis:
     distorts: bool = False
     causes: tuple[int, ...] = ()
     renames_only: bool = False
+    merges: bool = False
 
 
 def _sizes(mesh: Mesh) -> list[int]:
-    return [s for s in mesh.axis_sizes if s > 1]
+    return _sized(mesh.axis_sizes)
+
+
+def _sized(sizes: Sequence[int]) -> list[int]:
+    return [s for s in sizes if s > 1]
 
 
 def merges_only(glob: Sequence[int], other: Sequence[int]) -> bool:
     """``other`` is ``glob`` with adjacent axes merged (or equal): their common refinement is ``glob``."""
-    g = [s for s in glob if s > 1]
-    return common_factors(g, [s for s in other if s > 1]) == g
+    g = _sized(glob)
+    return common_factors(g, _sized(other)) == g
 
 
 def _leaves(shardings: Sequence[HloSharding]) -> list[tuple[int, HloSharding]]:
@@ -75,18 +82,20 @@ def analyse_import(
     got = _sizes(invented)
     if got == g:
         return ImportAnalysis(invented=invented, renames_only=True)
-    if merges_only(g, got) or invented.num_devices != glob.num_devices:
+    if invented.num_devices != glob.num_devices:
         return ImportAnalysis(invented=invented)
+    merged = merges_only(g, got)
     causes = []
     for i, leaf in _leaves(hs):
         try:
-            if not merges_only(g, local_mesh(leaf)) and i not in causes:
-                causes.append(i)
+            local = local_mesh(leaf)
         except ShardingError:
             continue
-    if not causes:  # only their intersection splits the axes: blame the first tiled sharding
+        if (_sized(local) != g if merged else not merges_only(g, local)) and i not in causes:
+            causes.append(i)
+    if not causes:  # only their intersection makes it so: blame the first tiled sharding
         causes = [i for i, _ in _leaves(hs)[:1]]
-    return ImportAnalysis(invented=invented, distorts=True, causes=tuple(causes))
+    return ImportAnalysis(invented=invented, distorts=not merged, merges=merged, causes=tuple(causes))
 
 
 @lru_cache(maxsize=1 << 12)

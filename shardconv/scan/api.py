@@ -12,7 +12,7 @@ from shardconv.core.records import record
 from shardconv.scan.inputs import scan_input
 from shardconv.scan.native import iter_sites, scan_bytes
 from shardconv.scan.sites import RECORD_KINDS, Shape, SiteKind, ValueSite
-from shardconv.scan.values import ParsedValue, parse_value
+from shardconv.scan.values import ParsedValue, site_value
 
 if TYPE_CHECKING:
     from shardconv._native import Scan
@@ -67,7 +67,7 @@ def _sites(scan: Callable[[], Scan], path: str) -> Iterator[Site]:
 
 
 def _site(s: ValueSite) -> Site:
-    value, error = parse_value(s.kind, s.text, s.data)
+    value, error = site_value(s)
     return Site(
         kind=s.kind, attribute=s.site, text=s.text, value=value, error=error, name=s.value, shapes=s.shapes,
         line=s.line, col=s.col, end_line=s.end_line, end_col=s.end_col, start=s.start, end=s.end,

@@ -16,7 +16,7 @@ from shardconv.core.records import record
 from shardconv.scan.columns import kind_of, site_column, values_of_kind
 from shardconv.scan.native import site_at
 from shardconv.scan.sites import SiteKind, ValueSite
-from shardconv.scan.values import ParsedValue, parse_value
+from shardconv.scan.values import ParsedValue, site_value
 
 if TYPE_CHECKING:
     from shardconv._native import Scan
@@ -112,7 +112,7 @@ def module_values(
         parsed: dict[Signature, DistinctValue] = {}
         for sig, i in sorted(first.items(), key=lambda item: item[1]):
             site = site_at(scan, i, path)
-            value, err = parse_value(site.kind, site.text, site.data)
+            value, err = site_value(site)
             parsed[sig] = DistinctValue(site, counts[sig], value, err)
         held: dict[tuple[Signature, Signature], int] = {}
         for _, h, s, n in pairs[slice(*pair_spans[index])]:

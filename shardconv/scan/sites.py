@@ -75,6 +75,9 @@ class ValueSite:
     param: int | None = field(default=None, compare=False)
     root: bool = field(default=False, compare=False)
     signature: bool = field(default=False, compare=False)
+    # The scan started this value but could not read it whole: "unfinished" (it does not end on its line:
+    # a cut string or bracket, a cut file), "undecodable" (its string's escapes do not decode).
+    broken: str | None = field(default=None, compare=False)
 
     @property
     def ranks(self) -> tuple[int | None, ...] | None:

@@ -79,6 +79,38 @@ def _parse(kind: SiteKind, text: str, data: bytes | None) -> ParsedValue:
     raise ShardingSyntaxError(f"nothing to parse in a {kind.value} site")
 
 
+def site_value(site: ValueSite) -> tuple[ParsedValue | None, ShardingError | None]:
+    """``parse_value`` of a site, or the syntax error of a value the scan started but could not read whole
+    (never a value: a gate must not pass a file by losing part of it)."""
+    if site.broken is not None:
+        return None, broken_error(site)
+    return parse_value(site.kind, site.text, site.data)
+
+
+def broken_error(site: ValueSite) -> ShardingSyntaxError:
+    """Why the scan could not read ``site`` whole, at its first byte."""
+    shown = site.text if len(site.text) <= 40 else site.text[:40] + "..."
+    if site.broken == "undecodable":
+        return ShardingSyntaxError(f"{shown}: the string holding it has an escape that does not decode", pos=0)
+    return ShardingSyntaxError(f"{shown} is cut off: {_unclosed(site.raw, site.text)} is never closed", pos=0)
+
+
+def _unclosed(raw: bytes, text: str) -> str:
+    """What a value cut off leaves open: a string (in ``raw``, as written), else its first bracket."""
+    quoted = escaped = False
+    for b in raw:
+        if escaped:
+            escaped = False
+        elif quoted and b == 0x5C:  # a backslash
+            escaped = True
+        elif b == 0x22:  # a double quote
+            quoted = not quoted
+    if quoted:
+        return "a string in it"
+    opener = next((c for c in text if c in "{[<("), "?")
+    return f"its '{opener}'"
+
+
 def stablehlo_mesh(text: str) -> Mesh:
     """The mesh of a ``stablehlo.mesh = {axes = [{name = "a", size = 2 : i64}, ...]}`` attribute."""
     axes = [(m.group(1), int(m.group(2))) for m in _STABLEHLO_AXIS.finditer(text)]
@@ -102,4 +134,4 @@ def error_col(site: ValueSite, err: ShardingError) -> int:
     return site.col + min(len(encode_layered(prefix, site.encoding)), len(site.raw))
 
 
-__all__ = ["LIST_PREFIX", "ParsedValue", "error_col", "parse_value", "stablehlo_mesh"]
+__all__ = ["LIST_PREFIX", "ParsedValue", "broken_error", "error_col", "parse_value", "site_value", "stablehlo_mesh"]

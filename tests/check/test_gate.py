@@ -58,6 +58,17 @@ def test_seed_mlir_fails_allowed_meshes(capsys: pytest.CaptureFixture[str]) -> N
     assert rc == 1 and {f["rule"] for f in found} == {"mesh-not-allowed", "synthetic-mesh"}
 
 
+def test_an_import_that_merges_the_axes_fails_mesh_as_it_fails_allowed_meshes() -> None:
+    """A tensor sharded over both axes of batch=2, model=4 at once: XLA's import invents ``_axis_0=8``, not
+    the global mesh (the seed's failure), so --mesh and --allowed-meshes give one verdict on it."""
+    text = SEED_HLO.replace("devices=[1,4,2]<=[8] last_tile_dim_replicate", "devices=[8,1]<=[8]")
+    (allowed,) = check_text(text, allowed_meshes=["2x4"])
+    assert allowed.rule == "mesh-not-allowed" and '"_axis_0"=8' in allowed.message
+    (mesh,) = check_text(text, mesh="batch=2,model=4")
+    assert (mesh.rule, mesh.severity, mesh.line) == ("import-distorts-mesh", "error", allowed.line)
+    assert "8 instead of 2x4" in mesh.message and '[{"batch", "model"}, {}]' in mesh.message
+
+
 def test_renaming_import_is_not_a_distortion() -> None:
     """``_axis_0=2, _axis_1=4`` for ``batch=2, model=4`` only renames the axes."""
     text = SEED_HLO.replace("devices=[1,4,2]<=[8]", "devices=[2,1,4]<=[8]")
@@ -226,3 +237,18 @@ def test_a_module_spelled_by_two_xla_releases_is_reported(
     )
     _, found = findings([str(p)], capsys)
     assert [(f["rule"], f["line"]) for f in found] == ([("mixed-releases", 5)] if mixed else [])
+
+
+@pytest.mark.parametrize(
+    ("shape", "sharding", "rule"),
+    [
+        ("()", "{{replicated}}", None),  # XLA's CheckLeafCount: one sharding on a shape with no leaves
+        ("((), ())", "{{replicated}}", None),
+        ("()", "{{replicated}, {replicated}}", "rank-mismatch"),
+        ("((), f32[2])", "{{replicated}, {replicated}}", "rank-mismatch"),  # one leaf, two elements
+        ("((), f32[2])", "{{devices=[2]<=[2]}}", None),
+    ],
+)
+def test_tuple_shardings_are_held_to_xla_s_leaf_count(shape: str, sharding: str, rule: str | None) -> None:
+    hlo = f"HloModule m, num_partitions=2\n\nENTRY %e (p: {shape}) -> {shape} {{\n  ROOT %p = {shape} parameter(0), sharding={sharding}\n}}\n"
+    assert [f.rule for f in check_text(hlo)] == ([rule] if rule else [])

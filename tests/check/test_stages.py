@@ -72,12 +72,13 @@ def test_stage_names_of_a_real_dump_folder(stages: Path) -> None:
         assert dump_module_of(str(p.with_name("1796599993003157." + p.name))) == dump_module_of(str(p)) is not None
 
 
-@pytest.mark.parametrize("program", ["mesh3d", "grouped", "gradient", "reversed", "shard_map", "permuted"])
+@pytest.mark.parametrize("program", ["mesh3d", "grouped", "gradient", "reversed", "shard_map", "permuted", "cond"])
 def test_check_mesh_is_clean_on_every_stage_of_other_correct_programs(
     program: str, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A 3-D mesh (FSDP+TP MLP, one whose dots XLA partitions in groups, a gradient, a reversal along a
-    sharded dim), a shard_map and a mesh on permuted devices, each on its own mesh."""
+    sharded dim), a shard_map, a mesh on permuted devices, and a cond whose branches take an empty tuple,
+    each on its own mesh."""
     out = compile_stages(program, tmp_path_factory)
     if program == "gradient":  # a select with one result prints two types: the predicate's, then the result's
         propagated = "\n".join(p.read_text() for p in (out / "xla").glob("shardy/*/*.after_propagation.mlir"))
@@ -88,6 +89,9 @@ def test_check_mesh_is_clean_on_every_stage_of_other_correct_programs(
     if program == "grouped":  # the per-device modules really keep tile arrays over 4 of the 8 devices
         per_device = [p for p in (out / "xla").glob("module_*.txt") if stage_of_name(str(p)) is Stage.PARTITIONED]
         assert any("sharding={devices=[4,1]<=[4]}" in p.read_text() for p in per_device)
+    if program == "cond":  # XLA's own spmd-cleanup dumps give an empty tuple one sharding (CheckLeafCount)
+        cleanup = "\n".join(p.read_text() for p in (out / "xla").glob("module_*.spmd-cleanup.*.txt"))
+        assert "= () parameter(0), sharding={{replicated}}" in cleanup
     mesh = (out / "mesh.txt").read_text()
     shape = "x".join(part.split("=")[1] for part in mesh.split(","))
     assert len(list((out / "xla").glob("module_*.*.after_shardy-xla.*.txt"))) == 1

@@ -22,7 +22,7 @@ SEED = "{devices=[1,4,2]<=[8] last_tile_dim_replicate}"
     [
         ([SEED], True, False, (0,)),  # 4x2 for 2x4: the seed
         (["{devices=[2,1,4]<=[8] last_tile_dim_replicate}"], False, True, ()),  # _axis_0=2, _axis_1=4
-        (["{devices=[8,1]<=[8]}"], False, False, ()),  # both axes merged: 8 is 2x4 coarsened
+        (["{devices=[8,1]<=[8]}"], False, False, (0,)),  # both axes merged: 8 is 2x4 coarsened (``merges``)
         (["{devices=[2,1,4]<=[8] last_tile_dim_replicate}", SEED], True, False, (1,)),  # only the seed causes it
         (["{replicated}", "{maximal device=3}"], False, False, ()),  # nothing tiled: no mesh to invent
         (["{devices=[1,4,2]0,1,2,3,4,5,6,7 last_tile_dim_replicate}"], True, False, (0,)),  # torch-xla's V1 iota
@@ -31,6 +31,7 @@ SEED = "{devices=[1,4,2]<=[8] last_tile_dim_replicate}"
 def test_analyse_import(shardings: list[str], distorts: bool, renames: bool, causes: tuple[int, ...]) -> None:
     a = analyse_import([parse_hlo(s) for s in shardings], GLOB)
     assert (a.distorts, a.renames_only, a.causes) == (distorts, renames, causes)
+    assert a.merges == (shardings == ["{devices=[8,1]<=[8]}"])
 
 
 def test_invented_mesh_without_a_global_one_and_unimportable_lists() -> None:

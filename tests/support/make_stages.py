@@ -24,7 +24,9 @@ xla/shardy/), each a correct program on its mesh (written to OUT_DIR/mesh.txt as
   into a function of its own, numbered from ``%0`` again, while ``@main`` is renumbered: ``%7`` of each
   is another value;
 - ``permuted``, on data=2, model=4 over ``np.array(jax.devices()).reshape(4, 2).T``;
-- ``explicit``, on x=2, y=4 with explicit axis types: ``jax.sharding.reshard`` between two shardings.
+- ``explicit``, on x=2, y=4 with explicit axis types: ``jax.sharding.reshard`` between two shardings;
+- ``cond``, on batch=2, model=4: a ``lax.cond`` whose branches take no operands, so XLA's spmd-cleanup
+  dumps hold ``%param = () parameter(0), sharding={{replicated}}`` (one sharding on an empty tuple).
 """
 
 from __future__ import annotations
@@ -142,5 +144,10 @@ elif program == "outlined":
 elif program == "explicit":
     with jax.set_mesh(mesh):
         jax.jit(lambda a: jax.sharding.reshard(jnp.cos(a) * 2.0, P(None, "y"))).lower(arg((8, 16), "x", None)).compile()
+elif program == "cond":
+    def scaled(x: jax.Array, p: jax.Array) -> jax.Array:
+        return jax.lax.cond(p, lambda: jnp.float32(1.0), lambda: jnp.float32(2.0)) * x
+
+    jax.jit(scaled).lower(arg((16, 32), "batch", None), jax.ShapeDtypeStruct((), jnp.bool_)).compile()
 else:
     jax.jit(lambda a, b: (a @ b).T).lower(arg((16, 32), ("data", "model"), None), arg((32, 8), None, "model")).compile()

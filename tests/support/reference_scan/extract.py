@@ -64,6 +64,34 @@ _PER_VALUE_PREFIXES = (
 )
 
 
+def _inside_string(before: bytes) -> bool:
+    """Whether ``before`` (a line up to a value) leaves a string literal open."""
+    quoted = escaped = False
+    for b in before:
+        if escaped:
+            escaped = False
+        elif quoted and b == 0x5C:
+            escaped = True
+        elif b == 0x22:
+            quoted = not quoted
+    return quoted
+
+
+def _string_kind(key: str, text: bytes) -> SiteKind | None:
+    """The kind of value a string under ``key`` holds, from its first bytes as written (maybe cut short)."""
+    if key in ("mhlo.sharding", "mhlo.spmd_output_sharding"):
+        return SiteKind.HLO
+    if text.startswith(b"{"):
+        return SiteKind.SDY_MESH if key.endswith("meshes") or b"#sdy.mesh" in text else None
+    if not text:
+        return {"xla.sdy.sharding": SiteKind.SDY_SHARDING, "xla.sdy.meshes": SiteKind.SDY_MESH}.get(key)
+    for prefix, kind in _PER_VALUE_PREFIXES:
+        p = prefix.encode()
+        if text.startswith(p) or p.startswith(text):
+            return kind
+    return None
+
+
 @dataclass
 class _Pending:
     """A manual/named computation whose operand and result types come on its closing line."""
@@ -352,9 +380,9 @@ class LineExtractor:
         t = ln.chars
         if g == "hlo":
             end = match_close(t, m.end() - 1)
-            if end < 0:
-                return m.end()
             value, shapes = ln.hlo_context()
+            if end < 0:
+                return self._unfinished(ln, m, SiteKind.HLO, "sharding=", m.end() - 1, value, shapes, out)
             out.append(self._occ(ln, SiteKind.HLO, "sharding=", m.end() - 1, end, value=value, shapes=shapes))
             return end
         if g == "hlofe":
@@ -363,12 +391,12 @@ class LineExtractor:
             if m.group("hlofeopen") == b'"':
                 end = string_end(t, m.end() - 1)
                 if end < 0:
-                    return m.end()
+                    return self._unfinished_string(ln, m, key, value, shapes, out)
                 self._string_value(ln, key, m.end(), end - 1, "c", value, shapes, out)
                 return end
             end = match_close(t, m.end() - 1)
             if end < 0:
-                return m.end()
+                return self._unfinished(ln, m, SiteKind.SDY_MESH, key, m.end() - 1, value, shapes, out)
             self._mesh_dict(ln, key, m.end() - 1, end, ln.text[m.end() - 1 : end], PLAIN, out)
             return end
         if g in ("hlonp", "mnp"):
@@ -379,18 +407,20 @@ class LineExtractor:
         if g == "mstr":
             key = m.group("mstrkey").decode()
             end = string_end(t, m.end() - 1)
-            if end < 0:
-                return m.end()
             value, shapes = _mlir_context(ln, m.start())
+            if end < 0:
+                return self._unfinished_string(ln, m, key, value, shapes, out)
             self._string_value(ln, key, m.end(), end - 1, "mlir", value, shapes, out)
             return end
         if g == "sdyattr":
             end = match_close(t, m.end() - 1)
-            if end < 0:
-                return m.end()
             kind = {b"sharding": SiteKind.SDY_SHARDING, b"sharding_per_value": SiteKind.SDY_PER_VALUE}.get(
                 m.group("sdyattrkind"), SiteKind.SDY_MESH
             )
+            if end < 0:
+                value, shapes = (None, None) if kind is SiteKind.SDY_MESH else _mlir_context(ln, m.start())
+                site = _attr_site(ln.text, m.start(), kind)
+                return self._unfinished(ln, m, kind, site, m.start(), value, shapes, out)
             declared = _GENERIC_MESH_NAME.match(ln.text) if kind is SiteKind.SDY_MESH else None
             if declared is not None:  # a mesh declared in generic form: its op's sym_name names it
                 name = declared.group(1).decode()
@@ -402,26 +432,27 @@ class LineExtractor:
             return end
         if g == "meshdecl":
             end = match_close(t, m.end() - 1)
-            if end < 0:
-                return m.end()
             name = m.group("meshname").decode()
+            if end < 0:
+                at = "@" + name.strip('"')
+                return self._unfinished(ln, m, SiteKind.SDY_MESH, "sdy.mesh", m.end() - 1, at, None, out)
             out.append(self._occ(ln, SiteKind.SDY_MESH, "sdy.mesh", m.end() - 1, end, value="@" + name.strip('"')))
             return end
         if g in ("sdyop", "oparg"):
             end = match_close(t, m.end() - 1)
-            if end < 0:
-                return m.end()
             site = "sdy." + m.group("sdyopname").decode() if g == "sdyop" else m.group("opargkey").decode() + "="
             value, shapes = _mlir_context(ln, m.start())
+            if end < 0:
+                return self._unfinished(ln, m, SiteKind.SDY_SHARDING_BARE, site, m.end() - 1, value, shapes, out)
             out.append(self._occ(ln, SiteKind.SDY_SHARDING_BARE, site, m.end() - 1, end, value=value, shapes=shapes))
             return end
         if g == "mclist":
             return self._region_list(ln, m, out)
         if g == "maxes":
             end = match_close(t, m.end() - 1)
-            if end < 0:
-                return m.end()
             value, _ = _mlir_context(ln, m.start())
+            if end < 0:
+                return self._unfinished(ln, m, SiteKind.MANUAL_AXES, "manual_axes", m.end() - 1, value, None, out)
             out.append(self._occ(ln, SiteKind.MANUAL_AXES, "manual_axes", m.end() - 1, end, value=value))
             return end
         if g == "unspec":
@@ -431,10 +462,10 @@ class LineExtractor:
             return m.end()
         if g == "shmesh":
             end = match_close(t, m.end() - 1)
-            if end < 0:
-                return m.end()
             decl = _MESH_DECL_NAME.search(ln.text, 0, m.start())
             name = "@" + decl.group(1).decode().strip('"') if decl else None
+            if end < 0:
+                return self._unfinished(ln, m, SiteKind.STABLEHLO_MESH, "stablehlo.mesh", m.end() - 1, name, None, out)
             out.append(self._occ(ln, SiteKind.STABLEHLO_MESH, "stablehlo.mesh", m.end() - 1, end, value=name))
             return end
         if g == "collective":
@@ -451,6 +482,44 @@ class LineExtractor:
             return m.end()
         return m.end()  # pragma: no cover - every group is handled above
 
+    def _unfinished(
+        self,
+        ln: _Line,
+        m: re.Match[bytes],
+        kind: SiteKind,
+        site: str,
+        a: int,
+        value: str | None,
+        shapes: tuple[Shape, ...] | None,
+        out: list[ValueSite],
+    ) -> int:
+        """A value that starts at ``a`` and does not end on its line: a site to the line's end, marked
+        unfinished (none on a ``//`` comment line or inside a string literal); the scan goes on past its keyword."""
+        t = ln.text
+        if not t.lstrip().startswith(b"//") and not _inside_string(t[:a]):
+            end = max(a, len(t.rstrip()))
+            out.append(replace(self._occ(ln, kind, site, a, end, value=value, shapes=shapes), broken="unfinished"))
+        return m.end()
+
+    def _unfinished_string(
+        self,
+        ln: _Line,
+        m: re.Match[bytes],
+        key: str,
+        value: str | None,
+        shapes: tuple[Shape, ...] | None,
+        out: list[ValueSite],
+    ) -> int:
+        """A string value whose closing quote is missing: unfinished, of the kind its key and first bytes say."""
+        kind = _string_kind(key, ln.text[m.end() :].rstrip())
+        if kind is None:
+            return m.end()
+        if kind is SiteKind.SDY_MESH:
+            shapes = None
+        elif key == "mhlo.spmd_output_sharding":
+            value = "module"
+        return self._unfinished(ln, m, kind, key, m.end() - 1, value, shapes, out)
+
     # ---- value kinds -------------------------------------------------------------------------
     def _string_value(
         self,
@@ -465,7 +534,15 @@ class LineExtractor:
     ) -> None:
         """A string attribute: an HLO sharding (``mhlo.sharding``) or an sdy value (``xla.sdy.*``)."""
         raw = ln.text[a:b]
-        data, enc = decode_layered(raw, outer)
+        try:
+            data, enc = decode_layered(raw, outer)
+        except EscapeError:
+            kind = _string_kind(key, raw)
+            if kind is None:
+                raise
+            site = self._occ(ln, kind, key, a - 1, b + 1, value=value, shapes=shapes)
+            out.append(replace(site, broken="undecodable"))
+            return
         if key in ("mhlo.sharding", "mhlo.spmd_output_sharding"):
             text = data.decode("utf-8", "surrogateescape")
             binary = None if _looks_textual(data) else data
@@ -516,7 +593,12 @@ class LineExtractor:
         chars = data.decode("latin-1")
         for m in re.finditer(rb'([\w$.\-]+|"[^"]*")\s*=\s*(#sdy\.mesh<)', data):
             end = match_close(chars, m.start(2) + len("#sdy.mesh"))
-            if end < 0:
+            if end < 0:  # an entry whose ``<`` does not close inside the dict: unfinished, the dict's rest its text
+                name = "@" + m.group(1).decode().strip('"')
+                text = data[m.start(2) :].decode("utf-8", "surrogateescape")
+                whole = StringEncoding("whole")
+                site = self._occ(ln, SiteKind.SDY_MESH, key, a, b, value=name, text=text, encoding=whole)
+                out.append(replace(site, broken="unfinished"))
                 continue
             mesh_text = data[m.start(2) : end]
             encoded = encode_layered(mesh_text, enc) if enc.outer != "none" else mesh_text
@@ -541,10 +623,10 @@ class LineExtractor:
         """``in_shardings=[...]`` / ``out_shardings=[...]`` of a manual or named computation."""
         t = ln.text
         end = match_close(ln.chars, m.end() - 1)
-        if end < 0:
-            return m.end()
         key = m.group("mclistkey").decode()
         value, _ = _mlir_context(ln, m.start())
+        if end < 0:
+            return self._unfinished(ln, m, SiteKind.SDY_PER_VALUE_LIST, key, m.end() - 1, value, None, out)
         site = self._occ(ln, SiteKind.SDY_PER_VALUE_LIST, key, m.end() - 1, end, value=value)
         closes_later = t.rstrip().endswith(b"{")
         if not closes_later:

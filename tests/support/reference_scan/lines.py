@@ -155,7 +155,7 @@ def _sites(
             continue
         cut = len(buf) - opts.overlap
         found = lines.scan(buf, buf_off, lineno, col_base)
-        keep = [o for o in found if o.start - buf_off < cut]
+        keep = [o for o in found if o.start - buf_off < cut and o.broken != "unfinished"]
         yield from keep
         nxt = max([cut] + [o.end - buf_off for o in keep])
         col_base += nxt

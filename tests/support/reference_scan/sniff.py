@@ -51,11 +51,6 @@ def sniff(head: bytes) -> FileKind:
     """Kind of a dump from its first bytes: "hlo", "mlir", "mixed", or "skip" with a reason."""
     if b"\x00" in head:
         return FileKind("skip", "binary file (contains NUL bytes)")
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as e:
-        if e.start < len(head) - 4:  # a multi-byte char cut at the end of the window is fine
-            return FileKind("skip", "not UTF-8 text")
     if _XLA_REPORT.match(head):
         return FileKind("skip", "an XLA buffer-assignment / memory report, not IR")
     if _GRAPHVIZ.match(head):
