@@ -7,6 +7,7 @@ stands for (a ``TensorSharding`` cannot carry them: they belong to the enclosing
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from math import prod
 from typing import NamedTuple
 
@@ -407,11 +408,12 @@ def _from_v3(hlo: HloSharding, mesh: Mesh, rank: int | None) -> tuple[SdyValue, 
         if dims:
             raise ShardingValidationError(f"{hlo} is for rank {len(dims)}, not {rank}")
         dims = (DimSharding(),) * rank  # no dims ({mesh[...], manual}): like {manual}, any rank fits
-    own = TensorSharding(mesh=ms.mesh, dims=dims, replicated=ms.replicated, unreduced=ms.unreduced)
+    own = TensorSharding(
+        mesh=ms.mesh, dims=dims, replicated=ms.replicated, unreduced=ms.unreduced, unreduced_op=ms.unreduced_op
+    )
     manual = tuple(r.name for r in ms.manual)
     if ms.mesh.axes == mesh.axes and ms.mesh.explicit_device_ids == mesh.explicit_device_ids:
-        sharding = TensorSharding(mesh=mesh.symbol, dims=dims, replicated=ms.replicated, unreduced=ms.unreduced)
-        return sharding, ManualAxes(manual)
+        return replace(own, mesh=mesh.symbol), ManualAxes(manual)
     return _convert(to_hlo(own, ms.mesh, manual_axes=manual), mesh, rank)
 
 

@@ -22,6 +22,7 @@ from shardconv.core.errors import NotExpressibleError
 from shardconv.core.model import Mesh, TensorSharding
 from shardconv.core.placement import placement
 from shardconv.formats import parse_hlo, parse_sdy
+from shardconv.formats.hlo.write import print_hlo
 from shardconv.formats.xla_versions import XLA_VERSIONS
 
 MAX = '#sdy.sharding<@mesh, [{"a"}, {}], unreduced=max{"b"}>'
@@ -66,10 +67,22 @@ def test_generated_reductions_survive_the_export_as_xla_reads_it(case: tuple[Ten
 
 def test_notations_without_a_spelling_refuse_with_reason_and_suggestion() -> None:
     s = parse_sdy(MAX)
-    for fn, why in ((to_v3, "HLO V3 has no spelling"), (to_partition_spec, "PartitionSpec has no reduction kind")):
-        with pytest.raises(NotExpressibleError, match=why) as e:
-            fn(s, MESH)
-        assert e.value.suggestions and "Shardy form" in e.value.suggestions[0].description
+    with pytest.raises(NotExpressibleError, match="PartitionSpec has no reduction kind") as e:
+        to_partition_spec(s, MESH)
+    assert e.value.suggestions and "Shardy form" in e.value.suggestions[0].description
+
+
+# XLA's hlo_parser_test.cc, ParseNamedShardingUnreducedMax (XLA head): V3 text spells the reduction.
+HEAD_V3 = "{mesh['a'=2,'b'=4], [{'a'}, {}], unreduced=max{'b'}}"
+
+
+def test_v3_at_head_carries_it_to_shardy_v2_and_back() -> None:
+    v3 = to_v3(MAX, MESH)
+    assert print_hlo(v3, xla_version="head") == HEAD_V3 and reductions(v3) == ("max",)
+    assert to_sdy(parse_hlo(HEAD_V3)) == replace(parse_sdy(MAX), mesh=MESH.symbol)
+    r = run("convert", HEAD_V3, "--to", "v2", "--xla-version", "head")
+    assert (r.code, r.out) == (0, HEAD_V2 + "\n"), r.err
+    assert run("convert", HEAD_V3, "--to", "v3", "--xla-version", "head").out == HEAD_V3 + "\n"
 
 
 @pytest.mark.parametrize("version", XLA_VERSIONS)
@@ -78,7 +91,8 @@ def test_no_target_drops_the_reduction(target: str, version: str) -> None:
     """Every --to at every --xla-version either writes the reduction or refuses, saying why (exit 2)."""
     r = run("convert", MAX, "--mesh", "a=2,b=4", "--to", target, "--xla-version", version)
     if r.code == 0:
-        assert version == "head" and target not in ("v3", "proto-v3", "spec")
+        # Shardy text in, Shardy text out: nothing is dropped at any release.
+        assert target == "sdy" or (version == "head" and target not in ("proto-v3", "spec"))
         out = r.out.strip()
         written = bytes.fromhex(out) if target in ("proto-hex", "proto-v2") else out.encode()
         if target == "proto-base64":
@@ -126,4 +140,4 @@ def test_jax_0_10_2_partition_specs_have_no_unreduced_kind() -> None:
 def test_show_lists_every_spelling_of_the_release_asked_for() -> None:
     rows = {v: run("show", MAX, "--mesh", "a=2,b=4", "--xla-version", v).out for v in ("0.10.2", "head")}
     assert f"HLO V2  {HEAD_V2}" in rows["head"] and f"sdy     {MAX}" in rows["head"]
-    assert "sdy     not expressible" in rows["0.10.2"] and "predates reduction kinds" in rows["0.10.2"]
+    assert f"sdy     {MAX}" in rows["0.10.2"] and "predates reduction kinds" in rows["0.10.2"]

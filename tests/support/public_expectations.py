@@ -38,6 +38,10 @@ NAMED_TESTS = "xla/hlo/ir/named_sharding_test.cc"
 EXPORT_TESTS = f"{XLA_TESTS}/stablehlo_export_pipeline.mlir"
 REDUCE_TESTS = "shardy/dialect/sdy/ir/test/reshard_verification.mlir"
 MAX = '#sdy.sharding<@mesh, [{"a"}, {}], unreduced=max{"b"}>'
+# xla/hlo/parser/hlo_parser_test.cc at head: ParseNamedShardingUnreducedMax, ParseNamedShardingFullyUnreduced
+PARSER_TESTS = "xla/hlo/parser/hlo_parser_test.cc"
+V3_MAX = "{mesh['x'=2], [{}], unreduced=max{'x'}}"
+ISSUE_57 = "issue 57 (XLA head's bare `unreduced` after the dims)"
 MIXED = "{{mesh['a'=2,'b'=2], [{'a'}, {}]}, {replicated}}"
 
 EXPECTATIONS: tuple[Expectation, ...] = (
@@ -65,7 +69,15 @@ EXPECTATIONS: tuple[Expectation, ...] = (
     Expectation(REDUCE_TESTS, ("convert", '#sdy.sharding<@mesh, [{}], unreduced=max{"x"}>', "--mesh", "x=2,y=2",
                                "--to", "sdy", "--xla-version", "head"), '#sdy.sharding<@mesh, [{}], unreduced=max{"x"}>'),
     Expectation(REDUCE_TESTS, ("convert", MAX, "--mesh", "a=2,b=4"), None, "predates reduction kinds"),
-    Expectation(REDUCE_TESTS, ("convert", MAX, "--mesh", "a=2,b=4", "--to", "v3"), None, "V3 has no spelling"),
+    Expectation(REDUCE_TESTS, ("convert", MAX, "--mesh", "a=2,b=4", "--to", "v3"), None, "predates reduction kinds"),
+    # Shardy text in, Shardy text out: nothing is dropped, so no release is needed
+    Expectation(REDUCE_TESTS, ("convert", MAX, "--mesh", "a=2,b=4", "--to", "sdy"), MAX),
+    # 3b. reduction kinds in HLO V3 at XLA head: read, printed, converted to and from Shardy
+    _v3(V3_MAX, PARSER_TESTS, "--xla-version", "head"),
+    Expectation(PARSER_TESTS, ("convert", V3_MAX), '#sdy.sharding<@mesh, [{}], unreduced=max{"x"}>'),
+    _sdy_to_v3('#sdy.sharding<@mesh, [{}], unreduced=max{"x"}>', "x=2", V3_MAX, PARSER_TESTS, "--xla-version", "head"),
+    Expectation(PARSER_TESTS, ("convert", "{mesh['a'=2,'b'=4], unreduced}"), '#sdy.sharding<@mesh, [], unreduced={"a", "b"}>'),
+    Expectation(ISSUE_57, ("convert", "{mesh['x'=2], [{}], unreduced}"), '#sdy.sharding<@mesh, [{}], unreduced={"x"}>'),
     # 4. the eight: the mixed tuple, the single-device mesh, head's short forms and 0.10.2's long ones
     Expectation(ORACLE, ("convert", MIXED, "--rank", "2,0"), '#sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>, <@mesh, []>]>'),
     Expectation(ORACLE, ("convert", MIXED, "--rank", "2,0", "--to", "hlo"),

@@ -102,7 +102,7 @@ def _shorthand(m: MeshSharding, dims: tuple[DimSharding, ...], xla_version: str)
         return _head_shorthand(m, dims) if xla_version == "head" else None
     if not (m.replicated or m.unreduced or m.manual):
         return "replicated"
-    for key, axes in (("unreduced", m.unreduced), ("manual", m.manual)):
+    for key, axes in (("unreduced", m.unreduced if m.unreduced_op == "sum" else ()), ("manual", m.manual)):
         if axes and _covers_mesh(m, axes, xla_version):
             return key
     return None
@@ -135,9 +135,10 @@ def print_mesh_sharding(
         parts.append(f"device_ids=({_ints(mesh.explicit_device_ids)})")
     parts.append(shorthand or "[" + ", ".join(_dim(d, bare) for d in dims) + "]")
     if not shorthand:
-        for key, axes in (("replicated", m.replicated), ("unreduced", m.unreduced), ("manual", m.manual)):
+        op = "" if m.unreduced_op == "sum" else m.unreduced_op  # XLA head's only spelling of a reduction
+        for key, axes in (("replicated=", m.replicated), (f"unreduced={op}", m.unreduced), ("manual=", m.manual)):
             if axes:
-                parts.append(f"{key}={{" + ", ".join(_axis(a, bare) for a in axes) + "}")
+                parts.append(key + "{" + ", ".join(_axis(a, bare) for a in axes) + "}")
     return "{" + ", ".join(parts) + meta + "}"
 
 
