@@ -76,7 +76,8 @@ EXPECTATIONS: tuple[Expectation, ...] = (
     _v3(V3_MAX, PARSER_TESTS, "--xla-version", "head"),
     Expectation(PARSER_TESTS, ("convert", V3_MAX), '#sdy.sharding<@mesh, [{}], unreduced=max{"x"}>'),
     _sdy_to_v3('#sdy.sharding<@mesh, [{}], unreduced=max{"x"}>', "x=2", V3_MAX, PARSER_TESTS, "--xla-version", "head"),
-    Expectation(PARSER_TESTS, ("convert", "{mesh['a'=2,'b'=4], unreduced}"), '#sdy.sharding<@mesh, [], unreduced={"a", "b"}>'),
+    Expectation(PARSER_TESTS, ("convert", "{mesh['a'=2,'b'=4], unreduced}"),
+                '#sdy.sharding<@mesh, [], unreduced={"a", "b"}>'),
     Expectation(ISSUE_57, ("convert", "{mesh['x'=2], [{}], unreduced}"), '#sdy.sharding<@mesh, [{}], unreduced={"x"}>'),
     # 4. the eight: the mixed tuple, the single-device mesh, head's short forms and 0.10.2's long ones
     Expectation(ORACLE, ("convert", MIXED, "--rank", "2,0"), '#sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>, <@mesh, []>]>'),

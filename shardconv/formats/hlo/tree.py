@@ -314,7 +314,8 @@ class HloTransformer(Transformer[Token, HloSharding]):
         op = next((t for t in c[1:] if isinstance(t, Token) and t.type == "REDUCTION"), None)
         if op is not None and str(c[0]) != "unreduced=":
             raise _err(f"a reduction ('{op}') may only come before the unreduced axes", op)
-        return _Item(str(c[0]), c[0], tuple(a for a in c[1:] if isinstance(a, AxisRef)), "sum" if op is None else str(op))
+        axes = tuple(a for a in c[1:] if isinstance(a, AxisRef))
+        return _Item(str(c[0]), c[0], axes, "sum" if op is None else str(op))
 
     def v3_all_unreduced(self, c: list[Token]) -> _Item:
         """XLA head's bare ``unreduced`` after the dims: every mesh axis unreduced (filled in by ``v3``)."""
