@@ -41,6 +41,7 @@ MAX = '#sdy.sharding<@mesh, [{"a"}, {}], unreduced=max{"b"}>'
 # xla/hlo/parser/hlo_parser_test.cc at head: ParseNamedShardingUnreducedMax, ParseNamedShardingFullyUnreduced
 PARSER_TESTS = "xla/hlo/parser/hlo_parser_test.cc"
 V3_MAX = "{mesh['x'=2], [{}], unreduced=max{'x'}}"
+ROUND_TRIP_V3 = f"{XLA_TESTS}/sdy_round_trip_import_pipeline_hlo_sharding_v3.mlir"
 ISSUE_57 = "issue 57 (XLA head's bare `unreduced` after the dims)"
 MIXED = "{{mesh['a'=2,'b'=2], [{'a'}, {}]}, {replicated}}"
 
@@ -79,6 +80,14 @@ EXPECTATIONS: tuple[Expectation, ...] = (
     Expectation(PARSER_TESTS, ("convert", "{mesh['a'=2,'b'=4], unreduced}"),
                 '#sdy.sharding<@mesh, [], unreduced={"a", "b"}>'),
     Expectation(ISSUE_57, ("convert", "{mesh['x'=2], [{}], unreduced}"), '#sdy.sharding<@mesh, [{}], unreduced={"x"}>'),
+    # 3c. XLA's V3 round-trip import at head: placeholders in mixed tuples, open dims kept on another mesh
+    Expectation(f"{ROUND_TRIP_V3} (mixed_tuple_sharding_placeholder)", ("convert", MIXED, "--rank", "2,2"),
+                '#sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>, <@mesh, [{?}, {?}]>]>'),
+    Expectation(f"{ROUND_TRIP_V3} (frontend_attr_not_sharding)",
+                ("convert", "{mesh['a'=1,'b'=4,'c'=1], [{'b'},{?}]}", "--mesh", '<["a"=2, "b"=2]>'),
+                '#sdy.sharding<@mesh, [{"a", "b"}, {?}]>'),
+    Expectation(f"{ROUND_TRIP_V3} (inlined_mesh)", ("convert", "{mesh['c'=4], [{'c'}]}", "--mesh", '<["a"=2, "b"=2]>'),
+                '#sdy.sharding<@mesh, [{"a", "b"}]>'),
     # 4. the eight: the mixed tuple, the single-device mesh, head's short forms and 0.10.2's long ones
     Expectation(ORACLE, ("convert", MIXED, "--rank", "2,0"), '#sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>, <@mesh, []>]>'),
     Expectation(ORACLE, ("convert", MIXED, "--rank", "2,0", "--to", "hlo"),
