@@ -84,15 +84,17 @@ def _covers_mesh(m: MeshSharding, axes: tuple[AxisRef, ...], xla_version: str) -
 
 
 def _head_shorthand(m: MeshSharding, dims: tuple[DimSharding, ...]) -> str | None:
-    """XLA head also writes the short form at any rank when every dim is closed and holds no axis:
-    ``manual`` when the manual set covers the mesh and no other set is given (fully manual), and
-    ``replicated``, on the empty mesh ``{mesh[], replicated}``, when the sharding uses no axis of a mesh
-    that has some. jaxlib 0.10.2 keeps the long forms (it reads a short form as rank 0)."""
-    if not dims or any(d.axes or not d.is_closed for d in dims) or m.replicated or m.unreduced:
+    """XLA head's export (``enable-hlo-sharding-v3``, ``simplify-replicated-shardings``) also writes the
+    short form at any rank when every dim is closed and holds no axis: ``manual`` when the manual set
+    covers the mesh and no other set is given (fully manual), and ``replicated``, on the empty mesh
+    ``{mesh[], replicated}``, when the sharding has no unreduced or manual axes (explicitly replicated
+    ones included; ``stablehlo_export_pipeline_simplify_replicated.mlir``). jaxlib 0.10.2 keeps the long
+    forms (it reads a short form as rank 0)."""
+    if not dims or any(d.axes or not d.is_closed for d in dims) or m.unreduced:
         return None
     if m.manual:
-        return "manual" if _covers_mesh(m, m.manual, "head") else None
-    return "replicated" if m.mesh.axes else None
+        return "manual" if not m.replicated and _covers_mesh(m, m.manual, "head") else None
+    return "replicated"
 
 
 def _shorthand(m: MeshSharding, dims: tuple[DimSharding, ...], xla_version: str) -> str | None:
