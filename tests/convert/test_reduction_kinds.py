@@ -13,10 +13,11 @@ from hypothesis import strategies as st
 
 from support.cli_util import run
 from support.oracle_sdy import sdy_print_attr
-from support.oracle_xla import xla_result
+from support.hlo_strategies import v3, v3_is_valid
+from support.oracle_xla import xla_result, xla_v3_to_v2
 from support.sdy_strategies import valid_on_mesh
 from shardconv.cli.spell import TARGETS
-from shardconv.convert import to_hlo, to_partition_spec, to_sdy, to_v3
+from shardconv.convert import to_hlo, to_partition_spec, to_sdy, to_sdy_manual, to_v3, v3_to_v2
 from shardconv.convert.reduction import hlo_reduction, reductions
 from shardconv.core.errors import NotExpressibleError
 from shardconv.core.model import Mesh, TensorSharding
@@ -141,3 +142,36 @@ def test_show_lists_every_spelling_of_the_release_asked_for() -> None:
     rows = {v: run("show", MAX, "--mesh", "a=2,b=4", "--xla-version", v).out for v in ("0.10.2", "head")}
     assert f"HLO V2  {HEAD_V2}" in rows["head"] and f"sdy     {MAX}" in rows["head"]
     assert f"sdy     {MAX}" in rows["0.10.2"] and "predates reduction kinds" in rows["0.10.2"]
+
+
+def _with_kind(text: str, op: str) -> str | None:
+    """``text`` (a V3 string with unreduced axes) spelled as XLA head writes it with reduction ``op``."""
+    h = parse_hlo(text)
+    ms = h.mesh_sharding
+    if ms is None or not ms.dims or not any(r.size(ms.mesh) > 1 for r in ms.unreduced):
+        return None  # size-1 unreduced axes leave no unreduced devices, so no V2 subgroup to carry a kind
+    return print_hlo(replace(h, mesh_sharding=replace(ms, unreduced_op=op)), xla_version="head")
+
+
+@pytest.mark.oracle
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(v3().filter(v3_is_valid), st.sampled_from(["max", "min"]))
+def test_generated_v3_reductions_move_no_device_and_keep_the_kind(text: str, op: str) -> None:
+    """The kind moves no data: XLA head's V3 text with ``unreduced=max{...}`` reads back to the same model,
+    its V2 is jaxlib 0.10.2's V2 of the sum form plus head's metadata (jaxlib 0.10.2 reads that metadata and
+    serializes it as we do), and the Shardy form carries the kind."""
+    head = _with_kind(text, op)
+    assume(head is not None)
+    assert head is not None
+    h = parse_hlo(head)
+    assert h.mesh_sharding is not None and h.mesh_sharding.unreduced_op == op and f"unreduced={op}{{" in head
+    assert print_hlo(h, xla_version="head") == head
+    summed = print_hlo(replace(h, mesh_sharding=replace(h.mesh_sharding, unreduced_op="sum")))
+    v2 = v3_to_v2(h)
+    assert hlo_reduction(v2) == op
+    assert str(v2) == xla_v3_to_v2(summed)  # XLA's V2 of the same placement
+    with_meta = v2.to_text(include_metadata=True)
+    r = xla_result(with_meta)
+    assert r.text == str(v2) and r.proto == v2.to_proto(), with_meta
+    sdy, _ = to_sdy_manual(h)
+    assert isinstance(sdy, TensorSharding) and sdy.unreduced_op == op
