@@ -24,6 +24,7 @@ from shardconv.core.model import Mesh, TensorSharding
 from shardconv.core.placement import placement
 from shardconv.formats import parse_hlo, parse_sdy
 from shardconv.formats.hlo.write import print_hlo
+from shardconv.formats.proto import from_proto_bytes
 from shardconv.formats.xla_versions import XLA_VERSIONS
 
 MAX = '#sdy.sharding<@mesh, [{"a"}, {}], unreduced=max{"b"}>'
@@ -175,3 +176,10 @@ def test_generated_v3_reductions_move_no_device_and_keep_the_kind(text: str, op:
     assert r.text == str(v2) and r.proto == v2.to_proto(), with_meta
     sdy, _ = to_sdy_manual(h)
     assert isinstance(sdy, TensorSharding) and sdy.unreduced_op == op
+
+
+def test_the_named_proto_refuses_a_reduction_instead_of_dropping_it() -> None:
+    with pytest.raises(NotExpressibleError, match="would be dropped") as e:
+        parse_hlo(HEAD_V3).to_proto()
+    assert e.value.suggestions
+    assert hlo_reduction(from_proto_bytes(v3_to_v2(parse_hlo(HEAD_V3)).to_proto())) == "max"
