@@ -196,7 +196,9 @@ def convert(
         raise click.UsageError("--with-mesh prints two lines per item; it cannot be combined with '-'")
     unspecified = _unspecified_dims(unspecified_text)
     if unspecified and target not in (None, "sdy", "json"):
-        raise click.UsageError(f"--unspecified-dims opens dims of the sdy answer; --to {target} has no spelling for them")
+        raise click.UsageError(
+            f"--unspecified-dims opens dims of the sdy answer; --to {target} has no spelling for them"
+        )
     items = stdin_items(sys.stdin) if batch else iter([(None, text)])
     failed = 0
     for line, item in items:

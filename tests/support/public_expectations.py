@@ -88,10 +88,12 @@ EXPECTATIONS: tuple[Expectation, ...] = (
                 '#sdy.sharding<@mesh, [{"a", "b"}, {?}]>'),
     Expectation(f"{ROUND_TRIP_V3} (inlined_mesh)", ("convert", "{mesh['c'=4], [{'c'}]}", "--mesh", '<["a"=2, "b"=2]>'),
                 '#sdy.sharding<@mesh, [{"a", "b"}]>'),
-    # 3d. XLA's import of a Sharding custom call with backend_config="unspecified_dims=[1]" (mhlo_import_pipeline.mlir,
-    # sharding_custom_call_with_unspecified_dims; that file's release names the synthetic axes axis_N, head _axis_N)
+    # 3d. XLA's import of a Sharding custom call with backend_config="unspecified_dims=[1]"
+    # (mhlo_import_pipeline.mlir, sharding_custom_call_with_unspecified_dims; that file's release names the
+    # synthetic axes axis_N, head _axis_N)
     Expectation(f"{XLA_TESTS}/mhlo_import_pipeline.mlir (sharding_custom_call_with_unspecified_dims)",
-                ("convert", "{devices=[8,1,4]<=[32] last_tile_dim_replicate}", "--unspecified-dims", "unspecified_dims=[1]"),
+                ("convert", "{devices=[8,1,4]<=[32] last_tile_dim_replicate}",
+                 "--unspecified-dims", "unspecified_dims=[1]"),
                 '#sdy.sharding<mesh<["_axis_0"=8, "_axis_1"=4]>, [{"_axis_0"}, {?}]>'),
     Expectation(f"{XLA_TESTS}/mhlo_import_pipeline.mlir (sharding_custom_call_with_unspecified_dims)",
                 ("convert", "{devices=[8,1,4]<=[32] last_tile_dim_replicate}", "--unspecified-dims", "1",
