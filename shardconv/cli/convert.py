@@ -6,6 +6,7 @@ explanations go to stderr (on a terminal, or with ``--explain``) or into the JSO
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import KW_ONLY
 from typing import TYPE_CHECKING, Any
@@ -38,17 +39,30 @@ class Converted:
 
 
 def convert_item(
-    inp: Input, target: str, ctx: Context, *, explain: bool = True, xla_version: str = DEFAULT_XLA_VERSION
+    inp: Input,
+    target: str,
+    ctx: Context,
+    *,
+    explain: bool = True,
+    xla_version: str = DEFAULT_XLA_VERSION,
+    unspecified_dims: tuple[int, ...] = (),
 ) -> Converted:
     """Convert one parsed input to ``target`` on ``ctx.mesh`` (pure: no I/O), HLO text spelled as XLA
-    ``xla_version`` writes it. Without ``explain`` the XLA-importer view and the notes are skipped (the
-    plain answer path stays fast)."""
+    ``xla_version`` writes it; ``unspecified_dims`` (a Sharding custom call's) are open in the Shardy
+    answer. Without ``explain`` the XLA-importer view and the notes are skipped (the plain answer path
+    stays fast)."""
+    from dataclasses import replace
+
     from shardconv.convert import resolve
 
     rank = resolve.input_rank(inp, ctx.rank)
     on: OnMesh | None = None
     if resolve.needs_sdy(inp, target, ctx.mesh):
         on = resolve.as_sdy(inp, ctx.mesh, rank=rank)
+        if unspecified_dims:
+            from shardconv.convert.xla_import import open_dims
+
+            on = replace(on, sharding=open_dims(on.sharding, unspecified_dims))
     output = render_target(inp, target, ctx, on, rank, xla_version=xla_version)
     if not explain:
         return Converted(input=inp, target=target, output=output, on=on, xla=None, notes=())
@@ -144,6 +158,13 @@ With --format json, batch output is JSON Lines, one object per item.
     "--explain/--no-explain", default=None, help="Explanations on stderr (default: when stderr is a terminal)."
 )
 @click.option("--with-mesh", is_flag=True, help="Print the mesh declaration line before an sdy answer.")
+@click.option(
+    "--unspecified-dims",
+    "unspecified_text",
+    metavar="DIMS",
+    help="Dims a Sharding custom call leaves to propagation (1,2 or its backend_config "
+    "'unspecified_dims=[1]'): open in the sdy answer, as XLA's import makes them.",
+)
 @xla_version_option()
 def convert(
     text: str,
@@ -155,6 +176,7 @@ def convert(
     fmt: str,
     explain: bool | None,
     with_mesh: bool,
+    unspecified_text: str | None,
     xla_version: str,
 ) -> int:
     """Convert a sharding between HLO (V1/V2/V3), Shardy, partition specs and OpSharding protos.
@@ -172,6 +194,11 @@ def convert(
     batch = text == "-"
     if batch and with_mesh:
         raise click.UsageError("--with-mesh prints two lines per item; it cannot be combined with '-'")
+    unspecified = _unspecified_dims(unspecified_text)
+    if unspecified and target not in (None, "sdy", "json"):
+        raise click.UsageError(
+            f"--unspecified-dims opens dims of the sdy answer; --to {target} has no spelling for them"
+        )
     items = stdin_items(sys.stdin) if batch else iter([(None, text)])
     failed = 0
     for line, item in items:
@@ -183,13 +210,31 @@ def convert(
             with anchored_in(item):
                 inp = resolve.parse_on_mesh(item, from_kind, ctx.mesh)
                 to = target or resolve.default_target(inp)
-                c = convert_item(inp, to, ctx, explain=explain or fmt == "json", xla_version=xla_version)
+                if unspecified and to not in ("sdy", "json"):
+                    raise click.UsageError(f"--unspecified-dims opens dims of an sdy answer, not of --to {to}")
+                c = convert_item(
+                    inp, to, ctx, explain=explain or fmt == "json", xla_version=xla_version,
+                    unspecified_dims=unspecified,
+                )
         except ShardingError as e:
             failed += 1
             _report_error(e, line, item, fmt, batch)
             continue
         _emit(c, line, fmt, explain, with_mesh)
     return 2 if failed else 0
+
+
+_UNSPECIFIED = re.compile(r"\s*(?:unspecified_dims\s*=\s*)?\[?\s*(\d+(?:\s*,\s*\d+)*)?\s*\]?\s*")
+
+
+def _unspecified_dims(text: str | None) -> tuple[int, ...]:
+    """``--unspecified-dims``: ``1,2``, ``[1,2]`` or the custom call's ``unspecified_dims=[1,2]``."""
+    if text is None:
+        return ()
+    m = _UNSPECIFIED.fullmatch(text)
+    if m is None:
+        raise click.BadParameter(f"{text!r} is not a list of dims such as 1,2 or unspecified_dims=[1,2]")
+    return tuple(int(d) for d in re.split(r"\s*,\s*", m.group(1))) if m.group(1) else ()
 
 
 def _emit(c: Converted, line: int | None, fmt: str, explain: bool, with_mesh: bool) -> None:

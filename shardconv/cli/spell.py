@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 TARGETS = (
     "hlo", "sdy", "v1", "v2", "v3", "spec", "proto-hex", "proto-base64", "proto-v2", "proto-v3", "textproto", "json",
 )
-_NOTATIONS = {"sdy": "sdy", "spec": "spec", "v3": "v3", "proto-v3": "v3"}  # the other targets write HLO V1/V2
+_NOTATIONS = {"sdy": "sdy", "spec": "spec", "v3": "v3", "proto-v3": "named"}  # the others write HLO V1/V2
+_OWN_PROTO = ("proto-hex", "proto-base64", "textproto")  # XLA's proto of the input itself
 MAX_LISTED = 1 << 20  # devices an explicit list is written for: about 7 MB of text, 2 s and 150 MB to write
 
 
@@ -46,7 +47,8 @@ def render_target(
     # A reduction kind is written where the target has a spelling for it, and refused where not (the
     # JSON structure names it: unreduced_op).
     if target != "json":
-        require_spelling(inp.value, _NOTATIONS.get(target, "hlo"), xla_version)
+        named = target in _OWN_PROTO and _holds_v3(inp.value)  # the proto of V3 input is the named one
+        require_spelling(inp.value, "named" if named else _NOTATIONS.get(target, "hlo"), xla_version)
     if target == "sdy":
         assert on is not None
         return str(_inline(on) if on.synthetic else on.sharding)

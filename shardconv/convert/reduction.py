@@ -1,9 +1,10 @@
 """The reduction of unreduced axes (``unreduced=max{"x"}``, ``min``; ``sum`` is the default), in every
 notation: the one place that says which notation spells it and how, and refuses it where none does.
 
-Shardy at head writes it in the sharding; XLA head carries it on a V2/V1 sharding as metadata
-(``metadata={op_type="sdy::reduction_op" op_name="MAX"}``); HLO V3 and JAX 0.10.2's partition specs have
-no spelling, and no notation of jaxlib 0.10.2 has one (docs/formats.md §2, docs/releases.md).
+Shardy at head writes it in the sharding; XLA head writes it in HLO V3 (``unreduced=max{'x'}``) and
+carries it on a V2/V1 sharding as metadata (``metadata={op_type="sdy::reduction_op" op_name="MAX"}``);
+JAX 0.10.2's partition specs have no spelling, and no notation of jaxlib 0.10.2 has one (docs/formats.md
+§2, docs/releases.md). Shardy text carries it whole, so a Shardy answer never needs a release.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ def reduction_metadata(op: str) -> OpMetadata:
 
 
 def hlo_reduction(h: HloSharding) -> str:
-    """The reduction an unreduced HLO sharding's metadata names; ``sum`` when none does."""
+    """The reduction of an unreduced HLO sharding: a V3 sharding's own, or the one its metadata names;
+    ``sum`` when none does."""
+    if h.kind is Kind.MESH and h.mesh_sharding is not None:
+        return h.mesh_sharding.unreduced_op
     if h.kind is not Kind.UNREDUCED and SubgroupType.UNREDUCED not in h.subgroups:
         return "sum"
     for m in h.metadata:
@@ -36,7 +40,7 @@ def hlo_reduction(h: HloSharding) -> str:
 
 def with_hlo_reduction(h: HloSharding, op: str) -> HloSharding:
     """``h`` carrying the reduction ``op`` of its unreduced axes as XLA head does (nothing for ``sum``)."""
-    if op == "sum" or (h.kind is not Kind.UNREDUCED and SubgroupType.UNREDUCED not in h.subgroups):
+    if op == hlo_reduction(h) or (h.kind is not Kind.UNREDUCED and SubgroupType.UNREDUCED not in h.subgroups):
         return h
     return h.with_metadata((*h.metadata, reduction_metadata(op)))
 
@@ -58,23 +62,31 @@ def _carried(value: object) -> list[tuple[str, str]]:
         if value.kind is Kind.TUPLE:
             return [c for e in value.elements for c in _carried(e)]
         op = hlo_reduction(value)
-        return [] if op == "sum" else [(op, f'metadata op_name="{op.upper()}" (unreduced={op})')]
+        if op == "sum":
+            return []
+        if value.kind is Kind.MESH:
+            return [(op, f"unreduced={op}")]
+        return [(op, f'metadata op_name="{op.upper()}" (unreduced={op})')]
     return []
 
 
 # What each notation lacks: notation -> (why it has no spelling, what to use instead).
 _NO_SPELLING: Final = {
-    "v3": ("HLO V3 has no spelling for it in any release", "the Shardy form, or V2 with --xla-version head"),
+    "named": (
+        "XLA's named-sharding proto (OpSharding field 14) has no field for it in the sources shardconv reads",
+        "the Shardy form or V3 text with --xla-version head, or --to proto-v2 with --xla-version head",
+    ),
     "spec": ("a JAX 0.10.2 PartitionSpec has no reduction kind (it has no unreduced_kind=)", "the Shardy form"),
 }
 
 
 def require_spelling(value: object, notation: str, xla_version: str) -> None:
-    """Refuse ``value`` in ``notation`` (``sdy``, ``hlo``, ``v3``, ``spec``...) when it carries a
-    reduction that the notation at ``xla_version`` cannot write, with the reason and what to do instead
-    (the message quotes the reduction as ``value`` spells it, so the caret finds it in the input)."""
+    """Refuse ``value`` in ``notation`` (``hlo``, ``v3``, ``spec``...) when it carries a reduction that the
+    notation at ``xla_version`` cannot write, with the reason and what to do instead (the message quotes
+    the reduction as ``value`` spells it, so the caret finds it in the input). Shardy (``sdy``) writes every
+    reduction as the input spelled it (only a head spelling holds one), so it is never refused."""
     carried = _carried(value)
-    if not carried:
+    if not carried or notation == "sdy":
         return
     what = carried[0][1]
     if notation in _NO_SPELLING:
@@ -83,7 +95,7 @@ def require_spelling(value: object, notation: str, xla_version: str) -> None:
             f"{what} would be dropped: {why}", suggestions=(Suggestion(f"use {instead}, which keep the reduction"),)
         )
     if xla_version != "head":
-        written = "Shardy at head writes unreduced=max{...}" if notation == "sdy" else (
+        written = "XLA head writes unreduced=max{...} in V3" if notation == "v3" else (
             f"XLA head writes them as metadata op_type={OP_TYPE}"
         )
         raise NotExpressibleError(

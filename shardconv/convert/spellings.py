@@ -27,7 +27,7 @@ from shardconv.core.arguments import type_error
 from shardconv.core.normalise import canonical_tiled
 from shardconv.formats.coerce import HloArg, MeshLike, SdyArg, as_hlo, as_mesh, as_sdy
 from shardconv.formats.sdy.verify import verify_on
-from shardconv.convert.reduction import require_spelling
+from shardconv.convert.reduction import with_hlo_reduction
 from shardconv.convert.to_hlo import _check_manual, export_layout, to_hlo
 from shardconv.convert.to_sdy import to_sdy, to_sdy_manual
 
@@ -80,7 +80,6 @@ def to_v3(sharding: SdyArg, mesh: MeshLike, *, manual_axes: Sequence[str] = ()) 
         raise type_error("to_v3", "sharding", "a TensorSharding or its text (one value)", given)
     sharding = given
     verify_on(sharding, mesh)
-    require_spelling(sharding, "v3", "head")
     _check_manual(sharding, mesh, manual_axes)
     order = {n: i for i, n in enumerate(mesh.axis_names)}
     if list(manual_axes) != sorted(manual_axes, key=order.__getitem__):
@@ -93,7 +92,8 @@ def to_v3(sharding: SdyArg, mesh: MeshLike, *, manual_axes: Sequence[str] = ()) 
     return HloSharding(
         kind=Kind.MESH,
         mesh_sharding=MeshSharding(
-            mesh=mesh, dims=dims, replicated=sharding.replicated, unreduced=sharding.unreduced, manual=manual
+            mesh=mesh, dims=dims, replicated=sharding.replicated, unreduced=sharding.unreduced, manual=manual,
+            unreduced_op=sharding.unreduced_op,
         ),
     )
 
@@ -113,7 +113,8 @@ def v3_to_v2(hlo: HloArg) -> HloSharding:
         sharding, manual = to_sdy_manual(hlo, ms.mesh)
         assert isinstance(sharding, TensorSharding)  # a V3 sharding is one tensor's, never a tuple's
         out = _export(sharding, ms.mesh, manual.axes, ms.device_iota)
-    return replace(out, metadata=hlo.metadata) if hlo.metadata else out
+    out = replace(out, metadata=hlo.metadata) if hlo.metadata else out
+    return with_hlo_reduction(out, ms.unreduced_op)  # XLA head's V2 spelling of the reduction
 
 
 def _export(
@@ -148,7 +149,7 @@ def _manual_v3_to_v2(ms: MeshSharding) -> HloSharding:
         return tuple(AxisRef(n) for r in refs for n in pieces[r])
 
     dims = tuple(DimSharding(whole(d.axes)) for d in ms.dims)
-    sharding = TensorSharding(mesh=split, dims=dims, unreduced=whole(ms.unreduced))
+    sharding = TensorSharding(mesh=split, dims=dims, unreduced=whole(ms.unreduced), unreduced_op=ms.unreduced_op)
     return _export(sharding, split, tuple(r.name for r in whole(ms.manual)), ms.device_iota)
 
 

@@ -7,6 +7,7 @@ stands for (a ``TensorSharding`` cannot carry them: they belong to the enclosing
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from math import prod
 from typing import NamedTuple
 
@@ -363,7 +364,8 @@ def _convert_kind(hlo: HloSharding, mesh: Mesh, rank: RankArg) -> tuple[SdyValue
                     f"tuple element {i} ({e}) applies to any rank: give one rank for all or one per element "
                     "(rank=[...] in Python, --rank 2,2,0 on the command line)"
                 )
-        parts = [_convert(e, mesh, r) for e, r in zip(hlo.elements, ranks)]
+        placeholders = own_mesh(hlo) is not None
+        parts = [_convert_element(e, mesh, r, placeholders) for e, r in zip(hlo.elements, ranks)]
         manual = {p[1] for p in parts if p[1].axes}
         if len(manual) > 1:
             raise NotExpressibleError("tuple elements are manual over different axes")
@@ -396,6 +398,22 @@ def _convert_kind(hlo: HloSharding, mesh: Mesh, rank: RankArg) -> tuple[SdyValue
     return TensorSharding(mesh=ref, dims=empty), ManualAxes()
 
 
+def _convert_element(
+    hlo: HloSharding, mesh: Mesh, rank: int | None, placeholders: bool
+) -> tuple[SdyValue, ManualAxes]:
+    """One tuple element. Beside V3 elements (XLA's ``sdy_round_trip_import_pipeline_hlo_sharding_v3.mlir``,
+    ``mixed_tuple_sharding_placeholder``) a V1/V2 ``{replicated}`` is a placeholder that leaves every dim
+    open, and ``{maximal device=N}`` keeps its own single-device mesh, whatever devices the V3 mesh has."""
+    if placeholders and hlo.kind is Kind.REPLICATED and rank is not None:
+        return TensorSharding(mesh=mesh.symbol, dims=(DimSharding(is_closed=False),) * rank), ManualAxes()
+    if placeholders and hlo.kind is Kind.MAXIMAL and hlo.device is not None:
+        return TensorSharding(mesh=maximal_mesh(hlo.device), dims=()), ManualAxes()
+    ms = hlo.mesh_sharding
+    if placeholders and ms is not None and ms.mesh.is_maximal and ms.mesh.explicit_device_ids and mesh != ms.mesh:
+        return TensorSharding(mesh=maximal_mesh(ms.mesh.explicit_device_ids[0]), dims=()), ManualAxes()
+    return _convert(hlo, mesh, rank)
+
+
 def _from_v3(hlo: HloSharding, mesh: Mesh, rank: int | None) -> tuple[SdyValue, ManualAxes]:
     """A V3 sharding lives on its own mesh; re-map it through its device assignment if that differs."""
     ms = hlo.mesh_sharding
@@ -407,12 +425,19 @@ def _from_v3(hlo: HloSharding, mesh: Mesh, rank: int | None) -> tuple[SdyValue, 
         if dims:
             raise ShardingValidationError(f"{hlo} is for rank {len(dims)}, not {rank}")
         dims = (DimSharding(),) * rank  # no dims ({mesh[...], manual}): like {manual}, any rank fits
-    own = TensorSharding(mesh=ms.mesh, dims=dims, replicated=ms.replicated, unreduced=ms.unreduced)
+    own = TensorSharding(
+        mesh=ms.mesh, dims=dims, replicated=ms.replicated, unreduced=ms.unreduced, unreduced_op=ms.unreduced_op
+    )
     manual = tuple(r.name for r in ms.manual)
     if ms.mesh.axes == mesh.axes and ms.mesh.explicit_device_ids == mesh.explicit_device_ids:
-        sharding = TensorSharding(mesh=mesh.symbol, dims=dims, replicated=ms.replicated, unreduced=ms.unreduced)
-        return sharding, ManualAxes(manual)
-    return _convert(to_hlo(own, ms.mesh, manual_axes=manual), mesh, rank)
+        return replace(own, mesh=mesh.symbol), ManualAxes(manual)
+    sharding, axes = _convert(to_hlo(own, ms.mesh, manual_axes=manual), mesh, rank)
+    if isinstance(sharding, TensorSharding) and len(sharding.dims) == len(dims):
+        # Open dims and priorities stay, as XLA's import keeps them when it moves a sharding onto a mesh
+        # (sdy_round_trip_import_pipeline_hlo_sharding_v3.mlir, frontend_attr_not_sharding).
+        kept = tuple(replace(d, is_closed=o.is_closed, priority=o.priority) for d, o in zip(sharding.dims, dims))
+        sharding = replace(sharding, dims=kept)
+    return sharding, axes
 
 
 def own_mesh(hlo: HloSharding) -> Mesh | None:
@@ -421,6 +446,8 @@ def own_mesh(hlo: HloSharding) -> Mesh | None:
     if hlo.kind is Kind.MESH and hlo.mesh_sharding is not None:
         return hlo.mesh_sharding.mesh
     meshes = {m for m in map(own_mesh, hlo.elements) if m is not None}
+    if len(meshes) > 1:  # a single-device element keeps its own mesh beside the others' (as XLA's import lifts it)
+        meshes = {m for m in meshes if not m.is_maximal}
     return meshes.pop() if len(meshes) == 1 else None
 
 

@@ -122,7 +122,7 @@ def xla_import(
         with pointing_into(h):
             rank = _rank_at(ranks, i)  # type: ignore[arg-type]  # a per-element rank list is a RankArg
             value = _import_one(h, mesh, rank, iota_lists, xla_version)
-            out.append(_opened(value, unspecified_dims[i] if unspecified_dims else None))
+            out.append(open_dims(value, unspecified_dims[i] if unspecified_dims else None))
     return mesh, out
 
 
@@ -148,8 +148,9 @@ def listed_iota(hlo: HloSharding) -> HloSharding:
     return hlo
 
 
-def _opened(value: SdyValue, dims: Sequence[int] | None) -> SdyValue:
-    """``value`` with ``dims`` open (``{?}``, axes kept): the dims a Sharding custom call leaves unspecified."""
+def open_dims(value: SdyValue, dims: Sequence[int] | None) -> SdyValue:
+    """``value`` with ``dims`` open (``{?}``, axes kept): the dims a Sharding custom call leaves unspecified
+    (``backend_config="unspecified_dims=[1]"``), as XLA's import opens them."""
     if not dims:
         return value
     if not isinstance(value, TensorSharding):

@@ -572,6 +572,7 @@ class MeshSharding:
     replicated: tuple[AxisRef, ...] = ()
     unreduced: tuple[AxisRef, ...] = ()
     manual: tuple[AxisRef, ...] = ()
+    unreduced_op: str = "sum"  # XLA head's ``unreduced=max{...}`` / ``min``; ``sum`` is the default, not printed
     # ``device_ids=([reshape]T(perm))``: the mesh's device ids written as a (non-trivial) iota.
     device_iota: tuple[tuple[int, ...], tuple[int, ...]] | None = None
 

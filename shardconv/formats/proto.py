@@ -10,7 +10,9 @@ from functools import cache
 from math import prod
 from typing import Any
 
-from shardconv.core.errors import ShardingError, ShardingSyntaxError, ShardingValidationError
+from shardconv.core.errors import (
+    NotExpressibleError, ShardingError, ShardingSyntaxError, ShardingValidationError, Suggestion,
+)
 from shardconv.core.limits import check_nesting
 from shardconv.core.model import (
     AxisRef, DimSharding, HloSharding, Kind, Mesh, MeshAxis, MeshSharding, OpMetadata, ShardGroup, SubAxis,
@@ -113,6 +115,12 @@ def _fill_axes(repeated: Any, axes: tuple[AxisRef, ...], index: dict[str, int]) 
 
 
 def _fill_named(msg: Any, ms: MeshSharding, metadata: tuple[OpMetadata, ...]) -> None:
+    if ms.unreduced_op != "sum":  # never dropped in silence (convert/reduction.py says where it has a spelling)
+        raise NotExpressibleError(
+            f"unreduced={ms.unreduced_op} would be dropped: XLA's named-sharding proto (OpSharding field 14) has "
+            "no field for a reduction in the sources shardconv reads",
+            suggestions=(Suggestion("use the V2 proto (v3_to_v2), which carries it as XLA head's metadata"),),
+        )
     msg.SetInParent()
     msg.mesh.SetInParent()
     for ax in ms.mesh.axes:

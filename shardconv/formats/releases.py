@@ -36,6 +36,9 @@ _SPELLINGS: Final[tuple[tuple[str, re.Pattern[str], frozenset[str]], ...]] = (
     ("@single_device_N mesh", re.compile(r"@single_device_\d+\b"), _HEAD),
 )
 _DIM_PRIORITY = re.compile(r"\}\s*p\d")
+# XLA head's bare ``unreduced`` after a V3 sharding's dims (every axis unreduced); after the mesh alone it is
+# the rank-0 shorthand every release writes.
+_BARE_UNREDUCED = re.compile(r",\s*unreduced\s*(?=[,}])")
 # Only in Shardy text: every release's V3 parser takes an empty list (and every printer drops it).
 # Not here: ``@maximal_mesh_N``. XLA's import wrote that name up to 0.10.2, but Shardy's own mesh lifting
 # writes it at every release (head's XLA import says ``@single_device_N``), so it dates nothing.
@@ -67,6 +70,9 @@ def spellings(text: str) -> tuple[Spelling, ...]:
         m = _DIM_PRIORITY.search(text, start, end)
         if m is not None:
             found.append(Spelling("V3 dim priority", m.start() + 1, _NONE))  # read, written by no release
+        m = _BARE_UNREDUCED.search(text, start, end + 1)
+        if m is not None and "[" in text[text.find("]", start, end) + 1 : m.start()]:
+            found.append(Spelling("V3 bare unreduced after the dims", m.start() + 1, _HEAD))
     for m in _EMPTY_LIST.finditer(text):
         if not any(start < m.start() < end for start, end in bodies):
             found.append(Spelling("sdy empty axis list", m.start(), _HEAD))

@@ -12,7 +12,7 @@ from dataclasses import replace
 from functools import partial
 
 from shardconv.core.errors import ShardingSyntaxError
-from shardconv.core.model import HloSharding, Kind, Mesh
+from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding
 from shardconv.core.records import record
 from shardconv.outputs.reading import Reading, located
 
@@ -149,12 +149,23 @@ class Forms:
     kept_v2: tuple[int, ...] = ()
 
 
+def _named(sharding: TensorSharding, mesh: Mesh) -> HloSharding:
+    """The V3 form XLA's export gives ``sharding``, written as jaxlib 0.10.2 writes it: a reduction kind,
+    which only XLA head's V3 spells, is refused with the reason instead of dropped."""
+    from shardconv.convert.reduction import require_spelling
+    from shardconv.convert.spellings import to_v3
+    from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION
+
+    require_spelling(sharding, "v3", DEFAULT_XLA_VERSION)
+    return to_v3(sharding, mesh)
+
+
 def forms(reading: Reading, meshes: Mapping[str, Mesh], *, named: bool) -> Forms:
     """V2 (``named=False``): every leaf as a tile array, V3 strings converted as XLA converts them.
     V3 (``named=True``): a leaf read from an sdy sharding becomes the mesh-based sharding of it on its
     mesh, as XLA's V3 export names it; a V3 string stays as it is; a leaf with no mesh behind it (an HLO
     string, a module attribute, an unannotated value) stays V2 and is listed in ``kept_v2``."""
-    from shardconv.convert.spellings import to_v3, v3_to_v2
+    from shardconv.convert.spellings import v3_to_v2
 
     if not named:
         return Forms(tuple(v3_to_v2(h) for h in reading.shardings))
@@ -163,7 +174,7 @@ def forms(reading: Reading, meshes: Mapping[str, Mesh], *, named: bool) -> Forms
         mesh = None if o.sdy is None else o.sdy.mesh if isinstance(o.sdy.mesh, Mesh) else meshes.get(o.sdy.mesh)
         if o.sdy is not None and mesh is not None:
             final = replace(o.sdy, dims=tuple(replace(d, is_closed=True) for d in o.sdy.dims))  # an executable's
-            out.append(located(reading.text, o.pos or 0, partial(to_v3, final, mesh)))  # shardings are final
+            out.append(located(reading.text, o.pos or 0, partial(_named, final, mesh)))  # shardings are final
         else:
             out.append(o.hlo)
             if o.hlo.kind is not Kind.MESH:

@@ -37,6 +37,9 @@ def findings(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, *arg
         ('%1 = sdy.sharded_to_unreduced [{"z"}, {}] %arg0 out_sharding=<@mesh, [{}, {}], unreduced={"x"}> : tensor<8x8xf32>', "z"),
         ('%1 = sdy.replicated_to_unreduced {"z"} %arg0 out_sharding=<@mesh, [{"x"}, {}], unreduced={"y"}> : tensor<8x8xf32>', "z"),
         ('%1 = sdy.reduce_scatter [{}, {"yy"}] %arg0 out_sharding=<@mesh, [{"x"}, {"y"}]> : tensor<8x8xf32>', "yy"),
+        # Shardy at head writes a reduction word before the axes (issue 57)
+        ('%1 = sdy.reduce_scatter max [{}, {"yy"}] %arg0 out_sharding=<@mesh, [{"x"}, {"y"}]> : tensor<8x8xf32>', "yy"),
+        ('%1 = sdy.all_reduce min {"q"} %arg0 out_sharding=<@mesh, [{"x"}, {}]> : tensor<8x8xf32>', "q"),
         ('%1 = sdy.all_slice [{}, {"z"}] %arg0 out_sharding=<mesh<["x"=2, "y"=2]>, [{"x"}, {"y"}]> : tensor<8x8xf32>', "z"),
     ],
 )
@@ -56,6 +59,7 @@ def test_an_axis_the_op_names_that_its_mesh_lacks(
         '%1 = sdy.all_gather [{}, {"y"}] %arg0 out_sharding=<@mesh, [{"x"}, {}]> : tensor<8x8xf32>',
         '%1 = sdy.all_to_all [{"x"}: 0->1] %arg0 out_sharding=<@mesh, [{}, {"x"}]> : tensor<8x8xf32>',
         '%1 = sdy.collective_permute %arg0 out_sharding=<@mesh, [{"y"}, {}]> : tensor<8x8xf32>',
+        '%1 = sdy.reduce_scatter max [{}, {"y"}] %arg0 out_sharding=<@mesh, [{"x"}, {"y"}]> : tensor<8x8xf32>',
         '%1 = sdy.data_flow_edge %arg0 sharding=<@mesh, [{"x"}, {}]> : tensor<8x8xf32>',
     ],
 )

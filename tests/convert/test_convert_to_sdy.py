@@ -223,3 +223,25 @@ def test_single_tile_of_one_subgroup_type_is_that_flag() -> None:
     s = to_sdy(parse_hlo("{devices=[1,2,1]<=[2] last_tile_dims={unreduced, manual}}"), mesh)
     assert str(s) == '#sdy.sharding<@mesh, [{}], unreduced={"a"}>'
     assert str(to_hlo(s, mesh)) == "{unreduced}"
+
+
+# XLA's sdy_round_trip_import_pipeline_hlo_sharding_v3.mlir (mixed_tuple_sharding_placeholder): beside V3
+# elements, a V1/V2 {replicated} is a placeholder (every dim open) and a single-device element keeps its own mesh.
+@pytest.mark.parametrize(
+    ("element", "want"),
+    [
+        ("{replicated}", "<@mesh, [{?}, {?}]>"),
+        ("{maximal device=5}", "<mesh<[], device_ids=[5]>, []>"),
+        ("{maximal_mesh[device_id=5]}", "<mesh<[], device_ids=[5]>, []>"),
+        ("{single_device[device_id=5]}", "<mesh<[], device_ids=[5]>, []>"),
+    ],
+)
+def test_placeholders_beside_v3_tuple_elements(element: str, want: str) -> None:
+    got = to_sdy("{{mesh['a'=2,'b'=2], [{'a'}, {}]}, " + element + "}", rank=[2, 2])
+    assert str(got) == '#sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>, ' + want + "]>"
+
+
+def test_open_v3_dims_stay_open_on_another_mesh() -> None:
+    """frontend_attr_not_sharding in the same file: the mesh is deduplicated, the ``?`` kept."""
+    got = to_sdy("{mesh['a'=1,'b'=4,'c'=1], [{'b'},{?}]}", '<["a"=2, "b"=2]>')
+    assert str(got) == '#sdy.sharding<@mesh, [{"a", "b"}, {?}]>'

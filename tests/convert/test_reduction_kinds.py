@@ -13,15 +13,18 @@ from hypothesis import strategies as st
 
 from support.cli_util import run
 from support.oracle_sdy import sdy_print_attr
-from support.oracle_xla import xla_result
+from support.hlo_strategies import v3, v3_is_valid
+from support.oracle_xla import xla_result, xla_v3_to_v2
 from support.sdy_strategies import valid_on_mesh
 from shardconv.cli.spell import TARGETS
-from shardconv.convert import to_hlo, to_partition_spec, to_sdy, to_v3
+from shardconv.convert import to_hlo, to_partition_spec, to_sdy, to_sdy_manual, to_v3, v3_to_v2
 from shardconv.convert.reduction import hlo_reduction, reductions
 from shardconv.core.errors import NotExpressibleError
 from shardconv.core.model import Mesh, TensorSharding
 from shardconv.core.placement import placement
 from shardconv.formats import parse_hlo, parse_sdy
+from shardconv.formats.hlo.write import print_hlo
+from shardconv.formats.proto import from_proto_bytes
 from shardconv.formats.xla_versions import XLA_VERSIONS
 
 MAX = '#sdy.sharding<@mesh, [{"a"}, {}], unreduced=max{"b"}>'
@@ -66,10 +69,22 @@ def test_generated_reductions_survive_the_export_as_xla_reads_it(case: tuple[Ten
 
 def test_notations_without_a_spelling_refuse_with_reason_and_suggestion() -> None:
     s = parse_sdy(MAX)
-    for fn, why in ((to_v3, "HLO V3 has no spelling"), (to_partition_spec, "PartitionSpec has no reduction kind")):
-        with pytest.raises(NotExpressibleError, match=why) as e:
-            fn(s, MESH)
-        assert e.value.suggestions and "Shardy form" in e.value.suggestions[0].description
+    with pytest.raises(NotExpressibleError, match="PartitionSpec has no reduction kind") as e:
+        to_partition_spec(s, MESH)
+    assert e.value.suggestions and "Shardy form" in e.value.suggestions[0].description
+
+
+# XLA's hlo_parser_test.cc, ParseNamedShardingUnreducedMax (XLA head): V3 text spells the reduction.
+HEAD_V3 = "{mesh['a'=2,'b'=4], [{'a'}, {}], unreduced=max{'b'}}"
+
+
+def test_v3_at_head_carries_it_to_shardy_v2_and_back() -> None:
+    v3 = to_v3(MAX, MESH)
+    assert print_hlo(v3, xla_version="head") == HEAD_V3 and reductions(v3) == ("max",)
+    assert to_sdy(parse_hlo(HEAD_V3)) == replace(parse_sdy(MAX), mesh=MESH.symbol)
+    r = run("convert", HEAD_V3, "--to", "v2", "--xla-version", "head")
+    assert (r.code, r.out) == (0, HEAD_V2 + "\n"), r.err
+    assert run("convert", HEAD_V3, "--to", "v3", "--xla-version", "head").out == HEAD_V3 + "\n"
 
 
 @pytest.mark.parametrize("version", XLA_VERSIONS)
@@ -78,7 +93,8 @@ def test_no_target_drops_the_reduction(target: str, version: str) -> None:
     """Every --to at every --xla-version either writes the reduction or refuses, saying why (exit 2)."""
     r = run("convert", MAX, "--mesh", "a=2,b=4", "--to", target, "--xla-version", version)
     if r.code == 0:
-        assert version == "head" and target not in ("v3", "proto-v3", "spec")
+        # Shardy text in, Shardy text out: nothing is dropped at any release.
+        assert target == "sdy" or (version == "head" and target not in ("proto-v3", "spec"))
         out = r.out.strip()
         written = bytes.fromhex(out) if target in ("proto-hex", "proto-v2") else out.encode()
         if target == "proto-base64":
@@ -126,4 +142,44 @@ def test_jax_0_10_2_partition_specs_have_no_unreduced_kind() -> None:
 def test_show_lists_every_spelling_of_the_release_asked_for() -> None:
     rows = {v: run("show", MAX, "--mesh", "a=2,b=4", "--xla-version", v).out for v in ("0.10.2", "head")}
     assert f"HLO V2  {HEAD_V2}" in rows["head"] and f"sdy     {MAX}" in rows["head"]
-    assert "sdy     not expressible" in rows["0.10.2"] and "predates reduction kinds" in rows["0.10.2"]
+    assert f"sdy     {MAX}" in rows["0.10.2"] and "predates reduction kinds" in rows["0.10.2"]
+
+
+def _with_kind(text: str, op: str) -> str | None:
+    """``text`` (a V3 string with unreduced axes) spelled as XLA head writes it with reduction ``op``."""
+    h = parse_hlo(text)
+    ms = h.mesh_sharding
+    if ms is None or not ms.dims or not any(r.size(ms.mesh) > 1 for r in ms.unreduced):
+        return None  # size-1 unreduced axes leave no unreduced devices, so no V2 subgroup to carry a kind
+    return print_hlo(replace(h, mesh_sharding=replace(ms, unreduced_op=op)), xla_version="head")
+
+
+@pytest.mark.oracle
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(v3().filter(v3_is_valid), st.sampled_from(["max", "min"]))
+def test_generated_v3_reductions_move_no_device_and_keep_the_kind(text: str, op: str) -> None:
+    """The kind moves no data: XLA head's V3 text with ``unreduced=max{...}`` reads back to the same model,
+    its V2 is jaxlib 0.10.2's V2 of the sum form plus head's metadata (jaxlib 0.10.2 reads that metadata and
+    serializes it as we do), and the Shardy form carries the kind."""
+    head = _with_kind(text, op)
+    assume(head is not None)
+    assert head is not None
+    h = parse_hlo(head)
+    assert h.mesh_sharding is not None and h.mesh_sharding.unreduced_op == op and f"unreduced={op}{{" in head
+    assert print_hlo(h, xla_version="head") == head
+    summed = print_hlo(replace(h, mesh_sharding=replace(h.mesh_sharding, unreduced_op="sum")))
+    v2 = v3_to_v2(h)
+    assert hlo_reduction(v2) == op
+    assert str(v2) == xla_v3_to_v2(summed)  # XLA's V2 of the same placement
+    with_meta = v2.to_text(include_metadata=True)
+    r = xla_result(with_meta)
+    assert r.text == str(v2) and r.proto == v2.to_proto(), with_meta
+    sdy, _ = to_sdy_manual(h)
+    assert isinstance(sdy, TensorSharding) and sdy.unreduced_op == op
+
+
+def test_the_named_proto_refuses_a_reduction_instead_of_dropping_it() -> None:
+    with pytest.raises(NotExpressibleError, match="would be dropped") as e:
+        parse_hlo(HEAD_V3).to_proto()
+    assert e.value.suggestions
+    assert hlo_reduction(from_proto_bytes(v3_to_v2(parse_hlo(HEAD_V3)).to_proto())) == "max"

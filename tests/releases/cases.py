@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 XLA_TESTS = "xla/service/spmd/shardy/test"
+SIMPLIFY = f"{XLA_TESTS}/stablehlo_export_pipeline_simplify_replicated.mlir"
 
 
 @dataclass(frozen=True)
@@ -63,10 +64,20 @@ HLO: tuple[HloCase, ...] = (
     HloCase("{mesh['a'=2,'b'=2,'c'=2,'d'=2], [{}, {}], manual={'a', 'b'}}", f"{XLA_TESTS}/stablehlo_export_pipeline.mlir",
             from_0_9_2("{mesh[a=2,b=2,c=2,d=2], [], manual={a, b}}",
                        "{mesh['a'=2,'b'=2,'c'=2,'d'=2], [{}, {}], manual={'a', 'b'}}")),
-    HloCase("{mesh[], [{}, {}]}", f"{XLA_TESTS}/stablehlo_export_pipeline.mlir",
-            {**from_0_9_2("", "{mesh[], [{}, {}]}"), "0.9.1": None}),  # 0.9.1 reads no empty mesh
     # Head's export writes the short forms at any rank (issue 24): fully manual, and a sharding that uses no
     # axis on the empty mesh. jaxlib 0.10.2 reads a short form as rank 0, so its printing keeps the long forms.
+    # With simplify-replicated-shardings (SIMPLIFY) explicitly replicated axes and the empty mesh simplify too.
+    HloCase("{mesh[], [{}, {}]}", f"{XLA_TESTS}/stablehlo_export_pipeline.mlir",
+            {**from_0_9_2("", "{mesh[], [{}, {}]}"), "0.9.1": None, "head": "{mesh[], replicated}"}),
+    HloCase("{mesh['axis_0'=16], [{}, {}], replicated={'axis_0'}}", SIMPLIFY,
+            {**from_0_9_2("{mesh[axis_0=16], [], replicated={axis_0}}",
+                          "{mesh['axis_0'=16], [{}, {}], replicated={'axis_0'}}"),
+             "head": "{mesh[], replicated}"}),
+    HloCase("{mesh['axis_0'=16], [{}, {}], unreduced={'axis_0'}}", SIMPLIFY,
+            {**from_0_9_2("{mesh[axis_0=16], unreduced}",
+                          "{mesh['axis_0'=16], [{}, {}], unreduced={'axis_0'}}")}),
+    HloCase("{mesh['axis_0'=16], [{?}, {}]}", SIMPLIFY,
+            {**from_0_9_2("{mesh[axis_0=16], replicated}", "{mesh['axis_0'=16], [{?}, {}]}")}),
     HloCase("{mesh['x'=8,'y'=4], [{}], manual={'x', 'y'}}", f"{XLA_TESTS}/stablehlo_export_pipeline.mlir",
             {**from_0_9_2("{mesh[x=8,y=4], manual}", "{mesh['x'=8,'y'=4], [{}], manual={'x', 'y'}}"),
              "head": "{mesh['x'=8,'y'=4], manual}"}),

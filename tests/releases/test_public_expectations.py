@@ -33,3 +33,12 @@ def test_oracle_expectations_are_jaxlib_0_10_2s(exp: Expectation) -> None:
         assert xla_result(hlo).text == hlo
     else:
         assert xla_result(text).accepted
+
+
+def test_parity_doc_counts_the_table() -> None:
+    """docs/parity.md gives the size of this table; it cannot drift from it."""
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "parity.md").read_text(encoding="utf-8")
+    n = len(EXPECTATIONS)
+    assert f"{n} command lines, and shardconv meets all {n}" in " ".join(doc.split())

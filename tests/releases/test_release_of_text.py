@@ -68,3 +68,16 @@ def test_xla_import_names_the_single_device_mesh_as_the_release_does(xla_version
     _, (sharding,) = xla_import(["{maximal device=3}"], xla_version=xla_version)
     assert isinstance(sharding.mesh, Mesh) and sharding.mesh.name == name
     assert sharding.mesh.device_ids == (3,)
+
+
+@pytest.mark.oracle
+def test_head_v3_reductions_are_heads_alone() -> None:
+    """jaxlib 0.10.2 refuses XLA head's V3 reduction spellings (hlo_parser_test.cc at head); the rank-0
+    shorthand ``{mesh[...], unreduced}`` is not one of them (only its quoted names date it)."""
+    from support.oracle_xla import xla_result
+
+    for text in ("{mesh['x'=2], [{}], unreduced=max{'x'}}", "{mesh['x'=2], [{}], unreduced}"):
+        assert not xla_result(text).accepted
+        assert releases_of(text) == frozenset({"head"}), text
+    rank0 = "{mesh['x'=2], unreduced}"
+    assert xla_result(rank0).accepted and releases_of(rank0) == frozenset({"0.9.2", "0.10.2", "head"})  # quoted

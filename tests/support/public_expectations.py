@@ -38,6 +38,11 @@ NAMED_TESTS = "xla/hlo/ir/named_sharding_test.cc"
 EXPORT_TESTS = f"{XLA_TESTS}/stablehlo_export_pipeline.mlir"
 REDUCE_TESTS = "shardy/dialect/sdy/ir/test/reshard_verification.mlir"
 MAX = '#sdy.sharding<@mesh, [{"a"}, {}], unreduced=max{"b"}>'
+# xla/hlo/parser/hlo_parser_test.cc at head: ParseNamedShardingUnreducedMax, ParseNamedShardingFullyUnreduced
+PARSER_TESTS = "xla/hlo/parser/hlo_parser_test.cc"
+V3_MAX = "{mesh['x'=2], [{}], unreduced=max{'x'}}"
+ROUND_TRIP_V3 = f"{XLA_TESTS}/sdy_round_trip_import_pipeline_hlo_sharding_v3.mlir"
+ISSUE_57 = "issue 57 (XLA head's bare `unreduced` after the dims)"
 MIXED = "{{mesh['a'=2,'b'=2], [{'a'}, {}]}, {replicated}}"
 
 EXPECTATIONS: tuple[Expectation, ...] = (
@@ -65,7 +70,34 @@ EXPECTATIONS: tuple[Expectation, ...] = (
     Expectation(REDUCE_TESTS, ("convert", '#sdy.sharding<@mesh, [{}], unreduced=max{"x"}>', "--mesh", "x=2,y=2",
                                "--to", "sdy", "--xla-version", "head"), '#sdy.sharding<@mesh, [{}], unreduced=max{"x"}>'),
     Expectation(REDUCE_TESTS, ("convert", MAX, "--mesh", "a=2,b=4"), None, "predates reduction kinds"),
-    Expectation(REDUCE_TESTS, ("convert", MAX, "--mesh", "a=2,b=4", "--to", "v3"), None, "V3 has no spelling"),
+    Expectation(REDUCE_TESTS, ("convert", MAX, "--mesh", "a=2,b=4", "--to", "v3"), None, "predates reduction kinds"),
+    # Shardy text in, Shardy text out: nothing is dropped, so no release is needed
+    Expectation(REDUCE_TESTS, ("convert", MAX, "--mesh", "a=2,b=4", "--to", "sdy"), MAX),
+    # 3b. reduction kinds in HLO V3 at XLA head: read, printed, converted to and from Shardy
+    _v3(V3_MAX, PARSER_TESTS, "--xla-version", "head"),
+    Expectation(PARSER_TESTS, ("convert", V3_MAX), '#sdy.sharding<@mesh, [{}], unreduced=max{"x"}>'),
+    _sdy_to_v3('#sdy.sharding<@mesh, [{}], unreduced=max{"x"}>', "x=2", V3_MAX, PARSER_TESTS, "--xla-version", "head"),
+    Expectation(PARSER_TESTS, ("convert", "{mesh['a'=2,'b'=4], unreduced}"),
+                '#sdy.sharding<@mesh, [], unreduced={"a", "b"}>'),
+    Expectation(ISSUE_57, ("convert", "{mesh['x'=2], [{}], unreduced}"), '#sdy.sharding<@mesh, [{}], unreduced={"x"}>'),
+    # 3c. XLA's V3 round-trip import at head: placeholders in mixed tuples, open dims kept on another mesh
+    Expectation(f"{ROUND_TRIP_V3} (mixed_tuple_sharding_placeholder)", ("convert", MIXED, "--rank", "2,2"),
+                '#sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>, <@mesh, [{?}, {?}]>]>'),
+    Expectation(f"{ROUND_TRIP_V3} (frontend_attr_not_sharding)",
+                ("convert", "{mesh['a'=1,'b'=4,'c'=1], [{'b'},{?}]}", "--mesh", '<["a"=2, "b"=2]>'),
+                '#sdy.sharding<@mesh, [{"a", "b"}, {?}]>'),
+    Expectation(f"{ROUND_TRIP_V3} (inlined_mesh)", ("convert", "{mesh['c'=4], [{'c'}]}", "--mesh", '<["a"=2, "b"=2]>'),
+                '#sdy.sharding<@mesh, [{"a", "b"}]>'),
+    # 3d. XLA's import of a Sharding custom call with backend_config="unspecified_dims=[1]"
+    # (mhlo_import_pipeline.mlir, sharding_custom_call_with_unspecified_dims; that file's release names the
+    # synthetic axes axis_N, head _axis_N)
+    Expectation(f"{XLA_TESTS}/mhlo_import_pipeline.mlir (sharding_custom_call_with_unspecified_dims)",
+                ("convert", "{devices=[8,1,4]<=[32] last_tile_dim_replicate}",
+                 "--unspecified-dims", "unspecified_dims=[1]"),
+                '#sdy.sharding<mesh<["_axis_0"=8, "_axis_1"=4]>, [{"_axis_0"}, {?}]>'),
+    Expectation(f"{XLA_TESTS}/mhlo_import_pipeline.mlir (sharding_custom_call_with_unspecified_dims)",
+                ("convert", "{devices=[8,1,4]<=[32] last_tile_dim_replicate}", "--unspecified-dims", "1",
+                 "--to", "v2"), None, "no spelling for them"),
     # 4. the eight: the mixed tuple, the single-device mesh, head's short forms and 0.10.2's long ones
     Expectation(ORACLE, ("convert", MIXED, "--rank", "2,0"), '#sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>, <@mesh, []>]>'),
     Expectation(ORACLE, ("convert", MIXED, "--rank", "2,0", "--to", "hlo"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from math import prod
 from typing import Any
 
@@ -97,6 +98,7 @@ class _Item:
     key: str
     tok: Any
     value: Any = None
+    op: str = "sum"  # the reduction written before an unreduced list
 
 
 class HloTransformer(Transformer[Token, HloSharding]):
@@ -308,7 +310,16 @@ class HloTransformer(Transformer[Token, HloSharding]):
         return c[0]
 
     def v3_axes(self, c: list[Any]) -> _Item:
-        return _Item(str(c[0]), c[0], tuple(c[1:]))
+        """``key={...}``, or XLA head's ``unreduced=max{...}`` (the reduction kept as the item's ``op``)."""
+        op = next((t for t in c[1:] if isinstance(t, Token) and t.type == "REDUCTION"), None)
+        if op is not None and str(c[0]) != "unreduced=":
+            raise _err(f"a reduction ('{op}') may only come before the unreduced axes", op)
+        axes = tuple(a for a in c[1:] if isinstance(a, AxisRef))
+        return _Item(str(c[0]), c[0], axes, "sum" if op is None else str(op))
+
+    def v3_all_unreduced(self, c: list[Token]) -> _Item:
+        """XLA head's bare ``unreduced`` after the dims: every mesh axis unreduced (filled in by ``v3``)."""
+        return _Item("unreduced=", c[0], None)
 
     def v3_metadata(self, c: list[Any]) -> _Item:
         return _Item("metadata=", c[0], c[1])
@@ -329,9 +340,12 @@ class HloTransformer(Transformer[Token, HloSharding]):
                 raise _err(f"no {it.key} after the '{keyword}' shorthand (write [] and list the axes)", it.tok)
             attrs[it.key] = it
         if keyword is not None and keyword.type != "REPLICATED":  # shorthand for every mesh axis
-            if not axes:
-                raise _err(f"'{keyword}' needs a mesh with axes (XLA aborts on an empty one)", keyword)
-            attrs[f"{keyword}="] = _Item(f"{keyword}=", keyword, tuple(AxisRef(a.name) for a in axes))
+            attrs[f"{keyword}="] = _Item(f"{keyword}=", keyword, None)
+        for key, it in attrs.items():
+            if it.value is None:  # every mesh axis: the rank-0 shorthand, or head's bare `unreduced`
+                if not axes:
+                    raise _err(f"'{key.rstrip('=')}' needs a mesh with axes (XLA aborts on an empty one)", it.tok)
+                attrs[key] = replace(it, value=tuple(AxisRef(a.name) for a in axes))
         n = check_device_count(a.size for a in axes if a.size > 0)
         ids: _Ints | None = None
         device_iota = None
@@ -352,6 +366,7 @@ class HloTransformer(Transformer[Token, HloSharding]):
             replicated=attrs["replicated="].value if "replicated=" in attrs else (),
             unreduced=attrs["unreduced="].value if "unreduced=" in attrs else (),
             manual=attrs["manual="].value if "manual=" in attrs else (),
+            unreduced_op=attrs["unreduced="].op if "unreduced=" in attrs else "sum",
             device_iota=device_iota,
         )
         with _at(head):

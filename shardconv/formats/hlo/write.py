@@ -84,15 +84,17 @@ def _covers_mesh(m: MeshSharding, axes: tuple[AxisRef, ...], xla_version: str) -
 
 
 def _head_shorthand(m: MeshSharding, dims: tuple[DimSharding, ...]) -> str | None:
-    """XLA head also writes the short form at any rank when every dim is closed and holds no axis:
-    ``manual`` when the manual set covers the mesh and no other set is given (fully manual), and
-    ``replicated``, on the empty mesh ``{mesh[], replicated}``, when the sharding uses no axis of a mesh
-    that has some. jaxlib 0.10.2 keeps the long forms (it reads a short form as rank 0)."""
-    if not dims or any(d.axes or not d.is_closed for d in dims) or m.replicated or m.unreduced:
+    """XLA head's export (``enable-hlo-sharding-v3``, ``simplify-replicated-shardings``) also writes the
+    short form at any rank when every dim is closed and holds no axis: ``manual`` when the manual set
+    covers the mesh and no other set is given (fully manual), and ``replicated``, on the empty mesh
+    ``{mesh[], replicated}``, when the sharding has no unreduced or manual axes (explicitly replicated
+    ones included; ``stablehlo_export_pipeline_simplify_replicated.mlir``). jaxlib 0.10.2 keeps the long
+    forms (it reads a short form as rank 0)."""
+    if not dims or any(d.axes or not d.is_closed for d in dims) or m.unreduced:
         return None
     if m.manual:
-        return "manual" if _covers_mesh(m, m.manual, "head") else None
-    return "replicated" if m.mesh.axes else None
+        return "manual" if not m.replicated and _covers_mesh(m, m.manual, "head") else None
+    return "replicated"
 
 
 def _shorthand(m: MeshSharding, dims: tuple[DimSharding, ...], xla_version: str) -> str | None:
@@ -102,7 +104,7 @@ def _shorthand(m: MeshSharding, dims: tuple[DimSharding, ...], xla_version: str)
         return _head_shorthand(m, dims) if xla_version == "head" else None
     if not (m.replicated or m.unreduced or m.manual):
         return "replicated"
-    for key, axes in (("unreduced", m.unreduced), ("manual", m.manual)):
+    for key, axes in (("unreduced", m.unreduced if m.unreduced_op == "sum" else ()), ("manual", m.manual)):
         if axes and _covers_mesh(m, axes, xla_version):
             return key
     return None
@@ -135,9 +137,10 @@ def print_mesh_sharding(
         parts.append(f"device_ids=({_ints(mesh.explicit_device_ids)})")
     parts.append(shorthand or "[" + ", ".join(_dim(d, bare) for d in dims) + "]")
     if not shorthand:
-        for key, axes in (("replicated", m.replicated), ("unreduced", m.unreduced), ("manual", m.manual)):
+        op = "" if m.unreduced_op == "sum" else m.unreduced_op  # XLA head's only spelling of a reduction
+        for key, axes in (("replicated=", m.replicated), (f"unreduced={op}", m.unreduced), ("manual=", m.manual)):
             if axes:
-                parts.append(f"{key}={{" + ", ".join(_axis(a, bare) for a in axes) + "}")
+                parts.append(key + "{" + ", ".join(_axis(a, bare) for a in axes) + "}")
     return "{" + ", ".join(parts) + meta + "}"
 
 

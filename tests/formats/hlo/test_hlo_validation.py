@@ -220,3 +220,22 @@ def test_an_oversized_device_list_is_refused_before_parsing(monkeypatch: pytest.
     assert str(parse_hlo('{devices=[2,2]3,2,1,0 metadata={op_name="devices=[2]0,1,2"}}')) == "{devices=[2,2]3,2,1,0}"
     with pytest.raises(ShardingError, match="negative|unexpected"):
         parse_hlo("{devices=[3]0,-1,2}")
+
+
+# XLA head's V3 reductions (hlo_parser_test.cc at head) misused: refused with a position and the reason.
+HEAD_V3_MISUSES = [
+    ("{mesh['x'=2], [{}], replicated=max{'x'}}", "only come before the unreduced axes"),
+    ("{mesh['x'=2], [{}], manual=min{'x'}}", "only come before the unreduced axes"),
+    ("{mesh[], [{}], unreduced}", "needs a mesh with axes"),
+    ("{mesh['x'=2], [{}], unreduced, unreduced={'x'}}", "given twice"),
+    ("{mesh['x'=2], [{}], unreduced=sum{'x'}}", "unexpected"),
+    ("{mesh['x'=2], unreduced, unreduced}", "shorthand"),
+]
+
+
+@pytest.mark.parametrize("text, why", HEAD_V3_MISUSES)
+def test_head_v3_reduction_misuses_are_refused(text: str, why: str) -> None:
+    with pytest.raises(ShardingError) as e:
+        parse_hlo(text)
+    assert why in e.value.message
+    assert e.value.line is not None and "^" in str(e.value)
