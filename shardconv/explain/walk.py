@@ -131,9 +131,10 @@ def _incoming(f: Function, cur: str, axis: str) -> list[HeldEdge]:
     """The edges that brought ``axis`` to ``cur``: on its own op, else on the ops that use it, else on the
     op whose region returns it."""
     f.absorb(cur.split("#")[0])
-    if cur.startswith("result["):
-        for r in f.returns:
+    if cur.startswith("result[") or cur in f.returns:  # (every result's edges may be printed on another's)
+        for k, r in enumerate(f.returns):
             f.absorb(r.split("#")[0])
+            f.absorb(f"result[{k}]")
     found = f.incoming.get((cur, axis))
     if not found:
         for user in f.users(cur):
@@ -255,14 +256,23 @@ def _into_operand(f: Function, cur: str, stop: Origin) -> list[Step] | None:
     from the body's argument), a constraint's operand the constraint's (Shardy applies a constraint to
     its input before propagating), the value a function returns its result's (an output's sharding
     carried back to what returns it: jaxlib 0.10.2 records no edge for it when the value takes the same
-    axis from its operands too)."""
+    axis from its operands too), and the block argument of the loop whose result the function returns
+    that result's (one data-flow edge: jaxlib 0.10.2 records no step into the loop's result)."""
     if stop.value is None or stop.op is None:
         return None
     if stop.kind == "result" and stop.index is not None:
         k = stop.index
-        if k >= len(f.returns) or f.returns[k] != cur:
+        returned = f.returns[k] if k < len(f.returns) else None
+        if returned is None:
             return None
-        return [_crossing(None, stop.value, ("return", "return", f.return_line), cur)]
+        back = _crossing(None, stop.value, ("return", "return", f.return_line), returned)
+        if returned == cur:
+            return [back]
+        loop = next((x for x in f.region_ops.values() if cur in x.args and x.results[x.args.index(cur)] == returned),
+                    None)  # (a loop's block argument, one sharding with the loop's result the function returns)
+        if loop is None:
+            return None
+        return [_crossing(None, returned, ("stablehlo.while", loop.value, loop.line), cur), back]
     held: tuple[tuple[str, ...], ...]
     if stop.kind == "manual_input" and stop.index is not None:
         k, held = stop.index, (f.operands_of(stop.value), f.block_args_of(stop.value))

@@ -224,9 +224,9 @@ def test_trace_offers_explain_for_a_propagation_change(programs: Path) -> None:
 
 def test_library_entry_returns_frozen_dataclasses(programs: Path) -> None:
     found = sc.explain_path(str(programs / "xla"), result=0)
-    # eighteen modules; ``returned``'s first result (a sum) holds no sharding (``effect``'s, a token, is the
+    # twenty-one modules; ``returned``'s first result (a sum) holds no sharding (``effect``'s, a token, is the
     # callback's value, sharded on one device)
-    assert len(found) == 17 and all(isinstance(e, sc.Explanation) for e in found)
+    assert len(found) == 20 and all(isinstance(e, sc.Explanation) for e in found)
     with pytest.raises(dataclasses.FrozenInstanceError):
         found[0].value = "x"  # type: ignore[misc]
     with pytest.raises(ExplainError, match="no sharded value matches --value %999$"):
@@ -703,7 +703,7 @@ def test_a_constraints_operand_takes_the_constraint_as_is(programs: Path) -> Non
 
 
 def test_every_value_of_every_program_walks_back_to_a_known_origin(programs: Path) -> None:
-    """Every sharded value, argument and result of the eighteen programs, each axis: its origin is one the
+    """Every sharded value, argument and result of the twenty-one programs, each axis: its origin is one the
     program wrote (never ``unknown``) and the walk reaches it with no gap: a loop body's carry, a shard_map's
     or a constraint's operand, a partly manual shard_map's body argument, an axis free in nested shard_maps, an axis a reshape split or merged, a scatter's update, a result an op names apart, a reduce's second input, a sharding group's member.
     (A gap is left for records a pass took out: see the next test.)"""
@@ -727,10 +727,10 @@ def test_every_value_of_every_program_walks_back_to_a_known_origin(programs: Pat
 def test_an_output_s_origin_is_found_where_its_records_leave_it_out(programs: Path) -> None:
     """``outputs``: its first result, the second returned again, carries no origins (jax 0.10.2 records
     them on the second only): its axes take the origin recorded where their walk starts, argument 0. Its
-    third, ``sum(y, 0)``, got ``model`` from the user's out_sharding with no edge recorded: the reduce's
-    walk crosses from that result through the return, as a constraint's operand does from the constraint.
-    That out_sharding's edge, printed on the first result at step 0 (before the first result holds
-    ``model``), is not the first result's: asked about together or one by one, each result reads the same."""
+    third, ``sum(y, 0)``, got ``model`` from the user's out_sharding, whose edge into the reduce (step 0)
+    jax 0.10.2 prints on the first result (before the first result holds ``model``): it is the third's,
+    and the reduce's walk crosses from that result through the return at that step. Asked about together
+    or one by one, each result reads the same."""
     path = stage(programs, "outputs")
     text = path.read_text(encoding="utf-8")
     results = text.split("\n")[2].split(") -> (")[1].split("tensor<")
@@ -746,7 +746,7 @@ def test_an_output_s_origin_is_found_where_its_records_leave_it_out(programs: Pa
     (reduced,) = explain_path(str(path), line=reduce_line)
     (a,) = reduced.axes
     assert (a.origin.kind, a.origin.index, a.gap) == ("result", 2, None)
-    assert [(s.source, s.op, s.step, s.target) for s in a.path] == [("result[2]", "return", None, reduced.value)]
+    assert [(s.source, s.op, s.step, s.target) for s in a.path] == [("result[2]", "return", 0, reduced.value)]
     assert [(a.origin.kind, a.origin.index) for a in total.axes] == [("result", 2)]
     assert [explain_path(str(path), result=k)[0] for k in range(3)] == [first, second, total]
 
@@ -815,3 +815,85 @@ def test_a_sharding_group_member_takes_the_origin_of_the_member_that_brought_the
     text = run("explain", str(path), "--arg", "1").out
     assert "origin  argument 0 (%arg0)" in text and "through sharding group 0" in text
     assert re.search(r"step \? +%arg0 -> sdy.sharding_group \(group_id=0, line \d+\) -> %arg1", text)
+
+
+def _recorded_result_origins(path: Path) -> list[dict[str, str]]:
+    """Each result's ``sdy.sharding_origins`` as the dump's signature records them (empty where none)."""
+    results = path.read_text(encoding="utf-8").split("\n")[2].split(") -> (")[1]
+    return [dict(re.findall(r'"?([\w.]+)"? = "([^"]*)"', m.group(1))) if (m := re.search(
+        r"sdy\.sharding_origins = \{([^}]*)\}", part)) else {} for part in results.split("tensor<")[1:]]
+
+
+@pytest.mark.parametrize("name", ["loops", "twice", "straight"])
+def test_each_result_walks_from_the_origin_its_record_names(programs: Path, name: str) -> None:
+    """Each axis of each result whose origins the signature records walks from that origin, step after
+    step, every op's source among the operands printed on its line: ``loops`` (values of sibling regions
+    named alike), ``twice`` (one value returned twice: jax 0.10.2 prints every result's edges on the
+    first), ``straight`` (a result a shard_map returns as is, whose records name axes it does not hold)."""
+    path = stage(programs, name)
+    lines = path.read_text(encoding="utf-8").split("\n")
+    for k, origins in enumerate(_recorded_result_origins(path)):
+        if not origins:
+            continue
+        (e,) = explain_path(str(path), result=k)
+        assert {a.axis: a.origin.label for a in e.axes} == {a: o for a, o in origins.items() if a in
+                                                             {x.axis for x in e.axes}}
+        for a in e.axes:
+            assert_connected(a, e.value)
+            for s in a.path:
+                if s.op not in ("return", "stablehlo.while"):
+                    assert s.source in re.findall(r"%[\w.$#-]+", lines[s.line - 1].split("{sdy.")[0]), s
+
+
+def test_two_loops_bodies_values_named_alike_are_told_apart(programs: Path) -> None:
+    """``loops``: a shard_map's body, two fori loops' conds and bodies all define ``%10``..``%13``, and both
+    loops name their block arguments ``%iterArg``, ``%iterArg_0``: the axis the second loop's result
+    (returned as result 2, its origin) gives the first loop's result crosses into the second loop's body
+    through that loop's own block argument."""
+    path = stage(programs, "loops")
+    lines = path.read_text(encoding="utf-8").split("\n")
+    loops = [n for n, ln in enumerate(lines, 1) if "stablehlo.while(" in ln]
+    assert len(loops) == 2 and re.search(r"\(%iterArg = %\d+, %iterArg_0 = ", lines[loops[1] - 1])
+    (e,) = explain_path(str(path), result=0)
+    (a,) = [x for x in e.axes if x.origin.label == "output: 2"]
+    crossing = [s for s in a.path if s.op == "stablehlo.while" and s.source.startswith("%9")]
+    assert [(s.line, s.target) for s in crossing] == [(loops[1], "%iterArg_0")]
+    sine = next(s for s in a.path if s.op == "stablehlo.sine")
+    assert sine.source == "%iterArg_0" and sine.line > loops[1]
+
+
+def test_every_results_edges_printed_on_the_first_are_each_its_own(programs: Path) -> None:
+    """``twice`` returns ``%3`` as results 0 and 2, and jax 0.10.2 prints the edges of results 0, 1 and 2
+    on result 0: each edge is read as the one result's it moved an axis of, so both axes of result 2
+    walk along recorded steps only (its ``b`` from result 0, carried back into ``%3`` and out again)."""
+    path = stage(programs, "twice")
+    text = path.read_text(encoding="utf-8")
+    (e,) = explain_path(str(path), result=2)
+    for a in e.axes:
+        assert a.path and all(s.step is not None for s in a.path), a
+        for s in a.path:
+            record = rf'step-{s.step} = \[(?:\{{[^{{}}]*\}},\s*)*\{{"{a.axis}" = '
+            assert re.search(record, text), (s, a.axis)
+    (b,) = [x for x in e.axes if x.axis == "b"]
+    assert [(s.source, s.target) for s in b.path] == [("result[0]", "%3"), ("%3", "result[2]")]
+
+
+def test_a_name_is_read_as_the_definition_in_its_own_region(programs: Path) -> None:
+    """``loops``'s shard_map body returns ``%13``, a reshape with no sharding (the scan holds no site of it),
+    while each loop body defines a sharded ``%13`` below it: the body's return means its own."""
+    from shardconv.explain.function import Function
+    from shardconv.explain.reader import Reader
+    from shardconv.scan.inputs import scan_input
+
+    path = stage(programs, "loops")
+    lines = path.read_text(encoding="utf-8").split("\n")
+    ret = next(n for n, ln in enumerate(lines, 1) if ln.strip().startswith("sdy.return"))
+    name = lines[ret - 1].split()[1]
+    own = max(n for n in range(1, ret) if lines[n - 1].strip().startswith(f"{name} ="))
+    later = [n for n in range(ret, len(lines)) if lines[n - 1].strip().startswith(f"{name} =")]
+    assert later
+    reader = Reader(scan_input(str(path)), str(path))
+    (module,) = reader.modules()
+    f = Function(reader, module, reader.scope_of("main"), "main")
+    assert f.key(name, ret) == f"{name}@{own}"
+    assert [f.key(name, n) for n in later] == [f"{name}@{n}" for n in later]
