@@ -299,12 +299,13 @@ class Reader:
 
     def defined_twice(self, a: int, b: int, scope: int | None, last: int) -> dict[str, tuple[int, ...]]:
         """Each name the function ``scope`` (of the module whose sites are ``a:b``, ending on line ``last``)
-        defines more than once, with the lines defining it (``definitions``), when it has regions (a
-        function without any defines each name once)."""
-        returns = {i for i, op in enumerate(self.scan.ops) if op in ("stablehlo.return", "sdy.return")}
+        defines more than once, with the lines defining it (``definitions``: read from the module's first
+        line in the piece, a long module's cut at its functions), when it has regions (a function without
+        any defines each name once)."""
+        returns = [i for i, op in enumerate(self.scan.ops) if op in ("stablehlo.return", "sdy.return")]
         sc = self.scope_col
-        if a >= b or not any(op in returns and (scope is None or sc[i] == scope)
-                             for i, op in zip(range(a, b), self.op_col[a:b], strict=True)):
+        if a >= b or not returns or not any(scope is None or sc[i] == scope
+                                            for i in sites_of(self.scan, returns, "op", range(a, b))):
             return {}
         return definitions(self.path, self.line_col[a] + self.before[0], last)
 
