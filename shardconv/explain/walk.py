@@ -288,11 +288,14 @@ def _into_operand(f: Function, cur: str, stop: Origin) -> list[Step] | None:
 def _hop(f: Function, cur: str, other: str, found: list[HeldEdge], axis: str, label: str,
          via: tuple[str, str, int], seen: set[str]) -> list[Step] | None:
     """The hop from ``other`` to ``cur`` across ``via`` (op, its value, line), at the step that brought
-    the axis to ``other``, and that step."""
+    the axis to ``other``, and that step; one step when a loop's own step brought it to its result (the
+    step moved it along the loop's data-flow edge, to the result and the block argument alike)."""
     if not found:
         return None
     e, src, tgt, op_value, op, line = _first(f, found, axis, label)
     seen.add(other)
+    if op == via[0] == "stablehlo.while" and op_value == via[1]:
+        return [Step(step=e.step, source=src, op=op, op_value=op_value, line=line, target=cur)]
     return [_crossing(e.step, other, via, cur), Step(step=e.step, source=src, op=op, op_value=op_value, line=line,
                                                      target=tgt)]
 

@@ -704,7 +704,8 @@ def test_a_constraints_operand_takes_the_constraint_as_is(programs: Path) -> Non
 
 def test_every_value_of_every_program_walks_back_to_a_known_origin(programs: Path) -> None:
     """Every sharded value, argument and result of the twenty-one programs, each axis: its origin is one the
-    program wrote (never ``unknown``) and the walk reaches it with no gap: a loop body's carry, a shard_map's
+    program wrote (never ``unknown``) and the walk reaches it with no gap, step after step (a loop's own
+    step into its block argument is one step, not that step twice): a loop body's carry, a shard_map's
     or a constraint's operand, a partly manual shard_map's body argument, an axis free in nested shard_maps, an axis a reshape split or merged, a scatter's update, a result an op names apart, a reduce's second input, a sharding group's member.
     (A gap is left for records a pass took out: see the next test.)"""
     seen = 0
@@ -721,6 +722,7 @@ def test_every_value_of_every_program_walks_back_to_a_known_origin(programs: Pat
                 for a in e.axes:
                     seen += 1
                     assert (a.origin.kind != "unknown", a.gap) == (True, None), (path.parent.name, e.value, a)
+                    assert_connected(a, e.value)
     assert seen > 500
 
 
