@@ -81,7 +81,9 @@ def test_block_user_sharded_argument_is_named_by_index_and_name(programs: Path) 
     assert dims_of(a.origin.sharding or "") == [["data"], [], []]
     # downstream, the same axis names argument 0 through Shardy's "input: 0"
     (q,) = explain_path(str(stage(programs, "block")), "%0")
-    assert [(x.axis, x.origin.kind, x.origin.index, x.origin.name) for x in q.axes] == [("data", "argument", 0, "%arg0")]
+    assert [(x.axis, x.origin.kind, x.origin.index, x.origin.name) for x in q.axes] == [
+        ("data", "argument", 0, "%arg0")
+    ]
     assert q.axes[0].path[0].source == "%arg0"
 
 
@@ -100,7 +102,7 @@ def test_a_partly_manual_shard_maps_body_takes_its_in_sharding_as_is(programs: P
     the shard_map's."""
     path = stage(programs, "partial")
     text = path.read_text(encoding="utf-8")
-    (reduced,) = re.findall(r"^\s*(%\w+) = \"stablehlo.all_reduce\"", text, re.M)
+    (reduced,) = re.findall(r"^\s*(%\w+) = \"stablehlo.all_reduce\"", text, re.MULTILINE)
     (e,) = explain_path(str(path), reduced)
     (a,) = e.axes
     assert (a.axis, a.origin.kind, a.origin.name, a.origin.index, a.gap) == ("model", "manual_input", "mc_0", 1, None)
@@ -136,7 +138,7 @@ def test_an_axis_a_reshape_splits_or_merges_is_followed_through_it(programs: Pat
     beside: the split value is asked for by name.)"""
     path = stage(programs, "reshaped")
     (name,) = re.findall(r"^\s*(%\w+) = stablehlo.reshape .*sharding_per_value<\[<@mesh, \[\{\"model\":\(1\)2\}",
-                         path.read_text(encoding="utf-8"), re.M)
+                         path.read_text(encoding="utf-8"), re.MULTILINE)
     (split,), (merged,) = explain_path(str(path), name), explain_path(str(path), result=1)
     assert [a.axis for a in split.axes] == ["model:(1)2", "model:(2)2"]
     for a in (*split.axes, *merged.axes):
@@ -229,7 +231,7 @@ def test_library_entry_returns_frozen_dataclasses(programs: Path) -> None:
     assert len(found) == 20 and all(isinstance(e, sc.Explanation) for e in found)
     with pytest.raises(dataclasses.FrozenInstanceError):
         found[0].value = "x"  # type: ignore[misc]
-    with pytest.raises(ExplainError, match="no sharded value matches --value %999$"):
+    with pytest.raises(ExplainError, match=r"no sharded value matches --value %999$"):
         sc.explain_path(str(programs / "xla"), "%999")  # (records there: no word about the flag)
 
 
@@ -535,7 +537,7 @@ def test_a_value_a_loop_body_returns_is_reached_by_the_loops_own_records(program
     (x,) = [a for a in e.axes if a.axis == "x"]
     assert x.gap is None and x.origin.kind == "constraint"
     assert [(s.source, s.op, s.target) for s in x.path] == [(x.origin.value, "stablehlo.while", carry)]
-    sharded = [m[1] for m in re.finditer(r"^\s*(%\d+) = (?:sdy\.reshard |.*sdy\.sharding = )", text, re.M)]
+    sharded = [m[1] for m in re.finditer(r"^\s*(%\d+) = (?:sdy\.reshard |.*sdy\.sharding = )", text, re.MULTILINE)]
     assert len(sharded) > 10
     gaps = [(n, a.axis) for n in sharded for ex in explain_path(str(path), n) for a in ex.axes if a.gap is not None]
     assert gaps == []
@@ -555,7 +557,8 @@ def test_a_case_brings_each_axis_out_of_the_branch_its_record_names(programs: Pa
     for a in (x, y):
         assert_connected(a, e.value)
         (out,) = [s for s in a.path if s.op == "stablehlo.case"]
-        opened = next(i for i, ln in enumerate(lines, 1) if re.match(rf"\s*{re.escape(out.op_value)} = \"stablehlo.case\"", ln))
+        case = rf"\s*{re.escape(out.op_value)} = \"stablehlo.case\""
+        opened = next(i for i, ln in enumerate(lines, 1) if re.match(case, ln))
         inside = a.path[: a.path.index(out)]
         assert inside and all(opened < s.line < out.line for s in inside), (opened, out.line, inside)
         assert "stablehlo.dot" in [s.op for s in inside]
@@ -595,14 +598,15 @@ def test_a_gradient_through_two_loops_reads_each_value_where_its_op_uses_it(prog
                     continue
                 m = _OP_LINE.match(lines[s.line - 1])
                 assert m and m.group(2) == s.op, (s, lines[s.line - 1][:120])
-                head = m.group(3).split("{sdy.")[0] if s.op != "stablehlo.optimization_barrier" else m.group(3).split("} ")[-1]
+                barrier = s.op == "stablehlo.optimization_barrier"
+                head = m.group(3).split("} ")[-1] if barrier else m.group(3).split("{sdy.")[0]
                 operands = re.findall(r"%[\w.$#-]+", head.split(" : ")[0])
                 assert s.source in operands, (s, operands)
                 assert s.target.split("#")[0] == m.group(1) or s.target in operands, s  # (an edge may reach an operand)
                 if s.op == "stablehlo.optimization_barrier":
                     assert operands[int(s.target.split("#")[1])] == s.source, (s, operands)
     # the first weight's gradient: "model" from the layer's own constraint, back out of the backward loop
-    (w1,) = [a for a in explained[0].axes]
+    (w1,) = explained[0].axes
     assert (w1.origin.kind, dims_of(w1.origin.sharding or "")) == ("constraint", [["data"], [], ["model"]])
     assert_connected(w1, explained[0].value)
     assert "stablehlo.while" in [s.op for s in w1.path] and len(w1.path) > 5
@@ -706,12 +710,14 @@ def test_every_value_of_every_program_walks_back_to_a_known_origin(programs: Pat
     """Every sharded value, argument and result of the twenty-one programs, each axis: its origin is one the
     program wrote (never ``unknown``) and the walk reaches it with no gap, step after step (a loop's own
     step into its block argument is one step, not that step twice): a loop body's carry, a shard_map's
-    or a constraint's operand, a partly manual shard_map's body argument, an axis free in nested shard_maps, an axis a reshape split or merged, a scatter's update, a result an op names apart, a reduce's second input, a sharding group's member.
+    or a constraint's operand, a partly manual shard_map's body argument, an axis free in nested shard_maps,
+    an axis a reshape split or merged, a scatter's update, a result an op names apart, a reduce's second
+    input, a sharding group's member.
     (A gap is left for records a pass took out: see the next test.)"""
     seen = 0
     for path in sorted((programs / "xla" / "shardy").glob("*/02.after_propagation.mlir")):
         text = path.read_text(encoding="utf-8")
-        names = sorted(set(re.findall(r"^\s*(%[\w.]+)(?::\d+)?(?:, %[\w.]+)* = ", text, re.M)))
+        names = sorted(set(re.findall(r"^\s*(%[\w.]+)(?::\d+)?(?:, %[\w.]+)* = ", text, re.MULTILINE)))
         picks = [{"value": n} for n in names] + [{"result": k} for k in range(6)] + [{"arg": k} for k in range(4)]
         for pick in picks:
             try:

@@ -175,7 +175,9 @@ def chain(*xs: jax.Array) -> jax.Array:
     return acc
 
 
-jax.jit(chain).lower(arg((16, 32), NamedSharding(mesh2, P("data", "model"))), *(arg((16, 32)) for _ in range(40))).compile()
+jax.jit(chain).lower(
+    arg((16, 32), NamedSharding(mesh2, P("data", "model"))), *(arg((16, 32)) for _ in range(40))
+).compile()
 mesh_xy = Mesh(devices.reshape(4, 2), ("x", "y"))
 
 
@@ -262,7 +264,9 @@ def partial(x: jax.Array, w: jax.Array) -> jax.Array:
     return jax.shard_map(partial_body, mesh=mesh2, **specs)(x, w)
 
 
-jax.jit(partial).lower(arg((8, 16), NamedSharding(mesh2, P("data"))), arg((16, 32), NamedSharding(mesh2, P(None, "model")))).compile()
+jax.jit(partial).lower(
+    arg((8, 16), NamedSharding(mesh2, P("data"))), arg((16, 32), NamedSharding(mesh2, P(None, "model")))
+).compile()
 
 
 def reshaped(y: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
