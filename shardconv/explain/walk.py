@@ -162,6 +162,10 @@ def walk(f: Function, start: str, axis: str, stop: Origin) -> tuple[Step, ...]:
         if v is not None and v.origins.get(axis) == "self":
             break
         options = [x for x in _incoming(f, cur, axis) if x[1] not in seen]
+        part = next((a for a in sorted(v.origins) if a.startswith(axis + ":")), None) if v and not options else None
+        if part is not None:  # (a value holding an axis a reshape merged: it came in parts, each recorded)
+            options = [x for x in _incoming(f, cur, part) if x[1] not in seen]
+            axis = part if options else axis
         if options:
             e, src, tgt, op_value, op, line = _first(f, options, axis, stop.label)
             steps.append(Step(step=e.step, source=src, op=op, op_value=op_value, line=line, target=tgt))

@@ -226,9 +226,9 @@ def test_trace_offers_explain_for_a_propagation_change(programs: Path) -> None:
 
 def test_library_entry_returns_frozen_dataclasses(programs: Path) -> None:
     found = sc.explain_path(str(programs / "xla"), result=0)
-    # twenty-one modules; ``returned``'s first result (a sum) holds no sharding (``effect``'s, a token, is the
+    # twenty-two modules; ``returned``'s first result (a sum) holds no sharding (``effect``'s, a token, is the
     # callback's value, sharded on one device)
-    assert len(found) == 20 and all(isinstance(e, sc.Explanation) for e in found)
+    assert len(found) == 21 and all(isinstance(e, sc.Explanation) for e in found)
     with pytest.raises(dataclasses.FrozenInstanceError):
         found[0].value = "x"  # type: ignore[misc]
     with pytest.raises(ExplainError, match=r"no sharded value matches --value %999$"):
@@ -707,7 +707,7 @@ def test_a_constraints_operand_takes_the_constraint_as_is(programs: Path) -> Non
 
 
 def test_every_value_of_every_program_walks_back_to_a_known_origin(programs: Path) -> None:
-    """Every sharded value, argument and result of the twenty-one programs, each axis: its origin is one the
+    """Every sharded value, argument and result of the twenty-two programs, each axis: its origin is one the
     program wrote (never ``unknown``) and the walk reaches it with no gap, step after step (a loop's own
     step into its block argument is one step, not that step twice): a loop body's carry, a shard_map's
     or a constraint's operand, a partly manual shard_map's body argument, an axis free in nested shard_maps,
@@ -832,12 +832,14 @@ def _recorded_result_origins(path: Path) -> list[dict[str, str]]:
         r"sdy\.sharding_origins = \{([^}]*)\}", part)) else {} for part in results.split("tensor<")[1:]]
 
 
-@pytest.mark.parametrize("name", ["loops", "twice", "straight"])
+@pytest.mark.parametrize("name", ["loops", "twice", "straight", "merged"])
 def test_each_result_walks_from_the_origin_its_record_names(programs: Path, name: str) -> None:
     """Each axis of each result whose origins the signature records walks from that origin, step after
     step, every op's source among the operands printed on its line: ``loops`` (values of sibling regions
     named alike), ``twice`` (one value returned twice: jax 0.10.2 prints every result's edges on the
-    first), ``straight`` (a result a shard_map returns as is, whose records name axes it does not hold)."""
+    first), ``straight`` (a result a shard_map returns as is, whose records name axes it does not hold),
+    ``merged`` (an axis a reshape split in two and another merged again: it reached the merged value in its
+    two parts, each an edge of its own)."""
     path = stage(programs, name)
     lines = path.read_text(encoding="utf-8").split("\n")
     for k, origins in enumerate(_recorded_result_origins(path)):

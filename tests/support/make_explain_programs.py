@@ -1,4 +1,4 @@
-"""Writes Shardy's verbose stage dumps of twenty-one real programs with jax (a child process: XLA reads
+"""Writes Shardy's verbose stage dumps of twenty-two real programs with jax (a child process: XLA reads
 XLA_FLAGS once), for the tests that ``explain`` names the origins the programs specify.
 
 Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
@@ -61,7 +61,9 @@ Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
   prints the edges of all three results on the first;
 - ``straight``: on ``a=2, b=4`` over the devices in reverse order, a ``shard_map`` ppermute returned as is
   (with ``P("a", "b")``: its result's origins name ``b``, which its out_sharding does not hold), doubled,
-  and through a ``fori_loop``, each result given an out_sharding.
+  and through a ``fori_loop``, each result given an out_sharding;
+- ``merged``: a bf16 argument sharded ``P(("b", "d"))`` on ``b=4, d=2``, reshaped to 2x8x8 (``b`` split in two
+  sub-axes), its sine reshaped back (merged into ``b`` again) and returned, and cast to int8 with ``P("d", "b")``.
 Then, in a second child (``OUT_DIR shardy``), the same ``mlp`` with ``--xla_dump_hlo_pass_re=shardy`` into
 OUT_DIR/plain: Shardy's stage files without the records.
 """
@@ -359,5 +361,16 @@ def straight(x: jax.Array) -> tuple[jax.Array, ...]:
 straight_out = tuple(NamedSharding(mesh_ab_reversed, s) for s in (P("a", "b"), P("b", None), P(None, "b"), P("a")))
 jax.jit(straight, out_shardings=straight_out).lower(
     arg((16, 32), NamedSharding(mesh_ab_reversed, P(("b", "a"), None)))
+).compile()
+mesh_bd = Mesh(devices.reshape(4, 2), ("b", "d"))
+
+
+def merged(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    x = jnp.sin(x.reshape(2, 8, 8)).reshape(16, 8)
+    return x, x.astype(jnp.int8)
+
+
+jax.jit(merged, out_shardings=(None, NamedSharding(mesh_bd, P("d", "b")))).lower(
+    jax.ShapeDtypeStruct((16, 8), jnp.bfloat16, sharding=NamedSharding(mesh_bd, P(("b", "d"), None)))
 ).compile()
 subprocess.run([sys.executable, __file__, out, "shardy"], check=True)
