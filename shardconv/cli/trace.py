@@ -41,4 +41,9 @@ def trace(logs: tuple[str, ...], values: tuple[str, ...], fmt: str) -> int:
     from shardconv.trace.run import trace_paths, value_filter
 
     refuse_special(logs)
-    return emit("trace", trace_paths(logs, value_filter(values)), fmt)
+    if "-" not in logs:
+        return emit("trace", trace_paths(logs, value_filter(values)), fmt)
+    from shardconv.scan.inputs import stdin_copy
+
+    with stdin_copy() as copy:  # (stdin as a file: a value's name is read again off its op's line)
+        return emit("trace", trace_paths([copy if p == "-" else p for p in logs], value_filter(values)), fmt)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from shardconv.core.errors import ShardingValidationError
-from shardconv.explain.function import Function, Value, axis_keys_of
+from shardconv.explain.function import Function, Value, axis_keys_of, trailing_index
 from shardconv.explain.model import RECORDS_HINT, AxisExplanation, Explanation, Origin, Step
 from shardconv.explain.reader import STAGE, WRITTEN_BEFORE, Reader, stages_before
 from shardconv.explain.walk import gap_of, held_axis, meetings, origin_of, walk
@@ -83,7 +83,7 @@ def explain_value(path: str, f: Function, name: str) -> Explanation:
             label = value.origins.get(held_axis(value, axis))
             origin = origin_of(f, label, value, axis) if label else Origin(kind="unknown", label="", name=None)
             path_steps = walk(f, name, axis, origin)
-            upstream = _origin_upstream(f, axis, path_steps) if not label and path_steps else None
+            upstream = _origin_upstream(f, name, axis, path_steps) if not label else None
             if upstream is not None:
                 origin, path_steps = upstream, walk(f, name, axis, upstream)
             axes.append(
@@ -98,10 +98,17 @@ def explain_value(path: str, f: Function, name: str) -> Explanation:
     return _shown(done, lambda n: printed.get(n) or _plain(n)) if f.keyed or printed else done
 
 
-def _origin_upstream(f: Function, axis: str, steps: tuple[Step, ...]) -> Origin | None:
+def _origin_upstream(f: Function, name: str, axis: str, steps: tuple[Step, ...]) -> Origin | None:
     """The origin of an axis of a value Shardy recorded none for (jaxlib 0.10.2 records it on one result
-    only of a value returned twice): the one recorded on the value its walk starts from, if any."""
-    first = f.value(steps[0].source)
+    only of a value returned twice): the one recorded on the value its walk starts from, if any; for a
+    result no step reaches, on the value it returns (``output: k`` when the result is its own origin)."""
+    k = trailing_index(name) if name.startswith("result[") else None
+    if steps:
+        first = f.value(steps[0].source)
+    elif k is not None and k < len(f.returns):
+        first = f.value(f.returns[k])
+    else:
+        return None
     label = first.origins.get(held_axis(first, axis)) if first is not None else None
     return origin_of(f, label, first, axis) if first is not None and label else None
 

@@ -82,6 +82,7 @@ class Function:
         self._first_rows: dict[str, int] = {}  # an absorbed op's value -> the row of its first site
         self._block_args: dict[str, tuple[str, ...]] = {}  # an op's value -> its region's arguments (read once)
         self._defs: dict[str, tuple[int, ...]] = {}
+        self._twice: dict[str, tuple[int, ...]] | None = None  # the names defined more than once (read once)
         self.keyed = False  # whether a value was named ``name@line`` (Function.key)
         self._records: bool | None = None
         self._groups: dict[int, list[tuple[str, int | None]]] | None = None
@@ -140,10 +141,21 @@ class Function:
         return self._users.get(name, [])
 
     def defs(self, name: str) -> tuple[int, ...]:
+        """The lines defining ``name``: every one, read from the file, when more than one op or region
+        does (a region's ops without a sharding have no site), else its site's."""
         found = self._defs.get(name)
         if found is None:
-            found = self._defs[name] = self.reader.def_lines(name, self.a, self.b, self.scope)
+            if self._twice is None:
+                self._twice = self.reader.defined_twice(self.a, self.b, self.scope, self.end_line())
+            found = self._twice.get(name) or self.reader.def_lines(name, self.a, self.b, self.scope)
+            self._defs[name] = found
         return found
+
+    def end_line(self) -> int:
+        """The last line of the function (its return's), or of the module when it has none."""
+        if not self.return_line:
+            _, self.return_line = self.reader.returns(self.a, self.b, self.scope)
+        return self.return_line or self.reader.last_line(self.b)
 
     def group(self, n: int) -> list[tuple[str, int | None]]:
         """The values sharding group ``n`` ties together (each with the line of the op adding it, None
@@ -286,10 +298,13 @@ class Function:
 
     def _result_origins(self, s: Seen) -> None:
         """``sdy.result_sharding_origins`` of an op whose results are data-flow edges: one entry per
-        result that has origins (dataflow.py)."""
+        result that has origins (dataflow.py), each for every result when all have one."""
         results = self.results.get(s.value or "") or [s.value or ""]
         per = parse_origins(s.text)
-        for k, origins in zip(owners([set(o) for o in per], self._result_axes(results)), per, strict=True):
+        # (one entry per result: each its own, though it names axes the result does not hold, as Shardy's do)
+        found = range(len(per)) if len(per) == len(results) else owners(
+            [set(o) for o in per], self._result_axes(results))
+        for k, origins in zip(found, per, strict=True):
             if k is not None:
                 v = self._value(results[k])
                 v.origins.update(origins)
@@ -311,12 +326,11 @@ class Function:
     def _edges(self, s: Seen, operands: list[str]) -> None:
         name = s.value or ""
         if s.op == "func.func":  # a function result's edges: operand-N is what the return returns for it
-            k = trailing_index(name) or 0 if name.startswith("result[") else 0
-            ret = self.returns[k] if k < len(self.returns) else None
-            edges = parse_edges(s.text)
-            if name.startswith("result[") and not {e.axis for e in edges} <= self._result_axes([name])[0]:
-                return  # another result's record (jax 0.10.2 can print one on its neighbour): not this one's
-            for e in _made_by_result(edges):
+            if name.startswith("result["):
+                self._function_result_edges(trailing_index(name) or 0, parse_edges(s.text), s.line)
+                return
+            ret = self.returns[0] if self.returns else None
+            for e in _made_by_result(parse_edges(s.text)):
                 src = ret if e.source[0] == "operand" else name
                 for t in e.targets:
                     self._add(e, src, ret if t[0] == "operand" else name, "return", "return", s.line)
@@ -333,6 +347,52 @@ class Function:
             src = edge_ref(e.source, operands, results)
             for t in e.targets:
                 self._add(e, src, edge_ref(t, operands, results), name, op, s.line)
+
+    def _function_result_edges(self, k: int, edges: list[Edge], line: int) -> None:
+        """The edges printed on result ``k``, each given to the result it moved an axis of: jax 0.10.2 prints
+        the edges of every result on one of them (the first), each as ``result-0`` / ``operand-0``. An edge
+        goes to the first result (``k``'s own first) that holds its axis and whose records agree: one
+        carrying the axis back to what it returns holds the axis as its own (``self``) and gives that value
+        its origin (``output: j``); one bringing the axis to it holds it from the value's origin, did not
+        carry it back before, and comes after the step that brought the axis to that value."""
+        n = len(self.returns)
+        results = [f"result[{j}]" for j in range(n)]
+        for r in results:
+            self.absorb(r)
+        axes = self._result_axes(results)
+
+        def origin(name: str, axis: str) -> str | None:
+            v = self.value(name)
+            return v.origins.get(axis) if v is not None else None
+
+        def fits(j: int, e: Edge) -> bool:
+            mine, theirs = origin(results[j], e.axis), origin(self.returns[j], e.axis)
+            if e.source[0] == "result":
+                return mine in (None, "self") and theirs in (None, f"output: {j}")
+            agree = None in (mine, theirs) or mine == theirs
+            return mine != "self" and agree and back.get((j, e.axis), e.step) >= e.step and arrived(j, e.axis) < e.step
+
+        def arrived(j: int, axis: str) -> int:
+            """The step the axis first reached what result ``j`` returns, by the edges known (-1: none)."""
+            self.absorb(self.returns[j].split("#")[0])
+            return min((x[0].step for x in self.incoming.get((self.returns[j], axis), ())), default=-1)
+
+        back: dict[tuple[int, str], int] = {}  # (result, axis) -> the step it carried the axis back at
+        owned: dict[int, list[Edge]] = {}
+        for e in sorted(edges, key=lambda e: e.source[0] == "operand"):  # (the edges carrying an axis back first)
+            holders = [j for j in dict.fromkeys([k, *range(n)]) if j < n and e.axis in axes[j]]
+            j = next((j for j in holders if fits(j, e)), k if k < n and e.axis in axes[k] else None)
+            if j is None:
+                continue  # (an axis no result holds)
+            if e.source[0] == "result":
+                back.setdefault((j, e.axis), e.step)
+            owned.setdefault(j, []).append(e)
+        for j, es in owned.items():
+            ret = self.returns[j]
+            for e in _made_by_result(sorted(es, key=lambda e: e.step)):
+                src = ret if e.source[0] == "operand" else results[j]
+                for t in e.targets:
+                    self._add(e, src, ret if t[0] == "operand" else results[j], "return", "return", line)
 
     def region_op(self, name: str, s: Seen, operands: list[str]) -> RegionOp:
         """The op with regions ``name`` defines (one of its sites ``s``): a while's block arguments and

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from shardconv.scan.columns import NONE, kind_code, kind_flags, site_column, sites_of, values_of_kind
 from shardconv.scan.native import columns
-from shardconv.scan.regions import Owner, region_owner, sharding_groups
+from shardconv.scan.regions import Owner, definitions, region_owner, sharding_groups
 from shardconv.scan.sites import RECORD_KINDS, SiteKind
 
 if TYPE_CHECKING:
@@ -220,7 +220,7 @@ class Reader:
         before-propagation stage beside the file (line None) when this one holds none (propagation
         drops the ops, and records the group as an origin, ``": 0"``)."""
         first = self.line_col[a] + self.before[0] if a < self.count else 1
-        last = self.line_col[b] + self.before[0] - 1 if b < self.count else self.before[0] + self.scan.lines
+        last = self.last_line(b)
         here: dict[int, list[tuple[str, int | None]]] = {
             k: list(v) for k, v in sharding_groups(self.path, function, first, last).items()
         }
@@ -228,6 +228,10 @@ class Reader:
         if siblings:
             return {k: [(n, None) for n, _ in v] for k, v in sharding_groups(str(siblings[0]), function).items()}
         return here
+
+    def last_line(self, b: int) -> int:
+        """The last line of the module whose sites end before site ``b``."""
+        return self.line_col[b] + self.before[0] - 1 if b < self.count else self.before[0] + self.scan.lines
 
     def any_records(self) -> bool:
         """Whether the piece holds a propagation record at all (its distinct values', at C speed)."""
@@ -292,6 +296,18 @@ class Reader:
                     shardings.add(lines[i])
         found = ops if len(ops) >= len(shardings) else shardings
         return tuple(sorted(n + self.before[0] for n in found))
+
+    def defined_twice(self, a: int, b: int, scope: int | None, last: int) -> dict[str, tuple[int, ...]]:
+        """Each name the function ``scope`` (of the module whose sites are ``a:b``, ending on line ``last``)
+        defines more than once, with the lines defining it (``definitions``: read from the module's first
+        line in the piece, a long module's cut at its functions), when it has regions (a function without
+        any defines each name once)."""
+        returns = [i for i, op in enumerate(self.scan.ops) if op in ("stablehlo.return", "sdy.return")]
+        sc = self.scope_col
+        if a >= b or not returns or not any(scope is None or sc[i] == scope
+                                            for i in sites_of(self.scan, returns, "op", range(a, b))):
+            return {}
+        return definitions(self.path, self.line_col[a] + self.before[0], last)
 
     def at_line(self, line: int, a: int, b: int) -> list[tuple[str, int | None]]:
         line -= self.before[0]

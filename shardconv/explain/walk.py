@@ -131,9 +131,10 @@ def _incoming(f: Function, cur: str, axis: str) -> list[HeldEdge]:
     """The edges that brought ``axis`` to ``cur``: on its own op, else on the ops that use it, else on the
     op whose region returns it."""
     f.absorb(cur.split("#")[0])
-    if cur.startswith("result["):
-        for r in f.returns:
+    if cur.startswith("result[") or cur in f.returns:  # (every result's edges may be printed on another's)
+        for k, r in enumerate(f.returns):
             f.absorb(r.split("#")[0])
+            f.absorb(f"result[{k}]")
     found = f.incoming.get((cur, axis))
     if not found:
         for user in f.users(cur):
@@ -161,6 +162,10 @@ def walk(f: Function, start: str, axis: str, stop: Origin) -> tuple[Step, ...]:
         if v is not None and v.origins.get(axis) == "self":
             break
         options = [x for x in _incoming(f, cur, axis) if x[1] not in seen]
+        part = next((a for a in sorted(v.origins) if a.startswith(axis + ":")), None) if v and not options else None
+        if part is not None:  # (a value holding an axis a reshape merged: it came in parts, each recorded)
+            options = [x for x in _incoming(f, cur, part) if x[1] not in seen]
+            axis = part if options else axis
         if options:
             e, src, tgt, op_value, op, line = _first(f, options, axis, stop.label)
             steps.append(Step(step=e.step, source=src, op=op, op_value=op_value, line=line, target=tgt))
@@ -255,14 +260,23 @@ def _into_operand(f: Function, cur: str, stop: Origin) -> list[Step] | None:
     from the body's argument), a constraint's operand the constraint's (Shardy applies a constraint to
     its input before propagating), the value a function returns its result's (an output's sharding
     carried back to what returns it: jaxlib 0.10.2 records no edge for it when the value takes the same
-    axis from its operands too)."""
+    axis from its operands too), and the block argument of the loop whose result the function returns
+    that result's (one data-flow edge: jaxlib 0.10.2 records no step into the loop's result)."""
     if stop.value is None or stop.op is None:
         return None
     if stop.kind == "result" and stop.index is not None:
         k = stop.index
-        if k >= len(f.returns) or f.returns[k] != cur:
+        returned = f.returns[k] if k < len(f.returns) else None
+        if returned is None:
             return None
-        return [_crossing(None, stop.value, ("return", "return", f.return_line), cur)]
+        back = _crossing(None, stop.value, ("return", "return", f.return_line), returned)
+        if returned == cur:
+            return [back]
+        loop = next((x for x in f.region_ops.values() if cur in x.args and x.results[x.args.index(cur)] == returned),
+                    None)  # (a loop's block argument, one sharding with the loop's result the function returns)
+        if loop is None:
+            return None
+        return [_crossing(None, returned, ("stablehlo.while", loop.value, loop.line), cur), back]
     held: tuple[tuple[str, ...], ...]
     if stop.kind == "manual_input" and stop.index is not None:
         k, held = stop.index, (f.operands_of(stop.value), f.block_args_of(stop.value))
@@ -278,11 +292,14 @@ def _into_operand(f: Function, cur: str, stop: Origin) -> list[Step] | None:
 def _hop(f: Function, cur: str, other: str, found: list[HeldEdge], axis: str, label: str,
          via: tuple[str, str, int], seen: set[str]) -> list[Step] | None:
     """The hop from ``other`` to ``cur`` across ``via`` (op, its value, line), at the step that brought
-    the axis to ``other``, and that step."""
+    the axis to ``other``, and that step; one step when a loop's own step brought it to its result (the
+    step moved it along the loop's data-flow edge, to the result and the block argument alike)."""
     if not found:
         return None
     e, src, tgt, op_value, op, line = _first(f, found, axis, label)
     seen.add(other)
+    if op == via[0] == "stablehlo.while" and op_value == via[1]:
+        return [Step(step=e.step, source=src, op=op, op_value=op_value, line=line, target=cur)]
     return [_crossing(e.step, other, via, cur), Step(step=e.step, source=src, op=op, op_value=op_value, line=line,
                                                      target=tgt)]
 

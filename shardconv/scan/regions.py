@@ -169,6 +169,45 @@ def sharding_groups(
     return out
 
 
+_NAMES_DEFINED = re.compile(rb"^\s*(%[\w.$\-]+(?::\d+)?(?:\s*,\s*%[\w.$\-]+(?::\d+)?)*)\s*=")
+_LOOP_ARG = re.compile(rb"[(,]\s*(%[\w.$\-]+)\s*=\s*%")  # ``stablehlo.while(%iterArg = %0, ...``
+_BLOCK_ARG_DECL = re.compile(rb"[(,]\s*(%[\w.$\-]+):\s")  # ``(%arg2: tensor<...>``, ``^bb0(%arg1: ...``
+_NAME_ONLY = re.compile(rb"%[\w.$\-]+")
+
+
+def definitions(path: str, first: int, last: int) -> dict[str, tuple[int, ...]]:
+    """Each value name defined more than once in the last function that begins between lines ``first``
+    and ``last`` of ``path`` (read up to ``last``: sibling regions number their values alike), with the
+    lines that define it: an op's results, a loop's block arguments, a region's arguments (``(%arg2: ...)
+    {``, ``^bb0(%arg1: ...)``). Read from the file, as the scan reports sites only for the ops that carry a
+    sharding; empty for one that cannot be read again."""
+    start = _line_start(path, first)
+    if start is None:
+        return {}
+    found: dict[str, list[int]] = {}
+    try:
+        with open(path, "rb") as f:
+            f.seek(start)
+            for n, line in enumerate(f, first):
+                if n > last:
+                    break
+                if b"%" not in line:
+                    continue
+                if b"func.func" in line and _FUNCTION.match(line):  # (the function's own names begin here)
+                    found.clear()
+                m = _NAMES_DEFINED.match(line)
+                names = _NAME_ONLY.findall(m.group(1)) if m else []
+                if b"stablehlo.while(" in line:
+                    names += _LOOP_ARG.findall(line)
+                if b": " in line:
+                    names += _BLOCK_ARG_DECL.findall(line)
+                for name in dict.fromkeys(names):
+                    found.setdefault(name.decode("utf-8", "surrogateescape"), []).append(n)
+    except OSError:
+        return {}
+    return {k: tuple(v) for k, v in found.items() if len(v) > 1}
+
+
 class Owner(NamedTuple):
     """The op that owns a closing line's attributes: its value and op, the byte its line begins at, and
     how many lines above the closing line it is."""
@@ -225,6 +264,6 @@ def _indent(line: bytes) -> int:
 
 
 __all__ = [
-    "Owner", "op_block_args", "op_operands", "op_regions", "op_results", "region_owner", "results_on_line",
-    "sharding_groups",
+    "Owner", "definitions", "op_block_args", "op_operands", "op_regions", "op_results", "region_owner",
+    "results_on_line", "sharding_groups",
 ]

@@ -1,6 +1,7 @@
 """What ``explain`` answers for, whatever the input: a dump piped on stdin as read from its file, a FIFO
 refused (never a hang), a multi-result op's name as each of its results, a result by its position in the
-function's signature. On real jax compiles (support/make_explain_programs.py)."""
+function's signature; and ``trace``, which reads stdin the same way. On real jax compiles
+(support/make_explain_programs.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.cli_util import run
@@ -122,3 +124,31 @@ def test_results_are_taken_by_their_position_past_a_token(programs: Path) -> Non
     with pytest.raises(ExplainError, match=r"result\[1\] of @main carries no sharding"):
         explain_path(str(path), result=1)
     assert [e.value for e in explain_path(str(path))] == ["%0", "result[2]", "result[3]", "result[4]"]
+
+
+def _files_aside(doc: Any) -> Any:
+    """A ``trace`` JSON document with every file name (a dump's, an observation's) left out."""
+    if isinstance(doc, dict):
+        return {k: _files_aside(v) for k, v in doc.items() if k != "file"}
+    if isinstance(doc, list):
+        return [_files_aside(v) for v in doc]
+    return doc
+
+
+def test_trace_reads_stdin_as_its_file(programs: Path, tmp_path: Path) -> None:
+    """``trace`` re-reads an op's line for the names of its results as ``explain`` does: ``returned``'s
+    Shardy stage after propagation piped to ``-`` after the stage before it gives the same JSON as a copy
+    of the file (whose name, as stdin, says no pass), the files' names aside, its ``mhlo.topk`` results
+    named as the dump prints them."""
+    folder = stage(programs, "returned").parent
+    before, text = str(folder / "01.before_propagation.mlir"), (folder / "02.after_propagation.mlir").read_text()
+    m = re.search(r"(%\w+), (%\w+) = mhlo\.topk", text)
+    assert m is not None
+    after = tmp_path / "module.mlir"
+    after.write_text(text, encoding="utf-8")
+    from_file = run("trace", before, str(after), "--format", "json")
+    from_stdin = run("trace", before, "-", "--format", "json", input=text)
+    assert (from_stdin.code, from_stdin.err) == (from_file.code, from_file.err) and from_file.code in (0, 1)
+    doc = json.loads(from_stdin.out)
+    assert set(m.groups()) <= {c["value"] for c in doc["changes"]}
+    assert _files_aside(doc) == _files_aside(json.loads(from_file.out))

@@ -1,4 +1,4 @@
-"""Writes Shardy's verbose stage dumps of eighteen real programs with jax (a child process: XLA reads
+"""Writes Shardy's verbose stage dumps of twenty-two real programs with jax (a child process: XLA reads
 XLA_FLAGS once), for the tests that ``explain`` names the origins the programs specify.
 
 Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
@@ -51,7 +51,19 @@ Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
   a sharding group ties the second to the first (its origins record the group, ``": 0"``, and the
   ``sdy.sharding_group`` ops are in the before-propagation stage);
 - ``effect``: an ordered ``io_callback`` (a token argument and a token first result) before a ``sort`` of
-  three operands (``%6:3``) whose results are returned after a scalar: results by position past a token.
+  three operands (``%6:3``) whose results are returned after a scalar: results by position past a token;
+- ``loops``: on ``a=2, b=2`` (4 devices), a ``shard_map`` all_to_all, then two ``fori_loop``s: the bodies
+  of the shard_map and of both loops (and the loops' conds) define ``%10``..``%13``, and both loops name
+  their block arguments ``%iterArg``...; the second loop's result is returned as result 2, whose
+  out_sharding's ``a`` goes back into the second loop's body and out into the first loop's result;
+- ``twice``: ``sin(x) * 2`` of a bf16 argument sharded ``P("b", "a")`` on ``a=2, b=4``, returned as is, cast to int8,
+  and cast to bf16 (the same value: returned twice), the first two results given out_shardings: jax 0.10.2
+  prints the edges of all three results on the first;
+- ``straight``: on ``a=2, b=4`` over the devices in reverse order, a ``shard_map`` ppermute returned as is
+  (with ``P("a", "b")``: its result's origins name ``b``, which its out_sharding does not hold), doubled,
+  and through a ``fori_loop``, each result given an out_sharding;
+- ``merged``: a bf16 argument sharded ``P(("b", "d"))`` on ``b=4, d=2``, reshaped to 2x8x8 (``b`` split in two
+  sub-axes), its sine reshaped back (merged into ``b`` again) and returned, and cast to int8 with ``P("d", "b")``.
 Then, in a second child (``OUT_DIR shardy``), the same ``mlp`` with ``--xla_dump_hlo_pass_re=shardy`` into
 OUT_DIR/plain: Shardy's stage files without the records.
 """
@@ -165,7 +177,9 @@ def chain(*xs: jax.Array) -> jax.Array:
     return acc
 
 
-jax.jit(chain).lower(arg((16, 32), NamedSharding(mesh2, P("data", "model"))), *(arg((16, 32)) for _ in range(40))).compile()
+jax.jit(chain).lower(
+    arg((16, 32), NamedSharding(mesh2, P("data", "model"))), *(arg((16, 32)) for _ in range(40))
+).compile()
 mesh_xy = Mesh(devices.reshape(4, 2), ("x", "y"))
 
 
@@ -252,7 +266,9 @@ def partial(x: jax.Array, w: jax.Array) -> jax.Array:
     return jax.shard_map(partial_body, mesh=mesh2, **specs)(x, w)
 
 
-jax.jit(partial).lower(arg((8, 16), NamedSharding(mesh2, P("data"))), arg((16, 32), NamedSharding(mesh2, P(None, "model")))).compile()
+jax.jit(partial).lower(
+    arg((8, 16), NamedSharding(mesh2, P("data"))), arg((16, 32), NamedSharding(mesh2, P(None, "model")))
+).compile()
 
 
 def reshaped(y: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -307,4 +323,54 @@ def effect(x: jax.Array, y: jax.Array) -> tuple[jax.Array, ...]:
 
 
 jax.jit(effect).lower(arg((16, 32), NamedSharding(mesh2, P("data"))), arg((16, 32))).compile()
+mesh_ab = Mesh(devices[:4].reshape(2, 2), ("a", "b"))
+
+
+def loops(x: jax.Array, w: jax.Array) -> tuple[jax.Array, ...]:
+    x = jnp.sin(x.reshape(2, 4, 4)).reshape(8, 4)
+    x = jax.shard_map(lambda v: jax.lax.all_to_all(v, "b", 1, 0, tiled=True), mesh=mesh_ab, in_specs=P("b", None),
+                      out_specs=P(None, "b"))(x)
+    x = jax.lax.fori_loop(0, 3, lambda i, c: jnp.cos(c), x)
+    return (x, x.sum(), *jax.lax.fori_loop(0, 2, lambda i, c: (jnp.sin(c[0]) + c[1], c[1] * 2), (x, x.sum(axis=0))))
+
+
+loops_out = (None, None, NamedSharding(mesh_ab, P("a", None)), NamedSharding(mesh_ab, P(("a", "b"))))
+jax.jit(loops, out_shardings=loops_out).lower(
+    arg((8, 4), NamedSharding(mesh_ab, P(None, "b"))), arg((4, 4), NamedSharding(mesh_ab, P("b", None)))
+).compile()
+mesh_ab8 = Mesh(devices.reshape(2, 4), ("a", "b"))
+
+
+def twice(x: jax.Array) -> tuple[jax.Array, ...]:
+    x = jax.checkpoint(lambda v: jnp.sin(v) * 2)(x)
+    return x, x.astype(jnp.int8), x.astype(jnp.bfloat16)
+
+
+jax.jit(twice, out_shardings=(NamedSharding(mesh_ab8, P(None, "b")), NamedSharding(mesh_ab8, P("a", "b")), None)).lower(
+    jax.ShapeDtypeStruct((16, 16), jnp.bfloat16, sharding=NamedSharding(mesh_ab8, P("b", "a")))
+).compile()
+mesh_ab_reversed = Mesh(devices[::-1].reshape(2, 4), ("a", "b"))
+
+
+def straight(x: jax.Array) -> tuple[jax.Array, ...]:
+    x = jax.shard_map(lambda v: jax.lax.ppermute(v, "a", [(0, 1), (1, 0)]), mesh=mesh_ab_reversed,
+                      in_specs=P("a", None), out_specs=P("a", None))(x)
+    return x, x * 2, *jax.lax.fori_loop(0, 2, lambda i, c: (jnp.sin(c[0]) + c[1], c[1] * 2), (x, x.sum(axis=0)))
+
+
+straight_out = tuple(NamedSharding(mesh_ab_reversed, s) for s in (P("a", "b"), P("b", None), P(None, "b"), P("a")))
+jax.jit(straight, out_shardings=straight_out).lower(
+    arg((16, 32), NamedSharding(mesh_ab_reversed, P(("b", "a"), None)))
+).compile()
+mesh_bd = Mesh(devices.reshape(4, 2), ("b", "d"))
+
+
+def merged(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    x = jnp.sin(x.reshape(2, 8, 8)).reshape(16, 8)
+    return x, x.astype(jnp.int8)
+
+
+jax.jit(merged, out_shardings=(None, NamedSharding(mesh_bd, P("d", "b")))).lower(
+    jax.ShapeDtypeStruct((16, 8), jnp.bfloat16, sharding=NamedSharding(mesh_bd, P(("b", "d"), None)))
+).compile()
 subprocess.run([sys.executable, __file__, out, "shardy"], check=True)
