@@ -140,7 +140,7 @@ def outputs_oracle(p: Program, folder: Path) -> list[str]:
     tmp.mkdir(exist_ok=True)
     found: list[str] = []
     for params in (False, True):
-        want = res["parameters" if params else "outputs"]
+        want = res["parameters" if params else "outputs"] or []  # None: PJRT returns none, and no format writes one
         flag = " --parameters" if params else ""
         for stage in decided_stages(folder):
             for fmt in formats_for(stage):
