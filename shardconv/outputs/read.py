@@ -300,6 +300,9 @@ def reading_of(ir: ModuleIR, *, params: bool = False, from_constraints: bool = F
 
 def _module_devices(r: _Resolver, params: bool) -> int:
     """Devices the module runs on, the other side's shardings counted (an inline mesh names no symbol)."""
+    known = num_devices(r.ir)
+    if known > 1 or r.ir.attrs.get("mhlo.num_partitions") is not None:
+        return known
     ports = r.ir.func.results if params else r.ir.func.args
     other = [o.hlo for p in ports for o in _value_items(r, p, 0, False, params)]
     return num_devices(r.ir, other)
