@@ -26,16 +26,24 @@ _HEAD = 1 << 16  # what is read of a file the scan's sniff finds no IR in, to sa
 
 
 def _read_module(path: str) -> Dump:
-    """The module ``outputs`` reads from ``path``: its last (a pass log holds many)."""
-    from shardconv.outputs.dumps import last_dump, last_dump_in
-
+    """The module ``outputs`` reads from ``path``: its last (a pass log holds many); ``-`` (stdin) is copied
+    to a temporary file first and read as a file is, in bounded memory."""
     if path == "-":
-        return last_dump(sys.stdin.buffer.read())
+        from shardconv.scan.inputs import stdin_copy
+
+        with stdin_copy() as copy:
+            return _read_file(copy, "-")
+    return _read_file(path, path)
+
+
+def _read_file(path: str, shown: str) -> Dump:
+    """The last module of the regular file ``path``, called ``shown`` in errors."""
+    from shardconv.outputs.dumps import last_dump_in
     from shardconv.text.files import not_regular_reason
 
     why = not_regular_reason(path)
     if why is not None:
-        raise click.UsageError(f"{path}: {why}")
+        raise click.UsageError(f"{shown}: {why}")
     from shardconv.scan.inputs import sniff_path
 
     try:
@@ -46,7 +54,7 @@ def _read_module(path: str) -> Dump:
                 module_kind(f.read(_HEAD).decode("utf-8", "surrogateescape"))
         return last_dump_in(path)
     except OSError as e:
-        raise click.ClickException(f"cannot read {path}: {e.strerror}") from None
+        raise click.ClickException(f"cannot read {shown}: {e.strerror}") from None
 
 
 def _emit(data: bytes, out: str | None) -> None:
@@ -119,11 +127,14 @@ def outputs(
     Sources, as XLA's GetOutputShardings sees them: the module's mhlo.spmd_output_sharding
     (mhlo.spmd_parameters_shardings for --parameters) when present, cross-checked against the
     per-value attributes (a disagreement is a finding: exit 1); else each value's sdy.sharding or
-    mhlo.sharding; else replicated. Tuple-typed values count one output per leaf. HLO text:
-    the ENTRY's ROOT sharding and parameter shardings. A leaf the compile's propagation still
-    chooses (unspecified in a jax lowering; flagged allow_spmd_sharding_propagation_to_* in an HLO
-    header before propagation) is refused: exit 2, naming the stage to read (JSON: "decided": false).
-    A pass log of many modules is read at its last module (a note says which).
+    mhlo.sharding; else replicated, as the SPMD partitioner records it. On one device with no module
+    attribute no partitioner runs and PJRT returns none: no sharding is written (a note says so).
+    Tuple-typed values count one output per leaf. HLO text: the ENTRY's ROOT sharding and parameter
+    shardings (XLA's dump named *.after_shardy-xla.* counts as propagated). MODULE '-' reads stdin.
+    A leaf the compile's propagation still chooses (unspecified in a jax lowering; flagged
+    allow_spmd_sharding_propagation_to_* in an HLO header before propagation) is refused: exit 2,
+    naming the stage to read (JSON: "decided": false). A pass log of many modules is read at its
+    last module (a note says which).
     \b
     Shardings are written V2 (tile arrays); --v3 writes the values read from an sdy sharding
     as V3 named shardings on their mesh (OpSharding field 14, as XLA serializes V3); the others
@@ -164,7 +175,10 @@ def outputs(
     if module_kind(text) == HLO:
         if fmt == "mlir":
             raise click.UsageError("-f mlir rewrites an MLIR module; this is an HLO text module")
-        reading = read_hlo_module(text, params=params)
+        from shardconv.outputs.hlo_module import after_propagation
+
+        propagated = dump.count == 1 and after_propagation(Path(module).name)  # XLA's dump names its stage
+        reading = read_hlo_module(text, params=params, propagated=propagated)
     else:
         from shardconv.outputs.module import read_module
         from shardconv.outputs.read import meshes_of
@@ -196,15 +210,19 @@ def outputs(
         which = f"{what} {kept} has" if len(chosen.kept_v2) == 1 else f"{what}s {kept} have"
         click.echo(f"note: --v3: {which} no mesh in the module (an HLO string, or unannotated): written V2", err=True)
     status = 1 if reading.conflicts else 0
-    if reading.reads_none and expect is None and fmt in ("hlo", "tuple", "proto-hex", "textproto"):
-        return status  # XLA reads none: the note says so, and no {replicated} stands in for it
-    shardings = list(chosen.shardings)
+    if reading.returns_none and expect is None and fmt in ("hlo", "tuple", "proto-hex", "textproto"):
+        return status  # PJRT returns none: the note says so, and no {replicated} stands in for it
+    shardings = [] if reading.returns_none else list(chosen.shardings)  # (-f pjrt: N = 0, json: no items)
     if expect is not None:
         from shardconv.outputs.expect import compare, format_mismatches, read_report
-        from shardconv.outputs.read import devices_of, num_devices
+        from shardconv.outputs.read import num_devices
+        from shardconv.outputs.reading import devices_of
 
         devices = max([1, *(devices_of(h) for h in shardings)]) if ir is None else num_devices(ir, shardings)
-        report = read_report(expect)
+        try:
+            report = read_report(expect)
+        except OSError as e:
+            raise click.ClickException(f"cannot read {expect}: {e.strerror or e}") from None
         bad = compare(shardings, report, devices, what)
         if bad:
             click.echo(format_mismatches(bad, max(len(shardings), len(report)), what), nl=False)
@@ -251,8 +269,9 @@ def _render(
         from shardconv.outputs.pjrt import forms
         from shardconv.outputs.rewrite import to_mlir
 
-        other = list(forms(other_side, {}, named=False).shardings)
-        outs, prms = (other, shardings) if params else (shardings, other)
+        other = None if other_side.returns_none else list(forms(other_side, {}, named=False).shardings)
+        mine = None if reading.returns_none else shardings
+        outs, prms = (other, mine) if params else (mine, other)
         # the module alone: without the line breaks that stand for the log's lines before it (their
         # first run, at its start or right after the wrapping module's brace)
         result = to_mlir(ir, outs, prms, strip_body=strip_body).replace("\n" * (dump.line - 1), "", 1)

@@ -71,12 +71,26 @@ def parse_report(data: bytes, name: str = "report") -> list[HloSharding]:
     return out
 
 
+REPORT_LIMIT = 256 << 20  # bytes: a report (or one file of a report folder) longer than this is refused
+
+
+def _report_bytes(path: Path) -> bytes:
+    """The bytes of the report file ``path``, read as every named file is (a FIFO or device is refused
+    before it can block, and no more than REPORT_LIMIT bytes are held); OSError when it cannot be read."""
+    from shardconv.text.files import read_prefix
+
+    data, more = read_prefix(str(path), REPORT_LIMIT)
+    if more:
+        raise ShardingSyntaxError(f"{path}: a report larger than {REPORT_LIMIT >> 20} MiB; not read")
+    return data
+
+
 def read_report(path: Path) -> list[HloSharding]:
     """``parse_report`` on a file, or one binary OpSharding per file of a folder (natural name order)."""
     if path.is_dir():
         files = sorted((p for p in path.iterdir() if p.is_file() and not p.name.startswith(".")), key=_natural)
-        return [_proto(p.read_bytes(), str(p)) for p in files]
-    return parse_report(path.read_bytes(), str(path))
+        return [_proto(_report_bytes(p), str(p)) for p in files]
+    return parse_report(_report_bytes(path), str(path))
 
 
 def _a(what: str) -> str:

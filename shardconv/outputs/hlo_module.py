@@ -15,9 +15,11 @@ from shardconv.outputs.reading import (
     UNANNOTATED,
     OutputSharding,
     Reading,
+    devices_of,
     located,
     on_leaves,
     propagated_stage,
+    returns_none,
 )
 from shardconv.text.brackets import skip_group
 
@@ -119,8 +121,9 @@ def _leaf_items(ins: _Instr, text: str, first: int, value: int | None) -> list[O
     ]
 
 
-def read_hlo_module(text: str, *, params: bool = False) -> Reading:
-    """The output (or parameter) leaves of the ENTRY computation of an HLO text module."""
+def read_hlo_module(text: str, *, params: bool = False, propagated: bool = False) -> Reading:
+    """The output (or parameter) leaves of the ENTRY computation of an HLO text module; ``propagated``
+    when the module is known to be one after propagation (``after_propagation``: XLA's dump names it)."""
     m = _ENTRY.search(text)
     if m is None:
         raise ShardingSyntaxError("an HloModule without an ENTRY computation", text=text, pos=0)
@@ -130,12 +133,16 @@ def read_hlo_module(text: str, *, params: bool = False) -> Reading:
     if brace < 0 or close is None:
         raise ShardingSyntaxError("the ENTRY computation has no body", text=text, pos=m.start())
     body = _instructions(text, brace + 1, close.start())
-    propagated = m.group(1).endswith("_spmd") or _propagated(body)  # a partitioned module was propagated
+    # a partitioned module was propagated
+    propagated = propagated or m.group(1).endswith("_spmd") or _propagated(body)
+    partitions = partial(_partitions, text, body)
     items: list[OutputSharding] = []
     if params:
         ports = sorted((i for i in body if i.parameter is not None), key=lambda i: i.parameter or 0)
         for ins in ports:
             items += _leaf_items(ins, text, len(items), ins.parameter or 0)
+        if returns_none(items, partitions):
+            return Reading(text=text, items=tuple(items), returns_none=True)
         flagged = set(_propagated_to(text, "parameters", len(ports)))
         undecided = () if propagated else tuple(o.index for o in items if o.value in flagged)
         first = next((i.pos for i in ports if i.parameter in flagged), None)
@@ -152,6 +159,8 @@ def read_hlo_module(text: str, *, params: bool = False) -> Reading:
             pos=root.pos,
         )
     items = _leaf_items(root, text, 0, None)
+    if returns_none(items, partitions):
+        return Reading(text=text, items=tuple(items), returns_none=True)
     undecided = () if propagated else _propagated_to(text, "output", len(items))
     return _reading(text, items, undecided, root.pos, "output")
 
@@ -169,9 +178,32 @@ _ALLOW = re.compile(r"\ballow_spmd_sharding_propagation_to_(output|parameters)=\
 UNCONSTRAINED = (
     "a leaf whose allow_spmd_sharding_propagation_to_{side} flag in the HloModule header is true, in a module "
     "no propagation has run on (not partitioned, and an ENTRY instruction other than a constant has no "
-    "sharding), is chosen by the compile's propagation. "
+    "sharding; a file XLA named *.after_shardy-xla.* or *.after_sharding-propagation.* counts as propagated), "
+    "is chosen by the compile's propagation. "
 )
 _SHARDY_HEADER = re.compile(r"\bxla\.sdy\.")  # a module XLA partitions with Shardy, before Shardy ran
+
+
+_PARTITIONS = re.compile(r"\bnum_partitions=(\d+)")
+# XLA's per-pass dump of a module right after a propagation (``--xla_dump_hlo_pass_re``):
+# ``module_0006.jit_f.0003.spmd-partitioner.after_shardy-xla.before_spmd-partitioning.txt``
+_AFTER_PROPAGATION = re.compile(r"\.after_(?:shardy-xla|sharding-propagation)\.")
+
+
+def after_propagation(name: str) -> bool:
+    """Whether the file ``name`` is XLA's dump of a module right after Shardy's or GSPMD's propagation:
+    its text alone may not say so (a value propagation left replicated carries no sharding, as one
+    not propagated yet does), but XLA names the pass in the file."""
+    return _AFTER_PROPAGATION.search(name) is not None
+
+
+def _partitions(text: str, body: list[_Instr]) -> int:
+    """The header's ``num_partitions`` (1 when absent, as XLA prints it only above 1), or more when an
+    ENTRY parameter or the ROOT is sharded over more devices."""
+    m = _PARTITIONS.search(_header(text))
+    ports = [i for i in body if i.parameter is not None or i.root]
+    sharded = [o.hlo for i in ports if i.sharding is not None for o in _leaf_items(i, text, 0, None)]
+    return max([1 if m is None else int(m.group(1)), *(devices_of(h) for h in sharded)])
 
 
 def _header(text: str) -> str:

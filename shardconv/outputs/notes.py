@@ -16,7 +16,7 @@ def notes(reading: Reading, what: str, *, from_constraints: bool) -> list[str]:
     out = []
     for o in reading.items:
         f = o.feeder
-        if f is not None and not same_assignment(f.hlo, o.hlo):
+        if f is not None and not reading.returns_none and not same_assignment(f.hlo, o.hlo):
             line, col = line_col(reading.text, f.pos)
             out.append(
                 f"note: {what} {o.index} has no sharding attribute, so XLA reports {o.hlo}; the {f.op} at "
@@ -27,10 +27,11 @@ def notes(reading: Reading, what: str, *, from_constraints: bool) -> list[str]:
                 f"note: {what} {o.index} comes from a sharding with open dims ({o.source}); "
                 "Shardy propagation may still shard it further"
             )
-    if reading.reads_none and not reading.undecided:
+    if reading.returns_none:
+        call = "GetParameterShardings" if what == "parameter" else "GetOutputShardings"
         out.append(
-            f"note: XLA reads no {what} sharding from this module: no {what} carries one and there is no "
-            f"module attribute, so XLA's GetOutputShardings returns none (nothing is written for them)"
+            f"note: PJRT's {call} returns none for this module: it runs on one device and has no module "
+            f"attribute, so no SPMD partitioner records its {what} shardings (no sharding is written)"
         )
     traced = [str(o.index) for o in reading.items if o.source in FEEDERS]
     if from_constraints and traced:

@@ -34,10 +34,12 @@ from shardconv.outputs.reading import (
     OutputSharding,
     Reading,
     cross_check,
+    devices_of,
     leaves,
     located,
     on_leaves,
     propagated_stage,
+    returns_none,
     undecided_error,
 )
 from shardconv.text.brackets import skip_group, skip_string, skip_ws, split_top
@@ -269,6 +271,8 @@ def reading_of(ir: ModuleIR, *, params: bool = False, from_constraints: bool = F
     for port in ports:
         items += _value_items(r, port, len(items), from_constraints, not params)
     found = _module_attr(r, params)
+    if found is None and returns_none(items, lambda: _module_devices(r, params)):
+        return Reading(text=ir.text, items=tuple(items), returns_none=True)
     if found is None:
         undecided, why = _left_to_propagation(ir, items)
         side = "argument" if params else "result"
@@ -294,26 +298,46 @@ def reading_of(ir: ModuleIR, *, params: bool = False, from_constraints: bool = F
     return Reading(text=ir.text, items=leafs, conflicts=tuple(conflicts))
 
 
+def _module_devices(r: _Resolver, params: bool) -> int:
+    """Devices the module runs on, the other side's shardings counted (an inline mesh names no symbol)."""
+    known = num_devices(r.ir)
+    if known > 1 or r.ir.attrs.get("mhlo.num_partitions") is not None:
+        return known
+    ports = r.ir.func.results if params else r.ir.func.args
+    other = [o.hlo for p in ports for o in _value_items(r, p, 0, False, params)]
+    return num_devices(r.ir, other)
+
+
+def _decided_reading(module_text: str, func: str, *, params: bool, from_constraints: bool = False) -> Reading:
+    """The reading of ``func``; ShardingValidationError, naming the stage to read, when the compile's
+    propagation still chooses some of its leaves."""
+    reading = reading_of(read_module(module_text, func), params=params, from_constraints=from_constraints)
+    refusal = undecided_error(reading, "parameter" if params else "output")
+    if refusal is not None:
+        raise refusal
+    return reading
+
+
 def read_shardings(
     module_text: str, func: str = "main", *, params: bool = False, from_constraints: bool = False
 ) -> list[OutputSharding]:
     """Every output (``params=False``) or parameter leaf of ``func`` with its sharding and where it came from;
     ShardingValidationError, naming the stage to read, when the compile's propagation still chooses some."""
-    reading = reading_of(read_module(module_text, func), params=params, from_constraints=from_constraints)
-    refusal = undecided_error(reading, "parameter" if params else "output")
-    if refusal is not None:
-        raise refusal
-    return list(reading.items)
+    return list(_decided_reading(module_text, func, params=params, from_constraints=from_constraints).items)
 
 
 def output_shardings(module_text: str, func: str = "main") -> list[HloSharding]:
-    """The HLO sharding of each output leaf of ``func``, as XLA's ``GetOutputShardings`` reports it."""
-    return [o.hlo for o in read_shardings(module_text, func)]
+    """The HLO sharding of each output leaf of ``func``, as XLA's ``GetOutputShardings`` reports it (none,
+    an empty list, for a module on one device without a module attribute)."""
+    reading = _decided_reading(module_text, func, params=False)
+    return [] if reading.returns_none else reading.shardings
 
 
 def parameter_shardings(module_text: str, func: str = "main") -> list[HloSharding]:
-    """The HLO sharding of each parameter leaf of ``func`` (unannotated parameters are replicated)."""
-    return [o.hlo for o in read_shardings(module_text, func, params=True)]
+    """The HLO sharding of each parameter leaf of ``func`` (unannotated parameters are replicated), as
+    ``GetParameterShardings`` reports it (an empty list where it returns none, as ``output_shardings``)."""
+    reading = _decided_reading(module_text, func, params=True)
+    return [] if reading.returns_none else reading.shardings
 
 
 def num_devices(ir: ModuleIR, shardings: list[HloSharding] | None = None) -> int:
@@ -328,12 +352,3 @@ def num_devices(ir: ModuleIR, shardings: list[HloSharding] | None = None) -> int
 def meshes_of(ir: ModuleIR) -> Mapping[str, Mesh]:
     """The module's ``sdy.mesh`` symbols, parsed."""
     return _Resolver(ir).meshes()
-
-
-def devices_of(h: HloSharding) -> int:
-    """The fewest devices ``h`` can run on."""
-    if h.tile is not None:
-        return h.tile.num_devices
-    if h.device is not None:
-        return h.device + 1
-    return max((devices_of(e) for e in h.elements), default=1)

@@ -91,16 +91,29 @@ class Reading:
     undecided: tuple[int, ...] = ()  # leaves the compile's propagation still chooses (its flag is on)
     undecided_why: str = ""  # for those: why, and the stage that holds the decided shardings
     undecided_pos: int | None = None  # where the first of them is declared
+    returns_none: bool = False  # one device, no module attribute: PJRT returns no shardings (``returns_none``)
 
     @property
     def shardings(self) -> list[HloSharding]:
         return [o.hlo for o in self.items]
 
-    @property
-    def reads_none(self) -> bool:
-        """XLA reads no sharding at all: no module attribute and no leaf carries one, so its converted
-        entry has no ROOT (parameter) sharding and ``GetOutputShardings`` returns nothing."""
-        return bool(self.items) and all(o.source == UNANNOTATED for o in self.items)
+
+def returns_none(items: Sequence[OutputSharding], partitions: Callable[[], int]) -> bool:
+    """Whether PJRT's ``GetOutputShardings`` (``GetParameterShardings``) returns none for a module of
+    ``items`` (one side's leaves) without a module attribute, compiled for ``partitions()`` partitions (the
+    module's, both sides' shardings counted): on one device no SPMD partitioner runs, so the executable's
+    module has no spmd_output_sharding (spmd_parameters_shardings) whatever its values carry. On more,
+    the partitioner records every leaf, an unannotated one replicated."""
+    return bool(items) and all(devices_of(o.hlo) < 2 for o in items) and partitions() < 2
+
+
+def devices_of(h: HloSharding) -> int:
+    """The fewest devices ``h`` can run on."""
+    if h.tile is not None:
+        return h.tile.num_devices
+    if h.device is not None:
+        return h.device + 1
+    return max((devices_of(e) for e in h.elements), default=1)
 
 def undecided_error(reading: Reading, what: str) -> ShardingValidationError | None:
     """The refusal for a module whose leaves the compile's propagation still chooses: no format may write

@@ -113,31 +113,35 @@ def per_value(ports: Sequence[Port], shardings: Sequence[HloSharding], what: str
 
 def to_mlir(
     ir: ModuleIR,
-    outputs: Sequence[HloSharding],
-    params: Sequence[HloSharding],
+    outputs: Sequence[HloSharding] | None,
+    params: Sequence[HloSharding] | None,
     *,
     strip_body: bool = False,
 ) -> str:
     """The module with HLO shardings written where XLA reads them (see the module docstring); ``outputs``
-    and ``params`` hold one sharding per leaf, tuple-typed values flattened."""
+    and ``params`` hold one sharding per leaf, tuple-typed values flattened. A side that is None (PJRT
+    returns none for it) gets no module attribute and keeps its values' attributes."""
     text, f = ir.text, ir.func
-    by_result = per_value(f.results, outputs, "output")
-    by_arg = per_value(f.args, params, "parameter")
-    edits: list[TextEdit] = [_port_edit(text, p, h, strip_body) for p, h in zip(f.args, by_arg)]
-    if f.results_span is not None and f.results and text[f.results_span[0]] != "(":
-        p = f.results[0]
-        new = f"({p.type} {{mhlo.sharding = {mlir_string(str(by_result[0]))}}})"
-        edits.append((*f.results_span, new))
-    else:
-        edits += [_port_edit(text, p, h, strip_body) for p, h in zip(f.results, by_result)]
+    edits: list[TextEdit] = []
+    module_attrs: dict[str, str] = {}
+    if outputs is not None:  # (first: XLA's own order of the two module attributes)
+        module_attrs["mhlo.spmd_output_sharding"] = mlir_string(tuple_string(outputs))
+    if params is not None:
+        by_arg = per_value(f.args, params, "parameter")
+        edits += [_port_edit(text, p, h, strip_body) for p, h in zip(f.args, by_arg)]
+        module_attrs["mhlo.spmd_parameters_shardings"] = "[" + ", ".join(mlir_string(str(h)) for h in by_arg) + "]"
+    if outputs is not None:
+        by_result = per_value(f.results, outputs, "output")
+        if f.results_span is not None and f.results and text[f.results_span[0]] != "(":
+            p = f.results[0]
+            new = f"({p.type} {{mhlo.sharding = {mlir_string(str(by_result[0]))}}})"
+            edits.append((*f.results_span, new))
+        else:
+            edits += [_port_edit(text, p, h, strip_body) for p, h in zip(f.results, by_result)]
     if strip_body:
         edits.append((*f.body, _zero_body(ir)))
         edits += [_drop_line(text, span) for name, span in ir.ops if name != "func.func" and name.startswith("sdy.")]
         edits += [_drop_line(text, span) for name, span in ir.ops if name == "func.func" and span[0] != f.span[0]]
-    module_attrs = {
-        "mhlo.spmd_output_sharding": mlir_string(tuple_string(outputs)),
-        "mhlo.spmd_parameters_shardings": "[" + ", ".join(mlir_string(str(h)) for h in by_arg) + "]",
-    }
     attrs = _dict_text(ir.attrs, module_attrs, "sdy." if strip_body else None)
     if ir.module_span is None:
         return f"module attributes {attrs} {{\n{_apply(text, edits)}\n}}\n"

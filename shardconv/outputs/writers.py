@@ -110,7 +110,8 @@ def json_document(
     text = reading.text
     forms = reading.shardings if shardings is None else list(shardings)
     items = []
-    for o, h, blob in zip(reading.items, forms, proto_blobs(forms)):
+    leaves = () if reading.returns_none else reading.items  # PJRT returns none: no leaf stands for it
+    for o, h, blob in zip(leaves, forms, proto_blobs(forms), strict=True):
         decided = o.index not in reading.undecided
         feeder = None
         if o.feeder is not None:
@@ -151,7 +152,8 @@ def json_document(
         func=func,
         kind=key,
         from_constraints=from_constraints,
-        tuple=None if reading.undecided else tuple_string(forms),
+        tuple=None if reading.undecided or reading.returns_none else tuple_string(forms),
+        returns_none=reading.returns_none,
         undecided=list(reading.undecided),
         undecided_why=reading.undecided_why or None,
         error=None if error is None else error_dict(error),

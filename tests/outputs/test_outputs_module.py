@@ -31,7 +31,8 @@ def _root(hlo: str) -> str:
 
 def _rewrite(text: str, strip: bool = False, func: str = "main", from_constraints: bool = False) -> str:
     outs = [o.hlo for o in read_shardings(text, func, from_constraints=from_constraints)]
-    return to_mlir(read_module(text, func), outs, parameter_shardings(text, func), strip_body=strip)
+    params = [o.hlo for o in read_shardings(text, func, params=True)]  # (declared on one device too)
+    return to_mlir(read_module(text, func), outs, params, strip_body=strip)
 
 
 GENERIC_OPS = """module @g {

@@ -34,6 +34,8 @@ CASES = [  # (program, parameters): every side with a leaf left to propagation
     ("params", False),
     ("params", True),
     ("gspmd", False),
+    ("replicated", False),
+    ("replicated", True),
 ]
 
 
@@ -253,9 +255,13 @@ finally:  # this process's own peak (ru_maxrss keeps the peak of the process it 
 """
 
 
-def test_a_long_pass_log_is_read_in_bounded_memory(programs: dict[str, dict[str, object]], tmp_path: Path) -> None:
+@pytest.mark.parametrize("via", ["file", "stdin"])
+def test_a_long_pass_log_is_read_in_bounded_memory(
+    programs: dict[str, dict[str, object]], via: str, tmp_path: Path
+) -> None:
     """A 160 MB pass log (the propagation log's dumps again and again, then its propagated last one) is
-    read in under 100 MB of memory, never whole, and gives the executable's bytes."""
+    read in under 100 MB of memory, never whole, and gives the executable's bytes: named, or piped to
+    ``outputs -``."""
     program = programs["partial"]
     stages = program["stages"]
     assert isinstance(stages, dict)
@@ -267,13 +273,54 @@ def test_a_long_pass_log_is_read_in_bounded_memory(programs: dict[str, dict[str,
             f.write(body[:cut])
         f.write(body[cut:])
     out, peak = tmp_path / "o.pjrt", tmp_path / "peak"
-    args = [str(peak), "outputs", str(log), "-f", "pjrt", "-o", str(out)]
-    child = subprocess.run([sys.executable, "-c", PEAK, *args], capture_output=True, text=True, timeout=600,
-                           check=False)
+    args = [str(peak), "outputs", str(log) if via == "file" else "-", "-f", "pjrt", "-o", str(out)]
+    with log.open("rb") as stdin:
+        child = subprocess.run([sys.executable, "-c", PEAK, *args], stdin=stdin if via == "stdin" else None,
+                               capture_output=True, text=True, timeout=600, check=False)
     assert child.returncode == 0, child.stderr
     assert unpack(out.read_bytes()) == [bytes.fromhex(h) for h in program["outputs"]]  # type: ignore[attr-defined]
     peak_mb = int(peak.read_text()) / 1024
     assert peak_mb < 100, peak_mb
+
+
+@pytest.mark.parametrize("params", [False, True])
+def test_on_one_device_every_format_says_pjrt_returns_none(
+    programs: dict[str, dict[str, object]], params: bool, tmp_path: Path
+) -> None:
+    """On one device no partitioner runs and the executable returns none (not an empty list, not
+    {replicated}) for both sides, whatever the module says: every stage, in every format, writes no
+    sharding (-f pjrt: N = 0; json: no leaves, "returns_none": true; -f mlir: no spmd attribute) and a
+    note says why."""
+    program = programs["one_device"]
+    assert program["parameters" if params else "outputs"] is None  # the executable's own answer
+    stages = program["stages"]
+    assert isinstance(stages, dict)
+    what = "parameter" if params else "output"
+    for stage, path in stages.items():
+        for fmt in FORMATS:
+            if fmt == "mlir" and not path.endswith(".mlir"):
+                continue
+            out = tmp_path / f"{stage}.{fmt}"
+            got = run(*_args(path, fmt, params, out))
+            said = "returns none" in got.err and f"its {what} shardings" in got.err
+            assert got.code == 0 and said, (stage, fmt, got.err)
+            data = out.read_bytes() if out.exists() else b""
+            if fmt == "json":
+                doc = json.loads(data)
+                assert doc["returns_none"] and doc["parameters" if params else "outputs"] == [] and doc["tuple"] is None
+            elif fmt == "mlir":
+                assert b"mhlo.spmd_output_sharding" not in data and b"mhlo.spmd_parameters_shardings" not in data
+                _, fields = compile_module(data.decode())
+                assert 12 not in fields and 14 not in fields, (stage, fields)  # XLA's converter: none either
+            elif fmt in ("hlo", "tuple", "proto-hex", "textproto"):
+                assert not out.exists() and got.out == "", (stage, fmt)
+            else:
+                assert _decoded(fmt, data, params, 0) == [], (stage, fmt, data)
+    import shardconv
+    from shardconv.outputs import parameter_shardings
+
+    read = parameter_shardings if params else shardconv.output_shardings
+    assert read(Path(stages["lowered"]).read_text()) == []  # the library says none too
 
 
 @pytest.mark.parametrize(("name", "params"), [c for c in CASES if c[0] != "gspmd"])
@@ -318,3 +365,23 @@ def test_open_dims_on_results_midway_through_propagation_are_not_decided(
             items = json.loads(out.read_text())["outputs"]
             assert any(not o["decided"] for o in items)
             assert all(o["decided"] == ("?" not in o["sdy"]) for o in items), items
+
+
+def test_an_expected_report_that_is_a_fifo_is_refused_without_waiting(
+    programs: dict[str, dict[str, object]], tmp_path: Path
+) -> None:
+    """``--expect`` names a FIFO (nobody writing to it): refused at once (exit 2, saying what it is), as
+    every named file is, instead of waiting forever for a writer; a regular file of the executable's
+    bytes still matches."""
+    program = programs["partial"]
+    stages = program["stages"]
+    assert isinstance(stages, dict)
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    cmd = [sys.executable, "-m", "shardconv", "outputs", stages["output_module"], "--expect", str(fifo)]
+    got = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=False)
+    assert got.returncode == 2 and "not a regular file (a FIFO)" in got.stderr, got.stderr
+    assert "Traceback" not in got.stderr
+    report = tmp_path / "report.hex"
+    report.write_text("".join(h + "\n" for h in program["outputs"]))  # type: ignore[attr-defined]
+    assert run("outputs", stages["output_module"], "--expect", str(report)).code == 0

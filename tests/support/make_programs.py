@@ -5,9 +5,9 @@ Usage: python make_programs.py OUT_DIR PROGRAMS.json [verbose]. For each program
 OUT_DIR/P/ gets source.py (the rendered program), program.json, lowered.mlir (``lower().as_text()``),
 compiled.txt (``compile().as_text()``), hlo_to_stablehlo.mlir (XLA's StableHLO of the compiled module),
 xla/ (``--xla_dump_to`` with ``--xla_dump_hlo_pass_re=.*``: every pass and Shardy's stages) and
-result.json: PJRT's output and parameter shardings (serialized OpSharding,
-hex), and per NamedSharding the program names, XLA's ``_to_xla_hlo_sharding`` beside shardconv's
-``from_jax`` -> ``to_hlo`` and whether ``to_jax`` gives a sharding jax calls equivalent. A program jax
+result.json: PJRT's output and parameter shardings (serialized OpSharding, hex; null where PJRT returns
+none, as on one device), and per NamedSharding the program names, XLA's ``_to_xla_hlo_sharding`` beside
+shardconv's ``from_jax`` -> ``to_hlo`` and whether ``to_jax`` gives a sharding jax calls equivalent. A program jax
 itself rejects gets result.json ``{"rejected": "..."}``. With ``verbose``, each program (already
 compiled) is compiled again with ``shardy-verbose`` into OUT_DIR/P/verbose/ (Shardy's propagation
 records), then OUT_DIR/P/verbose.done is written: that dump crashes XLA on some programs, so it runs
@@ -54,7 +54,11 @@ def _devices() -> list[object]:
     return list(topology.devices)
 
 
-def _hex(shardings: object) -> list[str]:
+def _hex(shardings: object) -> list[str] | None:
+    """The serialized OpShardings the executable returns; None when it returns none (PJRT's nullopt: one
+    device, where no SPMD partitioner records them), which jax's own output_shardings would hide."""
+    if shardings is None:
+        return None
     return [s.SerializeToString().hex() for s in shardings]  # type: ignore[attr-defined]
 
 

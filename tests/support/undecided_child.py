@@ -7,7 +7,11 @@ through PJRT (``get_output_shardings`` / ``get_parameter_shardings``, serialized
 - ``partial``: out_shardings ``(S, None, (S(), None))``: a partially constrained tuple;
 - ``params``: ``in_shardings=(S, None)``, the second parameter decided by a ``shard_alike`` with a
   constrained value (its header says ``allow_spmd_sharding_propagation_to_parameters={false,true}``);
-- ``gspmd``: ``partial``'s kind of program lowered without Shardy (mhlo.sharding strings, GSPMD).
+- ``gspmd``: ``partial``'s kind of program lowered without Shardy (mhlo.sharding strings, GSPMD);
+- ``replicated``: ``in_shardings=(S(), None)``, no out_shardings: propagation leaves the result and the
+  second parameter replicated, which Shardy's modules after it write as no sharding at all;
+- ``one_device``: a program on a mesh of one device: no partitioner runs, and PJRT returns none for its
+  outputs and parameters (``"outputs": null``; its stages: ``lowered``, ``before_optimizations``, ``compiled``).
 
 For ``partial`` it also writes two MLIR pass logs of jaxlib's own Shardy propagation pipeline run on its
 lowering (every dump after every pass): ``partial.module_scope.log`` (each dump a whole module, the last one
@@ -53,8 +57,15 @@ def _one(pattern: str) -> str:
     return found[0]
 
 
+def _hex(shardings: object) -> list[str] | None:
+    """What the executable returns, serialized; None when PJRT returns none (one device)."""
+    if shardings is None:
+        return None
+    return [s.SerializeToString().hex() for s in shardings]  # type: ignore[attr-defined]
+
+
 def record(name: str, jitted: object, args: tuple[object, ...], undecided_outputs: list[int],
-           undecided_parameters: list[int], *, shardy: bool = True) -> dict[str, object]:
+           undecided_parameters: list[int], *, shardy: bool = True, partitioned: bool = True) -> dict[str, object]:
     low = jitted.lower(*args)  # type: ignore[attr-defined]
     lowered = f"{out}/{name}.mlir"
     with open(lowered, "w", encoding="utf-8") as f:
@@ -68,14 +79,15 @@ def record(name: str, jitted: object, args: tuple[object, ...], undecided_output
     stages = {
         "lowered": lowered,
         "before_optimizations": _one(f"{module}.before_optimizations.txt"),
-        "propagated": _one(f"{module}.*.{stage}.*.txt"),
         "compiled": f"{out}/{name}.compiled.txt",
     }
-    if shardy:
+    if partitioned:  # (on one device XLA runs no propagation and no partitioner)
+        stages["propagated"] = _one(f"{module}.*.{stage}.*.txt")
+    if shardy and partitioned:
         stages["output_module"] = _one(f"shardy/{module}/04.output_module.mlir")
     return {
-        "outputs": [s.SerializeToString().hex() for s in exe.get_output_shardings()],
-        "parameters": [s.SerializeToString().hex() for s in exe.get_parameter_shardings()],
+        "outputs": _hex(exe.get_output_shardings()),
+        "parameters": _hex(exe.get_parameter_shardings()),
         "undecided_outputs": undecided_outputs,
         "undecided_parameters": undecided_parameters,
         "stages": stages,
@@ -139,6 +151,24 @@ def main() -> None:
             [1],
         ),
     }
+    def replicated(x: jax.Array, w: jax.Array) -> jax.Array:
+        return jnp.tanh(x) @ w
+
+    # propagation leaves the result (and w) replicated: Shardy's modules after it carry no sharding for them
+    result["replicated"] = record(
+        "replicated", jax.jit(replicated, in_shardings=(S(), None)), (jnp.zeros((16, 8), f32), jnp.zeros((8, 8), f32)),
+        [0], [1],
+    )
+    one = jax.sharding.Mesh(jax.devices()[:1], ("one",), axis_types=(AUTO,))
+
+    def one_device(x: jax.Array, w: jax.Array) -> tuple[jax.Array, jax.Array]:
+        return jnp.sin(x) @ w, w.sum(0)
+
+    x1 = jnp.zeros((16, 32), f32)
+    result["one_device"] = record(  # PJRT returns none for both sides
+        "one_device", jax.jit(one_device, in_shardings=(NamedSharding(one, P()), None)), (x1, jnp.zeros((32, 64), f32)),
+        [], [], partitioned=False,
+    )
     pass_logs("partial", result["partial"]["stages"])  # type: ignore[arg-type]
     jax.config.update("jax_use_shardy_partitioner", False)
 
