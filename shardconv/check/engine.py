@@ -255,12 +255,15 @@ def check_text(
     allowed_meshes: Iterable[Sequence[int] | str] | None = None,
     path: str = "<text>",
     limits: Limits | None = None,
+    options: CheckOptions | None = None,
 ) -> list[CheckFinding]:
     """Every finding ``shardconv check`` reports for an in-memory dump (the same engine as the CLI);
-    ``limits`` as ``--max-devices`` sets them (None: those in force)."""
+    ``limits`` as ``--max-devices`` sets them (None: those in force). ``options`` (a project config's,
+    ``config.options_of``) replace ``mesh``, ``allowed_meshes`` and ``limits``."""
     data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
     name = require_text(path, "check_text", "path")
-    report = scan_report(scan_bytes(data, every_site=False), name, _options(mesh, allowed_meshes, limits))
+    opts = options if options is not None else _options(mesh, allowed_meshes, limits)
+    report = scan_report(scan_bytes(data, every_site=False), name, opts)
     return list(report.findings) if isinstance(report, FileReport) else []
 
 
