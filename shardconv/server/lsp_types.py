@@ -79,12 +79,12 @@ def symbols(outline: Outline, lines: LineIndex) -> list[types.DocumentSymbol]:
             name=name, kind=kind, range=rng, selection_range=rng, detail=d.detail or None, children=list(children) or None
         )
 
-    by_function: dict[tuple[int, str | None], list[types.DocumentSymbol]] = {}
+    by_function: dict[tuple[int, int] | None, list[types.DocumentSymbol]] = {}
     for v in outline.values:
-        by_function.setdefault((v.module, v.function), []).append(symbol(v, types.SymbolKind.Variable))
+        by_function.setdefault(v.scope, []).append(symbol(v, types.SymbolKind.Variable))
     out = [symbol(m, types.SymbolKind.Namespace) for m in outline.meshes]
     for fn in outline.functions:
-        out.append(symbol(fn, types.SymbolKind.Function, by_function.pop((fn.module, fn.name), ())))
+        out.append(symbol(fn, types.SymbolKind.Function, by_function.pop(fn.scope, ())))
     out.extend(s for group in by_function.values() for s in group)
     return out
 

@@ -3,12 +3,12 @@ byte positions the editor's outline, go-to-definition and hovers need (every val
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from dataclasses import KW_ONLY
 
 from shardconv.core.records import record
-from shardconv.scan.native import iter_sites, scan_bytes
-from shardconv.scan.sites import RECORD_KINDS, SiteKind, ValueSite
+from shardconv.scan.columns import NONE, sites_of, values_of_kind
+from shardconv.scan.native import columns, scan_bytes, site_at
+from shardconv.scan.sites import SiteKind, ValueSite
 
 MAX_VALUES = 5000  # sharded values listed in the outline; a 50 MB dump holds far more than an editor shows
 SHARDING_KINDS = frozenset(
@@ -41,75 +41,71 @@ class Declared:
     kind: str  # "mesh" | "function" | "value"
     span: Span
     detail: str = ""
-    module: int = 0
-    function: str | None = None  # the function a value sits in
+    scope: tuple[int, int] | None = None  # the function (or HLO computation) it is or sits in: (module, scope)
 
 
 @record
 class Outline:
     _: KW_ONLY
-    module_lines: tuple[int, ...]  # the first line of each module after the first (a header or `// -----`)
     meshes: tuple[Declared, ...]
     functions: tuple[Declared, ...]
     values: tuple[Declared, ...]
     more_values: int = 0  # sharded values past MAX_VALUES, not listed
 
-    def module_at(self, line: int) -> int:
-        """The module (0-based) holding 1-based ``line``."""
-        return bisect_right(self.module_lines, line)
-
     def mesh(self, name: str, line: int) -> Declared | None:
-        """The declaration of mesh ``name`` (no ``@``) a use on ``line`` refers to: its module's."""
-        module = self.module_at(line)
-        return next((m for m in self.meshes if m.name == name and m.module == module), None)
+        """The declaration of mesh ``name`` (no ``@``) a use on 1-based ``line`` refers to: the last one
+        above it (its module's: a module declares its meshes first), else the first one below it."""
+        above = [m for m in self.meshes if m.name == name and m.span.line <= line]
+        if above:
+            return above[-1]
+        return next((m for m in self.meshes if m.name == name), None)
 
 
 def outline(data: bytes, path: str) -> Outline:
-    """The outline of a document's bytes (one native scan; Python touches each site once)."""
-    modules: list[int] = []
-    meshes: list[Declared] = []
-    functions: dict[tuple[int, str], list[int]] = {}
-    values: list[Declared] = []
-    more = 0
-    for s in iter_sites(scan_bytes(data), path):
-        if s.kind is SiteKind.MODULE_START:
-            if s.line > 1 and (not modules or modules[-1] != s.line):
-                modules.append(s.line)
-            continue
-        if s.kind in RECORD_KINDS:
-            continue
-        module = len(modules)
-        function = s.function if s.function is not None else s.computation
-        if function is not None:
-            lines = functions.setdefault((module, function), [s.line, s.line])
-            lines[1] = s.line
-        if s.kind is SiteKind.SDY_MESH and s.mesh_name is not None:
-            meshes.append(_declared(s, s.mesh_name, "mesh", module, None))
-        elif s.kind in SHARDING_KINDS and s.value:
-            if len(values) < MAX_VALUES:
-                values.append(_declared(s, s.value, "value", module, function))
-            else:
-                more += 1
+    """The outline of a document's bytes, from one native scan: the few sites it lists are built, the
+    rest read off the scan's columns (a 50 MB dump holds hundreds of thousands)."""
+    scan = scan_bytes(data)
+    col = columns(scan).col
+    meshes = [
+        _declared(s, s.mesh_name, "mesh", None)
+        for s in (site_at(scan, i, path) for i in sites_of(scan, values_of_kind(scan, {SiteKind.SDY_MESH})))
+        if s.mesh_name is not None
+    ]
+    named = [i for i in sites_of(scan, values_of_kind(scan, SHARDING_KINDS)) if col["name"][i] != NONE]
+    values = [
+        _declared(site_at(scan, i, path), None, "value", _scope(col["module"][i], col["scope"][i]))
+        for i in named[:MAX_VALUES]
+    ]
+    first: dict[tuple[int, int], int] = {}
+    last: dict[tuple[int, int], int] = {}
+    for module, scope, line in zip(col["module"], col["scope"], col["line"]):
+        if scope != NONE:
+            key = (module, scope)
+            first.setdefault(key, line)
+            last[key] = line
+    functions = [
+        Declared(name=scan.scopes[key[1]][0], kind="function", span=Span(line, 1, last[key] + 1, 1), scope=key)
+        for key, line in first.items()
+    ]
     return Outline(
-        module_lines=tuple(modules),
         meshes=tuple(meshes),
-        functions=tuple(
-            Declared(name=name, kind="function", span=Span(a, 1, b + 1, 1), module=m)
-            for (m, name), (a, b) in functions.items()
-        ),
+        functions=tuple(functions),
         values=tuple(values),
-        more_values=more,
+        more_values=max(len(named) - MAX_VALUES, 0),
     )
 
 
-def _declared(s: ValueSite, name: str, kind: str, module: int, function: str | None) -> Declared:
+def _scope(module: int, scope: int) -> tuple[int, int] | None:
+    return None if scope == NONE else (module, scope)
+
+
+def _declared(s: ValueSite, name: str | None, kind: str, scope: tuple[int, int] | None) -> Declared:
     return Declared(
-        name=name,
+        name=name if name is not None else s.value or "",
         kind=kind,
         span=Span(s.line, s.col, s.end_line, s.end_col),
         detail=s.text,
-        module=module,
-        function=function,
+        scope=scope,
     )
 
 

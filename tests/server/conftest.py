@@ -21,6 +21,12 @@ def jax_dumps(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_with_jax(HERE.parent / "support" / "make_dumps.py", tmp_path_factory.mktemp("jax_dumps"))
 
 
+@pytest.fixture(scope="session")
+def deep_dumps(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same program with 64 layers: a lowered module of some 25 KB, the unit a large dump repeats."""
+    return write_with_jax(HERE.parent / "support" / "make_dumps.py", tmp_path_factory.mktemp("deep_dumps"), "64")
+
+
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "shardconv", "server"]))
 async def client(lsp_client: LanguageClient) -> AsyncIterator[None]:
     await lsp_client.initialize_session(types.InitializeParams(capabilities=client_capabilities("visual-studio-code")))

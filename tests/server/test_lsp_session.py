@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from shardconv.check.emit import rule_uri
+from support.large_dump import repeated
 
 SEED = Path(__file__).parents[2] / "shardconv" / "examples" / "seed-distorted-mesh.mlir"
 GLOBAL_MESH = "batch=2,model=4"  # the mesh the seed's user ran on (its header says so)
@@ -234,3 +236,34 @@ async def test_a_safe_fix_is_preferred(client: LanguageClient, tmp_path: Path, j
     (doc_edit,) = fix.edit.document_changes
     assert isinstance(doc_edit, types.TextDocumentEdit)
     assert apply_edits(text, list(doc_edit.edits)) == original  # type: ignore[arg-type]
+
+
+LARGE = 20 << 20  # bytes
+HOVER_BOUND = 2.0  # seconds: a hover answered while a large dump is checked
+CHECK_BOUND = 90.0  # seconds: its diagnostics (two cores shared with the rest of the suite)
+
+
+@pytest.mark.asyncio
+async def test_a_large_dump_is_checked_without_blocking_a_hover(
+    client: LanguageClient, deep_dumps: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "large.mlir"
+    text = repeated((deep_dumps / "lowered.mlir").read_text(), LARGE)
+    path.write_text(text)
+    uri = await open_doc(client, path, text)
+    assert await diagnostics_of(client, uri, 1, timeout=CHECK_BOUND) == []
+    middle = text.index("#sdy.sharding<@mesh", len(text) // 2)
+    at = position_of(text, "#sdy.sharding<@mesh", into=3, nth=text.count("#sdy.sharding<@mesh", 0, middle))
+    edited = text.replace('{"model"}', '{"modle"}', 1)
+    change(client, uri, 2, edited)  # a re-check of the whole dump starts in 0.3 s
+    published = asyncio.ensure_future(diagnostics_of(client, uri, 2, timeout=CHECK_BOUND))
+    await asyncio.sleep(0.4)
+    start = time.monotonic()
+    hover = await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), at))
+    took = time.monotonic() - start
+    assert not published.done(), "the re-check ended before the hover was asked: the dump is too small to tell"
+    assert took < HOVER_BOUND, f"hover took {took:.2f} s during a check"
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    assert "| HLO V2 | `{devices=" in hover.contents.value
+    found = await published
+    assert [d.code for d in found] == ["verify"] and found[0].range.start.line == edited[: edited.index('"modle"')].count("\n")
