@@ -61,7 +61,8 @@ def hover_markdown(
         return _sdy_text(value, _shape(shapes, 0), mesh_of, line, reading)
     if isinstance(value, TensorShardingPerValue):
         return "\n\n---\n\n".join(
-            f"**result {i}**\n\n" + _sdy_text(s, _shape(shapes, i), mesh_of, line, reading) for i, s in enumerate(value.shardings)
+            f"**result {i}**\n\n" + _sdy_text(s, _shape(shapes, i), mesh_of, line, reading)
+            for i, s in enumerate(value.shardings)
         )
     return None
 

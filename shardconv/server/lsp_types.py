@@ -43,7 +43,9 @@ def diagnostic(f: CheckFinding, index: int, lines: LineIndex) -> types.Diagnosti
     )
 
 
-def code_action(f: CheckFinding, diag: types.Diagnostic, uri: str, version: int | None, lines: LineIndex) -> types.CodeAction | None:
+def code_action(
+    f: CheckFinding, diag: types.Diagnostic, uri: str, version: int | None, lines: LineIndex
+) -> types.CodeAction | None:
     """The fix of ``f`` as a workspace edit (every byte-span edit of it, or none), safe ones preferred."""
     if f.fix is None or not f.fix.edits or f.expected:
         return None
@@ -71,12 +73,19 @@ def code_action(f: CheckFinding, diag: types.Diagnostic, uri: str, version: int 
 def symbols(outline: Outline, lines: LineIndex) -> list[types.DocumentSymbol]:
     """The document's outline: meshes, then functions holding their sharded values."""
 
-    def symbol(d: Declared, kind: types.SymbolKind, children: Sequence[types.DocumentSymbol] = ()) -> types.DocumentSymbol:
+    def symbol(
+        d: Declared, kind: types.SymbolKind, children: Sequence[types.DocumentSymbol] = ()
+    ) -> types.DocumentSymbol:
         s = d.span
         rng = lsp_range(lines, s.line, s.col, s.end_line, s.end_col)
         name = d.name if d.kind != "mesh" else "@" + d.name
         return types.DocumentSymbol(
-            name=name, kind=kind, range=rng, selection_range=rng, detail=d.detail or None, children=list(children) or None
+            name=name,
+            kind=kind,
+            range=rng,
+            selection_range=rng,
+            detail=d.detail or None,
+            children=list(children) or None,
         )
 
     by_function: dict[tuple[int, int] | None, list[types.DocumentSymbol]] = {}

@@ -112,7 +112,9 @@ async def test_a_clean_dump_has_no_diagnostics_and_an_edit_gets_them(client: Lan
 
 
 @pytest.mark.asyncio
-async def test_hover_on_a_sharding_shows_the_grid_and_xlas_own_spelling(client: LanguageClient, jax_dumps: Path) -> None:
+async def test_hover_on_a_sharding_shows_the_grid_and_xlas_own_spelling(
+    client: LanguageClient, jax_dumps: Path
+) -> None:
     path = jax_dumps / "lowered.mlir"
     text = path.read_text()
     uri = await open_doc(client, path)
@@ -219,15 +221,17 @@ async def test_a_safe_fix_is_preferred(client: LanguageClient, tmp_path: Path, j
     if m is None:
         pytest.fail("the HLO->StableHLO dump holds no partially replicated mhlo.sharding")
     xla = m.group(1)
-    text = original.replace(f'mhlo.sharding = "{xla}"', 'mhlo.sharding = "%s"' % xla.replace(
-        " last_tile_dim_replicate}", " last_tile_dims={replicated}}"))
+    respelled = xla.replace(" last_tile_dim_replicate}", " last_tile_dims={replicated}}")
+    text = original.replace(f'mhlo.sharding = "{xla}"', f'mhlo.sharding = "{respelled}"')
     path.write_text(text)
     uri = await open_doc(client, path)
     found = [d for d in await diagnostics_of(client, uri, 1) if d.code == "non-canonical"]
     found = [d for d in found if d.message.startswith("mhlo.sharding ")]
     assert len(found) == 1
     got = await client.text_document_code_action_async(
-        types.CodeActionParams(types.TextDocumentIdentifier(uri), found[0].range, types.CodeActionContext(diagnostics=found))
+        types.CodeActionParams(
+            types.TextDocumentIdentifier(uri), found[0].range, types.CodeActionContext(diagnostics=found)
+        )
     )
     assert got is not None
     (fix,) = [a for a in got if isinstance(a, types.CodeAction)]
@@ -266,4 +270,5 @@ async def test_a_large_dump_is_checked_without_blocking_a_hover(
     assert hover is not None and isinstance(hover.contents, types.MarkupContent)
     assert "| HLO V2 | `{devices=" in hover.contents.value
     found = await published
-    assert [d.code for d in found] == ["verify"] and found[0].range.start.line == edited[: edited.index('"modle"')].count("\n")
+    assert [d.code for d in found] == ["verify"]
+    assert found[0].range.start.line == edited[: edited.index('"modle"')].count("\n")

@@ -16,8 +16,8 @@ def repeated(module_text: str, size: int) -> str:
     total = 0
     i = 0
     while total < size:
-        text = re.sub(r"^module @[\w.$-]+", f"module @copy_{i}", body, count=1, flags=re.M)
-        text = _VALUE.sub(lambda m: f"%{m.group(1) or 'v'}{i}_{m.group(2)}", text)
+        text = re.sub(r"^module @[\w.$-]+", f"module @copy_{i}", body, count=1, flags=re.MULTILINE)
+        text = _VALUE.sub(lambda m, i=i: f"%{m.group(1) or 'v'}{i}_{m.group(2)}", text)
         copies.append(text)
         total += len(text.encode())
         i += 1
