@@ -5,7 +5,7 @@ on a worker thread."""
 from __future__ import annotations
 
 import os
-from dataclasses import KW_ONLY
+from dataclasses import KW_ONLY, replace
 
 from shardconv.check.config import ConfigFinder, config_limits, options_of, resolve
 from shardconv.check.context import CheckOptions
@@ -24,7 +24,7 @@ class Analysis:
     version: int | None
     lines: LineIndex
     findings: tuple[CheckFinding, ...]
-    outline: Outline
+    outline: Outline | None  # None until ``outlined``: the diagnostics do not wait for it
     options: CheckOptions
     config_error: str | None = None  # the config in force does not load: checked with the defaults
 
@@ -45,14 +45,21 @@ def analyse(data: bytes, path: str | None, version: int | None, encoding: str = 
     """``data`` (the document's text as UTF-8) checked as the file ``path`` would be; its positions
     counted in ``encoding``."""
     opts, error = options_for(path)
-    name = path if path is not None else "<document>"
-    findings = check_text(data, path=name, options=opts)
-    with within(opts.limits):
-        shape = outline(data, name)
+    findings = check_text(data, path=_name(path), options=opts)
     return Analysis(
-        version=version, lines=LineIndex(data, encoding), findings=tuple(findings), outline=shape, options=opts,
+        version=version, lines=LineIndex(data, encoding), findings=tuple(findings), outline=None, options=opts,
         config_error=error,
     )
 
 
-__all__ = ["Analysis", "analyse", "options_for"]
+def outlined(a: Analysis, path: str | None) -> Analysis:
+    """``a`` with its document's outline."""
+    with within(a.options.limits):
+        return replace(a, outline=outline(a.lines.data, _name(path)))
+
+
+def _name(path: str | None) -> str:
+    return path if path is not None else "<document>"
+
+
+__all__ = ["Analysis", "analyse", "options_for", "outlined"]

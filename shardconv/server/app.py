@@ -5,6 +5,7 @@ runs on a worker thread, and a document is re-checked ``DEBOUNCE`` seconds after
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -17,12 +18,14 @@ from pygls.lsp.server import LanguageServer
 from shardconv.core.model import Mesh
 from shardconv.core.version import VERSION
 from shardconv.scan.api import scan_text
-from shardconv.server.analysis import Analysis, analyse, options_for
+from shardconv.server.analysis import Analysis, analyse, options_for, outlined
 from shardconv.server.hover import Target, hover_markdown, target_at
 from shardconv.server.lsp_types import code_action, diagnostic, lsp_range, symbols
 from shardconv.server.positions import LineIndex, units
 
 DEBOUNCE = 0.3  # seconds after the last edit before a document is checked again
+OUTLINE_WAIT = 1.0  # seconds a hover on a just opened document waits for its meshes (then answers without)
+SYMBOLS_WAIT = 30.0  # seconds an outline request on a just opened document waits for it
 _T = TypeVar("_T")
 
 
@@ -31,9 +34,12 @@ class Documents:
 
     def __init__(self) -> None:
         self.analysis: dict[str, Analysis] = {}
+        self.outlined: dict[str, Analysis] = {}  # the latest analysis with its outline (maybe of an older version)
+        self.lines: dict[str, tuple[int | None, LineIndex]] = {}  # an unchecked version's lines, for hovers
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.generation: dict[str, int] = {}
         self.open: set[str] = set()
+        self.first_outline: dict[str, asyncio.Event] = {}  # set once a document has an outline
 
 
 class ShardconvServer(LanguageServer):
@@ -66,6 +72,7 @@ def schedule(server: ShardconvServer, uri: str, delay: float) -> None:
     if pending is not None:
         pending.cancel()
     docs.open.add(uri)
+    docs.first_outline.setdefault(uri, asyncio.Event())
     loop = asyncio.get_running_loop()
     docs.timers[uri] = loop.call_later(delay, lambda: asyncio.ensure_future(recheck(server, uri)))
 
@@ -85,6 +92,7 @@ async def recheck(server: ShardconvServer, uri: str) -> None:
     if docs.generation.get(uri) != generation or uri not in docs.open:
         return
     docs.analysis[uri] = result
+    docs.lines.pop(uri, None)
     if result.config_error is not None:
         server.window_show_message(
             types.ShowMessageParams(types.MessageType.Warning, f"shardconv: {result.config_error}; using the defaults")
@@ -96,6 +104,18 @@ async def recheck(server: ShardconvServer, uri: str) -> None:
             diagnostics=[diagnostic(f, i, result.lines) for i, f in enumerate(result.findings)],
         )
     )
+    full = await loop.run_in_executor(server.checker, outlined, result, path_of(uri))
+    if docs.generation.get(uri) == generation and uri in docs.open:
+        docs.analysis[uri] = docs.outlined[uri] = full
+        docs.first_outline[uri].set()
+
+
+async def first_outline(server: ShardconvServer, uri: str, timeout: float) -> None:
+    """Wait up to ``timeout`` seconds for a just opened document's first outline (its meshes)."""
+    ready = server.documents.first_outline.get(uri)
+    if ready is not None and not ready.is_set():
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(ready.wait(), timeout)
 
 
 def current(server: ShardconvServer, uri: str) -> Analysis | None:
@@ -109,14 +129,12 @@ def line_at(server: ShardconvServer, uri: str, line: int) -> bytes:
     a = current(server, uri)
     if a is not None:
         return a.lines.line_bytes(line)
-    source = server.workspace.get_text_document(uri).source
-    start = 0
-    for _ in range(line):
-        start = source.find("\n", start) + 1
-        if start == 0:
-            return b""
-    end = source.find("\n", start)
-    return source[start : end if end >= 0 else len(source)].encode("utf-8", "surrogateescape")
+    doc = server.workspace.get_text_document(uri)
+    cached = server.documents.lines.get(uri)
+    if cached is None or cached[0] != doc.version:
+        cached = (doc.version, LineIndex(doc.source.encode("utf-8", "surrogateescape"), encoding_of(server)))
+        server.documents.lines[uri] = cached
+    return cached[1].line_bytes(line)
 
 
 def encoding_of(server: ShardconvServer) -> str:
@@ -132,10 +150,10 @@ def byte_col(server: ShardconvServer, line_text: bytes, character: int) -> int:
 def mesh_lookup(server: ShardconvServer, uri: str) -> Callable[[str, int], Mesh | None]:
     """``(name, line) -> Mesh``: the declaration of ``@name`` in the module of 1-based ``line``, parsed
     from its own line (the latest outline says where it is)."""
-    a = server.documents.analysis.get(uri)
+    a = server.documents.outlined.get(uri)
 
     def mesh_of(name: str, line: int) -> Mesh | None:
-        decl = a.outline.mesh(name, line) if a is not None else None
+        decl = a.outline.mesh(name, line) if a is not None and a.outline is not None else None
         if decl is None:
             return None
         for s in scan_text(line_at(server, uri, decl.span.line - 1)):
@@ -154,7 +172,8 @@ def hover(server: ShardconvServer, params: types.HoverParams) -> types.Hover | N
         return None
     a = server.documents.analysis.get(uri)
     global_mesh = a.options.mesh if a is not None else options_for(path_of(uri))[0].mesh
-    md = hover_markdown(target, pos.line + 1, global_mesh, mesh_lookup(server, uri), reading=a is None)
+    reading = uri not in server.documents.outlined
+    md = hover_markdown(target, pos.line + 1, global_mesh, mesh_lookup(server, uri), reading=reading)
     if md is None:
         return None
     return types.Hover(
@@ -174,8 +193,8 @@ def definition(server: ShardconvServer, params: types.DefinitionParams) -> types
     uri, pos = params.text_document.uri, params.position
     text = line_at(server, uri, pos.line)
     target = target_at(text, pos.line + 1, byte_col(server, text, pos.character))
-    a = server.documents.analysis.get(uri)
-    if target is None or target.mesh_ref is None or a is None:
+    a = server.documents.outlined.get(uri)
+    if target is None or target.mesh_ref is None or a is None or a.outline is None:
         return None
     decl = a.outline.mesh(target.mesh_ref, pos.line + 1)
     if decl is None:
@@ -232,15 +251,18 @@ def build() -> ShardconvServer:
         if pending is not None:
             pending.cancel()
         docs.open.discard(uri)
-        docs.analysis.pop(uri, None)
+        for table in (docs.analysis, docs.outlined, docs.lines, docs.first_outline):
+            table.pop(uri, None)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def on_hover(ls: ShardconvServer, params: types.HoverParams) -> types.Hover | None:
+        await first_outline(ls, params.text_document.uri, OUTLINE_WAIT)
         return await ls.off_loop(hover, ls, params)
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     async def on_definition(ls: ShardconvServer, params: types.DefinitionParams) -> types.Location | None:
+        await first_outline(ls, params.text_document.uri, OUTLINE_WAIT)
         return await ls.off_loop(definition, ls, params)
 
     @server.feature(
@@ -252,8 +274,9 @@ def build() -> ShardconvServer:
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     async def on_symbols(ls: ShardconvServer, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
-        a = ls.documents.analysis.get(params.text_document.uri)
-        return [] if a is None else await ls.off_loop(symbols, a.outline, a.lines)
+        await first_outline(ls, params.text_document.uri, SYMBOLS_WAIT)
+        a = ls.documents.outlined.get(params.text_document.uri)
+        return [] if a is None or a.outline is None else await ls.off_loop(symbols, a.outline, a.lines)
 
     return server
 

@@ -4,8 +4,11 @@ symbols all go through it, so they count columns the same way."""
 
 from __future__ import annotations
 
-from bisect import bisect_right
+import re
 from array import array
+from bisect import bisect_right
+
+_NEWLINE = re.compile(b"\n")
 
 
 class LineIndex:
@@ -15,13 +18,7 @@ class LineIndex:
     def __init__(self, data: bytes, encoding: str = "utf-16") -> None:
         self.data = data
         self.encoding = encoding
-        starts = array("q", [0])
-        find = data.find
-        at = find(b"\n")
-        while at >= 0:
-            starts.append(at + 1)
-            at = find(b"\n", at + 1)
-        self.starts = starts
+        self.starts = array("q", [0, *(m.end() for m in _NEWLINE.finditer(data))])
 
     @property
     def lines(self) -> int:
