@@ -185,7 +185,9 @@ async def test_a_fix_applied_as_the_editor_applies_it_is_what_check_fix_writes(
 ) -> None:
     (tmp_path / "pyproject.toml").write_text(f'[tool.shardconv]\nmesh = "{GLOBAL_MESH}"\n')
     path = tmp_path / "seed.mlir"
-    text = SEED.read_text().replace("// Seed scenario", "// Seed scenario ✓ 𝄞")  # columns past BMP characters
+    # characters of two and four UTF-8 bytes (one and two UTF-16 units) before the edited shardings
+    text = SEED.read_text().replace("{sdy.sharding = ", '{jax.note = "✓ 𝄞", sdy.sharding = ', 1)
+    assert "𝄞" in text
     path.write_text(text)
     uri = await open_doc(client, path)
     found = await diagnostics_of(client, uri, 1)
