@@ -19,12 +19,14 @@ from shardconv.core.model import Mesh
 from shardconv.core.version import VERSION
 from shardconv.scan.api import scan_text
 from shardconv.server.analysis import Analysis, analyse, options_for, outlined
+from shardconv.server.hints import hlo_hints
 from shardconv.server.hover import Target, hover_markdown, target_at
 from shardconv.server.lsp_types import code_action, diagnostic, lsp_range, symbols
 from shardconv.server.positions import LineIndex, units
 
 DEBOUNCE = 0.3  # seconds after the last edit before a document is checked again
 OUTLINE_WAIT = 1.0  # seconds a hover on a just opened document waits for its meshes (then answers without)
+MAX_HINT_LINES = 2000  # lines of one inlay-hint request read (an editor asks for the lines in view)
 SYMBOLS_WAIT = 30.0  # seconds an outline request on a just opened document waits for it
 _T = TypeVar("_T")
 
@@ -203,6 +205,28 @@ def definition(server: ShardconvServer, params: types.DefinitionParams) -> types
     return types.Location(uri=uri, range=lsp_range(a.lines, s.line, s.col, s.end_line, s.end_col))
 
 
+def inlay_hints(server: ShardconvServer, params: types.InlayHintParams) -> list[types.InlayHint]:
+    """HLO strings' axes on the configured global mesh, for the lines in view (at most MAX_HINT_LINES)."""
+    uri, first = params.text_document.uri, params.range.start.line
+    a = server.documents.analysis.get(uri)
+    mesh = a.options.mesh if a is not None else options_for(path_of(uri))[0].mesh
+    if mesh is None:
+        return []
+    last = min(params.range.end.line, first + MAX_HINT_LINES)
+    rows = [line_at(server, uri, n) for n in range(first, last + 1)]
+    encoding = encoding_of(server)
+    return [
+        types.InlayHint(
+            position=types.Position(h.line, units(rows[h.line - first][: h.byte_col], encoding)),
+            label=h.label,
+            kind=types.InlayHintKind.Type,
+            tooltip=h.tooltip,
+        )
+        for h in hlo_hints(b"\n".join(rows), first, mesh)
+        if h.line - first < len(rows)
+    ]
+
+
 def actions(server: ShardconvServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     uri = params.text_document.uri
     a = current(server, uri)
@@ -271,6 +295,10 @@ def build() -> ShardconvServer:
     )
     async def on_code_action(ls: ShardconvServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         return await ls.off_loop(actions, ls, params)
+
+    @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
+    async def on_inlay_hint(ls: ShardconvServer, params: types.InlayHintParams) -> list[types.InlayHint]:
+        return await ls.off_loop(inlay_hints, ls, params)
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     async def on_symbols(ls: ShardconvServer, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:

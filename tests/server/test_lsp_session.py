@@ -274,3 +274,26 @@ async def test_a_large_dump_is_checked_without_blocking_a_hover(
     found = await published
     assert [d.code for d in found] == ["verify"]
     assert found[0].range.start.line == edited[: edited.index('"modle"')].count("\n")
+
+
+@pytest.mark.asyncio
+async def test_inlay_hints_give_hlo_strings_their_axes_on_the_configured_mesh(
+    client: LanguageClient, jax_dumps: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "compiled.txt"
+    shutil.copy(jax_dumps / "compiled.txt", path)
+    text = path.read_text()
+    uri = await open_doc(client, path, language="plaintext")
+    await diagnostics_of(client, uri, 1)
+    whole = types.Range(types.Position(0, 0), types.Position(text.count("\n") + 1, 0))
+    params = types.InlayHintParams(types.TextDocumentIdentifier(uri), whole)
+    assert not await client.text_document_inlay_hint_async(params)  # no global mesh configured
+    (tmp_path / "pyproject.toml").write_text(f'[tool.shardconv]\nmesh = "{GLOBAL_MESH}"\n')
+    change(client, uri, 2, text)  # re-read under the config now in force
+    await diagnostics_of(client, uri, 2)
+    hints = await client.text_document_inlay_hint_async(params)
+    assert hints
+    v2 = compiled_param_sharding(text, 0)
+    after = position_of(text, "sharding=" + v2, into=len("sharding=" + v2))
+    labels = {(h.position.line, h.position.character): h.label for h in hints}
+    assert labels[(after.line, after.character)] == " P('batch', None)"  # the spec make_dumps.py gave jax
