@@ -41,6 +41,7 @@ class Documents:
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.generation: dict[str, int] = {}
         self.open: set[str] = set()
+        self.warned: set[str] = set()  # config errors shown once
         self.first_outline: dict[str, asyncio.Event] = {}  # set once a document has an outline
 
 
@@ -81,7 +82,15 @@ def schedule(server: ShardconvServer, uri: str, delay: float) -> None:
 
 async def recheck(server: ShardconvServer, uri: str) -> None:
     """Analyse the document as it is now on the checker thread, then publish its diagnostics unless an
-    edit came in meanwhile."""
+    edit came in meanwhile. A failure is logged to the editor; the server goes on."""
+    try:
+        await _recheck(server, uri)
+    except Exception as e:  # noqa: BLE001 - a bug must not stop the server: the editor's log shows it
+        message = f"shardconv: checking {uri} failed: {type(e).__name__}: {e}"
+        server.window_log_message(types.LogMessageParams(types.MessageType.Error, message))
+
+
+async def _recheck(server: ShardconvServer, uri: str) -> None:
     docs = server.documents
     docs.timers.pop(uri, None)
     generation = docs.generation.get(uri, 0) + 1
@@ -95,7 +104,8 @@ async def recheck(server: ShardconvServer, uri: str) -> None:
         return
     docs.analysis[uri] = result
     docs.lines.pop(uri, None)
-    if result.config_error is not None:
+    if result.config_error is not None and result.config_error not in docs.warned:
+        docs.warned.add(result.config_error)
         server.window_show_message(
             types.ShowMessageParams(types.MessageType.Warning, f"shardconv: {result.config_error}; using the defaults")
         )

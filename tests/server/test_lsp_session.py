@@ -297,3 +297,20 @@ async def test_inlay_hints_give_hlo_strings_their_axes_on_the_configured_mesh(
     after = position_of(text, "sharding=" + v2, into=len("sharding=" + v2))
     labels = {(h.position.line, h.position.character): h.label for h in hints}
     assert labels[(after.line, after.character)] == " P('batch', None)"  # the spec make_dumps.py gave jax
+
+
+@pytest.mark.asyncio
+async def test_a_bad_config_is_shown_once_and_the_file_checked_with_the_defaults(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.shardconv]\nmesh = "batch=2,model="\n')
+    path = tmp_path / "seed.mlir"
+    shutil.copy(SEED, path)
+    uri = await open_doc(client, path)
+    found = await diagnostics_of(client, uri, 1)
+    assert [d.code for d in found] == ["synthetic-mesh"]  # what `shardconv check --no-config` says
+    change(client, uri, 2, path.read_text())
+    await diagnostics_of(client, uri, 2)
+    shown = [m for m in client.messages if "pyproject.toml" in m.message]
+    assert len(shown) == 1 and shown[0].type == types.MessageType.Warning
+    assert "mesh" in shown[0].message and shown[0].message.endswith("; using the defaults")
