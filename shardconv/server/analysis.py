@@ -41,9 +41,10 @@ def options_for(path: str | None) -> tuple[CheckOptions, str | None]:
         return CheckOptions(), str(e)
 
 
-def analyse(data: bytes, path: str | None, version: int | None, encoding: str = "utf-16") -> Analysis:
-    """``data`` (the document's text as UTF-8) checked as the file ``path`` would be; its positions
+def analyse(text: str | bytes, path: str | None, version: int | None, encoding: str = "utf-16") -> Analysis:
+    """``text`` (the document's, or it as UTF-8) checked as the file ``path`` would be; its positions
     counted in ``encoding``."""
+    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
     opts, error = options_for(path)
     findings = check_text(data, path=_name(path), options=opts)
     return Analysis(

@@ -10,10 +10,10 @@ import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
-from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
 
 from shardconv.core.model import Mesh
 from shardconv.core.version import VERSION
@@ -59,13 +59,7 @@ class ShardconvServer(LanguageServer):
 
 def path_of(uri: str) -> str | None:
     """The file a ``file:`` URI names (None for an unsaved buffer), for the config lookup."""
-    parsed = urlparse(uri)
-    return unquote(parsed.path) if parsed.scheme == "file" else None
-
-
-def document_bytes(server: ShardconvServer, uri: str) -> tuple[bytes, int | None]:
-    doc = server.workspace.get_text_document(uri)
-    return doc.source.encode("utf-8", "surrogateescape"), doc.version
+    return to_fs_path(uri) if uri.startswith("file:") else None
 
 
 def schedule(server: ShardconvServer, uri: str, delay: float) -> None:
@@ -97,9 +91,11 @@ async def _recheck(server: ShardconvServer, uri: str) -> None:
     docs.generation[uri] = generation
     if uri not in docs.open:  # closed meanwhile
         return
-    data, version = document_bytes(server, uri)
-    loop = asyncio.get_running_loop()
-    result = await loop.run_in_executor(server.checker, analyse, data, path_of(uri), version, encoding_of(server))
+    doc = server.workspace.get_text_document(uri)
+    loop = asyncio.get_running_loop()  # the text is encoded on the checker thread too
+    result = await loop.run_in_executor(
+        server.checker, analyse, doc.source, path_of(uri), doc.version, encoding_of(server)
+    )
     if docs.generation.get(uri) != generation or uri not in docs.open:
         return
     docs.analysis[uri] = result
@@ -112,7 +108,7 @@ async def _recheck(server: ShardconvServer, uri: str) -> None:
     server.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(
             uri=uri,
-            version=version,
+            version=result.version,
             diagnostics=[diagnostic(f, i, result.lines) for i, f in enumerate(result.findings)],
         )
     )
