@@ -128,7 +128,8 @@ def main() -> None:
         got = asyncio.run(measure(big, text, hovers))
         base = asyncio.run(measure(small, module, hovers))
     mb = len(text.encode()) / (1 << 20)
-    print(f"dump: {mb:.1f} MB ({text.count(chr(10)) + 1} lines), jax-lowered modules of {len(module) >> 10} KB repeated")
+    lines = text.count("\n") + 1
+    print(f"dump: {mb:.1f} MB ({lines} lines), jax-lowered modules of {len(module) >> 10} KB repeated")
     print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'':44}{'large':>10}{'baseline':>12}")
     print(f"{'time to first diagnostics (s)':44}{got['first']:>10.2f}{cli:>12.2f}  (baseline: shardconv check, CLI)")
