@@ -16,14 +16,8 @@ HERE = Path(__file__).parent
 
 
 @pytest.fixture(scope="session")
-def jax_dumps(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """xla_dump/, lowered.mlir (sdy), compiled.txt (HLO) and the rest make_dumps.py writes, on 8 CPU devices."""
-    return write_with_jax(HERE.parent / "support" / "make_dumps.py", tmp_path_factory.mktemp("jax_dumps"))
-
-
-@pytest.fixture(scope="session")
 def deep_dumps(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The same program with 64 layers: a lowered module of some 25 KB, the unit a large dump repeats."""
+    """``jax_dumps``' program with 64 layers: a lowered module of some 25 KB, the unit a large dump repeats."""
     return write_with_jax(HERE.parent / "support" / "make_dumps.py", tmp_path_factory.mktemp("deep_dumps"), "64")
 
 
