@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip -q --disable-pip-version-check
 
-.PHONY: demo test test-fast install-test lint browser wheel fuzz bench grammars oracles-old clean
+.PHONY: demo test test-fast install-test lint browser wheel fuzz bench grammars oracles-old clean vscode
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,10 @@ lint: $(PY)
 	cd native && cargo fmt --check
 	cd native && cargo clippy --all-targets -- -D warnings
 	cd native && cargo test -q
+
+# The VS Code extension (editors/vscode), packaged as editors/vscode/shardconv.vsix; it runs `shardconv server`.
+vscode:
+	cd editors/vscode && npm install --no-audit --no-fund && npx --yes @vscode/vsce package --skip-license -o shardconv.vsix
 
 # An abi3 wheel (one per platform, any CPython >= 3.10) into dist/.
 wheel: $(PY)

@@ -44,3 +44,12 @@ def programs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_with_jax(
         Path(__file__).parent / "support" / "make_explain_programs.py", tmp_path_factory.mktemp("explain_programs")
     )
+
+
+@pytest.fixture(scope="session")
+def jax_dumps(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding xla_dump/, lowered.mlir, compiled.txt, hlo_to_stablehlo.mlir and tensors.txt.0: a
+    two-layer program on 8 CPU devices (mesh batch=2, model=4), see tests/support/make_dumps.py."""
+    from support.jax_child import write_with_jax
+
+    return write_with_jax(Path(__file__).parent / "support" / "make_dumps.py", tmp_path_factory.mktemp("jax_dumps"))

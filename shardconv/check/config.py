@@ -15,6 +15,7 @@ from typing import Any
 from shardconv.check.context import CheckOptions
 from shardconv.check.registry import RULES
 from shardconv.core.errors import ShardingValidationError, did_you_mean
+from shardconv.core.limits import Limits
 from shardconv.core.model import Mesh
 from shardconv.core.positions import line_col
 from shardconv.core.records import record
@@ -363,6 +364,19 @@ def resolve(file_settings: Mapping[str, Setting], cli: Mapping[str, Setting]) ->
     return {**DEFAULTS, **file_settings, **cli}
 
 
+def config_limits(cfg: ProjectConfig, flag: int | None = None) -> Limits | None:
+    """The ceiling a check runs under: ``flag`` (--max-devices), else SHARDCONV_MAX_DEVICES (None: read
+    where each value is parsed, worker processes included), else ``max-devices`` from ``cfg``, else the default."""
+    from shardconv.core.limits import ENV
+
+    if flag is not None:
+        return Limits(flag)
+    setting = cfg.settings.get("max-devices")
+    if setting is None or os.environ.get(ENV, "").strip():
+        return None
+    return Limits(setting.value)
+
+
 def options_of(settings: Mapping[str, Setting], base: CheckOptions | None = None) -> CheckOptions:
     """The CheckOptions those settings ask for (``base`` supplies everything config does not set)."""
     from dataclasses import replace
@@ -388,6 +402,7 @@ __all__ = [
     "Override",
     "ProjectConfig",
     "Setting",
+    "config_limits",
     "load",
     "matches",
     "options_of",

@@ -40,6 +40,9 @@ class Fix:
     description: str
     rewrites: tuple[Rewrite, ...]
     edits: tuple[SpanEdit, ...] = ()
+    # ruff's applicability: safe keeps what every device holds as the file states it; unsafe rests on
+    # something the file cannot show (the --mesh a user gave), so an editor offers it but never prefers it
+    safe: bool = True
 
 
 @record

@@ -18,7 +18,7 @@ from shardconv.check.evaluate import dropped, module_findings, position
 from shardconv.check.fixes import with_edits
 from shardconv.check.registry import RULES
 from shardconv.check.suppress import apply_suppressions, suppressions_of
-from shardconv.core.arguments import require_text
+from shardconv.core.arguments import require_text, type_error
 from shardconv.core.limits import Limits, within
 from shardconv.core.model import Mesh
 from shardconv.core.records import record
@@ -255,12 +255,17 @@ def check_text(
     allowed_meshes: Iterable[Sequence[int] | str] | None = None,
     path: str = "<text>",
     limits: Limits | None = None,
+    options: CheckOptions | None = None,
 ) -> list[CheckFinding]:
     """Every finding ``shardconv check`` reports for an in-memory dump (the same engine as the CLI);
-    ``limits`` as ``--max-devices`` sets them (None: those in force)."""
+    ``limits`` as ``--max-devices`` sets them (None: those in force). ``options`` (a project config's,
+    ``config.options_of``) replace ``mesh``, ``allowed_meshes`` and ``limits``."""
     data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
     name = require_text(path, "check_text", "path")
-    report = scan_report(scan_bytes(data, every_site=False), name, _options(mesh, allowed_meshes, limits))
+    if options is not None and not isinstance(options, CheckOptions):
+        raise type_error("check_text", "options", "a CheckOptions (config.options_of gives one)", options)
+    opts = options if options is not None else _options(mesh, allowed_meshes, limits)
+    report = scan_report(scan_bytes(data, every_site=False), name, opts)
     return list(report.findings) if isinstance(report, FileReport) else []
 
 

@@ -277,7 +277,9 @@ def distorted_mesh(ctx: ModuleContext) -> Iterator[RuleResult]:
         fix = None
         if blocker is None:
             fix = Fix(
-                f"mesh @{name} and its {len(rewrites) - 1} sharding(s) moved onto the global mesh", tuple(rewrites)
+                f"mesh @{name} and its {len(rewrites) - 1} sharding(s) moved onto the global mesh",
+                tuple(rewrites),
+                safe=False,  # it trusts the global mesh the user named
             )
             notes.append(f"fix: {fix_command(ctx.path, glob)}")
         else:

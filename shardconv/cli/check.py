@@ -105,17 +105,10 @@ def flag_settings(
 
 
 def limits_of(cfg: ProjectConfig) -> Limits | None:
-    """The ceiling this check runs under: --max-devices, else SHARDCONV_MAX_DEVICES (None: read where each
-    value is parsed, worker processes included), else ``max-devices`` from the config, else the default."""
-    from shardconv.core.limits import ENV, Limits
+    """The ceiling this check runs under (``config_limits``, with --max-devices from the command line)."""
+    from shardconv.check.config import config_limits
 
-    flag = click.get_current_context().find_root().params.get("max_devices")
-    if flag is not None:
-        return Limits(flag)
-    setting = cfg.settings.get("max-devices")
-    if setting is None or os.environ.get(ENV, "").strip():
-        return None
-    return Limits(setting.value)
+    return config_limits(cfg, click.get_current_context().find_root().params.get("max_devices"))
 
 
 @click.command(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "outputs": "shardconv.cli.outputs:outputs",
     "examples": "shardconv.cli.examples:examples",
     "demo": "shardconv.cli.examples:demo",
+    "server": "shardconv.server.command:server",  # a peer of cli: the top layer reaches it by name only
 }
 
 SHORT_HELP: dict[str, str] = {
@@ -44,6 +45,7 @@ SHORT_HELP: dict[str, str] = {
     "outputs": "Output shardings of a post-Shardy module, in the form a PJRT plugin reports them.",
     "examples": "Run the bundled example round trips on a backend.",
     "demo": "Run the bundled examples and the seed-scenario check.",
+    "server": "Run the language server (LSP over stdio) for editors: diagnostics, fixes, hovers.",
 }
 
 

@@ -80,6 +80,19 @@ def render_placement(
     return [Columns(grids, padding=(0, 2))]
 
 
+def placement_text(p: Placement, *, width: int) -> str:
+    """``render_placement`` as plain text (no colour), for places that show text, not a terminal."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    out = StringIO()
+    console = Console(file=out, width=width, color_system=None, force_terminal=False, highlight=False)
+    for r in render_placement(p, width=width, color=False, wrap=width):
+        console.print(r, crop=False, soft_wrap=True)
+    return out.getvalue().rstrip("\n")
+
+
 def _grid(
     p: Placement, by_index: dict[tuple[int, ...], Tile], lead: tuple[int, ...], color: bool, compact: bool
 ) -> Any:
