@@ -17,6 +17,7 @@ from shardconv.explain.function import Function, Value, axis_keys_of
 from shardconv.explain.model import RECORDS_HINT, AxisExplanation, Explanation, Origin, Step
 from shardconv.explain.reader import Reader
 from shardconv.explain.walk import gap_of, held_axis, meetings, origin_of, walk
+from shardconv.scan.folders import walk_tree
 from shardconv.scan.inputs import scan_input
 from shardconv.scan.pieces import FUNCTION_LINE, MODULE_LINE, Cuts, Repeated, Unscanned, read_pieces
 
@@ -37,7 +38,7 @@ def dump_files(path: str) -> list[str]:
     p = Path(path)
     if path == "-" or not p.is_dir():
         return [path]
-    found = sorted(p.rglob("*.mlir"))
+    found = sorted(Path(root, n) for root, _, names in walk_tree(path) for n in names if n.endswith(".mlir"))
     _all_propagated(path, p, found)
     stages = [str(f) for f in found if AFTER_PROPAGATION.match(f.name)]
     if stages:

@@ -11,6 +11,7 @@ from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from shardconv.core.records import record
+from shardconv.scan.folders import walk_tree
 from shardconv.text.files import XLA_DUMP_TIMESTAMP, special_kind
 
 if TYPE_CHECKING:
@@ -341,9 +342,8 @@ def _files(path: str) -> list[str]:
     if path == "-" or not os.path.isdir(path):
         return [path]
     found: list[str] = []
-    for root, dirs, names in os.walk(path):
-        dirs.sort()
-        found.extend(f for f in (os.path.join(root, n) for n in sorted(names)) if special_kind(f) is None)
+    for root, _, names in walk_tree(path):
+        found.extend(f for f in (os.path.join(root, n) for n in names) if special_kind(f) is None)
     return found
 
 
