@@ -16,6 +16,7 @@ from scan.test_robust import ROOT
 from shardconv.core.errors import ShardingError
 from shardconv.scan import native, pieces
 from shardconv.scan.api import scan_text
+from shardconv.scan.folders import walk_tree
 from support.cli_util import BIN, run
 
 HLO_LINE = b"  %x{i} = f32[8]{{0}} parameter({i}), sharding={{devices=[2]0,1}}\n"
@@ -151,11 +152,26 @@ def test_folders_deeper_than_the_recursion_limit(tmp_path: Path) -> None:
     finally:
         os.chdir(here)
     deep = str(tmp_path / "deep")
-    r = run("check", deep)
-    assert r.code == 1 and "1 file(s) checked" in r.out, r.out + r.err
-    for command in ("trace", "explain"):
-        r = run(command, deep)
-        assert r.code in (1, 2) and "internal error" not in r.err + r.out, (command, r.out, r.err)
+    try:
+        r = run("check", deep)
+        assert r.code == 1 and "1 file(s) checked" in r.out, r.out + r.err
+        for command in ("trace", "explain"):
+            r = run(command, deep)
+            assert r.code in (1, 2) and "internal error" not in r.err + r.out, (command, r.out, r.err)
+    finally:
+        _remove(deep)
+
+
+def _remove(top: str) -> None:
+    """Removes the tree at ``top`` from the deepest folder up (pytest's own clean-up of old temporary
+    folders recurses, and would fail on this one)."""
+    folders = []
+    for root, _, files in walk_tree(top):
+        folders.append(root)
+        for name in files:
+            os.unlink(os.path.join(root, name))
+    for folder in reversed(folders):
+        os.rmdir(folder)
 
 
 HUGE = "9" * 5000
