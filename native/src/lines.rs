@@ -17,6 +17,7 @@ use crate::sniffer::{sniff, SNIFF_BYTES};
 use crate::strings::{count_nl, is_word, rstrip};
 use crate::suppress::{Anchor, Suppressions};
 use crate::table::{pairing, Row, Scope, Table};
+use crate::windows::Runaway;
 use std::sync::LazyLock;
 
 /// A read's size: small enough that the passes over it after the read (suppressions, keywords, newlines)
@@ -335,6 +336,8 @@ pub struct Engine {
     /// The line and column of the first value longer than any window (`Options::max_line`): the scan
     /// cannot read it, and says so.
     pub too_long: Option<(u64, u64)>,
+    /// A value longer than any window, read on until it closes or its line ends, and its line and column.
+    runaway: Option<(Runaway, (u64, u64))>,
 }
 
 impl Engine {
@@ -370,6 +373,7 @@ impl Engine {
             digest: Digest::default(),
             digest_from: 0,
             too_long: None,
+            runaway: None,
         })
     }
 
@@ -607,6 +611,7 @@ impl Engine {
     }
 
     fn step(&mut self, eof: bool) {
+        self.read_runaway();
         let len = self.buf.len();
         let mut last_nl = memchr::memrchr(b'\n', &self.buf);
         if !eof {
@@ -661,6 +666,21 @@ impl Engine {
         }
     }
 
+    /// A value too long for any window read on through the buffer: one that closes on its line is kept
+    /// in `too_long` (the scan cannot read it); one whose line ends first is text, as a scan of the
+    /// whole line reads it.
+    fn read_runaway(&mut self) {
+        let Some((r, at)) = self.runaway.as_mut() else { return };
+        let from = r.read_to.saturating_sub(self.buf_off) as usize;
+        let done = self.buf.get(from..).and_then(|rest| r.read(rest));
+        if let Some(closed) = done {
+            if closed && self.too_long.is_none() {
+                self.too_long = Some(*at);
+            }
+            self.runaway = None;
+        }
+    }
+
     /// Where the window `buf` of an over-long line is cut (`windows::window_cut`, at `cut` at the latest
     /// unless a value spans it), given the sites found in it; the first value too long for any window
     /// is kept in `too_long`.
@@ -673,8 +693,10 @@ impl Engine {
             .collect();
         spans.sort_unstable();
         let c = crate::windows::window_cut(buf, cut, &spans);
-        if c.too_long && self.too_long.is_none() {
-            self.too_long = Some((self.lineno + self.drift, self.col_base + 1));
+        if let Some(open) = c.too_long.filter(|_| self.runaway.is_none()) {
+            let mut r = Runaway::new(buf[open], off + open as u64 + 1);
+            r.read(&buf[open + 1..]); // (runs on: the window holds no close, nor a line break)
+            self.runaway = Some((r, (self.lineno + self.drift, self.col_base + 1)));
         }
         c.at
     }
