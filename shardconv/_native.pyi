@@ -214,8 +214,9 @@ class Cutter:
     def total(self) -> int: ...
     @property
     def skipped(self) -> bool: ...
-    def sizes(self) -> tuple[int, int] | None:
-        """A regular file's size when opened and now; None for a stream."""
+    def check_size(self) -> None:
+        """After the last job: OSError when a regular file changed size while it was read (the check
+        ``scan_path`` makes); nothing for a stream."""
 
 def same_bytes(a: str, b: str, /) -> bool:
     """Whether the regular files at ``a`` and ``b`` hold the same bytes (False when either cannot be read)."""

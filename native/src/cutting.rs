@@ -3,17 +3,19 @@
 
 use crate::cutter::{self, CutOptions, Made};
 use crate::lines::{Options, CHUNK, MAX_LINE, OVERLAP};
-use crate::{guarded, os_error, to_scan};
-use pyo3::exceptions::PyValueError;
+use crate::{guarded, kept_size, os_error, to_scan};
+use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Read, Take};
+use std::path::PathBuf;
 
-/// What a log is read from: a file the core opened, or a Python stream's `read` (stdin), whose error,
-/// if it raises one, is kept to be raised as it was.
+/// What a log is read from: a file the core opened (read no further than a byte past its size when
+/// opened: one that grows meanwhile is an error, not a read without end), or a Python stream's `read`
+/// (stdin), whose error, if it raises one, is kept to be raised as it was.
 enum Source {
-    File(File),
+    File(Take<File>),
     Stream { read: Py<PyAny>, error: Option<PyErr> },
 }
 
@@ -56,6 +58,7 @@ pub struct Cutter {
     what: String,
     /// The file's size when opened, and the file to ask it again (a regular file's only).
     sized: Option<(u64, File)>,
+    path: Option<PathBuf>,
 }
 
 #[pymethods]
@@ -96,9 +99,9 @@ impl Cutter {
             read_size,
             engine,
         };
-        let (src, what, sized) = match source.cast::<PyString>() {
+        let (src, path, sized) = match source.cast::<PyString>() {
             Ok(path) => {
-                let path = path.to_str()?.to_owned();
+                let path: PathBuf = path.extract()?;
                 let f = File::open(&path).map_err(|e| os_error(e, &path))?;
                 let meta = f.metadata().map_err(|e| os_error(e, &path))?;
                 let sized = if meta.is_file() {
@@ -106,11 +109,13 @@ impl Cutter {
                 } else {
                     None
                 };
-                (Source::File(f), path, sized)
+                let limit = sized.as_ref().map_or(u64::MAX, |(n, _)| n.saturating_add(1));
+                (Source::File(f.take(limit)), Some(path), sized)
             }
-            Err(_) => (Source::Stream { read: source.clone().unbind(), error: None }, "the stream".to_owned(), None),
+            Err(_) => (Source::Stream { read: source.clone().unbind(), error: None }, None, None),
         };
-        Ok(Cutter { inner: cutter::Cutter::new(src, opts), what, sized })
+        let what = path.as_ref().map_or_else(|| "the stream".to_owned(), |p| p.display().to_string());
+        Ok(Cutter { inner: cutter::Cutter::new(src, opts), what, sized, path })
     }
 
     /// The next job, in order (None at the end), read and cut with the interpreter's lock released.
@@ -120,9 +125,12 @@ impl Cutter {
         match got {
             Ok(Ok(job)) => Ok(job.map(|j| PieceJob { job: Some(j) })),
             Ok(Err(e)) => Err(PyValueError::new_err(e)),
-            Err(e) => Err(match self.inner.source() {
-                Source::Stream { error, .. } if error.is_some() => error.take().unwrap_or_else(|| os_error(e, "")),
-                _ => os_error(e, &self.what),
+            Err(e) => Err(match (self.inner.source(), &self.path) {
+                (Source::Stream { error, .. }, _) if error.is_some() => {
+                    error.take().unwrap_or_else(|| os_error(e, std::path::Path::new("")))
+                }
+                (_, Some(path)) => os_error(e, path),
+                (_, None) => PyOSError::new_err(format!("{}: {e}", self.what)),
             }),
         }
     }
@@ -139,15 +147,13 @@ impl Cutter {
         self.inner.skipped
     }
 
-    /// A regular file's size when opened, and now; None for anything else.
-    fn sizes(&self) -> PyResult<Option<(u64, u64)>> {
-        match &self.sized {
-            Some((then, f)) => {
-                let now = f.metadata().map_err(|e| os_error(e, &self.what))?.len();
-                Ok(Some((*then, now)))
-            }
-            None => Ok(None),
-        }
+    /// After the last job: an OSError when a regular file changed size while it was read (the scan of
+    /// a whole file's check); nothing for anything else.
+    fn check_size(&self) -> PyResult<()> {
+        let (Some((then, f)), Some(path)) = (&self.sized, &self.path) else { return Ok(()) };
+        let now = f.metadata().map_err(|e| os_error(e, path))?.len();
+        let read = if self.inner.skipped { *then } else { self.inner.total() };
+        kept_size(path, *then, now, read)
     }
 }
 

@@ -5,17 +5,18 @@
 
 use std::fs::File;
 use std::io::{ErrorKind, Read, Result};
+use std::path::Path;
 
 /// How much of each file is compared at a time: memory stays small whatever the files' size.
 const BLOCK: usize = 64 << 10;
 
 /// Whether the regular files at `a` and `b` hold the same bytes; false when either is not a regular
 /// file or cannot be read.
-pub fn same_bytes(a: &str, b: &str) -> bool {
+pub fn same_bytes(a: &Path, b: &Path) -> bool {
     equal(a, b).unwrap_or(false)
 }
 
-fn equal(a: &str, b: &str) -> Result<bool> {
+fn equal(a: &Path, b: &Path) -> Result<bool> {
     let (mut fa, mut fb) = (File::open(a)?, File::open(b)?);
     let (ma, mb) = (fa.metadata()?, fb.metadata()?);
     if !ma.is_file() || !mb.is_file() || ma.len() != mb.len() {
@@ -58,7 +59,7 @@ mod tests {
         let long: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
         let mut other = long.clone();
         other[150_000] ^= 1; // past the first block
-        let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
+        let path = |name: &str| dir.join(name);
         for (name, bytes) in [("a", &long), ("b", &long), ("c", &other), ("d", &long[..10].to_vec())] {
             std::fs::write(path(name), bytes).unwrap();
         }
@@ -66,7 +67,7 @@ mod tests {
         assert!(!same_bytes(&path("a"), &path("c")));
         assert!(!same_bytes(&path("a"), &path("d")));
         assert!(!same_bytes(&path("a"), &path("missing")));
-        assert!(!same_bytes(&path("a"), &dir.to_string_lossy()));
+        assert!(!same_bytes(&path("a"), &dir));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -21,6 +21,7 @@ pub mod sniffer;
 pub mod strings;
 pub mod suppress;
 pub mod table;
+pub mod windows;
 
 use lines::{Engine, Options, CHUNK, MAX_LINE, OVERLAP};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
@@ -28,6 +29,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use table::NONE;
 
@@ -290,9 +292,13 @@ fn le_bytes<'py, T: Copy, const N: usize>(
     })
 }
 
-/// `to_scan` with Python's cyclic GC paused: the table's hundreds of thousands of tuples would
-/// otherwise trigger collection after collection while they are made.
+/// `build_scan` with Python's cyclic GC paused: the table's hundreds of thousands of tuples would
+/// otherwise trigger collection after collection while they are made. An OSError for a scan that
+/// cannot stand for its input (`Engine::unreadable`).
 fn to_scan(py: Python<'_>, e: Engine) -> PyResult<Scan> {
+    if let Some(why) = e.unreadable() {
+        return Err(PyOSError::new_err(why));
+    }
     let gc = py.import("gc")?;
     let was = gc.call_method0("isenabled")?.is_truthy()?;
     if was {
@@ -570,14 +576,14 @@ fn sniff_head(head: &[u8]) -> PyResult<(String, String)> {
 
 /// The OSError Python raises for `e` on `path`: errno, the system's words (without Rust's
 /// ` (os error N)`), and the file name.
-fn os_error(e: std::io::Error, path: &str) -> PyErr {
+fn os_error(e: std::io::Error, path: &Path) -> PyErr {
     match e.raw_os_error() {
         Some(code) => {
             let text = e.to_string();
             let words = text.strip_suffix(&format!(" (os error {code})")).unwrap_or(&text);
-            PyOSError::new_err((code, words.to_string(), path.to_string()))
+            PyOSError::new_err((code, words.to_string(), path.as_os_str().to_os_string()))
         }
-        None => PyOSError::new_err(format!("{path}: {e}")),
+        None => PyOSError::new_err(format!("{}: {e}", path.display())),
     }
 }
 
@@ -586,11 +592,11 @@ const READ_AHEAD_BYTES: u64 = 8 << 20;
 
 /// Scan a dump file read in chunks (memory stays bounded); OSError if it cannot be read or changes
 /// size while it is read.
-fn read_file(path: &str, mut eng: Engine) -> Result<Engine, PyErr> {
+fn read_file(path: &Path, mut eng: Engine) -> Result<Engine, PyErr> {
     let mut f = std::fs::File::open(path).map_err(|e| os_error(e, path))?;
     let meta = f.metadata().map_err(|e| os_error(e, path))?;
     if meta.is_dir() {
-        return Err(PyOSError::new_err((21, "Is a directory".to_string(), path.to_string())));
+        return Err(PyOSError::new_err((21, "Is a directory".to_string(), path.as_os_str().to_os_string())));
     }
     let regular = meta.is_file();
     let expected = meta.len();
@@ -602,32 +608,39 @@ fn read_file(path: &str, mut eng: Engine) -> Result<Engine, PyErr> {
     let read =
         if expected > READ_AHEAD_BYTES { eng.read_all_ahead(&mut f, limit) } else { eng.read_all(&mut f, limit) };
     read.map_err(|e| os_error(e, path))?;
-    let total = eng.size;
     if regular {
         let now = f.metadata().map_err(|e| os_error(e, path))?.len();
-        let complete = eng.skipping() || total == expected;
-        if now != expected || !complete {
-            return Err(PyOSError::new_err(format!(
-                "{path}: the file changed size while it was read ({expected} bytes, then {now}; {total} read)"
-            )));
-        }
+        let read = if eng.skipping() { expected } else { eng.size };
+        kept_size(path, expected, now, read)?;
     }
     eng.finish();
     Ok(eng)
 }
 
+/// The one check that a regular file kept its size while it was read (`expected` bytes when opened,
+/// `now` after, `read` of them read; a skipped file's is its size): an OSError naming it if not.
+fn kept_size(path: &Path, expected: u64, now: u64, read: u64) -> PyResult<()> {
+    if now == expected && read == expected {
+        return Ok(());
+    }
+    Err(PyOSError::new_err(format!(
+        "{}: the file changed size while it was read ({expected} bytes, then {now}; {read} read)",
+        path.display()
+    )))
+}
+
 /// Whether the regular files at `a` and `b` hold the same bytes (false when either cannot be read), found
 /// with the interpreter's lock released.
 #[pyfunction]
-fn same_bytes(py: Python<'_>, a: &str, b: &str) -> PyResult<bool> {
-    py.detach(|| guarded(|| Ok(files::same_bytes(a, b))))
+fn same_bytes(py: Python<'_>, a: PathBuf, b: PathBuf) -> PyResult<bool> {
+    py.detach(|| guarded(|| Ok(files::same_bytes(&a, &b))))
 }
 
 #[pyfunction]
 #[pyo3(signature = (path, *, chunk=CHUNK, max_line=MAX_LINE, overlap=OVERLAP, names=false, every_site=true))]
 fn scan_path(
     py: Python<'_>,
-    path: &str,
+    path: PathBuf,
     chunk: usize,
     max_line: usize,
     overlap: usize,
@@ -635,7 +648,7 @@ fn scan_path(
     every_site: bool,
 ) -> PyResult<Scan> {
     let o = options(chunk, max_line, overlap, names, every_site)?;
-    let eng = py.detach(|| guarded(|| read_file(path, engine(o)?)))?;
+    let eng = py.detach(|| guarded(|| read_file(&path, engine(o)?)))?;
     guarded(|| to_scan(py, eng))
 }
 

@@ -18,6 +18,7 @@ use crate::sniffer::{sniff, SNIFF_BYTES};
 use crate::strings::{count_nl, is_word, rstrip};
 use crate::suppress::{Anchor, Suppressions};
 use crate::table::{pairing, Row, Scope, Table};
+use crate::windows::Runaway;
 use std::sync::LazyLock;
 
 /// A read's size: small enough that the passes over it after the read (suppressions, keywords, newlines)
@@ -333,6 +334,11 @@ pub struct Engine {
     names_pos: u64,
     digest: Digest,
     digest_from: u64,
+    /// The line and column of the first value longer than any window (`Options::max_line`): the scan
+    /// cannot read it, and says so.
+    pub too_long: Option<(u64, u64)>,
+    /// A value longer than any window, read on until it closes or its line ends, and its line and column.
+    runaway: Option<(Runaway, (u64, u64))>,
 }
 
 impl Engine {
@@ -367,7 +373,16 @@ impl Engine {
             names_pos: 0,
             digest: Digest::default(),
             digest_from: 0,
+            too_long: None,
+            runaway: None,
         })
+    }
+
+    /// Why the scan cannot stand for its input, if it cannot: a value longer than any window.
+    pub fn unreadable(&self) -> Option<String> {
+        let (line, col) = self.too_long?;
+        let window = self.opts.max_line;
+        Some(format!("line {line}, column {col}: a value runs on past the scan window ({window} bytes) of a long line; it cannot be read"))
     }
 
     /// Frees the read buffers (after `finish`).
@@ -458,8 +473,9 @@ impl Engine {
         self.step(data.is_empty());
     }
 
-    /// Reads `r` to its end (or until the file is skipped), each read straight into the buffer (no
-    /// zeroing: a file reads into the spare capacity). An error once more than `limit` bytes came.
+    /// Reads `r` to its end (or until the file is skipped, or more than `limit` bytes came: the caller
+    /// compares `size` with what it expected), each read straight into the buffer (no zeroing: a file
+    /// reads into the spare capacity).
     pub fn read_all<R: std::io::Read>(&mut self, r: &mut R, limit: u64) -> std::io::Result<()> {
         use std::io::Read;
         self.read_head(r)?;
@@ -468,7 +484,7 @@ impl Engine {
             let start = self.buf.len();
             self.buf.reserve(chunk);
             r.by_ref().take(chunk as u64).read_to_end(&mut self.buf)?;
-            if self.took(start, limit)? {
+            if self.took(start, limit) {
                 break;
             }
         }
@@ -502,17 +518,31 @@ impl Engine {
             for _ in 0..=READS_AHEAD {
                 let _ = give_back.send(Vec::with_capacity(chunk));
             }
-            while !self.skip {
-                let b = read.recv().map_err(|_| std::io::Error::other("the reading thread stopped"))??;
-                let start = self.buf.len();
-                self.buf.extend_from_slice(&b);
-                let _ = give_back.send(b);
-                if self.took(start, limit)? {
-                    break;
-                }
-            }
-            Ok(())
+            let scanned = self.scan_reads(&read, &give_back, limit);
+            // (both ends gone before the scope waits for the thread: its next send or receive fails)
+            drop((read, give_back));
+            scanned
         })
+    }
+
+    /// The reads the reading thread sends, scanned in turn, each buffer given back for the next read,
+    /// until the end, an error, or more than `limit` bytes.
+    fn scan_reads(
+        &mut self,
+        read: &std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
+        give_back: &std::sync::mpsc::SyncSender<Vec<u8>>,
+        limit: u64,
+    ) -> std::io::Result<()> {
+        while !self.skip {
+            let b = read.recv().map_err(|_| std::io::Error::other("the reading thread stopped"))??;
+            let start = self.buf.len();
+            self.buf.extend_from_slice(&b);
+            let _ = give_back.send(b);
+            if self.took(start, limit) {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// The head's read: the sniff's bytes, the kind they tell.
@@ -531,20 +561,20 @@ impl Engine {
         Ok(())
     }
 
-    /// A read appended at `start` of the buffer, scanned; whether it was the last (the end met). An
-    /// error once more than `limit` bytes came.
-    fn took(&mut self, start: usize, limit: u64) -> std::io::Result<bool> {
+    /// A read appended at `start` of the buffer, scanned; whether reading stops: the end was met, or more
+    /// than `limit` bytes came (a file that grew: its reader tells, from `size`).
+    fn took(&mut self, start: usize, limit: u64) -> bool {
         let n = self.buf.len() - start;
         self.size += n as u64;
         if self.size > limit {
-            return Err(std::io::Error::other("the file grew while it was read"));
+            return true;
         }
         self.suppressions_read(start);
         self.step(n == 0);
         if n == 0 {
             self.eof = true;
         }
-        Ok(n == 0)
+        n == 0
     }
 
     pub fn finish(&mut self) {
@@ -582,6 +612,7 @@ impl Engine {
     }
 
     fn step(&mut self, eof: bool) {
+        self.read_runaway();
         let len = self.buf.len();
         let mut last_nl = memchr::memrchr(b'\n', &self.buf);
         if !eof {
@@ -612,11 +643,11 @@ impl Engine {
                 self.buf.drain(..limit);
             }
             None => {
-                let cut = (len - self.opts.overlap) as i64;
                 let buf = std::mem::take(&mut self.buf);
                 let mut found = Vec::new();
                 let mut ln = self.ext.scan_line(&buf, self.buf_off, self.lineno, self.col_base, &mut found);
                 let off = self.buf_off as i64;
+                let cut = self.window_cut(&buf, len - self.opts.overlap, &found) as i64;
                 let mut nxt = cut;
                 for s in found.iter_mut() {
                     // (a value the window's end cuts is passed over, as one longer than the overlap always was)
@@ -635,6 +666,41 @@ impl Engine {
                 self.buf.drain(..nxt);
             }
         }
+    }
+
+    /// A value too long for any window read on through the buffer: one that closes on its line is kept
+    /// in `too_long` (the scan cannot read it); one whose line ends first is text, as a scan of the
+    /// whole line reads it.
+    fn read_runaway(&mut self) {
+        let Some((r, at)) = self.runaway.as_mut() else { return };
+        let from = r.read_to.saturating_sub(self.buf_off) as usize;
+        let done = self.buf.get(from..).and_then(|rest| r.read(rest));
+        if let Some(closed) = done {
+            if closed && self.too_long.is_none() {
+                self.too_long = Some(*at);
+            }
+            self.runaway = None;
+        }
+    }
+
+    /// Where the window `buf` of an over-long line is cut (`windows::window_cut`, at `cut` at the latest
+    /// unless a value spans it), given the sites found in it; the first value too long for any window
+    /// is kept in `too_long`.
+    fn window_cut(&mut self, buf: &[u8], cut: usize, found: &[Site]) -> usize {
+        let off = self.buf_off;
+        let mut spans: Vec<(usize, usize)> = found
+            .iter()
+            .filter(|s| s.start >= off)
+            .map(|s| ((s.start - off) as usize, (s.end - off) as usize))
+            .collect();
+        spans.sort_unstable();
+        let c = crate::windows::window_cut(buf, cut, &spans);
+        if let Some(open) = c.too_long.filter(|_| self.runaway.is_none()) {
+            let mut r = Runaway::new(buf[open], off + open as u64 + 1);
+            r.read(&buf[open + 1..]); // (runs on: the window holds no close, nor a line break)
+            self.runaway = Some((r, (self.lineno + self.drift, self.col_base + 1)));
+        }
+        c.at
     }
 
     /// A site into the table, with the text it was scanned in (its physical line is cut from there,
@@ -909,8 +975,12 @@ mod tests {
         let plain = scan(false, u64::MAX).unwrap();
         assert!(plain.0[0].len() > 3000);
         assert_eq!(scan(true, u64::MAX).unwrap(), plain);
-        // a file longer than it was when opened is an error, and the reading thread is let go
-        assert!(scan(true, data.len() as u64 - 1).is_err() && scan(false, data.len() as u64 - 1).is_err());
+        // a file longer than it was when opened stops the reads there (its reader tells from the size
+        // read), and the reading thread is let go
+        for ahead in [true, false] {
+            let (.., size, _) = scan(ahead, data.len() as u64 - 5000).unwrap();
+            assert!(size > data.len() as u64 - 5000 && size < data.len() as u64);
+        }
         let mut skipped = Engine::new(opts).unwrap();
         let binary = vec![0u8; 1 << 20];
         skipped.read_all_ahead(&mut &binary[..], u64::MAX).unwrap();

@@ -325,13 +325,21 @@ class ConfigFinder:
         return self._folder(os.path.abspath(folder))
 
     def _folder(self, folder: str) -> ProjectConfig:
+        """The config of ``folder`` or its nearest parent holding one, looked up a folder at a time up the
+        tree (any depth), each folder's answer cached."""
+        passed: list[str] = []
         found = self._cache.get(folder)
-        if found is None:
+        while found is None:
             found = self._here(folder)
             if found is None:
+                passed.append(folder)
                 parent = os.path.dirname(folder)
-                found = self._folder(parent) if parent != folder else ProjectConfig(None)
-            self._cache[folder] = found
+                found = self._cache.get(parent) if parent != folder else ProjectConfig(None)
+                folder = parent
+            else:
+                self._cache[folder] = found
+        for f in passed:
+            self._cache[f] = found
         return found
 
     @staticmethod

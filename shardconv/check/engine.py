@@ -23,9 +23,10 @@ from shardconv.core.limits import Limits, within
 from shardconv.core.model import Mesh
 from shardconv.core.records import record
 from shardconv.scan.inputs import scan_input, skip_reason
+from shardconv.scan.folders import walk_tree
 from shardconv.scan.modules import ModuleKey, module_values
 from shardconv.scan.native import scan_bytes, scan_stream
-from shardconv.text.files import XLA_DUMP_TIMESTAMP, is_temp_file, not_regular_reason
+from shardconv.text.files import XLA_DUMP_TIMESTAMP, not_regular_reason
 
 if TYPE_CHECKING:
     from shardconv._native import Scan
@@ -63,9 +64,9 @@ def iter_files(paths: Sequence[str], sel: Selection | Callable[[str], Selection]
         if p == "-":
             yield p
         elif os.path.isdir(p):
-            for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not sel.excluded(os.path.join(root, d)))
-                for name in sorted(n for n in files if not is_temp_file(n)):  # a killed --fix's leftovers
+            for root, dirs, files in walk_tree(p):
+                dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not sel.excluded(os.path.join(root, d))]
+                for name in files:
                     full = os.path.join(root, name)
                     if sel.included(full) and not sel.excluded(full):
                         why = not_regular_reason(full)

@@ -21,6 +21,7 @@ def run(group: click.Group, argv: list[str] | None = None) -> Any:
 
     from shardconv.core.errors import ShardingError
 
+    _names_as_given()
     stdout = sys.stdout
     try:
         rc = group.main(args=argv, prog_name="shardconv", standalone_mode=False)
@@ -77,6 +78,15 @@ def _flush_or_quit() -> None:
         sys.stdout.flush()
     except BrokenPipeError:
         _closed_stdout()
+
+
+def _names_as_given() -> None:
+    """A file name that is not UTF-8 (its str holds surrogates) is written as the bytes the system gave,
+    as ``ls`` writes it, never an encoding error: stdout and stderr pass surrogates through."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="surrogateescape")
 
 
 def _closed_stdout() -> NoReturn:

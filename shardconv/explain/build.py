@@ -17,6 +17,7 @@ from shardconv.explain.function import Function, Value, axis_keys_of, trailing_i
 from shardconv.explain.model import RECORDS_HINT, AxisExplanation, Explanation, Origin, Step
 from shardconv.explain.reader import STAGE, WRITTEN_BEFORE, Reader, stages_before
 from shardconv.explain.walk import gap_of, held_axis, meetings, origin_of, walk
+from shardconv.scan.folders import walk_tree
 from shardconv.scan.inputs import scan_input, stdin_copy
 from shardconv.scan.pieces import FUNCTION_LINE, MODULE_LINE, Cuts, Repeated, Unscanned, read_pieces
 from shardconv.text.files import special_kind
@@ -37,7 +38,10 @@ def dump_files(path: str) -> list[str]:
     p = Path(path)
     if path == "-" or not p.is_dir():
         return [path]
-    found = sorted(f for f in p.rglob("*.mlir") if special_kind(str(f)) is None)  # (a FIFO there would block)
+    found = sorted(
+        Path(root, n) for root, _, names in walk_tree(path)
+        for n in names if n.endswith(".mlir") and special_kind(os.path.join(root, n)) is None  # a FIFO would block
+    )
     _all_propagated(path, p, found)
     stages = [str(f) for f in found if AFTER_PROPAGATION.match(f.name)]
     if stages:

@@ -54,8 +54,9 @@ def scan_text(text: str | bytes, *, path: str = "<text>") -> Iterator[Site]:
 
 
 def scan_path(path: str) -> Iterator[Site]:
-    """The sites of a dump file (``-``: standard input), read in one native pass in bounded memory;
-    OSError when it cannot be read."""
+    """The sites of a dump file (``-``: standard input), read in one native pass; OSError when it cannot
+    be read. The file's table of sites is held while they are iterated (memory grows with the number of
+    sites, not the file's bytes); each ``Site`` is built as it is reached."""
     return _sites(lambda: scan_input(path), path)
 
 

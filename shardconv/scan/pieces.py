@@ -101,10 +101,7 @@ def scan_pieces(
         return
     cut = _cutter(path, names, cuts)
     yield from _scanned(cut, path, names, workers)
-    sizes = cut.sizes()
-    if sizes is not None:
-        expected, now = sizes
-        _check_size(path, now, expected, expected if cut.skipped else cut.total)
+    cut.check_size()  # (the core's one check, as the scan of a whole file makes it)
 
 
 def scan_whole(path: str, *, names: bool = False) -> Scan | None:
@@ -151,13 +148,6 @@ def _size(path: str) -> int:
     except OSError:
         return 0
     return st.st_size if stat.S_ISREG(st.st_mode) and os.access(path, os.R_OK) else 0
-
-
-def _check_size(path: str, now: int, expected: int, total: int) -> None:
-    """OSError, as the scan of a whole file raises it, when the file changed size while it was read
-    (``total``: the bytes read, taken as ``expected`` for a skipped file, read only as far as its head)."""
-    if now != expected or total != expected:
-        raise OSError(f"{path}: the file changed size while it was read ({expected} bytes, then {now}; {total} read)")
 
 
 def _cutter(source: str | Callable[[int], bytes], names: bool, cuts: Cuts) -> Cutter:

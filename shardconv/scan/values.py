@@ -17,6 +17,7 @@ from shardconv.core.model import (
     TensorSharding,
     TensorShardingPerValue,
 )
+from shardconv.formats.sdy.mlir_text import parse_int
 from shardconv.text.layered import encode_layered
 
 ParsedValue = (
@@ -25,6 +26,7 @@ ParsedValue = (
 LIST_PREFIX = "#sdy.sharding_per_value<"
 _STABLEHLO_AXIS = re.compile(r'name\s*=\s*"((?:[^"\\]|\\.)*)"\s*,\s*size\s*=\s*(\d+)')
 _STABLEHLO_IDS = re.compile(r"device_ids\s*=\s*(?:array<i64:\s*|dense<)?\[?([\d,\s]*)")
+_INTEGER = re.compile(r"\s*(-?)(\d+)\s*")
 
 
 @lru_cache(maxsize=1 << 14)
@@ -72,10 +74,10 @@ def _parse(kind: SiteKind, text: str, data: bytes | None) -> ParsedValue:
     if kind is SiteKind.COLLECTIVE_AXES:
         return parse_collective_axes(text)
     if kind is SiteKind.NUM_PARTITIONS:
-        return int(text)
+        return integer(text, 0)
     if kind is SiteKind.UNSPECIFIED_DIMS:
-        body = text.strip()[1:-1]
-        return tuple(int(p) for p in body.split(",") if p.strip())
+        lead = len(text) - len(text.lstrip()) + 1
+        return integers(text.strip()[1:-1], lead)
     raise ShardingSyntaxError(f"nothing to parse in a {kind.value} site")
 
 
@@ -113,10 +115,30 @@ def _unclosed(raw: bytes, text: str) -> str:
 
 def stablehlo_mesh(text: str) -> Mesh:
     """The mesh of a ``stablehlo.mesh = {axes = [{name = "a", size = 2 : i64}, ...]}`` attribute."""
-    axes = [(m.group(1), int(m.group(2))) for m in _STABLEHLO_AXIS.finditer(text)]
+    axes = [(m.group(1), integer(m.group(2), m.start(2))) for m in _STABLEHLO_AXIS.finditer(text)]
     ids = _STABLEHLO_IDS.search(text)
-    device_ids = [int(x) for x in ids.group(1).replace(" ", "").split(",") if x] if ids else None
+    device_ids = integers(ids.group(1), ids.start(1)) if ids else None
     return Mesh.of(axes, device_ids=device_ids or None)
+
+
+def integer(text: str, pos: int) -> int:
+    """The integer a header or attribute writes at ``pos`` of its value (``num_partitions``, a dimension,
+    an axis size, a device id): a ShardingSyntaxError there when it is none or does not fit in int64."""
+    m = _INTEGER.fullmatch(text)
+    if m is None:
+        raise ShardingSyntaxError(f"expected an integer, got {text.strip()[:20]!r}", pos=pos)
+    return parse_int(m.group(2), bool(m.group(1)), pos + m.start(2))
+
+
+def integers(text: str, pos: int) -> tuple[int, ...]:
+    """A comma-separated list of ``integer`` (empty items passed over), ``text`` at ``pos`` of its value."""
+    out: list[int] = []
+    at = pos
+    for part in text.split(","):
+        if part.strip():
+            out.append(integer(part, at))
+        at += len(part) + 1
+    return tuple(out)
 
 
 def error_col(site: ValueSite, err: ShardingError) -> int:
@@ -134,4 +156,7 @@ def error_col(site: ValueSite, err: ShardingError) -> int:
     return site.col + min(len(encode_layered(prefix, site.encoding)), len(site.raw))
 
 
-__all__ = ["LIST_PREFIX", "ParsedValue", "broken_error", "error_col", "parse_value", "site_value", "stablehlo_mesh"]
+__all__ = [
+    "LIST_PREFIX", "ParsedValue", "broken_error", "error_col", "integer", "integers", "parse_value", "site_value",
+    "stablehlo_mesh",
+]

@@ -11,7 +11,8 @@ from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from shardconv.core.records import record
-from shardconv.text.files import XLA_DUMP_TIMESTAMP, is_temp_file, special_kind
+from shardconv.scan.folders import walk_tree
+from shardconv.text.files import XLA_DUMP_TIMESTAMP, special_kind
 
 if TYPE_CHECKING:
     from shardconv._native import Names
@@ -341,10 +342,8 @@ def _files(path: str) -> list[str]:
     if path == "-" or not os.path.isdir(path):
         return [path]
     found: list[str] = []
-    for root, dirs, names in os.walk(path):
-        dirs.sort()
-        kept = (os.path.join(root, n) for n in sorted(names) if not is_temp_file(n))
-        found.extend(f for f in kept if special_kind(f) is None)
+    for root, _, names in walk_tree(path):
+        found.extend(f for f in (os.path.join(root, n) for n in names) if special_kind(f) is None)
     return found
 
 

@@ -1,0 +1,89 @@
+"""A line longer than the scan window (``max_line``) is read in windows; each of its values is still read
+whole, with the bytes before it as the whole line has them: the same sites as a scan whose window holds
+the whole line, wherever the windows fall. A value longer than any window is an OSError saying where
+it is (``check``: an io-error finding), never a site dropped unsaid."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shardconv.scan import native
+from support.cli_util import run
+
+SMALL = {"chunk": 32, "max_line": 256, "overlap": 64}  # windows of 256 bytes, each cut 64 before its end
+WHOLE = {"chunk": 32, "max_line": 1 << 30, "overlap": 64}  # one window holds any line here
+PERIOD = SMALL["max_line"] - SMALL["overlap"]  # how far each window moves on past the head
+HEAD = 1 << 16  # the sniffed head, read (and windowed) as one
+
+VALUES = [
+    b"%x = f32[8]{0} parameter(0), sharding={devices=[2,1]0,1}",
+    b'sdy.mesh @mesh = <["a"=3]>',
+    b'mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding<@mesh, [{\\22a\\22}]>"}',
+    b'%y = f32[8]{0} add(), mhlo.sharding = "{devices=[2]0,1}"',
+    b'func.func @f(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>})',
+    b"sharding={devices=[40]" + b",".join(b"%d" % (i % 2) for i in range(40)) + b"}",  # longer than `overlap`
+    b'{xla.sdy.sharding = "#sdy.sharding<@mesh, [{\\"a\\"}]>", mhlo.sharding = "{replicated}"}',
+]
+
+
+def _sites(data: bytes, opts: dict[str, int]) -> list[tuple[object, ...]]:
+    scan = native.scan_bytes(data, **opts)
+    return [(s.kind, s.site, s.start, s.end, s.line, s.col, s.end_line, s.end_col, s.raw, s.text)
+            for s in native.iter_sites(scan, "x")]
+
+
+def _line(value: bytes, shift: int) -> bytes:
+    """A module whose one line holds ``value`` a few times past the sniffed head, the first ``shift``
+    bytes further on."""
+    filler = b"x" * (HEAD + shift)
+    parts = [value + b" " + b"y" * (7 * i) + b" " for i in range(6)]
+    return b"HloModule m\n" + filler + b" " + b"".join(parts) + b"z" * 600 + b"\n"
+
+
+@pytest.mark.parametrize("value", VALUES, ids=range(len(VALUES)))
+def test_every_cut_position_reads_the_sites_a_whole_line_does(value: bytes) -> None:
+    """Every place a window's cut may fall in or around each value (``shift`` over one window's move):
+    the sites of the small windows are those of one window over the whole line."""
+    for shift in range(PERIOD + len(value)):
+        data = _line(value, shift)
+        whole = _sites(data, WHOLE)
+        assert len(whole) >= 6, (shift, whole)
+        assert _sites(data, SMALL) == whole, shift
+
+
+def test_a_value_longer_than_any_window_is_an_error_not_silence() -> None:
+    """A value that starts a window and runs past its end: an OSError with its line and column."""
+    long_value = b"sharding={devices=[2]" + b"0," * 300 + b"0}"
+    data = b"HloModule m\n" + b"x" * HEAD + b" %p = f32[8]{0} parameter(0), " + long_value + b" tail\n"
+    assert len(_sites(data, WHOLE)) == 1
+    with pytest.raises(OSError, match=r"line 2, column \d+: a value runs on past the scan window \(256 bytes\)"):
+        native.scan_bytes(data, **SMALL)
+
+
+def test_check_of_a_value_longer_than_the_window(tmp_path: Path) -> None:
+    """At the real window (4 MiB) a 5 MB ``devices`` list is no "clean": check reports the file unread."""
+    p = tmp_path / "long.hlo"
+    p.write_bytes(b"HloModule m\n\nENTRY %main {\n  ROOT %p = f32[8]{0} parameter(0), sharding={devices=[2]"
+                  + b"0," * (5 << 19) + b"0}\n}\n")
+    r = run("check", str(p))
+    assert r.code == 1 and "scan window" in r.out and "[io-error]" in r.out and "clean" not in r.out, r.out
+
+
+def test_a_mesh_among_many_across_the_real_cut(tmp_path: Path) -> None:
+    """A 4.5 MB line of modules, one of whose meshes differs, at each place around the first window's
+    cut (4 MiB and a read, less the 1 MiB overlap): ``check --mesh a=2`` finds it."""
+    window = HEAD + 16 * (256 << 10)  # the head, then 256 KiB reads up to the 4 MiB window
+    cut = window - (1 << 20)
+    one = b'module @m {sdy.mesh @mesh = <["a"=2]>} '
+    odd = b'module @m {sdy.mesh @mesh = <["a"=3]>} '
+    for at in range(cut - 30, cut + 5, 7):
+        n, pad = divmod(at - odd.index(b"<"), len(one))
+        data = one * n + b" " * pad + odd + one * (110_000 - n)
+        assert data.find(b'<["a"=3]>') == at
+        p = tmp_path / "one-line.mlir"
+        p.write_bytes(data + b"\n")
+        assert native.scan_path(str(p)).groups == native.scan_path(str(p), max_line=1 << 30).groups
+        r = run("check", "--mesh", "a=2", str(p))
+        assert r.code == 1 and '"a"=3' in r.out, (at, r.out)
