@@ -29,6 +29,7 @@ def write_with_jax(script: Path, out: Path, *args: str) -> Path:
         done = Path(f"{shared}.done")
         if not done.exists():
             shutil.rmtree(shared, ignore_errors=True)
+            shared.mkdir()  # as mktemp made the folder for a run of one process
             _run(script, shared, *args)
             done.touch()
     return shared
