@@ -58,12 +58,19 @@ def diff(a: str, b: str, values: tuple[str, ...], fmt: str, update: bool) -> int
 
 def against_baseline(baseline: str, dump: str, fmt: str, update: bool) -> int:
     """Print how ``dump`` differs from ``baseline`` (or rewrite it): 1 when a placement moved."""
+    from shardconv.cli.options import file_error
     from shardconv.snapshot.gate import against_baseline as held, report_json, report_text
     from shardconv.snapshot.gate import update as rewrite
 
-    verdict = held(baseline, dump)
+    try:
+        verdict = held(baseline, dump)
+    except OSError as e:
+        raise file_error(e) from None
     if update:
-        rewrite(verdict)
+        try:
+            rewrite(verdict)
+        except OSError as e:
+            raise file_error(e, baseline) from None
         click.echo(f"{baseline}: rewritten from {dump} ({len(verdict.changes)} value(s) changed)", err=True)
         return 0
     if fmt == "json":

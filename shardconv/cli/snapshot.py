@@ -28,19 +28,25 @@ def snapshot(dumps: tuple[str, ...], output: str | None) -> int:
     """Write where each sharded value of the dumps lives: a baseline for CI."""
     import sys
 
-    from shardconv.cli.options import refuse_special
+    from shardconv.cli.options import file_error, refuse_special
     from shardconv.snapshot.baseline import render
     from shardconv.snapshot.take import snapshot_paths
 
     refuse_special(dumps)
     if "-" in dumps:
         raise click.UsageError("a snapshot names its dumps by path; stdin (-) has none")
-    data = render(snapshot_paths(dumps))
+    try:
+        data = render(snapshot_paths(dumps))
+    except OSError as e:
+        raise file_error(e) from None
     if output is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
         return 0
     from shardconv.text.atomic import write_atomic
 
-    write_atomic(output, data)
+    try:
+        write_atomic(output, data)
+    except OSError as e:
+        raise file_error(e, output) from None
     return 0

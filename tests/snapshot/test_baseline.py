@@ -148,3 +148,17 @@ def test_a_baseline_of_other_dumps_names_what_it_holds(lowerings: Path, tmp_path
     r = run("diff", str(both), str(lowerings / "moved.mlir"))
     assert r.code == 2 and "holds no dump" in r.err
     assert run("diff", str(both), str(tmp_path / "b.mlir")).code == 0
+
+
+def test_files_that_cannot_be_read_or_written_are_input_errors(lowerings: Path, baseline: Path, tmp_path: Path) -> None:
+    missing = str(tmp_path / "missing.mlir")
+    for args in (
+        ("snapshot", missing),
+        ("snapshot", str(lowerings / "base.mlir"), "-o", str(tmp_path / "no" / "such" / "folder.json")),
+        ("diff", str(baseline), missing),
+        ("diff", str(tmp_path / "missing.json"), str(lowerings / "base.mlir")),
+    ):
+        r = run(*args)
+        assert r.code == 2, (args, r.err)
+        assert "No such file or directory" in r.err and "internal error" not in r.err, r.err
+        assert "shardconv-tmp" not in r.err  # the file named is the one asked for
