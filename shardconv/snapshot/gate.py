@@ -35,16 +35,32 @@ class Verdict:
 def against_baseline(baseline: str, dump: str) -> Verdict:
     """``dump`` against ``baseline``: a baseline of one dump is that dump's, whatever its path; one of
     several names the dump by the path it was snapshotted as."""
+    (verdict,) = against_baseline_all(baseline, [dump], every=False)
+    return verdict
+
+
+def against_baseline_all(baseline: str, dumps: Sequence[str], *, every: bool = True) -> list[Verdict]:
+    """Each of ``dumps`` against ``baseline``, read once: a baseline of one dump holds one dump named
+    any way; one of several, each dump by the path it was snapshotted as. BaselineError when a dump has
+    no entries there, or (``every``) the baseline holds dumps not given."""
     held = load(baseline)
     labels = sorted({e.dump for e in held})
-    label = labels[0] if len(labels) == 1 else _label(baseline, dump, labels)
-    entries = tuple(dump_entries(dump, label))
-    mine = [e for e in held if e.dump == label]
-    others = tuple(e for e in held if e.dump != label)
-    return Verdict(
-        baseline=baseline, dump=dump, label=label, changes=tuple(compare(mine, entries)), others=others,
-        entries=entries,
-    )
+    if len(labels) == 1 and len(dumps) == 1:
+        named = {dumps[0]: labels[0]}
+    else:
+        named = {d: _label(baseline, d, labels) for d in dumps}
+    left = sorted(set(labels) - set(named.values()))
+    if every and left:
+        raise BaselineError(f"{baseline} holds dumps not given: {', '.join(left)}")
+    verdicts = []
+    for dump, label in named.items():
+        entries = tuple(dump_entries(dump, label))
+        mine = [e for e in held if e.dump == label]
+        verdicts.append(Verdict(
+            baseline=baseline, dump=dump, label=label, changes=tuple(compare(mine, entries)),
+            others=tuple(e for e in held if e.dump != label), entries=entries,
+        ))
+    return verdicts
 
 
 def _label(baseline: str, dump: str, labels: Sequence[str]) -> str:
@@ -117,4 +133,4 @@ def _entry_json(e: Entry | None) -> dict[str, Any] | None:
     }
 
 
-__all__ = ["Verdict", "against_baseline", "report_json", "report_text", "update"]
+__all__ = ["Verdict", "against_baseline", "against_baseline_all", "report_json", "report_text", "update"]

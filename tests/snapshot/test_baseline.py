@@ -162,3 +162,21 @@ def test_files_that_cannot_be_read_or_written_are_input_errors(lowerings: Path, 
         assert r.code == 2, (args, r.err)
         assert "No such file or directory" in r.err and "internal error" not in r.err, r.err
         assert "shardconv-tmp" not in r.err  # the file named is the one asked for
+
+
+def test_check_baseline_gates_on_a_moved_placement(lowerings: Path, baseline: Path) -> None:
+    moved = run("check", str(lowerings / "moved.mlir"), "--baseline", str(baseline))
+    assert moved.code == 1, moved.err
+    assert "@main:%arg0: placement changed" in moved.out and "clean" in moved.out + moved.err  # no finding but it
+    assert run("check", str(lowerings / "renamed.mlir"), "--baseline", str(baseline)).code == 0
+    json_out = run("check", str(lowerings / "base.mlir"), "--baseline", str(baseline), "--format", "json")
+    assert json_out.code == 2 and "--baseline" in json_out.err
+
+
+def test_check_baseline_of_several_dumps_wants_each_checked(lowerings: Path, tmp_path: Path) -> None:
+    both = tmp_path / "both.json"
+    shutil.copy(lowerings / "moved.mlir", tmp_path / "m.mlir")
+    assert run("snapshot", str(lowerings / "base.mlir"), str(tmp_path / "m.mlir"), "-o", str(both)).code == 0
+    r = run("check", str(lowerings / "base.mlir"), "--baseline", str(both))
+    assert r.code == 2 and "holds dumps not given" in r.err and "m.mlir" in r.err
+    assert run("check", str(lowerings / "base.mlir"), str(tmp_path / "m.mlir"), "--baseline", str(both)).code == 0
