@@ -21,7 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ui",),
     ("_native",),  # the compiled scanning core (native/): the scan floor's own, see the test below
     ("scan",),
-    ("check", "outputs", "backends", "trace", "explain"),
+    ("check", "outputs", "backends", "trace", "explain", "snapshot"),
     ("cli", "server"),
 )
 # Known violations, each an (importer, imported) module pair: empty, and it stays empty.

@@ -191,6 +191,10 @@ def limits_of(cfg: ProjectConfig) -> Limits | None:
     is_flag=True,
     help="Also list the files skipped as not IR, and suppressions that silence nothing.",
 )
+@click.option(
+    "--baseline", metavar="FILE",
+    help="Also hold the files to this shardconv snapshot baseline: a moved placement fails (text output).",
+)
 def check(
     paths: tuple[str, ...],
     mesh_text: str | None,
@@ -208,6 +212,7 @@ def check(
     quiet: bool,
     jobs: int | None,
     verbose: bool,
+    baseline: str | None,
 ) -> int:
     """Scan HLO / MLIR dumps for every sharding and check it: syntax, verifier, ranks, device ids and
     counts, meshes (--mesh, --allowed-meshes, synthetic _axis_N meshes, the mesh XLA's import of HLO
@@ -227,6 +232,10 @@ def check(
         raise click.UsageError("--fix and --diff cannot rewrite stdin")
     if statistics and fmt != "text":
         raise click.UsageError("--statistics prints a text table; it does not combine with --format " + fmt)
+    if baseline is not None and (fmt != "text" or "-" in paths or diff):
+        raise click.UsageError(
+            "--baseline holds named files and prints text; for JSON: shardconv diff BASELINE DUMP -f json"
+        )
     finder = ConfigFinder(config_path, isolated=no_config)
     flags = flag_settings(mesh_text, allowed_meshes, warn_only, ignore, include, exclude)
     limits = limits_of(finder.for_path(paths[0]))
@@ -267,7 +276,24 @@ def check(
         reports = [r for r, _ in fixed]
         diffs = [d for _, d in fixed if d]
     _emit(reports, skipped, fmt, diffs, statistics=statistics, quiet=quiet, verbose=verbose)
-    return 1 if any(f.fails for r in reports for f in r.findings) else 0
+    moved = baseline is not None and _held_to_baseline(baseline, [r.path for r in reports])
+    return 1 if moved or any(f.fails for r in reports for f in r.findings) else 0
+
+
+def _held_to_baseline(baseline: str, files: list[str]) -> bool:
+    """Print each checked file against ``baseline`` as ``diff BASELINE FILE`` does; whether any moved."""
+    from shardconv.cli.options import file_error
+    from shardconv.snapshot.gate import against_baseline_all, report_text
+    from shardconv.ui.console import make_console
+
+    try:
+        verdicts = against_baseline_all(baseline, files)
+    except OSError as e:
+        raise file_error(e) from None
+    console = make_console()
+    for v in verdicts:
+        console.print(report_text(v, width=console.width), soft_wrap=True, highlight=False, markup=False)
+    return any(v.failing for v in verdicts)
 
 
 def _progress(files: list[str]) -> AbstractContextManager[Callable[[int], None]]:

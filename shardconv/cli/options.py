@@ -152,3 +152,11 @@ def refuse_special(paths: tuple[str, ...] | list[str]) -> None:
         why = not_regular_reason(p)
         if why is not None:
             raise click.UsageError(f"{p}: {why}")
+
+
+def file_error(e: OSError, path: str | None = None) -> click.ClickException:
+    """A file that cannot be read or written, as an input error (exit 2): its path (``path``, else the
+    error's) and why."""
+    name = path or e.filename
+    why = e.strerror or str(e)
+    return click.ClickException(f"{name}: {why}" if name else why)

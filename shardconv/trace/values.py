@@ -10,12 +10,12 @@ from dataclasses import KW_ONLY
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from shardconv.core.errors import ShardingError, ShardingValidationError
-from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding, TensorShardingPerValue
-from shardconv.core.placement import Placement, PlacementKey, placement, placement_key
+from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding
+from shardconv.core.placement import Placement, PlacementKey
 from shardconv.core.records import record
 from shardconv.scan.columns import NONE, sites_of, values_of_kind
 from shardconv.scan.modules import named_mesh
+from shardconv.scan.placed import Placed, place_of, tensors_of
 from shardconv.scan.native import columns, site_at
 from shardconv.scan.sites import Shape, SiteKind, ValueSite
 from shardconv.scan.values import ParsedValue, parse_value
@@ -23,15 +23,6 @@ from shardconv.scan.values import ParsedValue, parse_value
 if TYPE_CHECKING:
     from shardconv._native import Follower, Names, Scan, Step
     from shardconv.trace.dumps import Dump
-
-
-@record
-class Placed:
-    """A value's placement on its dump's mesh, or why there is none."""
-
-    place: Placement | None
-    key: PlacementKey | None
-    error: str | None
 
 
 @record
@@ -279,7 +270,6 @@ def dump_facts(said: Declared, inherited: DumpFacts | None, tiled: Callable[[], 
 
 
 Element = tuple[str, str, HloSharding | TensorSharding | None]  # key suffix (or whole key), text, value
-Tensor = tuple[str, HloSharding | TensorSharding]  # one tensor's sharding as printed, and its value
 
 
 def _elements(key: str, kind: SiteKind, text: str, data: bytes | None, parsed: ParsedValue | None) -> list[Element]:
@@ -287,7 +277,7 @@ def _elements(key: str, kind: SiteKind, text: str, data: bytes | None, parsed: P
     entry root's elements are ``result[i]``, given whole), anything else itself."""
     if key == "result" and not (isinstance(parsed, HloSharding) and parsed.kind is Kind.TUPLE):
         return [("result[0]", text, parsed if isinstance(parsed, HloSharding) else None)]
-    tensors = _tensors(kind, text, data)
+    tensors = tensors_of(kind, text, data)
     if tensors is None:
         return [("", text, parsed if isinstance(parsed, (HloSharding, TensorSharding)) else None)]
     if len(tensors) == 1 and key != "result":
@@ -300,25 +290,10 @@ def _listed(key: str, kind: SiteKind, site: str, text: str, data: bytes | None) 
     """A manual computation's ``in_shardings`` / ``out_shardings``: ``:in[i]`` per operand and
     ``:out[i]`` per result (``:in`` alone for a list that does not parse)."""
     side = "in" if site == "in_shardings" else "out"
-    tensors = _tensors(kind, text, data)
+    tensors = tensors_of(kind, text, data)
     if tensors is None:
         return [(f":{side}", text, None)]
     return [(f":{side}[{i}]", *t) for i, t in enumerate(tensors)]
-
-
-@lru_cache(maxsize=1 << 14)
-def _tensors(kind: SiteKind, text: str, data: bytes | None) -> tuple[Tensor, ...] | None:
-    """Each element of a tuple / per-value sharding, as printed, with its value; None for any other
-    value. Cached by the site's text, as ``parse_value`` is: printing costs far more than the lookup."""
-    parsed, _ = parse_value(kind, text, data)
-    items: tuple[HloSharding | TensorSharding, ...]
-    if isinstance(parsed, HloSharding) and parsed.kind is Kind.TUPLE:
-        items = tuple(parsed.elements)
-    elif isinstance(parsed, TensorShardingPerValue):
-        items = tuple(parsed.shardings)
-    else:
-        return None
-    return tuple((str(e), e) for e in items)
 
 
 def _reading(
@@ -337,27 +312,7 @@ def _reading(
     )
 
 
-@lru_cache(maxsize=1 << 12)
-def place_of(v: HloSharding | TensorSharding, mesh: Mesh | None, devices: int | None, rank: int | None) -> Placed:
-    """The placement of ``v``: an sdy sharding on ``mesh`` (on ``devices`` when the mesh has no axes), an
-    HLO one on ``devices`` devices.
-    Cached: the same sharding recurs in every dump of a log."""
-    from shardconv.convert.spellings import v3_to_v2
-    from shardconv.convert.to_hlo import to_hlo
-
-    try:
-        if isinstance(v, TensorSharding):
-            if mesh is None:
-                raise ShardingValidationError(f"mesh @{v.mesh} is not declared in this dump")
-            p = placement(to_hlo(v, mesh), num_devices=devices or mesh.num_devices, rank=v.rank)
-        else:
-            p = placement(v3_to_v2(v) if v.kind is Kind.MESH else v, num_devices=devices, rank=rank)
-    except ShardingError as e:
-        return Placed(None, None, e.message)
-    return Placed(p, placement_key(p), None)
-
-
 __all__ = [
-    "DumpFacts", "Observation", "Placed", "Reading", "Readings", "Sighting", "SiteReader", "declared", "dump_facts",
-    "observation", "place_of",
+    "DumpFacts", "Observation", "Reading", "Readings", "Sighting", "SiteReader", "declared", "dump_facts",
+    "observation",
 ]
