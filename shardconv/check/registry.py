@@ -76,6 +76,7 @@ _HLO_MIXED = (
     "  ROOT %c = f32[8]{{0}} copy(%p0), sharding={}\n}}\n"
 )
 _MESH = ("--mesh", "batch=2,model=4")
+_WITH_D0 = '<["x"=2]>\n  sdy.mesh @d0 = <[], device_ids=[0]>'  # a global mesh and a single-device one
 _SEED = '#sdy.sharding<@mesh, [{}, {"_axis_0"}]>'
 _SEED_FIXED = '#sdy.sharding<@mesh, [{}, {"batch", "model":(1)2}]>'
 _IMPORTED = (
@@ -200,6 +201,22 @@ _TABLE: tuple[Rule, ...] = (
             '{name = "model", size = 4 : i64}]}}',
         ),
         how="Write both from the same mesh.",
+    ),
+    Rule(
+        id="single-device-boundary",
+        severity="error",
+        summary="a function argument or result on a single-device mesh <[], device_ids=[N]> (Shardy rejects it)",
+        check=mesh_rules.single_device_boundary,
+        why="A value reaches or leaves a single-device (maximal) mesh only through a replicated sharding on "
+        "the global mesh: Shardy runs such an op under stablehlo.if on the device id and all-reduces its "
+        "results to every device. Its insert-explicit-reshards pass rejects a function argument or result on "
+        "such a mesh ('function argument 0 cannot have a single-device (maximal) sharding attribute') and "
+        "an op whose results sit on two different single devices ('has conflicting single-device result "
+        "shardings').",
+        bad=_mlir(_func(_T, "#sdy.sharding<@d0, []>"), mesh=_WITH_D0),
+        good=_mlir(_func(_T, "#sdy.sharding<@mesh, [{}, {}]>"), mesh=_WITH_D0),
+        how="Shard the function's arguments and results on the global mesh (replicated) and put only the ops "
+        "that must run on one device on the single-device mesh; give one op's results one device.",
     ),
     Rule(
         id="mesh-not-allowed",
