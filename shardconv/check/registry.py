@@ -204,15 +204,19 @@ _TABLE: tuple[Rule, ...] = (
     ),
     Rule(
         id="single-device-boundary",
-        severity="error",
-        summary="a function argument or result on a single-device mesh <[], device_ids=[N]> (Shardy rejects it)",
+        severity="warning",
+        summary="a function argument or result on a single-device mesh <[], device_ids=[N]> (Shardy's partitioner "
+        "rejects it)",
         check=mesh_rules.single_device_boundary,
         why="A value reaches or leaves a single-device (maximal) mesh only through a replicated sharding on "
         "the global mesh: Shardy runs such an op under stablehlo.if on the device id and all-reduces its "
-        "results to every device. Its insert-explicit-reshards pass rejects a function argument or result on "
-        "such a mesh ('function argument 0 cannot have a single-device (maximal) sharding attribute') and "
-        "an op whose results sit on two different single devices ('has conflicting single-device result "
-        "shardings').",
+        "results to every device. Its insert-explicit-reshards pass (Shardy's partitioner) rejects a function "
+        "argument or result on such a mesh ('function argument 0 cannot have a single-device (maximal) "
+        "sharding attribute') and an op whose results sit on two different single devices ('has conflicting "
+        "single-device result shardings'). These semantics are Shardy's from August 2026 on; the Shardy in "
+        "jaxlib 0.10.2 neither lowers single-device ops nor rejects these shardings. A warning, as only "
+        "Shardy's partitioner runs that pass: XLA's import of {maximal device=N} on a parameter writes such "
+        "an argument, which a module partitioned by GSPMD keeps.",
         bad=_mlir(_func(_T, "#sdy.sharding<@d0, []>"), mesh=_WITH_D0),
         good=_mlir(_func(_T, "#sdy.sharding<@mesh, [{}, {}]>"), mesh=_WITH_D0),
         how="Shard the function's arguments and results on the global mesh (replicated) and put only the ops "

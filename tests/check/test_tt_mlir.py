@@ -57,6 +57,7 @@ def test_a_synthetic_2d_mesh_of_another_shape_still_distorts() -> None:
     text = _module('<["_axis_0_aux"=1, "_axis_0"=8]>', "tensor<32x128xf32>", '[{}, {"_axis_0"}]')
     found = check_text(text, mesh="batch=2,model=4")
     assert [f.rule for f in found] == ["distorted-mesh"] and "8 instead of 2x4" in found[0].message
+    assert "XLA's import of it yields exactly this mesh" in found[0].notes[0] and found[0].fix is not None
 
 
 # tt-mlir's SupportedMeshes at commit 19c86fca45ae7c3d8f886c0401d8b40a40d2f294 (ShardingUtils.h).
