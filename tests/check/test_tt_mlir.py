@@ -106,3 +106,17 @@ def test_the_preset_on_the_command_line_and_in_the_config(tmp_path: Path, capsys
     assert rc == 1 and [f["path"] for f in json.loads(out)["findings"]] == ["bad.mlir"]
     rc, _, err = run([str(good), "--allowed-meshes", "tt-mlri"], capsys)
     assert rc == 2 and "not a shape like 2x4 nor a preset (tt-mlir)" in err
+
+
+def test_the_global_mesh_given_in_tt_mlirs_2d_form() -> None:
+    """``--mesh`` read from a tt-mlir dump (its 2-D mesh) is the 1-D mesh a jax dump declares, and the mesh
+    XLA's import invents for an HLO-only module over all of it is a renaming of it, not a distortion."""
+    glob = '<["batch_aux"=1, "batch"=8]>'
+    assert check_text(_module('<["batch"=8]>', "tensor<8x8xf32>", '[{"batch"}, {}]'), mesh=glob) == []
+    hlo = (
+        "HloModule m, num_partitions=8\n\nENTRY %main (p: f32[8,8]) -> f32[8,8] {\n"
+        "  ROOT %p = f32[8,8]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}\n}\n"
+    )
+    assert check_text(hlo, mesh=glob) == []
+    (f,) = check_text(hlo.replace("[8,1]<=[8]", "[2,4]<=[4,2]T(1,0)"), mesh=glob)
+    assert f.rule == "import-distorts-mesh"
