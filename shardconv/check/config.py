@@ -194,8 +194,10 @@ def _validate(key: str, value: Any, root: str) -> tuple[Any, str]:
         items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else None
         if items is None or not all(isinstance(x, str) for x in items):
             raise ValueError('must be a list of mesh shapes like ["1x8", "2x4"]')
+        from shardconv.check.mesh_presets import shapes_text
+
         shapes = parse_shapes(items)
-        return shapes, ", ".join("x".join(map(str, s)) for s in shapes)
+        return shapes, shapes_text(shapes)
     if key in ("ignore", "warn-only"):
         if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
             raise ValueError('must be a list of rule names like ["synthetic-mesh"]')

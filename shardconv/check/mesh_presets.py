@@ -27,4 +27,12 @@ def _with_1d(shapes: tuple[Shape, ...]) -> tuple[Shape, ...]:
 
 PRESETS: Mapping[str, tuple[Shape, ...]] = MappingProxyType({"tt-mlir": _with_1d(TT_MLIR_SHAPES)})
 
-__all__ = ["PRESETS", "TT_MLIR_COMMIT", "TT_MLIR_SHAPES"]
+
+def shapes_text(shapes: tuple[Shape, ...]) -> str:
+    """``shapes`` as a message names them: a whole preset by its name (``tt-mlir, 3x5``), the rest as shapes."""
+    names = [n for n, p in PRESETS.items() if set(p) <= set(shapes)]
+    covered = {s for n in names for s in PRESETS[n]}
+    return ", ".join([*names, *("x".join(map(str, s)) for s in shapes if s not in covered)])
+
+
+__all__ = ["PRESETS", "TT_MLIR_COMMIT", "TT_MLIR_SHAPES", "shapes_text"]

@@ -141,7 +141,9 @@ def mesh_not_allowed(ctx: ModuleContext) -> Iterator[RuleResult]:
     allowed = ctx.options.allowed_meshes
     if allowed is None:
         return
-    shapes = ", ".join("x".join(map(str, s)) for s in allowed)
+    from shardconv.check.mesh_presets import shapes_text
+
+    shapes = shapes_text(allowed)
     tail = f"which is not an allowed mesh ({shapes}); a backend that validates meshes fails with 'Mesh is not valid'"
     for name, mesh, dv in ctx.sharding_meshes():
         if mesh.axes and not {tuple(mesh.axis_sizes), tuple(before_2d(mesh).axis_sizes)} & set(allowed):

@@ -120,3 +120,9 @@ def test_the_global_mesh_given_in_tt_mlirs_2d_form() -> None:
     assert check_text(hlo, mesh=glob) == []
     (f,) = check_text(hlo.replace("[8,1]<=[8]", "[2,4]<=[4,2]T(1,0)"), mesh=glob)
     assert f.rule == "import-distorts-mesh"
+
+
+def test_a_finding_names_the_preset_not_its_shapes() -> None:
+    text = _module('<["batch"=4, "model"=2]>', "tensor<8x8xf32>", "[{}, {}]")
+    (f,) = check_text(text, allowed_meshes=["3x5", "tt-mlir"])
+    assert "has shape 4x2, which is not an allowed mesh (tt-mlir, 3x5)" in f.message
