@@ -228,7 +228,10 @@ _TABLE: tuple[Rule, ...] = (
         summary="a mesh shape missing from --allowed-meshes (a backend says 'Mesh is not valid')",
         check=mesh_rules.mesh_not_allowed,
         why="Backends accept only some mesh shapes and fail at load time with 'Mesh is not valid'; "
-        "--allowed-meshes (or allowed-meshes in the config) catches that before a run.",
+        "--allowed-meshes (or allowed-meshes in the config) catches that before a run. A preset names a "
+        "backend's list: tt-mlir is its SupportedMeshes (include/ttmlir/Dialect/StableHLO/Utils/"
+        "ShardingUtils.h at tt-mlir commit 19c86fca45ae7c3d8f886c0401d8b40a40d2f294), with the 1-D mesh N "
+        "of each 1xN, which tt-mlir makes 2-D (batch=8 as batch_aux=1, batch=8) before it checks.",
         bad=_mlir(_func(_T, '#sdy.sharding<@mesh, [{"batch"}, {}]>'), mesh='<["batch"=4, "model"=2]>'),
         good=_mlir(_func(_T, '#sdy.sharding<@mesh, [{"batch"}, {}]>')),
         args=("--allowed-meshes", "2x4,1x8"),
