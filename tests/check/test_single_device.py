@@ -59,3 +59,19 @@ def test_an_op_whose_results_sit_on_two_single_devices() -> None:
 
 def test_an_op_on_one_device_inside_a_function_is_fine() -> None:
     assert check_text(INSIDE) == []
+
+
+def test_the_shardy_in_jaxlib_0_10_2_predates_the_rule() -> None:
+    """The rule is Shardy's from August 2026 (the rule's doc says so): jaxlib 0.10.2's insert-explicit-reshards
+    accepts a function argument on a single-device mesh, and it has no resolve-single-device-sharding pass."""
+    import pytest
+    from jaxlib.mlir import ir, passmanager
+    from support.oracle_sdy import context
+
+    with context():
+        module = ir.Module.parse(ARGUMENT)
+        passmanager.PassManager.parse(
+            "builtin.module(func.func(sdy-insert-explicit-reshards{enable-full-version=true}))"
+        ).run(module.operation)
+        with pytest.raises(ValueError, match="does not refer to a registered pass"):
+            passmanager.PassManager.parse("builtin.module(func.func(sdy-resolve-single-device-sharding))")
