@@ -194,8 +194,10 @@ def _validate(key: str, value: Any, root: str) -> tuple[Any, str]:
         items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else None
         if items is None or not all(isinstance(x, str) for x in items):
             raise ValueError('must be a list of mesh shapes like ["1x8", "2x4"]')
+        from shardconv.check.mesh_presets import shapes_text
+
         shapes = parse_shapes(items)
-        return shapes, ", ".join("x".join(map(str, s)) for s in shapes)
+        return shapes, shapes_text(shapes)
     if key in ("ignore", "warn-only"):
         if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
             raise ValueError('must be a list of rule names like ["synthetic-mesh"]')
@@ -232,20 +234,27 @@ def parse_mesh_setting(value: Any, root: str = ".") -> Mesh:
 
 
 def parse_shapes(items: Sequence[str]) -> tuple[tuple[int, ...], ...]:
-    """Mesh shapes ``2x4`` (as ``--allowed-meshes`` takes them); ValueError names a bad one."""
-    shapes = []
+    """Mesh shapes ``2x4``, or a preset's name (``tt-mlir``: check/mesh_presets.py), as
+    ``--allowed-meshes`` takes them; ValueError names a bad one."""
+    from shardconv.check.mesh_presets import PRESETS
+
+    shapes: list[tuple[int, ...]] = []
     for item in items:
         part = item.strip().lower()
         if not part:
+            continue
+        if part in PRESETS:
+            shapes.extend(PRESETS[part])
             continue
         try:
             dims = tuple(int(x) for x in part.split("x"))
         except ValueError:
             dims = ()
         if not dims or any(d < 1 for d in dims):
-            raise ValueError(f"{part!r} is not a shape like 2x4")
+            presets = ", ".join(PRESETS)
+            raise ValueError(f"{part!r} is not a shape like 2x4 nor a preset ({presets})")
         shapes.append(dims)
-    return tuple(shapes)
+    return tuple(dict.fromkeys(shapes))
 
 
 def parse_rules(names: Sequence[str]) -> frozenset[str]:

@@ -13,6 +13,7 @@ from shardconv.check.diagnostics import Fix, Rewrite
 from shardconv.check.rules import RuleResult, devices_of, hlo_device_counts
 from shardconv.check.stages import Stage, imported, module_stage
 from shardconv.scan.sites import SiteKind
+from shardconv.convert.tt_mlir_2d import before_2d
 from shardconv.convert.xla_import import is_synthetic
 from shardconv.core.errors import ShardingError
 from shardconv.core.model import (
@@ -102,15 +103,21 @@ def _all_meshes(ctx: ModuleContext) -> list[tuple[str, Mesh, DistinctValue]]:
     return sorted(out, key=lambda t: t[2].site.start)
 
 
+def _sharding_meshes(ctx: ModuleContext) -> list[tuple[str, Mesh, DistinctValue]]:
+    """The sharding meshes as the program wrote them: a mesh tt-mlir made 2-D (``batch_aux=1, batch=8``)
+    is the mesh it came from (``batch=8``), not another shape."""
+    return [(n, before_2d(m), dv) for n, m, dv in ctx.sharding_meshes()]
+
+
 def mesh_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
     """Real (non-synthetic) sharding meshes must be --mesh; collectives' meshes are not checked."""
-    glob = ctx.options.mesh
+    glob = before_2d(ctx.options.mesh) if ctx.options.mesh is not None else None
     if glob is None:
         return
-    for name, mesh, dv in ctx.sharding_meshes():
+    for name, mesh, dv in _sharding_meshes(ctx):
         if mesh.axes and not is_synthetic(mesh) and not (mesh.axes == glob.axes and mesh.device_ids == glob.device_ids):
-            yield RuleResult(at=dv, message=f"{_label(name, mesh)} differs from --mesh {glob}: {difference(mesh, glob)}"
-            )
+            label = _label(name, ctx.meshes[name])
+            yield RuleResult(at=dv, message=f"{label} differs from --mesh {glob}: {difference(mesh, glob)}")
 
 
 def stablehlo_mesh_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
@@ -134,10 +141,12 @@ def mesh_not_allowed(ctx: ModuleContext) -> Iterator[RuleResult]:
     allowed = ctx.options.allowed_meshes
     if allowed is None:
         return
-    shapes = ", ".join("x".join(map(str, s)) for s in allowed)
+    from shardconv.check.mesh_presets import shapes_text
+
+    shapes = shapes_text(allowed)
     tail = f"which is not an allowed mesh ({shapes}); a backend that validates meshes fails with 'Mesh is not valid'"
     for name, mesh, dv in ctx.sharding_meshes():
-        if mesh.axes and tuple(mesh.axis_sizes) not in allowed:
+        if mesh.axes and not {tuple(mesh.axis_sizes), tuple(before_2d(mesh).axis_sizes)} & set(allowed):
             yield RuleResult(at=dv, message=f"{_label(name, mesh)} has shape {mesh.sizes_text()}, {tail}")
     if imported(ctx):
         from shardconv.convert.distortion import analyse_import
@@ -204,22 +213,22 @@ def _respell(kind: SiteKind, value: SdyValue) -> str:
 def global_mesh(ctx: ModuleContext, count: int) -> Mesh | None:
     """The real mesh: --mesh, else a non-synthetic sharding mesh of the module with ``count`` devices."""
     if ctx.options.mesh is not None:
-        return ctx.options.mesh
+        return before_2d(ctx.options.mesh)
     return next(
-        (m for _, m, _ in ctx.sharding_meshes() if m.axes and not is_synthetic(m) and m.num_devices == count), None
+        (m for _, m, _ in _sharding_meshes(ctx) if m.axes and not is_synthetic(m) and m.num_devices == count), None
     )
 
 
 def synthetic_mesh(ctx: ModuleContext) -> Iterator[RuleResult]:
     """Synthetic ``_axis_N`` sharding meshes that cannot be checked (no global mesh to check them
     against) or only rename the global mesh's axes: what made XLA invent each."""
-    for name, mesh, dv in ctx.sharding_meshes():
+    for name, mesh, dv in _sharding_meshes(ctx):
         if not is_synthetic(mesh):
             continue
-        label = _label(name, mesh)
+        label = _label(name, ctx.meshes[name])
         glob = global_mesh(ctx, mesh.num_devices)
         if glob is None:
-            cause = _cause(mesh, ctx.users.get(name, ()))
+            cause = _cause(ctx.meshes[name], ctx.users.get(name, ()))
             yield RuleResult(
                 at=dv,
                 message=f"{label} is a synthetic mesh ({mesh.sizes_text()}); {cause}. "
@@ -227,7 +236,7 @@ def synthetic_mesh(ctx: ModuleContext) -> Iterator[RuleResult]:
                 blocks_fix=f"@{name}: --fix needs --mesh with the global mesh to move it onto",
             )
         elif glob.axis_sizes == mesh.axis_sizes and glob.device_ids == mesh.device_ids:
-            cause = _cause(mesh, ctx.users.get(name, ()))
+            cause = _cause(ctx.meshes[name], ctx.users.get(name, ()))
             yield RuleResult(at=dv, message=f"{label} has the global mesh's shape but synthetic axis names; {cause}")
 
 
@@ -237,12 +246,13 @@ def distorted_mesh(ctx: ModuleContext) -> Iterator[RuleResult]:
     from shardconv.convert.reexpress import reexpress
     from shardconv.formats.sdy.write import print_mesh
 
-    for name, mesh, dv in ctx.sharding_meshes():
-        if not is_synthetic(mesh):
+    for name, shape, dv in _sharding_meshes(ctx):
+        if not is_synthetic(shape):
             continue
-        glob = global_mesh(ctx, mesh.num_devices)
-        if glob is None or (glob.axis_sizes == mesh.axis_sizes and glob.device_ids == mesh.device_ids):
+        glob = global_mesh(ctx, shape.num_devices)
+        if glob is None or (glob.axis_sizes == shape.axis_sizes and glob.device_ids == shape.device_ids):
             continue
+        mesh = ctx.meshes[name]  # as written: its shardings may name a tt-mlir ``_aux`` axis
         label = _label(name, mesh)
         users = ctx.users.get(name, ())
         cause = _cause(mesh, users)
@@ -286,12 +296,48 @@ def distorted_mesh(ctx: ModuleContext) -> Iterator[RuleResult]:
             notes.append(f"not fixable: {blocker}")
         yield RuleResult(
             at=dv,
-            message=f"{label} is a synthetic mesh that distorts the global mesh {glob} ({difference(mesh, glob)}); "
+            message=f"{label} is a synthetic mesh that distorts the global mesh {glob} ({difference(shape, glob)}); "
             f"backends that validate meshes fail with 'Mesh is not valid'{headline if blocker is None else ''}",
             notes=tuple(notes),
             fix=fix,
             blocks_fix=None if blocker is None else f"@{name}: {blocker}",
         )
+
+
+def single_device_boundary(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """A value reaches or leaves a single-device (maximal) mesh ``<[], device_ids=[N]>`` only through a
+    replicated sharding inside a function, which Shardy lowers to ``stablehlo.if`` on the device id and an
+    all-reduce. Its insert-explicit-reshards pass rejects, in these words, such a sharding on a function's
+    argument or result and an op whose results sit on two different single devices."""
+    devices = {n: m.device_ids[0] for n, m in ctx.meshes.items() if m.is_maximal}
+    for dv in ctx.sdy:
+        v = dv.value
+        if dv.site.kind is SiteKind.SDY_SHARDING and isinstance(v, TensorSharding):
+            if _single_device(v, devices) is not None:
+                role, index = _boundary(dv)
+                yield RuleResult(
+                    at=dv, message=f"function {role} {index} cannot have a single-device (maximal) sharding attribute"
+                )
+        elif isinstance(v, TensorShardingPerValue):
+            ids = {d for x in v.shardings if (d := _single_device(x, devices)) is not None}
+            if len(ids) > 1:
+                op = f"'{dv.site.op}' op " if dv.site.op else ""
+                yield RuleResult(at=dv, message=f"{op}has conflicting single-device result shardings")
+
+
+def _single_device(s: TensorSharding, devices: dict[str, int]) -> int | None:
+    """The device of ``s`` when its mesh is a single-device one (named in ``devices``, or inline)."""
+    if isinstance(s.mesh, Mesh):
+        return s.mesh.device_ids[0] if s.mesh.is_maximal else None
+    return devices.get(s.mesh)
+
+
+def _boundary(dv: DistinctValue) -> tuple[str, str]:
+    """("argument", "0") for ``%arg0``, ("result", "1") for ``result[1]`` (the scan's names)."""
+    name = dv.site.value or ""
+    if name.startswith("result["):
+        return "result", name[len("result[") : -1]
+    return "argument", name.removeprefix("%arg") or "?"
 
 
 def _where(dv: DistinctValue) -> str:
@@ -320,7 +366,8 @@ def _cause(mesh: Mesh, users: tuple[DistinctValue, ...]) -> str:
         got, _ = xla_import([c[1] for c in causes])
     except ShardingError:
         return text
-    return text + (" (XLA's import of it yields exactly this mesh)" if got.axis_sizes == mesh.axis_sizes else "")
+    same = got.axis_sizes == before_2d(mesh).axis_sizes
+    return text + (" (XLA's import of it yields exactly this mesh)" if same else "")
 
 
 __all__ = [
@@ -333,6 +380,7 @@ __all__ = [
     "mesh_mismatch",
     "mesh_not_allowed",
     "mesh_option_text",
+    "single_device_boundary",
     "stablehlo_mesh_mismatch",
     "synthetic_mesh",
 ]

@@ -76,6 +76,7 @@ _HLO_MIXED = (
     "  ROOT %c = f32[8]{{0}} copy(%p0), sharding={}\n}}\n"
 )
 _MESH = ("--mesh", "batch=2,model=4")
+_WITH_D0 = '<["x"=2]>\n  sdy.mesh @d0 = <[], device_ids=[0]>'  # a global mesh and a single-device one
 _SEED = '#sdy.sharding<@mesh, [{}, {"_axis_0"}]>'
 _SEED_FIXED = '#sdy.sharding<@mesh, [{}, {"batch", "model":(1)2}]>'
 _IMPORTED = (
@@ -202,12 +203,35 @@ _TABLE: tuple[Rule, ...] = (
         how="Write both from the same mesh.",
     ),
     Rule(
+        id="single-device-boundary",
+        severity="warning",
+        summary="a function argument or result on a single-device mesh <[], device_ids=[N]> (Shardy's partitioner "
+        "rejects it)",
+        check=mesh_rules.single_device_boundary,
+        why="A value reaches or leaves a single-device (maximal) mesh only through a replicated sharding on "
+        "the global mesh: Shardy runs such an op under stablehlo.if on the device id and all-reduces its "
+        "results to every device. Its insert-explicit-reshards pass (Shardy's partitioner) rejects a function "
+        "argument or result on such a mesh ('function argument 0 cannot have a single-device (maximal) "
+        "sharding attribute') and an op whose results sit on two different single devices ('has conflicting "
+        "single-device result shardings'). These semantics are Shardy's from August 2026 on; the Shardy in "
+        "jaxlib 0.10.2 neither lowers single-device ops nor rejects these shardings. A warning, as only "
+        "Shardy's partitioner runs that pass: XLA's import of {maximal device=N} on a parameter writes such "
+        "an argument, which a module partitioned by GSPMD keeps.",
+        bad=_mlir(_func(_T, "#sdy.sharding<@d0, []>"), mesh=_WITH_D0),
+        good=_mlir(_func(_T, "#sdy.sharding<@mesh, [{}, {}]>"), mesh=_WITH_D0),
+        how="Shard the function's arguments and results on the global mesh (replicated) and put only the ops "
+        "that must run on one device on the single-device mesh; give one op's results one device.",
+    ),
+    Rule(
         id="mesh-not-allowed",
         severity="error",
         summary="a mesh shape missing from --allowed-meshes (a backend says 'Mesh is not valid')",
         check=mesh_rules.mesh_not_allowed,
         why="Backends accept only some mesh shapes and fail at load time with 'Mesh is not valid'; "
-        "--allowed-meshes (or allowed-meshes in the config) catches that before a run.",
+        "--allowed-meshes (or allowed-meshes in the config) catches that before a run. A preset names a "
+        "backend's list: tt-mlir is its SupportedMeshes (include/ttmlir/Dialect/StableHLO/Utils/"
+        "ShardingUtils.h at tt-mlir commit 19c86fca45ae7c3d8f886c0401d8b40a40d2f294), with the 1-D mesh N "
+        "of each 1xN, which tt-mlir makes 2-D (batch=8 as batch_aux=1, batch=8) before it checks.",
         bad=_mlir(_func(_T, '#sdy.sharding<@mesh, [{"batch"}, {}]>'), mesh='<["batch"=4, "model"=2]>'),
         good=_mlir(_func(_T, '#sdy.sharding<@mesh, [{"batch"}, {}]>')),
         args=("--allowed-meshes", "2x4,1x8"),

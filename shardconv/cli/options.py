@@ -28,7 +28,8 @@ CHECK_MESH_HELP = (
 ALLOWED_MESHES_HELP = (
     "Mesh shapes the backend accepts, e.g. 1x8,2x4: every sharding mesh must have one of them, and so must "
     "the mesh XLA's importer invents for a module with only HLO shardings "
-    "({devices=[1,4,2]<=[8] last_tile_dim_replicate} invents 4x2, which 2x4 does not allow)."
+    "({devices=[1,4,2]<=[8] last_tile_dim_replicate} invents 4x2, which 2x4 does not allow). "
+    "A preset names a backend's list: tt-mlir (its SupportedMeshes)."
 )
 
 

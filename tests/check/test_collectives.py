@@ -108,8 +108,13 @@ def test_mesh_names_inline_and_empty_meshes_and_a_collectives_mesh(
 ) -> None:
     """XLA's import names a single-device mesh @single_device_N, Shardy @maximal_mesh_N (its mesh lifting),
     so one module may hold both; an inline mesh<...>, the empty <[]> mesh, and an axis_N mesh only a
-    collective's replica groups use are all legal, and none of them is taken for the --mesh."""
-    assert findings(tmp_path, capsys, MESHES, "--mesh", "x=2,y=2") == []
+    collective's replica groups use are all legal, and none of them is taken for the --mesh. Only Shardy's
+    partitioner refuses a function argument on a single-device mesh: a warning (single-device-boundary)."""
+    found = findings(tmp_path, capsys, MESHES, "--mesh", "x=2,y=2")
+    said = "cannot have a single-device (maximal) sharding attribute"
+    assert [(f["rule"], f["severity"], f["message"]) for f in found] == [
+        ("single-device-boundary", "warning", f"function argument {i} {said}") for i in (0, 3)
+    ]
 
 
 def test_a_prefixed_inline_mesh_is_refused_as_shardy_does_with_the_fix(
