@@ -43,6 +43,7 @@ class RuleId(_Text):
     ROUNDTRIP_MISMATCH = "roundtrip-mismatch"
     NON_CANONICAL = "non-canonical"
     MIXED_RELEASES = "mixed-releases"
+    REPLICATED_LARGE = "replicated-large"
     IO_ERROR = "io-error"
     UNUSED_SUPPRESSION = "unused-suppression"
 

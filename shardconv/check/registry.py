@@ -5,15 +5,16 @@ engine runs the checks in its order, ``shardconv rule`` and docs/rules.md print 
 and the emitters list its ids. A rule's check yields results without an id: the record names them.
 ``io-error`` and ``unused-suppression`` have no check function (the engine and ``suppress`` report them).
 
-To add a rule: name it in ``ids.RuleId``, write its check in ``rules`` (per value) or ``mesh_rules``
-(per mesh), add its record here, and regenerate docs/rules.md (``tests/check/test_rule_docs.py`` says how)."""
+To add a rule: name it in ``ids.RuleId``, write its check in ``rules`` (per value), ``mesh_rules``
+(per mesh) or ``replication`` (tensor sizes), add its record here, and regenerate docs/rules.md
+(``tests/check/test_rule_docs.py`` says how)."""
 
 from __future__ import annotations
 
 from dataclasses import KW_ONLY
 from typing import Any
 
-from shardconv.check import mesh_rules, rules
+from shardconv.check import mesh_rules, replication, rules
 from shardconv.check.diagnostics import CheckFinding
 from shardconv.check.ids import RuleId, Severity
 from shardconv.check.rules import Check
@@ -323,6 +324,24 @@ _TABLE: tuple[Rule, ...] = (
         bad=_HLO_MIXED.format("{maximal_mesh[device_id=0]}", "{single_device[device_id=1]}"),
         good=_HLO_MIXED.format("{maximal_mesh[device_id=0]}", "{maximal_mesh[device_id=1]}"),
         how="Regenerate the dump with one toolchain, or respell it with shardconv convert --xla-version.",
+    ),
+    Rule(
+        id=RuleId.REPLICATED_LARGE,
+        severity=Severity.WARNING,
+        summary="a large entry argument, result or sharding constraint replicated over every device",
+        check=replication.replicated_large,
+        why="A tensor replicated over a mesh of several devices is whole on each of them: its memory, and "
+        "the transfer that puts it there, are multiplied by the device count, while the mesh has axes it "
+        "could be sharded over. A partition spec that names an axis the mesh lacks, or a sharding lost on "
+        "the way, replicates silently: the program runs, slower and larger, and nothing says why. The "
+        "bytes are the tensor type's (its shape times its element width); the threshold is "
+        "replicated-threshold in the config or --replicated-threshold (64 MiB by default).",
+        bad=_mlir(_func("tensor<8192x8192xf32>", "#sdy.sharding<@mesh, [{}, {}]>")),
+        good=_mlir(_func("tensor<8192x8192xf32>", '#sdy.sharding<@mesh, [{"batch"}, {"model"}]>')),
+        how="Shard the tensor over the mesh's axes (a partition spec naming them), or raise the threshold "
+        "for a tensor that has to be whole on every device.",
+        stages="the entry computation's arguments and results (every function signature in MLIR) and "
+        "sharding constraints",
     ),
     Rule(
         id=RuleId.IO_ERROR,
