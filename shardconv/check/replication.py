@@ -36,6 +36,8 @@ def size_text(n: int) -> str:
 def replicated_large(ctx: ModuleContext) -> Iterator[RuleResult]:
     """Each entry value replicated over a mesh of several devices whose tensor exceeds the threshold."""
     limit = ctx.options.replicated_bytes
+    if ctx.module.largest is not None and ctx.module.largest * _WIDEST <= limit:
+        return  # no tensor of the module can be over it
     for dv in ctx.sdy:
         if dv.site.site in _MLIR_SITES and (dv.site.signature or dv.site.op == "sdy.sharding_constraint"):
             yield from _sdy(ctx, dv, limit)

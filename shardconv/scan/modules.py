@@ -7,6 +7,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import KW_ONLY, field, replace
 from itertools import groupby
+from math import prod
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
@@ -73,6 +74,7 @@ class ModuleValues:
     path: str = field(default="", compare=False, repr=False)
 
     typed: dict[Signature, list[tuple[int, int]]] = field(default_factory=dict, compare=False, repr=False)
+    largest: int | None = None  # the element count of the largest tensor a value annotates (None: unknown)
 
     def sites_by_type(
         self, dv: DistinctValue, wanted: Callable[[tuple[Shape | None, ...]], bool] = lambda shapes: True
@@ -155,6 +157,7 @@ def module_values(
             key=mkey,
             signatures=signatures,
             groups=(lo, hi),
+            largest=max((signatures.sizes[g[2]] for g in mine if g[2] < len(signatures.sizes)), default=0),
             path=path,
         )
 
@@ -189,6 +192,8 @@ class _Signatures:
     def __init__(self, scan: Scan) -> None:
         self.scan = scan
         self.ranks = [tuple(len(s) for s in shapes) for shapes in scan.shapes]
+        # the element count of the largest tensor each tensor-types entry holds (0: none known)
+        self.sizes = [max((prod(d or 0 for d in s) for s in ss if s is not None), default=0) for ss in scan.shapes]
         self.by_parts: dict[tuple[int, int, int], Signature] = {}
 
     def of(self, v: int, shapes: int, name: int) -> Signature:
