@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 from typing import Any
 
-from shardconv.check.context import CheckOptions
+from shardconv.check.context import REPLICATED_BYTES, CheckOptions
 from shardconv.check.registry import RULES
 from shardconv.core.errors import ShardingValidationError, did_you_mean
 from shardconv.core.limits import Limits
@@ -22,7 +22,7 @@ from shardconv.core.records import record
 
 CONFIG_FILES = ("shardconv.toml", "pyproject.toml")  # in one folder, the first one that configures shardconv wins
 CONFIG_LIMIT = 4 << 20  # bytes: a config file longer than this is refused, not read
-OVERRIDABLE = ("mesh", "allowed-meshes", "ignore", "warn-only")
+OVERRIDABLE = ("mesh", "allowed-meshes", "ignore", "warn-only", "replicated-threshold")
 KEYS = (*OVERRIDABLE, "include", "exclude", "max-devices", "overrides")
 
 
@@ -98,7 +98,21 @@ DEFAULTS: Mapping[str, Setting] = {
     "include": Setting((), "default", "[] (every file whose content is IR)"),
     "exclude": Setting((), "default", "[]"),
     "max-devices": Setting(None, "default", "2^24"),
+    "replicated-threshold": Setting(REPLICATED_BYTES, "default", "64MiB"),
 }
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(B|KiB|MiB|GiB|TiB|K|M|G|T)?\s*", re.IGNORECASE)
+_UNIT_SHIFT = {"": 0, "b": 0, "k": 10, "kib": 10, "m": 20, "mib": 20, "g": 30, "gib": 30, "t": 40, "tib": 40}
+
+
+def parse_size(value: Any) -> int:
+    """A byte count: an integer, or a string like ``"64MiB"`` (B, KiB, MiB, GiB, TiB; K, M, G, T are the
+    same binary units); ValueError says what is wrong."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    m = _SIZE.fullmatch(value) if isinstance(value, str) else None
+    if m is None:
+        raise ValueError(f'{value!r}: must be a size like "64MiB" or a number of bytes')
+    return int(float(m.group(1)) * (1 << _UNIT_SHIFT[(m.group(2) or "").lower()]))
 
 
 def read_config(path: str) -> str:
@@ -206,6 +220,8 @@ def _validate(key: str, value: Any, root: str) -> tuple[Any, str]:
         if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
             raise ValueError('must be a list of globs like ["dumps/**"]')
         return tuple(value), "[" + ", ".join(value) + "]"
+    if key == "replicated-threshold":
+        return parse_size(value), str(value)
     if key == "max-devices":
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ValueError("must be a positive integer")
@@ -404,6 +420,7 @@ def options_of(settings: Mapping[str, Setting], base: CheckOptions | None = None
         allowed_meshes=settings["allowed-meshes"].value,
         ignore=settings["ignore"].value,
         warn_only=settings["warn-only"].value,
+        replicated_bytes=settings["replicated-threshold"].value,
     )
 
 
@@ -426,6 +443,7 @@ __all__ = [
     "parse_mesh_setting",
     "parse_rules",
     "parse_shapes",
+    "parse_size",
     "read_config",
     "resolve",
 ]

@@ -20,6 +20,7 @@ from shardconv.core.model import (
     TensorShardingPerValue,
 )
 
+REPLICATED_BYTES = 64 << 20  # replicated-large's default threshold
 SdyValue = TensorSharding | TensorShardingPerValue
 _SDY_KINDS = frozenset(
     {SiteKind.SDY_SHARDING, SiteKind.SDY_SHARDING_BARE, SiteKind.SDY_PER_VALUE, SiteKind.SDY_PER_VALUE_LIST}
@@ -34,6 +35,7 @@ class CheckOptions:
     warn_only: frozenset[str] = frozenset()
     ignore: frozenset[str] = frozenset()
     max_per_rule: int = 200
+    replicated_bytes: int = REPLICATED_BYTES  # replicated-large: a replicated tensor over this many bytes
     report_unused: bool = False  # -v: report suppressions that silence nothing
     limits: Limits | None = None  # the ceilings to parse under (None: those in force where the check runs)
 
@@ -130,4 +132,4 @@ def build_context(path: str, module: ModuleValues, options: CheckOptions) -> Mod
     )
 
 
-__all__ = ["CheckOptions", "ModuleContext", "SdyValue", "build_context", "mesh_names"]
+__all__ = ["REPLICATED_BYTES", "CheckOptions", "ModuleContext", "SdyValue", "build_context", "mesh_names"]

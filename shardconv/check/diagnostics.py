@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import KW_ONLY
 
+from shardconv.check.ids import RuleId, Severity
 from shardconv.core.records import record
-
 
 
 @record
@@ -50,8 +50,8 @@ class CheckFinding:
     """One problem at one place (the first of ``count`` identical ones). ``source`` is the caret excerpt."""
 
     _: KW_ONLY
-    rule: str
-    severity: str  # "error" | "warning" | "note"
+    rule: RuleId
+    severity: Severity
     path: str
     line: int
     col: int
@@ -68,7 +68,7 @@ class CheckFinding:
 
     @property
     def fails(self) -> bool:
-        return self.severity == "error" and not self.expected
+        return self.severity is Severity.ERROR and not self.expected
 
 
 @record

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from shardconv.check.diagnostics import CheckFinding, FileReport, Skipped
+from shardconv.check.ids import Severity
 from shardconv.check.registry import RULES
 from shardconv.core.version import VERSION as __version__
 
@@ -19,11 +20,11 @@ INFO_URI = "https://github.com/shardconv/shardconv"
 
 
 def label(f: CheckFinding) -> str:
-    return f"expected {f.severity}" if f.expected else f.severity
+    return f"expected {f.severity.value}" if f.expected else f.severity.value
 
 
 Styled = tuple[tuple[str, str], ...]  # one line as (text, rich style) pieces; "" is unstyled
-_SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow"}
+_SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow"}
 
 
 def head(f: CheckFinding) -> Styled:
@@ -93,15 +94,15 @@ def summary(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> dict[s
     findings = [f for r in reports for f in r.findings]
     by_rule: dict[str, Counter[str]] = {}
     for f in findings:
-        by_rule.setdefault(f.rule, Counter())["expected" if f.expected else f.severity] += 1
+        by_rule.setdefault(f.rule.value, Counter())["expected" if f.expected else f.severity.value] += 1
     return {
         "files_checked": len(reports),
         "files_skipped": len(skipped),
         "occurrences": sum(r.values for r in reports),
         "distinct": sum(r.distinct for r in reports),
         "errors": sum(1 for f in findings if f.fails),
-        "warnings": sum(1 for f in findings if f.severity == "warning" and not f.expected),
-        "notes": sum(1 for f in findings if f.severity == "note" and not f.expected),
+        "warnings": sum(1 for f in findings if f.severity is Severity.WARNING and not f.expected),
+        "notes": sum(1 for f in findings if f.severity is Severity.NOTE and not f.expected),
         "expected": sum(1 for f in findings if f.expected),
         "dropped": sum(r.dropped for r in reports),
         "by_rule": {k: dict(v) for k, v in sorted(by_rule.items())},
@@ -227,11 +228,11 @@ def format_github(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> 
     lines = []
     for r in reports:
         for f in r.findings:
-            level = "notice" if f.expected or f.severity == "note" else f.severity
+            level = "notice" if f.expected or f.severity is Severity.NOTE else f.severity.value
             props = f"file={_gh_escape(f.path, True)},line={f.line},col={f.col}"
             if f.end_line is not None and f.end_col is not None:
                 props += f",endLine={f.end_line},endColumn={f.end_col}"
-            props += f",title={_gh_escape('shardconv ' + f.rule, True)}"
+            props += f",title={_gh_escape('shardconv ' + f.rule.value, True)}"
             body = f.message + "".join(f"\n{n}" for n in f.notes)
             lines.append(f"::{level} {props}::{_gh_escape(body)}")
     return "\n".join(lines) + ("\n" if lines else "")
@@ -239,8 +240,8 @@ def format_github(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> 
 
 def finding_dict(f: CheckFinding) -> dict[str, Any]:
     return {
-        "rule": f.rule,
-        "severity": f.severity,
+        "rule": f.rule.value,
+        "severity": f.severity.value,
         "expected": f.expected,
         "path": f.path,
         "line": f.line,
@@ -305,9 +306,9 @@ def format_sarif(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> s
     for r in reports:
         for f in r.findings:
             res: dict[str, Any] = {
-                "ruleId": f.rule,
+                "ruleId": f.rule.value,
                 "ruleIndex": ids.index(f.rule),
-                "level": f.severity if f.severity in ("error", "warning") else "note",
+                "level": Severity.NOTE.value if f.severity is Severity.NOTE else f.severity.value,
                 "message": {"text": f.message + "".join(f"\n{n}" for n in f.notes)},
                 "locations": [
                     {

@@ -16,6 +16,7 @@ from shardconv.check.context import CheckOptions
 from shardconv.check.diagnostics import CheckFinding, FileReport, Skipped
 from shardconv.check.evaluate import dropped, module_findings, position
 from shardconv.check.fixes import with_edits
+from shardconv.check.ids import RuleId
 from shardconv.check.registry import RULES
 from shardconv.check.suppress import apply_suppressions, suppressions_of
 from shardconv.core.arguments import require_text, type_error
@@ -142,7 +143,7 @@ def check_file(path: str, opts: CheckOptions, on_read: Callable[[int], None] | N
         return FileReport(
             path=path,
             kind="unreadable",
-            findings=(RULES["io-error"].finding(path, 1, 1, f"cannot read {path}: {reason}"),),
+            findings=(RULES[RuleId.IO_ERROR].finding(path, 1, 1, f"cannot read {path}: {reason}"),),
         )
     if on_read is not None:
         on_read(scan.size)

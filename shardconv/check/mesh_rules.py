@@ -10,7 +10,8 @@ from dataclasses import replace
 from shardconv.check.context import ModuleContext, SdyValue
 from shardconv.scan.modules import DistinctValue
 from shardconv.check.diagnostics import Fix, Rewrite
-from shardconv.check.rules import RuleResult, devices_of, hlo_device_counts
+from shardconv.check.ids import RuleId
+from shardconv.check.rules import RuleResult, device_issues, devices_of
 from shardconv.check.stages import Stage, imported, module_stage
 from shardconv.scan.sites import SiteKind
 from shardconv.convert.tt_mlir_2d import before_2d
@@ -63,7 +64,7 @@ def device_count_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
     placement; against --mesh they still count."""
     per_device = module_stage(ctx) is Stage.PARTITIONED
     if not per_device:
-        yield from hlo_device_counts(ctx)
+        yield from device_issues(ctx, RuleId.DEVICE_COUNT_MISMATCH)
     n = ctx.partitions
     glob = ctx.options.mesh
     if glob is not None and n is not None and n > 1 and glob.num_devices != n and ctx.num_partitions is not None:

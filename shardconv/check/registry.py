@@ -5,16 +5,18 @@ engine runs the checks in its order, ``shardconv rule`` and docs/rules.md print 
 and the emitters list its ids. A rule's check yields results without an id: the record names them.
 ``io-error`` and ``unused-suppression`` have no check function (the engine and ``suppress`` report them).
 
-To add a rule: write its check in ``rules`` (per value) or ``mesh_rules`` (per mesh), add its record
-here, and regenerate docs/rules.md (``tests/check/test_rule_docs.py`` says how)."""
+To add a rule: name it in ``ids.RuleId``, write its check in ``rules`` (per value), ``mesh_rules``
+(per mesh) or ``replication`` (tensor sizes), add its record here, and regenerate docs/rules.md
+(``tests/check/test_rule_docs.py`` says how)."""
 
 from __future__ import annotations
 
 from dataclasses import KW_ONLY
 from typing import Any
 
-from shardconv.check import mesh_rules, rules
+from shardconv.check import mesh_rules, replication, rules
 from shardconv.check.diagnostics import CheckFinding
+from shardconv.check.ids import RuleId, Severity
 from shardconv.check.rules import Check
 from shardconv.core.records import record
 
@@ -24,8 +26,8 @@ class Rule:
     """One rule: what it is, what it says about itself, and the function that finds it."""
 
     _: KW_ONLY
-    id: str
-    severity: str  # default: "error" | "warning" | "note"
+    id: RuleId
+    severity: Severity  # the default
     summary: str
     check: Check | None  # None: reported outside the rules (io-error, unused-suppression)
     why: str  # why it matters
@@ -40,7 +42,8 @@ class Rule:
     ) -> CheckFinding:
         """The one constructor of a ``CheckFinding``: this rule's id, and its severity (an error the
         options downgrade with ``warn_only`` is a warning); ``rest`` are the finding's other fields."""
-        severity = "warning" if self.id in warn_only and self.severity == "error" else self.severity
+        demoted = self.id in warn_only and self.severity is Severity.ERROR
+        severity = Severity.WARNING if demoted else self.severity
         return CheckFinding(rule=self.id, severity=severity, path=path, line=line, col=col, message=message, **rest)
 
 
@@ -90,8 +93,8 @@ _IMPORTED = (
 
 _TABLE: tuple[Rule, ...] = (
     Rule(
-        id="syntax",
-        severity="error",
+        id=RuleId.SYNTAX,
+        severity=Severity.ERROR,
         summary="a sharding, mesh or escape that does not parse",
         check=rules.syntax,
         why="A sharding XLA or Shardy cannot parse fails the compile, usually far from the code that wrote it; "
@@ -103,8 +106,8 @@ _TABLE: tuple[Rule, ...] = (
         how="Spell the value as XLA prints it; the message points at the first character that does not parse.",
     ),
     Rule(
-        id="verify",
-        severity="error",
+        id=RuleId.VERIFY,
+        severity=Severity.ERROR,
         summary="rejected by XLA's or Shardy's verifier (unknown axis, duplicate device, ...)",
         check=rules.verify,
         why="The value parses but Shardy's or XLA's verifier rejects it (an axis the mesh lacks, a device listed "
@@ -114,8 +117,8 @@ _TABLE: tuple[Rule, ...] = (
         how="Use the mesh's axis names (the finding suggests the closest).",
     ),
     Rule(
-        id="rank-mismatch",
-        severity="error",
+        id=RuleId.RANK_MISMATCH,
+        severity=Severity.ERROR,
         summary="sharding rank differs from the annotated tensor type",
         check=rules.rank_mismatch,
         why="A sharding must name one entry per tensor dimension; with another rank the partitioner rejects it "
@@ -127,8 +130,8 @@ _TABLE: tuple[Rule, ...] = (
         how="Give one dimension sharding per tensor dimension.",
     ),
     Rule(
-        id="unspecified-dims",
-        severity="error",
+        id=RuleId.UNSPECIFIED_DIMS,
+        severity=Severity.ERROR,
         summary="unspecified_dims name a dim the tensor does not have",
         check=rules.unspecified_dims,
         why="unspecified_dims lets the partitioner choose the sharding of those dimensions; a dimension the "
@@ -148,8 +151,8 @@ _TABLE: tuple[Rule, ...] = (
         how="Name only dimensions below the tensor's rank.",
     ),
     Rule(
-        id="device-out-of-range",
-        severity="error",
+        id=RuleId.DEVICE_OUT_OF_RANGE,
+        severity=Severity.ERROR,
         summary="a device id is not below mhlo.num_partitions / num_partitions",
         check=rules.device_out_of_range,
         why="Device ids index the module's partitions; an id at or above num_partitions names a device the "
@@ -159,8 +162,8 @@ _TABLE: tuple[Rule, ...] = (
         how="Shard over num_partitions devices, or raise num_partitions.",
     ),
     Rule(
-        id="device-count-mismatch",
-        severity="error",
+        id=RuleId.DEVICE_COUNT_MISMATCH,
+        severity=Severity.ERROR,
         summary="--mesh, meshes, num_partitions and tile arrays disagree on the device count",
         check=mesh_rules.device_count_mismatch,
         why="Every tile array, mesh and num_partitions of one module must agree on the device count; when "
@@ -172,8 +175,8 @@ _TABLE: tuple[Rule, ...] = (
         how="Use the module's device count in every sharding.",
     ),
     Rule(
-        id="mesh-mismatch",
-        severity="error",
+        id=RuleId.MESH_MISMATCH,
+        severity=Severity.ERROR,
         summary="a mesh differs from --mesh",
         check=mesh_rules.mesh_mismatch,
         why="A module compiled for one global mesh must declare that mesh; another shape or device order "
@@ -184,8 +187,8 @@ _TABLE: tuple[Rule, ...] = (
         how="Declare the mesh given with --mesh (or pass the mesh the program really uses).",
     ),
     Rule(
-        id="stablehlo-mesh-mismatch",
-        severity="error",
+        id=RuleId.STABLEHLO_MESH_MISMATCH,
+        severity=Severity.ERROR,
         summary="an sdy.mesh and its stablehlo.mesh attribute disagree",
         check=mesh_rules.stablehlo_mesh_mismatch,
         why="JAX writes each sdy.mesh again as a stablehlo.mesh attribute, which some backends read instead; "
@@ -203,8 +206,8 @@ _TABLE: tuple[Rule, ...] = (
         how="Write both from the same mesh.",
     ),
     Rule(
-        id="single-device-boundary",
-        severity="warning",
+        id=RuleId.SINGLE_DEVICE_BOUNDARY,
+        severity=Severity.WARNING,
         summary="a function argument or result on a single-device mesh <[], device_ids=[N]> (Shardy's partitioner "
         "rejects it)",
         check=mesh_rules.single_device_boundary,
@@ -223,8 +226,8 @@ _TABLE: tuple[Rule, ...] = (
         "that must run on one device on the single-device mesh; give one op's results one device.",
     ),
     Rule(
-        id="mesh-not-allowed",
-        severity="error",
+        id=RuleId.MESH_NOT_ALLOWED,
+        severity=Severity.ERROR,
         summary="a mesh shape missing from --allowed-meshes (a backend says 'Mesh is not valid')",
         check=mesh_rules.mesh_not_allowed,
         why="Backends accept only some mesh shapes and fail at load time with 'Mesh is not valid'; "
@@ -240,8 +243,8 @@ _TABLE: tuple[Rule, ...] = (
         + _IMPORTED,
     ),
     Rule(
-        id="distorted-mesh",
-        severity="error",
+        id=RuleId.DISTORTED_MESH,
+        severity=Severity.ERROR,
         summary="a synthetic _axis_N mesh that distorts the global mesh",
         check=mesh_rules.distorted_mesh,
         why="When XLA imports HLO shardings without the global mesh it invents a mesh of _axis_N axes from "
@@ -255,8 +258,8 @@ _TABLE: tuple[Rule, ...] = (
         "the same data).",
     ),
     Rule(
-        id="synthetic-mesh",
-        severity="warning",
+        id=RuleId.SYNTHETIC_MESH,
+        severity=Severity.WARNING,
         summary="a synthetic _axis_N mesh (pass --mesh to check it against the global mesh)",
         check=mesh_rules.synthetic_mesh,
         why="An _axis_N mesh was invented by an import, not written by the program: without --mesh shardconv "
@@ -266,8 +269,8 @@ _TABLE: tuple[Rule, ...] = (
         how="Pass --mesh (or set mesh in the config) to check it, and --fix to move it onto the global mesh.",
     ),
     Rule(
-        id="import-distorts-mesh",
-        severity="error",
+        id=RuleId.IMPORT_DISTORTS_MESH,
+        severity=Severity.ERROR,
         summary="XLA's import of these HLO shardings would invent a mesh of another shape",
         check=mesh_rules.import_distorts_mesh,
         why="A module with only HLO shardings is imported into Shardy by XLA, which invents the mesh from the "
@@ -289,8 +292,8 @@ _TABLE: tuple[Rule, ...] = (
         stages=_IMPORTED[0].upper() + _IMPORTED[1:],
     ),
     Rule(
-        id="not-expressible",
-        severity="error",
+        id=RuleId.NOT_EXPRESSIBLE,
+        severity=Severity.ERROR,
         summary="an HLO sharding with no equivalent on --mesh",
         check=rules.not_expressible,
         why="Some tile assignments cannot be written as a sharding on the global mesh (device orders that no "
@@ -304,8 +307,8 @@ _TABLE: tuple[Rule, ...] = (
         "order): they are XLA's own, not a placement anyone wrote.",
     ),
     Rule(
-        id="roundtrip-mismatch",
-        severity="error",
+        id=RuleId.ROUNDTRIP_MISMATCH,
+        severity=Severity.ERROR,
         summary="the sdy and HLO shardings of one value disagree",
         check=rules.roundtrip_mismatch,
         why="A value that carries both an sdy sharding and an HLO sharding must place data the same way in "
@@ -325,8 +328,8 @@ _TABLE: tuple[Rule, ...] = (
         how="Regenerate one from the other (shardconv convert).",
     ),
     Rule(
-        id="non-canonical",
-        severity="note",
+        id=RuleId.NON_CANONICAL,
+        severity=Severity.NOTE,
         summary="an mhlo.sharding string not in XLA's canonical spelling (--fix rewrites it)",
         check=rules.non_canonical,
         why="XLA prints every sharding one way; a string in another spelling is equivalent but diffs, greps "
@@ -336,8 +339,8 @@ _TABLE: tuple[Rule, ...] = (
         how="--fix rewrites it in XLA's spelling.",
     ),
     Rule(
-        id="mixed-releases",
-        severity="warning",
+        id=RuleId.MIXED_RELEASES,
+        severity=Severity.WARNING,
         summary="a module spelled as different XLA releases write it (docs/releases.md)",
         check=rules.mixed_releases,
         why="Each XLA release writes its own spellings (docs/releases.md): a module that holds two releases' "
@@ -347,8 +350,26 @@ _TABLE: tuple[Rule, ...] = (
         how="Regenerate the dump with one toolchain, or respell it with shardconv convert --xla-version.",
     ),
     Rule(
-        id="io-error",
-        severity="error",
+        id=RuleId.REPLICATED_LARGE,
+        severity=Severity.WARNING,
+        summary="a large entry argument, result or sharding constraint replicated over every device",
+        check=replication.replicated_large,
+        why="A tensor replicated over a mesh of several devices is whole on each of them: its memory, and "
+        "the transfer that puts it there, are multiplied by the device count, while the mesh has axes it "
+        "could be sharded over. A partition spec that names an axis the mesh lacks, or a sharding lost on "
+        "the way, replicates silently: the program runs, slower and larger, and nothing says why. The "
+        "bytes are the tensor type's (its shape times its element width); the threshold is "
+        "replicated-threshold in the config or --replicated-threshold (64 MiB by default).",
+        bad=_mlir(_func("tensor<8192x8192xf32>", "#sdy.sharding<@mesh, [{}, {}]>")),
+        good=_mlir(_func("tensor<8192x8192xf32>", '#sdy.sharding<@mesh, [{"batch"}, {"model"}]>')),
+        how="Shard the tensor over the mesh's axes (a partition spec naming them), or raise the threshold "
+        "for a tensor that has to be whole on every device.",
+        stages="the entry computation's arguments and results (every function signature in MLIR) and "
+        "sharding constraints",
+    ),
+    Rule(
+        id=RuleId.IO_ERROR,
+        severity=Severity.ERROR,
         summary="a file that cannot be read",
         check=None,
         why="A file named on the command line (or found in a folder) that cannot be read is a failure, not a "
@@ -358,8 +379,8 @@ _TABLE: tuple[Rule, ...] = (
         how="Fix the path or its permissions.",
     ),
     Rule(
-        id="unused-suppression",
-        severity="warning",
+        id=RuleId.UNUSED_SUPPRESSION,
+        severity=Severity.WARNING,
         summary="a shardconv: ignore[...] comment that silences nothing (with -v)",
         check=None,
         why="A shardconv: ignore[...] comment that silences nothing is stale (or names a misspelt rule) and "

@@ -8,6 +8,7 @@ from dataclasses import KW_ONLY
 from functools import lru_cache
 
 from shardconv.check.context import ModuleContext
+from shardconv.check.ids import RuleId
 from shardconv.check.stages import PARTITIONER_COLLECTIVES, Stage, module_stage
 from shardconv.core.records import record
 from shardconv.scan.modules import DistinctValue
@@ -157,24 +158,19 @@ def _is_maximal(s: TensorSharding, meshes: Mapping[str, Mesh]) -> bool:
 
 def device_out_of_range(ctx: ModuleContext) -> Iterator[RuleResult]:
     """HLO shardings naming a device at or above num_partitions."""
-    yield from _device_issue(ctx, "device-out-of-range")
+    yield from device_issues(ctx, RuleId.DEVICE_OUT_OF_RANGE)
 
 
-def hlo_device_counts(ctx: ModuleContext) -> Iterator[RuleResult]:
-    """HLO tile arrays over another device count than num_partitions (``device-count-mismatch``, whose
-    mesh-level half is ``mesh_rules.device_count_mismatch``)."""
-    yield from _device_issue(ctx, "device-count-mismatch")
-
-
-def _device_issue(ctx: ModuleContext, kind: str) -> Iterator[RuleResult]:
-    """Each HLO sharding's first device issue against num_partitions, when it is of ``kind``."""
+def device_issues(ctx: ModuleContext, rule: RuleId) -> Iterator[RuleResult]:
+    """Each HLO sharding's first device issue against num_partitions (a device out of range, or a tile
+    array over another device count), when it is ``rule``'s: a sharding gets one of the two, never both."""
     n = ctx.partitions
     if n is None:
         return
     for dv in ctx.hlo:
         assert isinstance(dv.value, HloSharding)
-        for rule, msg in _device_issues(dv.value, n)[:1]:
-            if rule == kind:
+        for found, msg in _device_issues(dv.value, n)[:1]:
+            if found is rule:
                 yield RuleResult(at=dv, message=msg)
 
 
@@ -241,19 +237,19 @@ def devices_of(h: HloSharding) -> int | None:
     return h.tile.num_devices if h.tile is not None else None
 
 
-def _device_issues(h: HloSharding, n: int) -> list[tuple[str, str]]:
+def _device_issues(h: HloSharding, n: int) -> list[tuple[RuleId, str]]:
     if h.kind is HloKind.TUPLE:
         return [i for e in h.elements for i in _device_issues(e, n)]
     if h.kind is HloKind.MAXIMAL and h.device is not None and h.device >= n:
-        return [("device-out-of-range", f"{h} uses device {h.device} but num_partitions is {n}")]
+        return [(RuleId.DEVICE_OUT_OF_RANGE, f"{h} uses device {h.device} but num_partitions is {n}")]
     if h.tile is None:
         return []
     t = h.tile
     top = t.num_devices - 1 if t.is_iota else max(t.devices)
     if top >= n:
-        return [("device-out-of-range", f"{h} uses device {top} but num_partitions is {n} (ids 0..{n - 1})")]
+        return [(RuleId.DEVICE_OUT_OF_RANGE, f"{h} uses device {top} but num_partitions is {n} (ids 0..{n - 1})")]
     if t.num_devices != n:
-        return [("device-count-mismatch", f"{h} spans {t.num_devices} devices but num_partitions is {n}")]
+        return [(RuleId.DEVICE_COUNT_MISMATCH, f"{h} spans {t.num_devices} devices but num_partitions is {n}")]
     return []
 
 
@@ -352,9 +348,9 @@ def mixed_releases(ctx: ModuleContext) -> Iterator[RuleResult]:
 __all__ = [
     "Check",
     "RuleResult",
+    "device_issues",
     "device_out_of_range",
     "devices_of",
-    "hlo_device_counts",
     "mixed_releases",
     "non_canonical",
     "not_expressible",

@@ -9,6 +9,7 @@ from dataclasses import KW_ONLY
 from typing import TYPE_CHECKING
 
 from shardconv.check.diagnostics import CheckFinding
+from shardconv.check.ids import RuleId
 from shardconv.check.registry import RULES
 from shardconv.core.errors import did_you_mean
 from shardconv.core.records import record
@@ -79,7 +80,7 @@ def _unused(s: Suppression, i: int, used: set[tuple[int, str]], path: str) -> Ch
         for r in idle
         if r not in RULES
     )
-    return RULES["unused-suppression"].finding(
+    return RULES[RuleId.UNUSED_SUPPRESSION].finding(
         path,
         s.line,
         s.col,

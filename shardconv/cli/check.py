@@ -84,6 +84,7 @@ def flag_settings(
     ignore: tuple[str, ...],
     include: tuple[str, ...],
     exclude: tuple[str, ...],
+    replicated_threshold: str | None = None,
 ) -> dict[str, Setting]:
     """The settings the command line gives (each wins over the config's)."""
     from shardconv.check.config import Setting
@@ -98,6 +99,14 @@ def flag_settings(
     for key, values in (("warn-only", warn_only), ("ignore", ignore)):
         if values:
             out[key] = Setting(_rules(values, "--" + key), "--" + key, ",".join(values))
+    if replicated_threshold is not None:
+        from shardconv.check.config import parse_size
+
+        try:
+            size = parse_size(replicated_threshold)
+        except ValueError as e:
+            raise click.UsageError(f"--replicated-threshold: {e}") from None
+        out["replicated-threshold"] = Setting(size, "--replicated-threshold", replicated_threshold)
     for key, globs in (("include", include), ("exclude", exclude)):
         if globs:
             out[key] = Setting(globs, "--" + key, ",".join(globs))
@@ -121,6 +130,11 @@ def limits_of(cfg: ProjectConfig) -> Limits | None:
     help=CHECK_MESH_HELP,
 )
 @click.option("--allowed-meshes", metavar="SHAPES", help=ALLOWED_MESHES_HELP)
+@click.option(
+    "--replicated-threshold",
+    metavar="SIZE",
+    help="replicated-large: warn of a tensor replicated over several devices above SIZE (64MiB; KiB, GiB, bytes).",
+)
 @click.option(
     "--format",
     "-f",
@@ -199,6 +213,7 @@ def check(
     paths: tuple[str, ...],
     mesh_text: str | None,
     allowed_meshes: str | None,
+    replicated_threshold: str | None,
     fmt: str,
     fix: bool,
     diff: bool,
@@ -237,7 +252,7 @@ def check(
             "--baseline holds named files and prints text; for JSON: shardconv diff BASELINE DUMP -f json"
         )
     finder = ConfigFinder(config_path, isolated=no_config)
-    flags = flag_settings(mesh_text, allowed_meshes, warn_only, ignore, include, exclude)
+    flags = flag_settings(mesh_text, allowed_meshes, warn_only, ignore, include, exclude, replicated_threshold)
     limits = limits_of(finder.for_path(paths[0]))
     click.get_current_context().with_resource(within(limits))
     base = CheckOptions(report_unused=verbose, limits=limits)  # the options carry it to worker processes

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import KW_ONLY, replace
+from dataclasses import KW_ONLY, field, replace
 from itertools import groupby
+from math import prod
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
@@ -15,7 +16,7 @@ from shardconv.core.model import Mesh
 from shardconv.core.records import record
 from shardconv.scan.columns import kind_of, site_column, values_of_kind
 from shardconv.scan.native import site_at
-from shardconv.scan.sites import SiteKind, ValueSite
+from shardconv.scan.sites import Shape, SiteKind, ValueSite
 from shardconv.scan.values import ParsedValue, site_value
 
 if TYPE_CHECKING:
@@ -66,6 +67,33 @@ class ModuleValues:
     key: ModuleKey | None = None  # None for a module with expected-error markers (never passed over)
     passed_over: bool = False  # its values were not built: ``skip`` knew its key
     unbuilt: int = 0  # how many distinct values a passed-over module holds
+    # what ``sites_by_type`` reads: the file's signatures (and its scan), this module's span of its
+    # groups, the file's path
+    signatures: _Signatures | None = field(default=None, compare=False, repr=False)
+    groups: tuple[int, int] = field(default=(0, 0), compare=False, repr=False)
+    path: str = field(default="", compare=False, repr=False)
+
+    typed: dict[Signature, list[tuple[int, int]]] = field(default_factory=dict, compare=False, repr=False)
+    largest: int | None = None  # the element count of the largest tensor a value annotates (None: unknown)
+
+    def sites_by_type(
+        self, dv: DistinctValue, wanted: Callable[[tuple[Shape | None, ...]], bool] = lambda shapes: True
+    ) -> Iterator[ValueSite]:
+        """The first site of each further tensor type (that ``wanted`` says yes to) holding ``dv``'s value:
+        ``values`` keeps one site per value and rank, and a rule about a tensor's bytes reads every shape."""
+        if self.signatures is None:
+            return
+        scan, known = self.signatures.scan, self.signatures.scan.shapes
+        if not self.typed:  # one pass over the module's groups, on the first call
+            for _, v, shapes, name, at, _ in scan.groups[slice(*self.groups)]:
+                if shapes < len(known):
+                    self.typed.setdefault(self.signatures.of(v, shapes, name), []).append((shapes, at))
+        first: dict[int, int] = {}
+        for shapes, at in self.typed.get(signature(dv.site), ()):
+            first[shapes] = min(at, first.get(shapes, at))
+        for shapes, at in sorted(first.items(), key=lambda item: item[1]):
+            if known[shapes] != dv.site.shapes and wanted(known[shapes]):
+                yield site_at(scan, at, self.path)
 
     @property
     def distinct(self) -> int:
@@ -127,6 +155,10 @@ def module_values(
             expected_lines=expected[index],
             total=total,
             key=mkey,
+            signatures=signatures,
+            groups=(lo, hi),
+            largest=max((signatures.sizes[g[2]] for g in mine if g[2] < len(signatures.sizes)), default=0),
+            path=path,
         )
 
 
@@ -160,6 +192,8 @@ class _Signatures:
     def __init__(self, scan: Scan) -> None:
         self.scan = scan
         self.ranks = [tuple(len(s) for s in shapes) for shapes in scan.shapes]
+        # the element count of the largest tensor each tensor-types entry holds (0: none known)
+        self.sizes = [max((prod(d or 0 for d in s) for s in ss if s is not None), default=0) for ss in scan.shapes]
         self.by_parts: dict[tuple[int, int, int], Signature] = {}
 
     def of(self, v: int, shapes: int, name: int) -> Signature:

@@ -209,6 +209,7 @@ def test_readme_config_example_loads(tmp_path: Path) -> None:
         "include",
         "exclude",
         "max-devices",
+        "replicated-threshold",
     }
     tpu = cfg.for_file(str(tmp_path / "dumps" / "tpu" / "x.txt"))
     assert (
