@@ -10,6 +10,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+# The suite runs jax on CPU devices only: with libtpu installed (the harness compiles for TPU topologies
+# ahead of time), jax would otherwise look for a TPU in every process that asks for devices.
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
 import pytest
 from hypothesis import HealthCheck, settings
 
