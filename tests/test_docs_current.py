@@ -99,3 +99,8 @@ HISTORY = re.compile(
 def test_no_doc_tells_history(doc: Path) -> None:
     hits = HISTORY.findall(doc.read_text(encoding="utf-8"))
     assert not hits, f"{doc.name} tells history ({hits}): docs state what is true now, git keeps the rest"
+
+
+def test_the_readme_is_read_to_the_end() -> None:
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").count("\n")
+    assert lines <= 250, f"README.md has {lines} lines: a newcomer reads it to the end, keep it at 250 or fewer"
