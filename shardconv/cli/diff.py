@@ -42,8 +42,8 @@ def diff(a: str, b: str, values: tuple[str, ...], fmt: str, update: bool) -> int
     from shardconv.cli.options import refuse_special
     from shardconv.snapshot.baseline import looks_like_baseline
 
+    refuse_special([a, b])  # before any read: a FIFO named here would block it
     if looks_like_baseline(a):
-        refuse_special([a, b])
         if values:
             raise click.UsageError("--value compares two dumps; a baseline is held whole")
         return against_baseline(a, b, fmt, update)
@@ -52,7 +52,6 @@ def diff(a: str, b: str, values: tuple[str, ...], fmt: str, update: bool) -> int
     from shardconv.trace.report import emit
     from shardconv.trace.run import diff_paths, value_filter
 
-    refuse_special([a, b])
     return emit("diff", diff_paths(a, b, value_filter(values)), fmt)
 
 

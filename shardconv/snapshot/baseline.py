@@ -47,9 +47,10 @@ def looks_like_baseline(path: str) -> bool:
     """Whether ``path`` is meant as a baseline: a ``.json`` file, or one that opens as ours does."""
     if path.endswith(".json"):
         return True
+    from shardconv.text.files import read_prefix
+
     try:
-        with open(path, "rb") as f:
-            head = f.read(64)
+        head, _ = read_prefix(path, 64)
     except OSError:
         return False
     return head.lstrip().startswith(b'{"schema"')
