@@ -21,6 +21,7 @@ pub mod sniffer;
 pub mod strings;
 pub mod suppress;
 pub mod table;
+pub mod utf8;
 pub mod windows;
 
 use lines::{Engine, Options, CHUNK, MAX_LINE, OVERLAP};

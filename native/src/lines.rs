@@ -634,6 +634,7 @@ impl Engine {
         match limit {
             Some(limit) => {
                 let buf = std::mem::take(&mut self.buf);
+                self.not_utf8(&buf[..limit]);
                 self.lineno = self.region(&buf, limit);
                 self.names_to(self.buf_off + limit as u64, false, &buf);
                 self.buf = buf;
@@ -665,6 +666,16 @@ impl Engine {
                 self.buf_off += nxt as u64;
                 self.buf.drain(..nxt);
             }
+        }
+    }
+
+    /// A site for each line of `region` (complete lines at `buf_off`) holding a byte that is not UTF-8
+    /// outside a `//` comment (`utf8`): no compiler reads that line, and a value in it may hide.
+    fn not_utf8(&mut self, region: &[u8]) {
+        for at in crate::utf8::invalid_outside_comments(region) {
+            let mut s = crate::utf8::not_utf8_site(region, at, (self.buf_off, self.lineno, self.col_base));
+            let line = &region[..crate::utf8::line_end(region, at)];
+            self.emit(&mut s, line, self.buf_off, region, None);
         }
     }
 

@@ -239,7 +239,7 @@ def site_at(scan: Scan, i: int, path: str, before: tuple[int, int] = (0, 0)) -> 
         param=None if param == NONE else param,
         root=bool(flags & 1),
         signature=bool(flags & 2),
-        broken="unfinished" if flags & 4 else "undecodable" if flags & 8 else None,
+        broken="unfinished" if flags & 4 else "undecodable" if flags & 8 else "not-utf8" if flags & 16 else None,
     )
 
 

@@ -76,7 +76,8 @@ class ValueSite:
     root: bool = field(default=False, compare=False)
     signature: bool = field(default=False, compare=False)
     # The scan started this value but could not read it whole: "unfinished" (it does not end on its line:
-    # a cut string or bracket, a cut file), "undecodable" (its string's escapes do not decode).
+    # a cut string or bracket, a cut file), "undecodable" (its string's escapes do not decode), "not-utf8"
+    # (a byte that is not UTF-8 outside a comment: the site runs from it to its line's end).
     broken: str | None = field(default=None, compare=False)
 
     @property

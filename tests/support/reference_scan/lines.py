@@ -15,6 +15,7 @@ from typing import BinaryIO, Protocol
 
 from support.reference_scan.bulk import Cut, cut_op_lines, first_of_each
 from support.reference_scan.extract import MEMO_LIMIT, LineExtractor
+from support.reference_scan.not_utf8 import not_utf8_sites
 from shardconv.scan.sites import FileKind, SiteKind, ValueSite
 from support.reference_scan.repeats import RepeatedSites, SiteStream
 from support.reference_scan.sniff import SNIFF_BYTES, sniff
@@ -145,6 +146,7 @@ def _sites(
         else:
             continue
         if limit >= 0:
+            yield from not_utf8_sites(path, buf, limit, buf_off, lineno, col_base)
             yield from _region(lines, buf, 0, limit, buf_off, lineno, col_base, bulk)
             lineno += buf.count(b"\n", 0, limit)
             col_base = 0 if limit and buf[limit - 1 : limit] == b"\n" else col_base + limit

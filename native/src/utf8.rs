@@ -1,0 +1,94 @@
+//! Bytes that are not UTF-8 outside a `//` comment. MLIR and HLO text is UTF-8 except in a comment, so
+//! no compiler reads such a line; a byte inserted into a keyword would otherwise hide its value.
+
+use crate::extract::{LineText, Raw, Site, HLO};
+use crate::strings::{count_nl, rstrip, PLAIN};
+
+/// A site's flag: the site is a byte that is not UTF-8 (see `not_utf8_site`).
+pub const FLAG_NOT_UTF8: u32 = 16;
+
+/// Where each byte sequence that is not UTF-8 starts in `text` (complete lines, so no sequence is split
+/// at its end), outside a `//` comment, the first one of each line: its offset. Costs one validation
+/// pass; only an invalid byte looks at its line.
+pub fn invalid_outside_comments(text: &[u8]) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Err(e) = std::str::from_utf8(&text[from..]) {
+        let at = from + e.valid_up_to();
+        let line_start = memchr::memrchr(b'\n', &text[..at]).map_or(0, |i| i + 1);
+        if memchr::memmem::find(&text[line_start..at], b"//").is_none() {
+            out.push(at);
+        }
+        from = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |i| at + i + 1);
+    }
+    out
+}
+
+/// The site of the byte that is not UTF-8 at `text[at]`: to its line's end, flagged `FLAG_NOT_UTF8`.
+/// `text` is at file offset `off`, starts on line `lineno`, and its first line at column `col_base + 1`.
+pub fn not_utf8_site(text: &[u8], at: usize, (off, lineno, col_base): (u64, u64, u64)) -> Site {
+    let line_start = memchr::memrchr(b'\n', &text[..at]).map_or(0, |i| i + 1);
+    let end = at + rstrip(&text[at..line_end(text, at)]).len().max(1);
+    let line = lineno + count_nl(&text[..line_start]);
+    let col = if line_start == 0 { col_base + at as u64 + 1 } else { (at - line_start) as u64 + 1 };
+    let end_col = col + (end - at) as u64;
+    Site {
+        kind: HLO,
+        site: "text".into(),
+        line,
+        col,
+        end_line: line,
+        end_col,
+        start: off + at as u64,
+        end: off + end as u64,
+        raw: Raw::At(at, end),
+        text: None,
+        data: None,
+        encoding: PLAIN,
+        value: None,
+        shapes: None,
+        target: None,
+        lt: LineText::At(at),
+        op: None,
+        param: None,
+        flags: FLAG_NOT_UTF8,
+        context: None,
+    }
+}
+
+/// The end of the line holding `text[at]`, without its line break (`\n` or `\r\n`), as the extractor
+/// reads a line: the site's line text is `text[..line_end(text, at)]`'s last line.
+pub fn line_end(text: &[u8], at: usize) -> usize {
+    let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |i| at + i);
+    if end > at + 1 && text[end - 1] == b'\r' {
+        end - 1
+    } else {
+        end
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::invalid_outside_comments;
+
+    #[test]
+    fn valid_text_has_none() {
+        assert!(invalid_outside_comments("a = \"caf\u{e9}\"\n".as_bytes()).is_empty());
+    }
+
+    #[test]
+    fn a_comment_may_hold_any_byte() {
+        assert!(invalid_outside_comments(b"x = 1 // caf\xe9\n// \xff\xfe\n").is_empty());
+    }
+
+    #[test]
+    fn one_per_line_outside_comments() {
+        let text = b"sh\xffarding={replicated} \xfe\nok\n%x = 1 // \xff\nmesh\xc3";
+        assert_eq!(invalid_outside_comments(text), vec![2, 44]);
+    }
+
+    #[test]
+    fn a_lone_continuation_byte_and_a_cut_sequence() {
+        assert_eq!(invalid_outside_comments(b"a\x80\nb\xe2\x82\n"), vec![1, 4]);
+    }
+}
