@@ -91,20 +91,24 @@ fn line_at(buf: &[u8], p: usize) -> &[u8] {
 }
 
 /// Where the last line of `buf` that starts at column 0 and holds more than spaces begins, at or after
-/// `from` (where a line starts).
+/// `from` (where a line starts). Most of a dump's lines are indented: 64-byte blocks are passed over,
+/// from the end back, by a test the compiler makes wide, until one may hold such a line.
 pub fn last_top_line(buf: &[u8], from: usize) -> Option<usize> {
-    let mut end = buf.len();
-    while end > from {
-        let start = memchr::memrchr(b'\n', &buf[from..end]).map_or(from, |q| from + q + 1);
-        if buf.get(start).is_some_and(|&b| !is_ws(b)) {
-            return Some(start);
-        }
-        if start == from {
+    const BLOCK: usize = 64;
+    let may_start = |(&a, &b): (&u8, &u8)| (a == b'\n') & !matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+    let mut end = buf.len(); // the breaks before `end - 1` are yet to be read
+    while end > from + BLOCK {
+        let w = &buf[end - BLOCK - 1..end];
+        if w[..BLOCK].iter().zip(&w[1..]).fold(false, |any, pair| any | may_start(pair)) {
             break;
         }
-        end = start - 1;
+        end -= BLOCK;
     }
-    None
+    let at_break = (from..end.saturating_sub(1)).rev().find(|&q| buf[q] == b'\n' && !is_ws(buf[q + 1]));
+    match at_break {
+        Some(q) => Some(q + 1),
+        None => buf.get(from).is_some_and(|&b| !is_ws(b)).then_some(from),
+    }
 }
 
 /// The scope a top-level `line` opens and leaves open until a later `}` line, if it opens one: a module
@@ -152,6 +156,28 @@ fn lossy(b: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn naive_top_line(buf: &[u8], from: usize) -> Option<usize> {
+        (from..buf.len()).rev().find(|&p| (p == from || buf[p - 1] == b'\n') && !is_ws(buf[p]))
+    }
+
+    #[test]
+    fn top_lines_read_by_blocks_as_line_by_line() {
+        let pieces: [&[u8]; 7] = [b"    %x = f32[8] parameter(0)\n", b"a\n", b"\n", b"\r\n", b" \n", b"}\n", b"\t{"];
+        let mut seed = 12345u64;
+        for _ in 0..2000 {
+            let mut buf = Vec::new();
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            for k in 0..(seed >> 58) {
+                let r = seed.rotate_left(7 * k as u32) >> 61;
+                buf.extend_from_slice(pieces[(r % 7) as usize]);
+                if r.is_multiple_of(3) {
+                    buf.extend_from_slice(pieces[0]);
+                }
+            }
+            assert_eq!(last_top_line(&buf, 0), naive_top_line(&buf, 0), "{}", String::from_utf8_lossy(&buf));
+        }
+    }
 
     #[test]
     fn top_lines() {
