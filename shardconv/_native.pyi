@@ -33,6 +33,9 @@ class Scan:
     reason: str  # why it was skipped ("" otherwise)
     size: int  # bytes read (of a skipped file only its sniffed head: the rest is never read)
     lines: int  # line breaks in what was scanned (0 for a skipped file)
+    # The module, function or HLO computation the input ends inside of, a cut file: (kind "module" |
+    # "function" | "computation", its name, the line opening it, the input's last line); None if none.
+    open_end: tuple[str, str, int, int] | None
     # Distinct values, in order of first report: (kind, site, raw, text, data, encoding). ``site`` is the
     # attribute or syntax the value came from ("sharding=", "mhlo.sharding", "sdy.sharding_constraint");
     # ``raw`` the bytes in the file; ``text`` the decoded value (UTF-8, may be invalid: decode with

@@ -5,6 +5,7 @@
 mod arguments;
 pub mod cutter;
 mod cutting;
+pub mod ends;
 pub mod extract;
 pub mod files;
 pub mod find;
@@ -61,6 +62,9 @@ pub struct Scan {
     reason: String,
     size: u64,
     lines: u64,
+    /// The module, function or HLO computation the input ends inside of (kind, name, the line that
+    /// opens it, the input's last line): a cut file.
+    open_end: Option<(String, String, u64, u64)>,
     values: Py<Values>,
     value_kinds: Py<PyBytes>,
     names: Py<Texts>,
@@ -519,6 +523,7 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
     let defined = PyList::empty(py);
     let digests = PyList::empty(py);
     let lines = e.lines();
+    let open_end = e.ends.open.take().map(|(kind, name, line, last)| (kind.to_string(), name, line, last));
     let e_names = e.defined;
     for d in e_names {
         defined.append(Names(d))?;
@@ -531,6 +536,7 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
         reason: e.reason.to_string(),
         size: e.size,
         lines,
+        open_end,
         values,
         value_kinds: value_kinds.unbind(),
         names,

@@ -5,6 +5,7 @@
 //! whose value starts on the next line (`key =` then the value) is one logical line.
 
 use crate::arguments::Arguments;
+use crate::ends::Ends;
 use crate::extract::{
     complete_on, lex_signature, Extractor, Holds, Known, Line, Site, FLAG_UNFINISHED, MODULE_START, SDY_ORIGINS,
     SDY_SHARDING_BARE,
@@ -339,6 +340,8 @@ pub struct Engine {
     pub too_long: Option<(u64, u64)>,
     /// A value longer than any window, read on until it closes or its line ends, and its line and column.
     runaway: Option<(Runaway, (u64, u64))>,
+    /// What the top-level lines read leave open: what the input ends inside of, if it ends there.
+    pub ends: Ends,
 }
 
 impl Engine {
@@ -375,6 +378,7 @@ impl Engine {
             digest_from: 0,
             too_long: None,
             runaway: None,
+            ends: Ends::default(),
         })
     }
 
@@ -636,6 +640,7 @@ impl Engine {
                 let buf = std::mem::take(&mut self.buf);
                 self.not_utf8(&buf[..limit]);
                 self.lineno = self.region(&buf, limit);
+                self.track_end(&buf[..limit]);
                 self.names_to(self.buf_off + limit as u64, false, &buf);
                 self.buf = buf;
                 self.col_base =
@@ -679,6 +684,14 @@ impl Engine {
         }
     }
 
+    /// What the lines of `region` (the buffer up to where line `lineno` starts) leave open (`Ends`).
+    fn track_end(&mut self, region: &[u8]) {
+        let from = if self.col_base == 0 { 0 } else { memchr::memchr(b'\n', region).map_or(region.len(), |q| q + 1) };
+        let end_line = self.lineno + self.drift;
+        let last = end_line - u64::from(region.last() == Some(&b'\n'));
+        self.ends.read(region, from, end_line, last);
+    }
+
     /// A value too long for any window read on through the buffer: one that closes on its line is kept
     /// in `too_long` (the scan cannot read it); one whose line ends first is text, as a scan of the
     /// whole line reads it.
@@ -720,6 +733,8 @@ impl Engine {
     /// Hands a site to the table; the group it joins, if it has one.
     fn emit(&mut self, s: &mut Site, text: &[u8], text_off: u64, buf: &[u8], mut ln: Option<&mut Line>) -> Option<u32> {
         if s.kind == MODULE_START {
+            let at = s.start.wrapping_sub(text_off) as usize;
+            self.ends.module_start(text.get(at..).unwrap_or_default(), s.line);
             self.scope.reset();
             self.header(s.start, buf);
         }

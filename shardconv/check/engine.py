@@ -23,6 +23,7 @@ from shardconv.core.arguments import require_text, type_error
 from shardconv.core.limits import Limits, within
 from shardconv.core.model import Mesh
 from shardconv.core.records import record
+from shardconv.scan.ends import cut_off
 from shardconv.scan.inputs import scan_input, skip_reason
 from shardconv.scan.folders import walk_tree
 from shardconv.scan.modules import ModuleKey, module_values
@@ -179,6 +180,9 @@ def _scan_report(scan: Scan, path: str, opts: CheckOptions) -> FileReport | Skip
             clean.add(module.key)
         counts = after
         found.extend(more)
+    cut = cut_off(scan)
+    if cut is not None:
+        found.append(RULES["syntax"].finding(path, cut[0], 1, cut[1]))
     found = sorted(with_edits(found, scan), key=position)
     kept = apply_suppressions(found, suppressions_of(scan), path, report_unused=opts.report_unused)
     kept = [f for f in kept if f.rule not in opts.ignore]

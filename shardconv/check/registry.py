@@ -99,7 +99,8 @@ _TABLE: tuple[Rule, ...] = (
         check=rules.syntax,
         why="A sharding XLA or Shardy cannot parse fails the compile, usually far from the code that wrote it; "
         "a misspelt keyword is the common case. A value the scan starts but cannot finish (a string or "
-        "bracket that does not close on its line: a cut file) is one too, at its first byte: a gate never "
+        "bracket that does not close on its line: a cut file) is one too, at its first byte, and so is a file "
+        "that ends inside a module, function or computation it opens, at its last line: a gate never "
         "passes a dump by losing part of it.",
         bad=_hlo("{devices=[2,4]<=[8] last_tile_dim_replicat}"),
         good=_hlo("{devices=[2,4]<=[8]}"),

@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support.check_cli import run
 
 from shardconv import scan_text
@@ -180,3 +182,67 @@ def test_the_closing_line_says_a_skipped_file_was_not_checked(
     rc, out, _ = run([str(tmp_path), "--no-config"], capsys)
     last = out.rstrip().splitlines()[-1]
     assert rc == 0 and last.startswith("1 file(s) checked, 1 skipped, not checked (-v says why),")
+
+
+def _values(data: bytes) -> list[tuple[SiteKind, str]]:
+    return [(s.kind, s.text) for s in scan_text(data)]
+
+
+@pytest.mark.parametrize("name", ["lowered.mlir", "compiled.txt", "hlo_to_stablehlo.mlir"])
+def test_a_real_dump_cut_between_values_is_a_syntax_finding_at_its_end(jax_dumps: Path, name: str) -> None:
+    """Cut inside a keyword, before a value, in the middle of an op line, after an op line, before the
+    last closing brace: every value left is whole, and check says where the file ends and what it cuts."""
+    data = (jax_dumps / name).read_bytes()
+    sites = list(scan_text(data))
+    s = sites[len(sites) // 2]
+    line_start = data.rfind(b"\n", 0, s.start) + 1
+    cuts = {
+        "inside the keyword": line_start + (s.start - line_start) // 2,
+        "before the value": s.start,
+        "mid line": line_start + 4,
+        "after the line": data.index(b"\n", s.end) + 1,
+        "before the last brace": data.rstrip().rfind(b"\n}") + 1,
+    }
+    first = data.split(b"\n", 1)[0]
+    for how, at in cuts.items():
+        found = check_text(data[:at])
+        end = [f for f in found if f.rule == "syntax" and "is it cut off" in f.message]
+        assert len(end) == 1, (how, found)
+        last = data[:at].count(b"\n") + (not data[:at].endswith(b"\n"))
+        assert end[0].line == last and "opened at line" in end[0].message, (how, end)
+        if first.startswith(b"module @"):  # an MLIR module indents its functions: the module is what is cut
+            assert f"module {first.split()[1].decode()} opened at line 1" in end[0].message
+
+
+def test_the_cli_fails_a_file_cut_between_values(
+    jax_dumps: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = (jax_dumps / "lowered.mlir").read_bytes()
+    p = tmp_path / "cut.mlir"
+    p.write_bytes(data[: data.rstrip().rfind(b"\n}") + 1])
+    rc, out, _ = run([str(p), "--no-config"], capsys)
+    assert rc == 1 and "[syntax]" in out and "is it cut off?" in out and "clean" not in out
+
+
+@pytest.mark.parametrize(
+    "name", ["lowered.mlir", "compiled.txt", "hlo_to_stablehlo.mlir", "tensors.txt.0", "xla_dump"]
+)
+def test_a_real_dump_cut_anywhere_is_a_finding_or_keeps_every_value(jax_dumps: Path, name: str) -> None:
+    """Any cut from a dump's first value on either gives check a new finding or leaves every value of
+    the intact dump (it cut only what follows them: closing lines, locations, comments). (Before its
+    first value a dump holds no IR yet: it is skipped, never clean.)"""
+    path = jax_dumps / name
+    if path.is_dir():  # XLA's per-pass folder: its largest module
+        path = max((p for p in path.iterdir() if p.suffix == ".txt"), key=lambda p: p.stat().st_size)
+    data = path.read_bytes()
+    before, _ = _gate(data)
+    intact = _values(data)
+    assert len(intact) > 3
+
+    @settings(max_examples=150)
+    @given(st.integers(min_value=next(iter(scan_text(data))).start, max_value=len(data)))
+    def cut_at(at: int) -> None:
+        found, _ = _gate(data[:at])
+        assert found - before or _values(data[:at]) == intact
+
+    cut_at()

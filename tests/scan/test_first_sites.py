@@ -128,15 +128,15 @@ def test_a_clean_module_s_copies_are_passed_over() -> None:
     from shardconv.check.engine import check_text
     from shardconv.scan.modules import module_values
 
-    clean = "HloModule m, num_partitions=8\n  %p = f32[8]{0} parameter(0), sharding={devices=[8]<=[8]}\n"
-    bad = "HloModule m, num_partitions=8\n  %p = f32[8]{0} parameter(0), sharding={devices=[4]<=[8]}\n"
+    clean = "HloModule m, num_partitions=8\nENTRY %e {\n  %p = f32[8]{0} parameter(0), sharding={devices=[8]<=[8]}\n}\n"
+    bad = "HloModule m, num_partitions=8\nENTRY %e {\n  %p = f32[8]{0} parameter(0), sharding={devices=[4]<=[8]}\n}\n"
     scan = scan_bytes((clean * 3).encode(), every_site=False)
     first = next(module_values(scan, "f"))
     mods = list(module_values(scan, "f", skip=lambda key: key == first.key))
     assert [m.passed_over for m in mods] == [True, True, True]
     assert [m.distinct for m in mods] == [2, 2, 2] and sum(m.total for m in mods) == 6
     assert check_text(clean * 3) == []
-    assert [f.line for f in check_text(clean * 3 + bad + clean + bad)] == [8, 12]
+    assert [f.line for f in check_text(clean * 3 + bad + clean + bad)] == [15, 23]
 
 
 def _constraints(seed: int) -> bytes:
