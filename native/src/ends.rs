@@ -1,8 +1,8 @@
 //! Ends: whether a dump ends inside an open module, function or HLO computation (a cut file). Printers
 //! indent everything inside those, so the last line that starts at column 0 says it: an opener
 //! (`module ... {`, `HloModule`, `func.func ... {`, `[ENTRY] %c ... {`) leaves it open; a `}` line
-//! closes it (the HLO module too, once it closes its entry computation, which XLA prints last); any
-//! other text is outside them.
+//! closes it (the HLO module too, once its entry computation was printed: XLA prints the entry last,
+//! but a TPU pass may print computations after it); any other text is outside them.
 
 use crate::extract::module_start;
 use crate::scopes::{scope_of, ScopeLine};
@@ -20,6 +20,8 @@ pub struct Ends {
     inner: bool,
     /// The last `HloModule` header: (its name, its line).
     header: Option<(String, u64)>,
+    /// That module's entry computation was opened (a `}` of another computation after it closes it).
+    entry_seen: bool,
 }
 
 impl Ends {
@@ -29,6 +31,7 @@ impl Ends {
             Some(("module", name, _)) if line.starts_with(b"HloModule") => Some((name, lineno)),
             _ => None,
         };
+        self.entry_seen = false;
     }
 
     /// The lines of `region` from `from` (where a line starts) on, the region ending on line `end_line`
@@ -43,20 +46,33 @@ impl Ends {
         };
         let top = line_at(region, p);
         let cut = p + top.len() == region.len();
-        let (open, inner) = if top.starts_with(b"}") {
+        if top.starts_with(b"}") {
             let before = if p > from { last_top_line(&region[..p - 1], from) } else { None };
-            let inner =
+            let closed_inner =
                 before.map_or(self.inner, |q| matches!(opened_by(line_at(region, q), false), Some((_, _, true))));
-            let module = self.header.clone().filter(|_| inner);
-            (module.map(|(name, at)| ("module", name, at, last)), false)
-        } else {
-            match opened_by(top, cut) {
-                Some((kind, name, inner)) => (Some((kind, name, end_line - count_nl(&region[p..]), last)), inner),
-                None => (None, false),
+            let module_open = closed_inner && !self.saw_entry(&region[from..p]);
+            self.open = self.header.clone().filter(|_| module_open).map(|(name, at)| ("module", name, at, last));
+            self.inner = false;
+            return;
+        }
+        self.inner = false;
+        self.open = opened_by(top, cut).map(|(kind, name, inner)| {
+            if inner {
+                self.saw_entry(&region[from..p]);
+            } else if kind == "computation" {
+                self.entry_seen = true;
             }
-        };
-        self.open = open;
-        self.inner = inner;
+            self.inner = inner;
+            (kind, name, end_line - count_nl(&region[p..]), last)
+        });
+    }
+
+    /// Whether the module's entry computation was opened by now, `lines` (whole lines) read too: searched
+    /// only when a non-entry computation is read at a region's end.
+    fn saw_entry(&mut self, lines: &[u8]) -> bool {
+        self.entry_seen =
+            self.entry_seen || lines.starts_with(b"ENTRY ") || memchr::memmem::find(lines, b"\nENTRY ").is_some();
+        self.entry_seen
     }
 }
 
@@ -210,6 +226,15 @@ mod tests {
         let frames = b"HloModule m\n\nFileNames\n1 \"a.py\"\n\nStackFrames\n1 {file_location_id=1 parent_frame_id=1}\n";
         assert_eq!(end_of(frames), Some(("module", "m".into(), 1, 7)));
         assert_eq!(end_of(&frames[..14]), Some(("module", "m".into(), 1, 3)));
+    }
+
+    #[test]
+    fn computations_printed_after_the_entry_close_the_module() {
+        // a TPU pass (layout_fixup, Pre_main_fusion) prints the reduce computations after the entry
+        let entry = b"HloModule m\n\nENTRY %e (p: f32[]) -> f32[] {\n  ROOT %p = f32[] parameter(0)\n}\n\n";
+        let after = [&entry[..], b"%add (a: f32[]) -> f32[] {\n  ROOT %a = f32[] parameter(0)\n}\n\n"].concat();
+        assert_eq!(end_of(&after), None);
+        assert_eq!(end_of(&after[..after.len() - 3]), Some(("computation", "add".into(), 7, 8)));
     }
 
     #[test]
