@@ -35,6 +35,9 @@ count = max([8] + [64 for p in programs if len(p["device_ids"]) > 8 or max(p["de
 os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={count}"
 os.environ["JAX_PLATFORMS"] = "cpu"
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# libtpu's compiler runs in one process per batch, and test workers may run two at once: without this,
+# the second aborts on libtpu's multi-process lockfile (it guards a real TPU; these compile ahead of time).
+os.environ["ALLOW_MULTIPLE_LIBTPU_LOAD"] = "1"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import jax  # noqa: E402
