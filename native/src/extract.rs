@@ -1176,6 +1176,25 @@ impl Extractor {
                 out.push(self.occ(ln, HLO, "sharding=".into(), me - 1, end, c.value, c.shapes, c.op));
                 Ok(end)
             }
+            Group::HloBad => {
+                // no value opens after `=`: the token there is the site, for the parser to say what is
+                // wrong (none on a `//` comment line or inside a string, as for a cut value); the scan goes
+                // on after `=`
+                if t[lstrip_len(t)..].starts_with(b"//") || inside_string(&t[..me]) {
+                    return Ok(me);
+                }
+                let c = Self::hlo_ctx(ln);
+                let line_end = memchr::memchr(b'\n', &t[me..]).map_or(t.len(), |i| me + i);
+                let rest = rstrip(&t[me..line_end]);
+                let token = rest.iter().take_while(|&&b| !is_ws(b) && b != b',').count();
+                let end = me + if token == 0 { rest.len() } else { token };
+                let mut s = self.occ(ln, HLO, "sharding=".into(), me, end, c.value, c.shapes, c.op);
+                if end == me {
+                    s.flags |= FLAG_UNFINISHED; // the line ends after `=`: a value cut before its first byte
+                }
+                out.push(s);
+                Ok(me)
+            }
             Group::HloFe => {
                 let key = site_key(sub);
                 let c = Self::hlo_ctx(ln);
@@ -1500,16 +1519,14 @@ impl Extractor {
             self.mesh_dict(ln, &key, a, b, &data, enc, out);
             return Ok(());
         }
-        for (prefix, kind) in STRING_PREFIXES {
-            if text.starts_with(prefix) {
-                let shapes = if kind == SDY_MESH { None } else { c.shapes };
-                let op = if kind == SDY_MESH { OpFrom::None } else { c.op };
-                let mut s = self.occ(ln, kind, key, a, b, c.value, shapes, op);
-                s.text = Some(text.to_vec());
-                s.encoding = enc;
-                out.push(s);
-                return Ok(());
-            }
+        let by_prefix = STRING_PREFIXES.iter().find(|(prefix, _)| text.starts_with(prefix)).map(|&(_, kind)| kind);
+        if let Some(kind) = by_prefix.or_else(|| key_kind(&key)) {
+            let shapes = if kind == SDY_MESH { None } else { c.shapes };
+            let op = if kind == SDY_MESH { OpFrom::None } else { c.op };
+            let mut s = self.occ(ln, kind, key, a, b, c.value, shapes, op);
+            s.text = Some(text.to_vec());
+            s.encoding = enc;
+            out.push(s);
         }
         Ok(())
     }
@@ -1624,13 +1641,25 @@ fn string_kind(key: &str, text: &[u8]) -> Option<u8> {
         return meshes.then_some(SDY_MESH);
     }
     if text.is_empty() {
-        return match key {
-            "xla.sdy.sharding" => Some(SDY_SHARDING),
-            "xla.sdy.meshes" => Some(SDY_MESH),
-            _ => None,
-        };
+        return key_kind(key);
     }
-    STRING_PREFIXES.iter().find(|(p, _)| text.starts_with(p) || p.starts_with(text)).map(|&(_, kind)| kind)
+    STRING_PREFIXES
+        .iter()
+        .find(|(p, _)| text.starts_with(p) || p.starts_with(text))
+        .map(|&(_, kind)| kind)
+        .or_else(|| key_kind(key))
+}
+
+/// The kind of value a frontend attribute's key announces, whatever its string holds (a string no
+/// prefix matches is then a broken value of that kind, not silently none).
+fn key_kind(key: &str) -> Option<u8> {
+    match key {
+        "xla.sdy.sharding" => Some(SDY_SHARDING),
+        "xla.sdy.in_shardings" | "xla.sdy.out_shardings" => Some(SDY_PER_VALUE),
+        "xla.sdy.manual_axes" => Some(MANUAL_AXES),
+        "xla.sdy.meshes" => Some(SDY_MESH),
+        _ => None,
+    }
 }
 
 /// The prefixes of the values a string may hold, each with its kind (the longer of two alike first).
@@ -1804,6 +1833,17 @@ mod tests {
         let s = sites(b"  %p = f32[8]{0} parameter(0), sharding={devices=[8,  ");
         assert_eq!(s.len(), 1);
         assert_eq!((s[0].kind, s[0].flags & FLAG_UNFINISHED, s[0].col, s[0].end_col), (HLO, FLAG_UNFINISHED, 41, 53));
+        for (t, text) in [
+            (&b"  %p = f32[8]{0} parameter(0), sharding=[replicated}, metadata={}"[..], &b"[replicated}"[..]),
+            (b"  %p = f32[8]{0} parameter(0), sharding=, metadata={}", b", metadata={}"),
+        ] {
+            let s = sites(t);
+            assert_eq!((s.len(), s[0].kind, s[0].flags, s[0].raw(t)), (1, HLO, 0, text));
+        }
+        assert!(sites(b"  // CHECK: sharding=[[S]]").is_empty());
+        assert!(sites(b"  %p = f32[8]{0} custom-call(), backend_config=\"sharding=x\"").is_empty());
+        let s = sites(b"  %p = f32[8]{0} parameter(0), sharding=  \n}\n");
+        assert_eq!((s.len(), s[0].kind, s[0].flags & FLAG_UNFINISHED), (1, HLO, FLAG_UNFINISHED));
         let t = b"  func.func @f(%a: tensor<8xf32> {mhlo.sharding = \"{replicated}";
         let s = sites(t);
         assert_eq!((s[0].kind, s[0].flags & FLAG_UNFINISHED), (HLO, FLAG_UNFINISHED));

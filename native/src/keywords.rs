@@ -7,6 +7,8 @@ use crate::strings::{is_word, is_ws};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Group {
     Hlo,
+    /// `sharding=` followed by no value's opening (`sharding=[...`, a value cut at the line's end).
+    HloBad,
     HloFe,
     HloNp,
     MStr,
@@ -139,8 +141,15 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
     }
     let l = lb(t, s);
     if l && c == b's' {
-        if let Some(e) = lit(t, s, b"sharding={") {
-            return m(Group::Hlo, s, e, (s, s));
+        if let Some(j) = lit(t, s, b"sharding=") {
+            let k = run(t, j, |b| b == b' ' || b == b'\t');
+            match t.get(k) {
+                Some(b'{') => return m(Group::Hlo, s, k + 1, (s, s)),
+                Some(b'<') => {} // an op's `sharding=<...>`, below
+                None | Some(b'\n' | b'\r') => return m(Group::HloBad, s, j, (s, s)),
+                _ if k == j => return m(Group::HloBad, s, j, (s, s)),
+                _ => {}
+            }
         }
     }
     if l && c == b'x' {
@@ -533,6 +542,11 @@ mod tests {
     fn groups() {
         assert_eq!(find(b"x, sharding={replicated}"), Some((Group::Hlo, 3, 13)));
         assert_eq!(find(b"a.sharding={"), None);
+        assert_eq!(find(b"x, sharding= {replicated}"), Some((Group::Hlo, 3, 14)));
+        assert_eq!(find(b"x, sharding=[replicated}"), Some((Group::HloBad, 3, 12)));
+        assert_eq!(find(b"x, sharding="), Some((Group::HloBad, 3, 12)));
+        assert_eq!(find(b"x, sharding= \n}"), Some((Group::HloBad, 3, 12)));
+        assert_eq!(find(b"x, sharding=<@m, [{}]>"), Some((Group::OpArg, 3, 13)));
         assert_eq!(find(b"{mhlo.sharding = \"{"), Some((Group::MStr, 1, 18)));
         assert_eq!(find(b"xla.sdy.sharding=\"x"), Some((Group::HloFe, 0, 18)));
         assert_eq!(find(b"mhlo.num_partitions = 8 :"), Some((Group::Mnp, 0, 23)));

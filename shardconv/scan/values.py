@@ -100,6 +100,8 @@ def broken_error(site: ValueSite) -> ShardingSyntaxError:
         )
     if site.broken == "undecodable":
         return ShardingSyntaxError(f"{shown}: the string holding it has an escape that does not decode", pos=0)
+    if not site.raw:
+        return ShardingSyntaxError(f"{site.site} has no value: the line ends after it", pos=0)
     return ShardingSyntaxError(f"{shown} is cut off: {_unclosed(site.raw, site.text)} is never closed", pos=0)
 
 

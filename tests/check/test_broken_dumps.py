@@ -20,7 +20,7 @@ from shardconv.check.engine import scan_report
 from shardconv.scan.native import scan_bytes
 from shardconv.scan.sites import SiteKind
 
-CASES = {  # name: (dump, (the cut value's line, its first bytes))
+CASES = {  # name: (dump, (the cut value's line, its first bytes, or "" where it is cut before its first))
     # an sdy attribute whose string is cut (MLIR's parser rejects it), the file going on after it
     "sdy-string": (
         'module @m attributes {mhlo.num_partitions = 8 : i32} {\n  sdy.mesh @mesh = <["data"=2, "exp"=4]>\n'
@@ -75,6 +75,22 @@ CASES = {  # name: (dump, (the cut value's line, its first bytes))
         'HloModule m, num_partitions=2, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["a"=2}}\n',
         (1, "{mesh"),
     ),
+    "hlo-no-opening": (  # `sharding=` whose value opens with no `{`: the token after it is the site
+        "HloModule m, num_partitions=2\n\nENTRY %e (p: f32[8]) -> f32[8] {\n"
+        "  ROOT %p = f32[8]{0} parameter(0), sharding=[replicated}, metadata={op_name=\"p\"}\n}\n",
+        (4, "[replicated}"),
+    ),
+    "hlo-no-value": (
+        "HloModule m, num_partitions=2\n\nENTRY %e (p: f32[8]) -> f32[8] {\n"
+        "  ROOT %p = f32[8]{0} parameter(0), sharding=\n}\n",
+        (4, ""),
+    ),
+    "frontend-key-no-prefix": (  # the key names a value its string does not open as
+        "HloModule m, num_partitions=2\n\nENTRY %e (p: f32[8]) -> f32[8] {\n"
+        '  ROOT %p = f32[8]{0} parameter(0), frontend_attributes={xla.sdy.manual_axes="#sdy<manuil_axes{\\"a\\"}>"}'
+        "\n}\n",
+        (4, '#sdy<manuil'),
+    ),
     "frontend-meshes": (
         'HloModule m, num_partitions=2, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["a"=2]',
         (1, "{mesh"),
@@ -87,7 +103,8 @@ CLEAN_HLO = CASES["hlo-eof"][0].replace("sharding={devices=[8,", "sharding={repl
 @pytest.mark.parametrize("name", CASES)
 def test_a_value_the_scan_cannot_finish_is_a_syntax_finding_at_it(name: str) -> None:
     text, (line, first) = CASES[name]
-    at = (line, text.split("\n")[line - 1].index(first) + 1)
+    written = text.split("\n")[line - 1]
+    at = (line, (written.index(first) if first else len(written)) + 1)
     found = [(f.rule, (f.line, f.col)) for f in check_text(text)]
     assert ("syntax", at) in found, found
 

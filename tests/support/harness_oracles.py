@@ -468,10 +468,19 @@ def _occurrences(path: Path, mesh: str) -> tuple[int, int]:
     return r.code, sum(f["occurrences"] for f in doc["files"])
 
 
-def _textual(data: bytes) -> int:
-    """The sharding keywords a plain count finds in ``data`` (``_TEXTUAL``'s patterns)."""
-    text = data.decode("utf-8", "surrogateescape")
-    return sum(len(re.findall(pat, text)) for patterns in _TEXTUAL.values() for pat in patterns)
+_OPENERS = {sc.SiteKind.COLLECTIVE_MESH: b"mesh["}  # `replica_groups=` alone announces a device list, no value
+
+
+def _keywords_hit(path: Path, data: bytes, mutant: bytes) -> int:
+    """The values of ``path`` whose keyword (``sharding=``, ``num_partitions=``, ``xla.sdy.manual_axes=``,
+    ``replica_groups=mesh[``...) or the byte before it (``,Zsharding=`` is no attribute) the one changed byte
+    of ``mutant`` falls in: the mutant's text no longer holds them."""
+    at = next((i for i, (a, b) in enumerate(zip(data, mutant)) if a != b), len(data))
+    hit = 0
+    for site in sc.scan_path(str(path)):
+        keyword = data.rfind(site.attribute.encode(), 0, site.start)
+        hit += keyword != -1 and keyword - 1 <= at < site.start + len(_OPENERS.get(site.kind, b""))
+    return hit
 
 
 def mutants(data: bytes, rng: random.Random) -> Iterator[tuple[str, bytes]]:
@@ -507,8 +516,8 @@ def mutation_oracle(p: Program, folder: Path, per_file: int = 2) -> list[str]:
                 (beside / path.name).write_bytes(mutant)
                 mcode, seen = _occurrences(beside, p.mesh_flag)
                 # a flip that turns a keyword into another word (`s#arding=`) leaves the text itself a value
-                # fewer, as a plain count of it says: only values the mutant's text still holds are owed
-                lost = _textual(data) - _textual(mutant) if how == "byte flipped" else 0
+                # fewer: only values the mutant's text still holds are owed
+                lost = _keywords_hit(path, data, mutant) if how == "byte flipped" else 0
                 if mcode == 0 and seen < base + lowered - lost:
                     found.append(f"check {path.relative_to(folder)} {how}: clean with {seen} values beside an intact "
                                  f"file, the two intact files have {base + lowered} (kept in {beside})")

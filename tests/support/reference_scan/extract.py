@@ -84,12 +84,20 @@ def _string_kind(key: str, text: bytes) -> SiteKind | None:
     if text.startswith(b"{"):
         return SiteKind.SDY_MESH if key.endswith("meshes") or b"#sdy.mesh" in text else None
     if not text:
-        return {"xla.sdy.sharding": SiteKind.SDY_SHARDING, "xla.sdy.meshes": SiteKind.SDY_MESH}.get(key)
+        return _KEY_KINDS.get(key)
     for prefix, kind in _PER_VALUE_PREFIXES:
         p = prefix.encode()
         if text.startswith(p) or p.startswith(text):
             return kind
-    return None
+    return _KEY_KINDS.get(key)
+
+
+# the kind of value a frontend attribute's key announces, whatever its string holds
+_KEY_KINDS = {
+    "xla.sdy.sharding": SiteKind.SDY_SHARDING, "xla.sdy.in_shardings": SiteKind.SDY_PER_VALUE,
+    "xla.sdy.out_shardings": SiteKind.SDY_PER_VALUE, "xla.sdy.manual_axes": SiteKind.MANUAL_AXES,
+    "xla.sdy.meshes": SiteKind.SDY_MESH,
+}
 
 
 @dataclass
@@ -385,6 +393,16 @@ class LineExtractor:
                 return self._unfinished(ln, m, SiteKind.HLO, "sharding=", m.end() - 1, value, shapes, out)
             out.append(self._occ(ln, SiteKind.HLO, "sharding=", m.end() - 1, end, value=value, shapes=shapes))
             return end
+        if g == "hlobad":  # no value opens after `=`: the token there is the site, for the parser to judge
+            if ln.text.lstrip().startswith(b"//") or _inside_string(ln.text[: m.end()]):
+                return m.end()
+            value, shapes = ln.hlo_context()
+            rest = ln.text[m.end() :].split(b"\n", 1)[0].rstrip()
+            token = len(re.match(rb"[^\s,]*", rest)[0])  # type: ignore[index]
+            end = m.end() + (token or len(rest))
+            site = self._occ(ln, SiteKind.HLO, "sharding=", m.end(), end, value=value, shapes=shapes)
+            out.append(site if end > m.end() else replace(site, broken="unfinished"))
+            return m.end()
         if g == "hlofe":
             key = m.group("hlofekey").decode()
             value, shapes = ln.hlo_context()
@@ -567,22 +585,21 @@ class LineExtractor:
         if text.startswith("{") and "#sdy.mesh" in text:
             self._mesh_dict(ln, key, a, b, data, enc, out)
             return
-        for prefix, kind in _PER_VALUE_PREFIXES:
-            if text.startswith(prefix):
-                out.append(
-                    self._occ(
-                        ln,
-                        kind,
-                        key,
-                        a,
-                        b,
-                        value=value,
-                        shapes=None if kind is SiteKind.SDY_MESH else shapes,
-                        text=text,
-                        encoding=enc,
-                    )
+        kind = next((k for prefix, k in _PER_VALUE_PREFIXES if text.startswith(prefix)), _KEY_KINDS.get(key))
+        if kind is not None:
+            out.append(
+                self._occ(
+                    ln,
+                    kind,
+                    key,
+                    a,
+                    b,
+                    value=value,
+                    shapes=None if kind is SiteKind.SDY_MESH else shapes,
+                    text=text,
+                    encoding=enc,
                 )
-                return
+            )
 
     def _mesh_dict(
         self, ln: _Line, key: str, a: int, b: int, data: bytes, enc: StringEncoding, out: list[ValueSite]
