@@ -1176,19 +1176,20 @@ impl Extractor {
                 out.push(self.occ(ln, HLO, "sharding=".into(), me - 1, end, c.value, c.shapes, c.op));
                 Ok(end)
             }
-            Group::HloBad => {
+            Group::HloBad | Group::SdyBad => {
                 // no value opens after `=`: the token there is the site, for the parser to say what is
                 // wrong (none on a `//` comment line or inside a string, as for a cut value); the scan goes
-                // on after `=`
+                // on where the value starts
                 if t[lstrip_len(t)..].starts_with(b"//") || inside_string(&t[..me]) {
                     return Ok(me);
                 }
-                let c = Self::hlo_ctx(ln);
-                let line_end = memchr::memchr(b'\n', &t[me..]).map_or(t.len(), |i| me + i);
-                let rest = rstrip(&t[me..line_end]);
-                let token = rest.iter().take_while(|&&b| !is_ws(b) && b != b',').count();
-                let end = me + if token == 0 { rest.len() } else { token };
-                let mut s = self.occ(ln, HLO, "sharding=".into(), me, end, c.value, c.shapes, c.op);
+                let (kind, site, c) = if m.group == Group::HloBad {
+                    (HLO, "sharding=", Self::hlo_ctx(ln))
+                } else {
+                    (SDY_SHARDING, "sdy.sharding", self.mlir_context(ln, ms))
+                };
+                let end = bad_value_end(t, me);
+                let mut s = self.occ(ln, kind, site.into(), me, end, c.value, c.shapes, c.op);
                 if end == me {
                     s.flags |= FLAG_UNFINISHED; // the line ends after `=`: a value cut before its first byte
                 }
@@ -1630,6 +1631,25 @@ fn inside_string(before: &[u8]) -> bool {
     quoted
 }
 
+/// The end of a value no parser reads, starting at `a`: its token (up to a blank, `,` or `}`, a `<...>`
+/// in it taken whole), else the rest of its line.
+fn bad_value_end(t: &[u8], a: usize) -> usize {
+    let line_end = memchr::memchr(b'\n', &t[a..]).map_or(t.len(), |i| a + i);
+    let rest = rstrip(&t[a..line_end]);
+    let mut i = 0;
+    while i < rest.len() && !is_ws(rest[i]) && rest[i] != b',' && rest[i] != b'}' {
+        if rest[i] == b'<' {
+            match match_close(rest, i) {
+                Some(e) => i = e,
+                None => return a + rest.len(),
+            }
+        } else {
+            i += 1;
+        }
+    }
+    a + if i == 0 { rest.len() } else { i }
+}
+
 /// The kind of value a string under `key` holds, from its first bytes `text` as written (which may be cut
 /// short, even inside the prefix): None when it holds none the scan reads (as `string_value` decides).
 fn string_kind(key: &str, text: &[u8]) -> Option<u8> {
@@ -1834,7 +1854,7 @@ mod tests {
         assert_eq!(s.len(), 1);
         assert_eq!((s[0].kind, s[0].flags & FLAG_UNFINISHED, s[0].col, s[0].end_col), (HLO, FLAG_UNFINISHED, 41, 53));
         for (t, text) in [
-            (&b"  %p = f32[8]{0} parameter(0), sharding=[replicated}, metadata={}"[..], &b"[replicated}"[..]),
+            (&b"  %p = f32[8]{0} parameter(0), sharding=[replicated}, metadata={}"[..], &b"[replicated"[..]),
             (b"  %p = f32[8]{0} parameter(0), sharding=, metadata={}", b", metadata={}"),
         ] {
             let s = sites(t);

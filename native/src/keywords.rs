@@ -9,6 +9,8 @@ pub enum Group {
     Hlo,
     /// `sharding=` followed by no value's opening (`sharding=[...`, a value cut at the line's end).
     HloBad,
+    /// `sdy.sharding = ` followed by neither a sharding nor an alias (`#sdy.sh/rding<...>`).
+    SdyBad,
     HloFe,
     HloNp,
     MStr,
@@ -195,6 +197,11 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
             }
         }
     }
+    if l && c == b's' {
+        if let Some(bad) = sdy_sharding_bad(t, s) {
+            return Some(bad);
+        }
+    }
     if l && c == b's' && !sdy_word_may_match(t, s) {
         return None; // (no pattern below starts with `sdy.` but those of the words it checks)
     }
@@ -313,6 +320,25 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
 /// the constraint ops, the records and the collectives (a signature's `sdy.sharding = #sdy.sharding<...>`
 /// attribute does not: its value is the keyword). Each of those patterns wants a blank, `=` or `@` after
 /// the word, never another word byte.
+/// `sdy.sharding = VALUE` whose VALUE opens neither a sharding (`#sdy.sharding<`,
+/// `#sdy.sharding_per_value<`) nor names an alias (`#name` alone): a value no parser reads, the match
+/// ending where it starts.
+fn sdy_sharding_bad(t: &[u8], s: usize) -> Option<Match> {
+    let k = lit(t, s, b"sdy.sharding")?;
+    let v = ws(t, byte(t, ws(t, k), b'=')?);
+    let value = &t[v..];
+    if value.starts_with(b"#sdy.sharding<") || value.starts_with(b"#sdy.sharding_per_value<") || alias(value) {
+        return None;
+    }
+    m(Group::SdyBad, s, v, (s, k))
+}
+
+/// `#name` alone (an attribute alias), followed by the end, `,`, `}` or a blank.
+fn alias(v: &[u8]) -> bool {
+    let e = run(v, 1, |b| is_word(b) || b == b'$' || b == b'.');
+    v.first() == Some(&b'#') && e > 1 && v.get(e).is_none_or(|&b| b == b',' || b == b'}' || is_ws(b))
+}
+
 fn sdy_word_may_match(t: &[u8], s: usize) -> bool {
     let Some(j) = lit(t, s, b"sdy.") else { return true };
     let word = &t[j..run(t, j, is_word)];
@@ -547,6 +573,10 @@ mod tests {
         assert_eq!(find(b"x, sharding="), Some((Group::HloBad, 3, 12)));
         assert_eq!(find(b"x, sharding= \n}"), Some((Group::HloBad, 3, 12)));
         assert_eq!(find(b"x, sharding=<@m, [{}]>"), Some((Group::OpArg, 3, 13)));
+        assert_eq!(find(b"{sdy.sharding = #sdy.sh/rding<@m, [{}]>}"), Some((Group::SdyBad, 1, 16)));
+        assert_eq!(find(b"{sdy.sharding = #sdy.sharding<@m, [{}]>}").map(|m| m.0), Some(Group::SdyAttr));
+        assert_eq!(find(b"{sdy.sharding = #alias}"), None);
+        assert_eq!(find(b"{sdy.sharding_rule = #sdy.op_sharding_rule<([i])->([i]) {i=8}>}"), None);
         assert_eq!(find(b"{mhlo.sharding = \"{"), Some((Group::MStr, 1, 18)));
         assert_eq!(find(b"xla.sdy.sharding=\"x"), Some((Group::HloFe, 0, 18)));
         assert_eq!(find(b"mhlo.num_partitions = 8 :"), Some((Group::Mnp, 0, 23)));

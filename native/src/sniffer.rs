@@ -134,8 +134,11 @@ fn graphviz(head: &[u8]) -> bool {
 
 /// Kind of a dump from its first bytes: ("hlo" | "mlir" | "mixed" | "skip", reason).
 pub fn sniff(head: &[u8]) -> (&'static str, &'static str) {
-    if memchr::memchr(0, head).is_some() {
-        return ("skip", "binary file (contains NUL bytes)");
+    if let Some(nul) = memchr::memchr(0, head) {
+        // IR before its first NUL is a dump with a byte no compiler reads (a finding at it), not a binary
+        if !(hlo(&head[..nul]) || mlir(&head[..nul])) {
+            return ("skip", "binary file (contains NUL bytes)");
+        }
     }
     if xla_report(head) {
         return ("skip", "an XLA buffer-assignment / memory report, not IR");
@@ -165,6 +168,7 @@ mod tests {
         assert_eq!(sniff(b"module {\n func.func @main()").0, "mlir");
         assert_eq!(sniff(b"HloModule m\n// -----\n").0, "mixed");
         assert_eq!(sniff(b"a\0b"), ("skip", "binary file (contains NUL bytes)"));
+        assert_eq!(sniff(b"HloModule m\n  %p = f32[8]{0} parameter(0)\0").0, "hlo");
         assert_eq!(sniff(b"  \n"), ("skip", "empty file"));
         assert_eq!(sniff(b"hello"), ("skip", "no HLO or MLIR found in the first 64 KiB"));
         assert_eq!(sniff(b"\xff\xffhello world").0, "skip");

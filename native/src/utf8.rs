@@ -1,20 +1,20 @@
-//! Bytes that are not UTF-8 outside a `//` comment. MLIR and HLO text is UTF-8 except in a comment, so
-//! no compiler reads such a line; a byte inserted into a keyword would otherwise hide its value.
+//! Bytes no compiler reads outside a `//` comment: a sequence that is not UTF-8, or a NUL. MLIR and HLO
+//! text is UTF-8 without NUL except in a comment, so no compiler reads such a line; a byte inserted into a
+//! keyword would otherwise hide its value.
 
 use crate::extract::{LineText, Raw, Site, HLO};
 use crate::strings::{count_nl, rstrip, PLAIN};
 
-/// A site's flag: the site is a byte that is not UTF-8 (see `not_utf8_site`).
+/// A site's flag: the site is a byte no compiler reads (see `not_utf8_site`).
 pub const FLAG_NOT_UTF8: u32 = 16;
 
-/// Where each byte sequence that is not UTF-8 starts in `text` (complete lines, so no sequence is split
-/// at its end), outside a `//` comment, the first one of each line: its offset. Costs one validation
-/// pass; only an invalid byte looks at its line.
+/// Where each unreadable byte (not UTF-8, or NUL) starts in `text` (complete lines, so no sequence is
+/// split at its end), outside a `//` comment, the first one of each line: its offset. Costs one
+/// validation pass and one NUL search; only an unreadable byte looks at its line.
 pub fn invalid_outside_comments(text: &[u8]) -> Vec<usize> {
     let mut out = Vec::new();
     let mut from = 0;
-    while let Err(e) = std::str::from_utf8(&text[from..]) {
-        let at = from + e.valid_up_to();
+    while let Some(at) = next_unreadable(text, from) {
         let line_start = memchr::memrchr(b'\n', &text[..at]).map_or(0, |i| i + 1);
         if memchr::memmem::find(&text[line_start..at], b"//").is_none() {
             out.push(at);
@@ -24,11 +24,19 @@ pub fn invalid_outside_comments(text: &[u8]) -> Vec<usize> {
     out
 }
 
+/// The first byte at or after `from` that is not UTF-8 or is a NUL.
+fn next_unreadable(text: &[u8], from: usize) -> Option<usize> {
+    let invalid = std::str::from_utf8(&text[from..]).err().map(|e| from + e.valid_up_to());
+    let nul = memchr::memchr(0, &text[from..invalid.unwrap_or(text.len())]).map(|i| from + i);
+    nul.or(invalid)
+}
+
 /// The site of the byte that is not UTF-8 at `text[at]`: to its line's end, flagged `FLAG_NOT_UTF8`.
 /// `text` is at file offset `off`, starts on line `lineno`, and its first line at column `col_base + 1`.
 pub fn not_utf8_site(text: &[u8], at: usize, (off, lineno, col_base): (u64, u64, u64)) -> Site {
     let line_start = memchr::memrchr(b'\n', &text[..at]).map_or(0, |i| i + 1);
-    let end = at + rstrip(&text[at..line_end(text, at)]).len().max(1);
+    // a NUL is the site alone (a zero-filled tail is one long run); a byte that is not UTF-8, to the line's end
+    let end = if text[at] == 0 { at + 1 } else { at + rstrip(&text[at..line_end(text, at)]).len().max(1) };
     let line = lineno + count_nl(&text[..line_start]);
     let col = if line_start == 0 { col_base + at as u64 + 1 } else { (at - line_start) as u64 + 1 };
     let end_col = col + (end - at) as u64;

@@ -3,19 +3,34 @@ holds every mesh it builds to, as Shardy's ``MeshAttr`` verifies itself when it 
 
 from __future__ import annotations
 
+from collections.abc import Sized
 from math import prod
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.limits import check_device_count, current
 
-if TYPE_CHECKING:
-    from shardconv.core.model import Mesh
+
+class MeshShape(Protocol):
+    """What the invariants read of a mesh (``core.model.Mesh`` has it; this module needs no more)."""
+
+    __dict__: dict[str, Any]
+
+    @property
+    def axes(self) -> Sized: ...
+    @property
+    def axis_sizes(self) -> tuple[int, ...]: ...
+    @property
+    def axis_names(self) -> tuple[str, ...]: ...
+    @property
+    def explicit_device_ids(self) -> tuple[int, ...] | None: ...
+    @property
+    def num_devices(self) -> int: ...
 
 _VERIFIED = "_shardconv_verified_devices"  # per-Mesh cache (in the instance dict, as cached_property does)
 
 
-def verify_mesh(mesh: Mesh) -> None:
+def verify_mesh(mesh: MeshShape) -> None:
     """Axis sizes >= 1, device ids non-negative, unique axis names, ids a permutation of iota.
 
     A Mesh is frozen, so a successful check is remembered on the object (its device count); later
@@ -29,7 +44,7 @@ def verify_mesh(mesh: Mesh) -> None:
     mesh.__dict__[_VERIFIED] = mesh.num_devices
 
 
-def _verify_mesh(mesh: Mesh) -> None:
+def _verify_mesh(mesh: MeshShape) -> None:
     sizes = mesh.axis_sizes
     if sizes and min(sizes) < 1:
         bad = next(s for s in sizes if s < 1)

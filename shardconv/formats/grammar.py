@@ -152,6 +152,19 @@ def _keyword_suggestions(
 _NEGATIVE = re.compile(r"[,\s]*(-\d+)")
 
 
+def _into_literal(text: str, pos: int, expected: tuple[str, ...]) -> tuple[int, tuple[str, ...]]:
+    """Where the text at ``pos`` parts from the expected literal it follows longest (``#sdy.sh/rding<``
+    against ``'#sdy.sharding<'``), with that literal alone; else ``pos`` and ``expected`` unchanged."""
+    best, shared = None, 1
+    for label in expected:
+        if len(label) > 2 and label[0] == label[-1] == "'":
+            word = label[1:-1]
+            n = next((i for i, (a, b) in enumerate(zip(word, text[pos:])) if a != b), len(word))
+            if shared < n < len(word):
+                best, shared = label, n
+    return (pos + shared, (best,)) if best is not None else (pos, expected)
+
+
 def _negative_number(text: str, pos: int) -> tuple[str, int] | None:
     """A '-' where only non-negative integers may stand gets its own message, not a token list: the
     message and the position of the number."""
@@ -211,6 +224,8 @@ def parse(name: str, start: str, text: str, transformer: Any) -> Any:
         if negative is not None:
             msg, pos = negative
         else:
+            pos, expected = _into_literal(text, pos, expected)
+            ch = text[pos] if pos < len(text) else ""
             msg = f"unexpected character {ch!r}" + (f"; expected {', '.join(expected)}" if expected else "")
         tips = _keyword_suggestions(text, pos, e.allowed, name, start)
         raise ShardingSyntaxError(msg, expected=expected, text=text, pos=pos, suggestions=tips) from None

@@ -92,6 +92,9 @@ def site_value(site: ValueSite) -> tuple[ParsedValue | None, ShardingError | Non
 def broken_error(site: ValueSite) -> ShardingSyntaxError:
     """Why the scan could not read ``site`` whole, at its first byte."""
     shown = site.text if len(site.text) <= 40 else site.text[:40] + "..."
+    if site.broken == "not-utf8" and site.raw[:1] == b"\x00":
+        return ShardingSyntaxError("a NUL byte: MLIR/HLO text holds none outside comments; no compiler reads this line",
+                                   pos=0)
     if site.broken == "not-utf8":
         return ShardingSyntaxError(
             f"byte 0x{site.raw[0]:02X} is not UTF-8: MLIR/HLO text is UTF-8 outside comments; "

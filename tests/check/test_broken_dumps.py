@@ -89,7 +89,18 @@ CASES = {  # name: (dump, (the cut value's line, its first bytes, or "" where it
         "HloModule m, num_partitions=2\n\nENTRY %e (p: f32[8]) -> f32[8] {\n"
         '  ROOT %p = f32[8]{0} parameter(0), frontend_attributes={xla.sdy.manual_axes="#sdy<manuil_axes{\\"a\\"}>"}'
         "\n}\n",
-        (4, '#sdy<manuil'),
+        (4, "il_axes"),  # where it parts from the literal it follows
+    ),
+    "sdy-key-no-sharding": (  # `sdy.sharding = ` whose value opens no sharding (`#sdy.sh/rding<`)
+        'module @m {\n  sdy.mesh @mesh = <["a"=2]>\n'
+        '  func.func @f(%a: tensor<8xf32> {sdy.sharding = #sdy.sh/rding<@mesh, [{"a"}]>}) -> tensor<8xf32> {\n'
+        "    return %a : tensor<8xf32>\n  }\n}\n",
+        (3, "/rding"),
+    ),
+    "hlo-nul": (  # a NUL in a dump: no compiler reads the line, and the file is no binary to skip
+        "HloModule m, num_partitions=2\n\nENTRY %e (p: f32[8]) -> f32[8] {\n"
+        "  ROOT %p = f32[8]{0} parameter(0), s\x00arding={devices=[2]0,1}\n}\n",
+        (4, "\x00"),
     ),
     "frontend-meshes": (
         'HloModule m, num_partitions=2, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["a"=2]',

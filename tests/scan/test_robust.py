@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from scan.compare import Options, differences
 from scan.test_soups import CORPUS, LINES
 from shardconv import _native
+from shardconv.check import check_text
 from shardconv.scan import native
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,9 +85,17 @@ def test_a_long_file_read_by_a_thread_of_its_own_is_its_bytes(tmp_path: Path) ->
 
 def test_binary_file(tmp_path: Path) -> None:
     p = tmp_path / "bin"
-    p.write_bytes(b"HloModule m\n" + bytes(range(256)) * 1000)
+    p.write_bytes(bytes(range(256)) * 1000)
     scan = native.scan_path(str(p))
     assert scan.kind == "skip" and "binary" in scan.reason
+
+
+def test_a_dump_with_a_nul_is_read_and_the_nul_is_a_finding(tmp_path: Path) -> None:
+    """HLO before the first NUL (a dump whose tail a crash left zero-filled): no binary to skip, a finding."""
+    p = tmp_path / "m.hlo"
+    p.write_bytes(b"HloModule m\n" + bytes(range(256)) * 1000)
+    assert native.scan_path(str(p)).kind == "hlo"
+    assert any(f.rule == "syntax" and "NUL" in f.message for f in check_text(p.read_bytes()))
 
 
 def test_megabyte_line() -> None:
@@ -123,7 +132,7 @@ def test_sparse_two_gigabytes(tmp_path: Path) -> None:
         "print(s.kind, s.size, len(s.groups), round(time.perf_counter() - t, 1), int(hwm.group(1)) // 1024)\n"
     )
     kind, size, groups, seconds, rss_mb = out.split()
-    assert kind == "hlo" and int(size) == 2 << 30 and int(groups) == 1
+    assert kind == "hlo" and int(size) == 2 << 30 and int(groups) == 2  # the sharding, and the first NUL
     assert float(seconds) < 120 and int(rss_mb) < 200, out
     assert native.scan_path(str(p), chunk=1 << 20, max_line=1 << 21, overlap=1 << 19).size == 2 << 30
 

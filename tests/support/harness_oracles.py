@@ -471,15 +471,20 @@ def _occurrences(path: Path, mesh: str) -> tuple[int, int]:
 _OPENERS = {sc.SiteKind.COLLECTIVE_MESH: b"mesh["}  # `replica_groups=` alone announces a device list, no value
 
 
-def _keywords_hit(path: Path, data: bytes, mutant: bytes) -> int:
+def _values_lost(path: Path, data: bytes, how: str, mutant: bytes) -> int:
     """The values of ``path`` whose keyword (``sharding=``, ``num_partitions=``, ``xla.sdy.manual_axes=``,
-    ``replica_groups=mesh[``...) or the byte before it (``,Zsharding=`` is no attribute) the one changed byte
-    of ``mutant`` falls in: the mutant's text no longer holds them."""
+    ``replica_groups=mesh[``...) or the byte before it (``,Zsharding=`` is no attribute) ``mutant`` no longer
+    holds: the one byte a flip changed falls in it, or a cut leaves it out (in part or whole)."""
+    flipped = how == "byte flipped"
+    if not flipped and not how.startswith("cut at byte"):
+        return 0
     at = next((i for i, (a, b) in enumerate(zip(data, mutant)) if a != b), len(data))
     hit = 0
     for site in sc.scan_path(str(path)):
         keyword = data.rfind(site.attribute.encode(), 0, site.start)
-        hit += keyword != -1 and keyword - 1 <= at < site.start + len(_OPENERS.get(site.kind, b""))
+        end = site.start + len(_OPENERS.get(site.kind, b""))
+        if keyword != -1:
+            hit += keyword - 1 <= at < end if flipped else end > len(mutant)
     return hit
 
 
@@ -515,9 +520,9 @@ def mutation_oracle(p: Program, folder: Path, per_file: int = 2) -> list[str]:
                 shutil.copy(folder / "lowered.mlir", beside / "intact.mlir")
                 (beside / path.name).write_bytes(mutant)
                 mcode, seen = _occurrences(beside, p.mesh_flag)
-                # a flip that turns a keyword into another word (`s#arding=`) leaves the text itself a value
-                # fewer: only values the mutant's text still holds are owed
-                lost = _keywords_hit(path, data, mutant) if how == "byte flipped" else 0
+                # a flip that turns a keyword into another word (`s#arding=`), or a cut before it, leaves the
+                # text itself a value fewer: only values the mutant's text still holds are owed
+                lost = _values_lost(path, data, how, mutant)
                 if mcode == 0 and seen < base + lowered - lost:
                     found.append(f"check {path.relative_to(folder)} {how}: clean with {seen} values beside an intact "
                                  f"file, the two intact files have {base + lowered} (kept in {beside})")

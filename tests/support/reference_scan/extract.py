@@ -64,6 +64,25 @@ _PER_VALUE_PREFIXES = (
 )
 
 
+_BLANKS = " \t\n\r\x0b\x0c"
+
+
+def _bad_value_end(t: str, a: int) -> int:
+    """The end of a value no parser reads, from ``a``: its token (to a blank, ``,`` or ``}``, a ``<...>``
+    in it taken whole), else the rest of its line."""
+    rest = t[a:].split("\n", 1)[0].rstrip(_BLANKS)
+    i = 0
+    while i < len(rest) and rest[i] not in _BLANKS + ",}":
+        if rest[i] == "<":
+            e = match_close(rest, i)
+            if e < 0:
+                return a + len(rest)
+            i = e
+        else:
+            i += 1
+    return a + (i or len(rest))
+
+
 def _inside_string(before: bytes) -> bool:
     """Whether ``before`` (a line up to a value) leaves a string literal open."""
     quoted = escaped = False
@@ -393,14 +412,15 @@ class LineExtractor:
                 return self._unfinished(ln, m, SiteKind.HLO, "sharding=", m.end() - 1, value, shapes, out)
             out.append(self._occ(ln, SiteKind.HLO, "sharding=", m.end() - 1, end, value=value, shapes=shapes))
             return end
-        if g == "hlobad":  # no value opens after `=`: the token there is the site, for the parser to judge
+        if g in ("hlobad", "sdybad"):  # no value opens after `=`: the token there is the site, for the parser
             if ln.text.lstrip().startswith(b"//") or _inside_string(ln.text[: m.end()]):
                 return m.end()
-            value, shapes = ln.hlo_context()
-            rest = ln.text[m.end() :].split(b"\n", 1)[0].rstrip()
-            token = len(re.match(rb"[^\s,]*", rest)[0])  # type: ignore[index]
-            end = m.end() + (token or len(rest))
-            site = self._occ(ln, SiteKind.HLO, "sharding=", m.end(), end, value=value, shapes=shapes)
+            if g == "hlobad":
+                kind, key, (value, shapes) = SiteKind.HLO, "sharding=", ln.hlo_context()
+            else:
+                kind, key, (value, shapes) = SiteKind.SDY_SHARDING, "sdy.sharding", _mlir_context(ln, m.start())
+            end = _bad_value_end(t, m.end())
+            site = self._occ(ln, kind, key, m.end(), end, value=value, shapes=shapes)
             out.append(site if end > m.end() else replace(site, broken="unfinished"))
             return m.end()
         if g == "hlofe":

@@ -9,6 +9,7 @@ KEYWORD = re.compile(
     rb"""
      (?P<hlo>(?<![\w.])sharding=[ \t]*\{)
     |(?P<hlobad>(?<![\w.])sharding=(?=[ \t]*(?:[\r\n]|\Z)|[^{< \t]))
+    |(?P<sdybad>(?<![\w.])sdy\.sharding\s*=(?!\s*(?:\#sdy\.sharding<|\#sdy\.sharding_per_value<|\#[\w$.]+(?:[,}\s]|\Z)))\s*)
     |(?P<hlofe>(?<![\w.])(?P<hlofekey>xla\.sdy\.[\w.]+)=(?P<hlofeopen>["{]))
     |(?P<hlonp>(?<![\w.])num_partitions=(?P<hlonpv>\d+))
     |(?P<mstr>(?<![\w.])(?P<mstrkey>mhlo\.sharding|mhlo\.spmd_output_sharding|xla\.sdy\.[\w.]+)\s*=\s*")

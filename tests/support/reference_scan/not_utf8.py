@@ -1,4 +1,4 @@
-"""Reference: a site for each line holding a byte that is not UTF-8 outside a ``//`` comment (the native
+"""Reference: a site for each line holding a byte that is not UTF-8, or a NUL, outside a ``//`` comment (the native
 core's ``utf8`` module), from that byte to the line's end."""
 
 from __future__ import annotations
@@ -17,14 +17,18 @@ def not_utf8_sites(
     while True:
         try:
             buf[start:limit].decode("utf-8")
-            return
+            invalid = limit
         except UnicodeDecodeError as e:
-            at = start + e.start
+            invalid = start + e.start
+        nul = buf.find(b"\x00", start, invalid)  # a NUL is UTF-8, but no compiler reads it either
+        at = invalid if nul < 0 else nul
+        if at >= limit:
+            return
         line_start = buf.rfind(b"\n", 0, at) + 1
         line_end = buf.find(b"\n", at, limit)
         line_end = limit if line_end < 0 else line_end
         if buf.find(b"//", line_start, at) < 0:
-            end = at + max(1, len(buf[at:line_end].rstrip()))
+            end = at + 1 if buf[at] == 0 else at + max(1, len(buf[at:line_end].rstrip()))
             line = lineno + buf.count(b"\n", 0, line_start)
             col = col_base + at + 1 if line_start == 0 else at - line_start + 1
             raw = buf[at:end]

@@ -49,7 +49,8 @@ _XLA_REPORT = re.compile(rb"\A\s*(?:BufferAssignment:|Total bytes used:|HloLiveR
 
 def sniff(head: bytes) -> FileKind:
     """Kind of a dump from its first bytes: "hlo", "mlir", "mixed", or "skip" with a reason."""
-    if b"\x00" in head:
+    nul = head.find(b"\x00")
+    if nul >= 0 and not (_found(head[:nul], _HLO_LINE, _HLO) or _found(head[:nul], _MLIR_LINE, _MLIR)):
         return FileKind("skip", "binary file (contains NUL bytes)")
     if _XLA_REPORT.match(head):
         return FileKind("skip", "an XLA buffer-assignment / memory report, not IR")
