@@ -52,10 +52,12 @@ def origin_markdown(explanations: list[Explanation]) -> str | None:
 
 
 def axis_line(a: AxisExplanation) -> str:
-    """``dim 0 'data': from <origin> via <the op that last carried it>`` in explain's own words."""
+    """``dim 0 'data': from <origin> via <the op that last moved it>`` in explain's own words."""
     text = f"dim {a.dim} {a.axis!r}: from {a.origin.describe()}"
     if a.path:
-        last = a.path[-1]
+        # the last op a record numbers that moved it (a return, an in_sharding take the value as is)
+        moved = [s for s in a.path if s.step is not None and s.op not in ("return", "func.return")]
+        last = moved[-1] if moved else a.path[-1]
         more = f" ({len(a.path)} steps)" if len(a.path) > 1 else ""
         text += f" via {last.op} ({last.op_value}, line {last.line}){more}"
     if a.gap is not None:

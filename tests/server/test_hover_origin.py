@@ -48,9 +48,11 @@ async def test_hover_gives_each_axis_origin_as_explain_does(
     await diagnostics_of(client, uri, 1)
     signature = next(line for line in text.splitlines() if "func.func @main(" in line)
     assert signature.count("sdy.sharding = ") >= 2  # explain --line would pick %arg0 on it
-    cases = (("%arg0", ["dim 0 'data'"]), ("%arg1", ["dim 1 'model'"]), ("%0", ["dim 0 'data'", "dim 1 'model'"]))
-    for value, axes in cases:
-        needle = f"{value}: tensor" if value.startswith("%arg") else f"{value} = "
+    cases = {"%arg0": ["dim 0 'data'"], "%arg1": ["dim 1 'model'"], "%0": ["dim 0 'data'", "dim 1 'model'"],
+             "result[0]": ["dim 0 'data'"]}
+    needles = {"%arg0": "%arg0: tensor", "%arg1": "%arg1: tensor", "%0": "%0 = ", "result[0]": ") -> ("}
+    for value, axes in cases.items():
+        needle = needles[value]
         shown = origin_section(await hover_text(client, uri, sharding_after(text, needle)))
         assert [s.split(":", 1)[0] for s in shown] == axes, shown
         origins = explain_origins(path, value)
