@@ -97,9 +97,10 @@ def node_texts(
             if mesh is not None:
                 declared[s.start] = mesh[1]
             by_function.setdefault(s.function.lstrip("@"), []).append((s, mesh[0] if mesh else None))
-    said = list(findings)
+    at_line: dict[int, list[CheckFinding]] = {}
     on_mesh: dict[int, list[CheckFinding]] = {}
-    for f in said:
+    for f in findings:
+        at_line.setdefault(f.line, []).append(f)
         if (f.subject or "").startswith("@"):
             on_mesh.setdefault(f.line, []).append(f)
     site_lines = {s.line for held in by_function.values() for s, _ in held}
@@ -108,9 +109,9 @@ def node_texts(
         nodes: dict[str, NodeText] = {}
         held = by_function.get(fname, [])
         for node, mine, names, line in _nodes(ops, held):
-            lines = {s.line for s, _ in mine} | ({line} if line is not None else set())
+            lines = sorted({s.line for s, _ in mine} | ({line} if line is not None else set()))
             sites = [s for s, _ in mine]
-            found = [f for f in said if f.line in lines and _about(f, names, sites, f.line in site_lines)]
+            found = [f for n in lines for f in at_line.get(n, []) if _about(f, names, sites, n in site_lines)]
             mesh_lines = dict.fromkeys(declared[s.start] for s in sites if s.start in declared)
             found += [f for n in mesh_lines for f in on_mesh.get(n, [])]
             text = _text(mine, found, global_mesh)
@@ -125,7 +126,13 @@ def _nodes(ops: Sequence[Op], held: Sequence[Held]) -> Iterable[tuple[str, list[
     """(node id, the sites of its values, their names, its line): the arguments, then each op drawn; the
     function's return shows the function's results (``result[k]``)."""
     signature = [(s, m) for s, m in held if s.op == "func.func"]
-    args = sorted({int(m.group(1)) for s, _ in signature if (m := ARG.match(s.name or ""))})
+    by_line: dict[int, list[Held]] = {}
+    by_name: dict[str, list[Held]] = {}
+    for s, m in held:
+        if s.op != "func.func":
+            by_line.setdefault(s.line, []).append((s, m))
+            by_name.setdefault(_base(s.name), []).append((s, m))
+    args = sorted({int(g.group(1)) for s, _ in signature if (g := ARG.match(s.name or ""))})
     for k in args:
         mine = [(s, m) for s, m in signature if s.name == f"%arg{k}"]
         yield f"arg{k}", mine, {f"%arg{k}"}, mine[0][0].line
@@ -138,13 +145,14 @@ def _nodes(ops: Sequence[Op], held: Sequence[Held]) -> Iterable[tuple[str, list[
             yield op.node, mine, {s.name or "" for s, _ in mine}, mine[0][0].line if mine else None
             continue
         names = {_base(r) for r in op.results}
-        mine = [(s, m) for s, m in held if s.op != "func.func" and _base(s.name) in names and s.line == op.line]
-        if op.line is None:  # (no line: a name its function's sibling regions do not repeat)
-            mine = [(s, m) for s, m in held if _base(s.name) in names]
+        if op.line is not None:
+            mine = [(s, m) for s, m in by_line.get(op.line, []) if _base(s.name) in names]
+        else:  # (no line: a name its function's sibling regions do not repeat)
+            mine = [h for n in sorted(names) for h in by_name.get(n, [])]
             mine = mine if len(mine) <= len(names) else []
         if op.closing is not None:  # (its attributes on the line closing its regions: unnamed there)
             a, b = op.closing
-            mine += [(s, m) for s, m in held if s.name is None and a < s.line < b]
+            mine += [(s, m) for n in range(a + 1, b) for s, m in by_line.get(n, []) if s.name is None]
         yield op.node, mine, names, op.line
 
 
