@@ -89,6 +89,59 @@ def compile_module(mlir_text: str, devices: list[Any], *, shardy: bool) -> Any:
     return backend.compile_and_load(module, executable_devices=xc.DeviceList(tuple(devices)), compile_options=opts)
 
 
+Walked = tuple[str, str, tuple[str, ...], int]  # op name, location, printed result names, region depth
+
+
+def function_ops(mlir_text: str) -> list[tuple[str, list[Walked]]]:
+    """Per ``func.func`` of an MLIR module (its name), every op of its body in pre-order (an op before
+    the ops of its regions, terminators too): name, location, printed result names and how many regions
+    deep it sits. jax's context reads every dialect its lowerings and XLA's dumps print; an op the text
+    gives no location is located at its line and column."""
+    try:
+        from jax._src.interpreters import mlir
+        from jaxlib.mlir import ir
+    except ImportError as e:
+        raise _need("jax._src.interpreters.mlir.make_ir_context", e) from None
+    with mlir.make_ir_context() as ctx:
+        ctx.allow_unregistered_dialects = True
+        try:
+            module = ir.Module.parse(mlir_text)
+        except ir.MLIRError as e:
+            raise _parse_error(str(e), mlir_text) from None
+        state = ir.AsmState(module.operation)
+        out: list[tuple[str, list[Walked]]] = []
+        for top in module.body.operations:
+            op = top.operation
+            if op.name == "func.func":
+                ops: list[Walked] = []
+                _walk(op.regions[0], state, 0, ops)
+                out.append((ir.StringAttr(op.attributes["sym_name"]).value, ops))
+        return out
+
+
+class MlirParseError(ShardingError):
+    """An MLIR module MLIR's own parser rejects."""
+
+
+def _parse_error(said: str, text: str) -> MlirParseError:
+    """MLIR's diagnostic, at the line and column it names (``error: "-":3:5: ...``)."""
+    import re
+
+    m = re.search(r'error: "-":(\d+):(\d+): ([^\n]*)', said)
+    if m is None:
+        return MlirParseError(f"MLIR does not parse the module: {said.strip()}")
+    return MlirParseError(m.group(3), text=text, line=int(m.group(1)), column=int(m.group(2)))
+
+
+def _walk(region: Any, state: Any, depth: int, ops: list[Walked]) -> None:
+    for block in region.blocks:
+        for each in block.operations:
+            op = each.operation
+            ops.append((op.name, str(op.location), tuple(r.get_name(state) for r in op.results), depth))
+            for inner in op.regions:
+                _walk(inner, state, depth + 1, ops)
+
+
 def output_shardings(executable: Any) -> list[str] | None:
     """What PJRT reports as the output shardings (serialized OpSharding → XLA's text); None when it
     reports none (single-device executables)."""

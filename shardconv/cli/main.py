@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "trace": "shardconv.cli.trace:trace",
     "explain": "shardconv.cli.explain:explain",
     "outputs": "shardconv.cli.outputs:outputs",
+    "model-explorer": "shardconv.cli.model_explorer:model_explorer",
     "examples": "shardconv.cli.examples:examples",
     "demo": "shardconv.cli.examples:demo",
     "server": "shardconv.server.command:server",  # a peer of cli: the top layer reaches it by name only
@@ -45,6 +46,7 @@ SHORT_HELP: dict[str, str] = {
     "trace": "Which pass changed where a sharding lives? Follow values through a pass log.",
     "explain": "Why is a value sharded the way it is? Origins and paths from Shardy's records.",
     "outputs": "Output shardings of a post-Shardy module, in the form a PJRT plugin reports them.",
+    "model-explorer": "Model Explorer node data for an MLIR dump: shardings, devices per shard, findings.",
     "examples": "Run the bundled example round trips on a backend.",
     "demo": "Run the bundled examples and the seed-scenario check.",
     "server": "Run the language server (LSP over stdio) for editors: diagnostics, fixes, hovers.",

@@ -41,6 +41,12 @@ class Site:
     function: str | None  # the MLIR function, or HLO computation, it sits in
     op: str | None  # the op defining the value
 
+    def static_shape(self, i: int = 0) -> tuple[int, ...] | None:
+        """The shape of result ``i``, when its type gives every dim (None for a dynamic dim)."""
+        shapes = self.shapes or ()
+        s = shapes[i] if i < len(shapes) else None
+        return None if s is None or any(d is None for d in s) else tuple(d for d in s if d is not None)
+
 
 def scan_text(text: str | bytes, *, path: str = "<text>") -> Iterator[Site]:
     """The sites of an in-memory dump, in file order; the text is scanned at the first ``next()``.

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import tempfile
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -15,13 +17,14 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from shardconv.core.model import Mesh
+from shardconv.core.model import Mesh, TensorSharding, TensorShardingPerValue
 from shardconv.core.version import VERSION
 from shardconv.scan.api import scan_text
 from shardconv.server.analysis import Analysis, analyse, options_for, outlined
 from shardconv.server.hints import hlo_hints
 from shardconv.server.hover import Target, hover_markdown, target_at
 from shardconv.server.lsp_types import code_action, diagnostic, lsp_range, symbols
+from shardconv.server.origins import explained, has_records, origin_markdown
 from shardconv.server.positions import LineIndex, units
 
 DEBOUNCE = 0.3  # seconds after the last edit before a document is checked again
@@ -43,6 +46,7 @@ class Documents:
         self.open: set[str] = set()
         self.warned: set[str] = set()  # config errors shown once
         self.first_outline: dict[str, asyncio.Event] = {}  # set once a document has an outline
+        self.copies: dict[str, tuple[int | None, str]] = {}  # a version's text in a file, for explain
 
 
 class ShardconvServer(LanguageServer):
@@ -51,6 +55,8 @@ class ShardconvServer(LanguageServer):
         self.documents = Documents()
         self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shardconv-check")
         self.readers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="shardconv-read")
+        self.scratch = tempfile.TemporaryDirectory(prefix="shardconv-server-")  # removed at exit
+        self.copying = threading.Lock()
 
     async def off_loop(self, fn: Callable[..., _T], *args: Any) -> _T:
         """``fn(*args)`` on a reader thread: the loop keeps answering meanwhile."""
@@ -184,10 +190,39 @@ def hover(server: ShardconvServer, params: types.HoverParams) -> types.Hover | N
     md = hover_markdown(target, pos.line + 1, global_mesh, mesh_lookup(server, uri), reading=reading)
     if md is None:
         return None
+    site = target.site
+    if site is not None and isinstance(site.value, (TensorSharding, TensorShardingPerValue)) and has_records(text):
+        origin = origin_markdown(explained(dump_copy(server, uri), pos.line + 1, site.name))
+        md = md if origin is None else f"{md}\n\n{origin}"
     return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=md),
         range=_range(text, pos.line, target, encoding_of(server)),
     )
+
+
+def dump_copy(server: ShardconvServer, uri: str) -> str:
+    """A file holding the editor's text of ``uri`` (``explain`` reads a dump at a path, lines again by
+    their bytes), written once per version; the last version's file is removed."""
+    doc = server.workspace.get_text_document(uri)
+    docs = server.documents
+    with server.copying:
+        held = docs.copies.get(uri)
+        if held is not None and held[0] == doc.version:
+            return held[1]
+        drop_copy(server, uri)
+        name = os.path.basename(path_of(uri) or "document.mlir")
+        fd, path = tempfile.mkstemp(prefix=f"v{doc.version}-", suffix=f"-{name}", dir=server.scratch.name)
+        with os.fdopen(fd, "wb") as out:
+            out.write(doc.source.encode("utf-8", "surrogateescape"))
+        docs.copies[uri] = (doc.version, path)
+        return path
+
+
+def drop_copy(server: ShardconvServer, uri: str) -> None:
+    held = server.documents.copies.pop(uri, None)
+    if held is not None:
+        with contextlib.suppress(OSError):
+            os.unlink(held[1])
 
 
 def _range(text: bytes, line: int, target: Target, encoding: str) -> types.Range:
@@ -283,6 +318,8 @@ def build() -> ShardconvServer:
         docs.open.discard(uri)
         for table in (docs.analysis, docs.outlined, docs.lines, docs.first_outline):
             table.pop(uri, None)
+        with ls.copying:
+            drop_copy(ls, uri)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)

@@ -52,24 +52,18 @@ def hover_markdown(
     if site.error is not None:
         return f"**{site.attribute}** does not parse: {site.error.message}"
     value = site.value
-    shapes = site.shapes or ()
     if isinstance(value, Mesh):
         return _mesh_text((site.name or "@mesh").lstrip("@"), value)
     if isinstance(value, HloSharding):
-        return _hlo_text(value, _shape(shapes, 0), global_mesh)
+        return _hlo_text(value, site.static_shape(0), global_mesh)
     if isinstance(value, TensorSharding):
-        return _sdy_text(value, _shape(shapes, 0), mesh_of, line, reading)
+        return _sdy_text(value, site.static_shape(0), mesh_of, line, reading)
     if isinstance(value, TensorShardingPerValue):
         return "\n\n---\n\n".join(
-            f"**result {i}**\n\n" + _sdy_text(s, _shape(shapes, i), mesh_of, line, reading)
+            f"**result {i}**\n\n" + _sdy_text(s, site.static_shape(i), mesh_of, line, reading)
             for i, s in enumerate(value.shardings)
         )
     return None
-
-
-def _shape(shapes: tuple[tuple[int | None, ...] | None, ...], i: int) -> tuple[int, ...] | None:
-    s = shapes[i] if i < len(shapes) else None
-    return None if s is None or any(d is None for d in s) else tuple(d for d in s if d is not None)
 
 
 def _mesh_text(name: str, mesh: Mesh) -> str:
