@@ -1,5 +1,6 @@
-"""What ``trace`` and ``diff`` print: one JSON document (``dumps`` and ``changes``), or text with, for a
-placement change, the device grids before and after side by side (rich on a terminal, plain on a pipe)."""
+"""What ``trace`` and ``diff`` print: one JSON document (``dumps``, ``changes``, and each mesh and placement
+they cite once, in ``meshes`` and ``placements``), or text with, for a placement change, the device grids
+before and after side by side (rich on a terminal, plain on a pipe)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ from shardconv.trace.values import Observation
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from shardconv.core.model import Mesh
+    from shardconv.core.placement import Placement
 
 
 @dataclass
@@ -79,16 +83,18 @@ def write_json(command: str, items: Iterable[Seen | Change | Skipped], out: Text
     ``diff``'s order (placement changes first) is the same: its changes all sit in one dump."""
     run = Collected()
     dumps: list[str] = []
+    tables = Tables()
     with _Spool() as spool:
         for seen, changes in per_dump(items, run):
             for c in ordered(changes, by_kind=False):
-                spool.write(_item(change_dict(c)))
+                spool.write(_item(change_dict(c, tables)))
             if seen is not None:
                 dumps.append(_item(_dump_dict(seen)))
         from shardconv.ui import jsonout  # (json loads once the first dump is read: the scan starts first)
 
         skipped = [{"file": k.path, "reason": k.reason} for k in run.skipped]
-        doc = jsonout.document(command, dumps=[], skipped=skipped, changes=[], summary=run.summary)
+        doc = jsonout.document(command, schema=jsonout.TRACE_SCHEMA, dumps=[], skipped=skipped, changes=[],
+                               meshes=tables.meshes, placements=tables.placements, summary=run.summary)
         head, _, tail = jsonout.dumps(doc).rpartition(_CHANGES)
         listed = '\n  "dumps": [\n    ' + ",\n    ".join(dumps) + "\n  ],"
         out.write(head.replace(_DUMPS, listed, 1) if dumps else head)
@@ -159,27 +165,66 @@ def _dump_dict(s: Seen) -> dict[str, Any]:
     }
 
 
-def change_dict(c: Change) -> dict[str, Any]:
+class Tables:
+    """Each distinct mesh and placement a run's changes cite, once, its id its place in the list: a
+    change costs the same on 8 devices as on 512, however many changes share a mesh."""
+
+    def __init__(self) -> None:
+        self.meshes: list[dict[str, Any]] = []
+        self.placements: list[dict[str, Any]] = []
+        self._mesh_ids: dict[Mesh, int] = {}
+        self._placement_ids: dict[Placement, int] = {}
+
+    def mesh_id(self, mesh: Mesh | None) -> int | None:
+        if mesh is None:
+            return None
+        found = self._mesh_ids.get(mesh)
+        if found is None:
+            from shardconv.ui import jsonout
+
+            found = self._mesh_ids[mesh] = len(self.meshes)
+            self.meshes.append({"id": found, **(jsonout.mesh_dict(mesh) or {})})
+        return found
+
+    def placement_id(self, place: Placement | None) -> int | None:
+        if place is None:
+            return None
+        found = self._placement_ids.get(place)
+        if found is None:
+            from shardconv.ui import jsonout
+
+            found = self._placement_ids[place] = len(self.placements)
+            self.placements.append({"id": found, **jsonout.placement_dict(place)})
+        return found
+
+
+def change_dict(c: Change, tables: Tables) -> dict[str, Any]:
+    """One change, its sides' meshes and placements as ids into ``tables`` (added there when new)."""
     return {
         "pass": c.pass_name,
         "value": c.value,
         "kind": c.kind,
-        "before": _side_dict(c.before) if c.before is not None else None,
-        "after": _side_dict(c.after) if c.after is not None else None,
-        "devices": list(c.devices),
+        "before": _side_dict(c.before, tables) if c.before is not None else None,
+        "after": _side_dict(c.after, tables) if c.after is not None else None,
+        "devices": device_ranges(c.devices),
         "filled": list(c.filled),
     }
 
 
-def _side_dict(o: Observation) -> dict[str, Any]:
-    from shardconv.ui import jsonout
+def device_ranges(ids: tuple[int, ...]) -> list[list[int]]:
+    """Sorted device ids as ``[first, last]`` runs (``[[1, 6]]``): a move's size does not grow with the mesh."""
+    from shardconv.core.placement import id_runs
 
+    return [[a, b] for a, b in id_runs(ids)]
+
+
+def _side_dict(o: Observation, tables: Tables) -> dict[str, Any]:
     return {
         "dump": o.dump,
         "text": o.text,
         "form": o.form,
-        "mesh": jsonout.mesh_dict(o.mesh),
-        "placement": jsonout.placement_dict(o.place) if o.place is not None else None,
+        "mesh": tables.mesh_id(o.mesh),
+        "placement": tables.placement_id(o.place),
         "error": o.error,
         "file": o.path,
         "line": o.line,
@@ -390,7 +435,10 @@ def _short(path: str) -> str:
     return os.path.join(os.path.basename(folder), name)
 
 
-__all__ = ["Collected", "change_dict", "emit", "ordered", "per_dump", "print_changes", "summary_line", "write_json"]
+__all__ = [
+    "Collected", "Tables", "change_dict", "device_ranges", "emit", "ordered", "per_dump", "print_changes",
+    "summary_line", "write_json",
+]
 
 
 def emit(command: str, items: Iterable[Seen | Change | Skipped], fmt: str) -> int:
