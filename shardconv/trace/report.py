@@ -248,9 +248,18 @@ def ordered(changes: list[Change], *, by_kind: bool) -> list[Change]:
 # ---- text ------------------------------------------------------------------------------------------
 
 
-def print_changes(console: Console, changes: list[Change], dumps: dict[int, Dump], seen: Seen | None = None) -> None:
+GAINS_SHOWN = 5  # a propagation pass gives shardings to most values at once: text shows the first few
+GRIDS_SHOWN = 3  # a pass that moves thousands of values: the grids of the first few tell what it did
+PAIRS_SHOWN = 3  # the distinct (before, after) shardings a dump's summary line names
+
+
+def print_changes(
+    console: Console, changes: list[Change], dumps: dict[int, Dump], seen: Seen | None = None,
+    grids: int | None = GRIDS_SHOWN,
+) -> None:
     """The changes of one dump (``seen``: the dump, when its pass partitioned the module), with a heading
-    naming the dump and the pass that made them."""
+    naming the dump and the pass that made them, a line counting them (when several), and the device grids of its first
+    ``grids`` placement or decided changes (None: of every one)."""
     stripped = seen is not None and (seen.partitioned or seen.dropped > 0)
     if not changes and not stripped:
         return
@@ -275,27 +284,57 @@ def print_changes(console: Console, changes: list[Change], dumps: dict[int, Dump
         dropped = f"{_plural(seen.dropped, 'sharding')} dropped with partitioning" if seen.dropped else ""
         words = "partitioned: the module is per device from here" + (f"; {dropped}" if dropped else "")
         console.print(Text(f"  {words if seen.partitioned else dropped}"), soft_wrap=True)
-    gained = 0
+    if len(changes) > 1:  # (one change says it all itself)
+        console.print(Text(f"  {dump_summary(changes)}"), soft_wrap=True)
+    gained = drawn = 0
     hinted: set[str] = set()  # the why: lines printed in this dump (the flag that writes records: once)
     for c in ordered(changes, by_kind=False):
         gained += c.before is None
         if c.before is None and gained > GAINS_SHOWN:
             continue
-        _print_change(console, c, color, hinted)
+        drawable = c.kind in ("placement", "decided") and c.before is not None and c.after is not None
+        drawn += drawable
+        _print_change(console, c, color, hinted, drawable and (grids is None or drawn <= grids))
     if gained > GAINS_SHOWN:
         more = gained - GAINS_SHOWN
         console.print(Text(f"  and {more} more value{'s' if more != 1 else ''} gained a sharding here "
                            "(--format json lists every one)"), soft_wrap=True)
+    if grids is not None and drawn > grids:
+        console.print(Text(f"  (device grids of the first {grids} here; --all-grids draws every one)"),
+                      soft_wrap=True)
     console.print()
 
 
-GAINS_SHOWN = 5  # a propagation pass gives shardings to most values at once: text shows the first few
+def dump_summary(changes: list[Change]) -> str:
+    """``4 values moved: A -> B (3), C -> no sharding (1); 2 shardings decided, 1 mesh change``: one dump's
+    changes in a line, the moves grouped by the shardings on either side, the most common first."""
+    counts = dict.fromkeys(KINDS, 0)
+    pairs: dict[tuple[str, str], int] = {}
+    for c in changes:
+        counts[c.kind] += 1
+        if c.kind == "placement":
+            pair = (_side_text(c.before), _side_text(c.after))
+            pairs[pair] = pairs.get(pair, 0) + 1
+    parts = [_plural(counts["decided"], "sharding") + " decided"] if counts["decided"] else []
+    parts += [_plural(counts[k], f"{k} change") for k in ("mesh", "spelling") if counts[k]]
+    if not pairs:
+        return ", ".join(parts)
+    common = sorted(pairs.items(), key=lambda kv: -kv[1])
+    moves = ", ".join(f"{a} -> {b} ({n})" for (a, b), n in common[:PAIRS_SHOWN])
+    if len(common) > PAIRS_SHOWN:
+        moves += f", and {_plural(len(common) - PAIRS_SHOWN, 'other pair')}"
+    moved = f"{_plural(counts['placement'], 'value')} moved: {moves}"
+    return "; ".join([moved, ", ".join(parts)]) if parts else moved
 
 
 _KIND_STYLE = {"placement": "bold red", "decided": "green", "mesh": "yellow", "spelling": "cyan"}
 
 
-def _print_change(console: Console, c: Change, color: bool, hinted: set[str]) -> None:
+def _side_text(o: Observation | None) -> str:
+    return "no sharding" if o is None else o.text
+
+
+def _print_change(console: Console, c: Change, color: bool, hinted: set[str], grids: bool) -> None:
     from rich.text import Text
 
     from shardconv.ui.device_ids import compress_ids
@@ -305,10 +344,11 @@ def _print_change(console: Console, c: Change, color: bool, hinted: set[str]) ->
     line.append(f" {c.value}")
     console.print(line, soft_wrap=True)
     for label, o in (("before", c.before), ("after", c.after)):
-        side = "no sharding" if o is None else f"{o.text}{_on_mesh(o)}  [{_short(o.path)}:{o.line}]"
+        side = _side_text(o) if o is None else f"{o.text}{_on_mesh(o)}  [{_short(o.path)}:{o.line}]"
         console.print(Text(f"    {label:<6} {side}"), soft_wrap=True)
     if c.kind in ("placement", "decided") and c.before is not None and c.after is not None:
-        _print_grids(console, c, color)
+        if grids:
+            _print_grids(console, c, color)
         if c.kind == "placement":
             console.print(Text(f"    devices {compress_ids(c.devices)} now hold different data",
                                style="red" if color else ""), soft_wrap=True)
@@ -436,14 +476,15 @@ def _short(path: str) -> str:
 
 
 __all__ = [
-    "Collected", "Tables", "change_dict", "device_ranges", "emit", "ordered", "per_dump", "print_changes",
-    "summary_line", "write_json",
+    "GRIDS_SHOWN", "Collected", "Tables", "change_dict", "device_ranges", "dump_summary", "emit", "ordered",
+    "per_dump", "print_changes", "summary_line", "write_json",
 ]
 
 
-def emit(command: str, items: Iterable[Seen | Change | Skipped], fmt: str) -> int:
-    """Print a run (text as each dump is read; JSON at the end) and return the exit code (``exit_code``):
-    a pass deciding a sharding, partitioning, a mesh or a spelling change is no failure."""
+def emit(command: str, items: Iterable[Seen | Change | Skipped], fmt: str, grids: int | None = GRIDS_SHOWN) -> int:
+    """Print a run (text as each dump is read, the device grids of each dump's first ``grids`` changes,
+    None: all; JSON at the end) and return the exit code (``exit_code``): a pass deciding a sharding,
+    partitioning, a mesh or a spelling change is no failure."""
     import sys
 
     if fmt == "json":
@@ -456,7 +497,7 @@ def emit(command: str, items: Iterable[Seen | Change | Skipped], fmt: str) -> in
     current: Seen | None = None  # the dump whose changes come next
     for dump, changes in per_dump(items, run):
         console = console or make_console()
-        print_changes(console, changes, seen, current)
+        print_changes(console, changes, seen, current, grids)
         if dump is not None:
             seen[dump.dump.index] = dump.dump
         current = dump

@@ -5,6 +5,7 @@ device-to-slice map."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -241,3 +242,24 @@ def test_a_change_cites_its_mesh_and_placement_by_id(
         assert all(len(t["devices"]) == 2 for p in doc["placements"] for t in p["tiles"])
         size[n] = max(len(json.dumps(c)) for c in moved)
     assert size[64] <= size[8] + 16  # (a device number's digits)
+
+
+def test_text_counts_a_dump_s_moves_and_draws_the_first_grids(
+    wide: dict[int, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Four arguments move alike: one line says so, and the device grids of the first three are drawn
+    (``--all-grids``: all four); every change still has its before and after lines."""
+    folder = wide[8]
+    args = ["diff", str(folder / "before.mlir"), str(folder / "after.mlir")]
+    drawn = {}
+    for extra in ([], ["--all-grids"]):
+        code, out, _ = run([*args, *extra], capsys)
+        assert code == 1
+        assert out.count("\n  4 values moved: #sdy.sharding<@mesh, [{}, {\"model\"}]> -> "
+                         "#sdy.sharding<@mesh, [{\"model\"}, {}]> (4)\n") == 1
+        assert [m.group(1) for m in re.finditer(r"^  placement (\S+)$", out, re.MULTILINE)] == [
+            f"arg[{i}]" for i in range(4)
+        ]
+        drawn[bool(extra)] = len(re.findall(r"^ +before +after$", out, re.MULTILINE))
+        assert ("--all-grids draws every one" in out) == (not extra)
+    assert drawn == {False: 3, True: 4}
