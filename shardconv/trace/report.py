@@ -249,60 +249,87 @@ def ordered(changes: list[Change], *, by_kind: bool) -> list[Change]:
 
 
 GAINS_SHOWN = 5  # a propagation pass gives shardings to most values at once: text shows the first few
-GRIDS_SHOWN = 3  # a pass that moves thousands of values: the grids of the first few tell what it did
+GRIDS_SHOWN = 3  # a pass that moves thousands of values: the grids of its first few tell what it did
 PAIRS_SHOWN = 3  # the distinct (before, after) shardings a dump's summary line names
+
+
+@dataclass
+class Grids:
+    """The device grids a text run draws: each pass's first ``limit`` moves (None: every one), counted
+    by pass over the whole run, and how many it left out."""
+
+    limit: int | None = GRIDS_SHOWN
+    drawn: dict[str, int] = field(default_factory=dict)
+    withheld: int = 0
+
+    def take(self, pass_name: str) -> bool:
+        """Whether to draw the grids of the next move ``pass_name`` made."""
+        n = self.drawn.get(pass_name, 0)
+        if self.limit is not None and n >= self.limit:
+            self.withheld += 1
+            return False
+        self.drawn[pass_name] = n + 1
+        return True
 
 
 def print_changes(
     console: Console, changes: list[Change], dumps: dict[int, Dump], seen: Seen | None = None,
-    grids: int | None = GRIDS_SHOWN,
+    grids: Grids | None = None,
 ) -> None:
     """The changes of one dump (``seen``: the dump, when its pass partitioned the module), with a heading
-    naming the dump and the pass that made them, a line counting them (when several), and the device grids of its first
-    ``grids`` placement or decided changes (None: of every one)."""
+    naming the dump and the pass that made them, a line counting them (when several), and the device
+    grids ``grids`` allows (default: each pass's first few)."""
     stripped = seen is not None and (seen.partitioned or seen.dropped > 0)
     if not changes and not stripped:
         return
-    from rich.text import Text
-
     from shardconv.ui.console import use_color
 
-    color = use_color(console.file)
+    grids = grids if grids is not None else Grids()
+    say = _Lines(console, use_color(console.file))
     after = dumps[changes[0].dump] if changes else seen.dump if seen is not None else None
     assert after is not None
     # two modules with no pass between them are named by their files
     title = changes[0].pass_name if changes else seen.dropped_by if seen is not None else ""
     if after.pass_name is None and changes:
         title = f"{_short(_before_path(changes[0], dumps))} -> {_short(after.path)}"
-    heading = Text(title, style="bold" if color else "")
     label = "" if after.label == title else f"{after.label}, "
-    detail = f"  (dump {after.index}: {label}{_short(after.path)}:{after.line})"
-    heading.append(detail, style="dim" if color else "")
-    console.print(heading, soft_wrap=True)
+    say((title, "bold"), (f"  (dump {after.index}: {label}{_short(after.path)}:{after.line})", "dim"))
     if stripped:
         assert seen is not None
         dropped = f"{_plural(seen.dropped, 'sharding')} dropped with partitioning" if seen.dropped else ""
         words = "partitioned: the module is per device from here" + (f"; {dropped}" if dropped else "")
-        console.print(Text(f"  {words if seen.partitioned else dropped}"), soft_wrap=True)
+        say((f"  {words if seen.partitioned else dropped}", ""))
     if len(changes) > 1:  # (one change says it all itself)
-        console.print(Text(f"  {dump_summary(changes)}"), soft_wrap=True)
-    gained = drawn = 0
+        say((f"  {dump_summary(changes)}", ""))
+    gained = 0
     hinted: set[str] = set()  # the why: lines printed in this dump (the flag that writes records: once)
     for c in ordered(changes, by_kind=False):
         gained += c.before is None
         if c.before is None and gained > GAINS_SHOWN:
             continue
         drawable = c.kind in ("placement", "decided") and c.before is not None and c.after is not None
-        drawn += drawable
-        _print_change(console, c, color, hinted, drawable and (grids is None or drawn <= grids))
+        _print_change(say, c, hinted, drawable and grids.take(c.pass_name))
     if gained > GAINS_SHOWN:
         more = gained - GAINS_SHOWN
-        console.print(Text(f"  and {more} more value{'s' if more != 1 else ''} gained a sharding here "
-                           "(--format json lists every one)"), soft_wrap=True)
-    if grids is not None and drawn > grids:
-        console.print(Text(f"  (device grids of the first {grids} here; --all-grids draws every one)"),
-                      soft_wrap=True)
-    console.print()
+        say((f"  and {more} more value{'s' if more != 1 else ''} gained a sharding here "
+             "(--format json lists every one)", ""))
+    say()
+
+
+class _Lines:
+    """Text lines on ``console``: through rich when in colour, else written as they are (rich spends a
+    tenth of a millisecond a line, and a long trace prints a hundred thousand of them)."""
+
+    def __init__(self, console: Console, color: bool) -> None:
+        self.console, self.color = console, color
+
+    def __call__(self, *parts: tuple[str, str]) -> None:
+        if not self.color:
+            self.console.file.write("".join(words for words, _ in parts) + "\n")
+            return
+        from rich.text import Text
+
+        self.console.print(Text.assemble(*parts), soft_wrap=True)
 
 
 def dump_summary(changes: list[Change]) -> str:
@@ -334,30 +361,24 @@ def _side_text(o: Observation | None) -> str:
     return "no sharding" if o is None else o.text
 
 
-def _print_change(console: Console, c: Change, color: bool, hinted: set[str], grids: bool) -> None:
-    from rich.text import Text
-
+def _print_change(say: _Lines, c: Change, hinted: set[str], grids: bool) -> None:
     from shardconv.ui.device_ids import compress_ids
 
-    line = Text("  ")
-    line.append(f"{c.kind:<9}", style=_KIND_STYLE[c.kind] if color else "")
-    line.append(f" {c.value}")
-    console.print(line, soft_wrap=True)
+    say(("  ", ""), (f"{c.kind:<9}", _KIND_STYLE[c.kind]), (f" {c.value}", ""))
     for label, o in (("before", c.before), ("after", c.after)):
         side = _side_text(o) if o is None else f"{o.text}{_on_mesh(o)}  [{_short(o.path)}:{o.line}]"
-        console.print(Text(f"    {label:<6} {side}"), soft_wrap=True)
+        say((f"    {label:<6} {side}", ""))
     if c.kind in ("placement", "decided") and c.before is not None and c.after is not None:
         if grids:
-            _print_grids(console, c, color)
+            _print_grids(say.console, c, say.color)
         if c.kind == "placement":
-            console.print(Text(f"    devices {compress_ids(c.devices)} now hold different data",
-                               style="red" if color else ""), soft_wrap=True)
+            say((f"    devices {compress_ids(c.devices)} now hold different data", "red"))
     if c.filled:
-        console.print(Text(f"    {_filled_words(c.filled)}"), soft_wrap=True)
+        say((f"    {_filled_words(c.filled)}", ""))
     hint = explain_hint(c)
     if hint and hint not in hinted:
         hinted.add(hint)
-        console.print(Text(f"    why: {hint}"), soft_wrap=True)
+        say((f"    why: {hint}", ""))
 
 
 def _filled_words(dims: tuple[int, ...]) -> str:
@@ -476,13 +497,13 @@ def _short(path: str) -> str:
 
 
 __all__ = [
-    "GRIDS_SHOWN", "Collected", "Tables", "change_dict", "device_ranges", "dump_summary", "emit", "ordered",
+    "GRIDS_SHOWN", "Collected", "Grids", "Tables", "change_dict", "device_ranges", "dump_summary", "emit", "ordered",
     "per_dump", "print_changes", "summary_line", "write_json",
 ]
 
 
 def emit(command: str, items: Iterable[Seen | Change | Skipped], fmt: str, grids: int | None = GRIDS_SHOWN) -> int:
-    """Print a run (text as each dump is read, the device grids of each dump's first ``grids`` changes,
+    """Print a run (text as each dump is read, the device grids of each pass's first ``grids`` moves,
     None: all; JSON at the end) and return the exit code (``exit_code``): a pass deciding a sharding,
     partitioning, a mesh or a spelling change is no failure."""
     import sys
@@ -493,15 +514,20 @@ def emit(command: str, items: Iterable[Seen | Change | Skipped], fmt: str, grids
 
     console: Console | None = None  # (made once the first dump is read: rich loads while the scan goes on)
     run = Collected()
+    drawn = Grids(grids)
     seen: dict[int, Dump] = {}
     current: Seen | None = None  # the dump whose changes come next
     for dump, changes in per_dump(items, run):
         console = console or make_console()
-        print_changes(console, changes, seen, current, grids)
+        print_changes(console, changes, seen, current, drawn)
         if dump is not None:
             seen[dump.dump.index] = dump.dump
         current = dump
-    (console or make_console()).print(summary_line(run), soft_wrap=True)
+    console = console or make_console()
+    if drawn.withheld:
+        console.print(f"(device grids of each pass's first {grids} moves; --all-grids draws the other "
+                      f"{drawn.withheld:,})", soft_wrap=True, markup=False)
+    console.print(summary_line(run), soft_wrap=True, markup=False)
     return exit_code(run)
 
 

@@ -261,5 +261,20 @@ def test_text_counts_a_dump_s_moves_and_draws_the_first_grids(
             f"arg[{i}]" for i in range(4)
         ]
         drawn[bool(extra)] = len(re.findall(r"^ +before +after$", out, re.MULTILINE))
-        assert ("--all-grids draws every one" in out) == (not extra)
+        assert ("; --all-grids draws the other 1)\n" in out) == (not extra)
     assert drawn == {False: 3, True: 4}
+
+
+def test_trace_draws_the_grids_of_each_pass_s_first_moves_over_the_run(
+    wide: dict[int, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three dumps that each move four arguments are one pass three times over: its first three moves
+    are drawn, not three a dump; the last line before the summary says how many were left out."""
+    before, after = str(wide[8] / "before.mlir"), str(wide[8] / "after.mlir")
+    drawn = {}
+    for extra in ([], ["--all-grids"]):
+        code, out, _ = run(["trace", before, after, before, after, *extra], capsys)
+        assert code == 1 and len(re.findall(r"^  placement arg\[\d\]$", out, re.MULTILINE)) == 12
+        drawn[bool(extra)] = len(re.findall(r"^ +before +after$", out, re.MULTILINE))
+        assert ("first 3 moves; --all-grids draws the other 9)\n4 dumps read:" in out) == (not extra)
+    assert drawn == {False: 3, True: 12}
