@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import IO, TYPE_CHECKING, Any, TextIO
@@ -167,34 +167,34 @@ def _dump_dict(s: Seen) -> dict[str, Any]:
 
 class Tables:
     """Each distinct mesh and placement a run's changes cite, once, its id its place in the list: a
-    change costs the same on 8 devices as on 512, however many changes share a mesh."""
+    change costs the same on 8 devices as on 512, however many changes share a mesh. Found by the object
+    first (the readers share one object per distinct value), then by value."""
 
     def __init__(self) -> None:
         self.meshes: list[dict[str, Any]] = []
         self.placements: list[dict[str, Any]] = []
-        self._mesh_ids: dict[Mesh, int] = {}
-        self._placement_ids: dict[Placement, int] = {}
+        self._ids: dict[object, int] = {}  # by value: a mesh, a placement (their types never compare equal)
+        self._seen: dict[int, tuple[object, int]] = {}  # by id(): the object (kept alive) and its id
 
     def mesh_id(self, mesh: Mesh | None) -> int | None:
-        if mesh is None:
-            return None
-        found = self._mesh_ids.get(mesh)
-        if found is None:
-            from shardconv.ui import jsonout
+        from shardconv.ui import jsonout
 
-            found = self._mesh_ids[mesh] = len(self.meshes)
-            self.meshes.append({"id": found, **(jsonout.mesh_dict(mesh) or {})})
-        return found
+        return None if mesh is None else self._id(mesh, self.meshes, lambda: jsonout.mesh_dict(mesh) or {})
 
     def placement_id(self, place: Placement | None) -> int | None:
-        if place is None:
-            return None
-        found = self._placement_ids.get(place)
-        if found is None:
-            from shardconv.ui import jsonout
+        from shardconv.ui import jsonout
 
-            found = self._placement_ids[place] = len(self.placements)
-            self.placements.append({"id": found, **jsonout.placement_dict(place)})
+        return None if place is None else self._id(place, self.placements, lambda: jsonout.placement_dict(place))
+
+    def _id(self, thing: object, table: list[dict[str, Any]], entry: Callable[[], dict[str, Any]]) -> int:
+        seen = self._seen.get(id(thing))
+        if seen is not None:
+            return seen[1]
+        found = self._ids.get(thing)
+        if found is None:
+            found = self._ids[thing] = len(table)
+            table.append({"id": found, **entry()})
+        self._seen[id(thing)] = (thing, found)
         return found
 
 

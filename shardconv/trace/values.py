@@ -7,7 +7,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
 
 from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding
@@ -46,8 +46,9 @@ class Observation:
     op: str | None = None  # the op defining the value, as the scan read it
     shape: Shape | None = None  # the one tensor type it annotates (None for a tuple)
 
-    @property
+    @cached_property
     def placed(self) -> Placed:
+        """Worked out once (a change asks for it several times; each lookup hashes the whole sharding)."""
         if self.value is None:
             return Placed(None, None, self.parse_error)
         return place_of(self.value, self.mesh, self.devices, self.rank)
