@@ -93,8 +93,9 @@ def write_json(command: str, items: Iterable[Seen | Change | Skipped], out: Text
         from shardconv.ui import jsonout  # (json loads once the first dump is read: the scan starts first)
 
         skipped = [{"file": k.path, "reason": k.reason} for k in run.skipped]
-        doc = jsonout.document(command, schema=jsonout.TRACE_SCHEMA, dumps=[], skipped=skipped, changes=[],
-                               meshes=tables.meshes, placements=tables.placements, summary=run.summary)
+        doc = jsonout.document(command, dumps=[], skipped=skipped, changes=[], meshes=tables.meshes,
+                               placements=tables.placements, summary=run.summary)
+        doc["schema"] = jsonout.TRACE_SCHEMA
         head, _, tail = jsonout.dumps(doc).rpartition(_CHANGES)
         listed = '\n  "dumps": [\n    ' + ",\n    ".join(dumps) + "\n  ],"
         out.write(head.replace(_DUMPS, listed, 1) if dumps else head)

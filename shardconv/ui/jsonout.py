@@ -19,9 +19,9 @@ SCHEMA = 1
 TRACE_SCHEMA = 2  # ``trace`` and ``diff`` of dumps: each mesh and placement once, in tables, changes citing ids
 
 
-def document(command: str, *, schema: int = SCHEMA, **fields: Any) -> dict[str, Any]:
+def document(command: str, **fields: Any) -> dict[str, Any]:
     """The top-level object every ``--format json`` output shares."""
-    return {"schema": schema, "command": command, **fields}
+    return {"schema": SCHEMA, "command": command, **fields}
 
 
 def dumps(doc: dict[str, Any], *, lines: bool = False) -> str:
@@ -70,8 +70,7 @@ def _pretty(v: Any, pad: str) -> str:
 def dumps_streamed(command: str, key: str, items: Iterable[dict[str, Any]]) -> Iterator[str]:
     """``dumps(document(command, key=[*items]))`` in pieces, one per item as it comes: a long list (``key``
     the document's last field) is never held whole; each item indented at its depth."""
-    fields: dict[str, Any] = {key: []}
-    before, after = dumps(document(command, **fields)).rsplit("[]", 1)
+    before, after = dumps(document(command, **{key: []})).rsplit("[]", 1)
     sep = "[\n    "
     for item in items:
         yield before + sep + _pretty(item, "    ")
