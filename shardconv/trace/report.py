@@ -315,22 +315,30 @@ def print_changes(
         say((f"  and {more} more value{'s' if more != 1 else ''} gained a sharding here "
              "(--format json lists every one)", ""))
     say()
+    say.flush()
 
 
 class _Lines:
-    """Text lines on ``console``: through rich when in colour, else written as they are (rich spends a
-    tenth of a millisecond a line, and a long trace prints a hundred thousand of them)."""
+    """Text lines on ``console``: through rich when in colour, else gathered and written a dump at a
+    time (rich spends a tenth of a millisecond a line, and a long trace prints a hundred thousand)."""
 
     def __init__(self, console: Console, color: bool) -> None:
         self.console, self.color = console, color
+        self.pending: list[str] = []
 
     def __call__(self, *parts: tuple[str, str]) -> None:
         if not self.color:
-            self.console.file.write("".join(words for words, _ in parts) + "\n")
+            self.pending.append("".join(words for words, _ in parts) + "\n")
             return
         from rich.text import Text
 
         self.console.print(Text.assemble(*parts), soft_wrap=True)
+
+    def flush(self) -> None:
+        """Writes the lines gathered so far (before rich draws anything, and at the end of a dump)."""
+        if self.pending:
+            self.console.file.write("".join(self.pending))
+            self.pending.clear()
 
 
 def dump_summary(changes: list[Change]) -> str:
@@ -371,6 +379,7 @@ def _print_change(say: _Lines, c: Change, hinted: set[str], grids: bool) -> None
         say((f"    {label:<6} {side}", ""))
     if c.kind in ("placement", "decided") and c.before is not None and c.after is not None:
         if grids:
+            say.flush()
             _print_grids(say.console, c, say.color)
         if c.kind == "placement":
             say((f"    devices {compress_ids(c.devices)} now hold different data", "red"))
