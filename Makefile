@@ -66,6 +66,7 @@ bench: $(PY)
 	$(PY) bench/cli.py
 	$(PY) bench/examples.py
 	$(PY) bench/scan.py
+	$(PY) bench/passes.py
 	$(PY) bench/memory.py
 	$(PY) bench/hardening.py
 

@@ -52,13 +52,13 @@ def timings() -> str:
     """The hostile inputs' table: what happened, the seconds, and the ratio to the baseline, one pass
     over the text (``str.count(",")``) in the same child."""
     sys.path.insert(0, str(ROOT))
-    from tests.support.hostile import CASES, run_case
+    from tests.support.hostile import CASES, LOCATED_REFUSALS, run_case
 
     rows = [
         "| Hostile input | Characters | Result | Seconds | Baseline: one pass (str.count) | Ratio |",
         "|---|---:|---|---:|---:|---:|",
     ]
-    for case in CASES:
+    for case in CASES + LOCATED_REFUSALS:
         r = run_case(case)
         if "seconds" not in r:
             rows.append(f"| {case.name} | | {r['got']} | over {case.seconds} s | | |")

@@ -110,6 +110,7 @@ class Run:
     seconds: float
     peak_mb: float
     rc: int
+    cpu: float = 0.0  # user + system seconds of the child (on a loaded machine, steadier than the wall)
 
 
 ENV = bench_env()
@@ -124,12 +125,18 @@ def measure(cmd: list[str]) -> Run:
     while proc.stdout.read(1 << 16):
         pass
     _, status, usage = os.wait4(proc.pid, 0)
-    return Run(time.perf_counter() - t0, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status))
+    return Run(time.perf_counter() - t0, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status),
+               usage.ru_utime + usage.ru_stime)
 
 
 def median(cmd: list[str], n: int) -> Run:
-    runs = [measure(cmd) for _ in range(n)]
-    return Run(statistics.median(r.seconds for r in runs), max(r.peak_mb for r in runs), runs[-1].rc)
+    return median_run([measure(cmd) for _ in range(n)])
+
+
+def median_run(runs: list[Run]) -> Run:
+    """The median wall and CPU seconds of ``runs``, their highest peak RSS, the last one's exit code."""
+    return Run(statistics.median(r.seconds for r in runs), max(r.peak_mb for r in runs), runs[-1].rc,
+               statistics.median(r.cpu for r in runs))
 
 
 TINY = (

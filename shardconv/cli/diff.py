@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import click
 
+from shardconv.cli.options import all_grids_option
+
 EPILOG = """\b
 Values are paired as shardconv trace pairs them: function arguments and results by
 position (arg[0], result[0]), else by SSA or HLO instruction name (%r:in[0]: a
@@ -34,10 +36,11 @@ Examples:
 @click.argument("b", metavar="B")
 @click.option("--value", "values", multiple=True, metavar="NAME",
               help="Compare only this value (arg[0], result[1], %3, dot.2, @f:arg[0], %r:in[0]); repeatable.")
+@all_grids_option()
 @click.option("--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text for people, json for scripts (dumps and changes).")
 @click.option("--update", is_flag=True, help="A is a baseline: rewrite it with B's values (exit 0).")
-def diff(a: str, b: str, values: tuple[str, ...], fmt: str, update: bool) -> int:
+def diff(a: str, b: str, values: tuple[str, ...], all_grids: bool, fmt: str, update: bool) -> int:
     """Do two dumps place each sharded value on the same devices?"""
     from shardconv.cli.options import refuse_special
     from shardconv.snapshot.baseline import looks_like_baseline
@@ -49,10 +52,10 @@ def diff(a: str, b: str, values: tuple[str, ...], fmt: str, update: bool) -> int
         return against_baseline(a, b, fmt, update)
     if update:
         raise click.UsageError("--update rewrites a baseline: A must be one (shardconv snapshot -o FILE.json)")
-    from shardconv.trace.report import emit
+    from shardconv.trace.report import GRIDS_SHOWN, emit
     from shardconv.trace.run import diff_paths, value_filter
 
-    return emit("diff", diff_paths(a, b, value_filter(values)), fmt)
+    return emit("diff", diff_paths(a, b, value_filter(values)), fmt, None if all_grids else GRIDS_SHOWN)
 
 
 def against_baseline(baseline: str, dump: str, fmt: str, update: bool) -> int:

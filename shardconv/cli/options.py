@@ -37,6 +37,12 @@ def mesh_option(required: bool = False) -> Callable[[F], F]:
     return click.option("--mesh", "-m", "mesh_text", metavar="MESH", required=required, help=MESH_HELP)
 
 
+def all_grids_option() -> Callable[[F], F]:
+    """``trace`` and ``diff``: text draws the device grids of each dump's first few changes; this, of all."""
+    return click.option("--all-grids", is_flag=True,
+                        help="Text: draw the device grids of every move (default: the first 3 of each pass).")
+
+
 FORMAT_HELP = "text for people, json for scripts (schema: docs/cli-json-schema.md)"
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import click
 
+from shardconv.cli.options import all_grids_option
+
 EPILOG = """\b
 LOG is an MLIR pass log (-mlir-print-ir-before-all / -after-all, with or without
 -mlir-print-ir-module-scope), a folder of XLA per-pass dumps (--xla_dump_to=DIR
@@ -32,18 +34,21 @@ Examples:
 @click.argument("logs", nargs=-1, required=True, metavar="LOG...")
 @click.option("--value", "values", multiple=True, metavar="NAME",
               help="Follow only this value (arg[0], result[1], %3, dot.2, @f:arg[0], %r:in[0]); repeatable.")
+@all_grids_option()
 @click.option("--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text for people, json for scripts (dumps and changes).")
-def trace(logs: tuple[str, ...], values: tuple[str, ...], fmt: str) -> int:
+def trace(logs: tuple[str, ...], values: tuple[str, ...], all_grids: bool, fmt: str) -> int:
     """Which pass changed where a sharded value lives? Follow it through a pass log."""
     from shardconv.cli.options import refuse_special
-    from shardconv.trace.report import emit
+    from shardconv.trace.report import GRIDS_SHOWN, emit
     from shardconv.trace.run import trace_paths, value_filter
+
+    grids = None if all_grids else GRIDS_SHOWN
 
     refuse_special(logs)
     if "-" not in logs:
-        return emit("trace", trace_paths(logs, value_filter(values)), fmt)
+        return emit("trace", trace_paths(logs, value_filter(values)), fmt, grids)
     from shardconv.scan.inputs import stdin_copy
 
     with stdin_copy() as copy:  # (stdin as a file: a value's name is read again off its op's line)
-        return emit("trace", trace_paths([copy if p == "-" else p for p in logs], value_filter(values)), fmt)
+        return emit("trace", trace_paths([copy if p == "-" else p for p in logs], value_filter(values)), fmt, grids)

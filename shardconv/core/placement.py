@@ -133,19 +133,22 @@ def replica_groups(block: tuple[int, ...], sub_dims: tuple[int, ...], repl: list
     return [tuple(sorted(g)) for g in keyed.values()]
 
 
+def id_runs(ids: tuple[int, ...] | list[int]) -> list[tuple[int, int]]:
+    """Sorted ids as ``(first, last)`` runs of consecutive ones: ``0,1,2,3,6`` -> ``(0, 3), (6, 6)``."""
+    runs: list[tuple[int, int]] = []
+    for d in ids:
+        if runs and runs[-1][1] == d - 1:
+            runs[-1] = (runs[-1][0], d)
+        else:
+            runs.append((d, d))
+    return runs
+
+
 def compress_ids(ids: tuple[int, ...] | list[int]) -> str:
     """``0,1,2,3,6`` -> ``0-3,6``: short device lists for tables (``all`` for an unknown set)."""
     if not ids:
         return "all"
-    parts: list[str] = []
-    i = 0
-    while i < len(ids):
-        j = i
-        while j + 1 < len(ids) and ids[j + 1] == ids[j] + 1:
-            j += 1
-        parts.append(str(ids[i]) if j == i else f"{ids[i]}-{ids[j]}" if j > i + 1 else f"{ids[i]},{ids[j]}")
-        i = j + 1
-    return ",".join(parts)
+    return ",".join(str(a) if a == b else f"{a}-{b}" if b > a + 1 else f"{a},{b}" for a, b in id_runs(ids))
 
 # Placement equality: one home. ``same_assignment`` compares two HLO shardings structurally (XLA's own
 # notion: the same tiles on the same devices); ``placement_key`` compares two placements by what each

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import KW_ONLY
 
 from shardconv.core.model import TensorSharding
-from shardconv.core.placement import differing_devices
+from shardconv.core.placement import Placement, differing_devices
 from shardconv.core.records import record
 from shardconv.scan.sites import Shape
 from shardconv.trace.values import Observation, Sighting
@@ -88,7 +88,7 @@ def classify(a: Observation, b: Observation, pass_name: str) -> Change | None:
             dump=b.dump,
             before=a,
             after=b,
-            devices=differing_devices(a.place, b.place),
+            devices=moved_devices(a.place, b.place),
             filled=filled,
         )
     if a.mesh is not None and b.mesh is not None and a.mesh != b.mesh:
@@ -96,6 +96,23 @@ def classify(a: Observation, b: Observation, pass_name: str) -> Change | None:
     if a.form != b.form or a.value != b.value or (a.value is None and a.text != b.text):
         return Change(kind="spelling", value=b.key, pass_name=pass_name, dump=b.dump, before=a, after=b)
     return None
+
+
+_MOVED: dict[tuple[int, int], tuple[Placement, Placement, tuple[int, ...]]] = {}
+
+
+def moved_devices(a: Placement, b: Placement) -> tuple[int, ...]:
+    """``differing_devices(a, b)``, worked out once per pair of placement objects: the readers share one
+    object per distinct sharding, and a long log moves the same few thousands of times."""
+    key = (id(a), id(b))
+    hit = _MOVED.get(key)
+    if hit is not None and hit[0] is a and hit[1] is b:
+        return hit[2]
+    if len(_MOVED) >= 4096:
+        _MOVED.clear()
+    moved = differing_devices(a, b)
+    _MOVED[key] = (a, b, moved)  # (holding both: their ids stay theirs)
+    return moved
 
 
 def filled_open_dims(a: Observation, b: Observation) -> tuple[int, ...]:
@@ -126,6 +143,6 @@ def per_device(before: Shape | None, after: Shape | None) -> bool:
 
 
 __all__ = [
-    "KINDS", "Change", "classify", "counterparts", "filled_open_dims", "gained_kind", "lost_kind", "per_device",
-    "preferred",
+    "KINDS", "Change", "classify", "counterparts", "filled_open_dims", "gained_kind", "lost_kind", "moved_devices",
+    "per_device", "preferred",
 ]

@@ -1,11 +1,12 @@
-"""What ``trace`` and ``diff`` print: one JSON document (``dumps`` and ``changes``), or text with, for a
-placement change, the device grids before and after side by side (rich on a terminal, plain on a pipe)."""
+"""What ``trace`` and ``diff`` print: one JSON document (``dumps``, ``changes``, and each mesh and placement
+they cite once, in ``meshes`` and ``placements``), or text with, for a placement change, the device grids
+before and after side by side (rich on a terminal, plain on a pipe)."""
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import IO, TYPE_CHECKING, Any, TextIO
@@ -17,6 +18,9 @@ from shardconv.trace.values import Observation
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from shardconv.core.model import Mesh
+    from shardconv.core.placement import Placement
 
 
 @dataclass
@@ -79,16 +83,19 @@ def write_json(command: str, items: Iterable[Seen | Change | Skipped], out: Text
     ``diff``'s order (placement changes first) is the same: its changes all sit in one dump."""
     run = Collected()
     dumps: list[str] = []
+    tables = Tables()
     with _Spool() as spool:
         for seen, changes in per_dump(items, run):
             for c in ordered(changes, by_kind=False):
-                spool.write(_item(change_dict(c)))
+                spool.write(_item(change_dict(c, tables)))
             if seen is not None:
                 dumps.append(_item(_dump_dict(seen)))
         from shardconv.ui import jsonout  # (json loads once the first dump is read: the scan starts first)
 
         skipped = [{"file": k.path, "reason": k.reason} for k in run.skipped]
-        doc = jsonout.document(command, dumps=[], skipped=skipped, changes=[], summary=run.summary)
+        doc = jsonout.document(command, dumps=[], skipped=skipped, changes=[], meshes=tables.meshes,
+                               placements=tables.placements, summary=run.summary)
+        doc["schema"] = jsonout.TRACE_SCHEMA
         head, _, tail = jsonout.dumps(doc).rpartition(_CHANGES)
         listed = '\n  "dumps": [\n    ' + ",\n    ".join(dumps) + "\n  ],"
         out.write(head.replace(_DUMPS, listed, 1) if dumps else head)
@@ -159,27 +166,66 @@ def _dump_dict(s: Seen) -> dict[str, Any]:
     }
 
 
-def change_dict(c: Change) -> dict[str, Any]:
+class Tables:
+    """Each distinct mesh and placement a run's changes cite, once, its id its place in the list: a
+    change costs the same on 8 devices as on 512, however many changes share a mesh. Found by the object
+    first (the readers share one object per distinct value), then by value."""
+
+    def __init__(self) -> None:
+        self.meshes: list[dict[str, Any]] = []
+        self.placements: list[dict[str, Any]] = []
+        self._ids: dict[object, int] = {}  # by value: a mesh, a placement (their types never compare equal)
+        self._seen: dict[int, tuple[object, int]] = {}  # by id(): the object (kept alive) and its id
+
+    def mesh_id(self, mesh: Mesh | None) -> int | None:
+        from shardconv.ui import jsonout
+
+        return None if mesh is None else self._id(mesh, self.meshes, lambda: jsonout.mesh_dict(mesh) or {})
+
+    def placement_id(self, place: Placement | None) -> int | None:
+        from shardconv.ui import jsonout
+
+        return None if place is None else self._id(place, self.placements, lambda: jsonout.placement_dict(place))
+
+    def _id(self, thing: object, table: list[dict[str, Any]], entry: Callable[[], dict[str, Any]]) -> int:
+        seen = self._seen.get(id(thing))
+        if seen is not None:
+            return seen[1]
+        found = self._ids.get(thing)
+        if found is None:
+            found = self._ids[thing] = len(table)
+            table.append({"id": found, **entry()})
+        self._seen[id(thing)] = (thing, found)
+        return found
+
+
+def change_dict(c: Change, tables: Tables) -> dict[str, Any]:
+    """One change, its sides' meshes and placements as ids into ``tables`` (added there when new)."""
     return {
         "pass": c.pass_name,
         "value": c.value,
         "kind": c.kind,
-        "before": _side_dict(c.before) if c.before is not None else None,
-        "after": _side_dict(c.after) if c.after is not None else None,
-        "devices": list(c.devices),
+        "before": _side_dict(c.before, tables) if c.before is not None else None,
+        "after": _side_dict(c.after, tables) if c.after is not None else None,
+        "devices": device_ranges(c.devices),
         "filled": list(c.filled),
     }
 
 
-def _side_dict(o: Observation) -> dict[str, Any]:
-    from shardconv.ui import jsonout
+def device_ranges(ids: tuple[int, ...]) -> list[list[int]]:
+    """Sorted device ids as ``[first, last]`` runs (``[[1, 6]]``): a move's size does not grow with the mesh."""
+    from shardconv.core.placement import id_runs
 
+    return [[a, b] for a, b in id_runs(ids)]
+
+
+def _side_dict(o: Observation, tables: Tables) -> dict[str, Any]:
     return {
         "dump": o.dump,
         "text": o.text,
         "form": o.form,
-        "mesh": jsonout.mesh_dict(o.mesh),
-        "placement": jsonout.placement_dict(o.place) if o.place is not None else None,
+        "mesh": tables.mesh_id(o.mesh),
+        "placement": tables.placement_id(o.place),
         "error": o.error,
         "file": o.path,
         "line": o.line,
@@ -203,76 +249,146 @@ def ordered(changes: list[Change], *, by_kind: bool) -> list[Change]:
 # ---- text ------------------------------------------------------------------------------------------
 
 
-def print_changes(console: Console, changes: list[Change], dumps: dict[int, Dump], seen: Seen | None = None) -> None:
+GAINS_SHOWN = 5  # a propagation pass gives shardings to most values at once: text shows the first few
+GRIDS_SHOWN = 3  # a pass that moves thousands of values: the grids of its first few tell what it did
+PAIRS_SHOWN = 3  # the distinct (before, after) shardings a dump's summary line names
+
+
+@dataclass
+class Grids:
+    """The device grids a text run draws: each pass's first ``limit`` moves (None: every one), counted
+    by pass over the whole run, and how many it left out."""
+
+    limit: int | None = GRIDS_SHOWN
+    drawn: dict[str, int] = field(default_factory=dict)
+    withheld: int = 0
+
+    def take(self, pass_name: str) -> bool:
+        """Whether to draw the grids of the next move ``pass_name`` made."""
+        n = self.drawn.get(pass_name, 0)
+        if self.limit is not None and n >= self.limit:
+            self.withheld += 1
+            return False
+        self.drawn[pass_name] = n + 1
+        return True
+
+
+def print_changes(
+    console: Console, changes: list[Change], dumps: dict[int, Dump], seen: Seen | None = None,
+    grids: Grids | None = None,
+) -> None:
     """The changes of one dump (``seen``: the dump, when its pass partitioned the module), with a heading
-    naming the dump and the pass that made them."""
+    naming the dump and the pass that made them, a line counting them (when several), and the device
+    grids ``grids`` allows (default: each pass's first few)."""
     stripped = seen is not None and (seen.partitioned or seen.dropped > 0)
     if not changes and not stripped:
         return
-    from rich.text import Text
-
     from shardconv.ui.console import use_color
 
-    color = use_color(console.file)
+    grids = grids if grids is not None else Grids()
+    say = _Lines(console, use_color(console.file))
     after = dumps[changes[0].dump] if changes else seen.dump if seen is not None else None
     assert after is not None
     # two modules with no pass between them are named by their files
     title = changes[0].pass_name if changes else seen.dropped_by if seen is not None else ""
     if after.pass_name is None and changes:
         title = f"{_short(_before_path(changes[0], dumps))} -> {_short(after.path)}"
-    heading = Text(title, style="bold" if color else "")
     label = "" if after.label == title else f"{after.label}, "
-    detail = f"  (dump {after.index}: {label}{_short(after.path)}:{after.line})"
-    heading.append(detail, style="dim" if color else "")
-    console.print(heading, soft_wrap=True)
+    say((title, "bold"), (f"  (dump {after.index}: {label}{_short(after.path)}:{after.line})", "dim"))
     if stripped:
         assert seen is not None
         dropped = f"{_plural(seen.dropped, 'sharding')} dropped with partitioning" if seen.dropped else ""
         words = "partitioned: the module is per device from here" + (f"; {dropped}" if dropped else "")
-        console.print(Text(f"  {words if seen.partitioned else dropped}"), soft_wrap=True)
+        say((f"  {words if seen.partitioned else dropped}", ""))
+    if len(changes) > 1:  # (one change says it all itself)
+        say((f"  {dump_summary(changes)}", ""))
     gained = 0
     hinted: set[str] = set()  # the why: lines printed in this dump (the flag that writes records: once)
     for c in ordered(changes, by_kind=False):
         gained += c.before is None
         if c.before is None and gained > GAINS_SHOWN:
             continue
-        _print_change(console, c, color, hinted)
+        drawable = c.kind in ("placement", "decided") and c.before is not None and c.after is not None
+        _print_change(say, c, hinted, drawable and grids.take(c.pass_name))
     if gained > GAINS_SHOWN:
         more = gained - GAINS_SHOWN
-        console.print(Text(f"  and {more} more value{'s' if more != 1 else ''} gained a sharding here "
-                           "(--format json lists every one)"), soft_wrap=True)
-    console.print()
+        say((f"  and {more} more value{'s' if more != 1 else ''} gained a sharding here "
+             "(--format json lists every one)", ""))
+    say()
+    say.flush()
 
 
-GAINS_SHOWN = 5  # a propagation pass gives shardings to most values at once: text shows the first few
+class _Lines:
+    """Text lines on ``console``: through rich when in colour, else gathered and written a dump at a
+    time (rich spends a tenth of a millisecond a line, and a long trace prints a hundred thousand)."""
+
+    def __init__(self, console: Console, color: bool) -> None:
+        self.console, self.color = console, color
+        self.pending: list[str] = []
+
+    def __call__(self, *parts: tuple[str, str]) -> None:
+        if not self.color:
+            self.pending.append("".join(words for words, _ in parts) + "\n")
+            return
+        from rich.text import Text
+
+        self.console.print(Text.assemble(*parts), soft_wrap=True)
+
+    def flush(self) -> None:
+        """Writes the lines gathered so far (before rich draws anything, and at the end of a dump)."""
+        if self.pending:
+            self.console.file.write("".join(self.pending))
+            self.pending.clear()
+
+
+def dump_summary(changes: list[Change]) -> str:
+    """``4 values moved: A -> B (3), C -> no sharding (1); 2 shardings decided, 1 mesh change``: one dump's
+    changes in a line, the moves grouped by the shardings on either side, the most common first."""
+    counts = dict.fromkeys(KINDS, 0)
+    pairs: dict[tuple[str, str], int] = {}
+    for c in changes:
+        counts[c.kind] += 1
+        if c.kind == "placement":
+            pair = (_side_text(c.before), _side_text(c.after))
+            pairs[pair] = pairs.get(pair, 0) + 1
+    parts = [_plural(counts["decided"], "sharding") + " decided"] if counts["decided"] else []
+    parts += [_plural(counts[k], f"{k} change") for k in ("mesh", "spelling") if counts[k]]
+    if not pairs:
+        return ", ".join(parts)
+    common = sorted(pairs.items(), key=lambda kv: -kv[1])
+    moves = ", ".join(f"{a} -> {b} ({n})" for (a, b), n in common[:PAIRS_SHOWN])
+    if len(common) > PAIRS_SHOWN:
+        moves += f", and {_plural(len(common) - PAIRS_SHOWN, 'other pair')}"
+    moved = f"{_plural(counts['placement'], 'value')} moved: {moves}"
+    return "; ".join([moved, ", ".join(parts)]) if parts else moved
 
 
 _KIND_STYLE = {"placement": "bold red", "decided": "green", "mesh": "yellow", "spelling": "cyan"}
 
 
-def _print_change(console: Console, c: Change, color: bool, hinted: set[str]) -> None:
-    from rich.text import Text
+def _side_text(o: Observation | None) -> str:
+    return "no sharding" if o is None else o.text
 
+
+def _print_change(say: _Lines, c: Change, hinted: set[str], grids: bool) -> None:
     from shardconv.ui.device_ids import compress_ids
 
-    line = Text("  ")
-    line.append(f"{c.kind:<9}", style=_KIND_STYLE[c.kind] if color else "")
-    line.append(f" {c.value}")
-    console.print(line, soft_wrap=True)
+    say(("  ", ""), (f"{c.kind:<9}", _KIND_STYLE[c.kind]), (f" {c.value}", ""))
     for label, o in (("before", c.before), ("after", c.after)):
-        side = "no sharding" if o is None else f"{o.text}{_on_mesh(o)}  [{_short(o.path)}:{o.line}]"
-        console.print(Text(f"    {label:<6} {side}"), soft_wrap=True)
+        side = _side_text(o) if o is None else f"{o.text}{_on_mesh(o)}  [{_short(o.path)}:{o.line}]"
+        say((f"    {label:<6} {side}", ""))
     if c.kind in ("placement", "decided") and c.before is not None and c.after is not None:
-        _print_grids(console, c, color)
+        if grids:
+            say.flush()
+            _print_grids(say.console, c, say.color)
         if c.kind == "placement":
-            console.print(Text(f"    devices {compress_ids(c.devices)} now hold different data",
-                               style="red" if color else ""), soft_wrap=True)
+            say((f"    devices {compress_ids(c.devices)} now hold different data", "red"))
     if c.filled:
-        console.print(Text(f"    {_filled_words(c.filled)}"), soft_wrap=True)
+        say((f"    {_filled_words(c.filled)}", ""))
     hint = explain_hint(c)
     if hint and hint not in hinted:
         hinted.add(hint)
-        console.print(Text(f"    why: {hint}"), soft_wrap=True)
+        say((f"    why: {hint}", ""))
 
 
 def _filled_words(dims: tuple[int, ...]) -> str:
@@ -390,12 +506,16 @@ def _short(path: str) -> str:
     return os.path.join(os.path.basename(folder), name)
 
 
-__all__ = ["Collected", "change_dict", "emit", "ordered", "per_dump", "print_changes", "summary_line", "write_json"]
+__all__ = [
+    "GRIDS_SHOWN", "Collected", "Grids", "Tables", "change_dict", "device_ranges", "dump_summary", "emit", "ordered",
+    "per_dump", "print_changes", "summary_line", "write_json",
+]
 
 
-def emit(command: str, items: Iterable[Seen | Change | Skipped], fmt: str) -> int:
-    """Print a run (text as each dump is read; JSON at the end) and return the exit code (``exit_code``):
-    a pass deciding a sharding, partitioning, a mesh or a spelling change is no failure."""
+def emit(command: str, items: Iterable[Seen | Change | Skipped], fmt: str, grids: int | None = GRIDS_SHOWN) -> int:
+    """Print a run (text as each dump is read, the device grids of each pass's first ``grids`` moves,
+    None: all; JSON at the end) and return the exit code (``exit_code``): a pass deciding a sharding,
+    partitioning, a mesh or a spelling change is no failure."""
     import sys
 
     if fmt == "json":
@@ -404,15 +524,20 @@ def emit(command: str, items: Iterable[Seen | Change | Skipped], fmt: str) -> in
 
     console: Console | None = None  # (made once the first dump is read: rich loads while the scan goes on)
     run = Collected()
+    drawn = Grids(grids)
     seen: dict[int, Dump] = {}
     current: Seen | None = None  # the dump whose changes come next
     for dump, changes in per_dump(items, run):
         console = console or make_console()
-        print_changes(console, changes, seen, current)
+        print_changes(console, changes, seen, current, drawn)
         if dump is not None:
             seen[dump.dump.index] = dump.dump
         current = dump
-    (console or make_console()).print(summary_line(run), soft_wrap=True)
+    console = console or make_console()
+    if drawn.withheld:
+        console.print(f"(device grids of each pass's first {grids} moves; --all-grids draws the other "
+                      f"{drawn.withheld:,})", soft_wrap=True, markup=False)
+    console.print(summary_line(run), soft_wrap=True, markup=False)
     return exit_code(run)
 
 

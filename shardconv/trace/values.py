@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import KW_ONLY
-from functools import lru_cache
+from dataclasses import KW_ONLY, field
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
 
 from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding
@@ -45,12 +45,14 @@ class Observation:
     col: int
     op: str | None = None  # the op defining the value, as the scan read it
     shape: Shape | None = None  # the one tensor type it annotates (None for a tuple)
+    reading: Reading | None = field(default=None, compare=False, repr=False)  # what it was read from
 
-    @property
+    @cached_property
     def placed(self) -> Placed:
-        if self.value is None:
-            return Placed(None, None, self.parse_error)
-        return place_of(self.value, self.mesh, self.devices, self.rank)
+        """Its reading's (worked out once for every site that says it), else its own, once."""
+        if self.reading is not None:
+            return self.reading.placed
+        return placed(self.value, self.mesh, self.devices, self.rank, self.parse_error)
 
     @property
     def place(self) -> Placement | None:
@@ -87,6 +89,21 @@ class Reading:
     shape: Shape | None
 
 
+    @cached_property
+    def placed(self) -> Placed:
+        """Worked out once: a long log's changes cite a few readings thousands of times, and each lookup in
+        ``place_of``'s cache hashes the whole sharding and mesh."""
+        return placed(self.value, self.mesh, self.devices, self.rank, self.parse_error)
+
+
+def placed(value: HloSharding | TensorSharding | None, mesh: Mesh | None, devices: int | None, rank: int | None,
+           parse_error: str | None) -> Placed:
+    """The placement of a value as read (``parse_error``: why there is none when it did not parse)."""
+    if value is None:
+        return Placed(None, None, parse_error)
+    return place_of(value, mesh, devices, rank)
+
+
 Sighting = tuple[Reading, int, int]  # a reading and where it sits: its line and column
 
 
@@ -98,7 +115,7 @@ def observation(key: str, seen: Sighting, dump: Dump, cited: tuple[Dump, int] | 
     return Observation(
         key=key, form=r.form, text=r.text, value=r.value, mesh=r.mesh, devices=r.devices, rank=r.rank,
         parse_error=r.parse_error, dump=at.index, path=at.path, line=line + moved, col=col, op=r.op,
-        shape=r.shape,
+        shape=r.shape, reading=r,
     )
 
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from shardconv.core.placement import Placement
 
 SCHEMA = 1
+TRACE_SCHEMA = 2  # ``trace`` and ``diff`` of dumps: each mesh and placement once, in tables, changes citing ids
 
 
 def document(command: str, **fields: Any) -> dict[str, Any]:
@@ -53,11 +54,15 @@ def _pretty(v: Any, pad: str) -> str:
         inner = pad + "  "
         if not all(isinstance(k, str) for k in v):  # (keys json converts: left to it)
             return json.dumps(v, indent=2, ensure_ascii=False).replace("\n", "\n" + pad)
-        return "{\n" + ",\n".join(f"{inner}{_string(k)}: {_pretty(x, inner)}" for k, x in v.items()) + f"\n{pad}}}"
+        return "{\n" + ",\n".join(
+            f"{inner}{_string(k)}: {_string(x) if type(x) is str else _pretty(x, inner)}" for k, x in v.items()
+        ) + f"\n{pad}}}"
     if isinstance(v, list | tuple):
         if not v:
             return "[]"
         inner = pad + "  "
+        if all(type(x) is int for x in v):  # (device ids, dims: the commonest list)
+            return "[\n" + ",\n".join(inner + int.__repr__(x) for x in v) + f"\n{pad}]"
         return "[\n" + ",\n".join(inner + _pretty(x, inner) for x in v) + f"\n{pad}]"
     return _encode(v)
 

@@ -4,11 +4,12 @@ bench/hardening.py reports the same cases' timings)."""
 
 from __future__ import annotations
 
-import pytest
-
+import re
 from dataclasses import replace
 
-from tests.support.hostile import CASES, REFUSAL_MEMORY_MB, Case, run_case
+import pytest
+
+from tests.support.hostile import CASES, LOCATED_REFUSALS, REFUSAL_MEMORY_MB, Case, run_case
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -18,3 +19,14 @@ def test_a_hostile_input_is_read_or_refused_within_its_caps(case: Case) -> None:
     assert result["got"] == case.expect, result
     if limit is not None:  # a refusal, not the happy path: quick by the clock too
         assert float(result["seconds"]) < limit, result  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("case", LOCATED_REFUSALS, ids=[c.name for c in LOCATED_REFUSALS])
+def test_a_huge_count_or_product_is_refused_before_any_list_is_built(case: Case) -> None:
+    """Under 120 MB and a time cap far above the milliseconds it takes (bench/hardening.py times it):
+    the parser's own error, with its line, column and caret."""
+    result = run_case(case)
+    assert result["got"] == case.expect, result
+    message = str(result["message"])
+    head, *_, caret = message.splitlines()
+    assert re.match(r"1:\d+: ", head) and caret.strip() == "^", message

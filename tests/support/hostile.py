@@ -76,6 +76,25 @@ CASES = (
          _cli("convert", "--to", "v1"), "LimitExceededError", 10),
 )
 
+# Huge counts and products refused before any list is built, each with its position and caret: in the
+# same child, under REFUSAL_CAP_MB and a generous time cap (the parser would tokenise every id, past that
+# cap, or multiply a hundred thousand axes, before its own check).
+REFUSAL_CAP_MB = 120
+LOCATED_REFUSALS = (
+    Case("hlo: 2 MB device list with spaces, tile dims of 2", "'{devices=[2] ' + ', '.join(map(str, range(300_000)))"
+         " + '}'", _HLO, "ShardingValidationError", 10, REFUSAL_CAP_MB),
+    Case("hlo: 2 MB device list in a tuple", "'{{replicated}, {devices=[2,1]' + ','.join(map(str, range(300_000)))"
+         " + ' last_tile_dim_replicate}}'", _HLO, "ShardingValidationError", 10, REFUSAL_CAP_MB),
+    Case("hlo: 200,000 tile dims of 2", "'{devices=[' + ','.join(['2'] * 200_000) + ']0,1}'",
+         _HLO, "LimitExceededError", 10, REFUSAL_CAP_MB),
+    Case("hlo v3: 2 MB device_ids on 8 devices",
+         "\"{mesh['a'=2,'b'=4], device_ids=(\" + ', '.join(map(str, range(300_000))) + \"), [{'a'}, {}]}\"",
+         _HLO, "ShardingValidationError", 10, REFUSAL_CAP_MB),
+    Case("hlo v3: a mesh of 100,000 axes of 2",
+         "\"{mesh[\" + ','.join(f\"'a{i}'=2\" for i in range(100_000)) + \"], [{'a0'}]}\"",
+         _HLO, "LimitExceededError", 10, REFUSAL_CAP_MB),
+)
+
 _CHILD = r"""
 import json, resource, sys, time
 cap = int(sys.argv[1]) << 20
@@ -87,15 +106,17 @@ t = time.perf_counter(); TEXT.count(","); base = time.perf_counter() - t
 t = time.perf_counter()
 try:
     call(TEXT)
-    got = "ok"
+    got, message = "ok", ""
 except Exception as e:
-    got = type(e).__name__
-print(json.dumps({{"got": got, "seconds": time.perf_counter() - t, "baseline": base, "chars": len(TEXT)}}))
+    got, message = type(e).__name__, str(e)[:4000]
+print(json.dumps({{"got": got, "seconds": time.perf_counter() - t, "baseline": base, "chars": len(TEXT),
+                  "message": message}}))
 """
 
 
 def run_case(case: Case) -> dict[str, object]:
-    """The case in a child under its caps: ``got``, ``seconds``, ``baseline`` and ``chars``; ``got`` is
+    """The case in a child under its caps: ``got``, ``seconds``, ``baseline``, ``chars`` and ``message``
+    (the error's text, when refused); ``got`` is
     ``timeout`` or ``crash: ...`` when the child did not finish well."""
     code = _CHILD.format(text=case.text, call=case.call)
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "80"}

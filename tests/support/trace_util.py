@@ -31,3 +31,18 @@ def run_json(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, 
 
 def changes(doc: dict[str, Any], kind: str | None = None) -> list[dict[str, Any]]:
     return [c for c in doc["changes"] if kind is None or c["kind"] == kind]
+
+
+def devices(change: dict[str, Any]) -> list[int]:
+    """A change's ``devices``, its ``[first, last]`` runs spelled out."""
+    return [d for first, last in change["devices"] for d in range(first, last + 1)]
+
+
+def mesh(doc: dict[str, Any], side: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``meshes`` entry a change's side cites (None: it has no mesh)."""
+    return None if side["mesh"] is None else doc["meshes"][side["mesh"]]
+
+
+def placement(doc: dict[str, Any], side: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``placements`` entry a change's side cites (None: it has no placement)."""
+    return None if side["placement"] is None else doc["placements"][side["placement"]]

@@ -28,3 +28,10 @@ def negates_verbose(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """make_negates.py's XLA folder dumped with ``shardy-verbose``: stage modules with Shardy's records."""
     out = tmp_path_factory.mktemp("negates_verbose")
     return write_with_jax(HERE.parent / "support" / "make_negates.py", out, "shardy-verbose") / "xla"
+
+
+@pytest.fixture(scope="session")
+def wide(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+    """make_wide.py's two lowerings on 8 and on 64 devices, by device count."""
+    script = HERE.parent / "support" / "make_wide.py"
+    return {n: write_with_jax(script, tmp_path_factory.mktemp(f"wide{n}"), str(n)) for n in (8, 64)}

@@ -5,10 +5,11 @@ device-to-slice map."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
-from support.trace_util import ROOT, SEED_LOG, changes, run, run_json
+from support.trace_util import ROOT, SEED_LOG, changes, devices, mesh, run, run_json
 
 
 def test_renamed_axes_are_a_mesh_change_not_a_placement_change(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -17,8 +18,9 @@ def test_renamed_axes_are_a_mesh_change_not_a_placement_change(logs: Path, capsy
     assert {c["value"] for c in changes(doc)} == {"arg[0]", "result[0]"}
     assert {c["kind"] for c in changes(doc)} == {"mesh"}
     arg = next(c for c in changes(doc) if c["value"] == "arg[0]")
-    assert [a["name"] for a in arg["before"]["mesh"]["axes"]] == ["batch", "model"]
-    assert [a["name"] for a in arg["after"]["mesh"]["axes"]] == ["_axis_0", "_axis_1"]
+    before, after = mesh(doc, arg["before"]), mesh(doc, arg["after"])
+    assert before is not None and [a["name"] for a in before["axes"]] == ["batch", "model"]
+    assert after is not None and [a["name"] for a in after["axes"]] == ["_axis_0", "_axis_1"]
 
 
 def test_the_seeds_invented_mesh_moves_the_data(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -28,7 +30,7 @@ def test_the_seeds_invented_mesh_moves_the_data(logs: Path, capsys: pytest.Captu
     assert change["value"] == "arg[0]"
     held = json.loads((logs / "held.json").read_text())
     moved = sorted(int(d) for d in held["scale"] if held["scale"][d] != held["distorted"][d])
-    assert change["devices"] == moved == [1, 2, 3, 4, 5, 6]
+    assert devices(change) == moved == [1, 2, 3, 4, 5, 6] and change["devices"] == [[1, 6]]
     assert doc["summary"] == {  # result[0]: replicated on both
         "placement": 1, "decided": 0, "mesh": 1, "spelling": 0, "partitioned": 0, "dropped": 0, "skipped": 0
     }
@@ -148,7 +150,7 @@ def test_a_manual_computation_s_operand_moved(logs: Path, capsys: pytest.Capture
     assert (change["kind"], change["value"]) == ("placement", "%0:in[1]")
     held = json.loads((logs / "held.json").read_text())
     moved = sorted(int(d) for d in held["manual"] if held["manual"][d] != held["manual_moved"][d])
-    assert change["devices"] == moved
+    assert devices(change) == moved
     _, same = run_json(["diff", str(logs / "manual.mlir"), str(logs / "manual.mlir")], capsys)
     assert same["changes"] == []
     code, only = run_json(["diff", str(logs / "manual.mlir"), str(logs / "manual_moved.mlir"), "--value", "%0:out[0]"],
@@ -219,3 +221,60 @@ def test_a_constraint_made_a_reshard_is_the_same_value(tmp_path: Path, capsys: p
         ])))
     code, doc = run_json(["diff", str(a), str(b)], capsys)
     assert code == 0 and [(c["kind"], c["value"], c["filled"]) for c in changes(doc)] == [("decided", "%0", [1])]
+
+
+def test_a_change_cites_its_mesh_and_placement_by_id(
+    wide: dict[int, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Four arguments move on one mesh: the mesh is written once, each distinct placement once, and each
+    change cites them by id, so a change costs the same on 64 devices as on 8 (the tables grow, once)."""
+    size = {}
+    for n, folder in wide.items():
+        code, doc = run_json(["diff", str(folder / "before.mlir"), str(folder / "after.mlir")], capsys)
+        moved = changes(doc, "placement")
+        assert code == 1 and doc["schema"] == 2
+        assert [c["value"] for c in moved] == [f"arg[{i}]" for i in range(4)]
+        assert len(doc["meshes"]) == 1 and len(doc["placements"]) == 2
+        assert [p["id"] for p in doc["placements"]] == [0, 1] and doc["meshes"][0]["id"] == 0
+        (m,) = doc["meshes"]
+        assert [(a["name"], a["size"]) for a in m["axes"]] == [("batch", 2), ("model", n // 2)]
+        assert {(c["before"]["placement"], c["after"]["placement"]) for c in moved} == {(0, 1)}
+        assert all(len(t["devices"]) == 2 for p in doc["placements"] for t in p["tiles"])
+        size[n] = max(len(json.dumps(c)) for c in moved)
+    assert size[64] <= size[8] + 16  # (a device number's digits)
+
+
+def test_text_counts_a_dump_s_moves_and_draws_the_first_grids(
+    wide: dict[int, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Four arguments move alike: one line says so, and the device grids of the first three are drawn
+    (``--all-grids``: all four); every change still has its before and after lines."""
+    folder = wide[8]
+    args = ["diff", str(folder / "before.mlir"), str(folder / "after.mlir")]
+    drawn = {}
+    for extra in ([], ["--all-grids"]):
+        code, out, _ = run([*args, *extra], capsys)
+        assert code == 1
+        assert out.count("\n  4 values moved: #sdy.sharding<@mesh, [{}, {\"model\"}]> -> "
+                         "#sdy.sharding<@mesh, [{\"model\"}, {}]> (4)\n") == 1
+        assert [m.group(1) for m in re.finditer(r"^  placement (\S+)$", out, re.MULTILINE)] == [
+            f"arg[{i}]" for i in range(4)
+        ]
+        drawn[bool(extra)] = len(re.findall(r"^ +before +after$", out, re.MULTILINE))
+        assert ("; --all-grids draws the other 1)\n" in out) == (not extra)
+    assert drawn == {False: 3, True: 4}
+
+
+def test_trace_draws_the_grids_of_each_pass_s_first_moves_over_the_run(
+    wide: dict[int, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three dumps that each move four arguments are one pass three times over: its first three moves
+    are drawn, not three a dump; the last line before the summary says how many were left out."""
+    before, after = str(wide[8] / "before.mlir"), str(wide[8] / "after.mlir")
+    drawn = {}
+    for extra in ([], ["--all-grids"]):
+        code, out, _ = run(["trace", before, after, before, after, *extra], capsys)
+        assert code == 1 and len(re.findall(r"^  placement arg\[\d\]$", out, re.MULTILINE)) == 12
+        drawn[bool(extra)] = len(re.findall(r"^ +before +after$", out, re.MULTILINE))
+        assert ("first 3 moves; --all-grids draws the other 9)\n4 dumps read:" in out) == (not extra)
+    assert drawn == {False: 3, True: 12}

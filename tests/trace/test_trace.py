@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.trace_util import SEED_LOG, changes, run, run_json
+from support.trace_util import SEED_LOG, changes, devices, run, run_json
 
 from shardconv.trace import report
 from shardconv.trace import run as run_module
@@ -83,7 +83,7 @@ def test_the_module_jax_lowered_then_the_seed_log(logs: Path, capsys: pytest.Cap
     assert code == 1
     (moved,) = changes(doc, "placement")
     assert (moved["pass"], moved["value"], moved["after"]["dump"]) == ("Before AnalyzeMeshPass", "arg[0]", 1)
-    assert moved["devices"] == [1, 2, 3, 4, 5, 6]
+    assert devices(moved) == [1, 2, 3, 4, 5, 6]
 
 
 @pytest.mark.parametrize("log", ["func_scope.log", "module_scope.log"])
@@ -153,7 +153,7 @@ def test_an_edited_xla_step_is_found_by_its_pass(
     step.write_text(text.replace(param.group(0), edited))
     code, doc = run_json(["trace", str(folder), "--value", "arg[0]"], capsys)
     assert code == 1
-    got = [(c["pass"], Path(c["after"]["file"]).name, c["devices"]) for c in changes(doc, "placement")]
+    got = [(c["pass"], Path(c["after"]["file"]).name, devices(c)) for c in changes(doc, "placement")]
     after = next(folder.glob("*.0006.*")).name
     assert got == [("dce", step.name, [1, 3, 4, 6]), ("spmd-partitioning", after, [1, 3, 4, 6])]
     assert changes(doc, "placement")[0]["after"]["line"] == text[: param.start()].count("\n") + 1

@@ -37,8 +37,9 @@ _LONG = 4096  # a text this short costs little whatever it holds: the everyday p
 
 def refuse_hostile(text: str) -> None:
     """The counts and products the parser would refuse, checked without building a list."""
+    refuse_huge_products(text)  # (first, as the parser checks tile dims before the list they count)
+    refuse_huge_meshes(text)
     refuse_wrong_lengths(text)
-    refuse_huge_products(text)
     refuse_extra_subgroups(text)
 
 
@@ -98,8 +99,6 @@ def _everyday_element(text: str, num_devices: int | None) -> HloSharding | None:
         return None
 
 
-_V1_HEAD = re.compile(r"devices=\[([0-9,\s]*)\]\s*(?=[0-9])")
-_LIST_RUN = re.compile(r"[0-9,\s]*")
 # What can follow a device list: the closing brace, a space, a comment, or an item (last_tile_dim(s),
 # metadata=, shard_as / shard_like, device(s)=, replicated, unreduced): found by str.find, not a regex.
 _LIST_STOPS = ("}", " ", "\t", "\n", "\r", "/", "l", "m", "s", "d", "r", "u")
@@ -110,23 +109,44 @@ def refuse_wrong_lengths(text: str) -> None:
     reads it (a 2 MB list is refused in milliseconds, not after tokenising every id): the same error,
     at the same place, as the parser's check. A list whose end is not plain, and text inside string
     literals, are left to the parser."""
-    for m in _V1_HEAD.finditer(text):
-        dims_text = "".join(m.group(1).split())
-        if not dims_text or ",," in dims_text or any(len(d) > 18 for d in dims_text.split(",")):
-            continue  # the parser reports it (beyond int64, an empty dim)
-        start = m.end()
+    for head, open_ in _found(text, "devices=["):
+        close = text.find("]", open_)
+        start = close + 1
+        while 0 < start < len(text) and text[start].isspace():
+            start += 1
+        if close < 0 or start >= len(text) or not text[start].isdigit():
+            continue  # (an iota, or no list: not this check's)
+        plain = _PLAIN_LIST.match(text, open_)
+        dims_text = "".join(text[open_:close].split())
+        if plain is None or plain.end() != close or not dims_text or ",," in dims_text:
+            continue  # the parser reports it (an empty dim, not a plain list)
+        if any(len(d) > 18 for d in dims_text.split(",")):
+            continue  # (beyond int64)
         end = _list_end(text, start)
-        if end is None or text[end - 1] == "," or text.find(",,", start, end) >= 0 or _in_string(text, m.start()):
+        spaced = end is None and len(text) > _LONG  # ``0, 1, 2``: counted by its commas, as it is long
+        if spaced:
+            end = _spaced_list_end(text, start)
+        if end is None or text[end - 1] == "," or text.find(",,", start, end) >= 0 or _in_string(text, head):
             continue
         dims = [int(d) for d in dims_text.split(",") if d]
         need = prod(dims)
         have = text.count(",", start, end) + 1
-        if have != need:
+        if have > need if spaced else have != need:  # (``0 1`` is one entry by its commas: the parser words it)
             raise ShardingValidationError(
                 f"device list has {have} entries but the tile dims [{','.join(map(str, dims))}] need {need}",
                 text=text,
                 pos=start,
             )
+
+
+def _spaced_list_end(text: str, start: int) -> int:
+    """Where a device list with spaces inside (``0, 1, 2``) ends: its digits, commas and spaces, less
+    the spaces after its last entry."""
+    run = _PLAIN_LIST.match(text, start)
+    end = run.end() if run is not None else start
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return end
 
 
 _PLAIN_LIST = re.compile(r"[0-9,\s]*")
@@ -147,6 +167,55 @@ def refuse_huge_products(text: str) -> None:
             check_device_count(factors)
         except ShardingError as e:
             raise e.located(text, head + (len("devices=") if text.startswith("d", head) else 0)) from None
+
+
+# A V3 mesh's axes: ``'a'=2`` (or bare ``a=2``, jaxlib 0.9.1), a quoted name read whole (it may hold ``=``).
+_MESH_AXIS = re.compile(r"""(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[A-Za-z_][A-Za-z0-9_.]*)\s*=\s*([0-9]+)""")
+
+
+def refuse_huge_meshes(text: str) -> None:
+    """Refuse a V3 mesh whose axes' product passes the device ceiling, and an explicit ``device_ids``
+    list whose length is not that product, before the parser reads them: the axes are read until the
+    product passes 10^30, the ids only counted (their commas). The parser's own errors, at its place."""
+    for head, start in _found(text, "mesh["):
+        if text.startswith("_", head - 1) or _in_string(text, head):
+            continue  # (``maximal_mesh[device_id=N]``)
+        close = text.find("]", start)
+        if close < 0:
+            continue
+        sizes = (int(m.group(1)) for m in _MESH_AXIS.finditer(text, start, close) if len(m.group(1)) <= 19)
+        try:
+            need = check_device_count(n for n in sizes if n > 0)
+        except ShardingError as e:
+            raise e.located(text, head) from None
+        ids = _explicit_ids(text, close)
+        if ids is not None and (have := text.count(",", *ids) + 1) != need:
+            raise ShardingValidationError(f"device_ids has {have} entries but the mesh has {need} devices",
+                                          text=text, pos=head)
+
+
+_IDS_HEAD = re.compile(r"\]\s*,\s*device_ids=\(")
+
+
+def _explicit_ids(text: str, close: int) -> tuple[int, int] | None:
+    """The span of the plain id list in ``device_ids=(...)`` right after a V3 mesh's ``]`` (``close``);
+    None when there is none, or it is not a plain list (an iota, an empty entry: the parser words it)."""
+    m = _IDS_HEAD.match(text, close)
+    if m is None:
+        return None
+    start = m.end()
+    end = text.find(")", start)
+    plain = _PLAIN_LIST.match(text, start)
+    if end < 0 or plain is None or plain.end() != end:
+        return None
+    first, last = start, end - 1
+    while first < end and text[first].isspace():
+        first += 1
+    while last > first and text[last].isspace():
+        last -= 1
+    if first == end or text[first] == "," or text[last] == "," or text.find(",,", start, end) >= 0:
+        return None
+    return start, end
 
 
 def _found(text: str, *needles: str) -> Iterator[tuple[int, int]]:

@@ -346,7 +346,8 @@ class HloTransformer(Transformer[Token, HloSharding]):
                 if not axes:
                     raise _err(f"'{key.rstrip('=')}' needs a mesh with axes (XLA aborts on an empty one)", it.tok)
                 attrs[key] = replace(it, value=tuple(AxisRef(a.name) for a in axes))
-        n = check_device_count(a.size for a in axes if a.size > 0)
+        with _at(head):
+            n = check_device_count(a.size for a in axes if a.size > 0)
         ids: _Ints | None = None
         device_iota = None
         if ids_spec is not None and ids_spec[0] == "explicit":
