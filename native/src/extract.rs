@@ -1336,11 +1336,17 @@ impl Extractor {
                 Ok(end)
             }
             Group::Collective => {
-                let name = symbol(sub);
+                // `replica_group_mesh_axes<mesh = @m, axes = [...]>`: the site is the whole `<...>`, the
+                // value its mesh's name (none for an inline `#stablehlo.mesh<...>`).
+                let name = (!sub.is_empty()).then(|| symbol(sub));
                 let c = self.mlir_context(ln, ms);
-                let s = self.occ(ln, COLLECTIVE_MESH, "replica_groups".into(), m.sub.0 - 1, me, Some(name), None, c.op);
-                out.push(s);
-                Ok(me)
+                let open = ms + b"replica_group_mesh_axes".len();
+                let Some(end) = match_close(t, open) else {
+                    let c = Ctx { value: name, shapes: None, op: c.op };
+                    return Ok(self.unfinished(ln, me, COLLECTIVE_MESH, "replica_groups".into(), open, c, out));
+                };
+                out.push(self.occ(ln, COLLECTIVE_MESH, "replica_groups".into(), open, end, name, None, c.op));
+                Ok(end)
             }
             Group::CollAxes => {
                 // The axes a collective names, keyed by the mesh its out_sharding names (an axis the
