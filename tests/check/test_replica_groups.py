@@ -183,3 +183,36 @@ def test_a_jax_written_group_is_held_to_its_mesh(jax_dumps: Path, tmp_path: Path
         path.write_text(text.replace(f"axes = [{ref}]", f"axes = [{changed}]", 1))
         found = check_paths([str(path)])
         assert [f.rule.value for f in found] == ["verify"] and said in found[0].message, found
+
+
+SDY_MODULE = """module @m {{
+  sdy.mesh @mesh = <["x"=2, "y"=2]>
+  func.func @main(%arg0: tensor<8x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"x"}}, {{}}]>}}) -> tensor<8x8xf32> {{
+    {op}
+    return %1 : tensor<8x8xf32>
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        '%1 = sdy.all_gather [{"x"}, {"x"}] %arg0 out_sharding=<@mesh, [{}, {}]> : tensor<8x8xf32>',
+        '%1 = sdy.all_reduce {"y", "y"} %arg0 out_sharding=<@mesh, [{"x"}, {}]> : tensor<8x8xf32>',
+        '%1 = sdy.all_reduce {"q"} %arg0 out_sharding=<@mesh, [{"x"}, {}]> : tensor<8x8xf32>',
+    ],
+)
+def test_shardy_collectives_as_shardys_verifier_says(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], op: str
+) -> None:
+    """The same axis-list checks on Shardy's own collectives: Shardy's verifier (jaxlib) words the one error."""
+    from jaxlib.mlir import ir
+    from support.oracle_sdy import context
+
+    text = SDY_MODULE.format(op=op)
+    with context(), pytest.raises(ir.MLIRError) as e:
+        ir.Module.parse(text)
+    (said,) = [d.message.split(" op ", 1)[1] for d in e.value.error_diagnostics]
+    (f,) = findings(tmp_path, capsys, text)
+    assert f["rule"] == "verify" and said in str(f["message"]), (said, f["message"])
