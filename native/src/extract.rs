@@ -211,6 +211,15 @@ pub(crate) fn name_of(b: &[u8]) -> Name {
     }
 }
 
+/// Past an HLO mesh's `, device_ids=(...)` (iota or list) after its `]` at `close`, when it has one.
+fn mesh_device_ids_end(t: &[u8], close: usize) -> usize {
+    const IDS: &[u8] = b", device_ids=(";
+    match t.get(close..close + IDS.len()) {
+        Some(w) if w == IDS => match_close(t, close + IDS.len() - 1).unwrap_or(close),
+        _ => close,
+    }
+}
+
 /// The symbol `@b` names (a mesh).
 fn symbol(b: &[u8]) -> Name {
     compact_str::format_compact!("@{}", String::from_utf8_lossy(b))
@@ -1369,6 +1378,7 @@ impl Extractor {
                     let c = Ctx { value: None, shapes: None, op: c.op };
                     return Ok(self.unfinished(ln, me, COLLECTIVE_MESH, "replica_groups=".into(), m.sub.0, c, out));
                 };
+                let close = mesh_device_ids_end(t, close);
                 let w = close + t[close..].iter().take_while(|&&b| b == b' ').count();
                 let end = match t.get(w) {
                     Some(b'{') => match match_close(t, w) {

@@ -147,21 +147,25 @@ ENTRY %main (p: f32[8]) -> f32[16] {{
 }}
 """
 
-GROUPS = "replica_groups=mesh['axis_0'=2,'axis_1'=4] {axes}"
-
-
+@pytest.mark.parametrize(
+    "mesh",
+    # jax 0.10.2's compiled HLO writes both: a mesh in device order, and one with device_ids
+    # (tests/library/test_jax_device_order.py's program)
+    ["mesh['axis_0'=2,'axis_1'=4]", "mesh['axis_0'=2,'axis_1'=4], device_ids=([2,2,2]T(0,2,1))"],
+)
 @pytest.mark.parametrize(
     ("axes", "said"),
     [("{'axis_2'}", "unknown axis 'axis_2'"), ("{'axis_0', 'axis_0'}", "axis_0")],
 )
 def test_xla_replica_groups_over_an_inline_mesh(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], axes: str, said: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mesh: str, axes: str, said: str
 ) -> None:
+    groups = f"replica_groups={mesh} {{axes}}"
     p = tmp_path / "m.hlo"
-    p.write_text(HLO.format(groups=GROUPS.format(axes="{'axis_1'}")))
+    p.write_text(HLO.format(groups=groups.format(axes="{'axis_1':(2)2}")))
     _, out, _ = run([str(p), "--format", "json"], capsys)
     assert json.loads(out)["findings"] == []
-    p.write_text(HLO.format(groups=GROUPS.format(axes=axes)))
+    p.write_text(HLO.format(groups=groups.format(axes=axes)))
     _, out, _ = run([str(p), "--format", "json"], capsys)
     (f,) = json.loads(out)["findings"]
     assert f["rule"] == "verify" and said in f["message"] and f["line"] == 5
