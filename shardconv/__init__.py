@@ -47,7 +47,9 @@ if TYPE_CHECKING:
     from shardconv.core.model import MeshSharding as MeshSharding
     from shardconv.core.model import OpMetadata as OpMetadata
     from shardconv.core.model import PartitionSpec as PartitionSpec
+    from shardconv.core.model import ShardGrid as ShardGrid
     from shardconv.core.model import ShardGroup as ShardGroup
+    from shardconv.core.model import ShardSharding as ShardSharding
     from shardconv.core.model import SubAxis as SubAxis
     from shardconv.core.model import SubgroupType as SubgroupType
     from shardconv.core.model import TensorSharding as TensorSharding
@@ -62,6 +64,8 @@ if TYPE_CHECKING:
     from shardconv.formats.sdy.read import parse_sdy_per_value as parse_sdy_per_value
     from shardconv.formats.sdy.verify_text import verify as verify
     from shardconv.formats.spec.read import parse_partition_spec as parse_partition_spec
+    from shardconv.formats.shard.read import parse_shard_grid as parse_shard_grid
+    from shardconv.formats.shard.read import parse_shard_sharding as parse_shard_sharding
     from shardconv.check.diagnostics import CheckFinding as CheckFinding
     from shardconv.check.engine import check_paths as check_paths
     from shardconv.check.engine import check_text as check_text
@@ -127,6 +131,8 @@ _EXPORTS: dict[str, str] = {
             "TensorShardingPerValue",
             "ManualAxes",
             "PartitionSpec",
+            "ShardGrid",
+            "ShardSharding",
             "UNCONSTRAINED",
             "Unconstrained",
         ),
@@ -138,6 +144,7 @@ _EXPORTS: dict[str, str] = {
         ("parse_mesh", "parse_sdy", "parse_sdy_per_value", "parse_manual_axes"), "shardconv.formats.sdy.read"
     ),
     "parse_partition_spec": "shardconv.formats.spec.read",
+    **dict.fromkeys(("parse_shard_grid", "parse_shard_sharding"), "shardconv.formats.shard.read"),
     "torch_mesh": "shardconv.formats.coerce",
     # verification
     "verify": "shardconv.formats.sdy.verify_text",

@@ -211,6 +211,15 @@ pub(crate) fn name_of(b: &[u8]) -> Name {
     }
 }
 
+/// Past an HLO mesh's `, device_ids=(...)` (iota or list) after its `]` at `close`, when it has one.
+fn mesh_device_ids_end(t: &[u8], close: usize) -> usize {
+    const IDS: &[u8] = b", device_ids=(";
+    match t.get(close..close + IDS.len()) {
+        Some(w) if w == IDS => match_close(t, close + IDS.len() - 1).unwrap_or(close),
+        _ => close,
+    }
+}
+
 /// The symbol `@b` names (a mesh).
 fn symbol(b: &[u8]) -> Name {
     compact_str::format_compact!("@{}", String::from_utf8_lossy(b))
@@ -1337,11 +1346,17 @@ impl Extractor {
                 Ok(end)
             }
             Group::Collective => {
-                let name = symbol(sub);
+                // `replica_group_mesh_axes<mesh = @m, axes = [...]>`: the site is the whole `<...>`, the
+                // value its mesh's name (none for an inline `#stablehlo.mesh<...>`).
+                let name = (!sub.is_empty()).then(|| symbol(sub));
                 let c = self.mlir_context(ln, ms);
-                let s = self.occ(ln, COLLECTIVE_MESH, "replica_groups".into(), m.sub.0 - 1, me, Some(name), None, c.op);
-                out.push(s);
-                Ok(me)
+                let open = ms + b"replica_group_mesh_axes".len();
+                let Some(end) = match_close(t, open) else {
+                    let c = Ctx { value: name, shapes: None, op: c.op };
+                    return Ok(self.unfinished(ln, me, COLLECTIVE_MESH, "replica_groups".into(), open, c, out));
+                };
+                out.push(self.occ(ln, COLLECTIVE_MESH, "replica_groups".into(), open, end, name, None, c.op));
+                Ok(end)
             }
             Group::CollAxes => {
                 // The axes a collective names, keyed by the mesh its out_sharding names (an axis the
@@ -1364,6 +1379,7 @@ impl Extractor {
                     let c = Ctx { value: None, shapes: None, op: c.op };
                     return Ok(self.unfinished(ln, me, COLLECTIVE_MESH, "replica_groups=".into(), m.sub.0, c, out));
                 };
+                let close = mesh_device_ids_end(t, close);
                 let w = close + t[close..].iter().take_while(|&&b| b == b' ').count();
                 let end = match t.get(w) {
                     Some(b'{') => match match_close(t, w) {

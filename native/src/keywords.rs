@@ -277,11 +277,15 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
     }
     if let Some(j) = lit(t, s, b"replica_group_mesh_axes<") {
         if let Some(k) = lit(t, ws(t, j), b"mesh") {
-            if let Some(a) = byte(t, ws(t, byte(t, ws(t, k), b'=')?), b'@') {
+            let v = ws(t, byte(t, ws(t, k), b'=')?);
+            if let Some(a) = byte(t, v, b'@') {
                 let e = run(t, a, name_char);
                 if e > a {
                     return m(Group::Collective, s, e, (a, e));
                 }
+            }
+            if let Some(e) = lit(t, v, b"#stablehlo.mesh<") {
+                return m(Group::Collective, s, e, (e, e)); // an inline mesh: no name
             }
         }
     }

@@ -10,7 +10,15 @@ from math import lcm, prod
 from typing import TypeVar
 
 from shardconv.core.errors import ShardingError, ShardingValidationError
-from shardconv.core.model import HloSharding, Kind, Mesh, PartitionSpec, TensorSharding, TensorShardingPerValue
+from shardconv.core.model import (
+    HloSharding,
+    Kind,
+    Mesh,
+    PartitionSpec,
+    ShardSharding,
+    TensorSharding,
+    TensorShardingPerValue,
+)
 from shardconv.backends.base import Example, ShardingLike
 from shardconv.core.records import record
 
@@ -46,6 +54,10 @@ def to_model(x: ShardingLike, mesh: Mesh) -> tuple[HloSharding | TensorSharding 
         except ImportError as e:
             raise ShardingValidationError(f"partition specs need shardconv.convert.from_partition_spec: {e}") from None
         return from_partition_spec(value, mesh), "spec"
+    if isinstance(value, ShardSharding):  # grid axis i is the mesh's axis i
+        from shardconv.convert.shard_dialect import shard_to_sdy
+
+        return shard_to_sdy(value, mesh), "shard"
     return value, label
 
 

@@ -112,7 +112,10 @@ _TABLE: tuple[Rule, ...] = (
         summary="rejected by XLA's or Shardy's verifier (unknown axis, duplicate device, ...)",
         check=rules.verify,
         why="The value parses but Shardy's or XLA's verifier rejects it (an axis the mesh lacks, a device listed "
-        "twice, ...): the compile stops with the verifier's message.",
+        "twice, ...): the compile stops with the verifier's message. The axes a collective runs over are held "
+        "to its mesh the same way: a Shardy collective's (`sdy.all_reduce {\"y\"}`), a mesh-axis replica "
+        "group's (`#stablehlo.replica_group_mesh_axes<mesh = @mesh, axes = [...]>`, which jax writes for "
+        "every `shard_map` collective) and XLA's `replica_groups=mesh[...] {...}`: each axis in the mesh, none twice.",
         bad=_mlir(_func(_T, '#sdy.sharding<@mesh, [{"modle"}, {}]>')),
         good=_mlir(_func(_T, '#sdy.sharding<@mesh, [{"model"}, {}]>')),
         how="Use the mesh's axis names (the finding suggests the closest).",

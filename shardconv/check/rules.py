@@ -104,33 +104,48 @@ def rank_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
 
 
 def _collective_axes(ctx: ModuleContext) -> Iterator[RuleResult]:
-    """The axes a Shardy collective names (``sdy.all_gather [{}, {"y"}]``, ``sdy.all_reduce {"y"}``, ...)
-    must be axes of the mesh its out_sharding names, as Shardy's collective verifier requires."""
+    """The axes a collective names (Shardy's ``sdy.all_gather [{}, {"y"}]``, ``sdy.all_reduce {"y"}``, ...;
+    StableHLO's ``#stablehlo.replica_group_mesh_axes<mesh = @m, axes = [...]>``; XLA's
+    ``replica_groups=mesh[...] {...}``) must be axes of their mesh, each once, as Shardy's collective
+    verifier requires: the mesh its out_sharding names, the replica group's named or inline mesh."""
     from shardconv.formats.sdy.read import parse_mesh
-    from shardconv.formats.sdy.verify import unknown_axis_name
+    from shardconv.formats.sdy.verify import verify_axis_refs
 
     for dv in ctx.module.values:
-        if dv.site.kind is not SiteKind.COLLECTIVE_AXES or not isinstance(dv.value, CollectiveAxes):
+        if dv.site.kind not in (SiteKind.COLLECTIVE_AXES, SiteKind.COLLECTIVE_MESH):
+            continue
+        if not isinstance(dv.value, CollectiveAxes):
             continue
         ref = dv.site.value or ""
-        mesh: Mesh | None = ctx.meshes.get(ref[1:]) if ref.startswith("@") else None
-        if not ref.startswith("@") and ref:
+        mesh: Mesh | None = dv.value.mesh or (_named_mesh(ctx, ref[1:]) if ref.startswith("@") else None)
+        if mesh is None and not ref.startswith("@") and ref:
             try:
                 mesh = parse_mesh(ref[len("#sdy."):] if ref.startswith("#sdy.") else ref[len("mesh"):])
             except ShardingError:
                 mesh = None
         if mesh is None:
-            continue  # no mesh, or an unknown one: the out_sharding's own finding says so
-        missing = next((a for a in dv.value.axes if a.name not in mesh.axis_names), None)
-        if missing is not None:
-            e = unknown_axis_name(missing.name, mesh)
+            continue  # no mesh, or an unknown one: the out_sharding's (or mesh rule's) own finding says so
+        try:
+            verify_axis_refs(dv.value.axes, mesh)
+        except ShardingError as e:
             where = f"mesh {ref} = {mesh}" if ref.startswith("@") else f"its inline mesh {mesh}"
+            unknown = e.message.startswith("unknown axis name")
             yield RuleResult(
                 at=dv,
-                message=f"{dv.site.site}: {e.message}: {where} has no such axis",
+                message=f"{dv.site.site}: {e.message}: {where}" + (" has no such axis" if unknown else ""),
                 notes=_suggestion_notes(e),
                 col=error_col(dv.site, e),
             )
+
+
+def _named_mesh(ctx: ModuleContext, name: str) -> Mesh | None:
+    """The mesh ``@name`` declares in the module: an ``sdy.mesh``, else a ``stablehlo.mesh`` attribute."""
+    if name in ctx.meshes:
+        return ctx.meshes[name]
+    for dv in ctx.module.values:
+        if dv.site.kind is SiteKind.STABLEHLO_MESH and dv.site.mesh_name == name and isinstance(dv.value, Mesh):
+            return dv.value
+    return None
 
 
 def _sdy_rank_issues(

@@ -115,9 +115,18 @@ def json_doc(
 
 
 def _mesh_line(c: Converted) -> str | None:
+    """The declaration of the answer's mesh: ``sdy.mesh @m = <...>``, or for ``--to shard`` its grid."""
     from shardconv.formats.sdy.write import print_mesh
 
-    return print_mesh(c.on.mesh, form="decl") if c.on is not None else None
+    if c.on is None:
+        return None
+    if c.target == "shard":
+        from shardconv.convert.shard_dialect import mesh_grid
+        from shardconv.core.model import TensorSharding
+
+        named = c.on.sharding.mesh if isinstance(c.on.sharding, TensorSharding) else None
+        return str(mesh_grid(c.on.mesh, named if isinstance(named, str) else None))
+    return print_mesh(c.on.mesh, form="decl")
 
 
 EPILOG = """\b
@@ -130,6 +139,7 @@ Examples:
   shardconv convert "{mesh['a'=2,'b'=4], [{'a'}, {}]}" --to proto-v2
   shardconv convert - --mesh @model.mlir < shardings.txt
   shardconv convert '#sdy.sharding<mesh<["a"=2]>, [{"a"}]>' --to v3 --xla-version head
+  shardconv convert 'shard.sharding @grid split_axes = [[1], []]' --mesh a=2,b=4 --to sdy
 
 \b
 --to defaults to sdy for HLO/proto input and to hlo otherwise. Without --mesh an
@@ -157,7 +167,11 @@ With --format json, batch output is JSON Lines, one object per item.
 @click.option(
     "--explain/--no-explain", default=None, help="Explanations on stderr (default: when stderr is a terminal)."
 )
-@click.option("--with-mesh", is_flag=True, help="Print the mesh declaration line before an sdy answer.")
+@click.option(
+    "--with-mesh",
+    is_flag=True,
+    help="Print the mesh declaration line before an sdy answer (its shard.grid before a shard one).",
+)
 @click.option(
     "--unspecified-dims",
     "unspecified_text",
@@ -182,7 +196,8 @@ def convert(
     """Convert a sharding between HLO (V1/V2/V3), Shardy, partition specs and OpSharding protos.
 
     TEXT is detected automatically: '{...}' HLO, '#sdy.sharding<...>' / '<@mesh, [...]>' /
-    '[{...}]' Shardy, "P(None, 'model')" partition spec, hex or base64 OpSharding proto.
+    '[{...}]' Shardy, "P(None, 'model')" partition spec, 'shard.sharding @grid split_axes = [[0]]'
+    (MLIR's shard dialect: grid axis i is --mesh's axis i), hex or base64 OpSharding proto.
     """
     from shardconv.ui.console import is_tty
     from shardconv.convert import resolve

@@ -23,12 +23,12 @@ def report_for(inp: Input, ctx: Context) -> RoundTripReport:
     """The library's round trip of ``inp`` on ``ctx.mesh`` (a partition spec starts on the Shardy side)."""
     from shardconv.convert import roundtrip as run_roundtrip, v3_to_v2
     from shardconv.convert import resolve
-    from shardconv.formats.detect import SPEC_KINDS
+    from shardconv.formats.detect import SHARD, SPEC_KINDS
 
     mesh = resolve.need_mesh(ctx.mesh, "roundtrip")
     rank = resolve.input_rank(inp, ctx.rank)
     value: Any = inp.value
-    if inp.kind in SPEC_KINDS:
+    if inp.kind in (*SPEC_KINDS, SHARD):  # brought to the Shardy side on the mesh
         value = resolve.as_sdy(inp, mesh, rank=rank).sharding
     elif inp.is_hlo:
         value = v3_to_v2(value)
@@ -39,10 +39,15 @@ def run_backend(name: str, inp: Input, ctx: Context) -> BackendResult:
     """Place real (or reference) data for the input and its conversion, device by device."""
     from shardconv.backends.base import Example
     from shardconv.cli.examples import pick_backends
+    from shardconv.convert import resolve
+    from shardconv.formats.detect import SHARD
 
     (backend,) = pick_backends(name)
     assert ctx.mesh is not None
-    return backend.run(Example(name="roundtrip", mesh=ctx.mesh, sharding=inp.value, shape=ctx.shape))
+    sharding: Any = inp.value
+    if inp.kind == SHARD:  # the backends place Shardy and HLO shardings
+        sharding = resolve.as_sdy(inp, ctx.mesh, rank=ctx.rank).sharding
+    return backend.run(Example(name="roundtrip", mesh=ctx.mesh, sharding=sharding, shape=ctx.shape))
 
 
 def holds(report: RoundTripReport, result: BackendResult | None) -> bool:

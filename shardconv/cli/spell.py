@@ -15,9 +15,11 @@ if TYPE_CHECKING:
     from shardconv.convert.resolve import OnMesh
 
 TARGETS = (
-    "hlo", "sdy", "v1", "v2", "v3", "spec", "proto-hex", "proto-base64", "proto-v2", "proto-v3", "textproto", "json",
+    "hlo", "sdy", "v1", "v2", "v3", "spec", "shard", "proto-hex", "proto-base64", "proto-v2", "proto-v3", "textproto",
+    "json",
 )
-_NOTATIONS = {"sdy": "sdy", "spec": "spec", "v3": "v3", "proto-v3": "named"}  # the others write HLO V1/V2
+# The others write HLO V1/V2; shard's own converter refuses an unreduced sharding, whatever its reduction.
+_NOTATIONS = {"sdy": "sdy", "spec": "spec", "v3": "v3", "proto-v3": "named", "shard": "sdy"}
 _OWN_PROTO = ("proto-hex", "proto-base64", "textproto")  # XLA's proto of the input itself
 MAX_LISTED = 1 << 20  # devices an explicit list is written for: about 7 MB of text, 2 s and 150 MB to write
 
@@ -52,6 +54,8 @@ def render_target(
     if target == "sdy":
         assert on is not None
         return str(_inline(on) if on.synthetic else on.sharding)
+    if target == "shard":
+        return _shard_form(inp, on)
     if target == "spec":
         from shardconv.convert import to_partition_spec
 
@@ -93,6 +97,24 @@ def render_target(
     import base64
 
     return base64.b64encode(data).decode()
+
+
+def _shard_form(inp: Input, on: OnMesh | None) -> str:
+    """``inp`` in MLIR's shard dialect: a shard input as parsed (its halos and offsets kept), anything else
+    from its Shardy side on that mesh's grid."""
+    from shardconv.convert.shard_dialect import sdy_to_shard
+    from shardconv.core.model import ShardSharding
+
+    if isinstance(inp.value, ShardSharding):
+        from shardconv.convert.shard_dialect import mesh_grid
+        from shardconv.formats.shard.verify import verify_shard_sharding
+
+        mesh = on.mesh if on is not None else None
+        verify_shard_sharding(inp.value, mesh_grid(mesh, inp.value.grid) if mesh is not None else None)
+        return str(inp.value)
+    assert on is not None
+    one = _single(on, "shard")
+    return str(sdy_to_shard(one, one.resolve_mesh(on.mesh)))
 
 
 def _v3_form(inp: Input, on: OnMesh | None) -> HloSharding:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from shardconv.core.errors import ShardingError, ShardingValidationError, Suggestion
 from shardconv.core.records import record
-from shardconv.formats.detect import SDY, SDY_PER_VALUE, SPEC_KINDS, Input
+from shardconv.formats.detect import SDY, SDY_PER_VALUE, SHARD, SPEC_KINDS, Input
 
 if TYPE_CHECKING:
     from shardconv.convert.to_sdy import RankArg as Rank
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 _Model = TypeVar("_Model")
 
-SDY_TARGETS = ("sdy", "v3", "spec", "proto-v3")  # the output spellings computed from the Shardy side
+SDY_TARGETS = ("sdy", "v3", "spec", "proto-v3", "shard")  # the output spellings computed from the Shardy side
 V3_TARGETS = ("v3", "proto-v3")  # the V3 form: a V3 input's own, else the Shardy side's to_v3
 
 
@@ -40,6 +40,8 @@ def is_v3(inp: Input) -> bool:
 def needs_sdy(inp: Input, target: str, mesh: Mesh | None) -> bool:
     """Whether ``target`` is computed from the Shardy side (and so needs a mesh, real or synthetic)."""
     if target in V3_TARGETS and is_v3(inp):
+        return False
+    if target == "shard" and inp.kind == SHARD:  # written as parsed: its halos and offsets stay
         return False
     return target in SDY_TARGETS or (target == "json" and (mesh is not None or inp.is_hlo))
 
@@ -121,6 +123,14 @@ def as_sdy(inp: Input, mesh: Mesh | None, *, rank: Rank = None) -> OnMesh:
         if rank is not None and not isinstance(rank, int):
             raise ShardingValidationError(f"a partition spec takes one rank, not {','.join(map(str, rank))}")
         return OnMesh(from_partition_spec(value_as(inp, PartitionSpec), m, rank=rank), m)
+    if inp.kind == SHARD:
+        from shardconv.convert.shard_dialect import shard_to_sdy
+        from shardconv.core.model import ShardSharding
+
+        m = need_mesh(mesh, "a shard.sharding (grid axis i is the mesh's axis i)")
+        if rank is not None and not isinstance(rank, int):
+            raise ShardingValidationError(f"a shard.sharding takes one rank, not {','.join(map(str, rank))}")
+        return OnMesh(shard_to_sdy(value_as(inp, ShardSharding), m, rank=rank), m)
     if inp.kind == SDY_PER_VALUE:
         raise ShardingValidationError("a per-value sharding holds several shardings; convert it to hlo")
     hlo = value_as(inp, H)

@@ -545,12 +545,15 @@ class CollectiveAxes:
     """The axes a Shardy collective names before its operand: per dim for ``sdy.all_gather [{}, {"y"}]``
     (also all_slice, reduce_scatter, sharded_to_unreduced), one group for ``sdy.all_reduce {"y"}`` and
     ``sdy.replicated_to_unreduced {"x"}``, one group per ``{"x"}: 0->1`` move for ``sdy.all_to_all``
-    (``moves`` holds its source and target dims); ``reduction`` is a reduction word written before them."""
+    (``moves`` holds its source and target dims); ``reduction`` is a reduction word written before them.
+    A mesh-axis replica group (``#stablehlo.replica_group_mesh_axes``, XLA's ``replica_groups=mesh[...]``)
+    is one group; ``mesh`` is the mesh it writes inline, if any."""
 
     groups: tuple[tuple[AxisRef, ...], ...] = ()
     per_dim: bool = True
     moves: tuple[tuple[int, int], ...] = ()
     reduction: str | None = None
+    mesh: Mesh | None = None
 
     @property
     def axes(self) -> tuple[AxisRef, ...]:
@@ -611,6 +614,39 @@ class JaxType:
     spec: PartitionSpec
 
 
+# --------------------------------------------------------------------------------------------------
+# MLIR's upstream `shard` dialect (named `mesh` before LLVM 21): grid axes are known by position only
+# --------------------------------------------------------------------------------------------------
+
+ShardIndex = int | str  # a halo size or shard offset: a constant, or the SSA value (`%c3`) that holds it
+
+
+@record
+class ShardGrid:
+    """``shard.grid @name(shape = 2x?x4)``: a device grid; ``None`` is a dynamic (``?``) size."""
+
+    name: str
+    shape: tuple[int | None, ...]
+
+    def __str__(self) -> str:
+        return render_text(self)
+
+
+@record
+class ShardSharding:
+    """``shard.sharding @grid split_axes = [[0], []] halo_sizes = [...] sharded_dims_offsets = [...]``: per
+    tensor dim, the grid axes (by position, major to minor) it is split over; halos (two per split dim)
+    and shard offsets, which neither Shardy nor XLA can spell."""
+
+    grid: str
+    split_axes: tuple[tuple[int, ...], ...]
+    halo_sizes: tuple[ShardIndex, ...] = ()
+    sharded_dims_offsets: tuple[ShardIndex, ...] = ()
+
+    def __str__(self) -> str:
+        return render_text(self)
+
+
 __all__ = [
     "UNCONSTRAINED",
     "AxisName",
@@ -628,7 +664,10 @@ __all__ = [
     "OpMetadata",
     "PartitionEntry",
     "PartitionSpec",
+    "ShardGrid",
     "ShardGroup",
+    "ShardIndex",
+    "ShardSharding",
     "SubAxis",
     "SubgroupType",
     "TensorSharding",

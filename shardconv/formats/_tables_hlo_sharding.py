@@ -2,7 +2,7 @@
 # run `make grammars`. tests/formats/test_prebuilt_parsers.py fails when this file is stale.
 # ruff: noqa
 # mypy: ignore-errors
-GRAMMAR_HASH = 4133809376
+GRAMMAR_HASH = 2650547110
 DATA = {'parser': {'lexer_conf': {'terminals': [{'@': 0}, {'@': 1}, {'@': 2}, {'@': 3}, {'@': 4}, {'@': 5}, {'@': 6}, {'@': 7},
                                          {'@': 8}, {'@': 9}, {'@': 10}, {'@': 11}, {'@': 12}, {'@': 13}, {'@': 14},
                                          {'@': 15}, {'@': 16}, {'@': 17}, {'@': 18}, {'@': 19}, {'@': 20}, {'@': 21},

@@ -18,21 +18,30 @@ from shardconv.core.records import record
 
 if TYPE_CHECKING:
     from shardconv.text.layered import StringEncoding
-    from shardconv.core.model import HloSharding, Mesh, PartitionSpec, TensorSharding, TensorShardingPerValue
+    from shardconv.core.model import (
+        HloSharding,
+        Mesh,
+        PartitionSpec,
+        ShardSharding,
+        TensorSharding,
+        TensorShardingPerValue,
+    )
 
-Parsed = Union["HloSharding", "TensorSharding", "TensorShardingPerValue", "PartitionSpec"]
+Parsed = Union["HloSharding", "TensorSharding", "TensorShardingPerValue", "PartitionSpec", "ShardSharding"]
 
 # Input kinds, as shown by ``--from`` and in JSON ("input.kind").
 HLO, SDY, SDY_PER_VALUE, SPEC = "hlo", "sdy", "sdy-per-value", "spec"
 PROTO_HEX, PROTO_BASE64 = "proto-hex", "proto-base64"
 JAX_TYPE = "jax-type"  # jax.typeof's float32[8@X,4]: read as the partition spec it shows
-INPUT_KINDS = ("auto", HLO, SDY, SPEC, JAX_TYPE, PROTO_HEX, PROTO_BASE64)
+SHARD = "shard"  # MLIR's shard dialect: shard.sharding @grid split_axes = [[0], []]
+INPUT_KINDS = ("auto", HLO, SDY, SPEC, JAX_TYPE, SHARD, PROTO_HEX, PROTO_BASE64)
 SPEC_KINDS = (SPEC, JAX_TYPE)  # inputs whose value is a PartitionSpec (they need --mesh)
 
 # Patterns are compiled on first use (``re`` caches them): nothing to pay on the common HLO/sdy path.
 _HEX = r"(?:0x)?(?:[0-9a-fA-F]{2})*"
 _B64 = r"[A-Za-z0-9+/]+={0,2}"
 _WRAPPERS = ("mhlo.sharding", "sdy.sharding", "sharding")  # `NAME = "..."` copied from an IR dump
+_SHARD_OP = r"(?:%[\w$.\-]+\s*=\s*)?shard\.sharding\b"  # the op, with or without its result
 
 
 @record
@@ -64,6 +73,8 @@ def detect_kind(text: str) -> str:
         return PROTO_HEX
     if low.startswith(("base64:", "b64:")):
         return PROTO_BASE64
+    if re.match(_SHARD_OP, s):
+        return SHARD
     if s.startswith(("#sdy.sharding_per_value", "<[<")):
         return SDY_PER_VALUE
     if s.startswith(("#sdy.sharding", "<@", "<mesh<", "sdy.sharding<", "[{")):
@@ -84,7 +95,8 @@ def detect_kind(text: str) -> str:
         return PROTO_BASE64
     raise ShardingSyntaxError(
         "cannot tell what this is; expected an HLO sharding '{...}', a Shardy '#sdy.sharding<...>' or "
-        "'<@mesh, [...]>', a partition spec 'P(...)', a JAX type 'float32[8@x,4]', or a hex/base64 OpSharding proto",
+        "'<@mesh, [...]>', a partition spec 'P(...)', a JAX type 'float32[8@x,4]', a 'shard.sharding @grid "
+        "split_axes = [[0]]', or a hex/base64 OpSharding proto",
         text=text,
         pos=0,
     )
@@ -116,6 +128,10 @@ def parse_input(text: str, kind: str = "auto", *, num_devices: int | None = None
         if body.startswith("["):  # a bare dims list: on the --mesh
             body = f"<@mesh, {body}>"
         return Input(raw, kind, sdy.parse_sdy(body))
+    if kind == SHARD:
+        from shardconv.formats.shard.read import parse_shard_sharding
+
+        return Input(raw, kind, parse_shard_sharding(body))
     if kind == SPEC:
         from shardconv.formats.spec.read import parse_partition_spec
 

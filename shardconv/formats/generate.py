@@ -26,6 +26,7 @@ RUNTIME_FILE = "_lark_runtime.py"
 GRAMMARS: dict[str, tuple[str, ...]] = {
     "hlo_sharding": ("start",),
     "sdy": ("mesh_start", "sharding_start", "per_value_start", "manual_axes_start"),
+    "shard": ("grid_start", "sharding_start"),
 }
 OPTIONS: dict[str, Any] = {"parser": "lalr", "maybe_placeholders": False}
 

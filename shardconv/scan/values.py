@@ -4,7 +4,6 @@ maps parser error positions back to file columns, through the string escapes the
 from __future__ import annotations
 
 import copy
-import re
 from functools import lru_cache
 
 from shardconv.scan.sites import SiteKind, ValueSite
@@ -17,16 +16,19 @@ from shardconv.core.model import (
     TensorSharding,
     TensorShardingPerValue,
 )
-from shardconv.formats.sdy.mlir_text import parse_int
+from shardconv.formats.stablehlo import (
+    integer,
+    integers,
+    parse_hlo_replica_groups,
+    parse_replica_group_mesh_axes,
+    stablehlo_mesh,
+)
 from shardconv.text.layered import encode_layered
 
 ParsedValue = (
     HloSharding | TensorSharding | TensorShardingPerValue | Mesh | ManualAxes | CollectiveAxes | int | tuple[int, ...]
 )
 LIST_PREFIX = "#sdy.sharding_per_value<"
-_STABLEHLO_AXIS = re.compile(r'name\s*=\s*"((?:[^"\\]|\\.)*)"\s*,\s*size\s*=\s*(\d+)')
-_STABLEHLO_IDS = re.compile(r"device_ids\s*=\s*(?:array<i64:\s*|dense<)?\[?([\d,\s]*)")
-_INTEGER = re.compile(r"\s*(-?)(\d+)\s*")
 
 
 @lru_cache(maxsize=1 << 14)
@@ -35,8 +37,6 @@ def parse_value(
 ) -> tuple[ParsedValue | None, ShardingError | None]:
     """(value, None) or (None, error); (None, None) for a site that only names something. Cached: the
     same value recurs in every module of a log (errors are cached too, and never mutated after)."""
-    if kind is SiteKind.COLLECTIVE_MESH:
-        return None, None
     try:
         return _parse(kind, text, data), None
     except ShardingError as e:
@@ -73,6 +73,10 @@ def _parse(kind: SiteKind, text: str, data: bytes | None) -> ParsedValue:
         return parse_manual_axes(text)
     if kind is SiteKind.COLLECTIVE_AXES:
         return parse_collective_axes(text)
+    if kind is SiteKind.COLLECTIVE_MESH:  # StableHLO's `<mesh = @m, axes = [...]>` or XLA's `mesh[...] {...}`
+        if text.startswith("mesh["):
+            return parse_hlo_replica_groups(text)
+        return parse_replica_group_mesh_axes(text)
     if kind is SiteKind.NUM_PARTITIONS:
         return integer(text, 0)
     if kind is SiteKind.UNSPECIFIED_DIMS:
@@ -122,34 +126,6 @@ def _unclosed(raw: bytes, text: str) -> str:
         return "a string in it"
     opener = next((c for c in text if c in "{[<("), "?")
     return f"its '{opener}'"
-
-
-def stablehlo_mesh(text: str) -> Mesh:
-    """The mesh of a ``stablehlo.mesh = {axes = [{name = "a", size = 2 : i64}, ...]}`` attribute."""
-    axes = [(m.group(1), integer(m.group(2), m.start(2))) for m in _STABLEHLO_AXIS.finditer(text)]
-    ids = _STABLEHLO_IDS.search(text)
-    device_ids = integers(ids.group(1), ids.start(1)) if ids else None
-    return Mesh.of(axes, device_ids=device_ids or None)
-
-
-def integer(text: str, pos: int) -> int:
-    """The integer a header or attribute writes at ``pos`` of its value (``num_partitions``, a dimension,
-    an axis size, a device id): a ShardingSyntaxError there when it is none or does not fit in int64."""
-    m = _INTEGER.fullmatch(text)
-    if m is None:
-        raise ShardingSyntaxError(f"expected an integer, got {text.strip()[:20]!r}", pos=pos)
-    return parse_int(m.group(2), bool(m.group(1)), pos + m.start(2))
-
-
-def integers(text: str, pos: int) -> tuple[int, ...]:
-    """A comma-separated list of ``integer`` (empty items passed over), ``text`` at ``pos`` of its value."""
-    out: list[int] = []
-    at = pos
-    for part in text.split(","):
-        if part.strip():
-            out.append(integer(part, at))
-        at += len(part) + 1
-    return tuple(out)
 
 
 def error_col(site: ValueSite, err: ShardingError) -> int:

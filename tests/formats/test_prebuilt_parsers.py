@@ -23,6 +23,7 @@ from shardconv.formats import (
     _lark_runtime,
     _tables_hlo_sharding,
     _tables_sdy,
+    _tables_shard,
     generate,
     grammar,
 )
@@ -33,9 +34,10 @@ from shardconv.formats.sdy.read import (
     parse_sdy,
     parse_sdy_per_value,
 )
+from shardconv.formats.shard.read import parse_shard_grid, parse_shard_sharding
 
 ROOT = Path(__file__).resolve().parents[2]
-TABLES = {"hlo_sharding": _tables_hlo_sharding, "sdy": _tables_sdy}
+TABLES = {"hlo_sharding": _tables_hlo_sharding, "sdy": _tables_sdy, "shard": _tables_shard}
 Parse = Callable[[str], object]
 
 # Valid inputs of every start rule; their prefixes and one-character insertions reach the error states.
@@ -51,6 +53,8 @@ SEEDS: list[tuple[Parse, str]] = [
     (parse_sdy_per_value, '#sdy.sharding_per_value<[<@mesh, [{"a"}]>, #sdy.sharding<@m, [{?}]>]>'),
     (parse_manual_axes, '#sdy<manual_axes{"a", "b"}>'),
     (parse_manual_axes, 'manual_axes={"a"}'),
+    (parse_shard_grid, "shard.grid @grid1(shape = 4x?)"),
+    (parse_shard_sharding, "%s = shard.sharding @g split_axes = [[0], [], [-1]] halo_sizes = [4, %c3]"),
 ]
 INSERTED = ' x}{])(,=;:?-"1@<>#p'
 

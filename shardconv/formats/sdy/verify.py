@@ -237,4 +237,13 @@ def verify_on(sharding: TensorSharding, mesh: Mesh, rank: int | None = None) -> 
         raise on_mesh(e, mesh) from None
 
 
-__all__ = ["on_mesh", "unknown_axis_name", "verify", "verify_on"]
+def verify_axis_refs(refs: Sequence[AxisRef], mesh: Mesh) -> None:
+    """Shardy's checks on one list of axes a collective names (its groups in order): every axis in
+    ``mesh``, none twice, no mergeable neighbours, sub-axes valid and not overlapping."""
+    seen: set[AxisRef] = set()
+    subs: dict[str, list[AxisRef]] = {}
+    _verify_axis_list(refs, mesh, seen, subs)
+    _verify_sub_axes(mesh, seen, subs)
+
+
+__all__ = ["on_mesh", "unknown_axis_name", "verify", "verify_axis_refs", "verify_on"]

@@ -506,12 +506,14 @@ class LineExtractor:
                 return self._unfinished(ln, m, SiteKind.STABLEHLO_MESH, "stablehlo.mesh", m.end() - 1, name, None, out)
             out.append(self._occ(ln, SiteKind.STABLEHLO_MESH, "stablehlo.mesh", m.end() - 1, end, value=name))
             return end
-        if g == "collective":
-            name = "@" + m.group("collname").decode()
-            out.append(
-                self._occ(ln, SiteKind.COLLECTIVE_MESH, "replica_groups", m.start("collname") - 1, m.end(), value=name)
-            )
-            return m.end()
+        if g == "collective":  # the whole `<mesh = ..., axes = [...]>`, named by its mesh (none when inline)
+            name = "@" + m.group("collname").decode() if m.group("collname") is not None else None
+            open_at = m.start() + len(b"replica_group_mesh_axes")
+            end = match_close(t, open_at)
+            if end < 0:
+                return self._unfinished(ln, m, SiteKind.COLLECTIVE_MESH, "replica_groups", open_at, name, None, out)
+            out.append(self._occ(ln, SiteKind.COLLECTIVE_MESH, "replica_groups", open_at, end, value=name))
+            return end
         if g == "expected":
             off = m.group("expectedoff")
             delta = 0 if off is None else -1 if off == b"@above" else 1 if off == b"@below" else int(off[1:])

@@ -22,7 +22,7 @@ KEYWORD = re.compile(
     |(?P<maxes>(?<![\w.])manual_axes=\{)
     |(?P<unspec>unspecified_dims=(?P<unspecv>\[[\d,\s]*\]))
     |(?P<shmesh>(?<![\w.])stablehlo\.mesh\s*=\s*\{)
-    |(?P<collective>replica_group_mesh_axes<\s*mesh\s*=\s*@(?P<collname>[\w$.\-]+))
+    |(?P<collective>replica_group_mesh_axes<\s*mesh\s*=\s*(?:@(?P<collname>[\w$.\-]+)|\#stablehlo\.mesh<))
     |(?P<expected>expected-error(?P<expectedoff>@[+-]\d+|@above|@below)?)
     """,
     re.VERBOSE,
