@@ -31,7 +31,7 @@ from shardconv.scan.native import scan_bytes, scan_stream
 from shardconv.text.files import XLA_DUMP_TIMESTAMP, not_regular_reason
 
 if TYPE_CHECKING:
-    from shardconv._native import Scan
+    from shardconv.scan.table import Scan
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache"})
 

@@ -9,9 +9,9 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, BinaryIO, Protocol, TypeVar
 
 from shardconv.core.errors import ShardingError
-from shardconv.scan.columns import NONE, kind_of, site_column
+from shardconv.scan.columns import NONE
 from shardconv.scan.sites import SiteKind, ValueSite
-from shardconv.text.layered import StringEncoding
+from shardconv.scan.table import table
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -159,84 +159,44 @@ class Fed:
         return scan
 
 
-class Columns:
-    """One scan's columns as memoryviews, and its values decoded once each, on first use: what reads a
-    scan site by site without building a ``ValueSite`` per site (trace) goes through this."""
-
-    def __init__(self, scan: Scan) -> None:
-        self.scan = scan
-        cols = scan.columns
-        self.col = {name: site_column(scan, name) for name in cols}
-        self.values: list[tuple[SiteKind, str, bytes, str, bytes | None, StringEncoding] | None] = [None] * len(
-            scan.values
-        )
-
-    def value(self, v: int) -> tuple[SiteKind, str, bytes, str, bytes | None, StringEncoding]:
-        got = self.values[v]
-        if got is None:
-            kind, site, raw, text, data, enc = self.scan.values[v]
-            got = (kind_of(kind), site, raw, text.decode("utf-8", "surrogateescape"), data, StringEncoding(*enc))
-            self.values[v] = got
-        return got
-
-
-_last: Columns | None = None
-
-
-def columns(scan: Scan) -> Columns:
-    """The columns of ``scan`` (those of the last scan asked for are kept: its sites are read in turn)."""
-    global _last
-    if _last is None or _last.scan is not scan:
-        _last = Columns(scan)
-    return _last
-
-
 def site_count(scan: Scan) -> int:
     """How many sites the scan holds."""
-    return len(scan.columns["line"]) // 4
+    return table(scan).sites
 
 
 def site_at(scan: Scan, i: int, path: str, before: tuple[int, int] = (0, 0)) -> ValueSite:
     """The ``i``-th site of ``scan`` as a ``ValueSite`` (``path`` names the file it came from; ``before``:
     the lines and bytes of it before the piece scanned, for a file scanned in pieces)."""
     lines, offset = before
-    c = columns(scan)
-    col = c.col
-    kind, site, raw, text, data, enc = c.value(col["value"][i])
-    name, shapes, scope, op, param = col["name"][i], col["shapes"][i], col["scope"][i], col["op"][i], col["param"][i]
-    flags = col["flags"][i]
-    function = computation = None
-    entry = False
-    if scope != NONE:
-        scope_name, scope_kind, entry = scan.scopes[scope]
-        if scope_kind == "func":
-            function = scope_name
-        else:
-            computation = scope_name
+    t = table(scan)
+    col = t.col
+    kind, site, raw, text, data, enc = t.value(col.value[i])
+    flags = col.flags[i]
+    scope = t.scope(col.scope[i])
     return ValueSite(
         path=path,
         kind=kind,
         site=site,
-        line=col["line"][i] + lines,
-        col=col["col"][i],
-        end_line=col["end_line"][i] + lines,
-        end_col=col["end_col"][i],
-        start=col["start"][i] + offset,
-        end=col["end"][i] + offset,
+        line=col.line[i] + lines,
+        col=col.col[i],
+        end_line=col.end_line[i] + lines,
+        end_col=col.end_col[i],
+        start=col.start[i] + offset,
+        end=col.end[i] + offset,
         raw=raw,
         text=text,
         data=data,
         encoding=enc,
-        value=None if name == NONE else scan.names[name],
-        shapes=None if shapes == NONE else scan.shapes[shapes],
-        target_line=col["target"][i] + lines if kind is SiteKind.EXPECTED_ERROR else None,
-        line_text=scan.line_texts.get(i, b""),
-        line_cut=scan.line_cuts.get(i, 0),
-        function=function,
-        computation=computation,
-        entry=entry,
-        op=None if op == NONE else scan.ops[op],
-        param=None if param == NONE else param,
+        value=t.name(col.name[i]),
+        shapes=t.shape(col.shapes[i]),
+        target_line=col.target[i] + lines if kind is SiteKind.EXPECTED_ERROR else None,
+        line_text=t.kept_line(i),
+        line_cut=t.kept_from(i),
+        function=scope.name if scope is not None and scope.kind == "func" else None,
+        computation=scope.name if scope is not None and scope.kind != "func" else None,
+        entry=scope is not None and scope.entry,
+        op=t.op(col.op[i]),
+        param=None if col.param[i] == NONE else col.param[i],
         root=bool(flags & 1),
         signature=bool(flags & 2),
         broken="unfinished" if flags & 4 else "undecodable" if flags & 8 else "not-utf8" if flags & 16 else None,
@@ -250,6 +210,6 @@ def iter_sites(scan: Scan, path: str) -> Iterator[ValueSite]:
 
 
 __all__ = [
-    "Columns", "Fed", "ScanError", "columns", "cutter", "guarded", "iter_sites", "scan_bytes", "scan_path",
+    "Fed", "ScanError", "cutter", "guarded", "iter_sites", "scan_bytes", "scan_path",
     "scan_stream", "site_at", "site_count", "sniff", "sniff_bytes",
 ]

@@ -15,7 +15,7 @@ from shardconv.scan.folders import walk_tree
 from shardconv.text.files import XLA_DUMP_TIMESTAMP, special_kind
 
 if TYPE_CHECKING:
-    from shardconv._native import Names
+    from shardconv.scan.table import Names
     from shardconv.trace.values import SiteReader
 
 # ``// -----// IR Dump After AnalyzeMeshPass Failed (analyze-mesh) ('builtin.module' operation: @m) //----- //``
