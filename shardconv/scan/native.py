@@ -6,9 +6,11 @@ never at ``import shardconv``. I/O problems stay ``OSError``; any other failure 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import KW_ONLY
 from typing import TYPE_CHECKING, BinaryIO, Protocol, TypeVar
 
 from shardconv.core.errors import ShardingError
+from shardconv.core.records import record
 from shardconv.scan.columns import NONE
 from shardconv.scan.sites import SiteKind, ValueSite
 from shardconv.scan.table import table
@@ -72,14 +74,31 @@ def sniff_bytes() -> int:
     return size
 
 
-def _options(
-    chunk: int | None, max_line: int | None, overlap: int | None, names: bool, every_site: bool
-) -> dict[str, int | bool]:
-    opts: dict[str, int | bool] = {"names": names, "every_site": every_site}
-    for key, v in (("chunk", chunk), ("max_line", max_line), ("overlap", overlap)):
-        if v is not None:
-            opts[key] = v
-    return opts
+@record
+class ScanOptions:
+    """What one scan is asked for, declared once for every way in (a path, bytes, a stream, fed pieces)."""
+
+    _: KW_ONLY
+    # What each dump defines and the key trace follows each value by (``Scan.defined``, ``key``, ``read``).
+    names: bool = False
+    # A row per site; False: a row per group's first site and every site's span in a compact log, all
+    # that ``check`` reads, in memory that stays flat however long the file.
+    every_site: bool = True
+    chunk: int | None = None  # bytes read at a time (None: the core's 256 KiB)
+    max_line: int | None = None  # the scan window a longer line is read in (None: the core's 4 MiB)
+    overlap: int | None = None  # how far before a window's end it is cut (None: the core's 1 MiB)
+
+    def core(self) -> dict[str, int | bool]:
+        """The core's keywords: what is None takes the core's own default."""
+        opts: dict[str, int | bool] = {"names": self.names, "every_site": self.every_site}
+        for key, v in (("chunk", self.chunk), ("max_line", self.max_line), ("overlap", self.overlap)):
+            if v is not None:
+                opts[key] = v
+        return opts
+
+
+EVERY_SITE = ScanOptions()  # the default scan: a row per site
+FIRST_SITES = ScanOptions(every_site=False)  # check's scan
 
 
 def guarded(what: str, call: Callable[[], T]) -> T:
@@ -93,51 +112,23 @@ def guarded(what: str, call: Callable[[], T]) -> T:
         raise ScanError(f"cannot scan {what}: {e}") from e
 
 
-def scan_path(
-    path: str,
-    *,
-    chunk: int | None = None,
-    max_line: int | None = None,
-    overlap: int | None = None,
-    names: bool = False,
-    every_site: bool = True,
-) -> Scan:
-    """Scan the file at ``path`` (read in chunks; OSError if it cannot be read or changes size meanwhile).
-    ``every_site=False`` keeps a row only for each group's first site (and every site's span), with no
-    function or computation: all that ``check`` reads, in memory that stays flat however long the file."""
+def scan_path(path: str, options: ScanOptions = EVERY_SITE) -> Scan:
+    """Scan the file at ``path`` (read in chunks; OSError if it cannot be read or changes size meanwhile)."""
     core = _core()
-    opts = _options(chunk, max_line, overlap, names, every_site)
-    scan: Scan = guarded(path, lambda: core.scan_path(path, **opts))
+    scan: Scan = guarded(path, lambda: core.scan_path(path, **options.core()))
     return scan
 
 
-def scan_bytes(
-    data: bytes,
-    *,
-    chunk: int | None = None,
-    max_line: int | None = None,
-    overlap: int | None = None,
-    names: bool = False,
-    every_site: bool = True,
-) -> Scan:
+def scan_bytes(data: bytes, options: ScanOptions = EVERY_SITE) -> Scan:
     """Scan a dump held in memory, exactly as ``scan_path`` scans a file with those bytes."""
     core = _core()
-    opts = _options(chunk, max_line, overlap, names, every_site)
-    scan: Scan = guarded("the dump", lambda: core.scan_bytes(data, **opts))
+    scan: Scan = guarded("the dump", lambda: core.scan_bytes(data, **options.core()))
     return scan
 
 
-def scan_stream(
-    stream: BinaryIO | _Readable,
-    *,
-    chunk: int | None = None,
-    max_line: int | None = None,
-    overlap: int | None = None,
-    names: bool = False,
-    every_site: bool = True,
-) -> Scan:
+def scan_stream(stream: BinaryIO | _Readable, options: ScanOptions = EVERY_SITE) -> Scan:
     """Scan a binary stream (stdin for ``-``) to its end, fed to the core piece by piece."""
-    fed = Fed("the stream", _options(chunk, max_line, overlap, names, every_site))
+    fed = Fed("the stream", options)
     while piece := stream.read(READ_SIZE):  # OSError passes through
         fed.feed(piece)
     return fed.finish()
@@ -146,10 +137,10 @@ def scan_stream(
 class Fed:
     """A scan fed piece by piece (a stream; a pass log cut into pieces), ``what`` naming it in errors."""
 
-    def __init__(self, what: str, opts: dict[str, int | bool]) -> None:
+    def __init__(self, what: str, options: ScanOptions) -> None:
         core = _core()
         self.what = what
-        self.scanner = guarded(what, lambda: core.Scanner(**opts))
+        self.scanner = guarded(what, lambda: core.Scanner(**options.core()))
 
     def feed(self, data: bytes) -> None:
         guarded(self.what, lambda: self.scanner.feed(data))
@@ -210,6 +201,6 @@ def iter_sites(scan: Scan, path: str) -> Iterator[ValueSite]:
 
 
 __all__ = [
-    "Fed", "ScanError", "cutter", "guarded", "iter_sites", "scan_bytes", "scan_path",
-    "scan_stream", "site_at", "site_count", "sniff", "sniff_bytes",
+    "EVERY_SITE", "FIRST_SITES", "Fed", "ScanError", "ScanOptions", "cutter", "guarded", "iter_sites", "scan_bytes",
+    "scan_path", "scan_stream", "site_at", "site_count", "sniff", "sniff_bytes",
 ]
