@@ -78,6 +78,27 @@ def test_every_attribute_of_the_native_scan_is_declared_private_or_summary() -> 
     assert have == PRIVATE | SUMMARY
 
 
+# What reading a module's structure spells: ``outputs`` reads modules through scan/'s readers instead
+# (``scan/mlir_module.py``, ``scan/hlo_module.py``), so no pattern of its own names these.
+STRUCTURE = ("HloModule", "ENTRY", "ROOT", "parameter", "func", "module", "sharding=", "%")
+
+
+def structure_patterns(path: Path, words: tuple[str, ...] = STRUCTURE) -> list[str]:
+    """The regular expressions ``path`` compiles that spell any of ``words``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if (isinstance(node, ast.Call) and ast.unparse(node.func) == "re.compile" and node.args
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+                and any(w in node.args[0].value for w in words)):
+            found.append(f"{path.name}:{node.lineno}: {node.args[0].value}")
+    return found
+
+
+def test_outputs_reads_modules_through_the_scan() -> None:
+    bad = [hit for p in sorted((PACKAGE / "outputs").rglob("*.py")) for hit in structure_patterns(p)]
+    assert not bad, "read a module's structure with shardconv.scan's module readers:\n" + "\n".join(bad)
+
+
 @pytest.mark.parametrize(
     ("source", "hits"),
     [
