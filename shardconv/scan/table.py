@@ -13,12 +13,13 @@ from shardconv.text.layered import StringEncoding
 
 if TYPE_CHECKING:
     from shardconv._native import Follower as Follower
-    from shardconv._native import Maybe as Maybe
     from shardconv._native import Names as Names
     from shardconv._native import Scan as Scan
-    from shardconv._native import SeenAt as SeenAt
-    from shardconv._native import Step as Step
-    from shardconv._native import Texts
+    from shardconv._native import Texts, _Maybe, _SeenAt, _Step
+
+    Maybe = _Maybe  # the follower's answers, as trace reads them
+    SeenAt = _SeenAt
+    Step = _Step
 
 
 class Value(NamedTuple):
@@ -117,7 +118,7 @@ class Table:
         self.ops: list[str] = scan.ops  # defining ops: "parameter", "stablehlo.add", ...
         self.keys: Texts = scan.keys  # what trace follows a value by (``names=True``)
         self.kind_codes = scan.value_kinds  # each distinct value's kind code, one byte per value
-        self._values: list[Value | None] = [None] * len(scan.values)
+        self._values: list[Value | None] = []  # filled on the first ``value``: a reader may ask for none
         self._scopes: list[Scope] | None = None
 
     def holds(self, scan: Scan) -> bool:
@@ -126,6 +127,8 @@ class Table:
 
     def value(self, v: int) -> Value:
         """Distinct value ``v``, decoded on first use."""
+        if not self._values:
+            self._values = [None] * len(self._scan.values)
         got = self._values[v]
         if got is None:
             kind, site, raw, text, data, enc = self._scan.values[v]
@@ -134,7 +137,7 @@ class Table:
         return got
 
     def value_count(self) -> int:
-        return len(self._values)
+        return len(self._scan.values)
 
     def shape(self, sh: int) -> tuple[Shape, ...] | None:
         """The annotated tensor types ``sh`` stands for (None for ``NONE``)."""
