@@ -17,15 +17,14 @@ from shardconv.core.records import record
 from shardconv.scan.ahead import read_ahead
 from shardconv.scan.inputs import same_contents
 from shardconv.scan.native import core_follower, site_count
+from shardconv.scan.headers import module_headers
 from shardconv.scan.pieces import Cuts, Repeated, Unscanned, read_pieces, scan_whole
-from shardconv.scan.sites import SiteKind
 from shardconv.scan.table import table
 from shardconv.trace.changes import Change, classify, counterparts, gained_kind, lost_kind, per_device, preferred
 from shardconv.trace.dumps import (
     Dump,
     DumpRange,
     DumpSites,
-    Header,
     Repeat,
     header_dump,
     log_sequences,
@@ -142,14 +141,6 @@ def _repeat(
 
 def _text(line: bytes) -> str:
     return line.decode("utf-8", "replace")
-
-
-def module_headers(scan: Scan, lines: int = 0) -> list[Header]:
-    """The scan's module header sites (``HloModule``, ``module``, ``// -----``), read off its columns
-    (``lines``: before the scanned piece)."""
-    t = table(scan)
-    line = t.col.line
-    return [Header(i, line[i] + lines, t.kept_line(i)) for i in t.sites_holding(t.of_kind((SiteKind.MODULE_START,)))]
 
 
 def _digest(scan: Scan, r: DumpRange) -> tuple[object, ...]:

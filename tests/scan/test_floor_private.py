@@ -81,6 +81,8 @@ def test_every_attribute_of_the_native_scan_is_declared_private_or_summary() -> 
 # What reading a module's structure spells: ``outputs`` reads modules through scan/'s readers instead
 # (``scan/mlir_module.py``, ``scan/hlo_module.py``), so no pattern of its own names these.
 STRUCTURE = ("HloModule", "ENTRY", "ROOT", "parameter", "func", "module", "sharding=", "%")
+# What reading a dump's header line spells: ``trace`` takes the headers the scan cut on (``scan/headers.py``).
+HEADERS = ("IR Dump", "HloModule", "operation")
 
 
 def structure_patterns(path: Path, words: tuple[str, ...] = STRUCTURE) -> list[str]:
@@ -97,6 +99,11 @@ def structure_patterns(path: Path, words: tuple[str, ...] = STRUCTURE) -> list[s
 def test_outputs_reads_modules_through_the_scan() -> None:
     bad = [hit for p in sorted((PACKAGE / "outputs").rglob("*.py")) for hit in structure_patterns(p)]
     assert not bad, "read a module's structure with shardconv.scan's module readers:\n" + "\n".join(bad)
+
+
+def test_trace_takes_dump_headers_from_the_scan() -> None:
+    bad = [hit for p in sorted((PACKAGE / "trace").rglob("*.py")) for hit in structure_patterns(p, HEADERS)]
+    assert not bad, "read a dump's header line with shardconv.scan.headers:\n" + "\n".join(bad)
 
 
 @pytest.mark.parametrize(

@@ -262,7 +262,7 @@ def test_a_repeated_dump_is_not_read_again_but_points_at_itself(
 def test_a_log_s_dumps_start_at_every_split_line_whatever_the_chunk(chunk: int) -> None:
     from shardconv.scan.native import ScanOptions, scan_bytes, site_at, site_count
     from shardconv.trace.dumps import split_dumps
-    from shardconv.trace.run import module_headers
+    from shardconv.scan.headers import module_headers
 
     data = SEED_LOG.read_bytes() * 3
     scan = scan_bytes(data, ScanOptions(chunk=chunk, max_line=4 * chunk, overlap=chunk, names=True))
