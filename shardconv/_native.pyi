@@ -12,7 +12,12 @@ records none), and ``Scan.spans`` still gives every grouped site's place.
 """
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Final, overload
+from typing import Any, Final, final, overload
+
+__all__ = [
+    "FORGET", "NONE", "SITE_KINDS", "SNIFF_BYTES", "VERSION", "Cutter", "Follower", "LineTexts", "Names", "PieceJob",
+    "Scan", "Scanner", "Texts", "Values", "same_bytes", "scan_bytes", "scan_path", "sniff",
+]
 
 VERSION: Final[str]
 NONE: Final[int]  # 0xFFFF_FFFF
@@ -22,9 +27,10 @@ SITE_KINDS: Final[tuple[str, ...]]
 SNIFF_BYTES: Final[int]  # 65536: how much of a file's head decides its kind
 FORGET: Final[int]  # 64: fresh dumps a value may be missing from and still be compared
 
-Encoding = tuple[str, str, str, bool]  # (outer, quote_style, inner, inner_quoted) of a StringEncoding
-Shape = tuple[int | None, ...]
+_Encoding = tuple[str, str, str, bool]  # (outer, quote_style, inner, inner_quoted) of a StringEncoding
+_Shape = tuple[int | None, ...]
 
+@final
 class Scan:
     """One file's (or buffer's) sites. Sites are in report order: file order, except that the
     in/out shardings of a region whose types come on its closing line are reported at that line."""
@@ -50,7 +56,7 @@ class Scan:
     result_key: int  # the index of "result" in ``keys`` (the entry's ROOT), or NONE
     # With ``names=True``: each distinct (value, shapes, op) a site has, indexed by the ``read`` column.
     reads: list[tuple[int, int, int]]
-    shapes: list[tuple[Shape, ...]]  # distinct annotated tensor-type tuples (one shape per result)
+    shapes: list[tuple[_Shape, ...]]  # distinct annotated tensor-type tuples (one shape per result)
     # (name, "func" | "computation", is_entry) of each function / computation: a ``func.func @name`` line
     # (entry: ``@main``) or an HLO computation header (a line at column 0 ending in ``{``; entry: ``ENTRY``),
     # name without ``@`` / ``%``. A scope lasts until the next one or the next module header.
@@ -97,33 +103,35 @@ class Scan:
     digests: list[int]
     # Every grouped site's (group, start, end, line), compact (LEB128 varints): read it with ``spans``.
     span_log: bytes
-    def defined_in(self, segments: list[int], /) -> Names:
+    def defined_in(self, segments: list[int]) -> Names:
         """What ``segments`` define together (a later one wins)."""
-    def sites_of(self, values: list[int], column: str, within: tuple[int, int], /) -> list[int]:
+    def sites_of(self, values: list[int], column: str, within: tuple[int, int]) -> list[int]:
         """The sites in ``within`` whose u32 ``column`` holds any of ``values``, in order."""
-    def spans(self, groups: list[int], /) -> list[tuple[int, int, int, int]]:
+    def spans(self, groups: list[int]) -> list[tuple[int, int, int, int]]:
         """(group, start, end, line) of every grouped site whose group is in ``groups``, in report order."""
 
+@final
 class Names:
     """One segment's definitions, held natively (a dump defines every instruction; trace asks about a
     few): what each value name is, read with ``get``, ``in``, ``len`` and ``items``."""
 
-    def get(self, key: bytes, default: bytes | None = None, /) -> bytes | None: ...
+    def get(self, key: bytes, default: bytes | None = None) -> bytes | None: ...
     def __contains__(self, key: bytes, /) -> bool: ...
     def __len__(self) -> int: ...
     def items(self) -> list[tuple[bytes, bytes]]: ...
 
 # A value's sighting: its reading (equal readings are one object), line and column.
-Sighting = tuple[Any, int, int]
+_Sighting = tuple[Any, int, int]
 # Where a value was seen: its key, its sightings there, and that dump's tag (the caller's).
-SeenAt = tuple[str, list[Sighting], Any]
+_SeenAt = tuple[str, list[_Sighting], Any]
 # A value of a fresh dump that may have changed: (ask, key, sightings, where last seen); neither asked
 # nor seen before: gained.
-Maybe = tuple[bool, str, list[Sighting], SeenAt | None]
+_Maybe = tuple[bool, str, list[_Sighting], _SeenAt | None]
 # A fresh dump followed: its number of values, whether all are arguments or results, its values that may
 # have changed, in its order, and (ask, where seen) per value of the dump before it has not (not asked: lost).
-Step = tuple[int, bool, list[Maybe], list[tuple[bool, SeenAt]]]
+_Step = tuple[int, bool, list[_Maybe], list[tuple[bool, _SeenAt]]]
 
+@final
 class Follower:
     """What following one sequence of dumps remembers: where each value was last seen (forgotten when
     missing from the last ``FORGET`` dumps read fresh), and the names of the dump read last."""
@@ -138,14 +146,14 @@ class Follower:
         names: Names,
         tag: Any,
         same_module: bool,
-        /,
-    ) -> Step:
+    ) -> _Step:
         """Follows the dump read fresh of sites ``a..b`` of ``scan``, which defines ``names``, known to
         the caller as ``tag`` (``same_module``: the dump before is of its module). A site's reading is
         ``readings[r]`` (``r``, its read); where that is None, and for the key ``result``, ``parts(site)``
         gives its (key, reading) pairs. Values read as they were where last seen, and new values that
         are not gains, are left out. A ValueError for a scan made without names."""
 
+@final
 class Texts:
     """A scan's strings, held natively and each made a Python string once, as it is read (a pass log's
     piece names ten thousand values; trace reads their keys natively): a read-only sequence of str."""
@@ -155,32 +163,35 @@ class Texts:
     def __iter__(self) -> Iterator[str]: ...
     def __contains__(self, text: str, /) -> bool: ...
 
-Value = tuple[int, str, bytes, bytes, bytes | None, Encoding]
+_Value = tuple[int, str, bytes, bytes, bytes | None, _Encoding]
 
+@final
 class Values:
     """The distinct values, held natively and made into tuples as they are read (an explain scan holds
     a hundred thousand propagation records and reads a few): a read-only sequence of ``Value``."""
 
     def __len__(self) -> int: ...
-    def __getitem__(self, i: int, /) -> Value: ...
-    def __iter__(self) -> Iterator[Value]: ...
+    def __getitem__(self, i: int, /) -> _Value: ...
+    def __iter__(self) -> Iterator[_Value]: ...
 
+@final
 class LineTexts:
     """The physical lines a scan kept, by site index, held natively (an every-site scan keeps one per
     site; a reader asks for a few): a read-only mapping of site index to the line's bytes."""
 
     @overload
-    def get(self, site: int, /) -> bytes | None: ...
+    def get(self, site: int, default: None = None) -> bytes | None: ...
     @overload
-    def get(self, site: int, default: bytes, /) -> bytes: ...
+    def get(self, site: int, default: bytes) -> bytes: ...
     def __contains__(self, site: int, /) -> bool: ...
     def __len__(self) -> int: ...
     def items(self) -> list[tuple[int, bytes]]: ...
 
 # A job's piece: its scan, or (size, line breaks, whether it spells a propagation record's keyword) when
 # left unscanned, or None; and (text, line breaks) per dump left unscanned as a repeat of the one before.
-Made = tuple[Scan | tuple[int, int, bool] | None, list[tuple[bytes, int]]]
+_Made = tuple[Scan | tuple[int, int, bool] | None, list[tuple[bytes, int]]]
 
+@final
 class PieceJob:
     """One job of a cut log: a piece to scan, then the dumps after it left unscanned."""
 
@@ -188,15 +199,16 @@ class PieceJob:
     def has_piece(self) -> bool: ...
     @property
     def repeats(self) -> int: ...
-    def run(self) -> Made:
+    def run(self) -> _Made:
         """The job made (its piece scanned with the interpreter's lock released); once only."""
 
+@final
 class Cutter:
     """A long dump (a path, or a stream's ``read``) cut into jobs as ``scan/pieces.py`` describes,
     read and cut with the interpreter's lock released."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         source: str | Callable[[int], bytes],
         *,
         lines: list[bytes],
@@ -210,7 +222,7 @@ class Cutter:
         feed_bytes: int,
         read_size: int,
         names: bool,
-    ) -> None: ...
+    ) -> Cutter: ...
     def next_job(self) -> PieceJob | None:
         """The next job, in order; None at the end. OSError when the log cannot be read."""
     @property
@@ -221,7 +233,7 @@ class Cutter:
         """After the last job: OSError when a regular file changed size while it was read (the check
         ``scan_path`` makes); nothing for a stream."""
 
-def same_bytes(a: str, b: str, /) -> bool:
+def same_bytes(a: str, b: str) -> bool:
     """Whether the regular files at ``a`` and ``b`` hold the same bytes (False when either cannot be read)."""
 
 def sniff(head: bytes) -> tuple[str, str]:
@@ -251,17 +263,18 @@ def scan_bytes(
 ) -> Scan:
     """Scan a dump held in memory, exactly as ``scan_path`` scans a file with those bytes."""
 
+@final
 class Scanner:
     """A scan fed piece by piece (stdin, any stream): ``feed`` each piece, then ``finish``."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         *,
         chunk: int = ...,
         max_line: int = ...,
         overlap: int = ...,
         names: bool = False,
         every_site: bool = True,
-    ) -> None: ...
+    ) -> Scanner: ...
     def feed(self, data: bytes) -> None: ...
     def finish(self) -> Scan: ...

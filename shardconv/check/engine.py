@@ -27,11 +27,11 @@ from shardconv.scan.ends import cut_off
 from shardconv.scan.inputs import scan_input, skip_reason
 from shardconv.scan.folders import walk_tree
 from shardconv.scan.modules import ModuleKey, module_values
-from shardconv.scan.native import scan_bytes, scan_stream
+from shardconv.scan.native import FIRST_SITES, scan_bytes, scan_stream
 from shardconv.text.files import XLA_DUMP_TIMESTAMP, not_regular_reason
 
 if TYPE_CHECKING:
-    from shardconv._native import Scan
+    from shardconv.scan.table import Scan
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache"})
 
@@ -138,7 +138,7 @@ def merge_dump_variants(reports: Sequence[FileReport | Skipped]) -> list[FileRep
 def check_file(path: str, opts: CheckOptions, on_read: Callable[[int], None] | None = None) -> FileReport | Skipped:
     """Check one file (``-`` is stdin) in one native pass; ``on_read`` hears of the bytes read."""
     try:
-        scan = scan_input(path, every_site=False)
+        scan = scan_input(path, FIRST_SITES)
     except OSError as e:
         reason = e.strerror or str(e)
         return FileReport(
@@ -153,7 +153,7 @@ def check_file(path: str, opts: CheckOptions, on_read: Callable[[int], None] | N
 
 def check_stream(f: BinaryIO, path: str, opts: CheckOptions) -> FileReport | Skipped:
     """The report of one stream (read to its end)."""
-    return scan_report(scan_stream(f, every_site=False), path, opts)
+    return scan_report(scan_stream(f, FIRST_SITES), path, opts)
 
 
 def scan_report(scan: Scan, path: str, opts: CheckOptions) -> FileReport | Skipped:
@@ -271,7 +271,7 @@ def check_text(
     if options is not None and not isinstance(options, CheckOptions):
         raise type_error("check_text", "options", "a CheckOptions (config.options_of gives one)", options)
     opts = options if options is not None else _options(mesh, allowed_meshes, limits)
-    report = scan_report(scan_bytes(data, every_site=False), name, opts)
+    report = scan_report(scan_bytes(data, FIRST_SITES), name, opts)
     return list(report.findings) if isinstance(report, FileReport) else []
 
 

@@ -8,11 +8,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from shardconv.check.diagnostics import CheckFinding, Rewrite, SpanEdit
-from shardconv.scan.columns import kind_of
-from shardconv.text.layered import StringEncoding, encode_layered
+from shardconv.scan.table import table
+from shardconv.text.layered import encode_layered
 
 if TYPE_CHECKING:
-    from shardconv._native import Scan
+    from shardconv.scan.table import Scan
 
 
 def with_edits(findings: Sequence[CheckFinding], scan: Scan) -> list[CheckFinding]:
@@ -32,26 +32,30 @@ def with_edits(findings: Sequence[CheckFinding], scan: Scan) -> list[CheckFindin
 
 def _spans(scan: Scan, rewrites: Sequence[Rewrite]) -> dict[Rewrite, list[SpanEdit]]:
     """Each rewrite's edits: one per site of its module whose value it names (unchanged bytes give none)."""
+    t = table(scan)
     by_value: dict[tuple[str, bytes], list[int]] = {}
-    for i, (kind, _, _, text, _, _) in enumerate(scan.values):
-        by_value.setdefault((kind_of(kind).value, text), []).append(i)
+    for v in range(t.value_count()):
+        value = t.value(v)
+        by_value.setdefault((value.kind.value, value.text.encode("utf-8", "surrogateescape")), []).append(v)
     wanted: dict[tuple[int, int], tuple[Rewrite, bytes]] = {}
     for r in rewrites:
         for v in by_value.get((r.kind, r.old), ()):
-            raw, enc = scan.values[v][2], StringEncoding(*scan.values[v][5])
-            if enc.outer == "whole":
+            value = t.value(v)
+            if value.encoding.outer == "whole":
                 continue
-            new = encode_layered(r.new, enc) if enc.outer != "none" else r.new
-            if new != raw:
+            new = encode_layered(r.new, value.encoding) if value.encoding.outer != "none" else r.new
+            if new != value.raw:
                 wanted[(r.module, v)] = (r, new)
     out: dict[Rewrite, list[SpanEdit]] = {}
     if not wanted:
         return out
-    of_group = {g: (m, v) for g, (m, v, *_) in enumerate(scan.groups) if (m, v) in wanted}
-    for g, start, end, line in scan.spans(list(of_group)):
-        m, v = of_group[g]
+    of_group = {g: (row.module, row.value) for g, row in enumerate(t.group_rows()) if (row.module, row.value) in wanted}
+    for span in t.group_spans(list(of_group)):
+        m, v = of_group[span.group]
         r, new = wanted[(m, v)]
-        out.setdefault(r, []).append(SpanEdit(start=start, end=end, old=scan.values[v][2], new=new, line=line))
+        out.setdefault(r, []).append(
+            SpanEdit(start=span.start, end=span.end, old=t.value(v).raw, new=new, line=span.line)
+        )
     return out
 
 

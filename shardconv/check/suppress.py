@@ -14,8 +14,10 @@ from shardconv.check.registry import RULES
 from shardconv.core.errors import did_you_mean
 from shardconv.core.records import record
 
+from shardconv.scan.table import table
+
 if TYPE_CHECKING:
-    from shardconv._native import Scan
+    from shardconv.scan.table import Scan
 
 @record
 class Suppression:
@@ -31,13 +33,13 @@ def suppressions_of(scan: Scan) -> list[Suppression]:
     """The suppression comments the scan found, in file order."""
     return [
         Suppression(
-            line=line,
-            col=col,
-            rules=_rules(inside),
-            source=source.decode("utf-8", "backslashreplace"),
-            source_col=source_col,
+            line=m.line,
+            col=m.col,
+            rules=_rules(m.inside),
+            source=m.source.decode("utf-8", "backslashreplace"),
+            source_col=m.source_col,
         )
-        for line, col, inside, source, source_col in scan.suppressions
+        for m in table(scan).markers()
     ]
 
 

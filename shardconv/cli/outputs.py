@@ -15,7 +15,7 @@ from shardconv.text.atomic import write_atomic
 if TYPE_CHECKING:
     from shardconv.core.model import HloSharding
     from shardconv.outputs.dumps import Dump
-    from shardconv.outputs.module import ModuleIR
+    from shardconv.scan.mlir_module import ModuleIR
     from shardconv.outputs.reading import Reading
 
 FORMATS = ("hlo", "tuple", "proto", "proto-hex", "textproto", "pjrt", "pjrt-header", "json", "mlir")
@@ -180,7 +180,7 @@ def outputs(
         propagated = dump.count == 1 and after_propagation(Path(module).name)  # XLA's dump names its stage
         reading = read_hlo_module(text, params=params, propagated=propagated)
     else:
-        from shardconv.outputs.module import read_module
+        from shardconv.scan.mlir_module import read_module
         from shardconv.outputs.read import meshes_of
 
         ir = read_module(text, func)

@@ -10,13 +10,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from shardconv.scan.columns import NONE, kind_code, kind_flags, site_column, sites_of, values_of_kind
-from shardconv.scan.native import columns
 from shardconv.scan.regions import Owner, definitions, region_owner, sharding_groups
 from shardconv.scan.sites import RECORD_KINDS, SiteKind
+from shardconv.scan.table import NONE, kind_code, table
 
 if TYPE_CHECKING:
-    from shardconv._native import Scan
+    from shardconv.scan.table import Scan
 
 
 STAGE = re.compile(r"^(\d+)\.(\w+)\.mlir$")  # one stage of a module XLA's Shardy pipeline dumped
@@ -49,20 +48,16 @@ class Reader:
     """One scanned dump: its modules' bounds, and the columns the functions read their values from."""
 
     def __init__(self, scan: Scan, path: str, before: tuple[int, int] = (0, 0), *, shown: str | None = None) -> None:
-        self.scan, self.path, self.before = scan, path, before  # ``before``: lines and bytes before the piece
+        self.path, self.before = path, before  # ``before``: lines and bytes before the piece
         self.shown = path if shown is None else shown  # the file as answers name it (``-``: stdin, copied to ``path``)
-        self.name_col = site_column(scan, "name")
-        self.scope_col = site_column(scan, "scope")
-        self.value_col = site_column(scan, "value")
-        self.module_col = site_column(scan, "module")
-        self.line_col = site_column(scan, "line")
-        self.op_col = site_column(scan, "op")
-        self.start_col, self.col_col = site_column(scan, "start"), site_column(scan, "col")
-        self.columns = columns(scan)
-        self.count = len(self.name_col)
-        self.kind_of_value = scan.value_kinds
+        self.table = t = table(scan)
+        col = t.col
+        self.name_col, self.scope_col, self.value_col, self.module_col = col.name, col.scope, col.value, col.module
+        self.line_col, self.op_col, self.start_col, self.col_col = col.line, col.op, col.start, col.col
+        self.count = t.sites
+        self.kind_of_value = t.kind_codes
         # per distinct value, 1 for a propagation record (origins, an origin's name, edges)
-        self.record_flags = kind_flags(scan, RECORD_KINDS - {SiteKind.OPERANDS})
+        self.record_flags = t.flagged(RECORD_KINDS - {SiteKind.OPERANDS})
         self.operands = kind_code(SiteKind.OPERANDS)
         self.origin_name = kind_code(SiteKind.SDY_ORIGIN_NAME)
         self.per_value = kind_code(SiteKind.SDY_PER_VALUE)
@@ -73,12 +68,12 @@ class Reader:
         # its sites on a line closing an op's regions -> that op, and its line
         self._owners: dict[int, tuple[Owner, int]] = {}
         # per distinct value, 1 for what an op prints on the line closing its regions (records, shardings)
-        self.closing_flags = kind_flags(scan, RECORD_KINDS - {SiteKind.OPERANDS} | {SiteKind.SDY_PER_VALUE})
+        self.closing_flags = t.flagged(RECORD_KINDS - {SiteKind.OPERANDS} | {SiteKind.SDY_PER_VALUE})
 
     @cached_property
     def names(self) -> list[str]:
         """The scan's value names, as Python strings once (a walk indexes them in its loops)."""
-        return list(self.scan.names)
+        return list(self.table.names)
 
     def name_id(self, name: str) -> int | None:
         if self._names is None:
@@ -100,7 +95,7 @@ class Reader:
         main, scopes = self.scope_of("main"), self.scope_col[a:b]
         if main is not None and main in scopes:
             return main, False
-        return next((s for s in scopes if s != NONE and self.scan.scopes[s][1] == "func"), None), True
+        return next((s for s in scopes if s != NONE and self.table.all_scopes()[s].kind == "func"), None), True
 
     def modules_holding(self, name: str) -> list[int]:
         """The modules that may hold ``name``: those with a site of it (found in the name column's bytes,
@@ -108,7 +103,7 @@ class Reader:
         nid = self.name_id(name)
         if nid is None:
             return self.modules()
-        return sorted({self.module_col[i] for i in sites_of(self.scan, (nid,), "name")})
+        return sorted({self.module_col[i] for i in self.table.sites_holding((nid,), "name")})
 
     def _starts(self) -> list[int]:
         out, i = [], 0
@@ -128,8 +123,8 @@ class Reader:
     def per_value_texts(self) -> dict[int, str]:
         """Each distinct ``sdy.sharding_per_value`` of the piece, by value id, as text (read once)."""
         if self._per_value is None:
-            ids = values_of_kind(self.scan, (SiteKind.SDY_PER_VALUE,))
-            self._per_value = {v: self.columns.value(v)[3] for v in ids}
+            ids = self.table.of_kind((SiteKind.SDY_PER_VALUE,))
+            self._per_value = {v: self.table.value(v).text for v in ids}
         return self._per_value
 
     def named_rows(self, ids: set[int], a: int, b: int, scope: int | None) -> Iterator[tuple[int, str]]:
@@ -152,7 +147,7 @@ class Reader:
             name for name, rows in index.items()
             if any((scope is None or sc[i] == scope) and (name in closing or (
                 self.kind_of_value[self.value_col[i]] == edges
-                and self.columns.value(self.value_col[i])[1] == "sdy.result_propagation_edges")) for i in rows)
+                and self.table.value(self.value_col[i]).site == "sdy.result_propagation_edges")) for i in rows)
         ]
 
     def _by_name(self, a: int, b: int) -> dict[str, list[int]]:
@@ -200,18 +195,17 @@ class Reader:
         return self.start_col[i] + self.before[1] - (self.col_col[i] - 1)
 
     def _seen(self, i: int) -> Seen:
-        kind, site, _, text, _, _ = self.columns.value(self.value_col[i])
-        name, op, scope = self.name_col[i], self.op_col[i], self.scope_col[i]
-        scope_name, scope_kind, _ = self.scan.scopes[scope] if scope != NONE else (None, None, False)
+        seen = self.table.value(self.value_col[i])
+        name, scope = self.name_col[i], self.table.scope(self.scope_col[i])
         line = self.line_col[i] + self.before[0]
         value: str | None = None if name == NONE else self.names[name]
-        op_name: str | None = None if op == NONE else self.scan.ops[op]
+        op_name = self.table.op(self.op_col[i])
         owned = self._owners.get(i)
         if owned is not None:  # (a case's records, on the line closing its branches)
             value, op_name = owned[0].value, owned[0].op
         return Seen(
-            kind=kind, site=site, text=text, value=value, op=op_name, line=line,
-            function=scope_name if scope_kind == "func" else None, row=i,
+            kind=seen.kind, site=seen.site, text=seen.text, value=value, op=op_name, line=line,
+            function=scope.name if scope is not None and scope.kind == "func" else None, row=i,
         )
 
     def groups(self, a: int, b: int, function: str | None) -> dict[int, list[tuple[str, int | None]]]:
@@ -231,7 +225,7 @@ class Reader:
 
     def last_line(self, b: int) -> int:
         """The last line of the module whose sites end before site ``b``."""
-        return self.line_col[b] + self.before[0] - 1 if b < self.count else self.before[0] + self.scan.lines
+        return self.line_col[b] + self.before[0] - 1 if b < self.count else self.before[0] + self.table.lines
 
     def any_records(self) -> bool:
         """Whether the piece holds a propagation record at all (its distinct values', at C speed)."""
@@ -250,32 +244,31 @@ class Reader:
     def returns(self, a: int, b: int, scope: int | None) -> tuple[list[str], int]:
         """What the function's last ``return`` returns (found from the module's end, by its op), and its line."""
         try:
-            ret = self.scan.ops.index("return")
+            ret = self.table.ops.index("return")
         except ValueError:
             return [], 0
         ops, sc, names = self.op_col, self.scope_col, self.name_col
         for i in range(b - 1, a - 1, -1):
             if ops[i] == ret and names[i] == NONE and (scope is None or sc[i] == scope):
-                text = self.scan.values[self.value_col[i]][3].decode("utf-8", "surrogateescape")
+                text = self.table.value(self.value_col[i]).text
                 return [n.strip() for n in text.split(",") if n.strip()], self.line_col[i] + self.before[0]
         return [], 0
 
     def users(self, a: int, b: int, scope: int | None) -> Iterator[tuple[str, str, int]]:
         """Each (operand, the op's value, its line) of the function's ops."""
-        values, names = self.scan.values, self.names
+        value, names = self.table.value, self.names
         for i in self._of_kind(self.operands, a, b, scope):
             nid = self.name_col[i]
             if nid == NONE:
                 continue
             line = self.line_col[i] + self.before[0]
-            for n in values[self.value_col[i]][3].decode("utf-8", "surrogateescape").split(", "):
+            for n in value(self.value_col[i]).text.split(", "):
                 yield n, names[nid], line
 
     def named(self, label: str, a: int, b: int, scope: int | None) -> tuple[str, int] | None:
         """The value whose op carries ``sdy.sharding_origin_name = label``, and its line."""
-        want = label.encode()
         for i in self._of_kind(self.origin_name, a, b, scope):
-            if self.scan.values[self.value_col[i]][3] == want and self.name_col[i] != NONE:
+            if self.table.value(self.value_col[i]).text == label and self.name_col[i] != NONE:
                 return self.names[self.name_col[i]], self.line_col[i] + self.before[0]
         return None
 
@@ -302,10 +295,10 @@ class Reader:
         defines more than once, with the lines defining it (``definitions``: read from the module's first
         line in the piece, a long module's cut at its functions), when it has regions (a function without
         any defines each name once)."""
-        returns = [i for i, op in enumerate(self.scan.ops) if op in ("stablehlo.return", "sdy.return")]
+        returns = [i for i, op in enumerate(self.table.ops) if op in ("stablehlo.return", "sdy.return")]
         sc = self.scope_col
         if a >= b or not returns or not any(scope is None or sc[i] == scope
-                                            for i in sites_of(self.scan, returns, "op", range(a, b))):
+                                            for i in self.table.sites_holding(returns, "op", range(a, b))):
             return {}
         return definitions(self.path, self.line_col[a] + self.before[0], last)
 
@@ -322,13 +315,13 @@ class Reader:
         return out
 
     def scope_of(self, name: str | None) -> int | None:
-        for i, (n, kind, _) in enumerate(self.scan.scopes):
-            if n == name and kind == "func":
+        for i, s in enumerate(self.table.all_scopes()):
+            if s.name == name and s.kind == "func":
                 return i
         return None
 
     def scope_name(self, scope: int | None) -> str | None:
-        return None if scope is None else self.scan.scopes[scope][0]
+        return None if scope is None else self.table.all_scopes()[scope].name
 
 
 __all__ = ["STAGE", "Reader", "Seen", "stages_before"]

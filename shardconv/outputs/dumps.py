@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from shardconv.core.records import record
 
 if TYPE_CHECKING:
-    from shardconv._native import Scan
+    from shardconv.scan.table import Scan
 
 _DUMP_LINE = b"// -----"  # an MLIR pass log's ``// -----// IR Dump ...`` line, or a split marker
 _CUT_BEFORE = (b"\n// -----// IR Dump", b"\nmodule ", b"\nHloModule ")  # where a long file is cut in pieces
@@ -43,16 +43,17 @@ class _Starts:
 
     def add(self, scan: Scan, offset: int, lines: int) -> None:
         """The module starts of ``scan``, a piece of the file ``offset`` bytes and ``lines`` lines in."""
-        from shardconv.scan.columns import site_column, sites_of, values_of_kind
         from shardconv.scan.sites import SiteKind
+        from shardconv.scan.table import table
 
-        starts, line_of = site_column(scan, "start"), site_column(scan, "line")
-        for i in sites_of(scan, values_of_kind(scan, {SiteKind.MODULE_START})):
+        t = table(scan)
+        starts, line_of = t.col.start, t.col.line
+        for i in t.sites_holding(t.of_kind({SiteKind.MODULE_START})):
             line = lines + line_of[i]
             if self.last is not None and self.last[1] == line - 1 and self.last[2].startswith(_DUMP_LINE):
                 continue  # the module printed under its dump line
             self.count += 1
-            self.last = (offset + starts[i], line, scan.line_texts.get(i, b""))
+            self.last = (offset + starts[i], line, t.kept_line(i))
 
     def dump(self, rest: bytes) -> Dump:
         """The last module, whose bytes (to the end of the file) are ``rest``."""

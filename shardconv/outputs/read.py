@@ -11,7 +11,7 @@ from functools import partial
 
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.model import HloSharding, Mesh, TensorSharding
-from shardconv.outputs.module import (
+from shardconv.scan.mlir_module import (
     Attr,
     EntryFunc,
     ModuleIR,

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.model import HloSharding
-from shardconv.outputs.module import AttrDict, ModuleIR, Port, leaf_types
+from shardconv.scan.mlir_module import AttrDict, ModuleIR, Port, leaf_types
 from shardconv.outputs.writers import tuple_string
 from shardconv.text.brackets import split_top
 

@@ -4,7 +4,7 @@ with a message naming what it looks like, so a wrong file does not end in a pars
 from __future__ import annotations
 
 from shardconv.core.errors import ShardingError, ShardingSyntaxError
-from shardconv.outputs.hlo_module import is_hlo_module
+from shardconv.scan.hlo_module import is_hlo_module
 
 MLIR, HLO = "mlir", "hlo"
 _BYTECODE = "ML\udcefR"  # MLIR bytecode's magic number, as read with errors="surrogateescape"

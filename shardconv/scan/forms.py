@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from shardconv.scan.columns import sites_of, values_of_kind
-from shardconv.scan.native import columns
 from shardconv.scan.sites import SiteKind
+from shardconv.scan.table import table
 
 if TYPE_CHECKING:
     from shardconv._native import Scan
@@ -17,14 +16,14 @@ if TYPE_CHECKING:
 def generic_form_line(scan: Scan) -> int | None:
     """The line of a mesh declared in the generic op form (``"sdy.mesh"() <{mesh = #sdy.mesh<...>, sym_name =
     "mesh"}>``), if the scan holds one: a dump printed so declares every mesh so."""
-    table = columns(scan)
+    t = table(scan)
     generic = []
-    for v in values_of_kind(scan, (SiteKind.SDY_MESH,)):
-        _, site, _, text, _, _ = table.value(v)
-        if site == "sdy.mesh" and text.startswith("#sdy.mesh"):  # (a pretty declaration's text is ``<...>``)
+    for v in t.of_kind((SiteKind.SDY_MESH,)):
+        value = t.value(v)
+        if value.site == "sdy.mesh" and value.text.startswith("#sdy.mesh"):  # (a pretty one's text is ``<...>``)
             generic.append(v)
-    found = sites_of(scan, generic)
-    return table.col["line"][found[0]] if found else None
+    found = t.sites_holding(generic)
+    return t.col.line[found[0]] if found else None
 
 
 def refuse_generic_form(scan: Scan, path: str, lines: int, error: Callable[[str], Exception]) -> None:

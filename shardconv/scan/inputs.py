@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from shardconv.scan.native import same_bytes, scan_path, scan_stream, sniff, sniff_bytes
+from shardconv.scan.native import EVERY_SITE, ScanOptions, same_bytes, scan_path, scan_stream, sniff, sniff_bytes
 from shardconv.scan.sites import FileKind
 from shardconv.text.files import not_regular_reason
 
@@ -17,13 +17,13 @@ if TYPE_CHECKING:
     from shardconv._native import Scan
 
 
-def scan_input(path: str, *, names: bool = False, every_site: bool = True) -> Scan:
+def scan_input(path: str, options: ScanOptions = EVERY_SITE) -> Scan:
     """Scan ``path``, or standard input for ``-``; OSError when it cannot be read (a FIFO or a device
     named as a path too: reading it would block)."""
     if path == "-":
-        return scan_stream(sys.stdin.buffer, names=names, every_site=every_site)
+        return scan_stream(sys.stdin.buffer, options)
     refuse_special(path)
-    return scan_path(path, names=names, every_site=every_site)
+    return scan_path(path, options)
 
 
 def refuse_special(path: str) -> None:

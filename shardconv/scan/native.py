@@ -6,12 +6,14 @@ never at ``import shardconv``. I/O problems stay ``OSError``; any other failure 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import KW_ONLY
 from typing import TYPE_CHECKING, BinaryIO, Protocol, TypeVar
 
 from shardconv.core.errors import ShardingError
-from shardconv.scan.columns import NONE, kind_of, site_column
+from shardconv.core.records import record
+from shardconv.scan.columns import NONE
 from shardconv.scan.sites import SiteKind, ValueSite
-from shardconv.text.layered import StringEncoding
+from shardconv.scan.table import table
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -72,14 +74,31 @@ def sniff_bytes() -> int:
     return size
 
 
-def _options(
-    chunk: int | None, max_line: int | None, overlap: int | None, names: bool, every_site: bool
-) -> dict[str, int | bool]:
-    opts: dict[str, int | bool] = {"names": names, "every_site": every_site}
-    for key, v in (("chunk", chunk), ("max_line", max_line), ("overlap", overlap)):
-        if v is not None:
-            opts[key] = v
-    return opts
+@record
+class ScanOptions:
+    """What one scan is asked for, declared once for every way in (a path, bytes, a stream, fed pieces)."""
+
+    _: KW_ONLY
+    # What each dump defines and the key trace follows each value by (``Scan.defined``, ``key``, ``read``).
+    names: bool = False
+    # A row per site; False: a row per group's first site and every site's span in a compact log, all
+    # that ``check`` reads, in memory that stays flat however long the file.
+    every_site: bool = True
+    chunk: int | None = None  # bytes read at a time (None: the core's 256 KiB)
+    max_line: int | None = None  # the scan window a longer line is read in (None: the core's 4 MiB)
+    overlap: int | None = None  # how far before a window's end it is cut (None: the core's 1 MiB)
+
+    def core(self) -> dict[str, int | bool]:
+        """The core's keywords: what is None takes the core's own default."""
+        opts: dict[str, int | bool] = {"names": self.names, "every_site": self.every_site}
+        for key, v in (("chunk", self.chunk), ("max_line", self.max_line), ("overlap", self.overlap)):
+            if v is not None:
+                opts[key] = v
+        return opts
+
+
+EVERY_SITE = ScanOptions()  # the default scan: a row per site
+FIRST_SITES = ScanOptions(every_site=False)  # check's scan
 
 
 def guarded(what: str, call: Callable[[], T]) -> T:
@@ -93,51 +112,23 @@ def guarded(what: str, call: Callable[[], T]) -> T:
         raise ScanError(f"cannot scan {what}: {e}") from e
 
 
-def scan_path(
-    path: str,
-    *,
-    chunk: int | None = None,
-    max_line: int | None = None,
-    overlap: int | None = None,
-    names: bool = False,
-    every_site: bool = True,
-) -> Scan:
-    """Scan the file at ``path`` (read in chunks; OSError if it cannot be read or changes size meanwhile).
-    ``every_site=False`` keeps a row only for each group's first site (and every site's span), with no
-    function or computation: all that ``check`` reads, in memory that stays flat however long the file."""
+def scan_path(path: str, options: ScanOptions = EVERY_SITE) -> Scan:
+    """Scan the file at ``path`` (read in chunks; OSError if it cannot be read or changes size meanwhile)."""
     core = _core()
-    opts = _options(chunk, max_line, overlap, names, every_site)
-    scan: Scan = guarded(path, lambda: core.scan_path(path, **opts))
+    scan: Scan = guarded(path, lambda: core.scan_path(path, **options.core()))
     return scan
 
 
-def scan_bytes(
-    data: bytes,
-    *,
-    chunk: int | None = None,
-    max_line: int | None = None,
-    overlap: int | None = None,
-    names: bool = False,
-    every_site: bool = True,
-) -> Scan:
+def scan_bytes(data: bytes, options: ScanOptions = EVERY_SITE) -> Scan:
     """Scan a dump held in memory, exactly as ``scan_path`` scans a file with those bytes."""
     core = _core()
-    opts = _options(chunk, max_line, overlap, names, every_site)
-    scan: Scan = guarded("the dump", lambda: core.scan_bytes(data, **opts))
+    scan: Scan = guarded("the dump", lambda: core.scan_bytes(data, **options.core()))
     return scan
 
 
-def scan_stream(
-    stream: BinaryIO | _Readable,
-    *,
-    chunk: int | None = None,
-    max_line: int | None = None,
-    overlap: int | None = None,
-    names: bool = False,
-    every_site: bool = True,
-) -> Scan:
+def scan_stream(stream: BinaryIO | _Readable, options: ScanOptions = EVERY_SITE) -> Scan:
     """Scan a binary stream (stdin for ``-``) to its end, fed to the core piece by piece."""
-    fed = Fed("the stream", _options(chunk, max_line, overlap, names, every_site))
+    fed = Fed("the stream", options)
     while piece := stream.read(READ_SIZE):  # OSError passes through
         fed.feed(piece)
     return fed.finish()
@@ -146,10 +137,10 @@ def scan_stream(
 class Fed:
     """A scan fed piece by piece (a stream; a pass log cut into pieces), ``what`` naming it in errors."""
 
-    def __init__(self, what: str, opts: dict[str, int | bool]) -> None:
+    def __init__(self, what: str, options: ScanOptions) -> None:
         core = _core()
         self.what = what
-        self.scanner = guarded(what, lambda: core.Scanner(**opts))
+        self.scanner = guarded(what, lambda: core.Scanner(**options.core()))
 
     def feed(self, data: bytes) -> None:
         guarded(self.what, lambda: self.scanner.feed(data))
@@ -159,84 +150,44 @@ class Fed:
         return scan
 
 
-class Columns:
-    """One scan's columns as memoryviews, and its values decoded once each, on first use: what reads a
-    scan site by site without building a ``ValueSite`` per site (trace) goes through this."""
-
-    def __init__(self, scan: Scan) -> None:
-        self.scan = scan
-        cols = scan.columns
-        self.col = {name: site_column(scan, name) for name in cols}
-        self.values: list[tuple[SiteKind, str, bytes, str, bytes | None, StringEncoding] | None] = [None] * len(
-            scan.values
-        )
-
-    def value(self, v: int) -> tuple[SiteKind, str, bytes, str, bytes | None, StringEncoding]:
-        got = self.values[v]
-        if got is None:
-            kind, site, raw, text, data, enc = self.scan.values[v]
-            got = (kind_of(kind), site, raw, text.decode("utf-8", "surrogateescape"), data, StringEncoding(*enc))
-            self.values[v] = got
-        return got
-
-
-_last: Columns | None = None
-
-
-def columns(scan: Scan) -> Columns:
-    """The columns of ``scan`` (those of the last scan asked for are kept: its sites are read in turn)."""
-    global _last
-    if _last is None or _last.scan is not scan:
-        _last = Columns(scan)
-    return _last
-
-
 def site_count(scan: Scan) -> int:
     """How many sites the scan holds."""
-    return len(scan.columns["line"]) // 4
+    return table(scan).sites
 
 
 def site_at(scan: Scan, i: int, path: str, before: tuple[int, int] = (0, 0)) -> ValueSite:
     """The ``i``-th site of ``scan`` as a ``ValueSite`` (``path`` names the file it came from; ``before``:
     the lines and bytes of it before the piece scanned, for a file scanned in pieces)."""
     lines, offset = before
-    c = columns(scan)
-    col = c.col
-    kind, site, raw, text, data, enc = c.value(col["value"][i])
-    name, shapes, scope, op, param = col["name"][i], col["shapes"][i], col["scope"][i], col["op"][i], col["param"][i]
-    flags = col["flags"][i]
-    function = computation = None
-    entry = False
-    if scope != NONE:
-        scope_name, scope_kind, entry = scan.scopes[scope]
-        if scope_kind == "func":
-            function = scope_name
-        else:
-            computation = scope_name
+    t = table(scan)
+    col = t.col
+    kind, site, raw, text, data, enc = t.value(col.value[i])
+    flags = col.flags[i]
+    scope = t.scope(col.scope[i])
     return ValueSite(
         path=path,
         kind=kind,
         site=site,
-        line=col["line"][i] + lines,
-        col=col["col"][i],
-        end_line=col["end_line"][i] + lines,
-        end_col=col["end_col"][i],
-        start=col["start"][i] + offset,
-        end=col["end"][i] + offset,
+        line=col.line[i] + lines,
+        col=col.col[i],
+        end_line=col.end_line[i] + lines,
+        end_col=col.end_col[i],
+        start=col.start[i] + offset,
+        end=col.end[i] + offset,
         raw=raw,
         text=text,
         data=data,
         encoding=enc,
-        value=None if name == NONE else scan.names[name],
-        shapes=None if shapes == NONE else scan.shapes[shapes],
-        target_line=col["target"][i] + lines if kind is SiteKind.EXPECTED_ERROR else None,
-        line_text=scan.line_texts.get(i, b""),
-        line_cut=scan.line_cuts.get(i, 0),
-        function=function,
-        computation=computation,
-        entry=entry,
-        op=None if op == NONE else scan.ops[op],
-        param=None if param == NONE else param,
+        value=t.name(col.name[i]),
+        shapes=t.shape(col.shapes[i]),
+        target_line=col.target[i] + lines if kind is SiteKind.EXPECTED_ERROR else None,
+        line_text=t.kept_line(i),
+        line_cut=t.kept_from(i),
+        function=scope.name if scope is not None and scope.kind == "func" else None,
+        computation=scope.name if scope is not None and scope.kind != "func" else None,
+        entry=scope is not None and scope.entry,
+        op=t.op(col.op[i]),
+        param=None if col.param[i] == NONE else col.param[i],
         root=bool(flags & 1),
         signature=bool(flags & 2),
         broken="unfinished" if flags & 4 else "undecodable" if flags & 8 else "not-utf8" if flags & 16 else None,
@@ -250,6 +201,6 @@ def iter_sites(scan: Scan, path: str) -> Iterator[ValueSite]:
 
 
 __all__ = [
-    "Columns", "Fed", "ScanError", "columns", "cutter", "guarded", "iter_sites", "scan_bytes", "scan_path",
-    "scan_stream", "site_at", "site_count", "sniff", "sniff_bytes",
+    "EVERY_SITE", "FIRST_SITES", "Fed", "ScanError", "ScanOptions", "cutter", "guarded", "iter_sites", "scan_bytes",
+    "scan_path", "scan_stream", "site_at", "site_count", "sniff", "sniff_bytes",
 ]

@@ -23,7 +23,7 @@ from shardconv.core.records import record
 from shardconv.scan.ahead import run_ahead
 from shardconv.scan.forms import refuse_generic_form
 from shardconv.scan.inputs import scan_input, skip_reason
-from shardconv.scan.native import READ_SIZE, cutter, guarded, scan_bytes
+from shardconv.scan.native import READ_SIZE, ScanOptions, cutter, guarded, scan_bytes
 
 if TYPE_CHECKING:
     from shardconv._native import Cutter, PieceJob, Scan
@@ -53,7 +53,7 @@ class Repeated:
 
     def scan(self) -> Scan:
         """Its scan, as a piece of its own."""
-        return scan_bytes(self.text, names=self.names)
+        return scan_bytes(self.text, ScanOptions(names=self.names))
 
 
 @record
@@ -97,7 +97,7 @@ def scan_pieces(
         yield from _scanned(_cutter(sys.stdin.buffer.read, names, cuts), path, names, workers)
         return
     if _size(path) <= PIECE_BYTES:
-        yield scan_input(path, names=names), 0  # with the scan's own error, if it cannot be read
+        yield scan_input(path, ScanOptions(names=names)), 0  # with the scan's own error, if it cannot be read
         return
     cut = _cutter(path, names, cuts)
     yield from _scanned(cut, path, names, workers)
@@ -112,7 +112,7 @@ def scan_whole(path: str, *, names: bool = False) -> Scan | None:
     st = os.stat(path)  # (one call: a read-ahead thread waits for the interpreter's lock after each)
     if not (stat.S_ISREG(st.st_mode) and 0 < st.st_size <= PIECE_BYTES):
         return None
-    return scan_input(path, names=names)
+    return scan_input(path, ScanOptions(names=names))
 
 
 def read_pieces(path: str, error: Callable[[str], Exception], *, names: bool = False,

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import KW_ONLY
 
 from shardconv.core.records import record
-from shardconv.scan.columns import NONE, sites_of, values_of_kind
-from shardconv.scan.native import columns, scan_bytes, site_at
+from shardconv.scan.native import scan_bytes, site_at
 from shardconv.scan.sites import SiteKind, ValueSite
+from shardconv.scan.table import NONE, table
 
 MAX_VALUES = 5000  # sharded values listed in the outline; a 50 MB dump holds far more than an editor shows
 SHARDING_KINDS = frozenset(
@@ -65,26 +65,27 @@ def outline(data: bytes, path: str) -> Outline:
     """The outline of a document's bytes, from one native scan: the few sites it lists are built, the
     rest read off the scan's columns (a 50 MB dump holds hundreds of thousands)."""
     scan = scan_bytes(data)
-    col = columns(scan).col
+    t = table(scan)
+    col = t.col
     meshes = [
         _declared(s, s.mesh_name, "mesh", None)
-        for s in (site_at(scan, i, path) for i in sites_of(scan, values_of_kind(scan, {SiteKind.SDY_MESH})))
+        for s in (site_at(scan, i, path) for i in t.sites_holding(t.of_kind({SiteKind.SDY_MESH})))
         if s.mesh_name is not None
     ]
-    named = [i for i in sites_of(scan, values_of_kind(scan, SHARDING_KINDS)) if col["name"][i] != NONE]
+    named = [i for i in t.sites_holding(t.of_kind(SHARDING_KINDS)) if col.name[i] != NONE]
     values = [
-        _declared(site_at(scan, i, path), None, "value", _scope(col["module"][i], col["scope"][i]))
+        _declared(site_at(scan, i, path), None, "value", _scope(col.module[i], col.scope[i]))
         for i in named[:MAX_VALUES]
     ]
     first: dict[tuple[int, int], int] = {}
     last: dict[tuple[int, int], int] = {}
-    for module, scope, line in zip(col["module"], col["scope"], col["line"]):
+    for module, scope, line in zip(col.module, col.scope, col.line, strict=True):
         if scope != NONE:
             key = (module, scope)
             first.setdefault(key, line)
             last[key] = line
     functions = [
-        Declared(name=scan.scopes[key[1]][0], kind="function", span=Span(line, 1, last[key] + 1, 1), scope=key)
+        Declared(name=t.all_scopes()[key[1]].name, kind="function", span=Span(line, 1, last[key] + 1, 1), scope=key)
         for key, line in first.items()
     ]
     return Outline(

@@ -1,6 +1,7 @@
-"""Dumps: cuts a log's stream of value sites into the dumps it holds (MLIR ``// -----// IR Dump ...``
-headers, module headers, ``// -----`` splits), and orders the files of an XLA per-pass dump folder
-(``--xla_dump_hlo_pass_re``) by their step number. Names and order only; no sharding is read here."""
+"""Dumps: cuts a log's stream of value sites into the dumps it holds at the header lines the scan cut
+on (MLIR ``// -----// IR Dump ...`` lines, module headers, ``// -----`` splits, read by ``scan/headers.py``),
+and orders the files of an XLA per-pass dump folder (``--xla_dump_hlo_pass_re``) by their step number.
+Names and order only; no sharding is read here."""
 
 from __future__ import annotations
 
@@ -12,18 +13,13 @@ from typing import TYPE_CHECKING
 
 from shardconv.core.records import record
 from shardconv.scan.folders import walk_tree
+from shardconv.scan.headers import Header, PassLine, module_name, pass_line
 from shardconv.text.files import XLA_DUMP_TIMESTAMP, special_kind
 
 if TYPE_CHECKING:
-    from shardconv._native import Names
+    from shardconv.scan.table import Names
     from shardconv.trace.values import SiteReader
 
-# ``// -----// IR Dump After AnalyzeMeshPass Failed (analyze-mesh) ('builtin.module' operation: @m) //----- //``
-# (older MLIR) and ``// -----// IR Dump Before CanonicalizerPass: canonicalize{...} //----- //`` (newer).
-_MLIR_HEADER = re.compile(r"//\s*-----//\s*IR Dump (?P<when>Before|After) (?P<pass>[^\s:(]+)(?P<failed> Failed)?")
-_MLIR_OPERATION = re.compile(r"\('(?P<op>[^']*)' operation(?:: (?P<name>[^)]*))?\)")
-_MLIR_MODULE = re.compile(r"^\s*module\b(?:\s+@(?P<name>[\w$.\-]+|\"[^\"]*\"))?")
-_HLO_MODULE = re.compile(r"^\s*HloModule\s+(?P<name>[^\s,]+)")
 # ``module_0000.jit_f.0003.spmd-partitioner.after_shardy-xla.before_spmd-partitioning.txt`` (after the time
 # with --xla_dump_include_timestamp: ``1796599993003157.module_0000.jit_f.0003...``)
 _XLA_STEP = re.compile(
@@ -112,16 +108,6 @@ class DumpRange:
     line_module: str | None = None
 
 
-@record
-class Header:
-    """A module header site (``HloModule``, ``module``, ``// -----``): its index in the scan, its line
-    and that line's text."""
-
-    index: int
-    line: int
-    text: bytes
-
-
 def split_dumps(
     headers: Sequence[Header], count: int, line_of: Callable[[int], int], path: str, first_index: int,
     base: Dump | None = None,
@@ -146,10 +132,10 @@ def split_dumps(
         pos = h + 1
         if header_site is None:
             break
-        text = header_site.text.decode("utf-8", "replace")
-        header = _MLIR_HEADER.search(text)
+        text = header_site.said
+        header = pass_line(text)
         if header is None and current is not None and not filled:
-            name = _module_name(text)
+            name = module_name(text)
             if name is not None and current.dump.module is None:
                 current.dump = replace(current.dump, module=name)
             current.segments.append(segment)
@@ -158,9 +144,9 @@ def split_dumps(
         if current is not None:
             yield current
         if header is not None:
-            dump = _header_dump(index, path, header_site.line, header)
+            dump = _pass_dump(index, path, header_site.line, header)
         else:
-            dump = _plain(index, path, header_site.line, base, _module_name(text))
+            dump = _plain(index, path, header_site.line, base, module_name(text))
         line_module = dump.module if header is not None else None
         current = DumpRange(dump=dump, start=h + 1, stop=h + 1, segments=[segment], line_module=line_module)
         filled = False
@@ -177,25 +163,17 @@ def _plain(index: int, path: str, line: int, base: Dump | None, module: str | No
     return replace(base, index=index, path=path, line=line, module=module or base.module)
 
 
-def _module_name(line: str) -> str | None:
-    m = _HLO_MODULE.match(line) or _MLIR_MODULE.match(line)
-    if m is None:
-        return None
-    return (m.group("name") or "").strip('"') or None
-
-
 def header_dump(index: int, path: str, line: int, text: str) -> Dump | None:
     """The dump a ``// -----// IR Dump ...`` line starts, or None for any other line."""
-    m = _MLIR_HEADER.search(text)
-    return None if m is None else _header_dump(index, path, line, m)
+    said = pass_line(text)
+    return None if said is None else _pass_dump(index, path, line, said)
 
 
-def _header_dump(index: int, path: str, line: int, m: re.Match[str]) -> Dump:
-    op = _MLIR_OPERATION.search(m.string, m.end())
-    on_module = op is not None and op.group("op") == "builtin.module"  # else the module line names it
-    op_name = (op.group("name") or "").strip().lstrip("@").strip('"') or None if op and on_module else None
-    when, failed = m.group("when").lower(), m.group("failed") is not None
-    return Dump(index=index, path=path, line=line, pass_name=m.group("pass"), when=when, failed=failed, module=op_name)
+def _pass_dump(index: int, path: str, line: int, said: PassLine) -> Dump:
+    return Dump(
+        index=index, path=path, line=line, pass_name=said.pass_name, when=said.when, failed=said.failed,
+        module=said.module,
+    )
 
 
 # ---- XLA per-pass dump folders -------------------------------------------------------------------

@@ -12,7 +12,7 @@ from shardconv.core.records import record
 from shardconv.scan.regions import results_on_line
 
 if TYPE_CHECKING:
-    from shardconv._native import Names
+    from shardconv.scan.table import Names
 
 # ``@f:%0:in[1]``: the function (its name may hold ":"), the value, and the part of it.
 _KEY = re.compile(

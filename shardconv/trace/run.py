@@ -15,17 +15,16 @@ from typing import TYPE_CHECKING
 from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.records import record
 from shardconv.scan.ahead import read_ahead
-from shardconv.scan.columns import sites_of, values_of_kind
 from shardconv.scan.inputs import same_contents
-from shardconv.scan.native import columns, core_follower, site_count
+from shardconv.scan.native import core_follower, site_count
+from shardconv.scan.headers import module_headers
 from shardconv.scan.pieces import Cuts, Repeated, Unscanned, read_pieces, scan_whole
-from shardconv.scan.sites import SiteKind
+from shardconv.scan.table import table
 from shardconv.trace.changes import Change, classify, counterparts, gained_kind, lost_kind, per_device, preferred
 from shardconv.trace.dumps import (
     Dump,
     DumpRange,
     DumpSites,
-    Header,
     Repeat,
     header_dump,
     log_sequences,
@@ -37,7 +36,7 @@ from shardconv.trace.names import defined_as, key_parts, op_identity, printed_na
 from shardconv.trace.values import DumpFacts, Readings, Sighting, SiteReader, observation
 
 if TYPE_CHECKING:
-    from shardconv._native import Maybe, Names, Scan, SeenAt
+    from shardconv.scan.table import Maybe, Names, Scan, SeenAt
 
 ValueFilter = Callable[[str], bool]
 
@@ -109,7 +108,7 @@ def read_dumps(
                 last = replace(last, dump=r.dump, line_module=r.line_module)
                 continue
             last = _Before(r.dump, digest, r.line_module) if digest is not None else None
-            yield DumpSites(r.dump, reader, range(r.start, r.stop), piece.defined_in(list(r.segments)))
+            yield DumpSites(r.dump, reader, range(r.start, r.stop), table(piece).definitions(r.segments))
     if index == first_index:
         raise LogError(f"{path}: no HLO or MLIR dump found")
 
@@ -144,18 +143,11 @@ def _text(line: bytes) -> str:
     return line.decode("utf-8", "replace")
 
 
-def module_headers(scan: Scan, lines: int = 0) -> list[Header]:
-    """The scan's module header sites (``HloModule``, ``module``, ``// -----``), read off its columns
-    (``lines``: before the scanned piece)."""
-    header_values = values_of_kind(scan, (SiteKind.MODULE_START,))
-    line = columns(scan).col["line"]
-    return [Header(i, line[i] + lines, scan.line_texts.get(i, b"")) for i in sites_of(scan, header_values)]
-
-
 def _digest(scan: Scan, r: DumpRange) -> tuple[object, ...]:
     """A dump's text after its ``// -----//`` line, as the scan hashed it: its module lines and the digest
     of each of its segments (each taken after its own header line)."""
-    return (*r.module_lines, *(scan.digests[s] for s in r.segments if s < len(scan.digests)))
+    t = table(scan)
+    return (*r.module_lines, *(d for d in map(t.segment_digest, r.segments) if d is not None))
 
 
 _BY_POSITION = ("arg[", "result[")  # arguments and results: keys by position (bare: the entry function's)

@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING
 from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding
 from shardconv.core.placement import Placement, PlacementKey
 from shardconv.core.records import record
-from shardconv.scan.columns import NONE, sites_of, values_of_kind
 from shardconv.scan.modules import named_mesh
 from shardconv.scan.placed import Placed, place_of, tensors_of
-from shardconv.scan.native import columns, site_at
+from shardconv.scan.native import site_at
 from shardconv.scan.sites import Shape, SiteKind, ValueSite
+from shardconv.scan.table import table
 from shardconv.scan.values import ParsedValue, parse_value
 
 if TYPE_CHECKING:
-    from shardconv._native import Follower, Names, Scan, Step
+    from shardconv.scan.table import Follower, Names, Scan, Step
     from shardconv.trace.dumps import Dump
 
 
@@ -152,11 +152,11 @@ class SiteReader:
     def __init__(self, scan: Scan, path: str, lines: int, known: Readings) -> None:
         self.scan, self.path, self.lines = scan, path, lines  # ``lines``: before the scanned piece
         self._known = known
-        self.table = columns(scan)
-        fact_values = values_of_kind(scan, (SiteKind.SDY_MESH, SiteKind.NUM_PARTITIONS))
-        self._fact_sites = sites_of(scan, fact_values)  # meshes and num_partitions headers: few
-        self._hlo = values_of_kind(scan, (SiteKind.HLO,))
-        self._keys = scan.keys
+        self.table = t = table(scan)
+        fact_values = t.of_kind((SiteKind.SDY_MESH, SiteKind.NUM_PARTITIONS))
+        self._fact_sites = t.sites_holding(fact_values)  # meshes and num_partitions headers: few
+        self._hlo = t.of_kind((SiteKind.HLO,))
+        self._keys = t.keys
         self._parts: dict[tuple[int, bool], Reading | Parts] = {}  # by read, and whether its key is ``result``
         self._readings: list[Reading | None] = []  # by read: what it says of its one tensor, once read
         self._parts_facts: DumpFacts | None = None
@@ -164,13 +164,13 @@ class SiteReader:
 
     def line(self, i: int) -> int:
         """The line site ``i`` sits on."""
-        return self.table.col["line"][i] + self.lines
+        return self.table.col.line[i] + self.lines
 
     def facts(self, sites: range, inherited: DumpFacts | None) -> DumpFacts:
         """The meshes and device count of the dump made of ``sites`` (see ``dump_facts``); what its mesh
         and ``num_partitions`` sites declare is read once per distinct set of them."""
         found = self._fact_sites[bisect_left(self._fact_sites, sites.start):bisect_left(self._fact_sites, sites.stop)]
-        value = self.table.col["value"]
+        value = self.table.col.value
         key = tuple(value[i] for i in found)
         said = self._declared.get(key)
         if said is None:
@@ -180,9 +180,9 @@ class SiteReader:
     def _tiled(self, sites: range) -> int | None:
         """Devices of the widest tiled HLO sharding among ``sites``, each distinct value parsed once."""
         widest: int | None = None
-        for v in set(self.table.col["value"][sites.start:sites.stop]) & self._hlo:
-            kind, _, _, text, data, _ = self.table.value(v)
-            parsed, _ = parse_value(kind, text, data)
+        for v in set(self.table.col.value[sites.start:sites.stop]) & self._hlo:
+            value = self.table.value(v)
+            parsed, _ = parse_value(value.kind, value.text, value.data)
             if isinstance(parsed, HloSharding) and parsed.tile is not None:
                 widest = max(widest or 0, parsed.tile.num_devices)
         return widest
@@ -195,7 +195,7 @@ class SiteReader:
         same."""
         if facts is not self._parts_facts and facts != self._parts_facts:
             self._parts, self._parts_facts = {}, facts
-            self._readings = [None] * len(self.scan.reads)
+            self._readings = [None] * self.table.read_count()
             self._known.under(facts)
         return follower.step(
             self.scan, (sites.start, sites.stop), self._readings, self.lines, lambda i: self._said_by(i, facts),
@@ -206,12 +206,12 @@ class SiteReader:
         """(key, reading) per tensor site ``i`` says something of: asked once per read that says one
         thing of one tensor (noted in ``_readings`` for the sites after it), and for every other site."""
         col = self.table.col
-        key, r = self._keys[col["key"][i]], col["read"][i]
+        key, r = self._keys[col.key[i]], col.read[i]
         whole = key == "result"
         parts = self._parts.get((r, whole))
         if parts is None:
-            v, sh, op = self.scan.reads[r]
-            said = (self.table.value(v), sh != NONE and self.scan.shapes[sh], op != NONE and self.scan.ops[op], whole)
+            v, sh, op = self.table.read(r)
+            said = (self.table.value(v), self.table.shape(sh), self.table.op(op), whole)
             parts = self._known.said.get(said)
             if parts is None:
                 parts = self._known.said[said] = self._read(v, sh, op, key, facts)
@@ -224,7 +224,7 @@ class SiteReader:
     def _read(self, v: int, sh: int, op: int, key: str, facts: DumpFacts) -> Reading | Parts:
         """The readings of a value, one per tensor (the value itself for a lone tensor under its key)."""
         kind, site, _, text, data, _ = self.table.value(v)
-        shapes = None if sh == NONE else self.scan.shapes[sh]
+        shapes = self.table.shape(sh)
         rank = len(shapes[0]) if shapes is not None and len(shapes) == 1 else None
         shape = shapes[0] if shapes is not None and len(shapes) == 1 else None
         parsed, err = parse_value(kind, text, data)
@@ -232,7 +232,7 @@ class SiteReader:
             key, kind, text, data, parsed
         )
         why = err.message if err is not None else None
-        the_op = None if op == NONE else self.scan.ops[op]
+        the_op = self.table.op(op)
         form = "hlo" if kind is SiteKind.HLO else "sdy"
         parts = tuple(
             (part, _interned(_reading(form, t, val, facts, rank=rank, parse_error=why, op=the_op, shape=shape)))

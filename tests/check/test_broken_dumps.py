@@ -17,7 +17,7 @@ from shardconv.check import check_text
 from shardconv.check.context import CheckOptions
 from shardconv.check.diagnostics import FileReport
 from shardconv.check.engine import scan_report
-from shardconv.scan.native import scan_bytes
+from shardconv.scan.native import ScanOptions, scan_bytes
 from shardconv.scan.sites import SiteKind
 
 CASES = {  # name: (dump, (the cut value's line, its first bytes, or "" where it is cut before its first))
@@ -145,7 +145,7 @@ def test_text_that_is_no_value_of_the_dump_is_passed_over(text: str) -> None:
 
 def _gate(data: bytes) -> tuple[set[tuple[int, str, str]], int]:
     """(check's findings as (line, rule, message), how many values it scanned) of a dump."""
-    report = scan_report(scan_bytes(data, every_site=False), "<t>", CheckOptions())
+    report = scan_report(scan_bytes(data, ScanOptions(every_site=False)), "<t>", CheckOptions())
     assert isinstance(report, FileReport)
     return {(f.line, f.rule, f.message) for f in report.findings}, report.values
 

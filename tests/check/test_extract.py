@@ -23,13 +23,13 @@ DUMPS = Path(__file__).parent.parent / "data" / "dumps"
 
 def scan_stream(stream: io.BytesIO, path: str, **sizes: int) -> tuple[FileKind, list[ValueSite]]:
     """The sites of a stream, without the module headers and the propagation-record kinds (tests/explain)."""
-    scan = native.scan_stream(stream, **sizes)
+    scan = native.scan_stream(stream, native.ScanOptions(**sizes))
     found = [o for o in native.iter_sites(scan, path) if o.kind is not Kind.MODULE_START and o.kind not in RECORD_KINDS]
     return FileKind(scan.kind, scan.reason), found
 
 
 def scan_path(path: str, **sizes: int) -> tuple[FileKind, list[ValueSite]]:
-    scan = native.scan_path(path, **sizes)
+    scan = native.scan_path(path, native.ScanOptions(**sizes))
     found = [o for o in native.iter_sites(scan, path) if o.kind is not Kind.MODULE_START and o.kind not in RECORD_KINDS]
     return FileKind(scan.kind, scan.reason), found
 

@@ -13,7 +13,7 @@ from shardconv.check import check_text
 from shardconv.check.context import CheckOptions
 from shardconv.check.diagnostics import FileReport
 from shardconv.check.engine import scan_report
-from shardconv.scan.native import iter_sites, scan_bytes, scan_path
+from shardconv.scan.native import ScanOptions, iter_sites, scan_bytes, scan_path
 
 MESSAGE = "text: byte 0x{:02X} is not UTF-8: MLIR/HLO text is UTF-8 outside comments; no compiler reads this line"
 SDY = (
@@ -90,7 +90,7 @@ def test_the_public_scan_reports_it_as_an_error() -> None:
 
 
 def _gate(data: bytes) -> tuple[set[tuple[int, str, str]], int]:
-    report = scan_report(scan_bytes(data, every_site=False), "<t>", CheckOptions())
+    report = scan_report(scan_bytes(data, ScanOptions(every_site=False)), "<t>", CheckOptions())
     assert isinstance(report, FileReport)
     return {(f.line, f.rule, f.message) for f in report.findings}, report.values
 

@@ -20,7 +20,7 @@ from shardconv.check.context import CheckOptions
 from shardconv.check.diagnostics import FileReport
 from shardconv.check.engine import scan_report
 from shardconv.formats.detect import parse_mesh_option
-from shardconv.scan.native import scan_bytes
+from shardconv.scan.native import ScanOptions, scan_bytes
 
 _NAME = re.compile(r"(%[A-Za-z_][\w.\-]*)")
 CHUNKS = (1 << 9, 3 << 10, 8 << 20)
@@ -39,7 +39,7 @@ def assert_same(data: bytes, opts: CheckOptions, chunks: tuple[int, ...] = (8 <<
     want = rows(reference_report(data, "f", opts))
     assert rows(reference_report(data, "f", opts, ReadOptions(repeats=False))) == want
     for chunk in chunks:
-        assert rows(scan_report(scan_bytes(data, chunk=chunk), "f", opts)) == want
+        assert rows(scan_report(scan_bytes(data, ScanOptions(chunk=chunk)), "f", opts)) == want
     return want
 
 

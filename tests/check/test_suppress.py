@@ -12,7 +12,7 @@ from support.check_cli import DUMPS, MESH, SEED_MLIR, run
 
 from shardconv.check import check_text
 from shardconv.check.suppress import Suppression, suppressions_of
-from shardconv.scan.native import scan_bytes
+from shardconv.scan.native import ScanOptions, scan_bytes
 
 SEED = SEED_MLIR.read_text()
 MESH_LINE = '  sdy.mesh @mesh = <["_axis_0"=4, "_axis_1"=2]>\n'
@@ -110,7 +110,8 @@ def test_scan_finds_the_same_suppressions_whatever_the_read_size(chunk: int) -> 
         comment_above="  // shardconv: ignore[distorted-mesh]\n", same_line=" /* shardconv: ignore[verify] */"
     )
     data = (text + "x" * 2000 + " // shardconv: ignore[syntax]\n").encode()
-    found = suppressions_of(scan_bytes(data, chunk=max(chunk, 64), max_line=max(chunk, 64) * 4, overlap=max(chunk, 64)))
+    size = max(chunk, 64)
+    found = suppressions_of(scan_bytes(data, ScanOptions(chunk=size, max_line=size * 4, overlap=size)))
     assert [(s.line, s.col, s.rules) for s in found] == [
         (4, 6, ("distorted-mesh",)),
         (5, 52, ("verify",)),

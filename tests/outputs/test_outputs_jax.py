@@ -27,7 +27,7 @@ from shardconv.outputs import (
     tuple_string,
 )
 from shardconv.outputs.hlo_module import read_hlo_module
-from shardconv.outputs.module import read_module
+from shardconv.scan.mlir_module import read_module
 
 pytestmark = pytest.mark.oracle
 

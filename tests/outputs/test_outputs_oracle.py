@@ -30,7 +30,7 @@ from shardconv.outputs import (
     to_mlir,
     tuple_string,
 )
-from shardconv.outputs.module import read_module
+from shardconv.scan.mlir_module import read_module
 
 pytestmark = pytest.mark.oracle
 SEEDS = range(40)

@@ -86,14 +86,14 @@ def _without_native_only(sites: list[ValueSite], mods):  # type: ignore[no-untyp
 def native_outcome(data: bytes, opts: Options = Options(), *, via: str = "bytes") -> Outcome:
     kw = {"chunk": opts.chunk, "max_line": opts.max_line, "overlap": opts.overlap}
     if via == "bytes":
-        scan = native.scan_bytes(data, **kw)
+        scan = native.scan_bytes(data, native.ScanOptions(**kw))
     elif via == "path":  # read_all's reads straight into the buffer
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "dump"
             path.write_bytes(data)
-            scan = native.scan_path(str(path), **kw)
+            scan = native.scan_path(str(path), native.ScanOptions(**kw))
     else:
-        scan = native.scan_stream(io.BytesIO(data), **kw)
+        scan = native.scan_stream(io.BytesIO(data), native.ScanOptions(**kw))
     every = list(native.iter_sites(scan, "<t>"))
     sites = [s for s in every if s.kind not in RECORD_KINDS]
     renumber = {i: n for n, i in enumerate(i for i, s in enumerate(every) if s.kind not in RECORD_KINDS)}
@@ -153,7 +153,7 @@ def product_modules(data: bytes, opts: Options = Options()) -> list[object]:
     """The product's own fold of the native groups (``shardconv.scan.modules.module_values``)."""
     from shardconv.scan.modules import module_values
 
-    scan = native.scan_bytes(data, chunk=opts.chunk, max_line=opts.max_line, overlap=opts.overlap)
+    scan = native.scan_bytes(data, native.ScanOptions(chunk=opts.chunk, max_line=opts.max_line, overlap=opts.overlap))
     return [
         (
             m.index,

@@ -64,10 +64,10 @@ def test_lines_counts_every_line_break(jax_dumps: list[Path]) -> None:
         data, scan = path.read_bytes(), native.scan_path(str(path))
         want = 0 if scan.kind == "skip" else data.count(b"\n")
         scanned += scan.kind != "skip"
-        assert scan.lines == want and native.scan_bytes(data, chunk=97).lines == want, path
+        assert scan.lines == want and native.scan_bytes(data, native.ScanOptions(chunk=97)).lines == want, path
     assert scanned >= 3
     long = b"module {\n  %0 = sdy.reshard %a <@m, [{}]> {x = \"" + b"y" * 5000 + b"\"}\r\n  %1 = f\n}"
-    assert native.scan_bytes(long, max_line=1024, overlap=256).lines == long.count(b"\n") == 3
+    assert native.scan_bytes(long, native.ScanOptions(max_line=1024, overlap=256)).lines == long.count(b"\n") == 3
     assert native.scan_bytes(b"\0binary\n" * 10).lines == 0
 
 

@@ -11,7 +11,7 @@ import pytest
 from support.jax_child import write_with_jax
 
 from shardconv.scan.ends import cut_off
-from shardconv.scan.native import scan_bytes
+from shardconv.scan.native import ScanOptions, scan_bytes
 
 SUPPORT = Path(__file__).resolve().parents[1] / "support"
 
@@ -52,10 +52,10 @@ def test_no_generated_dump_ends_inside_anything(generated: list[Path]) -> None:
     assert len(generated) > 100 and kinds <= {p.suffix for p in generated}
     assert any("tpu" in str(p) for p in generated)
     opened = [
-        (str(p), how, cut_off(scan_bytes(v, every_site=False)))
+        (str(p), how, cut_off(scan_bytes(v, ScanOptions(every_site=False))))
         for p in generated
         for how, v in _variants(p.read_bytes()).items()
-        if cut_off(scan_bytes(v, every_site=False)) is not None
+        if cut_off(scan_bytes(v, ScanOptions(every_site=False))) is not None
     ]
     assert opened == []
 

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shardconv.scan.columns import NONE, site_column
-from shardconv.scan.native import scan_bytes, site_at, site_count
+from shardconv.scan.native import ScanOptions, scan_bytes, site_at, site_count
 from shardconv.scan.sites import RECORD_KINDS, SiteKind
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,8 +33,8 @@ def _group(scan: Scan, g: tuple[int, ...]) -> tuple[object, ...]:
 
 
 def _agree(data: bytes, **opts: int) -> None:
-    full = scan_bytes(data, **opts)
-    first = scan_bytes(data, every_site=False, **opts)
+    full = scan_bytes(data, ScanOptions(**opts))
+    first = scan_bytes(data, ScanOptions(every_site=False, **opts))
     assert (first.kind, first.modules, first.suppressions) == (full.kind, full.modules, full.suppressions)
     assert [_group(first, g) for g in first.groups] == [_group(full, g) for g in full.groups]
     assert first.pairs == full.pairs
@@ -114,7 +114,7 @@ def test_long_lines_keep_a_window() -> None:
     args = ", ".join(f"%arg{i}: tensor<8xf32> {{sdy.sharding = #sdy.sharding<@m, [{{}}]>}}" for i in range(60))
     sig = f"  func.func @main({args}, %x: tensor<8xf32> {{sdy.sharding = #sdy.sharding<@m, [{{\"a\"}}]>}}) {{\n"
     data = ('module {\n  sdy.mesh @m = <["a"=2]>\n' + sig + "  }\n}\n").encode()
-    scan = scan_bytes(data, every_site=False)
+    scan = scan_bytes(data, ScanOptions(every_site=False))
     last = site_at(scan, scan.groups[-1][4], "f")
     assert len(sig) > 2048 and last.line_cut > 0
     assert len(last.line_text) <= 1024
@@ -130,7 +130,7 @@ def test_a_clean_module_s_copies_are_passed_over() -> None:
 
     clean = "HloModule m, num_partitions=8\nENTRY %e {\n  %p = f32[8]{0} parameter(0), sharding={devices=[8]<=[8]}\n}\n"
     bad = "HloModule m, num_partitions=8\nENTRY %e {\n  %p = f32[8]{0} parameter(0), sharding={devices=[4]<=[8]}\n}\n"
-    scan = scan_bytes((clean * 3).encode(), every_site=False)
+    scan = scan_bytes((clean * 3).encode(), ScanOptions(every_site=False))
     first = next(module_values(scan, "f"))
     mods = list(module_values(scan, "f", skip=lambda key: key == first.key))
     assert [m.passed_over for m in mods] == [True, True, True]
@@ -180,5 +180,5 @@ def test_constraint_lines_met_again(seed: int, opts: dict[str, int]) -> None:
     in the core): the groups, counts and places are those of the full scan, which reads every line."""
     data = _constraints(seed)
     _agree(data, **opts)
-    first = scan_bytes(data, every_site=False)
+    first = scan_bytes(data, ScanOptions(every_site=False))
     assert site_count(first) < len(first.groups) + 20 and sum(g[5] for g in first.groups) > 500

@@ -37,7 +37,7 @@ def _expected_key(scan: native.Scan, i: int, col: dict[str, list[int]]) -> str |
 
 
 def _check(data: bytes) -> int:
-    scan = native.scan_bytes(data, names=True)
+    scan = native.scan_bytes(data, native.ScanOptions(names=True))
     col = {c: site_column(scan, c) for c in ("key", "read", "value", "name", "scope", "param", "flags", "shapes", "op")}
     for i in range(len(col["key"])):
         got = None if col["key"][i] == NONE else scan.keys[col["key"][i]]
@@ -56,7 +56,7 @@ def test_keys_per_site(path: Path) -> None:
 
 def test_the_dumps_have_keys_of_every_form() -> None:
     """The dumps above hold every rule's case: by position, by name, with a function, and ``result``."""
-    keys = {k for p in DUMPS for k in native.scan_bytes(p.read_bytes(), names=True).keys}
+    keys = {k for p in DUMPS for k in native.scan_bytes(p.read_bytes(), native.ScanOptions(names=True)).keys}
     assert {"result", "arg[0]"} <= keys
     assert any(k.startswith("@") and ":%" in k for k in keys) and any(k.startswith("%") for k in keys)
 
@@ -98,7 +98,7 @@ def test_a_step_reads_the_sightings_of_the_plain_loop(path: Path) -> None:
     site (as a tuple or a per-value sharding's elements are). The dump followed twice, with readings
     equal in all but identity the second time: every value is reported changed, in the plain loop's
     order, with its sightings on each side."""
-    scan = native.scan_bytes(path.read_bytes(), names=True)
+    scan = native.scan_bytes(path.read_bytes(), native.ScanOptions(names=True))
     key, names = site_column(scan, "key"), _names(scan)
 
     def parts(i: int) -> list[tuple[str, object]]:
@@ -127,7 +127,8 @@ def test_a_step_reads_the_sightings_of_the_plain_loop(path: Path) -> None:
 
 def test_a_scan_s_strings_read_like_a_sequence() -> None:
     """``names`` and ``keys`` are native: each string made once as it is read, the keys the names first."""
-    scan = native.scan_bytes(next(p for p in DUMPS if p.name == "seed-pass-log.txt").read_bytes(), names=True)
+    log = next(p for p in DUMPS if p.name == "seed-pass-log.txt").read_bytes()
+    scan = native.scan_bytes(log, native.ScanOptions(names=True))
     names, keys = scan.names, scan.keys
     assert len(names) > 0 and len(keys) >= len(names)
     assert names[0] is names[0] and names[-1] == list(names)[-1] and keys[len(names) - 1] == names[-1]

@@ -27,7 +27,7 @@ def _segments(data: bytes, opts=None) -> list[tuple[int, int]]:  # type: ignore[
 
 
 def _check(data: bytes) -> None:
-    scan = native.scan_bytes(data, names=True)
+    scan = native.scan_bytes(data, native.ScanOptions(names=True))
     if scan.kind == "skip":
         assert scan.defined == [] and scan.digests == []
         return
@@ -53,7 +53,7 @@ def test_digests_are_equal_for_equal_text() -> None:
     one = (ROOT / "tests" / "data" / "dumps" / "jax_lowered.mlir").read_bytes()
     other = (ROOT / "tests" / "data" / "dumps" / "replicate_sharded_data.mlir").read_bytes()
     log = b"// -----\n" + one + b"// -----\n" + other + b"// -----\n" + one + b"// -----\n" + one.replace(b"8", b"4")
-    scan = native.scan_bytes(log, names=True)
+    scan = native.scan_bytes(log, native.ScanOptions(names=True))
     segs = _segments(log)
     assert len(scan.digests) == len(segs) > 4
     bodies = [log[a:b] if i == 0 else log[min(log.find(b"\n", a) + 1 or b, b) : b] for i, (a, b) in enumerate(segs)]
@@ -64,7 +64,7 @@ def test_digests_are_equal_for_equal_text() -> None:
 
 def test_defined_in_merges_segments_as_dict_updates_do() -> None:
     log = b"%0 = stablehlo.add %x\n// -----\n%0 = stablehlo.dot %x\n%1 = stablehlo.tanh %0\n// -----\n%1 = stablehlo.exp %0\n"
-    scan = native.scan_bytes(log, names=True)
+    scan = native.scan_bytes(log, native.ScanOptions(names=True))
     assert len(scan.defined) == 3
     merged: dict[bytes, bytes] = {}
     for d in scan.defined:
@@ -75,7 +75,7 @@ def test_defined_in_merges_segments_as_dict_updates_do() -> None:
 
 
 def test_names_are_looked_up_by_name() -> None:
-    a = native.scan_bytes(b"%0 = stablehlo.add %x\n%1 = stablehlo.mul %y\n", names=True).defined[0]
+    a = native.scan_bytes(b"%0 = stablehlo.add %x\n%1 = stablehlo.mul %y\n", native.ScanOptions(names=True)).defined[0]
     assert a.get(b"%1") == b"stablehlo.mul %y" and a.get(b"%9") is None and b"%0" in a and b"%9" not in a
 
 
@@ -91,7 +91,7 @@ def test_a_function_other_than_main_keys_its_names_after_itself() -> None:
         b"module { func.func @after(%arg1: i8) {\n    %2 = stablehlo.abs %arg1\n"
         b"  func.func with no name\n    %3 = stablehlo.sign %2\n"
     )
-    scan = native.scan_bytes(text, names=True)
+    scan = native.scan_bytes(text, native.ScanOptions(names=True))
     for (a, b), got in zip(_segments(text), scan.defined):
         assert dict(got.items()) == names_in(text, a, b)
     names = dict(scan.defined_in(list(range(len(scan.defined)))).items())

@@ -36,7 +36,7 @@ def _table(scan: _native.Scan) -> tuple[object, ...]:
 @settings(max_examples=300)
 @given(st.binary(max_size=3000), st.integers(1, 5000), st.booleans())
 def test_random_bytes(data: bytes, piece: int, names: bool) -> None:
-    one = native.scan_bytes(data, names=names, chunk=512, max_line=1024, overlap=256)
+    one = native.scan_bytes(data, native.ScanOptions(names=names, chunk=512, max_line=1024, overlap=256))
     scanner = _native.Scanner(names=names, chunk=512, max_line=1024, overlap=256)
     for i in range(0, len(data), piece):
         scanner.feed(data[i : i + piece])
@@ -47,8 +47,9 @@ def test_random_bytes(data: bytes, piece: int, names: bool) -> None:
 @given(LINES, st.integers(1, 300))
 def test_entry_points_agree(data: bytes, piece: int) -> None:
     data = data * 30
-    whole = native.scan_bytes(data, names=True, chunk=1000, max_line=3000, overlap=700)
-    stream = native.scan_stream(_Pieces(data, piece), names=True, chunk=1000, max_line=3000, overlap=700)
+    whole = native.scan_bytes(data, native.ScanOptions(names=True, chunk=1000, max_line=3000, overlap=700))
+    small = native.ScanOptions(names=True, chunk=1000, max_line=3000, overlap=700)
+    stream = native.scan_stream(_Pieces(data, piece), small)
     assert _table(stream) == _table(whole)
     assert whole.value_kinds == bytes(v[0] for v in whole.values)  # the kinds column is the values' kinds
 
@@ -69,7 +70,8 @@ def test_path_is_bytes(tmp_path: Path) -> None:
     for i, data in enumerate(CORPUS):
         p = tmp_path / f"d{i}"
         p.write_bytes(data)
-        assert _table(native.scan_path(str(p), names=True)) == _table(native.scan_bytes(data, names=True))
+        named = native.ScanOptions(names=True)
+        assert _table(native.scan_path(str(p), named)) == _table(native.scan_bytes(data, named))
 
 
 def test_a_long_file_read_by_a_thread_of_its_own_is_its_bytes(tmp_path: Path) -> None:
@@ -79,8 +81,9 @@ def test_a_long_file_read_by_a_thread_of_its_own_is_its_bytes(tmp_path: Path) ->
     p = tmp_path / "long.mlir"
     p.write_bytes(data)
     for names in (False, True):
-        scan = native.scan_path(str(p), names=names)
-        assert scan.kind != "skip" and scan.size == len(data) and _table(scan) == _table(native.scan_bytes(data, names=names))
+        opts = native.ScanOptions(names=names)
+        scan = native.scan_path(str(p), opts)
+        assert scan.kind != "skip" and scan.size == len(data) and _table(scan) == _table(native.scan_bytes(data, opts))
 
 
 def test_binary_file(tmp_path: Path) -> None:
@@ -134,7 +137,8 @@ def test_sparse_two_gigabytes(tmp_path: Path) -> None:
     kind, size, groups, seconds, rss_mb = out.split()
     assert kind == "hlo" and int(size) == 2 << 30 and int(groups) == 2  # the sharding, and the first NUL
     assert float(seconds) < 120 and int(rss_mb) < 200, out
-    assert native.scan_path(str(p), chunk=1 << 20, max_line=1 << 21, overlap=1 << 19).size == 2 << 30
+    opts = native.ScanOptions(chunk=1 << 20, max_line=1 << 21, overlap=1 << 19)
+    assert native.scan_path(str(p), opts).size == 2 << 30
 
 
 def test_sparse_binary_is_not_read(tmp_path: Path) -> None:
@@ -174,9 +178,9 @@ def test_missing_and_directory(tmp_path: Path) -> None:
 
 def test_bad_options_are_scan_errors() -> None:
     with pytest.raises(native.ScanError):
-        native.scan_bytes(b"x", max_line=10, overlap=10)
+        native.scan_bytes(b"x", native.ScanOptions(max_line=10, overlap=10))
     with pytest.raises(native.ScanError):
-        native.scan_bytes(b"x", chunk=0)
+        native.scan_bytes(b"x", native.ScanOptions(chunk=0))
 
 
 @settings(max_examples=100)
@@ -186,7 +190,7 @@ def test_the_follower_takes_any_scan(dumps: list[bytes], past: int) -> None:
     ``parts`` answering anything: values counted, or a clean TypeError / ValueError, never a crash."""
     follower = native.core_follower()
     for i, data in enumerate(dumps):
-        scan = native.scan_bytes(data, names=True)
+        scan = native.scan_bytes(data, native.ScanOptions(names=True))
         names = scan.defined_in(list(range(len(scan.defined))))
         sites = len(scan.columns["key"]) // 4
         readings: list[object] = [("read", r) if r % 2 else None for r in range(len(scan.reads) - i % 2)]
@@ -203,7 +207,8 @@ def test_the_follower_takes_any_scan(dumps: list[bytes], past: int) -> None:
 
 
 def test_a_parts_answer_that_is_no_pairs_is_a_type_error() -> None:
-    scan = native.scan_bytes((ROOT / "shardconv/examples/seed-pass-log.txt").read_bytes(), names=True)
+    log = (ROOT / "shardconv/examples/seed-pass-log.txt").read_bytes()
+    scan = native.scan_bytes(log, native.ScanOptions(names=True))
     names, sites = scan.defined_in([0]), len(scan.columns["key"]) // 4
     for parts in (lambda s: 5, lambda s: [("%a",)], lambda s: [(1, 2)]):
         with pytest.raises((TypeError, ValueError)):

@@ -211,9 +211,11 @@ def test_big_soups_read_from_a_file(seed: int) -> None:
         # windows to its whole-line scan at every cut; here, the suppressions they read)
         assert differences(data, Options(chunk=opts.chunk), via="path") == [], (seed, opts)
         try:
-            windowed = native.scan_bytes(data, chunk=opts.chunk, max_line=opts.max_line, overlap=opts.overlap)
+            windows = native.ScanOptions(chunk=opts.chunk, max_line=opts.max_line, overlap=opts.overlap)
+            windowed = native.scan_bytes(data, windows)
         except OSError as e:
             assert "scan window" in str(e), e
             continue
-        assert windowed.suppressions == native.scan_bytes(data, chunk=opts.chunk).suppressions, (seed, opts)
+        chunked = native.scan_bytes(data, native.ScanOptions(chunk=opts.chunk))
+        assert windowed.suppressions == chunked.suppressions, (seed, opts)
 

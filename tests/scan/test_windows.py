@@ -29,7 +29,7 @@ VALUES = [
 
 
 def _sites(data: bytes, opts: dict[str, int]) -> list[tuple[object, ...]]:
-    scan = native.scan_bytes(data, **opts)
+    scan = native.scan_bytes(data, native.ScanOptions(**opts))
     return [(s.kind, s.site, s.start, s.end, s.line, s.col, s.end_line, s.end_col, s.raw, s.text)
             for s in native.iter_sites(scan, "x")]
 
@@ -59,7 +59,7 @@ def test_a_value_longer_than_any_window_is_an_error_not_silence() -> None:
     data = b"HloModule m\n" + b"x" * HEAD + b" %p = f32[8]{0} parameter(0), " + long_value + b" tail\n"
     assert len(_sites(data, WHOLE)) == 1
     with pytest.raises(OSError, match=r"line 2, column \d+: a value runs on past the scan window \(256 bytes\)"):
-        native.scan_bytes(data, **SMALL)
+        native.scan_bytes(data, native.ScanOptions(**SMALL))
 
 
 def test_check_of_a_value_longer_than_the_window(tmp_path: Path) -> None:
@@ -84,6 +84,6 @@ def test_a_mesh_among_many_across_the_real_cut(tmp_path: Path) -> None:
         assert data.find(b'<["a"=3]>') == at
         p = tmp_path / "one-line.mlir"
         p.write_bytes(data + b"\n")
-        assert native.scan_path(str(p)).groups == native.scan_path(str(p), max_line=1 << 30).groups
+        assert native.scan_path(str(p)).groups == native.scan_path(str(p), native.ScanOptions(max_line=1 << 30)).groups
         r = run("check", "--mesh", "a=2", str(p))
         assert r.code == 1 and '"a"=3' in r.out, (at, r.out)

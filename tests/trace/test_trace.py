@@ -260,12 +260,12 @@ def test_a_repeated_dump_is_not_read_again_but_points_at_itself(
 
 @pytest.mark.parametrize("chunk", [64, 1 << 10, 1 << 20])
 def test_a_log_s_dumps_start_at_every_split_line_whatever_the_chunk(chunk: int) -> None:
-    from shardconv.scan.native import scan_bytes, site_at, site_count
+    from shardconv.scan.native import ScanOptions, scan_bytes, site_at, site_count
     from shardconv.trace.dumps import split_dumps
-    from shardconv.trace.run import module_headers
+    from shardconv.scan.headers import module_headers
 
     data = SEED_LOG.read_bytes() * 3
-    scan = scan_bytes(data, chunk=chunk, max_line=4 * chunk, overlap=chunk, names=True)
+    scan = scan_bytes(data, ScanOptions(chunk=chunk, max_line=4 * chunk, overlap=chunk, names=True))
     line_of = lambda i: site_at(scan, i, "log").line  # noqa: E731
     dumps = list(split_dumps(module_headers(scan), site_count(scan), line_of, "log", 0))
     splits = [n for n, line in enumerate(data.splitlines(), start=1) if line.startswith(b"// -----//")]

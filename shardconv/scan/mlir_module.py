@@ -1,6 +1,6 @@
-"""A small structural reader of a pretty-printed MLIR module: module attributes, ``sdy.mesh`` symbols,
-the entry function's signature (arg/result types and attribute dicts, with spans for rewriting) and
-the producers of its returned values. No sharding syntax is parsed here."""
+"""A small structural reader of a pretty-printed MLIR module, the floor ``outputs`` reads a module through:
+module attributes, ``sdy.mesh`` symbols, the entry function's signature (arg/result types and attribute
+dicts, with spans for rewriting) and the producers of its returned values. No sharding syntax is parsed here."""
 
 from __future__ import annotations
 
