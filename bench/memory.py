@@ -1,4 +1,4 @@
-"""Peak RSS of ``check -j 1``, ``trace`` and the public ``scan_path`` on inputs of three shapes, each
+"""Peak RSS of ``check -j 1``, ``trace``, ``outputs`` and the public ``scan_path`` on inputs of three shapes, each
 generated here (every module, name and value its own, never one block repeated):
 
 - ``one-module``: one HLO module of random instructions (``scan.random_hlo``), 60% of them sharded;
@@ -81,6 +81,7 @@ def commands(path: str) -> dict[str, list[str]]:
     return {
         "check -j 1": [shardconv, "check", "-j", "1", path],
         "trace": [shardconv, "trace", path],
+        "outputs": [shardconv, "outputs", path],
         "scan_path": [sys.executable, "-c", SCAN_PATH, path],
     }
 
@@ -92,7 +93,7 @@ def main() -> None:
     args = ap.parse_args()
     load = ready(ENV)
     print(f"peak RSS (MB) on {args.size} MB inputs; the limit is {LIMIT_MB} MB   (load average {load:.1f})")
-    print(f"{'shape':<14} {'command':<11} {'peak MB':>8} {'seconds':>8}  exit")
+    print(f"{'shape':<14} {'command':<11} {'peak MB':>8} {'limit':>6} {'seconds':>8}  exit")
     over = []
     with tempfile.TemporaryDirectory() as tmp:
         for shape in args.shapes.split(","):
@@ -101,7 +102,7 @@ def main() -> None:
             for name, cmd in commands(path).items():
                 run = measure(cmd)
                 mark = "" if run.peak_mb < LIMIT_MB else "  over"
-                print(f"{shape:<14} {name:<11} {run.peak_mb:8.0f} {run.seconds:8.1f}  {run.rc}{mark}   "
+                print(f"{shape:<14} {name:<11} {run.peak_mb:8.0f} {LIMIT_MB:6} {run.seconds:8.1f}  {run.rc}{mark}   "
                       f"({size / 1e6:.0f} MB)", flush=True)
                 if run.peak_mb >= LIMIT_MB:
                     over.append(f"{name} on {shape}")

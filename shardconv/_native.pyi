@@ -222,6 +222,9 @@ class Cutter:
         feed_bytes: int,
         read_size: int,
         names: bool,
+        every_site: bool = True,
+        placed: bool = False,  # each piece's lines and bytes counted from the file's start
+        whole_modules: bool = False,  # a piece begins only at a line the scan reads as a module's start
     ) -> Cutter: ...
     def next_job(self) -> PieceJob | None:
         """The next job, in order; None at the end. OSError when the log cannot be read."""

@@ -4,6 +4,7 @@
 //! repeat the one before them, left unscanned. Reading, cutting, comparing a dump with the one before
 //! and gathering a piece's bytes happen here, with the interpreter's lock released: Python gets jobs.
 
+use crate::extract::MODULE_START;
 use crate::lines::{Engine, Options};
 use crate::sniffer::{sniff, SNIFF_BYTES};
 use crate::strings::count_nl;
@@ -30,6 +31,11 @@ pub struct CutOptions {
     pub feed_bytes: usize,
     pub read_size: usize,
     pub engine: Options,
+    /// Whether each piece is scanned at its place in the log: its lines and bytes the log's.
+    pub placed: bool,
+    /// Whether a piece begins only at a line the scan reads as a module's start (a bare `HloModule m`
+    /// line holds no keyword: the scan of the whole log reads on in the module before).
+    pub whole_modules: bool,
 }
 
 /// What a log reads from: `fill` appends up to `n` bytes to `buf`, how many came (0: the end). A file
@@ -187,6 +193,15 @@ impl<R: Fill> Log<R> {
     }
 }
 
+/// Whether the first line of `text` is a module's start as the scan reads it (a header site of its own).
+fn opens_module(text: &[u8]) -> bool {
+    let line = &text[..memchr::memchr(b'\n', text).map_or(text.len(), |e| e + 1)];
+    let Ok(mut e) = Engine::new(Options { every_site: false, ..Options::default() }) else { return false };
+    e.feed(line);
+    e.finish();
+    e.table.values.items.iter().any(|v| v.kind == MODULE_START)
+}
+
 /// Whether a piece holds what its reader looks for, told from its bytes given in parts.
 pub enum Looker {
     /// Whether the bytes spell any of the needles, within a part or across parts.
@@ -241,6 +256,8 @@ impl Looker {
 /// piece is scanned only if it finds what it looks for (or some bytes were fed already).
 pub struct Held {
     engine: Engine,
+    /// What the sniff of the log's head says it is, for a piece scanned at its place: its scan's kind.
+    head: Option<(&'static str, &'static str)>,
     data: Vec<u8>,
     pub size: u64,
     looker: Option<Looker>,
@@ -256,11 +273,22 @@ pub enum Made {
 }
 
 impl Held {
-    fn new(opts: &CutOptions, looker: Option<Looker>) -> Result<Self, String> {
-        let engine = Engine::new(opts.engine)?;
+    /// A piece starting at byte `at` of the log, after `lines` line breaks, whose head the sniff says
+    /// is `head`.
+    fn new(
+        opts: &CutOptions,
+        looker: Option<Looker>,
+        (at, lines): (u64, u64),
+        head: (&'static str, &'static str),
+    ) -> Result<Self, String> {
+        let mut engine = Engine::new(opts.engine)?;
+        if opts.placed {
+            engine.place(at, lines);
+        }
+        let head = opts.placed.then_some(head);
         // (room for a piece and its last dump, as most pieces end: no copy as it builds up)
         let data = Vec::with_capacity(opts.piece_bytes.min(opts.feed_bytes).saturating_add(1 << 18));
-        Ok(Held { engine, data, size: 0, looker, fed_any: false, feed_bytes: opts.feed_bytes })
+        Ok(Held { engine, head, data, size: 0, looker, fed_any: false, feed_bytes: opts.feed_bytes })
     }
 
     fn add(&mut self, data: &[u8]) {
@@ -288,6 +316,9 @@ impl Held {
         self.engine.feed(&self.data);
         self.data = Vec::new();
         self.engine.finish();
+        if let Some((kind, reason)) = self.head {
+            (self.engine.kind, self.engine.reason) = (kind, reason); // (the whole log's, as its scan says)
+        }
         Made::Scanned(Box::new(self.engine))
     }
 }
@@ -314,10 +345,11 @@ pub struct Cutter<R> {
     job: Job,
     held: bool,                 // whether `job.piece` takes the parts to come
     before: Option<(u64, u64)>, // the dump before, when whole: where its text after its dump line starts and ends
-    lines: u64,                 // line breaks before the part (counted only to find `holding_line`)
+    lines: u64,                 // line breaks before the part (counted only to find `holding_line` or place a piece)
     pieces: u32,                // the pieces begun so far
     functions: bool,            // whether the module read holds a function yet (its first is never cut from its head)
     started: bool,
+    head: (&'static str, &'static str), // what the sniff of the log's head says it is
     pub skipped: bool,
 }
 
@@ -325,7 +357,8 @@ impl<R: Fill> Cutter<R> {
     pub fn new(src: R, opts: CutOptions) -> Self {
         let log = Log::new(src, &opts.lines, opts.read_size, opts.held_bytes);
         let (job, held, before, lines, pieces, functions) = (Job::default(), false, None, 0, 0, false);
-        Cutter { log, opts, job, held, before, lines, pieces, functions, started: false, skipped: false }
+        let head = ("skip", "empty file");
+        Cutter { log, opts, job, held, before, lines, pieces, functions, started: false, head, skipped: false }
     }
 
     /// The bytes read so far.
@@ -347,8 +380,9 @@ impl<R: Fill> Cutter<R> {
         if !self.started {
             self.started = true;
             self.log.read_head()?;
-            if sniff(&self.log.buf).0 == "skip" {
-                let mut whole = match Held::new(&self.opts, None) {
+            self.head = sniff(&self.log.buf);
+            if self.head.0 == "skip" {
+                let mut whole = match Held::new(&self.opts, None, (0, 0), self.head) {
                     Ok(h) => h,
                     Err(e) => return Ok(Err(e)),
                 };
@@ -383,9 +417,12 @@ impl<R: Fill> Cutter<R> {
         n == m && self.log.from(body, n) == self.log.from(b0, m)
     }
 
-    /// Whether a piece may begin with `part`: it starts at a cut line, and the sniff scans its head.
+    /// Whether a piece may begin with `part`: it starts at a cut line, the sniff scans its head, and (with
+    /// `whole_modules`) the scan reads its first line as a module's start.
     fn may_cut(&self, part: &Part) -> bool {
-        part.at_line && sniff(self.log.from(part.start, SNIFF_BYTES)).0 != "skip"
+        part.at_line
+            && sniff(self.log.from(part.start, SNIFF_BYTES)).0 != "skip"
+            && (!self.opts.whole_modules || opens_module(self.log.bytes(part)))
     }
 
     /// `part` added to the job being made; the job before it when it is complete.
@@ -417,11 +454,12 @@ impl<R: Fill> Cutter<R> {
         if !self.held {
             done = self.take_job();
             let looker = if self.pieces == 0 { None } else { self.looker() };
-            self.job = Job { piece: Some(Held::new(&self.opts, looker)?), ..Job::default() };
+            let held = Held::new(&self.opts, looker, (part.start, self.lines), self.head)?;
+            self.job = Job { piece: Some(held), ..Job::default() };
             (self.held, self.pieces) = (true, self.pieces.saturating_add(1));
         }
         let data = self.log.bytes(&part);
-        if self.opts.holding_line.is_some() {
+        if self.opts.holding_line.is_some() || self.opts.placed {
             self.lines += count_nl(data);
         }
         if let Some(p) = self.job.piece.as_mut() {
@@ -478,6 +516,8 @@ mod tests {
             feed_bytes: 1 << 23,
             read_size,
             engine: Options { names: true, ..Options::default() },
+            placed: false,
+            whole_modules: false,
         }
     }
 
@@ -613,6 +653,26 @@ mod tests {
         o.piece_bytes = 8 * d as usize;
         let sizes: Vec<u64> = jobs(dumps.concat().as_bytes(), o).iter().filter_map(|j| j.0).collect();
         assert_eq!(sizes, [1, 2, 4, 8, 8, 8, 8, 1].map(|n| n * d));
+    }
+
+    #[test]
+    fn whole_modules_begin_only_at_a_header_the_scan_reads_and_each_piece_sits_at_its_place() {
+        let module = "HloModule m, num_partitions=2\n\nENTRY %e (p: f32[8]) -> f32[8] {\n  ROOT %p = f32[8]{0} \
+                      parameter(0), sharding={replicated}\n}\n\n";
+        let bare = module.replace(", num_partitions=2", "");
+        let text = [module, &bare, module].concat();
+        let mut o = options(vec![b"\nHloModule ".to_vec()], 1 << 20, 1 << 23);
+        (o.piece_bytes, o.whole_modules, o.placed, o.repeats) = (1, true, true, false);
+        o.engine.names = false;
+        let mut c = Cutter::new(text.as_bytes(), o);
+        let mut starts = Vec::new();
+        while let Some(j) = c.next_job().unwrap().unwrap() {
+            let Some(Made::Scanned(e)) = j.piece.map(Held::run) else { panic!("a piece is scanned") };
+            starts.push((e.table.starts[0], e.table.u32s[6][0], e.kind));
+        }
+        let (m, b) = (module.len() as u64, bare.len() as u64);
+        let line = 1 + text[..(m + b) as usize].matches('\n').count() as u32;
+        assert_eq!(starts, [(0, 1, "hlo"), (m + b, line, "hlo")]); // (never before the bare header)
     }
 
     #[test]

@@ -66,7 +66,8 @@ impl Cutter {
     /// Cuts `source` (a path, or a stream's `read`) before the `lines` (each with its line break first).
     #[new]
     #[pyo3(signature = (source, *, lines, dump_line, function_line, repeats, holding, holding_line,
-                        piece_bytes, held_bytes, feed_bytes, read_size, names))]
+                        piece_bytes, held_bytes, feed_bytes, read_size, names, every_site=true, placed=false,
+                        whole_modules=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         source: &Bound<'_, PyAny>,
@@ -81,11 +82,14 @@ impl Cutter {
         feed_bytes: usize,
         read_size: usize,
         names: bool,
+        every_site: bool,
+        placed: bool,
+        whole_modules: bool,
     ) -> PyResult<Self> {
         if lines.iter().chain([&dump_line, &function_line]).any(|l| l.first() != Some(&b'\n')) {
             return Err(PyValueError::new_err("a cut line starts with its line break"));
         }
-        let engine = Options { chunk: CHUNK, max_line: MAX_LINE, overlap: OVERLAP, names, every_site: true };
+        let engine = Options { chunk: CHUNK, max_line: MAX_LINE, overlap: OVERLAP, names, every_site };
         let opts = CutOptions {
             lines,
             dump_line,
@@ -98,6 +102,8 @@ impl Cutter {
             feed_bytes,
             read_size,
             engine,
+            placed,
+            whole_modules,
         };
         let (src, path, sized) = match source.cast::<PyString>() {
             Ok(path) => {

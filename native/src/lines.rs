@@ -314,6 +314,10 @@ pub struct Engine {
     buf: Vec<u8>,
     buf_off: u64,
     lineno: u64,
+    /// The line breaks before the input in the file it is a piece of (`place`).
+    origin_lines: u64,
+    /// Whether the input is a later piece of a file (`place`): its end is read as a long file's is.
+    tail: bool,
     /// The line breaks drained in windows of a long logical line (one joined to the next): `lineno`
     /// counts on without them, as the reference's does, and `buf[0]` is on line `lineno + drift`.
     drift: u64,
@@ -359,6 +363,8 @@ impl Engine {
             buf: Vec::new(),
             buf_off: 0,
             lineno: 1,
+            origin_lines: 0,
+            tail: false,
             drift: 0,
             col_base: 0,
             size: 0,
@@ -398,7 +404,14 @@ impl Engine {
 
     /// The line breaks read so far (every scanned byte's; none of a skipped file's, never read).
     pub fn lines(&self) -> u64 {
-        self.lineno - 1
+        self.lineno - 1 - self.origin_lines
+    }
+
+    /// The input is the piece of a file from byte `offset`, after `lines` line breaks (at a line's
+    /// start): every line and byte offset the scan gives is the file's. Call before the first `feed`.
+    pub fn place(&mut self, offset: u64, lines: u64) {
+        (self.buf_off, self.names_pos, self.digest_from) = (offset, offset, offset);
+        (self.lineno, self.origin_lines, self.tail) = (1 + lines, lines, offset > 0);
     }
 
     /// The input's expected size, to reserve the table's columns once.
@@ -597,6 +610,10 @@ impl Engine {
                 if !self.staged.is_empty() {
                     let piece = std::mem::take(&mut self.staged);
                     self.read(&piece);
+                }
+                if self.tail {
+                    // (a long file's last lines are read before its end is: its end is a region of its own)
+                    self.step(false);
                 }
                 self.read(b"");
                 self.eof = true;

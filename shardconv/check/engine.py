@@ -18,16 +18,17 @@ from shardconv.check.evaluate import dropped, module_findings, position
 from shardconv.check.fixes import with_edits
 from shardconv.check.ids import RuleId
 from shardconv.check.registry import RULES
-from shardconv.check.suppress import apply_suppressions, suppressions_of
+from shardconv.check.suppress import Suppression, apply_suppressions, suppressions_of
 from shardconv.core.arguments import require_text, type_error
 from shardconv.core.limits import Limits, within
 from shardconv.core.model import Mesh
 from shardconv.core.records import record
 from shardconv.scan.ends import cut_off
-from shardconv.scan.inputs import scan_input, skip_reason
+from shardconv.scan.inputs import skip_reason
 from shardconv.scan.folders import walk_tree
 from shardconv.scan.modules import ModuleKey, module_values
 from shardconv.scan.native import FIRST_SITES, scan_bytes, scan_stream
+from shardconv.scan.pieces import placed_scans
 from shardconv.text.files import XLA_DUMP_TIMESTAMP, not_regular_reason
 
 if TYPE_CHECKING:
@@ -136,9 +137,11 @@ def merge_dump_variants(reports: Sequence[FileReport | Skipped]) -> list[FileRep
 
 
 def check_file(path: str, opts: CheckOptions, on_read: Callable[[int], None] | None = None) -> FileReport | Skipped:
-    """Check one file (``-`` is stdin) in one native pass; ``on_read`` hears of the bytes read."""
+    """Check one file (``-`` is stdin) in one native pass, a piece of whole modules at a time (memory holds
+    one piece's scan and the findings); ``on_read`` hears of the bytes read."""
     try:
-        scan = scan_input(path, FIRST_SITES)
+        with within(opts.limits):
+            return _report(placed_scans(path, every_site=False), path, opts, on_read)
     except OSError as e:
         reason = e.strerror or str(e)
         return FileReport(
@@ -146,9 +149,6 @@ def check_file(path: str, opts: CheckOptions, on_read: Callable[[int], None] | N
             kind="unreadable",
             findings=(RULES[RuleId.IO_ERROR].finding(path, 1, 1, f"cannot read {path}: {reason}"),),
         )
-    if on_read is not None:
-        on_read(scan.size)
-    return scan_report(scan, path, opts)
 
 
 def check_stream(f: BinaryIO, path: str, opts: CheckOptions) -> FileReport | Skipped:
@@ -160,40 +160,67 @@ def scan_report(scan: Scan, path: str, opts: CheckOptions) -> FileReport | Skipp
     """One scanned file's report: the rules over each module's distinct values, under the per-rule cap,
     the fixes' edits from the scan, less what its ``shardconv: ignore[...]`` comments silence."""
     with within(opts.limits):
-        return _scan_report(scan, path, opts)
+        return _report(iter([scan]), path, opts)
 
 
-def _scan_report(scan: Scan, path: str, opts: CheckOptions) -> FileReport | Skipped:
-    if scan.kind == "skip":
-        return Skipped(path, skip_reason(path, scan.reason))
+def _report(
+    scans: Iterator[Scan], path: str, opts: CheckOptions, on_read: Callable[[int], None] | None = None
+) -> FileReport | Skipped:
+    """The report of a file scanned in pieces of whole modules, in order (each piece's lines and bytes the
+    file's): each piece is released once its findings, with their edits, are made."""
     found: list[CheckFinding] = []
+    suppressions: list[Suppression] = []
     counts: dict[str, int] = {}
-    total = distinct = 0
-    clean: set[ModuleKey] = set()  # modules no rule had anything to say of: their copies are passed over
-    for module in module_values(scan, path, skip=clean.__contains__):
-        total += module.total
-        distinct += module.distinct
-        if module.passed_over:
-            continue
-        more, after = module_findings(path, module, opts, counts)
-        if after == counts and module.key is not None:
-            clean.add(module.key)
-        counts = after
-        found.extend(more)
-    cut = cut_off(scan)
+    total = distinct = modules = 0
+    first: Scan | None = None
+    last: Scan | None = None
+    for scan in scans:
+        if on_read is not None:
+            on_read(scan.size)
+        if scan.kind == "skip":  # (only a first piece: a file whose head the sniff skips is one piece)
+            return Skipped(path, skip_reason(path, scan.reason))
+        first, last = (scan if first is None else first), scan
+        mine: list[CheckFinding] = []
+        clean: set[ModuleKey] = set()  # modules no rule had anything to say of: their copies are passed over
+        for module in module_values(scan, path, skip=clean.__contains__):
+            total += module.total
+            distinct += module.distinct
+            if module.passed_over:
+                continue
+            more, after = module_findings(path, module, opts, counts)
+            if after == counts and module.key is not None:
+                clean.add(module.key)
+            counts = after
+            mine.extend(more)
+        found.extend(_numbered_from(modules, with_edits(mine, scan)))
+        suppressions.extend(suppressions_of(scan))
+        modules += scan.modules
+    cut = cut_off(last) if last is not None else None
     if cut is not None:
         found.append(RULES["syntax"].finding(path, cut[0], 1, cut[1]))
-    found = sorted(with_edits(found, scan), key=position)
-    kept = apply_suppressions(found, suppressions_of(scan), path, report_unused=opts.report_unused)
+    found.sort(key=position)
+    kept = apply_suppressions(found, suppressions, path, report_unused=opts.report_unused)
     kept = [f for f in kept if f.rule not in opts.ignore]
     return FileReport(
         path=path,
-        kind=scan.kind,
+        kind=first.kind if first is not None else "skip",
         findings=tuple(kept),
         values=total,
         distinct=distinct,
         dropped=dropped(counts, opts.max_per_rule),
     )
+
+
+def _numbered_from(first: int, findings: list[CheckFinding]) -> list[CheckFinding]:
+    """``findings`` of a piece whose first module is the file's ``first``, their fixes' rewrites naming
+    their modules as the file numbers them (each piece numbers its own from 0)."""
+    if not first:
+        return findings
+    return [
+        f if f.fix is None
+        else replace(f, fix=replace(f.fix, rewrites=tuple(replace(r, module=r.module + first) for r in f.fix.rewrites)))
+        for f in findings
+    ]
 
 
 def _check_task(task: tuple[str, CheckOptions]) -> FileReport | Skipped:

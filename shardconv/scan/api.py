@@ -3,14 +3,14 @@ parsed, with the tensor type it annotates, its value's name and where it sits, f
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import KW_ONLY
 from typing import TYPE_CHECKING
 
 from shardconv.core.errors import ShardingError
 from shardconv.core.records import record
-from shardconv.scan.inputs import scan_input
 from shardconv.scan.native import iter_sites, scan_bytes
+from shardconv.scan.pieces import placed_scans
 from shardconv.scan.sites import RECORD_KINDS, Shape, SiteKind, ValueSite
 from shardconv.scan.values import ParsedValue, site_value
 
@@ -56,21 +56,23 @@ def scan_text(text: str | bytes, *, path: str = "<text>") -> Iterator[Site]:
     [('%p', '{devices=[2]<=[2]}')]
     """
     data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
-    return _sites(lambda: scan_bytes(data), path)
+    return _sites(map(scan_bytes, [data]), path)
 
 
 def scan_path(path: str) -> Iterator[Site]:
     """The sites of a dump file (``-``: standard input), read in one native pass; OSError when it cannot
-    be read. The file's table of sites is held while they are iterated (memory grows with the number of
-    sites, not the file's bytes); each ``Site`` is built as it is reached."""
-    return _sites(lambda: scan_input(path), path)
+    be read. A long file is read a piece of whole dumps or HLO modules at a time, so memory holds one
+    piece's table of sites, whatever the file's size; each ``Site`` is built as it is reached."""
+    return _sites(placed_scans(path), path)
 
 
-def _sites(scan: Callable[[], Scan], path: str) -> Iterator[Site]:
-    """Every value site but module headers and Shardy's propagation records (``explain`` reads those)."""
-    for s in iter_sites(scan(), path):
-        if s.kind is not SiteKind.MODULE_START and s.kind not in RECORD_KINDS:
-            yield _site(s)
+def _sites(scans: Iterable[Scan], path: str) -> Iterator[Site]:
+    """Every value site but module headers and Shardy's propagation records (``explain`` reads those), of
+    each scan in turn (scanned at the first ``next()``)."""
+    for scan in scans:
+        for s in iter_sites(scan, path):
+            if s.kind is not SiteKind.MODULE_START and s.kind not in RECORD_KINDS:
+                yield _site(s)
 
 
 def _site(s: ValueSite) -> Site:

@@ -68,6 +68,13 @@ def core_follower() -> Follower:
     return made
 
 
+def follower_reach() -> int:
+    """How many dumps read fresh a value may be missing from and still be compared (the core's follower
+    forgets it after that: ``FORGET``)."""
+    reach: int = _core().FORGET
+    return reach
+
+
 def sniff_bytes() -> int:
     """How much of a file's head decides its kind."""
     size: int = _core().SNIFF_BYTES
@@ -201,6 +208,7 @@ def iter_sites(scan: Scan, path: str) -> Iterator[ValueSite]:
 
 
 __all__ = [
-    "EVERY_SITE", "FIRST_SITES", "Fed", "ScanError", "ScanOptions", "cutter", "guarded", "iter_sites", "scan_bytes",
+    "EVERY_SITE", "FIRST_SITES", "Fed", "ScanError", "ScanOptions", "cutter", "follower_reach", "guarded",
+    "iter_sites", "scan_bytes",
     "scan_path", "scan_stream", "site_at", "site_count", "sniff", "sniff_bytes",
 ]

@@ -1,14 +1,15 @@
-"""Pieces: a long dump scanned a piece at a time, each piece whole dumps (cut only just before a pass
-log's ``// -----// IR Dump`` line) or whole modules (just before a top-level ``module`` line), or whole
-functions of a long module (just before a top-level ``func.func`` line, never before a module's first:
-its head, the module line and meshes, stays with it), so that memory holds one piece's scan, never the
-whole file's. A piece's scan says what the scan of the whole file says about those bytes, its lines and
-bytes counted from the piece's. In a pass log, a dump whose text after its dump line is the text of the
-dump before it, byte for byte, need not be scanned at all: asked for, it comes as a ``Repeated`` (pass
-logs print the module after every pass, and most passes change nothing). A reader that looks for some
-words, or one line, need not scan a piece whose bytes spell none of them, or that does not hold the
-line: asked for, such a piece comes as an ``Unscanned``. The core reads the file, cuts it and gathers
-each piece's bytes (``native/src/cutter.rs``), the interpreter's lock released: Python gets whole jobs."""
+"""Pieces: a long dump scanned a piece at a time, each piece whole dumps (cut only just before a pass log's
+``// -----// IR Dump`` line) or whole modules (just before a top-level ``module`` or ``HloModule`` line),
+or whole functions of a long module (just before a top-level ``func.func`` line, never before a module's
+first: its head, the module line and meshes, stays with it), so that memory holds one piece's scan, never
+the whole file's. A piece's scan says what the scan of the whole file says about those bytes, its lines
+and bytes counted from the piece's, or (``placed``) from the file's start. In a pass log, a dump whose
+text after its dump line is the text of the dump before it, byte for byte, need not be scanned at all:
+asked for, it comes as a ``Repeated`` (pass logs print the module after every pass, and most passes
+change nothing). A reader that looks for some words, or one line, need not scan a piece whose bytes spell
+none of them, or that does not hold the line: asked for, such a piece comes as an ``Unscanned``. The core
+reads the file, cuts it and gathers each piece's bytes (``native/src/cutter.rs``), the interpreter's lock
+released: Python gets whole jobs."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ FEED_BYTES = 1 << 23  # a piece's bytes held for its scan past this are fed to i
 DUMP_LINE = b"\n// -----// IR Dump"  # where a pass log may be cut (the line break before the line)
 MODULE_LINE = b"\nmodule "  # where a file of MLIR modules may be cut
 FUNCTION_LINE = b"\n  func.func "  # where a module of many functions may be cut (its top-level functions)
+HLO_MODULE_LINE = b"\nHloModule "  # where a file of HLO modules may be cut
 
 
 @record
@@ -76,32 +78,61 @@ class Cuts:
     ``FUNCTION_LINE``: a piece may then begin inside a module, at one of its functions), whether a
     dump repeating the one before is left unscanned (a pass log's, read with ``names``), and whether a
     piece whose bytes spell none of ``holding``, or that does not hold line ``holding_line`` (the first
-    is 1), is (comes as an ``Unscanned``; the file's first piece, its head, is always scanned)."""
+    is 1), is (comes as an ``Unscanned``; the file's first piece, its head, is always scanned). A piece
+    ends at the first cut line past ``piece_bytes`` (at most ``PIECE_BYTES``); with ``whole_modules``, only
+    at one the scan reads as a module's start (a bare ``HloModule m`` line holds no keyword, and the scan
+    of the whole file reads it as part of the module before: each piece then holds whole modules as the
+    whole file's scan numbers them)."""
 
     lines: tuple[bytes, ...] = (DUMP_LINE,)
     repeats: bool = False
     holding: tuple[bytes, ...] = ()
     holding_line: int | None = None
+    piece_bytes: int = PIECE_BYTES
+    whole_modules: bool = False
+
+    def size(self) -> int:
+        """The size a piece ends past (``PIECE_BYTES`` is read when asked: a test may lower it)."""
+        return min(self.piece_bytes, PIECE_BYTES)
 
 
 PASS_LOG = Cuts()  # cut before dump lines, every dump scanned
+SMALL_PIECE_BYTES = 1 << 19  # a reader of every site holds a piece's table (about ten times its bytes), and a
+# few pieces are scanned ahead: its pieces end past this many bytes
+# cut before a dump or HLO module the scan reads as one
+MODULES = Cuts(lines=(DUMP_LINE, HLO_MODULE_LINE), piece_bytes=SMALL_PIECE_BYTES, whole_modules=True)
+
+
 
 
 def scan_pieces(
-    path: str, *, names: bool = False, cuts: Cuts = PASS_LOG, workers: int | None = None
+    path: str, *, names: bool = False, cuts: Cuts = PASS_LOG, workers: int | None = None,
+    every_site: bool = True, placed: bool = False,
 ) -> Iterator[Piece]:
     """The pieces of ``path`` (``-``: stdin), each with how many lines come before it, scanned on
     ``workers`` threads (see ``run_ahead``); OSError when it cannot be read. What is not a regular
-    file, or is one piece at most, comes whole."""
+    file, or is one piece at most, comes whole. ``placed``: each piece's lines and byte offsets are the
+    file's, as the scan of the whole file gives them."""
+    how = {"every_site": every_site, "placed": placed}
     if path == "-":
-        yield from _scanned(_cutter(sys.stdin.buffer.read, names, cuts), path, names, workers)
+        yield from _scanned(_cutter(sys.stdin.buffer.read, names, cuts, **how), path, names, workers)
         return
-    if _size(path) <= PIECE_BYTES:
-        yield scan_input(path, ScanOptions(names=names)), 0  # with the scan's own error, if it cannot be read
+    if _size(path) <= cuts.size():
+        # with the scan's own error, if it cannot be read
+        yield scan_input(path, ScanOptions(names=names, every_site=every_site)), 0
         return
-    cut = _cutter(path, names, cuts)
+    cut = _cutter(path, names, cuts, **how)
     yield from _scanned(cut, path, names, workers)
     cut.check_size()  # (the core's one check, as the scan of a whole file makes it)
+
+
+def placed_scans(path: str, *, every_site: bool = True) -> Iterator[Scan]:
+    """``path`` (``-``: stdin) scanned a piece of whole modules at a time (``MODULES``), each piece at its
+    place in the file (its lines and byte offsets the file's), as the readers of every module read it
+    (check, ``scan_path``); OSError when it cannot be read."""
+    for piece, _ in scan_pieces(path, cuts=MODULES, every_site=every_site, placed=True):
+        assert not isinstance(piece, Repeated | Unscanned)  # (asked for neither: no repeats, no words to hold)
+        yield piece
 
 
 def scan_whole(path: str, *, names: bool = False) -> Scan | None:
@@ -150,13 +181,17 @@ def _size(path: str) -> int:
     return st.st_size if stat.S_ISREG(st.st_mode) and os.access(path, os.R_OK) else 0
 
 
-def _cutter(source: str | Callable[[int], bytes], names: bool, cuts: Cuts) -> Cutter:
-    """The core's cutter of ``source`` (a path, or a stream's ``read``) into jobs of ``PIECE_BYTES`` or so
-    (``HELD_BYTES``, ``FEED_BYTES`` and ``READ_SIZE`` as they are set when it is made)."""
+def _cutter(
+    source: str | Callable[[int], bytes], names: bool, cuts: Cuts, *, every_site: bool = True, placed: bool = False
+) -> Cutter:
+    """The core's cutter of ``source`` (a path, or a stream's ``read``) into jobs of ``cuts.size()`` bytes or
+    so (``HELD_BYTES``, ``FEED_BYTES`` and ``READ_SIZE`` as they are set when it is made), each piece scanned
+    as ``scan_pieces`` says."""
     return cutter(
         source, lines=list(cuts.lines), dump_line=DUMP_LINE, function_line=FUNCTION_LINE, repeats=cuts.repeats,
-        holding=list(cuts.holding), holding_line=cuts.holding_line, piece_bytes=PIECE_BYTES, held_bytes=HELD_BYTES,
-        feed_bytes=FEED_BYTES, read_size=READ_SIZE, names=names,
+        holding=list(cuts.holding), holding_line=cuts.holding_line, piece_bytes=cuts.size(), held_bytes=HELD_BYTES,
+        feed_bytes=FEED_BYTES, read_size=READ_SIZE, names=names, every_site=every_site, placed=placed,
+        whole_modules=cuts.whole_modules,
     )
 
 
@@ -190,5 +225,6 @@ class _Job:
         return made + [Repeated(text, lines, self.names) for text, lines in repeats]
 
 
-__all__ = ["DUMP_LINE", "FUNCTION_LINE", "HELD_BYTES", "MODULE_LINE", "PIECE_BYTES", "Cuts", "Piece", "Repeated",
-           "Unscanned", "is_skip", "read_pieces", "scan_pieces", "scan_whole"]
+__all__ = ["DUMP_LINE", "FUNCTION_LINE", "HELD_BYTES", "HLO_MODULE_LINE", "MODULES", "MODULE_LINE", "PIECE_BYTES",
+           "SMALL_PIECE_BYTES", "Cuts", "Piece", "Repeated", "Unscanned", "is_skip", "placed_scans", "read_pieces",
+           "scan_pieces", "scan_whole"]

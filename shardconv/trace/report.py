@@ -25,25 +25,24 @@ if TYPE_CHECKING:
 
 @dataclass
 class Collected:
-    """What a run saw so far: its dumps, and how many changes of each kind (the changes themselves go
-    out as their dump ends: they are never all held)."""
+    """What a run saw so far, as counts: its dumps, the changes of each kind, the shardings partitioning
+    dropped and the dumps whose pass partitioned their module (the dumps and changes themselves go out
+    as they come: they are never all held), and the files skipped."""
 
-    dumps: list[Seen] = field(default_factory=list)
+    dumps: int = 0
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     skipped: list[Skipped] = field(default_factory=list)
+    dropped: int = 0
+    partitioned: int = 0
 
     def count(self, kind: str) -> int:
         return self.counts[kind]
 
-    @property
-    def dropped(self) -> int:
-        """Shardings partitioning dropped, over every dump."""
-        return sum(s.dropped for s in self.dumps)
-
-    @property
-    def partitioned(self) -> int:
-        """The dumps whose pass partitioned their module."""
-        return sum(s.partitioned for s in self.dumps)
+    def saw(self, s: Seen) -> None:
+        """A dump read."""
+        self.dumps += 1
+        self.dropped += s.dropped
+        self.partitioned += s.partitioned
 
     @property
     def summary(self) -> dict[str, int]:
@@ -63,7 +62,7 @@ def per_dump(
         elif isinstance(item, Seen):
             yield item, pending
             pending = []
-            run.dumps.append(item)
+            run.saw(item)
         else:
             pending.append(item)
             run.counts[item.kind] += 1
@@ -77,19 +76,18 @@ _DUMPS = '\n  "dumps": [],'  # and its dumps
 
 
 def write_json(command: str, items: Iterable[Seen | Change | Skipped], out: TextIO) -> Collected:
-    """The JSON document ``jsonout.dumps`` prints for the run, byte for byte, with each change written
-    to a temporary file as its dump ends and copied in at the end: memory holds the dumps, not the
-    changes. Each dump is written out as it is read (the scan goes on meanwhile), not all at the end.
-    ``diff``'s order (placement changes first) is the same: its changes all sit in one dump."""
+    """The JSON document ``jsonout.dumps`` prints for the run, byte for byte, with each dump and change
+    written to a temporary file as it comes and copied in at the end: memory holds neither, whatever
+    their number. ``diff``'s order (placement changes first) is the same: its changes all sit in one
+    dump."""
     run = Collected()
-    dumps: list[str] = []
     tables = Tables()
-    with _Spool() as spool:
+    with _Spool("dumps") as dumps, _Spool("changes") as spool:
         for seen, changes in per_dump(items, run):
             for c in ordered(changes, by_kind=False):
                 spool.write(_item(change_dict(c, tables)))
             if seen is not None:
-                dumps.append(_item(_dump_dict(seen)))
+                dumps.write(_item(_dump_dict(seen)))
         from shardconv.ui import jsonout  # (json loads once the first dump is read: the scan starts first)
 
         skipped = [{"file": k.path, "reason": k.reason} for k in run.skipped]
@@ -97,12 +95,11 @@ def write_json(command: str, items: Iterable[Seen | Change | Skipped], out: Text
                                placements=tables.placements, summary=run.summary)
         doc["schema"] = jsonout.TRACE_SCHEMA
         head, _, tail = jsonout.dumps(doc).rpartition(_CHANGES)
-        listed = '\n  "dumps": [\n    ' + ",\n    ".join(dumps) + "\n  ],"
-        out.write(head.replace(_DUMPS, listed, 1) if dumps else head)
-        if spool.copy_to(out):
-            out.write("\n  ],\n")
-        else:
-            out.write(_CHANGES)
+        before, empty, after = head.partition(_DUMPS)
+        out.write(before)
+        out.write("\n  ]," if dumps.copy_to(out) else empty)
+        out.write(after)
+        out.write("\n  ],\n" if spool.copy_to(out) else _CHANGES)
         out.write(tail + "\n")
     return run
 
@@ -115,10 +112,11 @@ def _item(d: dict[str, Any]) -> str:
 
 
 class _Spool:
-    """The changes' JSON, one item after another, in a temporary file made at the first (a run without
-    changes imports and makes none)."""
+    """The JSON of the document's list ``key`` (its dumps or its changes), one item after another, in a
+    temporary file made at the first (a run without any imports and makes none)."""
 
-    def __init__(self) -> None:
+    def __init__(self, key: str) -> None:
+        self.key = key
         self.file: IO[str] | None = None
 
     def __enter__(self) -> _Spool:
@@ -138,10 +136,10 @@ class _Spool:
             self.file.write(",\n    " + item)
 
     def copy_to(self, out: TextIO) -> bool:
-        """Writes the ``"changes": [`` line and the items to ``out``; False (nothing written) if none."""
+        """Writes the list's ``"key": [`` line and its items to ``out``; False (nothing written) if none."""
         if self.file is None:
             return False
-        out.write('\n  "changes": [\n')
+        out.write(f'\n  "{self.key}": [\n')
         self.file.seek(0)
         while block := self.file.read(1 << 16):
             out.write(block)
@@ -484,7 +482,7 @@ def summary_line(run: Collected) -> str:
         parts.append(f"{_plural(run.partitioned, 'module')} partitioned{dropped}")
     if run.skipped:
         parts.append(f"{_plural(len(run.skipped), 'file')} skipped ({_skipped_words(run.skipped)})")
-    return f"{_plural(len(run.dumps), 'dump')} read: " + ", ".join(parts)
+    return f"{_plural(run.dumps, 'dump')} read: " + ", ".join(parts)
 
 
 def _skipped_words(skipped: list[Skipped]) -> str:
@@ -525,13 +523,15 @@ def emit(command: str, items: Iterable[Seen | Change | Skipped], fmt: str, grids
     console: Console | None = None  # (made once the first dump is read: rich loads while the scan goes on)
     run = Collected()
     drawn = Grids(grids)
-    seen: dict[int, Dump] = {}
+    seen: dict[int, Dump] = {}  # the last two dumps: a dump's changes name it and the dump before
     current: Seen | None = None  # the dump whose changes come next
     for dump, changes in per_dump(items, run):
         console = console or make_console()
         print_changes(console, changes, seen, current, drawn)
         if dump is not None:
             seen[dump.dump.index] = dump.dump
+            if len(seen) > 2:
+                del seen[next(iter(seen))]
         current = dump
     console = console or make_console()
     if drawn.withheld:

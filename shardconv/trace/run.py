@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import KW_ONLY, replace
 from itertools import groupby
@@ -16,9 +17,18 @@ from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.records import record
 from shardconv.scan.ahead import read_ahead
 from shardconv.scan.inputs import same_contents
-from shardconv.scan.native import core_follower, site_count
 from shardconv.scan.headers import module_headers
-from shardconv.scan.pieces import Cuts, Repeated, Unscanned, read_pieces, scan_whole
+from shardconv.scan.native import core_follower, follower_reach, site_count
+from shardconv.scan.pieces import (
+    DUMP_LINE,
+    HLO_MODULE_LINE,
+    SMALL_PIECE_BYTES,
+    Cuts,
+    Repeated,
+    Unscanned,
+    read_pieces,
+    scan_whole,
+)
 from shardconv.scan.table import table
 from shardconv.trace.changes import Change, classify, counterparts, gained_kind, lost_kind, per_device, preferred
 from shardconv.trace.dumps import (
@@ -87,7 +97,7 @@ def read_dumps(
     index = first_index
     known = Readings()
     # a scanning thread per processor: the core follows the dumps too, and scanning is the slower side
-    pieces = read_pieces(path, LogError, names=True, cuts=Cuts(repeats=True), scanned=scanned)
+    pieces = read_pieces(path, LogError, names=True, cuts=_CUTS, scanned=scanned)
     for piece, lines in pieces:
         if isinstance(piece, Repeated):
             repeated = _repeat(piece, lines, last, path, index) if base is None else None
@@ -111,6 +121,10 @@ def read_dumps(
             yield DumpSites(r.dump, reader, range(r.start, r.stop), table(piece).definitions(r.segments))
     if index == first_index:
         raise LogError(f"{path}: no HLO or MLIR dump found")
+
+
+# pieces of whole dumps or HLO modules (as the scan reads them), the dumps repeating the one before unscanned
+_CUTS = Cuts(lines=(DUMP_LINE, HLO_MODULE_LINE), repeats=True, piece_bytes=SMALL_PIECE_BYTES, whole_modules=True)
 
 
 @record
@@ -200,6 +214,8 @@ class _Follower:
         self.wanted = None if wanted is KEEP_ALL else wanted  # ``--value`` itself (``keep`` also takes ``#`` keys)
         self.native = core_follower()
         self.copies: dict[int, tuple[Dump, int]] = {}  # a dump read fresh -> its latest copy, lines moved
+        self.recent: deque[int] = deque()  # the dumps read fresh a value may still be compared from
+        self.reach = follower_reach()
         self.facts: DumpFacts | None = None
         self.previous: _Fresh | None = None
         self.values = 0  # how many values the dump read fresh last shards
@@ -238,6 +254,13 @@ class _Follower:
         if previous is not None:
             yield from self._losses(lost, ds)
         self.previous, self.values = now, n
+        self._forget(ds.dump.index)
+
+    def _forget(self, index: int) -> None:
+        """Dump ``index`` read fresh: the copies of a dump no value can be compared from any more go."""
+        self.recent.append(index)
+        if len(self.recent) > self.reach + 1:
+            self.copies.pop(self.recent.popleft(), None)
 
     def _wanted(self, key: str, seen: list[Sighting] | None = None, dump: Dump | None = None) -> bool:
         """Whether ``--value`` names ``key`` (an element of an op that names its results apart: by its

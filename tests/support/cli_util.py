@@ -51,18 +51,26 @@ def run_proc(*args: str, input: str | None = None, env: dict[str, str] | None = 
     return Result(p.returncode, p.stdout, p.stderr)
 
 
-def run_capped(*args: str, cwd: Path, memory: int = 3 << 29, timeout: float = 60) -> Result:
-    """As a real subprocess in ``cwd`` whose address space is capped at ``memory`` bytes: an unbounded
-    read fails (exit 70, MemoryError) instead of taking the machine, a hang fails on ``timeout``."""
+def run_capped(
+    *args: str, cwd: Path, memory: int = 3 << 29, timeout: float = 60, program: str | None = None,
+    processors: int | None = None,
+) -> Result:
+    """As a real subprocess in ``cwd`` (of ``program``, default the ``shardconv`` script) whose address
+    space is capped at ``memory`` bytes: an unbounded read fails (exit 70, MemoryError, or an abort in
+    the core) instead of taking the machine, a hang fails on ``timeout``. ``processors``: it runs on at
+    most that many, with as many malloc arenas (each thread's address space counts against the cap)."""
     import resource
 
     def cap() -> None:
+        if processors is not None:
+            os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:processors])
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
     base = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR")}
+    arenas = {"MALLOC_ARENA_MAX": str(processors)} if processors is not None else {}
     p = subprocess.run(
-        [str(BIN), *args], capture_output=True, text=True, env={**base, "COLUMNS": "80"}, cwd=cwd,
-        timeout=timeout, preexec_fn=cap, stdin=subprocess.DEVNULL,
+        [program or str(BIN), *args], capture_output=True, text=True, env={**base, "COLUMNS": "80", **arenas},
+        cwd=cwd, timeout=timeout, preexec_fn=cap, stdin=subprocess.DEVNULL,
     )
     return Result(p.returncode, p.stdout, p.stderr)
 

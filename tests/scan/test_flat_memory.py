@@ -1,0 +1,107 @@
+"""Memory is flat whatever the input's size (issue 60): ``check``, ``trace`` and the public ``scan_path``
+read a file of many small modules a piece of whole modules at a time, so 24 MB of them run in an address
+space a scan of the whole file (its table of sites grows with the modules) does not fit in. Each runs
+in a child under an address-space cap (``RLIMIT_AS``) and a time cap, on two processors at most. Read
+in pieces, a file says what it says read whole: findings, fixes' edits, suppressions, sites."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+import shardconv as sc
+from shardconv.check.context import CheckOptions
+from shardconv.check.engine import check_file, scan_report
+from shardconv.scan import pieces
+from shardconv.scan.native import scan_path
+from support.cli_util import run_capped
+
+# one module, again and again: its header (``num_partitions``) is a module start the scan reads, and
+# check passes over a module like one it found clean, so the run is quick while the table would grow
+MODULE = """HloModule m, num_partitions=4
+
+ENTRY %e (p: f32[8]) -> f32[8] {
+  %p0 = f32[8]{0} parameter(0), sharding={devices=[4]0,1,2,3}
+  ROOT %r = f32[8]{0} add(%p0, %p0), sharding={replicated}
+}
+
+"""
+COUNT = (24 << 20) // len(MODULE)
+MB = 1 << 20
+
+
+@pytest.fixture(scope="module")
+def many_modules(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("flat") / "modules.hlo"
+    path.write_text(MODULE * COUNT)
+    return path
+
+
+@pytest.mark.slow
+def test_check_of_many_modules_runs_in_flat_memory(many_modules: Path) -> None:
+    r = run_capped("check", "-j", "1", "--format", "json", many_modules.name, cwd=many_modules.parent,
+                   memory=160 * MB, timeout=600, processors=2)
+    assert r.code == 0, r.err[-500:]
+    summary = json.loads(r.out)["summary"]
+    assert (summary["occurrences"], summary["files_checked"]) == (3 * COUNT, 1)
+
+
+@pytest.mark.slow
+def test_trace_of_many_modules_runs_in_flat_memory(many_modules: Path) -> None:
+    r = run_capped("trace", "--format", "json", many_modules.name, cwd=many_modules.parent,
+                   memory=256 * MB, timeout=600, processors=2)
+    assert r.code == 0, r.err[-500:]
+    doc = json.loads(r.out)
+    assert len(doc["dumps"]) == COUNT and doc["changes"] == []
+
+
+_SCAN_PATH = "import sys, shardconv as sc\nprint(sum(1 for _ in sc.scan_path(sys.argv[1])))\n"
+
+
+@pytest.mark.slow
+def test_scan_path_of_many_modules_runs_in_flat_memory(many_modules: Path) -> None:
+    r = run_capped("-c", _SCAN_PATH, many_modules.name, cwd=many_modules.parent, program=sys.executable,
+                   memory=160 * MB, timeout=600, processors=2)
+    assert r.code == 0, r.err[-500:]
+    assert int(r.out) == 3 * COUNT
+
+
+# modules of every kind a cut meets: real XLA dumps, a module with findings (a fix, a suppression on the
+# line before its header), one whose bare header is no module start to the scan, and a cut-off end
+ODD = """/* shardconv: ignore[rank-mismatch] */
+HloModule odd, num_partitions=4
+
+ENTRY %e (p: f32[8]) -> f32[8] {
+  %p0 = f32[8]{0} parameter(0), sharding={devices=[2,2]<=[4]}
+  %c = f32[8]{0} custom-call(%p0), custom_call_target="Sharding", sharding={devices=[2,2]<=[4]}
+  ROOT %r = f32[8]{0} add(%p0, %p0), frontend_attributes={mhlo.sharding="{devices=[4]0,1,2,3 }"}
+}
+
+HloModule bare
+
+ENTRY %e (p: f32[8]) -> f32[8] {
+  ROOT %p0 = f32[8]{0} parameter(0), sharding={devices=[2,2]<=[4]}
+}
+
+"""
+
+
+def test_a_file_read_in_pieces_says_what_it_says_read_whole(
+    jax_dumps: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts = [t for t in (p.read_text(errors="replace") for p in jax_dumps) if t.startswith("HloModule")]
+    assert len(texts) >= 2
+    path = tmp_path / "modules.hlo"
+    path.write_text("\n".join([*texts, ODD, *texts, ODD, texts[0].rpartition("}")[0]]))
+    whole = asdict(scan_report(scan_path(str(path), every_site=False), str(path), CheckOptions()))
+    sites = list(sc.scan_path(str(path)))
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)  # a piece ends at every module start it can
+    assert len(list(pieces.placed_scans(str(path)))) > 4
+    found = asdict(check_file(str(path), CheckOptions()))
+    assert found == whole and {"syntax", "rank-mismatch"} <= {f["rule"] for f in found["findings"]}
+    assert any(f["fix"] and f["fix"]["edits"] for f in found["findings"])
+    assert list(sc.scan_path(str(path))) == sites
