@@ -1185,20 +1185,20 @@ impl Extractor {
                 out.push(self.occ(ln, HLO, "sharding=".into(), me - 1, end, c.value, c.shapes, c.op));
                 Ok(end)
             }
-            Group::HloBad | Group::SdyBad => {
+            Group::HloBad | Group::SdyBad | Group::NpBad => {
                 // no value opens after `=`: the token there is the site, for the parser to say what is
                 // wrong (none on a `//` comment line or inside a string, as for a cut value); the scan goes
                 // on where the value starts
                 if t[lstrip_len(t)..].starts_with(b"//") || inside_string(&t[..me]) {
                     return Ok(me);
                 }
-                let (kind, site, c) = if m.group == Group::HloBad {
-                    (HLO, "sharding=", Self::hlo_ctx(ln))
-                } else {
-                    (SDY_SHARDING, "sdy.sharding", self.mlir_context(ln, ms))
+                let (kind, site, c) = match m.group {
+                    Group::HloBad => (HLO, "sharding=".into(), Self::hlo_ctx(ln)),
+                    Group::SdyBad => (SDY_SHARDING, "sdy.sharding".into(), self.mlir_context(ln, ms)),
+                    _ => (NUM_PARTITIONS, site_key(sub), Ctx { value: Some("module".into()), ..Ctx::NONE }),
                 };
                 let end = bad_value_end(t, me);
-                let mut s = self.occ(ln, kind, site.into(), me, end, c.value, c.shapes, c.op);
+                let mut s = self.occ(ln, kind, site, me, end, c.value, c.shapes, c.op);
                 if end == me {
                     s.flags |= FLAG_UNFINISHED; // the line ends after `=`: a value cut before its first byte
                 }

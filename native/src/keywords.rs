@@ -11,6 +11,8 @@ pub enum Group {
     HloBad,
     /// `sdy.sharding = ` followed by neither a sharding nor an alias (`#sdy.sh/rding<...>`).
     SdyBad,
+    /// `num_partitions=` / `mhlo.num_partitions = ` followed by no number.
+    NpBad,
     HloFe,
     HloNp,
     MStr,
@@ -169,6 +171,7 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
             if let Some(e) = digits(t, j) {
                 return m(Group::HloNp, s, e, (j, e));
             }
+            return m(Group::NpBad, s, j, (s, j - 1));
         }
         for key in [&b"mhlo.sharding"[..], b"mhlo.spmd_output_sharding"] {
             if let Some(k) = lit(t, s, key) {
@@ -185,6 +188,7 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
                 if let Some(e) = digits(t, j + 3) {
                     return m(Group::Mnp, s, e, (j + 3, e));
                 }
+                return m(Group::NpBad, s, j + 3, (s, j));
             }
         }
     }
@@ -580,6 +584,8 @@ mod tests {
         assert_eq!(find(b"{sdy.sharding = #sdy.sh/rding<@m, [{}]>}"), Some((Group::SdyBad, 1, 16)));
         assert_eq!(find(b"{sdy.sharding = #sdy.sharding<@m, [{}]>}").map(|m| m.0), Some(Group::SdyAttr));
         assert_eq!(find(b"{sdy.sharding = #alias}"), None);
+        assert_eq!(find(b"m, num_partitions=U\n"), Some((Group::NpBad, 3, 18)));
+        assert_eq!(find(b"{mhlo.num_partitions = x : i32}"), Some((Group::NpBad, 1, 23)));
         assert_eq!(find(b"{sdy.sharding_rule = #sdy.op_sharding_rule<([i])->([i]) {i=8}>}"), None);
         assert_eq!(find(b"{mhlo.sharding = \"{"), Some((Group::MStr, 1, 18)));
         assert_eq!(find(b"xla.sdy.sharding=\"x"), Some((Group::HloFe, 0, 18)));

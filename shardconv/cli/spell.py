@@ -19,7 +19,7 @@ TARGETS = (
     "json",
 )
 # The others write HLO V1/V2; shard's own converter refuses an unreduced sharding, whatever its reduction.
-_NOTATIONS = {"sdy": "sdy", "spec": "spec", "v3": "v3", "proto-v3": "named", "shard": "sdy"}
+_NOTATIONS = {"sdy": "sdy", "spec": "spec", "v3": "v3", "proto-v3": "named", "shard": "shard"}
 _OWN_PROTO = ("proto-hex", "proto-base64", "textproto")  # XLA's proto of the input itself
 MAX_LISTED = 1 << 20  # devices an explicit list is written for: about 7 MB of text, 2 s and 150 MB to write
 

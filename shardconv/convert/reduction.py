@@ -77,6 +77,7 @@ _NO_SPELLING: Final = {
         "the Shardy form or V3 text with --xla-version head, or --to proto-v2 with --xla-version head",
     ),
     "spec": ("a JAX 0.10.2 PartitionSpec has no reduction kind (it has no unreduced_kind=)", "the Shardy form"),
+    "shard": ("MLIR's shard dialect has no partial (unreduced) state", "the Shardy form"),
 }
 
 

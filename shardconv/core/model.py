@@ -549,6 +549,7 @@ class CollectiveAxes:
     A mesh-axis replica group (``#stablehlo.replica_group_mesh_axes``, XLA's ``replica_groups=mesh[...]``)
     is one group; ``mesh`` is the mesh it writes inline, if any."""
 
+    _: KW_ONLY
     groups: tuple[tuple[AxisRef, ...], ...] = ()
     per_dim: bool = True
     moves: tuple[tuple[int, int], ...] = ()

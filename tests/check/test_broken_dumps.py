@@ -102,6 +102,11 @@ CASES = {  # name: (dump, (the cut value's line, its first bytes, or "" where it
         "  ROOT %p = f32[8]{0} parameter(0), s\x00arding={devices=[2]0,1}\n}\n",
         (4, "\x00"),
     ),
+    "num-partitions-no-number": (
+        "HloModule m, num_partitions=U\n\nENTRY %e (p: f32[8]) -> f32[8] {\n"
+        "  ROOT %p = f32[8]{0} parameter(0), sharding={devices=[2]0,1}\n}\n",
+        (1, "U"),
+    ),
     "frontend-meshes": (
         'HloModule m, num_partitions=2, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["a"=2]',
         (1, "{mesh"),

@@ -98,7 +98,7 @@ def test_the_values_read() -> None:
     order_1 = SOUND["mesh_axes_replica_group_compatibility.mlir: @all_reduce_subaxis_order_1"]
     got = parse_replica_group_mesh_axes(order_1)
     assert got == CollectiveAxes(
-        ((AxisRef("foo", SubAxis(3, 2)), AxisRef("bar")),), per_dim=False, mesh=Mesh.of([("foo", 6), ("bar", 5)])
+        groups=((AxisRef("foo", SubAxis(3, 2)), AxisRef("bar")),), per_dim=False, mesh=Mesh.of([("foo", 6), ("bar", 5)])
     )
     shardy = parse_replica_group_mesh_axes('<mesh = @mesh_2_4, axes = [#sdy<axis_ref"x">, #sdy<axis_ref"y":(1)2>]>')
     assert shardy.axes == (AxisRef("x"), AxisRef("y", SubAxis(1, 2))) and shardy.mesh is None

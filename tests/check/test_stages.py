@@ -96,3 +96,28 @@ def test_check_mesh_is_clean_on_every_stage_of_other_correct_programs(
     shape = "x".join(part.split("=")[1] for part in mesh.split(","))
     assert len(list((out / "xla").glob("module_*.*.after_shardy-xla.*.txt"))) == 1
     assert _findings([str(out), "--mesh", mesh, "--allowed-meshes", shape], capsys) == (0, [])
+
+
+# a TPU compile's per-pass dumps (libtpu, ahead of time for v5e:2x4), in its order: dozens of passes before
+# the partitioner's pipeline, Shardy's export, two pipelines, then the partitioning
+TPU_DUMPS = {
+    "0007.Phase_1_pre-layout_assignment_passes.after_pipeline-start.before_tpu-embedding-thread-annotator": Stage.INPUT,
+    "0011.simplification-1.after_pipeline-start.before_cse": Stage.INPUT,
+    "0019.xla-partitioner.after_pipeline-start.before_dce": Stage.INPUT,
+    "0020.xla-partitioner.after_shardy-xla.before_tpu-rng-bit-decompose-tuple": Stage.EXPORTED,
+    "0021.spmd-cleanup.after_pipeline-start.before_dce": Stage.EXPORTED,
+    "0024.optimizer-tpu-spmd-collectives.after_pipeline-start.before_reduce-scatter-multi-dim-rewriter": Stage.EXPORTED,
+    "0025.xla-partitioner.after_tpu-spmd-partitioning.before_tpu-call-inliner": Stage.PARTITIONED,
+    "0040.simplification-4-spmd.after_pipeline-start.before_simplify-sorts": Stage.PARTITIONED,
+}
+
+
+def test_a_tpu_dump_s_stage_comes_from_its_module_s_dumps_beside_it(tmp_path: Path) -> None:
+    for step in TPU_DUMPS:
+        (tmp_path / f"module_0016.jit_f.cl_933746096.{step}.txt").touch()
+    (tmp_path / "module_0017.jit_g.cl_1.0001.simplification-1.after_pipeline-start.before_cse.txt").touch()
+    got = {step: stage_of_name(str(tmp_path / f"module_0016.jit_f.cl_933746096.{step}.txt")) for step in TPU_DUMPS}
+    assert got == TPU_DUMPS
+    # another module's dumps say nothing of this one's: with none of its own beside it, a dump is an input
+    other = tmp_path / "module_0017.jit_g.cl_1.0001.simplification-1.after_pipeline-start.before_cse.txt"
+    assert stage_of_name(str(other)) is Stage.INPUT

@@ -17,7 +17,7 @@ import shardconv as sc
 from shardconv.check.context import CheckOptions
 from shardconv.check.engine import check_file, scan_report
 from shardconv.scan import pieces
-from shardconv.scan.native import scan_path
+from shardconv.scan.native import FIRST_SITES, scan_path
 from support.cli_util import run_capped
 
 # one module, again and again: its header (``num_partitions``) is a module start the scan reads, and
@@ -97,7 +97,7 @@ def test_a_file_read_in_pieces_says_what_it_says_read_whole(
     assert len(texts) >= 2
     path = tmp_path / "modules.hlo"
     path.write_text("\n".join([*texts, ODD, *texts, ODD, texts[0].rpartition("}")[0]]))
-    whole = asdict(scan_report(scan_path(str(path), every_site=False), str(path), CheckOptions()))
+    whole = asdict(scan_report(scan_path(str(path), FIRST_SITES), str(path), CheckOptions()))
     sites = list(sc.scan_path(str(path)))
     monkeypatch.setattr(pieces, "PIECE_BYTES", 1)  # a piece ends at every module start it can
     assert len(list(pieces.placed_scans(str(path)))) > 4

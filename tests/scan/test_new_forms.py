@@ -67,8 +67,8 @@ def test_collective_axes_values() -> None:
         '%3 = sdy.all_gather [{}, {"x":(1)2}] %2 out_sharding=<@mesh, [{}, {}]> : tensor<8x8xf32>\n'
     )
     got = [(s.name, s.value) for s in sc.scan_text(text) if s.kind is SiteKind.COLLECTIVE_AXES]
-    assert got[0] == ("@mesh", CollectiveAxes(((AxisRef("x"),), (AxisRef("y"),)), per_dim=False, moves=((0, 2), (1, 3))))
-    assert got[1] == ('mesh<["x"=2, "y"=2]>', CollectiveAxes(((AxisRef("y"),),), per_dim=False, reduction="max"))
+    assert got[0] == ("@mesh", CollectiveAxes(groups=((AxisRef("x"),), (AxisRef("y"),)), per_dim=False, moves=((0, 2), (1, 3))))
+    assert got[1] == ('mesh<["x"=2, "y"=2]>', CollectiveAxes(groups=((AxisRef("y"),),), per_dim=False, reduction="max"))
     assert got[2][1] is not None and isinstance(got[2][1], CollectiveAxes) and got[2][1].axes[0].sub_axis is not None
 
 

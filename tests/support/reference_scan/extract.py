@@ -412,13 +412,16 @@ class LineExtractor:
                 return self._unfinished(ln, m, SiteKind.HLO, "sharding=", m.end() - 1, value, shapes, out)
             out.append(self._occ(ln, SiteKind.HLO, "sharding=", m.end() - 1, end, value=value, shapes=shapes))
             return end
-        if g in ("hlobad", "sdybad"):  # no value opens after `=`: the token there is the site, for the parser
+        if g in ("hlobad", "sdybad", "npbad", "mnpbad"):  # no value opens after `=`: the token there is the site
             if ln.text.lstrip().startswith(b"//") or _inside_string(ln.text[: m.end()]):
                 return m.end()
             if g == "hlobad":
                 kind, key, (value, shapes) = SiteKind.HLO, "sharding=", ln.hlo_context()
-            else:
+            elif g == "sdybad":
                 kind, key, (value, shapes) = SiteKind.SDY_SHARDING, "sdy.sharding", _mlir_context(ln, m.start())
+            else:
+                key = "num_partitions" if g == "npbad" else "mhlo.num_partitions"
+                kind, value, shapes = SiteKind.NUM_PARTITIONS, "module", None
             end = _bad_value_end(t, m.end())
             site = self._occ(ln, kind, key, m.end(), end, value=value, shapes=shapes)
             out.append(site if end > m.end() else replace(site, broken="unfinished"))
