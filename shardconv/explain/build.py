@@ -223,7 +223,7 @@ def _readers(path: str, shown: str, holding: tuple[bytes, ...], line: int | None
     each: memory holds one piece's scan. A piece that spells none of ``holding``, or does not hold
     ``line``, is left unscanned."""
     offset = 0
-    cuts = Cuts((MODULE_LINE, FUNCTION_LINE), holding=holding, holding_line=line)
+    cuts = Cuts(lines=(MODULE_LINE, FUNCTION_LINE), holding=holding, holding_line=line)
     for scan, lines in read_pieces(path, lambda said: ExplainError(said.replace(path, shown)), cuts=cuts):
         assert not isinstance(scan, Repeated)  # (only a pass log's pieces, asked for, leave dumps unscanned)
         yield scan if isinstance(scan, Unscanned) else Reader(scan, path, (lines, offset), shown=shown)

@@ -17,6 +17,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import KW_ONLY
 from itertools import chain
 from typing import TYPE_CHECKING, TypeGuard
 
@@ -84,6 +85,7 @@ class Cuts:
     of the whole file reads it as part of the module before: each piece then holds whole modules as the
     whole file's scan numbers them)."""
 
+    _: KW_ONLY
     lines: tuple[bytes, ...] = (DUMP_LINE,)
     repeats: bool = False
     holding: tuple[bytes, ...] = ()

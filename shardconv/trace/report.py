@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from functools import lru_cache
 from typing import IO, TYPE_CHECKING, Any, TextIO
 
@@ -29,6 +29,7 @@ class Collected:
     dropped and the dumps whose pass partitioned their module (the dumps and changes themselves go out
     as they come: they are never all held), and the files skipped."""
 
+    _: KW_ONLY
     dumps: int = 0
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     skipped: list[Skipped] = field(default_factory=list)

@@ -357,7 +357,7 @@ def test_a_file_of_many_modules_explains_cut_into_pieces_as_it_does_whole(
     later = next(e for e in reversed(whole) if e.line is not None)
     at_line = explain_path(str(path), line=later.line)
     monkeypatch.setattr(pieces, "PIECE_BYTES", 1)  # a piece ends at every module line it can
-    assert len(list(pieces.scan_pieces(str(path), cuts=pieces.Cuts((pieces.MODULE_LINE,))))) == 2 * len(stages)
+    assert len(list(pieces.scan_pieces(str(path), cuts=pieces.Cuts(lines=(pieces.MODULE_LINE,))))) == 2 * len(stages)
     assert explain_path(str(path)) == whole and len(whole) >= 2 * len(stages)
     assert explain_path(str(path), line=later.line) == at_line and at_line[0].line == later.line
     # --line scans the piece holding the line (and the one before it, which may end just before it)
