@@ -9,16 +9,11 @@ import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
-from typing import TYPE_CHECKING
 
 from shardconv.core.records import record
 from shardconv.scan.folders import walk_tree
 from shardconv.scan.headers import Header, PassLine, module_name, pass_line
 from shardconv.text.files import XLA_DUMP_TIMESTAMP, special_kind
-
-if TYPE_CHECKING:
-    from shardconv.scan.table import Names
-    from shardconv.trace.values import SiteReader
 
 # ``module_0000.jit_f.0003.spmd-partitioner.after_shardy-xla.before_spmd-partitioning.txt`` (after the time
 # with --xla_dump_include_timestamp: ``1796599993003157.module_0000.jit_f.0003...``)
@@ -60,17 +55,6 @@ class Dump:
         if self.pipeline:
             text += f" [{self.pipeline}]"
         return text
-
-
-@record
-class DumpSites:
-    """A dump and where its value sites are in its scan (read through ``reader``, in file order), with
-    every value it defines, sharded or not (see trace/names.py)."""
-
-    dump: Dump
-    reader: SiteReader
-    sites: range  # the scan's sites it holds (module headers among them are not values)
-    names: Names  # value name -> its op or type
 
 
 @record
@@ -326,6 +310,6 @@ def _files(path: str) -> list[str]:
 
 
 __all__ = [
-    "SHARDY_PASS", "Dump", "DumpRange", "DumpSites", "Header", "Repeat", "XlaStep", "header_dump", "log_sequences",
+    "SHARDY_PASS", "Dump", "DumpRange", "Header", "Repeat", "XlaStep", "header_dump", "log_sequences",
     "responsible_pass", "split_dumps", "xla_step",
 ]

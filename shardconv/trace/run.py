@@ -34,7 +34,6 @@ from shardconv.trace.changes import Change, classify, counterparts, gained_kind,
 from shardconv.trace.dumps import (
     Dump,
     DumpRange,
-    DumpSites,
     Repeat,
     header_dump,
     log_sequences,
@@ -43,7 +42,7 @@ from shardconv.trace.dumps import (
     xla_step,
 )
 from shardconv.trace.names import defined_as, key_parts, op_identity, printed_name, same_value
-from shardconv.trace.values import DumpFacts, Readings, Sighting, SiteReader, observation
+from shardconv.trace.values import DumpFacts, DumpSites, Readings, Sighting, SiteReader, observation
 
 if TYPE_CHECKING:
     from shardconv.scan.table import Maybe, Names, Scan, SeenAt

@@ -329,7 +329,18 @@ def _reading(
     )
 
 
+@record
+class DumpSites:
+    """A dump and where its value sites are in its scan (read through ``reader``, in file order), with
+    every value it defines, sharded or not (see trace/names.py)."""
+
+    dump: Dump
+    reader: SiteReader
+    sites: range  # the scan's sites it holds (module headers among them are not values)
+    names: Names  # value name -> its op or type
+
+
 __all__ = [
-    "DumpFacts", "Observation", "Reading", "Readings", "Sighting", "SiteReader", "declared", "dump_facts",
+    "DumpFacts", "DumpSites", "Observation", "Reading", "Readings", "Sighting", "SiteReader", "declared", "dump_facts",
     "observation",
 ]
