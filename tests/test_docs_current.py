@@ -90,9 +90,19 @@ def test_every_benchmark_row_names_an_input_its_script_makes() -> None:
 
 
 HISTORY = re.compile(
-    r"this session|a later session|the session before|the last stop|this morning|the tree before|yesterday",
+    r"this session|a later session|the session before|the last stop|this morning|the tree before|yesterday"
+    r"|\bissue \d+|\bissues \d+",
     re.IGNORECASE,
 )
+TESTS = sorted((ROOT / "tests").rglob("*.py"))
+
+
+def test_no_test_names_an_issue() -> None:
+    """A test says what it holds, not which issue asked for it (the tracker and git keep that)."""
+    hits = [f"{p.relative_to(ROOT)}:{n}" for p in TESTS if p.name != "test_docs_current.py"
+            for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+            if re.search(r"\bissues? \d+", line, re.IGNORECASE)]
+    assert not hits, f"tests that name an issue: {hits}"
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=_doc_ids())

@@ -37,7 +37,7 @@ def findings(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, *arg
         ('%1 = sdy.sharded_to_unreduced [{"z"}, {}] %arg0 out_sharding=<@mesh, [{}, {}], unreduced={"x"}> : tensor<8x8xf32>', "z"),
         ('%1 = sdy.replicated_to_unreduced {"z"} %arg0 out_sharding=<@mesh, [{"x"}, {}], unreduced={"y"}> : tensor<8x8xf32>', "z"),
         ('%1 = sdy.reduce_scatter [{}, {"yy"}] %arg0 out_sharding=<@mesh, [{"x"}, {"y"}]> : tensor<8x8xf32>', "yy"),
-        # Shardy at head writes a reduction word before the axes (issue 57)
+        # Shardy at head writes a reduction word before the axes
         ('%1 = sdy.reduce_scatter max [{}, {"yy"}] %arg0 out_sharding=<@mesh, [{"x"}, {"y"}]> : tensor<8x8xf32>', "yy"),
         ('%1 = sdy.all_reduce min {"q"} %arg0 out_sharding=<@mesh, [{"x"}, {}]> : tensor<8x8xf32>', "q"),
         ('%1 = sdy.all_slice [{}, {"z"}] %arg0 out_sharding=<mesh<["x"=2, "y"=2]>, [{"x"}, {"y"}]> : tensor<8x8xf32>', "z"),

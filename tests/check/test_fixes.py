@@ -1,4 +1,4 @@
-"""Fixes decided once and diagnostics a user can act on (issue 18, items 7-9): each failed before."""
+"""Fixes decided once and diagnostics a user can act on."""
 
 from __future__ import annotations
 

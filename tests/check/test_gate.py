@@ -1,5 +1,4 @@
-"""Gate semantics of ``shardconv check`` on real dumps (generated with jax) and the seed in both forms:
-each test here failed before the pipeline rebuild (issue 18, items 1-4 and 6)."""
+"""Gate semantics of ``shardconv check`` on real dumps (generated with jax) and the seed in both forms."""
 
 from __future__ import annotations
 
@@ -227,7 +226,7 @@ def test_one_device_helper_programs_in_a_dump_folder_are_not_held_to_the_mesh(
 def test_a_module_spelled_by_two_xla_releases_is_reported(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], first: str, second: str, mixed: bool
 ) -> None:
-    """Issue 17: check names the releases when a module mixes their spellings (a V3 sharding with no dims
+    """check names the releases when a module mixes their spellings (a V3 sharding with no dims
     fits any rank, so these one-dimensional tensors raise nothing else)."""
     p = tmp_path / "m.hlo"
     p.write_text(

@@ -1,4 +1,4 @@
-"""Single-device (maximal) meshes ``<[], device_ids=[N]>`` (issue 57): a value reaches or leaves one only
+"""Single-device (maximal) meshes ``<[], device_ids=[N]>``: a value reaches or leaves one only
 through a replicated sharding inside a function, and ``check`` says so in Shardy's words. The modules and
 messages are openxla/shardy's
 shardy/dialect/sdy/transforms/export/test/insert_explicit_reshards/single_device_sharding_errors.mlir

@@ -1,4 +1,4 @@
-"""tt-mlir's meshes (issue 57): the ``tt-mlir`` preset of ``--allowed-meshes`` (its ``SupportedMeshes``,
+"""tt-mlir's meshes: the ``tt-mlir`` preset of ``--allowed-meshes`` (its ``SupportedMeshes``,
 include/ttmlir/Dialect/StableHLO/Utils/ShardingUtils.h) and its 2-D normalisation of 1-D and empty
 meshes (``_aux`` axes, lib/Dialect/StableHLO/Utils/ShardyUtils.cpp ``normalizeMeshTo2D``), read as the
 mesh it came from rather than as another (distorted) mesh. The modules are the public tt-mlir tests'

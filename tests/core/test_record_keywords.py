@@ -1,4 +1,4 @@
-"""Issue 26 item 7: a record of more than four fields is built with keyword arguments only.
+"""A record of more than four fields is built with keyword arguments only.
 
 Every dataclass defined in shardconv (``@record`` or ``@dataclass``) with more than four fields declares
 ``_: KW_ONLY`` first, so that each of its fields is keyword-only: a positional call is a TypeError."""

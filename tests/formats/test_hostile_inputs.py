@@ -1,4 +1,4 @@
-"""Issue 60 item 6: every parser is linear and every refusal is quick, in bounded memory. Each hostile
+"""Every parser is linear and every refusal is quick, in bounded memory. Each hostile
 input runs in a child process under a memory cap (RLIMIT_AS) and a time cap (tests/support/hostile.py;
 bench/hardening.py reports the same cases' timings)."""
 

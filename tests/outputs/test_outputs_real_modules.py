@@ -1,4 +1,4 @@
-"""The shapes real plugin modules take that generated ones missed (issue 13), each through the CLI:
+"""The shapes real plugin modules take that generated ones missed, each through the CLI:
 module-level spmd attributes, tuple-typed results, HLO text modules, hex lines, file modes."""
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ HLO: tuple[HloCase, ...] = (
     HloCase("{mesh['a'=2,'b'=2,'c'=2,'d'=2], [{}, {}], manual={'a', 'b'}}", f"{XLA_TESTS}/stablehlo_export_pipeline.mlir",
             from_0_9_2("{mesh[a=2,b=2,c=2,d=2], [], manual={a, b}}",
                        "{mesh['a'=2,'b'=2,'c'=2,'d'=2], [{}, {}], manual={'a', 'b'}}")),
-    # Head's export writes the short forms at any rank (issue 24): fully manual, and a sharding that uses no
+    # Head's export writes the short forms at any rank: fully manual, and a sharding that uses no
     # axis on the empty mesh. jaxlib 0.10.2 reads a short form as rank 0, so its printing keeps the long forms.
     # With simplify-replicated-shardings (SIMPLIFY) explicitly replicated axes and the empty mesh simplify too.
     HloCase("{mesh[], [{}, {}]}", f"{XLA_TESTS}/stablehlo_export_pipeline.mlir",

@@ -62,7 +62,7 @@ def test_every_printing_has_the_same_placement(case: HloCase) -> None:
 
 
 def test_v3_priorities_are_read_and_kept_for_shardy() -> None:
-    """Priorities in V3 dims (issue 17's list; no release writes them, none of jaxlib 0.9.2 to 0.10.2
+    """Priorities in V3 dims (no release writes them, none of jaxlib 0.9.2 to 0.10.2
     reads them): kept in the model, carried to Shardy, and dropped by every HLO printer."""
     text = "{mesh['i'=2,'j'=2], [{'i'}p1, {?}p0]}"
     h = parse_hlo(text)
@@ -84,7 +84,7 @@ def test_bad_v3_priorities_are_refused_with_a_caret(text: str) -> None:
 
 
 def test_reduction_metadata_on_v2_is_kept() -> None:
-    """The reduction of an unreduced V2 sharding rides in its metadata (issue 17's list): kept as written."""
+    """The reduction of an unreduced V2 sharding rides in its metadata: kept as written."""
     text = '{devices=[2,2]<=[4] last_tile_dims={unreduced} metadata={op_type="sdy::reduction_op" op_name="MAX"}}'
     h = parse_hlo(text)
     assert h.to_text(include_metadata=True) == text
@@ -116,7 +116,7 @@ def test_unreduced_min_and_unknown_reductions() -> None:
 
 @pytest.mark.parametrize("key", ["replicated", "unreduced"])
 def test_empty_axis_lists(key: str) -> None:
-    """``replicated={}`` (issue 17's list): newer Shardy reads it, jaxlib 0.10.2's does not; it holds nothing."""
+    """``replicated={}``: newer Shardy reads it, jaxlib 0.10.2's does not; it holds nothing."""
     text = f'#sdy.sharding<@mesh, [{{"x"}}], {key}={{}}>'
     assert str(parse_sdy(text)) == '#sdy.sharding<@mesh, [{"x"}]>'
     with pytest.raises(ValueError):
@@ -128,7 +128,7 @@ def test_empty_axis_lists(key: str) -> None:
     ("{mesh['axis_0'=16], [{}, {}]}", "{mesh[], replicated}"),
 ])
 def test_head_short_forms_and_what_jaxlib_0_10_2_makes_of_them(long: str, short: str) -> None:
-    """XLA head's export writes the short form at any rank (issue 24); jaxlib 0.10.2 prints the long form
+    """XLA head's export writes the short form at any rank; jaxlib 0.10.2 prints the long form
     unchanged. It does read the short form (docs/formats.md §6 says it does not; the oracle wins), but as a
     rank-0 sharding, which is why the 0.10.2 printing keeps the long one. Both place the devices alike."""
     h = parse_hlo(long)

@@ -1,4 +1,4 @@
-"""Memory is flat whatever the input's size (issue 60): ``check``, ``trace`` and the public ``scan_path``
+"""Memory is flat whatever the input's size: ``check``, ``trace`` and the public ``scan_path``
 read a file of many small modules a piece of whole modules at a time, so 24 MB of them run in an address
 space a scan of the whole file (its table of sites grows with the modules) does not fit in. Each runs
 in a child under an address-space cap (``RLIMIT_AS``) and a time cap, on two processors at most. Read

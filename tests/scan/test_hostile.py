@@ -1,4 +1,4 @@
-"""Hostile inputs to the scan floor (issue 60): a file that grows or shrinks while it is read (an OSError,
+"""Hostile inputs to the scan floor: a file that grows or shrinks while it is read (an OSError,
 never a hang), a file name that is not UTF-8 (read like any other), folders deeper than Python's
 recursion limit (walked), and integers too long for any machine word in a header or attribute (a
 syntax finding at their place, never a crash)."""

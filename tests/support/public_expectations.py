@@ -1,5 +1,5 @@
 """What the public tests of XLA, Shardy and JAX (and jaxlib 0.10.2 itself) expect of the V3, proto and
-reduction forms issue 24 lists, as ``shardconv`` command lines: one table that drives
+reduction forms XLA head writes, as ``shardconv`` command lines: one table that drives
 ``tests/releases/test_public_expectations.py`` and the parity count in docs/parity.md.
 
 ``want`` is the exact stdout; an expectation that shardconv must refuse has ``want=None`` and names the
@@ -42,7 +42,7 @@ MAX = '#sdy.sharding<@mesh, [{"a"}, {}], unreduced=max{"b"}>'
 PARSER_TESTS = "xla/hlo/parser/hlo_parser_test.cc"
 V3_MAX = "{mesh['x'=2], [{}], unreduced=max{'x'}}"
 ROUND_TRIP_V3 = f"{XLA_TESTS}/sdy_round_trip_import_pipeline_hlo_sharding_v3.mlir"
-ISSUE_57 = "issue 57 (XLA head's bare `unreduced` after the dims)"
+BARE_UNREDUCED = f"{PARSER_TESTS}: ParseNamedShardingFullyUnreduced (a bare `unreduced` after the dims)"
 MIXED = "{{mesh['a'=2,'b'=2], [{'a'}, {}]}, {replicated}}"
 
 EXPECTATIONS: tuple[Expectation, ...] = (
@@ -79,7 +79,7 @@ EXPECTATIONS: tuple[Expectation, ...] = (
     _sdy_to_v3('#sdy.sharding<@mesh, [{}], unreduced=max{"x"}>', "x=2", V3_MAX, PARSER_TESTS, "--xla-version", "head"),
     Expectation(PARSER_TESTS, ("convert", "{mesh['a'=2,'b'=4], unreduced}"),
                 '#sdy.sharding<@mesh, [], unreduced={"a", "b"}>'),
-    Expectation(ISSUE_57, ("convert", "{mesh['x'=2], [{}], unreduced}"), '#sdy.sharding<@mesh, [{}], unreduced={"x"}>'),
+    Expectation(BARE_UNREDUCED, ("convert", "{mesh['x'=2], [{}], unreduced}"), '#sdy.sharding<@mesh, [{}], unreduced={"x"}>'),
     # 3c. XLA's V3 round-trip import at head: placeholders in mixed tuples, open dims kept on another mesh
     Expectation(f"{ROUND_TRIP_V3} (mixed_tuple_sharding_placeholder)", ("convert", MIXED, "--rank", "2,2"),
                 '#sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>, <@mesh, [{?}, {?}]>]>'),
