@@ -8,7 +8,7 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def jax_dumps(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+def jax_dump_files(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     from support.jax_child import write_with_jax
 
     out = write_with_jax(Path(__file__).parent / "make_jax_dumps.py", tmp_path_factory.mktemp("jax_dumps"))

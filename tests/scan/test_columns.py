@@ -14,15 +14,15 @@ def _sites(paths: list[Path], name: str) -> list[ValueSite]:
     return list(native.iter_sites(native.scan_path(str(path)), str(path)))
 
 
-def test_compiled_hlo(jax_dumps: list[Path]) -> None:
-    params = [s for s in _sites(jax_dumps, "compiled.hlo") if s.kind is SiteKind.HLO]
+def test_compiled_hlo(jax_dump_files: list[Path]) -> None:
+    params = [s for s in _sites(jax_dump_files, "compiled.hlo") if s.kind is SiteKind.HLO]
     assert params and all(s.op == "parameter" and s.entry and s.computation for s in params)
     assert [s.param for s in params] == list(range(len(params)))
     assert all(s.function is None and not s.signature for s in params)
 
 
-def test_lowered_mlir(jax_dumps: list[Path]) -> None:
-    sites = _sites(jax_dumps, "lowered.mlir")
+def test_lowered_mlir(jax_dump_files: list[Path]) -> None:
+    sites = _sites(jax_dump_files, "lowered.mlir")
     args = [s for s in sites if s.kind is SiteKind.SDY_SHARDING]
     assert args and all(s.function == "main" and s.entry and s.signature and s.op == "func.func" for s in args)
     constraint = [s for s in sites if s.kind is SiteKind.SDY_SHARDING_BARE]
@@ -33,8 +33,8 @@ def test_lowered_mlir(jax_dumps: list[Path]) -> None:
     assert header and header[0].op is None and header[0].function is None
 
 
-def test_pass_dumps(jax_dumps: list[Path]) -> None:
-    sites = [s for p in jax_dumps for s in native.iter_sites(native.scan_path(str(p)), str(p))]
+def test_pass_dumps(jax_dump_files: list[Path]) -> None:
+    sites = [s for p in jax_dump_files for s in native.iter_sites(native.scan_path(str(p)), str(p))]
     ops = {s.op for s in sites}
     assert "custom-call Sharding" in ops
     assert "stablehlo.custom_call @Sharding" in ops or "custom-call Sharding" in ops
@@ -56,11 +56,11 @@ def test_scopes_reset_at_modules() -> None:
     assert (second.computation, second.entry, second.root, second.param) == ("comp.2", False, False, 3)
 
 
-def test_lines_counts_every_line_break(jax_dumps: list[Path]) -> None:
+def test_lines_counts_every_line_break(jax_dump_files: list[Path]) -> None:
     """``Scan.lines`` is the line breaks of all that was scanned: small reads, a line longer than the
     longest kept whole (read in windows), CRLF, no break at the end; a skipped file's head counts none."""
     scanned = 0
-    for path in jax_dumps:
+    for path in jax_dump_files:
         data, scan = path.read_bytes(), native.scan_path(str(path))
         want = 0 if scan.kind == "skip" else data.count(b"\n")
         scanned += scan.kind != "skip"
@@ -71,11 +71,11 @@ def test_lines_counts_every_line_break(jax_dumps: list[Path]) -> None:
     assert native.scan_bytes(b"\0binary\n" * 10).lines == 0
 
 
-def test_sites_of_a_column_within_a_range_are_those_a_full_read_finds(jax_dumps: list[Path]) -> None:
+def test_sites_of_a_column_within_a_range_are_those_a_full_read_finds(jax_dump_files: list[Path]) -> None:
     from shardconv.scan.columns import kind_flags, site_column, sites_of, values_of_kind
 
     found = 0
-    for path in jax_dumps:
+    for path in jax_dump_files:
         scan = native.scan_path(str(path))
         names = site_column(scan, "name")
         n = len(names)

@@ -31,11 +31,11 @@ def test_real_dump_as_a_stream(path: Path) -> None:
     assert differences(path.read_bytes(), Options(chunk=1000, max_line=5000, overlap=900), via="stream") == []
 
 
-def test_jax_dumps(jax_dumps: list[Path]) -> None:
+def test_jax_dumps(jax_dump_files: list[Path]) -> None:
     """A small sharded program's lowering, compiled HLO and every pass XLA dumps (--xla_dump_to)."""
-    assert len(jax_dumps) > 20
-    bad = {p.name: d for p in jax_dumps if (d := differences(p.read_bytes()))}
+    assert len(jax_dump_files) > 20
+    bad = {p.name: d for p in jax_dump_files if (d := differences(p.read_bytes()))}
     assert bad == {}
     small = Options(chunk=2048, max_line=4096, overlap=1500)
-    bad = {p.name: d for p in jax_dumps if (d := differences(p.read_bytes(), small))}
+    bad = {p.name: d for p in jax_dump_files if (d := differences(p.read_bytes(), small))}
     assert bad == {}

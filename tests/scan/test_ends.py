@@ -18,7 +18,7 @@ SUPPORT = Path(__file__).resolve().parents[1] / "support"
 
 @pytest.fixture(scope="session")
 def generated(
-    jax_dumps: list[Path], stages: Path, programs: Path, tmp_path_factory: pytest.TempPathFactory
+    jax_dump_files: list[Path], stages: Path, programs: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> list[Path]:
     """Every file the generators write: the scan's dumps, the check's, trace's logs, the stage and
     explain programs, and two harness programs (one compiled for TPU)."""
@@ -34,7 +34,7 @@ def generated(
         programs,
         harness,
     ]
-    files = [*jax_dumps, *(p for f in folders for p in f.rglob("*") if p.is_file())]
+    files = [*jax_dump_files, *(p for f in folders for p in f.rglob("*") if p.is_file())]
     return sorted(p for p in files if p.suffix not in (".json", ".py", ".pb") and ".pb" not in p.suffixes)
 
 

@@ -67,8 +67,8 @@ def test_real_dump(path: Path, opts: dict[str, int]) -> None:
     _agree(path.read_bytes(), **opts)
 
 
-def test_jax_dumps(jax_dumps: list[Path]) -> None:
-    for p in jax_dumps:
+def test_jax_dumps(jax_dump_files: list[Path]) -> None:
+    for p in jax_dump_files:
         _agree(p.read_bytes())
 
 

@@ -91,9 +91,9 @@ ENTRY %e (p: f32[8]) -> f32[8] {
 
 
 def test_a_file_read_in_pieces_says_what_it_says_read_whole(
-    jax_dumps: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    jax_dump_files: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    texts = [t for t in (p.read_text(errors="replace") for p in jax_dumps) if t.startswith("HloModule")]
+    texts = [t for t in (p.read_text(errors="replace") for p in jax_dump_files) if t.startswith("HloModule")]
     assert len(texts) >= 2
     path = tmp_path / "modules.hlo"
     path.write_text("\n".join([*texts, ODD, *texts, ODD, texts[0].rpartition("}")[0]]))
