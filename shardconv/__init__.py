@@ -12,8 +12,12 @@ from shardconv.core.version import VERSION as __version__
 
 TYPE_CHECKING = False  # not from typing: `import shardconv` (and so `shardconv --version`) skips it
 if TYPE_CHECKING:
+    from shardconv.check.diagnostics import CheckFinding as CheckFinding
+    from shardconv.check.engine import check_paths as check_paths
+    from shardconv.check.engine import check_text as check_text
     from shardconv.convert.jax_interop import from_jax as from_jax
     from shardconv.convert.jax_interop import to_jax as to_jax
+    from shardconv.convert.notes import conversion_notes as conversion_notes
     from shardconv.convert.partition_spec import (
         from_partition_spec as from_partition_spec,
     )
@@ -26,7 +30,6 @@ if TYPE_CHECKING:
     from shardconv.convert.spellings import v3_to_v2 as v3_to_v2
     from shardconv.convert.to_hlo import to_hlo as to_hlo
     from shardconv.convert.to_sdy import to_sdy as to_sdy
-    from shardconv.convert.notes import conversion_notes as conversion_notes
     from shardconv.convert.to_sdy import to_sdy_manual as to_sdy_manual
     from shardconv.convert.xla_import import xla_import as xla_import
     from shardconv.core.errors import LimitExceededError as LimitExceededError
@@ -56,6 +59,8 @@ if TYPE_CHECKING:
     from shardconv.core.model import TensorShardingPerValue as TensorShardingPerValue
     from shardconv.core.model import TileAssignment as TileAssignment
     from shardconv.core.model import Unconstrained as Unconstrained
+    from shardconv.explain.build import explain_path as explain_path
+    from shardconv.explain.model import Explanation as Explanation
     from shardconv.formats.coerce import torch_mesh as torch_mesh
     from shardconv.formats.hlo.read import parse_hlo as parse_hlo
     from shardconv.formats.sdy.read import parse_manual_axes as parse_manual_axes
@@ -63,19 +68,14 @@ if TYPE_CHECKING:
     from shardconv.formats.sdy.read import parse_sdy as parse_sdy
     from shardconv.formats.sdy.read import parse_sdy_per_value as parse_sdy_per_value
     from shardconv.formats.sdy.verify_text import verify as verify
-    from shardconv.formats.spec.read import parse_partition_spec as parse_partition_spec
     from shardconv.formats.shard.read import parse_shard_grid as parse_shard_grid
     from shardconv.formats.shard.read import parse_shard_sharding as parse_shard_sharding
-    from shardconv.check.diagnostics import CheckFinding as CheckFinding
-    from shardconv.check.engine import check_paths as check_paths
-    from shardconv.check.engine import check_text as check_text
+    from shardconv.formats.spec.read import parse_partition_spec as parse_partition_spec
     from shardconv.outputs.read import output_shardings as output_shardings
     from shardconv.scan.api import Site as Site
     from shardconv.scan.api import scan_path as scan_path
     from shardconv.scan.api import scan_text as scan_text
     from shardconv.scan.sites import SiteKind as SiteKind
-    from shardconv.explain.build import explain_path as explain_path
-    from shardconv.explain.model import Explanation as Explanation
     from shardconv.trace.changes import Change as Change
     from shardconv.trace.dumps import Dump as Dump
     from shardconv.trace.run import Seen as Seen

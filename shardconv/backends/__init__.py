@@ -7,7 +7,16 @@
 from __future__ import annotations
 
 from shardconv.backends.base import (
-    AGREE, DIFFER, FAIL, PASS, SKIP, Backend, BackendResult, Check, DeviceSlices, Example,
+    AGREE,
+    DIFFER,
+    FAIL,
+    PASS,
+    SKIP,
+    Backend,
+    BackendResult,
+    Check,
+    DeviceSlices,
+    Example,
 )
 
 BACKEND_NAMES = ("reference", "jax")

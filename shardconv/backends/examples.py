@@ -11,8 +11,8 @@ from dataclasses import KW_ONLY
 from pathlib import Path
 from typing import Any
 
-from shardconv.core.errors import ShardingValidationError
 from shardconv.backends.base import AGREE, DIFFER, Example
+from shardconv.core.errors import ShardingValidationError
 from shardconv.core.records import record
 
 

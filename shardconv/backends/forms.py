@@ -9,6 +9,7 @@ from __future__ import annotations
 from math import lcm, prod
 from typing import TypeVar
 
+from shardconv.backends.base import Example, ShardingLike
 from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.model import (
     HloSharding,
@@ -19,7 +20,6 @@ from shardconv.core.model import (
     TensorSharding,
     TensorShardingPerValue,
 )
-from shardconv.backends.base import Example, ShardingLike
 from shardconv.core.records import record
 
 HLO, SDY = "hlo", "sdy"

@@ -12,13 +12,13 @@ import importlib.util
 from math import prod
 from typing import Any
 
+from shardconv.backends.base import FAIL, PASS, SKIP, BackendResult, Check, DeviceSlices, Example
+from shardconv.backends.forms import HLO, Shapes, Side, resolve
+from shardconv.backends.reference import agreement, side_slices
 from shardconv.core.device_order import strides, unravel
 from shardconv.core.errors import ShardingError
 from shardconv.core.model import DimSharding, Mesh, TensorSharding
 from shardconv.core.placement import IndexBox
-from shardconv.backends.base import FAIL, PASS, SKIP, BackendResult, Check, DeviceSlices, Example
-from shardconv.backends.forms import HLO, Shapes, Side, resolve
-from shardconv.backends.reference import agreement, side_slices
 
 
 class JaxBackend:

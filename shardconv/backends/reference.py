@@ -3,12 +3,12 @@ then compared device by device. Always available; the jax backend checks XLA aga
 
 from __future__ import annotations
 
-from shardconv.core.errors import ShardingError
-from shardconv.core.model import HloSharding, Mesh, TensorSharding
 from shardconv.backends.base import FAIL, PASS, BackendResult, Check, DeviceSlices, Example, fmt_box
 from shardconv.backends.forms import HLO, Shapes, Side, resolve
 from shardconv.backends.slices_hlo import hlo_slices
 from shardconv.backends.slices_sdy import sdy_slices
+from shardconv.core.errors import ShardingError
+from shardconv.core.model import HloSharding, Mesh, TensorSharding
 
 MAX_LISTED = 6  # devices spelled out in a failure message
 

@@ -7,10 +7,10 @@ two, so a common helper would let one bug hide in both.
 
 from __future__ import annotations
 
+from shardconv.backends.base import DeviceSlices
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.model import HloSharding, Kind
 from shardconv.core.placement import IndexBox, tile_blocks, tile_box
-from shardconv.backends.base import DeviceSlices
 
 
 def hlo_slices(hlo: HloSharding, shape: tuple[int, ...], num_devices: int) -> DeviceSlices:

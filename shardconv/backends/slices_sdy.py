@@ -5,11 +5,11 @@ Independent of ``slices_hlo`` on purpose (see there): walks mesh positions, not 
 
 from __future__ import annotations
 
+from shardconv.backends.base import DeviceSlices
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.model import AxisRef, Mesh, TensorSharding
 from shardconv.core.placement import IndexBox
 from shardconv.formats.sdy.verify import verify_on
-from shardconv.backends.base import DeviceSlices
 
 
 def sdy_slices(

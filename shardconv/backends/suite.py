@@ -6,9 +6,9 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import KW_ONLY
 
-from shardconv.core.errors import ShardingError
 from shardconv.backends.base import AGREE, Backend, BackendResult, Check
 from shardconv.backends.examples import ExampleSpec
+from shardconv.core.errors import ShardingError
 from shardconv.core.records import record
 
 

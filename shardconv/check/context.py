@@ -8,9 +8,6 @@ from dataclasses import KW_ONLY, field
 from functools import cached_property
 from types import MappingProxyType
 
-from shardconv.core.records import record
-from shardconv.scan.modules import DistinctValue, ModuleValues, named_mesh
-from shardconv.scan.sites import SiteKind
 from shardconv.core.errors import ShardingError
 from shardconv.core.limits import Limits
 from shardconv.core.model import (
@@ -19,6 +16,9 @@ from shardconv.core.model import (
     TensorSharding,
     TensorShardingPerValue,
 )
+from shardconv.core.records import record
+from shardconv.scan.modules import DistinctValue, ModuleValues, named_mesh
+from shardconv.scan.sites import SiteKind
 
 REPLICATED_BYTES = 64 << 20  # replicated-large's default threshold
 SdyValue = TensorSharding | TensorShardingPerValue

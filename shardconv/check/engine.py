@@ -24,8 +24,8 @@ from shardconv.core.limits import Limits, within
 from shardconv.core.model import Mesh
 from shardconv.core.records import record
 from shardconv.scan.ends import cut_off
-from shardconv.scan.inputs import skip_reason
 from shardconv.scan.folders import walk_tree
+from shardconv.scan.inputs import skip_reason
 from shardconv.scan.modules import ModuleKey, module_values
 from shardconv.scan.native import FIRST_SITES, scan_bytes, scan_stream
 from shardconv.scan.pieces import placed_scans

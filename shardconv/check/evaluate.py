@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from shardconv.check.context import CheckOptions, build_context
-from shardconv.scan.modules import ModuleValues
 from shardconv.check.diagnostics import CheckFinding
 from shardconv.check.registry import RULES, Rule
 from shardconv.check.rules import RuleResult
 from shardconv.core.positions import caret_excerpt
+from shardconv.scan.modules import ModuleValues
 
 
 def module_findings(

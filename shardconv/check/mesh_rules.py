@@ -8,12 +8,10 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from shardconv.check.context import ModuleContext, SdyValue
-from shardconv.scan.modules import DistinctValue
 from shardconv.check.diagnostics import Fix, Rewrite
 from shardconv.check.ids import RuleId
 from shardconv.check.rules import RuleResult, device_issues, devices_of
 from shardconv.check.stages import Stage, imported, module_stage
-from shardconv.scan.sites import SiteKind
 from shardconv.convert.tt_mlir_2d import before_2d
 from shardconv.convert.xla_import import is_synthetic
 from shardconv.core.errors import ShardingError
@@ -23,6 +21,8 @@ from shardconv.core.model import (
     TensorSharding,
     TensorShardingPerValue,
 )
+from shardconv.scan.modules import DistinctValue
+from shardconv.scan.sites import SiteKind
 
 
 def _label(name: str, mesh: Mesh) -> str:

@@ -8,13 +8,9 @@ from dataclasses import KW_ONLY
 from functools import lru_cache
 
 from shardconv.check.context import ModuleContext
+from shardconv.check.diagnostics import Fix, Rewrite
 from shardconv.check.ids import RuleId
 from shardconv.check.stages import PARTITIONER_COLLECTIVES, Stage, module_stage
-from shardconv.core.records import record
-from shardconv.scan.modules import DistinctValue
-from shardconv.check.diagnostics import Fix, Rewrite
-from shardconv.scan.values import error_col
-from shardconv.scan.sites import SiteKind
 from shardconv.core.errors import (
     NotExpressibleError,
     ShardingError,
@@ -28,6 +24,10 @@ from shardconv.core.model import (
     TensorShardingPerValue,
 )
 from shardconv.core.model import Kind as HloKind
+from shardconv.core.records import record
+from shardconv.scan.modules import DistinctValue
+from shardconv.scan.sites import SiteKind
+from shardconv.scan.values import error_col
 
 
 @record

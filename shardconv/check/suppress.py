@@ -13,7 +13,6 @@ from shardconv.check.ids import RuleId
 from shardconv.check.registry import RULES
 from shardconv.core.errors import did_you_mean
 from shardconv.core.records import record
-
 from shardconv.scan.table import table
 
 if TYPE_CHECKING:

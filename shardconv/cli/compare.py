@@ -8,15 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from shardconv.core.errors import ShardingValidationError
 from shardconv.cli.options import MESH_HELP, text_argument
+from shardconv.core.errors import ShardingValidationError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from shardconv.core.model import Mesh
-
     from shardconv.backends.base import BackendResult
+    from shardconv.core.model import Mesh
 
 EPILOG = """\b
 Examples:
@@ -45,9 +44,9 @@ def compare(a: str, b: str, mesh_text: str | None, backend: str, shape_text: str
     """Compare two shardings (HLO, Shardy, partition spec or OpSharding proto) device by device. A or B
     '-' reads that side from standard input."""
     from shardconv.backends.base import Example
-    from shardconv.ui.console import make_console
     from shardconv.cli.examples import pick_backends
     from shardconv.formats.detect import parse_mesh_option, parse_shape
+    from shardconv.ui.console import make_console
 
     if a == b == "-":
         raise click.UsageError("only one of A and B can be read from standard input ('-')")

@@ -13,17 +13,17 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from shardconv.core.errors import ShardingError
 from shardconv.cli.options import common_options, context, mesh_option, xla_version_option
 from shardconv.cli.spell import TARGETS, render_target
+from shardconv.core.errors import ShardingError
 from shardconv.core.records import record
 from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION
 
 if TYPE_CHECKING:
-    from shardconv.formats.detect import Input
     from shardconv.cli.options import Context
     from shardconv.convert.notes import Note
     from shardconv.convert.resolve import OnMesh
+    from shardconv.formats.detect import Input
 
 @record
 class Converted:
@@ -199,9 +199,9 @@ def convert(
     '[{...}]' Shardy, "P(None, 'model')" partition spec, 'shard.sharding @grid split_axes = [[0]]'
     (MLIR's shard dialect: grid axis i is --mesh's axis i), hex or base64 OpSharding proto.
     """
-    from shardconv.ui.console import is_tty
     from shardconv.convert import resolve
     from shardconv.formats.detect import anchored_in, stdin_items
+    from shardconv.ui.console import is_tty
 
     ctx = context(mesh_text, rank, shape_text)
     if explain is None:

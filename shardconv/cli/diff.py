@@ -61,7 +61,8 @@ def diff(a: str, b: str, values: tuple[str, ...], all_grids: bool, fmt: str, upd
 def against_baseline(baseline: str, dump: str, fmt: str, update: bool) -> int:
     """Print how ``dump`` differs from ``baseline`` (or rewrite it): 1 when a placement moved."""
     from shardconv.cli.options import file_error
-    from shardconv.snapshot.gate import against_baseline as held, report_json, report_text
+    from shardconv.snapshot.gate import against_baseline as held
+    from shardconv.snapshot.gate import report_json, report_text
     from shardconv.snapshot.gate import update as rewrite
 
     try:

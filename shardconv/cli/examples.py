@@ -125,7 +125,6 @@ def run_examples(
     """Run the bundled examples (optionally only those whose name contains ``match``) and report them."""
     from shardconv.backends.examples import load_examples
     from shardconv.backends.suite import run_suite
-
     from shardconv.ui.progress import progress
 
     specs = [s for s in load_examples() if match is None or match in s.name]

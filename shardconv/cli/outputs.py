@@ -15,8 +15,8 @@ from shardconv.text.atomic import write_atomic
 if TYPE_CHECKING:
     from shardconv.core.model import HloSharding
     from shardconv.outputs.dumps import Dump
-    from shardconv.scan.mlir_module import ModuleIR
     from shardconv.outputs.reading import Reading
+    from shardconv.scan.mlir_module import ModuleIR
 
 FORMATS = ("hlo", "tuple", "proto", "proto-hex", "textproto", "pjrt", "pjrt-header", "json", "mlir")
 BINARY = ("proto", "pjrt")
@@ -180,8 +180,8 @@ def outputs(
         propagated = dump.count == 1 and after_propagation(Path(module).name)  # XLA's dump names its stage
         reading = read_hlo_module(text, params=params, propagated=propagated)
     else:
-        from shardconv.scan.mlir_module import read_module
         from shardconv.outputs.read import meshes_of
+        from shardconv.scan.mlir_module import read_module
 
         ir = read_module(text, func)
         reading = reading_of(ir, params=params, from_constraints=from_constraints)

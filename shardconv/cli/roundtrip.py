@@ -11,9 +11,9 @@ from shardconv.cli.options import common_options, context, mesh_option, text_arg
 
 if TYPE_CHECKING:
     from shardconv.backends.base import BackendResult
+    from shardconv.cli.options import Context
     from shardconv.convert import RoundTripReport
     from shardconv.formats.detect import Input
-    from shardconv.cli.options import Context
 
 LEVEL_MARK = {"error": ("✗", "red"), "warning": ("!", "yellow"), "note": ("·", "cyan")}
 MESH_VERDICT_STYLE = {"same": "green", "coarsened": "yellow", "refined": "yellow", "distorted": "bold red"}
@@ -21,8 +21,8 @@ MESH_VERDICT_STYLE = {"same": "green", "coarsened": "yellow", "refined": "yellow
 
 def report_for(inp: Input, ctx: Context) -> RoundTripReport:
     """The library's round trip of ``inp`` on ``ctx.mesh`` (a partition spec starts on the Shardy side)."""
-    from shardconv.convert import roundtrip as run_roundtrip, v3_to_v2
-    from shardconv.convert import resolve
+    from shardconv.convert import resolve, v3_to_v2
+    from shardconv.convert import roundtrip as run_roundtrip
     from shardconv.formats.detect import SHARD, SPEC_KINDS
 
     mesh = resolve.need_mesh(ctx.mesh, "roundtrip")

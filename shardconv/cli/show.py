@@ -7,17 +7,17 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from shardconv.core.errors import ShardingError
 from shardconv.cli.options import FORMAT_HELP, context, mesh_option, shared_options, text_argument, xla_version_option
+from shardconv.core.errors import ShardingError
 from shardconv.core.records import record
 from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION
 
 if TYPE_CHECKING:
+    from shardconv.cli.options import Context
+    from shardconv.convert.resolve import OnMesh, Outcome
     from shardconv.core.model import HloSharding, Mesh
     from shardconv.core.placement import Placement
     from shardconv.formats.detect import Input
-    from shardconv.cli.options import Context
-    from shardconv.convert.resolve import OnMesh, Outcome
 
 # (label, --to target) of the spellings ``show`` lists, in order.
 SPELLINGS = (
@@ -48,11 +48,11 @@ class Shown:
 def build(inp: Input, ctx: Context, xla_version: str = DEFAULT_XLA_VERSION) -> Shown:
     """Compute the placement and spellings of ``inp`` on ``ctx.mesh`` (pure), spelled as XLA
     ``xla_version`` writes them."""
+    from shardconv.cli.spell import render_target
+    from shardconv.convert import resolve
+    from shardconv.convert.resolve import needs_sdy
     from shardconv.core.model import TensorSharding
     from shardconv.core.placement import placement
-    from shardconv.convert import resolve
-    from shardconv.cli.spell import render_target
-    from shardconv.convert.resolve import needs_sdy
 
     rank = resolve.input_rank(inp, ctx.rank)
     hlo = resolve.as_hlo(inp, ctx.mesh, rank=rank)
@@ -330,7 +330,8 @@ def picture(shown: list[Shown], fmt: str) -> str:
 def elements(inp: Input) -> list[Input]:
     """A tuple / per-value sharding is shown element by element; anything else as itself."""
     from shardconv.core.model import HloSharding, Kind, TensorShardingPerValue
-    from shardconv.formats.detect import HLO, SDY, Input as In
+    from shardconv.formats.detect import HLO, SDY
+    from shardconv.formats.detect import Input as In
 
     v = inp.value
     if isinstance(v, TensorShardingPerValue):

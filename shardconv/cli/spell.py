@@ -9,10 +9,10 @@ from shardconv.convert.resolve import V3_TARGETS, is_v3
 from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION
 
 if TYPE_CHECKING:
-    from shardconv.core.model import HloSharding, TensorSharding, TensorShardingPerValue
-    from shardconv.formats.detect import Input
     from shardconv.cli.options import Context, Rank
     from shardconv.convert.resolve import OnMesh
+    from shardconv.core.model import HloSharding, TensorSharding, TensorShardingPerValue
+    from shardconv.formats.detect import Input
 
 TARGETS = (
     "hlo", "sdy", "v1", "v2", "v3", "spec", "shard", "proto-hex", "proto-base64", "proto-v2", "proto-v3", "textproto",
@@ -120,8 +120,7 @@ def _shard_form(inp: Input, on: OnMesh | None) -> str:
 def _v3_form(inp: Input, on: OnMesh | None) -> HloSharding:
     """The V3 sharding of ``inp``: a V3 input as parsed (its device_ids stay as written), else ``to_v3`` of
     its Shardy side."""
-    from shardconv.convert import resolve
-    from shardconv.convert import to_v3
+    from shardconv.convert import resolve, to_v3
     from shardconv.core.model import HloSharding
 
     if is_v3(inp):

@@ -6,16 +6,21 @@ The everyday converters load eagerly; the rest on first use, so ``shardconv conv
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from shardconv.core.lazy import lazy_exports
 from shardconv.convert.to_hlo import export_layout, to_hlo
 from shardconv.convert.to_sdy import to_sdy, to_sdy_manual
-from shardconv.core.placement import same_assignment
 from shardconv.convert.xla_import import xla_import
+from shardconv.core.lazy import lazy_exports
+from shardconv.core.placement import same_assignment
 
 if _TYPE_CHECKING:
     from shardconv.convert.partition_spec import from_partition_spec, to_partition_spec
     from shardconv.convert.round_trip import (
-        MeshComparison, RoundTripFinding, RoundTripReport, Step, compare_meshes, roundtrip,
+        MeshComparison,
+        RoundTripFinding,
+        RoundTripReport,
+        Step,
+        compare_meshes,
+        roundtrip,
     )
     from shardconv.convert.spellings import to_v1, to_v2, to_v3, v3_to_v2
     from shardconv.convert.suggest import suggestions, whole_axis_alternative

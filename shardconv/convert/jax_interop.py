@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, overload
 from shardconv.convert.partition_spec import from_partition_spec, to_partition_spec
 from shardconv.core.arguments import type_error
 from shardconv.core.errors import NotExpressibleError
-from shardconv.core.sources import pointing_into
 from shardconv.core.model import (
     UNCONSTRAINED,
     HloSharding,
@@ -28,6 +27,7 @@ from shardconv.core.model import (
     PartitionSpec,
     TensorSharding,
 )
+from shardconv.core.sources import pointing_into
 from shardconv.formats.coerce import as_mesh, as_sdy
 from shardconv.formats.spec.read import spec_from_jax
 

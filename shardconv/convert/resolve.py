@@ -98,7 +98,8 @@ def input_rank(inp: Input, rank: Rank) -> Rank:
 def as_hlo(inp: Input, mesh: Mesh | None, *, rank: Rank = None, explicit: bool = False) -> HloSharding:
     """The HLO sharding XLA would export for ``inp`` (an HLO input is returned as parsed)."""
     from shardconv.convert import to_hlo, v3_to_v2
-    from shardconv.core.model import HloSharding as H, TensorShardingPerValue
+    from shardconv.core.model import HloSharding as H
+    from shardconv.core.model import TensorShardingPerValue
 
     if inp.is_hlo:
         return v3_to_v2(value_as(inp, H))
@@ -111,7 +112,9 @@ def as_hlo(inp: Input, mesh: Mesh | None, *, rank: Rank = None, explicit: bool =
 
 def as_sdy(inp: Input, mesh: Mesh | None, *, rank: Rank = None) -> OnMesh:
     """The Shardy sharding of ``inp`` on ``mesh``; for HLO without a mesh, XLA's synthetic one."""
-    from shardconv.core.model import HloSharding as H, PartitionSpec, TensorSharding as S
+    from shardconv.core.model import HloSharding as H
+    from shardconv.core.model import PartitionSpec
+    from shardconv.core.model import TensorSharding as S
 
     if inp.kind == SDY:
         s = value_as(inp, S)
@@ -221,10 +224,9 @@ def whole_axis_alternative(hlo: HloSharding, on: OnMesh) -> tuple[TensorSharding
     """When the answer needs sub-axes, the closest whole-axis sharding and its (different) HLO:
     usually what the user *meant* to write."""
     from shardconv.convert import to_hlo
-    from shardconv.core.placement import same_assignment
     from shardconv.convert.suggest import whole_axis_alternative as closest
-
     from shardconv.core.model import TensorSharding as S
+    from shardconv.core.placement import same_assignment
 
     sharding = on.sharding
     if on.synthetic or not isinstance(sharding, S):  # a tuple: no one alternative to offer

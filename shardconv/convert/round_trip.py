@@ -6,18 +6,18 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, field
 from typing import Any
 
+from shardconv.convert.factoring import merge_refs
+from shardconv.convert.reduction import reductions
+from shardconv.convert.suggest import whole_axis_alternative
+from shardconv.convert.to_hlo import resolve, to_hlo
+from shardconv.convert.to_sdy import RankArg, to_sdy
+from shardconv.convert.xla_import import xla_import
 from shardconv.core.errors import NotExpressibleError
 from shardconv.core.model import AxisRef, DimSharding, HloSharding, Mesh, TensorSharding, TensorShardingPerValue
+from shardconv.core.placement import same_assignment
 from shardconv.core.records import record
 from shardconv.formats.coerce import as_any, as_mesh
 from shardconv.formats.sdy.verify import verify_on
-from shardconv.convert.factoring import merge_refs
-from shardconv.convert.suggest import whole_axis_alternative
-from shardconv.convert.reduction import reductions
-from shardconv.convert.to_hlo import resolve, to_hlo
-from shardconv.convert.to_sdy import RankArg, to_sdy
-from shardconv.core.placement import same_assignment
-from shardconv.convert.xla_import import xla_import
 
 AnySharding = HloSharding | TensorSharding | TensorShardingPerValue  # either format, one value or per value
 

@@ -6,10 +6,14 @@ every HLO input that arrives as V3 call these.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from collections.abc import Sequence
+from dataclasses import replace
 from itertools import pairwise
 
+from shardconv.convert.reduction import with_hlo_reduction
+from shardconv.convert.to_hlo import _check_manual, export_layout, to_hlo
+from shardconv.convert.to_sdy import to_sdy, to_sdy_manual
+from shardconv.core.arguments import type_error
 from shardconv.core.errors import NotExpressibleError
 from shardconv.core.model import (
     AxisRef,
@@ -23,13 +27,9 @@ from shardconv.core.model import (
     TensorSharding,
     TileAssignment,
 )
-from shardconv.core.arguments import type_error
 from shardconv.core.normalise import canonical_tiled
 from shardconv.formats.coerce import HloArg, MeshLike, SdyArg, as_hlo, as_mesh, as_sdy
 from shardconv.formats.sdy.verify import verify_on
-from shardconv.convert.reduction import with_hlo_reduction
-from shardconv.convert.to_hlo import _check_manual, export_layout, to_hlo
-from shardconv.convert.to_sdy import to_sdy, to_sdy_manual
 
 
 def to_v1(hlo: HloArg) -> HloSharding:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import product
 
+from shardconv.convert.to_hlo import export_layout, to_hlo
 from shardconv.core.device_order import inverse_permutation, transposed
 from shardconv.core.errors import Suggestion
 from shardconv.core.model import AxisRef, DimSharding, HloSharding, Mesh, SubgroupType, TensorSharding
-from shardconv.convert.to_hlo import export_layout, to_hlo
 
 _MAX_CANDIDATES = 20_000
 _SCORE_DEVICES = 1 << 14

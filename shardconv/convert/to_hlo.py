@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
 
+from shardconv.convert.reduction import with_hlo_reduction
+from shardconv.core.arguments import type_error
 from shardconv.core.device_order import transposed_indices
 from shardconv.core.errors import ShardingValidationError, did_you_mean
 from shardconv.core.model import (
@@ -18,10 +20,8 @@ from shardconv.core.model import (
     TileAssignment,
 )
 from shardconv.core.normalise import canonical_tiled
-from shardconv.core.arguments import type_error
 from shardconv.core.records import record
 from shardconv.core.sources import pointing_into
-from shardconv.convert.reduction import with_hlo_reduction
 from shardconv.formats.coerce import SdyArg, as_mesh_arg, as_sdy
 from shardconv.formats.sdy.verify import verify_on
 

@@ -11,9 +11,12 @@ from dataclasses import replace
 from math import prod
 from typing import NamedTuple
 
+from shardconv.convert.factoring import Piece, common_factor_walk, mesh_sorted_refs, pieces_to_refs
+from shardconv.convert.reduction import hlo_reduction, with_sdy_reduction
+from shardconv.convert.to_hlo import _to_hlo_one, to_hlo
+from shardconv.core.arguments import rank_list
 from shardconv.core.device_order import strides
 from shardconv.core.errors import NotExpressibleError, ShardingValidationError
-from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION, check_xla_version
 from shardconv.core.model import (
     AxisRef,
     DimSharding,
@@ -25,13 +28,10 @@ from shardconv.core.model import (
     TensorSharding,
     TensorShardingPerValue,
 )
-from shardconv.core.arguments import rank_list
 from shardconv.core.placement import same_assignment
 from shardconv.core.sources import pointing_into
 from shardconv.formats.coerce import HloArg, MeshLike, as_hlo, as_mesh
-from shardconv.convert.factoring import Piece, common_factor_walk, mesh_sorted_refs, pieces_to_refs
-from shardconv.convert.to_hlo import _to_hlo_one, to_hlo
-from shardconv.convert.reduction import hlo_reduction, with_sdy_reduction
+from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION, check_xla_version
 
 SdyValue = TensorSharding | TensorShardingPerValue
 RankArg = int | Sequence[int | None] | None  # one rank, or one per tuple element

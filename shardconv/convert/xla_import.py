@@ -10,7 +10,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from shardconv.convert.to_sdy import maximal_mesh
+from shardconv.convert.factoring import common_factor_walk, common_factors
+from shardconv.convert.to_sdy import RankArg, SdyValue, maximal_mesh, to_sdy_manual
 from shardconv.core.arguments import rank_list, type_error
 from shardconv.core.errors import NotExpressibleError, ShardingValidationError
 from shardconv.core.model import (
@@ -25,8 +26,6 @@ from shardconv.core.model import (
 from shardconv.core.sources import pointing_into
 from shardconv.formats.coerce import HloArg, as_hlo
 from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION
-from shardconv.convert.factoring import common_factor_walk, common_factors
-from shardconv.convert.to_sdy import RankArg, SdyValue, to_sdy_manual
 
 
 def local_mesh(hlo: HloSharding, *, iota_lists: bool = False) -> list[int]:

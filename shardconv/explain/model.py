@@ -8,7 +8,6 @@ from dataclasses import KW_ONLY
 
 from shardconv.core.records import record
 
-
 # The flag that makes XLA write the records (checked with jax 0.10.2: ``.*`` and ``shardy`` write the
 # stage files under shardy/ without them).
 RECORDS_FLAG = "--xla_dump_hlo_pass_re=shardy-verbose"

@@ -8,6 +8,7 @@ from math import prod
 from typing import Any
 
 from shardconv.core.arguments import type_error
+from shardconv.core.mesh_invariants import verify_mesh
 from shardconv.core.model import (
     HloSharding,
     Mesh,
@@ -16,7 +17,6 @@ from shardconv.core.model import (
     TensorSharding,
     TensorShardingPerValue,
 )
-from shardconv.core.mesh_invariants import verify_mesh
 
 SdyArg = TensorSharding | TensorShardingPerValue | str
 HloArg = HloSharding | str | bytes

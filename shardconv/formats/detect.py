@@ -17,7 +17,6 @@ from shardconv.core.errors import ShardingError, ShardingSyntaxError, ShardingVa
 from shardconv.core.records import record
 
 if TYPE_CHECKING:
-    from shardconv.text.layered import StringEncoding
     from shardconv.core.model import (
         HloSharding,
         Mesh,
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
         TensorSharding,
         TensorShardingPerValue,
     )
+    from shardconv.text.layered import StringEncoding
 
 Parsed = Union["HloSharding", "TensorSharding", "TensorShardingPerValue", "PartitionSpec", "ShardSharding"]
 

@@ -11,16 +11,35 @@ from math import prod
 from typing import Any
 
 from shardconv.core.errors import (
-    NotExpressibleError, ShardingError, ShardingSyntaxError, ShardingValidationError, Suggestion,
+    NotExpressibleError,
+    ShardingError,
+    ShardingSyntaxError,
+    ShardingValidationError,
+    Suggestion,
 )
 from shardconv.core.limits import check_nesting
 from shardconv.core.model import (
-    AxisRef, DimSharding, HloSharding, Kind, Mesh, MeshAxis, MeshSharding, OpMetadata, ShardGroup, SubAxis,
-    SubgroupType, TileAssignment,
+    AxisRef,
+    DimSharding,
+    HloSharding,
+    Kind,
+    Mesh,
+    MeshAxis,
+    MeshSharding,
+    OpMetadata,
+    ShardGroup,
+    SubAxis,
+    SubgroupType,
+    TileAssignment,
 )
 from shardconv.core.normalise import canonical_tiled
 from shardconv.formats.hlo.verify import (
-    check_device_id, check_iota_fits, check_mesh_fits, check_mesh_sharding, check_subgroup_fields, maximal_device,
+    check_device_id,
+    check_iota_fits,
+    check_mesh_fits,
+    check_mesh_sharding,
+    check_subgroup_fields,
+    maximal_device,
     subgroup_type,
 )
 

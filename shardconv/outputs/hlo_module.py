@@ -22,6 +22,7 @@ from shardconv.outputs.reading import (
 )
 from shardconv.scan.hlo_module import Instr, leaf_values, read_entry, read_header
 
+
 def _leaf_items(ins: Instr, text: str, first: int, value: int | None) -> list[OutputSharding]:
     """One item per array leaf of ``ins``: a tuple sharding element by element, a single sharding on
     every leaf (HLO's rule for a non-tuple sharding on a tuple shape), none: replicated."""

@@ -11,16 +11,6 @@ from functools import partial
 
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.model import HloSharding, Mesh, TensorSharding
-from shardconv.scan.mlir_module import (
-    Attr,
-    EntryFunc,
-    ModuleIR,
-    Port,
-    Producer,
-    attr_dict,
-    leaf_types,
-    read_module,
-)
 from shardconv.outputs.reading import (
     CONSTRAINT,
     FEEDER_KEYS,
@@ -42,8 +32,17 @@ from shardconv.outputs.reading import (
     returns_none,
     undecided_error,
 )
+from shardconv.scan.mlir_module import (
+    Attr,
+    EntryFunc,
+    ModuleIR,
+    Port,
+    Producer,
+    attr_dict,
+    leaf_types,
+    read_module,
+)
 from shardconv.text.brackets import skip_group, skip_string, skip_ws, split_top
-
 
 JAX_RESULT = "jax.result_info"
 # An argument or result with no sharding in a partitioned jax lowering (unspecified in/out shardings):

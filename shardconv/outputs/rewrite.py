@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.model import HloSharding
-from shardconv.scan.mlir_module import AttrDict, ModuleIR, Port, leaf_types
 from shardconv.outputs.writers import tuple_string
+from shardconv.scan.mlir_module import AttrDict, ModuleIR, Port, leaf_types
 from shardconv.text.brackets import split_top
 
 TextEdit = tuple[int, int, str]  # replace text[start:end] by the string

@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 from functools import lru_cache
 
-from shardconv.scan.sites import SiteKind, ValueSite
 from shardconv.core.errors import ShardingError, ShardingSyntaxError
 from shardconv.core.model import (
     CollectiveAxes,
@@ -23,6 +22,7 @@ from shardconv.formats.stablehlo import (
     parse_replica_group_mesh_axes,
     stablehlo_mesh,
 )
+from shardconv.scan.sites import SiteKind, ValueSite
 from shardconv.text.layered import encode_layered
 
 ParsedValue = (

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.records import record
 from shardconv.scan.ahead import read_ahead
-from shardconv.scan.inputs import same_contents
 from shardconv.scan.headers import module_headers
+from shardconv.scan.inputs import same_contents
 from shardconv.scan.native import core_follower, follower_reach, site_count
 from shardconv.scan.pieces import (
     DUMP_LINE,

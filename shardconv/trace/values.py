@@ -14,8 +14,8 @@ from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding
 from shardconv.core.placement import Placement, PlacementKey
 from shardconv.core.records import record
 from shardconv.scan.modules import named_mesh
-from shardconv.scan.placed import Placed, place_of, tensors_of
 from shardconv.scan.native import site_at
+from shardconv.scan.placed import Placed, place_of, tensors_of
 from shardconv.scan.sites import Shape, SiteKind, ValueSite
 from shardconv.scan.table import table
 from shardconv.scan.values import ParsedValue, parse_value

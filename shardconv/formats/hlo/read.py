@@ -6,12 +6,12 @@ import re
 from collections.abc import Iterator
 from math import prod
 
-from shardconv.core.errors import ShardingError, ShardingSyntaxError, ShardingValidationError
 from shardconv.core.arguments import type_error
-from shardconv.core.sources import remember
+from shardconv.core.errors import ShardingError, ShardingSyntaxError, ShardingValidationError
 from shardconv.core.limits import check_device_count, check_text_length
 from shardconv.core.model import HloSharding, SubgroupType, TileAssignment
 from shardconv.core.normalise import canonical_tiled
+from shardconv.core.sources import remember
 from shardconv.formats.grammar import parse
 from shardconv.formats.hlo.verify import check_device_id, check_iota_fits, maximal_device
 

@@ -10,22 +10,36 @@ from dataclasses import replace
 from math import prod
 from typing import Any
 
-from shardconv.core.records import record
-from shardconv.formats._lark_runtime import Token, Transformer
-
 from shardconv.core.errors import LimitExceededError, ShardingError, ShardingValidationError
-from shardconv.text.escapes import EscapeError, unescape_c
 from shardconv.core.limits import INT64_MAX, check_device_count
 from shardconv.core.model import (
-    AxisRef, DimSharding, HloSharding, Kind, Mesh, MeshAxis, MeshSharding, OpMetadata, ShardGroup, SubAxis,
-    SubgroupType, TileAssignment,
+    AxisRef,
+    DimSharding,
+    HloSharding,
+    Kind,
+    Mesh,
+    MeshAxis,
+    MeshSharding,
+    OpMetadata,
+    ShardGroup,
+    SubAxis,
+    SubgroupType,
+    TileAssignment,
 )
 from shardconv.core.normalise import canonical_tiled
+from shardconv.core.records import record
+from shardconv.formats._lark_runtime import Token, Transformer
 from shardconv.formats.hlo.verify import (
-    check_device_id, check_iota_fits, check_mesh_fits, check_mesh_sharding, check_subgroup_fields, maximal_device,
+    check_device_id,
+    check_iota_fits,
+    check_mesh_fits,
+    check_mesh_sharding,
+    check_subgroup_fields,
+    maximal_device,
     subgroup_type,
 )
 from shardconv.formats.sdy.tree import parse_priority
+from shardconv.text.escapes import EscapeError, unescape_c
 
 INT32_MAX = (1 << 31) - 1
 _STRING_KEYS = frozenset({"op_type", "op_name", "source_file", "deduplicated_name", "scheduling_name"})

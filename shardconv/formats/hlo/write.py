@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from math import prod
 
-from shardconv.text.escapes import escape_c_str
-from shardconv.core.printing import printer
 from shardconv.core.model import AxisRef, DimSharding, HloSharding, Kind, MeshSharding, OpMetadata, TileAssignment
+from shardconv.core.printing import printer
 from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION, check_xla_version
+from shardconv.text.escapes import escape_c_str
 
 # XLA's OpMetadataToString order; only these keys are printed, and only when non-empty/non-zero.
 METADATA_KEYS: tuple[str, ...] = (

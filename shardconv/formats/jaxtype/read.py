@@ -17,6 +17,7 @@ jax prints on request.
 from __future__ import annotations
 
 import re
+
 from shardconv.core.errors import ShardingSyntaxError, ShardingValidationError
 from shardconv.core.model import JaxType, PartitionEntry, PartitionSpec
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from shardconv.core.errors import ShardingSyntaxError
-from shardconv.text.escapes import EscapeError, unescape_mlir
 from shardconv.core.limits import INT64_MAX
+from shardconv.text.escapes import EscapeError, unescape_mlir
 
 _COMMENT = re.compile(r"//[^\n]*")
 _LIST_ITEM = re.compile(r"(-)?\s*(0x[0-9a-fA-F]+|[0-9]+)")

@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from shardconv.core.errors import ShardingError, ShardingSyntaxError, Suggestion
 from shardconv.core.arguments import require_text
-from shardconv.core.sources import remember
+from shardconv.core.errors import ShardingError, ShardingSyntaxError, Suggestion
 from shardconv.core.model import (
     AxisRef,
     CollectiveAxes,
@@ -23,6 +22,7 @@ from shardconv.core.model import (
     TensorSharding,
     TensorShardingPerValue,
 )
+from shardconv.core.sources import remember
 from shardconv.formats.grammar import parse as _parse
 from shardconv.formats.sdy.mlir_text import check_dialect_body
 

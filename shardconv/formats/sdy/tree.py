@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from shardconv.formats._lark_runtime import Token, Transformer, v_args
-
 from shardconv.core.errors import ShardingError, ShardingSyntaxError, ShardingValidationError
 from shardconv.core.model import (
     AxisRef,
@@ -19,6 +17,7 @@ from shardconv.core.model import (
     TensorSharding,
     TensorShardingPerValue,
 )
+from shardconv.formats._lark_runtime import Token, Transformer, v_args
 from shardconv.formats.sdy.mlir_text import decode_string, decode_symbol, parse_int, parse_int_list
 
 _PRIORITY = re.compile(r"p([0-9]+)")

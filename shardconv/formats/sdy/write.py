@@ -7,9 +7,9 @@ import re
 from math import prod
 from typing import Literal
 
-from shardconv.text.escapes import escape_mlir_str
-from shardconv.core.printing import printer
 from shardconv.core.model import AxisRef, DimSharding, ManualAxes, Mesh, MeshRef, TensorSharding, TensorShardingPerValue
+from shardconv.core.printing import printer
+from shardconv.text.escapes import escape_mlir_str
 
 _BARE_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
 
