@@ -361,7 +361,7 @@ def test_a_file_of_many_modules_explains_cut_into_pieces_as_it_does_whole(
     assert explain_path(str(path)) == whole and len(whole) >= 2 * len(stages)
     assert explain_path(str(path), line=later.line) == at_line and at_line[0].line == later.line
     # --line scans the piece holding the line (and the one before it, which may end just before it)
-    cut = list(pieces.scan_pieces(str(path), cuts=pieces.Cuts((pieces.MODULE_LINE,), holding_line=later.line)))
+    cut = list(pieces.scan_pieces(str(path), cuts=pieces.Cuts(lines=(pieces.MODULE_LINE,), holding_line=later.line)))
     held = [lines for p, lines in cut if not isinstance(p, pieces.Unscanned)]
     assert 2 <= len(held) <= 3 and held[0] == 0  # the head, and the line's piece (or the one before, too)
     assert any(0 < later.line - n <= p.lines for p, n in cut if n in held[1:])
@@ -410,7 +410,7 @@ def test_a_value_looked_for_by_name_is_explained_from_the_pieces_that_spell_it(
         monkeypatch.setattr(pieces, "HELD_BYTES", held)
         monkeypatch.setattr(sys, "stdin", _Trickle(log.encode(), held // 3))
         read = "-"
-    cut = list(pieces.scan_pieces(read, cuts=pieces.Cuts((pieces.MODULE_LINE,), holding=(name.encode(),))))
+    cut = list(pieces.scan_pieces(read, cuts=pieces.Cuts(lines=(pieces.MODULE_LINE,), holding=(name.encode(),))))
     kept = [k for k, (p, _) in enumerate(cut) if not isinstance(p, pieces.Unscanned)]
     assert len(cut) == len(texts) and sum(p.lines for p, _ in cut) == log.count("\n")
     assert kept == [0, 2]  # the file's head, always scanned, and the copy that spells the name
@@ -461,10 +461,10 @@ def test_a_long_module_explains_cut_at_its_functions_as_it_does_whole(
     assert [e.function for e in whole[0]] == [entry] and whole[3][0].function == ("main" if main_at == 2 else "f_c2")
     assert all(len(w) == 1 and w[0].axes for w in whole)
     monkeypatch.setattr(pieces, "PIECE_BYTES", 1)
-    cut = list(pieces.scan_pieces(str(path), cuts=pieces.Cuts((pieces.MODULE_LINE, pieces.FUNCTION_LINE))))
+    cut = list(pieces.scan_pieces(str(path), cuts=pieces.Cuts(lines=(pieces.MODULE_LINE, pieces.FUNCTION_LINE))))
     assert len(cut) == 4  # a piece per function, the first with the module's head (its mesh)
     assert [explain_path(str(path), **q) for q in questions] == whole  # type: ignore[arg-type]
-    entry_cuts = pieces.Cuts((pieces.MODULE_LINE, pieces.FUNCTION_LINE), holding=ENTRY_WORDS)
+    entry_cuts = pieces.Cuts(lines=(pieces.MODULE_LINE, pieces.FUNCTION_LINE), holding=ENTRY_WORDS)
     scanned = [k for k, (p, _) in enumerate(pieces.scan_pieces(str(path), cuts=entry_cuts))
                if not isinstance(p, pieces.Unscanned)]
     assert scanned == sorted({0} | ({main_at} if main_at is not None else set()))

@@ -47,7 +47,7 @@ def test_jobs_hold_the_log_cut_only_before_cut_lines(
     fragments: list[bytes], read: int, held: int, lines: tuple[bytes, ...], piece: int
 ) -> None:
     data = HEAD + b"".join(fragments)
-    made = _made(data, Cuts(lines, repeats=True), piece=piece, held=held, read=read)
+    made = _made(data, Cuts(lines=lines, repeats=True), piece=piece, held=held, read=read)
     ends = [at for at, _ in made[1:]] + [len(data)]
     assert [at for at, _ in made] == [0, *ends[:-1]] and ends[-1] == len(data)
     assert all(data.startswith(lines, at - 1) for at, _ in made[1:])  # each but the first starts at a cut line
@@ -69,8 +69,8 @@ def test_a_piece_is_left_unscanned_only_when_it_spells_no_word_or_lacks_the_line
     data = HEAD + b"".join(fragments)
     words = (b"%397_c1", b"@main")
     for cuts, holds in [
-        (Cuts((DUMP_LINE,), holding=words), lambda text, before: any(w in text for w in words)),
-        (Cuts((DUMP_LINE,), holding_line=line), lambda text, before: before < line <= before + text.count(b"\n") + 1),
+        (Cuts(lines=(DUMP_LINE,), holding=words), lambda text, before: any(w in text for w in words)),
+        (Cuts(lines=(DUMP_LINE,), holding_line=line), lambda text, before: before < line <= before + text.count(b"\n") + 1),
     ]:
         made = _made(data, cuts, read=read)
         for i, (at, m) in enumerate(made):
