@@ -361,7 +361,9 @@ def format_sarif(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> s
     }
     import json  # only the SARIF format pays for it
 
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    from shardconv.ui.jsonout import escape_surrogates
+
+    return escape_surrogates(json.dumps(log, indent=2, ensure_ascii=False)) + "\n"
 
 
 def _uri(path: str) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 from shardconv.core.errors import ShardingError
 from shardconv.scan.sites import Shape
 from shardconv.snapshot.take import Entry
+from shardconv.ui.jsonout import escape_surrogates
 
 SCHEMA = 1
 _FIELDS: dict[str, tuple[type, ...]] = {
@@ -40,7 +41,7 @@ def _line(e: Entry) -> str:
     }
     if e.error is not None:
         fields["error"] = e.error
-    return json.dumps(fields, ensure_ascii=False)
+    return escape_surrogates(json.dumps(fields, ensure_ascii=False))
 
 
 def looks_like_baseline(path: str) -> bool:

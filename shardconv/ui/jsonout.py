@@ -7,6 +7,7 @@ within a schema version, never renamed or removed. The full schema is in docs/cl
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -27,8 +28,17 @@ def document(command: str, **fields: Any) -> dict[str, Any]:
 def dumps(doc: dict[str, Any], *, lines: bool = False) -> str:
     """Pretty JSON for one document; compact single-line JSON for batch output (JSON Lines)."""
     if lines:
-        return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
-    return _pretty(doc, "")
+        return escape_surrogates(json.dumps(doc, separators=(",", ":"), ensure_ascii=False))
+    return escape_surrogates(_pretty(doc, ""))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """JSON text with each lone surrogate (a byte of a name that is not UTF-8, kept as Python keeps it)
+    written as its ``\\uXXXX`` escape: the document stays UTF-8 and a reader gets the same string back."""
+    return text if text.isascii() else _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 _encode = json.JSONEncoder(ensure_ascii=False).encode  # one value that is no list or object, as json writes it
@@ -73,7 +83,7 @@ def dumps_streamed(command: str, key: str, items: Iterable[dict[str, Any]]) -> I
     before, after = dumps(document(command, **{key: []})).rsplit("[]", 1)
     sep = "[\n    "
     for item in items:
-        yield before + sep + _pretty(item, "    ")
+        yield before + sep + escape_surrogates(_pretty(item, "    "))
         before, sep = "", ",\n    "
     yield before + ("[]" if before else "\n  ]") + after
 

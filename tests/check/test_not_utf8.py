@@ -3,6 +3,7 @@ line and column (no compiler reads that line); inside a comment (a Latin-1 termi
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,15 @@ def test_a_real_dump_with_a_byte_inserted_anywhere_in_a_value_line_is_never_clea
             if s.line not in {ln for ln, rule, _ in found - before if rule == "syntax"}:
                 passed.append((s.line, at))
     assert tried >= 15 and passed == []
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_a_name_with_a_byte_that_is_not_utf8_leaves_the_json_utf8(tmp_path: Path, fmt: str) -> None:
+    """A finding quoting an axis name with such a byte: the document is UTF-8 (the run decodes it as
+    such), and the name comes back whole."""
+    from support.cli_util import run
+
+    p = tmp_path / "m.mlir"
+    p.write_bytes(SDY.replace(b'"data"=2', b'"\xffdata"=2'))
+    r = run("check", str(p), "--no-config", "--mesh", "data=2,exp=4", "--format", fmt)
+    assert r.code == 1 and "\udcffdata" in json.dumps(json.loads(r.out), ensure_ascii=False)
