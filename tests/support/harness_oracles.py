@@ -479,21 +479,27 @@ def _occurrences(path: Path, mesh: str) -> tuple[int, int]:
 _OPENERS = {sc.SiteKind.COLLECTIVE_MESH: b"mesh["}  # `replica_groups=` alone announces a device list, no value
 
 
-def _values_lost(path: Path, data: bytes, how: str, mutant: bytes) -> int:
-    """The values of ``path`` whose keyword (``sharding=``, ``num_partitions=``, ``xla.sdy.manual_axes=``,
-    ``replica_groups=mesh[``...) or the byte before it (``,Zsharding=`` is no attribute) ``mutant`` no longer
-    holds: the one byte a flip changed falls in it, or a cut leaves it out (in part or whole)."""
-    flipped = how == "byte flipped"
-    if not flipped and not how.startswith("cut at byte"):
-        return 0
-    at = next((i for i, (a, b) in enumerate(zip(data, mutant)) if a != b), len(data))
-    hit = 0
+def _keyword_spans(path: Path, data: bytes) -> list[tuple[int, int]]:
+    """Each value's keyword (``sharding=``, ``num_partitions=``, ``xla.sdy.manual_axes=``,
+    ``replica_groups=mesh[``...) in ``data`` (``path``'s bytes), from the byte before it (``,Zsharding=`` is
+    no attribute) to where the value starts: a mutant that changes any of it no longer holds the value."""
+    spans = []
     for site in sc.scan_path(str(path)):
         keyword = data.rfind(site.attribute.encode(), 0, site.start)
-        end = site.start + len(_OPENERS.get(site.kind, b""))
         if keyword != -1:
-            hit += keyword - 1 <= at < end if flipped else end > len(mutant)
-    return hit
+            spans.append((keyword - 1, site.start + len(_OPENERS.get(site.kind, b""))))
+    return spans
+
+
+def _values_lost(spans: list[tuple[int, int]], data: bytes, how: str, mutant: bytes) -> int:
+    """The values whose keyword span (``_keyword_spans``) ``mutant`` no longer holds: the one byte a flip
+    changed falls in it, or a cut leaves it out (in part or whole)."""
+    if how == "byte flipped":
+        at = next((i for i, (a, b) in enumerate(zip(data, mutant)) if a != b), len(data))
+        return sum(start <= at < end for start, end in spans)
+    if how.startswith("cut at byte"):
+        return sum(end > len(mutant) for _, end in spans)
+    return 0
 
 
 def mutants(data: bytes, rng: random.Random) -> Iterator[tuple[str, bytes]]:
@@ -521,6 +527,7 @@ def mutation_oracle(p: Program, folder: Path, per_file: int = 2) -> list[str]:
         if code != 0:
             continue  # the check oracle reports it
         data = path.read_bytes()
+        spans = _keyword_spans(path, data)
         for n in range(per_file):
             for k, (how, mutant) in enumerate(mutants(data, rng)):
                 beside = out / f"{path.stem}.{n}.{k}"  # checked as a folder, beside an intact file
@@ -530,7 +537,7 @@ def mutation_oracle(p: Program, folder: Path, per_file: int = 2) -> list[str]:
                 mcode, seen = _occurrences(beside, p.mesh_flag)
                 # a flip that turns a keyword into another word (`s#arding=`), or a cut before it, leaves the
                 # text itself a value fewer: only values the mutant's text still holds are owed
-                lost = _values_lost(path, data, how, mutant)
+                lost = _values_lost(spans, data, how, mutant)
                 if mcode == 0 and seen < base + lowered - lost:
                     found.append(f"check {path.relative_to(folder)} {how}: clean with {seen} values beside an intact "
                                  f"file, the two intact files have {base + lowered} (kept in {beside})")
