@@ -10,11 +10,18 @@ pub const FLAG_NOT_UTF8: u32 = 16;
 
 /// Where each unreadable byte (not UTF-8, or NUL) starts in `text` (complete lines, so no sequence is
 /// split at its end), outside a `//` comment, the first one of each line: its offset. Costs one
-/// validation pass and one NUL search; only an unreadable byte looks at its line.
+/// validation pass and one NUL search (each byte is validated once, however many NULs come before an
+/// invalid byte); only an unreadable byte looks at its line.
 pub fn invalid_outside_comments(text: &[u8]) -> Vec<usize> {
     let mut out = Vec::new();
     let mut from = 0;
-    while let Some(at) = next_unreadable(text, from) {
+    let mut invalid = first_invalid(text, 0);
+    loop {
+        if invalid.is_some_and(|i| i < from) {
+            invalid = first_invalid(text, from); // (up to the last one found, the text is known valid)
+        }
+        let nul = memchr::memchr(0, &text[from..invalid.unwrap_or(text.len())]).map(|i| from + i);
+        let Some(at) = nul.or(invalid) else { break };
         let line_start = memchr::memrchr(b'\n', &text[..at]).map_or(0, |i| i + 1);
         if memchr::memmem::find(&text[line_start..at], b"//").is_none() {
             out.push(at);
@@ -24,11 +31,9 @@ pub fn invalid_outside_comments(text: &[u8]) -> Vec<usize> {
     out
 }
 
-/// The first byte at or after `from` that is not UTF-8 or is a NUL.
-fn next_unreadable(text: &[u8], from: usize) -> Option<usize> {
-    let invalid = std::str::from_utf8(&text[from..]).err().map(|e| from + e.valid_up_to());
-    let nul = memchr::memchr(0, &text[from..invalid.unwrap_or(text.len())]).map(|i| from + i);
-    nul.or(invalid)
+/// The first byte at or after `from` (a line's start) that is not UTF-8.
+fn first_invalid(text: &[u8], from: usize) -> Option<usize> {
+    std::str::from_utf8(&text[from..]).err().map(|e| from + e.valid_up_to())
 }
 
 /// The site of the byte that is not UTF-8 at `text[at]`: to its line's end, flagged `FLAG_NOT_UTF8`.
@@ -93,6 +98,11 @@ mod tests {
     fn one_per_line_outside_comments() {
         let text = b"sh\xffarding={replicated} \xfe\nok\n%x = 1 // \xff\nmesh\xc3";
         assert_eq!(invalid_outside_comments(text), vec![2, 44]);
+    }
+
+    #[test]
+    fn nuls_and_invalid_bytes_each_line_s_first() {
+        assert_eq!(invalid_outside_comments(b"a\0\nb\0\nc\xff\0\n// \0\n\0"), vec![1, 4, 7, 15]);
     }
 
     #[test]
