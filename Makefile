@@ -15,14 +15,15 @@ demo: $(PY)
 	$(VENV)/bin/shardconv demo
 
 # The guard rails: ruff and mypy --strict on the package (config in pyproject.toml; generated tables excluded),
-# and rustfmt, clippy and the unit tests of the native core (native/; `pip install -e` builds it in place).
+# and rustfmt, clippy and the unit tests of the native workspace (native/: the core crate and its binding;
+# `pip install -e` builds it in place).
 lint: $(PY)
 	$(PIP) install -e '.[test]'
 	$(VENV)/bin/ruff check shardconv bench
 	$(VENV)/bin/mypy
-	cd native && cargo fmt --check
-	cd native && cargo clippy --all-targets -- -D warnings
-	cd native && cargo test -q
+	cd native && cargo fmt --all --check
+	cd native && cargo clippy --workspace --all-targets -- -D warnings
+	cd native && cargo test --workspace -q
 
 # The VS Code extension (editors/vscode), packaged as editors/vscode/shardconv.vsix; it runs `shardconv server`.
 vscode:

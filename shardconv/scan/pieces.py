@@ -8,7 +8,7 @@ text after its dump line is the text of the dump before it, byte for byte, need 
 asked for, it comes as a ``Repeated`` (pass logs print the module after every pass, and most passes
 change nothing). A reader that looks for some words, or one line, need not scan a piece whose bytes spell
 none of them, or that does not hold the line: asked for, such a piece comes as an ``Unscanned``. The core
-reads the file, cuts it and gathers each piece's bytes (``native/src/cutter.rs``), the interpreter's lock
+reads the file, cuts it and gathers each piece's bytes (``native/core/src/cut.rs``), the interpreter's lock
 released: Python gets whole jobs."""
 
 from __future__ import annotations

@@ -1,12 +1,14 @@
-//! `Cutter` and `PieceJob`, the log cutter (`cutter.rs`) as Python sees it: a file (or a stream's
+//! `Cutter` and `PieceJob`, the log cutter (`shardconv_scan::cut`) as Python sees it: a file (or a stream's
 //! `read`) cut into jobs with the interpreter's lock released, each job run on a scanning thread.
 
-use crate::cutter::{self, CutOptions, Made};
-use crate::lines::{Options, CHUNK, MAX_LINE, OVERLAP};
-use crate::{guarded, kept_size, os_error, to_scan};
+use crate::errors::{guarded, os_error, read_error};
+use crate::scan::to_scan;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
+use shardconv_scan::cut::{self, CutOptions, Made};
+use shardconv_scan::reader::files::kept_size;
+use shardconv_scan::reader::lines::{Options, CHUNK, MAX_LINE, OVERLAP};
 use std::fs::File;
 use std::io::{self, Read, Take};
 use std::path::PathBuf;
@@ -42,11 +44,11 @@ impl Read for Source {
     }
 }
 
-impl cutter::Fill for Source {
+impl cut::Fill for Source {
     fn fill(&mut self, buf: &mut Vec<u8>, n: usize) -> io::Result<usize> {
         match self {
-            Source::File(f) => cutter::fill_from(f, buf, n),
-            Source::Stream { .. } => cutter::fill_from(self, buf, n),
+            Source::File(f) => cut::fill_from(f, buf, n),
+            Source::Stream { .. } => cut::fill_from(self, buf, n),
         }
     }
 }
@@ -54,7 +56,7 @@ impl cutter::Fill for Source {
 /// A long dump cut into jobs (see `pieces.py`): `next_job` reads on until the next job is whole.
 #[pyclass(module = "shardconv._native")]
 pub struct Cutter {
-    inner: cutter::Cutter<Source>,
+    inner: cut::Cutter<Source>,
     what: String,
     /// The file's size when opened, and the file to ask it again (a regular file's only).
     sized: Option<(u64, File)>,
@@ -121,7 +123,7 @@ impl Cutter {
             Err(_) => (Source::Stream { read: source.clone().unbind(), error: None }, None, None),
         };
         let what = path.as_ref().map_or_else(|| "the stream".to_owned(), |p| p.display().to_string());
-        Ok(Cutter { inner: cutter::Cutter::new(src, opts), what, sized, path })
+        Ok(Cutter { inner: cut::Cutter::new(src, opts), what, sized, path })
     }
 
     /// The next job, in order (None at the end), read and cut with the interpreter's lock released.
@@ -159,7 +161,7 @@ impl Cutter {
         let (Some((then, f)), Some(path)) = (&self.sized, &self.path) else { return Ok(()) };
         let now = f.metadata().map_err(|e| os_error(e, path))?.len();
         let read = if self.inner.skipped { *then } else { self.inner.total() };
-        kept_size(path, *then, now, read)
+        kept_size(path, *then, now, read).map_err(read_error)
     }
 }
 
@@ -170,7 +172,7 @@ type JobMade<'py> = (Option<Bound<'py, PyAny>>, Vec<(Bound<'py, PyBytes>, u64)>)
 /// One job of a cut log: a piece to scan, then the dumps after it left unscanned.
 #[pyclass(module = "shardconv._native")]
 pub struct PieceJob {
-    job: Option<cutter::Job>,
+    job: Option<cut::Job>,
 }
 
 #[pymethods]
@@ -194,7 +196,7 @@ impl PieceJob {
             return Err(PyValueError::new_err("a job runs once"));
         };
         let (piece, repeats) = (job.piece, job.repeats);
-        let made = py.detach(|| guarded(|| Ok(piece.map(cutter::Held::run))))?;
+        let made = py.detach(|| guarded(|| Ok(piece.map(cut::Held::run))))?;
         let piece = match made {
             Some(Made::Scanned(engine)) => Some(Bound::new(py, guarded(|| to_scan(py, *engine))?)?.into_any()),
             Some(Made::Unscanned { size, lines, records }) => {

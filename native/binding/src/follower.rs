@@ -1,11 +1,15 @@
-//! `Follower`, trace's following of one sequence of dumps (`follow.rs`) as Python sees it: each fresh
+//! `Follower`, trace's following of one sequence of dumps (`shardconv_scan::follow`) as Python sees it: each fresh
 //! dump's sites read into its values natively, and only the values that may have changed handed back.
 
-use crate::follow::{self, At, DumpValues, Gone, Now, Same};
-use crate::{guarded, u32_at, Names, Scan, NONE};
+use crate::convert::u32_at;
+use crate::errors::guarded;
+use crate::scan::Scan;
+use crate::views::Names;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
+use shardconv_scan::follow::{self, At, DumpValues, Gone, Now, Same};
+use shardconv_scan::table::NONE;
 
 /// A value's sighting: its reading (a Python object: equal readings are one object) and where it sits.
 pub struct Sighting(Py<PyAny>, u64, u32);

@@ -18,10 +18,11 @@ fn scan_once(path: &str) -> Result<(), Box<dyn std::error::Error>> {
     let t = Instant::now();
     let mut f = std::fs::File::open(path)?;
     let every_site = !std::env::args().any(|a| a == "--first-sites");
-    let chunk = std::env::var("CHUNK").ok().and_then(|c| c.parse().ok()).unwrap_or(_native::lines::CHUNK);
+    let chunk =
+        std::env::var("CHUNK").ok().and_then(|c| c.parse().ok()).unwrap_or(shardconv_scan::reader::lines::CHUNK);
     let names = std::env::var("NAMES").is_ok_and(|v| v == "1");
-    let opts = _native::lines::Options { every_site, chunk, names, ..Default::default() };
-    let mut e = _native::lines::Engine::new(opts)?;
+    let opts = shardconv_scan::reader::lines::Options { every_site, chunk, names, ..Default::default() };
+    let mut e = shardconv_scan::reader::lines::Engine::new(opts)?;
     e.size_hint(f.metadata()?.len());
     e.read_all(&mut f, u64::MAX)?;
     e.finish();

@@ -5,8 +5,8 @@
 //! and gathering a piece's bytes happen here, with the interpreter's lock released: Python gets jobs.
 
 use crate::extract::MODULE_START;
-use crate::lines::{Engine, Options};
-use crate::sniffer::{sniff, SNIFF_BYTES};
+use crate::reader::lines::{Engine, Options};
+use crate::sniff::{sniff, SNIFF_BYTES};
 use crate::strings::count_nl;
 use memchr::memmem::Finder;
 use std::io::{self, Read};

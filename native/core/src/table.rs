@@ -2,11 +2,11 @@
 //! tuple, scope and op interned once; the module numbering, the groups (distinct module, value,
 //! shapes, name) and the pairs of an HLO and an sdy sharding one value carries on one line.
 
+use crate::extract::shapes::Shape;
 use crate::extract::{
     physical_span, LineText, Name, Shapes, Site, COLLECTIVE_AXES, COLLECTIVE_MESH, EXPECTED_ERROR, HLO, MODULE_START,
     NUM_PARTITIONS, SDY_MESH, SDY_ORIGINS, SDY_PER_VALUE, SDY_SHARDING, STABLEHLO_MESH,
 };
-use crate::shapes::Shape;
 use crate::strings::Encoding;
 use hashbrown::HashTable;
 use rustc_hash::FxHasher as Fx;
@@ -513,6 +513,25 @@ impl Table {
         self.module + u32::from(self.filled)
     }
 
+    /// What each module holds, as the keys a module's slice reads: per group its value, shapes and name
+    /// ids; per pair its two groups, counted from its module's first group (equal modules, equal keys).
+    pub fn module_keys(&self) -> (Vec<u32>, Vec<u32>) {
+        let parts: Vec<u32> = self.groups.iter().flat_map(|g| [g[1], g[2], g[3]]).collect();
+        let mut first = std::collections::HashMap::new(); // module -> its first group
+        for (i, g) in self.groups.iter().enumerate() {
+            first.entry(g[0]).or_insert(i as u32);
+        }
+        let relative = self
+            .pairs
+            .iter()
+            .flat_map(|p| {
+                let base = first.get(&p[0]).copied().unwrap_or(0);
+                [p[1].wrapping_sub(base), p[2].wrapping_sub(base)]
+            })
+            .collect();
+        (parts, relative)
+    }
+
     /// Takes a site into the table; the group it joins, if it has one.
     pub fn push(&mut self, mut row: Row) -> Option<u32> {
         let s = &row.site;
@@ -754,7 +773,7 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::TextInterner;
-    use crate::lines::{Engine, Options};
+    use crate::reader::lines::{Engine, Options};
 
     #[test]
     fn text_interner_ids_in_order() {

@@ -2,8 +2,8 @@
 //! syntaxes are tried, so mixed logs work), each with its span and the tensor type and value name it
 //! annotates, and the op that defines that value. Just enough lexing to cut values out.
 
+use crate::extract::shapes::{hlo_shapes, mlir_shapes, Shape};
 use crate::keywords::{match_at, name_char, ssa_char, Group, Match, NeedleHits, Needles, Searcher};
-use crate::shapes::{hlo_shapes, mlir_shapes, Shape};
 use crate::strings::{
     decode_layered, encode_layered, is_word, is_ws, lstrip_len, match_close, rstrip, string_end, unicode_strip,
     Encoding, EscapeError, PLAIN, WHOLE,
@@ -41,7 +41,10 @@ pub const SDY_ORIGIN_NAME: u8 = 15;
 pub const SDY_EDGES: u8 = 16;
 pub const OPERANDS: u8 = 17;
 
+pub mod arguments;
 mod records;
+pub mod repeats;
+pub mod shapes;
 
 pub const SITE_KINDS: [&str; 18] = [
     "hlo",

@@ -4,8 +4,9 @@
 //! longer than `max_line` is extracted in overlapping windows, so memory stays bounded. An attribute
 //! whose value starts on the next line (`key =` then the value) is one logical line.
 
-use crate::arguments::Arguments;
 use crate::ends::Ends;
+use crate::extract::arguments::Arguments;
+use crate::extract::repeats::{constraint_line, Repeats, Seen};
 use crate::extract::{
     complete_on, lex_signature, Extractor, Holds, Known, Line, Site, FLAG_UNFINISHED, MODULE_START, SDY_ORIGINS,
     SDY_SHARDING_BARE,
@@ -13,13 +14,12 @@ use crate::extract::{
 use crate::find::{Hit, Needles};
 use crate::keywords::NeedleHits;
 use crate::names::{Defined, Digest};
-use crate::repeats::{constraint_line, Repeats, Seen};
+use crate::reader::windows::Runaway;
 use crate::scopes::{scope_in, ScopeLine};
-use crate::sniffer::{sniff, SNIFF_BYTES};
+use crate::sniff::{sniff, SNIFF_BYTES};
 use crate::strings::{count_nl, is_word, rstrip};
 use crate::suppress::{Anchor, Suppressions};
 use crate::table::{pairing, Row, Scope, Table};
-use crate::windows::Runaway;
 use std::sync::LazyLock;
 
 /// A read's size: small enough that the passes over it after the read (suppressions, keywords, newlines)
@@ -694,9 +694,9 @@ impl Engine {
     /// A site for each line of `region` (complete lines at `buf_off`) holding a byte that is not UTF-8
     /// outside a `//` comment (`utf8`): no compiler reads that line, and a value in it may hide.
     fn not_utf8(&mut self, region: &[u8]) {
-        for at in crate::utf8::invalid_outside_comments(region) {
-            let mut s = crate::utf8::not_utf8_site(region, at, (self.buf_off, self.lineno, self.col_base));
-            let line = &region[..crate::utf8::line_end(region, at)];
+        for at in crate::reader::utf8::invalid_outside_comments(region) {
+            let mut s = crate::reader::utf8::not_utf8_site(region, at, (self.buf_off, self.lineno, self.col_base));
+            let line = &region[..crate::reader::utf8::line_end(region, at)];
             self.emit(&mut s, line, self.buf_off, region, None);
         }
     }
@@ -735,7 +735,7 @@ impl Engine {
             .map(|s| ((s.start - off) as usize, (s.end - off) as usize))
             .collect();
         spans.sort_unstable();
-        let c = crate::windows::window_cut(buf, cut, &spans);
+        let c = crate::reader::windows::window_cut(buf, cut, &spans);
         if let Some(open) = c.too_long.filter(|_| self.runaway.is_none()) {
             let mut r = Runaway::new(buf[open], off + open as u64 + 1);
             r.read(&buf[open + 1..]); // (runs on: the window holds no close, nor a line break)
