@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use rustc_hash::FxHashMap;
-use shardconv_scan::{strings, table, table::NONE};
+use shardconv_scan::{intern, strings, table::NONE};
 use std::borrow::Cow;
 
 /// The `i`th little-endian u32 of a column (NONE past its end).
@@ -27,7 +27,7 @@ impl<'py> Ints<'py> {
     }
 
     pub fn get(&mut self, v: u32) -> PyResult<Bound<'py, PyAny>> {
-        if v == table::NONE {
+        if v == NONE {
             return Ok(self.none.clone());
         }
         let i = v as usize;
@@ -74,7 +74,7 @@ pub struct Tuples<'py> {
 }
 
 impl<'py> Tuples<'py> {
-    pub fn tuple(&mut self, py: Python<'py>, v: &table::Value) -> PyResult<Bound<'py, PyTuple>> {
+    pub fn tuple(&mut self, py: Python<'py>, v: &intern::Value) -> PyResult<Bound<'py, PyTuple>> {
         let site = match self.sites.get(v.site.as_ref()) {
             Some(s) => s.clone(),
             None => {
@@ -98,6 +98,6 @@ impl<'py> Tuples<'py> {
             Some(d) => PyBytes::new(py, d).into_any(),
             None => py.None().into_bound(py),
         };
-        PyTuple::new(py, [v.kind.into_pyobject(py)?.into_any(), site, raw, text, data, enc])
+        PyTuple::new(py, [(v.kind as u8).into_pyobject(py)?.into_any(), site, raw, text, data, enc])
     }
 }

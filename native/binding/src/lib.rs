@@ -25,7 +25,7 @@ use views::{LineTexts, Names, Texts, Values};
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     m.add("NONE", table::NONE)?;
-    m.add("SITE_KINDS", PyTuple::new(m.py(), extract::SITE_KINDS)?)?;
+    m.add("SITE_KINDS", PyTuple::new(m.py(), extract::SiteKind::names())?)?;
     m.add("SNIFF_BYTES", sniff::SNIFF_BYTES)?;
     m.add("FORGET", follow::FORGET)?;
     m.add_function(wrap_pyfunction!(sniff_head, m)?)?;

@@ -7,8 +7,12 @@ use crate::views::{LineTexts, Names, Texts, Values};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use shardconv_scan::intern::TextInterner;
+use shardconv_scan::keys::Keys;
+use shardconv_scan::names::Segments;
 use shardconv_scan::reader::files;
 use shardconv_scan::reader::lines::{Engine, Options, CHUNK, MAX_LINE, OVERLAP};
+use shardconv_scan::table::Table;
 use shardconv_scan::table::NONE;
 use shardconv_scan::{names, sniff, table};
 use std::path::PathBuf;
@@ -123,46 +127,19 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
     table.drop_indexes();
     let t = &mut table;
     let mut keys = e.keys.take();
-    let value_kinds = PyBytes::new(py, &t.values.items.iter().map(|v| v.kind).collect::<Vec<u8>>());
+    let value_kinds = PyBytes::new(py, &t.values.items.iter().map(|v| v.kind as u8).collect::<Vec<u8>>());
     let values = Py::new(py, Values(std::mem::take(&mut t.values.items)))?;
     let store = Arc::new(std::mem::take(&mut t.names));
     let names = Py::new(py, Texts::new(store.clone(), Vec::new()))?;
-    let reads = PyList::empty(py);
-    let key_list = match &mut keys {
-        Some(k) => {
-            for r in &k.read_items {
-                reads.append(ints.tuple(r)?)?;
-            }
-            Texts::new(store, std::mem::take(&mut k.extra))
-        }
-        None => Texts::new(Arc::default(), Vec::new()),
-    };
+    let (reads, key_list) = key_texts(py, &mut ints, keys.as_mut(), store)?;
     let result_key = keys.as_ref().map_or(NONE, |k| k.result);
-    let shapes = PyList::empty(py);
-    for tup in t.shapes.items() {
-        let inner = PyList::empty(py);
-        for s in tup {
-            inner.append(PyTuple::new(py, s.iter().copied())?)?;
-        }
-        shapes.append(PyTuple::new(py, inner.iter())?)?;
-    }
+    let shapes = shape_list(py, t)?;
     let scopes = PyList::empty(py);
     for (name, kind, entry) in t.scopes.items() {
         scopes.append((name.as_str(), *kind, *entry).into_pyobject(py)?)?;
     }
     let ops = PyList::new(py, t.ops.items().into_iter().map(|n| &**n))?;
-    let columns = PyDict::new(py);
-    if let Some(k) = keys {
-        columns.set_item("key", le_bytes(py, &k.column, u32::to_le_bytes)?)?;
-        columns.set_item("read", le_bytes(py, &k.reads, u32::to_le_bytes)?)?;
-    }
-    for (name, col) in table::U32_COLUMNS.iter().zip(t.u32s.iter()) {
-        columns.set_item(*name, le_bytes(py, col, u32::to_le_bytes)?)?;
-    }
-    columns.set_item("start", le_bytes(py, &t.starts, u64::to_le_bytes)?)?;
-    columns.set_item("end", le_bytes(py, &t.ends, u64::to_le_bytes)?)?;
-    t.u32s = Default::default();
-    (t.starts, t.ends) = (Vec::new(), Vec::new());
+    let columns = take_columns(py, t, keys)?;
     let line_texts = Py::new(
         py,
         LineTexts {
@@ -186,17 +163,9 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
     for (line, col, rules, text, c) in &e.suppressions.found {
         suppressions.append((*line, *col, PyBytes::new(py, rules), PyBytes::new(py, text), *c).into_pyobject(py)?)?;
     }
-    let defined = PyList::empty(py);
-    let digests = PyList::empty(py);
     let lines = e.lines();
     let open_end = e.ends.open.take().map(|(kind, name, line, last)| (kind.to_string(), name, line, last));
-    let e_names = e.defined;
-    for d in e_names {
-        defined.append(Names(d))?;
-    }
-    for d in &e.digests {
-        digests.append(*d)?;
-    }
+    let (defined, digests) = segment_lists(py, e.segments.take().unwrap_or_default())?;
     Ok(Scan {
         kind: e.kind.to_string(),
         reason: e.reason.to_string(),
@@ -225,6 +194,62 @@ fn build_scan(py: Python<'_>, mut e: Engine) -> PyResult<Scan> {
         span_log: span_log.unbind(),
         line_cuts: line_cuts.unbind(),
     })
+}
+
+/// `Scan.reads` (each read's parts) and `Scan.keys` (the names, then the other keys) of a scan made with
+/// names; empty ones without.
+fn key_texts<'py>(
+    py: Python<'py>,
+    ints: &mut Ints<'py>,
+    keys: Option<&mut Keys>,
+    store: Arc<TextInterner>,
+) -> PyResult<(Bound<'py, PyList>, Texts)> {
+    let reads = PyList::empty(py);
+    let Some(k) = keys else { return Ok((reads, Texts::new(Arc::default(), Vec::new()))) };
+    for r in &k.read_items {
+        reads.append(ints.tuple(r)?)?;
+    }
+    Ok((reads, Texts::new(store, std::mem::take(&mut k.extra))))
+}
+
+/// `Scan.shapes`: per distinct shape tuple, a tuple of its shapes' dims.
+fn shape_list<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> {
+    let shapes = PyList::empty(py);
+    for tup in t.shapes.items() {
+        let inner = PyList::empty(py);
+        for s in tup {
+            inner.append(PyTuple::new(py, s.iter().copied())?)?;
+        }
+        shapes.append(PyTuple::new(py, inner.iter())?)?;
+    }
+    Ok(shapes)
+}
+
+/// `Scan.columns`: each column's little-endian bytes by name (`key` and `read` with names), each freed
+/// from the table once converted.
+fn take_columns<'py>(py: Python<'py>, t: &mut Table, keys: Option<Keys>) -> PyResult<Bound<'py, PyDict>> {
+    let columns = PyDict::new(py);
+    if let Some(k) = keys {
+        columns.set_item("key", le_bytes(py, &k.column, u32::to_le_bytes)?)?;
+        columns.set_item("read", le_bytes(py, &k.reads, u32::to_le_bytes)?)?;
+    }
+    for (name, col) in table::U32_COLUMNS.iter().zip(t.u32s.iter()) {
+        columns.set_item(*name, le_bytes(py, col, u32::to_le_bytes)?)?;
+    }
+    columns.set_item("start", le_bytes(py, &t.starts, u64::to_le_bytes)?)?;
+    columns.set_item("end", le_bytes(py, &t.ends, u64::to_le_bytes)?)?;
+    t.u32s = Default::default();
+    (t.starts, t.ends) = (Vec::new(), Vec::new());
+    Ok(columns)
+}
+
+/// `Scan.defined` and `Scan.digests`: per segment, its definitions and its digest.
+fn segment_lists(py: Python<'_>, segments: Segments) -> PyResult<(Bound<'_, PyList>, Bound<'_, PyList>)> {
+    let defined = PyList::empty(py);
+    for d in segments.defined {
+        defined.append(Names(d))?;
+    }
+    Ok((defined, PyList::new(py, segments.digests)?))
 }
 
 fn options(chunk: usize, max_line: usize, overlap: usize, names: bool, every_site: bool) -> PyResult<Options> {

@@ -4,7 +4,7 @@
 use crate::convert::Tuples;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
-use shardconv_scan::{names, table};
+use shardconv_scan::{intern, names};
 use std::sync::Arc;
 
 /// One segment's definitions (`Scan.defined`), kept native: a dump defines every instruction, and trace
@@ -104,13 +104,13 @@ fn sequence_index(i: isize, len: usize) -> Option<usize> {
 /// trace reads their keys natively. Reads like a read-only sequence.
 #[pyclass(module = "shardconv._native", frozen, sequence)]
 pub struct Texts {
-    names: Arc<table::TextInterner>,
+    names: Arc<intern::TextInterner>,
     extra: Vec<String>,
     made: Vec<std::sync::OnceLock<Py<PyString>>>,
 }
 
 impl Texts {
-    pub fn new(names: Arc<table::TextInterner>, extra: Vec<String>) -> Self {
+    pub fn new(names: Arc<intern::TextInterner>, extra: Vec<String>) -> Self {
         let made = (0..names.len() + extra.len()).map(|_| std::sync::OnceLock::new()).collect();
         Texts { names, extra, made }
     }
@@ -164,7 +164,7 @@ impl Texts {
 /// The distinct values (`Scan.values`), kept native and made into tuples as they are read: an explain
 /// scan holds a hundred thousand propagation records and reads a few. Reads like a read-only sequence.
 #[pyclass(module = "shardconv._native", frozen, sequence)]
-pub struct Values(pub Vec<table::Value>);
+pub struct Values(pub Vec<intern::Value>);
 
 #[pymethods]
 impl Values {

@@ -4,7 +4,7 @@
 //! repeat the one before them, left unscanned. Reading, cutting, comparing a dump with the one before
 //! and gathering a piece's bytes happen here, with the interpreter's lock released: Python gets jobs.
 
-use crate::extract::MODULE_START;
+use crate::extract::SiteKind;
 use crate::reader::lines::{Engine, Options};
 use crate::sniff::{sniff, SNIFF_BYTES};
 use crate::strings::count_nl;
@@ -199,7 +199,7 @@ fn opens_module(text: &[u8]) -> bool {
     let Ok(mut e) = Engine::new(Options { every_site: false, ..Options::default() }) else { return false };
     e.feed(line);
     e.finish();
-    e.table.values.items.iter().any(|v| v.kind == MODULE_START)
+    e.table.values.items.iter().any(|v| v.kind == SiteKind::ModuleStart)
 }
 
 /// Whether a piece holds what its reader looks for, told from its bytes given in parts.

@@ -4,15 +4,21 @@
 //! values from `%0`). A parameter or ROOT of another computation (a reducer, a fusion) is never the
 //! module's. Made once per scan, for the sites that shard a value, so trace reads a key per site.
 
-use crate::extract::{
-    FLAG_ROOT, FLAG_SIGNATURE, HLO, SDY_PER_VALUE, SDY_PER_VALUE_LIST, SDY_SHARDING, SDY_SHARDING_BARE,
-};
-use crate::table::{FxMap, Interner, ScopeKey, Table, NONE};
+use crate::extract::{SiteKind, FLAG_ROOT, FLAG_SIGNATURE};
+use crate::intern::{FxMap, Interner};
+use crate::table::{ScopeKey, Table, NONE};
 use std::fmt::Write;
 
 /// Whether a site of `kind` shards the value it names (the kinds trace follows).
-fn shards(kind: u8) -> bool {
-    matches!(kind, HLO | SDY_SHARDING | SDY_SHARDING_BARE | SDY_PER_VALUE | SDY_PER_VALUE_LIST)
+fn shards(kind: SiteKind) -> bool {
+    matches!(
+        kind,
+        SiteKind::Hlo
+            | SiteKind::SdySharding
+            | SiteKind::SdyShardingBare
+            | SiteKind::SdyPerValue
+            | SiteKind::SdyPerValueList
+    )
 }
 
 /// `N` of a name `%argN`.
@@ -94,8 +100,8 @@ impl Table {
         let [v, n, sh, sc, op, .., pm, fl] = &self.u32s;
         let column: Vec<u32> = (0..self.count())
             .map(|i| {
-                let kind = self.values.items.get(v[i] as usize).map_or(0xFF, |x| x.kind);
-                let Some(name) = names.get(n[i] as usize).filter(|_| shards(kind)) else { return NONE };
+                let kind = self.values.items.get(v[i] as usize).map(|x| x.kind);
+                let Some(name) = names.get(n[i] as usize).filter(|_| kind.is_some_and(shards)) else { return NONE };
                 let scope = scopes.get(sc[i] as usize).copied();
                 match value_key(name, scope, pm[i], fl[i], &mut built) {
                     Some(k) if k == *name => n[i],

@@ -1,6 +1,6 @@
-//! Keywords: where a sharding-related value starts on a line. `match_at` is the anchored form of the
-//! reference's one alternation regex (its branches tried in order); `Searcher::search` runs it only at
-//! the few starts a literal needle allows, as the reference does.
+//! Keywords: where a sharding-related value starts on a line. `match_at` tries the keyword forms at one
+//! place, in order, the first that matches winning; `Searcher::search` tries it only at the few starts a
+//! literal needle allows (a keyword holds one of `NEEDLES`, after one of its spellings).
 
 use crate::strings::{is_word, is_ws};
 
@@ -426,7 +426,7 @@ fn record(t: &[u8], s: usize) -> Option<Match> {
     m(group, s, v + 1, (s, k))
 }
 
-/// The reference's `KEYWORD.match(text, s)`.
+/// The keyword match that starts at `s`, if any (the first form that matches there).
 pub fn match_at(t: &[u8], s: usize) -> Option<Match> {
     match_group(t, s)
 }
@@ -450,7 +450,7 @@ pub const NEEDLES: [(&[u8], &[&[u8]]); 10] = [
 ];
 
 /// The needles in one searcher, built once per process. No needle is a prefix of another, so at most
-/// one begins at any offset: the leftmost match is the needle the reference's search would find first.
+/// one begins at any offset: the leftmost match is the first needle in the text.
 pub struct Needles {
     finder: crate::find::Needles,
 }

@@ -2,13 +2,14 @@
 //! chunks, bytes, or a stream fed piece by piece) into one table of sites; `shardconv._native`
 //! (native/binding) hands that table to Python.
 //!
-//! - `reader`: bytes to lines (the engine: chunks, candidate lines, windows of long lines, UTF-8)
+//! - `reader`: bytes to lines (the engine: chunks, candidate lines, windows of long lines, UTF-8; a
+//!   file read whole)
 //! - `sniff`: a dump's kind from its head
-//! - `keywords`, `strings`, `find`: where values start, string literals, literal finders
-//! - `extract`: one logical line to its sites (values, shapes, scopes, propagation records)
+//! - `keywords`, `find`, `strings`: where values start, literal finders, string literals and brackets
+//! - `extract`: one logical line to its sites (values, shapes, kinds, propagation records)
 //! - `scopes`, `ends`, `suppress`: function and computation scopes, open ends, inline suppressions
-//! - `table`: sites as rows of interned columns, with check's groups and pairs
-//! - `names`, `keys`: trace's definitions, digests and per-site keys
+//! - `intern`, `table`: distinct things held once; sites as rows, with check's groups and pairs
+//! - `names`, `keys`: trace's segments (definitions, digests) and per-site keys
 //! - `cut`: a long log cut into pieces; `follow`: trace's following of a sequence of dumps
 
 pub mod cut;
@@ -16,6 +17,7 @@ pub mod ends;
 pub mod extract;
 pub mod find;
 pub mod follow;
+pub mod intern;
 pub mod keys;
 pub mod keywords;
 pub mod names;

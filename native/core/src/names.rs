@@ -481,6 +481,63 @@ impl Digest {
     }
 }
 
+/// What `trace` asks of a scan besides its sites: per segment of the input (a module header starts
+/// one), the values it defines and a digest of its bytes after the header line. Fed the bytes the engine
+/// has read, up to a file offset at a time.
+#[derive(Default)]
+pub struct Segments {
+    pub defined: Vec<Defined>,
+    pub digests: Vec<u64>,
+    /// The file offset read up to.
+    pos: u64,
+    digest: Digest,
+    /// Where the open segment's digest starts (past its header line).
+    digest_from: u64,
+}
+
+impl Segments {
+    /// Segments of an input that starts at file offset `offset`.
+    pub fn new(offset: u64) -> Self {
+        Segments { defined: vec![Defined::default()], pos: offset, digest_from: offset, ..Segments::default() }
+    }
+
+    /// A module header at file offset `at` (`buf` holds the bytes from file offset `buf_off`): the open
+    /// segment ends there and a new one begins, its digest after the header line.
+    pub fn header(&mut self, at: u64, buf: &[u8], buf_off: u64) {
+        self.read_to(at, true, buf, buf_off);
+        self.defined.push(Defined::default());
+        let rel = at.saturating_sub(buf_off) as usize;
+        let end =
+            if rel <= buf.len() { memchr::memchr(b'\n', &buf[rel..]).map_or(buf.len(), |q| rel + q + 1) } else { rel };
+        self.digest_from = buf_off + end as u64;
+    }
+
+    /// Definitions and digest over the bytes up to file offset `to` (`buf` holds them from file offset
+    /// `buf_off`); `close`: the open segment's digest is finished there.
+    pub fn read_to(&mut self, to: u64, close: bool, buf: &[u8], buf_off: u64) {
+        let lo = self.pos.max(buf_off);
+        if to > lo {
+            let a = (lo - buf_off) as usize;
+            let b = ((to - buf_off) as usize).min(buf.len());
+            if a < b {
+                if let Some(d) = self.defined.last_mut() {
+                    d.scan(&buf[a..b]);
+                }
+                let da = self.digest_from.max(lo);
+                if da < to {
+                    let x = ((da - buf_off) as usize).min(b);
+                    self.digest.update(&buf[x..b]);
+                }
+            }
+            self.pos = to;
+        }
+        if close {
+            self.digests.push(self.digest.finish());
+            self.digest = Digest::default();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

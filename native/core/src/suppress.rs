@@ -1,5 +1,6 @@
 //! Inline suppressions: `shardconv: ignore[rule, ...]` in a comment, found in the bytes as they are
-//! read (the reference's SuppressionScanner, read for read).
+//! read. A read is scanned up to its last line break or `TAIL` bytes before its end, whichever is later,
+//! and the rest with the next read, so a marker cut between two reads is found whole.
 
 use crate::strings::count_nl;
 use memchr::memmem;

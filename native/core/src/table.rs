@@ -3,227 +3,12 @@
 //! shapes, name) and the pairs of an HLO and an sdy sharding one value carries on one line.
 
 use crate::extract::shapes::Shape;
-use crate::extract::{
-    physical_span, LineText, Name, Shapes, Site, COLLECTIVE_AXES, COLLECTIVE_MESH, EXPECTED_ERROR, HLO, MODULE_START,
-    NUM_PARTITIONS, SDY_MESH, SDY_ORIGINS, SDY_PER_VALUE, SDY_SHARDING, STABLEHLO_MESH,
-};
-use crate::strings::Encoding;
-use hashbrown::HashTable;
-use rustc_hash::FxHasher as Fx;
-use std::borrow::Borrow;
-use std::borrow::Cow;
-use std::hash::{Hash, Hasher};
+use crate::extract::{physical_span, LineText, Name, Shapes, Site, SiteKind};
+use crate::intern::{FxMap, Interner, TextInterner, ValueInterner};
 use std::sync::Arc;
 
-/// The interning maps' hasher: rustc's Fx, fast on the short keys a scan hashes (no DoS concern: the
-/// keys are the scanned file's own bytes, and a collision only costs time).
-pub type FxMap<K, V> = rustc_hash::FxHashMap<K, V>;
-
+/// No id: a column's cell for a site without the thing (no name, no scope...).
 pub const NONE: u32 = 0xFFFF_FFFF;
-
-/// A distinct value: (kind, site, raw, text, data, encoding).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Value {
-    pub kind: u8,
-    pub site: Cow<'static, str>,
-    pub raw: Vec<u8>,
-    text: Option<Vec<u8>>, // None: the same as raw (most values)
-    pub data: Option<Vec<u8>>,
-    pub encoding: Encoding,
-}
-
-impl Value {
-    /// The decoded value (the raw bytes unless it sat in a string).
-    pub fn text(&self) -> &[u8] {
-        self.text.as_deref().unwrap_or(&self.raw)
-    }
-
-    /// Whether the decoded value is the raw bytes themselves.
-    pub fn text_is_raw(&self) -> bool {
-        self.text.is_none()
-    }
-}
-
-/// Interns values of one type: each distinct one gets the next id (held once, in the map).
-pub struct Interner<T: Eq + Hash> {
-    index: FxMap<T, u32>,
-}
-
-impl<T: Eq + Hash> Default for Interner<T> {
-    fn default() -> Self {
-        Interner { index: FxMap::default() }
-    }
-}
-
-impl<T: Eq + Hash> Interner<T> {
-    pub fn id(&mut self, item: T) -> u32 {
-        let next = self.index.len() as u32;
-        *self.index.entry(item).or_insert(next)
-    }
-
-    pub fn len(&self) -> usize {
-        self.index.len()
-    }
-
-    /// The id of an item met before.
-    pub fn get<Q>(&self, item: &Q) -> Option<u32>
-    where
-        T: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        self.index.get(item).copied()
-    }
-
-    pub fn reserve(&mut self, n: usize) {
-        self.index.reserve(n);
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.index.is_empty()
-    }
-
-    /// The items in id order.
-    pub fn items(&self) -> Vec<&T> {
-        let mut out: Vec<Option<&T>> = vec![None; self.index.len()];
-        for (k, &i) in &self.index {
-            out[i as usize] = Some(k);
-        }
-        out.into_iter().flatten().collect()
-    }
-
-    /// The id of a borrowed item, copied only when it is new.
-    pub fn id_of<Q>(&mut self, item: &Q) -> u32
-    where
-        T: Borrow<Q>,
-        Q: Hash + Eq + ?Sized + ToOwned,
-        T: From<Q::Owned>,
-    {
-        if let Some(&i) = self.index.get(item) {
-            return i;
-        }
-        self.id(T::from(item.to_owned()))
-    }
-}
-
-/// Strings interned into one arena, end to end, each found by its hash: a pass log whose dumps all
-/// rename their values meets a million names, and a map of owned strings paid an allocation (and a
-/// free) for each.
-#[derive(Default)]
-pub struct TextInterner {
-    text: String,
-    ends: Vec<usize>,
-    index: HashTable<(u64, u32)>, // (hash, id): no rehash of the text on growth
-}
-
-fn text_hash(s: &str) -> u64 {
-    let mut h = Fx::default();
-    s.hash(&mut h);
-    h.finish()
-}
-
-impl TextInterner {
-    /// The item with id `i`.
-    pub fn item(&self, i: usize) -> Option<&str> {
-        let end = *self.ends.get(i)?;
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        self.text.get(start..end)
-    }
-
-    fn find(&self, h: u64, s: &str) -> Option<u32> {
-        self.index.find(h, |&(vh, i)| vh == h && self.item(i as usize) == Some(s)).map(|&(_, i)| i)
-    }
-
-    /// The id of `s`, stored when it is new.
-    pub fn id_of(&mut self, s: &str) -> u32 {
-        let h = text_hash(s);
-        if let Some(i) = self.find(h, s) {
-            return i;
-        }
-        let i = self.ends.len() as u32;
-        self.text.push_str(s);
-        self.ends.push(self.text.len());
-        self.index.insert_unique(h, (h, i), |&(vh, _)| vh);
-        i
-    }
-
-    pub fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
-    pub fn reserve(&mut self, n: usize) {
-        self.index.reserve(n, |&(vh, _)| vh);
-        self.ends.reserve(n);
-    }
-
-    /// The items in id order.
-    pub fn items(&self) -> Vec<&str> {
-        (0..self.len()).filter_map(|i| self.item(i)).collect()
-    }
-}
-
-/// Values keyed by a hash of their parts, compared in full only on a hash hit (no key copies).
-#[derive(Default)]
-pub struct ValueInterner {
-    pub items: Vec<Value>,
-    index: HashTable<(u64, u32)>, // (hash, id): no list per hash, no rehash of the bytes on growth
-}
-
-fn value_hash(kind: u8, site: &str, raw: &[u8], text: &[u8], data: Option<&[u8]>, enc: &Encoding) -> u64 {
-    let mut h = Fx::default();
-    kind.hash(&mut h);
-    site.hash(&mut h);
-    raw.hash(&mut h);
-    // a value whose text is its raw bytes (most are) hashes them once
-    if !std::ptr::eq(text, raw) && text != raw {
-        text.hash(&mut h);
-    }
-    data.hash(&mut h);
-    enc.hash(&mut h);
-    h.finish()
-}
-
-impl ValueInterner {
-    pub fn id(&mut self, s: &Site, line: &[u8]) -> u32 {
-        let raw = s.raw(line);
-        let text = s.text(line);
-        let data = s.data.as_deref();
-        let h = value_hash(s.kind, &s.site, raw, text, data, &s.encoding);
-        let items = &self.items;
-        let same = |&(vh, i): &(u64, u32)| {
-            let v = &items[i as usize];
-            vh == h
-                && v.kind == s.kind
-                && v.site == s.site
-                && v.raw == raw
-                && v.text() == text
-                && v.data.as_deref() == data
-                && v.encoding == s.encoding
-        };
-        if let Some(&(_, i)) = self.index.find(h, same) {
-            return i;
-        }
-        let i = self.items.len() as u32;
-        self.items.push(Value {
-            kind: s.kind,
-            site: s.site.clone(),
-            raw: raw.to_vec(),
-            text: if text == raw { None } else { Some(text.to_vec()) },
-            data: s.data.clone(),
-            encoding: s.encoding,
-        });
-        self.index.insert_unique(h, (h, i), |&(vh, _)| vh);
-        i
-    }
-
-    /// Frees the index (the items stay).
-    pub fn drop_index(&mut self) {
-        self.index = HashTable::new();
-    }
-}
 
 pub const U32_COLUMNS: [&str; 13] = [
     "value", "name", "shapes", "scope", "op", "module", "line", "col", "end_line", "end_col", "target", "param",
@@ -447,16 +232,16 @@ impl<T: ?Sized> ArcIds<T> {
 /// Whether a site pairs with the others of its line: Some(true) for an HLO sharding, Some(false) for
 /// an sdy one, None for any other site.
 pub fn pairing(s: &Site) -> Option<bool> {
-    let hlo = s.kind == HLO && (s.site == "sharding=" || s.site == "mhlo.sharding");
-    let sdy = (s.kind == SDY_SHARDING || s.kind == SDY_PER_VALUE)
+    let hlo = s.kind == SiteKind::Hlo && (s.site == "sharding=" || s.site == "mhlo.sharding");
+    let sdy = (s.kind == SiteKind::SdySharding || s.kind == SiteKind::SdyPerValue)
         && (s.site == "xla.sdy.sharding" || s.site == "sdy.sharding");
     (hlo || sdy).then_some(hlo)
 }
 
-/// Whether sites of `kind` form groups: propagation records and operand lists (kinds from SDY_ORIGINS
+/// Whether sites of `kind` form groups: propagation records and operand lists (kinds from SdyOrigins
 /// on) are sites, never values to check, and module headers and expected-error markers are neither.
-fn grouped(kind: u8) -> bool {
-    kind != MODULE_START && kind != EXPECTED_ERROR && kind < SDY_ORIGINS
+fn grouped(kind: SiteKind) -> bool {
+    kind != SiteKind::ModuleStart && kind != SiteKind::ExpectedError && kind < SiteKind::SdyOrigins
 }
 
 fn clamp32(v: u64) -> u32 {
@@ -537,12 +322,12 @@ impl Table {
         let s = &row.site;
         let kind = s.kind;
         let grouped = grouped(kind);
-        if !self.every_site && kind >= SDY_ORIGINS {
+        if !self.every_site && kind >= SiteKind::SdyOrigins {
             return None;
         }
         let value = self.values.id(s, row.text);
         let shapes = s.shapes.as_ref().map_or(NONE, |v| self.shapes_id(v));
-        if kind == MODULE_START {
+        if kind == SiteKind::ModuleStart {
             if self.filled {
                 self.module += 1;
                 self.filled = false;
@@ -550,18 +335,21 @@ impl Table {
                 self.group_index.clear();
                 self.pair_index.retain(|k, _| k[0] == self.line_module);
             }
-        } else if kind < SDY_ORIGINS {
+        } else if kind < SiteKind::SdyOrigins {
             self.filled = true;
         }
         let module = self.module;
-        if kind != MODULE_START {
+        if kind != SiteKind::ModuleStart {
             self.reading_line(s.line);
         }
-        let named = matches!(kind, SDY_MESH | STABLEHLO_MESH | COLLECTIVE_MESH | COLLECTIVE_AXES);
+        let named = matches!(
+            kind,
+            SiteKind::SdyMesh | SiteKind::StablehloMesh | SiteKind::CollectiveMesh | SiteKind::CollectiveAxes
+        );
         let key_name = if named { self.name_id(&s.value) } else { NONE };
         let index = self.starts.len() as u32;
         let mut keep = self.every_site || !grouped;
-        let mut keep_line = kind == MODULE_START || kind == EXPECTED_ERROR;
+        let mut keep_line = kind == SiteKind::ModuleStart || kind == SiteKind::ExpectedError;
         let group = if grouped {
             let key = [module, value, shapes, key_name];
             let group = match self.group_index.get(&key) {
@@ -591,8 +379,8 @@ impl Table {
         group
     }
 
-    /// A site of line `line` comes: the line before is paired when this is another (the reference's
-    /// pairing: per line, per value name, the last HLO and sdy sharding).
+    /// A site of line `line` comes: the line before is paired when this is another (per line and value
+    /// name, its last HLO sharding with its last sdy one).
     fn reading_line(&mut self, line: u64) {
         if self.line != Some(line) {
             self.pair_line();
@@ -641,7 +429,7 @@ impl Table {
         self.push_row(scope, s, [value, name, shapes, module]);
         if keep_line {
             let (text, key, rel) = row.physical_line();
-            let whole = self.every_site || !grouped || kind == NUM_PARTITIONS || text.len() <= LONG_LINE;
+            let whole = self.every_site || !grouped || kind == SiteKind::NumPartitions || text.len() <= LONG_LINE;
             match rel {
                 Some(rel) if !whole => self.keep_window(index, text, rel),
                 _ => self.keep_line(index, key, text),

@@ -3,7 +3,7 @@
 //! annotates, and the op that defines that value. Just enough lexing to cut values out.
 
 use crate::extract::shapes::{hlo_shapes, mlir_shapes, Shape};
-use crate::keywords::{match_at, name_char, ssa_char, Group, Match, NeedleHits, Needles, Searcher};
+use crate::keywords::{match_at, name_char, ssa_char, Match, NeedleHits, Needles, Searcher};
 use crate::strings::{
     decode_layered, encode_layered, is_word, is_ws, lstrip_len, match_close, rstrip, string_end, unicode_strip,
     Encoding, EscapeError, PLAIN, WHOLE,
@@ -22,50 +22,14 @@ pub enum Raw {
     Owned(Vec<u8>),
 }
 
-pub const HLO: u8 = 0;
-pub const SDY_SHARDING: u8 = 1;
-pub const SDY_SHARDING_BARE: u8 = 2;
-pub const SDY_PER_VALUE: u8 = 3;
-pub const SDY_PER_VALUE_LIST: u8 = 4;
-pub const SDY_MESH: u8 = 5;
-pub const STABLEHLO_MESH: u8 = 6;
-pub const COLLECTIVE_MESH: u8 = 7;
-pub const MANUAL_AXES: u8 = 8;
-pub const NUM_PARTITIONS: u8 = 9;
-pub const UNSPECIFIED_DIMS: u8 = 10;
-pub const EXPECTED_ERROR: u8 = 11;
-pub const MODULE_START: u8 = 12;
-pub const COLLECTIVE_AXES: u8 = 13;
-pub const SDY_ORIGINS: u8 = 14;
-pub const SDY_ORIGIN_NAME: u8 = 15;
-pub const SDY_EDGES: u8 = 16;
-pub const OPERANDS: u8 = 17;
-
 pub mod arguments;
+mod keyword_sites;
 mod records;
 pub mod repeats;
 pub mod shapes;
+mod site_kind;
 
-pub const SITE_KINDS: [&str; 18] = [
-    "hlo",
-    "sdy.sharding",
-    "sdy.sharding.bare",
-    "sdy.sharding_per_value",
-    "sdy.sharding_list",
-    "sdy.mesh",
-    "stablehlo.mesh",
-    "collective.mesh",
-    "sdy.manual_axes",
-    "num_partitions",
-    "unspecified_dims",
-    "expected-error",
-    "module",
-    "sdy.collective_axes",
-    "sdy.sharding_origins",
-    "sdy.sharding_origin_name",
-    "sdy.propagation_edges",
-    "operands",
-];
+pub use site_kind::SiteKind;
 
 pub const FLAG_ROOT: u32 = 1;
 pub const FLAG_SIGNATURE: u32 = 2;
@@ -78,7 +42,7 @@ pub const FLAG_UNDECODABLE: u32 = 8;
 /// One value site, as the extractor reports it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Site {
-    pub kind: u8,
+    pub kind: SiteKind,
     pub site: Cow<'static, str>,
     pub line: u64,
     pub col: u64,
@@ -257,11 +221,11 @@ pub struct Signature {
 /// of each on line after line), so a repeat costs a lookup instead of a parse and an allocation.
 #[derive(Default)]
 pub struct Memo {
-    hlo_shapes: crate::table::FxMap<Box<[u8]>, Shapes>,
-    mlir_shapes: crate::table::FxMap<Box<[u8]>, Option<Shapes>>,
-    mlir_types: crate::table::FxMap<Box<[u8]>, Option<Shapes>>,
-    ops: crate::table::FxMap<Box<[u8]>, Arc<str>>,
-    custom_calls: crate::table::FxMap<Box<[u8]>, Arc<str>>,
+    hlo_shapes: crate::intern::FxMap<Box<[u8]>, Shapes>,
+    mlir_shapes: crate::intern::FxMap<Box<[u8]>, Option<Shapes>>,
+    mlir_types: crate::intern::FxMap<Box<[u8]>, Option<Shapes>>,
+    ops: crate::intern::FxMap<Box<[u8]>, Arc<str>>,
+    custom_calls: crate::intern::FxMap<Box<[u8]>, Arc<str>>,
     /// The last argument type read and its shape: a signature's arguments most often share one.
     last_first: Option<(Vec<u8>, Option<Shapes>)>,
 }
@@ -269,7 +233,7 @@ pub struct Memo {
 /// Entries a memo map holds before it starts again (it stays small whatever the dump).
 const MEMO_CAP: usize = 4096;
 
-fn memo_get<V: Clone>(map: &mut crate::table::FxMap<Box<[u8]>, V>, key: &[u8], make: impl FnOnce() -> V) -> V {
+fn memo_get<V: Clone>(map: &mut crate::intern::FxMap<Box<[u8]>, V>, key: &[u8], make: impl FnOnce() -> V) -> V {
     if let Some(v) = map.get(key) {
         return v.clone();
     }
@@ -927,7 +891,7 @@ fn looks_textual(data: &[u8]) -> bool {
 }
 
 /// `([\w.]+)\s*=\s*$` in the 64 bytes before `start`: the attribute a `#sdy...` value is assigned to.
-fn attr_site(t: &[u8], start: usize, kind: u8) -> Cow<'static, str> {
+fn attr_site(t: &[u8], start: usize, kind: SiteKind) -> Cow<'static, str> {
     let lo = start.saturating_sub(64);
     let w = &t[lo..start];
     let e = rstrip(w).len();
@@ -938,7 +902,7 @@ fn attr_site(t: &[u8], start: usize, kind: u8) -> Cow<'static, str> {
             return site_key(&w[a..k]);
         }
     }
-    SITE_KINDS[kind as usize].into()
+    kind.name().into()
 }
 
 /// `^\s*module\b`.
@@ -1075,7 +1039,7 @@ impl Extractor {
         out.clear();
         let mut ln = Line::new(self.memo.take().unwrap_or_default(), text, at, known);
         if col_base == 0 && module_start(text) {
-            out.push(self.occ(&mut ln, MODULE_START, "module".into(), 0, 0, None, None, OpFrom::None));
+            out.push(self.occ(&mut ln, SiteKind::ModuleStart, "module".into(), (0, 0), Ctx::NONE));
         }
         if !self.pending.is_empty() {
             self.close(&mut ln, out);
@@ -1130,18 +1094,10 @@ impl Extractor {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn occ(
-        &self,
-        ln: &mut Line,
-        kind: u8,
-        site: Cow<'static, str>,
-        a: usize,
-        b: usize,
-        value: Option<Name>,
-        shapes: Option<Shapes>,
-        op: OpFrom,
-    ) -> Site {
+    /// The site of `kind` keyed `site` at `ln.text[a..b]`, in context `c` (its value's name and type, and
+    /// where its op comes from: read now, or later when the extractor is lazy).
+    fn occ(&self, ln: &mut Line, kind: SiteKind, site: Cow<'static, str>, (a, b): (usize, usize), c: Ctx) -> Site {
+        let Ctx { value, shapes, op } = c;
         let (line, col) = ln.position(a);
         let (end_line, end_col) = ln.position(b);
         let ((op, param, flags), context) =
@@ -1175,255 +1131,6 @@ impl Extractor {
         Ctx { value, shapes, op: OpFrom::Hlo }
     }
 
-    fn dispatch(&mut self, ln: &mut Line, m: &Match, out: &mut Vec<Site>) -> Result<usize, EscapeError> {
-        let t = ln.text;
-        let (ms, me) = (m.start, m.end);
-        let sub = &t[m.sub.0..m.sub.1];
-        match m.group {
-            Group::Hlo => {
-                let c = Self::hlo_ctx(ln);
-                let Some(end) = match_close(t, me - 1) else {
-                    return Ok(self.unfinished(ln, me, HLO, "sharding=".into(), me - 1, c, out));
-                };
-                out.push(self.occ(ln, HLO, "sharding=".into(), me - 1, end, c.value, c.shapes, c.op));
-                Ok(end)
-            }
-            Group::HloBad | Group::SdyBad | Group::NpBad => {
-                // no value opens after `=`: the token there is the site, for the parser to say what is
-                // wrong (none on a `//` comment line or inside a string, as for a cut value); the scan goes
-                // on where the value starts
-                if t[lstrip_len(t)..].starts_with(b"//") || inside_string(&t[..me]) {
-                    return Ok(me);
-                }
-                let (kind, site, c) = match m.group {
-                    Group::HloBad => (HLO, "sharding=".into(), Self::hlo_ctx(ln)),
-                    Group::SdyBad => (SDY_SHARDING, "sdy.sharding".into(), self.mlir_context(ln, ms)),
-                    _ => (NUM_PARTITIONS, site_key(sub), Ctx { value: Some("module".into()), ..Ctx::NONE }),
-                };
-                let end = bad_value_end(t, me);
-                let mut s = self.occ(ln, kind, site, me, end, c.value, c.shapes, c.op);
-                if end == me {
-                    s.flags |= FLAG_UNFINISHED; // the line ends after `=`: a value cut before its first byte
-                }
-                out.push(s);
-                Ok(me)
-            }
-            Group::HloFe => {
-                let key = site_key(sub);
-                let c = Self::hlo_ctx(ln);
-                if t[me - 1] == b'"' {
-                    let Some(end) = string_end(t, me - 1) else {
-                        return Ok(self.unfinished_string(ln, key, me, c, out));
-                    };
-                    self.string_value(ln, key, me, end - 1, "c", c, out)?;
-                    return Ok(end);
-                }
-                let Some(end) = match_close(t, me - 1) else {
-                    return Ok(self.unfinished(ln, me, SDY_MESH, key, me - 1, c, out));
-                };
-                let data = t[me - 1..end].to_vec();
-                self.mesh_dict(ln, &key, me - 1, end, &data, PLAIN, out);
-                Ok(end)
-            }
-            Group::HloNp | Group::Mnp => {
-                let site = if m.group == Group::HloNp { "num_partitions" } else { "mhlo.num_partitions" };
-                let s = self.occ(
-                    ln,
-                    NUM_PARTITIONS,
-                    site.into(),
-                    m.sub.0,
-                    m.sub.1,
-                    Some("module".into()),
-                    None,
-                    OpFrom::None,
-                );
-                out.push(s);
-                Ok(me)
-            }
-            Group::MStr => {
-                let key = site_key(sub);
-                let c = self.mlir_context(ln, ms);
-                let Some(end) = string_end(t, me - 1) else {
-                    return Ok(self.unfinished_string(ln, key, me, c, out));
-                };
-                self.string_value(ln, key, me, end - 1, "mlir", c, out)?;
-                Ok(end)
-            }
-            Group::SdyAttr => {
-                let kind = match sub {
-                    b"sharding" => SDY_SHARDING,
-                    b"sharding_per_value" => SDY_PER_VALUE,
-                    _ => SDY_MESH,
-                };
-                let Some(end) = match_close(t, me - 1) else {
-                    let c = if kind == SDY_MESH { Ctx::NONE } else { self.mlir_context(ln, ms) };
-                    let site = attr_site(t, ms, kind);
-                    return Ok(self.unfinished(ln, me, kind, site, ms, c, out));
-                };
-                if let Some(name) = generic_mesh_name(t).filter(|_| kind == SDY_MESH) {
-                    let name = symbol(name);
-                    out.push(self.occ(
-                        ln,
-                        SDY_MESH,
-                        "sdy.mesh".into(),
-                        ms,
-                        end,
-                        Some(name),
-                        None,
-                        OpFrom::Named("sdy.mesh"),
-                    ));
-                    return Ok(end);
-                }
-                let c = if kind == SDY_MESH { Ctx::NONE } else { self.mlir_context(ln, ms) };
-                let site = attr_site(t, ms, kind);
-                out.push(self.occ(ln, kind, site, ms, end, c.value, c.shapes, c.op));
-                Ok(end)
-            }
-            Group::MeshDecl => {
-                let name = symbol(strip_quotes(sub));
-                let Some(end) = match_close(t, me - 1) else {
-                    let c = Ctx { value: Some(name), shapes: None, op: OpFrom::Named("sdy.mesh") };
-                    return Ok(self.unfinished(ln, me, SDY_MESH, "sdy.mesh".into(), me - 1, c, out));
-                };
-                let s =
-                    self.occ(ln, SDY_MESH, "sdy.mesh".into(), me - 1, end, Some(name), None, OpFrom::Named("sdy.mesh"));
-                out.push(s);
-                Ok(end)
-            }
-            Group::SdyOp | Group::OpArg => {
-                let (a, b) = if m.group == Group::SdyOp { (m.sub.0 - 4, m.sub.1) } else { (m.sub.0, m.sub.1 + 1) };
-                let site = site_key(&t[a..b]);
-                let c = self.mlir_context(ln, ms);
-                let Some(end) = match_close(t, me - 1) else {
-                    return Ok(self.unfinished(ln, me, SDY_SHARDING_BARE, site, me - 1, c, out));
-                };
-                out.push(self.occ(ln, SDY_SHARDING_BARE, site, me - 1, end, c.value, c.shapes, c.op));
-                Ok(end)
-            }
-            Group::McList => Ok(self.region_list(ln, m, out)),
-            Group::MAxes => {
-                let c = self.mlir_context(ln, ms);
-                let Some(end) = match_close(t, me - 1) else {
-                    let c = Ctx { shapes: None, ..c };
-                    return Ok(self.unfinished(ln, me, MANUAL_AXES, "manual_axes".into(), me - 1, c, out));
-                };
-                out.push(self.occ(ln, MANUAL_AXES, "manual_axes".into(), me - 1, end, c.value, None, c.op));
-                Ok(end)
-            }
-            Group::Unspec => {
-                let c = if crate::finder!(b"custom_call_target").find(t).is_some() {
-                    Self::hlo_ctx(ln)
-                } else {
-                    self.mlir_context(ln, ms)
-                };
-                let s = self.occ(
-                    ln,
-                    UNSPECIFIED_DIMS,
-                    "unspecified_dims".into(),
-                    m.sub.0,
-                    m.sub.1,
-                    c.value,
-                    c.shapes,
-                    c.op,
-                );
-                out.push(s);
-                Ok(me)
-            }
-            Group::ShMesh => {
-                let name = mesh_decl_name(&t[..ms]).map(|n| symbol(strip_quotes(n)));
-                let Some(end) = match_close(t, me - 1) else {
-                    let c = Ctx { value: name, shapes: None, op: OpFrom::Named("sdy.mesh") };
-                    return Ok(self.unfinished(ln, me, STABLEHLO_MESH, "stablehlo.mesh".into(), me - 1, c, out));
-                };
-                let s = self.occ(
-                    ln,
-                    STABLEHLO_MESH,
-                    "stablehlo.mesh".into(),
-                    me - 1,
-                    end,
-                    name,
-                    None,
-                    OpFrom::Named("sdy.mesh"),
-                );
-                out.push(s);
-                Ok(end)
-            }
-            Group::Collective => {
-                // `replica_group_mesh_axes<mesh = @m, axes = [...]>`: the site is the whole `<...>`, the
-                // value its mesh's name (none for an inline `#stablehlo.mesh<...>`).
-                let name = (!sub.is_empty()).then(|| symbol(sub));
-                let c = self.mlir_context(ln, ms);
-                let open = ms + b"replica_group_mesh_axes".len();
-                let Some(end) = match_close(t, open) else {
-                    let c = Ctx { value: name, shapes: None, op: c.op };
-                    return Ok(self.unfinished(ln, me, COLLECTIVE_MESH, "replica_groups".into(), open, c, out));
-                };
-                out.push(self.occ(ln, COLLECTIVE_MESH, "replica_groups".into(), open, end, name, None, c.op));
-                Ok(end)
-            }
-            Group::CollAxes => {
-                // The axes a collective names, keyed by the mesh its out_sharding names (an axis the
-                // mesh lacks is the finding); the scan goes on inside them, as the reference's does.
-                let a = m.sub.1 + lstrip_len(&t[m.sub.1..]);
-                let c = self.mlir_context(ln, ms);
-                let site = format!("sdy.{}", lossy(sub));
-                let Some(end) = match_close(t, me - 1) else {
-                    let c = Ctx { value: None, shapes: c.shapes, op: OpFrom::Mlir };
-                    return Ok(self.unfinished(ln, me, COLLECTIVE_AXES, site.into(), a, c, out));
-                };
-                let mesh = out_sharding_mesh(t, end).map(name_of);
-                out.push(self.occ(ln, COLLECTIVE_AXES, site.into(), a, end, mesh, c.shapes, OpFrom::Mlir));
-                Ok(me)
-            }
-            Group::HloCollective => {
-                // `replica_groups=mesh['x'=2,'y'=2] {'y'}`: a collective's own mesh, never a sharding's.
-                let c = Self::hlo_ctx(ln);
-                let Some(close) = match_close(t, me - 1) else {
-                    let c = Ctx { value: None, shapes: None, op: c.op };
-                    return Ok(self.unfinished(ln, me, COLLECTIVE_MESH, "replica_groups=".into(), m.sub.0, c, out));
-                };
-                let close = mesh_device_ids_end(t, close);
-                let w = close + t[close..].iter().take_while(|&&b| b == b' ').count();
-                let end = match t.get(w) {
-                    Some(b'{') => match match_close(t, w) {
-                        Some(end) => end,
-                        None => {
-                            let c = Ctx { value: None, shapes: None, op: c.op };
-                            return Ok(self.unfinished(
-                                ln,
-                                me,
-                                COLLECTIVE_MESH,
-                                "replica_groups=".into(),
-                                m.sub.0,
-                                c,
-                                out,
-                            ));
-                        }
-                    },
-                    _ => close,
-                };
-                out.push(self.occ(ln, COLLECTIVE_MESH, "replica_groups=".into(), m.sub.0, end, None, None, c.op));
-                Ok(end)
-            }
-            Group::Origins | Group::OriginName | Group::Edges | Group::Return => Ok(self.record(ln, m, out)),
-            Group::Expected => {
-                let delta: i64 = match sub {
-                    b"" => 0,
-                    b"@above" => -1,
-                    b"@below" => 1,
-                    _ => {
-                        let s = std::str::from_utf8(&sub[1..]).unwrap_or("0");
-                        s.parse::<i64>().unwrap_or(if sub[1] == b'-' { i64::MIN / 2 } else { i64::MAX / 2 })
-                    }
-                };
-                let mut s = self.occ(ln, EXPECTED_ERROR, "expected-error".into(), ms, me, None, None, OpFrom::None);
-                s.target = Some((ln.lineno as i64).saturating_add(delta));
-                out.push(s);
-                Ok(me)
-            }
-        }
-    }
-
     /// A value of `kind` that starts at `a` and does not end on its line: a site to the line's end,
     /// flagged `FLAG_UNFINISHED`, the scan going on at `resume` as before. None where the value is no value
     /// of the dump: on a `//` comment line (a test's pattern may be cut on purpose) or inside a string the
@@ -1433,7 +1140,7 @@ impl Extractor {
         &self,
         ln: &mut Line,
         resume: usize,
-        kind: u8,
+        kind: SiteKind,
         site: Cow<'static, str>,
         a: usize,
         c: Ctx,
@@ -1442,7 +1149,7 @@ impl Extractor {
         let t = ln.text;
         if !t[lstrip_len(t)..].starts_with(b"//") && !inside_string(&t[..a]) {
             let end = rstrip(t).len().max(a);
-            let mut s = self.occ(ln, kind, site, a, end, c.value, c.shapes, c.op);
+            let mut s = self.occ(ln, kind, site, (a, end), c);
             s.flags |= FLAG_UNFINISHED;
             out.push(s);
         }
@@ -1455,8 +1162,8 @@ impl Extractor {
         let tail = &ln.text[a..];
         let Some(kind) = string_kind(&key, rstrip(tail)) else { return a };
         let c = match kind {
-            SDY_MESH => Ctx { value: c.value, ..Ctx::NONE },
-            HLO if key == "mhlo.spmd_output_sharding" => {
+            SiteKind::SdyMesh => Ctx { value: c.value, ..Ctx::NONE },
+            SiteKind::Hlo if key == "mhlo.spmd_output_sharding" => {
                 Ctx { value: Some("module".into()), shapes: c.shapes, op: OpFrom::None }
             }
             _ => c,
@@ -1478,7 +1185,7 @@ impl Extractor {
             }
         }
         if mlir_module(t) {
-            return Ctx { value: Some("module".into()), shapes: None, op: OpFrom::None };
+            return Ctx { value: Some("module".into()), ..Ctx::NONE };
         }
         let (name, colon, body) = ln.body();
         let shapes = match colon {
@@ -1511,7 +1218,7 @@ impl Extractor {
         let raw = &ln.text[a..b];
         let Ok((data, enc)) = decode_layered(raw, outer) else {
             let Some(kind) = string_kind(&key, raw) else { return Err(EscapeError) };
-            let mut s = self.occ(ln, kind, key, a - 1, b + 1, c.value, c.shapes, c.op);
+            let mut s = self.occ(ln, kind, key, (a - 1, b + 1), c);
             s.flags |= FLAG_UNDECODABLE;
             out.push(s);
             return Ok(());
@@ -1523,7 +1230,7 @@ impl Extractor {
             } else {
                 (c.value, c.op)
             };
-            let mut s = self.occ(ln, HLO, key, a, b, value, c.shapes, op);
+            let mut s = self.occ(ln, SiteKind::Hlo, key, (a, b), Ctx { value, shapes: c.shapes, op });
             if textual {
                 s.text = Some(data);
             } else {
@@ -1541,9 +1248,9 @@ impl Extractor {
         }
         let by_prefix = STRING_PREFIXES.iter().find(|(prefix, _)| text.starts_with(prefix)).map(|&(_, kind)| kind);
         if let Some(kind) = by_prefix.or_else(|| key_kind(&key)) {
-            let shapes = if kind == SDY_MESH { None } else { c.shapes };
-            let op = if kind == SDY_MESH { OpFrom::None } else { c.op };
-            let mut s = self.occ(ln, kind, key, a, b, c.value, shapes, op);
+            let shapes = if kind == SiteKind::SdyMesh { None } else { c.shapes };
+            let op = if kind == SiteKind::SdyMesh { OpFrom::None } else { c.op };
+            let mut s = self.occ(ln, kind, key, (a, b), Ctx { value: c.value, shapes, op });
             s.text = Some(text.to_vec());
             s.encoding = enc;
             out.push(s);
@@ -1551,7 +1258,7 @@ impl Extractor {
         Ok(())
     }
 
-    /// `{mesh = #sdy.mesh<...>, other = #sdy.mesh<...>}`: one SDY_MESH site per entry.
+    /// `{mesh = #sdy.mesh<...>, other = #sdy.mesh<...>}`: one `SdyMesh` site per entry.
     #[allow(clippy::too_many_arguments)]
     fn mesh_dict(
         &mut self,
@@ -1571,7 +1278,13 @@ impl Extractor {
             let Some(end) = match_close(data, m2 + 9) else {
                 // an entry whose `<` does not close inside the dict: unfinished, the dict's rest its text
                 let nm = symbol(strip_quotes(&data[name.0..name.1]));
-                let mut s = self.occ(ln, SDY_MESH, Cow::Owned(key.to_string()), a, b, Some(nm), None, OpFrom::None);
+                let mut s = self.occ(
+                    ln,
+                    SiteKind::SdyMesh,
+                    Cow::Owned(key.to_string()),
+                    (a, b),
+                    Ctx { value: Some(nm), ..Ctx::NONE },
+                );
                 s.text = Some(data[m2..].to_vec());
                 s.encoding = WHOLE;
                 s.flags |= FLAG_UNFINISHED;
@@ -1590,7 +1303,13 @@ impl Extractor {
                 cursor = at + encoded.len();
             }
             let nm = symbol(strip_quotes(&data[name.0..name.1]));
-            let mut s = self.occ(ln, SDY_MESH, Cow::Owned(key.to_string()), sa, sb, Some(nm), None, OpFrom::None);
+            let mut s = self.occ(
+                ln,
+                SiteKind::SdyMesh,
+                Cow::Owned(key.to_string()),
+                (sa, sb),
+                Ctx { value: Some(nm), ..Ctx::NONE },
+            );
             s.text = Some(mesh_text.to_vec());
             s.encoding = if at.is_some() { enc } else { WHOLE };
             out.push(s);
@@ -1605,10 +1324,16 @@ impl Extractor {
         let c = self.mlir_context(ln, m.start);
         let Some(end) = match_close(t, m.end - 1) else {
             let c = Ctx { shapes: None, ..c };
-            return self.unfinished(ln, m.end, SDY_PER_VALUE_LIST, key, m.end - 1, c, out);
+            return self.unfinished(ln, m.end, SiteKind::SdyPerValueList, key, m.end - 1, c, out);
         };
         let is_in = key == "in_shardings";
-        let mut site = self.occ(ln, SDY_PER_VALUE_LIST, key, m.end - 1, end, c.value, None, c.op);
+        let mut site = self.occ(
+            ln,
+            SiteKind::SdyPerValueList,
+            key,
+            (m.end - 1, end),
+            Ctx { value: c.value, shapes: None, op: c.op },
+        );
         let closes_later = rstrip(t).ends_with(b"{");
         if closes_later {
             complete_on(ln, &mut site);
@@ -1671,13 +1396,13 @@ fn bad_value_end(t: &[u8], a: usize) -> usize {
 
 /// The kind of value a string under `key` holds, from its first bytes `text` as written (which may be cut
 /// short, even inside the prefix): None when it holds none the scan reads (as `string_value` decides).
-fn string_kind(key: &str, text: &[u8]) -> Option<u8> {
+fn string_kind(key: &str, text: &[u8]) -> Option<SiteKind> {
     if key == "mhlo.sharding" || key == "mhlo.spmd_output_sharding" {
-        return Some(HLO);
+        return Some(SiteKind::Hlo);
     }
     if text.starts_with(b"{") {
         let meshes = key.ends_with("meshes") || crate::finder!(b"#sdy.mesh").find(text).is_some();
-        return meshes.then_some(SDY_MESH);
+        return meshes.then_some(SiteKind::SdyMesh);
     }
     if text.is_empty() {
         return key_kind(key);
@@ -1691,22 +1416,22 @@ fn string_kind(key: &str, text: &[u8]) -> Option<u8> {
 
 /// The kind of value a frontend attribute's key announces, whatever its string holds (a string no
 /// prefix matches is then a broken value of that kind, not silently none).
-fn key_kind(key: &str) -> Option<u8> {
+fn key_kind(key: &str) -> Option<SiteKind> {
     match key {
-        "xla.sdy.sharding" => Some(SDY_SHARDING),
-        "xla.sdy.in_shardings" | "xla.sdy.out_shardings" => Some(SDY_PER_VALUE),
-        "xla.sdy.manual_axes" => Some(MANUAL_AXES),
-        "xla.sdy.meshes" => Some(SDY_MESH),
+        "xla.sdy.sharding" => Some(SiteKind::SdySharding),
+        "xla.sdy.in_shardings" | "xla.sdy.out_shardings" => Some(SiteKind::SdyPerValue),
+        "xla.sdy.manual_axes" => Some(SiteKind::ManualAxes),
+        "xla.sdy.meshes" => Some(SiteKind::SdyMesh),
         _ => None,
     }
 }
 
 /// The prefixes of the values a string may hold, each with its kind (the longer of two alike first).
-const STRING_PREFIXES: [(&[u8], u8); 4] = [
-    (b"#sdy.sharding_per_value<", SDY_PER_VALUE),
-    (b"#sdy.sharding<", SDY_SHARDING),
-    (b"#sdy.mesh<", SDY_MESH),
-    (b"#sdy<manual_axes", MANUAL_AXES),
+const STRING_PREFIXES: [(&[u8], SiteKind); 4] = [
+    (b"#sdy.sharding_per_value<", SiteKind::SdyPerValue),
+    (b"#sdy.sharding<", SiteKind::SdySharding),
+    (b"#sdy.mesh<", SiteKind::SdyMesh),
+    (b"#sdy<manual_axes", SiteKind::ManualAxes),
 ];
 
 /// `([\w$.\-]+|"[^"]*")\s*=\s*(#sdy\.mesh<)` searched from `pos` in `data`: (name span, start of the
@@ -1855,10 +1580,10 @@ mod tests {
     fn a_mesh_declared_in_generic_form_is_named_by_its_sym_name() {
         let s = sites(b"  \"sdy.mesh\"() <{mesh = #sdy.mesh<[\"x\"=2]>, sym_name = \"gm\"}> : () -> ()");
         assert_eq!(s.len(), 1);
-        assert_eq!((s[0].kind, &*s[0].site, s[0].value.as_deref()), (SDY_MESH, "sdy.mesh", Some("@gm")));
+        assert_eq!((s[0].kind, &*s[0].site, s[0].value.as_deref()), (SiteKind::SdyMesh, "sdy.mesh", Some("@gm")));
         assert_eq!((s[0].col, s[0].end_col), (25, 43)); // `#sdy.mesh<...>`, as written
         let inline = sites(b"  %0 = \"sdy.other\"() <{mesh = #sdy.mesh<[\"x\"=2]>, sym_name = \"gm\"}> : () -> ()");
-        assert_eq!((inline[0].kind, inline[0].value.as_deref()), (SDY_MESH, None));
+        assert_eq!((inline[0].kind, inline[0].value.as_deref()), (SiteKind::SdyMesh, None));
     }
 
     #[test]
@@ -1867,25 +1592,28 @@ mod tests {
             sites(b"  %p = f32[8]{0} parameter(0), frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<[\"a\"=2}}");
         assert_eq!(
             (s[0].kind, s[0].flags, s[0].text.as_deref()),
-            (SDY_MESH, FLAG_UNFINISHED, Some(&b"#sdy.mesh<[\"a\"=2}"[..]))
+            (SiteKind::SdyMesh, FLAG_UNFINISHED, Some(&b"#sdy.mesh<[\"a\"=2}"[..]))
         );
         let s = sites(b"  %p = f32[8]{0} parameter(0), sharding={devices=[8,  ");
         assert_eq!(s.len(), 1);
-        assert_eq!((s[0].kind, s[0].flags & FLAG_UNFINISHED, s[0].col, s[0].end_col), (HLO, FLAG_UNFINISHED, 41, 53));
+        assert_eq!(
+            (s[0].kind, s[0].flags & FLAG_UNFINISHED, s[0].col, s[0].end_col),
+            (SiteKind::Hlo, FLAG_UNFINISHED, 41, 53)
+        );
         for (t, text) in [
             (&b"  %p = f32[8]{0} parameter(0), sharding=[replicated}, metadata={}"[..], &b"[replicated"[..]),
             (b"  %p = f32[8]{0} parameter(0), sharding=, metadata={}", b", metadata={}"),
         ] {
             let s = sites(t);
-            assert_eq!((s.len(), s[0].kind, s[0].flags, s[0].raw(t)), (1, HLO, 0, text));
+            assert_eq!((s.len(), s[0].kind, s[0].flags, s[0].raw(t)), (1, SiteKind::Hlo, 0, text));
         }
         assert!(sites(b"  // CHECK: sharding=[[S]]").is_empty());
         assert!(sites(b"  %p = f32[8]{0} custom-call(), backend_config=\"sharding=x\"").is_empty());
         let s = sites(b"  %p = f32[8]{0} parameter(0), sharding=  \n}\n");
-        assert_eq!((s.len(), s[0].kind, s[0].flags & FLAG_UNFINISHED), (1, HLO, FLAG_UNFINISHED));
+        assert_eq!((s.len(), s[0].kind, s[0].flags & FLAG_UNFINISHED), (1, SiteKind::Hlo, FLAG_UNFINISHED));
         let t = b"  func.func @f(%a: tensor<8xf32> {mhlo.sharding = \"{replicated}";
         let s = sites(t);
-        assert_eq!((s[0].kind, s[0].flags & FLAG_UNFINISHED), (HLO, FLAG_UNFINISHED));
+        assert_eq!((s[0].kind, s[0].flags & FLAG_UNFINISHED), (SiteKind::Hlo, FLAG_UNFINISHED));
         assert_eq!(s[0].raw(t), b"\"{replicated}");
     }
 
@@ -1899,11 +1627,11 @@ mod tests {
     #[test]
     fn a_string_s_kind_is_read_off_its_first_bytes_even_cut_short() {
         assert!(string_kind("xla.sdy.sharding", b"#sdy.shar").is_some()); // (either kind: neither parses)
-        assert_eq!(string_kind("xla.sdy.sharding", b"#sdy.sharding<@m"), Some(SDY_SHARDING));
-        assert_eq!(string_kind("xla.sdy.sharding", b"#sdy.sharding_per_value<[<@m"), Some(SDY_PER_VALUE));
-        assert_eq!(string_kind("xla.sdy.meshes", b"{mesh = #sdy.me"), Some(SDY_MESH));
+        assert_eq!(string_kind("xla.sdy.sharding", b"#sdy.sharding<@m"), Some(SiteKind::SdySharding));
+        assert_eq!(string_kind("xla.sdy.sharding", b"#sdy.sharding_per_value<[<@m"), Some(SiteKind::SdyPerValue));
+        assert_eq!(string_kind("xla.sdy.meshes", b"{mesh = #sdy.me"), Some(SiteKind::SdyMesh));
         assert_eq!(string_kind("xla.sdy.sharding_rule", b"#sdy.op_sharding_rule<"), None);
-        assert_eq!(string_kind("mhlo.sharding", b""), Some(HLO));
+        assert_eq!(string_kind("mhlo.sharding", b""), Some(SiteKind::Hlo));
     }
 
     #[test]
@@ -1960,7 +1688,7 @@ mod tests {
         assert_eq!(loc_tail(b"x : tensor<8xf32> loc(#loc3)"), Some(17));
         assert_eq!(loc_tail(b"x loc(a) y"), None);
         assert_eq!(mlir_result(b"  %0:2, %1 = foo").map(|r| (r.end, r.count)), Some((12, 3)));
-        // a count beyond usize still names the result (the reference reads any count)
+        // a count beyond usize still names the result (`%0:N` is the op's N results, whatever N)
         assert_eq!(
             mlir_result(b"%0:99999999999999999999999 = foo").map(|r| (r.first, r.count)),
             Some(((0, 2), usize::MAX))

@@ -4,10 +4,7 @@
 //! (`sdy.propagation_edges`), each a site of its own kind; and the operands of the op or `return`
 //! carrying them (kind `operands`, text `%a, %b`), so an edge's `operand-N` names a value.
 
-use super::{
-    complete_on, site_key, Ctx, Extractor, Line, OpFrom, Site, OPERANDS, SDY_EDGES, SDY_ORIGINS, SDY_ORIGIN_NAME,
-    SDY_PER_VALUE_LIST,
-};
+use super::{complete_on, site_key, Ctx, Extractor, Line, OpFrom, Site, SiteKind};
 use crate::keywords::{name_char, ssa_char, Group, Match};
 use crate::strings::{is_ws, lstrip_len, match_close, string_end};
 
@@ -69,7 +66,8 @@ impl Extractor {
         if m.group == Group::Return {
             if let Some((a, b, names)) = operands(t) {
                 let op = if t[ms..].starts_with(b"sdy.") { "sdy.return" } else { "return" };
-                let mut s = self.occ(ln, OPERANDS, op.into(), a, b, None, None, OpFrom::Named(op));
+                let mut s =
+                    self.occ(ln, SiteKind::Operands, op.into(), (a, b), Ctx { op: OpFrom::Named(op), ..Ctx::NONE });
                 s.text = Some(names);
                 out.push(s);
                 return b;
@@ -78,13 +76,15 @@ impl Extractor {
         }
         let (kind, a, end) = match m.group {
             Group::OriginName => match string_end(t, me - 1) {
-                Some(e) => (SDY_ORIGIN_NAME, me, e - 1),
+                Some(e) => (SiteKind::SdyOriginName, me, e - 1),
                 None => return me,
             },
             _ => {
                 let open = if t[me - 1] == b'<' { me - EDGES_OPEN } else { me - 1 };
                 match match_close(t, me - 1) {
-                    Some(e) => (if m.group == Group::Origins { SDY_ORIGINS } else { SDY_EDGES }, open, e),
+                    Some(e) => {
+                        (if m.group == Group::Origins { SiteKind::SdyOrigins } else { SiteKind::SdyEdges }, open, e)
+                    }
                     None => return me,
                 }
             }
@@ -94,30 +94,36 @@ impl Extractor {
             // a manual computation's closing line `} {sdy...} : (...)`: the op is the one whose in/out
             // shardings were just reported for this line (another op's closing line, inside one still
             // open, names no value: the reader finds its op above it)
-            let listed = out.iter().rposition(|s| s.kind == SDY_PER_VALUE_LIST);
+            let listed = out.iter().rposition(|s| s.kind == SiteKind::SdyPerValueList);
             if let Some(i) = listed {
                 complete_on(ln, &mut out[i]);
                 let prev = &out[i];
-                c = Ctx { value: prev.value.clone(), shapes: None, op: OpFrom::None };
+                c = Ctx { value: prev.value.clone(), ..Ctx::NONE };
                 let op = prev.op.clone();
-                let mut s = self.occ(ln, kind, key, a, end, c.value, None, OpFrom::None);
+                let mut s = self.occ(ln, kind, key, (a, end), Ctx { value: c.value, ..Ctx::NONE });
                 s.op = op;
                 out.push(s);
-                return end + usize::from(kind == SDY_ORIGIN_NAME);
+                return end + usize::from(kind == SiteKind::SdyOriginName);
             }
         }
         let on_op = c.op == OpFrom::Mlir;
         let value = c.value.clone();
         let shapes = c.shapes;
-        out.push(self.occ(ln, kind, key, a, end, c.value, shapes, c.op));
-        if on_op && !out.iter().any(|s| s.kind == OPERANDS) {
+        out.push(self.occ(ln, kind, key, (a, end), Ctx { value: c.value, shapes, op: c.op }));
+        if on_op && !out.iter().any(|s| s.kind == SiteKind::Operands) {
             if let Some((x, y, names)) = operands(t) {
-                let mut s = self.occ(ln, OPERANDS, "operands".into(), x, y, value, None, OpFrom::Mlir);
+                let mut s = self.occ(
+                    ln,
+                    SiteKind::Operands,
+                    "operands".into(),
+                    (x, y),
+                    Ctx { value, shapes: None, op: OpFrom::Mlir },
+                );
                 s.text = Some(names);
                 out.push(s);
             }
         }
-        end + usize::from(kind == SDY_ORIGIN_NAME)
+        end + usize::from(kind == SiteKind::SdyOriginName)
     }
 }
 
@@ -146,8 +152,17 @@ mod tests {
     fn records_on_an_op() {
         let t = b"    %1 = sdy.reshard %0 <@mesh, [{\"data\"}]> {sdy.propagation_edges = #sdy.propagation_edges<[{step-0 = [{\"data\" = result-0 -> [operand-0]}]}]>, sdy.sharding_origin_name = \"constraint_0\", sdy.sharding_origins = {data = \"self\"}} : tensor<16xf32>";
         let s = sites(t);
-        let kinds: Vec<u8> = s.iter().map(|s| s.kind).collect();
-        assert_eq!(kinds, vec![super::super::SDY_SHARDING_BARE, SDY_EDGES, OPERANDS, SDY_ORIGIN_NAME, SDY_ORIGINS]);
+        let kinds: Vec<SiteKind> = s.iter().map(|s| s.kind).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                SiteKind::SdyShardingBare,
+                SiteKind::SdyEdges,
+                SiteKind::Operands,
+                SiteKind::SdyOriginName,
+                SiteKind::SdyOrigins
+            ]
+        );
         assert!(s[1].raw(t).starts_with(b"#sdy.propagation_edges<[{step-0") && s[1].raw(t).ends_with(b"]}]>"));
         assert_eq!(s[2].text(t), b"%0");
         assert_eq!(s[3].raw(t), b"constraint_0");
@@ -163,13 +178,13 @@ mod tests {
         let t = b"  func.func @main(%arg0: tensor<16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"data\"}]>, sdy.sharding_origins = {data = \"input: 0\"}}) -> (tensor<16xf32> {sdy.sharding_origins = {data = \"output: 0\"}}) {";
         let s = sites(t);
         assert_eq!(s.len(), 3);
-        assert_eq!((s[1].kind, s[1].value.as_deref()), (SDY_ORIGINS, Some("%arg0")));
-        assert_eq!((s[2].kind, s[2].value.as_deref()), (SDY_ORIGINS, Some("result[0]")));
+        assert_eq!((s[1].kind, s[1].value.as_deref()), (SiteKind::SdyOrigins, Some("%arg0")));
+        assert_eq!((s[2].kind, s[2].value.as_deref()), (SiteKind::SdyOrigins, Some("result[0]")));
         let mut e = Extractor::default();
         e.scan(b"  %1 = sdy.manual_computation(%0) in_shardings=[<@m, [{\"x\"}]>] out_shardings=[<@m, [{\"x\"}]>] manual_axes={\"x\"} (%a: tensor<4xf32>) {", 0, 1, 0);
         let close = b"  } {sdy.block_arg_sharding_origins = [{x = \"self\"}], sdy.sharding_origin_name = \"mc_0\"} : (tensor<8xf32>) -> tensor<8xf32>";
         let s = e.scan(close, 200, 3, 0);
-        let named: Vec<_> = s.iter().filter(|x| x.kind == SDY_ORIGIN_NAME).collect();
+        let named: Vec<_> = s.iter().filter(|x| x.kind == SiteKind::SdyOriginName).collect();
         assert_eq!(named.len(), 1);
         assert_eq!(named[0].value.as_deref(), Some("%1"));
         assert_eq!(named[0].op.as_deref(), Some("sdy.manual_computation"));
@@ -183,7 +198,7 @@ mod tests {
         e.scan(b"    %2 = \"stablehlo.all_reduce\"(%a) ({", 100, 2, 0);
         let close = b"    }) {sdy.propagation_edges = #sdy.propagation_edges<[{step-4 = [{\"y\" = operand-0 -> [result-0]}]}]>, sdy.sharding_origins = [{y = \"mc_0_input: 1\"}]} : (tensor<4xf32>) -> tensor<4xf32>";
         let s = e.scan(close, 200, 5, 0);
-        assert_eq!(s.iter().map(|x| x.kind).collect::<Vec<_>>(), vec![SDY_EDGES, SDY_ORIGINS]);
+        assert_eq!(s.iter().map(|x| x.kind).collect::<Vec<_>>(), vec![SiteKind::SdyEdges, SiteKind::SdyOrigins]);
         assert!(s.iter().all(|x| x.value.is_none()), "the all_reduce's records are not the manual computation's");
     }
 }

@@ -1,5 +1,5 @@
-//! Lines: the engine. Takes a dump's bytes piece by piece, reads them as the reference reads a stream
-//! (the 64 KiB sniffed head, then `chunk`-sized reads), finds the lines holding a keyword with one
+//! Lines: the engine. Takes a dump's bytes piece by piece, read as a stream is (the 64 KiB sniffed head,
+//! then `chunk`-sized reads), finds the lines holding a keyword with one
 //! aho-corasick pass over each region of complete lines, and hands only those to the extractor. A line
 //! longer than `max_line` is extracted in overlapping windows, so memory stays bounded. An attribute
 //! whose value starts on the next line (`key =` then the value) is one logical line.
@@ -7,13 +7,10 @@
 use crate::ends::Ends;
 use crate::extract::arguments::Arguments;
 use crate::extract::repeats::{constraint_line, Repeats, Seen};
-use crate::extract::{
-    complete_on, lex_signature, Extractor, Holds, Known, Line, Site, FLAG_UNFINISHED, MODULE_START, SDY_ORIGINS,
-    SDY_SHARDING_BARE,
-};
+use crate::extract::{complete_on, lex_signature, Extractor, Holds, Known, Line, Site, SiteKind, FLAG_UNFINISHED};
 use crate::find::{Hit, Needles};
 use crate::keywords::NeedleHits;
-use crate::names::{Defined, Digest};
+use crate::names::Segments;
 use crate::reader::windows::Runaway;
 use crate::scopes::{scope_in, ScopeLine};
 use crate::sniff::{sniff, SNIFF_BYTES};
@@ -319,7 +316,8 @@ pub struct Engine {
     /// Whether the input is a later piece of a file (`place`): its end is read as a long file's is.
     tail: bool,
     /// The line breaks drained in windows of a long logical line (one joined to the next): `lineno`
-    /// counts on without them, as the reference's does, and `buf[0]` is on line `lineno + drift`.
+    /// counts on without them (a logical line is numbered by its first physical line), and `buf[0]` is
+    /// on line `lineno + drift`.
     drift: u64,
     col_base: u64,
     pub size: u64,
@@ -331,14 +329,10 @@ pub struct Engine {
     sites: Vec<Site>,     // one line's sites, reused
     repeats: Repeats,     // every_site=false: the constraint lines met, by their value on
     arguments: Arguments, // every_site=false: one function line's arguments alike
-    // names=True: per segment, the definitions and the digest
-    pub defined: Vec<Defined>,
-    pub digests: Vec<u64>,
+    /// `trace`'s segments (`Options::names`): per segment, the definitions and the digest.
+    pub segments: Option<Segments>,
     /// Each row's key, as trace follows values (`Table::keys`), made once the scan is finished.
     pub keys: Option<crate::keys::Keys>,
-    names_pos: u64,
-    digest: Digest,
-    digest_from: u64,
     /// The line and column of the first value longer than any window (`Options::max_line`): the scan
     /// cannot read it, and says so.
     pub too_long: Option<(u64, u64)>,
@@ -376,12 +370,8 @@ impl Engine {
             sites: Vec::new(),
             repeats: Repeats::default(),
             arguments: Arguments::default(),
-            defined: if opts.names { vec![Defined::default()] } else { Vec::new() },
-            digests: Vec::new(),
+            segments: opts.names.then(|| Segments::new(0)),
             keys: None,
-            names_pos: 0,
-            digest: Digest::default(),
-            digest_from: 0,
             too_long: None,
             runaway: None,
             ends: Ends::default(),
@@ -410,7 +400,10 @@ impl Engine {
     /// The input is the piece of a file from byte `offset`, after `lines` line breaks (at a line's
     /// start): every line and byte offset the scan gives is the file's. Call before the first `feed`.
     pub fn place(&mut self, offset: u64, lines: u64) {
-        (self.buf_off, self.names_pos, self.digest_from) = (offset, offset, offset);
+        self.buf_off = offset;
+        if let Some(n) = &mut self.segments {
+            *n = Segments::new(offset);
+        }
         (self.lineno, self.origin_lines, self.tail) = (1 + lines, lines, offset > 0);
     }
 
@@ -469,7 +462,9 @@ impl Engine {
         self.reason = reason;
         self.skip = kind == "skip";
         if self.skip {
-            self.defined.clear();
+            if let Some(n) = &mut self.segments {
+                n.defined.clear();
+            }
         }
         self.buf = head;
         self.suppressions_read(0);
@@ -481,7 +476,7 @@ impl Engine {
         self.suppressions.read_at(start, &anchor);
     }
 
-    /// One read of the reference's loop: `data` appended, then the complete lines handled.
+    /// One read: `data` appended, then the complete lines handled.
     fn read(&mut self, data: &[u8]) {
         self.size += data.len() as u64;
         let start = self.buf.len();
@@ -573,7 +568,7 @@ impl Engine {
         self.staged = head;
         self.take_head();
         if n < SNIFF_BYTES {
-            self.suppressions_read(self.buf.len()); // the reference's head read met the end
+            self.suppressions_read(self.buf.len()); // the head's read met the input's end
         }
         Ok(())
     }
@@ -626,7 +621,7 @@ impl Engine {
             self.buf = buf;
         }
         self.table.finish();
-        if self.opts.names {
+        if self.segments.is_some() {
             self.keys = Some(self.table.keys());
         }
         self.done = true;
@@ -749,7 +744,7 @@ impl Engine {
     /// `ln` is the line the site was scanned in (None: the site is complete, see `Site::context`).
     /// Hands a site to the table; the group it joins, if it has one.
     fn emit(&mut self, s: &mut Site, text: &[u8], text_off: u64, buf: &[u8], mut ln: Option<&mut Line>) -> Option<u32> {
-        if s.kind == MODULE_START {
+        if s.kind == SiteKind::ModuleStart {
             let at = s.start.wrapping_sub(text_off) as usize;
             self.ends.module_start(text.get(at..).unwrap_or_default(), s.line);
             self.scope.reset();
@@ -776,7 +771,7 @@ impl Engine {
                 self.arguments.count_before(sites[k].start - at, (text, at), sites, &mut self.table);
             }
             let joined = self.emit(&mut sites[k], text, at, buf, Some(ln));
-            if sites[k].kind < SDY_ORIGINS {
+            if sites[k].kind < SiteKind::SdyOrigins {
                 group = joined;
             }
             if alike {
@@ -792,51 +787,24 @@ impl Engine {
 
     /// A module header at file offset `at`: a new names segment begins there.
     fn header(&mut self, at: u64, buf: &[u8]) {
-        if !self.opts.names {
-            return;
+        if let Some(n) = &mut self.segments {
+            n.header(at, buf, self.buf_off);
         }
-        self.names_to(at, true, buf);
-        self.defined.push(Defined::default());
-        // the digest covers the segment after its header line
-        let rel = at.saturating_sub(self.buf_off) as usize;
-        let end =
-            if rel <= buf.len() { memchr::memchr(b'\n', &buf[rel..]).map_or(buf.len(), |q| rel + q + 1) } else { rel };
-        self.digest_from = self.buf_off + end as u64;
     }
 
     /// Definitions and digest over the bytes up to file offset `to` (held in `buf`, at `buf_off`).
     fn names_to(&mut self, to: u64, close: bool, buf: &[u8]) {
-        if !self.opts.names {
-            return;
-        }
-        let lo = self.names_pos.max(self.buf_off);
-        if to > lo {
-            let a = (lo - self.buf_off) as usize;
-            let b = ((to - self.buf_off) as usize).min(buf.len());
-            if a < b {
-                if let Some(d) = self.defined.last_mut() {
-                    d.scan(&buf[a..b]);
-                }
-                let da = self.digest_from.max(lo);
-                if da < to {
-                    let x = ((da - self.buf_off) as usize).min(b);
-                    self.digest.update(&buf[x..b]);
-                }
-            }
-            self.names_pos = to;
-        }
-        if close {
-            self.digests.push(self.digest.finish());
-            self.digest = Digest::default();
+        if let Some(n) = &mut self.segments {
+            n.read_to(to, close, buf, self.buf_off);
         }
     }
 
     /// A constraint line's one site (of `group`), its value from `base` on, kept for the next line like it
     /// (`repeats`); a line that gave more sites, or another kind, is not.
     fn remember(&mut self, op: u8, tail: &[u8], base: u64, sites: &[Site], group: Option<u32>) {
-        let mut valued = sites.iter().filter(|s| s.kind < SDY_ORIGINS);
+        let mut valued = sites.iter().filter(|s| s.kind < SiteKind::SdyOrigins);
         let (Some(s), None, Some(group)) = (valued.next(), valued.next(), group) else { return };
-        if s.kind != SDY_SHARDING_BARE || s.start < base {
+        if s.kind != SiteKind::SdyShardingBare || s.start < base {
             return;
         }
         let seen = Seen { group, start: s.start - base, end: s.end - base };
@@ -852,7 +820,7 @@ impl Engine {
         }
     }
 
-    /// The sites of the complete lines in `buf[..limit]` (the reference's `_general`).
+    /// The sites of the complete lines in `buf[..limit]`.
     /// Returns the line number at `limit` (the newlines are counted once, between the candidates).
     fn region(&mut self, buf: &[u8], limit: usize) -> u64 {
         let mut begin = 0usize;
@@ -1012,7 +980,13 @@ mod tests {
             let read = if ahead { e.read_all_ahead(&mut r, limit) } else { e.read_all(&mut r, limit) };
             read.map(|()| {
                 e.finish();
-                (e.table.u32s.clone(), e.table.starts.clone(), e.lines(), e.size, e.digests.clone())
+                (
+                    e.table.u32s.clone(),
+                    e.table.starts.clone(),
+                    e.lines(),
+                    e.size,
+                    e.segments.as_ref().map_or_else(Vec::new, |n| n.digests.clone()),
+                )
             })
         };
         let plain = scan(false, u64::MAX).unwrap();

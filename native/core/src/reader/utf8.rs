@@ -2,7 +2,7 @@
 //! text is UTF-8 without NUL except in a comment, so no compiler reads such a line; a byte inserted into a
 //! keyword would otherwise hide its value.
 
-use crate::extract::{LineText, Raw, Site, HLO};
+use crate::extract::{LineText, Raw, Site, SiteKind};
 use crate::strings::{count_nl, rstrip, PLAIN};
 
 /// A site's flag: the site is a byte no compiler reads (see `not_utf8_site`).
@@ -46,7 +46,7 @@ pub fn not_utf8_site(text: &[u8], at: usize, (off, lineno, col_base): (u64, u64,
     let col = if line_start == 0 { col_base + at as u64 + 1 } else { (at - line_start) as u64 + 1 };
     let end_col = col + (end - at) as u64;
     Site {
-        kind: HLO,
+        kind: SiteKind::Hlo,
         site: "text".into(),
         line,
         col,
