@@ -799,6 +799,15 @@ impl Engine {
         }
     }
 
+    /// A constraint line of line `lineno` met before in its module (`repeats`), its value from file offset
+    /// `base` on: counted as the first one's group again, at its value's place, without being read.
+    /// Whether it was.
+    fn counted_again(&mut self, op: u8, tail: &[u8], base: u64, lineno: u64) -> bool {
+        let Some(seen) = self.repeats.get(self.table.module(), op, tail) else { return false };
+        self.table.repeat(seen.group, base + seen.start, base + seen.end, lineno, None);
+        true
+    }
+
     /// A constraint line's one site (of `group`), its value from `base` on, kept for the next line like it
     /// (`repeats`); a line that gave more sites, or another kind, is not.
     fn remember(&mut self, op: u8, tail: &[u8], base: u64, sites: &[Site], group: Option<u32>) {
@@ -846,23 +855,16 @@ impl Engine {
                 let end = line_end(buf, c.start, c.end, limit);
                 done = end + 1;
                 from = from.max(done);
-                let mut text = &buf[c.start..end];
-                if text.last() == Some(&b'\r') {
-                    text = &text[..text.len() - 1];
-                }
+                let text = buf[c.start..end].strip_suffix(b"\r").unwrap_or(&buf[c.start..end]);
                 lineno += count_nl(&buf[counted..c.start]);
                 let at = self.buf_off + c.start as u64;
                 let col = if c.start == 0 { self.col_base } else { 0 };
                 // (a line read alone, as a scan that keeps each group's first site reads it: see `repeats`)
                 let alone = col == 0 && end == c.end && !self.opts.every_site && !self.ext.pending();
                 let constraint = if alone { constraint_line(text) } else { None };
-                if let Some((op, v)) = constraint {
-                    if let Some(seen) = self.repeats.get(self.table.module(), op, &text[v..]) {
-                        let base = at + v as u64;
-                        self.table.repeat(seen.group, base + seen.start, base + seen.end, lineno, None);
-                        counted = end;
-                        continue;
-                    }
+                if constraint.is_some_and(|(op, v)| self.counted_again(op, &text[v..], at + v as u64, lineno)) {
+                    counted = end;
+                    continue;
                 }
                 // (what the logical line may hold: for its first physical line too, whose search finds
                 // nothing of what starts after it)
