@@ -50,3 +50,15 @@ def test_scan_has_the_contract_shape() -> None:
     assert scan.modules == 1
     assert scan.ops[memoryview(cols["op"]).cast("I")[2]] == "parameter"
     assert memoryview(cols["param"]).cast("I")[2] == 0
+
+
+def test_the_core_crate_holds_no_python() -> None:
+    """The scanning core (native/core) builds without PyO3; only the binding crate (native/binding) speaks
+    Python, so the core reads, and is tested, as plain Rust."""
+    core = ROOT / "native" / "core"
+    manifest = (core / "Cargo.toml").read_text(encoding="utf-8")
+    assert "pyo3" not in manifest
+    speaking = sorted(str(p.relative_to(core)) for p in (core / "src").rglob("*.rs") if "pyo3" in p.read_text("utf-8"))
+    assert speaking == []
+    binding = (ROOT / "native" / "binding" / "Cargo.toml").read_text(encoding="utf-8")
+    assert re.search(r"^pyo3 = ", binding, re.MULTILINE) and re.search(r"^shardconv-scan", binding, re.MULTILINE)
