@@ -36,14 +36,17 @@ pub const UNSPECIFIED_DIMS: u8 = 10;
 pub const EXPECTED_ERROR: u8 = 11;
 pub const MODULE_START: u8 = 12;
 pub const COLLECTIVE_AXES: u8 = 13;
-pub const SDY_ORIGINS: u8 = 14;
-pub const SDY_ORIGIN_NAME: u8 = 15;
-pub const SDY_EDGES: u8 = 16;
-pub const OPERANDS: u8 = 17;
+pub const SHARD_GRID: u8 = 14;
+pub const SHARD_SHARDING: u8 = 15;
+pub const SDY_ORIGINS: u8 = 16;
+pub const SDY_ORIGIN_NAME: u8 = 17;
+pub const SDY_EDGES: u8 = 18;
+pub const OPERANDS: u8 = 19;
 
 mod records;
+mod shard;
 
-pub const SITE_KINDS: [&str; 18] = [
+pub const SITE_KINDS: [&str; 20] = [
     "hlo",
     "sdy.sharding",
     "sdy.sharding.bare",
@@ -58,6 +61,8 @@ pub const SITE_KINDS: [&str; 18] = [
     "expected-error",
     "module",
     "sdy.collective_axes",
+    "shard.grid",
+    "shard.sharding",
     "sdy.sharding_origins",
     "sdy.sharding_origin_name",
     "sdy.propagation_edges",
@@ -1403,6 +1408,7 @@ impl Extractor {
                 Ok(end)
             }
             Group::Origins | Group::OriginName | Group::Edges | Group::Return => Ok(self.record(ln, m, out)),
+            Group::ShardGrid | Group::ShardSharding => Ok(self.shard_op(ln, m, out)),
             Group::Expected => {
                 let delta: i64 = match sub {
                     b"" => 0,

@@ -4,7 +4,7 @@
 
 use crate::extract::{
     physical_span, LineText, Name, Shapes, Site, COLLECTIVE_AXES, COLLECTIVE_MESH, EXPECTED_ERROR, HLO, MODULE_START,
-    NUM_PARTITIONS, SDY_MESH, SDY_ORIGINS, SDY_PER_VALUE, SDY_SHARDING, STABLEHLO_MESH,
+    NUM_PARTITIONS, SDY_MESH, SDY_ORIGINS, SDY_PER_VALUE, SDY_SHARDING, SHARD_GRID, SHARD_SHARDING, STABLEHLO_MESH,
 };
 use crate::shapes::Shape;
 use crate::strings::Encoding;
@@ -538,7 +538,8 @@ impl Table {
         if kind != MODULE_START {
             self.reading_line(s.line);
         }
-        let named = matches!(kind, SDY_MESH | STABLEHLO_MESH | COLLECTIVE_MESH | COLLECTIVE_AXES);
+        let named =
+            matches!(kind, SDY_MESH | STABLEHLO_MESH | COLLECTIVE_MESH | COLLECTIVE_AXES | SHARD_GRID | SHARD_SHARDING);
         let key_name = if named { self.name_id(&s.value) } else { NONE };
         let index = self.starts.len() as u32;
         let mut keep = self.every_site || !grouped;

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.model import ShardGrid, ShardSharding
 
@@ -49,6 +51,16 @@ def verify_shard_sharding(sharding: ShardSharding, grid: ShardGrid | None = None
     _verify_offsets(offsets, split_dims, grid)
 
 
+def verify_shard_sharding_in(sharding: ShardSharding, grids: Mapping[str, ShardGrid]) -> None:
+    """``verify_shard_sharding`` in a module declaring ``grids`` (by name): upstream's op verifier, then
+    its symbol check (an undeclared grid), then the checks against the grid."""
+    grid = grids.get(sharding.grid)
+    verify_shard_sharding(sharding)
+    if grid is None:
+        raise ShardingValidationError(f'Undefined required grid symbol "{sharding.grid}".')
+    verify_shard_sharding(sharding, grid)
+
+
 def _verify_offsets(offsets: tuple[int | str, ...], split_dims: list[tuple[int, ...]], grid: ShardGrid) -> None:
     pos = 0
     for axes in split_dims if offsets else ():
@@ -65,4 +77,4 @@ def _verify_offsets(offsets: tuple[int | str, ...], split_dims: list[tuple[int, 
         pos += shards + 1
 
 
-__all__ = ["verify_grid", "verify_shard_sharding"]
+__all__ = ["verify_grid", "verify_shard_sharding", "verify_shard_sharding_in"]
