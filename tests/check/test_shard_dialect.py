@@ -168,3 +168,38 @@ def test_explain_and_trace_read_a_shard_dump_without_failing(tmp_path: Path) -> 
     assert r.code == 2 and "no sharded value matches a result of the entry function" in r.err, r.err
     r = run("trace", str(dump), str(dump))
     assert r.code == 0 and "0 placement changes" in r.out, r.err
+
+
+def _as_shard_dialect(sdy_dump: str) -> tuple[str, int]:
+    """The shard dialect of a Shardy dump: its mesh as a grid, each sharding as the ``shard.sharding`` op
+    ``convert --to shard`` writes (``sdy_to_shard``), one per line; and how many there are."""
+    from shardconv.convert.shard_dialect import mesh_grid, sdy_to_shard
+    from shardconv.core.model import Mesh, TensorSharding, TensorShardingPerValue
+
+    sites = list(scan_text(sdy_dump))
+    mesh = next(s.value for s in sites if s.kind is SiteKind.SDY_MESH and isinstance(s.value, Mesh))
+    assert isinstance(mesh, Mesh)
+    ops = []
+    for s in sites:
+        values = s.value.shardings if isinstance(s.value, TensorShardingPerValue) else (s.value,)
+        for v in values:
+            if isinstance(v, TensorSharding):
+                ops.append(f"  %s{len(ops)} = {sdy_to_shard(v, mesh)}")
+    grid = mesh_grid(mesh, "mesh")
+    return f"module {{\n{grid}\nfunc.func @main() {{\n" + "\n".join(ops) + "\n  return\n}\n}\n", len(ops)
+
+
+def test_a_jax_dump_converted_to_the_shard_dialect_checks_clean() -> None:
+    """tests/data/dumps/jax_lowered.mlir (jax 0.10.2's lowering on batch=2, model=4; generate.py) with every
+    sharding converted: clean on its mesh, every op read, and an axis moved out of the grid is found at its line."""
+    sdy = (Path(__file__).resolve().parents[1] / "data" / "dumps" / "jax_lowered.mlir").read_text()
+    dump, count = _as_shard_dialect(sdy)
+    assert count >= 4
+    assert check_text(dump, mesh="batch=2,model=4") == []
+    assert sum(s.kind is SiteKind.SHARD_SHARDING for s in scan_text(dump)) == count
+    lines = dump.splitlines()
+    at = next(i for i, ln in enumerate(lines) if "[[1]]" in ln or "[[], [1]]" in ln)
+    lines[at] = lines[at].replace("1]]", "2]]")
+    (f,) = check_text("\n".join(lines) + "\n", mesh="batch=2,model=4")
+    assert (f.rule, f.line) == ("verify", at + 1)
+    assert f.message.endswith('0-based grid axis index 2 is out of bounds. The referenced grid "mesh" is of rank 2.')
