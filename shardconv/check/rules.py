@@ -107,9 +107,9 @@ def _shard_dialect(ctx: ModuleContext) -> Iterator[RuleResult]:
     for dv in ctx.shard:
         assert isinstance(dv.value, ShardSharding)
         try:
-            verify_shard_sharding_in(dv.value, ctx.grids)
+            verify_shard_sharding_in(dv.value, ctx.grids, dv.site.text)
         except ShardingError as e:
-            yield RuleResult(at=dv, message=f"{dv.site.site}: {e.message}")
+            yield RuleResult(at=dv, message=f"{dv.site.site}: {e.message}", col=error_col(dv.site, e))
 
 
 def rank_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:

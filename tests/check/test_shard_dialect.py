@@ -203,3 +203,21 @@ def test_a_jax_dump_converted_to_the_shard_dialect_checks_clean() -> None:
     (f,) = check_text("\n".join(lines) + "\n", mesh="batch=2,model=4")
     assert (f.rule, f.line) == ("verify", at + 1)
     assert f.message.endswith('0-based grid axis index 2 is out of bounds. The referenced grid "mesh" is of rank 2.')
+
+
+def test_the_caret_is_under_the_axis_or_grid_an_error_is_about() -> None:
+    text = (
+        "shard.grid @g(shape = 2x4)\n"
+        "%a = shard.sharding @g split_axes = [[0], [1, 0]] : !shard.sharding\n"
+        "%b = shard.sharding @g split_axes = [[1], [-1]] : !shard.sharding\n"
+        "%c = shard.sharding @g split_axes = [[1], [3]] : !shard.sharding\n"
+        "%d = shard.sharding @h split_axes = [[0]] : !shard.sharding\n"
+    )
+    lines = text.splitlines()
+    cols = {f.line: f.col for f in check_text(text)}
+    assert cols == {
+        2: lines[1].rindex("0]]") + 1,  # the repeated one
+        3: lines[2].index("-1") + 1,
+        4: lines[3].index("3") + 1,
+        5: lines[4].index("@h") + 1,
+    }
