@@ -88,21 +88,17 @@ def device_count_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
     for name, mesh, dv in _all_meshes(ctx):
         if not mesh.axes:
             continue
-        if dv.site.kind is SiteKind.SHARD_GRID:  # grids of several sizes share a module (a grid per device group)
-            if n is not None and mesh.num_devices != n:
-                yield RuleResult(at=dv, message=f"{_label(name, mesh, dv)} has {mesh.num_devices} devices but "
-                                 f"num_partitions is {n}")
-            continue
         count = mesh.num_devices
         label = _label(name, mesh, dv) if name else f"mesh {mesh}"
+        grid = dv.site.kind is SiteKind.SHARD_GRID  # grids of several sizes share a module (one per device group)
         if n is not None and count != n:
             yield RuleResult(at=dv, message=f"{label} has {count} devices but num_partitions is {n}")
-        elif n is None and seen is not None and seen[0] != count:
+        elif n is None and not grid and seen is not None and seen[0] != count:
             yield RuleResult(
                 at=dv,
                 message=f"{label} has {count} devices but the mesh on line {seen[1].site.line} has {seen[0]}",
             )
-        if seen is None:
+        if seen is None and not grid:
             seen = (count, dv)
 
 

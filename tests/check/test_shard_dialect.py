@@ -123,6 +123,13 @@ def test_grids_are_meshes_to_the_mesh_rules() -> None:
     assert check_text(text, allowed_meshes=["2x4"]) == []
     # a dynamic grid is no mesh: nothing to compare, nothing invented
     assert check_text("shard.grid @d(shape = ?x4)\n", mesh="a=4,b=2") == []
+    # grids of several sizes share a module (ops.mlir's do); each is held to num_partitions
+    grids = "module attributes {mhlo.num_partitions = 8 : i32} {\n"
+    grids += "shard.grid @g(shape = 2x2)\nshard.grid @h(shape = 8)\n}\n"
+    (f,) = check_text(grids)
+    assert (f.rule, f.line, f.message) == (
+        "device-count-mismatch", 2, "grid @g(shape = 2x2) has 4 devices but num_partitions is 8"
+    )
 
 
 def test_a_cut_sharding_is_a_syntax_error() -> None:
