@@ -19,7 +19,7 @@ XLA_VERSIONS: Final[tuple[XlaVersion, ...]] = ("0.9.1", "0.9.2", "0.10.2", "head
 # The Shardy dialect version each target's Shardy reads and writes (a bytecode records it; a reader refuses a newer
 # one): jaxlib 0.10.2's ``sdy.get_version_from_compatibility_requirement`` answers 0.0.1 for every requirement;
 # Shardy at head (shardy/dialect/sdy/ir/dialect.h, ``getCurrentVersion``) is 0.0.2. Shardy numbered its dialect
-# from 0.0.1 on 2026-04-28; the older jaxlibs are not known to carry a number.
+# from 0.0.1 on 2026-04-28; jaxlib 0.9.1 and 0.9.2 carry no number (their bindings cannot say one).
 SHARDY_DIALECT: Final[Mapping[XlaVersion, str]] = MappingProxyType({"0.10.2": "0.0.1", "head": "0.0.2"})
 
 
