@@ -21,7 +21,8 @@ __all__ = [
 
 VERSION: Final[str]
 NONE: Final[int]  # 0xFFFF_FFFF
-# "hlo", "sdy.sharding", ..., "expected-error", "module", then the propagation records (never in
+# "hlo", "sdy.sharding", ..., "expected-error", "module", "sdy.collective_axes", "shard.grid",
+# "shard.sharding", then the propagation records (never in
 # ``groups``): "sdy.sharding_origins", "sdy.sharding_origin_name", "sdy.propagation_edges", "operands"
 SITE_KINDS: Final[tuple[str, ...]]
 SNIFF_BYTES: Final[int]  # 65536: how much of a file's head decides its kind

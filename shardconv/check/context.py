@@ -13,6 +13,8 @@ from shardconv.core.limits import Limits
 from shardconv.core.model import (
     HloSharding,
     Mesh,
+    ShardGrid,
+    ShardSharding,
     TensorSharding,
     TensorShardingPerValue,
 )
@@ -54,6 +56,10 @@ class ModuleContext:
     sdy: tuple[DistinctValue, ...]  # parsed sdy shardings
     users: Mapping[str, tuple[DistinctValue, ...]] = field(default_factory=dict)  # mesh name -> sdy values
     collective_only: frozenset[str] = frozenset()  # meshes only collectives' replica groups use
+    # MLIR's shard dialect: declared grids by name (each static one is in ``meshes`` too, its axes by
+    # position) and the parsed ``shard.sharding`` ops
+    grids: Mapping[str, ShardGrid] = field(default_factory=dict)
+    shard: tuple[DistinctValue, ...] = ()
 
     def sharding_meshes(self) -> list[tuple[str, Mesh, DistinctValue]]:
         """Declared meshes that are (or may be) sharding meshes: all but the collectives-only ones."""
@@ -87,8 +93,22 @@ def mesh_names(s: SdyValue) -> tuple[str, ...]:
     return tuple(x.mesh for x in items if isinstance(x.mesh, str))
 
 
+def grid_as_mesh(grid: ShardGrid, glob: Mesh | None) -> Mesh | None:
+    """``grid`` as the mesh rules see it: its axes by position, named as --mesh's when --mesh has its shape
+    (a grid's axes have no names); None for a grid no mesh can be (a dynamic or zero size)."""
+    from shardconv.convert.shard_dialect import grid_mesh
+
+    names = glob.axis_names if glob is not None and tuple(glob.axis_sizes) == grid.shape else None
+    try:
+        return grid_mesh(grid, names)
+    except ShardingError:
+        return None
+
+
 def build_context(path: str, module: ModuleValues, options: CheckOptions) -> ModuleContext:
     meshes: dict[str, Mesh] = {}
+    grids: dict[str, ShardGrid] = {}
+    shard: list[DistinctValue] = []
     sites: dict[str, DistinctValue] = {}
     anonymous: list[DistinctValue] = []
     num: DistinctValue | None = None
@@ -112,6 +132,13 @@ def build_context(path: str, module: ModuleValues, options: CheckOptions) -> Mod
             sdy.append(dv)
         elif kind is SiteKind.COLLECTIVE_MESH and dv.site.mesh_name:
             collective.add(dv.site.mesh_name)
+        elif kind is SiteKind.SHARD_GRID and isinstance(value, ShardGrid):
+            grids[value.name] = value
+            grid_mesh = grid_as_mesh(value, options.mesh)
+            if grid_mesh is not None:
+                meshes[value.name], sites[value.name] = grid_mesh, dv
+        elif kind is SiteKind.SHARD_SHARDING and isinstance(value, ShardSharding):
+            shard.append(dv)
     users: dict[str, list[DistinctValue]] = {}
     for dv in sdy:
         assert isinstance(dv.value, (TensorSharding, TensorShardingPerValue))
@@ -129,7 +156,11 @@ def build_context(path: str, module: ModuleValues, options: CheckOptions) -> Mod
         sdy=tuple(sdy),
         users=MappingProxyType({k: tuple(v) for k, v in users.items()}),
         collective_only=frozenset(collective - set(users)),
+        grids=MappingProxyType(grids),
+        shard=tuple(shard),
     )
 
 
-__all__ = ["REPLICATED_BYTES", "CheckOptions", "ModuleContext", "SdyValue", "build_context", "mesh_names"]
+__all__ = [
+    "REPLICATED_BYTES", "CheckOptions", "ModuleContext", "SdyValue", "build_context", "grid_as_mesh", "mesh_names",
+]

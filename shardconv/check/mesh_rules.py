@@ -25,7 +25,10 @@ from shardconv.scan.modules import DistinctValue
 from shardconv.scan.sites import SiteKind
 
 
-def _label(name: str, mesh: Mesh) -> str:
+def _label(name: str, mesh: Mesh, dv: DistinctValue | None = None) -> str:
+    """How a finding names a mesh: as declared, a shard.grid by its shape (its axes have no names)."""
+    if dv is not None and dv.site.kind is SiteKind.SHARD_GRID:
+        return f"grid @{name}(shape = {'x'.join(map(str, mesh.axis_sizes))})"
     return f"mesh @{name} = {mesh}"
 
 
@@ -86,15 +89,16 @@ def device_count_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
         if not mesh.axes:
             continue
         count = mesh.num_devices
-        label = _label(name, mesh) if name else f"mesh {mesh}"
+        label = _label(name, mesh, dv) if name else f"mesh {mesh}"
+        grid = dv.site.kind is SiteKind.SHARD_GRID  # grids of several sizes share a module (one per device group)
         if n is not None and count != n:
             yield RuleResult(at=dv, message=f"{label} has {count} devices but num_partitions is {n}")
-        elif n is None and seen is not None and seen[0] != count:
+        elif n is None and not grid and seen is not None and seen[0] != count:
             yield RuleResult(
                 at=dv,
                 message=f"{label} has {count} devices but the mesh on line {seen[1].site.line} has {seen[0]}",
             )
-        if seen is None:
+        if seen is None and not grid:
             seen = (count, dv)
 
 
@@ -102,6 +106,11 @@ def _all_meshes(ctx: ModuleContext) -> list[tuple[str, Mesh, DistinctValue]]:
     out = [(n, m, ctx.mesh_sites[n]) for n, m in ctx.meshes.items()]
     out += [("", dv.value, dv) for dv in ctx.anonymous_meshes if isinstance(dv.value, Mesh)]
     return sorted(out, key=lambda t: t[2].site.start)
+
+
+def _synthetic(mesh: Mesh, dv: DistinctValue) -> bool:
+    """A mesh XLA's import invented (``_axis_N``); a shard.grid's axes, named by position, are not."""
+    return dv.site.kind is not SiteKind.SHARD_GRID and is_synthetic(mesh)
 
 
 def _sharding_meshes(ctx: ModuleContext) -> list[tuple[str, Mesh, DistinctValue]]:
@@ -116,8 +125,9 @@ def mesh_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
     if glob is None:
         return
     for name, mesh, dv in _sharding_meshes(ctx):
-        if mesh.axes and not is_synthetic(mesh) and not (mesh.axes == glob.axes and mesh.device_ids == glob.device_ids):
-            label = _label(name, ctx.meshes[name])
+        same = mesh.axes == glob.axes and mesh.device_ids == glob.device_ids
+        if mesh.axes and not _synthetic(mesh, dv) and not same:
+            label = _label(name, ctx.meshes[name], dv)
             yield RuleResult(at=dv, message=f"{label} differs from --mesh {glob}: {difference(mesh, glob)}")
 
 
@@ -148,7 +158,7 @@ def mesh_not_allowed(ctx: ModuleContext) -> Iterator[RuleResult]:
     tail = f"which is not an allowed mesh ({shapes}); a backend that validates meshes fails with 'Mesh is not valid'"
     for name, mesh, dv in ctx.sharding_meshes():
         if mesh.axes and not {tuple(mesh.axis_sizes), tuple(before_2d(mesh).axis_sizes)} & set(allowed):
-            yield RuleResult(at=dv, message=f"{_label(name, mesh)} has shape {mesh.sizes_text()}, {tail}")
+            yield RuleResult(at=dv, message=f"{_label(name, mesh, dv)} has shape {mesh.sizes_text()}, {tail}")
     if imported(ctx):
         from shardconv.convert.distortion import analyse_import
 
@@ -216,7 +226,7 @@ def global_mesh(ctx: ModuleContext, count: int) -> Mesh | None:
     if ctx.options.mesh is not None:
         return before_2d(ctx.options.mesh)
     return next(
-        (m for _, m, _ in _sharding_meshes(ctx) if m.axes and not is_synthetic(m) and m.num_devices == count), None
+        (m for _, m, dv in _sharding_meshes(ctx) if m.axes and not _synthetic(m, dv) and m.num_devices == count), None
     )
 
 
@@ -224,7 +234,7 @@ def synthetic_mesh(ctx: ModuleContext) -> Iterator[RuleResult]:
     """Synthetic ``_axis_N`` sharding meshes that cannot be checked (no global mesh to check them
     against) or only rename the global mesh's axes: what made XLA invent each."""
     for name, mesh, dv in _sharding_meshes(ctx):
-        if not is_synthetic(mesh):
+        if not _synthetic(mesh, dv):
             continue
         label = _label(name, ctx.meshes[name])
         glob = global_mesh(ctx, mesh.num_devices)
@@ -248,7 +258,7 @@ def distorted_mesh(ctx: ModuleContext) -> Iterator[RuleResult]:
     from shardconv.formats.sdy.write import print_mesh
 
     for name, shape, dv in _sharding_meshes(ctx):
-        if not is_synthetic(shape):
+        if not _synthetic(shape, dv):
             continue
         glob = global_mesh(ctx, shape.num_devices)
         if glob is None or (glob.axis_sizes == shape.axis_sizes and glob.device_ids == shape.device_ids):

@@ -115,7 +115,9 @@ _TABLE: tuple[Rule, ...] = (
         "twice, ...): the compile stops with the verifier's message. The axes a collective runs over are held "
         "to its mesh the same way: a Shardy collective's (`sdy.all_reduce {\"y\"}`), a mesh-axis replica "
         "group's (`#stablehlo.replica_group_mesh_axes<mesh = @mesh, axes = [...]>`, which jax writes for "
-        "every `shard_map` collective) and XLA's `replica_groups=mesh[...] {...}`: each axis in the mesh, none twice.",
+        "every `shard_map` collective) and XLA's `replica_groups=mesh[...] {...}`: each axis in the mesh, none twice. "
+        "MLIR's shard dialect gets `mlir-opt`'s verifier: each `shard.sharding @g split_axes = [...]` against the "
+        "`shard.grid` it names (declared, each axis index within the grid's rank and used once, halos and offsets).",
         bad=_mlir(_func(_T, '#sdy.sharding<@mesh, [{"modle"}, {}]>')),
         good=_mlir(_func(_T, '#sdy.sharding<@mesh, [{"model"}, {}]>')),
         how="Use the mesh's axis names (the finding suggests the closest).",

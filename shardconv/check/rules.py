@@ -20,6 +20,8 @@ from shardconv.core.model import (
     CollectiveAxes,
     HloSharding,
     Mesh,
+    ShardGrid,
+    ShardSharding,
     TensorSharding,
     TensorShardingPerValue,
 )
@@ -76,7 +78,8 @@ def verify(ctx: ModuleContext) -> Iterator[RuleResult]:
         if dv.error is not None and not isinstance(dv.error, ShardingSyntaxError):
             yield _parse_error(dv, dv.error)
     for dv in (*ctx.mesh_sites.values(), *ctx.anonymous_meshes):
-        assert isinstance(dv.value, Mesh)
+        if not isinstance(dv.value, Mesh):
+            continue  # a shard.grid: its mesh is made valid; _shard_dialect verifies the grid
         try:
             verify_mesh(dv.value)
         except ShardingError as e:
@@ -87,6 +90,26 @@ def verify(ctx: ModuleContext) -> Iterator[RuleResult]:
                 at=dv, message=rejected.message, notes=_suggestion_notes(rejected), col=error_col(dv.site, rejected)
             )
     yield from _collective_axes(ctx)
+    yield from _shard_dialect(ctx)
+
+
+def _shard_dialect(ctx: ModuleContext) -> Iterator[RuleResult]:
+    """MLIR's shard dialect as mlir-opt verifies it: each grid, then each sharding against the grid it
+    names (an undeclared grid, an axis out of its range or used twice, halos, offsets)."""
+    from shardconv.formats.shard.verify import verify_grid, verify_shard_sharding_in
+
+    for dv in ctx.module.values:
+        if dv.site.kind is SiteKind.SHARD_GRID and isinstance(dv.value, ShardGrid):
+            try:
+                verify_grid(dv.value)
+            except ShardingError as e:
+                yield RuleResult(at=dv, message=f"{dv.site.site} @{dv.value.name}: {e.message}")
+    for dv in ctx.shard:
+        assert isinstance(dv.value, ShardSharding)
+        try:
+            verify_shard_sharding_in(dv.value, ctx.grids, dv.site.text)
+        except ShardingError as e:
+            yield RuleResult(at=dv, message=f"{dv.site.site}: {e.message}", col=error_col(dv.site, e))
 
 
 def rank_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:

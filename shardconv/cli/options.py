@@ -108,12 +108,14 @@ class RankType(_ParamType):
 
 
 def xla_version_option() -> Callable[[F], F]:
-    """--xla-version: the XLA release whose HLO spelling to print (docs/releases.md)."""
+    """--xla-version: the XLA release whose spelling to print, and whose reader must read it (docs/releases.md)."""
     from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION, XLA_VERSIONS
 
     return click.option(
         "--xla-version", "xla_version", type=click.Choice(XLA_VERSIONS), default=DEFAULT_XLA_VERSION,
-        show_default=True, help="Print HLO as this XLA release writes it, where releases differ (docs/releases.md).",
+        show_default=True,
+        help="Print as this XLA release writes it, where releases differ, and refuse a form it cannot read "
+        "(docs/releases.md).",
     )
 
 

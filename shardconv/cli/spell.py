@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, TypeGuard
 
 from shardconv.convert.resolve import V3_TARGETS, is_v3
+from shardconv.formats.detect import SDY, SDY_PER_VALUE
 from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION
 
 if TYPE_CHECKING:
@@ -48,7 +49,8 @@ def render_target(
 
     # A reduction kind is written where the target has a spelling for it, and refused where not (the
     # JSON structure names it: unreduced_op).
-    if target != "json":
+    # Shardy text in, Shardy text out drops nothing and needs no release: it is written as it was given.
+    if target != "json" and not (target == "sdy" and inp.kind in (SDY, SDY_PER_VALUE)):
         named = target in _OWN_PROTO and _holds_v3(inp.value)  # the proto of V3 input is the named one
         require_spelling(inp.value, "named" if named else _NOTATIONS.get(target, "hlo"), xla_version)
     if target == "sdy":

@@ -82,12 +82,13 @@ _NO_SPELLING: Final = {
 
 
 def require_spelling(value: object, notation: str, xla_version: str) -> None:
-    """Refuse ``value`` in ``notation`` (``hlo``, ``v3``, ``spec``...) when it carries a reduction that the
-    notation at ``xla_version`` cannot write, with the reason and what to do instead (the message quotes
-    the reduction as ``value`` spells it, so the caret finds it in the input). Shardy (``sdy``) writes every
-    reduction as the input spelled it (only a head spelling holds one), so it is never refused."""
+    """Refuse ``value`` in ``notation`` (``hlo``, ``v3``, ``sdy``, ``spec``...) when it carries a reduction that
+    the notation at ``xla_version`` cannot write, or its reader there cannot read, with the reason and what to
+    do instead (the message quotes the reduction as ``value`` spells it, so the caret finds it in the input)."""
+    from shardconv.formats.xla_versions import REDUCTION_KINDS, reads, release_name
+
     carried = _carried(value)
-    if not carried or notation == "sdy":
+    if not carried:
         return
     what = carried[0][1]
     if notation in _NO_SPELLING:
@@ -95,14 +96,22 @@ def require_spelling(value: object, notation: str, xla_version: str) -> None:
         raise NotExpressibleError(
             f"{what} would be dropped: {why}", suggestions=(Suggestion(f"use {instead}, which keep the reduction"),)
         )
-    if xla_version != "head":
-        written = "XLA head writes unreduced=max{...} in V3" if notation == "v3" else (
-            f"XLA head writes them as metadata op_type={OP_TYPE}"
-        )
+    if reads(REDUCTION_KINDS, xla_version):
+        return
+    head = Suggestion("write XLA head's spelling: --xla-version head (xla_version='head')")
+    if notation == "sdy":
         raise NotExpressibleError(
-            f"{what} would be dropped: jaxlib {xla_version} predates reduction kinds ({written})",
-            suggestions=(Suggestion("write XLA head's spelling: --xla-version head (xla_version='head')"),),
+            f"{what} cannot be read by {release_name(xla_version)}: Shardy reads reduction kinds from "
+            f"{release_name(REDUCTION_KINDS.since)} on (a bytecode written for an older dialect leaves such "
+            "unreduced axes out)",
+            suggestions=(head,),
         )
+    written = "XLA head writes unreduced=max{...} in V3" if notation == "v3" else (
+        f"XLA head writes them as metadata op_type={OP_TYPE}"
+    )
+    raise NotExpressibleError(
+        f"{what} would be dropped: jaxlib {xla_version} predates reduction kinds ({written})", suggestions=(head,)
+    )
 
 
 def with_sdy_reduction(s: TensorSharding, op: str) -> TensorSharding:

@@ -27,7 +27,10 @@ Signature = tuple[object, ...]
 # num_partitions header's line) and its pairs. Two modules with one key get one verdict from every rule.
 ModuleKey = tuple[object, ...]
 NAMED_KINDS = frozenset(
-    {SiteKind.SDY_MESH, SiteKind.STABLEHLO_MESH, SiteKind.COLLECTIVE_MESH, SiteKind.COLLECTIVE_AXES}
+    {
+        SiteKind.SDY_MESH, SiteKind.STABLEHLO_MESH, SiteKind.COLLECTIVE_MESH, SiteKind.COLLECTIVE_AXES,
+        SiteKind.SHARD_GRID, SiteKind.SHARD_SHARDING,
+    }
 )
 
 

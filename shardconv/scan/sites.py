@@ -32,6 +32,10 @@ class SiteKind(str, enum.Enum):
     # The axes a collective names (sdy.all_gather [{}, {"y"}], sdy.all_reduce {"y"}, ...); ``value`` is the
     # mesh its out_sharding names (``@mesh`` or an inline ``mesh<[...]>``), the mesh they must belong to.
     COLLECTIVE_AXES = "sdy.collective_axes"
+    # MLIR's shard dialect; ``value`` is the grid's @name: a grid declaration `shard.grid @g(shape = 2x4)` (a
+    # mesh whose axes have no names) and a `shard.sharding @g split_axes = [[0], []] ...` op.
+    SHARD_GRID = "shard.grid"
+    SHARD_SHARDING = "shard.sharding"
     # Shardy's propagation records (XLA's shardy-verbose dumps); never values a rule checks:
     SDY_ORIGINS = "sdy.sharding_origins"  # {axis = "origin", ...}, or [{...}, ...] per result
     SDY_ORIGIN_NAME = "sdy.sharding_origin_name"  # the name of an op that is an origin: constraint_0, mc_0
@@ -94,7 +98,7 @@ class ValueSite:
 
     @property
     def mesh_name(self) -> str | None:
-        """For SDY_MESH / STABLEHLO_MESH / COLLECTIVE_MESH / COLLECTIVE_AXES: the symbol name (without ``@``)."""
+        """For SDY_MESH / STABLEHLO_MESH / COLLECTIVE_MESH / COLLECTIVE_AXES / SHARD_*: the symbol name (no ``@``)."""
         v = self.value
         return v[1:] if v and v.startswith("@") else None
 

@@ -12,6 +12,8 @@ from shardconv.core.model import (
     HloSharding,
     ManualAxes,
     Mesh,
+    ShardGrid,
+    ShardSharding,
     TensorSharding,
     TensorShardingPerValue,
 )
@@ -26,7 +28,8 @@ from shardconv.scan.sites import SiteKind, ValueSite
 from shardconv.text.layered import encode_layered
 
 ParsedValue = (
-    HloSharding | TensorSharding | TensorShardingPerValue | Mesh | ManualAxes | CollectiveAxes | int | tuple[int, ...]
+    HloSharding | TensorSharding | TensorShardingPerValue | Mesh | ManualAxes | CollectiveAxes | ShardGrid
+    | ShardSharding | int | tuple[int, ...]
 )
 LIST_PREFIX = "#sdy.sharding_per_value<"
 
@@ -77,6 +80,14 @@ def _parse(kind: SiteKind, text: str, data: bytes | None) -> ParsedValue:
         if text.startswith("mesh["):
             return parse_hlo_replica_groups(text)
         return parse_replica_group_mesh_axes(text)
+    if kind is SiteKind.SHARD_GRID:
+        from shardconv.formats.shard.read import parse_shard_grid
+
+        return parse_shard_grid(text)
+    if kind is SiteKind.SHARD_SHARDING:
+        from shardconv.formats.shard.read import parse_shard_sharding
+
+        return parse_shard_sharding(text)
     if kind is SiteKind.NUM_PARTITIONS:
         return integer(text, 0)
     if kind is SiteKind.UNSPECIFIED_DIMS:

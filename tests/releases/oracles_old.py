@@ -20,6 +20,7 @@ from fuzz.corpus import SDY as SDY_SEEDS
 from shardconv.formats import parse_hlo, parse_sdy
 from shardconv.formats.hlo.write import print_hlo
 from shardconv.formats.releases import releases_of
+from shardconv.formats.xla_versions import REDUCTION_KINDS, reads
 
 CHILD = Path(__file__).with_name("old_oracle_child.py")
 
@@ -85,3 +86,14 @@ def test_shardy_seeds_print_the_same(version: str) -> None:
     problems = [f"{s!r}: Shardy of jaxlib {version} prints {t!r}" for s, t in zip(seeds, theirs)
                 if not isinstance(t, dict) and t != str(parse_sdy(s))]
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_shardy_reads_reduction_kinds_as_the_release_table_says(version: str) -> None:
+    """Shardy of ``version`` reads ``unreduced={...}`` and reads ``unreduced=max{...}`` exactly when
+    ``formats/xla_versions.REDUCTION_KINDS`` says so: what ``convert --to sdy`` refuses for it."""
+    plain = '#sdy.sharding<@mesh, [{"a"}, {}], unreduced={"b"}>'
+    reduced = '#sdy.sharding<@mesh, [{"a"}, {}], unreduced=max{"b"}>'
+    theirs = _ask(version, (), (plain, reduced))["sdy"]
+    assert theirs[0] == plain
+    assert isinstance(theirs[1], dict) is not reads(REDUCTION_KINDS, version), theirs[1]

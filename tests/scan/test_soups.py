@@ -48,6 +48,9 @@ FRAGMENTS = [
     b"{", b"}", b"[", b"]", b"<", b">", b"(", b")", b"<=", b"->", b'"', b"\\", b"\\22", b"\\\\", b"\\n", b"\\x41",
     b"\\101", b"=", b" = ", b", ", b"\n", b"\r\n", b"\r", b" ", b"\t", b"@mesh", b"%x", b"x", b"\xff", b"\xc2\xa0",
     b"\x00", b"key =\n", b"xla.sdy.meshes =\n  ", b"mhlo.sharding =\n\"{replicated}\"",
+    b"shard.grid @g(shape = 2x4)", b"shard.grid @g(", b"shard.grid @\"q\\\"g\"(shape = ?x2)", b"shard.",
+    b"%s = shard.sharding @g split_axes = [[0], []] : !shard.sharding", b"shard.sharding @g split_axes = [",
+    b" halo_sizes = [1, %c3]", b" sharded_dims_offsets = [0, 2", b"!shard.sharding", b"shard.shard %0 to %s",
 ]
 # an op's sharding rule, which the core passes over whole, and its pieces (soups put keywords in it)
 RULE_FRAGMENTS = [

@@ -73,9 +73,12 @@ EXPECTATIONS: tuple[Expectation, ...] = (
     Expectation(REDUCE_TESTS, ("convert", MAX, "--mesh", "a=2,b=4", "--to", "v3"), None, "predates reduction kinds"),
     # Shardy text in, Shardy text out: nothing is dropped, so no release is needed
     Expectation(REDUCE_TESTS, ("convert", MAX, "--mesh", "a=2,b=4", "--to", "sdy"), MAX),
+    Expectation(REDUCE_TESTS, ("convert", MAX, "--mesh", "a=2,b=4", "--to", "sdy", "--xla-version", "head"), MAX),
     # 3b. reduction kinds in HLO V3 at XLA head: read, printed, converted to and from Shardy
     _v3(V3_MAX, PARSER_TESTS, "--xla-version", "head"),
-    Expectation(PARSER_TESTS, ("convert", V3_MAX), '#sdy.sharding<@mesh, [{}], unreduced=max{"x"}>'),
+    Expectation(PARSER_TESTS, ("convert", V3_MAX, "--xla-version", "head"),
+                '#sdy.sharding<@mesh, [{}], unreduced=max{"x"}>'),
+    Expectation(PARSER_TESTS, ("convert", V3_MAX), None, "cannot be read by jaxlib 0.10.2"),
     _sdy_to_v3('#sdy.sharding<@mesh, [{}], unreduced=max{"x"}>', "x=2", V3_MAX, PARSER_TESTS, "--xla-version", "head"),
     Expectation(PARSER_TESTS, ("convert", "{mesh['a'=2,'b'=4], unreduced}"),
                 '#sdy.sharding<@mesh, [], unreduced={"a", "b"}>'),

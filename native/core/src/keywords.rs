@@ -36,6 +36,10 @@ pub enum Group {
     Edges,
     /// `return %a, %b` (func or sdy): the values a function or region returns.
     Return,
+    /// MLIR's shard dialect: `shard.grid @g(` (the match ends past the `(`) and `shard.sharding @g
+    /// split_axes` (it ends past the grid's name); the sub-group is the grid's name.
+    ShardGrid,
+    ShardSharding,
 }
 
 /// A keyword match: its group, span, and the span of its one sub-group (the key, name or number).
@@ -204,6 +208,11 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
     if l && c == b's' {
         if let Some(bad) = sdy_sharding_bad(t, s) {
             return Some(bad);
+        }
+    }
+    if l && c == b's' {
+        if let Some(found) = shard_op(t, s) {
+            return Some(found);
         }
     }
     if l && c == b's' && !sdy_word_may_match(t, s) {
@@ -426,6 +435,34 @@ fn record(t: &[u8], s: usize) -> Option<Match> {
     m(group, s, v + 1, (s, k))
 }
 
+/// `shard.grid @g(` or `shard.sharding @g split_axes` at `s` (MLIR's shard dialect): the grid's name is
+/// the sub-group; a grid's match ends past its `(`, a sharding's past the name.
+fn shard_op(t: &[u8], s: usize) -> Option<Match> {
+    let j = lit(t, s, b"shard.")?;
+    let (group, k) = match lit(t, j, b"grid") {
+        Some(k) => (Group::ShardGrid, k),
+        None => (Group::ShardSharding, lit(t, j, b"sharding")?),
+    };
+    let a = ws(t, k);
+    if a == k || t.get(a) != Some(&b'@') {
+        return None;
+    }
+    let name_end = match t.get(a + 1) {
+        Some(&b) if name_char(b) => run(t, a + 1, name_char),
+        Some(b'"') => quoted_name_end(t, a + 1)?,
+        _ => return None,
+    };
+    let w = ws(t, name_end);
+    if group == Group::ShardGrid {
+        return byte(t, w, b'(').and_then(|e| m(group, s, e, (a + 1, name_end)));
+    }
+    let e = lit(t, w, b"split_axes")?;
+    if w == name_end || eq_then(t, e, b'[').is_none() {
+        return None; // (a test's `// CHECK: ... split_axes = {{\[\[}}0]]` pattern holds no list)
+    }
+    m(group, s, name_end, (a + 1, name_end))
+}
+
 /// The keyword match that starts at `s`, if any (the first form that matches there).
 pub fn match_at(t: &[u8], s: usize) -> Option<Match> {
     match_group(t, s)
@@ -433,7 +470,7 @@ pub fn match_at(t: &[u8], s: usize) -> Option<Match> {
 
 /// Each needle, with the spellings that may precede it: a match whose first needle it is begins with one
 /// of them (the keyword's own bytes up to the needle), so a start whose bytes differ is never tried.
-pub const NEEDLES: [(&[u8], &[&[u8]]); 10] = [
+pub const NEEDLES: [(&[u8], &[&[u8]]); 11] = [
     // mhlo.spmd_output_sharding, mhlo.sharding, out_sharding(s), in_shardings, sharding={ / sharding=<
     (b"sharding", &[b"mhlo.spmd_output_", b"mhlo.", b"out_", b"in_", b""]),
     // xla.sdy.*, #sdy.*, sdy.mesh / sdy.sharding_constraint / records / collectives / sdy.return
@@ -447,6 +484,7 @@ pub const NEEDLES: [(&[u8], &[&[u8]]); 10] = [
     (b"replica_group_mesh_axes", &[b""]),
     (b"replica_groups=mesh[", &[b""]),
     (b"return", &[b""]),
+    (b"shard.", &[b""]),
 ];
 
 /// The needles in one searcher, built once per process. No needle is a prefix of another, so at most
@@ -600,6 +638,11 @@ mod tests {
         assert_eq!(find(b"%1 = sdy.all_reduce max {\"y\"} %0"), Some((Group::CollAxes, 5, 25)));
         assert_eq!(find(b"sdy.collective_permute %0 out_sharding=<@m"), Some((Group::OpArg, 26, 40)));
         assert_eq!(find(b"x, replica_groups=mesh['x'=2] {'x'}"), Some((Group::HloCollective, 3, 23)));
+        assert_eq!(find(b"shard.grid @g(shape = 2x4)"), Some((Group::ShardGrid, 0, 14)));
+        assert_eq!(find(b"%s = shard.sharding @g split_axes = [[0]]"), Some((Group::ShardSharding, 5, 22)));
+        assert_eq!(find(b"shard.sharding @g halo_sizes = [1]"), None);
+        assert_eq!(find(b"%a: !shard.sharding, %b"), None);
+        assert_eq!(find(b"// CHECK: shard.sharding @g split_axes = {{\\[\\[}}0]]"), None);
     }
 
     #[test]

@@ -81,7 +81,7 @@ fn mlir(head: &[u8]) -> bool {
     if memmem::find(head, b"tensor<").is_some() {
         return true;
     }
-    for d in [&b"stablehlo."[..], b"mhlo.", b"sdy.", b"func."] {
+    for d in [&b"stablehlo."[..], b"mhlo.", b"sdy.", b"func.", b"shard."] {
         let hit = memmem::find_iter(head, d).any(|p| {
             (p == 0 || !(is_word(head[p - 1]) || head[p - 1] == b'.'))
                 && head.get(p + d.len()).is_some_and(|&c| c.is_ascii_lowercase() || c == b'_')
@@ -175,6 +175,7 @@ mod tests {
         assert_eq!(sniff(b"module\xe2\x82").0, "mlir");
         // shardings are ASCII: a byte that is not UTF-8 (a Latin-1 comment) leaves a dump a dump
         assert_eq!(sniff(b"// caf\xe9\nmodule @m {\n  sdy.mesh @mesh = <[\"a\"=2]>\n}\n").0, "mlir");
+        assert_eq!(sniff(b"shard.grid @g(shape = [])\n").0, "mlir");
         assert_eq!(sniff(b"BufferAssignment:\nHloModule").0, "skip");
         let dot = b"digraph G {\n  1 [label=<sharding={devices=[2,1,4]&lt;=[8]}>];\n}\n";
         assert_eq!(sniff(dot), ("skip", "a Graphviz graph (--xla_dump_hlo_as_dot), not IR"));

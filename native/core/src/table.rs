@@ -344,7 +344,12 @@ impl Table {
         }
         let named = matches!(
             kind,
-            SiteKind::SdyMesh | SiteKind::StablehloMesh | SiteKind::CollectiveMesh | SiteKind::CollectiveAxes
+            SiteKind::SdyMesh
+                | SiteKind::StablehloMesh
+                | SiteKind::CollectiveMesh
+                | SiteKind::CollectiveAxes
+                | SiteKind::ShardGrid
+                | SiteKind::ShardSharding
         );
         let key_name = if named { self.name_id(&s.value) } else { NONE };
         let index = self.starts.len() as u32;

@@ -67,6 +67,19 @@ _PER_VALUE_PREFIXES = (
 _BLANKS = " \t\n\r\x0b\x0c"
 
 
+_SHARD_LIST = re.compile(r"\s*(?:split_axes|halo_sizes|sharded_dims_offsets)(?!\w)\s*=\s*(?=\[)", re.ASCII)
+
+
+def _shard_lists_end(t: str, i: int) -> int:
+    """The end of a ``shard.sharding`` op's last ``LIST = [...]`` after its grid name at ``i``; -1 when one
+    is not closed on its line."""
+    while (m := _SHARD_LIST.match(t, i)) is not None:
+        i = match_close(t, m.end())
+        if i < 0:
+            return -1
+    return i
+
+
 def _bad_value_end(t: str, a: int) -> int:
     """The end of a value no parser reads, from ``a``: its token (to a blank, ``,`` or ``}``, a ``<...>``
     in it taken whole), else the rest of its line."""
@@ -516,6 +529,15 @@ class LineExtractor:
             if end < 0:
                 return self._unfinished(ln, m, SiteKind.COLLECTIVE_MESH, "replica_groups", open_at, name, None, out)
             out.append(self._occ(ln, SiteKind.COLLECTIVE_MESH, "replica_groups", open_at, end, value=name))
+            return end
+        if g in ("shardgrid", "shardsharding"):  # the op from its keyword: a grid to its `)`, a sharding its lists
+            grid = g == "shardgrid"
+            name = "@" + m.group("gridname" if grid else "shardgrid_name").decode().strip('"')
+            kind, key = (SiteKind.SHARD_GRID, "shard.grid") if grid else (SiteKind.SHARD_SHARDING, "shard.sharding")
+            end = match_close(t, m.end() - 1) if grid else _shard_lists_end(t, m.end())
+            if end < 0:
+                return self._unfinished(ln, m, kind, key, m.start(), name, None, out)
+            out.append(self._occ(ln, kind, key, m.start(), end, value=name))
             return end
         if g == "expected":
             off = m.group("expectedoff")

@@ -25,6 +25,8 @@ KEYWORD = re.compile(
     |(?P<unspec>unspecified_dims=(?P<unspecv>\[[\d,\s]*\]))
     |(?P<shmesh>(?<![\w.])stablehlo\.mesh\s*=\s*\{)
     |(?P<collective>replica_group_mesh_axes<\s*mesh\s*=\s*(?:@(?P<collname>[\w$.\-]+)|\#stablehlo\.mesh<))
+    |(?P<shardgrid>(?<![\w.])shard\.grid\s+@(?P<gridname>[\w$.\-]+|"(?:[^"\\]|\\[^\n])*")\s*\()
+    |(?P<shardsharding>(?<![\w.])shard\.sharding\s+@(?P<shardgrid_name>[\w$.\-]+|"(?:[^"\\]|\\[^\n])*")(?=\s+split_axes\s*=\s*\[))
     |(?P<expected>expected-error(?P<expectedoff>@[+-]\d+|@above|@below)?)
     """,
     re.VERBOSE,
@@ -42,6 +44,7 @@ NEEDLE_STARTS: dict[bytes, tuple[int, ...]] = {
     b"expected-error": (0,),
     b"stablehlo.mesh": (0,),
     b"replica_group_mesh_axes": (0,),
+    b"shard.": (0,),
 }
 NEEDLES = tuple(NEEDLE_STARTS)
 _STARTS = tuple(NEEDLE_STARTS.values())

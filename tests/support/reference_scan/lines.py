@@ -34,6 +34,7 @@ KEYWORDS: tuple[bytes, ...] = (
     b"unspecified_dims",
     b"expected-error",
     b"replica_group_mesh_axes",
+    b"shard.",
     b"module",
     b"// -----",
 )

@@ -21,7 +21,7 @@ _MLIR_LINE = tuple(re.compile(p) for p in (rb"module\b", rb"func\.func\b", rb"sd
 _MLIR = tuple(
     re.compile(p)
     for p in (
-        *(rb"%s\.(?<![\w.]%s\.)[a-z_]" % (d, d) for d in (b"stablehlo", b"mhlo", b"sdy", b"func")),
+        *(rb"%s\.(?<![\w.]%s\.)[a-z_]" % (d, d) for d in (b"stablehlo", b"mhlo", b"sdy", b"func", b"shard")),
         rb"tt(?<![\w.]tt)\w*\.[a-z_]",
         rb"tensor<",
     )

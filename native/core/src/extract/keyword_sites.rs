@@ -79,6 +79,7 @@ impl Extractor {
             Group::CollAxes => self.collective_axes(ln, m, out),
             Group::HloCollective => self.hlo_collective_mesh(ln, m, out),
             Group::Origins | Group::OriginName | Group::Edges | Group::Return => self.record(ln, m, out),
+            Group::ShardGrid | Group::ShardSharding => self.shard_op(ln, m, out),
             Group::Expected => self.expected_error(ln, m, out),
         })
     }

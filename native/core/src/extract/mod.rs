@@ -26,6 +26,7 @@ pub mod arguments;
 mod keyword_sites;
 mod records;
 pub mod repeats;
+mod shard;
 pub mod shapes;
 mod site_kind;
 

@@ -33,19 +33,23 @@ pub enum SiteKind {
     ModuleStart = 12,
     /// The axes a collective names (`sdy.all_gather [{}, {"y"}]`, `sdy.all_reduce {"y"}`, ...).
     CollectiveAxes = 13,
+    /// MLIR's shard dialect: a `shard.grid @g(shape = 2x4)` declaration (a mesh by its grid's name).
+    ShardGrid = 14,
+    /// MLIR's shard dialect: a `shard.sharding @g split_axes = [[0], []] ...` op, named by its grid.
+    ShardSharding = 15,
     /// `sdy.sharding_origins`: `{axis = "origin", ...}`, or `[{...}, ...]` per result (a propagation record).
-    SdyOrigins = 14,
+    SdyOrigins = 16,
     /// `sdy.sharding_origin_name`: the name of an op that is an origin (`constraint_0`, `mc_0`).
-    SdyOriginName = 15,
+    SdyOriginName = 17,
     /// `sdy.propagation_edges`: `#sdy.propagation_edges<[...]>`, or `[...]` per result / block argument.
-    SdyEdges = 16,
+    SdyEdges = 18,
     /// `%a, %b`: the operands of an op carrying a propagation record, or of a `return`.
-    Operands = 17,
+    Operands = 19,
 }
 
 impl SiteKind {
     /// Every kind, by discriminant.
-    pub const ALL: [SiteKind; 18] = [
+    pub const ALL: [SiteKind; 20] = [
         SiteKind::Hlo,
         SiteKind::SdySharding,
         SiteKind::SdyShardingBare,
@@ -60,6 +64,8 @@ impl SiteKind {
         SiteKind::ExpectedError,
         SiteKind::ModuleStart,
         SiteKind::CollectiveAxes,
+        SiteKind::ShardGrid,
+        SiteKind::ShardSharding,
         SiteKind::SdyOrigins,
         SiteKind::SdyOriginName,
         SiteKind::SdyEdges,
@@ -84,6 +90,8 @@ impl SiteKind {
             SiteKind::ExpectedError => "expected-error",
             SiteKind::ModuleStart => "module",
             SiteKind::CollectiveAxes => "sdy.collective_axes",
+            SiteKind::ShardGrid => "shard.grid",
+            SiteKind::ShardSharding => "shard.sharding",
             SiteKind::SdyOrigins => "sdy.sharding_origins",
             SiteKind::SdyOriginName => "sdy.sharding_origin_name",
             SiteKind::SdyEdges => "sdy.propagation_edges",
@@ -92,7 +100,7 @@ impl SiteKind {
     }
 
     /// Every kind's name, by discriminant (`_native.SITE_KINDS`).
-    pub fn names() -> [&'static str; 18] {
+    pub fn names() -> [&'static str; 20] {
         SiteKind::ALL.map(SiteKind::name)
     }
 }

@@ -56,7 +56,7 @@ impl Options {
 }
 
 /// Every keyword a value's line holds, and the module-header ones.
-const KEYWORDS: [&[u8]; 11] = [
+const KEYWORDS: [&[u8]; 12] = [
     b"sharding",
     b"sdy.",
     b"manual_axes",
@@ -68,6 +68,7 @@ const KEYWORDS: [&[u8]; 11] = [
     b"module",
     b"// -----",
     b"return",
+    b"shard.",
 ];
 const REGION_CLOSE: &[u8] = b"} : ";
 /// Lines that open a scope (a function, an HLO computation) or a module, found in the same pass.
