@@ -113,4 +113,4 @@ def _module_text(f: BinaryIO) -> str:
     if not is_hlo_module(_decoded(head)):  # (a leading comment longer than the head: read whole)
         return _decoded(head + f.read())
     f.seek(at)
-    return "".join(entry_lines(map(_decoded, f)))
+    return _decoded(b"".join(entry_lines(f)))

@@ -136,7 +136,7 @@ def _instructions(text: str, start: int, end: int) -> list[Instr]:
     return out
 
 
-def entry_lines(lines: Iterable[str]) -> Iterator[str]:
+def entry_lines(lines: Iterable[bytes]) -> Iterator[bytes]:
     """The lines of an HLO text module (each with its line break) as ``read_header`` and ``read_entry`` read
     them, every other one emptied to its line break, so that what is kept stays on its line and column: all
     up to the ``HloModule`` line, every line at column 0, and of the ENTRY computation's instructions its
@@ -144,11 +144,11 @@ def entry_lines(lines: Iterable[str]) -> Iterator[str]:
     one is). A module of any size is read so in bounded memory."""
     header = entry = done = unsharded = False
     for line in lines:
-        if not line.startswith((" ", "\t")):
-            header = header or line.startswith("HloModule")
-            if entry and line.startswith("}"):
+        if not line.startswith((b" ", b"\t")):
+            header = header or line.startswith(b"HloModule")
+            if entry and line.startswith(b"}"):
                 entry, done = False, True
-            entry = entry or (header and not done and _ENTRY.match(line) is not None)
+            entry = entry or (header and not done and _ENTRY.match(_decoded(line)) is not None)
             yield line
         elif not header:
             yield line
@@ -156,19 +156,24 @@ def entry_lines(lines: Iterable[str]) -> Iterator[str]:
             unsharded = unsharded or (port.sharding is None and not port.constant)
             yield line
         else:
-            yield line[len(line.rstrip("\r\n")) :]
+            yield line[len(line.rstrip(b"\r\n")) :]
 
 
-def _port(line: str, unsharded: bool) -> Instr | None:
+def _port(line: bytes, unsharded: bool) -> Instr | None:
     """The ENTRY instruction on ``line`` when the reader of a module needs it: its ROOT or a parameter, or
     (``unsharded`` none found yet) one that is neither a constant nor sharded."""
-    if not ("parameter(" in line or "ROOT" in line or (not unsharded and _SHARDING.search(line) is None)):
-        return None
-    found = _instructions(line, 0, len(line))
+    if not (b"parameter(" in line or b"ROOT" in line or (not unsharded and b", sharding={" not in line)):
+        return None  # (a sharding so printed is one the reader reads)
+    text = _decoded(line)
+    found = _instructions(text, 0, len(text))
     if not found:
         return None
     i = found[0]
     return i if i.root or i.parameter is not None or (not unsharded and i.sharding is None and not i.constant) else None
+
+
+def _decoded(line: bytes) -> str:
+    return line.decode("utf-8", "surrogateescape")
 
 
 def leaf_values(shape: str) -> list[tuple[str, int]]:
