@@ -1,6 +1,7 @@
 """Memory is flat whatever the input's size: ``check``, ``trace`` and the public ``scan_path``
 read a file of many small modules a piece of whole modules at a time, so 24 MB of them run in an address
-space a scan of the whole file (its table of sites grows with the modules) does not fit in. Each runs
+space a scan of the whole file (its table of sites grows with the modules) does not fit in; ``outputs``
+reads of one 40 MB HLO module only the lines its reader reads. Each runs
 in a child under an address-space cap (``RLIMIT_AS``) and a time cap, on two processors at most. Read
 in pieces, a file says what it says read whole: findings, fixes' edits, suppressions, sites."""
 
@@ -19,6 +20,7 @@ from shardconv.check.engine import check_file, scan_report
 from shardconv.scan import pieces
 from shardconv.scan.native import FIRST_SITES, scan_path
 from support.cli_util import run_capped
+from support.large_dump import one_hlo_module
 
 # one module, again and again: its header (``num_partitions``) is a module start the scan reads, and
 # check passes over a module like one it found clean, so the run is quick while the table would grow
@@ -105,3 +107,24 @@ def test_a_file_read_in_pieces_says_what_it_says_read_whole(
     assert found == whole and {"syntax", "rank-mismatch"} <= {f["rule"] for f in found["findings"]}
     assert any(f["fix"] and f["fix"]["edits"] for f in found["findings"])
     assert list(sc.scan_path(str(path))) == sites
+
+
+@pytest.fixture(scope="module")
+def one_module(jax_dump_files: list[Path], tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """XLA's module of a jax program right after Shardy propagation, and a 40 MB module of it (its ENTRY's
+    instructions between its parameters and ROOT copied again and again), under the same name."""
+    small = next(p for p in jax_dump_files if p.name.startswith("module_") and ".jit_f." in p.name
+                 and ".after_shardy-xla." in p.name)
+    big = tmp_path_factory.mktemp("one") / small.name
+    big.write_text(one_hlo_module(small.read_text(), 40 * MB))
+    return small, big
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("side", [(), ("--params",)], ids=["outputs", "parameters"])
+def test_outputs_of_one_large_module_runs_in_flat_memory(one_module: tuple[Path, Path], side: tuple[str, ...]) -> None:
+    small, big = one_module
+    r = run_capped("outputs", *side, big.name, cwd=big.parent, memory=160 * MB, timeout=600, processors=2)
+    assert r.code == 0, r.err[-500:]
+    want = run_capped("outputs", *side, small.name, cwd=small.parent)
+    assert want.code == 0 and r.out == want.out and len(want.out.splitlines()) == 2
