@@ -70,7 +70,7 @@ def _whole(text: str) -> Dump:
     return Dump(text=text, number=1, count=1, line=1, header=None)
 
 
-def _decoded(data: bytes) -> str:
+def _decoded(data: bytes | bytearray) -> str:
     return data.decode("utf-8", "surrogateescape")
 
 
@@ -113,4 +113,7 @@ def _module_text(f: BinaryIO) -> str:
     if not is_hlo_module(_decoded(head)):  # (a leading comment longer than the head: read whole)
         return _decoded(head + f.read())
     f.seek(at)
-    return _decoded(b"".join(entry_lines(f)))
+    kept = bytearray()  # (one buffer: a list of its millions of lines would hold far more than their bytes)
+    for line in entry_lines(f):
+        kept += line
+    return _decoded(kept)
