@@ -10,8 +10,8 @@ so each sharding stays valid for its devices) and metadata lines, and each dump 
 shape: nothing collapses into one interned value. Peak RSS is the child's own (wait4); the promise is
 under 100 MB. ``scan_path`` is read as a user reads it: every site of the iterator, one at a time. A run
 past ``--timeout`` is stopped and its peak so far printed (``timeout``).
-Usage: python bench/memory.py [--sizes 1000] [--shapes one-module,tiny-modules,pass-log] [--timeout 900]
-  (sizes in MB, comma-separated).
+Usage: python bench/memory.py [--sizes 1000] [--shapes one-module,tiny-modules,pass-log]
+  [--commands "check -j 1,trace,outputs,scan_path"] [--timeout 900]   (sizes in MB, comma-separated).
 """
 
 from __future__ import annotations
@@ -52,15 +52,17 @@ def varied(block: str, copy: int) -> str:
 
 
 def one_module(target: int) -> Iterator[str]:
-    """One HLO module of about ``target`` bytes: a compiled JAX module whose ENTRY body comes again and again."""
+    """One HLO module of about ``target`` bytes: a compiled JAX module whose ENTRY instructions between its
+    parameters and its ROOT come again and again."""
     text = jax_module("hlo", 24)
     head, entry = text.split("\nENTRY ", 1)
     signature, rest = entry.split("\n", 1)
     body, _, tail = rest.partition("\n}")
-    instructions = [line for line in body.splitlines(keepends=True) if "ROOT " not in line]
-    root = next(line for line in body.splitlines(keepends=True) if "ROOT " in line)
-    block = "".join(instructions)
-    yield f"{head}\nENTRY {signature}\n"
+    lines = body.splitlines(keepends=True)
+    params = [line for line in lines if " parameter(" in line]  # (once: the module's parameters stay its own)
+    root = next(line for line in lines if "ROOT " in line)
+    block = "".join(line for line in lines if line is not root and line not in params)
+    yield f"{head}\nENTRY {signature}\n" + "".join(params)
     written, copy = len(head), 0
     while written < target:
         chunk = varied(block, copy)
@@ -142,6 +144,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1000", help="each input's size in MB, comma-separated (default 1000)")
     ap.add_argument("--shapes", default=",".join(SHAPES), help="which shapes, comma-separated")
+    ap.add_argument("--commands", default=None, help="which commands, comma-separated (default: all four)")
     ap.add_argument("--timeout", type=float, default=900, help="seconds a run may take (default 900)")
     ap.add_argument("--data", type=Path, default=DATA, help=f"where the inputs are made once (default {DATA})")
     args = ap.parse_args()
@@ -154,6 +157,8 @@ def main() -> None:
     for shape, path in inputs:
         size = path.stat().st_size
         for name, cmd in commands(str(path)).items():
+            if args.commands is not None and name not in args.commands.split(","):
+                continue
             run, stopped = capped(cmd, args.timeout)
             mark = "  timeout" if stopped else "" if run.peak_mb < LIMIT_MB else "  over"
             print(f"{shape:<14} {size / 1e6:5.0f}MB {name:<11} {run.peak_mb:8.0f} {LIMIT_MB:6} {run.seconds:8.1f}  "
