@@ -709,6 +709,34 @@ mod tests {
     }
 
     #[test]
+    fn a_long_piece_drained_as_it_is_fed_comes_in_parts_holding_the_rows_of_its_whole_scan() {
+        let line = "  %a.{i} = f32[8]{0} add(%p, %p), sharding={devices=[2]<=[2]}\n";
+        let body: String = (0..4000).map(|i| line.replace("{i}", &i.to_string())).collect();
+        let text = format!("HloModule m, num_partitions=2\n\nENTRY %e (p: f32[8]) -> f32[8] {{\n{body}}}\n");
+        let mut o = options(vec![b"\nHloModule ".to_vec()], 1 << 12, 1 << 14);
+        (o.feed_bytes, o.placed, o.drain, o.repeats) = (1 << 14, true, true, false);
+        o.engine.names = false;
+        let mut c = Cutter::new(text.as_bytes(), o);
+        let mut starts = Vec::new();
+        let mut parts = 0;
+        while let Some(j) = c.next_job().unwrap().unwrap() {
+            let made = match j.piece.map(Held::run) {
+                Some(Made::Scanned(made)) => made,
+                _ => Vec::new(),
+            };
+            for e in j.parts.into_iter().chain(made) {
+                parts += 1;
+                starts.extend(e.table.starts.iter().copied());
+            }
+        }
+        let mut whole = Engine::new(Options { names: false, ..Options::default() }).unwrap();
+        whole.feed(text.as_bytes());
+        whole.finish();
+        assert!(parts > 4, "{parts} parts");
+        assert_eq!(starts, whole.table.starts);
+    }
+
+    #[test]
     fn a_skipped_head_is_one_job_and_nothing_more_is_read() {
         let mut data = vec![0u8; 10];
         data.extend(std::iter::repeat_n(b'x', 1 << 20));
