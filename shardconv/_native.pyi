@@ -190,7 +190,7 @@ class LineTexts:
 
 # A job's piece: its scan, or (size, line breaks, whether it spells a propagation record's keyword) when
 # left unscanned, or None; and (text, line breaks) per dump left unscanned as a repeat of the one before.
-_Made = tuple[Scan | tuple[int, int, bool] | None, list[tuple[bytes, int]]]
+_Made = tuple[list[Scan | tuple[int, int, bool]], list[tuple[bytes, int]]]
 
 @final
 class PieceJob:
@@ -226,6 +226,7 @@ class Cutter:
         every_site: bool = True,
         placed: bool = False,  # each piece's lines and bytes counted from the file's start
         whole_modules: bool = False,  # a piece begins only at a line the scan reads as a module's start
+        drain: bool = False,  # a piece fed as it comes hands on its rows at each feed (every site, no names)
     ) -> Cutter: ...
     def next_job(self) -> PieceJob | None:
         """The next job, in order; None at the end. OSError when the log cannot be read."""

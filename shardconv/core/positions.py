@@ -14,16 +14,32 @@ def line_col(text: str, offset: int) -> tuple[int, int]:
 def caret_excerpt(text: str, line: int, column: int, *, width: int = EXCERPT_WIDTH) -> str:
     """Line ``line`` of ``text`` with a ``^`` under ``column``, windowed to ``width`` characters around it
     (``...`` marks a cut); empty when the line does not exist."""
-    lines = text.split("\n")
-    if not 1 <= line <= len(lines):
+    at = _line_start(text, line)
+    if at is None:
         return ""
-    src = lines[line - 1]
+    end = text.find("\n", at)
+    src = text[at : len(text) if end < 0 else end]
     col = column - 1
     start = max(0, min(col - width // 2, len(src) - width))
     prefix = "..." if start > 0 else ""
     suffix = "..." if start + width < len(src) else ""
     shown = prefix + visible(src[start : start + width]) + suffix
     return f"  {shown}\n  {' ' * (len(prefix) + len(visible(src[start:col])))}^"
+
+
+def _line_start(text: str, line: int) -> int | None:
+    """Where 1-based line ``line`` of ``text`` starts (None: no such line), found by bisecting on counts of
+    line breaks: the text (a module of millions of lines) is never split."""
+    if not 1 <= line <= text.count("\n") + 1:
+        return None
+    lo, hi = 0, len(text)
+    while lo < hi:  # the first offset with line - 1 line breaks before it
+        mid = (lo + hi) // 2
+        if text.count("\n", 0, mid) >= line - 1:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def visible(text: str) -> str:

@@ -5,6 +5,7 @@ sharding syntax is parsed here."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import KW_ONLY
 
 from shardconv.core.errors import ShardingSyntaxError
@@ -135,6 +136,46 @@ def _instructions(text: str, start: int, end: int) -> list[Instr]:
     return out
 
 
+def entry_lines(lines: Iterable[bytes]) -> Iterator[bytes]:
+    """The lines of an HLO text module (each with its line break) as ``read_header`` and ``read_entry`` read
+    them, every other one emptied to its line break, so that what is kept stays on its line and column: all
+    up to the ``HloModule`` line, every line at column 0, and of the ENTRY computation's instructions its
+    ROOT, its parameters and its first that is neither a constant nor sharded (``outputs`` asks whether
+    one is). A module of any size is read so in bounded memory."""
+    header = entry = done = unsharded = False
+    for line in lines:
+        if not line.startswith((b" ", b"\t")):
+            header = header or line.startswith(b"HloModule")
+            if entry and line.startswith(b"}"):
+                entry, done = False, True
+            entry = entry or (header and not done and _ENTRY.match(_decoded(line)) is not None)
+            yield line
+        elif not header:
+            yield line
+        elif entry and (port := _port(line, unsharded)) is not None:
+            unsharded = unsharded or (port.sharding is None and not port.constant)
+            yield line
+        else:
+            yield line[len(line.rstrip(b"\r\n")) :]
+
+
+def _port(line: bytes, unsharded: bool) -> Instr | None:
+    """The ENTRY instruction on ``line`` when the reader of a module needs it: its ROOT or a parameter, or
+    (``unsharded`` none found yet) one that is neither a constant nor sharded."""
+    if not (b"parameter(" in line or b"ROOT" in line or (not unsharded and b", sharding={" not in line)):
+        return None  # (a sharding so printed is one the reader reads)
+    text = _decoded(line)
+    found = _instructions(text, 0, len(text))
+    if not found:
+        return None
+    i = found[0]
+    return i if i.root or i.parameter is not None or (not unsharded and i.sharding is None and not i.constant) else None
+
+
+def _decoded(line: bytes) -> str:
+    return line.decode("utf-8", "surrogateescape")
+
+
 def leaf_values(shape: str) -> list[tuple[str, int]]:
     """Each array leaf of ``shape`` and the top-level tuple element holding it (0 for an array shape)."""
     out, depth, value = [], 0, 0
@@ -151,4 +192,4 @@ def leaf_values(shape: str) -> list[tuple[str, int]]:
     return out
 
 
-__all__ = ["Entry", "Header", "Instr", "is_hlo_module", "leaf_values", "read_entry", "read_header"]
+__all__ = ["Entry", "Header", "Instr", "entry_lines", "is_hlo_module", "leaf_values", "read_entry", "read_header"]

@@ -17,7 +17,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import KW_ONLY
+from dataclasses import KW_ONLY, replace
 from itertools import chain
 from typing import TYPE_CHECKING, TypeGuard
 
@@ -83,7 +83,9 @@ class Cuts:
     ends at the first cut line past ``piece_bytes`` (at most ``PIECE_BYTES``); with ``whole_modules``, only
     at one the scan reads as a module's start (a bare ``HloModule m`` line holds no keyword, and the scan
     of the whole file reads it as part of the module before: each piece then holds whole modules as the
-    whole file's scan numbers them)."""
+    whole file's scan numbers them). With ``drain`` (a reader of every site that names none), a piece
+    read past ``FEED_BYTES`` (one long module) comes in parts as it is fed to its scan, each a scan of the
+    sites so far at their place, its own part the last: the reader holds a part of it at a time."""
 
     _: KW_ONLY
     lines: tuple[bytes, ...] = (DUMP_LINE,)
@@ -92,6 +94,7 @@ class Cuts:
     holding_line: int | None = None
     piece_bytes: int = PIECE_BYTES
     whole_modules: bool = False
+    drain: bool = False
 
     def size(self) -> int:
         """The size a piece ends past (``PIECE_BYTES`` is read when asked: a test may lower it)."""
@@ -103,6 +106,7 @@ SMALL_PIECE_BYTES = 1 << 19  # a reader of every site holds a piece's table (abo
 # few pieces are scanned ahead: its pieces end past this many bytes
 # cut before a dump or HLO module the scan reads as one
 MODULES = Cuts(lines=(DUMP_LINE, HLO_MODULE_LINE), piece_bytes=SMALL_PIECE_BYTES, whole_modules=True)
+EVERY_SITE_MODULES = replace(MODULES, drain=True)  # the same, read by a reader of every site
 
 
 
@@ -131,8 +135,10 @@ def scan_pieces(
 def placed_scans(path: str, *, every_site: bool = True) -> Iterator[Scan]:
     """``path`` (``-``: stdin) scanned a piece of whole modules at a time (``MODULES``), each piece at its
     place in the file (its lines and byte offsets the file's), as the readers of every module read it
-    (check, ``scan_path``); OSError when it cannot be read."""
-    for piece, _ in scan_pieces(path, cuts=MODULES, every_site=every_site, placed=True):
+    (check, ``scan_path``); with ``every_site``, a long module in parts (``Cuts.drain``). OSError when it
+    cannot be read."""
+    cuts = EVERY_SITE_MODULES if every_site else MODULES
+    for piece, _ in scan_pieces(path, cuts=cuts, every_site=every_site, placed=True):
         assert not isinstance(piece, Repeated | Unscanned)  # (asked for neither: no repeats, no words to hold)
         yield piece
 
@@ -193,7 +199,7 @@ def _cutter(
         source, lines=list(cuts.lines), dump_line=DUMP_LINE, function_line=FUNCTION_LINE, repeats=cuts.repeats,
         holding=list(cuts.holding), holding_line=cuts.holding_line, piece_bytes=cuts.size(), held_bytes=HELD_BYTES,
         feed_bytes=FEED_BYTES, read_size=READ_SIZE, names=names, every_site=every_site, placed=placed,
-        whole_modules=cuts.whole_modules,
+        whole_modules=cuts.whole_modules, drain=cuts.drain,
     )
 
 
@@ -214,16 +220,15 @@ def _jobs(cut: Cutter, what: str, names: bool) -> Iterator[_Job]:
 
 
 class _Job:
-    """Pieces in order, made in one call: a piece to scan (or left unscanned), then repeated dumps."""
+    """Pieces in order, made in one call: the parts of a piece being read, or a piece to scan (or left
+    unscanned), then repeated dumps."""
 
     def __init__(self, job: PieceJob, what: str, names: bool) -> None:
         self.job, self.what, self.names = job, what, names
 
     def __call__(self) -> list[Scan | Repeated | Unscanned]:
-        piece, repeats = guarded(self.what, self.job.run)
-        made: list[Scan | Repeated | Unscanned] = []
-        if piece is not None:
-            made.append(Unscanned(*piece) if isinstance(piece, tuple) else piece)
+        pieces, repeats = guarded(self.what, self.job.run)
+        made: list[Scan | Repeated | Unscanned] = [Unscanned(*p) if isinstance(p, tuple) else p for p in pieces]
         return made + [Repeated(text, lines, self.names) for text, lines in repeats]
 
 

@@ -57,3 +57,21 @@ def test_a_bad_mesh_is_not_pointed_into_the_sharding_text() -> None:
     with pytest.raises(sc.ShardingError, match="^sorted device ids must be iota") as info:
         sc.to_hlo(sc.parse_sdy('#sdy.sharding<@mesh, [{"a"}]>'), bad)
     assert info.value.line is None
+
+
+def test_the_caret_excerpt_of_a_late_line_holds_that_line_alone() -> None:
+    import tracemalloc
+
+    from shardconv.core.positions import caret_excerpt
+
+    lines = 2_000_000  # (a module of millions of lines: ``outputs`` reads one with its unread lines emptied)
+    text = "\n" * lines + "  ROOT %r = f32[8]{0} add(%p, %p)\n"
+    tracemalloc.start()
+    try:
+        shown = caret_excerpt(text, lines + 1, 3)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert shown == "  " + text[lines:-1] + "\n    ^"
+    assert peak < 100_000  # (a list of the text's lines would be 16 MB)
+    assert caret_excerpt(text, lines + 3, 1) == "" and caret_excerpt(text, lines + 2, 1) == "  \n  ^"

@@ -1,12 +1,15 @@
 """Memory is flat whatever the input's size: ``check``, ``trace`` and the public ``scan_path``
 read a file of many small modules a piece of whole modules at a time, so 24 MB of them run in an address
-space a scan of the whole file (its table of sites grows with the modules) does not fit in. Each runs
-in a child under an address-space cap (``RLIMIT_AS``) and a time cap, on two processors at most. Read
-in pieces, a file says what it says read whole: findings, fixes' edits, suppressions, sites."""
+space a scan of the whole file (its table of sites grows with the modules) does not fit in. Of one long
+HLO module, ``outputs`` reads only the lines its reader reads, and ``scan_path`` holds a part of its table
+at a time. Each runs in a child under an address-space cap (``RLIMIT_AS``) and a time cap, on two
+processors at most. Read in pieces, a file says what it says read whole: findings, fixes' edits,
+suppressions, sites."""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -17,8 +20,9 @@ import shardconv as sc
 from shardconv.check.context import CheckOptions
 from shardconv.check.engine import check_file, scan_report
 from shardconv.scan import pieces
-from shardconv.scan.native import FIRST_SITES, scan_path
+from shardconv.scan.native import FIRST_SITES, scan_path, site_count
 from support.cli_util import run_capped
+from support.large_dump import one_hlo_module
 
 # one module, again and again: its header (``num_partitions``) is a module start the scan reads, and
 # check passes over a module like one it found clean, so the run is quick while the table would grow
@@ -105,3 +109,55 @@ def test_a_file_read_in_pieces_says_what_it_says_read_whole(
     assert found == whole and {"syntax", "rank-mismatch"} <= {f["rule"] for f in found["findings"]}
     assert any(f["fix"] and f["fix"]["edits"] for f in found["findings"])
     assert list(sc.scan_path(str(path))) == sites
+
+
+@pytest.fixture(scope="module")
+def one_module(jax_dump_files: list[Path], tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """XLA's module of a jax program right after Shardy propagation, and an 80 MB module of it (its ENTRY's
+    instructions between its parameters and ROOT copied again and again), under the same name."""
+    small = next(p for p in jax_dump_files if p.name.startswith("module_") and ".jit_f." in p.name
+                 and ".after_shardy-xla." in p.name)
+    big = tmp_path_factory.mktemp("one") / small.name
+    big.write_text(one_hlo_module(small.read_text(), 80 * MB))
+    return small, big
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("side", [(), ("--params",)], ids=["outputs", "parameters"])
+def test_outputs_of_one_large_module_runs_in_flat_memory(one_module: tuple[Path, Path], side: tuple[str, ...]) -> None:
+    small, big = one_module
+    r = run_capped("outputs", *side, big.name, cwd=big.parent, memory=160 * MB, timeout=600, processors=2)
+    assert r.code == 0, r.err[-500:]
+    want = run_capped("outputs", *side, small.name, cwd=small.parent)
+    assert want.code == 0 and r.out == want.out and len(want.out.splitlines()) == 2
+
+
+@pytest.mark.slow
+def test_scan_path_of_one_large_module_runs_in_flat_memory(
+    jax_dump_files: list[Path], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # (the interpreter and its libraries take about 150 MB of address space; a 160 MB module's table, 100 more)
+    small = next(p for p in jax_dump_files if p.name.startswith("module_") and ".after_shardy-xla." in p.name)
+    text = small.read_text()
+    big = tmp_path_factory.mktemp("one") / "one.hlo"
+    big.write_text(one_hlo_module(text, 160 * MB))
+    r = run_capped("-c", _SCAN_PATH, big.name, cwd=big.parent, program=sys.executable,
+                   memory=200 * MB, timeout=900, processors=2)
+    assert r.code == 0, r.err[-500:]
+    sites = [sum(1 for _ in sc.scan_text(one_hlo_module(text, n))) for n in (0, 1)]  # none copied, one copy
+    copies = int(re.findall(r"_c(\d+) ", big.read_text()[-4000:])[-1]) + 1
+    assert int(r.out) == sites[0] + copies * (sites[1] - sites[0])
+
+
+def test_a_long_module_is_read_in_parts_that_say_what_it_says_read_whole(
+    jax_dump_files: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    small = next(p for p in jax_dump_files if p.name.startswith("module_") and ".after_shardy-xla." in p.name)
+    path = tmp_path / "one.hlo"
+    path.write_text(one_hlo_module(small.read_text(), 6 * MB))
+    whole = list(sc.scan_text(path.read_bytes()))
+    monkeypatch.setattr(pieces, "FEED_BYTES", MB)  # fed to its scan past 1 MB, a part at each feed
+    monkeypatch.setattr(pieces, "HELD_BYTES", MB)
+    parts = list(pieces.placed_scans(str(path)))
+    assert len(parts) >= 4 and all(site_count(p) < len(whole) / 2 for p in parts)
+    assert list(sc.scan_path(str(path))) == whole

@@ -22,3 +22,26 @@ def repeated(module_text: str, size: int) -> str:
         total += len(text.encode())
         i += 1
     return "".join(copies)
+
+
+_HLO_NAME = re.compile(r"%([A-Za-z_][\w.\-]*)")
+
+
+def one_hlo_module(module_text: str, size: int) -> str:
+    """An HLO text module of at least ``size`` bytes, one module: ``module_text``'s ENTRY computation with
+    the instructions between its parameters and its ROOT copied again and again (copy ``i`` names each
+    value it defines ``%<name>_c<i>``), so its parameters and ROOT, and what they say, stay those of
+    ``module_text``."""
+    head, entry = module_text.split("\nENTRY ", 1)
+    signature, rest = entry.split("\n", 1)
+    body, close, tail = rest.partition("\n}")
+    lines = body.split("\n")
+    kept = [line for line in lines if " parameter(" in line or "ROOT " in line]
+    block = "".join(line + "\n" for line in lines if line not in kept)
+    copies, total, i = [], 0, 0
+    while total < size:
+        copies.append(_HLO_NAME.sub(lambda m, i=i: f"%{m.group(1)}_c{i}", block))
+        total += len(copies[-1])
+        i += 1
+    params, root = [line + "\n" for line in kept if "ROOT " not in line], [line for line in kept if "ROOT " in line]
+    return "".join([head, "\nENTRY ", signature, "\n", *params, *copies, *root, close, tail])

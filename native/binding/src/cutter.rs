@@ -69,7 +69,7 @@ impl Cutter {
     #[new]
     #[pyo3(signature = (source, *, lines, dump_line, function_line, repeats, holding, holding_line,
                         piece_bytes, held_bytes, feed_bytes, read_size, names, every_site=true, placed=false,
-                        whole_modules=false))]
+                        whole_modules=false, drain=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         source: &Bound<'_, PyAny>,
@@ -87,6 +87,7 @@ impl Cutter {
         every_site: bool,
         placed: bool,
         whole_modules: bool,
+        drain: bool,
     ) -> PyResult<Self> {
         if lines.iter().chain([&dump_line, &function_line]).any(|l| l.first() != Some(&b'\n')) {
             return Err(PyValueError::new_err("a cut line starts with its line break"));
@@ -106,6 +107,7 @@ impl Cutter {
             engine,
             placed,
             whole_modules,
+            drain: drain && every_site && !names,
         };
         let (src, path, sized) = match source.cast::<PyString>() {
             Ok(path) => {
@@ -165,9 +167,9 @@ impl Cutter {
     }
 }
 
-/// A job made: its piece (a Scan, or (size, lines, records) left unscanned, or None), then (text, lines)
-/// per dump left unscanned.
-type JobMade<'py> = (Option<Bound<'py, PyAny>>, Vec<(Bound<'py, PyBytes>, u64)>);
+/// A job made: its pieces in order (Scans, the parts drained of a piece then its own, or (size, lines,
+/// records) left unscanned), then (text, lines) per dump left unscanned.
+type JobMade<'py> = (Vec<Bound<'py, PyAny>>, Vec<(Bound<'py, PyBytes>, u64)>);
 
 /// One job of a cut log: a piece to scan, then the dumps after it left unscanned.
 #[pyclass(module = "shardconv._native")]
@@ -189,22 +191,27 @@ impl PieceJob {
         self.job.as_ref().map_or(0, |j| j.repeats.len())
     }
 
-    /// (its piece: a Scan, or (size, lines, records) when left unscanned, or None; [(text, lines)] per
-    /// dump left unscanned), the piece scanned with the interpreter's lock released. Once only.
+    /// ([its pieces: Scans, or (size, lines, records) for one left unscanned]; [(text, lines)] per dump
+    /// left unscanned), the piece scanned with the interpreter's lock released. Once only.
     fn run<'py>(&mut self, py: Python<'py>) -> PyResult<JobMade<'py>> {
         let Some(job) = self.job.take() else {
             return Err(PyValueError::new_err("a job runs once"));
         };
-        let (piece, repeats) = (job.piece, job.repeats);
+        let (parts, piece, repeats) = (job.parts, job.piece, job.repeats);
         let made = py.detach(|| guarded(|| Ok(piece.map(cut::Held::run))))?;
-        let piece = match made {
-            Some(Made::Scanned(engine)) => Some(Bound::new(py, guarded(|| to_scan(py, *engine))?)?.into_any()),
-            Some(Made::Unscanned { size, lines, records }) => {
-                Some((size, lines, records).into_pyobject(py)?.into_any())
-            }
-            None => None,
+        let (engines, unscanned) = match made {
+            Some(Made::Scanned(engines)) => (engines, None),
+            Some(Made::Unscanned { size, lines, records }) => (Vec::new(), Some((size, lines, records))),
+            None => (Vec::new(), None),
         };
+        let mut pieces = Vec::new();
+        for engine in parts.into_iter().chain(engines) {
+            pieces.push(Bound::new(py, guarded(|| to_scan(py, engine))?)?.into_any());
+        }
+        if let Some(u) = unscanned {
+            pieces.push(u.into_pyobject(py)?.into_any());
+        }
         let repeats = repeats.iter().map(|(text, lines)| (PyBytes::new(py, text), *lines)).collect();
-        Ok((piece, repeats))
+        Ok((pieces, repeats))
     }
 }

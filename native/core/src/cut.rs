@@ -36,6 +36,9 @@ pub struct CutOptions {
     /// Whether a piece begins only at a line the scan reads as a module's start (a bare `HloModule m`
     /// line holds no keyword: the scan of the whole log reads on in the module before).
     pub whole_modules: bool,
+    /// Whether a piece fed to its scan as it comes (past `feed_bytes`) hands on the rows made so far at
+    /// each feed (`Engine::drain`), so that a reader of every site of one long module holds a part of it.
+    pub drain: bool,
 }
 
 /// What a log reads from: `fill` appends up to `n` bytes to `buf`, how many came (0: the end). A file
@@ -263,12 +266,15 @@ pub struct Held {
     looker: Option<Looker>,
     fed_any: bool,
     feed_bytes: usize,
+    drain: bool,
+    /// The rows drained so far, each a finished scan, not yet handed on.
+    parts: Vec<Engine>,
 }
 
-/// What a job's piece became: its scan (finished), or left unscanned (its size, its line breaks, and
-/// whether it spells a propagation record's keyword).
+/// What a job's piece became: its scan (finished; after the parts of it drained and not yet handed on),
+/// or left unscanned (its size, its line breaks, and whether it spells a propagation record's keyword).
 pub enum Made {
-    Scanned(Box<Engine>),
+    Scanned(Vec<Engine>),
     Unscanned { size: u64, lines: u64, records: bool },
 }
 
@@ -288,10 +294,11 @@ impl Held {
         let head = opts.placed.then_some(head);
         // (room for a piece and its last dump, as most pieces end: no copy as it builds up)
         let data = Vec::with_capacity(opts.piece_bytes.min(opts.feed_bytes).saturating_add(1 << 18));
-        Ok(Held { engine, head, data, size: 0, looker, fed_any: false, feed_bytes: opts.feed_bytes })
+        let (fed_any, feed_bytes, drain, parts) = (false, opts.feed_bytes, opts.drain, Vec::new());
+        Ok(Held { engine, head, data, size: 0, looker, fed_any, feed_bytes, drain, parts })
     }
 
-    fn add(&mut self, data: &[u8]) {
+    fn add(&mut self, data: &[u8]) -> Result<(), String> {
         if let Some(l) = self.looker.as_mut() {
             l.add(data);
         }
@@ -301,7 +308,23 @@ impl Held {
             self.engine.feed(&self.data);
             self.data.clear();
             self.fed_any = true;
+            if self.drain {
+                let part = self.engine.drain()?;
+                self.parts.push(part);
+            }
         }
+        Ok(())
+    }
+
+    /// The parts drained so far, each with the kind of the log's head when placed (as `run` gives it).
+    fn take_parts(&mut self) -> Vec<Engine> {
+        let mut parts = std::mem::take(&mut self.parts);
+        if let Some((kind, reason)) = self.head {
+            for p in &mut parts {
+                (p.kind, p.reason) = (kind, reason);
+            }
+        }
+        parts
     }
 
     /// The piece's scan: what is held fed at once.
@@ -319,14 +342,17 @@ impl Held {
         if let Some((kind, reason)) = self.head {
             (self.engine.kind, self.engine.reason) = (kind, reason); // (the whole log's, as its scan says)
         }
-        Made::Scanned(Box::new(self.engine))
+        let mut made = self.take_parts();
+        made.push(self.engine);
+        Made::Scanned(made)
     }
 }
 
-/// Pieces in order, to be made in one call: a piece to scan, then dumps left unscanned (each its
-/// text and its line breaks).
+/// Pieces in order, to be made in one call: the parts drained of a piece still being read (alone in their
+/// job), or a piece to scan, then dumps left unscanned (each its text and its line breaks).
 #[derive(Default)]
 pub struct Job {
+    pub parts: Vec<Engine>,
     pub piece: Option<Held>,
     pub repeats: Vec<(Vec<u8>, u64)>,
     repeated: u64,
@@ -386,7 +412,9 @@ impl<R: Fill> Cutter<R> {
                     Ok(h) => h,
                     Err(e) => return Ok(Err(e)),
                 };
-                whole.add(&self.log.buf);
+                if let Err(e) = whole.add(&self.log.buf) {
+                    return Ok(Err(e));
+                }
                 (self.skipped, self.log.ended) = (true, true);
                 return Ok(Ok(Some(Job { piece: Some(whole), ..Job::default() })));
             }
@@ -463,7 +491,10 @@ impl<R: Fill> Cutter<R> {
             self.lines += count_nl(data);
         }
         if let Some(p) = self.job.piece.as_mut() {
-            p.add(data);
+            p.add(data)?;
+            if done.is_none() && !p.parts.is_empty() {
+                done = Some(Job { parts: p.take_parts(), ..Job::default() });
+            }
         }
         Ok(done)
     }
@@ -518,6 +549,7 @@ mod tests {
             engine: Options { names: true, ..Options::default() },
             placed: false,
             whole_modules: false,
+            drain: false,
         }
     }
 
@@ -667,12 +699,41 @@ mod tests {
         let mut c = Cutter::new(text.as_bytes(), o);
         let mut starts = Vec::new();
         while let Some(j) = c.next_job().unwrap().unwrap() {
-            let Some(Made::Scanned(e)) = j.piece.map(Held::run) else { panic!("a piece is scanned") };
+            let Some(Made::Scanned(mut made)) = j.piece.map(Held::run) else { panic!("a piece is scanned") };
+            let e = made.pop().expect("its scan");
             starts.push((e.table.starts[0], e.table.u32s[6][0], e.kind));
         }
         let (m, b) = (module.len() as u64, bare.len() as u64);
         let line = 1 + text[..(m + b) as usize].matches('\n').count() as u32;
         assert_eq!(starts, [(0, 1, "hlo"), (m + b, line, "hlo")]); // (never before the bare header)
+    }
+
+    #[test]
+    fn a_long_piece_drained_as_it_is_fed_comes_in_parts_holding_the_rows_of_its_whole_scan() {
+        let line = "  %a.{i} = f32[8]{0} add(%p, %p), sharding={devices=[2]<=[2]}\n";
+        let body: String = (0..4000).map(|i| line.replace("{i}", &i.to_string())).collect();
+        let text = format!("HloModule m, num_partitions=2\n\nENTRY %e (p: f32[8]) -> f32[8] {{\n{body}}}\n");
+        let mut o = options(vec![b"\nHloModule ".to_vec()], 1 << 12, 1 << 14);
+        (o.feed_bytes, o.placed, o.drain, o.repeats) = (1 << 14, true, true, false);
+        o.engine.names = false;
+        let mut c = Cutter::new(text.as_bytes(), o);
+        let mut starts = Vec::new();
+        let mut parts = 0;
+        while let Some(j) = c.next_job().unwrap().unwrap() {
+            let made = match j.piece.map(Held::run) {
+                Some(Made::Scanned(made)) => made,
+                _ => Vec::new(),
+            };
+            for e in j.parts.into_iter().chain(made) {
+                parts += 1;
+                starts.extend(e.table.starts.iter().copied());
+            }
+        }
+        let mut whole = Engine::new(Options { names: false, ..Options::default() }).unwrap();
+        whole.feed(text.as_bytes());
+        whole.finish();
+        assert!(parts > 4, "{parts} parts");
+        assert_eq!(starts, whole.table.starts);
     }
 
     #[test]

@@ -26,8 +26,8 @@ pub mod arguments;
 mod keyword_sites;
 mod records;
 pub mod repeats;
-mod shard;
 pub mod shapes;
+mod shard;
 mod site_kind;
 
 pub use site_kind::SiteKind;

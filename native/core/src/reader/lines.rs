@@ -386,6 +386,18 @@ impl Engine {
         Some(format!("line {line}, column {col}: a value runs on past the scan window ({window} bytes) of a long line; it cannot be read"))
     }
 
+    /// The rows made so far as a finished scan of their own (the input's kind, each row at its place), this
+    /// scan going on with an empty table: a reader of every site of a long module holds a part at a
+    /// time. For a scan of every site that names nothing (no row then refers to another).
+    pub fn drain(&mut self) -> Result<Engine, String> {
+        let mut part = Engine::new(self.opts)?;
+        std::mem::swap(&mut part.table, &mut self.table);
+        self.scope.id = None; // (the scope's id was the drained table's)
+        part.table.finish();
+        (part.kind, part.reason, part.done) = (self.kind, self.reason, true);
+        Ok(part)
+    }
+
     /// Frees the read buffers (after `finish`).
     pub fn release(&mut self) {
         self.buf = Vec::new();
