@@ -267,6 +267,7 @@ def _check_task(task: tuple[str, CheckOptions]) -> FileReport | Skipped:
 
 
 PARALLEL_BYTES = 32 << 20  # below this much input, starting worker processes costs more than it saves
+CHUNK_FILES = 32  # files sent to a worker at once, at most: many small files cost their round trips, not their bytes
 
 
 def check_files(
@@ -285,8 +286,10 @@ def check_files(
     from concurrent.futures import ProcessPoolExecutor
 
     out: list[FileReport | Skipped] = []
-    with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
-        for (f, _), r in zip(work, pool.map(_check_task, work, chunksize=1)):
+    workers = min(jobs, len(work))
+    chunk = max(1, min(CHUNK_FILES, len(work) // (4 * workers)))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for (f, _), r in zip(work, pool.map(_check_task, work, chunksize=chunk)):
             if on_read is not None:
                 on_read(_total_size([f]))
             out.append(r)
