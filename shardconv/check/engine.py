@@ -144,17 +144,38 @@ class Passed:
     over. Besides the module, a verdict reads the options and the stage the file's name says, so each
     (options, stage) keeps its own; a module whose lines a rule reads (``may_be_large``) is never kept."""
 
-    LIMIT = 4096  # modules kept per (options, stage); past it the memory starts again
+    GROUPS = 1 << 14  # the groups of the modules kept, all told (a few MB): past it the memory starts again
 
     def __init__(self) -> None:
         self._kept: dict[tuple[CheckOptions, Stage], set[ModuleContent]] = {}
+        self._groups = 0
 
-    def of(self, path: str, opts: CheckOptions) -> set[ModuleContent]:
+    def of(self, path: str, opts: CheckOptions) -> PassedHere:
         """The modules known to pass in ``path`` under ``opts``."""
-        kept = self._kept.setdefault((opts, stage_of_name(path)), set())
-        if len(kept) >= self.LIMIT:
-            kept.clear()
-        return kept
+        return PassedHere(self, self._kept.setdefault((opts, stage_of_name(path)), set()))
+
+    def keep(self, modules: set[ModuleContent], key: ModuleContent) -> None:
+        """``key`` passed, under the options and stage of ``modules`` (one of this memory's sets)."""
+        if self._groups + len(key.groups) > self.GROUPS:
+            for kept in self._kept.values():
+                kept.clear()
+            self._groups = 0
+        modules.add(key)
+        self._groups += len(key.groups)
+
+
+@record
+class PassedHere:
+    """What a run's ``Passed`` knows under one file's options and stage."""
+
+    run: Passed
+    modules: set[ModuleContent]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.modules
+
+    def add(self, key: ModuleContent) -> None:
+        self.run.keep(self.modules, key)
 
 
 def check_file(
@@ -165,8 +186,8 @@ def check_file(
     earlier file of the run showed to pass."""
     try:
         with within(opts.limits):
-            kept = passed.of(path, opts) if passed is not None else set()
-            return _report(placed_scans(path, every_site=False), path, opts, on_read, kept)
+            here = passed.of(path, opts) if passed is not None else None
+            return _report(placed_scans(path, every_site=False), path, opts, on_read, here)
     except OSError as e:
         reason = e.strerror or str(e)
         return FileReport(
@@ -193,12 +214,12 @@ def _report(
     path: str,
     opts: CheckOptions,
     on_read: Callable[[int], None] | None = None,
-    passed: set[ModuleContent] | None = None,
+    passed: PassedHere | None = None,
 ) -> FileReport | Skipped:
     """The report of a file scanned in pieces of whole modules, in order (each piece's lines and bytes the
     file's): each piece is released once its findings, with their edits, are made. ``passed`` holds the
     modules known to pass (by content), and takes in those this file shows to."""
-    known: set[ModuleContent] = passed if passed is not None else set()
+    known: PassedHere | set[ModuleContent] = passed if passed is not None else set()
     clean: set[ModuleKey] = set()  # a piece's modules no rule had anything to say of: their copies are passed over
     found: list[CheckFinding] = []
     suppressions: list[Suppression] = []
@@ -361,6 +382,7 @@ def check_paths(
 
 __all__ = [
     "Passed",
+    "PassedHere",
     "Selection",
     "check_file",
     "check_files",

@@ -86,3 +86,14 @@ def test_a_tensor_whose_element_type_puts_it_over_the_threshold_is_reported_afte
     reports = merge_dump_variants(check_files([str(small), str(large)], CheckOptions(), 1))
     rules = [[f.rule for f in r.findings] for r in reports if isinstance(r, FileReport)]
     assert rules == [[], ["replicated-large"]]
+
+
+def test_what_a_run_remembers_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from shardconv.scan.modules import ModuleContent
+
+    monkeypatch.setattr(engine.Passed, "GROUPS", 10)
+    here = engine.Passed().of("module_0000.jit_f.before_optimizations.txt", CheckOptions())
+    keys = [ModuleContent(groups=((i, "op", 0),) * 3, headers=(), pairs=b"", largest=0) for i in range(25)]
+    for key in keys:
+        here.add(key)
+        assert key in here and sum(len(k.groups) for k in here.modules) <= 10
