@@ -134,7 +134,7 @@ def merge_dump_variants(reports: Sequence[FileReport | Skipped]) -> list[FileRep
             else f
             for i, f in enumerate(keep[ri])
         )
-        out.append(replace(r, findings=found))
+        out.append(r if found == r.findings else replace(r, findings=found))
     return out
 
 

@@ -149,7 +149,7 @@ def module_values(
         if mkey is not None and skip(mkey):
             unbuilt = distinct_of.get(mkey)
             if unbuilt is None:
-                unbuilt = len(signatures.firsts(mine)[0])
+                unbuilt = len({signatures.of(v, sh, n) for _, v, sh, n, _, _ in mine})
             yield ModuleValues(
                 index=index, values=(), pairs=(), expected_lines=expected[index], total=total, key=mkey,
                 passed_over=True, unbuilt=unbuilt,
@@ -227,7 +227,6 @@ class _Signatures:
 
     def __init__(self, scan: Scan) -> None:
         self.scan = scan
-        self.ranks = [tuple(len(s) for s in shapes) for shapes in scan.shapes]
         # the element count of the largest tensor each tensor-types entry holds (0: none known)
         self.sizes = [max((prod(d or 0 for d in s) for s in ss if s is not None), default=0) for ss in scan.shapes]
         self.by_parts: dict[tuple[int, int, int], Signature] = {}
@@ -243,7 +242,7 @@ class _Signatures:
                 attr,
                 text.decode("utf-8", "surrogateescape"),
                 data,
-                self.ranks[shapes] if shapes < len(self.ranks) else None,
+                tuple(len(s) for s in scan.shapes[shapes]) if shapes < len(scan.shapes) else None,
                 scan.names[name] if name < len(scan.names) else None,
             )
         return sig
