@@ -8,7 +8,8 @@ on the inputs of issue 56, in one run:
   ``func.func @main`` line is about 10 KB), every dump renamed (no dump is the one before again) and
   moving the shardings of a few arguments (several placement changes a dump);
 - ``small-files``: 1,000 small per-pass files (a two-layer model's dump, copied under new module ids
-  and instruction names): what each file costs.
+  and instruction names): what each file costs;
+- ``many-files``: 100,000 such files (``check`` only): the cost of a file, times a hundred thousand.
 
 The inputs are made once and kept in bench/.data (``--data``). Each timing is the median of ``--repeat``
 runs, grep's interleaved with shardconv's, by the wall clock and by CPU time (user + system: on a
@@ -98,6 +99,8 @@ def pass_log(module: str, target: int) -> Iterator[str]:
         i += 1
 
 
+MANY = 100_000  # files of the many-files input
+FILES_OF_ONE_MODULE = ("small-files", "many-files")  # (what trace follows is a pass log's: check only)
 _MODULE_ID = re.compile(r"^module_\d{4}\.")
 _HLO_NAME = re.compile(r"%([A-Za-z_][\w.\-]*)")
 
@@ -137,6 +140,7 @@ def main() -> None:
     if not log.exists():
         write(str(log), pass_log(jax_module("sdy", 125), 100_000_000))
     small = small_files(xla_dump(data / "xla-small", (2,)), data / "small-files", 1000)
+    many = small_files(xla_dump(data / "xla-small", (2,)), data / "many-files", MANY)
     load0 = ready(ENV)
     exe = shutil.which("shardconv", path=os.path.dirname(sys.executable)) or shutil.which("shardconv")
     sc = [exe] if exe else [sys.executable, "-m", "shardconv"]
@@ -148,13 +152,13 @@ def main() -> None:
     print("each cell: wall seconds and ratio to grep's wall | CPU seconds (user + system) and ratio to grep's | "
           "peak RSS")
     verdicts = []
-    for name, path in (("xla-folder", folder), ("mlir-log", log), ("small-files", small)):
+    for name, path in (("xla-folder", folder), ("mlir-log", log), ("small-files", small), ("many-files", many)):
         grep_cmd = ["grep", "-rc", "sharding", str(path)]
         measure(grep_cmd)  # warm the page cache
         nfiles = 1 if path.is_file() else sum(1 for p in path.rglob("*") if p.is_file()) - 1
         print(f"\n{name}: {size_of(path) / 1e6:.0f} MB in {nfiles} file(s)", flush=True)
         for label, cmd in commands.items():
-            if name == "small-files" and label != "check -j 1":
+            if name in FILES_OF_ONE_MODULE and label != "check -j 1":
                 continue
             measure(cmd(str(path)))  # warm-up
             grep, run = paired(grep_cmd, cmd(str(path)), args.repeat)
@@ -162,7 +166,7 @@ def main() -> None:
             print(f"  {label:<11} {run.seconds:6.2f} s {wall:5.1f}x (grep {grep.seconds:.3f} s) | "
                   f"{run.cpu:6.2f} s {cpu:5.1f}x (grep {grep.cpu:.3f} s) | {run.peak_mb:3.0f} MB  exit {run.rc}",
                   flush=True)
-            limit = 3 if name == "small-files" else 5 if label.startswith("check") else 10
+            limit = 3 if name in FILES_OF_ONE_MODULE else 5 if label.startswith("check") else 10
             verdicts.append((f"{name} {label}", wall, limit))
     print()
     for what, ratio, limit in verdicts:

@@ -68,6 +68,8 @@ class ProjectConfig:
     def for_file(self, path: str) -> dict[str, Setting]:
         """The file's settings: the config's own, then each override whose ``paths`` match it, in order."""
         out = dict(self.settings)
+        if not self.overrides:
+            return out
         rel = relative_to(path, self.root)
         for o in self.overrides:
             if any(matches(rel, g) for g in o.paths):
@@ -338,16 +340,21 @@ class ConfigFinder:
     def __init__(self, explicit: str | None = None, *, isolated: bool = False) -> None:
         self.explicit = load_explicit(explicit) if explicit else None
         self.isolated = isolated
+        self._none = ProjectConfig(None)  # (one for every path: its files share one set of options)
         self._cache: dict[str, ProjectConfig] = {}
+        self._named: dict[str, ProjectConfig] = {}
 
     def for_path(self, path: str) -> ProjectConfig:
         """The config in force for ``path`` (a file, a folder, or ``-`` for the current folder)."""
         if self.explicit is not None:
             return self.explicit
         if self.isolated:
-            return ProjectConfig(None)
+            return self._none
         folder = os.getcwd() if path == "-" else path if os.path.isdir(path) else os.path.dirname(path) or "."
-        return self._folder(os.path.abspath(folder))
+        found = self._named.get(folder)
+        if found is None:  # (a folder's files ask in turn: its name as given is looked up once)
+            found = self._named[folder] = self._folder(os.path.abspath(folder))
+        return found
 
     def _folder(self, folder: str) -> ProjectConfig:
         """The config of ``folder`` or its nearest parent holding one, looked up a folder at a time up the

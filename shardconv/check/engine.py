@@ -18,6 +18,8 @@ from shardconv.check.evaluate import dropped, module_findings, position
 from shardconv.check.fixes import with_edits
 from shardconv.check.ids import RuleId
 from shardconv.check.registry import RULES
+from shardconv.check.replication import may_be_large
+from shardconv.check.stages import Stage, stage_of_name
 from shardconv.check.suppress import Suppression, apply_suppressions, suppressions_of
 from shardconv.core.arguments import require_text, type_error
 from shardconv.core.limits import Limits, within
@@ -26,7 +28,7 @@ from shardconv.core.records import record
 from shardconv.scan.ends import cut_off
 from shardconv.scan.folders import walk_tree
 from shardconv.scan.inputs import skip_reason
-from shardconv.scan.modules import ModuleKey, module_values
+from shardconv.scan.modules import ModuleContent, ModuleKey, module_values
 from shardconv.scan.native import FIRST_SITES, scan_bytes, scan_stream
 from shardconv.scan.pieces import placed_scans
 from shardconv.text.files import XLA_DUMP_TIMESTAMP, not_regular_reason
@@ -132,16 +134,60 @@ def merge_dump_variants(reports: Sequence[FileReport | Skipped]) -> list[FileRep
             else f
             for i, f in enumerate(keep[ri])
         )
-        out.append(replace(r, findings=found))
+        out.append(r if found == r.findings else replace(r, findings=found))
     return out
 
 
-def check_file(path: str, opts: CheckOptions, on_read: Callable[[int], None] | None = None) -> FileReport | Skipped:
+class Passed:
+    """Modules every rule passed, by content (``ModuleContent``: the key of a scan's only module), kept
+    across the files and pieces of a run: the next per-pass file of a module a pass left alone is passed
+    over. Besides the module, a verdict reads the options and the stage the file's name says, so each
+    (options, stage) keeps its own; a module whose lines a rule reads (``may_be_large``) is never kept."""
+
+    GROUPS = 1 << 14  # the groups of the modules kept, all told (a few MB): past it the memory starts again
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[CheckOptions, Stage], set[ModuleContent]] = {}
+        self._groups = 0
+
+    def of(self, path: str, opts: CheckOptions) -> PassedHere:
+        """The modules known to pass in ``path`` under ``opts``."""
+        return PassedHere(self, self._kept.setdefault((opts, stage_of_name(path)), set()))
+
+    def keep(self, modules: set[ModuleContent], key: ModuleContent) -> None:
+        """``key`` passed, under the options and stage of ``modules`` (one of this memory's sets)."""
+        if self._groups + len(key.groups) > self.GROUPS:
+            for kept in self._kept.values():
+                kept.clear()
+            self._groups = 0
+        modules.add(key)
+        self._groups += len(key.groups)
+
+
+@record
+class PassedHere:
+    """What a run's ``Passed`` knows under one file's options and stage."""
+
+    run: Passed
+    modules: set[ModuleContent]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.modules
+
+    def add(self, key: ModuleContent) -> None:
+        self.run.keep(self.modules, key)
+
+
+def check_file(
+    path: str, opts: CheckOptions, on_read: Callable[[int], None] | None = None, passed: Passed | None = None
+) -> FileReport | Skipped:
     """Check one file (``-`` is stdin) in one native pass, a piece of whole modules at a time (memory holds
-    one piece's scan and the findings); ``on_read`` hears of the bytes read."""
+    one piece's scan and the findings); ``on_read`` hears of the bytes read; ``passed``, the modules an
+    earlier file of the run showed to pass."""
     try:
         with within(opts.limits):
-            return _report(placed_scans(path, every_site=False), path, opts, on_read)
+            here = passed.of(path, opts) if passed is not None else None
+            return _report(placed_scans(path, every_site=False), path, opts, on_read, here)
     except OSError as e:
         reason = e.strerror or str(e)
         return FileReport(
@@ -164,10 +210,17 @@ def scan_report(scan: Scan, path: str, opts: CheckOptions) -> FileReport | Skipp
 
 
 def _report(
-    scans: Iterator[Scan], path: str, opts: CheckOptions, on_read: Callable[[int], None] | None = None
+    scans: Iterator[Scan],
+    path: str,
+    opts: CheckOptions,
+    on_read: Callable[[int], None] | None = None,
+    passed: PassedHere | None = None,
 ) -> FileReport | Skipped:
     """The report of a file scanned in pieces of whole modules, in order (each piece's lines and bytes the
-    file's): each piece is released once its findings, with their edits, are made."""
+    file's): each piece is released once its findings, with their edits, are made. ``passed`` holds the
+    modules known to pass (by content), and takes in those this file shows to."""
+    known: PassedHere | set[ModuleContent] = passed if passed is not None else set()
+    clean: set[ModuleKey] = set()  # a piece's modules no rule had anything to say of: their copies are passed over
     found: list[CheckFinding] = []
     suppressions: list[Suppression] = []
     counts: dict[str, int] = {}
@@ -181,15 +234,19 @@ def _report(
             return Skipped(path, skip_reason(path, scan.reason))
         first, last = (scan if first is None else first), scan
         mine: list[CheckFinding] = []
-        clean: set[ModuleKey] = set()  # modules no rule had anything to say of: their copies are passed over
-        for module in module_values(scan, path, skip=clean.__contains__):
+        clean.clear()  # (the scan's ids hold in the scan only)
+        for module in module_values(scan, path, skip=lambda key: key in clean or key in known):
             total += module.total
             distinct += module.distinct
             if module.passed_over:
                 continue
             more, after = module_findings(path, module, opts, counts)
-            if after == counts and module.key is not None:
-                clean.add(module.key)
+            key = module.key
+            if after == counts and key is not None:
+                if not isinstance(key, ModuleContent):
+                    clean.add(key)
+                elif not may_be_large(key.largest, opts.replicated_bytes):
+                    known.add(key)
             counts = after
             mine.extend(more)
         found.extend(_numbered_from(modules, with_edits(mine, scan)))
@@ -223,11 +280,15 @@ def _numbered_from(first: int, findings: list[CheckFinding]) -> list[CheckFindin
     ]
 
 
+_WORKER_PASSED = Passed()  # in a worker process, what the files it checked showed
+
+
 def _check_task(task: tuple[str, CheckOptions]) -> FileReport | Skipped:
-    return check_file(*task)
+    return check_file(*task, passed=_WORKER_PASSED)
 
 
 PARALLEL_BYTES = 32 << 20  # below this much input, starting worker processes costs more than it saves
+CHUNK_FILES = 32  # files sent to a worker at once, at most: many small files cost their round trips, not their bytes
 
 
 def check_files(
@@ -241,12 +302,15 @@ def check_files(
     the bytes read, for a progress bar."""
     work = [(f, opts(f) if callable(opts) else opts) for f in files]
     if jobs <= 1 or len(work) < 2 or "-" in files or _total_size(files) < PARALLEL_BYTES:
-        return [check_file(f, o, on_read=on_read) for f, o in work]
+        passed = Passed()
+        return [check_file(f, o, on_read, passed) for f, o in work]
     from concurrent.futures import ProcessPoolExecutor
 
     out: list[FileReport | Skipped] = []
-    with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
-        for (f, _), r in zip(work, pool.map(_check_task, work, chunksize=1)):
+    workers = min(jobs, len(work))
+    chunk = max(1, min(CHUNK_FILES, len(work) // (4 * workers)))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for (f, _), r in zip(work, pool.map(_check_task, work, chunksize=chunk)):
             if on_read is not None:
                 on_read(_total_size([f]))
             out.append(r)
@@ -317,6 +381,8 @@ def check_paths(
 
 
 __all__ = [
+    "Passed",
+    "PassedHere",
     "Selection",
     "check_file",
     "check_files",

@@ -33,10 +33,16 @@ def size_text(n: int) -> str:
     return f"{n} bytes"
 
 
+def may_be_large(largest: int | None, limit: int) -> bool:
+    """Whether a module whose largest tensor has ``largest`` elements (None: unknown) can hold one over
+    ``limit`` bytes: only then does ``replicated_large`` read the element types on its values' lines."""
+    return largest is None or largest * _WIDEST > limit
+
+
 def replicated_large(ctx: ModuleContext) -> Iterator[RuleResult]:
     """Each entry value replicated over a mesh of several devices whose tensor exceeds the threshold."""
     limit = ctx.options.replicated_bytes
-    if ctx.module.largest is not None and ctx.module.largest * _WIDEST <= limit:
+    if not may_be_large(ctx.module.largest, limit):
         return  # no tensor of the module can be over it
     for dv in ctx.sdy:
         if dv.site.site in _MLIR_SITES and (dv.site.signature or dv.site.op == "sdy.sharding_constraint"):

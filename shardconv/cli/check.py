@@ -263,15 +263,24 @@ def check(
         from_file = any(s[k].source not in ("default", "--" + k) for k in ("include", "exclude"))
         return Selection(s["include"].value, s["exclude"].value, root=cfg.root if from_file else None)
 
+    configured: dict[int, tuple[ProjectConfig, CheckOptions]] = {}  # a config without overrides: its options
+
     def options_for(path: str) -> CheckOptions:
-        return options_of(resolve(finder.for_path(path).for_file(path), flags), base)
+        cfg = finder.for_path(path)
+        if cfg.overrides:
+            return options_of(resolve(cfg.for_file(path), flags), base)
+        got = configured.get(id(cfg))
+        if got is None:
+            got = configured[id(cfg)] = (cfg, options_of(resolve(cfg.settings, flags), base))
+        return got[1]
 
     files: list[str] = []
     skipped: list[Skipped] = []
+    named = set(paths)  # (a file found in a folder exists)
     for item in iter_files(paths, selection):
         if isinstance(item, Skipped):
             skipped.append(item)
-        elif item != "-" and not os.path.lexists(item):
+        elif item in named and item != "-" and not os.path.lexists(item):
             raise click.UsageError(f"no such file or directory: {item}")
         else:
             files.append(item)
@@ -313,8 +322,10 @@ def _held_to_baseline(baseline: str, files: list[str]) -> bool:
 
 def _progress(files: list[str]) -> AbstractContextManager[Callable[[int], None]]:
     """A bar over the bytes to read, for runs long enough to want one (on a terminal only)."""
-    from shardconv.ui.progress import progress
+    from shardconv.ui.progress import progress, shows_progress
 
+    if not shows_progress(sys.stderr):
+        return progress("checking", 0)
     sizes = [os.path.getsize(f) for f in files if f != "-" and os.path.isfile(f)]
     big = len(files) >= PROGRESS_FILES or sum(sizes) >= PROGRESS_BYTES
     return progress("checking", sum(sizes) if big and "-" not in files else 0, unit="bytes")

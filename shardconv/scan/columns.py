@@ -4,6 +4,7 @@ without copying (a memoryview over each column's bytes)."""
 from __future__ import annotations
 
 from collections.abc import Collection
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from shardconv.scan.sites import SiteKind
@@ -29,7 +30,14 @@ def kind_code(kind: SiteKind) -> int:
 def kind_flags(scan: Scan, kinds: Collection[SiteKind]) -> bytes:
     """Per distinct value (index it by value id), 1 where its kind is one of ``kinds``, else 0: read off
     the scan's kind bytes at C speed, not tuple by tuple."""
-    return scan.value_kinds.translate(bytes(k in kinds for k in _KINDS).ljust(256, b"\0"))
+    return scan.value_kinds.translate(_flag_table(frozenset(kinds)))
+
+
+@lru_cache(maxsize=64)
+def _flag_table(kinds: frozenset[SiteKind]) -> bytes:
+    """The translation table ``kind_flags`` reads the kind bytes through (each reader asks for a few sets of
+    kinds, file after file)."""
+    return bytes(k in kinds for k in _KINDS).ljust(256, b"\0")
 
 
 def values_of_kind(scan: Scan, kinds: Collection[SiteKind]) -> set[int]:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 Signature = tuple[object, ...]
 # What a module holds, as the scan's ids: its groups (value, tensor types, name where it counts, and a
 # num_partitions header's line) and its pairs. Two modules with one key get one verdict from every rule.
+# A scan of one module keys it by content instead (``ModuleContent``), which holds across scans.
 ModuleKey = tuple[object, ...]
 NAMED_KINDS = frozenset(
     {
@@ -32,6 +33,19 @@ NAMED_KINDS = frozenset(
         SiteKind.SHARD_GRID, SiteKind.SHARD_SHARDING,
     }
 )
+
+
+@record
+class ModuleContent:
+    """The key of a scan's only module, by what it holds rather than the scan's ids, so that it holds
+    across files and pieces (XLA's per-pass files of a module the pass left alone): per group its value,
+    tensor types, name where it counts, and its first site's op and flags; the header lines; the pairs.
+    ``largest`` as ``ModuleValues.largest``: a rule about a tensor's bytes also reads its line."""
+
+    groups: tuple[tuple[object, ...], ...]
+    headers: tuple[tuple[int, bytes | None], ...]
+    pairs: bytes
+    largest: int
 
 
 def signature(site: ValueSite) -> Signature:
@@ -67,7 +81,7 @@ class ModuleValues:
     pairs: tuple[ValuePair, ...]
     expected_lines: frozenset[int]
     total: int
-    key: ModuleKey | None = None  # None for a module with expected-error markers (never passed over)
+    key: ModuleKey | ModuleContent | None = None  # None for a module with expected-error markers (never passed over)
     passed_over: bool = False  # its values were not built: ``skip`` knew its key
     unbuilt: int = 0  # how many distinct values a passed-over module holds
     # what ``sites_by_type`` reads: the file's signatures (and its scan), this module's span of its
@@ -113,10 +127,11 @@ def named_mesh(site: ValueSite, value: ParsedValue | None) -> Mesh | None:
 
 
 def module_values(
-    scan: Scan, path: str, skip: Callable[[ModuleKey], bool] = lambda key: False
+    scan: Scan, path: str, skip: Callable[[ModuleKey | ModuleContent], bool] = lambda key: False
 ) -> Iterator[ModuleValues]:
     """The modules of one scanned file, in order (always at least one, if empty). A module whose key
-    ``skip`` says yes to comes ``passed_over``, its values not built (a pass log's copies of a module)."""
+    ``skip`` says yes to comes ``passed_over``, its values not built (a pass log's copies of a module, a
+    per-pass file's module met in an earlier file)."""
     count = max(1, scan.modules)
     groups, pairs = scan.groups, scan.pairs
     group_spans, pair_spans = _module_spans(groups, count), _module_spans(pairs, count)
@@ -124,16 +139,20 @@ def module_values(
     headers = [i for i, g in enumerate(groups) if g[1] in header_values] if header_values else []
     expected = _expected_lines(scan, count)
     signatures = _Signatures(scan)
-    distinct_of: dict[ModuleKey, int] = {}  # a built module's key -> how many distinct values it holds
+    distinct_of: dict[ModuleKey | ModuleContent, int] = {}  # a built module's key -> how many distinct values it holds
     for index in range(count):
         lo, hi = group_spans[index]
         mine = groups[lo:hi]
         total = sum(map(_COUNT, mine))
-        mkey = None if expected[index] else _module_key(scan, (lo, hi), pair_spans[index], headers)
+        mkey: ModuleKey | ModuleContent | None = None
+        if not expected[index]:
+            mkey = _module_key(scan, (lo, hi), pair_spans[index], headers)
+            if count == 1:
+                mkey = _content(scan, signatures, mkey, mine)
         if mkey is not None and skip(mkey):
             unbuilt = distinct_of.get(mkey)
             if unbuilt is None:
-                unbuilt = len(signatures.firsts(mine)[0])
+                unbuilt = len({signatures.of(v, sh, n) for _, v, sh, n, _, _ in mine})
             yield ModuleValues(
                 index=index, values=(), pairs=(), expected_lines=expected[index], total=total, key=mkey,
                 passed_over=True, unbuilt=unbuilt,
@@ -160,7 +179,7 @@ def module_values(
             key=mkey,
             signatures=signatures,
             groups=(lo, hi),
-            largest=max((signatures.sizes[g[2]] for g in mine if g[2] < len(signatures.sizes)), default=0),
+            largest=mkey.largest if isinstance(mkey, ModuleContent) else signatures.largest(mine),
             path=path,
         )
 
@@ -188,16 +207,33 @@ def _module_key(scan: Scan, groups: tuple[int, int], pairs: tuple[int, int], hea
     return (scan.group_keys[12 * lo : 12 * hi], header_lines, scan.pair_keys[8 * plo : 8 * phi])
 
 
+def _content(scan: Scan, signatures: _Signatures, key: ModuleKey, mine: Sequence[tuple[int, ...]]) -> ModuleContent:
+    """``key`` (a module's key as the scan's ids) by content: each group's parts as text, with its first
+    site's op and flags, which the rules read of the site that stands for the group."""
+    ops, flags, op_names = site_column(scan, "op"), site_column(scan, "flags"), scan.ops
+    _, headers, pairs = key
+    assert isinstance(headers, tuple) and isinstance(pairs, bytes)
+    return ModuleContent(
+        groups=tuple(
+            (signatures.content(v, sh, n), op_names[ops[at]] if ops[at] < len(op_names) else None, flags[at])
+            for _, v, sh, n, at, _ in mine
+        ),
+        headers=headers,
+        pairs=pairs,
+        largest=signatures.largest(mine),
+    )
+
+
 class _Signatures:
     """Each group's ``signature``, made once per distinct (value, tensor types, name): a pass log repeats
     its groups module after module."""
 
     def __init__(self, scan: Scan) -> None:
         self.scan = scan
-        self.ranks = [tuple(len(s) for s in shapes) for shapes in scan.shapes]
         # the element count of the largest tensor each tensor-types entry holds (0: none known)
         self.sizes = [max((prod(d or 0 for d in s) for s in ss if s is not None), default=0) for ss in scan.shapes]
         self.by_parts: dict[tuple[int, int, int], Signature] = {}
+        self.contents: dict[tuple[int, int, int], tuple[object, ...]] = {}
 
     def of(self, v: int, shapes: int, name: int) -> Signature:
         sig = self.by_parts.get((v, shapes, name))
@@ -209,10 +245,26 @@ class _Signatures:
                 attr,
                 text.decode("utf-8", "surrogateescape"),
                 data,
-                self.ranks[shapes] if shapes < len(self.ranks) else None,
+                tuple(len(s) for s in scan.shapes[shapes]) if shapes < len(scan.shapes) else None,
                 scan.names[name] if name < len(scan.names) else None,
             )
         return sig
+
+    def content(self, v: int, shapes: int, name: int) -> tuple[object, ...]:
+        """A group's value, tensor types and name as themselves, not the scan's ids (``ModuleContent``)."""
+        got = self.contents.get((v, shapes, name))
+        if got is None:
+            scan = self.scan
+            got = self.contents[v, shapes, name] = (
+                scan.values[v],
+                scan.shapes[shapes] if shapes < len(scan.shapes) else None,
+                scan.names[name] if name < len(scan.names) else None,
+            )
+        return got
+
+    def largest(self, mine: Sequence[tuple[int, ...]]) -> int:
+        """The element count of the largest tensor the groups ``mine`` annotate (0: none known)."""
+        return max((self.sizes[g[2]] for g in mine if g[2] < len(self.sizes)), default=0)
 
     def of_group(self, group: int) -> Signature:
         _, v, shapes, name, _, _ = self.scan.groups[group]

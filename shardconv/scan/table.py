@@ -5,6 +5,7 @@ the native ``Scan`` stays an opaque handle to them (``tests/scan/test_floor_priv
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
 from shardconv.scan.columns import NONE, kind_code, kind_flags, kind_of, site_column, sites_of, values_of_kind
@@ -110,8 +111,6 @@ class Table:
 
     def __init__(self, scan: Scan) -> None:
         self._scan = scan
-        self.col = SiteColumns(scan)
-        self.sites = len(self.col.line)
         self.lines = scan.lines
         self.size = scan.size
         self.names: Texts = scan.names  # value names: "%x", "arg0", "result[1]", "@mesh", "module"
@@ -120,6 +119,17 @@ class Table:
         self.kind_codes = scan.value_kinds  # each distinct value's kind code, one byte per value
         self._values: list[Value | None] = []  # filled on the first ``value``: a reader may ask for none
         self._scopes: list[Scope] | None = None
+
+    @cached_property
+    def col(self) -> SiteColumns:
+        """The per-site columns, made on first use: a reader of the suppressions or values alone (one
+        small file's check) reads none."""
+        return SiteColumns(self._scan)
+
+    @property
+    def sites(self) -> int:
+        """How many site rows the scan holds."""
+        return len(self._scan.columns.get("line", b"")) // 4
 
     def holds(self, scan: Scan) -> bool:
         """Whether this table is ``scan``'s."""

@@ -107,9 +107,9 @@ def write_json(command: str, items: Iterable[Seen | Change | Skipped], out: Text
 
 def _item(d: dict[str, Any]) -> str:
     """``d`` as an item of one of the document's lists (at depth 2), without its indent."""
-    from shardconv.ui import jsonout
+    from shardconv.ui.jsonout import indented
 
-    return jsonout.dumps(d).replace("\n", "\n    ")
+    return indented(d, "    ")
 
 
 class _Spool:

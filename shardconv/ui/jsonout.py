@@ -29,7 +29,12 @@ def dumps(doc: dict[str, Any], *, lines: bool = False) -> str:
     """Pretty JSON for one document; compact single-line JSON for batch output (JSON Lines)."""
     if lines:
         return escape_surrogates(json.dumps(doc, separators=(",", ":"), ensure_ascii=False))
-    return escape_surrogates(_pretty(doc, ""))
+    return indented(doc, "")
+
+
+def indented(value: Any, pad: str) -> str:
+    """``value`` as ``dumps`` writes it inside a document at depth ``pad`` (its first line not indented)."""
+    return escape_surrogates(_pretty(value, pad))
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -62,19 +67,22 @@ def _pretty(v: Any, pad: str) -> str:
         if not v:
             return "{}"
         inner = pad + "  "
-        if not all(isinstance(k, str) for k in v):  # (keys json converts: left to it)
+        if set(map(type, v)) != _STR:  # (keys json converts: left to it)
             return json.dumps(v, indent=2, ensure_ascii=False).replace("\n", "\n" + pad)
-        return "{\n" + ",\n".join(
+        return "{\n" + ",\n".join([
             f"{inner}{_string(k)}: {_string(x) if type(x) is str else _pretty(x, inner)}" for k, x in v.items()
-        ) + f"\n{pad}}}"
+        ]) + f"\n{pad}}}"
     if isinstance(v, list | tuple):
         if not v:
             return "[]"
         inner = pad + "  "
-        if all(type(x) is int for x in v):  # (device ids, dims: the commonest list)
-            return "[\n" + ",\n".join(inner + int.__repr__(x) for x in v) + f"\n{pad}]"
-        return "[\n" + ",\n".join(inner + _pretty(x, inner) for x in v) + f"\n{pad}]"
+        if set(map(type, v)) == _INT:  # (device ids, dims: the commonest list)
+            return "[\n" + ",\n".join([inner + int.__repr__(x) for x in v]) + f"\n{pad}]"
+        return "[\n" + ",\n".join([inner + _pretty(x, inner) for x in v]) + f"\n{pad}]"
     return _encode(v)
+
+
+_STR, _INT = {str}, {int}  # (a set of the types of a dict's keys or a list's items, at C speed)
 
 
 def dumps_streamed(command: str, key: str, items: Iterable[dict[str, Any]]) -> Iterator[str]:
@@ -83,7 +91,7 @@ def dumps_streamed(command: str, key: str, items: Iterable[dict[str, Any]]) -> I
     before, after = dumps(document(command, **{key: []})).rsplit("[]", 1)
     sep = "[\n    "
     for item in items:
-        yield before + sep + escape_surrogates(_pretty(item, "    "))
+        yield before + sep + indented(item, "    ")
         before, sep = "", ",\n    "
     yield before + ("[]" if before else "\n  ]") + after
 
