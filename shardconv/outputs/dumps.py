@@ -8,6 +8,10 @@ from dataclasses import KW_ONLY
 from typing import TYPE_CHECKING
 
 from shardconv.core.records import record
+from shardconv.scan.native import scan_bytes
+from shardconv.scan.pieces import Cuts, Repeated, Unscanned, scan_pieces
+from shardconv.scan.sites import SiteKind
+from shardconv.scan.table import table
 
 if TYPE_CHECKING:
     from shardconv.scan.table import Scan
@@ -43,9 +47,6 @@ class _Starts:
 
     def add(self, scan: Scan, offset: int, lines: int) -> None:
         """The module starts of ``scan``, a piece of the file ``offset`` bytes and ``lines`` lines in."""
-        from shardconv.scan.sites import SiteKind
-        from shardconv.scan.table import table
-
         t = table(scan)
         starts, line_of = t.col.start, t.col.line
         for i in t.sites_holding(t.of_kind({SiteKind.MODULE_START})):
@@ -70,8 +71,6 @@ def _whole(data: bytes) -> Dump:
 
 def last_dump(data: bytes) -> Dump:
     """The last module of ``data`` (the whole of it when the scan finds one module, or none)."""
-    from shardconv.scan.native import scan_bytes
-
     found = _Starts()
     found.add(scan_bytes(data), 0, 0)
     if found.last is None or found.count < 2:
@@ -82,8 +81,6 @@ def last_dump(data: bytes) -> Dump:
 def last_dump_in(path: str) -> Dump:
     """The last module of the file at ``path``, found in pieces (memory holds one piece's scan) and then
     read alone; OSError when the file cannot be read."""
-    from shardconv.scan.pieces import Cuts, Repeated, Unscanned, scan_pieces
-
     found, offset = _Starts(), 0
     for piece, lines in scan_pieces(path, cuts=Cuts(lines=_CUT_BEFORE)):
         if isinstance(piece, Repeated | Unscanned):  # (asked for neither: no repeats, no words to hold)

@@ -69,7 +69,7 @@ def _defining_module(package: str, name: str, known: dict[str, Path]) -> str | N
 
 def imports_of(name: str, path: Path, known: dict[str, Path], *, every: bool = False) -> list[Import]:
     """Every import of a shardconv module in ``path``, resolved to the module it loads (``every``: of any
-    module, and a name a package re-exports also to the module that defines it)."""
+    module, and a name a package re-exports to the module that defines it)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     type_only = _type_checking_lines(tree)
@@ -86,9 +86,10 @@ def imports_of(name: str, path: Path, known: dict[str, Path], *, every: bool = F
                 source = node.module or ""
             for a in node.names:
                 # ``from pkg import mod`` loads the submodule; ``from mod import name`` loads mod.
-                targets.append(f"{source}.{a.name}" if f"{source}.{a.name}" in known else source)
-                defining = _defining_module(source, a.name, known) if every and source in known else None
-                targets += [defining] if defining and targets[-1] == source else []
+                target = f"{source}.{a.name}" if f"{source}.{a.name}" in known else source
+                # a package's re-export, with ``every``: the module that defines the name (the package has loaded)
+                facade = every and target == source and source in known and known[source].name == "__init__.py"
+                targets.append((facade and _defining_module(source, a.name, known)) or target)
         for target in targets:
             if (every or target.split(".")[0] == "shardconv") and target != name:
                 found.append(Import(name, target, node.lineno, node.lineno in type_only, in_function, optional))
