@@ -44,6 +44,9 @@ def test_rule_snapshot(
     args = shlex.split((case / "args").read_text()) if (case / "args").exists() else []
     shutil.copy2(source, tmp_path / source.name, follow_symlinks=False)  # (io-error's is a dangling symlink)
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)  # the text a pipe gets, at a fixed width
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "80")
     line = ["--no-config", *args, source.name]
     rc, out, _ = run(line, capsys)
     matches(case / "expected.txt", f"$ shardconv check {shlex.join(line)}\n# exit {rc}\n{out}")
