@@ -18,6 +18,7 @@ from shardconv.backends.base import (
     DeviceSlices,
     Example,
 )
+from shardconv.core.errors import ShardingValidationError
 
 BACKEND_NAMES = ("reference", "jax")
 
@@ -32,7 +33,6 @@ def get_backend(name: str) -> Backend:
         from shardconv.backends.jax_backend import JaxBackend
 
         return JaxBackend()
-    from shardconv.core.errors import ShardingValidationError
 
     raise ShardingValidationError(f"unknown backend {name!r}; expected one of {', '.join(BACKEND_NAMES)}")
 

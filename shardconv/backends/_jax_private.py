@@ -6,6 +6,7 @@ between releases; when one does, the error names what was missing and the tested
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from shardconv.core.errors import ShardingError
@@ -125,8 +126,6 @@ class MlirParseError(ShardingError):
 
 def _parse_error(said: str, text: str) -> MlirParseError:
     """MLIR's diagnostic, at the line and column it names (``error: "-":3:5: ...``)."""
-    import re
-
     m = re.search(r'error: "-":(\d+):(\d+): ([^\n]*)', said)
     if m is None:
         return MlirParseError(f"MLIR does not parse the module: {said.strip()}")

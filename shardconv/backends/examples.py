@@ -14,6 +14,7 @@ from typing import Any
 from shardconv.backends.base import AGREE, DIFFER, Example
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.records import record
+from shardconv.formats.detect import parse_mesh_option
 
 
 def examples_dir() -> Path:
@@ -39,8 +40,6 @@ class ExampleSpec:
     tags: tuple[str, ...] = ()
 
     def load(self) -> Example:
-        from shardconv.formats.detect import parse_mesh_option
-
         return Example(
             name=self.name,
             mesh=parse_mesh_option(self.mesh),

@@ -21,6 +21,7 @@ from shardconv.core.model import (
     TensorShardingPerValue,
 )
 from shardconv.core.records import record
+from shardconv.formats.detect import parse_input
 
 HLO, SDY = "hlo", "sdy"
 ValueSharding = HloSharding | TensorSharding  # the sharding of one tensor value, in either format
@@ -42,8 +43,6 @@ class Side:
 def to_model(x: ShardingLike, mesh: Mesh) -> tuple[HloSharding | TensorSharding | TensorShardingPerValue, str]:
     """The model object for ``x`` and the name of the form it came in."""
     if isinstance(x, str):
-        from shardconv.formats.detect import parse_input
-
         parsed = parse_input(x, num_devices=mesh.num_devices)
         value, label = parsed.value, parsed.kind
     else:

@@ -14,11 +14,13 @@ from typing import Any
 
 from shardconv.backends.base import FAIL, PASS, SKIP, BackendResult, Check, DeviceSlices, Example
 from shardconv.backends.forms import HLO, Shapes, Side, resolve
+from shardconv.backends.jax_worker_pool import worker
 from shardconv.backends.reference import agreement, side_slices
 from shardconv.core.device_order import strides, unravel
 from shardconv.core.errors import ShardingError
 from shardconv.core.model import DimSharding, Mesh, TensorSharding
 from shardconv.core.placement import IndexBox
+from shardconv.formats.sdy.write import print_mesh, print_sharding, print_symbol
 
 
 class JaxBackend:
@@ -30,8 +32,6 @@ class JaxBackend:
         return all(importlib.util.find_spec(m) is not None for m in ("jax", "jaxlib", "numpy"))
 
     def run(self, example: Example) -> BackendResult:
-        from shardconv.backends.jax_worker_pool import worker
-
         a, b, shapes, error = resolve(example)
         mesh, n = example.mesh, example.mesh.num_devices
         plans = [_Plan("A", a, mesh, shapes, n)] + ([_Plan("B", b, mesh, shapes, n)] if b is not None else [])
@@ -240,8 +240,6 @@ def _distinct(shapes: Shapes) -> list[tuple[int, ...]]:
 def _sdy_module(values: tuple[Any, ...], mesh: Mesh, shapes: Shapes) -> str:
     """The module shardconv's exporter hands to XLA: sdy.mesh, a replicated argument per distinct shape,
     and each value returned from the argument of its shape with its sdy.sharding."""
-    from shardconv.formats.sdy.write import print_mesh, print_sharding, print_symbol
-
     def typ(shape: tuple[int, ...]) -> str:
         return f"tensor<{'x'.join(map(str, shape))}xi32>" if shape else "tensor<i32>"
 

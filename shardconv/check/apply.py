@@ -11,6 +11,7 @@ from typing import BinaryIO
 
 from shardconv.check.context import CheckOptions
 from shardconv.check.diagnostics import CheckFinding, FileReport, SpanEdit
+from shardconv.check.engine import check_file
 from shardconv.core.errors import ShardingError
 from shardconv.text.atomic import TargetChangedError, identity, write_atomic
 
@@ -44,8 +45,6 @@ def edits_of(findings: Sequence[CheckFinding]) -> list[SpanEdit]:
 
 def plan_file(path: str, opts: CheckOptions) -> list[SpanEdit]:
     """Check ``path`` and return the edits its findings' fixes make (what ``--fix`` would change)."""
-    from shardconv.check.engine import check_file
-
     report = check_file(path, opts)
     return edits_of(report.findings) if isinstance(report, FileReport) else []
 

@@ -9,16 +9,17 @@ import os
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import field
+from dataclasses import field, replace
 from typing import Any
 
 from shardconv.check.context import REPLICATED_BYTES, CheckOptions
 from shardconv.check.registry import RULES
-from shardconv.core.errors import ShardingValidationError, did_you_mean
-from shardconv.core.limits import Limits
+from shardconv.core.errors import ShardingError, ShardingValidationError, did_you_mean
+from shardconv.core.limits import ENV, Limits
 from shardconv.core.model import Mesh
 from shardconv.core.positions import line_col
 from shardconv.core.records import record
+from shardconv.text.files import read_prefix
 
 CONFIG_FILES = ("shardconv.toml", "pyproject.toml")  # in one folder, the first one that configures shardconv wins
 CONFIG_LIMIT = 4 << 20  # bytes: a config file longer than this is refused, not read
@@ -120,8 +121,6 @@ def parse_size(value: Any) -> int:
 def read_config(path: str) -> str:
     """The text of the config file ``path``: a regular file of at most CONFIG_LIMIT bytes of UTF-8, else
     a ConfigError naming it (and the line and column of a byte that is not UTF-8)."""
-    from shardconv.text.files import read_prefix
-
     try:
         data, more = read_prefix(path, CONFIG_LIMIT)
     except OSError as e:
@@ -234,7 +233,6 @@ def _validate(key: str, value: Any, root: str) -> tuple[Any, str]:
 def parse_mesh_setting(value: Any, root: str = ".") -> Mesh:
     """``mesh = "batch=2,model=4"`` (or any --mesh spelling; ``@FILE`` relative to the config's folder,
     and inside it: a config found in a checkout must not make shardconv read the rest of the machine)."""
-    from shardconv.core.errors import ShardingError
     from shardconv.formats.detect import parse_mesh_option
 
     if not isinstance(value, str):
@@ -407,8 +405,6 @@ def resolve(file_settings: Mapping[str, Setting], cli: Mapping[str, Setting]) ->
 def config_limits(cfg: ProjectConfig, flag: int | None = None) -> Limits | None:
     """The ceiling a check runs under: ``flag`` (--max-devices), else SHARDCONV_MAX_DEVICES (None: read
     where each value is parsed, worker processes included), else ``max-devices`` from ``cfg``, else the default."""
-    from shardconv.core.limits import ENV
-
     if flag is not None:
         return Limits(flag)
     setting = cfg.settings.get("max-devices")
@@ -419,8 +415,6 @@ def config_limits(cfg: ProjectConfig, flag: int | None = None) -> Limits | None:
 
 def options_of(settings: Mapping[str, Setting], base: CheckOptions | None = None) -> CheckOptions:
     """The CheckOptions those settings ask for (``base`` supplies everything config does not set)."""
-    from dataclasses import replace
-
     return replace(
         base or CheckOptions(),
         mesh=settings["mesh"].value,

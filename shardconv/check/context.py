@@ -19,6 +19,7 @@ from shardconv.core.model import (
     TensorShardingPerValue,
 )
 from shardconv.core.records import record
+from shardconv.formats.sdy.verify import verify
 from shardconv.scan.modules import DistinctValue, ModuleValues, named_mesh
 from shardconv.scan.sites import SiteKind
 
@@ -68,8 +69,6 @@ class ModuleContext:
     @cached_property
     def sdy_errors(self) -> tuple[ShardingError | None, ...]:
         """Shardy's verifier on each of ``sdy`` (None: accepted), run once for the rules that read it."""
-        from shardconv.formats.sdy.verify import verify
-
         meshes = dict(self.meshes)
         out: list[ShardingError | None] = []
         for dv in self.sdy:

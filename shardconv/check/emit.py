@@ -7,10 +7,12 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
+from shardconv.check.apply import fixed_by
 from shardconv.check.diagnostics import CheckFinding, FileReport, Skipped
 from shardconv.check.ids import Severity
 from shardconv.check.registry import RULES
 from shardconv.core.version import VERSION as __version__
+from shardconv.ui.console import is_tty, make_console, use_color
 
 if TYPE_CHECKING:
     from shardconv.check.diagnostics import SpanEdit
@@ -49,8 +51,6 @@ def format_concise(reports: Sequence[FileReport], skipped: Sequence[Skipped]) ->
 
 def fixable(reports: Sequence[FileReport]) -> list[CheckFinding]:
     """The findings ``--fix`` would fix (``apply.fixed_by`` of each file)."""
-    from shardconv.check.apply import fixed_by
-
     return [f for r in reports for f in fixed_by(r.findings)]
 
 
@@ -120,13 +120,10 @@ def print_text(
     """Findings (coloured only on a TTY without NO_COLOR), skipped files (with ``verbose``), a summary
     table and the closing line (not with ``quiet``). On a pipe the same text is written without rich,
     whose import would be half of a pre-commit run's start-up."""
-    from shardconv.ui.console import is_tty, use_color
-
     if not (use_color(stream) or is_tty(stream)):
         lines = plain_lines(reports, skipped, verbose=verbose, quiet=quiet)
         stream.write("".join(line.rstrip() + "\n" for line in lines))
         return
-    from shardconv.ui.console import make_console
 
     print_rich(reports, skipped, make_console(stream), verbose=verbose, quiet=quiet)
 

@@ -22,6 +22,7 @@ from shardconv.check.replication import may_be_large
 from shardconv.check.stages import Stage, stage_of_name
 from shardconv.check.suppress import Suppression, apply_suppressions, suppressions_of
 from shardconv.core.arguments import require_text, type_error
+from shardconv.core.errors import ShardingValidationError
 from shardconv.core.limits import Limits, within
 from shardconv.core.model import Mesh
 from shardconv.core.records import record
@@ -330,7 +331,6 @@ def _options(
 ) -> CheckOptions:
     """The library's arguments as the command line reads them: a mesh option (parsed under ``limits``),
     and mesh shapes as ``--allowed-meshes`` takes them (``"2x4"`` or ``(2, 4)``; a bad one is an error, as there)."""
-    from shardconv.core.errors import ShardingValidationError
     from shardconv.formats.detect import parse_mesh_option
 
     with within(limits):

@@ -12,6 +12,7 @@ from shardconv.check.diagnostics import Fix, Rewrite
 from shardconv.check.ids import RuleId
 from shardconv.check.rules import RuleResult, device_issues, devices_of
 from shardconv.check.stages import Stage, imported, module_stage
+from shardconv.convert import to_hlo, xla_import
 from shardconv.convert.tt_mlir_2d import before_2d
 from shardconv.convert.xla_import import is_synthetic
 from shardconv.core.errors import ShardingError
@@ -21,6 +22,7 @@ from shardconv.core.model import (
     TensorSharding,
     TensorShardingPerValue,
 )
+from shardconv.formats.sdy.write import print_mesh, print_sharding, print_sharding_per_value
 from shardconv.scan.modules import DistinctValue
 from shardconv.scan.sites import SiteKind
 
@@ -34,8 +36,6 @@ def _label(name: str, mesh: Mesh, dv: DistinctValue | None = None) -> str:
 
 def mesh_option_text(mesh: Mesh) -> str:
     """``mesh`` as a ``--mesh`` value: ``batch=2,model=4``, or the full ``<[...], device_ids=[...]>``."""
-    from shardconv.formats.sdy.write import print_mesh
-
     return mesh.shape_str() if mesh.explicit_device_ids is None else print_mesh(mesh, form="bare")
 
 
@@ -212,8 +212,6 @@ def import_distorts_mesh(ctx: ModuleContext) -> Iterator[RuleResult]:
 
 def _respell(kind: SiteKind, value: SdyValue) -> str:
     """``value`` printed the way a site of ``kind`` spells it."""
-    from shardconv.formats.sdy.write import print_sharding, print_sharding_per_value
-
     if isinstance(value, TensorShardingPerValue):
         if kind is SiteKind.SDY_PER_VALUE_LIST:
             return "[" + ", ".join(print_sharding(x, attribute=False) for x in value.shardings) + "]"
@@ -255,7 +253,6 @@ def distorted_mesh(ctx: ModuleContext) -> Iterator[RuleResult]:
     """Synthetic ``_axis_N`` sharding meshes that distort the global mesh: what made XLA invent each, what
     every sharding on it is on the global mesh, and the fix (all of its shardings move, or nothing does)."""
     from shardconv.convert.reexpress import reexpress
-    from shardconv.formats.sdy.write import print_mesh
 
     for name, shape, dv in _sharding_meshes(ctx):
         if not _synthetic(shape, dv):
@@ -358,8 +355,6 @@ def _where(dv: DistinctValue) -> str:
 
 def _cause(mesh: Mesh, users: tuple[DistinctValue, ...]) -> str:
     """Which HLO sharding made XLA invent ``mesh``, recovered by exporting its users."""
-    from shardconv.convert import to_hlo, xla_import
-
     causes: list[tuple[DistinctValue, HloSharding]] = []
     for u in users:
         assert isinstance(u.value, (TensorSharding, TensorShardingPerValue))

@@ -14,6 +14,7 @@ from shardconv.check.context import ModuleContext
 from shardconv.check.rules import RuleResult
 from shardconv.core.element_types import element_bytes
 from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding, TensorShardingPerValue
+from shardconv.formats.sdy.write import print_mesh
 from shardconv.scan.modules import DistinctValue
 from shardconv.scan.sites import Shape, SiteKind
 
@@ -81,8 +82,6 @@ def _mesh_of(ctx: ModuleContext, s: TensorSharding) -> Mesh | None:
 
 
 def _mesh_text(mesh: Mesh) -> str:
-    from shardconv.formats.sdy.write import print_mesh
-
     return print_mesh(mesh, form="bare")
 
 

@@ -11,11 +11,13 @@ from shardconv.check.context import ModuleContext
 from shardconv.check.diagnostics import Fix, Rewrite
 from shardconv.check.ids import RuleId
 from shardconv.check.stages import PARTITIONER_COLLECTIVES, Stage, module_stage
+from shardconv.convert import to_hlo, to_sdy_manual
 from shardconv.core.errors import (
     NotExpressibleError,
     ShardingError,
     ShardingSyntaxError,
 )
+from shardconv.core.mesh_invariants import verify_mesh
 from shardconv.core.model import (
     CollectiveAxes,
     HloSharding,
@@ -26,7 +28,10 @@ from shardconv.core.model import (
     TensorShardingPerValue,
 )
 from shardconv.core.model import Kind as HloKind
+from shardconv.core.placement import same_assignment
 from shardconv.core.records import record
+from shardconv.formats.hlo.write import print_hlo
+from shardconv.formats.sdy.verify import verify_axis_refs
 from shardconv.scan.modules import DistinctValue
 from shardconv.scan.sites import SiteKind
 from shardconv.scan.values import error_col
@@ -72,8 +77,6 @@ def syntax(ctx: ModuleContext) -> Iterator[RuleResult]:
 def verify(ctx: ModuleContext) -> Iterator[RuleResult]:
     """Values the parser's own checks reject, then Shardy's mesh verifier on every mesh, then Shardy's
     verifier on every sdy sharding (unknown meshes and axes, ...), then the axes collectives name."""
-    from shardconv.core.mesh_invariants import verify_mesh
-
     for dv in ctx.module.values:
         if dv.error is not None and not isinstance(dv.error, ShardingSyntaxError):
             yield _parse_error(dv, dv.error)
@@ -132,7 +135,6 @@ def _collective_axes(ctx: ModuleContext) -> Iterator[RuleResult]:
     ``replica_groups=mesh[...] {...}``) must be axes of their mesh, each once, as Shardy's collective
     verifier requires: the mesh its out_sharding names, the replica group's named or inline mesh."""
     from shardconv.formats.sdy.read import parse_mesh
-    from shardconv.formats.sdy.verify import verify_axis_refs
 
     for dv in ctx.module.values:
         if dv.site.kind not in (SiteKind.COLLECTIVE_AXES, SiteKind.COLLECTIVE_MESH):
@@ -234,8 +236,6 @@ def not_expressible(ctx: ModuleContext) -> Iterator[RuleResult]:
 @lru_cache(maxsize=1 << 12)
 def _not_expressible(h: HloSharding, mesh: Mesh, rank: int | None) -> NotExpressibleError | None:
     """Why ``h`` has no equivalent on ``mesh``, or None. Cached: a log's modules repeat their values."""
-    from shardconv.convert import to_sdy_manual
-
     try:
         to_sdy_manual(h, mesh, rank=rank)
     except NotExpressibleError as e:
@@ -306,9 +306,6 @@ def unspecified_dims(ctx: ModuleContext) -> Iterator[RuleResult]:
 
 def roundtrip_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
     """An HLO sharding and the sdy sharding of the same value must place the data identically."""
-    from shardconv.convert import to_hlo
-    from shardconv.core.placement import same_assignment
-
     meshes = dict(ctx.meshes)
     for pair in ctx.module.pairs:
         hlo, sdy = pair.hlo.value, pair.sdy.value
@@ -332,8 +329,6 @@ def roundtrip_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
 
 def non_canonical(ctx: ModuleContext) -> Iterator[RuleResult]:
     """``mhlo.sharding`` strings XLA would print differently; the fix rewrites them canonically."""
-    from shardconv.formats.hlo.write import print_hlo
-
     for dv in ctx.hlo:
         site = dv.site
         if (

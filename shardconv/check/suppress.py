@@ -12,6 +12,7 @@ from shardconv.check.diagnostics import CheckFinding
 from shardconv.check.ids import RuleId
 from shardconv.check.registry import RULES
 from shardconv.core.errors import did_you_mean
+from shardconv.core.positions import caret_excerpt
 from shardconv.core.records import record
 from shardconv.scan.table import table
 
@@ -74,7 +75,6 @@ def _unused(s: Suppression, i: int, used: set[tuple[int, str]], path: str) -> Ch
     idle = [r for r in s.rules if (i, r) not in used]
     if not idle:
         return None
-    from shardconv.core.positions import caret_excerpt
 
     notes = tuple(
         f"{r!r} is not a rule" + "".join(f" ({t.description})" for t in did_you_mean(r, RULES, spelled="{}"))

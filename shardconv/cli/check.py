@@ -11,15 +11,16 @@ from typing import IO, TYPE_CHECKING
 
 import click
 
+from shardconv.check.context import CheckOptions
+from shardconv.check.diagnostics import FileReport, Skipped
 from shardconv.check.registry import RULES
-from shardconv.cli.options import ALLOWED_MESHES_HELP, CHECK_MESH_HELP
+from shardconv.cli.options import ALLOWED_MESHES_HELP, CHECK_MESH_HELP, file_error
+from shardconv.core.limits import within
 
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
 
     from shardconv.check.config import ProjectConfig, Setting
-    from shardconv.check.context import CheckOptions
-    from shardconv.check.diagnostics import FileReport, Skipped
     from shardconv.core.limits import Limits
 
 FORMATS = ("text", "concise", "json", "github", "sarif")
@@ -238,10 +239,7 @@ def check(
     (expected-error) are reported as expected, not as failures.
     """
     from shardconv.check.config import ConfigFinder, options_of, resolve
-    from shardconv.check.context import CheckOptions
-    from shardconv.check.diagnostics import Skipped
     from shardconv.check.engine import Selection, check_files, iter_files, merge_dump_variants
-    from shardconv.core.limits import within
 
     if (fix or diff) and "-" in paths:
         raise click.UsageError("--fix and --diff cannot rewrite stdin")
@@ -306,7 +304,6 @@ def check(
 
 def _held_to_baseline(baseline: str, files: list[str]) -> bool:
     """Print each checked file against ``baseline`` as ``diff BASELINE FILE`` does; whether any moved."""
-    from shardconv.cli.options import file_error
     from shardconv.snapshot.gate import against_baseline_all, report_text
     from shardconv.ui.console import make_console
 
@@ -381,7 +378,6 @@ def _fix(report: FileReport, opts: CheckOptions, dry_run: bool) -> tuple[FileRep
     finding blocks them; after a write the file is checked again. Returns the report and the diff
     (empty unless ``dry_run``)."""
     from shardconv.check.apply import FixError, apply, blockers, edits_of, unified_diff
-    from shardconv.check.diagnostics import FileReport as Report
     from shardconv.check.engine import check_file
 
     path = report.path
@@ -405,4 +401,4 @@ def _fix(report: FileReport, opts: CheckOptions, dry_run: bool) -> tuple[FileRep
         ), ""
     sys.stderr.write(f"{path}: fixed {len(edits)} value(s)\n")
     again = check_file(path, opts)
-    return (again if isinstance(again, Report) else report), ""
+    return (again if isinstance(again, FileReport) else report), ""

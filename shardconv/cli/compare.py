@@ -8,14 +8,18 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from shardconv.backends.base import Example, fmt_box
+from shardconv.cli.examples import pick_backends
 from shardconv.cli.options import MESH_HELP, text_argument
 from shardconv.core.errors import ShardingValidationError
+from shardconv.core.model import Mesh, TensorShardingPerValue
+from shardconv.formats.detect import anchored_in, parse_input, parse_mesh_option, parse_shape
+from shardconv.ui.console import make_console
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from shardconv.backends.base import BackendResult
-    from shardconv.core.model import Mesh
 
 EPILOG = """\b
 Examples:
@@ -43,11 +47,6 @@ Examples:
 def compare(a: str, b: str, mesh_text: str | None, backend: str, shape_text: str | None, fmt: str) -> int:
     """Compare two shardings (HLO, Shardy, partition spec or OpSharding proto) device by device. A or B
     '-' reads that side from standard input."""
-    from shardconv.backends.base import Example
-    from shardconv.cli.examples import pick_backends
-    from shardconv.formats.detect import parse_mesh_option, parse_shape
-    from shardconv.ui.console import make_console
-
     if a == b == "-":
         raise click.UsageError("only one of A and B can be read from standard input ('-')")
     a, b = text_argument(a), text_argument(b)
@@ -71,9 +70,6 @@ def inline_mesh(*texts: str) -> Mesh:
     """The mesh to compare on when none is given: the first one a side carries inline
     (``#sdy.sharding<mesh<[...]>, ...>``). Each side keeps its own inline mesh; they must span one
     device count."""
-    from shardconv.core.model import Mesh, TensorShardingPerValue
-    from shardconv.formats.detect import anchored_in, parse_input
-
     found: list[tuple[str, Mesh]] = []
     for text in texts:
         with anchored_in(text):
@@ -97,8 +93,6 @@ def inline_mesh(*texts: str) -> Mesh:
 def _text(result: BackendResult, a: str, b: str, console: Console) -> None:
     from rich.markup import escape
     from rich.table import Table
-
-    from shardconv.backends.base import fmt_box
 
     console.print(f"A ({result.forms[0]}): {escape(a)}\nB ({result.forms[1]}): {escape(b)}")
     for i, (sa, sb) in enumerate(zip(result.slices, result.other)):
@@ -125,7 +119,6 @@ def _text(result: BackendResult, a: str, b: str, console: Console) -> None:
 
 
 def _json(result: BackendResult, a: str, b: str, mesh_text: str) -> str:
-    from shardconv.backends.base import fmt_box
     from shardconv.ui.jsonout import document, dumps
 
     def held(s: Any, d: int) -> list[list[int]] | None:

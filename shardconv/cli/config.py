@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from shardconv.cli.check import complete_rules
+from shardconv.check.config import ConfigFinder, resolve
+from shardconv.cli.check import complete_rules, flag_settings
 from shardconv.cli.options import text_or_json
 
 
@@ -37,9 +38,6 @@ def config(
     [tool.shardconv] in pyproject.toml or shardconv.toml, found from PATH's folder upwards, its
     [[overrides]] that match PATH, and the flags given here. A bad config is an error naming its
     file, key and line."""
-    from shardconv.check.config import ConfigFinder, resolve
-    from shardconv.cli.check import flag_settings
-
     cfg = ConfigFinder(config_path, isolated=no_config).for_path(path)
     settings = resolve(cfg.for_file(path), flag_settings(mesh_text, allowed_meshes, warn_only, ignore, (), ()))
     if fmt == "json":

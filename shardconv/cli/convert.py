@@ -8,16 +8,22 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import KW_ONLY
+from dataclasses import KW_ONLY, replace
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from shardconv.cli.options import common_options, context, mesh_option, xla_version_option
 from shardconv.cli.spell import TARGETS, render_target
+from shardconv.convert import resolve
+from shardconv.convert.xla_import import open_dims
 from shardconv.core.errors import ShardingError
+from shardconv.core.model import TensorSharding
 from shardconv.core.records import record
+from shardconv.formats.detect import anchored_in, stdin_items
+from shardconv.formats.sdy.write import print_mesh
 from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION
+from shardconv.ui.console import is_tty, width
 
 if TYPE_CHECKING:
     from shardconv.cli.options import Context
@@ -51,17 +57,11 @@ def convert_item(
     ``xla_version`` writes it; ``unspecified_dims`` (a Sharding custom call's) are open in the Shardy
     answer. Without ``explain`` the XLA-importer view and the notes are skipped (the plain answer path
     stays fast)."""
-    from dataclasses import replace
-
-    from shardconv.convert import resolve
-
     rank = resolve.input_rank(inp, ctx.rank)
     on: OnMesh | None = None
     if resolve.needs_sdy(inp, target, ctx.mesh):
         on = resolve.as_sdy(inp, ctx.mesh, rank=rank)
         if unspecified_dims:
-            from shardconv.convert.xla_import import open_dims
-
             on = replace(on, sharding=open_dims(on.sharding, unspecified_dims))
     output = render_target(inp, target, ctx, on, rank, xla_version=xla_version)
     if not explain:
@@ -116,13 +116,10 @@ def json_doc(
 
 def _mesh_line(c: Converted) -> str | None:
     """The declaration of the answer's mesh: ``sdy.mesh @m = <...>``, or for ``--to shard`` its grid."""
-    from shardconv.formats.sdy.write import print_mesh
-
     if c.on is None:
         return None
     if c.target == "shard":
         from shardconv.convert.shard_dialect import mesh_grid
-        from shardconv.core.model import TensorSharding
 
         named = c.on.sharding.mesh if isinstance(c.on.sharding, TensorSharding) else None
         return str(mesh_grid(c.on.mesh, named if isinstance(named, str) else None))
@@ -199,10 +196,6 @@ def convert(
     '[{...}]' Shardy, "P(None, 'model')" partition spec, 'shard.sharding @grid split_axes = [[0]]'
     (MLIR's shard dialect: grid axis i is --mesh's axis i), hex or base64 OpSharding proto.
     """
-    from shardconv.convert import resolve
-    from shardconv.formats.detect import anchored_in, stdin_items
-    from shardconv.ui.console import is_tty
-
     ctx = context(mesh_text, rank, shape_text)
     if explain is None:
         explain = is_tty(sys.stderr)
@@ -262,8 +255,6 @@ def _emit(c: Converted, line: int | None, fmt: str, explain: bool, with_mesh: bo
         click.echo(_mesh_line(c))
     click.echo(c.output)
     if explain and c.notes:
-        from shardconv.ui.console import width
-
         click.echo(explain_text(c, width(sys.stderr)), err=True)
 
 

@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import click
 
-from shardconv.cli.options import all_grids_option
+from shardconv.cli.options import all_grids_option, file_error, refuse_special
+from shardconv.snapshot.baseline import looks_like_baseline
+from shardconv.trace.report import GRIDS_SHOWN, emit
+from shardconv.trace.run import diff_paths, value_filter
+from shardconv.ui.console import make_console
+from shardconv.ui.jsonout import document, dumps
 
 EPILOG = """\b
 Values are paired as shardconv trace pairs them: function arguments and results by
@@ -42,9 +47,6 @@ Examples:
 @click.option("--update", is_flag=True, help="A is a baseline: rewrite it with B's values (exit 0).")
 def diff(a: str, b: str, values: tuple[str, ...], all_grids: bool, fmt: str, update: bool) -> int:
     """Do two dumps place each sharded value on the same devices?"""
-    from shardconv.cli.options import refuse_special
-    from shardconv.snapshot.baseline import looks_like_baseline
-
     refuse_special([a, b])  # before any read: a FIFO named here would block it
     if looks_like_baseline(a):
         if values:
@@ -52,15 +54,12 @@ def diff(a: str, b: str, values: tuple[str, ...], all_grids: bool, fmt: str, upd
         return against_baseline(a, b, fmt, update)
     if update:
         raise click.UsageError("--update rewrites a baseline: A must be one (shardconv snapshot -o FILE.json)")
-    from shardconv.trace.report import GRIDS_SHOWN, emit
-    from shardconv.trace.run import diff_paths, value_filter
 
     return emit("diff", diff_paths(a, b, value_filter(values)), fmt, None if all_grids else GRIDS_SHOWN)
 
 
 def against_baseline(baseline: str, dump: str, fmt: str, update: bool) -> int:
     """Print how ``dump`` differs from ``baseline`` (or rewrite it): 1 when a placement moved."""
-    from shardconv.cli.options import file_error
     from shardconv.snapshot.gate import against_baseline as held
     from shardconv.snapshot.gate import report_json, report_text
     from shardconv.snapshot.gate import update as rewrite
@@ -77,12 +76,8 @@ def against_baseline(baseline: str, dump: str, fmt: str, update: bool) -> int:
         click.echo(f"{baseline}: rewritten from {dump} ({len(verdict.changes)} value(s) changed)", err=True)
         return 0
     if fmt == "json":
-        from shardconv.ui.jsonout import document, dumps
-
         click.echo(dumps(document("diff", **report_json(verdict))))
     else:
-        from shardconv.ui.console import make_console
-
         console = make_console()
         console.print(report_text(verdict, width=console.width), soft_wrap=True, highlight=False, markup=False)
     return 1 if verdict.failing else 0

@@ -6,6 +6,9 @@ from __future__ import annotations
 import gc
 import sys
 
+from shardconv.cli import version
+from shardconv.cli.runner import print_and_exit
+
 YOUNG_COLLECTION = 10_000  # allocations between collections of the youngest generation
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -14,12 +17,8 @@ if TYPE_CHECKING:
 
 def main(argv: list[str] | None = None) -> Any:
     """``cli.main.main``, with a bare ``--version`` / ``-V`` printed without it."""
-    from shardconv.cli import version
-
     args = sys.argv[1:] if argv is None else argv
     if len(args) == 1 and args[0] in version.FLAGS:
-        from shardconv.cli.runner import print_and_exit
-
         print_and_exit(version.LINE + "\n")
     gc.disable()  # click and the command table live as long as the process: collecting as they load frees nothing
     try:

@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from shardconv.backends import BACKEND_NAMES, get_backend
+from shardconv.ui.console import make_console
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -19,8 +22,6 @@ BACKEND_CHOICES = ("reference", "jax", "all")
 
 def pick_backends(name: str) -> list[Backend]:
     """``reference``, ``jax`` or ``all`` (every available one); asking for an absent jax is a usage error."""
-    from shardconv.backends import BACKEND_NAMES, get_backend
-
     names = BACKEND_NAMES if name == "all" else (name,)
     chosen = [get_backend(n) for n in names]
     missing = [b.name for b in chosen if not b.available()]
@@ -151,7 +152,6 @@ def run_examples(
 def examples(backend: str, fmt: str, match: str | None) -> int:
     """Run the bundled example set: each sharding is placed on its mesh from both formats (and, with
     jax, by XLA itself), and every device must hold the same data. Exit 1 if any example fails."""
-    from shardconv.ui.console import make_console
     from shardconv.ui.jsonout import document, dumps
 
     console = make_console(wrap_pipes=False)
@@ -182,8 +182,6 @@ def run_seed_check(console: Console) -> int:
 def demo() -> int:
     """Run the bundled examples (reference backend, and jax when installed), then the seed scenario:
     `shardconv check` must flag the distorted mesh XLA invents for torch-xla's collected outputs."""
-    from shardconv.ui.console import make_console
-
     console = make_console(wrap_pipes=False)
     rows, _ = run_examples("all", "text", None, console, summary=True)
     rc = run_seed_check(console)

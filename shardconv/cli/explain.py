@@ -4,10 +4,16 @@ carries no records (the message says which flag writes them)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import click
+
+from shardconv.cli.options import refuse_special
+from shardconv.explain import render
+from shardconv.explain.build import explain_paths
+from shardconv.ui.console import use_color
 
 if TYPE_CHECKING:
     from shardconv.explain.model import Explanation
@@ -41,13 +47,6 @@ Examples:
               show_default=True, help="text for people, json for scripts, dot/svg/html for the graph.")
 def explain(path: str, value: str | None, arg: int | None, result: int | None, line: int | None, fmt: str) -> int:
     """Why is a value sharded the way it is? Its axes' origins and propagation paths."""
-    import sys
-
-    from shardconv.cli.options import refuse_special
-    from shardconv.explain import render
-    from shardconv.explain.build import explain_paths
-    from shardconv.ui.console import use_color
-
     if sum(x is not None for x in (value, arg, result, line)) > 1:
         raise click.UsageError("give at most one of --value, --arg, --result, --line")
     refuse_special([path])  # a FIFO named here would block the read

@@ -9,8 +9,10 @@ from typing import Any
 
 import click
 
+from shardconv.cli.runner import run
 from shardconv.cli.version import FLAGS as VERSION_FLAGS
 from shardconv.cli.version import LINE as VERSION_LINE
+from shardconv.core.errors import did_you_mean, suggestion_lines
 from shardconv.core.version import VERSION as __version__
 
 # command name -> "module:function" under shardconv.cli
@@ -76,8 +78,6 @@ class LazyGroup(click.Group):
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
         """click's resolution; an unknown command also gets ``did you mean 'convert'?``."""
-        from shardconv.core.errors import did_you_mean, suggestion_lines
-
         try:
             return super().resolve_command(ctx, args)
         except click.UsageError as e:
@@ -117,8 +117,6 @@ def cli(ctx: click.Context, max_devices: int | None) -> None:
 
 def main(argv: list[str] | None = None) -> Any:
     """Console entry point: clean exits on Ctrl-C and closed pipes, never a traceback for bad input."""
-    from shardconv.cli.runner import run
-
     return run(cli, argv)
 
 

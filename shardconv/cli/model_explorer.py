@@ -4,9 +4,19 @@ per op, its sharding on the global mesh, the devices per shard and ``check``'s f
 
 from __future__ import annotations
 
+import os
+import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import click
+
+from shardconv.check.config import ConfigFinder, options_of, resolve
+from shardconv.check.engine import check_text
+from shardconv.cli.node_data import node_texts, ops_of
+from shardconv.cli.options import file_error, refuse_special
+from shardconv.formats.detect import parse_mesh_option
+from shardconv.scan.api import scan_text
 
 if TYPE_CHECKING:
     from shardconv.cli.node_data import NodeText
@@ -37,12 +47,7 @@ NEEDS = "shardconv model-explorer needs Model Explorer's package and jax: pip in
               help="The global mesh (e.g. batch=2,model=4); default: [tool.shardconv] mesh, else the module's.")
 def model_explorer(dump: str, out: str | None, mesh_text: str | None) -> int:
     """Model Explorer node data for an MLIR dump: shardings, devices per shard, findings per op."""
-    import os
-    import sys
-
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # (jaxlib's own info lines on stderr)
-
-    from shardconv.cli.options import file_error, refuse_special
 
     refuse_special([dump])
     builder()  # (before any work: a missing extra is said first)
@@ -69,14 +74,6 @@ def model_explorer(dump: str, out: str | None, mesh_text: str | None) -> int:
 
 def node_data(data: bytes, path: str, mesh_text: str | None) -> dict[str, dict[str, NodeText]]:
     """The node texts of the dump ``data`` (read from ``path``: its config applies)."""
-    from dataclasses import replace
-
-    from shardconv.check.config import ConfigFinder, options_of, resolve
-    from shardconv.check.engine import check_text
-    from shardconv.cli.node_data import node_texts, ops_of
-    from shardconv.formats.detect import parse_mesh_option
-    from shardconv.scan.api import scan_text
-
     opts = options_of(resolve(ConfigFinder().for_path(path).for_file(path), {}))
     if mesh_text:  # (checked on it too, as ``shardconv check --mesh`` is)
         opts = replace(opts, mesh=parse_mesh_option(mesh_text))

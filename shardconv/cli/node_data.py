@@ -15,8 +15,10 @@ from dataclasses import KW_ONLY
 
 from shardconv.backends._jax_private import Walked
 from shardconv.check.diagnostics import CheckFinding
+from shardconv.convert import to_hlo, to_partition_spec, to_sdy
 from shardconv.core.errors import ShardingError
 from shardconv.core.model import HloSharding, Mesh, TensorSharding, TensorShardingPerValue
+from shardconv.core.placement import placement
 from shardconv.core.records import record
 from shardconv.scan.api import Site
 
@@ -224,9 +226,6 @@ def one_text(
     sharding: TensorSharding | HloSharding, shape: tuple[int, ...] | None, mesh: Mesh | None, global_mesh: Mesh | None
 ) -> str:
     """``P('batch', None), 4 devices per shard``; the reason, where a conversion has none."""
-    from shardconv.convert import to_hlo, to_sdy
-    from shardconv.core.placement import placement
-
     rank = len(shape) if shape is not None else None
     try:
         hlo = sharding if isinstance(sharding, HloSharding) else to_hlo(sharding, mesh)
@@ -246,8 +245,6 @@ def one_text(
 
 def _spec_or_sdy(sdy: object, mesh: Mesh) -> str:
     """The partition spec jax would write, else (sub-axes, open dims with axes) the sdy sharding."""
-    from shardconv.convert import to_partition_spec
-
     try:
         return str(to_partition_spec(sdy, mesh))
     except ShardingError:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from shardconv.core.limits import Limits
 from shardconv.core.records import record
 
 if TYPE_CHECKING:
@@ -146,9 +148,6 @@ def text_argument(text: str) -> str:
     limits accept, plus one character so an overlong one is still refused by the parser, with its caret)."""
     if text != "-":
         return text
-    import sys
-
-    from shardconv.core.limits import Limits
 
     return sys.stdin.read(Limits.from_env().max_text + 1).strip()
 

@@ -10,7 +10,19 @@ from typing import TYPE_CHECKING
 
 import click
 
+from shardconv.outputs import writers as w
+from shardconv.outputs.dumps import last_dump_in
+from shardconv.outputs.hlo_module import after_propagation, read_hlo_module
+from shardconv.outputs.notes import findings, notes
+from shardconv.outputs.pjrt import c_header, forms, pack
+from shardconv.outputs.read import meshes_of, num_devices, reading_of
+from shardconv.outputs.reading import devices_of, undecided_error
+from shardconv.outputs.rewrite import to_mlir
+from shardconv.outputs.source import HLO, module_kind
+from shardconv.scan.inputs import sniff_path, stdin_copy
+from shardconv.scan.mlir_module import read_module
 from shardconv.text.atomic import write_atomic
+from shardconv.text.files import not_regular_reason
 
 if TYPE_CHECKING:
     from shardconv.core.model import HloSharding
@@ -29,8 +41,6 @@ def _read_module(path: str) -> Dump:
     """The module ``outputs`` reads from ``path``: its last (a pass log holds many); ``-`` (stdin) is copied
     to a temporary file first and read as a file is, in bounded memory."""
     if path == "-":
-        from shardconv.scan.inputs import stdin_copy
-
         with stdin_copy() as copy:
             return _read_file(copy, "-")
     return _read_file(path, path)
@@ -38,18 +48,12 @@ def _read_module(path: str) -> Dump:
 
 def _read_file(path: str, shown: str) -> Dump:
     """The last module of the regular file ``path``, called ``shown`` in errors."""
-    from shardconv.outputs.dumps import last_dump_in
-    from shardconv.text.files import not_regular_reason
-
     why = not_regular_reason(path)
     if why is not None:
         raise click.UsageError(f"{shown}: {why}")
-    from shardconv.scan.inputs import sniff_path
 
     try:
         if sniff_path(path).skipped:  # not IR (binary, a report, prose): named from its head, not read whole
-            from shardconv.outputs.source import module_kind
-
             with open(path, "rb") as f:
                 module_kind(f.read(_HEAD).decode("utf-8", "surrogateescape"))
         return last_dump_in(path)
@@ -153,14 +157,6 @@ def outputs(
       shardconv outputs module.mlir -f mlir --strip-body -o optimized.mlir   (PJRT_Executable_OptimizedProgram)
       shardconv outputs before_optimizations.txt --parameters   an HLO text module
     """
-    from shardconv.outputs import writers as w
-    from shardconv.outputs.hlo_module import read_hlo_module
-    from shardconv.outputs.notes import findings, notes
-    from shardconv.outputs.pjrt import forms
-    from shardconv.outputs.read import reading_of
-    from shardconv.outputs.reading import undecided_error
-    from shardconv.outputs.source import HLO, module_kind
-
     dump = _read_module(module)
     text = dump.text
     what = "parameter" if params else "output"
@@ -175,14 +171,10 @@ def outputs(
     if module_kind(text) == HLO:
         if fmt == "mlir":
             raise click.UsageError("-f mlir rewrites an MLIR module; this is an HLO text module")
-        from shardconv.outputs.hlo_module import after_propagation
 
         propagated = dump.count == 1 and after_propagation(Path(module).name)  # XLA's dump names its stage
         reading = read_hlo_module(text, params=params, propagated=propagated)
     else:
-        from shardconv.outputs.read import meshes_of
-        from shardconv.scan.mlir_module import read_module
-
         ir = read_module(text, func)
         reading = reading_of(ir, params=params, from_constraints=from_constraints)
         meshes = dict(meshes_of(ir))
@@ -215,8 +207,6 @@ def outputs(
     shardings = [] if reading.returns_none else list(chosen.shardings)  # (-f pjrt: N = 0, json: no items)
     if expect is not None:
         from shardconv.outputs.expect import compare, format_mismatches, read_report
-        from shardconv.outputs.read import num_devices
-        from shardconv.outputs.reading import devices_of
 
         devices = max([1, *(devices_of(h) for h in shardings)]) if ir is None else num_devices(ir, shardings)
         try:
@@ -258,17 +248,11 @@ def _render(
 ) -> bytes:
     """The bytes ``-f fmt`` writes for ``shardings`` (the leaves of ``reading`` in the form asked for);
     ``other_side`` is the parameters' reading when these are the outputs, and the reverse (-f mlir)."""
-    from shardconv.outputs import writers as w
-    from shardconv.outputs.pjrt import c_header, pack
-
     if fmt == "proto":
         return w.length_prefixed(w.proto_blobs(shardings))
     if fmt == "pjrt":
         return pack(w.proto_blobs(shardings))
     if fmt == "mlir" and ir is not None and other_side is not None:
-        from shardconv.outputs.pjrt import forms
-        from shardconv.outputs.rewrite import to_mlir
-
         other = None if other_side.returns_none else list(forms(other_side, {}, named=False).shardings)
         mine = None if reading.returns_none else shardings
         outs, prms = (other, mine) if params else (mine, other)

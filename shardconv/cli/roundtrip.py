@@ -8,6 +8,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from shardconv.cli.options import common_options, context, mesh_option, text_argument
+from shardconv.convert import resolve, v3_to_v2
+from shardconv.convert import roundtrip as run_roundtrip
+from shardconv.formats.detect import SHARD, SPEC_KINDS, anchored_in
+from shardconv.ui.console import make_console, use_color
 
 if TYPE_CHECKING:
     from shardconv.backends.base import BackendResult
@@ -21,10 +25,6 @@ MESH_VERDICT_STYLE = {"same": "green", "coarsened": "yellow", "refined": "yellow
 
 def report_for(inp: Input, ctx: Context) -> RoundTripReport:
     """The library's round trip of ``inp`` on ``ctx.mesh`` (a partition spec starts on the Shardy side)."""
-    from shardconv.convert import resolve, v3_to_v2
-    from shardconv.convert import roundtrip as run_roundtrip
-    from shardconv.formats.detect import SHARD, SPEC_KINDS
-
     mesh = resolve.need_mesh(ctx.mesh, "roundtrip")
     rank = resolve.input_rank(inp, ctx.rank)
     value: Any = inp.value
@@ -39,8 +39,6 @@ def run_backend(name: str, inp: Input, ctx: Context) -> BackendResult:
     """Place real (or reference) data for the input and its conversion, device by device."""
     from shardconv.backends.base import Example
     from shardconv.cli.examples import pick_backends
-    from shardconv.convert import resolve
-    from shardconv.formats.detect import SHARD
 
     (backend,) = pick_backends(name)
     assert ctx.mesh is not None
@@ -82,8 +80,6 @@ def render_text(inp: Input, report: RoundTripReport, result: BackendResult | Non
     from rich import box
     from rich.table import Table
     from rich.text import Text
-
-    from shardconv.ui.console import use_color
 
     color = use_color(console.file)
 
@@ -189,9 +185,6 @@ def roundtrip(
     sdy → HLO → sdy. Shows each step, what was dropped and why, and how XLA's mesh-less importer
     would rebuild the mesh (the "distorted mesh"). TEXT '-' reads it from standard input.
     """
-    from shardconv.convert import resolve
-    from shardconv.formats.detect import anchored_in
-
     ctx = context(mesh_text, rank, shape_text)
     assert ctx.mesh is not None
     text = text_argument(text)
@@ -204,7 +197,5 @@ def roundtrip(
 
         click.echo(jsonout.dumps(json_doc(inp, report, result)))
     else:
-        from shardconv.ui.console import make_console
-
         render_text(inp, report, result, make_console())
     return 0 if holds(report, result) else 1

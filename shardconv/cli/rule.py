@@ -5,8 +5,10 @@ from __future__ import annotations
 import click
 
 from shardconv.check.registry import RULES
+from shardconv.check.rule_docs import explain
 from shardconv.cli.check import complete_rules
 from shardconv.cli.options import text_or_json
+from shardconv.core.errors import did_you_mean, suggestion_lines
 
 
 @click.command(
@@ -20,11 +22,7 @@ from shardconv.cli.options import text_or_json
 def rule(rule: str | None, show_all: bool, fmt: str) -> None:
     """Explain RULE (or, with no RULE, list the rules): what it catches, why it matters, an example that
     fails and its fix."""
-    from shardconv.check.rule_docs import explain
-
     if rule is not None and rule not in RULES:
-        from shardconv.core.errors import did_you_mean, suggestion_lines
-
         tips = suggestion_lines(did_you_mean(rule, RULES, spelled="{}"))
         raise click.UsageError(
             f"unknown rule {rule!r}" + (f"\n{tips}" if tips else "") + f"\nrules: {', '.join(RULES)}"

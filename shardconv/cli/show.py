@@ -2,22 +2,32 @@
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY
+from dataclasses import KW_ONLY, replace
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from shardconv.cli.options import FORMAT_HELP, context, mesh_option, shared_options, text_argument, xla_version_option
-from shardconv.core.errors import ShardingError
+from shardconv.cli.spell import render_target
+from shardconv.convert import resolve
+from shardconv.convert.resolve import import_verdict, needs_sdy
+from shardconv.core.arguments import rank_list
+from shardconv.core.errors import LimitExceededError, ShardingError
+from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding, TensorShardingPerValue
+from shardconv.core.placement import placement
 from shardconv.core.records import record
+from shardconv.formats.detect import HLO, SDY, Input, anchored_in
+from shardconv.formats.sdy.write import print_mesh
 from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION
+from shardconv.ui.console import make_console, use_color, wrap_width
+from shardconv.ui.device_ids import compress_ids
+from shardconv.ui.tiles import render_placement
+from shardconv.ui.wrap import wrapped
 
 if TYPE_CHECKING:
     from shardconv.cli.options import Context
     from shardconv.convert.resolve import OnMesh, Outcome
-    from shardconv.core.model import HloSharding, Mesh
     from shardconv.core.placement import Placement
-    from shardconv.formats.detect import Input
 
 # (label, --to target) of the spellings ``show`` lists, in order.
 SPELLINGS = (
@@ -48,12 +58,6 @@ class Shown:
 def build(inp: Input, ctx: Context, xla_version: str = DEFAULT_XLA_VERSION) -> Shown:
     """Compute the placement and spellings of ``inp`` on ``ctx.mesh`` (pure), spelled as XLA
     ``xla_version`` writes them."""
-    from shardconv.cli.spell import render_target
-    from shardconv.convert import resolve
-    from shardconv.convert.resolve import needs_sdy
-    from shardconv.core.model import TensorSharding
-    from shardconv.core.placement import placement
-
     rank = resolve.input_rank(inp, ctx.rank)
     hlo = resolve.as_hlo(inp, ctx.mesh, rank=rank)
     n = ctx.mesh.num_devices if ctx.mesh is not None else None
@@ -91,8 +95,6 @@ MAX_DRAWN = 1 << 16  # devices show draws, a tile or device a line: about 2 s an
 
 def refuse_undrawable(hlo: HloSharding, num_devices: int | None) -> None:
     """Refuse a sharding over more devices than ``show`` draws, before anything is drawn."""
-    from shardconv.core.errors import LimitExceededError
-
     count = max([num_devices or 0] + [h.tile.num_devices for h in (hlo.elements or (hlo,)) if h.tile is not None])
     if count > MAX_DRAWN:
         raise LimitExceededError(
@@ -123,7 +125,6 @@ def _mesh_is_synthetic(s: Shown) -> bool:
 
 
 def _xla_json(s: Shown) -> dict[str, Any] | None:
-    from shardconv.convert.resolve import import_verdict
     from shardconv.ui import jsonout
 
     if s.xla is None:
@@ -163,8 +164,6 @@ def summary_line(s: Shown) -> str:
 
 def groups_text(p: Placement, limit: int = 16) -> str:
     """``4 groups of 2: {0,1} {2,3} ...`` (or 'none' when every device holds distinct data)."""
-    from shardconv.ui.device_ids import compress_ids
-
     sizes = {len(g) for g in p.groups}
     if sizes == {0}:
         return "one: every device holds the whole tensor"
@@ -182,11 +181,6 @@ def groups_text(p: Placement, limit: int = 16) -> str:
 def render_text(s: Shown, console: Any) -> None:
     """Print ``s`` on a rich console. Values wrap only at separators, and only on a terminal."""
     from rich.text import Text
-
-    from shardconv.convert.resolve import import_verdict
-    from shardconv.ui.console import use_color, wrap_width
-    from shardconv.ui.tiles import render_placement
-    from shardconv.ui.wrap import wrapped
 
     color = use_color(console.file)
     wrap = wrap_width(console.file)
@@ -227,7 +221,6 @@ def render_text(s: Shown, console: Any) -> None:
     if isinstance(s.xla, ShardingError):
         say(f"XLA's importer: cannot convert this ({s.xla.message})")
         return
-    from shardconv.formats.sdy.write import print_mesh
 
     assert s.mesh is not None  # a synthetic mesh returned above
     verdict = import_verdict(s.hlo, s.xla.mesh, s.mesh)
@@ -264,9 +257,6 @@ def show(
     every equivalent spelling, and the mesh XLA's importer would invent. TEXT '-' reads it from
     standard input.
     """
-    from shardconv.convert import resolve
-    from shardconv.formats.detect import anchored_in
-
     ctx = context(mesh_text, rank, shape_text)
     text = text_argument(text)
     with anchored_in(text):
@@ -287,7 +277,6 @@ def show(
     if fmt in PICTURE_FORMATS:
         click.echo(picture(shown, fmt), nl=False)
         return 0
-    from shardconv.ui.console import make_console
 
     console = make_console()
     for i, one in enumerate(shown):
@@ -299,10 +288,6 @@ def show(
 
 def element_contexts(ctx: Context, count: int) -> list[Context]:
     """``--rank 2,0``: element i of a tuple is shown at rank i; a single rank applies to every element."""
-    from dataclasses import replace
-
-    from shardconv.core.arguments import rank_list
-
     if not isinstance(ctx.rank, tuple):
         return [ctx] * count
     return [replace(ctx, rank=r) for r in rank_list(ctx.rank, count, "show")]
@@ -329,13 +314,9 @@ def picture(shown: list[Shown], fmt: str) -> str:
 
 def elements(inp: Input) -> list[Input]:
     """A tuple / per-value sharding is shown element by element; anything else as itself."""
-    from shardconv.core.model import HloSharding, Kind, TensorShardingPerValue
-    from shardconv.formats.detect import HLO, SDY
-    from shardconv.formats.detect import Input as In
-
     v = inp.value
     if isinstance(v, TensorShardingPerValue):
-        return [In(str(s), SDY, s) for s in v.shardings]
+        return [Input(str(s), SDY, s) for s in v.shardings]
     if isinstance(v, HloSharding) and v.kind is Kind.TUPLE:
-        return [In(str(e), HLO, e) for e in v.elements]
+        return [Input(str(e), HLO, e) for e in v.elements]
     return [inp]

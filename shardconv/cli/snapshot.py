@@ -3,7 +3,13 @@ lowering against, one sorted line per sharded value."""
 
 from __future__ import annotations
 
+import sys
+
 import click
+
+from shardconv.cli.options import file_error, refuse_special
+from shardconv.snapshot.baseline import render
+from shardconv.snapshot.take import snapshot_paths
 
 EPILOG = """\b
 Each entry argument and result, sharding constraint and named value gets one line:
@@ -26,12 +32,6 @@ Examples:
 @click.option("--output", "-o", metavar="FILE", help="Write the baseline here (atomically); default: stdout.")
 def snapshot(dumps: tuple[str, ...], output: str | None) -> int:
     """Write where each sharded value of the dumps lives: a baseline for CI."""
-    import sys
-
-    from shardconv.cli.options import file_error, refuse_special
-    from shardconv.snapshot.baseline import render
-    from shardconv.snapshot.take import snapshot_paths
-
     refuse_special(dumps)
     if "-" in dumps:
         raise click.UsageError("a snapshot names its dumps by path; stdin (-) has none")

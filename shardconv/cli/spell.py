@@ -5,14 +5,18 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, TypeGuard
 
+from shardconv.convert import resolve
+from shardconv.convert.reduction import reductions, require_spelling
 from shardconv.convert.resolve import V3_TARGETS, is_v3
+from shardconv.core.errors import LimitExceededError, ShardingValidationError
+from shardconv.core.model import HloSharding, Kind, ShardSharding, TensorSharding, TensorShardingPerValue
 from shardconv.formats.detect import SDY, SDY_PER_VALUE
+from shardconv.formats.hlo.write import print_hlo
 from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION
 
 if TYPE_CHECKING:
     from shardconv.cli.options import Context, Rank
     from shardconv.convert.resolve import OnMesh
-    from shardconv.core.model import HloSharding, TensorSharding, TensorShardingPerValue
     from shardconv.formats.detect import Input
 
 TARGETS = (
@@ -28,8 +32,6 @@ MAX_LISTED = 1 << 20  # devices an explicit list is written for: about 7 MB of t
 def refuse_long_lists(hlo: HloSharding) -> None:
     """Refuse to spell ``hlo`` (or an element) as a device list past ``MAX_LISTED`` devices: the list is
     about 9 bytes a device, and the iota spelling says the same in a few."""
-    from shardconv.core.errors import LimitExceededError
-
     for h in hlo.elements or (hlo,):
         if h.tile is not None and h.tile.explicit is None and h.tile.num_devices > MAX_LISTED:
             raise LimitExceededError(
@@ -43,10 +45,6 @@ def render_target(
 ) -> str:
     """``inp`` spelled as ``target``; ``on`` is its Shardy side (required for SDY_TARGETS). HLO text is
     written as XLA ``xla_version`` writes it."""
-    from shardconv.convert import resolve
-    from shardconv.convert.reduction import reductions, require_spelling
-    from shardconv.formats.hlo.write import print_hlo
-
     # A reduction kind is written where the target has a spelling for it, and refused where not (the
     # JSON structure names it: unreduced_op).
     # Shardy text in, Shardy text out drops nothing and needs no release: it is written as it was given.
@@ -105,7 +103,6 @@ def _shard_form(inp: Input, on: OnMesh | None) -> str:
     """``inp`` in MLIR's shard dialect: a shard input as parsed (its halos and offsets kept), anything else
     from its Shardy side on that mesh's grid."""
     from shardconv.convert.shard_dialect import sdy_to_shard
-    from shardconv.core.model import ShardSharding
 
     if isinstance(inp.value, ShardSharding):
         from shardconv.convert.shard_dialect import mesh_grid
@@ -122,8 +119,7 @@ def _shard_form(inp: Input, on: OnMesh | None) -> str:
 def _v3_form(inp: Input, on: OnMesh | None) -> HloSharding:
     """The V3 sharding of ``inp``: a V3 input as parsed (its device_ids stay as written), else ``to_v3`` of
     its Shardy side."""
-    from shardconv.convert import resolve, to_v3
-    from shardconv.core.model import HloSharding
+    from shardconv.convert import to_v3
 
     if is_v3(inp):
         return resolve.value_as(inp, HloSharding)
@@ -133,8 +129,6 @@ def _v3_form(inp: Input, on: OnMesh | None) -> HloSharding:
 
 
 def _holds_v3(value: object) -> TypeGuard[HloSharding]:
-    from shardconv.core.model import HloSharding, Kind
-
     if not isinstance(value, HloSharding):
         return False
     return value.kind is Kind.MESH or any(_holds_v3(e) for e in value.elements)
@@ -142,7 +136,6 @@ def _holds_v3(value: object) -> TypeGuard[HloSharding]:
 
 def _json_target(inp: Input, ctx: Context, on: OnMesh | None, rank: Rank) -> str:
     """``--to json``: the structure of the sharding on both sides, one line of JSON."""
-    from shardconv.convert import resolve
     from shardconv.ui import jsonout
 
     hlo = resolve.as_hlo(inp, ctx.mesh, rank=rank)
@@ -156,9 +149,6 @@ def _json_target(inp: Input, ctx: Context, on: OnMesh | None, rank: Rank) -> str
 
 def _single(on: OnMesh, target: str) -> TensorSharding:
     """The one Shardy sharding a ``target`` spelling needs; a tuple's per-value sharding has none."""
-    from shardconv.core.errors import ShardingValidationError
-    from shardconv.core.model import TensorShardingPerValue
-
     if isinstance(on.sharding, TensorShardingPerValue):
         raise ShardingValidationError(
             f"a tuple sharding has no single {target} spelling: convert its elements one by one"
@@ -169,10 +159,7 @@ def _single(on: OnMesh, target: str) -> TensorSharding:
 def _inline(on: OnMesh) -> TensorSharding | TensorShardingPerValue:
     """A synthetic mesh goes inside the sharding (each one, per value), so the one-line answer stands on its own;
     a sharding that already holds its own mesh (a maximal sharding's single-device mesh) keeps it."""
-    from shardconv.core.model import TensorSharding as S
-    from shardconv.core.model import TensorShardingPerValue
-
-    def inline(s: S) -> S:
+    def inline(s: TensorSharding) -> TensorSharding:
         return replace(s, mesh=on.mesh) if isinstance(s.mesh, str) else s
 
     if isinstance(on.sharding, TensorShardingPerValue):

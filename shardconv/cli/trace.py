@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import click
 
-from shardconv.cli.options import all_grids_option
+from shardconv.cli.options import all_grids_option, refuse_special
+from shardconv.scan.inputs import stdin_copy
+from shardconv.trace.report import GRIDS_SHOWN, emit
+from shardconv.trace.run import trace_paths, value_filter
 
 EPILOG = """\b
 LOG is an MLIR pass log (-mlir-print-ir-before-all / -after-all, with or without
@@ -39,16 +42,11 @@ Examples:
               help="text for people, json for scripts (dumps and changes).")
 def trace(logs: tuple[str, ...], values: tuple[str, ...], all_grids: bool, fmt: str) -> int:
     """Which pass changed where a sharded value lives? Follow it through a pass log."""
-    from shardconv.cli.options import refuse_special
-    from shardconv.trace.report import GRIDS_SHOWN, emit
-    from shardconv.trace.run import trace_paths, value_filter
-
     grids = None if all_grids else GRIDS_SHOWN
 
     refuse_special(logs)
     if "-" not in logs:
         return emit("trace", trace_paths(logs, value_filter(values)), fmt, grids)
-    from shardconv.scan.inputs import stdin_copy
 
     with stdin_copy() as copy:  # (stdin as a file: a value's name is read again off its op's line)
         return emit("trace", trace_paths([copy if p == "-" else p for p in logs], value_filter(values)), fmt, grids)

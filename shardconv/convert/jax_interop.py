@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, overload
 
 from shardconv.convert.partition_spec import from_partition_spec, to_partition_spec
+from shardconv.convert.to_sdy import to_sdy
 from shardconv.core.arguments import type_error
 from shardconv.core.errors import NotExpressibleError
 from shardconv.core.model import (
@@ -28,7 +29,9 @@ from shardconv.core.model import (
     TensorSharding,
 )
 from shardconv.core.sources import pointing_into
-from shardconv.formats.coerce import as_mesh, as_sdy
+from shardconv.formats.coerce import as_hlo, as_mesh, as_sdy
+from shardconv.formats.detect import HLO, detect_kind
+from shardconv.formats.hlo.read import parse_hlo
 from shardconv.formats.spec.read import spec_from_jax
 
 if TYPE_CHECKING:
@@ -83,8 +86,6 @@ def from_jax(obj: object, ndim: int | None = None, *, mesh: object = None) -> Ja
     if kind in ("Mesh", "AbstractMesh"):
         return mesh_from_jax(obj)
     if kind == "HloSharding":
-        from shardconv.formats.hlo.read import parse_hlo
-
         return parse_hlo(obj.to_proto().SerializeToString())  # type: ignore[attr-defined]  # an xla HloSharding
     raise type_error("from_jax", "obj", "a jax NamedSharding, PartitionSpec, Mesh or XLA HloSharding", obj)
 
@@ -103,14 +104,11 @@ def to_jax(sharding: object, mesh: object = None, devices: Any = None) -> NamedS
 
     m = None if mesh is None else as_mesh(mesh, "to_jax")
     if isinstance(sharding, str) and _is_hlo_text(sharding):
-        from shardconv.formats.coerce import as_hlo
-
         sharding = as_hlo(sharding, "to_jax")
     with pointing_into(sharding):  # an error in a conversion of text points into that text
         if isinstance(sharding, HloSharding):
             if m is None:
                 raise type_error("to_jax", "mesh", "a Mesh for an HLO sharding", mesh)
-            from shardconv.convert.to_sdy import to_sdy
 
             sharding = to_sdy(sharding, m, rank=_any_rank(sharding))
         s = as_sdy(sharding, "to_jax")
@@ -167,8 +165,6 @@ def _assigned_devices(mesh: Mesh, pool: Any, *, given: bool) -> list[Any]:
 
 def _is_hlo_text(text: str) -> bool:
     """HLO sharding text (``{devices=...}``, ``{replicated}``), as ``convert`` detects it."""
-    from shardconv.formats.detect import HLO, detect_kind
-
     return text.lstrip().startswith("{") and detect_kind(text) == HLO
 
 

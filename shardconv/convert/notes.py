@@ -20,12 +20,15 @@ from shardconv.convert.resolve import (
 )
 from shardconv.core.arguments import require_text
 from shardconv.core.errors import ShardingError
+from shardconv.core.model import HloSharding, Mesh, TensorSharding
+from shardconv.core.placement import compress_ids, placement
 from shardconv.core.records import record
 from shardconv.formats.coerce import as_mesh
+from shardconv.formats.detect import parse_mesh_option
+from shardconv.formats.sdy.write import print_mesh
 
 if TYPE_CHECKING:
     from shardconv.convert.to_sdy import RankArg
-    from shardconv.core.model import HloSharding, Mesh
     from shardconv.formats.detect import Input
 
 
@@ -43,8 +46,6 @@ def conversion_notes(
 ) -> tuple[Note, ...]:
     """The notes ``shardconv convert TEXT [--mesh MESH] [--to TO] [--rank RANK]`` prints with ``--explain``
     (``to`` defaults as there: sdy for HLO input, hlo otherwise)."""
-    from shardconv.formats.detect import parse_mesh_option
-
     m: Mesh | None
     if isinstance(mesh, str):
         m = parse_mesh_option(mesh)
@@ -60,8 +61,6 @@ def conversion_notes(
 
 def xla_view_of(inp: Input, rank: RankArg) -> OnMesh | ShardingError:
     """What XLA's importer makes of an HLO input alone, or why it cannot."""
-    from shardconv.core.model import HloSharding
-
     try:
         return xla_view(value_as(inp, HloSharding), rank=rank)
     except ShardingError as e:
@@ -71,9 +70,6 @@ def xla_view_of(inp: Input, rank: RankArg) -> OnMesh | ShardingError:
 def notes_for(inp: Input, target: str, on: OnMesh | None, xla: OnMesh | ShardingError | None) -> tuple[Note, ...]:
     """What the answer of converting ``inp`` to ``target`` alone does not say: synthetic or distorted
     meshes, near-misses, lost details. ``on`` is its Shardy side, ``xla`` XLA's import of an HLO input."""
-    from shardconv.core.model import HloSharding, TensorSharding
-    from shardconv.formats.sdy.write import print_mesh
-
     notes: list[Note] = []
     if on is not None and on.synthetic:
         notes.append(
@@ -120,8 +116,6 @@ def notes_for(inp: Input, target: str, on: OnMesh | None, xla: OnMesh | Sharding
 
 def _tiles_on(hlo: HloSharding) -> str:
     """``{0,1} {2,3} ...``: the devices of each tile in tile order."""
-    from shardconv.core.placement import compress_ids, placement
-
     tiles = placement(hlo).tiles
     shown = " ".join("{" + compress_ids(t.devices) + "}" for t in tiles[:8])
     return shown + (" ..." if len(tiles) > 8 else "")

@@ -13,6 +13,7 @@ import warnings
 from shardconv.convert.reduction import require_spelling
 from shardconv.convert.to_hlo import resolve
 from shardconv.convert.to_sdy import to_sdy
+from shardconv.core.arguments import type_error
 from shardconv.core.errors import NotExpressibleError, ShardingValidationError
 from shardconv.core.model import (
     UNCONSTRAINED,
@@ -28,7 +29,7 @@ from shardconv.core.model import (
     Unconstrained,
 )
 from shardconv.core.sources import pointing_into
-from shardconv.formats.coerce import as_mesh, as_spec
+from shardconv.formats.coerce import as_hlo, as_mesh, as_sdy, as_spec
 from shardconv.formats.sdy.verify import on_mesh, unknown_axis_name, verify_on
 from shardconv.formats.spec.read import spec_from_jax
 
@@ -103,8 +104,6 @@ def to_partition_spec(sharding: object, mesh: object = None) -> PartitionSpec:
 
     Explicit replicated axes and priorities are dropped (a spec has neither); an open dim without axes is
     ``P.UNCONSTRAINED``; sub-axes and open dims with axes have no spec form and raise NotExpressibleError."""
-    from shardconv.formats.coerce import as_hlo, as_sdy
-
     m = None if mesh is None else as_mesh(mesh, "to_partition_spec")
     if isinstance(sharding, str):
         sharding = (
@@ -122,8 +121,6 @@ def to_partition_spec(sharding: object, mesh: object = None) -> PartitionSpec:
     if isinstance(sharding, TensorShardingPerValue):
         raise NotExpressibleError("a per-value sharding has no single partition spec")
     if not isinstance(sharding, TensorSharding):
-        from shardconv.core.arguments import type_error
-
         raise type_error("to_partition_spec", "sharding", "a TensorSharding, an HloSharding or their text", sharding)
     with pointing_into(sharding):
         return _to_spec(sharding, m)

@@ -11,13 +11,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
+from shardconv.convert import to_hlo, to_sdy_manual, xla_import
+from shardconv.convert.to_sdy import own_mesh
 from shardconv.core.errors import ShardingError, ShardingValidationError, Suggestion
+from shardconv.core.model import (
+    HloSharding,
+    Kind,
+    Mesh,
+    PartitionSpec,
+    ShardSharding,
+    TensorSharding,
+    TensorShardingPerValue,
+)
+from shardconv.core.placement import same_assignment
 from shardconv.core.records import record
-from shardconv.formats.detect import SDY, SDY_PER_VALUE, SHARD, SPEC_KINDS, Input
+from shardconv.formats.detect import SDY, SDY_PER_VALUE, SHARD, SPEC_KINDS, Input, parse_input
 
 if TYPE_CHECKING:
     from shardconv.convert.to_sdy import RankArg as Rank
-    from shardconv.core.model import HloSharding, Mesh, TensorSharding, TensorShardingPerValue
 
 _Model = TypeVar("_Model")
 
@@ -32,8 +43,6 @@ def default_target(inp: Input) -> str:
 
 def is_v3(inp: Input) -> bool:
     """A V3 (mesh) HLO input, which carries its own mesh."""
-    from shardconv.core.model import HloSharding, Kind
-
     return isinstance(inp.value, HloSharding) and inp.value.kind is Kind.MESH
 
 
@@ -74,9 +83,7 @@ def need_mesh(mesh: Mesh | None, what: str) -> Mesh:
 
 def sdy_mesh(s: TensorSharding, mesh: Mesh | None) -> Mesh:
     """The mesh of a Shardy input: inlined, else ``--mesh``."""
-    from shardconv.core.model import Mesh as MeshT
-
-    if isinstance(s.mesh, MeshT):
+    if isinstance(s.mesh, Mesh):
         return s.mesh
     return need_mesh(mesh, f"the sharding refers to @{s.mesh}; it")
 
@@ -85,7 +92,6 @@ def input_rank(inp: Input, rank: Rank) -> Rank:
     """``--rank``/``--shape`` if given, else what the input itself says."""
     if rank is not None:
         return rank
-    from shardconv.core.model import HloSharding, PartitionSpec, TensorSharding
 
     v = inp.value
     if isinstance(v, (TensorSharding, HloSharding)):
@@ -97,27 +103,21 @@ def input_rank(inp: Input, rank: Rank) -> Rank:
 
 def as_hlo(inp: Input, mesh: Mesh | None, *, rank: Rank = None, explicit: bool = False) -> HloSharding:
     """The HLO sharding XLA would export for ``inp`` (an HLO input is returned as parsed)."""
-    from shardconv.convert import to_hlo, v3_to_v2
-    from shardconv.core.model import HloSharding as H
-    from shardconv.core.model import TensorShardingPerValue
+    from shardconv.convert import v3_to_v2
 
     if inp.is_hlo:
-        return v3_to_v2(value_as(inp, H))
+        return v3_to_v2(value_as(inp, HloSharding))
     if inp.kind == SDY_PER_VALUE:
         shardings = value_as(inp, TensorShardingPerValue).shardings
-        return H.tuple_of([to_hlo(s, sdy_mesh(s, mesh), explicit=explicit) for s in shardings])
+        return HloSharding.tuple_of([to_hlo(s, sdy_mesh(s, mesh), explicit=explicit) for s in shardings])
     on = as_sdy(inp, mesh, rank=rank)
     return to_hlo(on.sharding, on.mesh, explicit=explicit)
 
 
 def as_sdy(inp: Input, mesh: Mesh | None, *, rank: Rank = None) -> OnMesh:
     """The Shardy sharding of ``inp`` on ``mesh``; for HLO without a mesh, XLA's synthetic one."""
-    from shardconv.core.model import HloSharding as H
-    from shardconv.core.model import PartitionSpec
-    from shardconv.core.model import TensorSharding as S
-
     if inp.kind == SDY:
-        s = value_as(inp, S)
+        s = value_as(inp, TensorSharding)
         return OnMesh(s, sdy_mesh(s, mesh))
     if inp.kind in SPEC_KINDS:
         from shardconv.convert import from_partition_spec
@@ -128,7 +128,6 @@ def as_sdy(inp: Input, mesh: Mesh | None, *, rank: Rank = None) -> OnMesh:
         return OnMesh(from_partition_spec(value_as(inp, PartitionSpec), m, rank=rank), m)
     if inp.kind == SHARD:
         from shardconv.convert.shard_dialect import shard_to_sdy
-        from shardconv.core.model import ShardSharding
 
         m = need_mesh(mesh, "a shard.sharding (grid axis i is the mesh's axis i)")
         if rank is not None and not isinstance(rank, int):
@@ -136,9 +135,7 @@ def as_sdy(inp: Input, mesh: Mesh | None, *, rank: Rank = None) -> OnMesh:
         return OnMesh(shard_to_sdy(value_as(inp, ShardSharding), m, rank=rank), m)
     if inp.kind == SDY_PER_VALUE:
         raise ShardingValidationError("a per-value sharding holds several shardings; convert it to hlo")
-    hlo = value_as(inp, H)
-    from shardconv.convert import to_sdy_manual
-    from shardconv.convert.to_sdy import own_mesh
+    hlo = value_as(inp, HloSharding)
 
     if mesh is None:
         mesh = own_mesh(hlo)  # a V3 sharding carries its mesh
@@ -155,9 +152,6 @@ def as_sdy(inp: Input, mesh: Mesh | None, *, rank: Rank = None) -> OnMesh:
 def parse_on_mesh(text: str, kind: str, mesh: Mesh | None) -> Input:
     """``parse_input`` with device ids checked against ``--mesh``; when only that check fails, the
     error says the device count came from ``--mesh``."""
-    from shardconv.core.model import HloSharding as H
-    from shardconv.formats.detect import parse_input
-
     try:
         return parse_input(text, kind, num_devices=mesh.num_devices if mesh is not None else None)
     except ShardingError as e:
@@ -166,7 +160,7 @@ def parse_on_mesh(text: str, kind: str, mesh: Mesh | None) -> Input:
                 alone = parse_input(text, kind)
             except ShardingError:
                 raise e from None
-            if isinstance(alone.value, H):
+            if isinstance(alone.value, HloSharding):
                 raise e.with_suggestions(mesh_option_hint(alone.value, mesh)) from None
         raise
 
@@ -181,8 +175,6 @@ def mesh_option_hint(hlo: HloSharding, mesh: Mesh) -> tuple[Suggestion, ...]:
 
 def xla_view(hlo: HloSharding, *, rank: Rank = None) -> OnMesh:
     """What XLA's importer makes of ``hlo`` alone: its invented ``_axis_N`` mesh and sharding."""
-    from shardconv.convert import xla_import
-
     mesh, shardings = xla_import([hlo], ranks=[rank] if rank is not None else None)
     return OnMesh(shardings[0], mesh, synthetic=True)
 
@@ -223,13 +215,10 @@ def import_verdict(hlo: HloSharding, invented: Mesh, mesh: Mesh) -> ImportVerdic
 def whole_axis_alternative(hlo: HloSharding, on: OnMesh) -> tuple[TensorSharding, HloSharding] | None:
     """When the answer needs sub-axes, the closest whole-axis sharding and its (different) HLO:
     usually what the user *meant* to write."""
-    from shardconv.convert import to_hlo
     from shardconv.convert.suggest import whole_axis_alternative as closest
-    from shardconv.core.model import TensorSharding as S
-    from shardconv.core.placement import same_assignment
 
     sharding = on.sharding
-    if on.synthetic or not isinstance(sharding, S):  # a tuple: no one alternative to offer
+    if on.synthetic or not isinstance(sharding, TensorSharding):  # a tuple: no one alternative to offer
         return None
     if not any(a.sub_axis is not None for d in sharding.dims for a in d.axes):
         return None

@@ -9,6 +9,7 @@ from itertools import pairwise
 
 from shardconv.core.errors import NotExpressibleError, ShardingValidationError
 from shardconv.core.model import AxisRef, DimSharding, Mesh, ShardGrid, ShardSharding, TensorSharding
+from shardconv.formats.sdy.verify import verify_on
 from shardconv.formats.shard.verify import verify_shard_sharding
 
 GRID_AXIS_NAME = "axis_{}"  # the Shardy name of grid axis i when no mesh names it
@@ -77,8 +78,6 @@ def sdy_to_shard(sharding: TensorSharding, mesh: Mesh) -> ShardSharding:
     """The shard dialect's sharding of ``sharding`` on the grid of ``mesh`` (``mesh_grid``). Open dims and
     priorities, which only guide propagation, are dropped as HLO drops them; trailing unsharded dims are
     left out as mlir-opt prints them (``[[]]`` at least)."""
-    from shardconv.formats.sdy.verify import verify_on
-
     verify_on(sharding, mesh)
     grid = mesh_grid(mesh, sharding.mesh if isinstance(sharding.mesh, str) else None)
     if sharding.unreduced:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from shardconv.core.errors import ShardingValidationError
+
 
 def type_error(function: str, parameter: str, expected: str, got: object) -> TypeError:
     """``to_sdy(sharding=...) takes an HloSharding or HLO text, not int``, plus a pointer for jax/torch objects."""
@@ -37,8 +39,6 @@ def rank_list(rank: int | Sequence[int | None] | None, count: int, function: str
             function, "rank", "an int or a sequence of ints", next(r for r in ranks if not isinstance(r, int))
         )
     if len(ranks) != count:
-        from shardconv.core.errors import ShardingValidationError
-
         raise ShardingValidationError(f"{len(ranks)} ranks given for {count} tuple elements")
     return ranks
 

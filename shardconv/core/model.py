@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import KW_ONLY, field
+from dataclasses import KW_ONLY, field, replace
 from math import prod
 from typing import TYPE_CHECKING, Any
 
@@ -300,8 +300,6 @@ class HloSharding:
         return self.tile.dims[: self.rank]
 
     def with_metadata(self, metadata: tuple[OpMetadata, ...]) -> HloSharding:
-        from dataclasses import replace
-
         return replace(self, metadata=metadata)
 
     def to_proto(self) -> bytes:

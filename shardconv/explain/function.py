@@ -12,6 +12,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from shardconv.core.errors import ShardingError
+from shardconv.core.model import TensorSharding
 from shardconv.explain.dataflow import REGIONS, edge_entries, owners, sources
 from shardconv.explain.model import Meeting
 from shardconv.explain.records import Edge, axis_key, parse_edges, parse_origins
@@ -511,7 +512,6 @@ def axis_set(sharding: str | None) -> set[str]:
 def axis_keys_of(sharding: str) -> tuple[tuple[str, ...], ...]:
     """The axes on each dim of a sharding's text, as the records key them (parsed once per distinct
     text: a log of many modules repeats its shardings)."""
-    from shardconv.core.model import TensorSharding
     from shardconv.scan.values import parse_value
 
     text = sharding if sharding.startswith("#") else f"#sdy.sharding{sharding}"

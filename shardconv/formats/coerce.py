@@ -8,6 +8,7 @@ from math import prod
 from typing import Any
 
 from shardconv.core.arguments import type_error
+from shardconv.core.errors import ShardingValidationError
 from shardconv.core.mesh_invariants import verify_mesh
 from shardconv.core.model import (
     HloSharding,
@@ -73,7 +74,6 @@ def as_any(value: object, function: str, parameter: str = "sharding") -> AnyValu
         parsed = parse_input(value).value
         if isinstance(parsed, (HloSharding, TensorSharding, TensorShardingPerValue)):
             return parsed
-        from shardconv.core.errors import ShardingValidationError
 
         hint = " (shardconv.from_partition_spec(spec, mesh) makes it one)" if isinstance(parsed, PartitionSpec) else ""
         raise ShardingValidationError(  # a wrong value in the text, not an argument of the wrong type
@@ -110,8 +110,6 @@ def as_mesh_arg(value: object, function: str) -> Mesh | Mapping[str, Mesh] | Non
 def torch_mesh(device_ids: object, mesh_shape: object, axis_names: object = None) -> Mesh:
     """torch-xla's ``Mesh(device_ids, mesh_shape, axis_names)`` as a shardconv mesh: the ids fill the
     shape in C order, as torch-xla's ``get_logical_mesh`` reshapes them; unnamed axes become ``_axis_N``."""
-    from shardconv.core.errors import ShardingValidationError
-
     ids = [int(d) for d in _flat(device_ids)]  # type: ignore[call-overload]  # ids are ints or numpy ints
     shape = [int(s) for s in mesh_shape]  # type: ignore[attr-defined]  # any sequence of ints
     given: Any = axis_names  # any sequence of names (torch-xla passes a tuple)

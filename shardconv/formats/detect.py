@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Union
 
 from shardconv.core.errors import ShardingError, ShardingSyntaxError, ShardingValidationError
 from shardconv.core.records import record
+from shardconv.formats.hlo.read import parse_hlo
+from shardconv.formats.sdy import read as sdy
+from shardconv.formats.sdy.read import parse_mesh
 
 if TYPE_CHECKING:
     from shardconv.core.model import (
@@ -117,12 +120,8 @@ def parse_input(text: str, kind: str = "auto", *, num_devices: int | None = None
     body = _unwrap(raw)
     kind = detect_kind(raw) if kind == "auto" else kind
     if kind == HLO:
-        from shardconv.formats.hlo.read import parse_hlo
-
         return Input(raw, kind, parse_hlo(body, num_devices=num_devices))
     if kind in (SDY, SDY_PER_VALUE):
-        from shardconv.formats.sdy import read as sdy
-
         if kind == SDY_PER_VALUE:
             return Input(raw, kind, sdy.parse_sdy_per_value(body))
         if body.startswith("["):  # a bare dims list: on the --mesh
@@ -185,8 +184,6 @@ def _unwrap(text: str) -> str:
 def parse_mesh_option(value: str) -> Mesh:
     """``--mesh``: ``batch=2,model=4``, ``<[...]>``, ``#sdy.mesh<...>``, ``sdy.mesh @m = <...>``, or
     ``@FILE`` for the first ``sdy.mesh`` of an MLIR/HLO file."""
-    from shardconv.formats.sdy.read import parse_mesh
-
     value = value.strip()
     if value.startswith("@"):
         return mesh_in_file(value[1:])
@@ -291,8 +288,6 @@ def _open_quote(text: str, pos: int) -> int | None:
 def mesh_in_file(path: str) -> Mesh:
     """``--mesh @FILE``: the first ``sdy.mesh`` of the file (also one inside an escaped string, as
     ``xla.sdy.meshes`` holds it); an error in it points into the file, at its line and column."""
-    from shardconv.formats.sdy.read import parse_mesh
-
     found = _mesh_of_file(path)
     try:
         return parse_mesh(found.text)

@@ -10,6 +10,8 @@ from functools import cache
 from math import prod
 from typing import Any
 
+from shardconv.core.canonical import canonical_iota
+from shardconv.core.device_order import iota_order
 from shardconv.core.errors import (
     NotExpressibleError,
     ShardingError,
@@ -233,9 +235,6 @@ def _axes(repeated: Any, mesh: Mesh) -> tuple[AxisRef, ...]:
 
 
 def _named(msg: Any, num_devices: int | None) -> HloSharding:
-    from shardconv.core.canonical import canonical_iota
-    from shardconv.core.device_order import iota_order
-
     pm = msg.mesh
     axes = tuple(MeshAxis(a.name, a.size) for a in pm.axes)
     ids = tuple(pm.device_ids) or None

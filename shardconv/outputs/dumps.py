@@ -9,6 +9,10 @@ from dataclasses import KW_ONLY
 from typing import TYPE_CHECKING, BinaryIO
 
 from shardconv.core.records import record
+from shardconv.scan.native import scan_bytes
+from shardconv.scan.pieces import Cuts, Repeated, Unscanned, scan_pieces
+from shardconv.scan.sites import SiteKind
+from shardconv.scan.table import table
 
 if TYPE_CHECKING:
     from shardconv.scan.table import Scan
@@ -45,9 +49,6 @@ class _Starts:
 
     def add(self, scan: Scan, offset: int, lines: int) -> None:
         """The module starts of ``scan``, a piece of the file ``offset`` bytes and ``lines`` lines in."""
-        from shardconv.scan.sites import SiteKind
-        from shardconv.scan.table import table
-
         t = table(scan)
         starts, line_of = t.col.start, t.col.line
         for i in t.sites_holding(t.of_kind({SiteKind.MODULE_START})):
@@ -76,8 +77,6 @@ def _decoded(data: bytes | bytearray) -> str:
 
 def last_dump(data: bytes) -> Dump:
     """The last module of ``data`` (the whole of it when the scan finds one module, or none)."""
-    from shardconv.scan.native import scan_bytes
-
     found = _Starts()
     found.add(scan_bytes(data), 0, 0)
     if found.last is None or found.count < 2:
@@ -88,8 +87,6 @@ def last_dump(data: bytes) -> Dump:
 def last_dump_in(path: str) -> Dump:
     """The last module of the file at ``path``, found in pieces (memory holds one piece's scan, of the first
     site of each value) and then read alone (``_module_text``); OSError when the file cannot be read."""
-    from shardconv.scan.pieces import Cuts, Repeated, Unscanned, scan_pieces
-
     found, offset = _Starts(), 0
     for piece, lines in scan_pieces(path, cuts=Cuts(lines=_CUT_BEFORE), every_site=False):
         if isinstance(piece, Repeated | Unscanned):  # (asked for neither: no repeats, no words to hold)

@@ -17,7 +17,10 @@ tests/outputs/test_outputs_pjrt.py (docs/pjrt.md lists them):
 
 from __future__ import annotations
 
+from shardconv.convert.spellings import v3_to_v2
+from shardconv.core.errors import ShardingError
 from shardconv.core.model import AxisRef, HloSharding, Kind, MeshSharding
+from shardconv.core.placement import placement
 
 
 def _named_key(ms: MeshSharding) -> tuple[object, ...]:
@@ -47,8 +50,6 @@ def xla_equal(a: HloSharding, b: HloSharding) -> bool:
 def difference(a: HloSharding, b: HloSharding, num_devices: int = 1) -> str | None:
     """None when XLA holds ``a`` (the module's) and ``b`` (the report's) equal; else the first thing that
     differs, in words (for devices, the first device that holds another tile)."""
-    from shardconv.convert.spellings import v3_to_v2
-
     if a.kind is Kind.TUPLE or b.kind is Kind.TUPLE:
         if a.kind is not b.kind or len(a.elements) != len(b.elements):
             return f"{_what(a)} in the module but {_what(b)} in the report"
@@ -154,9 +155,6 @@ def _group(h: HloSharding) -> str:
 def _first_device(a: HloSharding, b: HloSharding, num_devices: int) -> str:
     """``device 1 holds tile [0, 1] per the module but tile [1, 0] per the report`` for the first device
     that differs."""
-    from shardconv.core.errors import ShardingError
-    from shardconv.core.placement import placement
-
     def where(h: HloSharding) -> dict[int, tuple[int, ...]]:
         try:
             p = placement(h, num_devices=max(num_devices, h.tile.num_devices if h.tile else 1))

@@ -11,8 +11,11 @@ from pathlib import Path
 from shardconv.core.errors import ShardingError, ShardingSyntaxError
 from shardconv.core.model import HloSharding, Kind
 from shardconv.core.records import record
+from shardconv.formats.hlo.read import parse_hlo_proto, parse_hlo_text
+from shardconv.outputs.equality import difference
 from shardconv.outputs.pjrt import is_packed, unpack
 from shardconv.outputs.writers import split_length_prefixed
+from shardconv.text.files import read_prefix
 
 _HEX_LINE = re.compile(r"(?:0x)?(?:[0-9a-fA-F]{2})*")
 _DIGITS = re.compile(r"(\d+)")
@@ -23,8 +26,6 @@ def _natural(p: Path) -> list[object]:
 
 
 def _proto(data: bytes, where: str) -> HloSharding:
-    from shardconv.formats.hlo.read import parse_hlo_proto
-
     try:
         return parse_hlo_proto(data)
     except ShardingError as e:
@@ -43,8 +44,6 @@ def parse_report(data: bytes, name: str = "report") -> list[HloSharding]:
     """A report in any of the formats ``outputs`` writes (except json/mlir/textproto/pjrt-header), one
     sharding per output: the ``pjrt`` layout (by its magic), a length-prefixed stream or one proto,
     hex lines, HLO lines or one tuple string."""
-    from shardconv.formats.hlo.read import parse_hlo_text
-
     if is_packed(data):
         return [_proto(b, f"{name}: sharding {i}") for i, b in enumerate(unpack(data, name))]
     if not _is_text(data):
@@ -77,8 +76,6 @@ REPORT_LIMIT = 256 << 20  # bytes: a report (or one file of a report folder) lon
 def _report_bytes(path: Path) -> bytes:
     """The bytes of the report file ``path``, read as every named file is (a FIFO or device is refused
     before it can block, and no more than REPORT_LIMIT bytes are held); OSError when it cannot be read."""
-    from shardconv.text.files import read_prefix
-
     data, more = read_prefix(str(path), REPORT_LIMIT)
     if more:
         raise ShardingSyntaxError(f"{path}: a report larger than {REPORT_LIMIT >> 20} MiB; not read")
@@ -111,8 +108,6 @@ def compare(
     module: Sequence[HloSharding], reported: Sequence[HloSharding], num_devices: int = 1, what: str = "output"
 ) -> list[Mismatch]:
     """Outputs whose reported sharding XLA does not hold equal to the module's (``equality.difference``)."""
-    from shardconv.outputs.equality import difference
-
     out = []
     for i in range(max(len(module), len(reported))):
         m = module[i] if i < len(module) else None

@@ -9,6 +9,7 @@ from functools import partial
 
 from shardconv.core.errors import ShardingSyntaxError, ShardingValidationError
 from shardconv.core.model import HloSharding
+from shardconv.formats.hlo.read import parse_hlo
 from shardconv.outputs.reading import (
     HLO_SHARDING,
     UNANNOTATED,
@@ -26,8 +27,6 @@ from shardconv.scan.hlo_module import Instr, leaf_values, read_entry, read_heade
 def _leaf_items(ins: Instr, text: str, first: int, value: int | None) -> list[OutputSharding]:
     """One item per array leaf of ``ins``: a tuple sharding element by element, a single sharding on
     every leaf (HLO's rule for a non-tuple sharding on a tuple shape), none: replicated."""
-    from shardconv.formats.hlo.read import parse_hlo
-
     found = leaf_values(ins.shape)
     types = [t for t, _ in found]
     values = [v if value is None else value for _, v in found]

@@ -3,6 +3,7 @@ constraint feeding a result, open dims, and conflicts between module and per-val
 
 from __future__ import annotations
 
+from shardconv.core.placement import same_assignment
 from shardconv.core.positions import line_col
 from shardconv.outputs.reading import FEEDER_KEYS, Reading
 
@@ -11,8 +12,6 @@ FEEDERS = tuple(FEEDER_KEYS)
 
 def notes(reading: Reading, what: str, *, from_constraints: bool) -> list[str]:
     """What the user should know about where the shardings came from (printed to stderr)."""
-    from shardconv.core.placement import same_assignment
-
     out = []
     for o in reading.items:
         f = o.feeder

@@ -11,9 +11,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 
+from shardconv.convert.reduction import require_spelling
+from shardconv.convert.spellings import to_v3, v3_to_v2
 from shardconv.core.errors import ShardingSyntaxError
 from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding
 from shardconv.core.records import record
+from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION
 from shardconv.outputs.reading import Reading, located
 
 MAGIC = b"PJRTSHD1"  # 8 bytes; the last one is the layout version
@@ -152,10 +155,6 @@ class Forms:
 def _named(sharding: TensorSharding, mesh: Mesh) -> HloSharding:
     """The V3 form XLA's export gives ``sharding``, written as jaxlib 0.10.2 writes it: a reduction kind,
     which only XLA head's V3 spells, is refused with the reason instead of dropped."""
-    from shardconv.convert.reduction import require_spelling
-    from shardconv.convert.spellings import to_v3
-    from shardconv.formats.xla_versions import DEFAULT_XLA_VERSION
-
     require_spelling(sharding, "v3", DEFAULT_XLA_VERSION)
     return to_v3(sharding, mesh)
 
@@ -165,8 +164,6 @@ def forms(reading: Reading, meshes: Mapping[str, Mesh], *, named: bool) -> Forms
     V3 (``named=True``): a leaf read from an sdy sharding becomes the mesh-based sharding of it on its
     mesh, as XLA's V3 export names it; a V3 string stays as it is; a leaf with no mesh behind it (an HLO
     string, a module attribute, an unannotated value) stays V2 and is listed in ``kept_v2``."""
-    from shardconv.convert.spellings import v3_to_v2
-
     if not named:
         return Forms(tuple(v3_to_v2(h) for h in reading.shardings))
     out, kept = [], []

@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import partial
 
+from shardconv.convert.to_hlo import to_hlo
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.model import HloSharding, Mesh, TensorSharding
+from shardconv.formats.hlo.read import parse_hlo
 from shardconv.outputs.reading import (
     CONSTRAINT,
     FEEDER_KEYS,
@@ -43,6 +45,7 @@ from shardconv.scan.mlir_module import (
     read_module,
 )
 from shardconv.text.brackets import skip_group, skip_string, skip_ws, split_top
+from shardconv.text.escapes import unescape_mlir
 
 JAX_RESULT = "jax.result_info"
 # An argument or result with no sharding in a partitioned jax lowering (unspecified in/out shardings):
@@ -86,8 +89,6 @@ class _Resolver:
         return located(self.ir.text, shift, lambda: parse_sdy(body))
 
     def to_hlo(self, s: TensorSharding, pos: int) -> HloSharding:
-        from shardconv.convert.to_hlo import to_hlo
-
         if s.mesh_name is not None and s.mesh_name not in self.ir.meshes:
             have = ", ".join(f"@{m}" for m in self.ir.meshes) or "none"
             bare = "" if self.ir.module_span is not None or self.ir.meshes else _BARE
@@ -98,9 +99,6 @@ class _Resolver:
 
     def hlo_string(self, pos: int, what: str) -> HloSharding:
         """The HLO sharding in the MLIR string literal at ``pos`` (``mhlo.sharding = "{...}"``)."""
-        from shardconv.formats.hlo.read import parse_hlo
-        from shardconv.text.escapes import unescape_mlir
-
         text = self.ir.text
         if not text.startswith('"', pos):
             raise ShardingValidationError(f"{what} must be a string", text=text, pos=pos)

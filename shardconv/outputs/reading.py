@@ -10,6 +10,7 @@ from typing import TypeVar
 
 from shardconv.core.errors import ShardingError, ShardingValidationError
 from shardconv.core.model import HloSharding, Kind, TensorSharding
+from shardconv.core.placement import same_assignment
 from shardconv.core.records import record
 
 T = TypeVar("T")
@@ -174,8 +175,6 @@ def cross_check(
     module: Sequence[HloSharding], values: Sequence[OutputSharding], where: int, attr: str
 ) -> list[Conflict]:
     """Conflicts between a module attribute's leaves and the per-value shardings that were annotated."""
-    from shardconv.core.placement import same_assignment
-
     out = []
     if len(module) != len(values):
         out.append(

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from shardconv.core.errors import ShardingValidationError
 from shardconv.core.model import HloSharding
+from shardconv.formats.sdy.write import quote_name
 from shardconv.outputs.writers import tuple_string
 from shardconv.scan.mlir_module import AttrDict, ModuleIR, Port, leaf_types
 from shardconv.text.brackets import split_top
@@ -22,8 +23,6 @@ _TENSOR = re.compile(r"tensor<((?:\d+x)*)([^<>,?]+|complex<[^<>]+>)>")
 
 def mlir_string(value: str) -> str:
     """``value`` as an MLIR string literal (``"`` and non-printable bytes escaped as MLIR does)."""
-    from shardconv.formats.sdy.write import quote_name
-
     return quote_name(value)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import sys
 import tempfile
 import threading
 from collections.abc import Callable
@@ -355,8 +356,6 @@ def build() -> ShardconvServer:
 def serve() -> None:
     """Answer an editor on stdin/stdout until it shuts the server down. The protocol gets its own copy
     of stdout; file descriptor 1 and ``sys.stdout`` go to stderr, so nothing else can write into it."""
-    import sys
-
     os.environ.setdefault("NO_COLOR", "1")
     sys.stdout.flush()
     protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)

@@ -3,6 +3,7 @@ would write (``P('batch', None)``), shown after the string. Pure: the lines in v
 
 from __future__ import annotations
 
+from shardconv.convert import to_partition_spec, to_sdy
 from shardconv.core.errors import ShardingError
 from shardconv.core.model import HloSharding, Mesh, TensorSharding
 from shardconv.core.records import record
@@ -21,8 +22,6 @@ class Hint:
 def hlo_hints(text: bytes, first_line: int, mesh: Mesh) -> list[Hint]:
     """The hints for the HLO strings of ``text`` (whole lines of the document, the first of them line
     ``first_line``, 0-based), on ``mesh``."""
-    from shardconv.convert import to_partition_spec, to_sdy
-
     out: list[Hint] = []
     seen: dict[tuple[str, int | None], tuple[str, str]] = {}
     for s in scan_text(text):

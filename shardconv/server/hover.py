@@ -7,10 +7,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from shardconv.convert import to_hlo, to_partition_spec, to_sdy, to_v2, to_v3
 from shardconv.core.errors import NotExpressibleError, ShardingError
 from shardconv.core.model import HloSharding, Mesh, TensorSharding, TensorShardingPerValue
+from shardconv.core.placement import placement
 from shardconv.core.records import record
+from shardconv.formats.sdy.write import print_mesh
 from shardconv.scan.api import Site, scan_text
+from shardconv.ui.tiles import placement_text
 
 GRID_WIDTH = 100  # columns the device grid may take in a hover
 MESH_REF = re.compile(rb"@[A-Za-z_][\w.$-]*")
@@ -67,8 +71,6 @@ def hover_markdown(
 
 
 def _mesh_text(name: str, mesh: Mesh) -> str:
-    from shardconv.formats.sdy.write import print_mesh
-
     n = mesh.num_devices
     axes = ", ".join(f"`{a.name}`={a.size}" for a in mesh.axes) or "none"
     ids = "iota" if mesh.explicit_device_ids is None else ", ".join(map(str, mesh.explicit_device_ids))
@@ -77,8 +79,6 @@ def _mesh_text(name: str, mesh: Mesh) -> str:
 
 
 def _hlo_text(hlo: HloSharding, shape: tuple[int, ...] | None, global_mesh: Mesh | None) -> str:
-    from shardconv.convert import to_partition_spec, to_sdy, to_v2, to_v3
-
     rank = len(shape) if shape is not None else None
     n = global_mesh.num_devices if global_mesh is not None else None
     out = [f"**HLO sharding** `{hlo}`", _grid(hlo, shape, n)]
@@ -105,8 +105,6 @@ def _sdy_text(
     line: int,
     reading: bool,
 ) -> str:
-    from shardconv.convert import to_hlo, to_partition_spec, to_v3
-
     name = sharding.mesh_name
     mesh = mesh_of(name.lstrip("@"), line) if name is not None else sharding.resolve_mesh()
     if mesh is None:
@@ -126,9 +124,6 @@ def _sdy_text(
 
 def _grid(hlo: HloSharding, shape: tuple[int, ...] | None, num_devices: int | None) -> str:
     """The grid ``shardconv show`` draws, in a code block (no colour)."""
-    from shardconv.core.placement import placement
-    from shardconv.ui.tiles import placement_text
-
     if hlo.is_tuple:
         return ""
     try:

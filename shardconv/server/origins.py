@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from shardconv.core.errors import ShardingError
+from shardconv.explain.build import explain_paths
 
 if TYPE_CHECKING:
     from shardconv.explain.model import AxisExplanation, Explanation
@@ -23,8 +24,6 @@ def has_records(line_text: bytes) -> bool:
 def explained(path: str, line: int, name: str | None) -> list[Explanation]:
     """``explain``'s explanations of the value ``name`` (``%3``, ``%arg1``, ``result[0]``; an op's name
     gives each of its results) on 1-based ``line`` of the dump at ``path``; none when it cannot say."""
-    from shardconv.explain.build import explain_paths
-
     try:
         # the value on the line (one piece of the file read), else the name looked up, kept on the line
         found = [e for e in explain_paths(path, line=line) if e.line == line and _names(e, name)]

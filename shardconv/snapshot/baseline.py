@@ -9,8 +9,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from shardconv.core.errors import ShardingError
+from shardconv.formats.hlo.read import parse_hlo
 from shardconv.scan.sites import Shape
 from shardconv.snapshot.take import Entry
+from shardconv.text.files import read_prefix
 from shardconv.ui.jsonout import escape_surrogates
 
 SCHEMA = 1
@@ -48,7 +50,6 @@ def looks_like_baseline(path: str) -> bool:
     """Whether ``path`` is meant as a baseline: a ``.json`` file, or one that opens as ours does."""
     if path.endswith(".json"):
         return True
-    from shardconv.text.files import read_prefix
 
     try:
         head, _ = read_prefix(path, 64)
@@ -102,8 +103,6 @@ def _entry(path: str, i: int, item: object) -> Entry:
 
 
 def _placement(where: str, text: str, devices: int | None) -> None:
-    from shardconv.formats.hlo.read import parse_hlo
-
     try:
         parse_hlo(text, num_devices=devices)
     except ShardingError as e:

@@ -9,6 +9,7 @@ from dataclasses import KW_ONLY
 from shardconv.core.errors import ShardingError
 from shardconv.core.placement import Placement, placement, placement_key
 from shardconv.core.records import record
+from shardconv.formats.hlo.read import parse_hlo
 from shardconv.snapshot.take import Entry
 
 FAILING = frozenset({"placement", "added", "removed"})
@@ -57,8 +58,6 @@ def _change(a: Entry, b: Entry) -> str | None:
 def entry_placement(e: Entry) -> Placement | None:
     """The tiles and devices an entry's placement string stands for (with slices when its shape is
     known); None when it has none or it does not parse."""
-    from shardconv.formats.hlo.read import parse_hlo
-
     if e.placement is None:
         return None
     shape = e.shape if e.shape is not None and all(d is not None for d in e.shape) else None

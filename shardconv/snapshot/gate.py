@@ -12,6 +12,8 @@ from shardconv.core.records import record
 from shardconv.snapshot.baseline import BaselineError, load, render
 from shardconv.snapshot.compare import Change, compare, entry_placement
 from shardconv.snapshot.take import Entry, dump_entries
+from shardconv.text.atomic import write_atomic
+from shardconv.ui.tiles import placement_text
 
 
 @record
@@ -74,15 +76,11 @@ def _label(baseline: str, dump: str, labels: Sequence[str]) -> str:
 
 def update(v: Verdict) -> None:
     """Rewrite the baseline with the dump's entries (those of its other dumps kept), atomically."""
-    from shardconv.text.atomic import write_atomic
-
     write_atomic(v.baseline, render([*v.others, *v.entries]))
 
 
 def report_text(v: Verdict, *, width: int) -> str:
     """Every change, each moved value with its grid in the baseline and now, and a summary line."""
-    from shardconv.ui.tiles import placement_text
-
     lines: list[str] = []
     for c in v.changes:
         lines.append(f"{v.dump}: {c.value}: {_what(c)}")

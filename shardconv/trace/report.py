@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import KW_ONLY, dataclass, field
 from functools import lru_cache
 from typing import IO, TYPE_CHECKING, Any, TextIO
 
+from shardconv.core.placement import compress_ids, id_runs
 from shardconv.trace.changes import KINDS, Change
 from shardconv.trace.dumps import Dump, xla_step
 from shardconv.trace.run import Seen, Skipped
 from shardconv.trace.values import Observation
+from shardconv.ui.console import make_console, use_color
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -213,8 +216,6 @@ def change_dict(c: Change, tables: Tables) -> dict[str, Any]:
 
 def device_ranges(ids: tuple[int, ...]) -> list[list[int]]:
     """Sorted device ids as ``[first, last]`` runs (``[[1, 6]]``): a move's size does not grow with the mesh."""
-    from shardconv.core.placement import id_runs
-
     return [[a, b] for a, b in id_runs(ids)]
 
 
@@ -282,7 +283,6 @@ def print_changes(
     stripped = seen is not None and (seen.partitioned or seen.dropped > 0)
     if not changes and not stripped:
         return
-    from shardconv.ui.console import use_color
 
     grids = grids if grids is not None else Grids()
     say = _Lines(console, use_color(console.file))
@@ -370,8 +370,6 @@ def _side_text(o: Observation | None) -> str:
 
 
 def _print_change(say: _Lines, c: Change, hinted: set[str], grids: bool) -> None:
-    from shardconv.ui.device_ids import compress_ids
-
     say(("  ", ""), (f"{c.kind:<9}", _KIND_STYLE[c.kind]), (f" {c.value}", ""))
     for label, o in (("before", c.before), ("after", c.after)):
         side = _side_text(o) if o is None else f"{o.text}{_on_mesh(o)}  [{_short(o.path)}:{o.line}]"
@@ -515,11 +513,8 @@ def emit(command: str, items: Iterable[Seen | Change | Skipped], fmt: str, grids
     """Print a run (text as each dump is read, the device grids of each pass's first ``grids`` moves,
     None: all; JSON at the end) and return the exit code (``exit_code``): a pass deciding a sharding,
     partitioning, a mesh or a spelling change is no failure."""
-    import sys
-
     if fmt == "json":
         return exit_code(write_json(command, items, sys.stdout))
-    from shardconv.ui.console import make_console
 
     console: Console | None = None  # (made once the first dump is read: rich loads while the scan goes on)
     run = Collected()

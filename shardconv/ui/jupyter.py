@@ -3,7 +3,8 @@ Importing this module registers them with core/printing.py."""
 
 from __future__ import annotations
 
-from shardconv.core.model import HloSharding, Kind, TensorSharding
+from shardconv.convert import to_hlo, v3_to_v2
+from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding
 from shardconv.core.placement import placement
 from shardconv.core.printing import printer
 from shardconv.ui.picture import html_fragment
@@ -12,8 +13,6 @@ from shardconv.ui.picture import html_fragment
 @printer(HloSharding, "html")
 def hlo_html(hlo: HloSharding) -> str:
     """One grid per sharding (per element of a tuple), captioned with the sharding's text."""
-    from shardconv.convert import v3_to_v2
-
     if hlo.kind is Kind.TUPLE:
         return "".join(hlo_html(e) for e in hlo.elements)
     flat = v3_to_v2(hlo)
@@ -23,9 +22,6 @@ def hlo_html(hlo: HloSharding) -> str:
 @printer(TensorSharding, "html")
 def sdy_html(sharding: TensorSharding) -> str | None:
     """The grid of the HLO sharding XLA exports for ``sharding``; None when the mesh is only a name."""
-    from shardconv.convert import to_hlo
-    from shardconv.core.model import Mesh
-
     if not isinstance(sharding.mesh, Mesh):
         return None
     return html_fragment(placement(to_hlo(sharding, sharding.mesh)), caption=str(sharding))

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO
 
-from shardconv.ui.console import is_tty
+from shardconv.ui.console import is_tty, use_color
 
 Advance = Callable[[int], None]
 
@@ -32,8 +32,6 @@ def progress(description: str, total: int, *, unit: str = "", stream: IO[str] | 
         return
     from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from shardconv.ui.console import use_color
 
     count = DownloadColumn() if unit == "bytes" else MofNCompleteColumn()
     console = Console(file=out, no_color=not use_color(out), force_terminal=True, highlight=False)

@@ -3,6 +3,7 @@ list when a grid would not fit the width. rich is imported only when these are c
 
 from __future__ import annotations
 
+from io import StringIO
 from itertools import product
 from typing import TYPE_CHECKING, Any
 
@@ -82,8 +83,6 @@ def render_placement(
 
 def placement_text(p: Placement, *, width: int) -> str:
     """``render_placement`` as plain text (no colour), for places that show text, not a terminal."""
-    from io import StringIO
-
     from rich.console import Console
 
     out = StringIO()

@@ -1,5 +1,6 @@
 """Start-up stays lean: what a command line loads is checked by module, in a fresh interpreter (timings
-live in bench/cli.py). rich, the parsers, jax and the native core load only for the commands that use them."""
+live in bench/cli.py). rich, the parsers, jax and the native core load only for the commands that use them,
+and an import inside a function is one that keeps a module out of some command's start-up."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from support.cli_util import SEED, SEED_MESH
+from support.cli_util import SEED, SEED_MESH, WHOLE_AXIS_HLO
+from support.package_imports import all_imports
 
 PROBE = """\
 import os, sys
@@ -32,7 +33,8 @@ def loaded(tmp_path: Path, *args: str) -> set[str]:
     """The modules ``shardconv ARGS`` has loaded when it exits (stdout and stderr are pipes)."""
     out = tmp_path / "modules.txt"
     env = {**os.environ, "PROBE_MODULES": str(out), "NO_COLOR": "1"}
-    subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, env=env, cwd=tmp_path, check=False, timeout=60)
+    command = [sys.executable, "-c", PROBE, *args]
+    subprocess.run(command, capture_output=True, env=env, cwd=tmp_path, check=False, timeout=60)
     return set(out.read_text().split())
 
 
@@ -43,7 +45,8 @@ def top(modules: set[str]) -> set[str]:
 
 def test_importing_the_cli_loads_no_command_and_nothing_heavy() -> None:
     code = "import sys, shardconv.cli.main; print('\\n'.join(sys.modules))"
-    modules = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    modules = set(done.stdout.split())
     assert not top(modules) & (NEVER | HEAVY | COMMAND_MODULES | {"shardconv.check", "shardconv.convert"})
 
 
@@ -90,9 +93,13 @@ CLEAN_SDY = (
 )
 
 
-@pytest.mark.parametrize(("name", "text"), [("clean.hlo", "HloModule m, num_partitions=8\n\nENTRY main {\n  ROOT p = "
-                                             "(f32[8], f32[8]) parameter(0), sharding={{devices=[8]<=[8]}, {replicated}}\n}\n"),
-                                             ("clean.mlir", CLEAN_SDY)])
+CLEAN_TUPLES = (
+    "HloModule m, num_partitions=8\n\nENTRY main {\n  ROOT p = "
+    "(f32[8], f32[8]) parameter(0), sharding={{devices=[8]<=[8]}, {replicated}}\n}\n"
+)
+
+
+@pytest.mark.parametrize(("name", "text"), [("clean.hlo", CLEAN_TUPLES), ("clean.mlir", CLEAN_SDY)])
 def test_check_of_printed_tuples_and_sdy_loads_no_grammar(tmp_path: Path, name: str, text: str) -> None:
     """A dump's values as XLA and Shardy print them (tuples, meshes, shardings) are read without the grammar."""
     (tmp_path / name).write_text(text)
@@ -138,3 +145,47 @@ def test_trace_of_a_long_log_scans_on_a_pool_of_its_own_and_loads_rich_while_it_
     assert done.returncode in (0, 1) and "shardconv._native" in order and "rich.console" in order
     assert order.index("shardconv._native") < order.index("rich.console")
     assert not top(set(order)) & {"concurrent", "logging"}
+
+
+# Imported inside functions wherever they are used: optional or heavy dependencies, and the compiled core.
+LAZY = {"jax", "jaxlib", "numpy", "lark", "google", "rich", "click", "model_explorer", "tomli", "shardconv._native"}
+GENERATED = ("shardconv.formats._lark_runtime", "shardconv.formats._tables_")  # written by `make grammars`
+COMMANDS: dict[str, list[str]] = {
+    "--version": ["--version"],
+    "--help": ["--help"],
+    "convert": ["convert", SEED, "--mesh", SEED_MESH],
+    "convert (rarer spelling)": ["convert", '{devices=[2,4]<=[8] metadata={op_name="a"}}', "--mesh", SEED_MESH],
+    "show": ["show", SEED, "--mesh", SEED_MESH],
+    "roundtrip": ["roundtrip", SEED, "--mesh", SEED_MESH],
+    "compare": ["compare", SEED, WHOLE_AXIS_HLO, "--mesh", SEED_MESH],
+    "rule": ["rule", "distorted-mesh"],
+    "config": ["config", "clean.hlo"],
+    "check": ["check", "-j", "1", "clean.hlo"],
+    "check (sdy)": ["check", "-j", "1", "--mesh", SEED_MESH, "clean.mlir"],
+    "diff": ["diff", "clean.hlo", "clean.hlo"],
+    "snapshot": ["snapshot", "clean.hlo"],
+    "model-explorer": ["model-explorer", "clean.mlir"],
+    "trace": ["trace", "clean.hlo"],
+    "explain": ["explain", "clean.hlo"],
+    "outputs": ["outputs", "clean.hlo"],
+}
+
+
+def test_an_import_inside_a_function_keeps_a_module_out_of_some_command_s_start_up(tmp_path: Path) -> None:
+    """A function-level import is for start-up only: of an optional or heavy dependency (LAZY, or one an
+    ImportError handler guards), or of a module some command loads its importer without. Any other goes
+    at the top of its module, where a reader sees what the module depends on."""
+    (tmp_path / "clean.hlo").write_text(CLEAN_HLO)
+    (tmp_path / "clean.mlir").write_text(CLEAN_SDY)
+    runs = [loaded(tmp_path, *args) for args in COMMANDS.values()]
+    needless = sorted(
+        f"{i.importer} (line {i.line}) imports {i.imported}"
+        for i in all_imports(every=True)
+        if i.in_function and not i.optional and not i.importer.startswith(GENERATED)
+        and not (i.imported.split(".")[0] in LAZY or i.imported in LAZY)
+        and not any(i.importer in run and i.imported not in run for run in runs)
+    )
+    assert not needless, (
+        "imports inside functions that no command's start-up is spared (every command that loads the importer "
+        "loads them too): move them to the top of their modules\n  " + "\n  ".join(needless)
+    )

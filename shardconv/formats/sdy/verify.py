@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
 
+from shardconv.core.arguments import type_error
 from shardconv.core.errors import (
     LimitExceededError,
     ShardingValidationError,
@@ -196,8 +197,6 @@ def verify(
     (one per value for a per-value sharding). Non-divisible dims are legal (padding). Models only: the
     public ``shardconv.verify`` (verify_text.py) also takes text."""
     if not isinstance(sharding, (TensorSharding, TensorShardingPerValue)):
-        from shardconv.core.arguments import type_error
-
         raise type_error("verify", "sharding", "a TensorSharding or TensorShardingPerValue", sharding)
     _verify(sharding, mesh, rank, manual_axes)
 

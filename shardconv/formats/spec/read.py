@@ -6,12 +6,16 @@ A tiny tokenizer and recursive descent; nothing is evaluated.
 
 from __future__ import annotations
 
+import ast
 import re
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from shardconv.core.errors import ShardingSyntaxError
+from shardconv.core.arguments import require_text, type_error
+from shardconv.core.errors import NotExpressibleError, ShardingSyntaxError
 from shardconv.core.model import UNCONSTRAINED, AxisName, PartitionEntry, PartitionSpec
+from shardconv.core.sources import remember
 
 _TOKEN = re.compile(
     r"""\s*(?:(?P<str>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")|(?P<name>[A-Za-z_][A-Za-z_0-9.]*)|(?P<int>-?\d+)|(?P<punct>[(),\[\]{}=]))"""
@@ -170,9 +174,6 @@ class _Parser:
 
 def _unquote(token: str, text: str = "", pos: int = 0) -> str:
     """A quoted name read as the Python literal it is (the printer writes ``repr()``)."""
-    import ast
-    import warnings
-
     if "\\" not in token:  # no escape: the name is what the quotes hold
         return token[1:-1]
     try:
@@ -186,16 +187,11 @@ def _unquote(token: str, text: str = "", pos: int = 0) -> str:
 def parse_partition_spec(text: str) -> PartitionSpec:
     """A JAX or torch-xla partition spec: ``P(None, ('d','b'), 'c')``, ``P(P.UNCONSTRAINED, 'y', unreduced={'x'})``,
     ``(None, 'model')``, ``((0, 1), None)``."""
-    from shardconv.core.arguments import require_text
-    from shardconv.core.sources import remember
-
     return remember(_Parser(require_text(text, "parse_partition_spec")).spec(), text)
 
 
 def spec_from_values(values: tuple[object, ...], function: str = "from_partition_spec") -> PartitionSpec:
     """A spec written as Python values, as torch-xla takes it: ``(0, None)``, ``(('x', 'y'), None)``."""
-    from shardconv.core.arguments import type_error
-
     def axis(v: object) -> AxisName:
         if isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool) and v >= 0):
             return v
@@ -218,8 +214,6 @@ def spec_from_jax(spec: Any) -> PartitionSpec:
     """A jax ``PartitionSpec`` as the model, read by its attributes (jax is not imported): ``P.UNCONSTRAINED``
     and ``unreduced`` kept; ``reduced`` has no Shardy sharding form and raises."""
     if getattr(spec, "reduced", None):
-        from shardconv.core.errors import NotExpressibleError
-
         raise NotExpressibleError(f"{spec!r} has reduced axes, which have no Shardy sharding form")
     entries: list[PartitionEntry] = []
     for p in spec.partitions:
