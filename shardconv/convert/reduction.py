@@ -14,6 +14,7 @@ from typing import Final
 
 from shardconv.core.errors import NotExpressibleError, Suggestion
 from shardconv.core.model import HloSharding, Kind, OpMetadata, SubgroupType, TensorSharding, TensorShardingPerValue
+from shardconv.formats.xla_versions import REDUCTION_KINDS, reads, release_name
 
 REDUCTIONS: Final = ("sum", "max", "min")
 OP_TYPE: Final = "sdy::reduction_op"  # the metadata op_type XLA head gives an unreduced V2 sharding's reduction
@@ -85,8 +86,6 @@ def require_spelling(value: object, notation: str, xla_version: str) -> None:
     """Refuse ``value`` in ``notation`` (``hlo``, ``v3``, ``sdy``, ``spec``...) when it carries a reduction that
     the notation at ``xla_version`` cannot write, or its reader there cannot read, with the reason and what to
     do instead (the message quotes the reduction as ``value`` spells it, so the caret finds it in the input)."""
-    from shardconv.formats.xla_versions import REDUCTION_KINDS, reads, release_name
-
     carried = _carried(value)
     if not carried:
         return

@@ -9,6 +9,7 @@ from dataclasses import KW_ONLY
 from typing import TYPE_CHECKING, BinaryIO
 
 from shardconv.core.records import record
+from shardconv.scan.hlo_module import entry_lines, is_hlo_module
 from shardconv.scan.native import scan_bytes
 from shardconv.scan.pieces import Cuts, Repeated, Unscanned, scan_pieces
 from shardconv.scan.sites import SiteKind
@@ -103,8 +104,6 @@ def last_dump_in(path: str) -> Dump:
 def _module_text(f: BinaryIO) -> str:
     """The text of the module ``f`` holds from where it stands to its end: an HLO module's as its reader
     reads it (``entry_lines``: the lines it never reads emptied, in bounded memory), any other's whole."""
-    from shardconv.scan.hlo_module import entry_lines, is_hlo_module
-
     at = f.tell()
     head = f.read(_HEAD)
     if not is_hlo_module(_decoded(head)):  # (a leading comment longer than the head: read whole)
