@@ -35,6 +35,12 @@ class Value:
     origin_name: str | None = None  # sdy.sharding_origin_name on its op
     user_annotated: bool = False  # an argument's or a constraint's own sharding
 
+    def origin_label(self, axis: str) -> str | None:
+        """The origin it records for ``axis``, a constraint's own ``self`` by the constraint's name (what
+        the values it reaches record): so a value and what it was given compare alike."""
+        got = self.origins.get(axis)
+        return self.origin_name if got == "self" and self.origin_name else got
+
 
 # An edge as a function holds it: (the edge, its source, its target, its op's value, its op, its line).
 HeldEdge = tuple[Edge, str, str, str, str, int]
@@ -363,7 +369,7 @@ class Function:
 
         def origin(name: str, axis: str) -> str | None:
             v = self.value(name)
-            return v.origins.get(axis) if v is not None else None
+            return v.origin_label(axis) if v is not None else None
 
         def fits(j: int, e: Edge) -> bool:
             mine, theirs = origin(results[j], e.axis), origin(self.returns[j], e.axis)

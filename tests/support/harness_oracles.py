@@ -332,7 +332,7 @@ def _split_top(text: str) -> list[str]:
 
 
 _ORIGINS = re.compile(r"sdy\.sharding_origins = \{([^}]*)\}")
-_PAIR = re.compile(r'"?([\w.]+)"? = "([^"]*)"')
+_PAIR = re.compile(r'"?([\w.]+(?::\(\d+\)\d+)?)"? = "([^"]*)"')  # an axis or a sub-axis ("a:(1)2")
 _SHARDING = re.compile(r"#sdy\.sharding<@\w+, \[[^\]]*\][^>]*>")
 
 
@@ -379,10 +379,10 @@ def explain_oracle(p: Program, folder: Path) -> list[str]:
                 found.append(f"{where}: explains {e.get('value')} sharded {said}, {kind} {k} is {sharding}")
             found += _disconnected(where, stage, kind, k)
             got = {a["axis"]: a["origin"]["label"] for a in e["axes"] if a.get("origin")}
-            held = _dim_axes(e.get("sharding") or "")  # Shardy also records axes the value does not hold
-            recorded = {axis: label for axis, label in origins.items() if axis in held}
-            if got != recorded:
-                found.append(f"{where}: origins {got}, Shardy recorded {recorded} (sharding {e.get('sharding')})")
+            recorded = recorded_by_axis(origins, _dim_axes(e.get("sharding") or ""))
+            if got.keys() != recorded.keys() or any(got[a] not in labels for a, labels in recorded.items()):
+                shown = {a: " or ".join(sorted(labels)) for a, labels in recorded.items()}
+                found.append(f"{where}: origins {got}, Shardy recorded {shown} (sharding {e.get('sharding')})")
             s = run("explain", "-", f"--{kind}", str(k), "--format", "json", input=text)
             if s.code != 0:
                 found.append(f"{where} (stdin): exit {s.code}: {_first_line(s.err)}")
@@ -390,6 +390,20 @@ def explain_oracle(p: Program, folder: Path) -> list[str]:
             (es,) = json.loads(s.out)["explanations"]
             if es["axes"] != e["axes"]:
                 found.append(f"{where}: from stdin {_axes(es)}, from the file {_axes(e)}")
+    return found
+
+
+def recorded_by_axis(origins: dict[str, str], held: set[str]) -> dict[str, set[str]]:
+    """Per axis on the value's dims, the origins Shardy records for it: its own, else its sub-axes' (Shardy
+    records a whole axis that a reshape merged by its parts, ``"a:(1)2"`` and ``"a:(2)2"``). Shardy also
+    records axes the value does not hold: those are left out."""
+    found: dict[str, set[str]] = {}
+    for axis, label in origins.items():
+        whole = axis.partition(":")[0]
+        if axis in held:
+            found[axis] = {label}
+        elif whole in held and whole not in origins:
+            found.setdefault(whole, set()).add(label)
     return found
 
 
