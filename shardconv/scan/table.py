@@ -121,6 +121,11 @@ class Table:
         self._values: list[Value | None] = []  # filled on the first ``value``: a reader may ask for none
         self._scopes: list[Scope] | None = None
 
+    def root_sites(self, within: range) -> list[int]:
+        """The sites (``within`` a range) of the entry's ROOT, which trace keys ``result`` (``names=True``)."""
+        key = self._scan.result_key
+        return [] if key == NONE else sites_of(self._scan, (key,), "key", within)
+
     def holds(self, scan: Scan) -> bool:
         """Whether this table is ``scan``'s."""
         return self._scan is scan

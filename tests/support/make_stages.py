@@ -26,7 +26,10 @@ xla/shardy/), each a correct program on its mesh (written to OUT_DIR/mesh.txt as
 - ``permuted``, on data=2, model=4 over ``np.array(jax.devices()).reshape(4, 2).T``;
 - ``explicit``, on x=2, y=4 with explicit axis types: ``jax.sharding.reshard`` between two shardings;
 - ``cond``, on batch=2, model=4: a ``lax.cond`` whose branches take no operands, so XLA's spmd-cleanup
-  dumps hold ``%param = () parameter(0), sharding={{replicated}}`` (one sharding on an empty tuple).
+  dumps hold ``%param = () parameter(0), sharding={{replicated}}`` (one sharding on an empty tuple);
+- ``tpu_root``, on batch=2, model=4 of a TPU v5e:2x4 (ahead of time, libtpu): a one-element tuple of a
+  constraint, given an out_sharding. XLA's tuple-simplifier removes the tuple: the constraint's custom call
+  (its sharding unchanged) becomes the entry's ROOT.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ os.environ["XLA_FLAGS"] = (
     f"--xla_force_host_platform_device_count=8 --xla_dump_to={os.path.join(out, 'xla')} --xla_dump_hlo_pass_re=.*"
 )
 os.environ["JAX_PLATFORMS"] = "cpu"  # jax reads both at import, below
+os.environ["ALLOW_MULTIPLE_LIBTPU_LOAD"] = "1"  # (libtpu compiles ahead of time: no TPU is claimed)
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -50,6 +54,13 @@ from jax.sharding import PartitionSpec as P  # noqa: E402
 
 program = sys.argv[2] if len(sys.argv) > 2 else "block"
 devices = np.array(jax.devices())
+if program.startswith("tpu_"):
+    from jax.experimental import topologies
+
+    devices = np.array(topologies.get_topology_desc(
+        topology_name="v5e:2x4", platform="tpu", chip_config_name="default", chips_per_host_bounds=(2, 2, 1),
+        num_slices=1,
+    ).devices)
 if program in ("mesh3d", "grouped", "gradient", "reversed"):
     mesh = Mesh(devices.reshape(2, 2, 2), ("data", "fsdp", "tp"))
 elif program == "permuted":
@@ -149,5 +160,10 @@ elif program == "cond":
         return jax.lax.cond(p, lambda: jnp.float32(1.0), lambda: jnp.float32(2.0)) * x
 
     jax.jit(scaled).lower(arg((16, 32), "batch", None), jax.ShapeDtypeStruct((), jnp.bool_)).compile()
+elif program == "tpu_root":
+    def constrained(x: jax.Array) -> tuple[jax.Array]:
+        return (jax.lax.with_sharding_constraint(jnp.exp(x), on(None)),)
+
+    jax.jit(constrained, out_shardings=(on("batch", None),)).lower(arg((4, 8), None, None)).compile()
 else:
     jax.jit(lambda a, b: (a @ b).T).lower(arg((16, 32), ("data", "model"), None), arg((32, 8), None, "model")).compile()

@@ -168,3 +168,22 @@ def test_the_results_an_op_names_apart_are_followed_by_those_names(
     assert kept and {c.value for c in kept} == {second}
     _, doc = run_json(["trace", str(stages), "--value", f"{first}#1"], capsys)
     assert {c["value"] for c in changes(doc)} == {second}
+
+
+def test_a_value_that_becomes_the_root_keeps_its_sharding(
+    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On a TPU, XLA's tuple-simplifier removes the tuple around a program's one result: the constraint's
+    custom call before it becomes the entry's ROOT, followed as ``result[0]`` from there, its sharding
+    unchanged. It lost nothing and moved no data: no placement change, and trace exits 0."""
+    folder = compile_stages("tpu_root", tmp_path_factory)
+    made = r"ROOT (%[\w.-]+) = \S+ custom-call\(.*\"xla\.sdy\.FuncResultSharding\""
+    roots = [(f.name, m.group(1)) for f in sorted((folder / "xla").glob("*.txt"))
+             if (m := re.search(made, f.read_text(encoding="utf-8")))]
+    assert roots and ".after_tuple-simplifier." in roots[0][0]  # (the pass made the constraint the ROOT)
+    root = roots[0][1]
+    items = traced(folder)
+    assert [c for c in items if isinstance(c, sc.Change) and c.kind == "placement"] == []
+    assert not any(isinstance(c, sc.Change) and c.value == root and c.after is None for c in items)
+    code, _ = run_json(["trace", str(folder / "xla")], capsys)
+    assert code == 0
