@@ -175,7 +175,8 @@ def test_a_value_that_becomes_the_root_keeps_its_sharding(
 ) -> None:
     """On a TPU, XLA's tuple-simplifier removes the tuple around a program's one result: the constraint's
     custom call before it becomes the entry's ROOT, followed as ``result[0]`` from there, its sharding
-    unchanged. It lost nothing and moved no data: no placement change, and trace exits 0."""
+    unchanged (the element of its per-value sharding, as before): the pass changed nothing, no data moved
+    anywhere, and trace exits 0."""
     folder = compile_stages("tpu_root", tmp_path_factory)
     made = r"ROOT (%[\w.-]+) = \S+ custom-call\(.*\"xla\.sdy\.FuncResultSharding\""
     roots = [(f.name, m.group(1)) for f in sorted((folder / "xla").glob("*.txt"))
@@ -185,5 +186,6 @@ def test_a_value_that_becomes_the_root_keeps_its_sharding(
     items = traced(folder)
     assert [c for c in items if isinstance(c, sc.Change) and c.kind == "placement"] == []
     assert not any(isinstance(c, sc.Change) and c.value == root and c.after is None for c in items)
+    assert [c for c in items if isinstance(c, sc.Change) and c.pass_name == "tuple-simplifier"] == []
     code, _ = run_json(["trace", str(folder / "xla")], capsys)
     assert code == 0
