@@ -227,9 +227,9 @@ def test_trace_offers_explain_for_a_propagation_change(programs: Path) -> None:
 
 def test_library_entry_returns_frozen_dataclasses(programs: Path) -> None:
     found = sc.explain_path(str(programs / "xla"), result=0)
-    # twenty-four modules; ``returned``'s first result (a sum) holds no sharding (``effect``'s, a token, is the
+    # twenty-five modules; ``returned``'s first result (a sum) holds no sharding (``effect``'s, a token, is the
     # callback's value, sharded on one device)
-    assert len(found) == 23 and all(isinstance(e, sc.Explanation) for e in found)
+    assert len(found) == 24 and all(isinstance(e, sc.Explanation) for e in found)
     with pytest.raises(dataclasses.FrozenInstanceError):
         found[0].value = "x"  # type: ignore[misc]
     with pytest.raises(ExplainError, match=r"no sharded value matches --value %999$"):
@@ -712,7 +712,7 @@ def test_a_constraints_operand_takes_the_constraint_as_is(programs: Path) -> Non
 
 
 def test_every_value_of_every_program_walks_back_to_a_known_origin(programs: Path) -> None:
-    """Every sharded value, argument and result of the twenty-four programs, each axis: its origin is one the
+    """Every sharded value, argument and result of the twenty-five programs, each axis: its origin is one the
     program wrote (never ``unknown``) and the walk reaches it with no gap, step after step (a loop's own
     step into its block argument is one step, not that step twice): a loop body's carry, a shard_map's
     or a constraint's operand, a partly manual shard_map's body argument, an axis free in nested shard_maps,
@@ -830,7 +830,7 @@ def test_a_sharding_group_member_takes_the_origin_of_the_member_that_brought_the
     assert re.search(r"step \? +%arg0 -> sdy.sharding_group \(group_id=0, line \d+\) -> %arg1", text)
 
 
-@pytest.mark.parametrize("name", ["loops", "twice", "straight", "merged", "regathered", "carried"])
+@pytest.mark.parametrize("name", ["loops", "twice", "straight", "merged", "regathered", "carried", "scattered"])
 def test_each_argument_and_result_walks_from_the_origin_its_record_names(programs: Path, name: str) -> None:
     """Each axis of each argument and result whose origins the signature records walks from that origin,
     step after step, every op's source among the operands printed on its line: ``loops`` (values of
@@ -839,7 +839,8 @@ def test_each_argument_and_result_walks_from_the_origin_its_record_names(program
     not hold), ``merged`` (an axis a reshape split in two and another merged again: it reached the merged
     value in its two parts, each an edge of its own), ``regathered`` (an argument whose whole axis Shardy
     records only by its two parts), ``carried`` (a constraint returned as is beside a loop's carries: the
-    edge into it printed among theirs is its own, not that of a carry holding the same axis)."""
+    edge into it printed among theirs is its own, not that of a carry holding the same axis), ``scattered``
+    (a shard_map's result returned so: the same, from a manual computation, its own origin)."""
     path = stage(programs, name)
     lines = path.read_text(encoding="utf-8").split("\n")
     told = 0
