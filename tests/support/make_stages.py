@@ -27,6 +27,10 @@ xla/shardy/), each a correct program on its mesh (written to OUT_DIR/mesh.txt as
 - ``explicit``, on x=2, y=4 with explicit axis types: ``jax.sharding.reshard`` between two shardings;
 - ``cond``, on batch=2, model=4: a ``lax.cond`` whose branches take no operands, so XLA's spmd-cleanup
   dumps hold ``%param = () parameter(0), sharding={{replicated}}`` (one sharding on an empty tuple);
+- ``called``, on batch=2, model=4: two ``shard_map``s (a ``psum_scatter`` over model each) and a
+  ``custom_partitioning`` op. Shardy's import makes each shard_map one manual computation, so the
+  ``%2`` of the ``@CustomSPMDPartitioning`` custom call is the ``%2`` of the ``@xla.sdy.LocalToGlobalShape``
+  one before it, of the same operand and type: another value;
 - ``tpu_root``, on batch=2, model=4 of a TPU v5e:2x4 (ahead of time, libtpu): a one-element tuple of a
   constraint, given an out_sharding. XLA's tuple-simplifier removes the tuple: the constraint's custom call
   (its sharding unchanged) becomes the entry's ROOT.
@@ -160,6 +164,28 @@ elif program == "cond":
         return jax.lax.cond(p, lambda: jnp.float32(1.0), lambda: jnp.float32(2.0)) * x
 
     jax.jit(scaled).lower(arg((16, 32), "batch", None), jax.ShapeDtypeStruct((), jnp.bool_)).compile()
+elif program == "called":
+    from jax.experimental.custom_partitioning import custom_partitioning
+
+    @custom_partitioning
+    def double(v: jax.Array) -> jax.Array:
+        return v * 2
+
+    def keep(mesh_: Mesh, shapes: tuple[jax.ShapeDtypeStruct, ...], result: object) -> object:
+        return shapes[0].sharding
+
+    def partition(mesh_: Mesh, shapes: tuple[jax.ShapeDtypeStruct, ...], result: object) -> tuple[object, ...]:
+        return mesh_, lambda v: v * 2, shapes[0].sharding, (shapes[0].sharding,)
+
+    double.def_partition(infer_sharding_from_operands=keep, partition=partition, sharding_rule="i j -> i j")
+
+    def scattered(x: jax.Array) -> jax.Array:
+        for _ in range(2):
+            x = jax.shard_map(lambda v: jax.lax.psum_scatter(v, "model", scatter_dimension=0, tiled=True), mesh=mesh,
+                              in_specs=P(None, None), out_specs=P("model", None))(x)
+        return double(x)
+
+    jax.jit(scattered).lower(arg((16, 8), None, None)).compile()
 elif program == "tpu_root":
     def constrained(x: jax.Array) -> tuple[jax.Array]:
         return (jax.lax.with_sharding_constraint(jnp.exp(x), on(None)),)

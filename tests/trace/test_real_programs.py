@@ -189,3 +189,19 @@ def test_a_value_that_becomes_the_root_keeps_its_sharding(
     assert [c for c in items if isinstance(c, sc.Change) and c.pass_name == "tuple-simplifier"] == []
     code, _ = run_json(["trace", str(folder / "xla")], capsys)
     assert code == 0
+
+
+def test_a_custom_call_of_another_target_is_another_value(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Shardy's import makes ``called``'s two shard_maps manual computations and renumbers: its
+    ``%2 = stablehlo.custom_call @CustomSPMDPartitioning(%1)`` takes the name, operand and type of the
+    ``@xla.sdy.LocalToGlobalShape`` custom call before it. A custom call of another target is another
+    value: the sharding the first one held is not called lost."""
+    folder = compile_stages("called", tmp_path_factory)
+    (module,) = (folder / "xla" / "shardy").glob("module_*.jit_scattered")
+    before = (module / "00.input_module.mlir").read_text(encoding="utf-8")
+    after = (module / "01.before_propagation.mlir").read_text(encoding="utf-8")
+    assert re.search(r"%2 = stablehlo\.custom_call @xla\.sdy\.LocalToGlobalShape\(%1\)", before)
+    assert re.search(r"%2 = stablehlo\.custom_call @CustomSPMDPartitioning\(%1\)", after)
+    items = traced(folder)
+    assert [c for c in items if isinstance(c, sc.Change) and c.kind == "placement"] == []
+    assert not any(isinstance(c, sc.Change) and c.value == "%2" and c.after is None for c in items)
