@@ -254,9 +254,14 @@ class SiteReader:
         why = err.message if err is not None else None
         the_op = self.table.op(op)
         form = "hlo" if kind is SiteKind.HLO else "sdy"
+        # (each element of a tuple or per-value sharding annotates the tensor of its own type)
+        own = shapes is not None and len(shapes) == len(elements) > 1 and kind is not SiteKind.SDY_PER_VALUE_LIST
         parts = tuple(
-            (part, _interned(_reading(form, t, val, facts, rank=rank, parse_error=why, op=the_op, shape=shape)))
-            for part, t, val in elements
+            (part, _interned(_reading(
+                form, t, val, facts, rank=len(shapes[n]) if own and shapes else rank, parse_error=why, op=the_op,
+                shape=shapes[n] if own and shapes else shape,
+            )))
+            for n, (part, t, val) in enumerate(elements)
         )
         return parts[0][1] if len(parts) == 1 and parts[0][0] == "" and key != "result" else parts
 

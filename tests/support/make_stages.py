@@ -33,7 +33,10 @@ xla/shardy/), each a correct program on its mesh (written to OUT_DIR/mesh.txt as
   one before it, of the same operand and type: another value;
 - ``tpu_root``, on batch=2, model=4 of a TPU v5e:2x4 (ahead of time, libtpu): a one-element tuple of a
   constraint, given an out_sharding. XLA's tuple-simplifier removes the tuple: the constraint's custom call
-  (its sharding unchanged) becomes the entry's ROOT.
+  (its sharding unchanged) becomes the entry's ROOT;
+- ``tpu_tuple``, on the same TPU mesh: an unsharded argument through a ``shard_map`` psum_scatter (``P("model")``
+  out), returned as is and as int8: a tuple of two sharded results, whose cleanup passes dump the module per
+  device before the partitioning pass strips the results' shardings.
 """
 
 from __future__ import annotations
@@ -186,6 +189,13 @@ elif program == "called":
         return double(x)
 
     jax.jit(scattered).lower(arg((16, 8), None, None)).compile()
+elif program == "tpu_tuple":
+    def pair(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+        x = jax.shard_map(lambda v: jax.lax.psum_scatter(v, "model", scatter_dimension=0, tiled=True), mesh=mesh,
+                          in_specs=P(None, None), out_specs=P("model", None))(x)
+        return x, x.astype(jnp.int8)
+
+    jax.jit(pair).lower(arg((8, 8), None, None)).compile()
 elif program == "tpu_root":
     def constrained(x: jax.Array) -> tuple[jax.Array]:
         return (jax.lax.with_sharding_constraint(jnp.exp(x), on(None)),)

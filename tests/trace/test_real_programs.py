@@ -205,3 +205,17 @@ def test_a_custom_call_of_another_target_is_another_value(tmp_path_factory: pyte
     items = traced(folder)
     assert [c for c in items if isinstance(c, sc.Change) and c.kind == "placement"] == []
     assert not any(isinstance(c, sc.Change) and c.value == "%2" and c.after is None for c in items)
+
+
+def test_a_tuple_of_results_cut_into_per_device_pieces_is_partitioning(
+    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``tpu_tuple``'s arguments stay whole (unsharded) and its two results are one ROOT tuple: the dump that
+    shows each result a per-device piece of itself (its own element of the tuple's type) is where the
+    module was partitioned, and the shardings a later pass strips went with that, not moved data."""
+    folder = compile_stages("tpu_tuple", tmp_path_factory)
+    items = traced(folder)
+    assert [c for c in items if isinstance(c, sc.Change) and c.kind == "placement"] == []
+    assert any(isinstance(i, sc.Seen) and i.partitioned for i in items)
+    code, _ = run_json(["trace", str(folder / "xla")], capsys)
+    assert code == 0
