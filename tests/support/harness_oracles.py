@@ -505,21 +505,17 @@ def _occurrences(path: Path, mesh: str) -> tuple[int, int]:
 
 
 _OPENERS = {sc.SiteKind.COLLECTIVE_MESH: b"mesh["}  # `replica_groups=` alone announces a device list, no value
-_BRACKETS = (b"{", b"[", b"<", b'"')  # a value that opens with one is found by it (`stablehlo.mesh = {axes`)
 
 
 def _keyword_spans(path: Path, data: bytes) -> list[tuple[int, int]]:
     """Each value's keyword (``sharding=``, ``num_partitions=``, ``xla.sdy.manual_axes=``,
     ``replica_groups=mesh[``...) in ``data`` (``path``'s bytes), from the byte before it (``,Zsharding=`` is
-    no attribute) to where the value starts, with the bracket or quote it opens with: a mutant that changes
-    any of it no longer holds the value (``stablehlo.mesh = zaxes = [...]}`` holds none)."""
+    no attribute) to where the value starts: a mutant that changes any of it no longer holds the value."""
     spans = []
     for site in sc.scan_path(str(path)):
         keyword = data.rfind(site.attribute.encode(), 0, site.start)
         if keyword != -1:
-            first = data[site.start : site.start + 1]
-            opener = _OPENERS.get(site.kind, first if first in _BRACKETS else b"")
-            spans.append((keyword - 1, site.start + len(opener)))
+            spans.append((keyword - 1, site.start + len(_OPENERS.get(site.kind, b""))))
     return spans
 
 
