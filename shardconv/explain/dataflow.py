@@ -8,7 +8,7 @@ its operand; a case: each branch's return; a manual computation: its body's retu
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 _ENTRY = re.compile(r"#sdy\.propagation_edges<")
 
@@ -18,13 +18,17 @@ def edge_entries(text: str) -> list[str]:
     return _ENTRY.split(text)[1:]
 
 
-def owners(entry_axes: Sequence[set[str]], result_axes: Sequence[set[str]]) -> list[int | None]:
+def owners(
+    entry_axes: Sequence[set[str]], result_axes: Sequence[set[str]], fits: Callable[[int, int], bool] | None = None
+) -> list[int | None]:
     """The result each entry belongs to: entries skip the results without one, so each goes to the next
-    result whose sharding holds every axis it names (None when no later result does)."""
+    result whose sharding holds every axis it names (None when no later result does); of several, the
+    first that ``fits(entry, result)`` (the values its edges name record the axes as that result does)."""
     out: list[int | None] = []
     j = 0
-    for axes in entry_axes:
-        k = next((i for i in range(j, len(result_axes)) if result_axes[i] and axes <= result_axes[i]), None)
+    for n, axes in enumerate(entry_axes):
+        holders = [i for i in range(j, len(result_axes)) if result_axes[i] and axes <= result_axes[i]]
+        k = next((i for i in holders if fits is None or fits(n, i)), holders[0] if holders else None)
         out.append(k)
         if k is not None:
             j = k + 1

@@ -36,6 +36,20 @@ class Value:
     origin_name: str | None = None  # sdy.sharding_origin_name on its op
     user_annotated: bool = False  # an argument's or a constraint's own sharding
 
+    def origin_label(self, axis: str) -> str | None:
+        """The origin it records for ``axis``, its own ``self`` as the values it reaches record it: an
+        argument's as its input (``input: 0``), a constraint's by its name (``constraint_1``), a manual
+        computation's result ``k`` as its output (``mc_0_output: k``); so a value and what it was given
+        compare alike."""
+        got = self.origins.get(axis)
+        if got == "self" and self.op == "func.func" and self.name.startswith("%arg"):
+            return f"input: {self.name[len('%arg'):]}"
+        if got != "self" or not self.origin_name:
+            return got
+        if self.op == "sdy.manual_computation":
+            return f"{self.origin_name}_output: {self.name.partition('#')[2] or 0}"
+        return self.origin_name
+
 
 # An edge as a function holds it: (the edge, its source, its target, its op's value, its op, its line).
 HeldEdge = tuple[Edge, str, str, str, str, int]
@@ -234,7 +248,7 @@ class Function:
         self._operands[name] = operands
         if sites:
             self._first_rows[name] = sites[0].row
-        for s in later:
+        for s in sorted(later, key=lambda s: s.kind is not SiteKind.SDY_ORIGINS):  # (origins first: edges read them)
             if s.kind is SiteKind.SDY_ORIGINS:
                 self._result_origins(s)
             else:
@@ -364,7 +378,7 @@ class Function:
 
         def origin(name: str, axis: str) -> str | None:
             v = self.value(name)
-            return v.origins.get(axis) if v is not None else None
+            return v.origin_label(axis) if v is not None else None
 
         def fits(j: int, e: Edge) -> bool:
             mine, theirs = origin(results[j], e.axis), origin(self.returns[j], e.axis)
@@ -374,8 +388,12 @@ class Function:
             return mine != "self" and agree and back.get((j, e.axis), e.step) >= e.step and arrived(j, e.axis) < e.step
 
         def arrived(j: int, axis: str) -> int:
-            """The step the axis first reached what result ``j`` returns, by the edges known (-1: none)."""
+            """The step the axis first reached what result ``j`` returns, by the edges known (-1: none, or
+            that value is the axis's origin, holding it before any step)."""
             self.absorb(self.returns[j].split("#")[0])
+            v = self.value(self.returns[j])
+            if v is not None and v.origins.get(axis) == "self":
+                return -1
             return min((x[0].step for x in self.incoming.get((self.returns[j], axis), ())), default=-1)
 
         back: dict[tuple[int, str], int] = {}  # (result, axis) -> the step it carried the axis back at
@@ -438,7 +456,23 @@ class Function:
         per = [parse_edges(entry) for entry in edge_entries(s.text)]
         axes = [{e.axis for e in es} for es in per]
         returns = self.region_op(name, s, operands).returns if op in REGIONS else []
-        for owner, es in zip(owners(axes, self._result_axes(results)), per, strict=True):
+
+        def fits(n: int, k: int) -> bool:
+            """Whether the values entry ``n``'s edges name as result ``k``'s sources record each axis from
+            that result's origin (or record none)."""
+            ends, mine = sources(op, k, operands, returns), self._value(results[k])
+            for e in per[n]:
+                for ref in (e.source, *e.targets):
+                    end = edge_ref(ref, ends, [results[k]])
+                    if ref[0] == "operand" and end is not None:
+                        self.absorb(end.split("#")[0])
+                        v = self.value(end)
+                        got = v.origin_label(e.axis) if v is not None else None
+                        if got is not None and got != mine.origin_label(e.axis):
+                            return False
+            return True
+
+        for owner, es in zip(owners(axes, self._result_axes(results), fits), per, strict=True):
             if owner is None:
                 continue
             ends = sources(op, owner, operands, returns)

@@ -189,9 +189,14 @@ def walk(f: Function, start: str, axis: str, stop: Origin) -> tuple[Step, ...]:
 def held_axis(v: Value | None, axis: str) -> str:
     """``axis`` as ``v`` holds it: a sub-axis (``model:(1)2``) of a value holding its whole axis is that
     axis (a reshape split ``model`` over two dims, each taking a part of it from the one value); a whole
-    axis of a value holding only its sub-axes is the first of them (a reshape merged them into it)."""
+    axis whose origin the value records only by its sub-axes is the first of them (a reshape merged them
+    into it: Shardy records ``"a:(1)2"`` and ``"a:(2)2"`` on a value sharded ``{"a"}``)."""
     if v is None or axis in v.origins:
         return axis
+    if ":" not in axis:
+        part = next((a for a in v.origins if a.startswith(axis + ":")), None)
+        if part is not None:
+            return part
     known = [*v.origins, *sorted(axis_set(v.sharding))]
     if axis in known:
         return axis
@@ -209,10 +214,8 @@ def _first(f: Function, edges: list[HeldEdge], axis: str, label: str) -> HeldEdg
 
     def agrees(x: HeldEdge) -> bool:
         v = f.value(x[1])
-        got = v.origins.get(axis) if v is not None else None
-        if got == "self" and v is not None:
-            got = v.origin_name
-        return got is None or got == label
+        got = v.origin_label(axis) if v is not None else None
+        return got in (None, "self") or got == label
 
     return min([x for x in edges if agrees(x)] or edges, key=lambda x: x[0].step)
 

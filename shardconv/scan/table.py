@@ -131,6 +131,11 @@ class Table:
         """How many site rows the scan holds."""
         return len(self._scan.columns.get("line", b"")) // 4
 
+    def root_sites(self, within: range) -> list[int]:
+        """The sites (``within`` a range) of the entry's ROOT, which trace keys ``result`` (``names=True``)."""
+        key = self._scan.result_key
+        return [] if key == NONE else sites_of(self._scan, (key,), "key", within)
+
     def holds(self, scan: Scan) -> bool:
         """Whether this table is ``scan``'s."""
         return self._scan is scan

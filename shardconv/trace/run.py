@@ -168,10 +168,12 @@ _BY_POSITION = ("arg[", "result[")  # arguments and results: keys by position (b
 
 @record
 class _Fresh:
-    """A dump read fresh, and every name it defines: what a change against it is worded from."""
+    """A dump read fresh, every name it defines, and its entry ROOT's sightings under the ROOT's name
+    (``SiteReader.root``): what a change against it is worded from."""
 
     dump: Dump
     names: Names
+    root: dict[str, list[Sighting]]
 
 
 def follow(
@@ -231,10 +233,13 @@ class _Follower:
     def fresh(self, ds: DumpSites) -> Iterator[Seen | Change]:
         """A dump read fresh, then its changes: gained and changed values in its order, then lost ones."""
         self.facts = ds.reader.facts(ds.sites, self.facts)
-        previous, now = self.previous, _Fresh(ds.dump, ds.names)
+        previous, names = self.previous, ds.names
+        now = _Fresh(ds.dump, names, ds.reader.root(ds.sites, self.facts))
         same_module = previous is not None and previous.dump.module == ds.dump.module
-        n, positional, maybe, gone = ds.reader.follow(self.native, ds.sites, self.facts, ds.names, now, same_module)
-        lost = self._lost(gone, ds.names)
+        n, positional, maybe, gone = ds.reader.follow(self.native, ds.sites, self.facts, names, now, same_module)
+        lost = self._lost(gone, names)
+        rooted = [(key, held) for key, held in lost if key in now.root]  # not lost: the ROOT now
+        lost = [x for x in lost if x[0] not in now.root]
         seen = Seen(dump=ds.dump, values=n)
         if previous is not None:
             by = responsible_pass(_latest(previous.dump, self.copies)[0], ds.dump)
@@ -251,6 +256,10 @@ class _Follower:
         yield seen
         yield from self._changes(maybe, now)
         if previous is not None:
+            for key, held in rooted:
+                change = self._changed(key, (previous, held), (now, now.root[key]))
+                if change is not None:
+                    yield change
             yield from self._losses(lost, ds)
         self.previous, self.values = now, n
         self._forget(ds.dump.index)
@@ -277,11 +286,14 @@ class _Follower:
         for ask, key, obs, held in maybe:
             if keep is not None and not keep(key):
                 continue
+            was: tuple[_Fresh, list[Sighting]] | None = None if held is None else (held[2], held[1])
             if (held is None and not ask) or (ask and p is not None and same_value(p.names, now.names, key)):
-                yield self._gain(key, obs, now.dump)
-            elif held is not None:
-                _, before, fresh = held
-                change = self._changed(key, (fresh, before), (now, obs))
+                if p is None or key not in p.root:
+                    yield self._gain(key, obs, now.dump)
+                    continue
+                was = (p, p.root[key])  # not gained: the ROOT before
+            if was is not None:
+                change = self._changed(key, was, (now, obs))
                 if change is not None:
                     yield change
 

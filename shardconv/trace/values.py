@@ -10,7 +10,7 @@ from dataclasses import KW_ONLY, field
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
 
-from shardconv.core.model import HloSharding, Kind, Mesh, TensorSharding
+from shardconv.core.model import HloSharding, Mesh, TensorSharding
 from shardconv.core.placement import Placement, PlacementKey
 from shardconv.core.records import record
 from shardconv.scan.modules import named_mesh
@@ -193,14 +193,34 @@ class SiteReader:
         """``follower``'s step over the dump made of ``sites`` (see ``Follower.step``): its sites read
         natively, each read (distinct value, tensor type and op) read here once while the meshes stay the
         same."""
-        if facts is not self._parts_facts and facts != self._parts_facts:
-            self._parts, self._parts_facts = {}, facts
-            self._readings = [None] * self.table.read_count()
-            self._known.under(facts)
+        self._under(facts)
         return follower.step(
             self.scan, (sites.start, sites.stop), self._readings, self.lines, lambda i: self._said_by(i, facts),
             names, tag, same_module,
         )
+
+    def _under(self, facts: DumpFacts) -> None:
+        """The meshes and device count in force from here: readings made under others are made again."""
+        if facts is not self._parts_facts and facts != self._parts_facts:
+            self._parts, self._parts_facts = {}, facts
+            self._readings = [None] * self.table.read_count()
+            self._known.under(facts)
+
+    def root(self, sites: range, facts: DumpFacts) -> dict[str, list[Sighting]]:
+        """The sightings of the entry's ROOT among ``sites`` (followed as ``result[i]``) under the key its
+        name gives it elsewhere (``%x``; ``%x#i`` per element of a tuple): a pass that makes a value the
+        ROOT (a tuple around it removed) or puts another after it moves no data."""
+        self._under(facts)
+        col, found = self.table.col, dict[str, list[Sighting]]()
+        for i in self.table.root_sites(sites):
+            name = self.table.name(col.name[i])
+            if name is None:
+                continue
+            parts = self._said_by(i, facts)
+            for key, reading in parts:
+                element = name if len(parts) == 1 else f"{name}#{key[len('result['):-1]}"
+                found.setdefault(element, []).append((reading, self.line(i), col.col[i]))
+        return found
 
     def _said_by(self, i: int, facts: DumpFacts) -> Parts:
         """(key, reading) per tensor site ``i`` says something of: asked once per read that says one
@@ -234,9 +254,14 @@ class SiteReader:
         why = err.message if err is not None else None
         the_op = self.table.op(op)
         form = "hlo" if kind is SiteKind.HLO else "sdy"
+        # (each element of a tuple or per-value sharding annotates the tensor of its own type)
+        own = shapes is not None and len(shapes) == len(elements) > 1 and kind is not SiteKind.SDY_PER_VALUE_LIST
         parts = tuple(
-            (part, _interned(_reading(form, t, val, facts, rank=rank, parse_error=why, op=the_op, shape=shape)))
-            for part, t, val in elements
+            (part, _interned(_reading(
+                form, t, val, facts, rank=len(shapes[n]) if own and shapes else rank, parse_error=why, op=the_op,
+                shape=shapes[n] if own and shapes else shape,
+            )))
+            for n, (part, t, val) in enumerate(elements)
         )
         return parts[0][1] if len(parts) == 1 and parts[0][0] == "" and key != "result" else parts
 
@@ -291,12 +316,12 @@ Element = tuple[str, str, HloSharding | TensorSharding | None]  # key suffix (or
 
 def _elements(key: str, kind: SiteKind, text: str, data: bytes | None, parsed: ParsedValue | None) -> list[Element]:
     """(suffix, text, value) per tensor: a tuple / per-value sharding gives one per element (``#i``; the
-    entry root's elements are ``result[i]``, given whole), anything else itself."""
-    if key == "result" and not (isinstance(parsed, HloSharding) and parsed.kind is Kind.TUPLE):
-        return [("result[0]", text, parsed if isinstance(parsed, HloSharding) else None)]
+    entry root's elements are ``result[i]``, given whole), anything else itself (the entry root's is
+    ``result[0]``)."""
     tensors = tensors_of(kind, text, data)
     if tensors is None:
-        return [("", text, parsed if isinstance(parsed, (HloSharding, TensorSharding)) else None)]
+        whole = parsed if isinstance(parsed, (HloSharding, TensorSharding)) else None
+        return [("result[0]" if key == "result" else "", text, whole)]
     if len(tensors) == 1 and key != "result":
         return [("", *tensors[0])]
     names = [f"result[{i}]" if key == "result" else f"#{i}" for i in range(len(tensors))]

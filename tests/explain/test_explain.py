@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from support.explain_util import assert_connected, dims_of, stage
+from support.harness_oracles import recorded_by_axis, recorded_origins
 from support.cli_util import run
 
 import shardconv as sc
@@ -226,9 +227,9 @@ def test_trace_offers_explain_for_a_propagation_change(programs: Path) -> None:
 
 def test_library_entry_returns_frozen_dataclasses(programs: Path) -> None:
     found = sc.explain_path(str(programs / "xla"), result=0)
-    # twenty-two modules; ``returned``'s first result (a sum) holds no sharding (``effect``'s, a token, is the
+    # twenty-five modules; ``returned``'s first result (a sum) holds no sharding (``effect``'s, a token, is the
     # callback's value, sharded on one device)
-    assert len(found) == 21 and all(isinstance(e, sc.Explanation) for e in found)
+    assert len(found) == 24 and all(isinstance(e, sc.Explanation) for e in found)
     with pytest.raises(dataclasses.FrozenInstanceError):
         found[0].value = "x"  # type: ignore[misc]
     with pytest.raises(ExplainError, match=r"no sharded value matches --value %999$"):
@@ -628,20 +629,24 @@ def test_a_function_result_is_the_value_it_returns(programs: Path) -> None:
 
 def test_a_result_that_returns_its_origin_as_is_is_reached_by_the_return(programs: Path) -> None:
     """``returned``'s second result is the constraint's own value, and its edges are printed on the first
-    result: the result is one sharding with the value it returns, so the path is that return, at no
-    recorded step (text ``step ?``, JSON null), not a gap."""
+    result (a sum, which holds no axis): the constraint's origin (``self``) is the one the result records
+    (``constraint_0``), so the edges are the second result's, and the path is that return at the step they
+    record, not a gap."""
     path = stage(programs, "returned")
+    signature = path.read_text(encoding="utf-8").split("\n")[2]
+    steps = {int(n) for n in re.findall(r"step-(\d+) = ", signature.split(") -> (")[1])}
+    assert len(steps) == 1  # (the one step of the edges printed on the first result)
     (e,) = explain_path(str(path), result=1)
     assert [(a.axis, a.origin.kind, a.gap) for a in e.axes] == [
         ("data", "constraint", None), ("model", "constraint", None)
     ]
     for a in e.axes:
-        assert [(s.step, s.source, s.op, s.target) for s in a.path] == [(None, a.origin.value, "return", "result[1]")]
+        assert [(s.step, s.source, s.op, s.target) for s in a.path] == [(*steps, a.origin.value, "return", "result[1]")]
     r = run("explain", str(path), "--result", "1")
-    crossing = r"step \? +%\d+ -> return \(return, line \d+\) -> result\[1\]"
+    crossing = rf"step {min(steps)} +%\d+ -> return \(return, line \d+\) -> result\[1\]"
     assert r.code == 0 and "gap" not in r.out and len(re.findall(crossing, r.out)) == 2
     doc = json.loads(run("explain", str(path), "--result", "1", "--format", "json").out)
-    assert [a["path"][0]["step"] for a in doc["explanations"][0]["axes"]] == [None, None]
+    assert [a["path"][0]["step"] for a in doc["explanations"][0]["axes"]] == [min(steps)] * 2
 
 
 def test_an_op_in_generic_form_reads_its_operands_off_its_first_line(programs: Path) -> None:
@@ -707,7 +712,7 @@ def test_a_constraints_operand_takes_the_constraint_as_is(programs: Path) -> Non
 
 
 def test_every_value_of_every_program_walks_back_to_a_known_origin(programs: Path) -> None:
-    """Every sharded value, argument and result of the twenty-two programs, each axis: its origin is one the
+    """Every sharded value, argument and result of the twenty-five programs, each axis: its origin is one the
     program wrote (never ``unknown``) and the walk reaches it with no gap, step after step (a loop's own
     step into its block argument is one step, not that step twice): a loop body's carry, a shard_map's
     or a constraint's operand, a partly manual shard_map's body argument, an axis free in nested shard_maps,
@@ -825,34 +830,32 @@ def test_a_sharding_group_member_takes_the_origin_of_the_member_that_brought_the
     assert re.search(r"step \? +%arg0 -> sdy.sharding_group \(group_id=0, line \d+\) -> %arg1", text)
 
 
-def _recorded_result_origins(path: Path) -> list[dict[str, str]]:
-    """Each result's ``sdy.sharding_origins`` as the dump's signature records them (empty where none)."""
-    results = path.read_text(encoding="utf-8").split("\n")[2].split(") -> (")[1]
-    return [dict(re.findall(r'"?([\w.]+)"? = "([^"]*)"', m.group(1))) if (m := re.search(
-        r"sdy\.sharding_origins = \{([^}]*)\}", part)) else {} for part in results.split("tensor<")[1:]]
-
-
-@pytest.mark.parametrize("name", ["loops", "twice", "straight", "merged"])
-def test_each_result_walks_from_the_origin_its_record_names(programs: Path, name: str) -> None:
-    """Each axis of each result whose origins the signature records walks from that origin, step after
-    step, every op's source among the operands printed on its line: ``loops`` (values of sibling regions
-    named alike), ``twice`` (one value returned twice: jax 0.10.2 prints every result's edges on the
-    first), ``straight`` (a result a shard_map returns as is, whose records name axes it does not hold),
-    ``merged`` (an axis a reshape split in two and another merged again: it reached the merged value in its
-    two parts, each an edge of its own)."""
+@pytest.mark.parametrize("name", ["loops", "twice", "straight", "merged", "regathered", "carried", "scattered"])
+def test_each_argument_and_result_walks_from_the_origin_its_record_names(programs: Path, name: str) -> None:
+    """Each axis of each argument and result whose origins the signature records walks from that origin,
+    step after step, every op's source among the operands printed on its line: ``loops`` (values of
+    sibling regions named alike), ``twice`` (one value returned twice: jax 0.10.2 prints every result's
+    edges on the first), ``straight`` (a result a shard_map returns as is, whose records name axes it does
+    not hold), ``merged`` (an axis a reshape split in two and another merged again: it reached the merged
+    value in its two parts, each an edge of its own), ``regathered`` (an argument whose whole axis Shardy
+    records only by its two parts), ``carried`` (a constraint returned as is beside a loop's carries: the
+    edge into it printed among theirs is its own, not that of a carry holding the same axis), ``scattered``
+    (a shard_map's result returned so: the same, from a manual computation, its own origin)."""
     path = stage(programs, name)
     lines = path.read_text(encoding="utf-8").split("\n")
-    for k, origins in enumerate(_recorded_result_origins(path)):
-        if not origins:
-            continue
-        (e,) = explain_path(str(path), result=k)
-        assert {a.axis: a.origin.label for a in e.axes} == {a: o for a, o in origins.items() if a in
-                                                             {x.axis for x in e.axes}}
+    told = 0
+    for kind, k, origins, _ in recorded_origins(path):
+        (e,) = explain_path(str(path), **{kind: k})  # type: ignore[arg-type]
+        recorded = recorded_by_axis(origins, {a.axis for a in e.axes})
+        assert {a.axis for a in e.axes} == recorded.keys(), (kind, k)
         for a in e.axes:
+            told += 1
+            assert a.origin.label in recorded[a.axis], (kind, k, a)
             assert_connected(a, e.value)
             for s in a.path:
                 if s.op not in ("return", "stablehlo.while"):
                     assert s.source in re.findall(r"%[\w.$#-]+", lines[s.line - 1].split("{sdy.")[0]), s
+    assert told
 
 
 def test_two_loops_bodies_values_named_alike_are_told_apart(programs: Path) -> None:

@@ -1,4 +1,4 @@
-"""Writes Shardy's verbose stage dumps of twenty-two real programs with jax (a child process: XLA reads
+"""Writes Shardy's verbose stage dumps of twenty-five real programs with jax (a child process: XLA reads
 XLA_FLAGS once), for the tests that ``explain`` names the origins the programs specify.
 
 Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
@@ -63,7 +63,16 @@ Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
   (with ``P("a", "b")``: its result's origins name ``b``, which its out_sharding does not hold), doubled,
   and through a ``fori_loop``, each result given an out_sharding;
 - ``merged``: a bf16 argument sharded ``P(("b", "d"))`` on ``b=4, d=2``, reshaped to 2x8x8 (``b`` split in two
-  sub-axes), its sine reshaped back (merged into ``b`` again) and returned, and cast to int8 with ``P("d", "b")``.
+  sub-axes), its sine reshaped back (merged into ``b`` again) and returned, and cast to int8 with ``P("d", "b")``;
+- ``regathered``: an unsharded argument reshaped to 2x8x16, its sine reshaped back and returned, and cast to bf16
+  with ``P(("a", "b"))`` on ``a=4, b=2``: propagation carries ``a`` back to the argument in two sub-axes, and Shardy
+  records the argument's ``a`` by its parts (``"a:(1)2"``, ``"a:(2)2"``);
+- ``carried``: a constraint (``P("a", "b")``) returned as result 0 beside a ``fori_loop``'s two carries: jax 0.10.2
+  prints the edge that carries the constraint's ``b`` into result 0 (step 0) on result 0 with those of the loop's;
+- ``scattered``: a ``shard_map`` psum_scatter (``P("a", None)`` out) returned as result 0 beside a ``fori_loop``'s two
+  carries, the first given ``P(None, "a")``: the edge into result 0 (step 0) is printed with the one carrying result
+  1's ``a`` back, and the manual computation, its own origin (``self``, ``mc_0_output: 0`` in result 0), holds ``a``
+  before any step, though an edge reaches it later.
 Then, in a second child (``OUT_DIR shardy``), the same ``mlp`` with ``--xla_dump_hlo_pass_re=shardy`` into
 OUT_DIR/plain: Shardy's stage files without the records.
 """
@@ -373,4 +382,30 @@ def merged(x: jax.Array) -> tuple[jax.Array, jax.Array]:
 jax.jit(merged, out_shardings=(None, NamedSharding(mesh_bd, P("d", "b")))).lower(
     jax.ShapeDtypeStruct((16, 8), jnp.bfloat16, sharding=NamedSharding(mesh_bd, P(("b", "d"), None)))
 ).compile()
+mesh_ab42 = Mesh(devices.reshape(4, 2), ("a", "b"))
+
+
+def regathered(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    x = jnp.sin(x.reshape(2, 8, 16)).reshape(16, 16)
+    return x, x.astype(jnp.bfloat16)
+
+
+jax.jit(regathered, out_shardings=(None, NamedSharding(mesh_ab42, P(("a", "b"), None)))).lower(arg((16, 16))).compile()
+
+
+def carried(x: jax.Array) -> tuple[jax.Array, ...]:
+    x = jax.lax.with_sharding_constraint(jnp.sin(x), NamedSharding(mesh_ab8, P("a", "b")))
+    return x, *jax.lax.fori_loop(0, 2, lambda i, c: (jnp.sin(c[0]) + c[1], c[1] * 2), (x, x.sum(axis=0)))
+
+
+jax.jit(carried).lower(arg((16, 16))).compile()
+
+
+def scattered(x: jax.Array) -> tuple[jax.Array, ...]:
+    x = jax.shard_map(lambda v: jax.lax.psum_scatter(v, "a", scatter_dimension=0, tiled=True), mesh=mesh_ab8,
+                      in_specs=P(None, None), out_specs=P("a", None))(x)
+    return x, *jax.lax.fori_loop(0, 2, lambda i, c: (jnp.sin(c[0]) + c[1], c[1] * 2), (x, x.sum(axis=0)))
+
+
+jax.jit(scattered, out_shardings=(None, NamedSharding(mesh_ab8, P(None, "a")), None)).lower(arg((8, 8))).compile()
 subprocess.run([sys.executable, __file__, out, "shardy"], check=True)

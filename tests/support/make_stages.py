@@ -26,7 +26,17 @@ xla/shardy/), each a correct program on its mesh (written to OUT_DIR/mesh.txt as
 - ``permuted``, on data=2, model=4 over ``np.array(jax.devices()).reshape(4, 2).T``;
 - ``explicit``, on x=2, y=4 with explicit axis types: ``jax.sharding.reshard`` between two shardings;
 - ``cond``, on batch=2, model=4: a ``lax.cond`` whose branches take no operands, so XLA's spmd-cleanup
-  dumps hold ``%param = () parameter(0), sharding={{replicated}}`` (one sharding on an empty tuple).
+  dumps hold ``%param = () parameter(0), sharding={{replicated}}`` (one sharding on an empty tuple);
+- ``called``, on batch=2, model=4: two ``shard_map``s (a ``psum_scatter`` over model each) and a
+  ``custom_partitioning`` op. Shardy's import makes each shard_map one manual computation, so the
+  ``%2`` of the ``@CustomSPMDPartitioning`` custom call is the ``%2`` of the ``@xla.sdy.LocalToGlobalShape``
+  one before it, of the same operand and type: another value;
+- ``tpu_root``, on batch=2, model=4 of a TPU v5e:2x4 (ahead of time, libtpu): a one-element tuple of a
+  constraint, given an out_sharding. XLA's tuple-simplifier removes the tuple: the constraint's custom call
+  (its sharding unchanged) becomes the entry's ROOT;
+- ``tpu_tuple``, on the same TPU mesh: an unsharded argument through a ``shard_map`` psum_scatter (``P("model")``
+  out), returned as is and as int8: a tuple of two sharded results, whose cleanup passes dump the module per
+  device before the partitioning pass strips the results' shardings.
 """
 
 from __future__ import annotations
@@ -41,6 +51,7 @@ os.environ["XLA_FLAGS"] = (
     f"--xla_force_host_platform_device_count=8 --xla_dump_to={os.path.join(out, 'xla')} --xla_dump_hlo_pass_re=.*"
 )
 os.environ["JAX_PLATFORMS"] = "cpu"  # jax reads both at import, below
+os.environ["ALLOW_MULTIPLE_LIBTPU_LOAD"] = "1"  # (libtpu compiles ahead of time: no TPU is claimed)
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -50,6 +61,13 @@ from jax.sharding import PartitionSpec as P  # noqa: E402
 
 program = sys.argv[2] if len(sys.argv) > 2 else "block"
 devices = np.array(jax.devices())
+if program.startswith("tpu_"):
+    from jax.experimental import topologies
+
+    devices = np.array(topologies.get_topology_desc(
+        topology_name="v5e:2x4", platform="tpu", chip_config_name="default", chips_per_host_bounds=(2, 2, 1),
+        num_slices=1,
+    ).devices)
 if program in ("mesh3d", "grouped", "gradient", "reversed"):
     mesh = Mesh(devices.reshape(2, 2, 2), ("data", "fsdp", "tp"))
 elif program == "permuted":
@@ -149,5 +167,39 @@ elif program == "cond":
         return jax.lax.cond(p, lambda: jnp.float32(1.0), lambda: jnp.float32(2.0)) * x
 
     jax.jit(scaled).lower(arg((16, 32), "batch", None), jax.ShapeDtypeStruct((), jnp.bool_)).compile()
+elif program == "called":
+    from jax.experimental.custom_partitioning import custom_partitioning
+
+    @custom_partitioning
+    def double(v: jax.Array) -> jax.Array:
+        return v * 2
+
+    def keep(mesh_: Mesh, shapes: tuple[jax.ShapeDtypeStruct, ...], result: object) -> object:
+        return shapes[0].sharding
+
+    def partition(mesh_: Mesh, shapes: tuple[jax.ShapeDtypeStruct, ...], result: object) -> tuple[object, ...]:
+        return mesh_, lambda v: v * 2, shapes[0].sharding, (shapes[0].sharding,)
+
+    double.def_partition(infer_sharding_from_operands=keep, partition=partition, sharding_rule="i j -> i j")
+
+    def scattered(x: jax.Array) -> jax.Array:
+        for _ in range(2):
+            x = jax.shard_map(lambda v: jax.lax.psum_scatter(v, "model", scatter_dimension=0, tiled=True), mesh=mesh,
+                              in_specs=P(None, None), out_specs=P("model", None))(x)
+        return double(x)
+
+    jax.jit(scattered).lower(arg((16, 8), None, None)).compile()
+elif program == "tpu_tuple":
+    def pair(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+        x = jax.shard_map(lambda v: jax.lax.psum_scatter(v, "model", scatter_dimension=0, tiled=True), mesh=mesh,
+                          in_specs=P(None, None), out_specs=P("model", None))(x)
+        return x, x.astype(jnp.int8)
+
+    jax.jit(pair).lower(arg((8, 8), None, None)).compile()
+elif program == "tpu_root":
+    def constrained(x: jax.Array) -> tuple[jax.Array]:
+        return (jax.lax.with_sharding_constraint(jnp.exp(x), on(None)),)
+
+    jax.jit(constrained, out_shardings=(on("batch", None),)).lower(arg((4, 8), None, None)).compile()
 else:
     jax.jit(lambda a, b: (a @ b).T).lower(arg((16, 32), ("data", "model"), None), arg((32, 8), None, "model")).compile()

@@ -61,7 +61,7 @@ def test_export_renumbering_values_moves_no_data(programs: Path) -> None:
     (other operands). Only propagation places data; the export stage changes no value's placement."""
     items = list(sc.trace_paths([str(programs / "xla")]))
     modules = [p for p in (programs / "xla" / "shardy").iterdir() if p.is_dir()]
-    assert len(modules) == 22
+    assert len(modules) == 25
     assert sum(isinstance(i, sc.Seen) and "/shardy/" in i.dump.path for i in items) == 5 * len(modules)
     assert [c for c in items if isinstance(c, sc.Change) and c.kind == "placement"] == []
     placed = [c for c in items if isinstance(c, sc.Change) and c.kind == "decided"]
@@ -168,3 +168,54 @@ def test_the_results_an_op_names_apart_are_followed_by_those_names(
     assert kept and {c.value for c in kept} == {second}
     _, doc = run_json(["trace", str(stages), "--value", f"{first}#1"], capsys)
     assert {c["value"] for c in changes(doc)} == {second}
+
+
+def test_a_value_that_becomes_the_root_keeps_its_sharding(
+    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On a TPU, XLA's tuple-simplifier removes the tuple around a program's one result: the constraint's
+    custom call before it becomes the entry's ROOT, followed as ``result[0]`` from there, its sharding
+    unchanged (the element of its per-value sharding, as before): the pass changed nothing, no data moved
+    anywhere, and trace exits 0."""
+    folder = compile_stages("tpu_root", tmp_path_factory)
+    made = r"ROOT (%[\w.-]+) = \S+ custom-call\(.*\"xla\.sdy\.FuncResultSharding\""
+    roots = [(f.name, m.group(1)) for f in sorted((folder / "xla").glob("*.txt"))
+             if (m := re.search(made, f.read_text(encoding="utf-8")))]
+    assert roots and ".after_tuple-simplifier." in roots[0][0]  # (the pass made the constraint the ROOT)
+    root = roots[0][1]
+    items = traced(folder)
+    assert [c for c in items if isinstance(c, sc.Change) and c.kind == "placement"] == []
+    assert not any(isinstance(c, sc.Change) and c.value == root and c.after is None for c in items)
+    assert [c for c in items if isinstance(c, sc.Change) and c.pass_name == "tuple-simplifier"] == []
+    code, _ = run_json(["trace", str(folder / "xla")], capsys)
+    assert code == 0
+
+
+def test_a_custom_call_of_another_target_is_another_value(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Shardy's import makes ``called``'s two shard_maps manual computations and renumbers: its
+    ``%2 = stablehlo.custom_call @CustomSPMDPartitioning(%1)`` takes the name, operand and type of the
+    ``@xla.sdy.LocalToGlobalShape`` custom call before it. A custom call of another target is another
+    value: the sharding the first one held is not called lost."""
+    folder = compile_stages("called", tmp_path_factory)
+    (module,) = (folder / "xla" / "shardy").glob("module_*.jit_scattered")
+    before = (module / "00.input_module.mlir").read_text(encoding="utf-8")
+    after = (module / "01.before_propagation.mlir").read_text(encoding="utf-8")
+    assert re.search(r"%2 = stablehlo\.custom_call @xla\.sdy\.LocalToGlobalShape\(%1\)", before)
+    assert re.search(r"%2 = stablehlo\.custom_call @CustomSPMDPartitioning\(%1\)", after)
+    items = traced(folder)
+    assert [c for c in items if isinstance(c, sc.Change) and c.kind == "placement"] == []
+    assert not any(isinstance(c, sc.Change) and c.value == "%2" and c.after is None for c in items)
+
+
+def test_a_tuple_of_results_cut_into_per_device_pieces_is_partitioning(
+    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``tpu_tuple``'s arguments stay whole (unsharded) and its two results are one ROOT tuple: the dump that
+    shows each result a per-device piece of itself (its own element of the tuple's type) is where the
+    module was partitioned, and the shardings a later pass strips went with that, not moved data."""
+    folder = compile_stages("tpu_tuple", tmp_path_factory)
+    items = traced(folder)
+    assert [c for c in items if isinstance(c, sc.Change) and c.kind == "placement"] == []
+    assert any(isinstance(i, sc.Seen) and i.partitioned for i in items)
+    code, _ = run_json(["trace", str(folder / "xla")], capsys)
+    assert code == 0

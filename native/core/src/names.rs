@@ -301,9 +301,10 @@ fn arg_key(n: &[u8], out: &mut Vec<u8>) {
 }
 
 /// What an SSA definition is: an HLO instruction its type (`data[a..b]` holds a `[`; its name is stable
-/// across passes), an MLIR op the op, the operands it names before its attributes and its result type,
-/// since a pass that renumbers values gives `%23` to another `dot_general`, and `%37 = reshape %36` of
-/// another type is another value.
+/// across passes), an MLIR op the op, the symbol right after it (a custom call's target, a call's
+/// callee), the operands it names before its attributes and its result type, since a pass that renumbers values gives `%23`
+/// to another `dot_general`, `%37 = reshape %36` of another type is another value, and so is
+/// `%2 = custom_call @CustomSPMDPartitioning(%1)` where `%2 = custom_call @xla.sdy.LocalToGlobalShape(%1)` was.
 fn what(data: &[u8], a: usize, b: usize, out: &mut Vec<u8>) {
     let token = &data[a..b];
     // Shardy's export turns a constraint into a reshard of the same operand: the same value
@@ -313,6 +314,11 @@ fn what(data: &[u8], a: usize, b: usize, out: &mut Vec<u8>) {
     }
     // (one pass over the rest of the line, short: a search call per operand cost more than the bytes)
     let mut i = b;
+    if data.get(b) == Some(&b' ') && data.get(b + 1) == Some(&b'@') {
+        i = name_end(data, b + 1); // the symbol right after the op: a custom call's target, a call's callee
+        out.push(b' ');
+        out.extend_from_slice(&data[b + 1..i]);
+    }
     while let Some(&c) = data.get(i) {
         match c {
             b'{' | b'\n' => break,
@@ -570,7 +576,7 @@ mod tests {
         let m: HashMap<_, _> = d.items().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
         assert_eq!(m[&b"%0".to_vec()], b"stablehlo.negate %arg0 : tensor<8x1xi32>");
         assert_eq!(m[&b"%37".to_vec()], b"stablehlo.reshape %36 : tensor<8x32x2x8xi32>");
-        assert_eq!(m[&b"%1".to_vec()], b"stablehlo.custom_call %0 : (tensor<8xf32>, tensor<i32>)");
+        assert_eq!(m[&b"%1".to_vec()], b"stablehlo.custom_call @f %0 : (tensor<8xf32>, tensor<i32>)");
         let mut r = Defined::default();
         r.scan(b"module {\n  func.func @main(%arg0: tensor<8xf32> {a = {b = \"->)\"}}) -> (tensor<8x1xi32> {s = #m<[{\"x\"}, {}]>, e = #p<[{x = r -> [o]}]>}, tensor<f32>) {\n  }\n  func.func @f(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n");
         let m: HashMap<_, _> = r.items().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();

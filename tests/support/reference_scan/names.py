@@ -12,6 +12,7 @@ import re
 # token after it (an MLIR op, an HLO type); an op's operands follow it (``_what``).
 _SSA = re.compile(rb"(%[\w$.\-]+)(?::\d+)? = (\S+)")
 _OPERAND = re.compile(rb"%[\w$.\-]+")
+_SYMBOL = re.compile(rb" (@[\w$.\-]*)")
 # The results an op lists before its last one (``%values, %indices = mhlo.topk``): each is defined too.
 # (they open the line: ``(%iterArg = %0, %iterArg_0 = %1)`` of a while lists no results)
 _EARLIER_LIST = re.compile(rb"[ \t]*((?:%[\w$.\-]+(?::\d+)?, )+)$")
@@ -174,9 +175,10 @@ def _string_end(data: bytes, i: int) -> int | None:
 
 def _what(data: bytes, m: re.Match[bytes], stop: int) -> bytes:
     """An HLO instruction is its type (its name is stable across passes); an MLIR op (a token with no
-    ``[``) is the op, the operands it names before its attributes and its result type: a pass that
-    renumbers values gives ``%23`` to another ``dot_general``, which reads other operands, and
-    ``%37 = reshape %36`` of another type is another value."""
+    ``[``) is the op, the symbol right after it (a custom call's target, a call's callee), the operands
+    it names before its attributes and its result type: a pass that renumbers values gives ``%23`` to
+    another ``dot_general``, which reads other operands, ``%37 = reshape %36`` of another type is
+    another value, and so is a custom call of another target."""
     token = m[2]
     if token == b"sdy.reshard":  # what Shardy's export makes of a constraint: the same op on the same operand
         token = b"sdy.sharding_constraint"
@@ -184,7 +186,8 @@ def _what(data: bytes, m: re.Match[bytes], stop: int) -> bytes:
         return token
     ends = [e for e in (data.find(b"{", m.end(), stop), data.find(b"\n", m.end(), stop)) if e >= 0]
     rest = data[m.end() : min(ends, default=stop)]
-    what = b" ".join([token, *_OPERAND.findall(rest)])
+    symbol = _SYMBOL.match(data, m.end())
+    what = b" ".join([token, *([symbol[1]] if symbol else []), *_OPERAND.findall(rest)])
     line_end = data.find(b"\n", m.end(), stop)
     result = _result_type(data[m.end() : stop if line_end < 0 else line_end])
     return what if result is None else what + b" : " + result
