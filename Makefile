@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip -q --disable-pip-version-check
 
-.PHONY: demo test test-fast install-test lint browser wheel fuzz bench grammars oracles-old clean vscode
+.PHONY: demo test test-fast slow-list install-test lint browser wheel fuzz bench grammars oracles-old clean vscode
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,10 @@ test: lint
 test-fast: $(PY)
 	@$(PY) -c "import xdist, shardconv._native" 2>/dev/null || $(PIP) install -e '.[test]'
 	PYTHONHASHSEED=0 $(PY) -m pytest -q -n $(JOBS) -m "not slow"
+
+# Times a whole run and rewrites tests/slow_tests.txt, the tests test-fast leaves out.
+slow-list: $(PY)
+	PYTHONHASHSEED=0 $(PY) -m pytest -q -n $(JOBS) --write-slow-list
 
 fuzz: $(PY)
 	$(PIP) install -e '.[test]'

@@ -1,4 +1,4 @@
-"""Shared pytest set-up: hypothesis profiles.
+"""Shared pytest set-up: hypothesis profiles, and the tests ``make test-fast`` leaves to ``make test``.
 
 ``make test`` is deterministic (``derandomize``): the same generated cases every run, so CI fails only
 on a change, never on a case drawn by chance. ``make fuzz`` (``SHARDCONV_FUZZ=long``) and
@@ -16,6 +16,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import pytest
 from hypothesis import HealthCheck, settings
+from support import slow_list
 
 _EXPLORE = os.environ.get("SHARDCONV_HYPOTHESIS") == "long" or os.environ.get("SHARDCONV_FUZZ") == "long"
 
@@ -28,6 +29,33 @@ settings.register_profile(
 )
 settings.register_profile("long", parent=settings.get_profile("default"), max_examples=20_000, derandomize=False)
 settings.load_profile("long" if _EXPLORE else "default")
+
+# ``make test-fast`` (``-m "not slow"``) leaves to ``make test`` the tests and fixtures that took a second
+# or more in a whole run (tests/slow_tests.txt, which ``make slow-list`` writes): see support/slow_list.py.
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    slow_list.add_option(parser)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    slow_list.mark_slow(items)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> pytest.TestReport:
+    report: pytest.TestReport = yield
+    if call.when == "setup":
+        slow_list.set_up(item, call.duration)
+    return report
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    slow_list.took(report.nodeid, report.duration)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    slow_list.finish(session.config)
 
 
 @pytest.fixture(scope="session")
