@@ -80,5 +80,5 @@ def finish(config: pytest.Config) -> None:
         os.unlink(part)
     kept = {e for e in entries() if e not in _took}
     slow = kept | {k for k, seconds in _took.items() if seconds >= SLOW_SECONDS}
-    header = f"# Tests and fixtures that took {SLOW_SECONDS:g} s or more in a whole run: `make slow-list` writes them.\n"
+    header = f"# Tests and fixtures that took {SLOW_SECONDS:g} s or more in a whole run (make slow-list).\n"
     SLOW_LIST.write_text(header + "".join(f"{e}\n" for e in sorted(slow)), encoding="utf-8")
