@@ -30,7 +30,7 @@ settings.register_profile(
 settings.register_profile("long", parent=settings.get_profile("default"), max_examples=20_000, derandomize=False)
 settings.load_profile("long" if _EXPLORE else "default")
 
-# ``make test-fast`` (``-m "not slow"``) leaves to ``make test`` the tests and fixtures that took a second
+# ``make test-fast`` (``-m "not slow"``) leaves to ``make test`` the tests and fixtures that took half a second
 # or more in a whole run (tests/slow_tests.txt, which ``make slow-list`` writes): see support/slow_list.py.
 
 

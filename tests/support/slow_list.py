@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 SLOW_LIST = Path(__file__).resolve().parent.parent / "slow_tests.txt"
-SLOW_SECONDS = 1.0
+SLOW_SECONDS = 0.5
 _FIXTURE = "fixture "
 _took: dict[str, float] = {}  # test id or "fixture NAME" -> seconds, in this process
 
