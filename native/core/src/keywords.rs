@@ -13,6 +13,15 @@ pub enum Group {
     SdyBad,
     /// `num_partitions=` / `mhlo.num_partitions = ` followed by no number.
     NpBad,
+    /// `mhlo.sharding = ` / `mhlo.spmd_output_sharding = ` followed by no string.
+    MStrBad,
+    /// `sdy.mesh @m = ` followed by no `<`.
+    MeshBad,
+    /// `stablehlo.mesh = ` followed by no `{`.
+    ShMeshBad,
+    /// `sdy.sharding_constraint %x ` / `sdy.reshard %x ` followed by no `<`; `out_sharding=` by no `<`.
+    SdyOpBad,
+    OpArgBad,
     HloFe,
     HloNp,
     MStr,
@@ -122,6 +131,28 @@ fn eq_then(t: &[u8], i: usize, b: u8) -> Option<usize> {
     byte(t, ws(t, j), b)
 }
 
+/// A keyword from `s` to `i`, then `\s*=`, blanks and a byte on the line none of `opens`: a value whose
+/// opener is damaged, which no parser reads; the match ends where the value starts.
+fn bad_after_eq(t: &[u8], (s, i): (usize, usize), opens: &[u8], group: Group, sub: (usize, usize)) -> Option<Match> {
+    let v = blanks(t, byte(t, ws(t, i), b'=')?);
+    damaged(t, s, v, opens).then_some(Match { group, start: s, end: v, sub })
+}
+
+/// Whether the byte at `v` is on the line and none of `opens`, and the keyword at `s` is no SSA name.
+fn damaged(t: &[u8], s: usize, v: usize, opens: &[u8]) -> bool {
+    !ssa_name(t, s) && t.get(v).is_some_and(|b| !opens.contains(b) && !matches!(b, b'\n' | b'\r'))
+}
+
+fn blanks(t: &[u8], i: usize) -> usize {
+    run(t, i, |b| b == b' ' || b == b'\t')
+}
+
+/// Whether the word at `s` follows a `%`: an SSA value's name (`return %mhlo.sharding`), no keyword whose
+/// value a damaged opener could have left unread.
+fn ssa_name(t: &[u8], s: usize) -> bool {
+    s > 0 && t[s - 1] == b'%'
+}
+
 fn quoted_name_end(t: &[u8], i: usize) -> Option<usize> {
     let mut j = i + 1;
     loop {
@@ -156,6 +187,7 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
                 Some(b'<') => {} // an op's `sharding=<...>`, below
                 None | Some(b'\n' | b'\r') => return m(Group::HloBad, s, j, (s, s)),
                 _ if k == j => return m(Group::HloBad, s, j, (s, s)),
+                _ if !ssa_name(t, s) => return m(Group::HloBad, s, k, (s, s)),
                 _ => {}
             }
         }
@@ -181,6 +213,9 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
             if let Some(k) = lit(t, s, key) {
                 if let Some(e) = eq_then(t, k, b'"') {
                     return m(Group::MStr, s, e, (s, k));
+                }
+                if let Some(bad) = bad_after_eq(t, (s, k), b"\"", Group::MStrBad, (s, k)) {
+                    return Some(bad);
                 }
             }
         }
@@ -232,6 +267,9 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
                     if let Some(e) = eq_then(t, ne, b'<') {
                         return m(Group::MeshDecl, s, e, (a, ne));
                     }
+                    if let Some(bad) = bad_after_eq(t, (s, ne), b"<#", Group::MeshBad, (a, ne)) {
+                        return Some(bad);
+                    }
                 }
             }
         }
@@ -249,6 +287,10 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
                             if w2 > n && t.get(w2) == Some(&b'<') {
                                 return m(Group::SdyOp, s, w2 + 1, (j, k));
                             }
+                            let b2 = blanks(t, n);
+                            if b2 > n && damaged(t, s, b2, b"#<") {
+                                return m(Group::SdyOpBad, s, b2, (j, k));
+                            }
                         }
                     }
                 }
@@ -263,6 +305,9 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
                     return m(Group::OpArg, s, e, (s, k));
                 }
             }
+        }
+        if let Some(e) = lit(t, s, b"out_sharding=").filter(|&e| damaged(t, s, e, b"<")) {
+            return m(Group::OpArgBad, s, e, (s, e - 1));
         }
         for key in [&b"in_shardings"[..], b"out_shardings"] {
             if let Some(k) = lit(t, s, key) {
@@ -285,6 +330,9 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
         if let Some(j) = lit(t, s, b"stablehlo.mesh") {
             if let Some(e) = eq_then(t, j, b'{') {
                 return m(Group::ShMesh, s, e, (s, s));
+            }
+            if let Some(bad) = bad_after_eq(t, (s, j), b"{#", Group::ShMeshBad, (s, s)) {
+                return Some(bad);
             }
         }
     }
@@ -353,7 +401,10 @@ fn sdy_sharding_bad(t: &[u8], s: usize) -> Option<Match> {
 /// `#name` alone (an attribute alias), followed by the end, `,`, `}` or a blank.
 fn alias(v: &[u8]) -> bool {
     let e = run(v, 1, |b| is_word(b) || b == b'$' || b == b'.');
-    v.first() == Some(&b'#') && e > 1 && v.get(e).is_none_or(|&b| b == b',' || b == b'}' || is_ws(b))
+    v.first() == Some(&b'#')
+        && !v.starts_with(b"#sdy.")
+        && e > 1
+        && v.get(e).is_none_or(|&b| b == b',' || b == b'}' || is_ws(b))
 }
 
 fn sdy_word_may_match(t: &[u8], s: usize) -> bool {
