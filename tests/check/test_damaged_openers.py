@@ -99,7 +99,7 @@ def test_a_damaged_opener_is_a_syntax_finding_where_the_value_starts(
     p.write_text(text)
     rc, out, _ = run([str(p), "--no-config"], capsys)
     assert rc == 1, out
-    found = re.findall(rf"^{re.escape(str(p))}:{line}:(\d+): error: .*\[(\w+)\]$", out, re.M)
+    found = re.findall(rf"^{re.escape(str(p))}:{line}:(\d+): error: .*\[(\w+)\]$", out, re.MULTILINE)
     assert found and all(int(c) >= col for c, _ in found), out
     assert WHY.get(name, {"syntax"}) >= {rule for _, rule in found}, out
 
@@ -116,7 +116,8 @@ def test_an_sdy_dialect_word_is_no_alias() -> None:
     [
         "  // CHECK: sdy.mesh @mesh = [\"a\"=2]>\n",  # a test's pattern on a comment line
         '{"note": "mhlo.sharding = {replicated}"}\n',  # inside another format's string
-        '  %0 = "sdy.sharding_constraint"(%a) <{sharding = #sdy.sharding<@mesh, []>}> : (tensor<8xf32>) -> tensor<8xf32>\n',
+        '  %0 = "sdy.sharding_constraint"(%a) <{sharding = #sdy.sharding<@mesh, []>}> : (tensor<8xf32>)'
+        " -> tensor<8xf32>\n",  # the generic form
         '  func.func @f(%a: tensor<8xf32> {sdy.sharding = #alias}) -> tensor<8xf32>\n',  # an attribute alias
     ],
 )

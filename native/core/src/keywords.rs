@@ -673,6 +673,19 @@ mod tests {
         assert_eq!(find(b"{sdy.sharding = #sdy.sh/rding<@m, [{}]>}"), Some((Group::SdyBad, 1, 16)));
         assert_eq!(find(b"{sdy.sharding = #sdy.sharding<@m, [{}]>}").map(|m| m.0), Some(Group::SdyAttr));
         assert_eq!(find(b"{sdy.sharding = #alias}"), None);
+        // a value whose opener is damaged after a keyword that always announces one
+        assert_eq!(find(b"{sdy.sharding = #sdy.sha}ding<@m, []>}"), Some((Group::SdyBad, 1, 16)));
+        assert_eq!(find(b"x, sharding= z{replicated}"), Some((Group::HloBad, 3, 13)));
+        assert_eq!(find(b"{mhlo.sharding = z{replicated}\"}"), Some((Group::MStrBad, 1, 17)));
+        assert_eq!(find(b"{mhlo.sharding =\n\"{replicated}\"}"), Some((Group::MStr, 1, 18)));
+        assert_eq!(find(b"{mhlo.sharding = \n"), None);
+        assert_eq!(find(b"sdy.mesh @m = z[]>"), Some((Group::MeshBad, 0, 14)));
+        assert_eq!(find(b"sdy.mesh @m = #alias"), None);
+        assert_eq!(find(b"{stablehlo.mesh = zaxes = []}"), Some((Group::ShMeshBad, 1, 18)));
+        assert_eq!(find(b"%1 = sdy.reshard %0 @m, [{}]>"), Some((Group::SdyOpBad, 5, 20)));
+        assert_eq!(find(b"%0 out_sharding=|@m, [{}]>"), Some((Group::OpArgBad, 3, 16)));
+        assert_eq!(find(b"return %mhlo.sharding = {x"), Some((Group::Return, 0, 6)));
+        assert_eq!(find(b"%mhlo.sharding = {x"), None);
         assert_eq!(find(b"m, num_partitions=U\n"), Some((Group::NpBad, 3, 18)));
         assert_eq!(find(b"{mhlo.num_partitions = x : i32}"), Some((Group::NpBad, 1, 23)));
         assert_eq!(find(b"{sdy.sharding_rule = #sdy.op_sharding_rule<([i])->([i]) {i=8}>}"), None);

@@ -440,7 +440,8 @@ class LineExtractor:
                 key, (value, shapes) = m.group("mstrbadkey").decode(), _mlir_context(ln, m.start())
                 kind = SiteKind.HLO
             elif g == "meshbad":
-                kind, key, value, shapes = SiteKind.SDY_MESH, "sdy.mesh", "@" + m.group("meshbadname").decode().strip('"'), None
+                value, shapes = "@" + m.group("meshbadname").decode().strip('"'), None
+                kind, key = SiteKind.SDY_MESH, "sdy.mesh"
             elif g == "shmeshbad":
                 decl = _MESH_DECL_NAME.search(ln.text, 0, m.start())
                 value = "@" + decl.group(1).decode().strip('"') if decl else None
