@@ -58,13 +58,6 @@ CASES = {  # keyword: (dump, the line the damaged opener is on, the opener with 
         4,
         "<@mesh",
     ),
-    "out_sharding=": (
-        "module @m {\n" + _MESH + _FUNC
-        + '    %0 = sdy.all_gather [{"a"}] %a out_sharding=<@mesh, [{}]> : tensor<8xf32>\n'
-        "    return %0 : tensor<8xf32>\n  }\n}\n",
-        4,
-        "<@mesh, [{}]",
-    ),
 }
 # The parser reads a value whose opener is gone from its first byte; an HLO device list without its `{`
 # reads as a bare one (`zdevices=[2]0`, cut at the `,`) whose devices then miss: a finding at the value.

@@ -81,7 +81,7 @@ def _shard_lists_end(t: str, i: int) -> int:
 
 
 # The groups of a keyword whose value does not open after it (see ``_dispatch``).
-_BAD = ("hlobad", "sdybad", "npbad", "mnpbad", "mstrbad", "meshbad", "shmeshbad", "sdyopbad", "opargbad")
+_BAD = ("hlobad", "sdybad", "npbad", "mnpbad", "mstrbad", "meshbad", "shmeshbad", "sdyopbad")
 
 
 def _bad_value_end(t: str, a: int) -> int:
@@ -446,8 +446,8 @@ class LineExtractor:
                 decl = _MESH_DECL_NAME.search(ln.text, 0, m.start())
                 value = "@" + decl.group(1).decode().strip('"') if decl else None
                 kind, key, shapes = SiteKind.STABLEHLO_MESH, "stablehlo.mesh", None
-            elif g in ("sdyopbad", "opargbad"):
-                key = "sdy." + m.group("sdyopbadname").decode() if g == "sdyopbad" else "out_sharding="
+            elif g == "sdyopbad":
+                key = "sdy." + m.group("sdyopbadname").decode()
                 kind, (value, shapes) = SiteKind.SDY_SHARDING_BARE, _mlir_context(ln, m.start())
             else:
                 key = "num_partitions" if g == "npbad" else "mhlo.num_partitions"

@@ -23,7 +23,6 @@ KEYWORD = re.compile(
     |(?P<sdyop>(?<![\w.])sdy\.(?P<sdyopname>sharding_constraint|reshard)\s+%[\w\#.$\-]++\s+<)
     |(?P<sdyopbad>(?<![\w.%])sdy\.(?P<sdyopbadname>sharding_constraint|reshard)\s+%[\w\#.$\-]++[ \t]++(?![\r\n<\#]|\Z))
     |(?P<oparg>(?<![\w.])(?P<opargkey>out_sharding|sharding)=<)
-    |(?P<opargbad>(?<![\w.%])out_sharding=(?![\r\n<]|\Z))
     |(?P<mclist>(?<![\w.])(?P<mclistkey>in_shardings|out_shardings)=\[)
     |(?P<maxes>(?<![\w.])manual_axes=\{)
     |(?P<unspec>unspecified_dims=(?P<unspecv>\[[\d,\s]*\]))

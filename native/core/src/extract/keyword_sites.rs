@@ -26,8 +26,7 @@ impl Extractor {
             | Group::MStrBad
             | Group::MeshBad
             | Group::ShMeshBad
-            | Group::SdyOpBad
-            | Group::OpArgBad => self.bad_value(ln, m, out),
+            | Group::SdyOpBad => self.bad_value(ln, m, out),
             Group::HloFe => self.hlo_frontend_attr(ln, m, out)?,
             Group::HloNp | Group::Mnp => {
                 let site = if m.group == Group::HloNp { "num_partitions" } else { "mhlo.num_partitions" };
@@ -111,7 +110,7 @@ impl Extractor {
     }
 
     /// A keyword that always announces a value (`sharding=`, `sdy.sharding =`, `num_partitions=`,
-    /// `mhlo.sharding =`, `sdy.mesh @m =`, `stablehlo.mesh =`, a constraint op's operand, `out_sharding=`)
+    /// `mhlo.sharding =`, `sdy.mesh @m =`, `stablehlo.mesh =`, a constraint op's operand)
     /// with no value opening after it: the token there is the site, for the parser to say what is wrong (none on a `//` comment line or inside a string,
     /// as for a cut value); the scan goes on where the value starts.
     fn bad_value(&mut self, ln: &mut Line, m: &Match, out: &mut Vec<Site>) -> usize {
@@ -133,9 +132,9 @@ impl Extractor {
                 let c = Ctx { value: name, shapes: None, op: OpFrom::Named("sdy.mesh") };
                 (SiteKind::StablehloMesh, "stablehlo.mesh".into(), c)
             }
-            Group::SdyOpBad | Group::OpArgBad => {
-                let (a, b) = if m.group == Group::SdyOpBad { (m.sub.0 - 4, m.sub.1) } else { (m.sub.0, m.sub.1 + 1) };
-                (SiteKind::SdyShardingBare, site_key(&t[a..b]), self.mlir_context(ln, m.start))
+            Group::SdyOpBad => {
+                let site = site_key(&t[m.sub.0 - 4..m.sub.1]);
+                (SiteKind::SdyShardingBare, site, self.mlir_context(ln, m.start))
             }
             _ => {
                 let c = Ctx { value: Some("module".into()), ..Ctx::NONE };
