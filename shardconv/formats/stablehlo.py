@@ -29,6 +29,8 @@ _TAIL = re.compile(r"\s*>?\s*")
 def stablehlo_mesh(text: str) -> Mesh:
     """The mesh of a ``stablehlo.mesh = {axes = [{name = "a", size = 2 : i64}, ...]}`` attribute, or of
     an inline ``#stablehlo.mesh<axes = [#stablehlo.mesh_axis<name = "a", size = 2>, ...]>``."""
+    if not text.startswith(("{", "#stablehlo.mesh<")):  # (its axes are read wherever they are in it)
+        raise ShardingSyntaxError(f"expected '{{' opening a mesh, got {text[:10]!r}", pos=0)
     axes = [(m.group(1), integer(m.group(2), m.start(2))) for m in _STABLEHLO_AXIS.finditer(text)]
     ids = _STABLEHLO_IDS.search(text)
     device_ids = integers(ids.group(1), ids.start(1)) if ids else None

@@ -13,6 +13,14 @@ pub enum Group {
     SdyBad,
     /// `num_partitions=` / `mhlo.num_partitions = ` followed by no number.
     NpBad,
+    /// `mhlo.sharding = ` / `mhlo.spmd_output_sharding = ` followed by no string.
+    MStrBad,
+    /// `sdy.mesh @m = ` followed by no `<`.
+    MeshBad,
+    /// `stablehlo.mesh = ` followed by no `{`.
+    ShMeshBad,
+    /// `sdy.sharding_constraint %x ` / `sdy.reshard %x ` followed by no `<`.
+    SdyOpBad,
     HloFe,
     HloNp,
     MStr,
@@ -122,6 +130,28 @@ fn eq_then(t: &[u8], i: usize, b: u8) -> Option<usize> {
     byte(t, ws(t, j), b)
 }
 
+/// A keyword from `s` to `i`, then `\s*=`, blanks and a byte on the line none of `opens`: a value whose
+/// opener is damaged, which no parser reads; the match ends where the value starts.
+fn bad_after_eq(t: &[u8], (s, i): (usize, usize), opens: &[u8], group: Group, sub: (usize, usize)) -> Option<Match> {
+    let v = blanks(t, byte(t, ws(t, i), b'=')?);
+    damaged(t, s, v, opens).then_some(Match { group, start: s, end: v, sub })
+}
+
+/// Whether the byte at `v` is on the line and none of `opens`, and the keyword at `s` is no SSA name.
+fn damaged(t: &[u8], s: usize, v: usize, opens: &[u8]) -> bool {
+    !ssa_name(t, s) && t.get(v).is_some_and(|b| !opens.contains(b) && !matches!(b, b'\n' | b'\r'))
+}
+
+fn blanks(t: &[u8], i: usize) -> usize {
+    run(t, i, |b| b == b' ' || b == b'\t')
+}
+
+/// Whether the word at `s` follows a `%`: an SSA value's name (`return %mhlo.sharding`), no keyword whose
+/// value a damaged opener could have left unread.
+fn ssa_name(t: &[u8], s: usize) -> bool {
+    s > 0 && t[s - 1] == b'%'
+}
+
 fn quoted_name_end(t: &[u8], i: usize) -> Option<usize> {
     let mut j = i + 1;
     loop {
@@ -156,6 +186,7 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
                 Some(b'<') => {} // an op's `sharding=<...>`, below
                 None | Some(b'\n' | b'\r') => return m(Group::HloBad, s, j, (s, s)),
                 _ if k == j => return m(Group::HloBad, s, j, (s, s)),
+                _ if !ssa_name(t, s) => return m(Group::HloBad, s, k, (s, s)),
                 _ => {}
             }
         }
@@ -181,6 +212,9 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
             if let Some(k) = lit(t, s, key) {
                 if let Some(e) = eq_then(t, k, b'"') {
                     return m(Group::MStr, s, e, (s, k));
+                }
+                if let Some(bad) = bad_after_eq(t, (s, k), b"\"", Group::MStrBad, (s, k)) {
+                    return Some(bad);
                 }
             }
         }
@@ -232,6 +266,9 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
                     if let Some(e) = eq_then(t, ne, b'<') {
                         return m(Group::MeshDecl, s, e, (a, ne));
                     }
+                    if let Some(bad) = bad_after_eq(t, (s, ne), b"<#", Group::MeshBad, (a, ne)) {
+                        return Some(bad);
+                    }
                 }
             }
         }
@@ -248,6 +285,10 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
                             let w2 = ws(t, n);
                             if w2 > n && t.get(w2) == Some(&b'<') {
                                 return m(Group::SdyOp, s, w2 + 1, (j, k));
+                            }
+                            let b2 = blanks(t, n);
+                            if b2 > n && damaged(t, s, b2, b"#<") {
+                                return m(Group::SdyOpBad, s, b2, (j, k));
                             }
                         }
                     }
@@ -285,6 +326,9 @@ fn match_group(t: &[u8], s: usize) -> Option<Match> {
         if let Some(j) = lit(t, s, b"stablehlo.mesh") {
             if let Some(e) = eq_then(t, j, b'{') {
                 return m(Group::ShMesh, s, e, (s, s));
+            }
+            if let Some(bad) = bad_after_eq(t, (s, j), b"{#", Group::ShMeshBad, (s, s)) {
+                return Some(bad);
             }
         }
     }
@@ -353,7 +397,10 @@ fn sdy_sharding_bad(t: &[u8], s: usize) -> Option<Match> {
 /// `#name` alone (an attribute alias), followed by the end, `,`, `}` or a blank.
 fn alias(v: &[u8]) -> bool {
     let e = run(v, 1, |b| is_word(b) || b == b'$' || b == b'.');
-    v.first() == Some(&b'#') && e > 1 && v.get(e).is_none_or(|&b| b == b',' || b == b'}' || is_ws(b))
+    v.first() == Some(&b'#')
+        && !v.starts_with(b"#sdy.")
+        && e > 1
+        && v.get(e).is_none_or(|&b| b == b',' || b == b'}' || is_ws(b))
 }
 
 fn sdy_word_may_match(t: &[u8], s: usize) -> bool {
@@ -622,6 +669,19 @@ mod tests {
         assert_eq!(find(b"{sdy.sharding = #sdy.sh/rding<@m, [{}]>}"), Some((Group::SdyBad, 1, 16)));
         assert_eq!(find(b"{sdy.sharding = #sdy.sharding<@m, [{}]>}").map(|m| m.0), Some(Group::SdyAttr));
         assert_eq!(find(b"{sdy.sharding = #alias}"), None);
+        // a value whose opener is damaged after a keyword that always announces one
+        assert_eq!(find(b"{sdy.sharding = #sdy.sha}ding<@m, []>}"), Some((Group::SdyBad, 1, 16)));
+        assert_eq!(find(b"x, sharding= z{replicated}"), Some((Group::HloBad, 3, 13)));
+        assert_eq!(find(b"{mhlo.sharding = z{replicated}\"}"), Some((Group::MStrBad, 1, 17)));
+        assert_eq!(find(b"{mhlo.sharding =\n\"{replicated}\"}"), Some((Group::MStr, 1, 18)));
+        assert_eq!(find(b"{mhlo.sharding = \n"), None);
+        assert_eq!(find(b"sdy.mesh @m = z[]>"), Some((Group::MeshBad, 0, 14)));
+        assert_eq!(find(b"sdy.mesh @m = #alias"), None);
+        assert_eq!(find(b"{stablehlo.mesh = zaxes = []}"), Some((Group::ShMeshBad, 1, 18)));
+        assert_eq!(find(b"%1 = sdy.reshard %0 @m, [{}]>"), Some((Group::SdyOpBad, 5, 20)));
+        assert_eq!(find(b"%0 out_sharding=|@m, [{}]>"), None); // (JAX's Python calls take `out_sharding=P(...)`)
+        assert_eq!(find(b"return %mhlo.sharding = {x"), Some((Group::Return, 0, 6)));
+        assert_eq!(find(b"%mhlo.sharding = {x"), None);
         assert_eq!(find(b"m, num_partitions=U\n"), Some((Group::NpBad, 3, 18)));
         assert_eq!(find(b"{mhlo.num_partitions = x : i32}"), Some((Group::NpBad, 1, 23)));
         assert_eq!(find(b"{sdy.sharding_rule = #sdy.op_sharding_rule<([i])->([i]) {i=8}>}"), None);

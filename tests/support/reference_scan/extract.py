@@ -80,6 +80,10 @@ def _shard_lists_end(t: str, i: int) -> int:
     return i
 
 
+# The groups of a keyword whose value does not open after it (see ``_dispatch``).
+_BAD = ("hlobad", "sdybad", "npbad", "mnpbad", "mstrbad", "meshbad", "shmeshbad", "sdyopbad")
+
+
 def _bad_value_end(t: str, a: int) -> int:
     """The end of a value no parser reads, from ``a``: its token (to a blank, ``,`` or ``}``, a ``<...>``
     in it taken whole), else the rest of its line."""
@@ -425,13 +429,26 @@ class LineExtractor:
                 return self._unfinished(ln, m, SiteKind.HLO, "sharding=", m.end() - 1, value, shapes, out)
             out.append(self._occ(ln, SiteKind.HLO, "sharding=", m.end() - 1, end, value=value, shapes=shapes))
             return end
-        if g in ("hlobad", "sdybad", "npbad", "mnpbad"):  # no value opens after `=`: the token there is the site
+        if g in _BAD:  # no value opens after its keyword: the token there is the site
             if ln.text.lstrip().startswith(b"//") or _inside_string(ln.text[: m.end()]):
                 return m.end()
             if g == "hlobad":
                 kind, key, (value, shapes) = SiteKind.HLO, "sharding=", ln.hlo_context()
             elif g == "sdybad":
                 kind, key, (value, shapes) = SiteKind.SDY_SHARDING, "sdy.sharding", _mlir_context(ln, m.start())
+            elif g == "mstrbad":
+                key, (value, shapes) = m.group("mstrbadkey").decode(), _mlir_context(ln, m.start())
+                kind = SiteKind.HLO
+            elif g == "meshbad":
+                value, shapes = "@" + m.group("meshbadname").decode().strip('"'), None
+                kind, key = SiteKind.SDY_MESH, "sdy.mesh"
+            elif g == "shmeshbad":
+                decl = _MESH_DECL_NAME.search(ln.text, 0, m.start())
+                value = "@" + decl.group(1).decode().strip('"') if decl else None
+                kind, key, shapes = SiteKind.STABLEHLO_MESH, "stablehlo.mesh", None
+            elif g == "sdyopbad":
+                key = "sdy." + m.group("sdyopbadname").decode()
+                kind, (value, shapes) = SiteKind.SDY_SHARDING_BARE, _mlir_context(ln, m.start())
             else:
                 key = "num_partitions" if g == "npbad" else "mhlo.num_partitions"
                 kind, value, shapes = SiteKind.NUM_PARTITIONS, "module", None

@@ -20,7 +20,13 @@ impl Extractor {
                 let c = Self::hlo_ctx(ln);
                 self.bracketed(ln, SiteKind::Hlo, "sharding=".into(), (me - 1, me), c, out)
             }
-            Group::HloBad | Group::SdyBad | Group::NpBad => self.bad_value(ln, m, out),
+            Group::HloBad
+            | Group::SdyBad
+            | Group::NpBad
+            | Group::MStrBad
+            | Group::MeshBad
+            | Group::ShMeshBad
+            | Group::SdyOpBad => self.bad_value(ln, m, out),
             Group::HloFe => self.hlo_frontend_attr(ln, m, out)?,
             Group::HloNp | Group::Mnp => {
                 let site = if m.group == Group::HloNp { "num_partitions" } else { "mhlo.num_partitions" };
@@ -103,8 +109,9 @@ impl Extractor {
         end
     }
 
-    /// `sharding=`, `sdy.sharding =` or `num_partitions=` with no value opening after `=`: the token there
-    /// is the site, for the parser to say what is wrong (none on a `//` comment line or inside a string,
+    /// A keyword that always announces a value (`sharding=`, `sdy.sharding =`, `num_partitions=`,
+    /// `mhlo.sharding =`, `sdy.mesh @m =`, `stablehlo.mesh =`, a constraint op's operand)
+    /// with no value opening after it: the token there is the site, for the parser to say what is wrong (none on a `//` comment line or inside a string,
     /// as for a cut value); the scan goes on where the value starts.
     fn bad_value(&mut self, ln: &mut Line, m: &Match, out: &mut Vec<Site>) -> usize {
         let (t, me) = (ln.text, m.end);
@@ -114,6 +121,21 @@ impl Extractor {
         let (kind, site, c) = match m.group {
             Group::HloBad => (SiteKind::Hlo, "sharding=".into(), Self::hlo_ctx(ln)),
             Group::SdyBad => (SiteKind::SdySharding, "sdy.sharding".into(), self.mlir_context(ln, m.start)),
+            Group::MStrBad => (SiteKind::Hlo, site_key(&t[m.sub.0..m.sub.1]), self.mlir_context(ln, m.start)),
+            Group::MeshBad => {
+                let name = symbol(strip_quotes(&t[m.sub.0..m.sub.1]));
+                let c = Ctx { value: Some(name), shapes: None, op: OpFrom::Named("sdy.mesh") };
+                (SiteKind::SdyMesh, "sdy.mesh".into(), c)
+            }
+            Group::ShMeshBad => {
+                let name = mesh_decl_name(&t[..m.start]).map(|n| symbol(strip_quotes(n)));
+                let c = Ctx { value: name, shapes: None, op: OpFrom::Named("sdy.mesh") };
+                (SiteKind::StablehloMesh, "stablehlo.mesh".into(), c)
+            }
+            Group::SdyOpBad => {
+                let site = site_key(&t[m.sub.0 - 4..m.sub.1]);
+                (SiteKind::SdyShardingBare, site, self.mlir_context(ln, m.start))
+            }
             _ => {
                 let c = Ctx { value: Some("module".into()), ..Ctx::NONE };
                 (SiteKind::NumPartitions, site_key(&t[m.sub.0..m.sub.1]), c)
