@@ -77,7 +77,9 @@ def read_hlo_module(text: str, *, params: bool = False, propagated: bool = False
     items = _leaf_items(root, text, 0, None)
     if returns_none(items, partitions):
         return Reading(text=text, items=tuple(items), returns_none=True)
-    undecided = () if propagated else read_header(text).propagated_to("output", len(items))
+    # a ROOT that is a sharding constraint returns what the program decided: propagation cannot change it
+    decided = propagated or (root.constraint and root.sharding is not None)
+    undecided = () if decided else read_header(text).propagated_to("output", len(items))
     return _reading(text, items, undecided, root.pos, "output")
 
 

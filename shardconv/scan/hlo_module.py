@@ -18,6 +18,7 @@ _INSTR = re.compile(r"^[ \t]*((ROOT\s+)?%?[\w.\-]+)\s*=\s*", re.MULTILINE)
 _LEAF = re.compile(r"\b[a-z][a-z0-9]*\[[^\]]*\]")
 _SHARDING = re.compile(r"(?<![\w.])sharding=\{")
 _PARAMETER = re.compile(r"\bparameter\((\d+)\)")
+_CONSTRAINT = re.compile(r'\bcustom_call_target="Sharding"')
 _CLOSE = re.compile(r"^\}", re.MULTILINE)
 _SHAPE_TOKEN = re.compile(r"\{[^{}]*\}|[(),]|" + _LEAF.pattern)
 _ALLOW = re.compile(r"\ballow_spmd_sharding_propagation_to_(output|parameters)=\{([^}]*)\}")
@@ -41,6 +42,7 @@ class Instr:
     sharding: tuple[str, int] | None  # ``{...}`` and where it starts
     parameter: int | None
     constant: bool
+    constraint: bool  # a sharding constraint: the ``Sharding`` custom call, whose sharding the program decided
 
 
 @record
@@ -131,6 +133,8 @@ def _instructions(text: str, start: int, end: int) -> list[Instr]:
                 sharding=sharding,
                 parameter=int(p.group(1)) if p else None,
                 constant=text.startswith(" constant(", shape_end),
+                constraint=text.startswith(" custom-call(", shape_end)
+                and _CONSTRAINT.search(text, shape_end, line_end) is not None,
             )
         )
     return out

@@ -157,6 +157,25 @@ def test_before_propagation_every_format_refuses_and_the_named_stage_holds_the_e
             assert _decoded(fmt, out.read_bytes(), params, len(exe)) == exe, (stage, fmt)
 
 
+def test_a_result_that_is_a_sharding_constraint_is_decided_before_propagation(
+    programs: dict[str, dict[str, object]], tmp_path: Path
+) -> None:
+    """An ENTRY whose ROOT is the program's ``Sharding`` custom call returns what the program decided: every
+    format gives what the executable returns, from the HLO before optimizations on."""
+    program = programs["constrained"]
+    stages = program["stages"]
+    assert isinstance(stages, dict)
+    exe = [bytes.fromhex(h) for h in program["outputs"]]  # type: ignore[attr-defined]
+    for stage in ("before_optimizations", "propagated"):
+        for fmt in FORMATS:
+            if fmt == "mlir":
+                continue
+            out = tmp_path / f"{stage}.{fmt}"
+            got = run(*_args(stages[stage], fmt, False, out))
+            assert got.code == 0 and got.err == "", (stage, fmt, got.err)
+            assert _decoded(fmt, out.read_bytes(), False, len(exe)) == exe, (stage, fmt)
+
+
 def test_mlir_holds_both_sides_so_an_undecided_side_refuses_it(
     programs: dict[str, dict[str, object]], tmp_path: Path
 ) -> None:

@@ -159,6 +159,11 @@ def main() -> None:
         "replicated", jax.jit(replicated, in_shardings=(S(), None)), (jnp.zeros((16, 8), f32), jnp.zeros((8, 8), f32)),
         [0], [1],
     )
+    def constrained(x: jax.Array) -> jax.Array:
+        return jax.lax.with_sharding_constraint(jnp.exp(x), S("batch"))
+
+    # the result is the program's own sharding constraint: decided before propagation (the parameter is not)
+    result["constrained"] = record("constrained", jax.jit(constrained), (jnp.zeros((16, 8), f32),), [], [0])
     one = jax.sharding.Mesh(jax.devices()[:1], ("one",), axis_types=(AUTO,))
 
     def one_device(x: jax.Array, w: jax.Array) -> tuple[jax.Array, jax.Array]:
