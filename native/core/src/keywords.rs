@@ -74,14 +74,16 @@ pub(crate) fn lit(t: &[u8], i: usize, s: &[u8]) -> Option<usize> {
     Some(i + s.len())
 }
 
-fn run(t: &[u8], mut i: usize, ok: impl Fn(u8) -> bool) -> usize {
+/// The index past the run of bytes from `i` that `ok` accepts.
+pub(crate) fn run(t: &[u8], mut i: usize, ok: impl Fn(u8) -> bool) -> usize {
     while i < t.len() && ok(t[i]) {
         i += 1;
     }
     i
 }
 
-fn ws(t: &[u8], i: usize) -> usize {
+/// The index past the blanks from `i`.
+pub(crate) fn ws(t: &[u8], i: usize) -> usize {
     run(t, i, is_ws)
 }
 

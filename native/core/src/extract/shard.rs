@@ -3,22 +3,18 @@
 //! from its keyword to the end of its last list), each named by its grid.
 
 use super::{symbol, Ctx, Extractor, Line, OpFrom, Site, SiteKind};
-use crate::keywords::{Group, Match};
-use crate::strings::{is_word, is_ws, match_close};
+use crate::keywords::{run, ws, Group, Match};
+use crate::strings::{is_word, match_close};
 
 /// The lists a `shard.sharding` op may hold after its grid, in the order mlir-opt prints them.
 const SHARDING_LISTS: [&[u8]; 3] = [b"split_axes", b"halo_sizes", b"sharded_dims_offsets"];
-
-fn ws(t: &[u8], i: usize) -> usize {
-    i + t[i..].iter().take_while(|&&b| is_ws(b)).count()
-}
 
 /// After a sharding's grid name at `i`: each `LIST = [...]` in turn. Ok(the end of the last list), or
 /// Err(the `[` of a list that is not closed on the line).
 fn sharding_lists_end(t: &[u8], mut i: usize) -> Result<usize, usize> {
     loop {
         let w = ws(t, i);
-        let word = w + t[w..].iter().take_while(|&&b| is_word(b)).count();
+        let word = run(t, w, is_word);
         if !SHARDING_LISTS.contains(&&t[w..word]) {
             return Ok(i);
         }
