@@ -16,7 +16,7 @@ from shardconv.core.errors import ShardingValidationError
 from shardconv.explain.function import Function, Value, axis_keys_of, trailing_index
 from shardconv.explain.model import RECORDS_HINT, AxisExplanation, Explanation, Origin, Step
 from shardconv.explain.reader import STAGE, WRITTEN_BEFORE, Reader, stages_before
-from shardconv.explain.walk import gap_of, held_axis, meetings, origin_of, walk
+from shardconv.explain.walk import gap_of, held_axis, meetings, origin_of, recorded_label, walk
 from shardconv.scan.folders import walk_tree
 from shardconv.scan.inputs import scan_input, stdin_copy
 from shardconv.scan.pieces import FUNCTION_LINE, MODULE_LINE, Cuts, Repeated, Unscanned, read_pieces
@@ -84,7 +84,7 @@ def explain_value(path: str, f: Function, name: str) -> Explanation:
     axes: list[AxisExplanation] = []
     for dim, keys in enumerate(axis_keys_of(value.sharding) if value.sharding else ()):
         for axis in keys:
-            label = value.origins.get(held_axis(value, axis))
+            label = recorded_label(f, value, axis)
             origin = origin_of(f, label, value, axis) if label else Origin(kind="unknown", label="", name=None)
             path_steps = walk(f, name, axis, origin)
             upstream = _origin_upstream(f, name, axis, path_steps) if not label else None

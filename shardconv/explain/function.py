@@ -112,6 +112,11 @@ class Function:
         self.absorb(name.split("#")[0])
         return self.values.get(name)
 
+    def sharding(self, name: str | None) -> str | None:
+        """The sharding text of value ``name`` (None when it has none, or is unknown)."""
+        v = self.value(name) if name is not None else None
+        return v.sharding if v is not None else None
+
     @property
     def returns(self) -> list[str]:
         if self._returns is None:
@@ -366,10 +371,11 @@ class Function:
     def _function_result_edges(self, k: int, edges: list[Edge], line: int) -> None:
         """The edges printed on result ``k``, each given to the result it moved an axis of: jax 0.10.2 prints
         the edges of every result on one of them (the first), each as ``result-0`` / ``operand-0``. An edge
-        goes to the first result (``k``'s own first) that holds its axis and whose records agree: one
-        carrying the axis back to what it returns holds the axis as its own (``self``) and gives that value
-        its origin (``output: j``); one bringing the axis to it holds it from the value's origin, did not
-        carry it back before, and comes after the step that brought the axis to that value."""
+        goes to the first result (``k``'s own first) that holds its axis where the value it returns does
+        (``one_place``) and whose records agree: one carrying the axis back to what it returns holds the
+        axis as its own (``self``) and gives that value its origin (``output: j``); one bringing the axis
+        to it holds it from the value's origin, did not carry it back before, and comes after the step
+        that brought the axis to that value."""
         n = len(self.returns)
         results = [f"result[{j}]" for j in range(n)]
         for r in results:
@@ -380,7 +386,13 @@ class Function:
             v = self.value(name)
             return v.origin_label(axis) if v is not None else None
 
+        def across(j: int, e: Edge) -> bool:
+            """Whether result ``j`` and what it returns hold the edge's axis at one place (``one_place``)."""
+            return e.axis in axes[j] and one_place(self.sharding(results[j]), self.sharding(self.returns[j]), e.axis)
+
         def fits(j: int, e: Edge) -> bool:
+            if not across(j, e):
+                return False
             mine, theirs = origin(results[j], e.axis), origin(self.returns[j], e.axis)
             if e.source[0] == "result":
                 return mine in (None, "self") and theirs in (None, f"output: {j}")
@@ -400,7 +412,7 @@ class Function:
         owned: dict[int, list[Edge]] = {}
         for e in sorted(edges, key=lambda e: e.source[0] == "operand"):  # (the edges carrying an axis back first)
             holders = [j for j in dict.fromkeys([k, *range(n)]) if j < n and e.axis in axes[j]]
-            j = next((j for j in holders if fits(j, e)), k if k < n and e.axis in axes[k] else None)
+            j = next((j for j in holders if fits(j, e)), k if k < n and across(k, e) else None)
             if j is None:
                 continue  # (an axis no result holds)
             if e.source[0] == "result":
@@ -533,6 +545,32 @@ def trailing_index(name: str) -> int | None:
     return int(digits.group(1)) if digits else None
 
 
+def axis_place(sharding: str, axis: str) -> tuple[int, tuple[str, ...]] | None:
+    """The dim a sharding's text holds ``axis`` on (else a part of it, or its whole axis) and the axes major
+    to it there; None where it holds none of it."""
+    dims = axis_keys_of(sharding)
+    for whole in (False, True):
+        for d, keys in enumerate(dims):
+            named = [k.partition(":")[0] for k in keys] if whole else list(keys)
+            target = axis.partition(":")[0] if whole else axis
+            if target in named:
+                return d, keys[: named.index(target)]
+    return None
+
+
+def one_place(a: str | None, b: str | None, axis: str) -> bool:
+    """Whether ``axis`` can have crossed between two values sharded ``a`` and ``b`` that are one sharding (a
+    function's result and the value it returns, a loop's result and its block argument; a constraint or
+    a shard_map's in_sharding and its operand): propagation across such an edge extends a dim's axes and
+    never moves one, so both hold it on the same dim after the same axes (true where one is unknown)."""
+    if not a or not b:
+        return True
+    try:
+        return axis_place(a, axis) == axis_place(b, axis)
+    except ShardingError:
+        return True
+
+
 def axis_set(sharding: str | None) -> set[str]:
     """Every axis a sharding's text holds, as the records key them (none for no text, or one that does
     not parse: it holds no axis to match)."""
@@ -554,6 +592,6 @@ def axis_keys_of(sharding: str) -> tuple[tuple[str, ...], ...]:
 
 
 __all__ = [
-    "Function", "HeldEdge", "RegionOp", "Value", "axis_keys_of", "axis_set", "edge_ref", "element_texts",
-    "result_names", "trailing_index",
+    "Function", "HeldEdge", "RegionOp", "Value", "axis_keys_of", "axis_place", "axis_set", "edge_ref",
+    "element_texts", "one_place", "result_names", "trailing_index",
 ]

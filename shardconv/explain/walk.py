@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from shardconv.explain.function import Function, HeldEdge, Value, axis_set, trailing_index
+from shardconv.explain.function import Function, HeldEdge, Value, axis_set, one_place, trailing_index
 from shardconv.explain.model import Gap, Meeting, Origin, Step
 
 _ORIGIN = re.compile(r"^(?:(mc_\d+)_)?(input|output): (\d+)$")
@@ -106,6 +106,17 @@ def _group_source(f: Function, n: int, other_than: str, axis: str) -> str | None
     return None
 
 
+def recorded_label(f: Function, value: Value, axis: str) -> str | None:
+    """The origin ``value`` records for ``axis``. Shardy keeps a function result's origins on the value it
+    returns (printed on one result of those returning it): a result holding an axis where that value
+    does not (``one_place``) did not take it across the return, so it is the result's own (its
+    out_sharding), whatever the value records."""
+    k = trailing_index(value.name) if value.name.startswith("result[") else None
+    if k is not None and k < len(f.returns) and not one_place(value.sharding, f.sharding(f.returns[k]), axis):
+        return "self"
+    return value.origins.get(held_axis(value, axis))
+
+
 def _into_group(f: Function, cur: str, axis: str, stop: Origin, seen: set[str]) -> list[Step] | None:
     """The hop into ``cur`` from the member of the origin's sharding group that brought the axis (no step
     recorded: the group holds one sharding), through the return first for a result that returns a member."""
@@ -116,7 +127,7 @@ def _into_group(f: Function, cur: str, axis: str, stop: Origin, seen: set[str]) 
     if cur.startswith("result["):
         k = trailing_index(cur) or 0
         returned = f.returns[k] if k < len(f.returns) else None
-        if returned is None or returned not in members:
+        if returned is None or returned not in members or not one_place(f.sharding(cur), f.sharding(returned), axis):
             return None
         before, cur = [_crossing(None, returned, ("return", "return", f.return_line), cur)], returned
     source = _group_source(f, stop.group, cur, axis) if cur in members else None
@@ -173,7 +184,7 @@ def walk(f: Function, start: str, axis: str, stop: Origin) -> tuple[Step, ...]:
             after = steps[-1].line if steps else None
             hop = _across(f, cur, axis, seen, after, stop.label)
             if hop is None:
-                hop = _into_operand(f, cur, stop)
+                hop = _into_operand(f, cur, axis, stop)
                 entered = hop is not None
             if hop is None:
                 hop = _into_group(f, cur, axis, stop, seen)
@@ -222,15 +233,18 @@ def _first(f: Function, edges: list[HeldEdge], axis: str, label: str) -> HeldEdg
 
 def _across(f: Function, cur: str, axis: str, seen: set[str], after: int | None, label: str) -> list[Step] | None:
     """Values that are one sharding, so that an axis that reached one reached the other: a function's
-    result and the value it returns, a loop's result and its block argument (one data-flow edge). The
-    step that brought the axis to the other (for a loop's result, a body op's, within the loop's lines;
-    for a block argument the last step's op used, the loop's own), and the hop across."""
+    result and the value it returns, a loop's result and its block argument (one data-flow edge), where
+    both hold the axis at one place (``one_place``). The step that brought the axis to the other (for a
+    loop's result, a body op's, within the loop's lines; for a block argument the last step's op used,
+    the loop's own), and the hop across."""
     if cur.startswith("result["):
         k = trailing_index(cur) or 0
         if k >= len(f.returns) or f.returns[k] in seen:
             return None
         other, via = f.returns[k], ("return", "return", f.return_line)
         held = f.value(other)
+        if not one_place(f.sharding(cur), f.sharding(other), axis):
+            return None
         if held is not None and held.origins.get(axis) == "self":  # it returns the origin: no step between
             seen.add(other)
             return [_crossing(None, other, via, cur)]
@@ -251,12 +265,12 @@ def _across(f: Function, cur: str, axis: str, seen: set[str], after: int | None,
             found = [x for x in _incoming(f, other, axis) if x[1] not in seen]
         else:
             continue
-        if other not in seen:
+        if other not in seen and one_place(f.sharding(cur), f.sharding(other), axis):
             return _hop(f, cur, other, found, axis, label, ("stablehlo.while", loop.value, loop.line), seen)
     return None
 
 
-def _into_operand(f: Function, cur: str, stop: Origin) -> list[Step] | None:
+def _into_operand(f: Function, cur: str, axis: str, stop: Origin) -> list[Step] | None:
     """The hop from the origin's op to ``cur``, which takes the origin's sharding as is, with no step
     recorded: a manual computation's (shard_map's) operand or its body's argument its in_sharding (one
     data-flow edge each: propagation can carry an axis from the in_sharding out to the operand, or in
@@ -270,7 +284,7 @@ def _into_operand(f: Function, cur: str, stop: Origin) -> list[Step] | None:
     if stop.kind == "result" and stop.index is not None:
         k = stop.index
         returned = f.returns[k] if k < len(f.returns) else None
-        if returned is None:
+        if returned is None or not one_place(stop.sharding, f.sharding(returned), axis):
             return None
         back = _crossing(None, stop.value, ("return", "return", f.return_line), returned)
         if returned == cur:
@@ -289,6 +303,8 @@ def _into_operand(f: Function, cur: str, stop: Origin) -> list[Step] | None:
         return None
     if not any(k < len(names) and names[k] == cur for names in held):
         return None
+    if stop.kind == "constraint" and not one_place(stop.sharding, f.sharding(cur), axis):
+        return None  # (not a shard_map's: its body's values hold its in_sharding's free axes only)
     return [_crossing(None, stop.value, (stop.op, stop.value, stop.line or 0), cur)]
 
 
@@ -372,4 +388,4 @@ def gap_of(f: Function, name: str, axis: str, origin: Origin, path: tuple[Step, 
     return Gap(value=start, op=op, op_value=op_value, line=line)
 
 
-__all__ = ["gap_of", "held_axis", "meetings", "origin_of", "walk"]
+__all__ = ["gap_of", "held_axis", "meetings", "origin_of", "recorded_label", "walk"]

@@ -12,8 +12,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from support.explain_util import assert_connected, dims_of, stage
-from support.harness_oracles import recorded_by_axis, recorded_origins
+from support.explain_util import assert_connected, axis_place, dims_of, returned_shardings, stage
+from support.harness_oracles import expected_origins, recorded_origins
 from support.cli_util import run
 
 import shardconv as sc
@@ -227,9 +227,9 @@ def test_trace_offers_explain_for_a_propagation_change(programs: Path) -> None:
 
 def test_library_entry_returns_frozen_dataclasses(programs: Path) -> None:
     found = sc.explain_path(str(programs / "xla"), result=0)
-    # twenty-five modules; ``returned``'s first result (a sum) holds no sharding (``effect``'s, a token, is the
+    # twenty-six modules; ``returned``'s first result (a sum) holds no sharding (``effect``'s, a token, is the
     # callback's value, sharded on one device)
-    assert len(found) == 24 and all(isinstance(e, sc.Explanation) for e in found)
+    assert len(found) == 25 and all(isinstance(e, sc.Explanation) for e in found)
     with pytest.raises(dataclasses.FrozenInstanceError):
         found[0].value = "x"  # type: ignore[misc]
     with pytest.raises(ExplainError, match=r"no sharded value matches --value %999$"):
@@ -712,7 +712,7 @@ def test_a_constraints_operand_takes_the_constraint_as_is(programs: Path) -> Non
 
 
 def test_every_value_of_every_program_walks_back_to_a_known_origin(programs: Path) -> None:
-    """Every sharded value, argument and result of the twenty-five programs, each axis: its origin is one the
+    """Every sharded value, argument and result of the twenty-six programs, each axis: its origin is one the
     program wrote (never ``unknown``) and the walk reaches it with no gap, step after step (a loop's own
     step into its block argument is one step, not that step twice): a loop body's carry, a shard_map's
     or a constraint's operand, a partly manual shard_map's body argument, an axis free in nested shard_maps,
@@ -830,7 +830,9 @@ def test_a_sharding_group_member_takes_the_origin_of_the_member_that_brought_the
     assert re.search(r"step \? +%arg0 -> sdy.sharding_group \(group_id=0, line \d+\) -> %arg1", text)
 
 
-@pytest.mark.parametrize("name", ["loops", "twice", "straight", "merged", "regathered", "carried", "scattered"])
+@pytest.mark.parametrize(
+    "name", ["loops", "twice", "straight", "merged", "regathered", "carried", "scattered", "crossed"]
+)
 def test_each_argument_and_result_walks_from_the_origin_its_record_names(programs: Path, name: str) -> None:
     """Each axis of each argument and result whose origins the signature records walks from that origin,
     step after step, every op's source among the operands printed on its line: ``loops`` (values of
@@ -840,13 +842,14 @@ def test_each_argument_and_result_walks_from_the_origin_its_record_names(program
     value in its two parts, each an edge of its own), ``regathered`` (an argument whose whole axis Shardy
     records only by its two parts), ``carried`` (a constraint returned as is beside a loop's carries: the
     edge into it printed among theirs is its own, not that of a carry holding the same axis), ``scattered``
-    (a shard_map's result returned so: the same, from a manual computation, its own origin)."""
+    (a shard_map's result returned so: the same, from a manual computation, its own origin), ``crossed`` (results
+    whose records are those of the value they return, which holds their axes elsewhere: their own)."""
     path = stage(programs, name)
     lines = path.read_text(encoding="utf-8").split("\n")
     told = 0
-    for kind, k, origins, _ in recorded_origins(path):
+    for kind, k, origins, sharding in recorded_origins(path):
         (e,) = explain_path(str(path), **{kind: k})  # type: ignore[arg-type]
-        recorded = recorded_by_axis(origins, {a.axis for a in e.axes})
+        recorded = expected_origins(path, kind, k, origins, sharding)
         assert {a.axis for a in e.axes} == recorded.keys(), (kind, k)
         for a in e.axes:
             told += 1
@@ -910,3 +913,70 @@ def test_a_name_is_read_as_the_definition_in_its_own_region(programs: Path) -> N
     f = Function(reader, module, reader.scope_of("main"), "main")
     assert f.key(name, ret) == f"{name}@{own}"
     assert [f.key(name, n) for n in later] == [f"{name}@{n}" for n in later]
+
+
+def test_a_result_holding_an_axis_where_the_value_it_returns_does_not_is_its_own_origin(programs: Path) -> None:
+    """``crossed`` returns one value (``sin(x)``) as results 0..2 under three out_shardings, and an argument the
+    user sharded ``P("a", None)`` as result 3 under ``P(None, "a")``. Shardy keeps a result's origins on the value
+    it returns (seeded from every out_sharding returning it), so result 2's record says its ``a`` (after ``b``)
+    came from result 0 (alone on that dim), and result 3's that its ``a`` (dim 1) came from argument 1 (dim 0).
+    A return moves no axis to another dim or behind another axis: the executable holds each result as its
+    out_sharding gave it (PJRT's output shardings are jax's of the out_shardings, and the dump's exported), and
+    each axis the returned value does not hold where the result does is the result's own, with no step."""
+    from jax._src.lib import xla_client as xc
+
+    def xla(blob: str) -> str:
+        op = xc.OpSharding()
+        op.ParseFromString(bytes.fromhex(blob))
+        return repr(xc.HloSharding.from_proto(op))
+
+    path = stage(programs, "crossed")
+    held = json.loads((programs / "crossed.json").read_text(encoding="utf-8"))
+    mesh = re.search(r"sdy\.mesh @mesh = (<\[[^\]]*\]>)", path.read_text(encoding="utf-8"))
+    assert mesh is not None
+    returned = returned_shardings(path)
+    own = 0
+    for k, e in enumerate(explain_path(str(path))):
+        assert e.value == f"result[{k}]" and e.sharding is not None and returned[k] is not None
+        assert str(sc.to_hlo(e.sharding, mesh.group(1))) == xla(held["outputs"][k]) == xla(held["out_shardings"][k])
+        for a in e.axes:
+            assert_connected(a, e.value)
+            if axis_place(e.sharding, a.axis) != axis_place(returned[k], a.axis):
+                own += 1
+                assert (a.origin.kind, a.origin.index, a.origin.label, a.path) == ("result", k, "self", ()), (k, a)
+    assert own >= 4  # (result 1's a and b, result 2's a and b, result 3's a)
+
+
+def test_the_harness_reads_a_result_s_record_as_the_returned_value_s_and_still_reports_a_wrong_path(
+    programs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The harness's explain oracle (support/harness_oracles.py) reads a result's origins as those of the value it
+    returns, as Shardy writes them: on ``crossed`` it finds nothing. Read literally (a result's record taken as
+    its own, the walk as it is), explain names origins across a return that would move an axis to another dim,
+    and the oracle reports them; a path that truly stops short (``mlp`` with its second matmul's edges taken
+    out) is reported too."""
+    from support.harness_oracles import explain_oracle
+
+    from shardconv.explain import build
+    from shardconv.explain.walk import held_axis
+
+    def folder_of(name: str, text: str) -> Path:
+        module = stage(programs, name).parent
+        (tmp_path / name / "verbose" / "shardy" / module.name).mkdir(parents=True)
+        (tmp_path / name / "verbose" / "shardy" / module.name / "02.after_propagation.mlir").write_text(text)
+        return tmp_path / name
+
+    crossed = folder_of("crossed", stage(programs, "crossed").read_text(encoding="utf-8"))
+    assert explain_oracle(None, crossed) == []  # type: ignore[arg-type]  # (it reads the folder only)
+    with monkeypatch.context() as m:
+        m.setattr(build, "recorded_label", lambda f, v, axis: v.origins.get(held_axis(v, axis)))
+        found = explain_oracle(None, crossed)  # type: ignore[arg-type]
+    for k in (2, 3):
+        assert any(f"--result {k}: origins" in x and "Shardy recorded" in x for x in found), found
+    assert any("--result 2: the path of a does not run from" in x for x in found), found
+
+    lines = stage(programs, "mlp").read_text(encoding="utf-8").split("\n")
+    (k,) = [i for i, ln in enumerate(lines) if re.match(r"\s*%5 = stablehlo.dot ", ln)]
+    lines[k] = re.sub(r"sdy\.propagation_edges = #sdy\.propagation_edges<\[.*?\]>, ", "", lines[k])
+    found = explain_oracle(None, folder_of("mlp", "\n".join(lines)))  # type: ignore[arg-type]
+    assert any("--result 0: the path of " in x and "does not run from" in x for x in found), found

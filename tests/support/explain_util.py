@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from shardconv.explain.model import AxisExplanation
@@ -33,3 +34,48 @@ def assert_connected(a: AxisExplanation, value: str) -> None:
     for x, y in zip(a.path, a.path[1:], strict=False):
         assert x.target == y.source, a
         assert x.step != y.step or x.op_value != y.op_value, a
+
+
+_MAIN = re.compile(r"func\.func (?:public )?@main\(")
+_ELEMENT = re.compile(r"<@[\w.$-]+, \[[^\]]*\][^>]*>")  # one ``<@mesh, [...]>`` of a per-value list or an op
+
+
+def returned_shardings(stage: Path) -> list[str | None]:
+    """The sharding of the value ``@main`` returns as each result (``#sdy.sharding<...>``), read off the line
+    defining it: an argument's signature entry, an op's ``sdy.sharding_per_value`` element, a constraint's
+    own; None where that line gives none (a case or a generic op prints its records on a later line)."""
+    lines = stage.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, ln in enumerate(lines) if _MAIN.search(ln))
+    body = " " * (len(lines[start]) - len(lines[start].lstrip()) + 2)
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith(body + "return "))
+    names = lines[end][len(body + "return ") :].split(" : ")[0].split(", ")
+    head = lines[start][lines[start].index("@main(") :]
+    entry = r"(%arg\d+): [^{,)]*(?:\{[^{}]*?sdy\.sharding = (#sdy\.sharding" + _ELEMENT.pattern + "))?"
+    args = dict(re.findall(entry, head.split(") -> ")[0]))
+    defs: dict[str, tuple[int, str]] = {}  # a value -> its index among its op's results, the op's line
+    for line in lines[start + 1 : end]:
+        m = re.match(rf"{body}(%[\w.$-]+(?:, %[\w.$-]+)*)(?::\d+)? = ", line)
+        for i, n in enumerate(m.group(1).split(", ") if m else ()):
+            defs[n] = (i, line)
+    out: list[str | None] = []
+    for name in names:
+        base, _, hash_ = name.partition("#")
+        if base in args:
+            out.append(args[base] or None)
+            continue
+        i, line = defs.get(base, (0, ""))
+        i = int(hash_) if hash_ else i
+        per = line.partition("sdy.sharding_per_value<[")[2]
+        own = line.split(" : ")[0] if re.search(r"= sdy\.(?:sharding_constraint|reshard) ", line) else ""
+        found = _ELEMENT.findall(per) or _ELEMENT.findall(own)
+        out.append(f"#sdy.sharding{found[i]}" if i < len(found) else None)
+    return out
+
+
+def axis_place(sharding: str, axis: str) -> tuple[int, list[str]] | None:
+    """The dim an sdy sharding holds ``axis`` on (by its whole name) and the axes major to it there."""
+    whole = axis.partition(":")[0]
+    for d, names in enumerate(dims_of(sharding)):
+        if whole in names:
+            return d, names[: names.index(whole)]
+    return None

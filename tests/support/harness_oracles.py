@@ -14,7 +14,7 @@ from typing import Any
 
 from fuzz.mutate import OPERATORS
 from support.cli_util import run
-from support.explain_util import assert_connected
+from support.explain_util import assert_connected, axis_place, returned_shardings
 from support.program_gen import Program
 from support.xla_outputs import leaves_of, xla_string
 
@@ -393,7 +393,7 @@ def explain_oracle(p: Program, folder: Path) -> list[str]:
                 found.append(f"{where}: explains {e.get('value')} sharded {said}, {kind} {k} is {sharding}")
             found += _disconnected(where, stage, kind, k)
             got = {a["axis"]: a["origin"]["label"] for a in e["axes"] if a.get("origin")}
-            recorded = recorded_by_axis(origins, _dim_axes(e.get("sharding") or ""))
+            recorded = expected_origins(stage, kind, k, origins, e.get("sharding") or "")
             if got.keys() != recorded.keys() or any(got[a] not in labels for a, labels in recorded.items()):
                 shown = {a: " or ".join(sorted(labels)) for a, labels in recorded.items()}
                 found.append(f"{where}: origins {got}, Shardy recorded {shown} (sharding {e.get('sharding')})")
@@ -419,6 +419,21 @@ def recorded_by_axis(origins: dict[str, str], held: set[str]) -> dict[str, set[s
         elif whole in held and whole not in origins:
             found.setdefault(whole, set()).add(label)
     return found
+
+
+def expected_origins(stage: Path, kind: str, k: int, origins: dict[str, str], sharding: str) -> dict[str, set[str]]:
+    """``recorded_by_axis`` of an entry argument or result, read as Shardy writes a result's: it keeps them
+    on the value the result returns (source_sharding.cc: seeded with every out_sharding returning it,
+    first result first, and printed on one result returning it, ``output: k`` as ``self``), so an axis
+    that value does not hold where the result does (the dim, and the axes major to it there) did not
+    cross the return: the result holds it as its out_sharding gave it (what the executable returns), its
+    own, ``self``."""
+    recorded = recorded_by_axis(origins, _dim_axes(sharding))
+    returned = (returned_shardings(stage)[k:] or [None])[0] if kind == "result" else None
+    if returned is None:
+        return recorded
+    return {a: labels if axis_place(sharding, a) == axis_place(returned, a) else {"self"}
+            for a, labels in recorded.items()}
 
 
 def _disconnected(where: str, stage: Path, kind: str, k: int) -> list[str]:

@@ -1,4 +1,4 @@
-"""Writes Shardy's verbose stage dumps of twenty-five real programs with jax (a child process: XLA reads
+"""Writes Shardy's verbose stage dumps of twenty-six real programs with jax (a child process: XLA reads
 XLA_FLAGS once), for the tests that ``explain`` names the origins the programs specify.
 
 Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
@@ -73,12 +73,17 @@ Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
   carries, the first given ``P(None, "a")``: the edge into result 0 (step 0) is printed with the one carrying result
   1's ``a`` back, and the manual computation, its own origin (``self``, ``mc_0_output: 0`` in result 0), holds ``a``
   before any step, though an edge reaches it later.
+- ``crossed``: ``sin(x)`` returned as results 0, 1 and 2 under ``P(None, "a")``, ``P("a", "b")`` and ``P(None, ("b",
+  "a"))``, and an argument sharded ``P("a", None)`` by the user returned as result 3 under ``P(None, "a")``: Shardy
+  keeps a result's origins on the value it returns, so results 1..3 record axes that value holds elsewhere; the
+  executable's output shardings (PJRT's, with jax's of the out_shardings) go to ``OUT_DIR/crossed.json``.
 Then, in a second child (``OUT_DIR shardy``), the same ``mlp`` with ``--xla_dump_hlo_pass_re=shardy`` into
 OUT_DIR/plain: Shardy's stage files without the records.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -408,4 +413,19 @@ def scattered(x: jax.Array) -> tuple[jax.Array, ...]:
 
 
 jax.jit(scattered, out_shardings=(None, NamedSharding(mesh_ab8, P(None, "a")), None)).lower(arg((8, 8))).compile()
+
+
+def crossed(x: jax.Array, y: jax.Array) -> tuple[jax.Array, ...]:
+    h = jnp.sin(x)
+    return h, h, h, y
+
+
+crossed_out = tuple(NamedSharding(mesh_ab8, s) for s in (P(None, "a"), P("a", "b"), P(None, ("b", "a")), P(None, "a")))
+crossed_exe = jax.jit(crossed, out_shardings=crossed_out).lower(
+    arg((16, 16)), arg((16, 16), NamedSharding(mesh_ab8, P("a", None)))
+).compile().runtime_executable()
+with open(os.path.join(out, "crossed.json"), "w", encoding="utf-8") as f:  # what the executable holds, per result
+    json.dump({"outputs": [s.SerializeToString().hex() for s in crossed_exe.get_output_shardings()],
+               "out_shardings": [s._to_xla_hlo_sharding(2).to_proto().SerializeToString().hex() for s in crossed_out]},
+              f)
 subprocess.run([sys.executable, __file__, out, "shardy"], check=True)
