@@ -560,9 +560,9 @@ def axis_place(sharding: str, axis: str) -> tuple[int, tuple[str, ...]] | None:
 
 def one_place(a: str | None, b: str | None, axis: str) -> bool:
     """Whether ``axis`` can have crossed between two values sharded ``a`` and ``b`` that are one sharding (a
-    function's result and the value it returns, a loop's result and its block argument; a constraint or
-    a shard_map's in_sharding and its operand): propagation across such an edge extends a dim's axes and
-    never moves one, so both hold it on the same dim after the same axes (true where one is unknown)."""
+    function's result and the value it returns, a loop's result and its block argument): propagation
+    across such an edge extends a dim's axes and never moves one, so both hold it on the same dim after
+    the same axes (true where one is unknown)."""
     if not a or not b:
         return True
     try:

@@ -303,8 +303,6 @@ def _into_operand(f: Function, cur: str, axis: str, stop: Origin) -> list[Step] 
         return None
     if not any(k < len(names) and names[k] == cur for names in held):
         return None
-    if stop.kind == "constraint" and not one_place(stop.sharding, f.sharding(cur), axis):
-        return None  # (not a shard_map's: its body's values hold its in_sharding's free axes only)
     return [_crossing(None, stop.value, (stop.op, stop.value, stop.line or 0), cur)]
 
 

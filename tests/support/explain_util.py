@@ -43,7 +43,8 @@ _ELEMENT = re.compile(r"<@[\w.$-]+, \[[^\]]*\][^>]*>")  # one ``<@mesh, [...]>``
 def returned_shardings(stage: Path) -> list[str | None]:
     """The sharding of the value ``@main`` returns as each result (``#sdy.sharding<...>``), read off the line
     defining it: an argument's signature entry, an op's ``sdy.sharding_per_value`` element, a constraint's
-    own; None where that line gives none (a case or a generic op prints its records on a later line)."""
+    own, a shard_map's out_shardings; None where that line gives none (a case or a generic op prints its
+    records on a later line)."""
     lines = stage.read_text(encoding="utf-8").splitlines()
     start = next(i for i, ln in enumerate(lines) if _MAIN.search(ln))
     body = " " * (len(lines[start]) - len(lines[start].lstrip()) + 2)
@@ -67,7 +68,8 @@ def returned_shardings(stage: Path) -> list[str | None]:
         i = int(hash_) if hash_ else i
         per = line.partition("sdy.sharding_per_value<[")[2]
         own = line.split(" : ")[0] if re.search(r"= sdy\.(?:sharding_constraint|reshard) ", line) else ""
-        found = _ELEMENT.findall(per) or _ELEMENT.findall(own)
+        outs = line.partition(" out_shardings=[")[2] if "= sdy.manual_computation(" in line else ""
+        found = _ELEMENT.findall(per) or _ELEMENT.findall(own) or _ELEMENT.findall(outs)
         out.append(f"#sdy.sharding{found[i]}" if i < len(found) else None)
     return out
 
