@@ -105,7 +105,8 @@ def explain_value(path: str, f: Function, name: str) -> Explanation:
 def _origin_upstream(f: Function, name: str, axis: str, steps: tuple[Step, ...]) -> Origin | None:
     """The origin of an axis of a value Shardy recorded none for (jaxlib 0.10.2 records it on one result
     only of a value returned twice): the one recorded on the value its walk starts from, if any; for a
-    result no step reaches, on the value it returns (``output: k`` when the result is its own origin)."""
+    result no step reaches, on the value it returns. It is labelled as the value's own record would say
+    it: ``self`` for its own sharding, another's ``self`` as that one is named (``output: j``, ``input: n``)."""
     k = trailing_index(name) if name.startswith("result[") else None
     if steps:
         first = f.value(steps[0].source)
@@ -114,7 +115,15 @@ def _origin_upstream(f: Function, name: str, axis: str, steps: tuple[Step, ...])
     else:
         return None
     label = first.origins.get(held_axis(first, axis)) if first is not None else None
-    return origin_of(f, label, first, axis) if first is not None and label else None
+    if first is None or not label:
+        return None
+    origin = origin_of(f, label, first, axis)
+    if origin.value == name:  # (the result's own, as a result's record says it)
+        return replace(origin, label="self")
+    if label != "self":
+        return origin
+    j = trailing_index(first.name) if first.name.startswith("result[") else None
+    return replace(origin, label=f"output: {j}" if j is not None else first.origin_label(axis) or label)
 
 
 _KEYED = re.compile(r"^(%[\w.$\-]+)@\d+(#\d+)?$")

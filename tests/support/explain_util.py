@@ -40,16 +40,27 @@ _MAIN = re.compile(r"func\.func (?:public )?@main\(")
 _ELEMENT = re.compile(r"<@[\w.$-]+, \[[^\]]*\][^>]*>")  # one ``<@mesh, [...]>`` of a per-value list or an op
 
 
+def _main_return(lines: list[str]) -> tuple[int, int, list[str]]:
+    """The lines of ``@main``'s signature and of its return, and the values it returns."""
+    start = next(i for i, ln in enumerate(lines) if _MAIN.search(ln))
+    body = " " * (len(lines[start]) - len(lines[start].lstrip()) + 2)
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith(body + "return "))
+    return start, end, lines[end][len(body + "return ") :].split(" : ")[0].split(", ")
+
+
+def returned_values(stage: Path) -> list[str]:
+    """The values ``@main`` returns, one per result (``%15``, ``%20#2``, ``%arg1``)."""
+    return _main_return(stage.read_text(encoding="utf-8").splitlines())[2]
+
+
 def returned_shardings(stage: Path) -> list[str | None]:
     """The sharding of the value ``@main`` returns as each result (``#sdy.sharding<...>``), read off the line
     defining it: an argument's signature entry, an op's ``sdy.sharding_per_value`` element, a constraint's
     own, a shard_map's out_shardings; None where that line gives none (a case or a generic op prints its
     records on a later line)."""
     lines = stage.read_text(encoding="utf-8").splitlines()
-    start = next(i for i, ln in enumerate(lines) if _MAIN.search(ln))
+    start, end, names = _main_return(lines)
     body = " " * (len(lines[start]) - len(lines[start].lstrip()) + 2)
-    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith(body + "return "))
-    names = lines[end][len(body + "return ") :].split(" : ")[0].split(", ")
     head = lines[start][lines[start].index("@main(") :]
     entry = r"(%arg\d+): [^{,)]*(?:\{[^{}]*?sdy\.sharding = (#sdy\.sharding" + _ELEMENT.pattern + "))?"
     args = dict(re.findall(entry, head.split(") -> ")[0]))

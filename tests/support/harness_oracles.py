@@ -14,7 +14,7 @@ from typing import Any
 
 from fuzz.mutate import OPERATORS
 from support.cli_util import run
-from support.explain_util import assert_connected, axis_place, returned_shardings
+from support.explain_util import assert_connected, axis_place, returned_shardings, returned_values
 from support.program_gen import Program
 from support.xla_outputs import leaves_of, xla_string
 
@@ -352,7 +352,40 @@ _SHARDING = re.compile(r"#sdy\.sharding<@\w+, \[[^\]]*\][^>]*>")
 
 def recorded_origins(stage: Path) -> Iterator[tuple[str, int, dict[str, str], str]]:
     """(``arg``/``result``, index, {axis: origin label}, sharding) of each entry argument and result whose
-    ``sdy.sharding_origins`` the dump records."""
+    ``sdy.sharding_origins`` the dump records, and of each result without them that returns the value
+    another result with them returns: Shardy's record of a result is that of the value it returns,
+    printed on one of the results returning it (``expected_origins``), its ``output: k`` as ``self``."""
+    entries = list(_signature_origins(stage))
+    yield from entries
+    returned = returned_values(stage)
+    recorded = {k: (origins, sharding) for kind, k, origins, sharding in entries if kind == "result"}
+    for k, sharding in _result_shardings(stage).items():
+        other = next((j for j in recorded if j != k and j < len(returned) and k < len(returned)
+                      and returned[j] == returned[k]), None)
+        if k in recorded or other is None:
+            continue
+        of_value = {a: f"output: {other}" if label == "self" else label for a, label in recorded[other][0].items()}
+        yield "result", k, {a: "self" if label == f"output: {k}" else label for a, label in of_value.items()}, sharding
+
+
+def _signature_origins(stage: Path) -> Iterator[tuple[str, int, dict[str, str], str]]:
+    """(``arg``/``result``, index, {axis: origin label}, sharding) of each entry argument and result whose
+    ``sdy.sharding_origins`` the signature prints."""
+    for kind, k, item in _signature_items(stage):
+        m = _ORIGINS.search(item)
+        sharding = _SHARDING.search(item)
+        if m and sharding:
+            yield kind, k, dict(_PAIR.findall(m.group(1))), sharding.group(0)
+
+
+def _result_shardings(stage: Path) -> dict[int, str]:
+    """Each entry result's sharding, by index (those the signature shards)."""
+    found = ((k, _SHARDING.search(item)) for kind, k, item in _signature_items(stage) if kind == "result")
+    return {k: m.group(0) for k, m in found if m}
+
+
+def _signature_items(stage: Path) -> Iterator[tuple[str, int, str]]:
+    """(``arg``/``result``, index, its text) of each entry of ``@main``'s signature."""
     lines = stage.read_text(encoding="utf-8").splitlines()
     line = next(ln for ln in lines if re.search(r"func\.func (?:public )?@main\(", ln))
     head = line[line.index("@main(") + len("@main(") :]
@@ -369,10 +402,7 @@ def recorded_origins(stage: Path) -> Iterator[tuple[str, int, dict[str, str], st
         results = results[1:-1]
     for kind, text in (("arg", args), ("result", results)):
         for k, item in enumerate(_split_top(text)):
-            m = _ORIGINS.search(item)
-            sharding = _SHARDING.search(item)
-            if m and sharding:
-                yield kind, k, dict(_PAIR.findall(m.group(1))), sharding.group(0)
+            yield kind, k, item
 
 
 def explain_oracle(p: Program, folder: Path) -> list[str]:
