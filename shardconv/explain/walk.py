@@ -110,11 +110,27 @@ def recorded_label(f: Function, value: Value, axis: str) -> str | None:
     """The origin ``value`` records for ``axis``. Shardy keeps a function result's origins on the value it
     returns (printed on one result of those returning it): a result holding an axis where that value
     does not (``one_place``) did not take it across the return, so it is the result's own (its
-    out_sharding), whatever the value records."""
+    out_sharding), whatever the value records; likewise an argument's axis that the constraint it
+    records (one taking that argument) does not hold there (``_not_its_constraint``)."""
     k = trailing_index(value.name) if value.name.startswith("result[") else None
     if k is not None and k < len(f.returns) and not one_place(value.sharding, f.sharding(f.returns[k]), axis):
         return "self"
-    return value.origins.get(held_axis(value, axis))
+    label = value.origins.get(held_axis(value, axis))
+    if label is not None and value.name.startswith("%arg") and _not_its_constraint(f, value, label, axis):
+        return "self"
+    return label
+
+
+def _not_its_constraint(f: Function, value: Value, label: str, axis: str) -> bool:
+    """Whether ``label`` names a constraint on the argument ``value`` that does not hold ``axis`` where the
+    argument does: Shardy gives a constraint's operand the constraint's sharding as is, so the argument
+    holds the axis as its own (jaxlib 0.10.2 records a constraint that holds no axis as the origin of its
+    argument's)."""
+    if label == "self" or _ORIGIN.match(label) or _GROUP.match(label):
+        return False
+    o = _named(f, label, None)
+    return (o.kind == "constraint" and o.value is not None and f.operands_of(o.value)[:1] == (value.name,)
+            and not one_place(o.sharding, value.sharding, axis))
 
 
 def _into_group(f: Function, cur: str, axis: str, stop: Origin, seen: set[str]) -> list[Step] | None:

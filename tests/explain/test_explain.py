@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from support.explain_util import assert_connected, axis_place, dims_of, returned_shardings, stage
+from support.explain_util import assert_connected, axis_place, constraints, dims_of, returned_shardings, stage
 from support.harness_oracles import expected_origins, recorded_origins
 from support.cli_util import run
 
@@ -922,7 +922,9 @@ def test_a_result_holding_an_axis_where_the_value_it_returns_does_not_is_its_own
     came from result 0 (alone on that dim), and result 3's that its ``a`` (dim 1) came from argument 1 (dim 0).
     A return moves no axis to another dim or behind another axis: the executable holds each result as its
     out_sharding gave it (PJRT's output shardings are jax's of the out_shardings, and the dump's exported), and
-    each axis the returned value does not hold where the result does is the result's own, with no step."""
+    each axis the returned value does not hold where the result does is the result's own, with no step. So is
+    the ``a`` of the third argument (PJRT's parameter sharding is its in_sharding), though Shardy records it from
+    the constraint taking it, ``P(None, None)``."""
     from jax._src.lib import xla_client as xc
 
     def xla(blob: str) -> str:
@@ -945,6 +947,19 @@ def test_a_result_holding_an_axis_where_the_value_it_returns_does_not_is_its_own
                 own += 1
                 assert (a.origin.kind, a.origin.index, a.origin.label, a.path) == ("result", k, "self", ()), (k, a)
     assert own >= 4  # (result 1's a and b, result 2's a and b, result 3's a)
+    # the third argument's record names the constraint it takes (P(None, None)), which holds no axis there
+    named = constraints(path)
+    for k, given in enumerate(held["in_shardings"]):
+        (e,) = explain_path(str(path), arg=k)
+        assert e.sharding is not None
+        assert given is None or str(sc.to_hlo(e.sharding, mesh.group(1))) == xla(held["parameters"][k]) == xla(given)
+        for a in e.axes:
+            assert_connected(a, e.value)
+            taken = [c for c in named.values() if c[0] == e.value]
+            if taken and all(axis_place(c[1], a.axis) != axis_place(e.sharding, a.axis) for c in taken):
+                own += 1
+                assert (a.origin.kind, a.origin.index, a.origin.label, a.path) == ("argument", k, "self", ()), (k, a)
+    assert own >= 5
 
 
 def test_the_harness_reads_a_result_s_record_as_the_returned_value_s_and_still_reports_a_wrong_path(

@@ -92,3 +92,13 @@ def axis_place(sharding: str, axis: str) -> tuple[int, list[str]] | None:
         if whole in names:
             return d, names[: names.index(whole)]
     return None
+
+
+_CONSTRAINT = re.compile(r"= sdy\.(?:sharding_constraint|reshard) (%[\w.$-]+) (" + _ELEMENT.pattern + r").*"
+                         r'sdy\.sharding_origin_name = "([^"]+)"')
+
+
+def constraints(stage: Path) -> dict[str, tuple[str, str]]:
+    """Each named constraint (``constraint_0``) -> the value it takes and its sharding (``#sdy.sharding<...>``)."""
+    found = (_CONSTRAINT.search(line) for line in stage.read_text(encoding="utf-8").splitlines())
+    return {m.group(3): (m.group(1), f"#sdy.sharding{m.group(2)}") for m in found if m}

@@ -14,7 +14,7 @@ from typing import Any
 
 from fuzz.mutate import OPERATORS
 from support.cli_util import run
-from support.explain_util import assert_connected, axis_place, returned_shardings, returned_values
+from support.explain_util import assert_connected, axis_place, constraints, returned_shardings, returned_values
 from support.program_gen import Program
 from support.xla_outputs import leaves_of, xla_string
 
@@ -457,13 +457,26 @@ def expected_origins(stage: Path, kind: str, k: int, origins: dict[str, str], sh
     first result first, and printed on one result returning it, ``output: k`` as ``self``), so an axis
     that value does not hold where the result does (the dim, and the axes major to it there) did not
     cross the return: the result holds it as its out_sharding gave it (what the executable returns), its
-    own, ``self``."""
+    own, ``self``. Likewise an argument's axis recorded from a constraint that takes the argument and does
+    not hold the axis there (jax 0.10.2 records one that holds no axis): the argument's own sharding."""
     recorded = recorded_by_axis(origins, _dim_axes(sharding))
-    returned = (returned_shardings(stage)[k:] or [None])[0] if kind == "result" else None
+    if kind == "arg":
+        named = constraints(stage)
+        return {a: {"self"} if len(labels) == 1 and _lacks(named.get(next(iter(labels))), f"%arg{k}", sharding, a)
+                else labels for a, labels in recorded.items()}
+    returned = (returned_shardings(stage)[k:] or [None])[0]
     if returned is None:
         return recorded
     return {a: labels if axis_place(sharding, a) == axis_place(returned, a) else {"self"}
             for a, labels in recorded.items()}
+
+
+def _lacks(constraint: tuple[str, str] | None, arg: str, sharding: str, axis: str) -> bool:
+    """Whether a constraint (the value it takes, its sharding) takes ``arg`` and does not hold ``axis`` where
+    ``arg``'s ``sharding`` does."""
+    if constraint is None or constraint[0] != arg:
+        return False
+    return axis_place(constraint[1], axis) != axis_place(sharding, axis)
 
 
 def _disconnected(where: str, stage: Path, kind: str, k: int) -> list[str]:

@@ -74,9 +74,11 @@ Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
   1's ``a`` back, and the manual computation, its own origin (``self``, ``mc_0_output: 0`` in result 0), holds ``a``
   before any step, though an edge reaches it later.
 - ``crossed``: ``sin(x)`` returned as results 0, 1 and 2 under ``P(None, "a")``, ``P("a", "b")`` and ``P(None, ("b",
-  "a"))``, and an argument sharded ``P("a", None)`` by the user returned as result 3 under ``P(None, "a")``: Shardy
-  keeps a result's origins on the value it returns, so results 1..3 record axes that value holds elsewhere; the
-  executable's output shardings (PJRT's, with jax's of the out_shardings) go to ``OUT_DIR/crossed.json``.
+  "a"))``, an argument sharded ``P("a", None)`` by the user returned as result 3 under ``P(None, "a")``, and the sine
+  of another, sharded so too and constrained to ``P(None, None)``, as result 4: Shardy keeps a result's origins on
+  the value it returns, so results 1..3 record axes that value holds elsewhere, and records the constraint as the
+  origin of the third argument's ``a``; the executable's output and parameter shardings (PJRT's, with jax's of the
+  out_shardings and in_shardings) go to ``OUT_DIR/crossed.json``.
 Then, in a second child (``OUT_DIR shardy``), the same ``mlp`` with ``--xla_dump_hlo_pass_re=shardy`` into
 OUT_DIR/plain: Shardy's stage files without the records.
 """
@@ -415,17 +417,25 @@ def scattered(x: jax.Array) -> tuple[jax.Array, ...]:
 jax.jit(scattered, out_shardings=(None, NamedSharding(mesh_ab8, P(None, "a")), None)).lower(arg((8, 8))).compile()
 
 
-def crossed(x: jax.Array, y: jax.Array) -> tuple[jax.Array, ...]:
+def crossed(x: jax.Array, y: jax.Array, z: jax.Array) -> tuple[jax.Array, ...]:
     h = jnp.sin(x)
-    return h, h, h, y
+    return h, h, h, y, jnp.sin(jax.lax.with_sharding_constraint(z, NamedSharding(mesh_ab8, P(None, None))))
 
 
-crossed_out = tuple(NamedSharding(mesh_ab8, s) for s in (P(None, "a"), P("a", "b"), P(None, ("b", "a")), P(None, "a")))
+crossed_specs = (P(None, "a"), P("a", "b"), P(None, ("b", "a")), P(None, "a"), P(None, "a"))
+crossed_out = tuple(NamedSharding(mesh_ab8, s) for s in crossed_specs)
+crossed_in = (None, NamedSharding(mesh_ab8, P("a", None)), NamedSharding(mesh_ab8, P("a", None)))
 crossed_exe = jax.jit(crossed, out_shardings=crossed_out).lower(
-    arg((16, 16)), arg((16, 16), NamedSharding(mesh_ab8, P("a", None)))
+    *(arg((16, 16), s) for s in crossed_in)
 ).compile().runtime_executable()
-with open(os.path.join(out, "crossed.json"), "w", encoding="utf-8") as f:  # what the executable holds, per result
+
+
+def _hex(shardings: tuple[NamedSharding | None, ...]) -> list[str | None]:
+    return [s._to_xla_hlo_sharding(2).to_proto().SerializeToString().hex() if s else None for s in shardings]
+
+
+with open(os.path.join(out, "crossed.json"), "w", encoding="utf-8") as f:  # what the executable holds, and the user
     json.dump({"outputs": [s.SerializeToString().hex() for s in crossed_exe.get_output_shardings()],
-               "out_shardings": [s._to_xla_hlo_sharding(2).to_proto().SerializeToString().hex() for s in crossed_out]},
-              f)
+               "parameters": [s.SerializeToString().hex() for s in crossed_exe.get_parameter_shardings()],
+               "out_shardings": _hex(crossed_out), "in_shardings": _hex(crossed_in)}, f)
 subprocess.run([sys.executable, __file__, out, "shardy"], check=True)
