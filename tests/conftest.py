@@ -69,7 +69,7 @@ def stages(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def programs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Twenty-six real programs compiled with Shardy's verbose stage dumps (its propagation records): see
+    """Twenty-seven real programs compiled with Shardy's verbose stage dumps (its propagation records): see
     tests/support/make_explain_programs.py."""
     from support.jax_child import write_with_jax
 

@@ -160,6 +160,31 @@ class Function:
                 self._users.setdefault(self.key(operand, line), []).append(self.key(op, line))
         return self._users.get(name, [])
 
+    def incoming_edges(self, cur: str, axis: str) -> list[HeldEdge]:
+        """The edges that brought ``axis`` to ``cur``: on its own op, else on the ops that use it, else on the
+        op whose region returns it."""
+        self.absorb(cur.split("#")[0])
+        if cur.startswith("result[") or cur in self.returns:  # (every result's edges may be printed on another's)
+            for k, r in enumerate(self.returns):
+                self.absorb(r.split("#")[0])
+                self.absorb(f"result[{k}]")
+        found = self.incoming.get((cur, axis))
+        if not found:
+            for user in self.users(cur):
+                self.absorb(user)
+            found = self.incoming.get((cur, axis))
+        if not found:  # a value a region returns (a loop body's carry), or an operand of an op whose records
+            # close its regions (a scatter's update): that op's records name it
+            for owner in self.region_owners():
+                self.absorb(owner)
+            found = self.incoming.get((cur, axis))
+        return found or []
+
+    def body_edges(self, loop: RegionOp, arg: str, axis: str) -> list[HeldEdge]:
+        """The edges that brought ``axis`` to the loop's block argument ``arg`` inside its body: the loop's
+        result of that argument (one data-flow edge, one sharding) took it at the same step."""
+        return [x for x in self.incoming_edges(arg, axis) if loop.line < x[5] <= loop.end]
+
     def defs(self, name: str) -> tuple[int, ...]:
         """The lines defining ``name``: every one, read from the file, when more than one op or region
         does (a region's ops without a sharding have no site), else its site's."""
@@ -400,13 +425,18 @@ class Function:
             return mine != "self" and agree and back.get((j, e.axis), e.step) >= e.step and arrived(j, e.axis) < e.step
 
         def arrived(j: int, axis: str) -> int:
-            """The step the axis first reached what result ``j`` returns, by the edges known (-1: none, or
-            that value is the axis's origin, holding it before any step)."""
-            self.absorb(self.returns[j].split("#")[0])
-            v = self.value(self.returns[j])
+            """The step the axis first reached what result ``j`` returns (-1: no edge brought it, or that
+            value is the axis's origin, holding it before any step); for a loop's result that no edge
+            reached, the step that reached its block argument in the body."""
+            ret = self.returns[j]
+            v = self.value(ret)
             if v is not None and v.origins.get(axis) == "self":
                 return -1
-            return min((x[0].step for x in self.incoming.get((self.returns[j], axis), ())), default=-1)
+            found = self.incoming_edges(ret, axis)
+            loop = next((x for x in self.region_ops.values() if ret in x.results and x.args), None)
+            if not found and loop is not None:
+                found = self.body_edges(loop, loop.args[loop.results.index(ret)], axis)
+            return min((x[0].step for x in found), default=-1)
 
         back: dict[tuple[int, str], int] = {}  # (result, axis) -> the step it carried the axis back at
         owned: dict[int, list[Edge]] = {}

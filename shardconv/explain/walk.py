@@ -154,27 +154,6 @@ def _into_group(f: Function, cur: str, axis: str, stop: Origin, seen: set[str]) 
     return [*before, _crossing(None, source, ("sdy.sharding_group", f"group_id={stop.group}", line), cur)]
 
 
-def _incoming(f: Function, cur: str, axis: str) -> list[HeldEdge]:
-    """The edges that brought ``axis`` to ``cur``: on its own op, else on the ops that use it, else on the
-    op whose region returns it."""
-    f.absorb(cur.split("#")[0])
-    if cur.startswith("result[") or cur in f.returns:  # (every result's edges may be printed on another's)
-        for k, r in enumerate(f.returns):
-            f.absorb(r.split("#")[0])
-            f.absorb(f"result[{k}]")
-    found = f.incoming.get((cur, axis))
-    if not found:
-        for user in f.users(cur):
-            f.absorb(user)
-        found = f.incoming.get((cur, axis))
-    if not found:  # a value a region returns (a loop body's carry), or an operand of an op whose records
-        # close its regions (a scatter's update): that op's records name it
-        for owner in f.region_owners():
-            f.absorb(owner)
-        found = f.incoming.get((cur, axis))
-    return found or []
-
-
 def walk(f: Function, start: str, axis: str, stop: Origin) -> tuple[Step, ...]:
     """The steps that brought ``axis`` to ``start``, walked back to the origin's value (the first time
     the axis arrived at each value: its lowest step), origin first. A manual computation's in_sharding
@@ -188,10 +167,10 @@ def walk(f: Function, start: str, axis: str, stop: Origin) -> tuple[Step, ...]:
         axis = held_axis(v, axis)
         if v is not None and v.origins.get(axis) == "self":
             break
-        options = [x for x in _incoming(f, cur, axis) if x[1] not in seen]
+        options = [x for x in f.incoming_edges(cur, axis) if x[1] not in seen]
         part = next((a for a in sorted(v.origins) if a.startswith(axis + ":")), None) if v and not options else None
         if part is not None:  # (a value holding an axis a reshape merged: it came in parts, each recorded)
-            options = [x for x in _incoming(f, cur, part) if x[1] not in seen]
+            options = [x for x in f.incoming_edges(cur, part) if x[1] not in seen]
             axis = part if options else axis
         if options:
             e, src, tgt, op_value, op, line = _first(f, options, axis, stop.label)
@@ -264,7 +243,8 @@ def _across(f: Function, cur: str, axis: str, seen: set[str], after: int | None,
         if held is not None and held.origins.get(axis) == "self":  # it returns the origin: no step between
             seen.add(other)
             return [_crossing(None, other, via, cur)]
-        hop = _hop(f, cur, other, [x for x in _incoming(f, other, axis) if x[1] not in seen], axis, label, via, seen)
+        found = [x for x in f.incoming_edges(other, axis) if x[1] not in seen]
+        hop = _hop(f, cur, other, found, axis, label, via, seen)
         if hop is None:  # the value returned is itself one sharding with another (a loop's result)
             seen.add(other)
             inner = _across(f, other, axis, seen, after, label)
@@ -275,10 +255,10 @@ def _across(f: Function, cur: str, axis: str, seen: set[str], after: int | None,
     for loop in f.region_ops.values():
         if cur in loop.results and loop.args:
             other = loop.args[loop.results.index(cur)]
-            found = [x for x in _incoming(f, other, axis) if loop.line < x[5] <= loop.end and x[1] not in seen]
+            found = [x for x in f.body_edges(loop, other, axis) if x[1] not in seen]
         elif cur in loop.args and after is not None and loop.line < after <= loop.end:
             other = loop.results[loop.args.index(cur)]
-            found = [x for x in _incoming(f, other, axis) if x[1] not in seen]
+            found = [x for x in f.incoming_edges(other, axis) if x[1] not in seen]
         else:
             continue
         if other not in seen and one_place(f.sharding(cur), f.sharding(other), axis):

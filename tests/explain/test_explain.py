@@ -12,9 +12,17 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from support.explain_util import assert_connected, axis_place, constraints, dims_of, returned_shardings, stage
-from support.harness_oracles import expected_origins, recorded_origins
 from support.cli_util import run
+from support.explain_util import (
+    assert_connected,
+    axis_place,
+    constraints,
+    dims_of,
+    returned_shardings,
+    returned_values,
+    stage,
+)
+from support.harness_oracles import expected_origins, recorded_origins
 
 import shardconv as sc
 from shardconv.explain import render
@@ -227,9 +235,9 @@ def test_trace_offers_explain_for_a_propagation_change(programs: Path) -> None:
 
 def test_library_entry_returns_frozen_dataclasses(programs: Path) -> None:
     found = sc.explain_path(str(programs / "xla"), result=0)
-    # twenty-six modules; ``returned``'s first result (a sum) holds no sharding (``effect``'s, a token, is the
+    # twenty-seven modules; ``returned``'s first result (a sum) holds no sharding (``effect``'s, a token, is the
     # callback's value, sharded on one device)
-    assert len(found) == 25 and all(isinstance(e, sc.Explanation) for e in found)
+    assert len(found) == 26 and all(isinstance(e, sc.Explanation) for e in found)
     with pytest.raises(dataclasses.FrozenInstanceError):
         found[0].value = "x"  # type: ignore[misc]
     with pytest.raises(ExplainError, match=r"no sharded value matches --value %999$"):
@@ -712,7 +720,7 @@ def test_a_constraints_operand_takes_the_constraint_as_is(programs: Path) -> Non
 
 
 def test_every_value_of_every_program_walks_back_to_a_known_origin(programs: Path) -> None:
-    """Every sharded value, argument and result of the twenty-six programs, each axis: its origin is one the
+    """Every sharded value, argument and result of the twenty-seven programs, each axis: its origin is one the
     program wrote (never ``unknown``) and the walk reaches it with no gap, step after step (a loop's own
     step into its block argument is one step, not that step twice): a loop body's carry, a shard_map's
     or a constraint's operand, a partly manual shard_map's body argument, an axis free in nested shard_maps,
@@ -831,7 +839,7 @@ def test_a_sharding_group_member_takes_the_origin_of_the_member_that_brought_the
 
 
 @pytest.mark.parametrize(
-    "name", ["loops", "twice", "straight", "merged", "regathered", "carried", "scattered", "crossed"]
+    "name", ["loops", "twice", "straight", "merged", "regathered", "carried", "scattered", "crossed", "unpinned"]
 )
 def test_each_argument_and_result_walks_from_the_origin_its_record_names(programs: Path, name: str) -> None:
     """Each axis of each argument and result whose origins the signature records walks from that origin,
@@ -843,7 +851,9 @@ def test_each_argument_and_result_walks_from_the_origin_its_record_names(program
     records only by its two parts), ``carried`` (a constraint returned as is beside a loop's carries: the
     edge into it printed among theirs is its own, not that of a carry holding the same axis), ``scattered``
     (a shard_map's result returned so: the same, from a manual computation, its own origin), ``crossed`` (results
-    whose records are those of the value they return, which holds their axes elsewhere: their own)."""
+    whose records are those of the value they return, which holds their axes elsewhere: their own), ``unpinned``
+    (an edge printed on result 0 that a loop's carry returned beside holds the axis of, from the same origin,
+    though the carry took it only later)."""
     path = stage(programs, name)
     lines = path.read_text(encoding="utf-8").split("\n")
     told = 0
@@ -892,6 +902,29 @@ def test_every_results_edges_printed_on_the_first_are_each_its_own(programs: Pat
             assert re.search(record, text), (s, a.axis)
     (b,) = [x for x in e.axes if x.axis == "b"]
     assert [(s.source, s.target) for s in b.path] == [("result[0]", "%3"), ("%3", "result[2]")]
+
+
+def test_an_edge_printed_on_the_first_result_is_not_a_loop_carry_s_that_took_its_axis_later(programs: Path) -> None:
+    """``unpinned``: jax 0.10.2 prints on result 0 the edge bringing ``b`` to result 3 (the int8 cast). Result 2, a
+    loop's carry returned under no out_sharding, holds ``b`` from the same origin, but its loop's result took
+    ``b`` later, at the step that brought it to the loop's block argument in the body: the edge is result 3's,
+    and result 2's walk crosses the return at that later step."""
+    path = stage(programs, "unpinned")
+    signature = path.read_text(encoding="utf-8").split("\n")[2]
+    into_b = r'step-(\d+) = \[(?:\{[^{}]*\},\s*)*\{"b" = operand-0 -> \[result-0\]'
+    (into,) = {int(n) for n in re.findall(into_b, signature)}
+    returned = returned_values(path)
+    (carry,) = explain_path(str(path), result=2)
+    (b,) = [a for a in carry.axes if a.axis == "b"]
+    assert_connected(b, "result[2]")
+    loop_step = [s for s in b.path if s.op == "stablehlo.while" and s.target == returned[2]]
+    assert loop_step and loop_step[-1].step is not None and loop_step[-1].step > into, b
+    assert (b.path[-1].source, b.path[-1].op, b.path[-1].step) == (returned[2], "return", loop_step[-1].step), b
+    (cast,) = explain_path(str(path), result=3)
+    assert {a.axis for a in cast.axes} >= {"b"}
+    for a in cast.axes:
+        assert_connected(a, "result[3]")
+        assert (a.path[-1].source, a.path[-1].op, a.path[-1].step) == (returned[3], "return", into), a
 
 
 def test_a_name_is_read_as_the_definition_in_its_own_region(programs: Path) -> None:

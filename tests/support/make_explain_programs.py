@@ -1,4 +1,4 @@
-"""Writes Shardy's verbose stage dumps of twenty-six real programs with jax (a child process: XLA reads
+"""Writes Shardy's verbose stage dumps of twenty-seven real programs with jax (a child process: XLA reads
 XLA_FLAGS once), for the tests that ``explain`` names the origins the programs specify.
 
 Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
@@ -73,6 +73,10 @@ Usage: python make_explain_programs.py OUT_DIR. On 8 CPU devices, with
   carries, the first given ``P(None, "a")``: the edge into result 0 (step 0) is printed with the one carrying result
   1's ``a`` back, and the manual computation, its own origin (``self``, ``mc_0_output: 0`` in result 0), holds ``a``
   before any step, though an edge reaches it later.
+- ``unpinned``: ``tanh(sin(x) * 2)`` returned under ``P("b", "a")``, a ``fori_loop``'s two carries (the first under
+  ``P("a", "b")``, the second, a sum, under none) and the first cast to int8 (under none): jax 0.10.2 prints the
+  edge bringing ``b`` to the cast's result (step 8) on result 0, and the loop's second carry takes ``b`` later, in
+  the loop's body;
 - ``crossed``: ``sin(x)`` returned as results 0, 1 and 2 under ``P(None, "a")``, ``P("a", "b")`` and ``P(None, ("b",
   "a"))``, an argument sharded ``P("a", None)`` by the user returned as result 3 under ``P(None, "a")``, and the sine
   of another, sharded so too and constrained to ``P(None, None)``, as result 4: Shardy keeps a result's origins on
@@ -415,6 +419,18 @@ def scattered(x: jax.Array) -> tuple[jax.Array, ...]:
 
 
 jax.jit(scattered, out_shardings=(None, NamedSharding(mesh_ab8, P(None, "a")), None)).lower(arg((8, 8))).compile()
+
+
+def unpinned(x: jax.Array) -> tuple[jax.Array, ...]:
+    x = jnp.tanh(jax.checkpoint(lambda v: jnp.sin(v) * 2)(x))
+    carries = jax.lax.fori_loop(0, 2, lambda i, c: (jnp.sin(c[0]) + c[1], c[1] * 2), (x, x.sum(axis=0)))
+    return x, *carries, x.astype(jnp.int8)
+
+
+unpinned_out = (NamedSharding(mesh_ab8, P("b", "a")), NamedSharding(mesh_ab8, P("a", "b")), None, None)
+jax.jit(unpinned, out_shardings=unpinned_out).lower(
+    jax.ShapeDtypeStruct((16, 16), jnp.bfloat16, sharding=NamedSharding(mesh_ab8, P(None, "b")))
+).compile()
 
 
 def crossed(x: jax.Array, y: jax.Array, z: jax.Array) -> tuple[jax.Array, ...]:

@@ -61,7 +61,7 @@ def test_export_renumbering_values_moves_no_data(programs: Path) -> None:
     (other operands). Only propagation places data; the export stage changes no value's placement."""
     items = list(sc.trace_paths([str(programs / "xla")]))
     modules = [p for p in (programs / "xla" / "shardy").iterdir() if p.is_dir()]
-    assert len(modules) == 26
+    assert len(modules) == 27
     assert sum(isinstance(i, sc.Seen) and "/shardy/" in i.dump.path for i in items) == 5 * len(modules)
     assert [c for c in items if isinstance(c, sc.Change) and c.kind == "placement"] == []
     placed = [c for c in items if isinstance(c, sc.Change) and c.kind == "decided"]
