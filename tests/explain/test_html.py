@@ -11,8 +11,8 @@ import zlib
 from pathlib import Path
 
 import pytest
-from support.explain_util import stage
 from support.cli_util import run
+from support.explain_util import stage
 
 from shardconv.explain.build import explain_path
 
