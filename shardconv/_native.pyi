@@ -114,7 +114,8 @@ class Scan:
 @final
 class Names:
     """One segment's definitions, held natively (a dump defines every instruction; trace asks about a
-    few): what each value name is, read with ``get``, ``in``, ``len`` and ``items``."""
+    few): what each value name is, read with ``get``, ``in``, ``len`` and ``items``. Of a long segment of
+    a file whose definitions were let go, only the names trace's follower asked about are held."""
 
     def get(self, key: bytes, default: bytes | None = None) -> bytes | None: ...
     def __contains__(self, key: bytes, /) -> bool: ...
@@ -227,6 +228,7 @@ class Cutter:
         placed: bool = False,  # each piece's lines and bytes counted from the file's start
         whole_modules: bool = False,  # a piece begins only at a line the scan reads as a module's start
         drain: bool = False,  # a piece fed as it comes hands on its rows at each feed (every site, no names)
+        names_held: int = ...,  # a file's segment defining more bytes of names lets them go (read again when asked)
     ) -> Cutter: ...
     def next_job(self) -> PieceJob | None:
         """The next job, in order; None at the end. OSError when the log cannot be read."""
