@@ -516,9 +516,11 @@ def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'s' if n != 1 else ''}"
 
 
+@lru_cache(maxsize=256)
 def _short(path: str) -> str:
     """A path as given, or (absolute) its folder and name: XLA names every module's Shardy stages alike
-    (``module_0040.jit_f/02.after_propagation.mlir``)."""
+    (``module_0040.jit_f/02.after_propagation.mlir``). (A change names its files twice: kept for the
+    few files of a run.)"""
     if not os.path.isabs(path):
         return path
     folder, name = os.path.split(path)
