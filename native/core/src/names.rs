@@ -685,6 +685,30 @@ mod tests {
     use std::collections::HashMap;
 
     #[test]
+    fn a_segment_that_let_its_definitions_go_reads_those_asked_again_from_its_file() {
+        let text: &[u8] = b"  %x.1 = f32[8]{0} parameter(0)\n  %0 = stablehlo.add %a\n  %0 = stablehlo.mul %b\n\
+            func.func @f(%arg0: tensor<8xf32>) {\n  %0 = stablehlo.dot %arg0\n";
+        let path = std::env::temp_dir().join(format!("shardconv-names-{}", std::process::id()));
+        std::fs::write(&path, [b"head\n".as_slice(), text].concat()).unwrap();
+        let mut s = Segments::new(0);
+        s.read_again_from(Arc::new(path.clone()), 5, 0); // (the input starts 5 bytes into the file)
+        s.read_to(text.len() as u64, true, text, 0);
+        let mut whole = Defined::default();
+        whole.scan(text);
+        let d = &mut s.defined[0];
+        assert!(d.let_go() && !d.is_empty() && d.items().next().is_none()); // (nothing held, yet not empty)
+        d.resolve([&b"%0"[..], b"@f:%0", b"@f:arg[0]", b"%nowhere"]).unwrap();
+        for key in [&b"%0"[..], b"@f:%0", b"@f:arg[0]", b"%nowhere"] {
+            assert_eq!(d.get(key), whole.get(key), "{}", String::from_utf8_lossy(key));
+        }
+        assert_eq!(d.get(b"arg[0]"), None); // (not asked: not held)
+        d.resolve([&b"arg[0]"[..]]).unwrap();
+        assert_eq!(d.get(b"arg[0]"), whole.get(b"arg[0]"));
+        assert_eq!(d.get(b"%0"), Some(&b"stablehlo.mul %b"[..])); // (the later definition wins, as held)
+        std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
     fn defined() {
         let mut d = Defined::default();
         d.scan(b"  %x.1 = f32[8]{0} parameter(0)\n  %0:2 = stablehlo.add %a\n  %1 = stablehlo.dot %b, %c {x = %d}\nfunc(%arg0: tensor<8xf32>, %arg1: i32)\n  %values, %r:2, %indices = mhlo.topk(%a, k = 4)\n  %w:2 = stablehlo.while(%iterArg = %a, %iterArg_0 = %b)");
