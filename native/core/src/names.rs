@@ -187,6 +187,10 @@ impl Defined {
         source.asked.extend(new.iter().cloned());
         let (path, ranges) = (source.path.clone(), source.ranges.clone());
         let mut file = std::fs::File::open(&*path)?;
+        let size = file.metadata()?.len();
+        if ranges.iter().any(|&(_, b)| b != u64::MAX && b > size) {
+            return Err(io::Error::other("the file changed since it was read"));
+        }
         for (a, b) in ranges {
             let mut part = Defined { only: Some(new.clone()), ..Defined::default() };
             part.read_again(&mut file, a, b)?;
@@ -705,6 +709,8 @@ mod tests {
         d.resolve([&b"arg[0]"[..]]).unwrap();
         assert_eq!(d.get(b"arg[0]"), whole.get(b"arg[0]"));
         assert_eq!(d.get(b"%0"), Some(&b"stablehlo.mul %b"[..])); // (the later definition wins, as held)
+        std::fs::write(&path, b"head\n").unwrap(); // a file cut since: an error, never names of other bytes
+        assert!(d.resolve([&b"%x.1"[..]]).is_err());
         std::fs::remove_file(path).unwrap();
     }
 
