@@ -66,8 +66,9 @@ class Scan:
     # u32: value, name, shapes, scope, op, module, line, col, end_line, end_col, target, param, flags
     # u64: start, end. With ``names=True`` (trace's scan) a row is made only for a site trace reads (a
     # sharded value, a mesh, ``num_partitions``, a module header) or the first site after a module header,
-    # and there are also u32 ``key`` (NONE: the site shards no value trace follows) and ``read``. ``target`` is an expected-error marker's target line; ``param`` an HLO
-    # parameter's number; ``flags`` bit 0 = on an HLO ROOT line, bit 1 = on a func.func signature line.
+    # and there are also u32 ``key`` (NONE: the site shards no value trace follows) and ``read``.
+    # ``target`` is an expected-error marker's target line; ``param`` an HLO parameter's number; ``flags``
+    # bit 0 = on an HLO ROOT line, bit 1 = on a func.func signature line.
     # ``target`` is clamped into 0..NONE-1 (a marker pointing above line 1 says 0); it is meaningful only
     # for expected-error sites. ``line``/``col``/``end_line``/``end_col`` saturate at NONE-1 likewise.
     columns: dict[str, bytes]
