@@ -20,6 +20,8 @@ from shardconv.trace.values import Observation
 from shardconv.ui.console import make_console, use_color
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from rich.console import Console
 
     from shardconv.core.model import Mesh
@@ -180,14 +182,10 @@ class Tables:
         self._seen: dict[int, tuple[object, int]] = {}  # by id(): the object (kept alive) and its id
 
     def mesh_id(self, mesh: Mesh | None) -> int | None:
-        from shardconv.ui import jsonout
-
-        return None if mesh is None else self._id(mesh, self.meshes, lambda: jsonout.mesh_dict(mesh) or {})
+        return None if mesh is None else self._id(mesh, self.meshes, lambda: _jsonout().mesh_dict(mesh) or {})
 
     def placement_id(self, place: Placement | None) -> int | None:
-        from shardconv.ui import jsonout
-
-        return None if place is None else self._id(place, self.placements, lambda: jsonout.placement_dict(place))
+        return None if place is None else self._id(place, self.placements, lambda: _jsonout().placement_dict(place))
 
     def _id(self, thing: object, table: list[dict[str, Any]], entry: Callable[[], dict[str, Any]]) -> int:
         seen = self._seen.get(id(thing))
@@ -199,6 +197,13 @@ class Tables:
             table.append({"id": found, **entry()})
         self._seen[id(thing)] = (thing, found)
         return found
+
+
+def _jsonout() -> ModuleType:
+    """``ui.jsonout``, imported when a table first needs an entry (a change costs no import statement)."""
+    from shardconv.ui import jsonout
+
+    return jsonout
 
 
 def change_dict(c: Change, tables: Tables) -> dict[str, Any]:
