@@ -64,9 +64,11 @@ class Scan:
     scopes: list[tuple[str, str, bool]]
     ops: list[str]  # distinct defining ops: "parameter", "custom-call Sharding", "stablehlo.add", ...
     # u32: value, name, shapes, scope, op, module, line, col, end_line, end_col, target, param, flags
-    # u64: start, end. With ``names=True`` also u32 ``key`` (NONE: the site shards no value trace
-    # follows) and ``read``. ``target`` is an expected-error marker's target line; ``param`` an HLO
-    # parameter's number; ``flags`` bit 0 = on an HLO ROOT line, bit 1 = on a func.func signature line.
+    # u64: start, end. With ``names=True`` (trace's scan) a row is made only for a site trace reads (a
+    # sharded value, a mesh, ``num_partitions``, a module header) or the first site after a module header,
+    # and there are also u32 ``key`` (NONE: the site shards no value trace follows) and ``read``.
+    # ``target`` is an expected-error marker's target line; ``param`` an HLO parameter's number; ``flags``
+    # bit 0 = on an HLO ROOT line, bit 1 = on a func.func signature line.
     # ``target`` is clamped into 0..NONE-1 (a marker pointing above line 1 says 0); it is meaningful only
     # for expected-error sites. ``line``/``col``/``end_line``/``end_col`` saturate at NONE-1 likewise.
     columns: dict[str, bytes]
@@ -114,7 +116,8 @@ class Scan:
 @final
 class Names:
     """One segment's definitions, held natively (a dump defines every instruction; trace asks about a
-    few): what each value name is, read with ``get``, ``in``, ``len`` and ``items``."""
+    few): what each value name is, read with ``get``, ``in``, ``len`` and ``items``. Of a long segment of
+    a file whose definitions were let go, only the names trace's follower asked about are held."""
 
     def get(self, key: bytes, default: bytes | None = None) -> bytes | None: ...
     def __contains__(self, key: bytes, /) -> bool: ...
@@ -227,6 +230,7 @@ class Cutter:
         placed: bool = False,  # each piece's lines and bytes counted from the file's start
         whole_modules: bool = False,  # a piece begins only at a line the scan reads as a module's start
         drain: bool = False,  # a piece fed as it comes hands on its rows at each feed (every site, no names)
+        names_held: int = ...,  # a file's segment defining more bytes of names lets them go (read again when asked)
     ) -> Cutter: ...
     def next_job(self) -> PieceJob | None:
         """The next job, in order; None at the end. OSError when the log cannot be read."""

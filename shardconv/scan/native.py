@@ -86,7 +86,8 @@ class ScanOptions:
     """What one scan is asked for, declared once for every way in (a path, bytes, a stream, fed pieces)."""
 
     _: KW_ONLY
-    # What each dump defines and the key trace follows each value by (``Scan.defined``, ``key``, ``read``).
+    # What each dump defines and the key trace follows each value by (``Scan.defined``, ``key``, ``read``);
+    # rows only of the sites trace reads, and the first after each module header.
     names: bool = False
     # A row per site; False: a row per group's first site and every site's span in a compact log, all
     # that ``check`` reads, in memory that stays flat however long the file.

@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 PIECE_BYTES = 1 << 21  # a piece ends at the first dump line past this many bytes
 HELD_BYTES = 1 << 23  # a dump up to this size is held whole, to tell whether it repeats the one before
 FEED_BYTES = 1 << 23  # a piece's bytes held for its scan past this are fed to it at once
+# a segment of a file defining names and what they are past this many bytes lets them go: trace reads the
+# few it asks about again from the file (a long module defines every instruction)
+NAMES_HELD_BYTES = 1 << 22
 DUMP_LINE = b"\n// -----// IR Dump"  # where a pass log may be cut (the line break before the line)
 MODULE_LINE = b"\nmodule "  # where a file of MLIR modules may be cut
 FUNCTION_LINE = b"\n  func.func "  # where a module of many functions may be cut (its top-level functions)
@@ -193,13 +196,13 @@ def _cutter(
     source: str | Callable[[int], bytes], names: bool, cuts: Cuts, *, every_site: bool = True, placed: bool = False
 ) -> Cutter:
     """The core's cutter of ``source`` (a path, or a stream's ``read``) into jobs of ``cuts.size()`` bytes or
-    so (``HELD_BYTES``, ``FEED_BYTES`` and ``READ_SIZE`` as they are set when it is made), each piece scanned
-    as ``scan_pieces`` says."""
+    so (``HELD_BYTES``, ``FEED_BYTES``, ``NAMES_HELD_BYTES`` and ``READ_SIZE`` as they are set when it is
+    made), each piece scanned as ``scan_pieces`` says."""
     return cutter(
         source, lines=list(cuts.lines), dump_line=DUMP_LINE, function_line=FUNCTION_LINE, repeats=cuts.repeats,
         holding=list(cuts.holding), holding_line=cuts.holding_line, piece_bytes=cuts.size(), held_bytes=HELD_BYTES,
         feed_bytes=FEED_BYTES, read_size=READ_SIZE, names=names, every_site=every_site, placed=placed,
-        whole_modules=cuts.whole_modules, drain=cuts.drain,
+        whole_modules=cuts.whole_modules, drain=cuts.drain, names_held=NAMES_HELD_BYTES,
     )
 
 

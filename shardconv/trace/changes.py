@@ -6,8 +6,9 @@ sharding gained or lost). Partitioning is the dump's, not a value's (see ``run.S
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY
+from typing import TypeVar
 
 from shardconv.core.model import TensorSharding
 from shardconv.core.placement import Placement, differing_devices
@@ -75,44 +76,70 @@ def lost_kind(o: Observation) -> str:
 def classify(a: Observation, b: Observation, pass_name: str) -> Change | None:
     """The change from ``a`` to ``b`` (None when there is none). Without a placement on both sides
     (a value the converters reject) only mesh and spelling can be told apart."""
+    told = _told(a, b)
+    if told is None:
+        return None
+    kind, devices, filled = told
+    return Change(
+        kind=kind, value=b.key, pass_name=pass_name, dump=b.dump, before=a, after=b, devices=devices, filled=filled
+    )
+
+
+Told = tuple[str, tuple[int, ...], tuple[int, ...]]  # a change's kind, the devices it moves, the dimensions it fills
+_TOLD: dict[tuple[int, int], tuple[object, object, Told | None]] = {}
+
+
+def _told(a: Observation, b: Observation) -> Told | None:
+    """``_tell(a, b)``, worked out once per pair of readings the two were read from (the readers share one
+    object per distinct reading, and a long log changes the same few thousands of times)."""
+    ra, rb = a.reading, b.reading
+    if ra is None or rb is None:
+        return _tell(a, b)
+    return _once_per_pair(_TOLD, ra, rb, lambda: _tell(a, b))
+
+
+T = TypeVar("T")
+
+
+def _once_per_pair(cache: dict[tuple[int, int], tuple[object, object, T]], a: object, b: object,
+                  make: Callable[[], T]) -> T:
+    """``make()`` for the pair of objects ``a``, ``b``, kept in ``cache`` by their ids (holding both, so
+    their ids stay theirs; a few thousand pairs at most)."""
+    key = (id(a), id(b))
+    hit = cache.get(key)
+    if hit is not None and hit[0] is a and hit[1] is b:
+        return hit[2]
+    if len(cache) >= 4096:
+        cache.clear()
+    made = make()
+    cache[key] = (a, b, made)
+    return made
+
+
+def _tell(a: Observation, b: Observation) -> Told | None:
+    """What differs from ``a`` to ``b``, from what they read alone (their shardings, meshes and device
+    counts, not where they sit)."""
     if a.same_input(b):
         return None
     ka, kb = a.placement_key, b.placement_key
     if ka is not None and kb is not None and ka != kb:
         assert a.place is not None and b.place is not None
         filled = filled_open_dims(a, b)
-        return Change(
-            kind="decided" if filled else "placement",
-            value=b.key,
-            pass_name=pass_name,
-            dump=b.dump,
-            before=a,
-            after=b,
-            devices=moved_devices(a.place, b.place),
-            filled=filled,
-        )
+        return ("decided" if filled else "placement", moved_devices(a.place, b.place), filled)
     if a.mesh is not None and b.mesh is not None and a.mesh != b.mesh:
-        return Change(kind="mesh", value=b.key, pass_name=pass_name, dump=b.dump, before=a, after=b)
+        return ("mesh", (), ())
     if a.form != b.form or a.value != b.value or (a.value is None and a.text != b.text):
-        return Change(kind="spelling", value=b.key, pass_name=pass_name, dump=b.dump, before=a, after=b)
+        return ("spelling", (), ())
     return None
 
 
-_MOVED: dict[tuple[int, int], tuple[Placement, Placement, tuple[int, ...]]] = {}
+_MOVED: dict[tuple[int, int], tuple[object, object, tuple[int, ...]]] = {}
 
 
 def moved_devices(a: Placement, b: Placement) -> tuple[int, ...]:
     """``differing_devices(a, b)``, worked out once per pair of placement objects: the readers share one
     object per distinct sharding, and a long log moves the same few thousands of times."""
-    key = (id(a), id(b))
-    hit = _MOVED.get(key)
-    if hit is not None and hit[0] is a and hit[1] is b:
-        return hit[2]
-    if len(_MOVED) >= 4096:
-        _MOVED.clear()
-    moved = differing_devices(a, b)
-    _MOVED[key] = (a, b, moved)  # (holding both: their ids stay theirs)
-    return moved
+    return _once_per_pair(_MOVED, a, b, lambda: differing_devices(a, b))
 
 
 def filled_open_dims(a: Observation, b: Observation) -> tuple[int, ...]:

@@ -20,6 +20,8 @@ from shardconv.trace.values import Observation
 from shardconv.ui.console import make_console, use_color
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from rich.console import Console
 
     from shardconv.core.model import Mesh
@@ -180,14 +182,10 @@ class Tables:
         self._seen: dict[int, tuple[object, int]] = {}  # by id(): the object (kept alive) and its id
 
     def mesh_id(self, mesh: Mesh | None) -> int | None:
-        from shardconv.ui import jsonout
-
-        return None if mesh is None else self._id(mesh, self.meshes, lambda: jsonout.mesh_dict(mesh) or {})
+        return None if mesh is None else self._id(mesh, self.meshes, lambda: _jsonout().mesh_dict(mesh) or {})
 
     def placement_id(self, place: Placement | None) -> int | None:
-        from shardconv.ui import jsonout
-
-        return None if place is None else self._id(place, self.placements, lambda: jsonout.placement_dict(place))
+        return None if place is None else self._id(place, self.placements, lambda: _jsonout().placement_dict(place))
 
     def _id(self, thing: object, table: list[dict[str, Any]], entry: Callable[[], dict[str, Any]]) -> int:
         seen = self._seen.get(id(thing))
@@ -199,6 +197,13 @@ class Tables:
             table.append({"id": found, **entry()})
         self._seen[id(thing)] = (thing, found)
         return found
+
+
+def _jsonout() -> ModuleType:
+    """``ui.jsonout``, imported when a table first needs an entry (a change costs no import statement)."""
+    from shardconv.ui import jsonout
+
+    return jsonout
 
 
 def change_dict(c: Change, tables: Tables) -> dict[str, Any]:
@@ -262,6 +267,9 @@ class Grids:
     limit: int | None = GRIDS_SHOWN
     drawn: dict[str, int] = field(default_factory=dict)
     withheld: int = 0
+    # each pair of placements drawn, as written (by the pair, the console's width and colours): a long trace
+    # moves thousands of values between the same few, and rich spends milliseconds laying out a pair
+    pictures: dict[tuple[object, ...], str] = field(default_factory=dict)
 
     def take(self, pass_name: str) -> bool:
         """Whether to draw the grids of the next move ``pass_name`` made."""
@@ -308,7 +316,7 @@ def print_changes(
         if c.before is None and gained > GAINS_SHOWN:
             continue
         drawable = c.kind in ("placement", "decided") and c.before is not None and c.after is not None
-        _print_change(say, c, hinted, drawable and grids.take(c.pass_name))
+        _print_change(say, c, hinted, grids if drawable and grids.take(c.pass_name) else None)
     if gained > GAINS_SHOWN:
         more = gained - GAINS_SHOWN
         say((f"  and {more} more value{'s' if more != 1 else ''} gained a sharding here "
@@ -369,15 +377,16 @@ def _side_text(o: Observation | None) -> str:
     return "no sharding" if o is None else o.text
 
 
-def _print_change(say: _Lines, c: Change, hinted: set[str], grids: bool) -> None:
+def _print_change(say: _Lines, c: Change, hinted: set[str], grids: Grids | None) -> None:
+    """One change's lines, with its grids when ``grids`` (the run's) is given."""
     say(("  ", ""), (f"{c.kind:<9}", _KIND_STYLE[c.kind]), (f" {c.value}", ""))
     for label, o in (("before", c.before), ("after", c.after)):
         side = _side_text(o) if o is None else f"{o.text}{_on_mesh(o)}  [{_short(o.path)}:{o.line}]"
         say((f"    {label:<6} {side}", ""))
     if c.kind in ("placement", "decided") and c.before is not None and c.after is not None:
-        if grids:
+        if grids is not None:
             say.flush()
-            _print_grids(say.console, c, say.color)
+            _print_grids(say.console, c, say.color, grids.pictures)
         if c.kind == "placement":
             say((f"    devices {compress_ids(c.devices)} now hold different data", "red"))
     if c.filled:
@@ -448,19 +457,37 @@ def _on_mesh(o: Observation) -> str:
     return f"  ({o.error})" if o.error else ""
 
 
-def _print_grids(console: Console, c: Change, color: bool) -> None:
+def _print_grids(console: Console, c: Change, color: bool, pictures: dict[tuple[object, ...], str]) -> None:
+    """The grids before and after ``c``, side by side: a pair drawn before on this console (``pictures``)
+    written again as drawn."""
+    assert c.before is not None and c.after is not None and c.before.place is not None and c.after.place is not None
+    key = (c.before.place, c.after.place, console.width, console.color_system, color)
+    text = pictures.get(key)
+    if text is None:
+        with console.capture() as drawn:
+            _draw_grids(console, c.before.place, c.after.place, color)
+        text = drawn.get()
+        if len(pictures) >= PICTURES_KEPT:
+            del pictures[next(iter(pictures))]
+        pictures[key] = text
+    console.file.write(text)
+
+
+PICTURES_KEPT = 256  # the pairs of grids a run keeps drawn (the oldest goes first)
+
+
+def _draw_grids(console: Console, before: Placement, after: Placement, color: bool) -> None:
     from rich.padding import Padding
     from rich.table import Table
 
     from shardconv.ui.tiles import render_placement
 
-    assert c.before is not None and c.after is not None and c.before.place is not None and c.after.place is not None
     half = max(20, (console.width - 8) // 2)
     sides = Table.grid(padding=(0, 4))
     sides.add_column()
     sides.add_column()
     sides.add_row("before", "after")
-    grids = [render_placement(p, width=half, color=color) for p in (c.before.place, c.after.place)]
+    grids = [render_placement(p, width=half, color=color) for p in (before, after)]
     sides.add_row(*(r[0] if len(r) == 1 else _group(r) for r in grids))
     console.print(Padding(sides, (0, 0, 0, 4)), crop=False, soft_wrap=True)
 
@@ -494,9 +521,11 @@ def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'s' if n != 1 else ''}"
 
 
+@lru_cache(maxsize=256)
 def _short(path: str) -> str:
     """A path as given, or (absolute) its folder and name: XLA names every module's Shardy stages alike
-    (``module_0040.jit_f/02.after_propagation.mlir``)."""
+    (``module_0040.jit_f/02.after_propagation.mlir``). (A change names its files twice: kept for the
+    few files of a run.)"""
     if not os.path.isabs(path):
         return path
     folder, name = os.path.split(path)

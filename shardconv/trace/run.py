@@ -236,7 +236,10 @@ class _Follower:
         previous, names = self.previous, ds.names
         now = _Fresh(ds.dump, names, ds.reader.root(ds.sites, self.facts))
         same_module = previous is not None and previous.dump.module == ds.dump.module
-        n, positional, maybe, gone = ds.reader.follow(self.native, ds.sites, self.facts, names, now, same_module)
+        try:
+            n, positional, maybe, gone = ds.reader.follow(self.native, ds.sites, self.facts, names, now, same_module)
+        except OSError as e:  # (a long dump's definitions, read again from its file)
+            raise LogError(f"{ds.dump.path}: {e.strerror or e}") from None
         lost = self._lost(gone, names)
         rooted = [(key, held) for key, held in lost if key in now.root]  # not lost: the ROOT now
         lost = [x for x in lost if x[0] not in now.root]

@@ -1,10 +1,10 @@
-"""Memory is flat whatever the input's size: ``check``, ``trace`` and the public ``scan_path``
-read a file of many small modules a piece of whole modules at a time, so 24 MB of them run in an address
-space a scan of the whole file (its table of sites grows with the modules) does not fit in. Of one long
-HLO module, ``outputs`` reads only the lines its reader reads, and ``scan_path`` holds a part of its table
-at a time. Each runs in a child under an address-space cap (``RLIMIT_AS``) and a time cap, on two
-processors at most. Read in pieces, a file says what it says read whole: findings, fixes' edits,
-suppressions, sites."""
+"""Memory is flat whatever the input's size: ``check``, ``trace`` and the public ``scan_path`` read a file of many
+small modules a piece of whole modules at a time, so 24 MB of them run in an address space a scan of the whole file
+(its table of sites grows with the modules) does not fit in. Of one long HLO module, ``outputs`` reads only the
+lines its reader reads, ``scan_path`` holds a part of its table at a time, and ``trace`` holds none of its
+definitions (it reads the few it asks about again). Each runs in a child under an address-space cap (``RLIMIT_AS``)
+and a time cap, on two processors at most. Read in pieces, a file says what it says read whole: findings, fixes'
+edits, suppressions, sites."""
 
 from __future__ import annotations
 
@@ -130,6 +130,41 @@ def test_outputs_of_one_large_module_runs_in_flat_memory(one_module: tuple[Path,
     assert r.code == 0, r.err[-500:]
     want = run_capped("outputs", *side, small.name, cwd=small.parent)
     assert want.code == 0 and r.out == want.out and len(want.out.splitlines()) == 2
+
+
+def _changes(doc: dict[str, object]) -> list[tuple[object, ...]]:
+    """A trace's changes as their kinds, values and texts on either side (not where they sit)."""
+    changes = doc["changes"]
+    assert isinstance(changes, list)
+    return [(c["kind"], c["value"], *((c[s] or {}).get("text") for s in ("before", "after"))) for c in changes]
+
+
+@pytest.mark.slow
+def test_trace_of_one_large_module_runs_in_flat_memory(
+    jax_dump_files: list[Path], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """An 80 MB module of XLA's partitioned module (sharded parameters and ROOT; collectives), then that
+    module with its first sharded parameter's sharding gone and the second's moved: followed in flat
+    memory (a long module's definitions are read again from the file for the few values asked about,
+    and its collectives make no rows), with the changes of the small module followed by itself."""
+    small = next(p for p in jax_dump_files if p.name.startswith("module_") and ".jit_f." in p.name
+                 and ".after_spmd-partitioning." in p.name)
+    text = small.read_text()
+    big = tmp_path_factory.mktemp("trace") / "big.hlo"
+    big.write_text(one_hlo_module(text, 80 * MB))
+    first, second = re.findall(r"(?m)^  %\S+ = \S+ parameter\(\d+\), (sharding=\{[^}]*\})", text)[:2]
+    after = text.replace(", " + first, "", 1).replace(second, "sharding={replicated}", 1)
+    assert after.count("sharding=") == text.count("sharding=") - 1
+    log = big.parent / "log.hlo"
+    log.write_text(big.read_text() + "\n" + after)
+    (big.parent / "small.hlo").write_text(text + "\n" + after)
+    r = run_capped("trace", "--format", "json", log.name, cwd=log.parent, memory=140 * MB, timeout=600, processors=2)
+    assert r.code == 1, r.err[-500:]
+    want = run_capped("trace", "--format", "json", "small.hlo", cwd=log.parent)
+    doc, small_doc = json.loads(r.out), json.loads(want.out)
+    assert [d["values"] for d in doc["dumps"]][1:] == [d["values"] for d in small_doc["dumps"]][1:]
+    assert _changes(doc) == _changes(small_doc) and {c[0] for c in _changes(doc)} >= {"placement"}
+    assert any(c[3] is None for c in _changes(doc))  # (lost: both dumps define it alike, read again from the file)
 
 
 @pytest.mark.slow

@@ -142,3 +142,25 @@ def test_a_log_that_grows_while_it_is_cut_is_an_error(tmp_path: Path, monkeypatc
         f.write(_repeating_log())
     with pytest.raises(OSError, match="changed size"):
         list(cut)
+
+
+def test_definitions_read_again_from_the_file_trace_as_those_held(
+    logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every file cut into pieces, and every segment letting its definitions go (``NAMES_HELD_BYTES`` 0),
+    as a long module's does: the names the follower asks about, read again from the files, give the
+    trace the held definitions give (values gained, lost, renamed and compared by what defines them)."""
+    runs = [
+        [str(logs / "xla")], [str(logs / "func_scope.log")], [str(logs / "module_scope.log")], [str(SEED_LOG)],
+        [str(logs / "scale.mlir"), str(logs / "distorted.mlir"), str(logs / "renamed.mlir")],
+        [str(logs / "manual.mlir"), str(logs / "manual_moved.mlir")],
+        [str(logs / "lowered.mlir"), str(logs / "compiled.txt")],
+    ]
+    held = [list(trace_paths(paths)) for paths in runs]
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 1)
+    monkeypatch.setattr(pieces, "NAMES_HELD_BYTES", 0)
+    scan = next(p for p, _ in pieces.scan_pieces(str(SEED_LOG), names=True, cuts=pieces.Cuts()))
+    assert not isinstance(scan, pieces.Repeated | pieces.Unscanned)
+    assert not any(len(d) for d in scan.defined)  # (nothing held: every name is read again when asked)
+    assert [list(trace_paths(paths)) for paths in runs] == held
+    assert sum(not isinstance(i, Seen) for run in held for i in run) > 10  # (changes to compare)

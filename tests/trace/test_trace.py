@@ -441,3 +441,22 @@ def test_what_a_read_says_once_is_what_it_says_at_every_site(
 
     monkeypatch.setattr(values_module.SiteReader, "_said_by", afresh)
     assert run_json(["trace", str(logs / dumps)], capsys) == remembered and len(remembered[1]["dumps"]) > 3
+
+
+def test_a_pair_of_grids_is_laid_out_once_a_run(
+    logs: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A value moving between the same two placements again and again: rich lays out each pair of grids
+    once, and each move after writes the same text again (a long trace moves thousands of values alike)."""
+    from shardconv.ui import tiles
+
+    laid_out: list[object] = []
+    real = tiles.render_placement
+    monkeypatch.setattr(tiles, "render_placement", lambda p, **kw: laid_out.append(p) or real(p, **kw))
+    paths = [str(logs / "scale.mlir"), str(logs / "distorted.mlir")] * 3
+    code, out, _ = run(["trace", *paths, "--all-grids"], capsys)
+    moves = out.split("now hold different data")
+    assert code == 1 and len(moves) - 1 == 5  # (each file after the first moves the argument)
+    grids = [m[m.index("    before    ") if "    before    " in m else 0:] for m in moves[:-1]]
+    assert grids[0] == grids[2] == grids[4] and grids[1] == grids[3] and grids[0] != grids[1]
+    assert len(laid_out) == 4  # (two pairs, each placement of each laid out once)

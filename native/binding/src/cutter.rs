@@ -12,6 +12,7 @@ use shardconv_scan::reader::lines::{Options, CHUNK, MAX_LINE, OVERLAP};
 use std::fs::File;
 use std::io::{self, Read, Take};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// What a log is read from: a file the core opened (read no further than a byte past its size when
 /// opened: one that grows meanwhile is an error, not a read without end), or a Python stream's `read`
@@ -69,7 +70,7 @@ impl Cutter {
     #[new]
     #[pyo3(signature = (source, *, lines, dump_line, function_line, repeats, holding, holding_line,
                         piece_bytes, held_bytes, feed_bytes, read_size, names, every_site=true, placed=false,
-                        whole_modules=false, drain=false))]
+                        whole_modules=false, drain=false, names_held=usize::MAX))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         source: &Bound<'_, PyAny>,
@@ -88,12 +89,13 @@ impl Cutter {
         placed: bool,
         whole_modules: bool,
         drain: bool,
+        names_held: usize,
     ) -> PyResult<Self> {
         if lines.iter().chain([&dump_line, &function_line]).any(|l| l.first() != Some(&b'\n')) {
             return Err(PyValueError::new_err("a cut line starts with its line break"));
         }
         let engine = Options { chunk: CHUNK, max_line: MAX_LINE, overlap: OVERLAP, names, every_site };
-        let opts = CutOptions {
+        let mut opts = CutOptions {
             lines,
             dump_line,
             function_line,
@@ -108,6 +110,8 @@ impl Cutter {
             placed,
             whole_modules,
             drain: drain && every_site && !names,
+            names_file: None,
+            names_held,
         };
         let (src, path, sized) = match source.cast::<PyString>() {
             Ok(path) => {
@@ -120,6 +124,9 @@ impl Cutter {
                     None
                 };
                 let limit = sized.as_ref().map_or(u64::MAX, |(n, _)| n.saturating_add(1));
+                if sized.is_some() {
+                    opts.names_file = Some(Arc::new(path.clone())); // (a regular file can be read again)
+                }
                 (Source::File(f.take(limit)), Some(path), sized)
             }
             Err(_) => (Source::Stream { read: source.clone().unbind(), error: None }, None, None),

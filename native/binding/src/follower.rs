@@ -5,7 +5,7 @@ use crate::convert::u32_at;
 use crate::errors::guarded;
 use crate::scan::Scan;
 use crate::views::Names;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 use shardconv_scan::follow::{self, At, DumpValues, Gone, Now, Same};
@@ -104,8 +104,12 @@ impl Follower {
         guarded(|| {
             let values = read_values(py, scan, sites, (readings, lines, parts), tag, &mut self.slots)?;
             let (n, positional) = (values.len(), values.positional());
-            let before = self.names.as_ref().map(|b| b.bind(py).get());
-            let step = self.inner.step(values, &names.get().0, before.map(|b| &b.0), same_module);
+            let before = self.names.as_ref().map(|b| b.bind(py).clone());
+            held_asked(&names, before.as_ref(), &values, self.inner.last())?;
+            let step = {
+                let (now_names, before_names) = (names.borrow(), before.as_ref().map(|b| b.borrow()));
+                self.inner.step(values, &now_names.0, before_names.as_ref().map(|b| &b.0), same_module)
+            };
             self.names = Some(names.unbind());
             let now = PyList::empty(py);
             for (i, what) in &step.now {
@@ -125,6 +129,46 @@ impl Follower {
             Ok((n, positional, now, gone))
         })
     }
+}
+
+/// Makes sure the names the follower and trace ask about are held where a long segment let its
+/// definitions go (`Defined::resolve`): by the dump read now (`names`), those of its values and of the
+/// values of the dump before (`last`); by the dump before, those of the values read now (its own and
+/// those of the dump before it were made sure of at its own step).
+fn held_asked(
+    names: &Bound<'_, Names>,
+    before: Option<&Bound<'_, Names>>,
+    values: &DumpValues<Sighting, Tag>,
+    last: Option<&DumpValues<Sighting, Tag>>,
+) -> PyResult<()> {
+    let again = |e: std::io::Error| PyOSError::new_err(format!("cannot read a long dump's definitions again: {e}"));
+    let own = if names.borrow().0.let_go() || before.is_some_and(|b| b.borrow().0.let_go()) {
+        keys(values)
+    } else {
+        return Ok(());
+    };
+    if names.borrow().0.let_go() {
+        let theirs = last.map(keys).unwrap_or_default();
+        names.borrow_mut().0.resolve(own.iter().chain(&theirs).flatten().copied()).map_err(again)?;
+    }
+    if let Some(b) = before.filter(|b| !b.is(names) && b.borrow().0.let_go()) {
+        b.borrow_mut().0.resolve(own.iter().flatten().copied()).map_err(again)?;
+    }
+    Ok(())
+}
+
+/// The names each value of `v` is looked up by (`asked_as`).
+fn keys(v: &DumpValues<Sighting, Tag>) -> Vec<Vec<&[u8]>> {
+    (0..v.len()).map(|i| asked_as(v.key(i))).collect()
+}
+
+/// The names a value's key is looked up by: itself, and each part of it before a `#` or `:` (the value
+/// `@f:%r` of `@f:%r:in[0]`, `%r` of `%r#1`).
+fn asked_as(key: &str) -> Vec<&[u8]> {
+    let b = key.as_bytes();
+    std::iter::once(b)
+        .chain(b.iter().enumerate().filter(|&(_, &c)| c == b'#' || c == b':').map(|(i, _)| &b[..i]))
+        .collect()
 }
 
 /// Every sharded value of sites `a..b` of `scan`, by key, in order of first sighting: per site, its

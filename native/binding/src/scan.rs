@@ -82,14 +82,17 @@ impl Scan {
         for seg in segments {
             if let Ok(item) = all.get_item(seg) {
                 let names = item.cast_into::<Names>()?;
-                if !names.get().0.is_empty() {
+                if !names.borrow().0.is_empty() {
                     held.push(names);
                 }
             }
         }
         match held.len() {
             1 => Ok(held.remove(0).unbind()),
-            _ => Py::new(py, Names(names::Defined::merged(held.iter().map(|n| &n.get().0)))),
+            _ => {
+                let parts: Vec<PyRef<'_, Names>> = held.iter().map(|n| n.borrow()).collect();
+                Py::new(py, Names(names::Defined::merged(parts.iter().map(|n| &n.0))))
+            }
         }
     }
 

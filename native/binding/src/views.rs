@@ -8,8 +8,9 @@ use shardconv_scan::{intern, names};
 use std::sync::Arc;
 
 /// One segment's definitions (`Scan.defined`), kept native: a dump defines every instruction, and trace
-/// asks about a few sharded values only. Read with `get`, `in`, `len` and `items`.
-#[pyclass(module = "shardconv._native", frozen)]
+/// asks about a few sharded values only. Read with `get`, `in`, `len` and `items`; of a long segment whose
+/// definitions were let go, only the names trace's follower asked about are held (`Defined::resolve`).
+#[pyclass(module = "shardconv._native")]
 pub struct Names(pub names::Defined);
 
 #[pymethods]

@@ -10,6 +10,8 @@ use crate::sniff::{sniff, SNIFF_BYTES};
 use crate::strings::count_nl;
 use memchr::memmem::Finder;
 use std::io::{self, Read};
+use std::path::PathBuf;
+use std::sync::Arc;
 
 /// What every propagation record's keyword spells (a piece left unscanned tells whether it holds one).
 pub const RECORD_WORDS: [&[u8]; 2] = [b"sharding_origin", b"propagation_edges"];
@@ -39,6 +41,11 @@ pub struct CutOptions {
     /// Whether a piece fed to its scan as it comes (past `feed_bytes`) hands on the rows made so far at
     /// each feed (`Engine::drain`), so that a reader of every site of one long module holds a part of it.
     pub drain: bool,
+    /// The file the log is, when it can be read again: a segment of a piece defining more than
+    /// `names_held` bytes of names lets them go, and trace reads the names it asks about again
+    /// (`Defined::resolve`), so a long module's definitions never stay in memory.
+    pub names_file: Option<Arc<PathBuf>>,
+    pub names_held: usize,
 }
 
 /// What a log reads from: `fill` appends up to `n` bytes to `buf`, how many came (0: the end). A file
@@ -290,6 +297,10 @@ impl Held {
         let mut engine = Engine::new(opts.engine)?;
         if opts.placed {
             engine.place(at, lines);
+        }
+        if let (Some(path), Some(segments)) = (&opts.names_file, engine.segments.as_mut()) {
+            // (a placed piece's offsets are the file's already)
+            segments.read_again_from(path.clone(), if opts.placed { 0 } else { at }, opts.names_held);
         }
         let head = opts.placed.then_some(head);
         // (room for a piece and its last dump, as most pieces end: no copy as it builds up)
@@ -550,6 +561,8 @@ mod tests {
             placed: false,
             whole_modules: false,
             drain: false,
+            names_file: None,
+            names_held: usize::MAX,
         }
     }
 

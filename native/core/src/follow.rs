@@ -228,6 +228,13 @@ fn dump_of<S, T>(dumps: &VecDeque<(u64, Arc<DumpValues<S, T>>)>, count: u64) -> 
     &dumps[(count - first) as usize].1
 }
 
+impl<S, T> Follower<S, T> {
+    /// The values of the dump read fresh last.
+    pub fn last(&self) -> Option<&DumpValues<S, T>> {
+        self.dumps.back().map(|(_, d)| &**d)
+    }
+}
+
 impl<S: Same, T> Follower<S, T> {
     /// Follows the dump read fresh with values `values` and names `names` (`before`: the names of the
     /// dump before, `same_module`: whether it is of the same module).

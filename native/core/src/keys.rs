@@ -10,7 +10,7 @@ use crate::table::{ScopeKey, Table, NONE};
 use std::fmt::Write;
 
 /// Whether a site of `kind` shards the value it names (the kinds trace follows).
-fn shards(kind: SiteKind) -> bool {
+pub fn shards(kind: SiteKind) -> bool {
     matches!(
         kind,
         SiteKind::Hlo

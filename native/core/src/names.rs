@@ -4,18 +4,37 @@
 use crate::keywords::name_char;
 use crate::strings::is_ws;
 use hashbrown::HashTable;
-use rustc_hash::FxBuildHasher;
+use rustc_hash::{FxBuildHasher, FxHashSet};
 use std::hash::BuildHasher;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::PathBuf;
+use std::sync::Arc;
 
 /// One segment's definitions, in one byte arena: each name and what it is, spans of `store`, found
 /// through a table of hashes (no allocation per definition: an HLO dump defines every instruction).
 /// A later definition of a name wins, except that a parameter's `arg[N]` wins over an argument's. A name
-/// outside the entry function is keyed with its function's prefix (`@f:%0`, `@f:arg[0]`).
+/// outside the entry function is keyed with its function's prefix (`@f:%0`, `@f:arg[0]`). A segment of a
+/// file that defines more than its scan holds (`Segments::held`) keeps none: each name asked of it is read
+/// again from the file (`resolve`), so a long module's definitions never stay in memory.
 #[derive(Default)]
 pub struct Defined {
     store: Vec<u8>,
     table: HashTable<Entry>,
     prefix: Vec<u8>, // of the function the last `func.func` line scanned opened
+    /// Where the segment's bytes are in its file, when they can be read again.
+    source: Option<Source>,
+    /// While a `resolve` reads: the only names defined.
+    only: Option<FxHashSet<Box<[u8]>>>,
+}
+
+/// A segment's file and its byte ranges there (more than one when segments are `merged`), and whether its
+/// definitions were let go (then only the names `asked` are held).
+#[derive(Clone, Default)]
+struct Source {
+    path: Arc<PathBuf>,
+    ranges: Vec<(u64, u64)>,
+    let_go: bool,
+    asked: FxHashSet<Box<[u8]>>,
 }
 
 #[derive(Clone, Copy)]
@@ -24,6 +43,9 @@ struct Entry {
     what: (usize, usize),
     param: bool,
 }
+
+/// The bytes a segment's definitions are read again in, at a time.
+const READ_AGAIN: usize = 1 << 20;
 
 /// The hash a name is found by (`get_hashed` takes it made once).
 pub fn hash(key: &[u8]) -> u64 {
@@ -69,6 +91,10 @@ impl Defined {
             s.extend_from_slice(prefix);
             key(s);
         });
+        if self.only.as_ref().is_some_and(|only| !only.contains(&self.store[key.0..key.1])) {
+            self.store.truncate(key.0);
+            return;
+        }
         let what = self.put(what);
         let entry = Entry { key, what, param };
         let store = &self.store;
@@ -86,6 +112,14 @@ impl Defined {
 
     /// The definitions of `parts` together, a later part's winning (as one mapping updated by each).
     pub fn merged<'a>(parts: impl IntoIterator<Item = &'a Defined>) -> Defined {
+        let parts: Vec<&Defined> = parts.into_iter().collect();
+        if parts.iter().any(|d| d.let_go()) {
+            // (read again, each part's range in turn, as the mapping they make together)
+            let ranges = parts.iter().filter_map(|d| d.source.as_ref()).flat_map(|s| s.ranges.clone()).collect();
+            let path = parts.iter().find_map(|d| d.source.as_ref().map(|s| s.path.clone())).unwrap_or_default();
+            let source = Source { path, ranges, let_go: true, asked: FxHashSet::default() };
+            return Defined { source: Some(source), ..Defined::default() };
+        }
         let mut out = Defined::default();
         for d in parts {
             for (k, v) in d.items() {
@@ -111,8 +145,77 @@ impl Defined {
         self.table.len()
     }
 
+    /// Whether it defines nothing (a segment whose definitions were let go may define anything).
     pub fn is_empty(&self) -> bool {
-        self.table.is_empty()
+        self.table.is_empty() && !self.let_go()
+    }
+
+    /// Whether its definitions were let go: only the names `resolve`d are held.
+    pub fn let_go(&self) -> bool {
+        self.source.as_ref().is_some_and(|s| s.let_go)
+    }
+
+    /// The segment's bytes are those of `path` from `start` on (its end is told by `ends_at`).
+    fn starts_at(&mut self, path: Arc<PathBuf>, start: u64) {
+        self.source = Some(Source { path, ranges: vec![(start, u64::MAX)], ..Source::default() });
+    }
+
+    fn ends_at(&mut self, end: u64) {
+        if let Some(r) = self.source.as_mut().and_then(|s| s.ranges.last_mut()) {
+            r.1 = end;
+        }
+    }
+
+    /// Lets the definitions held go: each name is read again from the file when asked (`resolve`).
+    fn let_definitions_go(&mut self) {
+        if let Some(s) = self.source.as_mut() {
+            s.let_go = true;
+            (self.store, self.table) = (Vec::new(), HashTable::new());
+        }
+    }
+
+    /// Makes sure the definitions of `names` are held (read again from the segment's file, past those
+    /// asked before, when they were let go): `get` and `alike` answer for them as they would have
+    /// before. An error when the file cannot be read again.
+    pub fn resolve<'a>(&mut self, names: impl IntoIterator<Item = &'a [u8]>) -> io::Result<()> {
+        let Some(source) = self.source.as_mut().filter(|s| s.let_go) else { return Ok(()) };
+        let new: FxHashSet<Box<[u8]>> =
+            names.into_iter().filter(|n| !source.asked.contains(*n)).map(Box::from).collect();
+        if new.is_empty() {
+            return Ok(());
+        }
+        source.asked.extend(new.iter().cloned());
+        let (path, ranges) = (source.path.clone(), source.ranges.clone());
+        let mut file = std::fs::File::open(&*path)?;
+        let size = file.metadata()?.len();
+        if ranges.iter().any(|&(_, b)| b != u64::MAX && b > size) {
+            return Err(io::Error::other("the file changed since it was read"));
+        }
+        for (a, b) in ranges {
+            let mut part = Defined { only: Some(new.clone()), ..Defined::default() };
+            part.read_again(&mut file, a, b)?;
+            for (k, v) in part.items() {
+                // (a later range wins, as in `merged`)
+                self.define(b"", |s| s.extend_from_slice(k), |s| s.extend_from_slice(v), true, Some(hash(k)));
+            }
+        }
+        Ok(())
+    }
+
+    /// `scan` over bytes `a..b` of `file`, read a mebibyte at a time and handed on in whole lines.
+    fn read_again(&mut self, file: &mut std::fs::File, a: u64, b: u64) -> io::Result<()> {
+        file.seek(SeekFrom::Start(a))?;
+        let mut reader = file.take(b.saturating_sub(a));
+        let mut buf: Vec<u8> = Vec::with_capacity(READ_AGAIN + (1 << 16));
+        loop {
+            let got = reader.by_ref().take(READ_AGAIN as u64).read_to_end(&mut buf)?;
+            let whole = if got == 0 { buf.len() } else { memchr::memrchr(b'\n', &buf).map_or(0, |n| n + 1) };
+            self.scan(&buf[..whole]);
+            buf.drain(..whole);
+            if got == 0 {
+                return Ok(());
+            }
+        }
     }
 
     /// Of `keys`, the indices of those a plain `%name` (see `is_plain`) that both `self` and `other`
@@ -499,12 +602,39 @@ pub struct Segments {
     digest: Digest,
     /// Where the open segment's digest starts (past its header line).
     digest_from: u64,
+    /// Where the open segment starts.
+    start: u64,
+    /// The file this input can be read again from, and the file offset of the input's first byte: a
+    /// segment defining more than `held` bytes of names and what they are lets them go
+    /// (`Defined::resolve`).
+    pub reread: Option<(Arc<PathBuf>, u64)>,
+    pub held: usize,
 }
 
 impl Segments {
     /// Segments of an input that starts at file offset `offset`.
     pub fn new(offset: u64) -> Self {
-        Segments { defined: vec![Defined::default()], pos: offset, digest_from: offset, ..Segments::default() }
+        Segments {
+            defined: vec![Defined::default()],
+            pos: offset,
+            digest_from: offset,
+            start: offset,
+            ..Segments::default()
+        }
+    }
+
+    /// A file to read the input again from (`reread`), past `held` bytes of definitions in a segment.
+    pub fn read_again_from(&mut self, path: Arc<PathBuf>, at: u64, held: usize) {
+        self.reread = Some((path, at));
+        self.held = held;
+        self.opened();
+    }
+
+    /// The open segment (begun at `start`) tells where its bytes are in the file, when it can be read again.
+    fn opened(&mut self) {
+        if let (Some((path, at)), Some(d)) = (&self.reread, self.defined.last_mut()) {
+            d.starts_at(path.clone(), at + self.start);
+        }
     }
 
     /// A module header at file offset `at` (`buf` holds the bytes from file offset `buf_off`): the open
@@ -512,6 +642,8 @@ impl Segments {
     pub fn header(&mut self, at: u64, buf: &[u8], buf_off: u64) {
         self.read_to(at, true, buf, buf_off);
         self.defined.push(Defined::default());
+        self.start = at;
+        self.opened();
         let rel = at.saturating_sub(buf_off) as usize;
         let end =
             if rel <= buf.len() { memchr::memchr(b'\n', &buf[rel..]).map_or(buf.len(), |q| rel + q + 1) } else { rel };
@@ -526,8 +658,11 @@ impl Segments {
             let a = (lo - buf_off) as usize;
             let b = ((to - buf_off) as usize).min(buf.len());
             if a < b {
-                if let Some(d) = self.defined.last_mut() {
+                if let Some(d) = self.defined.last_mut().filter(|d| !d.let_go()) {
                     d.scan(&buf[a..b]);
+                    if d.store.len() > self.held && self.reread.is_some() {
+                        d.let_definitions_go();
+                    }
                 }
                 let da = self.digest_from.max(lo);
                 if da < to {
@@ -538,6 +673,9 @@ impl Segments {
             self.pos = to;
         }
         if close {
+            if let (Some((_, at)), Some(d)) = (&self.reread, self.defined.last_mut()) {
+                d.ends_at(at + to);
+            }
             self.digests.push(self.digest.finish());
             self.digest = Digest::default();
         }
@@ -549,6 +687,32 @@ mod tests {
     use super::*;
 
     use std::collections::HashMap;
+
+    #[test]
+    fn a_segment_that_let_its_definitions_go_reads_those_asked_again_from_its_file() {
+        let text: &[u8] = b"  %x.1 = f32[8]{0} parameter(0)\n  %0 = stablehlo.add %a\n  %0 = stablehlo.mul %b\n\
+            func.func @f(%arg0: tensor<8xf32>) {\n  %0 = stablehlo.dot %arg0\n";
+        let path = std::env::temp_dir().join(format!("shardconv-names-{}", std::process::id()));
+        std::fs::write(&path, [b"head\n".as_slice(), text].concat()).unwrap();
+        let mut s = Segments::new(0);
+        s.read_again_from(Arc::new(path.clone()), 5, 0); // (the input starts 5 bytes into the file)
+        s.read_to(text.len() as u64, true, text, 0);
+        let mut whole = Defined::default();
+        whole.scan(text);
+        let d = &mut s.defined[0];
+        assert!(d.let_go() && !d.is_empty() && d.items().next().is_none()); // (nothing held, yet not empty)
+        d.resolve([&b"%0"[..], b"@f:%0", b"@f:arg[0]", b"%nowhere"]).unwrap();
+        for key in [&b"%0"[..], b"@f:%0", b"@f:arg[0]", b"%nowhere"] {
+            assert_eq!(d.get(key), whole.get(key), "{}", String::from_utf8_lossy(key));
+        }
+        assert_eq!(d.get(b"arg[0]"), None); // (not asked: not held)
+        d.resolve([&b"arg[0]"[..]]).unwrap();
+        assert_eq!(d.get(b"arg[0]"), whole.get(b"arg[0]"));
+        assert_eq!(d.get(b"%0"), Some(&b"stablehlo.mul %b"[..])); // (the later definition wins, as held)
+        std::fs::write(&path, b"head\n").unwrap(); // a file cut since: an error, never names of other bytes
+        assert!(d.resolve([&b"%x.1"[..]]).is_err());
+        std::fs::remove_file(path).unwrap();
+    }
 
     #[test]
     fn defined() {

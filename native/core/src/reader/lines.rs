@@ -299,6 +299,12 @@ fn line_end(buf: &[u8], start: usize, mut end: usize, limit: usize) -> usize {
     end
 }
 
+/// Whether `trace` reads the sites of `kind`: the values it follows, the meshes and device counts they
+/// are placed on, and module headers.
+fn followed(kind: SiteKind) -> bool {
+    crate::keys::shards(kind) || matches!(kind, SiteKind::SdyMesh | SiteKind::NumPartitions | SiteKind::ModuleStart)
+}
+
 /// The scan of one input, fed piece by piece.
 pub struct Engine {
     opts: Options,
@@ -341,6 +347,9 @@ pub struct Engine {
     runaway: Option<(Runaway, (u64, u64))>,
     /// What the top-level lines read leave open: what the input ends inside of, if it ends there.
     pub ends: Ends,
+    /// `trace`'s scan (`Options::names`): whether a row was made since the last module header (of the
+    /// kinds trace does not read, only that first one is: see `emit`).
+    row_since_header: bool,
 }
 
 impl Engine {
@@ -376,6 +385,7 @@ impl Engine {
             too_long: None,
             runaway: None,
             ends: Ends::default(),
+            row_since_header: false,
         })
     }
 
@@ -757,11 +767,20 @@ impl Engine {
     /// `ln` is the line the site was scanned in (None: the site is complete, see `Site::context`).
     /// Hands a site to the table; the group it joins, if it has one.
     fn emit(&mut self, s: &mut Site, text: &[u8], text_off: u64, buf: &[u8], mut ln: Option<&mut Line>) -> Option<u32> {
-        if s.kind == SiteKind::ModuleStart {
+        let header = s.kind == SiteKind::ModuleStart;
+        if header {
             let at = s.start.wrapping_sub(text_off) as usize;
             self.ends.module_start(text.get(at..).unwrap_or_default(), s.line);
             self.scope.reset();
             self.header(s.start, buf);
+        }
+        if self.opts.names {
+            // trace reads the sharded values, meshes, device counts and headers, and of the rows between two
+            // headers only whether there is one and the first's line: a long module's collectives make no rows
+            if !header && !followed(s.kind) && self.row_since_header {
+                return None;
+            }
+            self.row_since_header = !header;
         }
         let mut complete = |site: &mut Site| {
             if let Some(ln) = ln.as_deref_mut() {
