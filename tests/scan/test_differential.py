@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from support.compare import Options, differences
 
 ROOT = Path(__file__).resolve().parents[2]

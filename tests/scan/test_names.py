@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 
+from support.explore import examples
 from support.compare import reference
 from scan.test_soups import LINES, options
 from shardconv.scan import native
@@ -43,7 +44,7 @@ def test_defined_per_segment(path: Path) -> None:
     _check(path.read_bytes())
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(100))
 @given(LINES, options)
 def test_defined_in_soups(data: bytes, opts: object) -> None:
     _check(data)
