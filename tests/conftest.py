@@ -17,8 +17,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import pytest
 from hypothesis import HealthCheck, settings
 from support import slow_list
-
-_EXPLORE = os.environ.get("SHARDCONV_HYPOTHESIS") == "long" or os.environ.get("SHARDCONV_FUZZ") == "long"
+from support.explore import EXPLORE, LONG_EXAMPLES
 
 settings.register_profile(
     "default",
@@ -27,8 +26,8 @@ settings.register_profile(
     print_blob=True,
     derandomize=True,
 )
-settings.register_profile("long", parent=settings.get_profile("default"), max_examples=20_000, derandomize=False)
-settings.load_profile("long" if _EXPLORE else "default")
+settings.register_profile("long", parent=settings.get_profile("default"), max_examples=LONG_EXAMPLES, derandomize=False)
+settings.load_profile("long" if EXPLORE else "default")
 
 # ``make test-fast`` (``-m "not slow"``) leaves to ``make test`` the tests and fixtures that took half a second
 # or more in a whole run (tests/slow_tests.txt, which ``make slow-list`` writes): see support/slow_list.py.

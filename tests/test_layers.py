@@ -4,6 +4,7 @@ layers below it, and no set of modules imports itself round in a circle. Functio
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 import pytest
 from support.package_imports import Import, all_imports, modules
@@ -45,7 +46,7 @@ def upward(imp: Import) -> bool:
     return low > high or (low == high and not same_folder)
 
 
-def circles(edges: list[Import]) -> list[list[str]]:
+def circles(edges: Sequence[Import]) -> list[list[str]]:
     """Strongly connected components of more than one module (Tarjan), over every import: one a type
     checker alone follows (under ``if TYPE_CHECKING:``) ties two modules as surely for a reader."""
     graph: dict[str, set[str]] = {}

@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 
 import pytest
-from scan.compare import Options, differences
 from support.cli_util import run
+from support.compare import Options, differences
 
 from shardconv.check import check_text
 from shardconv.cli.main import main

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from scan.compare import differences
+from support.compare import differences
 from support.explain_util import stage
 
 from shardconv.scan.native import iter_sites, scan_path

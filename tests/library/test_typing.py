@@ -48,36 +48,48 @@ reveal_type(sc.trace_paths)
 '''
 
 
-def _mypy(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
-    file = tmp_path / "consumer.py"
-    file.write_text(source, encoding="utf-8")
+SOURCES = {"consumer": CONSUMER, "misuse": MISUSE, "trace_consumer": TRACE_CONSUMER}
+
+
+@pytest.fixture(scope="module")
+def mypy_lines(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
+    """One ``mypy --strict`` run over every consumer (it analyses shardconv once, not once a file): each
+    file's lines of its report, without the file's name."""
+    folder = tmp_path_factory.mktemp("typing")
+    files = []
+    for name, source in SOURCES.items():
+        (folder / f"{name}.py").write_text(source, encoding="utf-8")
+        files.append(f"{name}.py")
     env = {**os.environ, "MYPYPATH": str(Path(__file__).resolve().parents[2])}
-    return subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--follow-imports=silent", str(file)],
-        check=False, capture_output=True, text=True, env=env, cwd=tmp_path,
-    )
+    out = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--follow-imports=silent", *files],
+        check=False, capture_output=True, text=True, env=env, cwd=folder,
+    ).stdout
+    lines = {name: [line.removeprefix(f"{name}.py:") for line in out.splitlines() if line.startswith(f"{name}.py:")]
+             for name in SOURCES}
+    assert any(lines.values()), out  # mypy ran and read the files (each reveals a type)
+    return lines
 
 
 @pytest.mark.slow
-def test_consumer_types_check(tmp_path: Path) -> None:
-    out = _mypy(tmp_path, CONSUMER)
-    assert "error" not in out.stdout.replace("note:", ""), out.stdout
-    assert "def (hlo:" in out.stdout and "Any" not in out.stdout.split("reveal_type")[0], out.stdout
+def test_consumer_types_check(mypy_lines: dict[str, list[str]]) -> None:
+    out = "\n".join(mypy_lines["consumer"])
+    assert "error" not in out.replace("note:", ""), out
+    assert "def (hlo:" in out and "Any" not in out, out
 
 
 @pytest.mark.slow
-def test_misuse_is_flagged(tmp_path: Path) -> None:
-    out = _mypy(tmp_path, MISUSE)
-    errors = [line for line in out.stdout.splitlines() if ": error:" in line]
-    assert [line.split(":")[1] for line in errors] == ["5", "6", "7"], out.stdout
+def test_misuse_is_flagged(mypy_lines: dict[str, list[str]]) -> None:
+    errors = [line for line in mypy_lines["misuse"] if ": error:" in line]
+    assert [line.split(":")[0] for line in errors] == ["5", "6", "7"], mypy_lines["misuse"]
 
 
 @pytest.mark.slow
-def test_a_trace_consumer_types_check(tmp_path: Path) -> None:
-    out = _mypy(tmp_path, TRACE_CONSUMER)
-    errors = [line for line in out.stdout.splitlines() if ": error:" in line]
-    assert [line.split(":")[1] for line in errors] == ["16"] and "union-attr" in errors[0], out.stdout
-    revealed = next(line for line in out.stdout.splitlines() if "Revealed type" in line)
+def test_a_trace_consumer_types_check(mypy_lines: dict[str, list[str]]) -> None:
+    lines = mypy_lines["trace_consumer"]
+    errors = [line for line in lines if ": error:" in line]
+    assert [line.split(":")[0] for line in errors] == ["16"] and "union-attr" in errors[0], lines
+    revealed = next(line for line in lines if "Revealed type" in line)
     assert "Iterator[shardconv.trace.run.Seen | shardconv.trace.changes.Change | shardconv.trace.run.Skipped]" in (
         revealed
     ), revealed

@@ -7,8 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from scan.compare import Options, differences
+from support.compare import Options, differences
 
 ROOT = Path(__file__).resolve().parents[2]
 DUMPS = sorted(p for d in (ROOT / "tests" / "data", ROOT / "examples") for p in d.rglob("*") if p.is_file())

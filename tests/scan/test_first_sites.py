@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.explore import examples
 
 from shardconv.scan.columns import NONE, site_column
 from shardconv.scan.native import ScanOptions, scan_bytes, site_at, site_count
@@ -103,7 +104,7 @@ MODULE = st.lists(FUNCTION, min_size=1, max_size=3).map(
     lambda fs: b'module {\n  sdy.mesh @m = <["a"=2, "b"=2]>\n' + b"\n    return\n  }\n".join(fs) + b"\n  }\n}\n")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(MODULE, min_size=1, max_size=3).map(b"".join), st.sampled_from(PIECES))
 def test_function_arguments_alike(data: bytes, opts: dict[str, int]) -> None:
     _agree(data, **opts)

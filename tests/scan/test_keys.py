@@ -16,6 +16,7 @@ from scan.test_soups import LINES, options
 from shardconv.scan import native
 from shardconv.scan.columns import NONE, kind_of, site_column
 from shardconv.scan.sites import SiteKind
+from support.explore import examples
 from support.reference_scan.keys import Scope, value_key
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def test_the_dumps_have_keys_of_every_form() -> None:
     assert any(k.startswith("@") and ":%" in k for k in keys) and any(k.startswith("%") for k in keys)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(100))
 @given(LINES, options)
 def test_keys_in_soups(data: bytes, opts: object) -> None:
     _check(data)

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 
-from scan.compare import reference
+from support.explore import examples
+from support.compare import reference
 from scan.test_soups import LINES, options
 from shardconv.scan import native
 from shardconv.scan.sites import SiteKind
@@ -43,7 +44,7 @@ def test_defined_per_segment(path: Path) -> None:
     _check(path.read_bytes())
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(100))
 @given(LINES, options)
 def test_defined_in_soups(data: bytes, opts: object) -> None:
     _check(data)

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.compare import Options, differences
 
-from scan.compare import Options, differences
 from scan.test_soups import CORPUS, LINES
 from shardconv import _native
 from shardconv.check import check_text

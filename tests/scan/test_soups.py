@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.compare import Options, differences, without_new_forms
+from support.explore import examples
 
-from scan.compare import Options, differences, without_new_forms
 from shardconv.scan import native
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -120,7 +121,7 @@ LINE = st.tuples(HEADS, TYPES, OPS, st.lists(st.tuples(KEYS, VALUE).map(b"".join
 LINES = st.lists(LINE.map(b"".join), min_size=1, max_size=25).map(b"\n".join)
 
 
-@settings(max_examples=800)
+@settings(max_examples=examples(300))
 @given(LINES, options)
 def test_line_soup(data: bytes, opts: Options) -> None:
     assert _checked(data, opts) == []
@@ -133,7 +134,7 @@ def _checked(data: bytes, opts: Options) -> list[str]:
         return []
 
 
-@settings(max_examples=600)
+@settings(max_examples=examples(200))
 @given(soup, options)
 def test_fragment_soup(data: bytes, opts: Options) -> None:
     head = b"module {\n" if len(data) % 2 else b"HloModule m\n"

@@ -68,7 +68,24 @@ class OracleResult:
 
 
 def _child() -> None:
-    """Child loop: one JSON string per stdin line -> one JSON result per stdout line."""
+    """Child: jaxlib imported once, then a worker forked from this process answers one JSON string per stdin
+    line with one JSON result per stdout line. When XLA aborts a worker, ``{"crashed": true}`` answers its
+    string and a new fork takes the rest, with no new import of jaxlib (seconds each)."""
+    _xc()
+    while True:
+        pid = os.fork()
+        if pid == 0:
+            _answer()
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:  # stdin ended
+            return
+        sys.stdout.write(json.dumps({"crashed": True}) + "\n")
+        sys.stdout.flush()
+
+
+def _answer() -> None:
+    """A worker's loop, until stdin ends (the parent sends a string only once the last one is answered)."""
     out = sys.stdout
     sys.stdout = sys.stderr  # keep library chatter off the protocol channel
     for line in sys.stdin:
@@ -105,11 +122,12 @@ class _Worker:
             line = self.proc.stdout.readline()
         except (BrokenPipeError, OSError):
             line = ""
-        if not line:
+        if not line:  # the child itself died
             self.proc.wait()
             self.proc = None
+        d = json.loads(line) if line else {"crashed": True}
+        if d.get("crashed"):
             return OracleResult(crashed=True, error="XLA aborted the process")
-        d = json.loads(line)
         if "text" in d:
             return OracleResult(text=d["text"], proto=bytes.fromhex(d["proto"]))
         return OracleResult(error=d["error"])
@@ -133,4 +151,7 @@ def xla_verdicts(strings: list[str]) -> list[str | None]:
     return [r.text for r in xla_results(strings)]
 
 
-__all__ = ["OracleResult", "xla_result", "xla_canonical", "xla_from_proto", "xla_proto", "xla_results", "xla_sharding", "xla_verdicts"]
+__all__ = [
+    "OracleResult", "xla_canonical", "xla_from_proto", "xla_proto", "xla_result", "xla_results", "xla_sharding",
+    "xla_verdicts",
+]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from functools import cache
 from importlib import import_module
 from pathlib import Path
 
@@ -96,6 +97,8 @@ def imports_of(name: str, path: Path, known: dict[str, Path], *, every: bool = F
     return found
 
 
-def all_imports(*, every: bool = False) -> list[Import]:
+@cache
+def all_imports(*, every: bool = False) -> tuple[Import, ...]:
+    """Every import of the package (see ``imports_of``), parsed once a process: the layer test asks four times."""
     known = modules()
-    return [imp for name, path in known.items() for imp in imports_of(name, path, known, every=every)]
+    return tuple(imp for name, path in known.items() for imp in imports_of(name, path, known, every=every))

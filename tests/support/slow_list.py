@@ -78,7 +78,14 @@ def finish(config: pytest.Config) -> None:
             key, seconds = line.split("\t")
             _took[key] = max(_took.get(key, 0.0), float(seconds))
         os.unlink(part)
-    kept = {e for e in entries() if e not in _took}
-    slow = kept | {k for k, seconds in _took.items() if seconds >= SLOW_SECONDS}
+    slow = refreshed(entries(), _took)
     header = f"# Tests and fixtures that took {SLOW_SECONDS:g} s or more in a whole run (make slow-list).\n"
     SLOW_LIST.write_text(header + "".join(f"{e}\n" for e in sorted(slow)), encoding="utf-8")
+
+
+def refreshed(listed: set[str], took: dict[str, float]) -> set[str]:
+    """The list after a run that timed ``took``: what took ``SLOW_SECONDS`` or more, and the entries of what
+    the run did not time, but for a test of a file it ran (renamed, deleted, or an id no test has)."""
+    ran = {key.split("::")[0] for key in took if not key.startswith(_FIXTURE)}
+    kept = {e for e in listed if e not in took and (e.startswith(_FIXTURE) or e.split("::")[0] not in ran)}
+    return kept | {key for key, seconds in took.items() if seconds >= SLOW_SECONDS}

@@ -11,6 +11,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from support.explore import examples
 from shardconv.ui import jsonout
 
 class Level(enum.IntEnum):
@@ -31,7 +32,7 @@ VALUES = st.recursive(
 )
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(150))
 @given(st.dictionaries(st.text(), VALUES, max_size=5))
 def test_a_document_is_json_s_indented_text(doc: dict[str, Any]) -> None:
     assert jsonout.dumps(doc) == json.dumps(doc, indent=2, ensure_ascii=False)
@@ -51,7 +52,7 @@ def test_what_json_cannot_write_is_the_same_error() -> None:
             raise AssertionError(f"{bad} was written")
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(70))
 @given(st.lists(st.dictionaries(st.text(), VALUES, max_size=4), max_size=4))
 def test_a_streamed_document_is_the_document(items: list[dict[str, Any]]) -> None:
     """Its items come one by one, each indented at its depth: joined, the text ``dumps`` writes whole."""

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from support.explore import examples
 from support.fast_paths import answer_or_error, same_as_grammar
 from support.hlo_strategies import any_sharding, tiled
 from shardconv.core.errors import ShardingError
@@ -81,7 +82,7 @@ def near_everyday(draw: st.DrawFn) -> str:
     return "{" + draw(st.sampled_from(["", "", " "])) + body + tail + "}"
 
 
-@settings(max_examples=3000, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(1000), suppress_health_check=list(HealthCheck))
 @given(near_everyday(), NUM_DEVICES)
 def test_near_everyday_spellings_give_the_grammars_answer_or_go_to_it(text: str, num_devices: int | None) -> None:
     assert_same_as_grammar(text, num_devices)
@@ -95,13 +96,13 @@ def near_everyday_tuples(draw: st.DrawFn) -> str:
     return "{" + draw(st.sampled_from(["", "", "", " "])) + joined + "}"
 
 
-@settings(max_examples=1500, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(500), suppress_health_check=list(HealthCheck))
 @given(near_everyday_tuples(), NUM_DEVICES)
 def test_near_everyday_tuples_give_the_grammars_answer_or_go_to_it(text: str, num_devices: int | None) -> None:
     assert_same_as_grammar(text, num_devices)
 
 
-@settings(max_examples=1500, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(500), suppress_health_check=list(HealthCheck))
 @given(st.one_of(any_sharding, tiled()), NUM_DEVICES)
 def test_generated_shardings_give_the_grammars_answer_or_go_to_it(text: str, num_devices: int | None) -> None:
     assert_same_as_grammar(text, num_devices)

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from support.explore import examples
 from support.fast_paths import answer_or_error, same_as_grammar
 from shardconv.formats.sdy.read import (
     _everyday_mesh,
@@ -82,13 +83,13 @@ def near_everyday_shardings(draw: st.DrawFn) -> str:
     return f"{prefix}<{mesh}{draw(_SEP)}[{draw(_SEP).join(dims)}]{tail}>"
 
 
-@settings(max_examples=2000, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(700), suppress_health_check=list(HealthCheck))
 @given(near_everyday_meshes())
 def test_near_everyday_meshes_give_the_grammars_answer_or_go_to_it(text: str) -> None:
     assert_same_as_grammar("mesh_start", text)
 
 
-@settings(max_examples=2000, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(700), suppress_health_check=list(HealthCheck))
 @given(near_everyday_shardings())
 def test_near_everyday_shardings_give_the_grammars_answer_or_go_to_it(text: str) -> None:
     assert_same_as_grammar("sharding_start", text)
@@ -103,7 +104,7 @@ def near_everyday_per_values(draw: st.DrawFn) -> str:
     return start + draw(_SEP).join(items) + end
 
 
-@settings(max_examples=2000, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(700), suppress_health_check=list(HealthCheck))
 @given(near_everyday_per_values())
 def test_near_everyday_per_values_give_the_grammars_answer_or_go_to_it(text: str) -> None:
     same_as_grammar(_everyday_per_value(text), lambda: by_grammar("per_value_start", text), text)

@@ -37,6 +37,10 @@ _GENERIC_MESH_NAME = re.compile(rb'\s*"sdy\.mesh"\(.*?sym_name = "([^"]*)"', re.
 _MESH_DECL_NAME = re.compile(rb'sdy\.mesh\s+@([\w$.\-]+|"(?:[^"\\]|\\.)*")')
 _HLO_INSTR = re.compile(rb"^\s*(?:ROOT\s+)?(%?[\w.\-]+)\s*=\s*")
 _HLO_ARRAY = re.compile(rb"[a-z][a-z0-9]*\[[^\]]*\]")
+# an entry of an ``xla.sdy.meshes`` dict; a name starts where its run of name characters starts (tried from
+# inside a run, a name ends where the whole run's would, so that match is the same: only slower, quadratic
+# in a long run)
+_MESH_ENTRY = re.compile(rb'((?<![\w$.\-])[\w$.\-]+|"[^"]*")\s*=\s*(#sdy\.mesh<)')
 _MLIR_MODULE = re.compile(rb"^\s*module\b(?:\s+@([\w$.\-]+))?")
 MEMO_LIMIT = 1 << 14
 # ``%arg: tensor<...> {sdy.sharding = #sdy.sharding<@mesh, [...]>}`` up to the next argument.
@@ -672,7 +676,7 @@ class LineExtractor:
         raw = ln.text[a:b]
         cursor = 0
         chars = data.decode("latin-1")
-        for m in re.finditer(rb'([\w$.\-]+|"[^"]*")\s*=\s*(#sdy\.mesh<)', data):
+        for m in _MESH_ENTRY.finditer(data):
             end = match_close(chars, m.start(2) + len("#sdy.mesh"))
             if end < 0:  # an entry whose ``<`` does not close inside the dict: unfinished, the dict's rest its text
                 name = "@" + m.group(1).decode().strip('"')
