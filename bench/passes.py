@@ -16,7 +16,7 @@ runs, grep's interleaved with shardconv's, by the wall clock and by CPU time (us
 loaded machine the steadier figure; trace's scanning thread adds CPU time a quiet machine overlaps); peak
 RSS is the child's own (wait4). Targets: check <= 5x
 grep (goal 3x; small files 3x), trace <= 10x grep (goal 5x).
-Usage: python bench/passes.py [--repeat 3] [--data DIR]
+Usage: python bench/passes.py [--repeat 3] [--data DIR] [--only check|trace] [--inputs NAME ...]
 """
 
 from __future__ import annotations
@@ -99,6 +99,7 @@ def pass_log(module: str, target: int) -> Iterator[str]:
         i += 1
 
 
+INPUTS = ("xla-folder", "mlir-log", "small-files", "many-files")
 MANY = 100_000  # files of the many-files input
 FILES_OF_ONE_MODULE = ("small-files", "many-files")  # (what trace follows is a pass log's: check only)
 _MODULE_ID = re.compile(r"^module_\d{4}\.")
@@ -133,6 +134,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=3, help="runs per timing; the median is shown")
     ap.add_argument("--data", type=Path, default=DATA, help=f"where the inputs are made once (default {DATA})")
+    ap.add_argument("--only", choices=("check", "trace"), help="time only this command's rows")
+    ap.add_argument("--inputs", nargs="+", choices=INPUTS, default=INPUTS, metavar="NAME",
+                    help=f"time only these inputs (of {', '.join(INPUTS)})")
     args = ap.parse_args()
     data: Path = args.data
     folder = xla_dump(data / "xla-folder", LAYERS)
@@ -153,12 +157,15 @@ def main() -> None:
           "peak RSS")
     verdicts = []
     for name, path in (("xla-folder", folder), ("mlir-log", log), ("small-files", small), ("many-files", many)):
+        if name not in args.inputs:
+            continue
         grep_cmd = ["grep", "-rc", "sharding", str(path)]
         measure(grep_cmd)  # warm the page cache
         nfiles = 1 if path.is_file() else sum(1 for p in path.rglob("*") if p.is_file()) - 1
         print(f"\n{name}: {size_of(path) / 1e6:.0f} MB in {nfiles} file(s)", flush=True)
         for label, cmd in commands.items():
-            if name in FILES_OF_ONE_MODULE and label != "check -j 1":
+            if (name in FILES_OF_ONE_MODULE or args.only == "check") and label != "check -j 1" \
+                    or args.only == "trace" and label == "check -j 1":
                 continue
             measure(cmd(str(path)))  # warm-up
             grep, run = paired(grep_cmd, cmd(str(path)), args.repeat)

@@ -97,3 +97,26 @@ def test_what_a_run_remembers_is_bounded(monkeypatch: pytest.MonkeyPatch) -> Non
     for key in keys:
         here.add(key)
         assert key in here and sum(len(k.groups) for k in here.modules) <= 10
+
+
+def test_a_file_up_to_a_piece_is_checked_in_one_scan_with_no_thread(
+    stages: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a per-pass folder's largest files are a MB or so: each one call into the core, not a cutter and a
+    # pool of threads per file (which cost check three times the scan on a real folder)
+    from shardconv.scan import pieces
+    from shardconv.scan.native import FIRST_SITES, scan_path
+
+    texts = [Path(f).read_text() for f in _per_pass(stages)]
+    texts = [t for t in texts if t.startswith("HloModule")]
+    path = tmp_path / "modules.hlo"
+    path.write_text("\n".join(texts * (1 + (3 * pieces.SMALL_PIECE_BYTES) // sum(map(len, texts)))))
+    assert 2 * pieces.SMALL_PIECE_BYTES < path.stat().st_size <= pieces.PIECE_BYTES
+
+    def no_thread(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a file of one piece started threads")
+
+    monkeypatch.setattr(pieces, "run_ahead", no_thread)
+    assert len(list(pieces.placed_scans(str(path), every_site=False))) == 1
+    whole = engine.scan_report(scan_path(str(path), FIRST_SITES), str(path), CheckOptions())
+    assert check_file(str(path), CheckOptions()) == whole
