@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, BinaryIO
@@ -261,7 +262,7 @@ def _report(
     kept = [f for f in kept if f.rule not in opts.ignore]
     return FileReport(
         path=path,
-        kind=first.kind if first is not None else "skip",
+        kind=sys.intern(first.kind) if first is not None else "skip",  # (one string, not one a file)
         findings=tuple(kept),
         values=total,
         distinct=distinct,
@@ -301,10 +302,10 @@ def check_files(
     """``check_file`` over ``files`` (``opts`` may be per file: its project config), a file to a worker
     process when ``jobs > 1`` and there is enough to read; results in input order. ``on_read`` hears of
     the bytes read, for a progress bar."""
-    work = [(f, opts(f) if callable(opts) else opts) for f in files]
-    if jobs <= 1 or len(work) < 2 or "-" in files or _total_size(files) < PARALLEL_BYTES:
+    if jobs <= 1 or len(files) < 2 or "-" in files or _total_size(files) < PARALLEL_BYTES:
         passed = Passed()
-        return [check_file(f, o, on_read, passed) for f, o in work]
+        return [check_file(f, opts(f) if callable(opts) else opts, on_read, passed) for f in files]
+    work = [(f, opts(f) if callable(opts) else opts) for f in files]
     from concurrent.futures import ProcessPoolExecutor
 
     out: list[FileReport | Skipped] = []
