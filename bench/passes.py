@@ -15,7 +15,8 @@ The inputs are made once and kept in bench/.data (``--data``). Each timing is th
 runs, grep's interleaved with shardconv's, by the wall clock and by CPU time (user + system: on a
 loaded machine the steadier figure; trace's scanning thread adds CPU time a quiet machine overlaps); peak
 RSS is the child's own (wait4). Targets: check <= 5x
-grep (goal 3x; small files 3x), trace <= 10x grep (goal 5x).
+grep (goal 3x; small files 3x), trace <= 10x grep (goal 5x). With check's rows, what start-up alone costs
+(the interpreter, shardconv's entry point, check of one small file): the floor of a small input's ratio.
 Usage: python bench/passes.py [--repeat 3] [--data DIR] [--only check|trace] [--inputs NAME ...]
 """
 
@@ -164,8 +165,8 @@ def main() -> None:
         nfiles = 1 if path.is_file() else sum(1 for p in path.rglob("*") if p.is_file()) - 1
         print(f"\n{name}: {size_of(path) / 1e6:.0f} MB in {nfiles} file(s)", flush=True)
         for label, cmd in commands.items():
-            if (name in FILES_OF_ONE_MODULE or args.only == "check") and label != "check -j 1" \
-                    or args.only == "trace" and label == "check -j 1":
+            only = label.split()[0] if args.only is None else args.only
+            if (name in FILES_OF_ONE_MODULE and label != "check -j 1") or not label.startswith(only):
                 continue
             measure(cmd(str(path)))  # warm-up
             grep, run = paired(grep_cmd, cmd(str(path)), args.repeat)
@@ -175,10 +176,25 @@ def main() -> None:
                   flush=True)
             limit = 3 if name in FILES_OF_ONE_MODULE else 5 if label.startswith("check") else 10
             verdicts.append((f"{name} {label}", wall, limit))
+    if args.only != "trace":
+        floor(sc, small)
     print()
     for what, ratio, limit in verdicts:
         print(f"{what:<26} {ratio:>5.1f}x grep's wall  (target <= {limit}x: {'yes' if ratio <= limit else 'NO'})")
     print(f"(load average {load0:.1f} -> {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+
+
+def floor(sc: list[str], small: Path) -> None:
+    """What start-up alone costs, beside which a ratio to grep on a small input is read: the interpreter
+    (``python -c pass``), shardconv's entry point (``--version``) and ``check`` of one small file (the
+    imports and first parses every run pays)."""
+    one = str(min((p for p in small.iterdir() if p.suffix == ".txt"), key=lambda p: p.name))
+    print("\nstart-up (CPU seconds, median of 5):")
+    for label, cmd in (("python -c pass", [sys.executable, "-c", "pass"]), ("shardconv --version", [*sc, "--version"]),
+                       ("check of one small file", [*sc, "check", one, "--format", "json", "-j", "1"])):
+        measure(cmd)
+        run = median_run([measure(cmd) for _ in range(5)])
+        print(f"  {label:<24} {run.cpu:6.3f} s (wall {run.seconds:.3f} s)", flush=True)
 
 
 def paired(baseline: list[str], cmd: list[str], n: int) -> tuple[Run, Run]:
