@@ -15,8 +15,9 @@ The inputs are made once and kept in bench/.data (``--data``). Each timing is th
 runs, grep's interleaved with shardconv's, by the wall clock and by CPU time (user + system: on a
 loaded machine the steadier figure; trace's scanning thread adds CPU time a quiet machine overlaps); peak
 RSS is the child's own (wait4). Targets: check <= 5x
-grep (goal 3x; small files 3x), trace <= 10x grep (goal 5x).
-Usage: python bench/passes.py [--repeat 3] [--data DIR]
+grep (goal 3x; small files 3x), trace <= 10x grep (goal 5x). With check's rows, what start-up alone costs
+(the interpreter, shardconv's entry point, check of one small file): the floor of a small input's ratio.
+Usage: python bench/passes.py [--repeat 3] [--data DIR] [--only check|trace] [--inputs NAME ...]
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ def pass_log(module: str, target: int) -> Iterator[str]:
         i += 1
 
 
+INPUTS = ("xla-folder", "mlir-log", "small-files", "many-files")
 MANY = 100_000  # files of the many-files input
 FILES_OF_ONE_MODULE = ("small-files", "many-files")  # (what trace follows is a pass log's: check only)
 _MODULE_ID = re.compile(r"^module_\d{4}\.")
@@ -123,16 +125,24 @@ def small_files(src: Path, dst: Path, count: int) -> Path:
     return dst
 
 
-def size_of(path: Path) -> int:
+def files_and_bytes(path: Path) -> tuple[int, int]:
+    """How many files ``path`` holds and their bytes (the ``.done`` marker left out), counted by ``find`` in
+    a child: a child's peak RSS (``measure``, wait4) starts at this process's own high-water mark, so
+    walking 100,000 files here would be counted in every run timed after it."""
     if path.is_file():
-        return path.stat().st_size
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and p.name != ".done")
+        return 1, path.stat().st_size
+    out = subprocess.run(["find", str(path), "-type", "f", "!", "-name", ".done", "-printf", "%s\n"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    return len(out), sum(map(int, out))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=3, help="runs per timing; the median is shown")
     ap.add_argument("--data", type=Path, default=DATA, help=f"where the inputs are made once (default {DATA})")
+    ap.add_argument("--only", choices=("check", "trace"), help="time only this command's rows")
+    ap.add_argument("--inputs", nargs="+", choices=INPUTS, default=INPUTS, metavar="NAME",
+                    help=f"time only these inputs (of {', '.join(INPUTS)})")
     args = ap.parse_args()
     data: Path = args.data
     folder = xla_dump(data / "xla-folder", LAYERS)
@@ -153,12 +163,15 @@ def main() -> None:
           "peak RSS")
     verdicts = []
     for name, path in (("xla-folder", folder), ("mlir-log", log), ("small-files", small), ("many-files", many)):
+        if name not in args.inputs:
+            continue
         grep_cmd = ["grep", "-rc", "sharding", str(path)]
         measure(grep_cmd)  # warm the page cache
-        nfiles = 1 if path.is_file() else sum(1 for p in path.rglob("*") if p.is_file()) - 1
-        print(f"\n{name}: {size_of(path) / 1e6:.0f} MB in {nfiles} file(s)", flush=True)
+        nfiles, nbytes = files_and_bytes(path)
+        print(f"\n{name}: {nbytes / 1e6:.0f} MB in {nfiles} file(s)", flush=True)
         for label, cmd in commands.items():
-            if name in FILES_OF_ONE_MODULE and label != "check -j 1":
+            only = label.split()[0] if args.only is None else args.only
+            if (name in FILES_OF_ONE_MODULE and label != "check -j 1") or not label.startswith(only):
                 continue
             measure(cmd(str(path)))  # warm-up
             grep, run = paired(grep_cmd, cmd(str(path)), args.repeat)
@@ -168,10 +181,25 @@ def main() -> None:
                   flush=True)
             limit = 3 if name in FILES_OF_ONE_MODULE else 5 if label.startswith("check") else 10
             verdicts.append((f"{name} {label}", wall, limit))
+    if args.only != "trace":
+        floor(sc, small)
     print()
     for what, ratio, limit in verdicts:
         print(f"{what:<26} {ratio:>5.1f}x grep's wall  (target <= {limit}x: {'yes' if ratio <= limit else 'NO'})")
     print(f"(load average {load0:.1f} -> {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+
+
+def floor(sc: list[str], small: Path) -> None:
+    """What start-up alone costs, beside which a ratio to grep on a small input is read: the interpreter
+    (``python -c pass``), shardconv's entry point (``--version``) and ``check`` of one small file (the
+    imports and first parses every run pays)."""
+    one = str(min((p for p in small.iterdir() if p.suffix == ".txt"), key=lambda p: p.name))
+    print("\nstart-up (CPU seconds, median of 5):")
+    for label, cmd in (("python -c pass", [sys.executable, "-c", "pass"]), ("shardconv --version", [*sc, "--version"]),
+                       ("check of one small file", [*sc, "check", one, "--format", "json", "-j", "1"])):
+        measure(cmd)
+        run = median_run([measure(cmd) for _ in range(5)])
+        print(f"  {label:<24} {run.cpu:6.3f} s (wall {run.seconds:.3f} s)", flush=True)
 
 
 def paired(baseline: list[str], cmd: list[str], n: int) -> tuple[Run, Run]:

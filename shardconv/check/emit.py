@@ -4,7 +4,7 @@ JSON and SARIF 2.1.0. Pure functions from reports to strings, except ``print_tex
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from shardconv.check.apply import fixed_by
@@ -255,20 +255,26 @@ def finding_dict(f: CheckFinding) -> dict[str, Any]:
 
 
 def format_json(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> str:
-    from shardconv.ui.jsonout import document, dumps
+    return "".join(json_pieces(reports, skipped))
 
-    doc = document(
+
+def json_pieces(reports: Sequence[FileReport], skipped: Sequence[Skipped]) -> Iterator[str]:
+    """``format_json`` in pieces, a file or finding at a time: a run over 100,000 files never holds its
+    document, nor its text, whole."""
+    from shardconv.ui.jsonout import document_pieces
+
+    yield from document_pieces(
         "check",
-        files=[
+        files=(
             {"path": r.path, "kind": r.kind, "occurrences": r.values, "distinct": r.distinct, "dropped": r.dropped}
             for r in reports
-        ],
-        skipped=[{"path": s.path, "reason": s.reason} for s in skipped],
-        findings=[finding_dict(f) for r in reports for f in r.findings],
+        ),
+        skipped=({"path": s.path, "reason": s.reason} for s in skipped),
+        findings=(finding_dict(f) for r in reports for f in r.findings),
         rules=[{"id": r.id, "severity": r.severity, "summary": r.summary} for r in RULES.values()],
         summary=summary(reports, skipped),
     )
-    return dumps(doc) + "\n"
+    yield "\n"
 
 
 def rule_uri(rule: str) -> str:
@@ -397,6 +403,7 @@ __all__ = [
     "format_sarif",
     "format_statistics",
     "head",
+    "json_pieces",
     "plain",
     "plain_lines",
     "print_rich",

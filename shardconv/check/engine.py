@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, BinaryIO
@@ -140,28 +141,30 @@ def merge_dump_variants(reports: Sequence[FileReport | Skipped]) -> list[FileRep
 
 
 class Passed:
-    """Modules every rule passed, by content (``ModuleContent``: the key of a scan's only module), kept
-    across the files and pieces of a run: the next per-pass file of a module a pass left alone is passed
-    over. Besides the module, a verdict reads the options and the stage the file's name says, so each
-    (options, stage) keeps its own; a module whose lines a rule reads (``may_be_large``) is never kept."""
+    """Modules every rule passed, by content (``ModuleContent``: the key of a scan's only module), with how
+    many distinct values each holds, kept across the files and pieces of a run: the next per-pass file of a
+    module a pass left alone is passed over. Besides the module, a verdict reads the options and the stage
+    the file's name says, so each (options, stage) keeps its own; a module whose lines a rule reads
+    (``may_be_large``) is never kept."""
 
     GROUPS = 1 << 14  # the groups of the modules kept, all told (a few MB): past it the memory starts again
 
     def __init__(self) -> None:
-        self._kept: dict[tuple[CheckOptions, Stage], set[ModuleContent]] = {}
+        self._kept: dict[tuple[CheckOptions, Stage], dict[ModuleContent, int]] = {}
         self._groups = 0
 
     def of(self, path: str, opts: CheckOptions) -> PassedHere:
         """The modules known to pass in ``path`` under ``opts``."""
-        return PassedHere(self, self._kept.setdefault((opts, stage_of_name(path)), set()))
+        return PassedHere(self, self._kept.setdefault((opts, stage_of_name(path)), {}))
 
-    def keep(self, modules: set[ModuleContent], key: ModuleContent) -> None:
-        """``key`` passed, under the options and stage of ``modules`` (one of this memory's sets)."""
+    def keep(self, modules: dict[ModuleContent, int], key: ModuleContent, distinct: int) -> None:
+        """``key`` (of ``distinct`` values) passed, under the options and stage of ``modules`` (one of this
+        memory's)."""
         if self._groups + len(key.groups) > self.GROUPS:
             for kept in self._kept.values():
                 kept.clear()
             self._groups = 0
-        modules.add(key)
+        modules[key] = distinct
         self._groups += len(key.groups)
 
 
@@ -170,13 +173,17 @@ class PassedHere:
     """What a run's ``Passed`` knows under one file's options and stage."""
 
     run: Passed
-    modules: set[ModuleContent]
+    modules: dict[ModuleContent, int]
 
     def __contains__(self, key: object) -> bool:
         return key in self.modules
 
-    def add(self, key: ModuleContent) -> None:
-        self.run.keep(self.modules, key)
+    def get(self, key: ModuleKey | ModuleContent) -> int | None:
+        """How many distinct values ``key`` holds, if it is known to pass."""
+        return self.modules.get(key) if isinstance(key, ModuleContent) else None
+
+    def add(self, key: ModuleContent, distinct: int) -> None:
+        self.run.keep(self.modules, key, distinct)
 
 
 def check_file(
@@ -220,8 +227,14 @@ def _report(
     """The report of a file scanned in pieces of whole modules, in order (each piece's lines and bytes the
     file's): each piece is released once its findings, with their edits, are made. ``passed`` holds the
     modules known to pass (by content), and takes in those this file shows to."""
-    known: PassedHere | set[ModuleContent] = passed if passed is not None else set()
-    clean: set[ModuleKey] = set()  # a piece's modules no rule had anything to say of: their copies are passed over
+    known = passed if passed is not None else Passed().of(path, opts)
+    # a piece's modules no rule had anything to say of, with their distinct values: their copies are passed over
+    clean: dict[ModuleKey | ModuleContent, int] = {}
+
+    def passes(key: ModuleKey | ModuleContent) -> int | None:
+        got = clean.get(key)
+        return got if got is not None else known.get(key)
+
     found: list[CheckFinding] = []
     suppressions: list[Suppression] = []
     counts: dict[str, int] = {}
@@ -236,7 +249,7 @@ def _report(
         first, last = (scan if first is None else first), scan
         mine: list[CheckFinding] = []
         clean.clear()  # (the scan's ids hold in the scan only)
-        for module in module_values(scan, path, skip=lambda key: key in clean or key in known):
+        for module in module_values(scan, path, known=passes):
             total += module.total
             distinct += module.distinct
             if module.passed_over:
@@ -245,9 +258,9 @@ def _report(
             key = module.key
             if after == counts and key is not None:
                 if not isinstance(key, ModuleContent):
-                    clean.add(key)
+                    clean[key] = module.distinct
                 elif not may_be_large(key.largest, opts.replicated_bytes):
-                    known.add(key)
+                    known.add(key, module.distinct)
             counts = after
             mine.extend(more)
         found.extend(_numbered_from(modules, with_edits(mine, scan)))
@@ -261,7 +274,7 @@ def _report(
     kept = [f for f in kept if f.rule not in opts.ignore]
     return FileReport(
         path=path,
-        kind=first.kind if first is not None else "skip",
+        kind=sys.intern(first.kind) if first is not None else "skip",  # (one string, not one a file)
         findings=tuple(kept),
         values=total,
         distinct=distinct,
@@ -301,10 +314,10 @@ def check_files(
     """``check_file`` over ``files`` (``opts`` may be per file: its project config), a file to a worker
     process when ``jobs > 1`` and there is enough to read; results in input order. ``on_read`` hears of
     the bytes read, for a progress bar."""
-    work = [(f, opts(f) if callable(opts) else opts) for f in files]
-    if jobs <= 1 or len(work) < 2 or "-" in files or _total_size(files) < PARALLEL_BYTES:
+    if jobs <= 1 or len(files) < 2 or "-" in files or _total_size(files) < PARALLEL_BYTES:
         passed = Passed()
-        return [check_file(f, o, on_read, passed) for f, o in work]
+        return [check_file(f, opts(f) if callable(opts) else opts, on_read, passed) for f in files]
+    work = [(f, opts(f) if callable(opts) else opts) for f in files]
     from concurrent.futures import ProcessPoolExecutor
 
     out: list[FileReport | Skipped] = []

@@ -345,6 +345,7 @@ def _emit(
         closing_line,
         format_sarif,
         format_statistics,
+        json_pieces,
         print_text,
     )
 
@@ -359,6 +360,8 @@ def _emit(
         return
     elif fmt == "sarif":
         out.write(format_sarif(reports, skipped))
+    elif fmt == "json":
+        out.writelines(json_pieces(reports, skipped))
     else:
         out.write(FORMATTERS[fmt](reports, skipped))
     if not quiet:

@@ -82,7 +82,7 @@ class ModuleValues:
     expected_lines: frozenset[int]
     total: int
     key: ModuleKey | ModuleContent | None = None  # None for a module with expected-error markers (never passed over)
-    passed_over: bool = False  # its values were not built: ``skip`` knew its key
+    passed_over: bool = False  # its values were not built: ``known`` knew its key
     unbuilt: int = 0  # how many distinct values a passed-over module holds
     # what ``sites_by_type`` reads: the file's signatures (and its scan), this module's span of its
     # groups, the file's path
@@ -127,11 +127,12 @@ def named_mesh(site: ValueSite, value: ParsedValue | None) -> Mesh | None:
 
 
 def module_values(
-    scan: Scan, path: str, skip: Callable[[ModuleKey | ModuleContent], bool] = lambda key: False
+    scan: Scan, path: str, known: Callable[[ModuleKey | ModuleContent], int | None] = lambda key: None
 ) -> Iterator[ModuleValues]:
     """The modules of one scanned file, in order (always at least one, if empty). A module whose key
-    ``skip`` says yes to comes ``passed_over``, its values not built (a pass log's copies of a module, a
-    per-pass file's module met in an earlier file)."""
+    ``known`` gives a count for (how many distinct values it holds: the caller built it before, a pass
+    log's copies of a module, a per-pass file's module met in an earlier file) comes ``passed_over``, its
+    values not built."""
     count = max(1, scan.modules)
     groups, pairs = scan.groups, scan.pairs
     group_spans, pair_spans = _module_spans(groups, count), _module_spans(pairs, count)
@@ -139,7 +140,6 @@ def module_values(
     headers = [i for i, g in enumerate(groups) if g[1] in header_values] if header_values else []
     expected = _expected_lines(scan, count)
     signatures = _Signatures(scan)
-    distinct_of: dict[ModuleKey | ModuleContent, int] = {}  # a built module's key -> how many distinct values it holds
     for index in range(count):
         lo, hi = group_spans[index]
         mine = groups[lo:hi]
@@ -149,10 +149,8 @@ def module_values(
             mkey = _module_key(scan, (lo, hi), pair_spans[index], headers)
             if count == 1:
                 mkey = _content(scan, signatures, mkey, mine)
-        if mkey is not None and skip(mkey):
-            unbuilt = distinct_of.get(mkey)
-            if unbuilt is None:
-                unbuilt = len({signatures.of(v, sh, n) for _, v, sh, n, _, _ in mine})
+        unbuilt = known(mkey) if mkey is not None else None
+        if unbuilt is not None:
             yield ModuleValues(
                 index=index, values=(), pairs=(), expected_lines=expected[index], total=total, key=mkey,
                 passed_over=True, unbuilt=unbuilt,
@@ -168,8 +166,6 @@ def module_values(
         for _, h, s, n in pairs[slice(*pair_spans[index])]:
             key = (signatures.of_group(h), signatures.of_group(s))
             held[key] = held.get(key, 0) + n
-        if mkey is not None:
-            distinct_of[mkey] = len(parsed)
         yield ModuleValues(
             index=index,
             values=tuple(parsed.values()),

@@ -107,9 +107,10 @@ class Cuts:
 PASS_LOG = Cuts()  # cut before dump lines, every dump scanned
 SMALL_PIECE_BYTES = 1 << 19  # a reader of every site holds a piece's table (about ten times its bytes), and a
 # few pieces are scanned ahead: its pieces end past this many bytes
-# cut before a dump or HLO module the scan reads as one
-MODULES = Cuts(lines=(DUMP_LINE, HLO_MODULE_LINE), piece_bytes=SMALL_PIECE_BYTES, whole_modules=True)
-EVERY_SITE_MODULES = replace(MODULES, drain=True)  # the same, read by a reader of every site
+# cut before a dump or HLO module the scan reads as one; a reader of each group's first site (check) holds a
+# small table, so a file up to PIECE_BYTES is one scan, in one call (no cutter, no threads)
+MODULES = Cuts(lines=(DUMP_LINE, HLO_MODULE_LINE), whole_modules=True)
+EVERY_SITE_MODULES = replace(MODULES, piece_bytes=SMALL_PIECE_BYTES, drain=True)  # read by a reader of every site
 
 
 

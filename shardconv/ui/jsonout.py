@@ -88,12 +88,25 @@ _STR, _INT = {str}, {int}  # (a set of the types of a dict's keys or a list's it
 def dumps_streamed(command: str, key: str, items: Iterable[dict[str, Any]]) -> Iterator[str]:
     """``dumps(document(command, key=[*items]))`` in pieces, one per item as it comes: a long list (``key``
     the document's last field) is never held whole; each item indented at its depth."""
-    before, after = dumps(document(command, **{key: []})).rsplit("[]", 1)
-    sep = "[\n    "
-    for item in items:
-        yield before + sep + indented(item, "    ")
-        before, sep = "", ",\n    "
-    yield before + ("[]" if before else "\n  ]") + after
+    return document_pieces(command, **{key: iter(items)})
+
+
+def document_pieces(command: str, **fields: Any) -> Iterator[str]:
+    """``dumps(document(command, **fields))`` in pieces: a field given as an iterator (no list) is written an
+    item at a time as it comes, so a long list of files or explanations is never held whole, nor its text."""
+    sep = "{\n"
+    for k, v in document(command, **fields).items():
+        head = f"{sep}  {_string(k)}: "
+        sep = ",\n"
+        if not isinstance(v, Iterator):
+            yield head + indented(v, "  ")
+            continue
+        opening = "["
+        for item in v:
+            yield f"{head}{opening}\n    {indented(item, '    ')}"
+            head, opening = "", ","
+        yield head + ("[]" if opening == "[" else "\n  ]")
+    yield "\n}"
 
 
 def error_dict(err: ShardingError) -> dict[str, Any]:

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from support.check_cli import DUMPS, MESH, ROOT, SEED_MLIR, run
 
+from shardconv.check.context import CheckOptions
+
 CLOSING = (
     "3 file(s) checked, 0 skipped, 12 sharding value(s) scanned (12 distinct): "
     "5 errors, 2 expected; 3 fixable with --fix"
@@ -143,3 +145,30 @@ def test_a_misspelt_axis_in_a_dump_gets_the_suggestion(tmp_path: Path, capsys: p
     rc, out, _ = run([str(p), "--format", "json"], capsys)
     (finding,) = json.loads(out)["findings"]
     assert (rc, finding["rule"], finding["notes"]) == (1, "verify", ['did you mean "model"?'])
+
+
+def test_the_json_of_a_run_over_many_files_is_written_a_file_at_a_time(stages: Path) -> None:
+    # 100,000 files' JSON is tens of MB, and its document of dicts twice that: written in pieces as they
+    # come, the run's memory holds neither
+    import tracemalloc
+
+    from shardconv.check.diagnostics import FileReport, Skipped
+    from shardconv.check.emit import json_pieces
+    from shardconv.check.engine import Selection, check_files, iter_files, merge_dump_variants
+
+    files = [f for f in iter_files([str(stages)], Selection()) if isinstance(f, str)]
+    opts = CheckOptions(allowed_meshes=((3, 3),))  # (every mesh of the dumps is a finding)
+    results = merge_dump_variants(check_files(files, opts))
+    reports = [r for r in results if isinstance(r, FileReport)] * 200
+    skipped = [r for r in results if isinstance(r, Skipped)]
+    assert len(reports) > 10_000 and any(r.findings for r in reports)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        written = sum(len(piece) for piece in json_pieces(reports, skipped))
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    text = "".join(json_pieces(reports, skipped))
+    assert written == len(text) and text == json.dumps(json.loads(text), indent=2, ensure_ascii=False) + "\n"
+    assert peak < written / 4, (peak, written)  # (held whole, the text alone is ``written``)

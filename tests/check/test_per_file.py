@@ -95,5 +95,49 @@ def test_what_a_run_remembers_is_bounded(monkeypatch: pytest.MonkeyPatch) -> Non
     here = engine.Passed().of("module_0000.jit_f.before_optimizations.txt", CheckOptions())
     keys = [ModuleContent(groups=((i, "op", 0),) * 3, headers=(), pairs=b"", largest=0) for i in range(25)]
     for key in keys:
-        here.add(key)
+        here.add(key, 3)
         assert key in here and sum(len(k.groups) for k in here.modules) <= 10
+
+
+def test_a_file_up_to_a_piece_is_checked_in_one_scan_with_no_thread(
+    stages: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a per-pass folder's largest files are a MB or so: each one call into the core, not a cutter and a
+    # pool of threads per file (which cost check three times the scan on a real folder)
+    from shardconv.scan import pieces
+    from shardconv.scan.native import FIRST_SITES, scan_path
+
+    texts = [Path(f).read_text() for f in _per_pass(stages)]
+    texts = [t for t in texts if t.startswith("HloModule")]
+    path = tmp_path / "modules.hlo"
+    path.write_text("\n".join(texts * (1 + (3 * pieces.SMALL_PIECE_BYTES) // sum(map(len, texts)))))
+    assert 2 * pieces.SMALL_PIECE_BYTES < path.stat().st_size <= pieces.PIECE_BYTES
+
+    def no_thread(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a file of one piece started threads")
+
+    monkeypatch.setattr(pieces, "run_ahead", no_thread)
+    assert len(list(pieces.placed_scans(str(path), every_site=False))) == 1
+    whole = engine.scan_report(scan_path(str(path), FIRST_SITES), str(path), CheckOptions())
+    assert check_file(str(path), CheckOptions()) == whole
+
+
+def test_a_module_known_to_pass_costs_its_key_alone(stages: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a run over a per-pass folder meets most modules again: the run remembers how many distinct values
+    # each holds, so the next file of one reads no value of it (no signature made, no value parsed)
+    from shardconv.scan import modules
+
+    files = _per_pass(stages)
+    opts, passed = CheckOptions(), engine.Passed()
+    first = [check_file(f, opts, passed=passed) for f in files]
+    made: list[object] = []
+    real = modules._Signatures.of
+
+    def counting(self: object, *args: int) -> object:
+        made.append(args)
+        return real(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(modules._Signatures, "of", counting)
+    again = [check_file(f, opts, passed=passed) for f in files]
+    assert again == first and not made
+    assert sum(r.distinct for r in again if isinstance(r, FileReport)) > 100

@@ -58,3 +58,15 @@ def test_a_streamed_document_is_the_document(items: list[dict[str, Any]]) -> Non
     """Its items come one by one, each indented at its depth: joined, the text ``dumps`` writes whole."""
     streamed = "".join(jsonout.dumps_streamed("check", "files", items))
     assert streamed == json.dumps(jsonout.document("check", files=items), indent=2, ensure_ascii=False)
+
+
+@settings(max_examples=200)
+@given(st.lists(st.lists(st.dictionaries(st.text(), VALUES, max_size=3), max_size=3), min_size=1, max_size=3),
+       VALUES)
+def test_a_document_of_several_streamed_lists_is_the_document(lists: list[list[dict[str, Any]]], last: Any) -> None:
+    """Lists given as iterators, anywhere in the document, are written an item at a time: joined, the text
+    ``dumps`` writes whole."""
+    fields = {f"list{i}": items for i, items in enumerate(lists)}
+    streamed = "".join(jsonout.document_pieces("check", **{k: iter(v) for k, v in fields.items()}, last=last))
+    assert streamed == jsonout.dumps(jsonout.document("check", **fields, last=last))
+    assert streamed == json.dumps(jsonout.document("check", **fields, last=last), indent=2, ensure_ascii=False)

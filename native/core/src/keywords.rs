@@ -169,220 +169,256 @@ fn quoted_name_end(t: &[u8], i: usize) -> Option<usize> {
     }
 }
 
-/// The bytes a keyword can start with (each pattern of `match_group` begins with one of them).
-fn starts_keyword(c: u8) -> bool {
-    matches!(c, b's' | b'x' | b'n' | b'm' | b'#' | b'o' | b'i' | b'u' | b'r' | b'e')
+/// The keyword that starts at `s`, if any. The forms are told apart by their first byte; of those that
+/// share it, the first that matches wins. Most begin a word (no word byte or `.` before them); `#sdy.`,
+/// `unspecified_dims`, `replica_group_mesh_axes` and `expected-error` may follow one
+/// (`xla.sdy.sharding.unspecified_dims=[0]`, `// expected-error@+1`).
+fn match_group(t: &[u8], s: usize) -> Option<Match> {
+    let word = lb(t, s);
+    match *t.get(s)? {
+        b's' if word => s_forms(t, s),
+        b'x' if word => xla_sdy_key(t, s),
+        b'n' if word => num_partitions(t, s),
+        b'm' if word => mhlo_string(t, s).or_else(|| mhlo_num_partitions(t, s)).or_else(|| manual_axes(t, s)),
+        b'o' | b'i' if word => op_sharding(t, s).or_else(|| op_shardings(t, s)),
+        b'#' => sdy_attribute(t, s),
+        b'u' => unspecified_dims(t, s),
+        b'r' if word => {
+            replica_group_mesh_axes(t, s).or_else(|| replica_groups_mesh(t, s)).or_else(|| return_values(t, s))
+        }
+        b'r' => replica_group_mesh_axes(t, s),
+        b'e' => expected_error(t, s),
+        _ => None,
+    }
 }
 
-fn match_group(t: &[u8], s: usize) -> Option<Match> {
-    let c = *t.get(s)?;
-    if !starts_keyword(c) {
+/// The forms that start with `s`, in order: HLO's `sharding={`, a damaged `sdy.sharding = `, the shard
+/// dialect, then (past `sdy.` only with a word one of them has) Shardy's mesh, records, constraint ops
+/// and collectives, an op's `sharding=<`, and `stablehlo.mesh = {`.
+fn s_forms(t: &[u8], s: usize) -> Option<Match> {
+    if let Some(found) = hlo_sharding(t, s).or_else(|| sdy_sharding_bad(t, s)).or_else(|| shard_op(t, s)) {
+        return Some(found);
+    }
+    if !sdy_word_may_match(t, s) {
         return None;
     }
-    let l = lb(t, s);
-    if l && c == b's' {
-        if let Some(j) = lit(t, s, b"sharding=") {
-            let k = run(t, j, |b| b == b' ' || b == b'\t');
-            match t.get(k) {
-                Some(b'{') => return m(Group::Hlo, s, k + 1, (s, s)),
-                Some(b'<') => {} // an op's `sharding=<...>`, below
-                None | Some(b'\n' | b'\r') => return m(Group::HloBad, s, j, (s, s)),
-                _ if k == j => return m(Group::HloBad, s, j, (s, s)),
-                _ if !ssa_name(t, s) => return m(Group::HloBad, s, k, (s, s)),
-                _ => {}
-            }
-        }
+    sdy_mesh(t, s)
+        .or_else(|| record(t, s))
+        .or_else(|| sdy_constraint(t, s))
+        .or_else(|| collective_axes(t, s))
+        .or_else(|| op_sharding(t, s))
+        .or_else(|| stablehlo_mesh(t, s))
+}
+
+/// HLO's `sharding={...}` (blanks allowed before the `{`); `sharding=` followed by another byte is a value
+/// no parser reads (`HloBad`), unless it is an op's `sharding=<...>` or an SSA name's (`%sharding= x`).
+fn hlo_sharding(t: &[u8], s: usize) -> Option<Match> {
+    let j = lit(t, s, b"sharding=")?;
+    let k = blanks(t, j);
+    match t.get(k) {
+        Some(b'{') => m(Group::Hlo, s, k + 1, (s, s)),
+        Some(b'<') => None,
+        None | Some(b'\n' | b'\r') => m(Group::HloBad, s, j, (s, s)),
+        _ if k == j => m(Group::HloBad, s, j, (s, s)),
+        _ if !ssa_name(t, s) => m(Group::HloBad, s, k, (s, s)),
+        _ => None,
     }
-    if l && c == b'x' {
-        if let Some(k) = sdy_key(t, s) {
-            if t.get(k) == Some(&b'=') && matches!(t.get(k + 1), Some(b'"' | b'{')) {
-                return m(Group::HloFe, s, k + 2, (s, k));
-            }
+}
+
+/// An HLO frontend attribute of Shardy's, `xla.sdy.KEY="..."` or `xla.sdy.KEY={...`, or the same key in
+/// an MLIR dictionary, `xla.sdy.KEY = "..."`.
+fn xla_sdy_key(t: &[u8], s: usize) -> Option<Match> {
+    let k = sdy_key(t, s)?;
+    if t.get(k) == Some(&b'=') && matches!(t.get(k + 1), Some(b'"' | b'{')) {
+        return m(Group::HloFe, s, k + 2, (s, k));
+    }
+    eq_then(t, k, b'"').and_then(|e| m(Group::MStr, s, e, (s, k)))
+}
+
+/// HLO's `num_partitions=N` (the sub-group is the number); with no digits, `NpBad`.
+fn num_partitions(t: &[u8], s: usize) -> Option<Match> {
+    let j = lit(t, s, b"num_partitions=")?;
+    match digits(t, j) {
+        Some(e) => m(Group::HloNp, s, e, (j, e)),
+        None => m(Group::NpBad, s, j, (s, j - 1)),
+    }
+}
+
+/// `mhlo.sharding = "..."` / `mhlo.spmd_output_sharding = "..."`: the match ends past the `"`; a value
+/// that opens with another byte on the line is `MStrBad`.
+fn mhlo_string(t: &[u8], s: usize) -> Option<Match> {
+    for key in [&b"mhlo.sharding"[..], b"mhlo.spmd_output_sharding"] {
+        if let Some(k) = lit(t, s, key) {
             if let Some(e) = eq_then(t, k, b'"') {
                 return m(Group::MStr, s, e, (s, k));
             }
-        }
-    }
-    if l {
-        if let Some(j) = lit(t, s, b"num_partitions=") {
-            if let Some(e) = digits(t, j) {
-                return m(Group::HloNp, s, e, (j, e));
-            }
-            return m(Group::NpBad, s, j, (s, j - 1));
-        }
-        for key in [&b"mhlo.sharding"[..], b"mhlo.spmd_output_sharding"] {
-            if let Some(k) = lit(t, s, key) {
-                if let Some(e) = eq_then(t, k, b'"') {
-                    return m(Group::MStr, s, e, (s, k));
-                }
-                if let Some(bad) = bad_after_eq(t, (s, k), b"\"", Group::MStrBad, (s, k)) {
-                    return Some(bad);
-                }
-            }
-        }
-        if let Some(j) = lit(t, s, b"mhlo.num_partitions") {
-            if t.get(j).is_some_and(|&b| is_ws(b))
-                && t.get(j + 1) == Some(&b'=')
-                && t.get(j + 2).is_some_and(|&b| is_ws(b))
-            {
-                if let Some(e) = digits(t, j + 3) {
-                    return m(Group::Mnp, s, e, (j + 3, e));
-                }
-                return m(Group::NpBad, s, j + 3, (s, j));
-            }
-        }
-    }
-    if let Some(j) = lit(t, s, b"#sdy.") {
-        for kind in [&b"sharding_per_value"[..], b"sharding", b"mesh"] {
-            if let Some(k) = lit(t, j, kind) {
-                if let Some(e) = byte(t, k, b'<') {
-                    return m(Group::SdyAttr, s, e, (j, k));
-                }
-            }
-        }
-    }
-    if l && c == b's' {
-        if let Some(bad) = sdy_sharding_bad(t, s) {
-            return Some(bad);
-        }
-    }
-    if l && c == b's' {
-        if let Some(found) = shard_op(t, s) {
-            return Some(found);
-        }
-    }
-    if l && c == b's' && !sdy_word_may_match(t, s) {
-        return None; // (no pattern below starts with `sdy.` but those of the words it checks)
-    }
-    if l {
-        if let Some(j) = lit(t, s, b"sdy.mesh") {
-            let k = ws(t, j);
-            if k > j && t.get(k) == Some(&b'@') {
-                let a = k + 1;
-                let name_end = match t.get(a) {
-                    Some(&b) if name_char(b) => Some(run(t, a, name_char)),
-                    Some(b'"') => quoted_name_end(t, a),
-                    _ => None,
-                };
-                if let Some(ne) = name_end {
-                    if let Some(e) = eq_then(t, ne, b'<') {
-                        return m(Group::MeshDecl, s, e, (a, ne));
-                    }
-                    if let Some(bad) = bad_after_eq(t, (s, ne), b"<#", Group::MeshBad, (a, ne)) {
-                        return Some(bad);
-                    }
-                }
-            }
-        }
-        if let Some(r) = record(t, s) {
-            return Some(r);
-        }
-        if let Some(j) = lit(t, s, b"sdy.") {
-            for op in SDY_CONSTRAINT_OPS {
-                if let Some(k) = lit(t, j, op) {
-                    let w = ws(t, k);
-                    if w > k && t.get(w) == Some(&b'%') {
-                        let n = run(t, w + 1, ssa_char);
-                        if n > w + 1 {
-                            let w2 = ws(t, n);
-                            if w2 > n && t.get(w2) == Some(&b'<') {
-                                return m(Group::SdyOp, s, w2 + 1, (j, k));
-                            }
-                            let b2 = blanks(t, n);
-                            if b2 > n && damaged(t, s, b2, b"#<") {
-                                return m(Group::SdyOpBad, s, b2, (j, k));
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        if let Some(found) = collective_axes(t, s) {
-            return Some(found);
-        }
-        for key in [&b"out_sharding"[..], b"sharding"] {
-            if let Some(k) = lit(t, s, key) {
-                if let Some(e) = lit(t, k, b"=<") {
-                    return m(Group::OpArg, s, e, (s, k));
-                }
-            }
-        }
-        for key in [&b"in_shardings"[..], b"out_shardings"] {
-            if let Some(k) = lit(t, s, key) {
-                if let Some(e) = lit(t, k, b"=[") {
-                    return m(Group::McList, s, e, (s, k));
-                }
-            }
-        }
-        if let Some(e) = lit(t, s, b"manual_axes={") {
-            return m(Group::MAxes, s, e, (s, s));
-        }
-    }
-    if let Some(j) = lit(t, s, b"unspecified_dims=[") {
-        let k = run(t, j, |b| b.is_ascii_digit() || b == b',' || is_ws(b));
-        if t.get(k) == Some(&b']') {
-            return m(Group::Unspec, s, k + 1, (j - 1, k + 1));
-        }
-    }
-    if l {
-        if let Some(j) = lit(t, s, b"stablehlo.mesh") {
-            if let Some(e) = eq_then(t, j, b'{') {
-                return m(Group::ShMesh, s, e, (s, s));
-            }
-            if let Some(bad) = bad_after_eq(t, (s, j), b"{#", Group::ShMeshBad, (s, s)) {
+            if let Some(bad) = bad_after_eq(t, (s, k), b"\"", Group::MStrBad, (s, k)) {
                 return Some(bad);
             }
         }
     }
-    if let Some(j) = lit(t, s, b"replica_group_mesh_axes<") {
-        if let Some(k) = lit(t, ws(t, j), b"mesh") {
-            let v = ws(t, byte(t, ws(t, k), b'=')?);
-            if let Some(a) = byte(t, v, b'@') {
-                let e = run(t, a, name_char);
-                if e > a {
-                    return m(Group::Collective, s, e, (a, e));
-                }
-            }
-            if let Some(e) = lit(t, v, b"#stablehlo.mesh<") {
-                return m(Group::Collective, s, e, (e, e)); // an inline mesh: no name
-            }
-        }
+    None
+}
+
+/// `mhlo.num_partitions = N` (one blank each side of the `=`, as MLIR prints it); with no digits, `NpBad`.
+fn mhlo_num_partitions(t: &[u8], s: usize) -> Option<Match> {
+    let j = lit(t, s, b"mhlo.num_partitions")?;
+    let spaced =
+        t.get(j).is_some_and(|&b| is_ws(b)) && t.get(j + 1) == Some(&b'=') && t.get(j + 2).is_some_and(|&b| is_ws(b));
+    if !spaced {
+        return None;
     }
-    if l {
-        if let Some(j) = lit(t, s, b"replica_groups=mesh[") {
-            return m(Group::HloCollective, s, j, (s + 15, j));
-        }
+    match digits(t, j + 3) {
+        Some(e) => m(Group::Mnp, s, e, (j + 3, e)),
+        None => m(Group::NpBad, s, j + 3, (s, j)),
     }
-    if l && c == b'r' {
-        if let Some(j) = lit(t, s, b"return") {
-            let w = ws(t, j);
-            if w > j && t.get(w) == Some(&b'%') {
-                return m(Group::Return, s, j, (s, j));
-            }
+}
+
+/// `manual_axes={` of `sdy.manual_computation`.
+fn manual_axes(t: &[u8], s: usize) -> Option<Match> {
+    lit(t, s, b"manual_axes={").and_then(|e| m(Group::MAxes, s, e, (s, s)))
+}
+
+/// `#sdy.sharding<`, `#sdy.sharding_per_value<` or `#sdy.mesh<`: the sub-group is the attribute's name.
+fn sdy_attribute(t: &[u8], s: usize) -> Option<Match> {
+    let j = lit(t, s, b"#sdy.")?;
+    for kind in [&b"sharding_per_value"[..], b"sharding", b"mesh"] {
+        if let Some(e) = lit(t, j, kind).and_then(|k| byte(t, k, b'<')) {
+            return m(Group::SdyAttr, s, e, (j, j + kind.len()));
         }
-    }
-    if let Some(j) = lit(t, s, b"expected-error") {
-        if t.get(j) == Some(&b'@') {
-            if matches!(t.get(j + 1), Some(b'+' | b'-')) {
-                if let Some(e) = digits(t, j + 2) {
-                    return m(Group::Expected, s, e, (j, e));
-                }
-            }
-            for w in [&b"@above"[..], b"@below"] {
-                if let Some(e) = lit(t, j, w) {
-                    return m(Group::Expected, s, e, (j, e));
-                }
-            }
-        }
-        return m(Group::Expected, s, j, (j, j));
     }
     None
 }
 
-/// Whether `t[s..]`, when it starts with `sdy.`, goes on with a word a keyword can: the mesh, `return`,
-/// the constraint ops, the records and the collectives (a signature's `sdy.sharding = #sdy.sharding<...>`
-/// attribute does not: its value is the keyword). Each of those patterns wants a blank, `=` or `@` after
-/// the word, never another word byte.
+/// `sdy.mesh @NAME = <...>` (the name bare or quoted; the sub-group): the match ends past the `<`; a value
+/// that opens with another byte (but an alias's `#`) is `MeshBad`.
+fn sdy_mesh(t: &[u8], s: usize) -> Option<Match> {
+    let j = lit(t, s, b"sdy.mesh")?;
+    let k = ws(t, j);
+    if k == j || t.get(k) != Some(&b'@') {
+        return None;
+    }
+    let a = k + 1;
+    let ne = match t.get(a) {
+        Some(&b) if name_char(b) => run(t, a, name_char),
+        Some(b'"') => quoted_name_end(t, a)?,
+        _ => return None,
+    };
+    match eq_then(t, ne, b'<') {
+        Some(e) => m(Group::MeshDecl, s, e, (a, ne)),
+        None => bad_after_eq(t, (s, ne), b"<#", Group::MeshBad, (a, ne)),
+    }
+}
+
+/// `sdy.sharding_constraint %x <...>` / `sdy.reshard %x <...>`: the match ends past the `<`; another
+/// byte after the operand (but an alias's `#`) is `SdyOpBad`.
+fn sdy_constraint(t: &[u8], s: usize) -> Option<Match> {
+    let j = lit(t, s, b"sdy.")?;
+    for op in SDY_CONSTRAINT_OPS {
+        let Some(k) = lit(t, j, op) else { continue };
+        let w = ws(t, k);
+        if w == k || t.get(w) != Some(&b'%') {
+            continue;
+        }
+        let n = run(t, w + 1, ssa_char);
+        if n == w + 1 {
+            continue;
+        }
+        let w2 = ws(t, n);
+        if w2 > n && t.get(w2) == Some(&b'<') {
+            return m(Group::SdyOp, s, w2 + 1, (j, k));
+        }
+        let b2 = blanks(t, n);
+        if b2 > n && damaged(t, s, b2, b"#<") {
+            return m(Group::SdyOpBad, s, b2, (j, k));
+        }
+    }
+    None
+}
+
+/// An op's `out_sharding=<...>` / `sharding=<...>` (Shardy's collectives, `sdy.manual_computation`'s
+/// operands): the match ends past the `<`.
+fn op_sharding(t: &[u8], s: usize) -> Option<Match> {
+    for key in [&b"out_sharding"[..], b"sharding"] {
+        if let Some(e) = lit(t, s, key).and_then(|k| lit(t, k, b"=<")) {
+            return m(Group::OpArg, s, e, (s, e - 2));
+        }
+    }
+    None
+}
+
+/// `sdy.manual_computation`'s `in_shardings=[...]` / `out_shardings=[...]`: the match ends past the `[`.
+fn op_shardings(t: &[u8], s: usize) -> Option<Match> {
+    for key in [&b"in_shardings"[..], b"out_shardings"] {
+        if let Some(e) = lit(t, s, key).and_then(|k| lit(t, k, b"=[")) {
+            return m(Group::McList, s, e, (s, e - 2));
+        }
+    }
+    None
+}
+
+/// `unspecified_dims=[0, 2]`: the sub-group is the list with its brackets.
+fn unspecified_dims(t: &[u8], s: usize) -> Option<Match> {
+    let j = lit(t, s, b"unspecified_dims=[")?;
+    let k = run(t, j, |b| b.is_ascii_digit() || b == b',' || is_ws(b));
+    (t.get(k) == Some(&b']')).then_some(Match { group: Group::Unspec, start: s, end: k + 1, sub: (j - 1, k + 1) })
+}
+
+/// `stablehlo.mesh = {`; a value that opens with another byte (but an alias's `#`) is `ShMeshBad`.
+fn stablehlo_mesh(t: &[u8], s: usize) -> Option<Match> {
+    let j = lit(t, s, b"stablehlo.mesh")?;
+    match eq_then(t, j, b'{') {
+        Some(e) => m(Group::ShMesh, s, e, (s, s)),
+        None => bad_after_eq(t, (s, j), b"{#", Group::ShMeshBad, (s, s)),
+    }
+}
+
+/// StableHLO's `replica_group_mesh_axes<mesh = @NAME` (the name is the sub-group) or `... mesh =
+/// #stablehlo.mesh<` (an inline mesh: no name).
+fn replica_group_mesh_axes(t: &[u8], s: usize) -> Option<Match> {
+    let j = lit(t, s, b"replica_group_mesh_axes<")?;
+    let k = lit(t, ws(t, j), b"mesh")?;
+    let v = ws(t, byte(t, ws(t, k), b'=')?);
+    if let Some(a) = byte(t, v, b'@') {
+        let e = run(t, a, name_char);
+        if e > a {
+            return m(Group::Collective, s, e, (a, e));
+        }
+    }
+    lit(t, v, b"#stablehlo.mesh<").and_then(|e| m(Group::Collective, s, e, (e, e)))
+}
+
+/// HLO's `replica_groups=mesh[...]`: the sub-group is `mesh[`.
+fn replica_groups_mesh(t: &[u8], s: usize) -> Option<Match> {
+    lit(t, s, b"replica_groups=mesh[").and_then(|j| m(Group::HloCollective, s, j, (s + 15, j)))
+}
+
+/// `return %a, ...`: the values a function or region returns.
+fn return_values(t: &[u8], s: usize) -> Option<Match> {
+    let j = lit(t, s, b"return")?;
+    let w = ws(t, j);
+    (w > j && t.get(w) == Some(&b'%')).then_some(Match { group: Group::Return, start: s, end: j, sub: (s, j) })
+}
+
+/// A lit test's `expected-error`, with the line it points at (`@+N`, `@-N`, `@above`, `@below`) as the
+/// sub-group when it names one.
+fn expected_error(t: &[u8], s: usize) -> Option<Match> {
+    let j = lit(t, s, b"expected-error")?;
+    if t.get(j) == Some(&b'@') {
+        if matches!(t.get(j + 1), Some(b'+' | b'-')) {
+            if let Some(e) = digits(t, j + 2) {
+                return m(Group::Expected, s, e, (j, e));
+            }
+        }
+        for w in [&b"@above"[..], b"@below"] {
+            if let Some(e) = lit(t, j, w) {
+                return m(Group::Expected, s, e, (j, e));
+            }
+        }
+    }
+    m(Group::Expected, s, j, (j, j))
+}
+
 /// `sdy.sharding = VALUE` whose VALUE opens neither a sharding (`#sdy.sharding<`,
 /// `#sdy.sharding_per_value<`) nor names an alias (`#name` alone): a value no parser reads, the match
 /// ending where it starts.
@@ -405,6 +441,10 @@ fn alias(v: &[u8]) -> bool {
         && v.get(e).is_none_or(|&b| b == b',' || b == b'}' || is_ws(b))
 }
 
+/// Whether `t[s..]`, when it starts with `sdy.`, goes on with a word a keyword can: the mesh, `return`,
+/// the constraint ops, the records and the collectives (a signature's `sdy.sharding = #sdy.sharding<...>`
+/// attribute does not: its value is the keyword). Each of those patterns wants a blank, `=` or `@` after
+/// the word, never another word byte.
 fn sdy_word_may_match(t: &[u8], s: usize) -> bool {
     let Some(j) = lit(t, s, b"sdy.") else { return true };
     let word = &t[j..run(t, j, is_word)];
