@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scan.compare import without_new_forms
+from support.differential import without_new_forms
 from support.reference_scan.check import reference_report
 from support.reference_scan.lines import ReadOptions
 

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from scan.compare import Options, differences
+from support.differential import Options, differences
 from support.cli_util import run
 
 from shardconv.check import check_text

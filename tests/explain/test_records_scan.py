@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support.explain_util import stage
 
-from scan.compare import differences
+from support.differential import differences
 from shardconv.scan.native import iter_sites, scan_path
 from shardconv.scan.sites import RECORD_KINDS, SiteKind
 

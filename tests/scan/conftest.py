@@ -11,5 +11,6 @@ import pytest
 def jax_dump_files(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     from support.jax_child import write_with_jax
 
-    out = write_with_jax(Path(__file__).parent / "make_jax_dumps.py", tmp_path_factory.mktemp("jax_dumps"))
+    script = Path(__file__).parents[1] / "support" / "make_jax_dumps.py"
+    out = write_with_jax(script, tmp_path_factory.mktemp("jax_dumps"))
     return sorted(p for p in out.rglob("*") if p.is_file())

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scan.compare import Options, differences, native_outcome
+from support.differential import Options, differences, native_outcome
 
 ROOT = Path(__file__).resolve().parents[2]
 DUMPS = sorted(p for d in (ROOT / "tests" / "data", ROOT / "examples") for p in d.rglob("*") if p.is_file())

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 
-from scan.compare import reference
+from support.differential import reference
 from scan.test_soups import LINES, options
 from shardconv.scan import native
 from shardconv.scan.sites import SiteKind

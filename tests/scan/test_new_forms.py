@@ -1,4 +1,4 @@
-"""Forms the reference scanner predates (tests/scan/compare.py leaves them out of the differential test):
+"""Forms the reference scanner predates (tests/support/differential.py leaves them out of the differential test):
 the axes of Shardy's collectives, and an HLO collective's inline replica-group mesh. Each is held here
 to Shardy's own printing (its ir/test files) and to what jax 0.10.2 wrote in tests/data/dumps."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from scan.compare import native_only, native_outcome
+from support.differential import native_only, native_outcome
 
 import shardconv as sc
 from shardconv.core.model import AxisRef, CollectiveAxes

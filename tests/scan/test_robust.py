@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scan.compare import Options, differences
+from support.differential import Options, differences
 from scan.test_soups import CORPUS, LINES
 from shardconv import _native
 from shardconv.check import check_text

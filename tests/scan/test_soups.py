@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scan.compare import Options, differences, without_new_forms
+from support.differential import Options, differences, without_new_forms
 from shardconv.scan import native
 
 ROOT = Path(__file__).resolve().parents[2]
