@@ -110,8 +110,8 @@ def _tpu_steps(folder: str) -> Steps:
         return {}
     steps = _module_steps(dump_name(os.path.join(folder, n)) for n in names)
     if time.time_ns() - mtime > _SETTLED_NS:
-        if len(_LISTED) >= _LISTED_FOLDERS:
-            del _LISTED[next(iter(_LISTED))]
+        if len(_LISTED) >= _LISTED_FOLDERS:  # (a bounded memory starts again: safe beside a server's threads)
+            _LISTED.clear()
         _LISTED[folder] = (mtime, steps)
     return steps
 
