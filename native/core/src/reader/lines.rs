@@ -14,7 +14,7 @@ use crate::names::Segments;
 use crate::reader::windows::Runaway;
 use crate::scopes::{scope_in, ScopeLine};
 use crate::sniff::{sniff, SNIFF_BYTES};
-use crate::strings::{count_nl, is_word, rstrip};
+use crate::strings::{count_nl, is_word, rstrip, LineStart};
 use crate::suppress::{Anchor, Suppressions};
 use crate::table::{pairing, Row, Scope, Table};
 use std::sync::LazyLock;
@@ -321,6 +321,9 @@ pub struct Engine {
     /// on line `lineno + drift`.
     drift: u64,
     col_base: u64,
+    /// What the bytes of its line before `buf[0]` leave open, when `buf` starts inside a long line
+    /// (`col_base` > 0): its windows and its rest read each value as the whole line does.
+    line_start: LineStart,
     pub size: u64,
     ext: Extractor,
     finders: &'static [Finder; 2], // without and with the region-close needle
@@ -362,6 +365,7 @@ impl Engine {
             tail: false,
             drift: 0,
             col_base: 0,
+            line_start: LineStart::default(),
             size: 0,
             ext: Extractor::new(!opts.every_site),
             finders: finders()?,
@@ -676,7 +680,9 @@ impl Engine {
             None => {
                 let buf = std::mem::take(&mut self.buf);
                 let mut found = Vec::new();
-                let mut ln = self.ext.scan_line(&buf, self.buf_off, self.lineno, self.col_base, &mut found);
+                let start = self.mid_line(self.col_base);
+                let at = (self.buf_off, self.lineno, self.col_base);
+                let mut ln = self.ext.scan_line(&buf, at, start, &mut found);
                 let off = self.buf_off as i64;
                 let cut = self.window_cut(&buf, len - self.opts.overlap, &found) as i64;
                 let mut nxt = cut;
@@ -690,6 +696,7 @@ impl Engine {
                 self.ext.release(ln);
                 let nxt = nxt.max(0) as usize;
                 self.drift += count_nl(&buf[..nxt]);
+                self.line_start = start.unwrap_or_else(|| LineStart::of_line(&buf)).after(&buf[..nxt]);
                 self.names_to(self.buf_off + nxt as u64, false, &buf);
                 self.buf = buf;
                 self.col_base += nxt as u64;
@@ -697,6 +704,11 @@ impl Engine {
                 self.buf.drain(..nxt);
             }
         }
+    }
+
+    /// What a line's bytes before a text at column base `col` leave open (None: the text starts its line).
+    fn mid_line(&self, col: u64) -> Option<LineStart> {
+        (col > 0).then_some(self.line_start)
     }
 
     /// A site for each line of `region` (complete lines at `buf_off`) holding a byte that is not UTF-8
@@ -892,7 +904,7 @@ impl Engine {
                 }
                 let mut sites = std::mem::take(&mut self.sites);
                 let hits = LineHits { ahead: &mut ahead, finder: f, buf, at: c.start, limit };
-                let known = Known { holds, sig };
+                let known = Known { holds, sig, start: self.mid_line(col) };
                 let skip = &mut self.arguments.skip;
                 let mut ln = self.ext.scan_line_with(text, (at, lineno, col), &mut sites, hits, known, skip);
                 let group = self.emit_line(&mut sites, (text, at), buf, &mut ln);
