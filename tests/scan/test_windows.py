@@ -74,6 +74,25 @@ def test_the_whole_line_read_of_quotes_is_the_reference_scanner_s(value: bytes) 
         assert differences(_line(value, shift), Options(**WHOLE)) == [], shift
 
 
+@pytest.mark.parametrize("bytes_", [b"\xff", b"\x00", b"\xc3(", b"\xe2\x82\xac \xe9"],
+                         ids=["ff", "nul", "cut-short", "after-utf8"])
+def test_a_byte_no_compiler_reads_in_a_window_is_a_site_where_the_whole_line_has_it(bytes_: bytes) -> None:
+    """At every cut position, a long line's windows show its first byte that is not UTF-8 (or NUL) where
+    a whole-line read does (its site runs to the part of the line read, not to the line's end), and
+    every other site as the whole line does; after a ``//`` there is none, in windows as whole."""
+    def unread(sites: list[tuple[object, ...]]) -> list[tuple[object, ...]]:
+        return [s[2:3] + s[4:6] for s in sites if s[1] == "text"]
+
+    value = b'mhlo.sharding = "{replicated}" caf' + bytes_ + b" x"
+    for shift in range(PERIOD + len(value)):
+        data = _line(value, shift)
+        whole, small = _sites(data, WHOLE), _sites(data, SMALL)
+        assert len(unread(whole)) == 1 and unread(small) == unread(whole), shift
+        assert [s for s in small if s[1] != "text"] == [s for s in whole if s[1] != "text"], shift
+        commented = data.replace(b"x" * 40, b"x" * 38 + b"//", 1)
+        assert unread(_sites(commented, WHOLE)) == unread(_sites(commented, SMALL)) == [], shift
+
+
 def test_a_value_longer_than_any_window_is_an_error_not_silence() -> None:
     """A value that starts a window and runs past its end: an OSError with its line and column."""
     long_value = b"sharding={devices=[2]" + b"0," * 300 + b"0}"
@@ -90,6 +109,18 @@ def test_check_of_a_value_longer_than_the_window(tmp_path: Path) -> None:
                   + b"0," * (5 << 19) + b"0}\n}\n")
     r = run("check", str(p))
     assert r.code == 1 and "scan window" in r.out and "[io-error]" in r.out and "clean" not in r.out, r.out
+
+
+def test_check_of_a_byte_no_compiler_reads_in_a_long_line(tmp_path: Path) -> None:
+    """At the real window (4 MiB), a 0xFF a megabyte into a 6 MB line is a syntax error at its column,
+    not "clean"."""
+    p = tmp_path / "long.hlo"
+    head = b"HloModule m\n\nENTRY %main {\n  ROOT %p = f32[8]{0} parameter(0), sharding={replicated} "
+    head += b"x" * (1 << 20)
+    p.write_bytes(head + b" \xff " + b"y" * (5 << 20) + b"\n}\n")
+    r = run("check", str(p))
+    col = len(head.rsplit(b"\n", 1)[1]) + 2
+    assert r.code == 1 and f"long.hlo:4:{col}: error: text: byte 0xFF is not UTF-8" in r.out, r.out[:500]
 
 
 def test_a_mesh_among_many_across_the_real_cut(tmp_path: Path) -> None:

@@ -324,6 +324,9 @@ pub struct Engine {
     /// What the bytes of its line before `buf[0]` leave open, when `buf` starts inside a long line
     /// (`col_base` > 0): its windows and its rest read each value as the whole line does.
     line_start: LineStart,
+    /// The long line `buf` continues (`col_base` > 0) showed its first byte no compiler reads, or a `//`
+    /// before any: its later windows and its rest show none (`not_utf8` shows a line's first one).
+    unreadable_said: bool,
     pub size: u64,
     ext: Extractor,
     finders: &'static [Finder; 2], // without and with the region-close needle
@@ -366,6 +369,7 @@ impl Engine {
             drift: 0,
             col_base: 0,
             line_start: LineStart::default(),
+            unreadable_said: false,
             size: 0,
             ext: Extractor::new(!opts.every_site),
             finders: finders()?,
@@ -694,7 +698,8 @@ impl Engine {
                     }
                 }
                 self.ext.release(ln);
-                let nxt = nxt.max(0) as usize;
+                let nxt = crate::reader::utf8::char_start(&buf, nxt.max(0) as usize);
+                self.window_not_utf8(&buf, nxt);
                 self.drift += count_nl(&buf[..nxt]);
                 self.line_start = start.unwrap_or_else(|| LineStart::of_line(&buf)).after(&buf[..nxt]);
                 self.names_to(self.buf_off + nxt as u64, false, &buf);
@@ -714,11 +719,37 @@ impl Engine {
     /// A site for each line of `region` (complete lines at `buf_off`) holding a byte that is not UTF-8
     /// outside a `//` comment (`utf8`): no compiler reads that line, and a value in it may hide.
     fn not_utf8(&mut self, region: &[u8]) {
+        // (the rest of a long line whose windows showed one, or a `//`, shows none)
+        let said = if self.col_base > 0 && self.unreadable_said { memchr::memchr(b'\n', region) } else { None };
         for at in crate::reader::utf8::invalid_outside_comments(region) {
+            if said.is_some_and(|nl| at < nl) {
+                continue;
+            }
             let mut s = crate::reader::utf8::not_utf8_site(region, at, (self.buf_off, self.lineno, self.col_base));
             let line = &region[..crate::reader::utf8::line_end(region, at)];
             self.emit(&mut s, line, self.buf_off, region, None);
         }
+    }
+
+    /// The first byte no compiler reads in the part of a long line's window read (`buf[..nxt]`, `nxt` a
+    /// character's start), as `not_utf8` reads its line: one for the line, none after a `//` (one the cut
+    /// splits too). Its site runs to the part's end: the line's end is not yet read.
+    fn window_not_utf8(&mut self, buf: &[u8], nxt: usize) {
+        if self.col_base == 0 {
+            self.unreadable_said = false;
+        }
+        if self.unreadable_said {
+            return;
+        }
+        let part = &buf[..nxt];
+        if let Some(&at) = crate::reader::utf8::invalid_outside_comments(part).first() {
+            let mut s =
+                crate::reader::utf8::not_utf8_site(part, at, (self.buf_off, self.lineno + self.drift, self.col_base));
+            let line = &part[..crate::reader::utf8::line_end(part, at)];
+            self.emit(&mut s, line, self.buf_off, buf, None);
+            self.unreadable_said = true;
+        }
+        self.unreadable_said |= memchr::memmem::find(&buf[..(nxt + 1).min(buf.len())], b"//").is_some();
     }
 
     /// What the lines of `region` (the buffer up to where line `lineno` starts) leave open (`Ends`).
