@@ -8,6 +8,7 @@ from dataclasses import KW_ONLY, field
 from functools import cached_property
 from types import MappingProxyType
 
+from shardconv.check.stages import Stage, module_stage
 from shardconv.core.errors import ShardingError
 from shardconv.core.limits import Limits
 from shardconv.core.model import (
@@ -49,6 +50,7 @@ class ModuleContext:
     path: str
     module: ModuleValues
     options: CheckOptions
+    stage: Stage  # where in a compile the module is: its text's say, else its dump file name's
     meshes: Mapping[str, Mesh]  # declared meshes by name (each named as declared)
     mesh_sites: Mapping[str, DistinctValue]
     anonymous_meshes: tuple[DistinctValue, ...]  # inline #sdy.mesh<...> values
@@ -65,6 +67,12 @@ class ModuleContext:
     def sharding_meshes(self) -> list[tuple[str, Mesh, DistinctValue]]:
         """Declared meshes that are (or may be) sharding meshes: all but the collectives-only ones."""
         return [(n, m, self.mesh_sites[n]) for n, m in self.meshes.items() if n not in self.collective_only]
+
+    @property
+    def imported(self) -> bool:
+        """XLA imports this module's HLO shardings without a mesh: it holds HLO shardings, no sharding
+        mesh of its own, and is a compile's input (not Shardy's export, not a per-device module)."""
+        return bool(self.hlo) and not self.sharding_meshes() and self.stage is Stage.INPUT
 
     @cached_property
     def sdy_errors(self) -> tuple[ShardingError | None, ...]:
@@ -104,7 +112,8 @@ def grid_as_mesh(grid: ShardGrid, glob: Mesh | None) -> Mesh | None:
         return None
 
 
-def build_context(path: str, module: ModuleValues, options: CheckOptions) -> ModuleContext:
+def build_context(path: str, module: ModuleValues, options: CheckOptions, file_stage: Stage) -> ModuleContext:
+    """The rules' view of ``module`` of the file ``path`` (whose name says ``file_stage``)."""
     meshes: dict[str, Mesh] = {}
     grids: dict[str, ShardGrid] = {}
     shard: list[DistinctValue] = []
@@ -147,6 +156,7 @@ def build_context(path: str, module: ModuleValues, options: CheckOptions) -> Mod
         path=path,
         module=module,
         options=options,
+        stage=module_stage(file_stage, num.site.line_text if num is not None else b"", hlo),
         meshes=MappingProxyType(meshes),
         mesh_sites=MappingProxyType(sites),
         anonymous_meshes=tuple(anonymous),

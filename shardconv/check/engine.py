@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
@@ -27,13 +26,14 @@ from shardconv.core.errors import ShardingValidationError
 from shardconv.core.limits import Limits, within
 from shardconv.core.model import Mesh
 from shardconv.core.records import record
+from shardconv.scan.dump_names import dump_module
 from shardconv.scan.ends import cut_off
 from shardconv.scan.folders import walk_tree
 from shardconv.scan.inputs import skip_reason
 from shardconv.scan.modules import ModuleContent, ModuleKey, module_values
 from shardconv.scan.native import FIRST_SITES, scan_bytes, scan_stream
 from shardconv.scan.pieces import placed_scans
-from shardconv.text.files import XLA_DUMP_TIMESTAMP, not_regular_reason
+from shardconv.text.files import not_regular_reason
 
 if TYPE_CHECKING:
     from shardconv.scan.table import Scan
@@ -85,27 +85,10 @@ def iter_files(paths: Sequence[str], sel: Selection | Callable[[str], Selection]
             yield p if why is None else Skipped(p, why)
 
 
-# ``module_0001.jit_f.before_optimizations.txt``, ``module_0001.jit_f.cpu_after_optimizations.txt``,
-# ``module_0001.jit_f.0007.spmd.after_x.before_y.txt`` and ``module_0001.jit_f/module.mlir``: one XLA
-# module, dumped at several stages.
-_XLA_DUMP_NAME = re.compile(XLA_DUMP_TIMESTAMP + r"(module_\d+\.[^./]+)(?:\.|$)")
-
-
-def dump_module_of(path: str) -> tuple[str, str] | None:
-    """(folder, ``module_NNNN.NAME``) of a file XLA's --xla_dump_to wrote, None for any other file."""
-    folder, name = os.path.split(path)
-    m = _XLA_DUMP_NAME.match(name)
-    if m is not None:
-        return folder, m.group(1)
-    parent, sub = os.path.split(folder)
-    m = _XLA_DUMP_NAME.fullmatch(sub)
-    return (parent, m.group(1)) if m is not None else None
-
-
 def merge_dump_variants(reports: Sequence[FileReport | Skipped]) -> list[FileReport | Skipped]:
     """One finding per instruction across the stages XLA dumps one module at: a finding repeated in a
     later stage file of the same module (same folder) is dropped, and the first one names those files."""
-    first: dict[tuple[str, str, str, str, str | None], tuple[int, int]] = {}
+    first: dict[tuple[str, int, str, str, str | None], tuple[int, int]] = {}
     also: dict[tuple[int, int], list[str]] = {}
     keep: list[list[CheckFinding]] = []
     for ri, r in enumerate(reports):
@@ -113,7 +96,7 @@ def merge_dump_variants(reports: Sequence[FileReport | Skipped]) -> list[FileRep
         keep.append(kept)
         if not isinstance(r, FileReport):
             continue
-        module = dump_module_of(r.path)
+        module = dump_module(r.path)
         for f in r.findings:
             if module is None or f.subject is None:
                 kept.append(f)
@@ -153,9 +136,9 @@ class Passed:
         self._kept: dict[tuple[CheckOptions, Stage], dict[ModuleContent, int]] = {}
         self._groups = 0
 
-    def of(self, path: str, opts: CheckOptions) -> PassedHere:
-        """The modules known to pass in ``path`` under ``opts``."""
-        return PassedHere(self, self._kept.setdefault((opts, stage_of_name(path)), {}))
+    def of(self, stage: Stage, opts: CheckOptions) -> PassedHere:
+        """The modules known to pass in a file of ``stage`` under ``opts``."""
+        return PassedHere(self, self._kept.setdefault((opts, stage), {}))
 
     def keep(self, modules: dict[ModuleContent, int], key: ModuleContent, distinct: int) -> None:
         """``key`` (of ``distinct`` values) passed, under the options and stage of ``modules`` (one of this
@@ -194,8 +177,9 @@ def check_file(
     earlier file of the run showed to pass."""
     try:
         with within(opts.limits):
-            here = passed.of(path, opts) if passed is not None else None
-            return _report(placed_scans(path, every_site=False), path, opts, on_read, here)
+            stage = stage_of_name(path)
+            here = passed.of(stage, opts) if passed is not None else None
+            return _report(placed_scans(path, every_site=False), path, stage, opts, on_read, here)
     except OSError as e:
         reason = e.strerror or str(e)
         return FileReport(
@@ -214,20 +198,21 @@ def scan_report(scan: Scan, path: str, opts: CheckOptions) -> FileReport | Skipp
     """One scanned file's report: the rules over each module's distinct values, under the per-rule cap,
     the fixes' edits from the scan, less what its ``shardconv: ignore[...]`` comments silence."""
     with within(opts.limits):
-        return _report(iter([scan]), path, opts)
+        return _report(iter([scan]), path, stage_of_name(path), opts)
 
 
 def _report(
     scans: Iterator[Scan],
     path: str,
+    stage: Stage,
     opts: CheckOptions,
     on_read: Callable[[int], None] | None = None,
     passed: PassedHere | None = None,
 ) -> FileReport | Skipped:
     """The report of a file scanned in pieces of whole modules, in order (each piece's lines and bytes the
-    file's): each piece is released once its findings, with their edits, are made. ``passed`` holds the
-    modules known to pass (by content), and takes in those this file shows to."""
-    known = passed if passed is not None else Passed().of(path, opts)
+    file's, whose name says ``stage``): each piece is released once its findings, with their edits, are
+    made. ``passed`` holds the modules known to pass (by content), and takes in those this file shows to."""
+    known = passed if passed is not None else Passed().of(stage, opts)
     # a piece's modules no rule had anything to say of, with their distinct values: their copies are passed over
     clean: dict[ModuleKey | ModuleContent, int] = {}
 
@@ -254,7 +239,7 @@ def _report(
             distinct += module.distinct
             if module.passed_over:
                 continue
-            more, after = module_findings(path, module, opts, counts)
+            more, after = module_findings(path, module, opts, stage, counts)
             key = module.key
             if after == counts and key is not None:
                 if not isinstance(key, ModuleContent):
@@ -268,7 +253,7 @@ def _report(
         modules += scan.modules
     cut = cut_off(last) if last is not None else None
     if cut is not None:
-        found.append(RULES["syntax"].finding(path, cut[0], 1, cut[1]))
+        found.append(RULES[RuleId.SYNTAX].finding(path, cut[0], 1, cut[1]))
     found.sort(key=position)
     kept = apply_suppressions(found, suppressions, path, report_unused=opts.report_unused)
     kept = [f for f in kept if f.rule not in opts.ignore]

@@ -9,17 +9,19 @@ from shardconv.check.context import CheckOptions, build_context
 from shardconv.check.diagnostics import CheckFinding
 from shardconv.check.registry import RULES, Rule
 from shardconv.check.rules import RuleResult
+from shardconv.check.stages import Stage
 from shardconv.core.positions import caret_excerpt
 from shardconv.scan.modules import ModuleValues
 
 
 def module_findings(
-    path: str, module: ModuleValues, opts: CheckOptions, earlier: Mapping[str, int] | None = None
+    path: str, module: ModuleValues, opts: CheckOptions, stage: Stage, earlier: Mapping[str, int] | None = None
 ) -> tuple[list[CheckFinding], dict[str, int]]:
-    """The findings of one module, in the registry's order, within the per-rule cap, and how many
-    results each rule has had in the file so far (``earlier``: the counts of its earlier modules). A
-    rule the options ignore is not run; a result beyond the cap is counted and never built."""
-    ctx = build_context(path, module, opts)
+    """The findings of one module of the file ``path`` (whose name says ``stage``), in the registry's
+    order, within the per-rule cap, and how many results each rule has had in the file so far
+    (``earlier``: the counts of its earlier modules). A rule the options ignore is not run; a result
+    beyond the cap is counted and never built."""
+    ctx = build_context(path, module, opts, stage)
     counts = dict(earlier or {})
     found: list[CheckFinding] = []
     for rule in RULES.values():

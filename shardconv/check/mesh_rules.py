@@ -11,7 +11,7 @@ from shardconv.check.context import ModuleContext, SdyValue
 from shardconv.check.diagnostics import Fix, Rewrite
 from shardconv.check.ids import RuleId
 from shardconv.check.rules import RuleResult, device_issues, devices_of
-from shardconv.check.stages import Stage, imported, module_stage
+from shardconv.check.stages import Stage
 from shardconv.convert import to_hlo, xla_import
 from shardconv.convert.tt_mlir_2d import before_2d
 from shardconv.convert.xla_import import is_synthetic
@@ -65,7 +65,7 @@ def device_count_mismatch(ctx: ModuleContext) -> Iterator[RuleResult]:
     A per-device module's tile arrays are not held to num_partitions: after SPMD partitioning XLA keeps
     shardings over a subgroup of the devices (a dot partitioned in groups), which describe no global
     placement; against --mesh they still count."""
-    per_device = module_stage(ctx) is Stage.PARTITIONED
+    per_device = ctx.stage is Stage.PARTITIONED
     if not per_device:
         yield from device_issues(ctx, RuleId.DEVICE_COUNT_MISMATCH)
     n = ctx.partitions
@@ -159,7 +159,7 @@ def mesh_not_allowed(ctx: ModuleContext) -> Iterator[RuleResult]:
     for name, mesh, dv in ctx.sharding_meshes():
         if mesh.axes and not {tuple(mesh.axis_sizes), tuple(before_2d(mesh).axis_sizes)} & set(allowed):
             yield RuleResult(at=dv, message=f"{_label(name, mesh, dv)} has shape {mesh.sizes_text()}, {tail}")
-    if imported(ctx):
+    if ctx.imported:
         from shardconv.convert.distortion import analyse_import
 
         a = analyse_import([_h(dv) for dv in ctx.hlo], ctx.options.mesh)
@@ -190,7 +190,7 @@ def import_distorts_mesh(ctx: ModuleContext) -> Iterator[RuleResult]:
     from shardconv.convert.distortion import analyse_import, on_global
 
     glob = ctx.options.mesh
-    if glob is None or not imported(ctx):
+    if glob is None or not ctx.imported:
         return
     a = analyse_import([_h(dv) for dv in ctx.hlo], glob)
     if not (a.distorts or a.merges) or a.invented is None:

@@ -86,8 +86,8 @@ _IMPORTED = (
     "a module XLA imports without a mesh: HLO shardings and no sharding mesh, at a compile's start. "
     "Not Shardy's export (a dump after the shardy-xla pass, Shardy's NN.output_module.mlir) and not a "
     "per-device module (a scheduled HloModule, one that carries mhlo.spmd_output_sharding, XLA's "
-    "*_after_optimizations dumps and every per-pass dump from spmd-partitioning on): nobody imports those, "
-    "and their shardings are the propagation's own. The module's text decides where it shows the stage; "
+    "*after_optimizations and *after_codegen dumps and every per-pass dump from spmd-partitioning on): nobody "
+    "imports those, and their shardings are the propagation's own. The module's text decides where it shows the stage; "
     "an export reads like any HLO-only module, so there XLA's dump file name decides"
 )
 

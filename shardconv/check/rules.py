@@ -10,7 +10,7 @@ from functools import lru_cache
 from shardconv.check.context import ModuleContext
 from shardconv.check.diagnostics import Fix, Rewrite
 from shardconv.check.ids import RuleId
-from shardconv.check.stages import PARTITIONER_COLLECTIVES, Stage, module_stage
+from shardconv.check.stages import PARTITIONER_COLLECTIVES, Stage
 from shardconv.convert import to_hlo, to_sdy_manual
 from shardconv.core.errors import (
     NotExpressibleError,
@@ -220,7 +220,7 @@ def not_expressible(ctx: ModuleContext) -> Iterator[RuleResult]:
     mesh = ctx.options.mesh
     if mesh is None:
         return
-    per_device = module_stage(ctx) is Stage.PARTITIONED
+    per_device = ctx.stage is Stage.PARTITIONED
     for dv in ctx.hlo:
         h = dv.value
         assert isinstance(h, HloSharding)

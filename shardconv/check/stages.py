@@ -7,10 +7,11 @@ The module's own text decides first: a scheduled module (``is_scheduled=true`` i
 header) and a module that carries ``mhlo.spmd_output_sharding`` (what XLA writes from a compiled,
 partitioned program) are per device. Where the text of a stage is
 the same as the text of an input (Shardy's HLO export reads like any HLO-only module), the stage XLA
-names in its dump file decides: ``*.after_shardy-xla.*`` and Shardy's ``NN.output_module.mlir`` are
-the export, ``*_after_optimizations*`` and every per-pass dump from ``spmd-partitioning`` on are per
-device. A TPU compile runs its passes in another order (its dump names carry ``cl_NNN``): there the
-steps of the module's export and partitioning dumps beside the file decide. Any other file is an input.
+names in its dump file (read by ``scan/dump_names.py``) decides: ``*.after_shardy-xla.*`` and Shardy's
+``NN.output_module.mlir`` are the export; ``*after_optimizations*``, ``*.after_codegen.txt`` and every
+per-pass dump from ``spmd-partitioning`` on are per device. A TPU compile runs its passes in another
+order (its dump names carry ``cl_NNN``): there the steps of the module's export and partitioning dumps
+beside the file decide. Any other file is an input.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from __future__ import annotations
 import enum
 import os
 import re
-from functools import lru_cache
+import time
+from collections.abc import Iterable, Mapping
 
-from shardconv.check.context import ModuleContext
-from shardconv.text.files import XLA_DUMP_TIMESTAMP
+from shardconv.scan.dump_names import DumpName, Point, dump_name
+from shardconv.scan.modules import DistinctValue
 
 
 class Stage(str, enum.Enum):
@@ -30,18 +32,9 @@ class Stage(str, enum.Enum):
     PARTITIONED = "partitioned"  # per device, after spmd-partitioning
 
 
-# module_0000.jit_f.0003.spmd-partitioner.after_shardy-xla.before_spmd-partitioning.txt
-_PER_PASS = re.compile(
-    XLA_DUMP_TIMESTAMP
-    + r"module_\d+\.[^./]+\.\d+\.(?P<pipeline>[^.]+)\.after_(?P<after>[^.]+)(?:\.before_(?P<next>[^.]+))?"
-)
-_SHARDY_STAGE = re.compile(r"\d+\.(?P<stage>[\w-]+)\.mlir")
-# a TPU compile's per-pass dump: module_0016.jit_f.cl_933746096.0021.spmd-cleanup.after_pipeline-start.before_dce.txt;
-# its pipelines run in another order than the CPU's (dozens of passes before the partitioner's, two after
-# Shardy's export and before the partitioning), so the module's own dumps beside it say where it stands
-_TPU_PER_PASS = re.compile(
-    XLA_DUMP_TIMESTAMP + r"(?P<module>module_\d+\.[^./]+\.cl_\d+)\.(?P<step>\d+)\.[^.]+\.after_(?P<after>[^.]+)"
-)
+# a TPU compile's pipelines run in another order than the CPU's (dozens of passes before the
+# partitioner's, two after Shardy's export and before the partitioning), so the module's own dumps
+# beside it say where it stands
 _TPU_PARTITIONING = "tpu-spmd-partitioning"
 # the pipelines XLA runs before its partitioner (the import happens in spmd-partitioner's shardy-xla)
 _BEFORE_PARTITIONER = frozenset({"async-collective", "pre-spmd-partitioner"})
@@ -61,30 +54,33 @@ PARTITIONER_COLLECTIVES = frozenset({
 
 def stage_of_name(path: str) -> Stage:
     """The stage XLA's dump file name says (``INPUT`` for a name XLA did not write)."""
-    name = os.path.basename(path)
-    if re.search(r"_after_optimizations", name):
+    name = dump_name(path)
+    if name is None:
+        return Stage.INPUT
+    if name.point in (Point.AFTER_OPTIMIZATIONS, Point.COMPILED):
         return Stage.PARTITIONED
-    m = _PER_PASS.match(name)
-    if m is not None:
-        pipeline, after, nxt = m.group("pipeline", "after", "next")
-        if pipeline in _BEFORE_PARTITIONER or (
-            pipeline == "spmd-partitioner" and (after == "pipeline-start" or nxt in _EXPORT_PASSES)
-        ):
-            return Stage.INPUT
-        return Stage.EXPORTED if after in _EXPORT_PASSES else Stage.PARTITIONED
-    m = _TPU_PER_PASS.match(name)
-    if m is not None:
-        return _tpu_stage(os.path.dirname(path), m.group("module"), int(m.group("step")))
-    m = _SHARDY_STAGE.fullmatch(name)
-    if m is not None and os.path.basename(os.path.dirname(os.path.dirname(path))) == "shardy":
-        return Stage.INPUT if m.group("stage") == "input_module" else Stage.EXPORTED
+    if name.point is Point.PASS:
+        return _tpu_stage(name) if name.build is not None else _pass_stage(name)
+    if name.point is Point.SHARDY_STAGE and name.in_dump:
+        return Stage.INPUT if name.after == "input_module" else Stage.EXPORTED
     return Stage.INPUT
 
 
-def _tpu_stage(folder: str, module: str, step: int) -> Stage:
+def _pass_stage(name: DumpName) -> Stage:
+    """A CPU or GPU per-pass dump's stage: before the partitioner's pipeline, and in it up to Shardy's
+    export, an input; the export itself; per device after it."""
+    if name.pipeline in _BEFORE_PARTITIONER or (
+        name.pipeline == "spmd-partitioner" and (name.after == "pipeline-start" or name.before in _EXPORT_PASSES)
+    ):
+        return Stage.INPUT
+    return Stage.EXPORTED if name.after in _EXPORT_PASSES else Stage.PARTITIONED
+
+
+def _tpu_stage(name: DumpName) -> Stage:
     """A TPU per-pass dump's stage, from where its step falls between the steps of its module's export
     (``after_shardy-xla``) and partitioning dumps beside it; ``INPUT`` when the folder holds neither."""
-    export, partitioned = _tpu_steps(folder, module)
+    export, partitioned = _tpu_steps(name.folder).get(name.module_id, (None, None))
+    step = name.step if name.step is not None else 0
     if partitioned is not None and step >= partitioned:
         return Stage.PARTITIONED
     if export is not None and step >= export:
@@ -92,38 +88,55 @@ def _tpu_stage(folder: str, module: str, step: int) -> Stage:
     return Stage.INPUT
 
 
-@lru_cache(maxsize=64)
-def _tpu_steps(folder: str, module: str) -> tuple[int | None, int | None]:
-    """(step of ``module``'s export dump, step of its partitioning dump) in ``folder``, each None if absent."""
-    export = partitioned = None
+Steps = Mapping[int, tuple[int | None, int | None]]
+_LISTED: dict[str, tuple[int, Steps]] = {}  # folder -> (its mtime when listed, its TPU modules' steps)
+_LISTED_FOLDERS = 64
+# A folder changed this recently may change again within one tick of its file system's clock, keeping
+# its mtime: its listing is not kept (a language server, alive for hours, would never see the change).
+_SETTLED_NS = 2_000_000_000
+
+
+def _tpu_steps(folder: str) -> Steps:
+    """Per module id, (step of its export dump, step of its partitioning dump) in ``folder``, each None
+    if absent; listed again whenever the folder changes."""
+    where = folder or "."
     try:
-        names = os.listdir(folder or ".")
+        mtime = os.stat(where).st_mtime_ns
+        kept = _LISTED.get(folder)
+        if kept is not None and kept[0] == mtime:
+            return kept[1]
+        names = os.listdir(where)
     except OSError:
-        return None, None
-    for name in names:
-        m = _TPU_PER_PASS.match(name)
-        if m is None or m.group("module") != module:
+        return {}
+    steps = _module_steps(dump_name(os.path.join(folder, n)) for n in names)
+    if time.time_ns() - mtime > _SETTLED_NS:
+        if len(_LISTED) >= _LISTED_FOLDERS:  # (a bounded memory starts again: safe beside a server's threads)
+            _LISTED.clear()
+        _LISTED[folder] = (mtime, steps)
+    return steps
+
+
+def _module_steps(names: Iterable[DumpName | None]) -> Steps:
+    """The first export and the first partitioning step of each TPU module among ``names``."""
+    steps: dict[int, tuple[int | None, int | None]] = {}
+    for d in names:
+        if d is None or d.point is not Point.PASS or d.build is None or d.step is None:
             continue
-        step = int(m.group("step"))
-        if m.group("after") in _EXPORT_PASSES and (export is None or step < export):
-            export = step
-        elif m.group("after") == _TPU_PARTITIONING and (partitioned is None or step < partitioned):
-            partitioned = step
-    return export, partitioned
+        export, partitioned = steps.get(d.module_id, (None, None))
+        if d.after in _EXPORT_PASSES and (export is None or d.step < export):
+            export = d.step
+        elif d.after == _TPU_PARTITIONING and (partitioned is None or d.step < partitioned):
+            partitioned = d.step
+        steps[d.module_id] = (export, partitioned)
+    return steps
 
 
-def module_stage(ctx: ModuleContext) -> Stage:
-    """The stage of ``ctx``'s module: its text first, then its dump file's name."""
-    header = ctx.num_partitions.site.line_text if ctx.num_partitions is not None else b""
-    if _PARTITIONED_HEADER.match(header) or any(dv.site.site == _PARTITIONED_SITE for dv in ctx.hlo):
+def module_stage(file_stage: Stage, header: bytes, hlo: Iterable[DistinctValue]) -> Stage:
+    """The stage of a module: its text first (its ``HloModule`` line ``header``, its HLO sites ``hlo``),
+    then ``file_stage``, what its dump file's name says."""
+    if _PARTITIONED_HEADER.match(header) or any(dv.site.site == _PARTITIONED_SITE for dv in hlo):
         return Stage.PARTITIONED
-    return stage_of_name(ctx.path)
+    return file_stage
 
 
-def imported(ctx: ModuleContext) -> bool:
-    """XLA imports this module's HLO shardings without a mesh: it holds HLO shardings, no sharding
-    mesh of its own, and is a compile's input (not Shardy's export, not a per-device module)."""
-    return bool(ctx.hlo) and not ctx.sharding_meshes() and module_stage(ctx) is Stage.INPUT
-
-
-__all__ = ["PARTITIONER_COLLECTIVES", "Stage", "imported", "module_stage", "stage_of_name"]
+__all__ = ["PARTITIONER_COLLECTIVES", "Stage", "module_stage", "stage_of_name"]

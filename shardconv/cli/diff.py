@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import click
 
-from shardconv.cli.options import all_grids_option, file_error, refuse_special
+from shardconv.cli.options import all_grids_option, file_error, usage_error
 from shardconv.snapshot.baseline import looks_like_baseline
+from shardconv.text.files import refuse_special
 from shardconv.trace.report import GRIDS_SHOWN, emit
 from shardconv.trace.run import diff_paths, value_filter
 from shardconv.ui.console import make_console
@@ -47,7 +48,7 @@ Examples:
 @click.option("--update", is_flag=True, help="A is a baseline: rewrite it with B's values (exit 0).")
 def diff(a: str, b: str, values: tuple[str, ...], all_grids: bool, fmt: str, update: bool) -> int:
     """Do two dumps place each sharded value on the same devices?"""
-    refuse_special([a, b])  # before any read: a FIFO named here would block it
+    refuse_special([a, b], usage_error)  # before any read: a FIFO named here would block it
     if looks_like_baseline(a):
         if values:
             raise click.UsageError("--value compares two dumps; a baseline is held whole")

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from shardconv.cli.options import refuse_special
+from shardconv.cli.options import usage_error
 from shardconv.explain import render
 from shardconv.explain.build import explain_paths
+from shardconv.text.files import refuse_special
 from shardconv.ui.console import use_color
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ def explain(path: str, value: str | None, arg: int | None, result: int | None, l
     """Why is a value sharded the way it is? Its axes' origins and propagation paths."""
     if sum(x is not None for x in (value, arg, result, line)) > 1:
         raise click.UsageError("give at most one of --value, --arg, --result, --line")
-    refuse_special([path])  # a FIFO named here would block the read
+    refuse_special([path], usage_error)  # a FIFO named here would block the read
     without: list[Explanation] = []  # values explained without Shardy's records: exit 1
     found = _noting(explain_paths(path, value=value, arg=arg, result=result, line=line), without)
     out = sys.stdout

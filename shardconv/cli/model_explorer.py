@@ -14,9 +14,10 @@ import click
 from shardconv.check.config import ConfigFinder, options_of, resolve
 from shardconv.check.engine import check_text
 from shardconv.cli.node_data import node_texts, ops_of
-from shardconv.cli.options import file_error, refuse_special
+from shardconv.cli.options import file_error, usage_error
 from shardconv.formats.detect import parse_mesh_option
 from shardconv.scan.api import scan_text
+from shardconv.text.files import refuse_special
 
 if TYPE_CHECKING:
     from shardconv.cli.node_data import NodeText
@@ -49,7 +50,7 @@ def model_explorer(dump: str, out: str | None, mesh_text: str | None) -> int:
     """Model Explorer node data for an MLIR dump: shardings, devices per shard, findings per op."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # (jaxlib's own info lines on stderr)
 
-    refuse_special([dump])
+    refuse_special([dump], usage_error)
     builder()  # (before any work: a missing extra is said first)
     try:
         with open(dump, "rb") as f:

@@ -152,14 +152,9 @@ def text_argument(text: str) -> str:
     return sys.stdin.read(Limits.from_env().max_text + 1).strip()
 
 
-def refuse_special(paths: tuple[str, ...] | list[str]) -> None:
-    """A named path that is a FIFO, socket or device would block the read: a usage error (exit 2)."""
-    from shardconv.text.files import not_regular_reason
-
-    for p in paths:
-        why = not_regular_reason(p)
-        if why is not None:
-            raise click.UsageError(f"{p}: {why}")
+def usage_error(path: str, why: str) -> click.UsageError:
+    """A named path a command will not read, as a usage error (exit 2): the CLI's ``refuse_special`` error."""
+    return click.UsageError(f"{path}: {why}")
 
 
 def file_error(e: OSError, path: str | None = None) -> click.ClickException:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from shardconv.cli.options import usage_error
 from shardconv.outputs import writers as w
 from shardconv.outputs.dumps import last_dump_in
 from shardconv.outputs.hlo_module import after_propagation, read_hlo_module
@@ -22,7 +23,7 @@ from shardconv.outputs.source import HLO, module_kind
 from shardconv.scan.inputs import sniff_path, stdin_copy
 from shardconv.scan.mlir_module import read_module
 from shardconv.text.atomic import write_atomic
-from shardconv.text.files import not_regular_reason
+from shardconv.text.files import refuse_special
 
 if TYPE_CHECKING:
     from shardconv.core.model import HloSharding
@@ -48,9 +49,7 @@ def _read_module(path: str) -> Dump:
 
 def _read_file(path: str, shown: str) -> Dump:
     """The last module of the regular file ``path``, called ``shown`` in errors."""
-    why = not_regular_reason(path)
-    if why is not None:
-        raise click.UsageError(f"{shown}: {why}")
+    refuse_special([path], lambda _, why: usage_error(shown, why))
 
     try:
         if sniff_path(path).skipped:  # not IR (binary, a report, prose): named from its head, not read whole

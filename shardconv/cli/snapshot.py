@@ -7,9 +7,10 @@ import sys
 
 import click
 
-from shardconv.cli.options import file_error, refuse_special
+from shardconv.cli.options import file_error, usage_error
 from shardconv.snapshot.baseline import render
 from shardconv.snapshot.take import snapshot_paths
+from shardconv.text.files import refuse_special
 
 EPILOG = """\b
 Each entry argument and result, sharding constraint and named value gets one line:
@@ -32,7 +33,7 @@ Examples:
 @click.option("--output", "-o", metavar="FILE", help="Write the baseline here (atomically); default: stdout.")
 def snapshot(dumps: tuple[str, ...], output: str | None) -> int:
     """Write where each sharded value of the dumps lives: a baseline for CI."""
-    refuse_special(dumps)
+    refuse_special(dumps, usage_error)
     if "-" in dumps:
         raise click.UsageError("a snapshot names its dumps by path; stdin (-) has none")
     try:

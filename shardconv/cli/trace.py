@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import click
 
-from shardconv.cli.options import all_grids_option, refuse_special
+from shardconv.cli.options import all_grids_option, usage_error
 from shardconv.scan.inputs import stdin_copy
+from shardconv.text.files import refuse_special
 from shardconv.trace.report import GRIDS_SHOWN, emit
 from shardconv.trace.run import trace_paths, value_filter
 
@@ -44,7 +45,7 @@ def trace(logs: tuple[str, ...], values: tuple[str, ...], all_grids: bool, fmt: 
     """Which pass changed where a sharded value lives? Follow it through a pass log."""
     grids = None if all_grids else GRIDS_SHOWN
 
-    refuse_special(logs)
+    refuse_special(logs, usage_error)
     if "-" not in logs:
         return emit("trace", trace_paths(logs, value_filter(values)), fmt, grids)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import os
 import sys
 from collections.abc import Iterator
@@ -11,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from shardconv.scan.native import EVERY_SITE, ScanOptions, same_bytes, scan_path, scan_stream, sniff, sniff_bytes
 from shardconv.scan.sites import FileKind
-from shardconv.text.files import not_regular_reason
+from shardconv.text.files import not_regular_error, refuse_special
 
 if TYPE_CHECKING:
     from shardconv._native import Scan
@@ -22,16 +21,8 @@ def scan_input(path: str, options: ScanOptions = EVERY_SITE) -> Scan:
     named as a path too: reading it would block)."""
     if path == "-":
         return scan_stream(sys.stdin.buffer, options)
-    refuse_special(path)
+    refuse_special([path], not_regular_error)
     return scan_path(path, options)
-
-
-def refuse_special(path: str) -> None:
-    """OSError for a named path that is a FIFO, socket or device: reading it blocks until a writer comes,
-    or forever (``-`` is read: the user pipes what they mean)."""
-    why = not_regular_reason(path)
-    if why is not None:
-        raise OSError(errno.EINVAL, why, path)
 
 
 @contextmanager
@@ -77,4 +68,4 @@ def same_contents(a: str, b: str) -> bool:
     return a != "-" and b != "-" and same_bytes(a, b)
 
 
-__all__ = ["refuse_special", "same_contents", "scan_input", "skip_reason", "sniff_path", "stdin_copy"]
+__all__ = ["same_contents", "scan_input", "skip_reason", "sniff_path", "stdin_copy"]

@@ -3,8 +3,10 @@ comes, or forever, so the commands that read files skip it or refuse it, and say
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
+from collections.abc import Callable, Iterable
 from typing import BinaryIO
 
 _KINDS = (
@@ -36,6 +38,21 @@ def not_regular_reason(path: str) -> str | None:
 
 class NotRegularFileError(OSError):
     """A path that names a FIFO, socket, device or folder where a regular file must be read."""
+
+
+def refuse_special(paths: Iterable[str], error: Callable[[str, str], Exception]) -> None:
+    """Raises ``error(path, why)`` for the first of ``paths`` that is a FIFO, socket or device, before any
+    read: reading it would block until a writer comes, or forever (``-`` is read: the user pipes what
+    they mean). The CLI's ``error`` makes a usage error, the library's ``not_regular_error`` an OSError."""
+    for p in paths:
+        why = not_regular_reason(p)
+        if why is not None:
+            raise error(p, why)
+
+
+def not_regular_error(path: str, why: str) -> NotRegularFileError:
+    """The library's refusal of a path ``refuse_special`` refuses: an OSError naming it and why."""
+    return NotRegularFileError(errno.EINVAL, why, path)
 
 
 def open_regular(path: str) -> BinaryIO:
@@ -73,18 +90,15 @@ def is_temp_file(name: str) -> bool:
     return name.startswith(TEMP_PREFIX) and name.endswith(TEMP_SUFFIX)
 
 
-# The time (in microseconds) XLA writes before each dump file's name with --xla_dump_include_timestamp
-# (``1796599993003157.module_0000.jit_f.0003....txt``): a regex prefix for the names XLA's dumps take.
-XLA_DUMP_TIMESTAMP = r"(?:\d+\.)?"
-
 __all__ = [
     "TEMP_PREFIX",
     "TEMP_SUFFIX",
-    "XLA_DUMP_TIMESTAMP",
     "NotRegularFileError",
     "is_temp_file",
+    "not_regular_error",
     "not_regular_reason",
     "open_regular",
     "read_prefix",
+    "refuse_special",
     "special_kind",
 ]

@@ -6,28 +6,14 @@ Names and order only; no sharding is read here."""
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
 
 from shardconv.core.records import record
+from shardconv.scan.dump_names import Point, dump_name
 from shardconv.scan.folders import walk_tree
 from shardconv.scan.headers import Header, PassLine, module_name, pass_line
-from shardconv.text.files import XLA_DUMP_TIMESTAMP, special_kind
-
-# ``module_0000.jit_f.0003.spmd-partitioner.after_shardy-xla.before_spmd-partitioning.txt`` (after the time
-# with --xla_dump_include_timestamp: ``1796599993003157.module_0000.jit_f.0003...``)
-_XLA_STEP = re.compile(
-    "^" + XLA_DUMP_TIMESTAMP
-    + r"module_(?P<id>\d+)\.(?P<module>.+)\.(?P<step>\d{4})\.(?P<pipeline>[^.]+)\.after_(?P<pass>[^.]+)"
-    r"(?:\.before_(?P<next>[^.]+))?\.txt$"
-)
-# ``shardy/module_0000.jit_f/02.after_propagation.mlir``: the stages XLA's Shardy pipeline dumps.
-_SHARDY_STAGE = re.compile(r"^(?P<step>\d+)\.(?P<stage>[\w\-]+)\.mlir$")
-_XLA_ENDS = re.compile(
-    "^" + XLA_DUMP_TIMESTAMP
-    + r"module_(?P<id>\d+)\.(?P<module>.+)\.(?P<end>before_optimizations|(?:\w+_)?after_optimizations)\.txt$"
-)
+from shardconv.text.files import special_kind
 
 
 @record
@@ -172,7 +158,7 @@ class XlaStep:
     path: str
     folder: str
     module_id: int
-    module: str
+    module: str | None
     order: int  # -1 before optimizations, the step number, then after optimizations; a Shardy stage's own
     dump: Dump
 
@@ -186,73 +172,32 @@ SHARDY_PASS = "shardy-xla"  # the HLO pass inside which XLA runs Shardy (and dum
 
 def xla_step(path: str) -> XlaStep | None:
     """The step an XLA dump file name stands for (HLO per pass, or a Shardy stage module), or None when
-    the name is not one of XLA's."""
-    name = os.path.basename(path)
-    m = _XLA_STEP.match(name)
-    if m is not None:
+    the name is not one of XLA's steps."""
+    name = dump_name(path)
+    if name is None or name.point in (Point.COMPILED, Point.OTHER):
+        return None
+    order = name.step if name.step is not None else 0
+    if name.point is Point.PASS:
         dump = Dump(
-            index=0,
-            path=path,
-            line=1,
-            pass_name=m.group("pass"),
-            when="after",
-            module=m.group("module"),
-            pipeline=m.group("pipeline"),
+            index=0, path=path, line=1, pass_name=name.after, when="after", module=name.module, pipeline=name.pipeline
         )
-        return XlaStep(
-            path=path,
-            folder=os.path.dirname(path),
-            module_id=int(m.group("id")),
-            module=m.group("module"),
-            order=int(m.group("step")),
-            dump=dump,
-        )
-    e = _XLA_ENDS.match(name)
-    if e is not None:
-        first = e.group("end") == "before_optimizations"
-        dump = Dump(
-            index=0,
-            path=path,
-            line=1,
-            pass_name="optimizations",
-            when="before" if first else "after",
-            module=e.group("module"),
-        )
-        order = -1 if first else 1 << 30
-        return XlaStep(
-            path=path,
-            folder=os.path.dirname(path),
-            module_id=int(e.group("id")),
-            module=e.group("module"),
-            order=order,
-            dump=dump,
-        )
-    st = _SHARDY_STAGE.match(name)
-    if st is not None:
-        module = os.path.basename(os.path.dirname(path))
-        ident = re.match(r"module_(\d+)\.(.+)$", module)
-        stage = st.group("stage")  # "input_module", "before_propagation", "after_propagation", ...
+    elif name.point is Point.SHARDY_STAGE:
+        stage = name.after or ""  # "input_module", "before_propagation", "after_propagation", ...
         when = "before" if stage.startswith("before_") else "after"
-        name = stage.removeprefix(when + "_")
         dump = Dump(
-            index=0,
-            path=path,
-            line=1,
-            pass_name=name,
-            when=when,
-            module=ident.group(2) if ident else None,
+            index=0, path=path, line=1, pass_name=stage.removeprefix(when + "_"), when=when, module=name.module,
             pipeline="shardy",
         )
-        folder = os.path.dirname(os.path.dirname(os.path.dirname(path)))  # DIR of DIR/shardy/module_N.f/
-        return XlaStep(
-            path=path,
-            folder=folder,
-            module_id=int(ident.group(1)) if ident else 0,
-            module=module,
-            order=int(st.group("step")),
-            dump=dump,
+    else:
+        first = name.point is Point.BEFORE_OPTIMIZATIONS
+        dump = Dump(
+            index=0, path=path, line=1, pass_name="optimizations", when="before" if first else "after",
+            module=name.module,
         )
-    return None
+        order = -1 if first else 1 << 30
+    return XlaStep(
+        path=path, folder=name.folder, module_id=name.module_id, module=name.module, order=order, dump=dump
+    )
 
 
 def log_sequences(paths: Sequence[str]) -> list[list[tuple[str, Dump | None]]]:

@@ -15,6 +15,7 @@ from support.check_cli import MESH, ROOT, SEED_MLIR, run
 
 from shardconv.check.config import parse_shapes
 from shardconv.check.context import CheckOptions, build_context
+from shardconv.check.stages import Stage
 from shardconv.formats.detect import parse_mesh_option
 from shardconv.scan.modules import module_values
 from shardconv.scan.native import scan_bytes
@@ -47,7 +48,7 @@ def _reporting(text: str, args: tuple[str, ...]) -> set[str]:
     """The rules whose check function, run alone on ``text``'s modules, reports something."""
     found = set()
     for module in module_values(scan_bytes(text.encode()), "example"):
-        ctx = build_context("example", module, _options(args))
+        ctx = build_context("example", module, _options(args), Stage.INPUT)
         found |= {r.id for r in RULES.values() if r.check is not None and any(True for _ in r.check(ctx))}
     return found
 

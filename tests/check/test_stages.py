@@ -13,7 +13,11 @@ import pytest
 from support.check_cli import MESH, run
 from support.jax_child import compile_stages
 
+import shardconv.check.engine as engine
+from shardconv import check_text
 from shardconv.check.stages import Stage, stage_of_name
+from shardconv.scan.dump_names import Point, dump_module, dump_name
+from shardconv.trace.dumps import log_sequences, xla_step
 
 ALLOWED = ["--allowed-meshes", "2x4"]
 
@@ -66,10 +70,8 @@ def test_stage_names_of_a_real_dump_folder(stages: Path) -> None:
     stamped = {p.name: stage_of_name(str(p.with_name("1796599993003157." + p.name))) for p in xla.glob("module_*.txt")}
     assert stamped == {p.name: stage_of_name(str(p)) for p in xla.glob("module_*.txt")}
     assert {v for k, v in stamped.items() if ".after_shardy-xla." in k} == {Stage.EXPORTED}
-    from shardconv.check.engine import dump_module_of  # (a finding repeated across stages is told once)
-
-    for p in xla.glob("module_*.txt"):
-        assert dump_module_of(str(p.with_name("1796599993003157." + p.name))) == dump_module_of(str(p)) is not None
+    for p in xla.glob("module_*.txt"):  # (a finding repeated across stages is told once)
+        assert dump_module(str(p.with_name("1796599993003157." + p.name))) == dump_module(str(p)) is not None
 
 
 @pytest.mark.parametrize("program", ["mesh3d", "grouped", "gradient", "reversed", "shard_map", "permuted", "cond"])
@@ -121,3 +123,45 @@ def test_a_tpu_dump_s_stage_comes_from_its_module_s_dumps_beside_it(tmp_path: Pa
     # another module's dumps say nothing of this one's: with none of its own beside it, a dump is an input
     other = tmp_path / "module_0017.jit_g.cl_1.0001.simplification-1.after_pipeline-start.before_cse.txt"
     assert stage_of_name(str(other)) is Stage.INPUT
+
+
+@pytest.mark.parametrize("program", ["block", "tpu_root"])
+def test_check_and_trace_read_a_real_dump_folder_s_names_alike(
+    program: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Every file of a real CPU and TPU compile (``--xla_dump_hlo_pass_re=.*``): the steps ``trace`` follows
+    are the files whose names say where in the compile they are, and in ``trace``'s order the stage
+    ``check`` reads from each name never goes back (inputs, Shardy's export, then per device)."""
+    xla = compile_stages(program, tmp_path_factory) / "xla"
+    files = [p for p in xla.rglob("*") if p.is_file()]
+    names = {p: dump_name(str(p)) for p in files}
+    assert all(n is not None and n.module in ("jit_block", "jit__lambda", "jit_constrained") for n in names.values())
+    steps = {p for p, n in names.items() if n is not None and n.point not in (Point.COMPILED, Point.OTHER)}
+    assert {p for p in files if xla_step(str(p)) is not None} == steps
+    rank = {Stage.INPUT: 0, Stage.EXPORTED: 1, Stage.PARTITIONED: 2}
+    sequences = log_sequences([str(xla)])
+    assert len(sequences) == len({n.module_id for n in names.values() if n is not None})
+    for sequence in sequences:
+        order = [stage_of_name(p) for p, _ in sequence]
+        assert order[0] is Stage.INPUT and order[-1] is Stage.PARTITIONED, sequence
+        assert [rank[s] for s in order] == sorted(rank[s] for s in order), list(zip(sequence, order))
+    if program == "tpu_root":  # (a TPU names its compiled module ``after_optimizations.txt``, with no platform)
+        (compiled,) = xla.glob("module_*.cl_*.after_optimizations.txt")
+        assert stage_of_name(str(compiled)) is Stage.PARTITIONED
+
+
+def test_a_file_s_stage_is_read_from_its_name_once(stages: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``check`` reads a file's stage from its name once, not again for each of its modules (a TPU
+    dump's name is read with its folder's listing)."""
+    calls: list[str] = []
+
+    def counted(path: str) -> Stage:
+        calls.append(path)
+        return stage_of_name(path)
+
+    monkeypatch.setattr(engine, "stage_of_name", counted)
+    monkeypatch.setattr("shardconv.check.stages.stage_of_name", counted)
+    module = (stages / "lowered.mlir").read_text()
+    name = str(stages / "xla" / "module_0000.jit_block.before_optimizations.txt")
+    assert check_text(module * 3, path=name, allowed_meshes=["2x2"]) != []  # (every rule ran on each module)
+    assert calls == [name]

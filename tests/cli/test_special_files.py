@@ -73,3 +73,21 @@ def test_a_mesh_file_that_is_a_fifo_is_refused(tmp_path: Path) -> None:
         r = shardconv(*args, "--mesh", f"@{fifo}")
         assert r.returncode == 2 and f"--mesh @{fifo}: " in r.stderr, (args, r.stderr)
         assert "not a regular file (a FIFO)" in r.stderr, (args, r.stderr)
+
+
+def test_the_library_refuses_a_fifo_as_the_cli_does_with_an_oserror(tmp_path: Path) -> None:
+    """``scan_path`` refuses a FIFO before reading it with the CLI's reason, as an OSError of the one kind
+    a refused path raises (``NotRegularFileError``: the path, EINVAL and why), in a child with a timeout."""
+    fifo = tmp_path / "pipe.mlir"
+    os.mkfifo(fifo)
+    probe = (
+        "import sys, errno\n"
+        "import shardconv\n"
+        "from shardconv.text.files import NotRegularFileError\n"
+        "try:\n"
+        "    list(shardconv.scan_path(sys.argv[1]))\n"
+        "except NotRegularFileError as e:\n"
+        "    print(e.errno == errno.EINVAL, e.filename == sys.argv[1], e.strerror)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", probe, str(fifo)], capture_output=True, text=True, timeout=TIMEOUT)
+    assert r.stdout.strip() == "True True not a regular file (a FIFO); pipe it to '-' to read it", r.stderr

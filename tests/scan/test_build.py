@@ -62,3 +62,14 @@ def test_the_core_crate_holds_no_python() -> None:
     assert speaking == []
     binding = (ROOT / "native" / "binding" / "Cargo.toml").read_text(encoding="utf-8")
     assert re.search(r"^pyo3 = ", binding, re.MULTILINE) and re.search(r"^shardconv-scan", binding, re.MULTILINE)
+
+
+def test_the_compiler_refuses_unsafe_code_in_both_crates() -> None:
+    """No ``unsafe`` is written in the native crates, and the compiler holds it so: the core forbids it,
+    the binding denies it (PyO3's macros allow the unsafe code they generate, which ``forbid`` would not)."""
+    core = (ROOT / "native" / "core" / "src" / "lib.rs").read_text(encoding="utf-8")
+    binding = (ROOT / "native" / "binding" / "src" / "lib.rs").read_text(encoding="utf-8")
+    assert re.search(r"^#!\[forbid\(unsafe_code\)\]$", core, re.MULTILINE)
+    assert re.search(r"^#!\[deny\(unsafe_code\)\]$", binding, re.MULTILINE)
+    sources = (ROOT / "native").glob("*/src/**/*.rs")
+    assert [p.name for p in sources if re.search(r"\bunsafe\s*(?:\{|fn\b|impl\b)", p.read_text("utf-8"))] == []

@@ -8,9 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.cli_util import run
+from support.compare import Options, differences
 
 from shardconv.scan import native
-from support.cli_util import run
 
 SMALL = {"chunk": 32, "max_line": 256, "overlap": 64}  # windows of 256 bytes, each cut 64 before its end
 WHOLE = {"chunk": 32, "max_line": 1 << 30, "overlap": 64}  # one window holds any line here
@@ -25,6 +26,17 @@ VALUES = [
     b'func.func @f(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>})',
     b"sharding={devices=[40]" + b",".join(b"%d" % (i % 2) for i in range(40)) + b"}",  # longer than `overlap`
     b'{xla.sdy.sharding = "#sdy.sharding<@mesh, [{\\"a\\"}]>", mhlo.sharding = "{replicated}"}',
+]
+
+# Values whose quotes or `//` decide what follows them on the line: a damaged value (`z{`) is a site only
+# outside a string and outside a comment line, so a window reads it as the whole line does only when it
+# starts in the line's state there (inside a string or not, just after a `\` in one or not).
+QUOTED = [
+    b'mhlo.sharding = z{devices=[2]0,1}"',  # a quote left open: every other value sits in a string
+    b'mhlo.sharding = z{devices=[2]0,1} "\\" "',  # an escaped quote in a string, cut before or after its `\`
+    b'mhlo.sharding = z{devices=[2]0,1} "\\\\"',  # an escaped backslash, then the closing quote
+    b'mhlo.sharding = z{devices=[2]0,1} ""',  # a window cut just past a quote
+    b"// mhlo.sharding = z{devices=[2]0,1}",  # a `//` in the line, a window's first bytes: no comment line
 ]
 
 
@@ -42,15 +54,43 @@ def _line(value: bytes, shift: int) -> bytes:
     return b"HloModule m\n" + filler + b" " + b"".join(parts) + b"z" * 600 + b"\n"
 
 
-@pytest.mark.parametrize("value", VALUES, ids=range(len(VALUES)))
-def test_every_cut_position_reads_the_sites_a_whole_line_does(value: bytes) -> None:
+@pytest.mark.parametrize(("value", "least"), [(v, 6) for v in VALUES] + [(v, 3) for v in QUOTED],
+                         ids=[f"v{i}" for i in range(len(VALUES))] + [f"quoted{i}" for i in range(len(QUOTED))])
+def test_every_cut_position_reads_the_sites_a_whole_line_does(value: bytes, least: int) -> None:
     """Every place a window's cut may fall in or around each value (``shift`` over one window's move):
     the sites of the small windows are those of one window over the whole line."""
     for shift in range(PERIOD + len(value)):
         data = _line(value, shift)
         whole = _sites(data, WHOLE)
-        assert len(whole) >= 6, (shift, whole)
+        assert len(whole) >= least, (shift, whole)
         assert _sites(data, SMALL) == whole, shift
+
+
+@pytest.mark.parametrize("value", QUOTED, ids=range(len(QUOTED)))
+def test_the_whole_line_read_of_quotes_is_the_reference_scanner_s(value: bytes) -> None:
+    """The whole-line read the windows are held to is itself right: the reference scanner, reading the
+    line whole, finds the same sites (a few shifts: the whole-line read does not depend on them)."""
+    for shift in (0, 1, 2):
+        assert differences(_line(value, shift), Options(**WHOLE)) == [], shift
+
+
+@pytest.mark.parametrize("bytes_", [b"\xff", b"\x00", b"\xc3(", b"\xe2\x82\xac \xe9"],
+                         ids=["ff", "nul", "cut-short", "after-utf8"])
+def test_a_byte_no_compiler_reads_in_a_window_is_a_site_where_the_whole_line_has_it(bytes_: bytes) -> None:
+    """At every cut position, a long line's windows show its first byte that is not UTF-8 (or NUL) where
+    a whole-line read does (its site runs to the part of the line read, not to the line's end), and
+    every other site as the whole line does; after a ``//`` there is none, in windows as whole."""
+    def unread(sites: list[tuple[object, ...]]) -> list[tuple[object, ...]]:
+        return [s[2:3] + s[4:6] for s in sites if s[1] == "text"]
+
+    value = b'mhlo.sharding = "{replicated}" caf' + bytes_ + b" x"
+    for shift in range(PERIOD + len(value)):
+        data = _line(value, shift)
+        whole, small = _sites(data, WHOLE), _sites(data, SMALL)
+        assert len(unread(whole)) == 1 and unread(small) == unread(whole), shift
+        assert [s for s in small if s[1] != "text"] == [s for s in whole if s[1] != "text"], shift
+        commented = data.replace(b"x" * 40, b"x" * 38 + b"//", 1)
+        assert unread(_sites(commented, WHOLE)) == unread(_sites(commented, SMALL)) == [], shift
 
 
 def test_a_value_longer_than_any_window_is_an_error_not_silence() -> None:
@@ -69,6 +109,18 @@ def test_check_of_a_value_longer_than_the_window(tmp_path: Path) -> None:
                   + b"0," * (5 << 19) + b"0}\n}\n")
     r = run("check", str(p))
     assert r.code == 1 and "scan window" in r.out and "[io-error]" in r.out and "clean" not in r.out, r.out
+
+
+def test_check_of_a_byte_no_compiler_reads_in_a_long_line(tmp_path: Path) -> None:
+    """At the real window (4 MiB), a 0xFF a megabyte into a 6 MB line is a syntax error at its column,
+    not "clean"."""
+    p = tmp_path / "long.hlo"
+    head = b"HloModule m\n\nENTRY %main {\n  ROOT %p = f32[8]{0} parameter(0), sharding={replicated} "
+    head += b"x" * (1 << 20)
+    p.write_bytes(head + b" \xff " + b"y" * (5 << 20) + b"\n}\n")
+    r = run("check", str(p))
+    col = len(head.rsplit(b"\n", 1)[1]) + 2
+    assert r.code == 1 and f"long.hlo:4:{col}: error: text: byte 0xFF is not UTF-8" in r.out, r.out[:500]
 
 
 def test_a_mesh_among_many_across_the_real_cut(tmp_path: Path) -> None:

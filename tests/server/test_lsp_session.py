@@ -5,6 +5,7 @@ large dump answered without blocking a hover. Dumps are jax's own, written by te
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import shutil
 import subprocess
@@ -314,3 +315,24 @@ async def test_a_bad_config_is_shown_once_and_the_file_checked_with_the_defaults
     shown = [m for m in client.messages if "pyproject.toml" in m.message]
     assert len(shown) == 1 and shown[0].type == types.MessageType.Warning
     assert "mesh" in shown[0].message and shown[0].message.endswith("; using the defaults")
+
+
+@pytest.mark.asyncio
+async def test_a_tpu_dump_s_stage_follows_its_folder_as_it_changes(
+    client: LanguageClient, stages: Path, tmp_path: Path
+) -> None:
+    """A TPU per-pass dump's stage comes from its module's other dumps beside it. The server lives on while
+    the folder changes: once Shardy's export is dumped beside it, the file is past the import, and the
+    import's finding goes (the folder's listing is read again when the folder changes)."""
+    per_device = next((stages / "xla").glob("module_*.jit__lambda.cpu_after_optimizations.txt")).read_text()
+    head, _, rest = per_device.partition("\n")
+    text = head.replace("is_scheduled=true, ", "") + "\n" + rest  # an input's text: only the name says more
+    (tmp_path / "pyproject.toml").write_text('[tool.shardconv]\nallowed-meshes = ["2x4"]\n')
+    path = tmp_path / "module_0016.jit__lambda.cl_933746096.0021.spmd-cleanup.after_pipeline-start.before_dce.txt"
+    path.write_text(text)
+    os.utime(tmp_path, (time.time() - 60, time.time() - 60))  # a folder that settled a while ago
+    uri = await open_doc(client, path, language="plaintext")
+    assert [d.code for d in await diagnostics_of(client, uri, 1)] == ["mesh-not-allowed"]
+    (tmp_path / "module_0016.jit__lambda.cl_933746096.0020.xla-partitioner.after_shardy-xla.before_dce.txt").touch()
+    change(client, uri, 2, text)
+    assert await diagnostics_of(client, uri, 2) == []

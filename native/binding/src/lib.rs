@@ -8,6 +8,9 @@
 //! - `cutter`: `Cutter`, `PieceJob`; `follower`: `Follower`
 //! - `convert`: ints, columns and value tuples; `errors`: panics and I/O errors as Python's
 
+// (deny, not forbid: PyO3's macros allow the unsafe code they generate; none is written here)
+#![deny(unsafe_code)]
+
 mod convert;
 mod cutter;
 mod errors;

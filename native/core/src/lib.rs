@@ -12,6 +12,8 @@
 //! - `names`, `keys`: trace's segments (definitions, digests) and per-site keys
 //! - `cut`: a long log cut into pieces; `follow`: trace's following of a sequence of dumps
 
+#![forbid(unsafe_code)]
+
 pub mod cut;
 pub mod ends;
 pub mod extract;

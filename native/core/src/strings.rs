@@ -471,9 +471,83 @@ pub fn lstrip_len(t: &[u8]) -> usize {
     t.iter().position(|&b| !is_ws(b)).unwrap_or(t.len())
 }
 
+/// What the bytes of a line before a text leave open, as a read from the line's start sees them: a `//`
+/// comment line, a string (`"`, with `\` escapes in it) and an escape. A window of a long line starts in
+/// its line's state, and so reads each value as the whole line does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LineStart {
+    pub comment: bool,
+    pub quoted: bool,
+    pub escaped: bool,
+}
+
+impl LineStart {
+    /// The state at the start of `line` (a line from its first byte).
+    pub fn of_line(line: &[u8]) -> Self {
+        LineStart { comment: line[lstrip_len(line)..].starts_with(b"//"), ..LineStart::default() }
+    }
+
+    /// The state after `bytes` follow: linear, a byte search for the quotes and backslashes alone.
+    pub fn after(self, bytes: &[u8]) -> Self {
+        if bytes.is_empty() {
+            return self;
+        }
+        let mut quoted = self.quoted;
+        let mut next = usize::from(self.escaped); // the first byte no escape takes
+        for i in memchr::memchr2_iter(b'"', b'\\', bytes) {
+            if i < next {
+                continue;
+            }
+            if bytes[i] == b'"' {
+                quoted = !quoted;
+            } else if quoted {
+                next = i + 2;
+            }
+        }
+        LineStart { comment: self.comment, quoted, escaped: next > bytes.len() }
+    }
+
+    /// Whether a value at `text[at]` is in a comment line or inside a string literal: no value, only
+    /// text. `start`: what the line's bytes before `text` leave open (None: `text` starts its line).
+    pub fn hides(start: Option<Self>, text: &[u8], at: usize) -> bool {
+        let s = start.unwrap_or_else(|| Self::of_line(text));
+        s.comment || s.after(&text[..at]).quoted
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A byte at a time, as a read of the line from its start sees it.
+    fn read_each(mut s: LineStart, bytes: &[u8]) -> LineStart {
+        for &b in bytes {
+            if s.escaped {
+                s.escaped = false;
+            } else if s.quoted && b == b'\\' {
+                s.escaped = true;
+            } else if b == b'"' {
+                s.quoted = !s.quoted;
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn a_line_s_state_after_its_bytes_is_the_same_wherever_they_are_cut() {
+        let line = br#"  %x = "a\"b\\" c" "\" d \"e" "f\"#;
+        let start = LineStart::of_line(line);
+        for cut in 0..=line.len() {
+            let (a, b) = line.split_at(cut);
+            assert_eq!(start.after(a), read_each(start, a), "{cut}");
+            assert_eq!(start.after(a).after(b), start.after(line), "{cut}");
+        }
+        assert!(start.after(line).quoted && start.after(line).escaped);
+        let (open, closed) = (b"{\"a\": \"x\\\" ", b"{\"a\": \"x\\\"\" ");
+        assert!(LineStart::hides(None, open, open.len()) && !LineStart::hides(None, closed, closed.len()));
+        assert!(LineStart::hides(None, b"  // x", 4) && !LineStart::hides(None, b"x // y", 5));
+        assert!(LineStart::hides(Some(start.after(b"\"")), b"x", 1));
+    }
 
     #[test]
     fn mlir_escapes_round_trip() {

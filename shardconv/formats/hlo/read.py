@@ -116,9 +116,8 @@ def refuse_wrong_lengths(text: str) -> None:
             start += 1
         if close < 0 or start >= len(text) or not text[start].isdigit():
             continue  # (an iota, or no list: not this check's)
-        plain = _PLAIN_LIST.match(text, open_)
         dims_text = "".join(text[open_:close].split())
-        if plain is None or plain.end() != close or not dims_text or ",," in dims_text:
+        if _plain_end(text, open_, close) != close or not dims_text or ",," in dims_text:
             continue  # the parser reports it (an empty dim, not a plain list)
         if any(len(d) > 18 for d in dims_text.split(",")):
             continue  # (beyond int64)
@@ -142,14 +141,27 @@ def refuse_wrong_lengths(text: str) -> None:
 def _spaced_list_end(text: str, start: int) -> int:
     """Where a device list with spaces inside (``0, 1, 2``) ends: its digits, commas and spaces, less
     the spaces after its last entry."""
-    run = _PLAIN_LIST.match(text, start)
-    end = run.end() if run is not None else start
+    close = text.find("}", start)
+    end = _plain_end(text, start, len(text) if close < 0 else close)
     while end > start and text[end - 1].isspace():
         end -= 1
     return end
 
 
 _PLAIN_LIST = re.compile(r"[0-9,\s]*")
+# Each ASCII byte: 0 where it may stand in a plain list (a digit, a comma, a blank as ``\s`` reads one), else 1.
+_NOT_IN_LIST = bytes(0 if chr(b) in "0123456789," or chr(b).isspace() else 1 for b in range(256))
+
+
+def _plain_end(text: str, start: int, stop: int) -> int:
+    """Where the run of digits, commas and blanks from ``start`` ends, at ``stop`` at the latest (a plain
+    list's end): an ASCII text is read as bytes in a few passes in C, not by the regex's per-character
+    step (4 ms over a 2 MB list)."""
+    if not text.isascii():
+        run = _PLAIN_LIST.match(text, start, stop)
+        return run.end() if run is not None else start
+    at = text[start:stop].encode("ascii").translate(_NOT_IN_LIST).find(1)
+    return stop if at < 0 else start + at
 _FACTOR = re.compile(r"0*(?:[2-9]|1[0-9])[0-9]*")  # a dim other than 0 and 1: the ones a product grows by
 
 
@@ -159,8 +171,7 @@ def refuse_huge_products(text: str) -> None:
     so a megabyte of dims is refused in microseconds. The parser's own error, at its place."""
     for head, start in _found(text, "devices=[", "<=["):
         close = text.find("]", start)
-        plain = _PLAIN_LIST.match(text, start)
-        if close < 0 or plain is None or plain.end() != close or _in_string(text, head):
+        if close < 0 or _plain_end(text, start, close) != close or _in_string(text, head):
             continue  # not a plain list: the parser words it
         factors = (int(f.group()) for f in _FACTOR.finditer(text, start, close) if len(f.group()) <= 19)
         try:
@@ -205,8 +216,7 @@ def _explicit_ids(text: str, close: int) -> tuple[int, int] | None:
         return None
     start = m.end()
     end = text.find(")", start)
-    plain = _PLAIN_LIST.match(text, start)
-    if end < 0 or plain is None or plain.end() != end:
+    if end < 0 or _plain_end(text, start, end) != end:
         return None
     first, last = start, end - 1
     while first < end and text[first].isspace():

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from support.hlo_strategies import any_sharding
 from support.oracle_xla import xla_results
 from shardconv.core.errors import LimitExceededError, ShardingError, ShardingValidationError
-from shardconv.formats.hlo.read import parse_hlo
+from shardconv.formats.hlo.read import _PLAIN_LIST, _plain_end, parse_hlo
 from shardconv.formats.proto import from_proto_bytes
 
 # (input, words the message must contain): XLA accepts these (or aborts on them); shardconv explains why not.
@@ -239,3 +239,17 @@ def test_head_v3_reduction_misuses_are_refused(text: str, why: str) -> None:
         parse_hlo(text)
     assert why in e.value.message
     assert e.value.line is not None and "^" in str(e.value)
+
+
+@given(st.text(alphabet="0123456789, \t\n\x0b\x1c\xa0\u3000}]l)x", max_size=60), st.data())
+def test_a_plain_list_ends_where_its_pattern_ends(text: str, data: st.DataObject) -> None:
+    """The byte path that finds where a plain device list ends (a 2 MB list is refused in milliseconds)
+    ends it where ``_PLAIN_LIST`` (digits, commas, ``\\s``) does, within any bounds, ASCII or not."""
+    start = data.draw(st.integers(0, len(text)))
+    stop = data.draw(st.integers(start, len(text)))
+    run = _PLAIN_LIST.match(text, start, stop)
+    assert _plain_end(text, start, stop) == (run.end() if run is not None else start)
+    ascii_only = text.encode("ascii", "ignore").decode()
+    start, stop = min(start, len(ascii_only)), min(stop, len(ascii_only))
+    run = _PLAIN_LIST.match(ascii_only, start, stop)
+    assert _plain_end(ascii_only, start, stop) == (run.end() if run is not None else start)

@@ -8,6 +8,7 @@ import io
 from shardconv.check.context import CheckOptions
 from shardconv.check.diagnostics import FileReport, Skipped
 from shardconv.check.evaluate import dropped, module_findings, position
+from shardconv.check.stages import stage_of_name
 from shardconv.check.suppress import apply_suppressions
 from support.reference_scan.dedup import modules
 from support.reference_scan.lines import ReadOptions, read_sites
@@ -20,12 +21,13 @@ def reference_report(data: bytes, path: str, opts: CheckOptions, read: ReadOptio
     if kind.skipped:
         return Skipped(path, kind.reason)
     counts: dict[str, int] = {}
+    stage = stage_of_name(path)
     found = []
     total = distinct = 0
     for module in modules(sites):
         total += module.total
         distinct += len(module.values)
-        more, counts = module_findings(path, module, opts, counts)  # type: ignore[arg-type]
+        more, counts = module_findings(path, module, opts, stage, counts)  # type: ignore[arg-type]
         found.extend(more)
     found.sort(key=position)
     kept = apply_suppressions(found, stream.found, path, report_unused=opts.report_unused)  # type: ignore[arg-type]

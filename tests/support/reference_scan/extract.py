@@ -189,12 +189,13 @@ class _Line:
         return self.lineno + self.text.count(b"\n", 0, i), i - nl
 
     def physical(self, i: int) -> bytes:
-        """The physical line holding ``text[i]`` (the whole text unless the logical line spans several)."""
+        """The physical line holding ``text[i]`` (the whole text unless the logical line spans several),
+        without its line break (a CRLF line's ``\\r`` too: an editor shows the line without it)."""
         if b"\n" not in self.text:
             return self.text
         start = self.text.rfind(b"\n", 0, i) + 1
         end = self.text.find(b"\n", i)
-        return self.text[start : end if end >= 0 else len(self.text)]
+        return self.text[start:end].removesuffix(b"\r") if end >= 0 else self.text[start:]
 
     def signature(self) -> _Signature | None:
         if self._sig is False:

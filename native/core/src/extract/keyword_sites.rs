@@ -3,11 +3,11 @@
 //! markers. Propagation records are `records.rs`'s, `sdy.manual_computation`'s lists `region_list`'s.
 
 use super::{
-    attr_site, bad_value_end, generic_mesh_name, inside_string, lossy, mesh_decl_name, mesh_device_ids_end, name_of,
+    attr_site, bad_value_end, generic_mesh_name, lossy, mesh_decl_name, mesh_device_ids_end, name_of,
     out_sharding_mesh, site_key, strip_quotes, symbol, Ctx, Extractor, Line, OpFrom, Site, SiteKind, FLAG_UNFINISHED,
 };
 use crate::keywords::{Group, Match};
-use crate::strings::{lstrip_len, match_close, string_end, EscapeError, PLAIN};
+use crate::strings::{lstrip_len, match_close, string_end, EscapeError, LineStart, PLAIN};
 use std::borrow::Cow;
 
 impl Extractor {
@@ -115,7 +115,7 @@ impl Extractor {
     /// as for a cut value); the scan goes on where the value starts.
     fn bad_value(&mut self, ln: &mut Line, m: &Match, out: &mut Vec<Site>) -> usize {
         let (t, me) = (ln.text, m.end);
-        if t[lstrip_len(t)..].starts_with(b"//") || inside_string(&t[..me]) {
+        if LineStart::hides(ln.start, t, me) {
             return me;
         }
         let (kind, site, c) = match m.group {

@@ -56,6 +56,8 @@ impl Holds {
 pub struct Known {
     pub holds: Holds,
     pub sig: Option<Option<Signature>>,
+    /// What the line's bytes before the text leave open (None: the text starts its line).
+    pub start: Option<LineStart>,
 }
 
 impl Default for Holds {
@@ -101,6 +103,7 @@ pub struct Line<'a> {
     pub(super) memo: Box<Memo>,
     pub(super) text: &'a [u8],
     pub(super) holds: Holds,
+    pub(super) start: Option<LineStart>,
     pub(super) offset: u64,
     pub(super) lineno: u64,
     pub(super) col_base: u64,
@@ -125,11 +128,12 @@ struct OpParts {
 impl<'a> Line<'a> {
     pub(super) fn new(memo: Box<Memo>, text: &'a [u8], at: (u64, u64, u64), known: Known) -> Self {
         let (offset, lineno, col_base) = at;
-        let Known { holds, sig } = known;
+        let Known { holds, sig, start } = known;
         Line {
             memo,
             text,
             holds,
+            start,
             offset,
             lineno,
             col_base,

@@ -16,7 +16,7 @@ use crate::extract::shapes::{hlo_shapes, mlir_shapes, Shape};
 use crate::keywords::{match_at, name_char, ssa_char, Match, NeedleHits, Needles, Searcher};
 use crate::strings::{
     decode_layered, encode_layered, is_word, is_ws, lstrip_len, match_close, rstrip, string_end, unicode_strip,
-    Encoding, EscapeError, PLAIN, WHOLE,
+    Encoding, EscapeError, LineStart, PLAIN, WHOLE,
 };
 use memchr::memmem;
 use std::borrow::Cow;
@@ -154,22 +154,22 @@ impl Extractor {
 
     /// `scan` into `out` (emptied first), so one vector serves every line.
     pub fn scan_into(&mut self, text: &[u8], offset: u64, lineno: u64, col_base: u64, out: &mut Vec<Site>) {
-        let ln = self.scan_line(text, offset, lineno, col_base, out);
+        let ln = self.scan_line(text, (offset, lineno, col_base), None, out);
         self.release(ln);
     }
 
     /// `scan_into`, handing back the line with what was read off it, for `complete_on` to finish the
-    /// sites that keep a row; `release` gives the line's memo back.
+    /// sites that keep a row; `release` gives the line's memo back. `start`: what the line's bytes
+    /// before `text` leave open (None: `text` starts its line).
     pub fn scan_line<'a>(
         &mut self,
         text: &'a [u8],
-        offset: u64,
-        lineno: u64,
-        col_base: u64,
+        at: (u64, u64, u64),
+        start: Option<LineStart>,
         out: &mut Vec<Site>,
     ) -> Line<'a> {
         let needles = self.needles;
-        self.scan_line_with(text, (offset, lineno, col_base), out, needles, Known::default(), &mut [])
+        self.scan_line_with(text, at, out, needles, Known { start, ..Known::default() }, &mut [])
     }
 
     /// `scan_line` with its needles from `hits`, what the caller already `known`s of the line, and the
@@ -295,7 +295,7 @@ impl Extractor {
         out: &mut Vec<Site>,
     ) -> usize {
         let t = ln.text;
-        if !t[lstrip_len(t)..].starts_with(b"//") && !inside_string(&t[..a]) {
+        if !LineStart::hides(ln.start, t, a) {
             let end = rstrip(t).len().max(a);
             let mut s = self.occ(ln, kind, site, (a, end), c);
             s.flags |= FLAG_UNFINISHED;
@@ -381,21 +381,6 @@ impl Extractor {
     }
 }
 
-/// Whether `before` (a line up to a value) leaves a string open: the value sits inside a string literal.
-fn inside_string(before: &[u8]) -> bool {
-    let (mut quoted, mut escaped) = (false, false);
-    for &b in before {
-        if escaped {
-            escaped = false;
-        } else if quoted && b == b'\\' {
-            escaped = true;
-        } else if b == b'"' {
-            quoted = !quoted;
-        }
-    }
-    quoted
-}
-
 /// The end of a value no parser reads, starting at `a`: its token (up to a blank, `,` or `}`, a `<...>`
 /// in it taken whole), else the rest of its line.
 fn bad_value_end(t: &[u8], a: usize) -> usize {
@@ -474,7 +459,6 @@ mod tests {
     fn a_cut_value_in_a_comment_or_in_another_format_s_string_is_passed_over() {
         assert!(sites(b"  // CHECK: sharding={devices=[2,").is_empty());
         assert!(sites(b"{\"s\": \"#sdy.sharding<@mesh, [{}, {\\\"m\\\"}]>\"}").is_empty());
-        assert!(inside_string(b"{\"a\": \"x\\\" ") && !inside_string(b"{\"a\": \"x\\\"\" "));
     }
 
     #[test]

@@ -83,7 +83,8 @@ pub enum LineText {
     Owned(Vec<u8>),
 }
 
-/// The physical line of `text` holding `text[i]` (all of it when it has no newline): its span.
+/// The physical line of `text` holding `text[i]` (all of it when it has no newline): its span, without
+/// its line break (a CRLF line's `\r` too: an editor shows the line without it).
 pub fn physical_span(text: &[u8], i: usize) -> (usize, usize) {
     let i = i.min(text.len());
     let start = memchr::memrchr(b'\n', &text[..i]).map_or(0, |p| p + 1);
@@ -91,7 +92,8 @@ pub fn physical_span(text: &[u8], i: usize) -> (usize, usize) {
         return (0, text.len());
     }
     let end = memchr::memchr(b'\n', &text[i..]).map_or(text.len(), |p| i + p);
-    (start, end)
+    let crlf = end < text.len() && end > start && text[end - 1] == b'\r';
+    (start, end - usize::from(crlf))
 }
 
 /// Where a site's op comes from: none, the line's HLO instruction or MLIR op, a signature, a name.

@@ -14,7 +14,7 @@ use crate::names::Segments;
 use crate::reader::windows::Runaway;
 use crate::scopes::{scope_in, ScopeLine};
 use crate::sniff::{sniff, SNIFF_BYTES};
-use crate::strings::{count_nl, is_word, rstrip};
+use crate::strings::{count_nl, is_word, rstrip, LineStart};
 use crate::suppress::{Anchor, Suppressions};
 use crate::table::{pairing, Row, Scope, Table};
 use std::sync::LazyLock;
@@ -327,6 +327,12 @@ pub struct Engine {
     /// on line `lineno + drift`.
     drift: u64,
     col_base: u64,
+    /// What the bytes of its line before `buf[0]` leave open, when `buf` starts inside a long line
+    /// (`col_base` > 0): its windows and its rest read each value as the whole line does.
+    line_start: LineStart,
+    /// The long line `buf` continues (`col_base` > 0) showed its first byte no compiler reads, or a `//`
+    /// before any: its later windows and its rest show none (`not_utf8` shows a line's first one).
+    unreadable_said: bool,
     pub size: u64,
     ext: Extractor,
     finders: &'static [Finder; 2], // without and with the region-close needle
@@ -371,6 +377,8 @@ impl Engine {
             tail: false,
             drift: 0,
             col_base: 0,
+            line_start: LineStart::default(),
+            unreadable_said: false,
             size: 0,
             ext: Extractor::new(!opts.every_site),
             finders: finders()?,
@@ -686,7 +694,9 @@ impl Engine {
             None => {
                 let buf = std::mem::take(&mut self.buf);
                 let mut found = Vec::new();
-                let mut ln = self.ext.scan_line(&buf, self.buf_off, self.lineno, self.col_base, &mut found);
+                let start = self.mid_line(self.col_base);
+                let at = (self.buf_off, self.lineno, self.col_base);
+                let mut ln = self.ext.scan_line(&buf, at, start, &mut found);
                 let off = self.buf_off as i64;
                 let cut = self.window_cut(&buf, len - self.opts.overlap, &found) as i64;
                 let mut nxt = cut;
@@ -698,8 +708,10 @@ impl Engine {
                     }
                 }
                 self.ext.release(ln);
-                let nxt = nxt.max(0) as usize;
+                let nxt = crate::reader::utf8::char_start(&buf, nxt.max(0) as usize);
+                self.window_not_utf8(&buf, nxt);
                 self.drift += count_nl(&buf[..nxt]);
+                self.line_start = start.unwrap_or_else(|| LineStart::of_line(&buf)).after(&buf[..nxt]);
                 self.names_to(self.buf_off + nxt as u64, false, &buf);
                 self.buf = buf;
                 self.col_base += nxt as u64;
@@ -709,14 +721,45 @@ impl Engine {
         }
     }
 
+    /// What a line's bytes before a text at column base `col` leave open (None: the text starts its line).
+    fn mid_line(&self, col: u64) -> Option<LineStart> {
+        (col > 0).then_some(self.line_start)
+    }
+
     /// A site for each line of `region` (complete lines at `buf_off`) holding a byte that is not UTF-8
     /// outside a `//` comment (`utf8`): no compiler reads that line, and a value in it may hide.
     fn not_utf8(&mut self, region: &[u8]) {
+        // (the rest of a long line whose windows showed one, or a `//`, shows none)
+        let said = if self.col_base > 0 && self.unreadable_said { memchr::memchr(b'\n', region) } else { None };
         for at in crate::reader::utf8::invalid_outside_comments(region) {
+            if said.is_some_and(|nl| at < nl) {
+                continue;
+            }
             let mut s = crate::reader::utf8::not_utf8_site(region, at, (self.buf_off, self.lineno, self.col_base));
             let line = &region[..crate::reader::utf8::line_end(region, at)];
             self.emit(&mut s, line, self.buf_off, region, None);
         }
+    }
+
+    /// The first byte no compiler reads in the part of a long line's window read (`buf[..nxt]`, `nxt` a
+    /// character's start), as `not_utf8` reads its line: one for the line, none after a `//` (one the cut
+    /// splits too). Its site runs to the part's end: the line's end is not yet read.
+    fn window_not_utf8(&mut self, buf: &[u8], nxt: usize) {
+        if self.col_base == 0 {
+            self.unreadable_said = false;
+        }
+        if self.unreadable_said {
+            return;
+        }
+        let part = &buf[..nxt];
+        if let Some(&at) = crate::reader::utf8::invalid_outside_comments(part).first() {
+            let mut s =
+                crate::reader::utf8::not_utf8_site(part, at, (self.buf_off, self.lineno + self.drift, self.col_base));
+            let line = &part[..crate::reader::utf8::line_end(part, at)];
+            self.emit(&mut s, line, self.buf_off, buf, None);
+            self.unreadable_said = true;
+        }
+        self.unreadable_said |= memchr::memmem::find(&buf[..(nxt + 1).min(buf.len())], b"//").is_some();
     }
 
     /// What the lines of `region` (the buffer up to where line `lineno` starts) leave open (`Ends`).
@@ -911,7 +954,7 @@ impl Engine {
                 }
                 let mut sites = std::mem::take(&mut self.sites);
                 let hits = LineHits { ahead: &mut ahead, finder: f, buf, at: c.start, limit };
-                let known = Known { holds, sig };
+                let known = Known { holds, sig, start: self.mid_line(col) };
                 let skip = &mut self.arguments.skip;
                 let mut ln = self.ext.scan_line_with(text, (at, lineno, col), &mut sites, hits, known, skip);
                 let group = self.emit_line(&mut sites, (text, at), buf, &mut ln);

@@ -31,6 +31,16 @@ pub fn invalid_outside_comments(text: &[u8]) -> Vec<usize> {
     out
 }
 
+/// `at`, or where the character `text[at]` continues starts (up to 3 bytes back, never to 0): a cut
+/// there splits no character, so each side reads as UTF-8 as the whole does.
+pub fn char_start(text: &[u8], at: usize) -> usize {
+    let mut p = at;
+    while p > 1 && at - p < 3 && text.get(p).is_some_and(|&b| b & 0xC0 == 0x80) && text[p - 1] >= 0x80 {
+        p -= 1;
+    }
+    p
+}
+
 /// The first byte at or after `from` (a line's start) that is not UTF-8.
 fn first_invalid(text: &[u8], from: usize) -> Option<usize> {
     std::str::from_utf8(&text[from..]).err().map(|e| from + e.valid_up_to())
