@@ -139,3 +139,73 @@ def test_a_mesh_among_many_across_the_real_cut(tmp_path: Path) -> None:
         assert native.scan_path(str(p)).groups == native.scan_path(str(p), native.ScanOptions(max_line=1 << 30)).groups
         r = run("check", "--mesh", "a=2", str(p))
         assert r.code == 1 and '"a"=3' in r.out, (at, r.out)
+
+
+# Lines that open a scope, longer than a window: their start names it, their end (`{`) says it opens.
+# (what comes before the line, the line's start and end (a long filler between), what it opens)
+OPENERS = [
+    (b"module @a {\n}\n// b\n// c\n", b'module @n attributes {mhlo.frontend_attributes = {a = "', b'"}} {',
+     ("module", "@n")),
+    (b"module @a {\n}\n// b\n// c\n",
+     b'func.func @f(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}]>}, %b: i32 {a = "',
+     b'"}) -> tensor<8xf32> {', ("function", "@f")),
+    (b"HloModule m\n\n// b\n\n", b"ENTRY %main.5 (p: f32[8], q: f32[8]) -> f32[8] /*", b"*/ {",
+     ("computation", "main.5")),
+    (b"HloModule m\n\n// b\n\n", b"%add.1 (a: f32[], b: f32[]) -> f32[] /*", b"*/ {", ("computation", "add.1")),
+]
+
+
+@pytest.mark.parametrize(("before", "start", "end", "opens"), OPENERS, ids=[o[3][0] for o in OPENERS])
+def test_a_dump_cut_after_a_long_opener_ends_inside_it_as_a_whole_line_read_says(
+    before: bytes, start: bytes, end: bytes, opens: tuple[str, str]
+) -> None:
+    """A dump cut after (or inside) a line that opens a module, function or computation, longer than
+    the window, wherever the windows fall: it ends inside what the line opens, as when a window holds
+    the whole line; closed, it ends inside nothing."""
+    def open_end(data: bytes) -> tuple[tuple[object, ...] | None, tuple[object, ...] | None]:
+        return (native.scan_bytes(data, native.ScanOptions(**WHOLE)).open_end,
+                native.scan_bytes(data, native.ScanOptions(**SMALL)).open_end)
+
+    for shift in range(0, PERIOD + 8, 3):
+        line = start + b"x" * (HEAD + shift) + end
+        cut = before + line + b"\n    %x = f32[8]{0} parameter(0), sharding={replicated}\n  y\n"
+        whole, small = open_end(cut)
+        assert whole is not None and whole[:3] == (*opens, 5) and small == whole, (shift, small)
+        whole, small = open_end(before + line[: -len(end) - 50])  # the input ends inside the line
+        # (a computation's line cut before its `{` names none)
+        assert whole == (opens[0], opens[1] * (opens[0] != "computation"), 5, 5) and small == whole, (shift, small)
+        closed = cut + (b"}\n" if opens[0] != "computation" else b"}\n\nENTRY %e () -> f32[] {\n}\n")
+        assert open_end(closed) == (None, None), shift
+
+
+def test_the_sites_after_a_long_scope_line_have_its_scope() -> None:
+    """A function's signature longer than the window gives its sites, and its body's, its function, and a
+    computation's long line its body's sites their computation, as a whole-line read does."""
+    def scopes(data: bytes, opts: dict[str, int]) -> list[tuple[object, ...]]:
+        scan = native.scan_bytes(data, native.ScanOptions(**opts))
+        return [(s.line, s.col, s.text, s.function, s.computation, s.entry) for s in native.iter_sites(scan, "x")]
+
+    arg = b'%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}]>}, '
+    for shift in range(0, PERIOD + 8, 3):
+        mlir = (b'module @m {\n  sdy.mesh @mesh = <["a"=2]>\n  func.func @g() {\n  }\n  func.func @f('
+                + arg + b"%b: i32 {a = \"" + b"x" * (HEAD + shift) + b'"}, ' + arg * 3 + b") {\n"
+                + b'    %0 = sdy.sharding_constraint %a <@mesh, [{"a"}]> : tensor<8xf32>\n  }\n}\n')
+        whole = scopes(mlir, WHOLE)
+        assert [s[3] for s in whole].count("f") == 5, whole
+        assert scopes(mlir, SMALL) == whole, shift
+        hlo = (b"HloModule m\n\n%add (a: f32[]) -> f32[] {\n  ROOT %a = f32[] parameter(0), sharding={replicated}\n"
+               b"}\n\nENTRY %main.5 (p: f32[8]) -> f32[8] /*" + b"x" * (HEAD + shift) + b"*/ {\n"
+               b"  ROOT %p = f32[8]{0} parameter(0), sharding={devices=[2]0,1}\n}\n")
+        whole = scopes(hlo, WHOLE)
+        assert [s[4:] for s in whole if s[4]] == [("add", False), ("main.5", True)], whole
+        assert scopes(hlo, SMALL) == whole, shift
+
+
+def test_check_of_a_dump_cut_after_an_opener_longer_than_the_window(tmp_path: Path) -> None:
+    """At the real window (4 MiB), a module whose attributes run 5 MB, its file cut after a few of its
+    lines: check reports the cut module, not "clean"."""
+    p = tmp_path / "cut.mlir"
+    p.write_bytes(b'module @n attributes {mhlo.frontend_attributes = {a = "' + b"x" * (5 << 20) + b'"}} {\n'
+                  b'  sdy.mesh @mesh = <["a"=2]>\n  func.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {\n')
+    r = run("check", str(p))
+    assert r.code == 1 and "file ends inside module @n opened at line 1" in r.out and "clean" not in r.out, r.out[:500]

@@ -20,29 +20,35 @@ pub fn scope_of(line: &[u8]) -> ScopeLine<'_> {
 /// buffer for them at once).
 pub fn scope_in(line: &[u8], may_hold_func: bool) -> ScopeLine<'_> {
     let line = rstrip(line);
-    let s = line.iter().position(|&b| !is_ws(b)).unwrap_or(line.len());
-    let body = &line[s..];
+    scope_by_start(line, may_hold_func).unwrap_or_else(|| computation(line))
+}
+
+/// What a line's start says of its scope, whatever its end: a module start, or a line holding
+/// `func.func` (a function, if a name follows); None when only its end can say (an HLO computation's
+/// `{`). The first window of a line longer than the scan's reads it so.
+pub fn scope_by_start(line: &[u8], may_hold_func: bool) -> Option<ScopeLine<'_>> {
+    let body = &line[line.iter().position(|&b| !is_ws(b)).unwrap_or(line.len())..];
     if body.starts_with(b"HloModule") || module_start(line) {
-        return ScopeLine::Reset;
+        return Some(ScopeLine::Reset);
     }
-    let func = if may_hold_func { crate::finder!(b"func.func").find(line) } else { None };
-    if let Some(p) = func {
-        if let Some(at) = memchr::memchr(b'@', &line[p..]) {
-            let a = p + at + 1;
-            let name = if line.get(a) == Some(&b'"') {
-                let e = crate::strings::string_end(line, a).unwrap_or(line.len());
-                &line[a + 1..e.saturating_sub(1).max(a + 1)]
-            } else {
-                &line[a..a + line[a..].iter().take_while(|&&b| crate::keywords::name_char(b)).count()]
-            };
-            return ScopeLine::Open(name, "func", name == b"main");
-        }
+    let p = if may_hold_func { crate::finder!(b"func.func").find(line)? } else { return None };
+    let Some(at) = memchr::memchr(b'@', &line[p..]) else { return Some(ScopeLine::Nothing) };
+    let a = p + at + 1;
+    let name = if line.get(a) == Some(&b'"') {
+        let e = crate::strings::string_end(line, a).unwrap_or(line.len());
+        &line[a + 1..e.saturating_sub(1).max(a + 1)]
+    } else {
+        &line[a..a + line[a..].iter().take_while(|&&b| crate::keywords::name_char(b)).count()]
+    };
+    Some(ScopeLine::Open(name, "func", name == b"main"))
+}
+
+/// The HLO computation a line (its blanks stripped from its end) opens: `[ENTRY] %c (...) {` at column 0.
+fn computation(line: &[u8]) -> ScopeLine<'_> {
+    if line.first().is_none_or(|&b| is_ws(b)) || !line.ends_with(b"{") {
         return ScopeLine::Nothing;
     }
-    if s != 0 || !line.ends_with(b"{") {
-        return ScopeLine::Nothing;
-    }
-    let mut rest = body;
+    let mut rest = line;
     let entry = rest.starts_with(b"ENTRY") && rest.get(5).is_some_and(|&b| is_ws(b));
     if entry {
         rest = &rest[5..];

@@ -11,8 +11,9 @@ use crate::extract::{complete_on, lex_signature, Extractor, Holds, Known, Line, 
 use crate::find::{Hit, Needles};
 use crate::keywords::NeedleHits;
 use crate::names::Segments;
+use crate::reader::heads::LineHead;
 use crate::reader::windows::Runaway;
-use crate::scopes::{scope_in, ScopeLine};
+use crate::scopes::{scope_by_start, scope_in, ScopeLine};
 use crate::sniff::{sniff, SNIFF_BYTES};
 use crate::strings::{count_nl, is_word, rstrip, LineStart};
 use crate::suppress::{Anchor, Suppressions};
@@ -333,6 +334,9 @@ pub struct Engine {
     /// The long line `buf` continues (`col_base` > 0) showed its first byte no compiler reads, or a `//`
     /// before any: its later windows and its rest show none (`not_utf8` shows a line's first one).
     unreadable_said: bool,
+    /// The start of the long line `buf` continues (`col_base` > 0), kept from its first window: its
+    /// scope and what it opens (`ends`) are read from it when its end comes.
+    long_head: Option<LineHead>,
     pub size: u64,
     ext: Extractor,
     finders: &'static [Finder; 2], // without and with the region-close needle
@@ -379,6 +383,7 @@ impl Engine {
             col_base: 0,
             line_start: LineStart::default(),
             unreadable_said: false,
+            long_head: None,
             size: 0,
             ext: Extractor::new(!opts.every_site),
             finders: finders()?,
@@ -682,8 +687,12 @@ impl Engine {
             Some(limit) => {
                 let buf = std::mem::take(&mut self.buf);
                 self.not_utf8(&buf[..limit]);
+                let long = self.long_line(&buf[..limit]);
+                if let Some((line, _)) = long.as_ref().filter(|_| self.opts.every_site) {
+                    self.scope_line(line, Holds::UNKNOWN);
+                }
                 self.lineno = self.region(&buf, limit);
-                self.track_end(&buf[..limit]);
+                self.track_end(&buf[..limit], long);
                 self.names_to(self.buf_off + limit as u64, false, &buf);
                 self.buf = buf;
                 self.col_base =
@@ -695,6 +704,14 @@ impl Engine {
                 let buf = std::mem::take(&mut self.buf);
                 let mut found = Vec::new();
                 let start = self.mid_line(self.col_base);
+                let line = self.lineno + self.drift;
+                if self.col_base == 0 && self.opts.every_site {
+                    // (a function's line says its scope at its start; a computation's, at its end)
+                    let first = &buf[..memchr::memchr(b'\n', &buf).unwrap_or(len)];
+                    if let Some(scope) = scope_by_start(rstrip(first), true) {
+                        self.open_scope(scope);
+                    }
+                }
                 let at = (self.buf_off, self.lineno, self.col_base);
                 let mut ln = self.ext.scan_line(&buf, at, start, &mut found);
                 let off = self.buf_off as i64;
@@ -710,6 +727,7 @@ impl Engine {
                 self.ext.release(ln);
                 let nxt = crate::reader::utf8::char_start(&buf, nxt.max(0) as usize);
                 self.window_not_utf8(&buf, nxt);
+                self.carry_head(&buf[..nxt], line);
                 self.drift += count_nl(&buf[..nxt]);
                 self.line_start = start.unwrap_or_else(|| LineStart::of_line(&buf)).after(&buf[..nxt]);
                 self.names_to(self.buf_off + nxt as u64, false, &buf);
@@ -762,9 +780,45 @@ impl Engine {
         self.unreadable_said |= memchr::memmem::find(&buf[..(nxt + 1).min(buf.len())], b"//").is_some();
     }
 
-    /// What the lines of `region` (the buffer up to where line `lineno` starts) leave open (`Ends`).
-    fn track_end(&mut self, region: &[u8]) {
-        let from = if self.col_base == 0 { 0 } else { memchr::memchr(b'\n', region).map_or(region.len(), |q| q + 1) };
+    /// The long line `region` (complete lines) ends, as a reader of its start and end sees it (`heads`),
+    /// and the line it is on; None when `region` starts a line.
+    fn long_line(&mut self, region: &[u8]) -> Option<(Vec<u8>, u64)> {
+        let head = self.long_head.take().filter(|_| self.col_base > 0)?;
+        let line = head.line;
+        Some((head.into_line(&region[..memchr::memchr(b'\n', region).unwrap_or(region.len())]), line))
+    }
+
+    /// A long line's window part read (`part`, its first byte on line `line`): the line's head carried to
+    /// its end; lines that end in it (one joined to the next: `key =`) read by `ends`, each from its head.
+    fn carry_head(&mut self, part: &[u8], line: u64) {
+        let Some(q) = memchr::memrchr(b'\n', part) else {
+            match &mut self.long_head {
+                Some(head) => head.read(part),
+                None => self.long_head = Some(LineHead::new(part, line)),
+            }
+            return;
+        };
+        let first = memchr::memchr(b'\n', part).unwrap_or(q);
+        let head = self.long_head.take().unwrap_or_else(|| LineHead::new(b"", line));
+        let at = head.line;
+        let mut lines = head.into_line(&part[..first]);
+        lines.extend_from_slice(&part[first..=q]);
+        let n = count_nl(&lines);
+        self.ends.read(&lines, 0, at + n, at + n - 1);
+        self.long_head = Some(LineHead::new(&part[q + 1..], line + count_nl(part)));
+    }
+
+    /// What the lines of `region` (the buffer up to where line `lineno` starts) leave open (`Ends`); a
+    /// long line it ends (`long`, and the line it is on) read from its head first.
+    fn track_end(&mut self, region: &[u8], long: Option<(Vec<u8>, u64)>) {
+        let nl = memchr::memchr(b'\n', region);
+        if let Some((mut line, at)) = long {
+            if nl.is_some() {
+                line.push(b'\n');
+            }
+            self.ends.read(&line, 0, at + u64::from(nl.is_some()), at);
+        }
+        let from = if self.col_base == 0 { 0 } else { nl.map_or(region.len(), |q| q + 1) };
         let end_line = self.lineno + self.drift;
         let last = end_line - u64::from(region.last() == Some(&b'\n'));
         self.ends.read(region, from, end_line, last);
@@ -897,7 +951,12 @@ impl Engine {
 
     /// The scope `line` opens (or resets), as it now is.
     fn scope_line(&mut self, line: &[u8], holds: Holds) {
-        match scope_in(line, holds.func) {
+        self.open_scope(scope_in(line, holds.func));
+    }
+
+    /// The scope a line opens (or resets).
+    fn open_scope(&mut self, scope: ScopeLine<'_>) {
+        match scope {
             ScopeLine::Open(name, kind, entry) => self.scope.open(name, kind, entry),
             ScopeLine::Reset => self.scope.reset(),
             ScopeLine::Nothing => {}
@@ -921,8 +980,10 @@ impl Engine {
                 let f = &self.finders[usize::from(with_close)];
                 let Some(c) = next_candidate(f, &mut ahead, buf, from, limit) else { break };
                 from = c.end + 1;
+                // (the rest of a long line says no scope: its head did, `long_line`)
+                let scoped = self.opts.every_site && (c.start > 0 || self.col_base == 0);
                 if !c.keyword {
-                    if self.opts.every_site {
+                    if scoped {
                         self.scope_line(&buf[c.start..c.end], rare.holds(c.start, c.end));
                     }
                     continue;
@@ -945,7 +1006,7 @@ impl Engine {
                 // nothing of what starts after it)
                 let holds = rare.holds(c.start, end);
                 // (a scan that keeps each group's first site tracks no scope: `check` reads none)
-                if self.opts.every_site {
+                if scoped {
                     self.scope_line(&buf[c.start..c.end], holds);
                 }
                 let sig = alone.then(|| lex_signature(text));
