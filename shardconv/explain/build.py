@@ -15,17 +15,15 @@ from typing import Any, NamedTuple, TypeVar
 from shardconv.core.errors import ShardingValidationError
 from shardconv.explain.function import Function, Value, axis_keys_of, trailing_index
 from shardconv.explain.model import RECORDS_HINT, AxisExplanation, Explanation, Origin, Step
-from shardconv.explain.reader import STAGE, WRITTEN_BEFORE, Reader, stages_before
+from shardconv.explain.reader import WRITTEN_BEFORE, Reader, stages_before
 from shardconv.explain.walk import gap_of, held_axis, meetings, origin_of, recorded_label, walk
+from shardconv.scan.dump_names import shardy_stage
 from shardconv.scan.folders import walk_tree
 from shardconv.scan.inputs import scan_input, stdin_copy
 from shardconv.scan.pieces import FUNCTION_LINE, MODULE_LINE, Cuts, Repeated, Unscanned, read_pieces
 from shardconv.text.files import special_kind
 
 _T = TypeVar("_T")
-
-
-AFTER_PROPAGATION = re.compile(r"^\d+\.after_propagation\.mlir$")
 
 
 class ExplainError(ShardingValidationError):
@@ -43,7 +41,7 @@ def dump_files(path: str) -> list[str]:
         for n in names if n.endswith(".mlir") and special_kind(os.path.join(root, n)) is None  # a FIFO would block
     )
     _all_propagated(path, p, found)
-    stages = [str(f) for f in found if AFTER_PROPAGATION.match(f.name)]
+    stages = [str(f) for f in found if shardy_stage(str(f)) == "after_propagation"]
     if stages:
         return stages
     files = [str(f) for f in found]
@@ -58,10 +56,10 @@ def _all_propagated(path: str, folder: Path, found: list[Path]) -> None:
     would pass over the one that did."""
     modules: dict[Path, list[str]] = {}
     for f in found:
-        if f.parent.parent.name == "shardy" and STAGE.match(f.name):
+        if f.parent.parent.name == "shardy" and shardy_stage(str(f)) is not None:
             modules.setdefault(f.parent, []).append(f.name)
     unfinished = [(d, max(names)) for d, names in sorted(modules.items())
-                  if not any(AFTER_PROPAGATION.match(n) for n in names)]
+                  if not any(shardy_stage(n) == "after_propagation" for n in names)]
     if unfinished:
         said = "; ".join(f"{d.relative_to(folder)} stops at {last}" for d, last in unfinished)
         raise ExplainError(
@@ -151,8 +149,8 @@ def _user_annotation(path: str, f: Function, value: Value) -> tuple[str, Value] 
     """Where the user's own annotation of the value is: this file when it is written before propagation
     (a lowering, Shardy's input or before-propagation stage), else that stage beside it, if it carries
     the value sharded the same way."""
-    stage = STAGE.match(os.path.basename(path))
-    if stage is None or stage.group(2) in WRITTEN_BEFORE:
+    stage = shardy_stage(path)
+    if stage is None or stage in WRITTEN_BEFORE:
         return (path, value) if value.user_annotated and value.sharding else None
     for sibling in stages_before(path):
         try:

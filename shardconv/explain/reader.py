@@ -4,12 +4,12 @@ are read from (``Seen``: what a walk reads of one site), a module's sites indexe
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from shardconv.scan.dump_names import shardy_stage
 from shardconv.scan.regions import Owner, definitions, region_owner, sharding_groups
 from shardconv.scan.sites import RECORD_KINDS, SiteKind
 from shardconv.scan.table import NONE, kind_code, table
@@ -18,15 +18,14 @@ if TYPE_CHECKING:
     from shardconv.scan.table import Scan
 
 
-STAGE = re.compile(r"^(\d+)\.(\w+)\.mlir$")  # one stage of a module XLA's Shardy pipeline dumped
 WRITTEN_BEFORE = ("input_module", "before_propagation")  # the stages written before propagation
 
 
 def stages_before(path: str) -> list[Path]:
     """The before-propagation stage beside the stage file ``path`` (what the user wrote, as Shardy took
     it in); none for a file that is not a later stage."""
-    stage = STAGE.match(Path(path).name)
-    if stage is None or stage.group(2) in WRITTEN_BEFORE:
+    stage = shardy_stage(path)
+    if stage is None or stage in WRITTEN_BEFORE:
         return []
     return sorted(Path(path).parent.glob("*.before_propagation.mlir"))
 
@@ -324,4 +323,4 @@ class Reader:
         return None if scope is None else self.table.all_scopes()[scope].name
 
 
-__all__ = ["STAGE", "Reader", "Seen", "stages_before"]
+__all__ = ["Reader", "Seen", "stages_before"]

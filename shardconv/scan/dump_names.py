@@ -108,6 +108,13 @@ def dump_name(path: str) -> DumpName | None:
     )
 
 
+def shardy_stage(path: str) -> str | None:
+    """The stage a file named as one of Shardy's stage modules is (``after_propagation``), in its dump's
+    ``shardy/`` folder or not; None for any other name."""
+    name = dump_name(path)
+    return name.after if name is not None and name.point is Point.SHARDY_STAGE else None
+
+
 def dump_module(path: str) -> tuple[str, int] | None:
     """(dump folder, module id) of a file XLA's --xla_dump_to wrote for a module, None for any other file
     (a Shardy stage's name on a file out of its dump too)."""
@@ -115,4 +122,4 @@ def dump_module(path: str) -> tuple[str, int] | None:
     return name.key if name is not None and name.in_dump else None
 
 
-__all__ = ["DumpName", "Point", "dump_module", "dump_name"]
+__all__ = ["DumpName", "Point", "dump_module", "dump_name", "shardy_stage"]
