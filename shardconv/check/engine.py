@@ -299,10 +299,13 @@ def check_files(
     """``check_file`` over ``files`` (``opts`` may be per file: its project config), a file to a worker
     process when ``jobs > 1`` and there is enough to read; results in input order. ``on_read`` hears of
     the bytes read, for a progress bar."""
+    def options(f: str) -> CheckOptions:
+        return opts(f) if callable(opts) else opts
+
     if jobs <= 1 or len(files) < 2 or "-" in files or _total_size(files) < PARALLEL_BYTES:
         passed = Passed()
-        return [check_file(f, opts(f) if callable(opts) else opts, on_read, passed) for f in files]
-    work = [(f, opts(f) if callable(opts) else opts) for f in files]
+        return [check_file(f, options(f), on_read, passed) for f in files]
+    work = [(f, options(f)) for f in files]
     from concurrent.futures import ProcessPoolExecutor
 
     out: list[FileReport | Skipped] = []
