@@ -1,7 +1,9 @@
-"""Peak RSS of ``check -j 1``, ``trace``, ``outputs`` and the public ``scan_path`` on inputs of three shapes, each
+"""Peak RSS of ``check -j 1``, ``trace``, ``outputs`` and the public ``scan_path`` on inputs of four shapes, each
 built from real JAX programs (8 CPU devices) and made once in bench/.data (``--data``):
 
 - ``one-module``: one HLO module, a compiled JAX module's ENTRY body again and again;
+- ``sharded-module``: as ``one-module``, of XLA's module right after Shardy propagation, where every
+  instruction carries a sharding (a sharded value per line, each followed by ``trace``);
 - ``tiny-modules``: a small compiled JAX module again and again, each copy a module of its own;
 - ``pass-log``: a Shardy pass log, a JAX sdy lowering after each pass (``passes.pass_log``).
 
@@ -10,7 +12,7 @@ so each sharding stays valid for its devices) and metadata lines, and each dump 
 shape: nothing collapses into one interned value. Peak RSS is the child's own (wait4); the promise is
 under 100 MB. ``scan_path`` is read as a user reads it: every site of the iterator, one at a time. A run
 past ``--timeout`` is stopped and its peak so far printed (``timeout``).
-Usage: python bench/memory.py [--sizes 1000] [--shapes one-module,tiny-modules,pass-log]
+Usage: python bench/memory.py [--sizes 1000] [--shapes one-module,sharded-module,tiny-modules,pass-log]
   [--commands "check -j 1,trace,outputs,scan_path"] [--timeout 900]   (sizes in MB, comma-separated).
 """
 
@@ -51,10 +53,10 @@ def varied(block: str, copy: int) -> str:
     return _TILE.sub(tile, text)
 
 
-def one_module(target: int) -> Iterator[str]:
-    """One HLO module of about ``target`` bytes: a compiled JAX module whose ENTRY instructions between its
-    parameters and its ROOT come again and again."""
-    text = jax_module("hlo", 24)
+def one_module(target: int, kind: str = "hlo") -> Iterator[str]:
+    """One HLO module of about ``target`` bytes: a JAX module (``kind``: see ``scan.jax_module``) whose ENTRY
+    instructions between its parameters and its ROOT come again and again."""
+    text = jax_module(kind, 24)
     head, entry = text.split("\nENTRY ", 1)
     signature, rest = entry.split("\n", 1)
     body, _, tail = rest.partition("\n}")
@@ -91,7 +93,8 @@ def pass_log(target: int) -> Iterator[str]:
 
 
 SHAPES: dict[str, tuple[str, Callable[[int], Iterator[str]]]] = {
-    "one-module": ("hlo", one_module), "tiny-modules": ("hlo", tiny_modules), "pass-log": ("mlir", pass_log),
+    "one-module": ("hlo", one_module), "sharded-module": ("hlo", lambda target: one_module(target, "propagated")),
+    "tiny-modules": ("hlo", tiny_modules), "pass-log": ("mlir", pass_log),
 }
 SCAN_PATH = "import sys\nimport shardconv as sc\nfor _ in sc.scan_path(sys.argv[1]):\n    pass\n"
 

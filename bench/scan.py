@@ -30,8 +30,10 @@ from dataclasses import dataclass
 from runenv import bench_env, ready, size_options
 
 JAX_SCRIPT = r"""
-import os, sys
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+import glob, os, sys, tempfile
+dump = tempfile.mkdtemp() if sys.argv[1] == "propagated" else None  # (XLA's module after Shardy propagated)
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8" + (
+    f" --xla_dump_to={dump} --xla_dump_hlo_pass_re=shardy-xla" if dump else "")
 os.environ["JAX_PLATFORMS"] = "cpu"
 import jax, jax.numpy as jnp, numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
@@ -48,12 +50,15 @@ args = [jax.ShapeDtypeStruct((64, 64), jnp.float32, sharding=NamedSharding(mesh,
         for i in range(n)]
 lowered = jax.jit(f).lower(*args)
 text = lowered.as_text() if sys.argv[1] == "sdy" else lowered.compile().as_text()
+if dump:
+    text = open(glob.glob(os.path.join(dump, "*.jit_f.*.after_shardy-xla.*"))[0]).read()
 sys.stdout.write(text)
 """
 
 
 def jax_module(kind: str, params: int) -> str:
-    """A real module from jax in a child process (XLA reads XLA_FLAGS once)."""
+    """A real module from jax in a child process (XLA reads XLA_FLAGS once): ``sdy`` its lowering, ``hlo`` its
+    compiled module, ``propagated`` XLA's module right after Shardy's propagation (every instruction sharded)."""
     return subprocess.run(
         [sys.executable, "-c", JAX_SCRIPT, kind, str(params)], check=True, capture_output=True, text=True, timeout=900
     ).stdout

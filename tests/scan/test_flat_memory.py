@@ -168,6 +168,34 @@ def test_trace_of_one_large_module_runs_in_flat_memory(
 
 
 @pytest.mark.slow
+def test_trace_of_a_large_module_sharded_at_every_instruction_holds_none_of_its_definitions(
+    jax_dump_files: list[Path], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """An 80 MB module of XLA's module right after Shardy propagation (every instruction sharded: a value
+    per line), then one copy of its body with an instruction's sharding moved and the first parameter's
+    gone: the follower reads again from the file only the names it looks up (new, missing and moved values'),
+    not every value's, and says what the small log of one copy says."""
+    small = next(p for p in jax_dump_files if p.name.startswith("module_") and ".jit_f." in p.name
+                 and ".after_shardy-xla." in p.name)
+    text = small.read_text()
+    moved = re.search(r"(?m)^  %tanh\S* = .*?(sharding=\{[^}]*\})", text)
+    first = re.search(r"(?m)^  %\S+ = \S+ parameter\(0\), (sharding=\{[^}]*\})", text)
+    assert moved is not None and first is not None
+    changed = text.replace(moved.group(0), moved.group(0).replace(moved.group(1), "sharding={replicated}"), 1)
+    after = one_hlo_module(changed.replace(", " + first.group(1), "", 1), 1)  # (one copy: its names are `_c0`)
+    folder = tmp_path_factory.mktemp("every")
+    (folder / "log.hlo").write_text(one_hlo_module(text, 80 * MB) + "\n" + after)
+    (folder / "small.hlo").write_text(one_hlo_module(text, 1) + "\n" + after)
+    r = run_capped("trace", "--format", "json", "log.hlo", cwd=folder, memory=300 * MB, timeout=600, processors=2)
+    assert r.code == 1, r.err[-500:]
+    want = run_capped("trace", "--format", "json", "small.hlo", cwd=folder)
+    doc, small_doc = json.loads(r.out), json.loads(want.out)
+    assert doc["dumps"][0]["values"] > 300_000 and doc["dumps"][1]["values"] == small_doc["dumps"][1]["values"]
+    assert _changes(doc) == _changes(small_doc)
+    assert {(c[0], c[1]) for c in _changes(doc)} >= {("placement", "%tanh.0_c0"), ("placement", "arg[0]")}
+
+
+@pytest.mark.slow
 def test_scan_path_of_one_large_module_runs_in_flat_memory(
     jax_dump_files: list[Path], tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -164,3 +164,38 @@ def test_definitions_read_again_from_the_file_trace_as_those_held(
     assert not any(len(d) for d in scan.defined)  # (nothing held: every name is read again when asked)
     assert [list(trace_paths(paths)) for paths in runs] == held
     assert sum(not isinstance(i, Seen) for run in held for i in run) > 10  # (changes to compare)
+
+
+def _dump(pass_name: str, body: str) -> str:
+    return (f"// -----// IR Dump After {pass_name} ('builtin.module' operation: @m) //----- //\n"
+            'module @m {\n  sdy.mesh @mesh = <["x"=8]>\n  func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n'
+            f"{body}    return %1 : tensor<8xf32>\n  }}\n}}\n")
+
+
+_X, _REPLICATED = '[<@mesh, [{"x"}]>]', "[<@mesh, [{}]>]"
+
+
+def _op(name: str, op: str, operand: str, sharding: str) -> str:
+    attribute = f"{{sdy.sharding = #sdy.sharding_per_value<{sharding}>}}"
+    return f"    {name} = stablehlo.{op} {operand} {attribute} : tensor<8xf32>\n"
+
+
+def test_a_value_back_after_a_dump_without_it_is_compared_by_what_defines_it_where_last_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``%0`` is sharded in the first dump, gone from the second, back in the third (one op alike, the other
+    another op): each is compared with the first dump by what that dump defines it as, which a let-go
+    segment's names read again from its file give as the held ones do."""
+    for op, changes in (("negate", 1), ("sine", 0)):
+        log = tmp_path / f"{op}.log"
+        log.write_text(
+            _dump("A", _op("%0", "negate", "%arg0", _X) + _op("%1", "abs", "%0", _X))
+            + _dump("B", _op("%1", "abs", "%arg0", _X))
+            + _dump("C", _op("%0", op, "%arg0", _REPLICATED) + _op("%1", "abs", "%0", _X))
+        )
+        held = _traced(log)
+        assert [(c.kind, c.value) for c in held if not isinstance(c, Seen)].count(("placement", "%0")) == changes
+        with monkeypatch.context() as m:
+            m.setattr(pieces, "PIECE_BYTES", 1)
+            m.setattr(pieces, "NAMES_HELD_BYTES", 0)
+            assert _traced(log) == held

@@ -8,7 +8,7 @@ use crate::views::Names;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
-use shardconv_scan::follow::{self, At, DumpValues, Gone, Now, Same};
+use shardconv_scan::follow::{self, At, DumpValues, Gone, Now, Same, Wanted};
 use shardconv_scan::table::NONE;
 
 /// A value's sighting: its reading (a Python object: equal readings are one object) and where it sits.
@@ -20,15 +20,17 @@ impl Same for Sighting {
     }
 }
 
-/// The caller's object for a dump read fresh, handed back with the values last seen there.
-type Tag = Py<PyAny>;
+/// A dump read fresh: the caller's object for it, handed back with the values last seen there, and the
+/// names it defines.
+pub struct Tag {
+    tag: Py<PyAny>,
+    names: Py<Names>,
+}
 
-/// What following one sequence of dumps remembers (see `follow::Follower`), and the names of the dump
-/// read last.
+/// What following one sequence of dumps remembers (see `follow::Follower`).
 #[pyclass(module = "shardconv._native")]
 pub struct Follower {
     inner: follow::Follower<Sighting, Tag>,
-    names: Option<Py<Names>>,
     slots: KeySlots,
 }
 
@@ -72,14 +74,14 @@ fn listed<'py>(py: Python<'py>, sightings: &[Sighting]) -> PyResult<Bound<'py, P
 /// `(key, sightings there, that dump's tag)` of a value where it was seen.
 fn seen_at<'py>(py: Python<'py>, at: &At<Sighting, Tag>) -> PyResult<Bound<'py, PyAny>> {
     let (key, sightings) = at.values.get(at.index);
-    Ok((PyString::new(py, key), listed(py, sightings)?, at.values.tag.bind(py)).into_pyobject(py)?.into_any())
+    Ok((PyString::new(py, key), listed(py, sightings)?, at.values.tag.tag.bind(py)).into_pyobject(py)?.into_any())
 }
 
 #[pymethods]
 impl Follower {
     #[new]
     fn new() -> Self {
-        Follower { inner: follow::Follower::default(), names: None, slots: KeySlots::default() }
+        Follower { inner: follow::Follower::default(), slots: KeySlots::default() }
     }
 
     /// Follows the dump read fresh of sites `a..b` of `scan` (`readings`, `lines` and `parts` as the
@@ -98,19 +100,20 @@ impl Follower {
         lines: u64,
         parts: &Bound<'py, PyAny>,
         names: Bound<'py, Names>,
-        tag: Tag,
+        tag: Py<PyAny>,
         same_module: bool,
     ) -> PyResult<(usize, bool, Bound<'py, PyList>, Bound<'py, PyList>)> {
         guarded(|| {
-            let values = read_values(py, scan, sites, (readings, lines, parts), tag, &mut self.slots)?;
+            let tag = Tag { tag, names: names.clone().unbind() };
+            let mut values = read_values(py, scan, sites, (readings, lines, parts), tag, &mut self.slots)?;
             let (n, positional) = (values.len(), values.positional());
-            let before = self.names.as_ref().map(|b| b.bind(py).clone());
-            held_asked(&names, before.as_ref(), &values, self.inner.last())?;
+            let before = self.inner.last().map(|b| b.tag.names.bind(py).clone());
+            let wanted = self.inner.wanted(&mut values);
+            held_wanted(py, &values, &self.inner, &wanted)?;
             let step = {
                 let (now_names, before_names) = (names.borrow(), before.as_ref().map(|b| b.borrow()));
                 self.inner.step(values, &now_names.0, before_names.as_ref().map(|b| &b.0), same_module)
             };
-            self.names = Some(names.unbind());
             let now = PyList::empty(py);
             for (i, what) in &step.now {
                 let (key, sightings) = step.values.get(*i);
@@ -131,35 +134,51 @@ impl Follower {
     }
 }
 
-/// Makes sure the names the follower and trace ask about are held where a long segment let its
-/// definitions go (`Defined::resolve`): by the dump read now (`names`), those of its values and of the
-/// values of the dump before (`last`); by the dump before, those of the values read now (its own and
-/// those of the dump before it were made sure of at its own step).
-fn held_asked(
-    names: &Bound<'_, Names>,
-    before: Option<&Bound<'_, Names>>,
+/// Makes sure the names following the dump of `values` looks up (`wanted`) are held where a long segment
+/// let its definitions go (`Defined::resolve` reads them again from its file): by the dump read now,
+/// each of them; by the dump before, those of new and missing values the dump read now defines (a name
+/// one of them does not define is no value both define alike) and those of values that may read
+/// otherwise; by an earlier dump, those of the values that may read otherwise than there. Only these:
+/// the dump of a long module where every value is sharded holds none of its definitions.
+fn held_wanted(
+    py: Python<'_>,
     values: &DumpValues<Sighting, Tag>,
-    last: Option<&DumpValues<Sighting, Tag>>,
+    follower: &follow::Follower<Sighting, Tag>,
+    wanted: &Wanted,
 ) -> PyResult<()> {
     let again = |e: std::io::Error| PyOSError::new_err(format!("cannot read a long dump's definitions again: {e}"));
-    let own = if names.borrow().0.let_go() || before.is_some_and(|b| b.borrow().0.let_go()) {
-        keys(values)
-    } else {
-        return Ok(());
+    let resolve = |names: &Bound<'_, Names>, asked: Vec<&[u8]>| -> PyResult<()> {
+        if asked.is_empty() || !names.borrow().0.let_go() {
+            return Ok(());
+        }
+        names.borrow_mut().0.resolve(asked).map_err(again)
     };
-    if names.borrow().0.let_go() {
-        let theirs = last.map(keys).unwrap_or_default();
-        names.borrow_mut().0.resolve(own.iter().chain(&theirs).flatten().copied()).map_err(again)?;
+    let names = values.tag.names.bind(py);
+    let before = follower.last();
+    let changed = |i: usize| asked_as(values.key(i));
+    let theirs: Vec<Vec<&[u8]>> =
+        before.map(|b| wanted.missing.iter().map(|&i| asked_as(b.key(i))).collect()).unwrap_or_default();
+    let new: Vec<Vec<&[u8]>> = wanted.new.iter().map(|&i| asked_as(values.key(i))).collect();
+    let own = wanted.changed.iter().flat_map(|&(i, _)| changed(i));
+    resolve(names, new.iter().chain(&theirs).flatten().copied().chain(own).collect())?;
+    let mut earlier: Vec<(u64, Vec<&[u8]>)> = Vec::new(); // (a dump's count, the names asked of it)
+    if let Some(count) = follower.last_count() {
+        let defined = names.borrow();
+        let both = new.iter().chain(&theirs).flatten().copied().filter(|k| defined.0.get(k).is_some());
+        earlier.push((count, both.collect()));
     }
-    if let Some(b) = before.filter(|b| !b.is(names) && b.borrow().0.let_go()) {
-        b.borrow_mut().0.resolve(own.iter().flatten().copied()).map_err(again)?;
+    for &(i, count) in &wanted.changed {
+        match earlier.iter_mut().find(|(c, _)| *c == count) {
+            Some((_, asked)) => asked.extend(changed(i)),
+            None => earlier.push((count, changed(i))),
+        }
+    }
+    for (count, asked) in earlier {
+        if let Some(d) = follower.dump(count).filter(|d| !d.tag.names.bind(py).is(names)) {
+            resolve(d.tag.names.bind(py), asked)?;
+        }
     }
     Ok(())
-}
-
-/// The names each value of `v` is looked up by (`asked_as`).
-fn keys(v: &DumpValues<Sighting, Tag>) -> Vec<Vec<&[u8]>> {
-    (0..v.len()).map(|i| asked_as(v.key(i))).collect()
 }
 
 /// The names a value's key is looked up by: itself, and each part of it before a `#` or `:` (the value

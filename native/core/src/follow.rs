@@ -98,8 +98,11 @@ impl<S, T> DumpValues<S, T> {
         self.added.push((i as u32, s));
     }
 
-    /// The sightings grouped by key, each key's in the order added.
-    fn seal(&mut self) {
+    /// The sightings grouped by key, each key's in the order added (once: sealing again does nothing).
+    pub fn seal(&mut self) {
+        if self.ends.len() == self.keys.len() && self.added.is_empty() {
+            return;
+        }
         let mut added = std::mem::take(&mut self.added);
         added.sort_by_key(|&(k, _)| k); // (stable: each key's sightings keep their order)
         self.ends = vec![0; self.keys.len()];
@@ -178,6 +181,17 @@ pub enum Gone {
     Ask,
 }
 
+/// What following a dump will look up in the names of the dumps (where a long segment let its
+/// definitions go, only these are read again from its file): values new since the dump before and
+/// values of the dump before missing now (in both dumps' names; indices into the dump read now and the
+/// dump before), and values that may read otherwise than where last seen (there and now; each with the
+/// count of the dump it was last seen in).
+pub struct Wanted {
+    pub new: Vec<usize>,
+    pub missing: Vec<usize>,
+    pub changed: Vec<(usize, u64)>,
+}
+
 /// One fresh dump followed: its values in order with what each may be (values read as they were, and
 /// values new to this dump that are not gains, are left out), and the values of the dump before it has
 /// not (in that dump's order).
@@ -233,6 +247,17 @@ impl<S, T> Follower<S, T> {
     pub fn last(&self) -> Option<&DumpValues<S, T>> {
         self.dumps.back().map(|(_, d)| &**d)
     }
+
+    /// The count of the dump read fresh last.
+    pub fn last_count(&self) -> Option<u64> {
+        self.dumps.back().map(|&(at, _)| at)
+    }
+
+    /// The values of the dump of count `count` (among the dumps read fresh), while held.
+    pub fn dump(&self, count: u64) -> Option<&DumpValues<S, T>> {
+        let first = self.dumps.front()?.0;
+        self.dumps.get(count.checked_sub(first)? as usize).map(|(_, d)| &**d)
+    }
 }
 
 impl<S: Same, T> Follower<S, T> {
@@ -270,6 +295,36 @@ impl<S: Same, T> Follower<S, T> {
         }
         self.sweep(count);
         Step { values, now, gone }
+    }
+
+    /// What following the dump of `values` (read fresh next) will look up in the dumps' names (see
+    /// `Wanted`); its sightings are grouped by key.
+    pub fn wanted(&self, values: &mut DumpValues<S, T>) -> Wanted {
+        values.seal();
+        let previous = self.dumps.back().map(|&(at, _)| at);
+        let count = previous.map_or(0, |at| at + 1);
+        let mut w = Wanted { new: Vec::new(), missing: Vec::new(), changed: Vec::new() };
+        for i in 0..values.len() {
+            let held = self.held(values, i, count);
+            if previous.is_some() && held.is_none_or(|p| Some(p.count) != previous) {
+                w.new.push(i);
+            }
+            if let Some(p) = held.filter(|&p| !read_alike(self.sightings(p), values.get(i).1)) {
+                w.changed.push((i, p.count));
+            }
+        }
+        if let Some(before) = self.last() {
+            w.missing =
+                (0..before.len()).filter(|&i| values.find(before.hash_of(i), before.key_bytes(i)).is_none()).collect();
+        }
+        w
+    }
+
+    /// Where the `i`th value of `values` was last seen, unless forgotten by dump `count`.
+    fn held(&self, values: &DumpValues<S, T>, i: usize, count: u64) -> Option<Place> {
+        let key = values.key_bytes(i);
+        let same = |p: &Place| dump_of(&self.dumps, p.count).key_bytes(p.index as usize) == key;
+        self.last.find(values.hash_of(i), same).copied().filter(|p| !forgotten(p.count, count))
     }
 
     /// The `i`th value of `values` (dump `count`, the last of `dumps`) as last seen there; returns where
@@ -488,6 +543,28 @@ mod tests {
         // (in the dump before's order; a result is followed by position, never lost by name)
         assert_eq!(gone(&step), [("%b".into(), true), ("@f:%0".into(), false), ("%a".into(), true)]);
         assert!(f.step(dump(2, &[]), &names(""), Some(&names(A)), true).gone.is_empty());
+    }
+
+    #[test]
+    fn only_new_missing_and_moved_values_are_wanted() {
+        // (what a long segment's names are read again for: a dump whose every value reads as in the dump
+        // before wants none, however many it holds)
+        let mut f = Follower::default();
+        let mut first = dump(0, &[("%a", 1), ("%b", 2), ("%c", 3)]);
+        let w = f.wanted(&mut first);
+        assert!(w.new.is_empty() && w.missing.is_empty() && w.changed.is_empty()); // (nothing to compare with)
+        f.step(first, &names(A), None, true);
+        let mut same = dump(1, &[("%a", 1), ("%b", 2), ("%c", 3)]);
+        let w = f.wanted(&mut same);
+        assert!(w.new.is_empty() && w.missing.is_empty() && w.changed.is_empty());
+        f.step(same, &names(A), Some(&names(A)), true);
+        let mut next = dump(2, &[("%a", 1), ("%d", 4), ("%b", 5)]);
+        let w = f.wanted(&mut next);
+        assert_eq!((w.new, w.missing, w.changed), (vec![1], vec![2], vec![(2, 1)]));
+        f.step(next, &names(A), Some(&names(A)), true);
+        // (a value back after a dump without it: new, and moved since where it was last seen)
+        let w = f.wanted(&mut dump(3, &[("%c", 6)]));
+        assert_eq!((w.new, w.missing, w.changed), (vec![0], vec![0, 1, 2], vec![(0, 1)]));
     }
 
     #[test]
