@@ -5,6 +5,7 @@ it is (``check``: an io-error finding), never a site dropped unsaid."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -209,3 +210,57 @@ def test_check_of_a_dump_cut_after_an_opener_longer_than_the_window(tmp_path: Pa
                   b'  sdy.mesh @mesh = <["a"=2]>\n  func.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {\n')
     r = run("check", str(p))
     assert r.code == 1 and "file ends inside module @n opened at line 1" in r.out and "clean" not in r.out, r.out[:500]
+
+
+def _scopes(data: bytes, opts: dict[str, int]) -> list[tuple[object, ...]]:
+    scan = native.scan_bytes(data, native.ScanOptions(**opts))
+    return [(s.line, s.col, s.text, s.function, s.computation, s.entry) for s in native.iter_sites(scan, "x")]
+
+
+_ARG = b'%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}]>}'
+_BODY = b'    %0 = sdy.sharding_constraint %a <@mesh, [{"a"}]> : tensor<8xf32>\n  }\n}\n'
+
+
+def _function(line: bytes) -> bytes:
+    return b'module @m {\n  sdy.mesh @mesh = <["a"=2]>\n  func.func @g() {\n  }\n' + line + b"\n" + _BODY
+
+
+def _computation(line: bytes) -> bytes:
+    return (b"HloModule m\n\n%add (a: f32[]) -> f32[] {\n  ROOT %a = f32[] parameter(0), sharding={replicated}\n}\n\n"
+            + line + b"\n  ROOT %p = f32[8]{0} parameter(0), sharding={devices=[2]0,1}\n}\n")
+
+
+# Long scope lines whose own sites (and the body's after them) take the scope the whole line says: an HLO
+# computation's line (its final `{` says it), a `func.func` whose `@name` starts past the first window, and
+# names longer than the kept head of a long line (kept whole, as the whole line's read keeps them).
+LONG_OPENERS = {
+    "computation": lambda pad: _computation(
+        b"ENTRY %main.5 (p: f32[8]) -> f32[8] /* sharding={devices=[2]0,1} " + pad + b" sharding={replicated} */ {"),
+    "function-name-late": lambda pad: _function(b"  func.func " + pad + b" @f(" + _ARG + b", " + _ARG + b") {"),
+    "func-late": lambda pad: _function(b"  %c = \"" + pad + b"\" func.func @f(" + _ARG + b") {"),
+    "function-name-long": lambda pad: _function(b"  func.func @f" + pad.replace(b"x", b"n") + b"(" + _ARG + b") {"),
+    "computation-name-long": lambda pad: _computation(
+        b"ENTRY %main" + pad.replace(b"x", b"n") + b" (p: f32[8]) -> f32[8] /* sharding={replicated} */ {"),
+    "quoted-name-long": lambda pad: _function(b'  func.func @"f' + pad + b'\\"" (' + _ARG + b") {"),
+}
+
+
+@pytest.mark.parametrize("make", LONG_OPENERS.values(), ids=LONG_OPENERS.keys())
+def test_a_long_scope_line_scopes_its_own_sites_and_its_body_s_as_the_whole_line_does(
+    make: Callable[[bytes], bytes],
+) -> None:
+    for shift in range(0, PERIOD + 8, 3):
+        data = make(b"x" * (HEAD + shift))
+        whole = _scopes(data, WHOLE)
+        named = [s for s in whole if s[3] not in (None, "g") or s[4] not in (None, "add")]
+        assert len(named) >= 2, whole
+        assert _scopes(data, SMALL) == whole, shift
+
+
+def test_a_scope_name_longer_than_the_scan_keeps_is_an_error_not_another_name() -> None:
+    """A function's name past a mebibyte on a long line: an OSError with its line and column, never the
+    function under a shorter name."""
+    data = _function(b"  func.func @f" + b"n" * (1 << 20) + b"(" + _ARG + b") {")
+    assert {s[3] for s in _scopes(data, WHOLE)} >= {"f" + "n" * (1 << 20)}
+    with pytest.raises(OSError, match=r"line 5, column 14: a function's or computation's name runs on past"):
+        native.scan_bytes(data, native.ScanOptions(**SMALL))

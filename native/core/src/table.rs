@@ -293,6 +293,31 @@ impl Table {
         self.starts.len()
     }
 
+    /// The rows from `from` on (but row `skip`) put in `scope`: a long line's own sites, read in windows
+    /// before its end said what it opens.
+    pub fn rescope(&mut self, from: usize, skip: Option<usize>, scope: &mut Scope) {
+        let id = self.scope_id(scope);
+        for (i, cell) in self.u32s[3].iter_mut().enumerate().skip(from) {
+            if Some(i) != skip {
+                *cell = id;
+            }
+        }
+    }
+
+    /// The id of `scope` (interned on its first row), NONE when none is open.
+    fn scope_id(&mut self, scope: &mut Scope) -> u32 {
+        match (scope.open, scope.id) {
+            (false, _) => NONE,
+            (true, Some(id)) => id,
+            (true, None) => {
+                let key = (String::from_utf8_lossy(&scope.name).into_owned(), scope.kind, scope.entry);
+                let id = self.scopes.id_of(&key);
+                scope.id = Some(id);
+                id
+            }
+        }
+    }
+
     /// Modules used: a header starts a new one once the current one holds a site.
     pub fn modules(&self) -> u32 {
         self.module + u32::from(self.filled)
@@ -421,16 +446,7 @@ impl Table {
         let kind = s.kind;
         let grouped = grouped(kind);
         let name = if named { key_name } else { self.name_id(&s.value) };
-        let scope = match (row.scope.open, row.scope.id) {
-            (false, _) => NONE,
-            (true, Some(id)) => id,
-            (true, None) => {
-                let sc = &row.scope;
-                let id = self.scopes.id_of(&(String::from_utf8_lossy(&sc.name).into_owned(), sc.kind, sc.entry));
-                row.scope.id = Some(id);
-                id
-            }
-        };
+        let scope = self.scope_id(row.scope);
         self.push_row(scope, s, [value, name, shapes, module]);
         if keep_line {
             let (text, key, rel) = row.physical_line();

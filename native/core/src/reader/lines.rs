@@ -337,6 +337,10 @@ pub struct Engine {
     /// The start of the long line `buf` continues (`col_base` > 0), kept from its first window: its
     /// scope and what it opens (`ends`) are read from it when its end comes.
     long_head: Option<LineHead>,
+    /// The first row of the long line `buf` continues (`col_base` > 0, a scan of every site), and the
+    /// row of its byte no compiler reads, if any (made before the line is scoped, as a whole line's is):
+    /// its end says the scope its own sites are in (`rescope`).
+    long_rows: Option<(usize, Option<usize>)>,
     pub size: u64,
     ext: Extractor,
     finders: &'static [Finder; 2], // without and with the region-close needle
@@ -353,6 +357,8 @@ pub struct Engine {
     /// The line and column of the first value longer than any window (`Options::max_line`): the scan
     /// cannot read it, and says so.
     pub too_long: Option<(u64, u64)>,
+    /// The line and column of the first scope's name on a long line longer than `heads::NAME_LIMIT`.
+    pub name_too_long: Option<(u64, u64)>,
     /// A value longer than any window, read on until it closes or its line ends, and its line and column.
     runaway: Option<(Runaway, (u64, u64))>,
     /// What the top-level lines read leave open: what the input ends inside of, if it ends there.
@@ -384,6 +390,7 @@ impl Engine {
             line_start: LineStart::default(),
             unreadable_said: false,
             long_head: None,
+            long_rows: None,
             size: 0,
             ext: Extractor::new(!opts.every_site),
             finders: finders()?,
@@ -396,17 +403,23 @@ impl Engine {
             segments: opts.names.then(|| Segments::new(0)),
             keys: None,
             too_long: None,
+            name_too_long: None,
             runaway: None,
             ends: Ends::default(),
             row_since_header: false,
         })
     }
 
-    /// Why the scan cannot stand for its input, if it cannot: a value longer than any window.
+    /// Why the scan cannot stand for its input, if it cannot: a value longer than any window, or a
+    /// scope's name on a long line longer than the scan keeps.
     pub fn unreadable(&self) -> Option<String> {
-        let (line, col) = self.too_long?;
-        let window = self.opts.max_line;
-        Some(format!("line {line}, column {col}: a value runs on past the scan window ({window} bytes) of a long line; it cannot be read"))
+        if let Some((line, col)) = self.too_long {
+            let window = self.opts.max_line;
+            return Some(format!("line {line}, column {col}: a value runs on past the scan window ({window} bytes) of a long line; it cannot be read"));
+        }
+        let (line, col) = self.name_too_long?;
+        let limit = crate::reader::heads::NAME_LIMIT;
+        Some(format!("line {line}, column {col}: a function's or computation's name runs on past {limit} bytes on a long line; it cannot be read"))
     }
 
     /// The rows made so far as a finished scan of their own (the input's kind, each row at its place), this
@@ -414,8 +427,11 @@ impl Engine {
     /// time. For a scan of every site that names nothing (no row then refers to another).
     pub fn drain(&mut self) -> Result<Engine, String> {
         let mut part = Engine::new(self.opts)?;
-        std::mem::swap(&mut part.table, &mut self.table);
-        self.scope.id = None; // (the scope's id was the drained table's)
+        if self.long_rows.is_none() {
+            // (a long line's own rows stay until its end says their scope)
+            std::mem::swap(&mut part.table, &mut self.table);
+            self.scope.id = None; // (the scope's id was the drained table's)
+        }
         part.table.finish();
         (part.kind, part.reason, part.done) = (self.kind, self.reason, true);
         Ok(part)
@@ -689,8 +705,9 @@ impl Engine {
                 self.not_utf8(&buf[..limit]);
                 let long = self.long_line(&buf[..limit]);
                 if let Some((line, _)) = long.as_ref().filter(|_| self.opts.every_site) {
-                    self.scope_line(line, Holds::UNKNOWN);
+                    self.rescope(line);
                 }
+                self.long_rows = None;
                 self.lineno = self.region(&buf, limit);
                 self.track_end(&buf[..limit], long);
                 self.names_to(self.buf_off + limit as u64, false, &buf);
@@ -706,11 +723,12 @@ impl Engine {
                 let start = self.mid_line(self.col_base);
                 let line = self.lineno + self.drift;
                 if self.col_base == 0 && self.opts.every_site {
-                    // (a function's line says its scope at its start; a computation's, at its end)
+                    // (a module's line says it at its start; a function's or computation's, its whole line)
                     let first = &buf[..memchr::memchr(b'\n', &buf).unwrap_or(len)];
-                    if let Some(scope) = scope_by_start(rstrip(first), true) {
-                        self.open_scope(scope);
+                    if let Some(ScopeLine::Reset) = scope_by_start(rstrip(first), false) {
+                        self.scope.reset();
                     }
+                    self.long_rows = Some((self.table.count(), None));
                 }
                 let at = (self.buf_off, self.lineno, self.col_base);
                 let mut ln = self.ext.scan_line(&buf, at, start, &mut found);
@@ -774,18 +792,38 @@ impl Engine {
             let mut s =
                 crate::reader::utf8::not_utf8_site(part, at, (self.buf_off, self.lineno + self.drift, self.col_base));
             let line = &part[..crate::reader::utf8::line_end(part, at)];
+            let row = self.table.count();
             self.emit(&mut s, line, self.buf_off, buf, None);
+            if let Some((_, skip)) = self.long_rows.as_mut().filter(|_| self.table.count() > row) {
+                *skip = Some(row);
+            }
             self.unreadable_said = true;
         }
         self.unreadable_said |= memchr::memmem::find(&buf[..(nxt + 1).min(buf.len())], b"//").is_some();
     }
 
+    /// The scope the long line `line` (as `long_line` gives it) opens, or resets, now ended: its own
+    /// sites, read in its windows, are in the scope it opens (as a whole line's are).
+    fn rescope(&mut self, line: &[u8]) {
+        let scope = scope_in(line, true);
+        let opens = matches!(scope, ScopeLine::Open(..));
+        self.open_scope(scope);
+        if let Some((from, skip)) = self.long_rows.filter(|_| opens) {
+            self.table.rescope(from, skip, &mut self.scope);
+        }
+    }
+
     /// The long line `region` (complete lines) ends, as a reader of its start and end sees it (`heads`),
-    /// and the line it is on; None when `region` starts a line.
+    /// and the line it is on; None when `region` starts a line. A scope's name on it too long to keep
+    /// makes it a line the scan cannot read (`name_too_long`).
     fn long_line(&mut self, region: &[u8]) -> Option<(Vec<u8>, u64)> {
-        let head = self.long_head.take().filter(|_| self.col_base > 0)?;
+        let mut head = self.long_head.take().filter(|_| self.col_base > 0)?;
         let line = head.line;
-        Some((head.into_line(&region[..memchr::memchr(b'\n', region).unwrap_or(region.len())]), line))
+        head.read(&region[..memchr::memchr(b'\n', region).unwrap_or(region.len())]);
+        if let Some(at) = head.overlong() {
+            self.name_too_long.get_or_insert((line, at as u64 + 1));
+        }
+        Some((head.into_line(b""), line))
     }
 
     /// A long line's window part read (`part`, its first byte on line `line`): the line's head carried to
