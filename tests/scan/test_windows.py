@@ -264,3 +264,51 @@ def test_a_scope_name_longer_than_the_scan_keeps_is_an_error_not_another_name() 
     assert {s[3] for s in _scopes(data, WHOLE)} >= {"f" + "n" * (1 << 20)}
     with pytest.raises(OSError, match=r"line 5, column 14: a function's or computation's name runs on past"):
         native.scan_bytes(data, native.ScanOptions(**SMALL))
+
+
+def _manual(line: bytes) -> bytes:
+    return (b'module @m {\n  sdy.mesh @mesh = <["x"=2]>\n  func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n'
+            + line + b"\n      sdy.return %a : tensor<4xf32>\n    } : (tensor<8xf32>) -> tensor<8xf32>\n"
+            b"    return %0 : tensor<8xf32>\n  }\n}\n")
+
+
+_OP = b"    %0 = sdy.manual_computation(%arg0)"
+_IN, _OUT = b' in_shardings=[<@mesh, [{"x"}]>]', b' out_shardings=[<@mesh, [{"x"}]>]'
+_AXES = b' manual_axes={"x"} (%a: tensor<4xf32>) {'
+
+# A manual computation's line longer than the window, its lists before, between and after the long part: each
+# list waits for its region's close, which gives it its types, as the whole line's do.
+MANUAL = {
+    "lists-first": lambda pad: _manual(_OP + _IN + _OUT + _AXES[:-1] + b'{a = "' + pad + b'"} {'),
+    "lists-apart": lambda pad: _manual(_OP + _IN + b' {a = "' + pad + b'"}' + _OUT + _AXES),
+    "lists-last": lambda pad: _manual(_OP + b' {a = "' + pad + b'"}' + _IN + _OUT + _AXES),
+}
+
+
+@pytest.mark.parametrize("make", MANUAL.values(), ids=MANUAL.keys())
+def test_a_long_manual_computation_line_s_lists_take_their_region_s_types(make: Callable[[bytes], bytes]) -> None:
+    def sites(data: bytes, opts: dict[str, int]) -> list[tuple[object, ...]]:
+        scan = native.scan_bytes(data, native.ScanOptions(**opts))
+        return [(s.kind, s.site, s.start, s.end, s.line, s.col, s.text, s.shapes)
+                for s in native.iter_sites(scan, "x")]
+
+    for shift in range(0, PERIOD + 8, 3):
+        data = make(b"x" * (HEAD + shift))
+        whole = sites(data, WHOLE)
+        assert [s[7] for s in whole if s[1] in ("in_shardings", "out_shardings")] == [((8,),)] * 2, whole
+        assert sites(data, SMALL) == whole, shift
+
+
+def test_check_of_a_manual_computation_line_longer_than_the_window(tmp_path: Path) -> None:
+    """At the real window (4 MiB), a 5 MB manual computation line whose ``in_shardings`` names more
+    dimensions than its operand has: the rank mismatch is found, as on a short line."""
+    p = tmp_path / "manual.mlir"
+    bad = _IN.replace(b'[{"x"}]', b'[{"x"}, {}]')
+    p.write_bytes(_manual(_OP + bad + _OUT + _AXES[:-1] + b'{a = "' + b"x" * (5 << 20) + b'"} {'))
+    short = tmp_path / "short.mlir"
+    short.write_bytes(_manual(_OP + bad + _OUT + _AXES))
+    want = run("check", str(short))
+    r = run("check", str(p))
+    assert want.code == 1 and "rank" in want.out, want.out[:500]
+    said = r.out.replace("manual.mlir", "short.mlir").split("\n")[:2]
+    assert r.code == 1 and said == want.out.split("\n")[:2], r.out[:800]

@@ -83,6 +83,11 @@ struct Pending {
     outs: Vec<Site>,
 }
 
+/// Whether `s` is a manual or named computation's `in_shardings` / `out_shardings` (`region_list`'s).
+pub fn is_region_list(s: &Site) -> bool {
+    s.kind == SiteKind::SdyPerValueList
+}
+
 /// Stateful per file: remembers open manual computations until their closing line.
 pub struct Extractor {
     needles: &'static Needles,
@@ -91,6 +96,11 @@ pub struct Extractor {
     lazy: bool,
     /// Lent to each line being scanned (a box moves without building an empty memo in its place).
     memo: Option<Box<Memo>>,
+    /// The indent of the line last scanned from its start: a long line's later windows and its rest
+    /// have it.
+    indent: usize,
+    /// Whether the text scanned is a window of a longer line (`scan_window`).
+    window: bool,
 }
 
 /// `^(\s*)\}\s*({...}\s*)?:\s*(.*)$` (the region, its op's attributes, its types): (indent, the types).
@@ -121,7 +131,7 @@ fn close_region(t: &[u8]) -> Option<(usize, &[u8])> {
 
 impl Default for Extractor {
     fn default() -> Self {
-        Extractor { needles: Needles::shared(), pending: Vec::new(), lazy: false, memo: None }
+        Extractor { needles: Needles::shared(), pending: Vec::new(), lazy: false, memo: None, indent: 0, window: false }
     }
 }
 
@@ -133,6 +143,14 @@ impl Extractor {
 
     pub fn pending(&self) -> bool {
         !self.pending.is_empty()
+    }
+
+    /// A long line's `in_shardings` / `out_shardings` sites read in its windows (`is_region_list`), its
+    /// end (on line `lineno`, the indent its start had) opening their region: they wait for its closing
+    /// line, as the whole line's would, with those its rest gives.
+    pub fn hold_region(&mut self, lineno: u64, sites: Vec<Site>) {
+        let (ins, outs) = sites.into_iter().partition(|s| s.site == "in_shardings");
+        self.pending.push(Pending { indent: self.indent, lineno, ins, outs });
     }
 
     /// Sites still waiting for a closing line at end of file (types unknown).
@@ -172,6 +190,21 @@ impl Extractor {
         self.scan_line_with(text, at, out, needles, Known { start, ..Known::default() }, &mut [])
     }
 
+    /// `scan_line` of a window of a line longer than it: whether a list's region opens is for the line's
+    /// end to say (`hold_region`), not the window's.
+    pub fn scan_window<'a>(
+        &mut self,
+        text: &'a [u8],
+        at: (u64, u64, u64),
+        start: Option<LineStart>,
+        out: &mut Vec<Site>,
+    ) -> Line<'a> {
+        self.window = true;
+        let ln = self.scan_line(text, at, start, out);
+        self.window = false;
+        ln
+    }
+
     /// `scan_line` with its needles from `hits`, what the caller already `known`s of the line, and the
     /// keywords it counts itself (`skip`); `at` is the file offset, line and column base of `text[0]`.
     pub fn scan_line_with<'a>(
@@ -184,6 +217,9 @@ impl Extractor {
         skip: &mut [Skip],
     ) -> Line<'a> {
         let col_base = at.2;
+        if col_base == 0 {
+            self.indent = lstrip_len(text);
+        }
         out.clear();
         let mut ln = Line::new(self.memo.take().unwrap_or_default(), text, at, known);
         if col_base == 0 && module_start(text) {
@@ -355,7 +391,7 @@ impl Extractor {
             (m.end - 1, end),
             Ctx { value: c.value, shapes: None, op: c.op },
         );
-        let closes_later = rstrip(t).ends_with(b"{");
+        let closes_later = !self.window && rstrip(t).ends_with(b"{");
         if closes_later {
             complete_on(ln, &mut site);
             site.own(t);
@@ -365,7 +401,7 @@ impl Extractor {
             out.push(site);
             return end;
         }
-        let indent = lstrip_len(t);
+        let indent = if ln.col_base == 0 { lstrip_len(t) } else { self.indent };
         let new = self.pending.last().is_none_or(|p| p.lineno != ln.lineno || p.indent != indent);
         if new {
             self.pending.push(Pending { indent, lineno: ln.lineno, ins: Vec::new(), outs: Vec::new() });

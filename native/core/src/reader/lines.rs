@@ -7,7 +7,9 @@
 use crate::ends::Ends;
 use crate::extract::arguments::Arguments;
 use crate::extract::repeats::{constraint_line, Repeats, Seen};
-use crate::extract::{complete_on, lex_signature, Extractor, Holds, Known, Line, Site, SiteKind, FLAG_UNFINISHED};
+use crate::extract::{
+    complete_on, is_region_list, lex_signature, Extractor, Holds, Known, Line, Site, SiteKind, FLAG_UNFINISHED,
+};
 use crate::find::{Hit, Needles};
 use crate::keywords::NeedleHits;
 use crate::names::Segments;
@@ -341,6 +343,9 @@ pub struct Engine {
     /// row of its byte no compiler reads, if any (made before the line is scoped, as a whole line's is):
     /// its end says the scope its own sites are in (`rescope`).
     long_rows: Option<(usize, Option<usize>)>,
+    /// The `in_shardings` / `out_shardings` read in the windows of the long line `buf` continues: its end
+    /// says whether they wait for their region's close, as a whole line's do (`Extractor::hold_region`).
+    held_lists: Vec<Site>,
     pub size: u64,
     ext: Extractor,
     finders: &'static [Finder; 2], // without and with the region-close needle
@@ -391,6 +396,7 @@ impl Engine {
             unreadable_said: false,
             long_head: None,
             long_rows: None,
+            held_lists: Vec::new(),
             size: 0,
             ext: Extractor::new(!opts.every_site),
             finders: finders()?,
@@ -708,6 +714,7 @@ impl Engine {
                     self.rescope(line);
                 }
                 self.long_rows = None;
+                self.hand_lists(long.as_ref(), &buf);
                 self.lineno = self.region(&buf, limit);
                 self.track_end(&buf[..limit], long);
                 self.names_to(self.buf_off + limit as u64, false, &buf);
@@ -731,15 +738,21 @@ impl Engine {
                     self.long_rows = Some((self.table.count(), None));
                 }
                 let at = (self.buf_off, self.lineno, self.col_base);
-                let mut ln = self.ext.scan_line(&buf, at, start, &mut found);
+                let mut ln = self.ext.scan_window(&buf, at, start, &mut found);
                 let off = self.buf_off as i64;
                 let cut = self.window_cut(&buf, len - self.opts.overlap, &found) as i64;
                 let mut nxt = cut;
-                for s in found.iter_mut() {
+                for mut s in found.drain(..) {
                     // (a value the window's end cuts is passed over, as one longer than the overlap always was)
                     if (s.start as i64) - off < cut && s.flags & FLAG_UNFINISHED == 0 {
                         nxt = nxt.max(s.end as i64 - off);
-                        self.emit(s, &buf, self.buf_off, &buf, Some(&mut ln));
+                        if is_region_list(&s) {
+                            complete_on(&mut ln, &mut s);
+                            s.own(&buf);
+                            self.held_lists.push(s);
+                        } else {
+                            self.emit(&mut s, &buf, self.buf_off, &buf, Some(&mut ln));
+                        }
                     }
                 }
                 self.ext.release(ln);
@@ -800,6 +813,20 @@ impl Engine {
             self.unreadable_said = true;
         }
         self.unreadable_said |= memchr::memmem::find(&buf[..(nxt + 1).min(buf.len())], b"//").is_some();
+    }
+
+    /// The lists read in a long line's windows, its end come (`long`: the line as `long_line` gives it):
+    /// held for their region's close when it opens one, else into the table.
+    fn hand_lists(&mut self, long: Option<&(Vec<u8>, u64)>, buf: &[u8]) {
+        let held = std::mem::take(&mut self.held_lists);
+        match long {
+            Some((line, at)) if rstrip(line).ends_with(b"{") => self.ext.hold_region(*at, held),
+            _ => {
+                for mut s in held {
+                    self.emit(&mut s, b"", u64::MAX, buf, None);
+                }
+            }
+        }
     }
 
     /// The scope the long line `line` (as `long_line` gives it) opens, or resets, now ended: its own
