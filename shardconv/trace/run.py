@@ -414,7 +414,8 @@ def trace_paths(paths: Sequence[str], keep: ValueFilter = KEEP_ALL) -> Iterator[
             except (OSError, ShardingError) as e:
                 if base is None or found or os.path.normpath(path) in named:  # only a walked file is skipped
                     raise
-                yield Skipped(path, e.message if isinstance(e, ShardingError) else e.strerror or str(e))
+                why = e.message if isinstance(e, ShardingError) else e.strerror or str(e)
+                yield Skipped(path, why.removeprefix(f"{path}: "))  # (the file is named beside it)
                 before = None
                 continue
             before = (base, ds.dump) if found == 1 and base is not None else None
