@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import stats
 from scan.test_hostile import MODULE, _remove, _hlo
-from scan.test_windows import HEAD, VALUES, _sites
+from scan.test_windows import HEAD, LONG_OPENERS, MANUAL, VALUES, _scopes, _sites
 from shardconv.scan import native
 from support.cli_util import BIN
 
@@ -48,6 +48,28 @@ def test_long_lines_cut_anywhere(parts: list[tuple[bytes, int]], lead: int, wind
         except OSError as e:
             assert "scan window" in str(e)
     stats.note("scan: a long line cut anywhere", "the sites of one window over the line")
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(sorted({**LONG_OPENERS, **MANUAL}.items())),
+    st.integers(0, 400),
+    st.integers(160, 1024),
+    st.integers(80, 159),  # (an overlap that holds each value and its attribute: see `windows.rs`)
+    st.integers(1, 300),
+)
+def test_long_scope_lines_cut_anywhere(shape: tuple[str, object], lead: int, window: int, overlap: int,
+                                       chunk: int) -> None:
+    """A long function's, computation's or manual computation's line, read in windows of any size: its
+    sites, and its body's, in the scope and with the types the whole line gives them."""
+    make = shape[1]
+    assert callable(make)
+    data = make(b"x" * (HEAD + lead))
+    small = {"chunk": chunk, "max_line": window, "overlap": overlap}
+    whole = {"chunk": chunk, "max_line": 1 << 30, "overlap": overlap}
+    assert _scopes(data, small) == _scopes(data, whole)
+    assert _sites(data, small) == _sites(data, whole)
+    stats.note("scan: a long scope line cut anywhere", "the scopes and sites of one window over the line")
 
 
 @settings(max_examples=max(3, EXAMPLES // 20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
