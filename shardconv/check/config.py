@@ -19,7 +19,7 @@ from shardconv.core.limits import ENV, Limits
 from shardconv.core.model import Mesh
 from shardconv.core.positions import line_col
 from shardconv.core.records import record
-from shardconv.text.files import read_prefix
+from shardconv.text.files import os_reason, read_prefix
 
 CONFIG_FILES = ("shardconv.toml", "pyproject.toml")  # in one folder, the first one that configures shardconv wins
 CONFIG_LIMIT = 4 << 20  # bytes: a config file longer than this is refused, not read
@@ -124,7 +124,7 @@ def read_config(path: str) -> str:
     try:
         data, more = read_prefix(path, CONFIG_LIMIT)
     except OSError as e:
-        raise ConfigError(f"cannot read config file: {e.strerror or e}", path=path) from None
+        raise ConfigError(f"cannot read config file: {os_reason(e, path)}", path=path) from None
     if more:
         raise ConfigError(f"config file larger than {CONFIG_LIMIT >> 20} MiB; not read", path=path)
     try:

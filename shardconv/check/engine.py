@@ -33,7 +33,7 @@ from shardconv.scan.inputs import skip_reason
 from shardconv.scan.modules import ModuleContent, ModuleKey, module_values
 from shardconv.scan.native import FIRST_SITES, scan_bytes, scan_stream
 from shardconv.scan.pieces import placed_scans
-from shardconv.text.files import not_regular_reason
+from shardconv.text.files import not_regular_reason, os_reason
 
 if TYPE_CHECKING:
     from shardconv.scan.table import Scan
@@ -181,7 +181,7 @@ def check_file(
             here = passed.of(stage, opts) if passed is not None else None
             return _report(placed_scans(path, every_site=False), path, stage, opts, on_read, here)
     except OSError as e:
-        reason = e.strerror or str(e)
+        reason = os_reason(e, path)
         return FileReport(
             path=path,
             kind="unreadable",

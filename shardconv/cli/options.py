@@ -10,6 +10,7 @@ import click
 
 from shardconv.core.limits import Limits
 from shardconv.core.records import record
+from shardconv.text.files import os_reason
 
 if TYPE_CHECKING:
     from shardconv.core.model import Mesh
@@ -161,5 +162,5 @@ def file_error(e: OSError, path: str | None = None) -> click.ClickException:
     """A file that cannot be read or written, as an input error (exit 2): its path (``path``, else the
     error's) and why."""
     name = path or e.filename
-    why = e.strerror or str(e)
+    why = os_reason(e, name)
     return click.ClickException(f"{name}: {why}" if name else why)

@@ -23,7 +23,7 @@ from shardconv.outputs.source import HLO, module_kind
 from shardconv.scan.inputs import sniff_path, stdin_copy
 from shardconv.scan.mlir_module import read_module
 from shardconv.text.atomic import write_atomic
-from shardconv.text.files import refuse_special
+from shardconv.text.files import os_reason, refuse_special
 
 if TYPE_CHECKING:
     from shardconv.core.model import HloSharding
@@ -211,7 +211,7 @@ def outputs(
         try:
             report = read_report(expect)
         except OSError as e:
-            raise click.ClickException(f"cannot read {expect}: {e.strerror or e}") from None
+            raise click.ClickException(f"cannot read {expect}: {os_reason(e, str(expect))}") from None
         bad = compare(shardings, report, devices, what)
         if bad:
             click.echo(format_mismatches(bad, max(len(shardings), len(report)), what), nl=False)

@@ -200,7 +200,7 @@ _FIRST_READ = 1 << 16
 def _mesh_of_file(path: str) -> _FoundMesh:
     """The first mesh declaration of the regular file ``path``, read only as far as it ends (a FIFO or a
     device is refused, a dump is not read whole, nothing past MESH_FILE_LIMIT bytes is read)."""
-    from shardconv.text.files import open_regular
+    from shardconv.text.files import open_regular, os_reason
 
     try:
         with open_regular(path) as f:
@@ -218,7 +218,7 @@ def _mesh_of_file(path: str) -> _FoundMesh:
                         ) from None
                 want = min(want * 4, MESH_FILE_LIMIT)
     except OSError as e:
-        raise ShardingValidationError(f"--mesh @{path}: cannot read file: {e.strerror or e}") from None
+        raise ShardingValidationError(f"--mesh @{path}: cannot read file: {os_reason(e, path)}") from None
 
 
 @record

@@ -26,6 +26,7 @@ from shardconv.scan.ahead import run_ahead
 from shardconv.scan.forms import refuse_generic_form
 from shardconv.scan.inputs import scan_input, skip_reason
 from shardconv.scan.native import READ_SIZE, ScanOptions, cutter, guarded, scan_bytes
+from shardconv.text.files import os_reason
 
 if TYPE_CHECKING:
     from shardconv._native import Cutter, PieceJob, Scan
@@ -168,7 +169,7 @@ def read_pieces(path: str, error: Callable[[str], Exception], *, names: bool = F
         try:
             got = next(pieces, None)
         except OSError as e:
-            raise error(f"{path}: {e.strerror or e}") from None
+            raise error(f"{path}: {os_reason(e, path)}") from None
         if got is None:
             return
         piece, lines = got

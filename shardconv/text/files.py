@@ -80,6 +80,16 @@ def read_prefix(path: str, limit: int) -> tuple[bytes, bool]:
     return data[:limit], len(data) > limit
 
 
+def os_reason(e: OSError, path: str | None = None) -> str:
+    """Why ``e`` failed, without the file it names: the system's words, or the message less the
+    ``PATH: `` the core's messages open with, since every caller names the file once itself."""
+    words = e.strerror or str(e)
+    for name in (path, e.filename):
+        if isinstance(name, str) and words.startswith(f"{name}: "):
+            return words[len(name) + 2 :]
+    return words
+
+
 # ``write_atomic``'s temp files: ``.NAME.XXXXXXXX.shardconv-tmp`` beside the file being replaced. A run
 # killed mid-write can leave one; folder walks skip them, since they are never the user's files.
 TEMP_PREFIX, TEMP_SUFFIX = ".", ".shardconv-tmp"
@@ -98,6 +108,7 @@ __all__ = [
     "not_regular_error",
     "not_regular_reason",
     "open_regular",
+    "os_reason",
     "read_prefix",
     "refuse_special",
     "special_kind",

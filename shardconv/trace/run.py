@@ -30,6 +30,7 @@ from shardconv.scan.pieces import (
     scan_whole,
 )
 from shardconv.scan.table import table
+from shardconv.text.files import os_reason
 from shardconv.trace.changes import Change, classify, counterparts, gained_kind, lost_kind, per_device, preferred
 from shardconv.trace.dumps import (
     Dump,
@@ -239,7 +240,7 @@ class _Follower:
         try:
             n, positional, maybe, gone = ds.reader.follow(self.native, ds.sites, self.facts, names, now, same_module)
         except OSError as e:  # (a long dump's definitions, read again from its file)
-            raise LogError(f"{ds.dump.path}: {e.strerror or e}") from None
+            raise LogError(f"{ds.dump.path}: {os_reason(e, ds.dump.path)}") from None
         lost = self._lost(gone, names)
         rooted = [(key, held) for key, held in lost if key in now.root]  # not lost: the ROOT now
         lost = [x for x in lost if x[0] not in now.root]
@@ -414,8 +415,8 @@ def trace_paths(paths: Sequence[str], keep: ValueFilter = KEEP_ALL) -> Iterator[
             except (OSError, ShardingError) as e:
                 if base is None or found or os.path.normpath(path) in named:  # only a walked file is skipped
                     raise
-                why = e.message if isinstance(e, ShardingError) else e.strerror or str(e)
-                yield Skipped(path, why.removeprefix(f"{path}: "))  # (the file is named beside it)
+                why = os_reason(e, path) if isinstance(e, OSError) else e.message.removeprefix(f"{path}: ")
+                yield Skipped(path, why)  # (the file is named beside its reason)
                 before = None
                 continue
             before = (base, ds.dump) if found == 1 and base is not None else None
