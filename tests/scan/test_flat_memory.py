@@ -9,6 +9,7 @@ edits, suppressions, sites."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from dataclasses import asdict
@@ -150,14 +151,12 @@ def test_trace_of_one_large_module_runs_in_flat_memory(
     small = next(p for p in jax_dump_files if p.name.startswith("module_") and ".jit_f." in p.name
                  and ".after_spmd-partitioning." in p.name)
     text = small.read_text()
-    big = tmp_path_factory.mktemp("trace") / "big.hlo"
-    big.write_text(one_hlo_module(text, 80 * MB))
     first, second = re.findall(r"(?m)^  %\S+ = \S+ parameter\(\d+\), (sharding=\{[^}]*\})", text)[:2]
     after = text.replace(", " + first, "", 1).replace(second, "sharding={replicated}", 1)
     assert after.count("sharding=") == text.count("sharding=") - 1
-    log = big.parent / "log.hlo"
-    log.write_text(big.read_text() + "\n" + after)
-    (big.parent / "small.hlo").write_text(text + "\n" + after)
+    log = tmp_path_factory.mktemp("trace") / "log.hlo"
+    log.write_text(one_hlo_module(text, 80 * MB) + "\n" + after)
+    (log.parent / "small.hlo").write_text(text + "\n" + after)
     r = run_capped("trace", "--format", "json", log.name, cwd=log.parent, memory=140 * MB, timeout=600, processors=2)
     assert r.code == 1, r.err[-500:]
     want = run_capped("trace", "--format", "json", "small.hlo", cwd=log.parent)
@@ -180,7 +179,9 @@ def test_scan_path_of_one_large_module_runs_in_flat_memory(
                    memory=200 * MB, timeout=900, processors=2)
     assert r.code == 0, r.err[-500:]
     sites = [sum(1 for _ in sc.scan_text(one_hlo_module(text, n))) for n in (0, 1)]  # none copied, one copy
-    copies = int(re.findall(r"_c(\d+) ", big.read_text()[-4000:])[-1]) + 1
+    with big.open("rb") as f:
+        f.seek(-4000, os.SEEK_END)
+        copies = int(re.findall(r"_c(\d+) ", f.read().decode())[-1]) + 1
     assert int(r.out) == sites[0] + copies * (sites[1] - sites[0])
 
 
