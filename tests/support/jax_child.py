@@ -1,10 +1,13 @@
 """Runs a script that writes real inputs with jax, in a child process: XLA reads XLA_FLAGS (device
-count, dump folders) once, at start-up, so each set of flags needs a fresh interpreter."""
+count, dump folders) once, when jax first asks for a backend, so each set of flags needs a process of its
+own; each is a fork of one that imported jax once (jax_forks.py)."""
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -36,9 +39,39 @@ def write_with_jax(script: Path, out: Path, *args: str) -> Path:
 
 
 def _run(script: Path, out: Path, *args: str) -> Path:
+    """``python SCRIPT OUT ARGS...``, run in a fork of this process's jax_forks server."""
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    subprocess.run([sys.executable, str(script), str(out), *args], check=True, env=env, timeout=600)
+    request = json.dumps({"script": str(script), "argv": [str(out), *args], "env": env})
+    server = _server()
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write(request + "\n")
+    server.stdin.flush()
+    answer = server.stdout.readline()
+    status = json.loads(answer)["status"] if answer else -1  # (-1: the server itself died)
+    if status != 0:
+        raise subprocess.CalledProcessError(status, [sys.executable, str(script), str(out), *args])
     return out
+
+
+_SERVER: list[subprocess.Popen[str]] = []  # this process's jax_forks server, started by its first script
+
+
+def _server() -> subprocess.Popen[str]:
+    if not _SERVER or _SERVER[0].poll() is not None:
+        here = str(Path(__file__).resolve().parent)
+        code = f"import sys; sys.path.insert(0, {here!r}); import jax_forks; jax_forks.serve()"
+        env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+        _SERVER[:] = [subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       text=True, env=env)]
+        atexit.register(_stop, _SERVER[0])
+    return _SERVER[0]
+
+
+def _stop(server: subprocess.Popen[str]) -> None:
+    """At this process's exit: the server's stdin closed, which ends it, and its exit waited for."""
+    assert server.stdin is not None
+    server.stdin.close()
+    server.wait(timeout=60)
 
 
 _STAGES: dict[str, Path] = {}
