@@ -12,7 +12,10 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import jax  # noqa: F401  - the inputs are generated with it; a missing jax must fail, not skip
 import pytest
@@ -39,32 +42,55 @@ def write_with_jax(script: Path, out: Path, *args: str) -> Path:
 
 
 def _run(script: Path, out: Path, *args: str) -> Path:
-    """``python SCRIPT OUT ARGS...``, run in a fork of this process's jax_forks server."""
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    request = json.dumps({"script": str(script), "argv": [str(out), *args], "env": env})
-    server = _server()
-    assert server.stdin is not None and server.stdout is not None
-    server.stdin.write(request + "\n")
-    server.stdin.flush()
-    answer = server.stdout.readline()
-    status = json.loads(answer)["status"] if answer else -1  # (-1: the server itself died)
-    if status != 0:
-        raise subprocess.CalledProcessError(status, [sys.executable, str(script), str(out), *args])
+    done = run_jax([str(script), str(out), *args], env)
+    sys.stderr.write(done.stderr)
+    done.check_returncode()
     return out
 
 
-_SERVER: list[subprocess.Popen[str]] = []  # this process's jax_forks server, started by its first script
+def run_jax(argv: list[str], env: dict[str, str], timeout: int = 600) -> subprocess.CompletedProcess[str]:
+    """``python ARGV...`` (a script and its arguments, or ``-c``, code and arguments) with ``env``, its output
+    captured, run in a fork of this process's jax_forks server; in a new interpreter when ``env`` sets what
+    is read at start-up (``PYTHON*``: the hash seed, the path; ``JAX_*``, which jax reads at its import)
+    otherwise than the server's."""
+    command = [sys.executable, *argv]
+    if _start_settings(env) != _start_settings(_server_env()):
+        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout, check=False)
+    server = _server()
+    assert server.stdin is not None and server.stdout is not None
+    with tempfile.TemporaryDirectory() as folder:
+        out, err = Path(folder, "out"), Path(folder, "err")
+        request = {"argv": argv, "env": env, "out": str(out), "err": str(err), "timeout": timeout}
+        server.stdin.write(json.dumps(request) + "\n")
+        server.stdin.flush()
+        answer = server.stdout.readline()
+        status = json.loads(answer)["status"] if answer else -1  # (-1: the server itself died)
+        read = [f.read_text(errors="replace") if f.exists() else "" for f in (out, err)]
+    return subprocess.CompletedProcess(command, status, *read)
+
+
+def _start_settings(env: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k.startswith(("JAX_", "PYTHON"))}
+
+
+def _server_env() -> dict[str, str]:
+    return {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"} if not _SERVER else _SERVER[1]
+
+
+_SERVER: list[Any] = []  # this process's jax_forks server and the environment it started with, once started
 
 
 def _server() -> subprocess.Popen[str]:
     if not _SERVER or _SERVER[0].poll() is not None:
-        here = str(Path(__file__).resolve().parent)
-        code = f"import sys; sys.path.insert(0, {here!r}); import jax_forks; jax_forks.serve()"
-        env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-        _SERVER[:] = [subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                       text=True, env=env)]
-        atexit.register(_stop, _SERVER[0])
-    return _SERVER[0]
+        env = _server_env()
+        script = str(Path(__file__).resolve().with_name("jax_forks.py"))
+        server = subprocess.Popen([sys.executable, script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  text=True, env=env)
+        _SERVER[:] = [server, env]
+        atexit.register(_stop, server)
+    proc: subprocess.Popen[str] = _SERVER[0]
+    return proc
 
 
 def _stop(server: subprocess.Popen[str]) -> None:
