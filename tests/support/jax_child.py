@@ -88,16 +88,20 @@ def _server() -> subprocess.Popen[str]:
         server = subprocess.Popen([sys.executable, script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   text=True, env=env)
         _SERVER[:] = [server, env]
-        atexit.register(_stop, server)
+        atexit.register(stop_server)
     proc: subprocess.Popen[str] = _SERVER[0]
     return proc
 
 
-def _stop(server: subprocess.Popen[str]) -> None:
-    """At this process's exit: the server's stdin closed, which ends it, and its exit waited for."""
-    assert server.stdin is not None
-    server.stdin.close()
-    server.wait(timeout=60)
+def stop_server() -> None:
+    """The server's stdin closed, which ends it, and its exit waited for (so its CPU and its forks' count as
+    this process's children's): at the end of a session, and at this process's exit."""
+    if _SERVER:
+        server = _SERVER[0]
+        del _SERVER[:]
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(timeout=60)
 
 
 _STAGES: dict[str, Path] = {}
