@@ -49,19 +49,25 @@ def _run(script: Path, out: Path, *args: str) -> Path:
     return out
 
 
-def run_jax(argv: list[str], env: dict[str, str], timeout: int = 600) -> subprocess.CompletedProcess[str]:
-    """``python ARGV...`` (a script and its arguments, or ``-c``, code and arguments) with ``env``, its output
-    captured, run in a fork of this process's jax_forks server; in a new interpreter when ``env`` sets what
-    is read at start-up (``PYTHON*``: the hash seed, the path; ``JAX_*``, which jax reads at its import)
-    otherwise than the server's."""
+def run_jax(
+    argv: list[str], env: dict[str, str], timeout: int = 600, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python ARGV...`` (a script and its arguments, or ``-c``, code and arguments) with ``env`` and ``input``
+    on its stdin, its output captured, run in a fork of this process's jax_forks server; in a new interpreter
+    when ``env`` sets what is read at start-up (``PYTHON*``: the hash seed, the path; ``JAX_*``, which jax
+    reads at its import) otherwise than the server's."""
     command = [sys.executable, *argv]
     if _start_settings(env) != _start_settings(_server_env()):
-        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout, check=False)
+        return subprocess.run(command, input=input, capture_output=True, text=True, env=env, timeout=timeout,
+                              check=False)
     server = _server()
     assert server.stdin is not None and server.stdout is not None
     with tempfile.TemporaryDirectory() as folder:
-        out, err = Path(folder, "out"), Path(folder, "err")
-        request = {"argv": argv, "env": env, "out": str(out), "err": str(err), "timeout": timeout}
+        out, err, stdin = Path(folder, "out"), Path(folder, "err"), Path(folder, "in")
+        if input is not None:
+            stdin.write_text(input)
+        request = {"argv": argv, "env": env, "in": None if input is None else str(stdin), "out": str(out),
+                   "err": str(err), "timeout": timeout}
         server.stdin.write(json.dumps(request) + "\n")
         server.stdin.flush()
         answer = server.stdout.readline()

@@ -3,9 +3,9 @@
 a fork that sets them first is as fresh as a new interpreter, without the import's second of CPU.
 
 ``python jax_forks.py`` is the forking process: one JSON request a line on stdin (``argv``: a script and its
-arguments, or ``-c``, code and arguments; ``env``; ``out`` and ``err``: files for the child's stdout and
-stderr; ``timeout`` in seconds), one JSON answer a line on stdout (``status``: the child's exit code, or
-minus the signal that ended it).
+arguments, or ``-c``, code and arguments; ``env``; ``in``: a file for the child's stdin, or none; ``out``
+and ``err``: files for its stdout and stderr; ``timeout`` in seconds), one JSON answer a line on stdout
+(``status``: the child's exit code, or minus the signal that ended it).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def _child(request: dict[str, object]) -> None:
     try:
         argv, env = request["argv"], request["env"]
         assert isinstance(argv, list) and isinstance(env, dict)
-        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+        os.dup2(os.open(str(request.get("in") or os.devnull), os.O_RDONLY), 0)
         for fd, name in ((1, "out"), (2, "err")):
             os.dup2(os.open(str(request[name]), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), fd)
         os.environ.clear()
