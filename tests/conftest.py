@@ -8,6 +8,7 @@ on a change, never on a case drawn by chance. ``make fuzz`` (``SHARDCONV_FUZZ=lo
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 # The suite runs jax on CPU devices only: with libtpu installed (the harness compiles for TPU topologies
@@ -55,6 +56,9 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     slow_list.finish(session.config)
+    jax_child = sys.modules.get("support.jax_child")  # (imported by the first test that asked for jax)
+    if jax_child is not None:
+        jax_child.stop_server()
 
 
 @pytest.fixture(scope="session")

@@ -6,14 +6,12 @@ command ``shardconv --help`` lists has a session, but ``demo``, which ``make dem
 from __future__ import annotations
 
 import doctest
-import os
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.cli_util import run
 
 from shardconv.cli.main import COMMANDS
 
@@ -41,19 +39,20 @@ def test_every_command_has_a_session() -> None:
 
 @pytest.fixture(scope="module")
 def ran() -> list[tuple[str, str, str, int]]:
-    """Each session's command, what the README says, what it printed and its exit code."""
-    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "COLUMNS")}
+    """Each session's command, what the README says, what it printed and its exit code: run in this
+    process (the CLI's own runner, output to pipes), from the repository's root."""
     results: list[tuple[str, str, str, int]] = []
-    for command, expected in sessions():
-        if command == "echo $?":
-            assert results, "echo $? needs a command before it"
-            results.append((command, expected, f"{results[-1][3]}\n", 0))
-            continue
-        args = shlex.split(command)
-        assert args[0] == "shardconv", command
-        got = subprocess.run([sys.executable, "-m", "shardconv", *args[1:]], cwd=ROOT, env=env,
-                             capture_output=True, text=True, timeout=120)
-        results.append((command, expected, got.stdout + got.stderr, got.returncode))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(ROOT)
+        for command, expected in sessions():
+            if command == "echo $?":
+                assert results, "echo $? needs a command before it"
+                results.append((command, expected, f"{results[-1][3]}\n", 0))
+                continue
+            args = shlex.split(command)
+            assert args[0] == "shardconv", command
+            got = run(*args[1:])
+            results.append((command, expected, got.out + got.err, got.code))
     return results
 
 

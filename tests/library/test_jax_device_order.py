@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.jax_child import run_jax
 
 from tests.support.cli_util import run
 
@@ -101,10 +100,7 @@ print(json.dumps(out))
 
 def _run(seed: int, count: int) -> list[dict[str, object]]:
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=64", "JAX_PLATFORMS": "cpu"}
-    proc = subprocess.run(
-        [sys.executable, "-c", WORKER, str(seed), str(count)],
-        check=False, capture_output=True, text=True, env=env, timeout=600,
-    )
+    proc = run_jax(["-c", WORKER, str(seed), str(count)], env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
@@ -140,8 +136,7 @@ print(sc.from_jax(a, 2)[1])
 @pytest.mark.oracle
 def test_check_with_the_mesh_from_jax_is_clean_on_its_program(tmp_path: Path) -> None:
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
-    args = [sys.executable, "-c", PROGRAM, str(tmp_path)]
-    proc = subprocess.run(args, check=False, capture_output=True, text=True, env=env, timeout=300)
+    proc = run_jax(["-c", PROGRAM, str(tmp_path)], env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     mesh = proc.stdout.strip().splitlines()[-1]
     assert mesh == '<["x"=4, "y"=2]>'  # the device order is jax's device assignment, not the Shardy mesh's

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
+from support.jax_child import run_jax
 
 WORKER = r"""
 import json, numpy as np, jax
@@ -86,7 +85,7 @@ print(json.dumps(out))
 @pytest.fixture(scope="module")
 def results() -> list[dict[str, object]]:
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
-    proc = subprocess.run([sys.executable, "-c", WORKER], check=False, capture_output=True, text=True, env=env, timeout=300)
+    proc = run_jax(["-c", WORKER], env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 

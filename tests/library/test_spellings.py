@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 from support.cli_util import Result, run
+from support.jax_child import run_jax
 from support.oracle_sdy import sdy_verify
 from support.oracle_xla import xla_v3_to_v2
 
@@ -46,7 +45,7 @@ print(json.dumps(out))
 @pytest.fixture(scope="module")
 def jax_exports() -> list[str]:
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
-    proc = subprocess.run([sys.executable, "-c", JAX_WORKER, json.dumps(JAX_SPECS)], check=False, capture_output=True, text=True, env=env, timeout=300)
+    proc = run_jax(["-c", JAX_WORKER, json.dumps(JAX_SPECS)], env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
@@ -161,7 +160,7 @@ jax.jit(lambda a, b: (a + 1, b * 2), in_shardings=(shard, rep), out_shardings=(s
 @pytest.mark.oracle
 def test_tuples_holding_replicated_take_a_rank_per_element(tmp_path) -> None:  # type: ignore[no-untyped-def]
     env = {**os.environ, "XLA_FLAGS": f"--xla_force_host_platform_device_count=8 --xla_dump_to={tmp_path}", "JAX_PLATFORMS": "cpu"}
-    proc = subprocess.run([sys.executable, "-c", ROOT_TUPLE_WORKER], check=False, capture_output=True, text=True, env=env, timeout=300)
+    proc = run_jax(["-c", ROOT_TUPLE_WORKER], env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     dump = next(f for f in tmp_path.glob("*lambda*before_optimizations.txt")).read_text()
     root = next(line for line in dump.splitlines() if "ROOT" in line and " tuple(" in line)
@@ -197,7 +196,7 @@ call = re.search(r'custom_call @Sharding\(%\S+\) \{backend_config = "unspecified
 print(call.group(1)); print(call.group(2))
 """
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
-    proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, env=env, timeout=300)
+    proc = run_jax(["-c", code], env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     shardy, dim, hlo = proc.stdout.split("\n")[:3]
     mesh, (got,) = sc.xla_import([hlo], unspecified_dims=[[int(dim)]])

@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 from jax._src.lib import xla_client as xc
 from support.cli_util import run as cli_run
+from support.jax_child import run_jax
 from support.xla_outputs import compile_module, xla_outputs, xla_string
 
 from shardconv.cli.main import cli
@@ -75,7 +76,7 @@ print(json.dumps({
 def real(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     dump = tmp_path_factory.mktemp("dump")
-    run = subprocess.run([sys.executable, "-c", _CHILD, str(dump)], capture_output=True, text=True, env=env, timeout=300, check=False)
+    run = run_jax(["-c", _CHILD, str(dump)], env, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     return json.loads(run.stdout)  # type: ignore[no-any-return]
 
@@ -200,8 +201,7 @@ def test_a_gspmd_lowering_names_gspmd_s_propagation_stage(tmp_path: Path) -> Non
     no Shardy stages. The unconstrained outputs' note names the stage GSPMD's propagation writes, the HLO
     after the sharding-propagation pass, and that stage gives exactly jax's answer."""
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    run = subprocess.run([sys.executable, "-c", _GSPMD_CHILD, str(tmp_path)], capture_output=True, text=True, env=env,
-                         timeout=300, check=False)
+    run = run_jax(["-c", _GSPMD_CHILD, str(tmp_path)], env, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     jax_says = json.loads(run.stdout)
     assert not list(tmp_path.glob("shardy")) and any(s != "{replicated}" for s in jax_says)

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 from jax._src.lib import xla_client as xc
+from support.jax_child import run_jax
 from support.outputs_gen import KINDS, generate
 from support.xla_outputs import (
     compile_module,
@@ -135,10 +134,7 @@ def test_full_compile_reports_module_attributes_and_closed_constraints() -> None
     mods = [m for m in pool if "manual" not in m.kinds][:4] + [m for m in pool if "manual" in m.kinds][:2]
     assert [("manual" in m.kinds) for m in mods] == [False] * 4 + [True] * 2
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    run = subprocess.run(
-        [sys.executable, "-c", _COMPILE_CHILD], input=json.dumps([m.text for m in mods]),
-        capture_output=True, text=True, env=env, timeout=300, check=False,
-    )
+    run = run_jax(["-c", _COMPILE_CHILD], env, timeout=300, input=json.dumps([m.text for m in mods]))
     assert run.returncode == 0, run.stderr[-2000:]
     for m, xla in zip(mods, json.loads(run.stdout)):
         assert [str(h) for h in output_shardings(xla["stablehlo"])] == xla["outputs"], m.text

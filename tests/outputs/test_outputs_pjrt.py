@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax._src.lib import xla_client as xc
 from support.hlo_strategies import single
+from support.jax_child import run_jax
 from support.xla_outputs import fields_of
 
 from shardconv.cli.main import cli
@@ -44,10 +45,7 @@ KEYS = {False: ("outputs", "jax_outputs"), True: ("parameters", "jax_inputs")}
 def programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, object]]:
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"} | {"TF_CPP_MIN_LOG_LEVEL": "3"}
     dump = tmp_path_factory.mktemp("dump")
-    run = subprocess.run(
-        [sys.executable, str(HERE.parent / "support" / "pjrt_child.py"), str(dump)], capture_output=True, text=True, env=env, timeout=300,
-        check=False,
-    )
+    run = run_jax([str(HERE.parent / "support" / "pjrt_child.py"), str(dump)], env, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     return json.loads(run.stdout)  # type: ignore[no-any-return]
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from jax._src.lib import xla_client as xc
 from support.cli_util import run
+from support.jax_child import run_jax
 from support.xla_outputs import compile_module, xla_outputs
 
 from shardconv.cli.outputs import FORMATS
@@ -43,10 +44,7 @@ CASES = [  # (program, parameters): every side with a leaf left to propagation
 def programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, object]]:
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"} | {"TF_CPP_MIN_LOG_LEVEL": "3"}
     dump = tmp_path_factory.mktemp("undecided")
-    child = subprocess.run(
-        [sys.executable, str(HERE.parent / "support" / "undecided_child.py"), str(dump)],
-        capture_output=True, text=True, env=env, timeout=300, check=False,
-    )
+    child = run_jax([str(HERE.parent / "support" / "undecided_child.py"), str(dump)], env, timeout=300)
     assert child.returncode == 0, child.stderr[-2000:]
     return json.loads(child.stdout)  # type: ignore[no-any-return]
 

@@ -13,6 +13,7 @@ from math import prod
 
 import pytest
 from support.cli_util import run, run_proc
+from support.jax_child import run_jax
 
 from shardconv.core.placement import placement
 from shardconv.formats import parse_hlo, parse_sdy
@@ -168,8 +169,7 @@ def _jax_cells(drawn: str) -> list[list[tuple[int, ...]]]:
 @pytest.mark.oracle
 def test_same_cells_as_jax_visualize_sharding() -> None:
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
-    command = [sys.executable, "-c", _JAX]
-    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=False)
+    proc = run_jax(["-c", _JAX], env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     cases = json.loads(proc.stdout)
     assert len(cases) == 16
