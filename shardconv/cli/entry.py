@@ -7,7 +7,7 @@ import gc
 import sys
 
 from shardconv.cli import version
-from shardconv.cli.runner import print_and_exit
+from shardconv.cli.runner import leave_past_core_threads, print_and_exit
 
 YOUNG_COLLECTION = 10_000  # allocations between collections of the youngest generation
 TYPE_CHECKING = False
@@ -29,4 +29,8 @@ def main(argv: list[str] | None = None) -> Any:
         # young collection every 10,000 allocations, not every 700, spares 1-3% of trace's time
         gc.set_threshold(YOUNG_COLLECTION, *gc.get_threshold()[1:])
         gc.enable()
-    return run(argv)
+    try:
+        return run(argv)
+    except SystemExit as e:
+        leave_past_core_threads(e)
+        raise

@@ -63,6 +63,25 @@ def run(group: click.Group, argv: list[str] | None = None) -> Any:
     sys.exit(rc if isinstance(rc, int) else EXIT_OK)
 
 
+def leave_past_core_threads(e: SystemExit) -> None:
+    """Ends the process at once, streams flushed, when a read-ahead or scan thread is still inside the
+    core (blocked reading stdin when Ctrl-C or an error ends the run): the interpreter's exit would end
+    that daemon thread with pthread_exit, whose unwinding through the core's frames aborts the process."""
+    import threading
+
+    if not any(t.daemon and t.name.startswith("shardconv-") for t in threading.enumerate()):
+        return
+    code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    if isinstance(e.code, str):
+        sys.stderr.write(e.code + "\n")
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            code = EXIT_PIPE if stream is sys.stdout and code == EXIT_OK else code
+    os._exit(code)
+
+
 def print_and_exit(text: str) -> NoReturn:
     """Write ``text`` to stdout and exit 0 as a command does (141, quietly, when the reader went away)."""
     try:
