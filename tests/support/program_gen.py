@@ -53,6 +53,7 @@ class Program:
     extras: list[str]  # outputs beside x
     out_specs: list[Spec | None]  # per output; None: left to propagation
     donate: bool
+    second: bool = False  # a second jitted function compiled into the same dump folder
 
     @property
     def name(self) -> str:
@@ -120,9 +121,14 @@ def _spec_of_shape(rng: random.Random, axes: list[tuple[str, int]], shape: tuple
     return dims
 
 
-def _wide_step(rng: random.Random, axes: list[tuple[str, int]], rows: int, cols: int) -> tuple[str, Spec | str] | None:
-    """One of WIDE_STEPS with its argument, or None where the program's shapes or mesh cannot take it."""
+def _wide_step(
+    rng: random.Random, axes: list[tuple[str, int]], rows: int, cols: int, steps: list[tuple[str, Spec | str]]
+) -> tuple[str, Spec | str] | None:
+    """One of WIDE_STEPS with its argument, or None where the program's shapes or mesh cannot take it (a
+    transpose leaves devices in an order jax's custom_partitioning cannot read back onto the mesh)."""
     step = rng.choice(WIDE_STEPS)
+    if step.startswith("transpose") and any(s == "custom_partitioning" for s, _ in steps):
+        return None
     big = [a for a, s in axes if s > 1]
     if step == "attention" and rows % 2 == 0:
         return step, _spec_of_shape(rng, axes, (2, rows // 2, cols)) if rng.random() < 0.5 else ""
@@ -167,7 +173,7 @@ def generate(seed: int, *, platform: str = "cpu", max_devices: int = 64) -> Prog
             if not big:
                 continue
             steps.append((step, rng.choice(big)))
-        elif step in ("matmul", "shard_alike") and rows != cols:
+        elif (step in ("matmul", "shard_alike") and rows != cols) or (step == "split" and rows % 2):
             continue
         else:
             steps.append((step, ""))
@@ -181,17 +187,18 @@ def generate(seed: int, *, platform: str = "cpu", max_devices: int = 64) -> Prog
     donate = rng.random() < 0.2  # only where the output keeps x's sharding: XLA refuses other aliases
     if not explicit:
         for _ in range(rng.choice((0, 0, 1, 2))):
-            wide = _wide_step(rng, axes, rows, cols)
+            wide = _wide_step(rng, axes, rows, cols, steps)
             if wide is not None:
                 steps.insert(rng.randrange(len(steps) + 1), wide)
         if rows % 2 == 0 and rng.random() < 0.2:
             extras.append("rank3")
             out_specs.append(_spec_of_shape(rng, axes, (2, rows // 2, cols)) if rng.random() < 0.4 else None)
+    second = not explicit and rng.random() < 0.25
     return Program(
         seed=seed, platform=platform, axes=axes, order=order, device_ids=ids, explicit=explicit,
         dtype=rng.choice(("float32", "float32", "bfloat16")), rows=rows, cols=cols, x_spec=x_spec, w_spec=w_spec,
         steps=steps, extras=extras, out_specs=out_specs,
-        donate=donate and x_spec is not None and out_specs[0] == x_spec,
+        donate=donate and x_spec is not None and out_specs[0] == x_spec, second=second,
     )
 
 
@@ -273,7 +280,7 @@ OPTIONS = {  # every option of the generator, as ``options`` names them
     *(f"extra:{e}" for e in (*EXTRA_OUTPUTS, "rank3")),
     *(f"order:{o}" for o in ORDERS), "platform:cpu", "platform:tpu", "axes:Auto", "axes:Explicit", "donate",
     "over 8 devices", "x left to propagation", "an output given", "an output left to propagation",
-    "attention constrained",
+    "attention constrained", "a second function",
 }
 
 
@@ -285,7 +292,7 @@ def options(p: Program) -> set[str]:
         "donate": p.donate, "over 8 devices": p.n_devices > 8 or max(p.device_ids, default=0) >= 8,
         "x left to propagation": p.x_spec is None, "an output given": any(s is not None for s in p.out_specs),
         "an output left to propagation": any(s is None for s in p.out_specs),
-        "attention constrained": any(s == "attention" and a for s, a in p.steps),
+        "attention constrained": any(s == "attention" and a for s, a in p.steps), "a second function": p.second,
     }
     return found | {name for name, holds in checks.items() if holds}
 
@@ -297,10 +304,16 @@ def output_kinds(extras: list[str]) -> list[str]:
 
 def render(p: Program) -> str:
     """Python source defining ``program(devices)``: the program lowered for those devices, and every
-    NamedSharding it names with its rank (for the from_jax / to_hlo oracle)."""
+    NamedSharding it names with its rank (for the from_jax / to_hlo oracle); with ``second``, also
+    ``second(devices)``: ``jit_g``, tanh of an argument like x, lowered (compiled into the same dump folder)."""
     sizes = tuple(s for _, s in p.axes)
     names = tuple(n for n, _ in p.axes)
     kind = "Explicit" if p.explicit else "Auto"
+    mesh = [
+        f"    ids = {p.device_ids}",
+        f"    mesh = Mesh(np.array([devices[i] for i in ids]).reshape({sizes}), {names}, "
+        f"axis_types=(AxisType.{kind},) * {len(sizes)})",
+    ]
     lines = [
         "import jax", "import jax.numpy as jnp", "import numpy as np",
         "from jax.experimental.custom_partitioning import custom_partitioning",
@@ -309,9 +322,7 @@ def render(p: Program) -> str:
         "", "",
         f"# {p.to_json()}",
         "def program(devices):",
-        f"    ids = {p.device_ids}",
-        f"    mesh = Mesh(np.array([devices[i] for i in ids]).reshape({sizes}), {names}, "
-        f"axis_types=(AxisType.{kind},) * {len(sizes)})",
+        *mesh,
     ]
     if any(s == "custom_partitioning" for s, _ in p.steps):
         lines += _CUSTOM.rstrip("\n").split("\n")[1:]
@@ -345,4 +356,8 @@ def render(p: Program) -> str:
         lines += ["    with jax.set_mesh(mesh):", "        return jitted.lower(*args), named"]
     else:
         lines += ["    return jitted.lower(*args), named"]
+    if p.second:
+        lines += ["", "", "def second(devices):", *mesh, "", "    def g(a):", "        return jnp.tanh(a)", "",
+                  f"    return jax.jit(g).lower(jax.ShapeDtypeStruct(({p.rows}, {p.cols}), jnp.{p.dtype}, "
+                  f"sharding={_ns(p.x_spec)}))"]
     return "\n".join(lines) + "\n"
