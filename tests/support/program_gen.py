@@ -6,9 +6,9 @@ Explicit axes), arguments given shardings or left to propagation, a chain of ste
 reshapes that make sub-axes, shard_map collectives, scan, while, cond (with and without operands),
 remat, vmap with spmd_axis_name, custom_partitioning, shard_alike; on Auto axes also attention-shaped
 rank-3 einsums with a batch dim, reductions, transposes that merge or split a sharded dim, partially
-manual shard_map, dynamic slices, gathers and scatters) and tuple / scalar / int8 / bf16 / rank-3
-outputs (two of them, of different ranks, may come from one while op), each given an out_sharding
-or left to propagation. Options added later are drawn after the earlier ones, so a seed keeps the
+manual shard_map, dynamic slices, gathers and scatters; on Explicit axes also contractions into an
+unreduced value) and tuple / scalar / int8 / bf16 / rank-3 / unreduced outputs (two of them, of
+different ranks, may come from one while op), each given an out_sharding or left to propagation. Options added later are drawn after the earlier ones, so a seed keeps the
 program it had and may gain them.
 """
 
@@ -26,6 +26,8 @@ AUTO_STEPS = (
     "scan", "while", "cond", "cond0", "remat", "vmap", "custom_partitioning", "shard_alike",
 )
 EXPLICIT_STEPS = ("tanh", "reshard")
+# on Explicit axes, drawn after every earlier choice: a contraction into an unreduced value, then reduced
+UNREDUCED = "unreduced"
 # drawn after every earlier choice (a seed keeps its program); each keeps x's shape
 WIDE_STEPS = ("attention", "reduce", "transpose0", "transpose1", "partial_manual", "dynamic_slice", "gather", "scatter")
 EXTRA_OUTPUTS = ("sum", "int8", "bf16", "twice", "pair")  # pair: the two results of one while op
@@ -193,6 +195,13 @@ def generate(seed: int, *, platform: str = "cpu", max_devices: int = 64) -> Prog
         if rows % 2 == 0 and rng.random() < 0.2:
             extras.append("rank3")
             out_specs.append(_spec_of_shape(rng, axes, (2, rows // 2, cols)) if rng.random() < 0.4 else None)
+    big = [a for a, s in axes if s > 1]
+    if explicit and big:
+        for _ in range(rng.choice((0, 1, 1, 2))):
+            steps.insert(rng.randrange(len(steps) + 1), (UNREDUCED, rng.choice(big)))
+        if rng.random() < 0.4:  # returned unreduced (over the mesh's first axis that has devices)
+            extras.append(UNREDUCED)
+            out_specs.append(None)
     second = not explicit and rng.random() < 0.25
     return Program(
         seed=seed, platform=platform, axes=axes, order=order, device_ids=ids, explicit=explicit,
@@ -251,6 +260,7 @@ _STEP_SOURCE = {
     "dynamic_slice": "i = (x[0, 0] > 0).astype(jnp.int32) * ({rows} // 2); x = jax.lax.dynamic_update_slice(x, "
                      "jnp.tanh(jax.lax.dynamic_slice(x, (i, 0), ({rows} // 2, {cols}))), (i, 0))",
     "gather": "x = jnp.take(x, jnp.argsort(x[:, 0]), axis=0)",
+    UNREDUCED: "x = jax.sharding.reshard({contract}, P(None, None)) / {cols}",
     "scatter": "x = x.at[jnp.argmax(x[:, 0])].add(1)",
 }
 
@@ -272,12 +282,27 @@ _EXTRA_SOURCE = {
     "sum": "x.sum()", "int8": "x.astype(jnp.int8)", "bf16": "x.astype(jnp.bfloat16)", "twice": "x * 2",
     "pair": "*jax.lax.fori_loop(0, 2, lambda i, c: (jnp.sin(c[0]) + c[1], c[1] * 2), (x, x.sum(axis=0)))",
     "rank3": "x.reshape(2, {rows} // 2, {cols})",
+    UNREDUCED: "{contract}",
 }
 
 
+def _contraction(axis: str) -> str:
+    """x @ w contracted over ``axis`` (both resharded to hold it on the contracted dim), left unreduced."""
+    return (f"jnp.einsum('ij,jk->ik', jax.sharding.reshard(x, P(None, {axis!r})), "
+            f"jax.sharding.reshard(w.astype(x.dtype), P({axis!r}, None)), out_sharding={_unreduced(axis)})")
+
+
+def _unreduced(axis: str) -> str:
+    return f"P(None, None, unreduced={{{axis!r}}})"
+
+
+def _first_axis(p: Program) -> str:
+    return next(a for a, s in p.axes if s > 1)
+
+
 OPTIONS = {  # every option of the generator, as ``options`` names them
-    *(f"step:{s}" for s in (*AUTO_STEPS, *EXPLICIT_STEPS, *WIDE_STEPS)),
-    *(f"extra:{e}" for e in (*EXTRA_OUTPUTS, "rank3")),
+    *(f"step:{s}" for s in (*AUTO_STEPS, *EXPLICIT_STEPS, *WIDE_STEPS, UNREDUCED)),
+    *(f"extra:{e}" for e in (*EXTRA_OUTPUTS, "rank3", UNREDUCED)),
     *(f"order:{o}" for o in ORDERS), "platform:cpu", "platform:tpu", "axes:Auto", "axes:Explicit", "donate",
     "over 8 devices", "x left to propagation", "an output given", "an output left to propagation",
     "attention constrained", "a second function",
@@ -331,9 +356,11 @@ def render(p: Program) -> str:
         size = dict(p.axes).get(arg, 1) if isinstance(arg, str) else 1
         spec = arg if isinstance(arg, list) else None
         constrain = f"; q = jax.lax.with_sharding_constraint(q, {_ns(spec)})" if spec is not None else ""
-        lines.append("        " + _STEP_SOURCE[step].format(
-            rows=p.rows, cols=p.cols, sharding=_ns(spec), spec=_p(spec), axis=arg, size=size, constrain=constrain))
-    outs = ["x", *(_EXTRA_SOURCE[e].format(rows=p.rows, cols=p.cols) for e in p.extras)]
+        contract = _contraction(arg) if step == UNREDUCED and isinstance(arg, str) else ""
+        lines.append("        " + _STEP_SOURCE[step].format(rows=p.rows, cols=p.cols, sharding=_ns(spec), spec=_p(spec),
+                                                           axis=arg, size=size, constrain=constrain, contract=contract))
+    contract = _contraction(_first_axis(p)) if UNREDUCED in p.extras else ""
+    outs = ["x", *(_EXTRA_SOURCE[e].format(rows=p.rows, cols=p.cols, contract=contract) for e in p.extras)]
     lines.append(f"        return ({', '.join(outs)},)")
     out_shardings = ", ".join(_ns(s) for s in p.out_specs)
     kwargs = ["keep_unused=True"]  # an unused argument stays a parameter: PJRT's list and the module's agree
@@ -347,10 +374,13 @@ def render(p: Program) -> str:
     named += [(s, _RANK.get(e, 2)) for s, e in zip(p.out_specs, output_kinds(p.extras))]
     named += [(s, 2) for step, s in p.steps if step in ("constraint", "reshard") and isinstance(s, list)]
     named += [(s, 3) for step, s in p.steps if step == "attention" and isinstance(s, list)]
+    unreduced = [a for step, a in p.steps if step == UNREDUCED and isinstance(a, str)]
+    unreduced += [_first_axis(p)] if UNREDUCED in p.extras else []
     lines += [
         f"    jitted = jax.jit(f{''.join(', ' + k for k in kwargs)})",
         f"    args = ({args})",
         f"    named = [{', '.join(f'({_ns(s)}, {r})' for s, r in named if s is not None)}]",
+        *(f"    named.append((NamedSharding(mesh, {_unreduced(a)}), 2))" for a in unreduced),
     ]
     if p.explicit:
         lines += ["    with jax.set_mesh(mesh):", "        return jitted.lower(*args), named"]
