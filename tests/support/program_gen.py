@@ -8,8 +8,9 @@ remat, vmap with spmd_axis_name, custom_partitioning, shard_alike; on Auto axes 
 rank-3 einsums with a batch dim, reductions, transposes that merge or split a sharded dim, partially
 manual shard_map, dynamic slices, gathers and scatters; on Explicit axes also contractions into an
 unreduced value) and tuple / scalar / int8 / bf16 / rank-3 / unreduced outputs (two of them, of
-different ranks, may come from one while op), each given an out_sharding or left to propagation. Options added later are drawn after the earlier ones, so a seed keeps the
-program it had and may gain them.
+different ranks, may come from one while op), each given an out_sharding or left to propagation;
+a second jitted function may share the dump folder. Options added later are drawn after the earlier
+ones, so a seed keeps the program it had and may gain them.
 """
 
 from __future__ import annotations
