@@ -198,8 +198,10 @@ def generate(seed: int, *, platform: str = "cpu", max_devices: int = 64) -> Prog
             out_specs.append(_spec_of_shape(rng, axes, (2, rows // 2, cols)) if rng.random() < 0.4 else None)
     big = [a for a, s in axes if s > 1]
     if explicit and big:
-        for _ in range(rng.choice((0, 1, 1, 2))):
-            steps.insert(rng.randrange(len(steps) + 1), (UNREDUCED, rng.choice(big)))
+        for _ in range(rng.choice((0, 1, 1, 2))):  # unreduced over one axis, its rows over another or none
+            axis = rng.choice(big)
+            rows_over = rng.choice(["", *(a for a in big if a != axis)])
+            steps.insert(rng.randrange(len(steps) + 1), (UNREDUCED, f"{axis}:{rows_over}" if rows_over else axis))
         if rng.random() < 0.4:  # returned unreduced (over the mesh's first axis that has devices)
             extras.append(UNREDUCED)
             out_specs.append(None)
@@ -261,7 +263,7 @@ _STEP_SOURCE = {
     "dynamic_slice": "i = (x[0, 0] > 0).astype(jnp.int32) * ({rows} // 2); x = jax.lax.dynamic_update_slice(x, "
                      "jnp.tanh(jax.lax.dynamic_slice(x, (i, 0), ({rows} // 2, {cols}))), (i, 0))",
     "gather": "x = jnp.take(x, jnp.argsort(x[:, 0]), axis=0)",
-    UNREDUCED: "x = jax.sharding.reshard({contract}, P(None, None)) / {cols}",
+    UNREDUCED: "x = jax.sharding.reshard({contract}, P(None, None)) / {cols}",  # (the reduction)
     "scatter": "x = x.at[jnp.argmax(x[:, 0])].add(1)",
 }
 
@@ -287,14 +289,17 @@ _EXTRA_SOURCE = {
 }
 
 
-def _contraction(axis: str) -> str:
-    """x @ w contracted over ``axis`` (both resharded to hold it on the contracted dim), left unreduced."""
+def _contraction(arg: str) -> str:
+    """x @ w contracted over the axis ``arg`` names (``axis`` or ``axis:rows_axis``; both operands resharded
+    to hold it on the contracted dim), left unreduced, its rows sharded over ``rows_axis`` if any."""
+    axis = arg.partition(":")[0]
     return (f"jnp.einsum('ij,jk->ik', jax.sharding.reshard(x, P(None, {axis!r})), "
-            f"jax.sharding.reshard(w.astype(x.dtype), P({axis!r}, None)), out_sharding={_unreduced(axis)})")
+            f"jax.sharding.reshard(w.astype(x.dtype), P({axis!r}, None)), out_sharding={_unreduced(arg)})")
 
 
-def _unreduced(axis: str) -> str:
-    return f"P(None, None, unreduced={{{axis!r}}})"
+def _unreduced(arg: str) -> str:
+    axis, _, rows_over = arg.partition(":")
+    return f"P({rows_over or None!r}, None, unreduced={{{axis!r}}})"
 
 
 def _first_axis(p: Program) -> str:
