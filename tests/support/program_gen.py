@@ -75,7 +75,8 @@ class Program:
     def reshards(self) -> bool:
         """Whether the program asks for a placement change anywhere (then a move between passes is no fault)."""
         moving = {"constraint", "split", "matmul", "psum", "ppermute", "psum_scatter", "all_gather", "all_to_all",
-                  "reshard", "vmap", "custom_partitioning", "shard_alike", "scan", "while", "cond", *WIDE_STEPS}
+                  "reshard", "vmap", "custom_partitioning", "shard_alike", "scan", "while", "cond", *WIDE_STEPS,
+                  UNREDUCED}
         return any(s in moving for s, _ in self.steps) or bool(self.extras) or len({json.dumps(s) for s in
                                                                                     self.given_specs()}) > 1
 
