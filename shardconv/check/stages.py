@@ -33,9 +33,12 @@ class Stage(str, enum.Enum):
 
 
 # a TPU compile's pipelines run in another order than the CPU's (dozens of passes before the
-# partitioner's, two after Shardy's export and before the partitioning), so the module's own dumps
-# beside it say where it stands
+# partitioner's), so the module's own dumps beside it say where it stands
 _TPU_PARTITIONING = "tpu-spmd-partitioning"
+# the pipelines tpu-spmd-partitioning runs inside itself once the module is per device: their dumps come
+# before the pass's own (``0027.spmd-cleanup...``, ``0031.optimizer-tpu-spmd-collectives...``, then
+# ``0032.xla-partitioner.after_tpu-spmd-partitioning``)
+_TPU_PARTITIONING_PIPELINES = frozenset({"spmd-cleanup", "optimizer-tpu-spmd-collectives"})
 # the pipelines XLA runs before its partitioner (the import happens in spmd-partitioner's shardy-xla)
 _BEFORE_PARTITIONER = frozenset({"async-collective", "pre-spmd-partitioner"})
 _EXPORT_PASSES = frozenset({"shardy-xla", "sharding-propagation"})
@@ -117,17 +120,22 @@ def _tpu_steps(folder: str) -> Steps:
 
 
 def _module_steps(names: Iterable[DumpName | None]) -> Steps:
-    """The first export and the first partitioning step of each TPU module among ``names``."""
-    steps: dict[int, tuple[int | None, int | None]] = {}
+    """The first export step of each TPU module among ``names``, and its first per-device one: the
+    partitioning's dump, or one of the pipelines it runs inside itself after the export."""
+    exports: dict[int, int] = {}
+    per_device: dict[int, list[int]] = {}
     for d in names:
         if d is None or d.point is not Point.PASS or d.build is None or d.step is None:
             continue
-        export, partitioned = steps.get(d.module_id, (None, None))
-        if d.after in _EXPORT_PASSES and (export is None or d.step < export):
-            export = d.step
-        elif d.after == _TPU_PARTITIONING and (partitioned is None or d.step < partitioned):
-            partitioned = d.step
-        steps[d.module_id] = (export, partitioned)
+        if d.after in _EXPORT_PASSES:
+            exports[d.module_id] = min(d.step, exports.get(d.module_id, d.step))
+        elif d.after == _TPU_PARTITIONING or d.pipeline in _TPU_PARTITIONING_PIPELINES:
+            per_device.setdefault(d.module_id, []).append(d.step)
+    steps: dict[int, tuple[int | None, int | None]] = {}
+    for module in exports.keys() | per_device.keys():
+        export = exports.get(module)
+        after = [s for s in per_device.get(module, []) if export is None or s > export]
+        steps[module] = (export, min(after, default=None))
     return steps
 
 

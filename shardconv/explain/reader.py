@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from shardconv.scan.dump_names import shardy_stage
-from shardconv.scan.regions import Owner, definitions, region_owner, sharding_groups
+from shardconv.scan.regions import Owner, definitions, imported_sharding_groups, region_owner, sharding_groups
 from shardconv.scan.sites import RECORD_KINDS, SiteKind
 from shardconv.scan.table import NONE, kind_code, table
 
@@ -211,7 +211,8 @@ class Reader:
         """The values each sharding group of ``function`` in the module whose sites are ``a:b`` ties
         together, by group id, each with the line of its ``sdy.sharding_group`` op; read from the
         before-propagation stage beside the file (line None) when this one holds none (propagation
-        drops the ops, and records the group as an origin, ``": 0"``)."""
+        drops the ops, and records the group as an origin, ``": 0"``, numbered and its values named
+        as the file has them: ``imported_sharding_groups``)."""
         first = self.line_col[a] + self.before[0] if a < self.count else 1
         last = self.last_line(b)
         here: dict[int, list[tuple[str, int | None]]] = {
@@ -219,7 +220,8 @@ class Reader:
         }
         siblings = stages_before(self.shown) if not here else []
         if siblings:
-            return {k: [(n, None) for n, _ in v] for k, v in sharding_groups(str(siblings[0]), function).items()}
+            groups = imported_sharding_groups(str(siblings[0]), self.shown, function)
+            return {k: [(n, None) for n in v] for k, v in groups.items()}
         return here
 
     def last_line(self, b: int) -> int:

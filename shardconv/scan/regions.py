@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from difflib import SequenceMatcher
 from functools import lru_cache
 from itertools import islice
 from typing import NamedTuple
@@ -140,17 +141,25 @@ _GROUP = re.compile(  # ``sdy.sharding_group %0 group_id=0 : ...``, or in generi
 _FUNCTION = re.compile(rb'^\s*func\.func\s+(?:\w+\s+)*@([\w$.\-]+|"[^"]*")\(')
 
 
-def sharding_groups(
-    path: str, function: str | None, first: int = 1, last: int | None = None
-) -> dict[int, list[tuple[str, int]]]:
-    """The values the ``sdy.sharding_group`` ops of ``function`` (of any, for None) tie together, by group
-    id, each with the op's line, read from lines ``first`` to ``last`` of ``path``: the scan reports no site
-    for them (they carry no sharding). Nothing for a file that cannot be read again."""
-    out: dict[int, list[tuple[str, int]]] = {}
+class GroupOp(NamedTuple):
+    """An ``sdy.sharding_group`` op: the function it is in, the value it ties, its group id, its line and
+    indentation."""
+
+    function: str | None
+    value: str
+    group: int
+    line: int
+    indent: int
+
+
+def group_ops(path: str, first: int = 1, last: int | None = None) -> list[GroupOp]:
+    """The ``sdy.sharding_group`` ops on lines ``first`` to ``last`` of ``path``, in order: the scan reports
+    no site for them (they carry no sharding). Nothing for a file that cannot be read again."""
+    out: list[GroupOp] = []
     start = _line_start(path, first) if first > 1 else 0
     if start is None:
         return out
-    inside = function is None
+    function: str | None = None
     try:
         with open(path, "rb") as f:
             f.seek(start)
@@ -159,14 +168,98 @@ def sharding_groups(
                     break
                 fm = _FUNCTION.match(line) if b"func.func" in line else None
                 if fm is not None:
-                    inside = function is None or fm.group(1).decode("utf-8", "surrogateescape").strip('"') == function
-                m = _GROUP.match(line) if inside and b"sharding_group" in line else None
+                    function = fm.group(1).decode("utf-8", "surrogateescape").strip('"')
+                m = _GROUP.match(line) if b"sharding_group" in line else None
                 if m is not None:
                     value, group = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-                    out.setdefault(int(group), []).append((value.decode("utf-8", "surrogateescape"), n))
+                    name = value.decode("utf-8", "surrogateescape")
+                    out.append(GroupOp(function, name, int(group), n, _indent(line)))
     except OSError:
-        return {}
+        return []
     return out
+
+
+def sharding_groups(
+    path: str, function: str | None, first: int = 1, last: int | None = None
+) -> dict[int, list[tuple[str, int]]]:
+    """The values the ``sdy.sharding_group`` ops of ``function`` (of any, for None) tie together, by group
+    id, each with the op's line, read from lines ``first`` to ``last`` of ``path``."""
+    out: dict[int, list[tuple[str, int]]] = {}
+    for op in group_ops(path, first, last):
+        if function is None or op.function == function:
+            out.setdefault(op.group, []).append((op.value, op.line))
+    return out
+
+
+def imported_sharding_groups(before: str, after: str, function: str | None) -> dict[int, list[str]]:
+    """The sharding groups of ``function`` in the stage ``before`` (as the user wrote them, before Shardy's
+    import), as the later stage ``after`` knows them: numbered as Shardy's import numbers them
+    (sdy-sharding-group-import: groups that tie one value are one, numbered 0, 1, ... in the order of
+    their first op), the ids its records name (``": 0"``); each value under its name in ``after``, where
+    the stages number values apart (an argument keeps its name; an op's result is matched by its op's
+    place among the function's ops at its level), and left out where no op matches."""
+    ops = group_ops(before)
+    leader: dict[int, int] = {}
+
+    def find(g: int) -> int:
+        while leader.setdefault(g, g) != g:
+            g = leader[g]
+        return g
+
+    first_group: dict[tuple[str | None, str], int] = {}
+    for op in ops:
+        tied = first_group.setdefault((op.function, op.value), op.group)
+        leader[find(op.group)] = find(tied)
+    number: dict[int, int] = {}
+    for op in ops:
+        number.setdefault(find(op.group), len(number))
+    out: dict[int, list[str]] = {}
+    names: dict[int, dict[str, str]] = {}
+    for op in ops:
+        if function is not None and op.function != function:
+            continue
+        if op.indent not in names:
+            names[op.indent] = _renamed(before, after, op.function, op.indent)
+        base, sep, index = op.value.partition("#")
+        name = base if base.startswith("%arg") else names[op.indent].get(base)
+        members = out.setdefault(number[find(op.group)], [])
+        if name is not None and name + sep + index not in members:
+            members.append(name + sep + index)
+    return out
+
+
+def _renamed(before: str, after: str, function: str | None, indent: int) -> dict[str, str]:
+    """Each value an op defines at ``indent`` in ``function`` of ``before``, to the name the same op's value
+    has in ``after``: the two ops sequences aligned by op name (a constraint is a reshard after
+    propagation)."""
+    a, b = _ops_at(before, function, indent), _ops_at(after, function, indent)
+    out: dict[str, str] = {}
+    matcher = SequenceMatcher(None, [op for _, op in a], [op for _, op in b], autojunk=False)
+    for i, j, n in matcher.get_matching_blocks():
+        out.update((a[i + k][0], b[j + k][0]) for k in range(n))
+    return out
+
+
+def _ops_at(path: str, function: str | None, indent: int) -> list[tuple[str, str]]:
+    """(the first value it defines, its op's name) of each op at ``indent`` in ``function`` of ``path``."""
+    out: list[tuple[str, str]] = []
+    inside = function is None
+    try:
+        with open(path, "rb") as f:
+            for line in f:
+                fm = _FUNCTION.match(line) if b"func.func" in line else None
+                if fm is not None:
+                    inside = function is None or fm.group(1).decode("utf-8", "surrogateescape").strip('"') == function
+                m = _DEFINES.match(line) if inside and _indent(line) == indent else None
+                if m is not None:
+                    op = m.group(2).decode("utf-8", "surrogateescape")
+                    out.append((m.group(1).decode("utf-8", "surrogateescape"), _SAME_OP.get(op, op)))
+    except OSError:
+        return []
+    return out
+
+
+_SAME_OP = {"sdy.sharding_constraint": "sdy.reshard"}  # jax's constraint, printed as a reshard after propagation
 
 
 _NAMES_DEFINED = re.compile(rb"^\s*(%[\w.$\-]+(?::\d+)?(?:\s*,\s*%[\w.$\-]+(?::\d+)?)*)\s*=")
@@ -264,6 +357,6 @@ def _indent(line: bytes) -> int:
 
 
 __all__ = [
-    "Owner", "definitions", "op_block_args", "op_operands", "op_regions", "op_results", "region_owner",
-    "results_on_line", "sharding_groups",
+    "GroupOp", "Owner", "definitions", "group_ops", "imported_sharding_groups", "op_block_args", "op_operands",
+    "op_regions", "op_results", "region_owner", "results_on_line", "sharding_groups",
 ]

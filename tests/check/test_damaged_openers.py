@@ -116,3 +116,19 @@ def test_an_sdy_dialect_word_is_no_alias() -> None:
 )
 def test_text_that_is_no_damaged_value_stays_silent(text: str) -> None:
     assert [f for f in check_text(text) if f.rule == "syntax"] == []
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("damage", ["}", " "])
+@pytest.mark.parametrize("value", ["#sdy.sharding<", "#sdy.sharding_per_value<"])
+def test_a_byte_of_the_sdy_dialect_damaged_in_a_real_stage_is_no_alias(stages: Path, value: str, damage: str) -> None:
+    """The harness's p120036: `sdy.sharding = #sd}.sharding_per_value<...>` read as the alias `#sd` left a
+    Shardy stage of a real compile clean with a value fewer; each byte of `sdy.` damaged is a finding."""
+    stage = (stages / "xla" / "shardy").rglob("*.mlir")
+    text = next(t for t in sorted(p.read_text() for p in stage) if f"sdy.sharding = {value}" in t)
+    at = text.index(f"sdy.sharding = {value}") + len("sdy.sharding = #")
+    line = text.count("\n", 0, at) + 1
+    assert check_text(text) == []
+    for i in range(len("sdy.")):
+        damaged = text[: at + i] + damage + text[at + i + 1 :]
+        assert ("syntax", line) in {(f.rule, f.line) for f in check_text(damaged)}, damaged.splitlines()[line - 1]

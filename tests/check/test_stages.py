@@ -100,15 +100,31 @@ def test_check_mesh_is_clean_on_every_stage_of_other_correct_programs(
     assert _findings([str(out), "--mesh", mesh, "--allowed-meshes", shape], capsys) == (0, [])
 
 
+def test_check_mesh_is_clean_on_a_tpu_compile_whose_cleanup_dumps_shard_a_gather_over_a_group(
+    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The harness's p1320: a TPU partitioner's cleanup pipeline dumps the module per device (its entry
+    returns a shard) before its own dump, with a gather sharded over 2 of the 8 devices, which check held
+    to num_partitions as if the module were Shardy's export."""
+    xla = compile_stages("tpu_grouped", tmp_path_factory) / "xla"
+    cleanup = sorted(xla.glob("module_*.cl_*.spmd-cleanup.*.txt"))
+    assert cleanup and all(stage_of_name(str(p)) is Stage.PARTITIONED for p in cleanup)
+    assert ")->f32[8,8]" in cleanup[0].read_text().split("\n")[0]  # the entry's result is a shard of the 16x8
+    assert any(re.search(r"gather\(.*sharding=\{devices=\[2,1\]<=\[2\]\}", p.read_text()) for p in cleanup)
+    assert _findings([str(xla.parent), "--mesh", "batch=2,model=4"], capsys) == (0, [])
+
+
 # a TPU compile's per-pass dumps (libtpu, ahead of time for v5e:2x4), in its order: dozens of passes before
-# the partitioner's pipeline, Shardy's export, two pipelines, then the partitioning
+# the partitioner's pipeline, Shardy's export, the pipelines the partitioning runs inside itself on the module
+# already per device (their dumps come before its own), then the partitioning
 TPU_DUMPS = {
     "0007.Phase_1_pre-layout_assignment_passes.after_pipeline-start.before_tpu-embedding-thread-annotator": Stage.INPUT,
     "0011.simplification-1.after_pipeline-start.before_cse": Stage.INPUT,
     "0019.xla-partitioner.after_pipeline-start.before_dce": Stage.INPUT,
     "0020.xla-partitioner.after_shardy-xla.before_tpu-rng-bit-decompose-tuple": Stage.EXPORTED,
-    "0021.spmd-cleanup.after_pipeline-start.before_dce": Stage.EXPORTED,
-    "0024.optimizer-tpu-spmd-collectives.after_pipeline-start.before_reduce-scatter-multi-dim-rewriter": Stage.EXPORTED,
+    "0021.spmd-cleanup.after_pipeline-start.before_dce": Stage.PARTITIONED,
+    "0024.optimizer-tpu-spmd-collectives.after_pipeline-start.before_reduce-scatter-multi-dim-rewriter":
+        Stage.PARTITIONED,
     "0025.xla-partitioner.after_tpu-spmd-partitioning.before_tpu-call-inliner": Stage.PARTITIONED,
     "0040.simplification-4-spmd.after_pipeline-start.before_simplify-sorts": Stage.PARTITIONED,
 }

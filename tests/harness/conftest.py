@@ -3,10 +3,15 @@ and a summary of what the oracles found, printed at the end of the run."""
 
 from __future__ import annotations
 
+import fcntl
+import json
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,18 +23,71 @@ CRASHED: list[str] = []  # programs whose shardy-verbose compile crashed XLA (no
 
 
 @pytest.fixture(scope="session")
-def compiled() -> Iterator[Path]:
+def compiled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Every program of the profile compiled with all its dumps: ``<folder>/<program name>/``. The folder
     is a temporary one of its own (pytest's basetemp keeps only the last few runs of every user); it is
-    removed after the session unless a program failed, whose folder the failure names."""
-    out = Path(tempfile.mkdtemp(prefix="shardconv-harness-"))
-    compile_all(PROGRAMS, out)
+    removed after the session unless a program failed, whose folder the failure names. Under pytest-xdist
+    the run's workers share it: the first to need it compiles, the others wait and read it, and the last
+    one done removes it (unless a program failed in any of them)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        out = Path(tempfile.mkdtemp(prefix="shardconv-harness-"))
+        compile_all(PROGRAMS, out)
+        yield out
+        _finish(out, any(FINDINGS.values()))
+        return
+    ledger = tmp_path_factory.getbasetemp().parent / "harness.json"  # shared by the run's workers
+    with _locked(ledger) as state:
+        if state["folder"] is None:
+            out = Path(tempfile.mkdtemp(prefix="shardconv-harness-"))
+            compile_all(PROGRAMS, out)
+            state["folder"] = str(out)
+        state["users"] += 1
+        out = Path(state["folder"])
     yield out
+    with _locked(ledger) as state:
+        state["users"] -= 1
+        state["failed"] = state["failed"] or any(FINDINGS.values())
+        if state["users"] == 0:
+            _finish(out, state["failed"])
+            state.update(folder=None, failed=False)
+
+
+@contextmanager
+def _locked(ledger: Path) -> Iterator[dict[str, Any]]:
+    """The workers' shared record of the compiled folder (its path, how many use it, whether any failed),
+    held under a lock and written back."""
+    with open(f"{ledger}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        state = json.loads(ledger.read_text()) if ledger.exists() else {"folder": None, "users": 0, "failed": False}
+        yield state
+        ledger.write_text(json.dumps(state))
+
+
+def _finish(out: Path, failed: bool) -> None:
     CRASHED.extend(sorted(f.parent.name for f in out.glob("*/verbose.crashed")))
-    if any(FINDINGS.values()):
+    if failed:
         KEPT.append(out)
     else:
         shutil.rmtree(out, ignore_errors=True)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A pytest-xdist worker hands what its oracles found to the controller, which prints the summary."""
+    out = getattr(session.config, "workeroutput", None)
+    if out is not None:
+        out["harness"] = json.dumps({"findings": FINDINGS, "stats": STATS, "crashed": CRASHED,
+                                     "kept": [str(k) for k in KEPT]})
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """The controller gathers each worker's findings (``pytest_sessionfinish``)."""
+    doc = json.loads(getattr(node, "workeroutput", {}).get("harness", "null"))
+    if doc is not None:
+        FINDINGS.update(doc["findings"])
+        STATS.update(doc["stats"])
+        CRASHED.extend(doc["crashed"])
+        KEPT.extend(Path(k) for k in doc["kept"])
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -60,7 +60,9 @@ DAMAGED_OPENERS = [
     b"mhlo.spmd_output_sharding = b", b"sdy.sharding = #sdy.sha}ding<@mesh, []>", b"sdy.sharding = #sdy.x}",
     b"sdy.mesh @mesh = z[\"x\"=2]>", b"sdy.mesh @mesh = ", b"sdy.mesh @mesh = #alias", b"stablehlo.mesh = zaxes",
     b"stablehlo.mesh = #x", b"mhlo.sharding =\n", b"sdy.sharding_constraint %0 @mesh, [{}]>", b"sdy.reshard %arg0 |@m",
-    b"sdy.reshard %a #alias", b"out_sharding=|@m, [{}]>", b"out_sharding=",
+    b"sdy.reshard %a #alias", b"out_sharding=|@m, [{}]>", b"out_sharding=", b"sdy.sharding = #sd}.sharding<@mesh, []>",
+    b"sdy.sharding = #s y.sharding<", b"sdy.sharding = #a}) -> ", b"sdy.reshard %a #@m, [{}]>", b"sdy.reshard %a #a : ",
+    b"sdy.mesh @mesh = #m}[", b"stablehlo.mesh = #x, ",
 ]
 # an op's sharding rule, which the core passes over whole, and its pieces (soups put keywords in it)
 RULE_FRAGMENTS = [

@@ -31,20 +31,24 @@ def result_of(folder: Path) -> dict[str, Any]:
     return doc
 
 
+MAIN = ".jit_f"  # the program's own module in a dump folder (a second function's is ``jit_g``'s)
+
+
 def _one(folder: Path, pattern: str) -> list[Path]:
     return sorted(folder.glob(pattern))
 
 
 def decided_stages(folder: Path) -> list[Path]:
-    """Modules whose shardings propagation has decided: the HLO after Shardy's import/export pass,
-    Shardy's output module and XLA's StableHLO of the compiled module."""
-    stages = _one(folder, "xla/*after_shardy-xla*.txt") + _one(folder, "xla/shardy/*/04.output_module.mlir")
+    """The program's modules whose shardings propagation has decided: the HLO after Shardy's import/export
+    pass, Shardy's output module and XLA's StableHLO of the compiled module."""
+    stages = _one(folder, f"xla/*{MAIN}.*after_shardy-xla*.txt")
+    stages += _one(folder, f"xla/shardy/*{MAIN}/04.output_module.mlir")
     return stages + _one(folder, "hlo_to_stablehlo.mlir")
 
 
 def undecided_stages(folder: Path) -> list[Path]:
     """Modules before propagation: jax's lowering and XLA's module before optimizations."""
-    return [folder / "lowered.mlir", *_one(folder, "xla/*before_optimizations.txt")]
+    return [folder / "lowered.mlir", *_one(folder, f"xla/*{MAIN}.*before_optimizations.txt")]
 
 
 def ir_files(folder: Path) -> list[Path]:
@@ -311,8 +315,9 @@ def trace_oracle(p: Program, folder: Path) -> list[str]:
         for c in moves[:3]:
             before, after = c["before"]["text"], c["after"]["text"]
             found.append(f"trace xla/: a move of {c['value']} at {c['pass']}: {before} -> {after}")
-    pairs = [(folder / "lowered.mlir", f) for f in _one(folder, "xla/shardy/*/04.output_module.mlir")]
-    pairs += list(zip(_one(folder, "xla/*before_optimizations.txt"), _one(folder, "xla/*after_shardy-xla*.txt")))
+    pairs = [(folder / "lowered.mlir", f) for f in _one(folder, f"xla/shardy/*{MAIN}/04.output_module.mlir")]
+    pairs += list(zip(_one(folder, f"xla/*{MAIN}.*before_optimizations.txt"),
+                      _one(folder, f"xla/*{MAIN}.*after_shardy-xla*.txt")))
     for a, b in pairs:
         command = f"diff {a.relative_to(folder)} {b.relative_to(folder)}"
         d = run("diff", str(a), str(b), "--format", "json")

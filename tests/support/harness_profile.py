@@ -19,7 +19,7 @@ from pathlib import Path
 from support.program_gen import Program, generate
 
 QUICK = [  # between them, every step, output, mesh order, axis type and option of the generator
-    "cpu:121", "cpu:30", "cpu:128", "cpu:70", "cpu:79", "cpu:73", "cpu:66", "cpu:132", "tpu:5", "tpu:8",
+    "cpu:121", "cpu:30", "cpu:2300", "cpu:70", "cpu:1425", "cpu:73", "cpu:66", "cpu:132", "tpu:1494", "tpu:1320",
 ]
 BATCH = 40  # programs per child process
 CHILD = Path(__file__).resolve().parent / "make_programs.py"

@@ -4,7 +4,8 @@ each, in one child process per batch (XLA reads XLA_FLAGS once; the jax import i
 Usage: python make_programs.py OUT_DIR PROGRAMS.json [verbose]. For each program P of the JSON list,
 OUT_DIR/P/ gets source.py (the rendered program), program.json, lowered.mlir (``lower().as_text()``),
 compiled.txt (``compile().as_text()``), hlo_to_stablehlo.mlir (XLA's StableHLO of the compiled module),
-xla/ (``--xla_dump_to`` with ``--xla_dump_hlo_pass_re=.*``: every pass and Shardy's stages) and
+xla/ (``--xla_dump_to`` with ``--xla_dump_hlo_pass_re=.*``: every pass and Shardy's stages, and a second
+function's, ``jit_g``, when the program has one) and
 result.json: PJRT's output and parameter shardings (serialized OpSharding, hex; null where PJRT returns
 none, as on one device), and per NamedSharding the program names, XLA's ``_to_xla_hlo_sharding`` beside
 shardconv's ``from_jax`` -> ``to_hlo`` and whether ``to_jax`` gives a sharding jax calls equivalent. A program jax
@@ -124,6 +125,9 @@ def _compile(p: Program, devices: list[object], folder: str) -> dict[str, object
         return {"rejected": traceback.format_exc(limit=2)}
     with open(os.path.join(folder, "compiled.txt"), "w", encoding="utf-8") as f:
         f.write(compiled.as_text())
+    if "second" in namespace:  # another function's modules beside the program's in its dump folder
+        namespace["second"](devices).compile(compiler_options={  # type: ignore[operator]
+            "xla_dump_to": os.path.join(folder, "xla"), "xla_dump_hlo_pass_re": ".*"})
     _write_stablehlo(compiled, folder)
     result: dict[str, object] = {"conversions": _conversions(named) if platform == "cpu" else []}
     try:

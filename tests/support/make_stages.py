@@ -36,7 +36,10 @@ xla/shardy/), each a correct program on its mesh (written to OUT_DIR/mesh.txt as
   (its sharding unchanged) becomes the entry's ROOT;
 - ``tpu_tuple``, on the same TPU mesh: an unsharded argument through a ``shard_map`` psum_scatter (``P("model")``
   out), returned as is and as int8: a tuple of two sharded results, whose cleanup passes dump the module per
-  device before the partitioning pass strips the results' shardings.
+  device before the partitioning pass strips the results' shardings;
+- ``tpu_grouped``, on the same TPU mesh: a ``shard_map`` manual over ``model`` alone (a psum), then a gather
+  by the order of a column: the partitioner's cleanup passes dump it per device with the gather sharded
+  over a group of 2 of the 8 devices.
 """
 
 from __future__ import annotations
@@ -196,6 +199,13 @@ elif program == "tpu_tuple":
         return x, x.astype(jnp.int8)
 
     jax.jit(pair).lower(arg((8, 8), None, None)).compile()
+elif program == "tpu_grouped":
+    def gathered(x: jax.Array) -> jax.Array:
+        x = jax.shard_map(lambda v: jax.lax.psum(v, "model"), mesh=mesh, in_specs=P("model", None),
+                          out_specs=P("model", None), axis_names={"model"})(x)
+        return jnp.take(x, jnp.argsort(x[:, 0]), axis=0)
+
+    jax.jit(gathered, out_shardings=on("batch", None)).lower(arg((16, 8), None, None)).compile()
 elif program == "tpu_root":
     def constrained(x: jax.Array) -> tuple[jax.Array]:
         return (jax.lax.with_sharding_constraint(jnp.exp(x), on(None)),)

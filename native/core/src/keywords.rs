@@ -139,9 +139,15 @@ fn bad_after_eq(t: &[u8], (s, i): (usize, usize), opens: &[u8], group: Group, su
     damaged(t, s, v, opens).then_some(Match { group, start: s, end: v, sub })
 }
 
-/// Whether the byte at `v` is on the line and none of `opens`, and the keyword at `s` is no SSA name.
+/// Whether the byte at `v` is on the line and opens none of `opens`, and the keyword at `s` is no SSA name.
+/// A `#` among `opens` opens a dialect attribute (`#sdy.`) or an alias (`alias`), no other word.
 fn damaged(t: &[u8], s: usize, v: usize, opens: &[u8]) -> bool {
-    !ssa_name(t, s) && t.get(v).is_some_and(|b| !opens.contains(b) && !matches!(b, b'\n' | b'\r'))
+    let Some(&b) = t.get(v) else { return false };
+    let opened = match b {
+        b'#' if opens.contains(&b) => t[v..].starts_with(b"#sdy.") || alias(&t[v..]),
+        _ => opens.contains(&b),
+    };
+    !ssa_name(t, s) && !opened && !matches!(b, b'\n' | b'\r')
 }
 
 fn blanks(t: &[u8], i: usize) -> usize {
@@ -432,13 +438,20 @@ fn sdy_sharding_bad(t: &[u8], s: usize) -> Option<Match> {
     m(Group::SdyBad, s, v, (s, k))
 }
 
-/// `#name` alone (an attribute alias), followed by the end, `,`, `}` or a blank.
+/// `#name` alone (an attribute alias): blanks after it, then the line's end, or a `,`, `}` or `:` that
+/// ends the value (a blank, the end, or another closer after it). A byte damaged in `#sdy.sharding<`
+/// leaves a word that none follows so (`#sd}.sharding<`, `#s y.sharding<`): no alias.
 fn alias(v: &[u8]) -> bool {
     let e = run(v, 1, |b| is_word(b) || b == b'$' || b == b'.');
-    v.first() == Some(&b'#')
-        && !v.starts_with(b"#sdy.")
-        && e > 1
-        && v.get(e).is_none_or(|&b| b == b',' || b == b'}' || is_ws(b))
+    if v.first() != Some(&b'#') || v.starts_with(b"#sdy.") || e == 1 {
+        return false;
+    }
+    let b = blanks(v, e);
+    match v.get(b) {
+        None | Some(b'\n' | b'\r') => true,
+        Some(b',' | b'}' | b':') => v.get(b + 1).is_none_or(|&c| is_ws(c) || b",})]>".contains(&c)),
+        _ => false,
+    }
 }
 
 /// Whether `t[s..]`, when it starts with `sdy.`, goes on with a word a keyword can: the mesh, `return`,
@@ -713,6 +726,14 @@ mod tests {
         assert_eq!(find(b"{sdy.sharding = #alias}"), None);
         // a value whose opener is damaged after a keyword that always announces one
         assert_eq!(find(b"{sdy.sharding = #sdy.sha}ding<@m, []>}"), Some((Group::SdyBad, 1, 16)));
+        // a byte damaged in `#sdy.` leaves a word that no alias ends so (harness p120036)
+        assert_eq!(find(b"{sdy.sharding = #sd}.sharding_per_value<[<@m, []>]>}"), Some((Group::SdyBad, 1, 16)));
+        assert_eq!(find(b"{sdy.sharding = #s y.sharding<@m, []>}"), Some((Group::SdyBad, 1, 16)));
+        assert_eq!(find(b"{sdy.sharding = #sdy}sharding<@m, []>}"), Some((Group::SdyBad, 1, 16)));
+        assert_eq!(find(b"{sdy.sharding = #alias}) -> tensor<8xf32>"), None);
+        assert_eq!(find(b"{sdy.sharding = #a, b = 1}"), None);
+        assert_eq!(find(b"%1 = sdy.reshard %0 #@m, [{}]> : tensor<8xf32>"), Some((Group::SdyOpBad, 5, 20)));
+        assert_eq!(find(b"%1 = sdy.reshard %0 #a : tensor<8xf32>"), None);
         assert_eq!(find(b"x, sharding= z{replicated}"), Some((Group::HloBad, 3, 13)));
         assert_eq!(find(b"{mhlo.sharding = z{replicated}\"}"), Some((Group::MStrBad, 1, 17)));
         assert_eq!(find(b"{mhlo.sharding =\n\"{replicated}\"}"), Some((Group::MStr, 1, 18)));

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import re
 
+# An attribute alias's `#name` alone (keywords.rs `alias`): blanks, then the line's end or a `,`, `}` or `:`
+# that ends the value; a byte damaged in `#sdy.sharding<` (`#sd}.sharding<`) leaves none.
+_ALIAS = rb"\#(?!sdy\.)[\w$.]+[ \t]*(?:[,}:](?:[\s,})\]>]|\Z)|[\r\n]|\Z)"
 KEYWORD = re.compile(
     rb"""
      (?P<hlo>(?<![\w.])sharding=[ \t]*\{)
     |(?P<hlobad>(?<![\w.])sharding=(?:(?=[ \t]*(?:[\r\n]|\Z)|[^{< \t])|(?<!%sharding=)[ \t]+(?=[^{< \t])))
-    |(?P<sdybad>(?<![\w.])sdy\.sharding\s*=(?!\s*(?:\#sdy\.sharding<|\#sdy\.sharding_per_value<|\#(?!sdy\.)[\w$.]+(?:[,}\s]|\Z)))\s*)
+    |(?P<sdybad>(?<![\w.])sdy\.sharding\s*=(?!\s*(?:\#sdy\.sharding<|\#sdy\.sharding_per_value<|ALIAS))\s*)
     |(?P<hlofe>(?<![\w.])(?P<hlofekey>xla\.sdy\.[\w.]+)=(?P<hlofeopen>["{]))
     |(?P<hlonp>(?<![\w.])num_partitions=(?P<hlonpv>\d+))
     |(?P<npbad>(?<![\w.])num_partitions=(?!\d))
@@ -19,20 +22,22 @@ KEYWORD = re.compile(
     |(?P<mnpbad>(?<![\w.])mhlo\.num_partitions\s=\s(?!\d))
     |(?P<sdyattr>\#sdy\.(?P<sdyattrkind>sharding_per_value|sharding|mesh)<)
     |(?P<meshdecl>(?<![\w.])sdy\.mesh\s+@(?P<meshname>[\w$.\-]+|"(?:[^"\\]|\\.)*")\s*=\s*<)
-    |(?P<meshbad>(?<![\w.%])sdy\.mesh\s+@(?P<meshbadname>[\w$.\-]+|"(?:[^"\\]|\\.)*")\s*=[ \t]*(?![ \t\r\n<\#]|\Z))
+    |(?P<meshbad>(?<![\w.%])sdy\.mesh\s+@(?P<meshbadname>[\w$.\-]+|"(?:[^"\\]|\\.)*")\s*=[ \t]*
+        (?![ \t\r\n<]|\#sdy\.|ALIAS|\Z))
     |(?P<sdyop>(?<![\w.])sdy\.(?P<sdyopname>sharding_constraint|reshard)\s+%[\w\#.$\-]+\s+<)
-    |(?P<sdyopbad>(?<![\w.%])sdy\.(?P<sdyopbadname>sharding_constraint|reshard)\s+%[\w\#.$\-]+[ \t]+(?![ \t\r\n<\#]|\Z))
+    |(?P<sdyopbad>(?<![\w.%])sdy\.(?P<sdyopbadname>sharding_constraint|reshard)\s+%[\w\#.$\-]+[ \t]+
+        (?![ \t\r\n<]|\#sdy\.|ALIAS|\Z))
     |(?P<oparg>(?<![\w.])(?P<opargkey>out_sharding|sharding)=<)
     |(?P<mclist>(?<![\w.])(?P<mclistkey>in_shardings|out_shardings)=\[)
     |(?P<maxes>(?<![\w.])manual_axes=\{)
     |(?P<unspec>unspecified_dims=(?P<unspecv>\[[\d,\s]*\]))
     |(?P<shmesh>(?<![\w.])stablehlo\.mesh\s*=\s*\{)
-    |(?P<shmeshbad>(?<![\w.%])stablehlo\.mesh\s*=[ \t]*(?![ \t\r\n{\#]|\Z))
+    |(?P<shmeshbad>(?<![\w.%])stablehlo\.mesh\s*=[ \t]*(?![ \t\r\n{]|\#sdy\.|ALIAS|\Z))
     |(?P<collective>replica_group_mesh_axes<\s*mesh\s*=\s*(?:@(?P<collname>[\w$.\-]+)|\#stablehlo\.mesh<))
     |(?P<shardgrid>(?<![\w.])shard\.grid\s+@(?P<gridname>[\w$.\-]+|"(?:[^"\\]|\\[^\n])*")\s*\()
     |(?P<shardsharding>(?<![\w.])shard\.sharding\s+@(?P<shardgrid_name>[\w$.\-]+|"(?:[^"\\]|\\[^\n])*")(?=\s+split_axes\s*=\s*\[))
     |(?P<expected>expected-error(?P<expectedoff>@[+-]\d+|@above|@below)?)
-    """,
+    """.replace(b"ALIAS", _ALIAS),
     re.VERBOSE,
 )
 
