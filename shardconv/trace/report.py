@@ -335,7 +335,7 @@ class _Lines:
 
     def __call__(self, *parts: tuple[str, str]) -> None:
         if not self.color:
-            self.pending.append("".join(words for words, _ in parts) + "\n")
+            self.pending.append("".join([words for words, _ in parts]) + "\n")
             return
         from rich.text import Text
 
