@@ -102,6 +102,21 @@ def _no_default(v: Any) -> Any:
     raise TypeError(f"Object of type {type(v).__name__} is not JSON serializable")  # (never: scalars only)
 
 
+def object_template(keys: tuple[str, ...], pad: str) -> str:
+    """What ``indented`` writes for an object of ``keys`` at depth ``pad``, with a ``str.format`` field for
+    each value: that value as ``value_text`` writes it at depth ``pad + "  "``. A record of one shape that a
+    document holds thousands of (a trace's changes) is written by one format call, not a walk of its dict."""
+    inner = pad + "  "
+    fields = ",\n".join(inner + _string(k).replace("{", "{{").replace("}", "}}") + ": {}" for k in keys)
+    return "{{\n" + fields + f"\n{pad}}}}}"
+
+
+def value_text(v: Any, pad: str) -> str:
+    """One value as ``indented`` writes it at depth ``pad``, its lone surrogates left for the whole text's
+    ``escape_surrogates``: a field of an ``object_template``."""
+    return _pretty(v, pad)
+
+
 def dumps_streamed(command: str, key: str, items: Iterable[dict[str, Any]]) -> Iterator[str]:
     """``dumps(document(command, key=[*items]))`` in pieces, one per item as it comes: a long list (``key``
     the document's last field) is never held whole; each item indented at its depth."""
