@@ -392,13 +392,19 @@ def _print_change(say: _Lines, c: Change, hinted: set[str], grids: Grids | None)
             say.flush()
             _print_grids(say.console, c, say.color, grids.pictures)
         if c.kind == "placement":
-            say((f"    devices {compress_ids(c.devices)} now hold different data", "red"))
+            say((f"    devices {_moved(c.devices)} now hold different data", "red"))
     if c.filled:
         say((f"    {_filled_words(c.filled)}", ""))
     hint = explain_hint(c)
     if hint and hint not in hinted:
         hinted.add(hint)
         say((f"    why: {hint}", ""))
+
+
+@lru_cache(maxsize=1024)
+def _moved(devices: tuple[int, ...]) -> str:
+    """``compress_ids`` of the devices a move changes: a long trace moves the same few sets thousands of times."""
+    return compress_ids(devices)
 
 
 def _filled_words(dims: tuple[int, ...]) -> str:
@@ -525,6 +531,7 @@ def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'s' if n != 1 else ''}"
 
 
+@lru_cache(maxsize=256)
 @lru_cache(maxsize=256)
 def _short(path: str) -> str:
     """A path as given, or (absolute) its folder and name: XLA names every module's Shardy stages alike
