@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import cache
 from math import prod
 
 from shardconv.core.arguments import type_error
@@ -69,7 +70,7 @@ def _ints(text: str) -> tuple[int, ...]:
 
 
 def _everyday(text: str, num_devices: int | None) -> HloSharding | None:
-    """The grammar's answer for an everyday spelling (``_EVERYDAY``, ``_NAMED``, or a tuple of them as XLA prints one:
+    """The grammar's answer for an everyday spelling (``_EVERYDAY``, ``_named``, or a tuple of them as XLA prints one:
     ``{{...}, {...}}``) without loading the grammar: the CLI's one-value path, and a dump's values. None
     for anything else or anything invalid, so the grammar decides (and words any error);
     tests/formats/hlo/test_hlo_everyday.py holds the two to the same answers."""
@@ -113,16 +114,22 @@ def _everyday_element(text: str, num_devices: int | None) -> HloSharding | None:
 # plain axis names, the mesh's device ids listed or as an iota, closed dims of whole axes, nothing after.
 _NAME = r"'[A-Za-z_][A-Za-z0-9_]*'"
 _AXES = rf"\{{(?:{_NAME}(?:, ?{_NAME})*)?\}}"
-_NAMED = re.compile(
-    rf"\{{mesh\[({_NAME}={_INT}(?:,{_NAME}={_INT})*)\]"
-    rf"(?:, device_ids=\((?:({_INTS})|\[({_INT})\]|\[({_TWO_OR_MORE})\]T\(({_TWO_OR_MORE})\))\))?"
-    rf", \[({_AXES}(?:, {_AXES})*)?\]\}}"
-)
+
+
+@cache
+def _named() -> re.Pattern[str]:
+    """The V3 everyday spelling, compiled when a text first starts like one (half a millisecond a start-up
+    that reads none need not pay)."""
+    return re.compile(
+        rf"\{{mesh\[({_NAME}={_INT}(?:,{_NAME}={_INT})*)\]"
+        rf"(?:, device_ids=\((?:({_INTS})|\[({_INT})\]|\[({_TWO_OR_MORE})\]T\(({_TWO_OR_MORE})\))\))?"
+        rf", \[({_AXES}(?:, {_AXES})*)?\]\}}"
+    )
 
 
 def _everyday_named(text: str, num_devices: int | None) -> HloSharding | None:
-    """``_everyday`` of a V3 sharding (``_NAMED``), built and checked as the grammar's ``v3`` does."""
-    m = _NAMED.fullmatch(text)
+    """``_everyday`` of a V3 sharding (``_named``), built and checked as the grammar's ``v3`` does."""
+    m = _named().fullmatch(text)
     if m is None:
         return None
     mesh_axes, listed, flat, reshape, perm, dims = m.groups()
