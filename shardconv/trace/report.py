@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from shardconv.core.placement import compress_ids, id_runs
-from shardconv.trace.changes import KINDS, Change
+from shardconv.trace.changes import KINDS, Change, once_per_pair
 from shardconv.trace.dumps import Dump, xla_step
 from shardconv.trace.run import Seen, Skipped
 from shardconv.trace.values import Observation
@@ -462,9 +462,13 @@ def _before_path(c: Change, dumps: dict[int, Dump]) -> str:
 
 
 def _on_mesh(o: Observation) -> str:
-    if o.mesh is not None:
-        return f"  on {o.mesh.shape_str() or '<[]>'}"
+    mesh = o.mesh
+    if mesh is not None:  # (worded once per mesh object: a long trace's changes are on the same few)
+        return once_per_pair(_MESH_WORDS, mesh, mesh, lambda: f"  on {mesh.shape_str() or '<[]>'}")
     return f"  ({o.error})" if o.error else ""
+
+
+_MESH_WORDS: dict[tuple[int, int], tuple[object, object, str]] = {}
 
 
 def _print_grids(console: Console, c: Change, color: bool, pictures: dict[tuple[object, ...], str]) -> None:
