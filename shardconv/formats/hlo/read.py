@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import cache
 from math import prod
 
 from shardconv.core.arguments import type_error
@@ -25,6 +24,7 @@ from shardconv.core.normalise import canonical_tiled
 from shardconv.core.sources import remember
 from shardconv.formats.grammar import parse
 from shardconv.formats.hlo.verify import check_device_id, check_iota_fits, check_named, maximal_device, mesh_device_ids
+from shardconv.text.patterns import lazy_pattern
 
 
 def parse_hlo_text(text: str, *, num_devices: int | None = None) -> HloSharding:
@@ -116,15 +116,12 @@ _NAME = r"'[A-Za-z_][A-Za-z0-9_]*'"
 _AXES = rf"\{{(?:{_NAME}(?:, ?{_NAME})*)?\}}"
 
 
-@cache
-def _named() -> re.Pattern[str]:
-    """The V3 everyday spelling, compiled when a text first starts like one (half a millisecond a start-up
-    that reads none need not pay)."""
-    return re.compile(
-        rf"\{{mesh\[({_NAME}={_INT}(?:,{_NAME}={_INT})*)\]"
-        rf"(?:, device_ids=\((?:({_INTS})|\[({_INT})\]|\[({_TWO_OR_MORE})\]T\(({_TWO_OR_MORE})\))\))?"
-        rf", \[({_AXES}(?:, {_AXES})*)?\]\}}"
-    )
+# (compiled when a text first starts like one: half a millisecond a start-up that reads none need not pay)
+_named = lazy_pattern(
+    rf"\{{mesh\[({_NAME}={_INT}(?:,{_NAME}={_INT})*)\]"
+    rf"(?:, device_ids=\((?:({_INTS})|\[({_INT})\]|\[({_TWO_OR_MORE})\]T\(({_TWO_OR_MORE})\))\))?"
+    rf", \[({_AXES}(?:, {_AXES})*)?\]\}}"
+)
 
 
 def _everyday_named(text: str, num_devices: int | None) -> HloSharding | None:
@@ -234,7 +231,7 @@ def refuse_huge_products(text: str) -> None:
 
 
 # A V3 mesh's axes: ``'a'=2`` (or bare ``a=2``, jaxlib 0.9.1), a quoted name read whole (it may hold ``=``).
-_MESH_AXIS = re.compile(r"""(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[A-Za-z_][A-Za-z0-9_.]*)\s*=\s*([0-9]+)""")
+_mesh_axis = lazy_pattern(r"""(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[A-Za-z_][A-Za-z0-9_.]*)\s*=\s*([0-9]+)""")
 
 
 def refuse_huge_meshes(text: str) -> None:
@@ -247,7 +244,7 @@ def refuse_huge_meshes(text: str) -> None:
         close = text.find("]", start)
         if close < 0:
             continue
-        sizes = (int(m.group(1)) for m in _MESH_AXIS.finditer(text, start, close) if len(m.group(1)) <= 19)
+        sizes = (int(m.group(1)) for m in _mesh_axis().finditer(text, start, close) if len(m.group(1)) <= 19)
         try:
             need = check_device_count(n for n in sizes if n > 0)
         except ShardingError as e:
