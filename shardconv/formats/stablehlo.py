@@ -8,17 +8,18 @@ import re
 from shardconv.core.errors import ShardingError, ShardingSyntaxError
 from shardconv.core.model import AxisRef, CollectiveAxes, Mesh, SubAxis
 from shardconv.formats.sdy.mlir_text import decode_string, parse_int
+from shardconv.text.patterns import lazy_pattern
 
-_STABLEHLO_AXIS = re.compile(r'name\s*=\s*"((?:[^"\\]|\\.)*)"\s*,\s*size\s*=\s*(\d+)')
-_STABLEHLO_IDS = re.compile(r"device_ids\s*=\s*(?:array<i64:\s*|dense<)?\[?([\d,\s]*)")
+_stablehlo_axis = lazy_pattern(r'name\s*=\s*"((?:[^"\\]|\\.)*)"\s*,\s*size\s*=\s*(\d+)')
+_stablehlo_ids = lazy_pattern(r"device_ids\s*=\s*(?:array<i64:\s*|dense<)?\[?([\d,\s]*)")
 _INTEGER = re.compile(r"\s*(-?)(\d+)\s*")
 _STRING = r'"(?:[^"\\]|\\.)*"'
-_STRING_LITERAL = re.compile(_STRING)
+_string_literal = lazy_pattern(_STRING)
 # `mesh = @name` or an inline `mesh = #stablehlo.mesh<axes = [...]>`, then `, axes = [`.
-_HEAD = re.compile(r"\s*<?\s*mesh(?:_name)?\s*=\s*(?:@([\w$.\-]+)|(#stablehlo\.mesh<))")
+_head = lazy_pattern(r"\s*<?\s*mesh(?:_name)?\s*=\s*(?:@([\w$.\-]+)|(#stablehlo\.mesh<))")
 _AXES = re.compile(r"\s*,\s*axes\s*=\s*\[")
 # One axis: `#stablehlo.axis_ref<name = "y", sub_axis_info = (1)2>`, or Shardy's `#sdy<axis_ref"y":(1)2>`.
-_AXIS_REF = re.compile(
+_axis_ref_text = lazy_pattern(
     rf"\s*(?:\#stablehlo\.axis_ref<\s*name\s*=\s*({_STRING})(?:\s*,\s*sub_axis_info\s*=\s*\((\d+)\)(\d+))?\s*>"
     rf"|\#sdy<axis_ref\s*({_STRING})(?::\((\d+)\)(\d+))?>)"
 )
@@ -31,8 +32,8 @@ def stablehlo_mesh(text: str) -> Mesh:
     an inline ``#stablehlo.mesh<axes = [#stablehlo.mesh_axis<name = "a", size = 2>, ...]>``."""
     if not text.startswith(("{", "#stablehlo.mesh<")):  # (its axes are read wherever they are in it)
         raise ShardingSyntaxError(f"expected '{{' opening a mesh, got {text[:10]!r}", pos=0)
-    axes = [(m.group(1), integer(m.group(2), m.start(2))) for m in _STABLEHLO_AXIS.finditer(text)]
-    ids = _STABLEHLO_IDS.search(text)
+    axes = [(m.group(1), integer(m.group(2), m.start(2))) for m in _stablehlo_axis().finditer(text)]
+    ids = _stablehlo_ids().search(text)
     device_ids = integers(ids.group(1), ids.start(1)) if ids else None
     return Mesh.of(axes, device_ids=device_ids or None)
 
@@ -73,7 +74,7 @@ def _bracket_end(text: str, open_at: int) -> int:
     while i < len(text):
         c = text[i]
         if c == '"':
-            m = _STRING_LITERAL.match(text, i)
+            m = _string_literal().match(text, i)
             i = m.end() if m else len(text)
             continue
         depth += (c == "<") - (c == ">")
@@ -86,7 +87,7 @@ def _bracket_end(text: str, open_at: int) -> int:
 def parse_replica_group_mesh_axes(text: str) -> CollectiveAxes:
     """``<mesh = @m, axes = [#stablehlo.axis_ref<name = "x">, ...]>`` (the body of a
     ``#stablehlo.replica_group_mesh_axes``): one group of axes; an inline mesh is kept on the value."""
-    head = _HEAD.match(text)
+    head = _head().match(text)
     if head is None:
         raise ShardingSyntaxError("expected 'mesh = @name' or 'mesh = #stablehlo.mesh<...>'", text=text, pos=0)
     mesh: Mesh | None = None
@@ -105,7 +106,7 @@ def parse_replica_group_mesh_axes(text: str) -> CollectiveAxes:
         at = close.end()
     else:
         while True:
-            m = _AXIS_REF.match(text, at)
+            m = _axis_ref_text().match(text, at)
             if m is None:
                 raise ShardingSyntaxError(
                     "expected an axis: #stablehlo.axis_ref<name = \"...\"> or #sdy<axis_ref\"...\">",

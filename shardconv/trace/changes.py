@@ -95,13 +95,13 @@ def _told(a: Observation, b: Observation) -> Told | None:
     ra, rb = a.reading, b.reading
     if ra is None or rb is None:
         return _tell(a, b)
-    return _once_per_pair(_TOLD, ra, rb, lambda: _tell(a, b))
+    return once_per_pair(_TOLD, ra, rb, lambda: _tell(a, b))
 
 
 T = TypeVar("T")
 
 
-def _once_per_pair(cache: dict[tuple[int, int], tuple[object, object, T]], a: object, b: object,
+def once_per_pair(cache: dict[tuple[int, int], tuple[object, object, T]], a: object, b: object,
                   make: Callable[[], T]) -> T:
     """``make()`` for the pair of objects ``a``, ``b``, kept in ``cache`` by their ids (holding both, so
     their ids stay theirs; a few thousand pairs at most)."""
@@ -139,7 +139,7 @@ _MOVED: dict[tuple[int, int], tuple[object, object, tuple[int, ...]]] = {}
 def moved_devices(a: Placement, b: Placement) -> tuple[int, ...]:
     """``differing_devices(a, b)``, worked out once per pair of placement objects: the readers share one
     object per distinct sharding, and a long log moves the same few thousands of times."""
-    return _once_per_pair(_MOVED, a, b, lambda: differing_devices(a, b))
+    return once_per_pair(_MOVED, a, b, lambda: differing_devices(a, b))
 
 
 def filled_open_dims(a: Observation, b: Observation) -> tuple[int, ...]:
@@ -171,5 +171,5 @@ def per_device(before: Shape | None, after: Shape | None) -> bool:
 
 __all__ = [
     "KINDS", "Change", "classify", "counterparts", "filled_open_dims", "gained_kind", "lost_kind", "moved_devices",
-    "per_device", "preferred",
+    "once_per_pair", "per_device", "preferred",
 ]

@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from shardconv.core.placement import compress_ids, id_runs
-from shardconv.trace.changes import KINDS, Change
+from shardconv.trace.changes import KINDS, Change, once_per_pair
 from shardconv.trace.dumps import Dump, xla_step
 from shardconv.trace.run import Seen, Skipped
 from shardconv.trace.values import Observation
@@ -91,7 +91,7 @@ def write_json(command: str, items: Iterable[Seen | Change | Skipped], out: Text
     with _Spool("dumps") as dumps, _Spool("changes") as spool:
         for seen, changes in per_dump(items, run):
             for c in ordered(changes, by_kind=False):
-                spool.write(_item(change_dict(c, tables)))
+                spool.write(change_json(c, tables))
             if seen is not None:
                 dumps.write(_item(_dump_dict(seen)))
         from shardconv.ui import jsonout  # (json loads once the first dump is read: the scan starts first)
@@ -206,36 +206,40 @@ def _jsonout() -> ModuleType:
     return jsonout
 
 
-def change_dict(c: Change, tables: Tables) -> dict[str, Any]:
-    """One change, its sides' meshes and placements as ids into ``tables`` (added there when new)."""
-    return {
-        "pass": c.pass_name,
-        "value": c.value,
-        "kind": c.kind,
-        "before": _side_dict(c.before, tables) if c.before is not None else None,
-        "after": _side_dict(c.after, tables) if c.after is not None else None,
-        "devices": device_ranges(c.devices),
-        "filled": list(c.filled),
-    }
+_CHANGE_KEYS = ("pass", "value", "kind", "before", "after", "devices", "filled")
+_SIDE_KEYS = ("dump", "text", "form", "mesh", "placement", "error", "file", "line", "column")
+
+
+def change_json(c: Change, tables: Tables) -> str:
+    """One change as an item of the document's ``changes`` (at depth 2, its first line not indented): the
+    object ``{"pass", "value", "kind", "before", "after", "devices", "filled"}``, its sides' meshes and
+    placements as ids into ``tables`` (added there when new), written through one template (a long trace
+    writes thousands)."""
+    change, side, text, escaped = _writers()
+
+    def side_json(o: Observation | None) -> str:
+        if o is None:
+            return "null"
+        return side.format(text(o.dump, ""), text(o.text, ""), text(o.form, ""), text(tables.mesh_id(o.mesh), ""),
+                           text(tables.placement_id(o.place), ""), text(o.error, ""), text(o.path, ""),
+                           text(o.line, ""), text(o.col, ""))
+
+    return escaped(change.format(text(c.pass_name, ""), text(c.value, ""), text(c.kind, ""), side_json(c.before),
+                                 side_json(c.after), text(device_ranges(c.devices), "      "),
+                                 text(list(c.filled), "      ")))
+
+
+@lru_cache(maxsize=1)
+def _writers() -> tuple[str, str, Callable[[Any, str], str], Callable[[str], str]]:
+    """The templates of a change and of its sides at their depths in the document, and what fills them."""
+    from shardconv.ui.jsonout import escape_surrogates, object_template, value_text
+
+    return object_template(_CHANGE_KEYS, "    "), object_template(_SIDE_KEYS, "      "), value_text, escape_surrogates
 
 
 def device_ranges(ids: tuple[int, ...]) -> list[list[int]]:
     """Sorted device ids as ``[first, last]`` runs (``[[1, 6]]``): a move's size does not grow with the mesh."""
     return [[a, b] for a, b in id_runs(ids)]
-
-
-def _side_dict(o: Observation, tables: Tables) -> dict[str, Any]:
-    return {
-        "dump": o.dump,
-        "text": o.text,
-        "form": o.form,
-        "mesh": tables.mesh_id(o.mesh),
-        "placement": tables.placement_id(o.place),
-        "error": o.error,
-        "file": o.path,
-        "line": o.line,
-        "column": o.col,
-    }
 
 
 _RANK = {k: i for i, k in enumerate(KINDS)}  # a change kind's place in a dump's changes
@@ -335,7 +339,7 @@ class _Lines:
 
     def __call__(self, *parts: tuple[str, str]) -> None:
         if not self.color:
-            self.pending.append("".join(words for words, _ in parts) + "\n")
+            self.pending.append("".join([words for words, _ in parts]) + "\n")
             return
         from rich.text import Text
 
@@ -388,13 +392,19 @@ def _print_change(say: _Lines, c: Change, hinted: set[str], grids: Grids | None)
             say.flush()
             _print_grids(say.console, c, say.color, grids.pictures)
         if c.kind == "placement":
-            say((f"    devices {compress_ids(c.devices)} now hold different data", "red"))
+            say((f"    devices {_moved(c.devices)} now hold different data", "red"))
     if c.filled:
         say((f"    {_filled_words(c.filled)}", ""))
     hint = explain_hint(c)
     if hint and hint not in hinted:
         hinted.add(hint)
         say((f"    why: {hint}", ""))
+
+
+@lru_cache(maxsize=1024)
+def _moved(devices: tuple[int, ...]) -> str:
+    """``compress_ids`` of the devices a move changes: a long trace moves the same few sets thousands of times."""
+    return compress_ids(devices)
 
 
 def _filled_words(dims: tuple[int, ...]) -> str:
@@ -452,9 +462,13 @@ def _before_path(c: Change, dumps: dict[int, Dump]) -> str:
 
 
 def _on_mesh(o: Observation) -> str:
-    if o.mesh is not None:
-        return f"  on {o.mesh.shape_str() or '<[]>'}"
+    mesh = o.mesh
+    if mesh is not None:  # (worded once per mesh object: a long trace's changes are on the same few)
+        return once_per_pair(_MESH_WORDS, mesh, mesh, lambda: f"  on {mesh.shape_str() or '<[]>'}")
     return f"  ({o.error})" if o.error else ""
+
+
+_MESH_WORDS: dict[tuple[int, int], tuple[object, object, str]] = {}
 
 
 def _print_grids(console: Console, c: Change, color: bool, pictures: dict[tuple[object, ...], str]) -> None:
@@ -522,6 +536,7 @@ def _plural(n: int, noun: str) -> str:
 
 
 @lru_cache(maxsize=256)
+@lru_cache(maxsize=256)
 def _short(path: str) -> str:
     """A path as given, or (absolute) its folder and name: XLA names every module's Shardy stages alike
     (``module_0040.jit_f/02.after_propagation.mlir``). (A change names its files twice: kept for the
@@ -533,7 +548,7 @@ def _short(path: str) -> str:
 
 
 __all__ = [
-    "GRIDS_SHOWN", "Collected", "Grids", "Tables", "change_dict", "device_ranges", "dump_summary", "emit", "ordered",
+    "GRIDS_SHOWN", "Collected", "Grids", "Tables", "change_json", "device_ranges", "dump_summary", "emit", "ordered",
     "per_dump", "print_changes", "summary_line", "write_json",
 ]
 

@@ -352,7 +352,7 @@ class _Follower:
 
 def _positional(key: str) -> bool:
     """An argument or result, paired by position: its type may change (partitioning, HLO against sdy)."""
-    return any(p in key for p in _BY_POSITION)
+    return _BY_POSITION[0] in key or _BY_POSITION[1] in key  # (asked of every change: no generator)
 
 
 _PARTITIONER = re.compile(r"spmd.?partition", re.IGNORECASE)  # XLA's spmd-partitioning pass, by its name

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import sys
 from typing import IO, TYPE_CHECKING, cast
 
@@ -73,6 +74,9 @@ def make_console(stream: IO[str] | None = None, *, stderr: bool = False, wrap_pi
     return console
 
 
+_LINE_END_SPACES = re.compile(" +\n")  # (one pass in C over a write: a long trace writes a dump's lines at once)
+
+
 class _TrailingSpaceTrimmer:
     """Drops the spaces rich pads table cells with at line ends, so output diffs and pastes cleanly.
 
@@ -86,7 +90,7 @@ class _TrailingSpaceTrimmer:
         text = self._held + text
         body = text.rstrip(" ")
         self._held = text[len(body) :]
-        self._stream.write("\n".join(line.rstrip(" ") for line in body.split("\n")))
+        self._stream.write(_LINE_END_SPACES.sub("\n", body) if " \n" in body else body)
         return len(text)
 
     def flush(self) -> None:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from _json import make_encoder
+from collections.abc import Callable, Iterable, Iterator
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -55,7 +57,8 @@ def _pretty(v: Any, pad: str) -> str:
     """``json.dumps(v, indent=2, ensure_ascii=False)`` at depth ``pad``, byte for byte: its pure-Python
     encoder (any indent takes it) spent more than the scan on a long trace's thousands of dumps; the
     values themselves go through json's own encoder, the commonest (strings, ints, booleans, None: a
-    trace's dumps are thousands of them) without its per-call encoder."""
+    trace's dumps are thousands of them) without its per-call encoder, and a list or object of them
+    only (a change's sides, a dump's fields) through json's C encoder in one call."""
     t = type(v)
     if t is str:
         return _string(v)
@@ -69,6 +72,8 @@ def _pretty(v: Any, pad: str) -> str:
         inner = pad + "  "
         if set(map(type, v)) != _STR:  # (keys json converts: left to it)
             return json.dumps(v, indent=2, ensure_ascii=False).replace("\n", "\n" + pad)
+        if set(map(type, v.values())) <= _SCALARS:
+            return f"{{\n{inner}{_flat(inner)(v, 0)[0][1:-1]}\n{pad}}}"
         return "{\n" + ",\n".join([
             f"{inner}{_string(k)}: {_string(x) if type(x) is str else _pretty(x, inner)}" for k, x in v.items()
         ]) + f"\n{pad}}}"
@@ -76,13 +81,39 @@ def _pretty(v: Any, pad: str) -> str:
         if not v:
             return "[]"
         inner = pad + "  "
-        if set(map(type, v)) == _INT:  # (device ids, dims: the commonest list)
-            return "[\n" + ",\n".join([inner + int.__repr__(x) for x in v]) + f"\n{pad}]"
+        if set(map(type, v)) <= _SCALARS:  # (device ids, dims: the commonest list)
+            return f"[\n{inner}{_flat(inner)(v, 0)[0][1:-1]}\n{pad}]"
         return "[\n" + ",\n".join([inner + _pretty(x, inner) for x in v]) + f"\n{pad}]"
     return _encode(v)
 
 
-_STR, _INT = {str}, {int}  # (a set of the types of a dict's keys or a list's items, at C speed)
+_STR = {str}  # (a set of the types of a dict's keys, at C speed)
+_SCALARS = frozenset({str, int, bool, float, type(None)})  # what json's C encoder writes as ``_pretty`` does
+
+
+@cache
+def _flat(inner: str) -> make_encoder:
+    """json's C encoder for a list or object of scalars whose items sit at depth ``inner``: it joins them
+    with a comma, a line break and ``inner``; ``_pretty`` adds the opening and closing lines."""
+    return make_encoder(None, _no_default, _string, None, ": ", ",\n" + inner, False, False, True)
+
+
+def _no_default(v: Any) -> Any:
+    raise TypeError(f"Object of type {type(v).__name__} is not JSON serializable")  # (never: scalars only)
+
+
+def object_template(keys: tuple[str, ...], pad: str) -> str:
+    """What ``indented`` writes for an object of ``keys`` at depth ``pad``, with a ``str.format`` field for
+    each value: that value as ``value_text`` writes it at depth ``pad + "  "``. A record of one shape that a
+    document holds thousands of (a trace's changes) is written by one format call, not a walk of its dict."""
+    inner = pad + "  "
+    fields = ",\n".join(inner + _string(k).replace("{", "{{").replace("}", "}}") + ": {}" for k in keys)
+    return "{{\n" + fields + f"\n{pad}}}}}"
+
+
+# One value as ``indented`` writes it at depth ``pad``, its lone surrogates left for the whole text's
+# ``escape_surrogates``: a field of an ``object_template`` (the writer itself: a change fills 23 fields).
+value_text: Callable[[Any, str], str] = _pretty
 
 
 def dumps_streamed(command: str, key: str, items: Iterable[dict[str, Any]]) -> Iterator[str]:

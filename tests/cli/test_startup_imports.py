@@ -99,9 +99,19 @@ CLEAN_TUPLES = (
 )
 
 
-@pytest.mark.parametrize(("name", "text"), [("clean.hlo", CLEAN_TUPLES), ("clean.mlir", CLEAN_SDY)])
+CLEAN_COLLECTIVE = (  # a per-pass dump's all-gather, its replica groups a V3 mesh as XLA prints them
+    "HloModule m, num_partitions=8\n\nENTRY main {\n  p = f32[8,8] parameter(0), sharding={devices=[2,4]<=[8]}\n"
+    "  ROOT ag = f32[8,32] all-gather(p), channel_id=1, replica_groups=mesh['axis_0'=2,'axis_1'=4] {'axis_1'}, "
+    "dimensions={1}, use_global_device_ids=true, sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}\n}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"), [("clean.hlo", CLEAN_TUPLES), ("clean.mlir", CLEAN_SDY), ("collective.hlo", CLEAN_COLLECTIVE)]
+)
 def test_check_of_printed_tuples_and_sdy_loads_no_grammar(tmp_path: Path, name: str, text: str) -> None:
-    """A dump's values as XLA and Shardy print them (tuples, meshes, shardings) are read without the grammar."""
+    """A dump's values as XLA and Shardy print them (tuples, meshes, shardings, a collective's V3 replica
+    groups) are read without the grammar."""
     (tmp_path / name).write_text(text)
     modules = loaded(tmp_path, "check", "-j", "1", "--mesh", "batch=2,model=4", name)
     assert "shardconv._native" in modules and "shardconv.formats._lark_runtime" not in modules

@@ -70,3 +70,14 @@ def test_a_document_of_several_streamed_lists_is_the_document(lists: list[list[d
     streamed = "".join(jsonout.document_pieces("check", **{k: iter(v) for k, v in fields.items()}, last=last))
     assert streamed == jsonout.dumps(jsonout.document("check", **fields, last=last))
     assert streamed == json.dumps(jsonout.document("check", **fields, last=last), indent=2, ensure_ascii=False)
+
+
+@settings(max_examples=examples(150))
+@given(st.dictionaries(st.text(), VALUES, min_size=1, max_size=5), st.sampled_from(["", "  ", "    "]))
+def test_an_object_template_filled_with_its_values_is_the_object_s_indented_text(
+    obj: dict[str, Any], pad: str
+) -> None:
+    """A record written through ``object_template`` (a trace's changes) is what ``indented`` writes of it,
+    braces in its keys and all."""
+    filled = jsonout.object_template(tuple(obj), pad).format(*(jsonout.value_text(v, pad + "  ") for v in obj.values()))
+    assert jsonout.escape_surrogates(filled) == jsonout.indented(obj, pad)

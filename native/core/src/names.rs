@@ -447,10 +447,11 @@ fn what(data: &[u8], a: usize, b: usize, out: &mut Vec<u8>) {
 /// (`(tensor<8xf32>) -> tensor<2x4xf32>`); None when the line has no type (an op whose region opens on it).
 fn result_type(rest: &[u8]) -> Option<&[u8]> {
     let line = &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())];
-    let line = &line[..memchr::memmem::find(line, b" attributes {").unwrap_or(line.len())];
-    let ty = &line[memchr::memmem::rfind(line, b" : ")? + 3..];
+    // (searchers built once, not per definition: a dump defines hundreds of values on short lines)
+    let line = &line[..crate::finder!(b" attributes {").find(line).unwrap_or(line.len())];
+    let ty = &line[crate::find::rfind_lit(line, b" : ", 1)? + 3..];
     let ty = ty.trim_ascii_end().strip_suffix(b"{").unwrap_or(ty);
-    let ty = memchr::memmem::rfind(ty, b"->").map_or(ty, |p| &ty[p + 2..]);
+    let ty = crate::find::rfind_lit(ty, b"->", 1).map_or(ty, |p| &ty[p + 2..]);
     let ty = ty.trim_ascii();
     (!ty.is_empty()).then_some(ty)
 }

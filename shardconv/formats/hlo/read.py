@@ -9,11 +9,22 @@ from math import prod
 from shardconv.core.arguments import type_error
 from shardconv.core.errors import ShardingError, ShardingSyntaxError, ShardingValidationError
 from shardconv.core.limits import check_device_count, check_text_length
-from shardconv.core.model import HloSharding, SubgroupType, TileAssignment
+from shardconv.core.model import (
+    AxisRef,
+    DimSharding,
+    HloSharding,
+    Kind,
+    Mesh,
+    MeshAxis,
+    MeshSharding,
+    SubgroupType,
+    TileAssignment,
+)
 from shardconv.core.normalise import canonical_tiled
 from shardconv.core.sources import remember
 from shardconv.formats.grammar import parse
-from shardconv.formats.hlo.verify import check_device_id, check_iota_fits, maximal_device
+from shardconv.formats.hlo.verify import check_device_id, check_iota_fits, check_named, maximal_device, mesh_device_ids
+from shardconv.text.patterns import lazy_pattern
 
 
 def parse_hlo_text(text: str, *, num_devices: int | None = None) -> HloSharding:
@@ -59,7 +70,7 @@ def _ints(text: str) -> tuple[int, ...]:
 
 
 def _everyday(text: str, num_devices: int | None) -> HloSharding | None:
-    """The grammar's answer for an everyday spelling (``_EVERYDAY``, or a tuple of them as XLA prints one:
+    """The grammar's answer for an everyday spelling (``_EVERYDAY``, ``_named``, or a tuple of them as XLA prints one:
     ``{{...}, {...}}``) without loading the grammar: the CLI's one-value path, and a dump's values. None
     for anything else or anything invalid, so the grammar decides (and words any error);
     tests/formats/hlo/test_hlo_everyday.py holds the two to the same answers."""
@@ -72,7 +83,7 @@ def _everyday(text: str, num_devices: int | None) -> HloSharding | None:
 def _everyday_element(text: str, num_devices: int | None) -> HloSharding | None:
     m = _EVERYDAY.fullmatch(text)
     if m is None:
-        return None
+        return _everyday_named(text, num_devices) if text.startswith("{mesh[") else None
     replicated, device, dims, flat, reshape, perm, listed, replicate_last = m.groups()
     try:
         if replicated:
@@ -97,6 +108,45 @@ def _everyday_element(text: str, num_devices: int | None) -> HloSharding | None:
         return canonical_tiled(tile, (SubgroupType.REPLICATED,) if replicate_last else ())
     except ShardingError:
         return None
+
+
+# A V3 sharding as XLA prints one (a collective's ``replica_groups=mesh[...] {...}`` is read as one): quoted
+# plain axis names, the mesh's device ids listed or as an iota, closed dims of whole axes, nothing after.
+_NAME = r"'[A-Za-z_][A-Za-z0-9_]*'"
+_AXES = rf"\{{(?:{_NAME}(?:, ?{_NAME})*)?\}}"
+
+
+# (compiled when a text first starts like one: half a millisecond a start-up that reads none need not pay)
+_named = lazy_pattern(
+    rf"\{{mesh\[({_NAME}={_INT}(?:,{_NAME}={_INT})*)\]"
+    rf"(?:, device_ids=\((?:({_INTS})|\[({_INT})\]|\[({_TWO_OR_MORE})\]T\(({_TWO_OR_MORE})\))\))?"
+    rf", \[({_AXES}(?:, {_AXES})*)?\]\}}"
+)
+
+
+def _everyday_named(text: str, num_devices: int | None) -> HloSharding | None:
+    """``_everyday`` of a V3 sharding (``_named``), built and checked as the grammar's ``v3`` does."""
+    m = _named().fullmatch(text)
+    if m is None:
+        return None
+    mesh_axes, listed, flat, reshape, perm, dims = m.groups()
+    axes = tuple(MeshAxis(name[1:-1], int(size)) for name, size in (a.split("=") for a in mesh_axes.split(",")))
+    try:
+        n = check_device_count(a.size for a in axes if a.size > 0)
+        iota = ((int(flat),), (0,)) if flat is not None else (_ints(reshape), _ints(perm)) if reshape else None
+        ids, device_iota = mesh_device_ids(n, _ints(listed) if listed is not None else None, iota)
+        mesh = Mesh(axes=axes, explicit_device_ids=ids)
+        split = tuple(map(_dim, dims[1:-1].split("}, {"))) if dims else ()
+        ms = MeshSharding(mesh=mesh, dims=split, device_iota=device_iota)
+        check_named(ms, num_devices)
+    except ShardingError:
+        return None
+    return HloSharding(kind=Kind.MESH, mesh_sharding=ms)
+
+
+def _dim(axes: str) -> DimSharding:
+    """A closed dim of whole axes, from its text between the braces (``'a','b'``)."""
+    return DimSharding(tuple(AxisRef(a.strip()[1:-1]) for a in axes.split(",")) if axes else ())
 
 
 # What can follow a device list: the closing brace, a space, a comment, or an item (last_tile_dim(s),
@@ -181,7 +231,7 @@ def refuse_huge_products(text: str) -> None:
 
 
 # A V3 mesh's axes: ``'a'=2`` (or bare ``a=2``, jaxlib 0.9.1), a quoted name read whole (it may hold ``=``).
-_MESH_AXIS = re.compile(r"""(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[A-Za-z_][A-Za-z0-9_.]*)\s*=\s*([0-9]+)""")
+_mesh_axis = lazy_pattern(r"""(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[A-Za-z_][A-Za-z0-9_.]*)\s*=\s*([0-9]+)""")
 
 
 def refuse_huge_meshes(text: str) -> None:
@@ -194,7 +244,7 @@ def refuse_huge_meshes(text: str) -> None:
         close = text.find("]", start)
         if close < 0:
             continue
-        sizes = (int(m.group(1)) for m in _MESH_AXIS.finditer(text, start, close) if len(m.group(1)) <= 19)
+        sizes = (int(m.group(1)) for m in _mesh_axis().finditer(text, start, close) if len(m.group(1)) <= 19)
         try:
             need = check_device_count(n for n in sizes if n > 0)
         except ShardingError as e:

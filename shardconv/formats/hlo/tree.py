@@ -33,9 +33,10 @@ from shardconv.formats.hlo.verify import (
     check_device_id,
     check_iota_fits,
     check_mesh_fits,
-    check_mesh_sharding,
+    check_named,
     check_subgroup_fields,
     maximal_device,
+    mesh_device_ids,
     subgroup_type,
 )
 from shardconv.formats.sdy.tree import parse_priority
@@ -364,17 +365,11 @@ class HloTransformer(Transformer[Token, HloSharding]):
             n = check_device_count(a.size for a in axes if a.size > 0)
         ids: _Ints | None = None
         device_iota = None
-        if ids_spec is not None and ids_spec[0] == "explicit":
-            ids = ids_spec[1]
-            if len(ids) == n and ids == tuple(range(n)):
-                raise _err("device_ids equal to iota must be omitted (XLA aborts on them)", ids_spec[2])
-        elif ids_spec is not None:
-            reshape, perm = ids_spec[1]
-            tile = TileAssignment.iota((n,), reshape, perm)
-            # a non-trivial iota; a plain one means no device_ids
-            if tile.reshape_dims is not None and tile.perm is not None and len(tile.reshape_dims) > 1:
-                device_iota = (tile.reshape_dims, tile.perm)
-                ids = tile.devices
+        if ids_spec is not None:
+            explicit = ids_spec[0] == "explicit"
+            with _at(ids_spec[2]):
+                ids, device_iota = mesh_device_ids(n, ids_spec[1] if explicit else None,
+                                                   None if explicit else ids_spec[1])
         mesh = Mesh(axes=axes, explicit_device_ids=ids)
         ms = MeshSharding(
             mesh=mesh, dims=dims,
@@ -385,8 +380,7 @@ class HloTransformer(Transformer[Token, HloSharding]):
             device_iota=device_iota,
         )
         with _at(head):
-            check_mesh_sharding(ms)
-            check_mesh_fits(mesh, self.num_devices)
+            check_named(ms, self.num_devices)
         meta = attrs["metadata="].value if "metadata=" in attrs else ()
         return HloSharding(kind=Kind.MESH, mesh_sharding=ms, metadata=meta)
 

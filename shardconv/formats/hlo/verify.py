@@ -60,6 +60,29 @@ def check_mesh_fits(mesh: Mesh, num_devices: int | None) -> None:
         raise ShardingValidationError(f"the mesh has {mesh.num_devices} devices but there are only {num_devices}")
 
 
+def mesh_device_ids(
+    n: int, listed: tuple[int, ...] | None, iota: tuple[tuple[int, ...], tuple[int, ...]] | None
+) -> tuple[tuple[int, ...] | None, tuple[tuple[int, ...], tuple[int, ...]] | None]:
+    """A V3 mesh of ``n`` devices' ``device_ids=(...)``, given as a list or as an iota (reshape, perm):
+    its ids and, for a non-trivial iota, that iota (a plain one means no device_ids at all)."""
+    if listed is not None:
+        if len(listed) == n and listed == tuple(range(n)):
+            raise ShardingValidationError("device_ids equal to iota must be omitted (XLA aborts on them)")
+        return listed, None
+    if iota is None:
+        return None, None
+    tile = TileAssignment.iota((n,), *iota)
+    if tile.reshape_dims is not None and tile.perm is not None and len(tile.reshape_dims) > 1:
+        return tile.devices, (tile.reshape_dims, tile.perm)
+    return None, None
+
+
+def check_named(ms: MeshSharding, num_devices: int | None) -> None:
+    """A V3 sharding XLA accepts: its axes against its mesh (``check_mesh_sharding``), among ``num_devices``."""
+    check_mesh_sharding(ms)
+    check_mesh_fits(ms.mesh, num_devices)
+
+
 def _ref(a: AxisRef) -> str:
     return f"'{a.name}'" + (f":({a.sub_axis.pre_size}){a.sub_axis.size}" if a.sub_axis else "")
 

@@ -3,6 +3,9 @@ answer; a spelling the grammar refuses, or one outside that set, is left to the 
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -30,6 +33,11 @@ PRINTED = [
     "{{devices=[2,4]<=[8]}, {replicated}}",
     "{{replicated}}",
     "{{maximal device=0}, {devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}, {devices=[8,1]<=[8]}}",
+    # V3, as XLA prints a collective's replica groups (jax 0.10.2's per-pass dumps), read as a rank-1 sharding
+    "{mesh['axis_0'=2,'axis_1'=4], [{'axis_1'}]}",
+    "{mesh['axis_0'=1,'axis_1'=4,'axis_2'=2], device_ids=([2,4]T(1,0)), [{'axis_1'}]}",
+    "{mesh['a'=2,'b'=4], [{'a'}, {}]}",
+    "{mesh['a'=2,'b'=4], device_ids=(0,2,4,6,1,3,5,7), [{'a','b'}, {}]}",
 ]
 NUM_DEVICES = st.one_of(st.none(), st.integers(1, 16))
 
@@ -77,7 +85,8 @@ def near_everyday(draw: st.DrawFn) -> str:
             "listed": lambda: draw(_numbers()),
         }[form]()
         body = f"devices=[{draw(_numbers())}]{devices}"
-        body += draw(st.sampled_from(["", "", " last_tile_dim_replicate", "last_tile_dim_replicate", "  last_tile_dim_replicate"]))
+        body += draw(st.sampled_from(["", "", " last_tile_dim_replicate", "last_tile_dim_replicate",
+                                      "  last_tile_dim_replicate"]))
     tail = draw(st.sampled_from(["", "", "", " metadata={op_name=\"a\"}", " ", ", {replicated}"]))
     return "{" + draw(st.sampled_from(["", "", " "])) + body + tail + "}"
 
@@ -107,3 +116,46 @@ def test_near_everyday_tuples_give_the_grammars_answer_or_go_to_it(text: str, nu
 def test_generated_shardings_give_the_grammars_answer_or_go_to_it(text: str, num_devices: int | None) -> None:
     assert_same_as_grammar(text, num_devices)
 
+
+
+_AXIS_NAMES = st.sampled_from(["a", "b", "c", "axis_0", "_x", "b.c", "a-b", "a'", "\\x61", "0a", ""])
+
+
+@st.composite
+def near_everyday_named(draw: st.DrawFn) -> str:
+    """V3 spellings inside the everyday set (as XLA prints them) and just outside it: names unknown, twice,
+    quoted oddly or not at all; sizes of any number; device ids listed (of any length, iota or not) or as an
+    iota (fitting or not); dims of whole axes, open, with sub-axes or priorities; spaces and items after."""
+    names = draw(st.lists(_AXIS_NAMES, min_size=1, max_size=3))
+    quote = draw(st.sampled_from(["'", "'", "'", '"', ""]))
+    mesh = ",".join(f"{quote}{n}{quote}={draw(_NUMBER)}" for n in names)
+    ids = draw(st.sampled_from(["", "", "", f", device_ids=({draw(_numbers())})", f", device_ids=([{draw(_NUMBER)}])",
+                                f", device_ids=([{draw(_numbers(2))}]T({draw(_numbers())}))", ", device_ids=()"]))
+    refs = _AXIS_NAMES | st.sampled_from(names)
+
+    def dim() -> str:
+        axes = [f"'{a}'" + draw(st.sampled_from(["", "", "", ":(1)2"])) for a in draw(st.lists(refs, max_size=3))]
+        axes += draw(st.sampled_from([[], [], [], ["?"]]))
+        joined = draw(st.sampled_from([",", ",", ", ", " ,"])).join(axes)
+        return "{" + joined + "}" + draw(st.sampled_from(["", "", "p1"]))
+
+    dims = draw(st.sampled_from([", ", ", ", ",", " , "])).join(dim() for _ in range(draw(st.integers(0, 3))))
+    tail = draw(st.sampled_from(["", "", "", ", replicated={'a'}", ", metadata={op_name=\"a\"}", " "]))
+    return "{" + draw(st.sampled_from(["", "", " "])) + f"mesh[{mesh}]{ids}, [{dims}]{tail}}}"
+
+
+@settings(max_examples=examples(1000), suppress_health_check=list(HealthCheck))
+@given(near_everyday_named(), NUM_DEVICES)
+def test_near_everyday_named_spellings_give_the_grammars_answer_or_go_to_it(text: str, num_devices: int | None) -> None:
+    assert_same_as_grammar(text, num_devices)
+
+
+def test_a_collective_s_replica_groups_as_xla_prints_them_load_no_grammar() -> None:
+    """A per-pass dump's all-gathers print their groups as a V3 mesh; reading them costs no grammar."""
+    code = (
+        "import sys\nfrom shardconv.formats.stablehlo import parse_hlo_replica_groups\n"
+        "parse_hlo_replica_groups(\"mesh['axis_0'=1,'axis_1'=4,'axis_2'=2], device_ids=([2,4]T(1,0)) {'axis_1'}\")\n"
+        "print('shardconv.formats._lark_runtime' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert done.stdout.split() == ["False"]
