@@ -85,3 +85,22 @@ def test_second_ctrl_c_while_jax_workers_stop_prints_no_traceback() -> None:
     assert p.returncode == 130
     assert b"Traceback" not in err and b"KeyboardInterrupt" not in err and b"Exception ignored" not in err, err.decode()
     assert not _children(p.pid)
+
+
+def test_ctrl_c_while_check_reads_stdin_exits_130_not_an_abort() -> None:
+    """Ctrl-C while ``check -``'s read-ahead thread waits in the core for more of stdin, then stdin closed
+    as the run ends: 130 each time, never SIGABRT (the interpreter's exit would unwind that thread through
+    the core)."""
+    for pause in (0.0, 0.005, 0.01, 0.02):
+        p = subprocess.Popen([str(BIN), "check", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        assert p.stdin is not None and p.stdout is not None and p.stderr is not None
+        p.stdin.write(b"HloModule m\n")
+        p.stdin.flush()
+        time.sleep(1.0)  # past start-up: the first bytes are read, the thread waits for more
+        p.send_signal(signal.SIGINT)
+        time.sleep(pause)
+        p.stdin.close()
+        err = p.stderr.read()
+        p.stdout.read()
+        assert p.wait(timeout=60) == 130 and b"Traceback" not in err, (pause, p.returncode, err[-300:])
