@@ -18,6 +18,7 @@ from shardconv.core.records import record
 from shardconv.formats.hlo.read import parse_hlo
 from shardconv.formats.sdy import read as sdy
 from shardconv.formats.sdy.read import parse_mesh
+from shardconv.text.files import open_regular, os_reason
 
 if TYPE_CHECKING:
     from shardconv.core.model import (
@@ -200,7 +201,6 @@ _FIRST_READ = 1 << 16
 def _mesh_of_file(path: str) -> _FoundMesh:
     """The first mesh declaration of the regular file ``path``, read only as far as it ends (a FIFO or a
     device is refused, a dump is not read whole, nothing past MESH_FILE_LIMIT bytes is read)."""
-    from shardconv.text.files import open_regular, os_reason
 
     try:
         with open_regular(path) as f:

@@ -328,7 +328,7 @@ async def test_a_tpu_dump_s_stage_follows_its_folder_as_it_changes(
     head, _, rest = per_device.partition("\n")
     text = head.replace("is_scheduled=true, ", "") + "\n" + rest  # an input's text: only the name says more
     (tmp_path / "pyproject.toml").write_text('[tool.shardconv]\nallowed-meshes = ["2x4"]\n')
-    path = tmp_path / "module_0016.jit__lambda.cl_933746096.0021.spmd-cleanup.after_pipeline-start.before_dce.txt"
+    path = tmp_path / "module_0016.jit__lambda.cl_933746096.0021.simplification.after_pipeline-start.before_dce.txt"
     path.write_text(text)
     os.utime(tmp_path, (time.time() - 60, time.time() - 60))  # a folder that settled a while ago
     uri = await open_doc(client, path, language="plaintext")
