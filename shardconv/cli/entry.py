@@ -23,6 +23,9 @@ def main(argv: list[str] | None = None) -> Any:
     gc.disable()  # click and the command table live as long as the process: collecting as they load frees nothing
     try:
         from shardconv.cli.main import main as run
+    except KeyboardInterrupt:  # (Ctrl-C while the commands load: the run's own exit, no traceback)
+        sys.stderr.write("\ninterrupted\n")
+        sys.exit(130)
     finally:
         gc.freeze()  # nor will later collections find anything among them
         # a run makes tuples by the hundred thousand (a site's reading, a key) that hold no cycles: a
