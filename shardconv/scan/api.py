@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import KW_ONLY
-from itertools import count
+from itertools import chain, count
 from typing import TYPE_CHECKING, TypeVar
 
 from shardconv.core.errors import ShardingError
@@ -73,9 +73,8 @@ def scan_path(path: str) -> Iterator[Site]:
 
 def _sites(scans: Iterable[Scan], path: str) -> Iterator[Site]:
     """Every value site but module headers and Shardy's propagation records (``explain`` reads those), of
-    each scan in turn (scanned at the first ``next()``)."""
-    for scan in scans:
-        yield from _scan_sites(scan, path)
+    each scan in turn (scanned at the first ``next()``), chained without a generator of its own between."""
+    return chain.from_iterable(_scan_sites(scan, path) for scan in scans)
 
 
 _HIDDEN = frozenset({SiteKind.MODULE_START, *RECORD_KINDS})
