@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import KW_ONLY
 from itertools import chain, count
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from shardconv.core.errors import ShardingError
 from shardconv.core.records import maker, record
@@ -15,7 +15,7 @@ from shardconv.scan.native import scan_bytes, site_at
 from shardconv.scan.pieces import placed_scans
 from shardconv.scan.sites import RECORD_KINDS, Shape, SiteKind
 from shardconv.scan.table import Value, table
-from shardconv.scan.values import ParsedValue, broken_error, parse_value
+from shardconv.scan.values import ParsedValue, parse_value, site_value
 
 if TYPE_CHECKING:
     from shardconv._native import Scan
@@ -86,7 +86,7 @@ def _scan_sites(scan: Scan, path: str) -> Iterator[Site]:
     t = table(scan)
     c = t.col
     hidden = t.flagged(_HIDDEN)
-    values: list[_Value | None] = [None] * t.value_count()
+    values: list[_Shared | None] = [None] * t.value_count()
     rows = zip(
         count(), c.value, _looked_up(c.name, list(t.names)), _looked_up(c.shapes, t.all_shapes()),
         _looked_up(c.scope, [s.name for s in t.all_scopes()]), _looked_up(c.op, t.ops),
@@ -97,21 +97,29 @@ def _scan_sites(scan: Scan, path: str) -> Iterator[Site]:
             continue
         got = values[v]
         if got is None:
-            got = values[v] = _value(t.value(v))
+            got = values[v] = _shared(t.value(v))
         kind, attribute, text, value, error = got
-        if flags & BROKEN:  # (rare) the scan could not read it whole: never a value
-            value, error = None, broken_error(site_at(scan, i, path))
+        if flags & BROKEN:  # (rare) the scan could not read it whole: ``site_value`` says why, never a value
+            value, error = site_value(site_at(scan, i, path))
         yield _make_site(kind, attribute, text, value, error, name, shapes, line, col, end_line, end_col, start, end,
                          function, op)
 
 
-_Value = tuple[SiteKind, str, str, "ParsedValue | None", "ShardingError | None"]
 _make_site = maker(Site)
 
 
-def _value(v: Value) -> _Value:
+class _Shared(NamedTuple):
     """What every site of a distinct value shares: its kind, attribute and text, parsed."""
-    return (v.kind, v.site, v.text, *parse_value(v.kind, v.text, v.data))
+
+    kind: SiteKind
+    attribute: str
+    text: str
+    value: ParsedValue | None
+    error: ShardingError | None
+
+
+def _shared(v: Value) -> _Shared:
+    return _Shared(v.kind, v.site, v.text, *parse_value(v.kind, v.text, v.data))
 
 
 def _looked_up(column: memoryview, entries: Sequence[T]) -> Iterator[T | None]:
