@@ -7,9 +7,11 @@
 Each timing is the median of ``--repeat`` runs; peak RSS is the child's own (wait4). Beside each corpus,
 where the time goes: ``check`` start-up (on a one-line module) and the native scan alone (one
 ``shardconv._native.scan_path`` call in a warm process); the rest of ``check``'s time is Python (the
-rules over the distinct values, the report). Then peak RSS of ``check`` on the random corpus at 200 MB
-and 1 GB. Targets: check <= 5x grep, peak RSS < 100 MB. ``check`` runs as an installed user has it
-(bytecode compiled up front: ``runenv``), with ``-j 1``: grep runs on one core.
+rules over the distinct values, the report); and the library's ``shardconv.scan_path`` iterated to its
+end, a ``Site`` per site (target: at most 2 us a site, the scan included), with the part of a site's time
+spent in Python beyond the core's scan of a row per site. Then peak RSS of ``check`` on the random corpus
+at 200 MB and 1 GB. Targets: check <= 5x grep, peak RSS < 100 MB. ``check`` runs as an
+installed user has it (bytecode compiled up front: ``runenv``), with ``-j 1``: grep runs on one core.
 Usage: python bench/scan.py [--size 200] [--big 1000] [--repeat 3] [--quick]  (sizes in MB).
 """
 
@@ -159,6 +161,19 @@ def native_scan(path: str) -> float:
     return time.perf_counter() - t0
 
 
+def public_scan(path: str) -> tuple[float, float, int]:
+    """Seconds to iterate ``shardconv.scan_path(path)`` (the library's ``Site`` per site, the native scan
+    included), seconds of the core's scan of a row per site it starts from, and how many sites it gave."""
+    import shardconv
+    from shardconv import _native
+
+    t0 = time.perf_counter()
+    _native.scan_path(path)
+    t1 = time.perf_counter()
+    sites = sum(1 for _ in shardconv.scan_path(path))
+    return time.perf_counter() - t1, t1 - t0, sites
+
+
 def write(path: str, parts: Iterator[str]) -> int:
     with open(path, "w", encoding="utf-8") as f:
         f.writelines(parts)
@@ -189,8 +204,9 @@ def main() -> None:
     measure([*check, "check", tiny, *flags])  # warm-up: anything compileall missed
     startup = median([*check, "check", tiny, *flags], args.repeat).seconds
     print(f"{'corpus':<13}{'size':>8} | {'grep s':>7} | {'check s':>8}{'MB/s':>7}{'RSS MB':>8} | {'ratio':>7} | "
-          f"start-up {startup:.2f} s | {'core s':>7} {'core %':>7} {'Python %':>9}")
-    print("-" * 104)
+          f"start-up {startup:.2f} s | {'core s':>7} {'core %':>7} {'Python %':>9} | "
+          f"{'scan_path s':>11} {'sites':>9} {'us/site':>7} {'Python':>6}")
+    print("-" * 147)
     try:
         for name, ext, gen in corpora:
             path = os.path.join(tmp, name + ext)
@@ -199,13 +215,17 @@ def main() -> None:
             grep = median(["grep", "-c", "sharding", path], args.repeat)
             chk = median([*check, "check", path, *flags], args.repeat)
             core = statistics.median(native_scan(path) for _ in range(args.repeat))
+            walks = [public_scan(path) for _ in range(args.repeat)]
+            walk, rows_scan = statistics.median(w for w, _, _ in walks), statistics.median(r for _, r, _ in walks)
+            sites = max(walks[0][2], 1)
             rows.append((name, nbytes, grep, chk))
             mb = nbytes / 1e6
             python = max(0.0, chk.seconds - startup - core)
             print(f"{name:<13}{mb:>6.0f}MB | {grep.seconds:>7.3f} | "
                   f"{chk.seconds:>8.2f}{mb / chk.seconds:>7.0f}{chk.peak_mb:>8.1f} | "
                   f"{chk.seconds / grep.seconds:>6.1f}x | {' ' * 16} | {core:>7.3f} "
-                  f"{100 * core / chk.seconds:>6.0f}% {100 * python / chk.seconds:>8.0f}%"
+                  f"{100 * core / chk.seconds:>6.0f}% {100 * python / chk.seconds:>8.0f}% | "
+                  f"{walk:>11.2f} {sites:>9} {1e6 * walk / sites:>7.2f} {1e6 * (walk - rows_scan) / sites:>6.2f}"
                   f"  (exit {chk.rc})", flush=True)
             os.unlink(path)
         rss = [(args.size, rows[0][3].peak_mb)]

@@ -208,3 +208,19 @@ def _attach(cls: type, method: Callable[..., Any]) -> None:
     """Set ``method`` on ``cls`` named as dataclasses names the ones it generates."""
     method.__qualname__ = f"{cls.__qualname__}.{method.__name__}"
     setattr(cls, method.__name__, method)
+
+
+def maker(cls: type[_T]) -> Callable[..., _T]:
+    """A constructor of ``cls`` (a ``@record`` with no ``__post_init__``) from every field's value in
+    declaration order, for a reader that makes records in bulk: it fills the instance's ``__dict__`` in
+    one step, where ``__init__`` sets each field through ``object.__setattr__`` (a third of the cost)."""
+    if hasattr(cls, "__post_init__"):
+        raise TypeError(f"{cls.__qualname__} has a __post_init__: make it through its __init__")
+    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    scope: dict[str, Any] = {"_new": object.__new__, "_set": object.__setattr__, "_cls": cls}
+    entries = ", ".join(f"{name!r}: {name}" for name in names)
+    body = f"o = _new(_cls)\n    _set(o, '__dict__', {{{entries}}})\n    return o"
+    exec(f"def make({', '.join(names)}):\n    {body}", scope)
+    make: Callable[..., _T] = scope["make"]
+    make.__qualname__ = f"{cls.__qualname__}.make"
+    return make

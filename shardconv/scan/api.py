@@ -3,19 +3,24 @@ parsed, with the tensor type it annotates, its value's name and where it sits, f
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import KW_ONLY
-from typing import TYPE_CHECKING
+from itertools import chain, count
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from shardconv.core.errors import ShardingError
-from shardconv.core.records import record
-from shardconv.scan.native import iter_sites, scan_bytes
+from shardconv.core.records import maker, record
+from shardconv.scan.columns import BROKEN
+from shardconv.scan.native import scan_bytes, site_at
 from shardconv.scan.pieces import placed_scans
-from shardconv.scan.sites import RECORD_KINDS, Shape, SiteKind, ValueSite
-from shardconv.scan.values import ParsedValue, site_value
+from shardconv.scan.sites import RECORD_KINDS, Shape, SiteKind
+from shardconv.scan.table import Value, table
+from shardconv.scan.values import ParsedValue, parse_value, site_value
 
 if TYPE_CHECKING:
     from shardconv._native import Scan
+
+T = TypeVar("T")
 
 
 @record
@@ -68,20 +73,59 @@ def scan_path(path: str) -> Iterator[Site]:
 
 def _sites(scans: Iterable[Scan], path: str) -> Iterator[Site]:
     """Every value site but module headers and Shardy's propagation records (``explain`` reads those), of
-    each scan in turn (scanned at the first ``next()``)."""
-    for scan in scans:
-        for s in iter_sites(scan, path):
-            if s.kind is not SiteKind.MODULE_START and s.kind not in RECORD_KINDS:
-                yield _site(s)
+    each scan in turn (scanned at the first ``next()``), chained without a generator of its own between."""
+    return chain.from_iterable(_scan_sites(scan, path) for scan in scans)
 
 
-def _site(s: ValueSite) -> Site:
-    value, error = site_value(s)
-    return Site(
-        kind=s.kind, attribute=s.site, text=s.text, value=value, error=error, name=s.value, shapes=s.shapes,
-        line=s.line, col=s.col, end_line=s.end_line, end_col=s.end_col, start=s.start, end=s.end,
-        function=s.function if s.function is not None else s.computation, op=s.op,
+_HIDDEN = frozenset({SiteKind.MODULE_START, *RECORD_KINDS})
+
+
+def _scan_sites(scan: Scan, path: str) -> Iterator[Site]:
+    """The public sites of one scan, read column by column: each distinct value parsed once, each site's
+    record filled in one step (``maker``), so a site costs little more than the scan made it for."""
+    t = table(scan)
+    c = t.col
+    hidden = t.flagged(_HIDDEN)
+    values: list[_Shared | None] = [None] * t.value_count()
+    rows = zip(
+        count(), c.value, _looked_up(c.name, list(t.names)), _looked_up(c.shapes, t.all_shapes()),
+        _looked_up(c.scope, [s.name for s in t.all_scopes()]), _looked_up(c.op, t.ops),
+        c.line, c.col, c.end_line, c.end_col, c.start, c.end, c.flags,
     )
+    for i, v, name, shapes, function, op, line, col, end_line, end_col, start, end, flags in rows:
+        if hidden[v]:
+            continue
+        got = values[v]
+        if got is None:
+            got = values[v] = _shared(t.value(v))
+        kind, attribute, text, value, error = got
+        if flags & BROKEN:  # (rare) the scan could not read it whole: ``site_value`` says why, never a value
+            value, error = site_value(site_at(scan, i, path))
+        yield _make_site(kind, attribute, text, value, error, name, shapes, line, col, end_line, end_col, start, end,
+                         function, op)
+
+
+_make_site = maker(Site)
+
+
+class _Shared(NamedTuple):
+    """What every site of a distinct value shares: its kind, attribute and text, parsed."""
+
+    kind: SiteKind
+    attribute: str
+    text: str
+    value: ParsedValue | None
+    error: ShardingError | None
+
+
+def _shared(v: Value) -> _Shared:
+    return _Shared(v.kind, v.site, v.text, *parse_value(v.kind, v.text, v.data))
+
+
+def _looked_up(column: memoryview, entries: Sequence[T]) -> Iterator[T | None]:
+    """Each entry of ``column`` (indices into ``entries``, ``NONE`` for none) as what it indexes, or None:
+    ``NONE`` read as a signed -1 picks the None put after the last entry."""
+    return map([*entries, None].__getitem__, column.cast("B").cast("i"))
 
 
 __all__ = ["Site", "scan_path", "scan_text"]

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 NONE = 0xFFFF_FFFF
 _KINDS = tuple(SiteKind)
 _WIDE = frozenset({"start", "end"})
+BROKEN = 4 | 8 | 16  # the ``flags`` bits of a site the scan could not read whole (unfinished, undecodable, not UTF-8)
 
 
 def kind_of(code: int) -> SiteKind:
@@ -63,4 +64,4 @@ def sites_of(scan: Scan, values: Collection[int], column: str = "value", within:
     return scan.sites_of(list(values), column, span)
 
 
-__all__ = ["NONE", "kind_code", "kind_flags", "kind_of", "site_column", "sites_of", "values_of_kind"]
+__all__ = ["BROKEN", "NONE", "kind_code", "kind_flags", "kind_of", "site_column", "sites_of", "values_of_kind"]

@@ -158,6 +158,10 @@ class Table:
         """The annotated tensor types ``sh`` stands for (None for ``NONE``)."""
         return None if sh == NONE else self._scan.shapes[sh]
 
+    def all_shapes(self) -> list[tuple[Shape, ...]]:
+        """Every distinct annotated tensor-type tuple, indexed by the ``shapes`` column."""
+        return self._scan.shapes
+
     def op(self, o: int) -> str | None:
         return None if o == NONE else self._scan.ops[o]
 

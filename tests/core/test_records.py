@@ -11,7 +11,7 @@ from typing import Any, Callable, ClassVar
 
 import pytest
 
-from shardconv.core.records import record
+from shardconv.core.records import maker, record
 
 
 def declare(deco: Callable[[type], type]) -> dict[str, type]:
@@ -188,3 +188,26 @@ def test_a_record_pickles_and_copies() -> None:
 def test_comparison_with_a_subclass_is_not_equal() -> None:
     base, child = RECORD["Many"](1), RECORD["Child"](1)
     assert base != child and child != base
+
+
+def test_maker_makes_what_init_makes_from_the_same_values() -> None:
+    classes = declare(record)
+    many = classes["Many"]
+    made = maker(many)(1, "y", (2,), None, [3])
+    inited = many(1, "y", (2,), None, [3])
+    assert (made, hash(made), repr(made), vars(made)) == (inited, hash(inited), repr(inited), vars(inited))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.a = 2
+    assert copy.deepcopy(made) == inited and dataclasses.replace(made, a=5) == many(5, "y", (2,), None, [3])
+
+
+def test_maker_refuses_a_record_whose_init_does_more() -> None:
+    @record
+    class Checked:
+        a: int
+
+        def __post_init__(self) -> None:
+            pass
+
+    with pytest.raises(TypeError, match="__post_init__"):
+        maker(Checked)
