@@ -29,35 +29,83 @@ pub struct Defined {
     counts: OpCounts,
 }
 
-/// Per kind of MLIR op (its name and the symbol after it), how many of the function scanned so far
-/// define values: an op's place among those of its kind is part of what it is. A pass that renumbers
-/// values (Shardy's stages) may give `%14` to another `dot %13, %arg1`, printed alike to the letter;
-/// the same op keeps its place among the ops of its kind (HLO names are stable: they need none).
+/// Per region an MLIR function's ops are scanned in so far, how many ops of each kind (its name and the
+/// symbol after it) define values there: an op's place among those of its kind in its region is part of
+/// what it is. A pass that renumbers values (Shardy's stages) may give `%14` to another `dot %13, %arg1`,
+/// printed alike to the letter; the same op keeps its place among the ops of its kind in its region
+/// (other regions, such as a body Shardy's export outlines into a function, count apart). Regions are
+/// told by indentation: a line less indented than a region's ops closes it. HLO names are stable across
+/// passes: an instruction needs no place.
 #[derive(Default)]
 struct OpCounts {
-    seen: rustc_hash::FxHashMap<Box<[u8]>, u32>,
-    kind: Vec<u8>, // (the kind asked last: made without allocating)
+    levels: Vec<(usize, KindCounts)>, // (indentation, counts), innermost last
+    kind: Vec<u8>,                    // (the kind asked last: made without allocating)
+    /// Where the lines not yet read for the regions they close start, in the bytes scanned now.
+    from: usize,
 }
 
+/// How many ops of each kind (by its bytes) a region defines.
+type KindCounts = rustc_hash::FxHashMap<Box<[u8]>, u32>;
+
 impl OpCounts {
-    /// The place (from 1) of the op `data[a..b]` (past `=`) among the ops of its kind so far; None for an
-    /// HLO instruction (`data[a..b]` its type, holding a `[`).
+    /// The regions deeper than `indent` closed.
+    fn close(&mut self, indent: usize) {
+        while self.levels.last().is_some_and(|&(i, _)| i > indent) {
+            self.levels.pop();
+        }
+    }
+
+    /// The regions the lines of `data[self.from..to]` close.
+    fn close_lines(&mut self, data: &[u8], to: usize) {
+        let mut at = self.from;
+        while at < to {
+            let end = memchr::memchr(b'\n', &data[at..to]).map_or(to, |q| at + q);
+            let indent = data[at..end].iter().take_while(|&&c| c == b' ' || c == b'\t').count();
+            if at + indent < end && !is_ws(data[at + indent]) {
+                self.close(indent);
+            }
+            at = end + 1;
+        }
+        self.from = self.from.max(to);
+    }
+
+    /// The place (from 1) of the op `data[a..b]` (past `=`) among the ops of its kind in its region so
+    /// far; None for an HLO instruction (`data[a..b]` its type, holding a `[`).
     fn place(&mut self, data: &[u8], a: usize, b: usize) -> Option<u32> {
         let token = &data[a..b];
         if memchr::memchr(b'[', token).is_some() {
             return None;
+        }
+        let line = memchr::memrchr(b'\n', &data[..a]).map_or(0, |q| q + 1);
+        if line >= self.from {
+            self.close_lines(data, line);
+            self.from = memchr::memchr(b'\n', &data[a..]).map_or(data.len(), |q| a + q + 1);
+        }
+        let indent = data[line..].iter().take_while(|&&c| c == b' ' || c == b'\t').count();
+        self.close(indent);
+        if self.levels.last().is_none_or(|&(i, _)| i < indent) {
+            self.levels.push((indent, Default::default()));
         }
         self.kind.clear();
         self.kind.extend_from_slice(op_name(token));
         if data.get(b) == Some(&b' ') && data.get(b + 1) == Some(&b'@') {
             self.kind.extend_from_slice(&data[b..name_end(data, b + 1)]);
         }
-        if let Some(n) = self.seen.get_mut(self.kind.as_slice()) {
+        let seen = &mut self.levels.last_mut()?.1;
+        if let Some(n) = seen.get_mut(self.kind.as_slice()) {
             *n += 1;
             return Some(*n);
         }
-        self.seen.insert(self.kind.as_slice().into(), 1);
+        seen.insert(self.kind.as_slice().into(), 1);
         Some(1)
+    }
+
+    /// The end of the bytes scanned now: the regions their last lines close (none to close in HLO).
+    fn scanned(&mut self, data: &[u8]) {
+        if !self.levels.is_empty() {
+            self.close_lines(data, data.len());
+        }
+        self.from = 0;
     }
 }
 
@@ -283,7 +331,7 @@ impl Defined {
         for (at, prefix) in crate::scopes::function_lines(data) {
             self.scan_scope(&data[from..at]);
             self.prefix = prefix;
-            self.counts.seen.clear();
+            self.counts.levels.clear();
             from = at;
         }
         self.scan_scope(&data[from..]);
@@ -345,6 +393,7 @@ impl Defined {
             }
             (i, at) = (b, b);
         }
+        self.counts.scanned(data);
         // %arg(\d+): ([^\s,)]+)
         let mut i = 0;
         while let Some(off) = crate::finder!(b"%arg").find(&data[i..]) {
@@ -829,6 +878,15 @@ mod tests {
             .map(|k| String::from_utf8_lossy(d.get(k).unwrap()).rsplit(' ').next().unwrap().to_string())
             .collect();
         assert_eq!(places, ["#1", "#1", "#1", "#2", "#2", "#1"]);
+        // each region counts apart (told by indentation): a body Shardy's export outlines takes none of
+        // the places of the region around it; sibling regions count apart, the outer one carries on
+        let mut r = Defined::default();
+        r.scan(b"func.func @main() {\n  %0 = stablehlo.add %x\n  %1 = sdy.manual_computation(%0) {\n    %2 = stablehlo.add %a\n  } : tensor<4xf32>\n  %3 = stablehlo.case(%1) ({\n    %4 = stablehlo.add %b\n    stablehlo.return %4\n  }, {\n    %5 = stablehlo.add %c\n\n    %6 = stablehlo.add %c\n  })\n  %7 = stablehlo.add %3\n");
+        let places: Vec<_> = ["%0", "%2", "%4", "%5", "%6", "%7"]
+            .iter()
+            .map(|k| String::from_utf8_lossy(r.get(k.as_bytes()).unwrap()).rsplit(' ').next().unwrap().to_string())
+            .collect();
+        assert_eq!(places, ["#1", "#1", "#1", "#1", "#2", "#2"]);
     }
 
     #[test]
