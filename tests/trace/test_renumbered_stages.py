@@ -5,6 +5,7 @@ place among the ops of its kind; another one is another value, whose sharding is
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 import pytest
 from support.harness_profile import compile_all
@@ -18,7 +19,7 @@ def op_lines(text: str) -> dict[str, str]:
     """Each ``%N`` the entry function of a stage defines, to its op and operands as printed (without
     attributes and types)."""
     out: dict[str, str] = {}
-    for m in re.finditer(r"^    (%\w+) = ([\w.]+ [^{:\n]*)", text, re.M):
+    for m in re.finditer(r"^    (%\w+) = ([\w.]+ [^{:\n]*)", text, re.MULTILINE):
         out.setdefault(m.group(1), m.group(2).strip())
     return out
 
@@ -49,7 +50,7 @@ def test_a_value_renumbered_to_an_op_printed_alike_is_another_value(
         (module,) = (folder / "xla" / "shardy").glob("module_*.jit_f")
         stages = sorted(module.glob("0*.mlir"))
         texts = [s.read_text(encoding="utf-8") for s in stages]
-        clashes = [n for x, y in zip(texts, texts[1:]) for n in renamed_alike(x, y)]
+        clashes = [n for x, y in pairwise(texts) for n in renamed_alike(x, y)]
         assert clashes, f"p{seed}: no two stages give one name to two ops printed alike"
         code, data = run_json(["trace", str(folder / "xla")], capsys)
         placements = changes(data, "placement")
