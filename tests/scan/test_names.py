@@ -70,14 +70,14 @@ def test_defined_in_merges_segments_as_dict_updates_do() -> None:
     merged: dict[bytes, bytes] = {}
     for d in scan.defined:
         merged.update(d.items())
-    assert dict(scan.defined_in([0, 1, 2]).items()) == merged == {b"%0": b"stablehlo.dot %x", b"%1": b"stablehlo.exp %0"}
+    assert dict(scan.defined_in([0, 1, 2]).items()) == merged == {b"%0": b"stablehlo.dot %x #1", b"%1": b"stablehlo.exp %0 #1"}
     assert scan.defined_in([1]) is scan.defined[1]  # one segment: its own names, not a copy
     assert len(scan.defined_in([])) == 0
 
 
 def test_names_are_looked_up_by_name() -> None:
     a = native.scan_bytes(b"%0 = stablehlo.add %x\n%1 = stablehlo.mul %y\n", native.ScanOptions(names=True)).defined[0]
-    assert a.get(b"%1") == b"stablehlo.mul %y" and a.get(b"%9") is None and b"%0" in a and b"%9" not in a
+    assert a.get(b"%1") == b"stablehlo.mul %y #1" and a.get(b"%9") is None and b"%0" in a and b"%9" not in a
 
 
 def test_a_function_other_than_main_keys_its_names_after_itself() -> None:
@@ -96,9 +96,9 @@ def test_a_function_other_than_main_keys_its_names_after_itself() -> None:
     for (a, b), got in zip(_segments(text), scan.defined):
         assert dict(got.items()) == names_in(text, a, b)
     names = dict(scan.defined_in(list(range(len(scan.defined)))).items())
-    assert names[b"%0"] == b"stablehlo.add %arg0 %arg0" and names[b"arg[0]"] == b"tensor<4xf32>"
-    assert names[b"@body:%0"] == b"stablehlo.broadcast %arg0" and names[b"@body:arg[0]"] == b"tensor<2xf32>"
-    assert names[b'@q\\"x:%0'] == b"stablehlo.not %arg0"
-    assert names[b"@ope:%1"] == b"stablehlo.neg %0"  # an unterminated name runs to the line's last byte
-    assert names[b"%2"] == b"stablehlo.abs %arg1" and names[b"arg[1]"] == b"i8"  # the module header reset it
-    assert names[b"%3"] == b"stablehlo.sign %2"  # a func.func line naming no function changes nothing
+    assert names[b"%0"] == b"stablehlo.add %arg0 %arg0 #1" and names[b"arg[0]"] == b"tensor<4xf32>"
+    assert names[b"@body:%0"] == b"stablehlo.broadcast %arg0 #1" and names[b"@body:arg[0]"] == b"tensor<2xf32>"
+    assert names[b'@q\\"x:%0'] == b"stablehlo.not %arg0 #1"
+    assert names[b"@ope:%1"] == b"stablehlo.neg %0 #1"  # an unterminated name runs to the line's last byte
+    assert names[b"%2"] == b"stablehlo.abs %arg1 #1" and names[b"arg[1]"] == b"i8"  # the module header reset it
+    assert names[b"%3"] == b"stablehlo.sign %2 #1"  # a func.func line naming no function changes nothing

@@ -25,6 +25,88 @@ pub struct Defined {
     source: Option<Source>,
     /// While a `resolve` reads: the only names defined.
     only: Option<FxHashSet<Box<[u8]>>>,
+    /// How many ops of each kind the function scanned so far defines (see `OpCounts`).
+    counts: OpCounts,
+}
+
+/// Per region an MLIR function's ops are scanned in so far, how many ops of each kind (its name and the
+/// symbol after it) define values there: an op's place among those of its kind in its region is part of
+/// what it is. A pass that renumbers values (Shardy's stages) may give `%14` to another `dot %13, %arg1`,
+/// printed alike to the letter; the same op keeps its place among the ops of its kind in its region
+/// (other regions, such as a body Shardy's export outlines into a function, count apart). Regions are
+/// told by indentation: a line less indented than a region's ops closes it. HLO names are stable across
+/// passes: an instruction needs no place.
+#[derive(Default)]
+struct OpCounts {
+    levels: Vec<(usize, KindCounts)>, // (indentation, counts), innermost last
+    kind: Vec<u8>,                    // (the kind asked last: made without allocating)
+    /// Where the lines not yet read for the regions they close start, in the bytes scanned now.
+    from: usize,
+}
+
+/// How many ops of each kind (by its bytes) a region defines.
+type KindCounts = rustc_hash::FxHashMap<Box<[u8]>, u32>;
+
+impl OpCounts {
+    /// The regions deeper than `indent` closed.
+    fn close(&mut self, indent: usize) {
+        while self.levels.last().is_some_and(|&(i, _)| i > indent) {
+            self.levels.pop();
+        }
+    }
+
+    /// The regions the lines of `data[self.from..to]` close.
+    fn close_lines(&mut self, data: &[u8], to: usize) {
+        let mut at = self.from;
+        while at < to {
+            let end = memchr::memchr(b'\n', &data[at..to]).map_or(to, |q| at + q);
+            let indent = data[at..end].iter().take_while(|&&c| c == b' ' || c == b'\t').count();
+            if at + indent < end && !is_ws(data[at + indent]) {
+                self.close(indent);
+            }
+            at = end + 1;
+        }
+        self.from = self.from.max(to);
+    }
+
+    /// The place (from 1) of the op `data[a..b]` (past `=`) among the ops of its kind in its region so
+    /// far; None for an HLO instruction (`data[a..b]` its type, holding a `[`).
+    fn place(&mut self, data: &[u8], a: usize, b: usize) -> Option<u32> {
+        let token = &data[a..b];
+        if memchr::memchr(b'[', token).is_some() {
+            return None;
+        }
+        let line = memchr::memrchr(b'\n', &data[..a]).map_or(0, |q| q + 1);
+        if line >= self.from {
+            self.close_lines(data, line);
+            self.from = memchr::memchr(b'\n', &data[a..]).map_or(data.len(), |q| a + q + 1);
+        }
+        let indent = data[line..].iter().take_while(|&&c| c == b' ' || c == b'\t').count();
+        self.close(indent);
+        if self.levels.last().is_none_or(|&(i, _)| i < indent) {
+            self.levels.push((indent, Default::default()));
+        }
+        self.kind.clear();
+        self.kind.extend_from_slice(op_name(token));
+        if data.get(b) == Some(&b' ') && data.get(b + 1) == Some(&b'@') {
+            self.kind.extend_from_slice(&data[b..name_end(data, b + 1)]);
+        }
+        let seen = &mut self.levels.last_mut()?.1;
+        if let Some(n) = seen.get_mut(self.kind.as_slice()) {
+            *n += 1;
+            return Some(*n);
+        }
+        seen.insert(self.kind.as_slice().into(), 1);
+        Some(1)
+    }
+
+    /// The end of the bytes scanned now: the regions their last lines close (none to close in HLO).
+    fn scanned(&mut self, data: &[u8]) {
+        if !self.levels.is_empty() {
+            self.close_lines(data, data.len());
+        }
+        self.from = 0;
+    }
 }
 
 /// A segment's file and its byte ranges there (more than one when segments are `merged`), and whether its
@@ -249,6 +331,7 @@ impl Defined {
         for (at, prefix) in crate::scopes::function_lines(data) {
             self.scan_scope(&data[from..at]);
             self.prefix = prefix;
+            self.counts.levels.clear();
             from = at;
         }
         self.scan_scope(&data[from..]);
@@ -296,12 +379,21 @@ impl Defined {
             if b == a {
                 continue;
             }
-            self.define_name(&prefix, &data[p..e], |s| what(data, a, b, s));
+            let place = self.counts.place(data, a, b);
+            let defined_as = |s: &mut Vec<u8>| {
+                what(data, a, b, s);
+                if let Some(n) = place {
+                    s.extend_from_slice(b" #");
+                    s.extend_from_slice(n.to_string().as_bytes());
+                }
+            };
+            self.define_name(&prefix, &data[p..e], defined_as);
             for (r, e) in earlier_results(data, p, i) {
-                self.define_name(&prefix, &data[r..e], |s| what(data, a, b, s));
+                self.define_name(&prefix, &data[r..e], defined_as);
             }
             (i, at) = (b, b);
         }
+        self.counts.scanned(data);
         // %arg(\d+): ([^\s,)]+)
         let mut i = 0;
         while let Some(off) = crate::finder!(b"%arg").find(&data[i..]) {
@@ -410,8 +502,7 @@ fn arg_key(n: &[u8], out: &mut Vec<u8>) {
 /// `%2 = custom_call @CustomSPMDPartitioning(%1)` where `%2 = custom_call @xla.sdy.LocalToGlobalShape(%1)` was.
 fn what(data: &[u8], a: usize, b: usize, out: &mut Vec<u8>) {
     let token = &data[a..b];
-    // Shardy's export turns a constraint into a reshard of the same operand: the same value
-    out.extend_from_slice(if token == b"sdy.reshard" { b"sdy.sharding_constraint" } else { token });
+    out.extend_from_slice(op_name(token));
     if memchr::memchr(b'[', token).is_some() {
         return;
     }
@@ -439,6 +530,16 @@ fn what(data: &[u8], a: usize, b: usize, out: &mut Vec<u8>) {
     if let Some(ty) = result_type(&data[b..]) {
         out.extend_from_slice(b" : ");
         out.extend_from_slice(ty);
+    }
+}
+
+/// The op a value is followed by: Shardy's export turns a constraint into a reshard of the same operand,
+/// the same value.
+fn op_name(token: &[u8]) -> &[u8] {
+    if token == b"sdy.reshard" {
+        b"sdy.sharding_constraint"
+    } else {
+        token
     }
 }
 
@@ -709,7 +810,7 @@ mod tests {
         assert_eq!(d.get(b"arg[0]"), None); // (not asked: not held)
         d.resolve([&b"arg[0]"[..]]).unwrap();
         assert_eq!(d.get(b"arg[0]"), whole.get(b"arg[0]"));
-        assert_eq!(d.get(b"%0"), Some(&b"stablehlo.mul %b"[..])); // (the later definition wins, as held)
+        assert_eq!(d.get(b"%0"), Some(&b"stablehlo.mul %b #1"[..])); // (the later definition wins, as held)
         std::fs::write(&path, b"head\n").unwrap(); // a file cut since: an error, never names of other bytes
         assert!(d.resolve([&b"%x.1"[..]]).is_err());
         std::fs::remove_file(path).unwrap();
@@ -721,16 +822,16 @@ mod tests {
         d.scan(b"  %x.1 = f32[8]{0} parameter(0)\n  %0:2 = stablehlo.add %a\n  %1 = stablehlo.dot %b, %c {x = %d}\nfunc(%arg0: tensor<8xf32>, %arg1: i32)\n  %values, %r:2, %indices = mhlo.topk(%a, k = 4)\n  %w:2 = stablehlo.while(%iterArg = %a, %iterArg_0 = %b)");
         let m: HashMap<_, _> = d.items().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
         assert_eq!(m[&b"%x.1".to_vec()], b"f32[8]{0}");
-        assert_eq!(m[&b"%0".to_vec()], b"stablehlo.add %a");
-        assert_eq!(m[&b"%1".to_vec()], b"stablehlo.dot %b %c"); // operands stop at the attributes
+        assert_eq!(m[&b"%0".to_vec()], b"stablehlo.add %a #1");
+        assert_eq!(m[&b"%1".to_vec()], b"stablehlo.dot %b %c #1"); // operands stop at the attributes
         assert_eq!(m[&b"arg[0]".to_vec()], b"f32[8]{0}");
         assert_eq!(m[&b"arg[1]".to_vec()], b"i32");
         // an op that names its results apart defines each of them
         for name in [&b"%values"[..], b"%r", b"%indices"] {
-            assert_eq!(m[&name.to_vec()], b"mhlo.topk(%a,");
+            assert_eq!(m[&name.to_vec()], b"mhlo.topk(%a, #1");
         }
         // a while's loop arguments are no results: `%a` is not redefined as `%iterArg_0`'s init
-        assert_eq!(m[&b"%iterArg_0".to_vec()], b"%b)");
+        assert_eq!(m[&b"%iterArg_0".to_vec()], b"%b) #1");
         assert!(!m.contains_key(&b"%a"[..]));
     }
 
@@ -739,9 +840,9 @@ mod tests {
         let mut d = Defined::default();
         d.scan(b"%0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@m, [{\"x\"}, {}]>]>} : tensor<8x1xi32>\n%37 = stablehlo.reshape %36 : (tensor<8x32x16xi32>) -> tensor<8x32x2x8xi32>\n%1 = stablehlo.custom_call @f(%0) {a = 1 : i64} : (tensor<8xf32>) -> (tensor<8xf32>, tensor<i32>)\n");
         let m: HashMap<_, _> = d.items().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
-        assert_eq!(m[&b"%0".to_vec()], b"stablehlo.negate %arg0 : tensor<8x1xi32>");
-        assert_eq!(m[&b"%37".to_vec()], b"stablehlo.reshape %36 : tensor<8x32x2x8xi32>");
-        assert_eq!(m[&b"%1".to_vec()], b"stablehlo.custom_call @f %0 : (tensor<8xf32>, tensor<i32>)");
+        assert_eq!(m[&b"%0".to_vec()], b"stablehlo.negate %arg0 : tensor<8x1xi32> #1");
+        assert_eq!(m[&b"%37".to_vec()], b"stablehlo.reshape %36 : tensor<8x32x2x8xi32> #1");
+        assert_eq!(m[&b"%1".to_vec()], b"stablehlo.custom_call @f %0 : (tensor<8xf32>, tensor<i32>) #1");
         let mut r = Defined::default();
         r.scan(b"module {\n  func.func @main(%arg0: tensor<8xf32> {a = {b = \"->)\"}}) -> (tensor<8x1xi32> {s = #m<[{\"x\"}, {}]>, e = #p<[{x = r -> [o]}]>}, tensor<f32>) {\n  }\n  func.func @f(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n");
         let m: HashMap<_, _> = r.items().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
@@ -751,7 +852,41 @@ mod tests {
         let mut w = Defined::default();
         w.scan(b"%5:2 = stablehlo.while(%iterArg = %0) : tensor<i32>, tensor<3xf32> attributes {s = 1 : i64}\n");
         let m: HashMap<_, _> = w.items().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
-        assert_eq!(m[&b"%5".to_vec()], b"stablehlo.while(%iterArg %0 : tensor<i32>, tensor<3xf32>");
+        assert_eq!(m[&b"%5".to_vec()], b"stablehlo.while(%iterArg %0 : tensor<i32>, tensor<3xf32> #1");
+    }
+
+    #[test]
+    fn an_mlir_op_is_defined_with_its_place_among_the_ops_of_its_kind() {
+        // (Shardy's stages renumber values: `%14` of the next stage is another `dot %13, %arg1`, printed
+        // alike to the letter, after a dump whose `%14` was its first dot)
+        let (mut a, mut b) = (Defined::default(), Defined::default());
+        a.scan(b"func.func @main(%arg1: tensor<4xf32>) {\n  %14 = stablehlo.dot %13, %arg1 : tensor<4xf32>\n  %19 = stablehlo.dot %18, %arg1 : tensor<4xf32>\n");
+        b.scan(b"func.func @main(%arg1: tensor<4xf32>) {\n  %10 = stablehlo.dot %9, %arg1 : tensor<4xf32>\n  %14 = stablehlo.dot %13, %arg1 : tensor<4xf32>\n");
+        assert_eq!(a.get(b"%14"), Some(&b"stablehlo.dot %13 %arg1 : tensor<4xf32> #1"[..]));
+        assert_eq!(b.get(b"%14"), Some(&b"stablehlo.dot %13 %arg1 : tensor<4xf32> #2"[..]));
+        let asked = [Asked { hash: hash(b"%14"), key: b"%14", plain: true }];
+        assert_eq!(a.alike(&b, &asked), (vec![], vec![]));
+        // kinds apart (a call's callee, a custom call's target); a constraint is counted with reshards;
+        // the count carries over the chunks a function is scanned in and starts again in the next one
+        let mut d = Defined::default();
+        d.scan(b"func.func @main() {\n  %0 = stablehlo.custom_call @a(%x)\n  %1 = stablehlo.custom_call @b(%x)\n  %2 = sdy.sharding_constraint %1\n");
+        d.scan(
+            b"  %3 = sdy.reshard %2\n  %4 = stablehlo.custom_call @b(%x)\n}\nfunc.func @f() {\n  %0 = sdy.reshard %y\n",
+        );
+        let places: Vec<_> = [&b"%0"[..], b"%1", b"%2", b"%3", b"%4", b"@f:%0"]
+            .iter()
+            .map(|k| String::from_utf8_lossy(d.get(k).unwrap()).rsplit(' ').next().unwrap().to_string())
+            .collect();
+        assert_eq!(places, ["#1", "#1", "#1", "#2", "#2", "#1"]);
+        // each region counts apart (told by indentation): a body Shardy's export outlines takes none of
+        // the places of the region around it; sibling regions count apart, the outer one carries on
+        let mut r = Defined::default();
+        r.scan(b"func.func @main() {\n  %0 = stablehlo.add %x\n  %1 = sdy.manual_computation(%0) {\n    %2 = stablehlo.add %a\n  } : tensor<4xf32>\n  %3 = stablehlo.case(%1) ({\n    %4 = stablehlo.add %b\n    stablehlo.return %4\n  }, {\n    %5 = stablehlo.add %c\n\n    %6 = stablehlo.add %c\n  })\n  %7 = stablehlo.add %3\n");
+        let places: Vec<_> = ["%0", "%2", "%4", "%5", "%6", "%7"]
+            .iter()
+            .map(|k| String::from_utf8_lossy(r.get(k.as_bytes()).unwrap()).rsplit(' ').next().unwrap().to_string())
+            .collect();
+        assert_eq!(places, ["#1", "#1", "#1", "#1", "#2", "#2"]);
     }
 
     #[test]
@@ -776,8 +911,8 @@ mod tests {
         // a later region, as the engine hands them over: the scope carries on
         d.scan(b"  }\n  func.func private @body(%arg0: tensor<2xf32>) {\n    %0 = stablehlo.broadcast %arg0\n  }\n}\n");
         let m: HashMap<_, _> = d.items().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
-        assert_eq!(m[&b"%0".to_vec()], b"stablehlo.add %arg0");
-        assert_eq!(m[&b"@body:%0".to_vec()], b"stablehlo.broadcast %arg0");
+        assert_eq!(m[&b"%0".to_vec()], b"stablehlo.add %arg0 #1");
+        assert_eq!(m[&b"@body:%0".to_vec()], b"stablehlo.broadcast %arg0 #1");
         assert_eq!(m[&b"@body:arg[0]".to_vec()], b"tensor<2xf32>");
         assert_eq!(m[&b"arg[0]".to_vec()], b"tensor<4xf32>");
         // an HLO computation's names are the module's own (unique): bare, and the entry's parameters,

@@ -36,6 +36,7 @@ def names_in(data: bytes, start: int = 0, end: int | None = None) -> dict[bytes,
     bounds = [*_scope_lines(data, start, stop), (stop, b"")]
     prefix, at = b"", start
     for line_start, opened in bounds:
+        regions = _Regions(data, at)
         first_end = data.find(b"\n", at, line_start)
         first = data[at : line_start if first_end < 0 else first_end]
         if prefix == b"" and _opens_main(first):
@@ -43,6 +44,9 @@ def names_in(data: bytes, start: int = 0, end: int | None = None) -> dict[bytes,
                 _define(out, params, b"result[%d]" % i, ty)
         for m in _SSA.finditer(data, at, line_start):
             what = _what(data, m, line_start)
+            if b"[" not in m[2]:  # an MLIR op: its place among its region's ops of its kind
+                symbol = _SYMBOL.match(data, m.end())
+                what += b" #%d" % regions.place(m.start(2), what.split(b" ", 1)[0] + (symbol[1] if symbol else b""))
             for name in (*_EARLIER.findall(data, _list_start(data, m.start(), at), m.start()), m[1]):
                 _define(out, params, prefix + name, what)
         for n, t in _ARGUMENT.findall(data, at, line_start):
@@ -52,6 +56,37 @@ def names_in(data: bytes, start: int = 0, end: int | None = None) -> dict[bytes,
             out[prefix + b"arg[%s]" % n] = t
         prefix, at = opened, line_start
     return out
+
+
+class _Regions:
+    """Per region (told by indentation: a line less indented than a region's ops closes it), how many ops
+    of each kind define values, for the place of each op in a function read from ``start`` on."""
+
+    def __init__(self, data: bytes, start: int) -> None:
+        self.data, self.read = data, start
+        self.levels: list[tuple[int, dict[bytes, int]]] = []
+
+    def _close(self, indent: int) -> None:
+        while self.levels and self.levels[-1][0] > indent:
+            self.levels.pop()
+
+    def place(self, op: int, kind: bytes) -> int:
+        """The place (from 1) of the op at ``op`` among the ops of ``kind`` of its region so far."""
+        line = self.data.rfind(b"\n", 0, op) + 1
+        if line >= self.read:
+            for text in self.data[self.read : line].split(b"\n"):
+                body = text.lstrip(b" \t")
+                if body and body[:1] not in _BLANK:
+                    self._close(len(text) - len(body))
+            end = self.data.find(b"\n", op)
+            self.read = len(self.data) if end < 0 else end + 1
+        indent = len(self.data[line:op]) - len(self.data[line:op].lstrip(b" \t"))
+        self._close(indent)
+        if not self.levels or self.levels[-1][0] < indent:
+            self.levels.append((indent, {}))
+        counts = self.levels[-1][1]
+        counts[kind] = counts.get(kind, 0) + 1
+        return counts[kind]
 
 
 def _list_start(data: bytes, end: int, floor: int) -> int:
@@ -178,7 +213,8 @@ def _what(data: bytes, m: re.Match[bytes], stop: int) -> bytes:
     ``[``) is the op, the symbol right after it (a custom call's target, a call's callee), the operands
     it names before its attributes and its result type: a pass that renumbers values gives ``%23`` to
     another ``dot_general``, which reads other operands, ``%37 = reshape %36`` of another type is
-    another value, and so is a custom call of another target."""
+    another value, and so is a custom call of another target (``names_in`` adds its place among the
+    function's ops of its kind: the same text at another place is another op)."""
     token = m[2]
     if token == b"sdy.reshard":  # what Shardy's export makes of a constraint: the same op on the same operand
         token = b"sdy.sharding_constraint"
