@@ -18,6 +18,7 @@ Usage: python bench/scan.py [--size 200] [--big 1000] [--repeat 3] [--quick]  (s
 from __future__ import annotations
 
 import os
+import pickle
 import random
 import re
 import shutil
@@ -28,8 +29,12 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
+from typing import TypeVar
 
 from runenv import bench_env, ready, size_options
+
+T = TypeVar("T")
 
 JAX_SCRIPT = r"""
 import glob, os, sys, tempfile
@@ -174,6 +179,23 @@ def public_scan(path: str) -> tuple[float, float, int]:
     return time.perf_counter() - t1, t1 - t0, sites
 
 
+def in_fork(measure: Callable[[], T]) -> T:
+    """``measure()`` run in a fork of this process: the memory an in-process scan takes must not count in
+    the peak RSS of the commands timed after it (a child's high-water mark starts at its parent's RSS)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        with os.fdopen(w, "wb") as f:
+            pickle.dump(measure(), f)
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        got: T = pickle.load(f)
+    os.waitpid(pid, 0)
+    return got
+
+
 def write(path: str, parts: Iterator[str]) -> int:
     with open(path, "w", encoding="utf-8") as f:
         f.writelines(parts)
@@ -214,8 +236,8 @@ def main() -> None:
             subprocess.run(["cat", path], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
             grep = median(["grep", "-c", "sharding", path], args.repeat)
             chk = median([*check, "check", path, *flags], args.repeat)
-            core = statistics.median(native_scan(path) for _ in range(args.repeat))
-            walks = [public_scan(path) for _ in range(args.repeat)]
+            core = statistics.median(in_fork(partial(native_scan, path)) for _ in range(args.repeat))
+            walks = [in_fork(partial(public_scan, path)) for _ in range(args.repeat)]
             walk, rows_scan = statistics.median(w for w, _, _ in walks), statistics.median(r for _, r, _ in walks)
             sites = max(walks[0][2], 1)
             rows.append((name, nbytes, grep, chk))
