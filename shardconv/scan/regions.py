@@ -152,6 +152,12 @@ class GroupOp(NamedTuple):
     indent: int
 
 
+def _function_of(line: bytes) -> str | None:
+    """The name of the function a ``func.func`` line opens; None for any other line."""
+    fm = _FUNCTION.match(line) if b"func.func" in line else None
+    return fm.group(1).decode("utf-8", "surrogateescape").strip('"') if fm is not None else None
+
+
 def group_ops(path: str, first: int = 1, last: int | None = None) -> list[GroupOp]:
     """The ``sdy.sharding_group`` ops on lines ``first`` to ``last`` of ``path``, in order: the scan reports
     no site for them (they carry no sharding). Nothing for a file that cannot be read again."""
@@ -166,9 +172,8 @@ def group_ops(path: str, first: int = 1, last: int | None = None) -> list[GroupO
             for n, line in enumerate(f, first):
                 if last is not None and n > last:
                     break
-                fm = _FUNCTION.match(line) if b"func.func" in line else None
-                if fm is not None:
-                    function = fm.group(1).decode("utf-8", "surrogateescape").strip('"')
+                opened = _function_of(line)
+                function = function if opened is None else opened
                 m = _GROUP.match(line) if b"sharding_group" in line else None
                 if m is not None:
                     value, group = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
@@ -196,8 +201,8 @@ def imported_sharding_groups(before: str, after: str, function: str | None) -> d
     import), as the later stage ``after`` knows them: numbered as Shardy's import numbers them
     (sdy-sharding-group-import: groups that tie one value are one, numbered 0, 1, ... in the order of
     their first op), the ids its records name (``": 0"``); each value under its name in ``after``, where
-    the stages number values apart (an argument keeps its name; an op's result is matched by its op's
-    place among the function's ops at its level), and left out where no op matches."""
+    the stages number values apart (an argument keeps its name; an op's result is matched by aligning the
+    two stages' ops of its function at its level by op name), and left out where no op matches."""
     ops = group_ops(before)
     leader: dict[int, int] = {}
 
@@ -214,48 +219,52 @@ def imported_sharding_groups(before: str, after: str, function: str | None) -> d
     for op in ops:
         number.setdefault(find(op.group), len(number))
     out: dict[int, list[str]] = {}
-    names: dict[int, dict[str, str]] = {}
+    levels_before, levels_after = _ops_by_level(before), _ops_by_level(after)
+    names: dict[tuple[str | None, int], dict[str, str]] = {}
     for op in ops:
         if function is not None and op.function != function:
             continue
-        if op.indent not in names:
-            names[op.indent] = _renamed(before, after, op.function, op.indent)
+        level = (op.function, op.indent)
+        if level not in names:
+            names[level] = _renamed(levels_before.get(level, []), levels_after.get(level, []))
         base, sep, index = op.value.partition("#")
-        name = base if base.startswith("%arg") else names[op.indent].get(base)
+        name = base if base.startswith("%arg") else names[level].get(base)
         members = out.setdefault(number[find(op.group)], [])
         if name is not None and name + sep + index not in members:
             members.append(name + sep + index)
     return out
 
 
-def _renamed(before: str, after: str, function: str | None, indent: int) -> dict[str, str]:
-    """Each value an op defines at ``indent`` in ``function`` of ``before``, to the name the same op's value
-    has in ``after``: the two ops sequences aligned by op name (a constraint is a reshard after
-    propagation)."""
-    a, b = _ops_at(before, function, indent), _ops_at(after, function, indent)
+Level = tuple[str | None, int]  # a function's name and an indentation: the ops of one region level
+LevelOps = list[tuple[str, str]]  # (the first value it defines, its op's name) of each op at a level, in order
+
+
+def _renamed(before: LevelOps, after: LevelOps) -> dict[str, str]:
+    """Each value an op of ``before`` defines, to the name the same op's value has in ``after``: the two
+    ops sequences aligned by op name (a constraint is a reshard after propagation)."""
     out: dict[str, str] = {}
-    matcher = SequenceMatcher(None, [op for _, op in a], [op for _, op in b], autojunk=False)
+    matcher = SequenceMatcher(None, [op for _, op in before], [op for _, op in after], autojunk=False)
     for i, j, n in matcher.get_matching_blocks():
-        out.update((a[i + k][0], b[j + k][0]) for k in range(n))
+        out.update((before[i + k][0], after[j + k][0]) for k in range(n))
     return out
 
 
-def _ops_at(path: str, function: str | None, indent: int) -> list[tuple[str, str]]:
-    """(the first value it defines, its op's name) of each op at ``indent`` in ``function`` of ``path``."""
-    out: list[tuple[str, str]] = []
-    inside = function is None
+def _ops_by_level(path: str) -> dict[Level, LevelOps]:
+    """The ops of ``path`` that define values, by function and indentation, read in one pass."""
+    out: dict[Level, LevelOps] = {}
+    function: str | None = None
     try:
         with open(path, "rb") as f:
             for line in f:
-                fm = _FUNCTION.match(line) if b"func.func" in line else None
-                if fm is not None:
-                    inside = function is None or fm.group(1).decode("utf-8", "surrogateescape").strip('"') == function
-                m = _DEFINES.match(line) if inside and _indent(line) == indent else None
+                opened = _function_of(line)
+                function = function if opened is None else opened
+                m = _DEFINES.match(line)
                 if m is not None:
                     op = m.group(2).decode("utf-8", "surrogateescape")
-                    out.append((m.group(1).decode("utf-8", "surrogateescape"), _SAME_OP.get(op, op)))
+                    level = out.setdefault((function, _indent(line)), [])
+                    level.append((m.group(1).decode("utf-8", "surrogateescape"), _SAME_OP.get(op, op)))
     except OSError:
-        return []
+        return {}
     return out
 
 
