@@ -536,7 +536,6 @@ def _plural(n: int, noun: str) -> str:
 
 
 @lru_cache(maxsize=256)
-@lru_cache(maxsize=256)
 def _short(path: str) -> str:
     """A path as given, or (absolute) its folder and name: XLA names every module's Shardy stages alike
     (``module_0040.jit_f/02.after_propagation.mlir``). (A change names its files twice: kept for the
