@@ -134,9 +134,9 @@ impl Extractor {
         let mut pos = 0usize;
         while let Some((name, m2, mend)) = mesh_entry(data, pos) {
             pos = mend;
+            let nm = symbol(strip_quotes(&data[name.0..name.1]));
             let Some(end) = match_close(data, m2 + 9) else {
                 // an entry whose `<` does not close inside the dict: unfinished, the dict's rest its text
-                let nm = symbol(strip_quotes(&data[name.0..name.1]));
                 let mut s = self.occ(
                     ln,
                     SiteKind::SdyMesh,
@@ -161,7 +161,6 @@ impl Extractor {
             if let Some(at) = at {
                 cursor = at + encoded.len();
             }
-            let nm = symbol(strip_quotes(&data[name.0..name.1]));
             let mut s = self.occ(
                 ln,
                 SiteKind::SdyMesh,
