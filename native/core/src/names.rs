@@ -6,7 +6,7 @@ use crate::strings::is_ws;
 use hashbrown::HashTable;
 use rustc_hash::{FxBuildHasher, FxHashSet};
 use std::hash::BuildHasher;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -383,8 +383,7 @@ impl Defined {
             let defined_as = |s: &mut Vec<u8>| {
                 what(data, a, b, s);
                 if let Some(n) = place {
-                    s.extend_from_slice(b" #");
-                    s.extend_from_slice(n.to_string().as_bytes());
+                    let _ = write!(s, " #{n}"); // (into the buffer itself: no string made an op; a Vec takes any write)
                 }
             };
             self.define_name(&prefix, &data[p..e], defined_as);
